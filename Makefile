@@ -1,0 +1,52 @@
+# Two commands: `make run` and `make test`. Everything they need installs here.
+SHELL := /bin/bash
+PY := .venv/bin/python
+STAMP := .venv/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test venv services browser migrate demo worker bench clean
+
+venv: $(STAMP)
+$(STAMP): requirements.txt
+	test -x $(PY) || python3 -m venv .venv
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
+	rm -f .venv/.installed-*; touch $@
+
+# Local settings for `make run` and the CLI: debug mode, SQLite, filesystem broker.
+.env:
+	printf 'DJANGO_DEBUG=1\n' > .env
+
+# Debian's Chromium for the browser tests (Playwright drives it; no browser download).
+browser:
+	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+
+# PostgreSQL and Redis on 127.0.0.1, started if they are down.
+services:
+	@pg_isready -q -h 127.0.0.1 -p 5432 || pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql) main start
+	@for i in $$(seq 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done
+	@redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 || redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no
+	@for i in $$(seq 30); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break; sleep 1; done
+
+migrate: venv .env
+	$(PY) manage.py migrate --noinput
+
+demo: migrate
+	$(PY) manage.py load_demo
+
+# Web server plus a Celery worker on the filesystem broker (no server needed).
+run: demo
+	@mkdir -p var/celery/queue var/celery/processed var/celery/results
+	@echo "Workbench on http://$(HOST):$(PORT)/  (log in as demo / demo)"
+	@.venv/bin/celery -A workbench worker -Q cpu,gpu --concurrency 1 --loglevel INFO >var/worker.log 2>&1 & \
+	  worker=$$!; trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
+	  $(PY) manage.py runserver $(HOST):$(PORT)
+
+test: venv .env services browser
+	DJANGO_SETTINGS_MODULE=workbench.settings.test $(PY) -m pytest $(PYTEST_ARGS)
+
+bench: venv
+	$(PY) bench/run_all.py
+
+clean:
+	rm -rf var/*.sqlite3 var/celery var/worker.log

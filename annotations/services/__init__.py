@@ -1,0 +1,1 @@
+"""Writes. One module per sub-domain: imports, campaigns, judgements, projects."""

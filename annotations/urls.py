@@ -1,0 +1,4 @@
+"""HTML pages."""
+from django.urls import path
+
+urlpatterns: list = []

@@ -1,0 +1,1 @@
+"""Metric runs and stored scores (filled in by the metric-run issue)."""

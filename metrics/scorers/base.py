@@ -1,0 +1,161 @@
+"""The shape every metric shares (after sacrebleu's `Metric`).
+
+A metric is constructed with keyword options (class-level `defaults` give the
+names, types and default values), scores a batch of segments in one call,
+and aggregates segment results into a corpus result. Where the metric allows
+it, each segment carries summable sufficient statistics (`stats`) so that
+chunks scored on different workers combine exactly into the corpus score.
+"""
+from __future__ import annotations
+
+import json
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from metrics.scorers.errors import InputError, OptionError
+
+Triple = tuple[str, str, str]
+
+
+@dataclass
+class SegmentResult:
+    """One segment's score; `extra` holds metric-specific fields (precision,
+    label, errors ...), `stats` the summable statistics if any."""
+
+    score: float
+    extra: dict[str, Any] = field(default_factory=dict)
+    stats: list[float] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {"score": self.score}
+        out.update(self.extra)
+        return out
+
+
+@dataclass
+class CorpusResult:
+    score: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {"score": self.score}
+        out.update(self.extra)
+        return out
+
+
+def _coerce(name: str, value: Any, default: Any) -> Any:
+    """Turn a CLI string (KEY=VALUE) into the type of the option's default."""
+    if not isinstance(value, str) or isinstance(default, str):
+        return value
+    try:
+        if isinstance(default, bool):
+            low = value.strip().lower()
+            if low in ("1", "true", "yes", "on"):
+                return True
+            if low in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(value)
+        if isinstance(default, int):
+            return int(value)
+        if isinstance(default, float):
+            return float(value)
+        if isinstance(default, (dict, list)):
+            return json.loads(value)
+    except (ValueError, json.JSONDecodeError) as exc:
+        raise OptionError(f"option {name}={value!r}: expected {type(default).__name__}") from exc
+    # default None: keep the string (paths, model names); "none" means unset.
+    return None if value.strip().lower() in ("", "none", "null") else value
+
+
+class Metric(ABC):
+    """Base class. Subclasses set `name`, `defaults`, and implement `score`.
+
+    >>> from metrics.scorers import get_metric
+    >>> m = get_metric("chrf")
+    >>> segs = m.score(["the cat sat"], [["the cat sat"]])
+    >>> m.corpus_score(segs).score
+    100.0
+    """
+
+    name: ClassVar[str]
+    version: ClassVar[str] = "1"
+    higher_is_better: ClassVar[bool] = True
+    needs_refs: ClassVar[bool] = True
+    needs_source: ClassVar[bool] = False
+    needs_data: ClassVar[bool] = False
+    # "system": the score describes a set of outputs (diversity metrics), and
+    # segment results are each output's contribution, not a quality judgement.
+    level: ClassVar[str] = "segment"
+    defaults: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, **options: Any) -> None:
+        unknown = sorted(set(options) - set(self.defaults))
+        if unknown:
+            known = ", ".join(sorted(self.defaults)) or "none"
+            raise OptionError(f"{self.name}: unknown option(s) {', '.join(unknown)} (known: {known})")
+        self.options: dict[str, Any] = dict(self.defaults)
+        for key, value in options.items():
+            self.options[key] = _coerce(key, value, self.defaults[key])
+
+    # ---- scoring -----------------------------------------------------------
+    @abstractmethod
+    def score(
+        self,
+        hyps: Sequence[str],
+        refs: Sequence[Sequence[str]] | None = None,
+        srcs: Sequence[str] | None = None,
+        data: Sequence[Sequence[Triple]] | None = None,
+    ) -> list[SegmentResult]:
+        """Score a batch. `refs[i]` is the list of references of segment i."""
+
+    def corpus_score(self, segments: Sequence[SegmentResult]) -> CorpusResult:
+        """Default: from summed statistics when every segment has them,
+        otherwise the mean of segment scores (NaN for no segments)."""
+        if segments and all(s.stats is not None for s in segments):
+            totals = [sum(col) for col in zip(*(s.stats for s in segments))]
+            return self.score_from_stats(totals)
+        if not segments:
+            return CorpusResult(math.nan)
+        return CorpusResult(sum(s.score for s in segments) / len(segments))
+
+    def score_from_stats(self, totals: list[float]) -> CorpusResult:
+        raise NotImplementedError(f"{self.name} has no summable statistics")
+
+    # ---- helpers for subclasses -------------------------------------------
+    def check_inputs(self, hyps, refs, srcs, data) -> None:
+        n = len(hyps)
+        if self.needs_refs:
+            if refs is None:
+                raise InputError(f"{self.name} needs references")
+            if len(refs) != n:
+                raise InputError(f"{self.name}: {n} hypotheses but {len(refs)} reference lists")
+        if self.needs_source:
+            if srcs is None:
+                raise InputError(f"{self.name} needs source texts")
+            if len(srcs) != n:
+                raise InputError(f"{self.name}: {n} hypotheses but {len(srcs)} sources")
+        if self.needs_data:
+            if data is None:
+                raise InputError(f"{self.name} needs structured input data (triples)")
+            if len(data) != n:
+                raise InputError(f"{self.name}: {n} hypotheses but {len(data)} data entries")
+
+    # ---- reproducibility ---------------------------------------------------
+    def library_versions(self) -> dict[str, str]:
+        """Versions of the libraries whose behaviour the score depends on."""
+        return {}
+
+    def signature(self) -> str:
+        """`name|v:1|opt:val|...|lib:version`, stable order, like sacrebleu's."""
+        parts = [f"{self.name}", f"v:{self.version}"]
+        for key in sorted(self.options):
+            value = self.options[key]
+            if isinstance(value, (dict, list)):
+                value = json.dumps(value, sort_keys=True, separators=(",", ":"))
+            parts.append(f"{key}:{value}")
+        for lib, ver in sorted(self.library_versions().items()):
+            parts.append(f"{lib}:{ver}")
+        return "|".join(parts)

