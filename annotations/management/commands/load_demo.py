@@ -1,0 +1,110 @@
+"""`manage.py load_demo`: the demo project behind `make run`.
+
+Idempotent: users, memberships and campaigns are created only when absent,
+and datasets go through the real importer, which leaves an already imported
+file unchanged.
+"""
+import io
+import json
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from annotations.demo import demo_datasets
+from annotations.models import Campaign, Dataset, Membership
+from annotations.services.campaigns import campaign_create
+from annotations.services.imports import ImportFailed, dataset_import
+from annotations.services.projects import annotator_get_or_create, membership_add, project_get_or_create
+
+PROJECT = "Demo"
+USERS = [("demo", "demo", Membership.Role.OWNER), ("annot", "annot", Membership.Role.ANNOTATOR)]
+CAMPAIGNS = [
+    {
+        "dataset": "demo-restaurants-d2t",
+        "name": "Demo restaurants: fluency and adequacy",
+        "protocol": Campaign.Protocol.LIKERT,
+        "criteria": ["fluency", "adequacy"],
+        "scale_min": 1,
+        "scale_max": 5,
+        "redundancy": 2,
+        "instructions": (
+            "Read the attribute table, then rate each description.\n"
+            "Fluency: is it well-formed, natural English? Adequacy: does it express all the attributes, "
+            "and nothing that is not in the table? 1 = very poor, 5 = perfect."
+        ),
+    },
+    {
+        "dataset": "demo-news-de-en",
+        "name": "Demo translation: side by side",
+        "protocol": Campaign.Protocol.PAIRWISE,
+        "criteria": ["adequacy"],
+        "instructions": "Which translation conveys the meaning of the German sentence better? Choose a tie if they are equally good.",
+    },
+]
+
+
+class Command(BaseCommand):
+    help = "Create the demo project, its users (demo/demo, annot/annot), datasets and campaigns (idempotent)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--json", action="store_true", help="print a JSON summary")
+
+    def handle(self, *args, **options):
+        log: list[str] = []
+        try:
+            summary = self._load(log)
+        except ImportFailed as exc:
+            raise CommandError("\n".join(str(e) for e in exc.errors)) from exc
+        if options["json"]:
+            self.stdout.write(json.dumps(summary))
+        else:
+            for line in log:
+                self.stdout.write(line)
+            self.stdout.write(self.style.SUCCESS("Demo ready: log in as demo / demo (owner) or annot / annot (annotator)."))
+
+    @transaction.atomic
+    def _load(self, log: list[str]) -> dict:
+        User = get_user_model()
+        users = {}
+        for username, password, role in USERS:
+            user, created = User.objects.get_or_create(username=username)
+            if created:
+                user.set_password(password)
+                user.save(update_fields=["password"])
+            users[username] = user
+            log.append(f"user {username}: {'created' if created else 'exists'}")
+
+        project = project_get_or_create(name=PROJECT, owner=users["demo"])
+        for username, _, role in USERS:
+            membership_add(project=project, user=users[username], role=role)
+        annotator_get_or_create(project=project, name="annot", user=users["annot"])
+        log.append(f"project {PROJECT}: demo is owner, annot is annotator")
+
+        datasets = []
+        for demo in demo_datasets():
+            result = dataset_import(
+                stream=io.BytesIO(demo.jsonl()),
+                dataset_name=demo.name,
+                project_name=PROJECT,
+                fmt="jsonl",
+                filename=f"{demo.name}.jsonl",
+                user=users["demo"],
+            )
+            Dataset.objects.filter(pk=result.dataset.pk, description="").update(description=demo.description)
+            state = "unchanged" if result.unchanged else ("created" if result.created else "updated")
+            log.append(f"dataset {demo.name}: {state} ({result.items} items, {result.outputs} outputs)")
+            datasets.append({"dataset": demo.name, "items": result.items, "outputs": result.outputs, "state": state})
+
+        campaigns = []
+        for spec in CAMPAIGNS:
+            spec = dict(spec)
+            dataset = Dataset.objects.get(name=spec.pop("dataset"))
+            if Campaign.objects.filter(name=spec["name"]).exists():
+                state = "exists"
+            else:
+                campaign_create(dataset=dataset, **spec)
+                state = "created"
+            log.append(f"campaign {spec['name']}: {state}")
+            campaigns.append({"campaign": spec["name"], "state": state})
+        return {"project": PROJECT, "users": sorted(users), "datasets": datasets, "campaigns": campaigns}

@@ -1,0 +1,123 @@
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.db.models import OuterRef, Subquery
+from django.shortcuts import get_object_or_404, redirect, render
+
+from annotations import selectors
+from annotations.views.items import item_preview
+from annotations.views.projects import count_of
+from annotations.forms import DatasetUploadForm
+from annotations.models import Output, Reference, System
+from annotations.services.imports import ImportFailed, dataset_import
+from workbench.exceptions import DomainError
+
+ITEMS_PER_PAGE = 25
+
+
+@login_required
+def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    dataset = get_object_or_404(selectors.dataset_list(user=request.user), pk=pk)
+    systems = list(System.objects.filter(dataset=dataset).order_by("name"))
+    query = request.GET.get("q", "").strip()
+    system = None
+    system_param = request.GET.get("system", "")
+    if system_param.isdigit():
+        system = next((s for s in systems if s.pk == int(system_param)), None)
+
+    items = selectors.dataset_item_search(
+        dataset=dataset, query=query, system_id=system.pk if system else None
+    )
+    if system:
+        # Show the chosen system's output beside each item.
+        items = items.annotate(
+            system_output=Subquery(
+                Output.objects.filter(item=OuterRef("pk"), system=system).values("text")[:1]
+            )
+        )
+    items = items.annotate(
+        first_reference=Subquery(Reference.objects.filter(item=OuterRef("pk")).order_by("position").values("text")[:1]),
+        n_outputs=count_of(Output, item=OuterRef("pk")),
+    )
+    page = Paginator(items, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
+    for item in page.object_list:
+        item.preview = item_preview(item)
+
+    # Keep the search when moving between pages.
+    params = request.GET.copy()
+    params.pop("page", None)
+    role = selectors.project_role(user=request.user, project=dataset.project)
+    return render(
+        request,
+        "annotations/dataset_detail.html",
+        {
+            "dataset": dataset,
+            "project": dataset.project,
+            "systems": systems,
+            "system": system,
+            "query": query,
+            "page": page,
+            "querystring": params.urlencode(),
+            "filtered": bool(query or system),
+            "is_staff": role in selectors.STAFF_ROLES,
+            "counts": {
+                "items": dataset.items.count(),
+                "systems": len(systems),
+                "outputs": Output.objects.filter(item__dataset=dataset).count(),
+                "references": Reference.objects.filter(item__dataset=dataset).count(),
+            },
+        },
+    )
+
+
+@login_required
+def dataset_upload(request: HttpRequest) -> HttpResponse:
+    projects = selectors.staff_project_list(user=request.user)
+    initial = {}
+    if request.GET.get("project"):
+        # 404 outside the user's projects, 403 where they only annotate.
+        project = get_object_or_404(selectors.project_list(user=request.user), pk=request.GET["project"])
+        if not selectors.is_project_staff(user=request.user, project=project):
+            raise PermissionDenied("Only owners and researchers may import datasets.")
+        initial["project"] = project
+    if not projects.exists():
+        raise PermissionDenied("Only owners and researchers may import datasets.")
+
+    errors: list = []
+    if request.method == "POST":
+        form = DatasetUploadForm(request.POST, request.FILES, projects=projects)
+        if form.is_valid():
+            upload = form.cleaned_data["file"]
+            try:
+                result = dataset_import(
+                    stream=upload,
+                    dataset_name=form.cleaned_data["dataset_name"],
+                    project_name=form.cleaned_data["project"].name,
+                    fmt=form.fmt,
+                    filename=upload.name,
+                    user=request.user,
+                )
+            except ImportFailed as exc:
+                errors = list(exc.errors)
+            except (DomainError, PermissionDenied) as exc:
+                form.add_error(None, str(exc) or "The import was refused.")
+            else:
+                if result.unchanged:
+                    messages.info(request, f"{upload.name} was already imported into {result.dataset}: nothing changed.")
+                else:
+                    verb = "Created" if result.created else "Updated"
+                    messages.success(
+                        request,
+                        f"{verb} dataset {result.dataset}: {result.items} items, {result.outputs} outputs.",
+                    )
+                return redirect("dataset-detail", pk=result.dataset.pk)
+    else:
+        form = DatasetUploadForm(initial=initial, projects=projects)
+    return render(
+        request,
+        "annotations/dataset_upload.html",
+        {"form": form, "errors": errors, "project": initial.get("project")},
+        status=400 if request.method == "POST" else 200,
+    )
