@@ -1,0 +1,199 @@
+"""`score --metric METRIC --hyp FILE [--ref FILE ...] [--src FILE] [--data FILE] [--option KEY=VALUE ...]
+[--segments OUT.jsonl] [--skip-empty-refs] [--width N] [--json] [--list]`.
+
+Scores plain text files the way sacrebleu's command line does, for any
+registered metric, without touching the database:
+
+- one segment a line (split on "\\n" only; trailing whitespace removed, as
+  sacrebleu does); `-` reads the hypotheses from stdin;
+- each `--ref` file is one reference stream: several `--ref` files give each
+  segment several references. An empty line is an empty reference, as in
+  sacrebleu; with `--skip-empty-refs` it means "no reference from this file
+  for this segment" (variable numbers of references), and a segment left
+  without any reference is an error;
+- `--data` is JSONL, one JSON list of [subject, predicate, object] triples a
+  line (an empty line is an empty list);
+- `--option KEY=VALUE` (repeatable) sets metric options, typed by the metric's defaults.
+
+Output: with `--json`, `{"metric", "score", "signature", "segments", ...corpus extra}`;
+otherwise one line `SIGNATURE = SCORE [details]`. `--segments OUT.jsonl` writes
+`{"segment": i, "score": v, ...}` per input line, in order.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from metrics.scorers import MetricError, available, get_metric
+
+
+def read_lines(path: str, flag: str) -> list[str]:
+    """Lines of a UTF-8 text file, as sacrebleu's CLI reads them."""
+    try:
+        if path == "-":
+            stream = open(sys.stdin.fileno(), encoding="utf-8-sig", newline="\n", closefd=False)
+        else:
+            if not Path(path).is_file():
+                raise CommandError(f"{flag} {path}: no such file")
+            stream = open(path, encoding="utf-8-sig", newline="\n")
+        with stream:
+            return [line.rstrip() for line in stream]
+    except UnicodeDecodeError as exc:
+        raise CommandError(f"{flag} {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise CommandError(f"{flag} {path}: {exc.strerror or exc}") from None
+
+
+def read_triples(path: str) -> list[list[tuple[str, str, str]]]:
+    """`--data` JSONL: one list of [subject, predicate, object] a line."""
+    data = []
+    for lineno, line in enumerate(read_lines(path, "--data"), 1):
+        if not line.strip():
+            data.append([])
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"--data {path} line {lineno}: not JSON ({exc.msg})") from None
+        if not isinstance(value, list) or not all(
+            isinstance(t, list) and len(t) == 3 and all(isinstance(x, str) for x in t) for t in value
+        ):
+            raise CommandError(
+                f"--data {path} line {lineno}: expected a list of [subject, predicate, object] string triples"
+            )
+        data.append([tuple(t) for t in value])
+    return data
+
+
+def parse_options(pairs: list[str]) -> dict[str, str]:
+    options = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise CommandError(f"--option {pair!r}: expected KEY=VALUE")
+        options[key.strip()] = value
+    return options
+
+
+def jsonable(value: Any) -> Any:
+    """Plain JSON values: NaN/inf become null, numpy scalars and arrays plain numbers and lists."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "tolist"):  # numpy / torch scalars and arrays
+        return jsonable(value.tolist())
+    return value
+
+
+class Command(BaseCommand):
+    help = "Score plain text files with any metric (one segment a line), like sacrebleu's command line."
+    # Pure computation: no database, so no system checks (they would query nothing useful).
+    requires_system_checks: list[str] = []
+
+    def add_arguments(self, parser):
+        parser.add_argument("--metric", help="metric name (see --list)")
+        parser.add_argument("--hyp", help="system outputs, one segment a line ('-' for stdin)")
+        parser.add_argument("--ref", action="append", default=[], help="references, one file per reference "
+                            "stream; repeat for several references per segment")
+        parser.add_argument("--src", help="source texts, one a line (sari, yisi2, relbertscore ...)")
+        parser.add_argument("--data", help="JSONL, one list of [subject, predicate, object] triples a line (nli)")
+        parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                            help="metric option (repeatable), e.g. --option tokenize=intl")
+        parser.add_argument("--segments", metavar="OUT.jsonl", help="write one JSON line per segment, in order")
+        parser.add_argument("--skip-empty-refs", action="store_true",
+                            help="an empty line in a --ref file means no reference there (default: an empty reference)")
+        parser.add_argument("--width", type=int, default=4, help="decimals in the text output (default 4)")
+        parser.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+        parser.add_argument("--list", action="store_true", help="list the available metrics and exit")
+
+    def handle(self, *args, **opts):
+        if opts["list"]:
+            names = available()
+            self.stdout.write(json.dumps({"metrics": names}) if opts["json"] else "\n".join(names))
+            return
+        if not opts["metric"]:
+            raise CommandError("--metric is required (see --list for the names)")
+        if not opts["hyp"]:
+            raise CommandError("--hyp is required")
+        try:
+            metric = get_metric(opts["metric"], **parse_options(opts["option"]))
+        except MetricError as exc:
+            raise CommandError(str(exc)) from None
+        except ImportError as exc:  # a registered metric whose module or library is not installed
+            raise CommandError(f"metric {opts['metric']!r} cannot be loaded: {exc}") from None
+
+        hyps = read_lines(opts["hyp"], "--hyp")
+        if not hyps:
+            raise CommandError(f"--hyp {opts['hyp']}: no lines to score")
+        n = len(hyps)
+
+        def check_count(count: int, flag: str, path: str) -> None:
+            if count != n:
+                raise CommandError(f"{flag} {path} has {count} lines but --hyp {opts['hyp']} has {n}")
+
+        refs = None
+        if opts["ref"]:
+            streams = []
+            for path in opts["ref"]:
+                lines = read_lines(path, "--ref")
+                check_count(len(lines), "--ref", path)
+                streams.append(lines)
+            skip = opts["skip_empty_refs"]
+            refs = [[s[i] for s in streams if not (skip and s[i] == "")] for i in range(n)]
+        elif metric.needs_refs:
+            raise CommandError(f"{metric.name} needs references: give one or more --ref files")
+
+        srcs = None
+        if opts["src"]:
+            srcs = read_lines(opts["src"], "--src")
+            check_count(len(srcs), "--src", opts["src"])
+        elif metric.needs_source:
+            raise CommandError(f"{metric.name} needs source texts: give --src FILE")
+
+        data = None
+        if opts["data"]:
+            data = read_triples(opts["data"])
+            check_count(len(data), "--data", opts["data"])
+        elif metric.needs_data:
+            raise CommandError(f"{metric.name} needs input data: give --data FILE (JSONL of triples)")
+
+        try:
+            segments = metric.score(hyps, refs, srcs, data)
+            corpus = metric.corpus_score(segments)
+            signature = metric.signature()
+        except MetricError as exc:
+            raise CommandError(str(exc)) from None
+        if len(segments) != n:  # a metric bug, but never write misaligned segment files
+            raise CommandError(f"{metric.name} returned {len(segments)} results for {n} segments")
+
+        if opts["segments"]:
+            self._write_segments(opts["segments"], segments)
+
+        if opts["json"]:
+            summary = {k: v for k, v in corpus.extra.items() if k not in ("metric", "score", "signature", "segments")}
+            summary = {"metric": metric.name, "score": corpus.score, "signature": signature,
+                       "segments": n, **summary}
+            self.stdout.write(json.dumps(jsonable(summary), ensure_ascii=False))
+        else:
+            value = "nan" if not math.isfinite(corpus.score) else f"{corpus.score:.{opts['width']}f}"
+            line = f"{signature} = {value}"
+            if isinstance(corpus.extra.get("verbose"), str):
+                line += f" {corpus.extra['verbose']}"
+            self.stdout.write(line)
+
+    def _write_segments(self, path: str, segments) -> None:
+        try:
+            with open(path, "w", encoding="utf-8") as out:
+                for i, seg in enumerate(segments):
+                    row = {"segment": i, **{k: v for k, v in seg.as_dict().items() if k != "segment"}}
+                    out.write(json.dumps(jsonable(row), ensure_ascii=False) + "\n")
+        except OSError as exc:
+            raise CommandError(f"--segments {path}: {exc.strerror or exc}") from None

@@ -1,0 +1,297 @@
+"""BLEU, chrF and TER through sacrebleu (>= 2.0), with its signatures.
+
+Segment statistics are sacrebleu's own sufficient statistics (BLEU: hypothesis
+and closest reference length, matched and total n-gram counts; chrF: hyp/ref/
+match counts per order; TER: edits and average reference length), so the
+corpus score of any split into chunks, summed, equals `corpus_score` of
+sacrebleu on the whole corpus.
+
+Segments may have different numbers of references: they are handed to
+sacrebleu as reference streams padded with None, which sacrebleu skips. Every
+segment needs at least one reference (an empty string is a valid, empty one).
+
+>>> from metrics.scorers import get_metric
+>>> bleu = get_metric("bleu")
+>>> segs = bleu.score(["the cat sat on the mat"], [["the cat sat on the mat", "a cat sat"]])
+>>> round(bleu.corpus_score(segs).score, 1)
+100.0
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from metrics.scorers.base import CorpusResult, Metric, SegmentResult, Triple
+from metrics.scorers.errors import InputError, OptionError
+
+# sacrebleu tokenizers that need no download at run time (the SentencePiece
+# ones fetch a model from the internet on first use, which this workbench never does).
+OFFLINE_TOKENIZERS = ("13a", "intl", "none", "zh", "char", "ja-mecab", "ko-mecab")
+
+
+def reference_streams(refs: Sequence[Sequence[str]], metric: str) -> list[list[str | None]]:
+    """sacrebleu wants one stream per reference "slot"; pad short lists with None.
+
+    None inside a segment's list also means "no reference"; a segment left
+    without any reference is an input error (BLEU/chrF/TER are undefined there).
+    """
+    cleaned: list[list[str]] = []
+    for i, seg_refs in enumerate(refs):
+        if isinstance(seg_refs, str):
+            raise InputError(f"{metric}: references of segment {i} must be a list of strings, not a string")
+        kept = [r for r in seg_refs if r is not None]
+        if not kept:
+            raise InputError(f"{metric}: segment {i} has no reference")
+        for r in kept:
+            if not isinstance(r, str):
+                raise InputError(f"{metric}: reference of segment {i} is {type(r).__name__}, not a string")
+        cleaned.append(kept)
+    width = max(len(r) for r in cleaned)
+    return [[seg[k] if k < len(seg) else None for seg in cleaned] for k in range(width)]
+
+
+def _check_hyps(hyps: Sequence[str], metric: str) -> None:
+    for i, h in enumerate(hyps):
+        if not isinstance(h, str):
+            raise InputError(f"{metric}: hypothesis {i} is {type(h).__name__}, not a string")
+
+
+class _SacreBLEUMetric(Metric):
+    """Shared plumbing: one sacrebleu object built from the options, per-segment
+    statistics from sacrebleu's own extraction, scores from its own formulas."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._validate()
+        self._engine = self._build(sentence=False)
+        self._nrefs: set[int] = set()
+
+    # subclasses
+    def _validate(self) -> None:
+        pass
+
+    def _build(self, sentence: bool):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _segment_extra(self, sb_score) -> dict[str, Any]:
+        return {}
+
+    def _corpus_extra(self, sb_score) -> dict[str, Any]:
+        return {}
+
+    def _segment_engine(self):
+        return self._engine
+
+    # Metric API
+    def score(
+        self,
+        hyps: Sequence[str],
+        refs: Sequence[Sequence[str]] | None = None,
+        srcs: Sequence[str] | None = None,
+        data: Sequence[Sequence[Triple]] | None = None,
+    ) -> list[SegmentResult]:
+        self.check_inputs(hyps, refs, srcs, data)
+        if not hyps:
+            return []
+        _check_hyps(hyps, self.name)
+        streams = reference_streams(refs, self.name)
+        self._nrefs.update(sum(1 for s in streams if s[i] is not None) for i in range(len(hyps)))
+        # sacrebleu's own extraction: the same statistics corpus_score sums.
+        stats = self._engine._extract_corpus_statistics(list(hyps), streams)
+        seg_engine = self._segment_engine()
+        out = []
+        for stat in stats:
+            # list() copies: BLEU's add-k smoothing edits the lists it is given.
+            sb = seg_engine._compute_score_from_stats(list(stat))
+            out.append(SegmentResult(score=float(sb.score), extra=self._segment_extra(sb), stats=list(stat)))
+        return out
+
+    def score_from_stats(self, totals: list[float]) -> CorpusResult:
+        sb = self._engine._compute_score_from_stats(list(totals))
+        return CorpusResult(score=float(sb.score), extra=self._corpus_extra(sb))
+
+    def library_versions(self) -> dict[str, str]:
+        import sacrebleu
+
+        return {"sacrebleu": sacrebleu.__version__}
+
+    def sacrebleu_signature(self) -> str:
+        """sacrebleu's own signature string (e.g. `nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0`).
+
+        `nrefs` reflects the segments scored so far by this object ("var" when
+        they had different counts) and is left out before any scoring.
+        """
+        if len(self._nrefs) == 1:
+            self._engine.num_refs = next(iter(self._nrefs))
+        else:
+            self._engine.num_refs = -1
+        sig = self._engine.get_signature()
+        if not self._nrefs:
+            sig.update("nrefs", None)
+        return sig.format()
+
+    def signature(self) -> str:
+        return f"{super().signature()}|{self.sacrebleu_signature()}"
+
+
+class BLEUMetric(_SacreBLEUMetric):
+    """BLEU (Papineni et al. 2002) as sacrebleu computes it, 0-100.
+
+    Segment scores are sacrebleu's sentence-level BLEU with its defaults, i.e.
+    `sacrebleu.sentence_bleu` (effective order on, exp smoothing), whatever
+    `effective_order` says; `effective_order` applies to the corpus score, off
+    by default as in `sacrebleu.corpus_bleu`. The signature describes the
+    corpus score.
+
+    >>> m = BLEUMetric()
+    >>> round(m.score(["a b c d"], [["a b c d"]])[0].score, 1)
+    100.0
+    """
+
+    name = "bleu"
+    defaults: ClassVar[dict[str, Any]] = {
+        "tokenize": "13a",
+        "lowercase": False,
+        "smooth_method": "exp",
+        "smooth_value": None,
+        "max_ngram_order": 4,
+        "effective_order": False,
+    }
+
+    def _validate(self) -> None:
+        from sacrebleu.metrics.bleu import BLEU
+
+        tok = self.options["tokenize"]
+        if tok not in OFFLINE_TOKENIZERS:
+            raise OptionError(
+                f"bleu: tokenize={tok!r} is not available offline; use one of {', '.join(OFFLINE_TOKENIZERS)}"
+            )
+        if self.options["smooth_method"] not in BLEU.SMOOTH_DEFAULTS:
+            raise OptionError(
+                f"bleu: smooth_method={self.options['smooth_method']!r}; use one of {', '.join(BLEU.SMOOTH_DEFAULTS)}"
+            )
+        value = self.options["smooth_value"]
+        if value is not None:
+            try:
+                self.options["smooth_value"] = float(value)
+            except (TypeError, ValueError):
+                raise OptionError(f"bleu: smooth_value={value!r}: expected a number") from None
+        if not isinstance(self.options["max_ngram_order"], int) or self.options["max_ngram_order"] < 1:
+            raise OptionError("bleu: max_ngram_order must be a positive integer")
+        self._sentence_engine = self._build(sentence=True)
+
+    def _build(self, sentence: bool):
+        from sacrebleu.metrics import BLEU
+
+        try:
+            return BLEU(
+                lowercase=self.options["lowercase"],
+                tokenize=self.options["tokenize"],
+                smooth_method=self.options["smooth_method"],
+                smooth_value=self.options["smooth_value"],
+                max_ngram_order=self.options["max_ngram_order"],
+                effective_order=True if sentence else self.options["effective_order"],
+            )
+        except (ImportError, RuntimeError, OSError) as exc:
+            raise OptionError(f"bleu: tokenizer {self.options['tokenize']!r} cannot be used here: {exc}") from exc
+
+    def _segment_engine(self):
+        return self._sentence_engine
+
+    @staticmethod
+    def _details(sb) -> dict[str, Any]:
+        return {
+            "precisions": [float(p) for p in sb.precisions],
+            "bp": float(sb.bp),
+            "sys_len": int(sb.sys_len),
+            "ref_len": int(sb.ref_len),
+        }
+
+    def _segment_extra(self, sb) -> dict[str, Any]:
+        return self._details(sb)
+
+    def _corpus_extra(self, sb) -> dict[str, Any]:
+        out = self._details(sb)
+        out["ratio"] = float(sb.ratio)
+        out["verbose"] = sb._verbose
+        return out
+
+
+class CHRFMetric(_SacreBLEUMetric):
+    """chrF (Popović 2015) as sacrebleu computes it, 0-100; `word_order=2` gives chrF++.
+
+    >>> m = CHRFMetric(word_order=2)
+    >>> m.score(["a cat"], [["a cat"]])[0].score
+    100.0
+    """
+
+    name = "chrf"
+    defaults: ClassVar[dict[str, Any]] = {
+        "char_order": 6,
+        "word_order": 0,
+        "beta": 2,
+        "lowercase": False,
+        "whitespace": False,
+        "eps_smoothing": False,
+    }
+
+    def _validate(self) -> None:
+        for key, low in (("char_order", 1), ("word_order", 0), ("beta", 0)):
+            value = self.options[key]
+            if not isinstance(value, int) or isinstance(value, bool) or value < low:
+                raise OptionError(f"chrf: {key} must be an integer >= {low}")
+        if self.options["char_order"] + self.options["word_order"] < 1:
+            raise OptionError("chrf: char_order + word_order must be at least 1")
+
+    def _build(self, sentence: bool):
+        from sacrebleu.metrics import CHRF
+
+        return CHRF(
+            char_order=self.options["char_order"],
+            word_order=self.options["word_order"],
+            beta=self.options["beta"],
+            lowercase=self.options["lowercase"],
+            whitespace=self.options["whitespace"],
+            eps_smoothing=self.options["eps_smoothing"],
+        )
+
+    def _corpus_extra(self, sb) -> dict[str, Any]:
+        return {"name": sb.name}
+
+
+class TERMetric(_SacreBLEUMetric):
+    """Translation edit rate (Snover et al. 2006) as sacrebleu computes it, 0-100+, lower is better.
+
+    >>> m = TERMetric()
+    >>> m.score(["a b c"], [["a b d"]])[0].score
+    33.33333333333333
+    """
+
+    name = "ter"
+    higher_is_better = False
+    defaults: ClassVar[dict[str, Any]] = {
+        "normalized": False,
+        "no_punct": False,
+        "asian_support": False,
+        "case_sensitive": False,
+    }
+
+    def _build(self, sentence: bool):
+        from sacrebleu.metrics import TER
+
+        return TER(
+            normalized=self.options["normalized"],
+            no_punct=self.options["no_punct"],
+            asian_support=self.options["asian_support"],
+            case_sensitive=self.options["case_sensitive"],
+        )
+
+    @staticmethod
+    def _details(sb) -> dict[str, Any]:
+        return {"num_edits": float(sb.num_edits), "ref_length": float(sb.ref_length)}
+
+    def _segment_extra(self, sb) -> dict[str, Any]:
+        return self._details(sb)
+
+    def _corpus_extra(self, sb) -> dict[str, Any]:
+        return self._details(sb)
