@@ -1,0 +1,38 @@
+"""`import_judgements FILE --campaign NAME [--json]`."""
+import json
+import sys
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotations.management.commands.import_dataset import report_failure
+from annotations.services.imports import ImportFailed, judgements_import
+
+
+class Command(BaseCommand):
+    help = "Atomically import judgements collected elsewhere (JSONL, one judgement a line)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", help="JSONL file; '-' reads stdin")
+        parser.add_argument("--campaign", required=True, help="campaign name")
+        parser.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+
+    def handle(self, *args, **options):
+        path = options["file"]
+        if path == "-":
+            stream = sys.stdin.buffer
+        else:
+            if not Path(path).is_file():
+                raise CommandError(f"{path}: no such file")
+            stream = Path(path)
+        try:
+            result = judgements_import(stream=stream, campaign_name=options["campaign"])
+        except ImportFailed as exc:
+            report_failure(self, exc, path)
+        summary = result.as_json()
+        if options["json"]:
+            self.stdout.write(json.dumps(summary))
+        else:
+            state = "unchanged" if result.unchanged else "imported"
+            self.stdout.write(f"{state}: campaign {summary['campaign']}: {summary['judgements']} judgements "
+                              f"({summary['created']} new)")

@@ -1,0 +1,165 @@
+"""Reading import files into numbered records, with one error per bad line.
+
+Kept free of database access so every problem of a file can be found before
+anything is written.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from workbench.exceptions import DomainError
+
+MAX_REPORTED_ERRORS = 1000
+
+
+@dataclass(frozen=True)
+class LineError:
+    line: int  # 1-based; 0 for a problem with the whole file
+    reason: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.reason}" if self.line else self.reason
+
+
+class ImportFailed(DomainError):
+    """Nothing was written; `errors` lists every problem found, by line."""
+
+    def __init__(self, errors: list[LineError]):
+        self.errors = errors
+        super().__init__("; ".join(str(e) for e in errors[:5]) + (" ..." if len(errors) > 5 else ""))
+
+
+class Problems:
+    """Collects line errors; keeps the first MAX_REPORTED_ERRORS and counts the rest."""
+
+    def __init__(self) -> None:
+        self.errors: list[LineError] = []
+        self.hidden = 0
+
+    def add(self, line: int, reason: str) -> None:
+        if len(self.errors) < MAX_REPORTED_ERRORS:
+            self.errors.append(LineError(line, reason))
+        else:
+            self.hidden += 1
+
+    def __bool__(self) -> bool:
+        return bool(self.errors)
+
+    def raise_if_any(self) -> None:
+        if self.errors:
+            errors = sorted(self.errors, key=lambda e: e.line)
+            if self.hidden:
+                errors.append(LineError(0, f"... and {self.hidden} more problems not shown"))
+            raise ImportFailed(errors)
+
+
+def read_bytes(stream: BinaryIO | Path | str | bytes) -> bytes:
+    if isinstance(stream, bytes):
+        return stream
+    if isinstance(stream, (str, Path)):
+        return Path(stream).read_bytes()
+    data = stream.read()
+    # A text-mode file: its encoding was already decoded by the caller.
+    return data.encode("utf-8") if isinstance(data, str) else data
+
+
+def sha256(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
+
+
+def _reject_constant(name: str):
+    # NaN/Infinity are not JSON and PostgreSQL's jsonb cannot store them.
+    raise ValueError(f"{name} is not allowed in JSON")
+
+
+def json_loads(text: str):
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def decode_lines(raw: bytes, problems: Problems) -> list[tuple[int, str]]:
+    """Physical lines as (1-based number, text); non-UTF-8 lines become errors."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    lines: list[tuple[int, str]] = []
+    for number, chunk in enumerate(raw.split(b"\n"), start=1):
+        if chunk.endswith(b"\r"):
+            chunk = chunk[:-1]
+        try:
+            lines.append((number, chunk.decode("utf-8")))
+        except UnicodeDecodeError as exc:
+            bad = chunk[exc.start : exc.start + 1]
+            problems.add(number, f"not valid UTF-8 (byte 0x{bad.hex()} at byte {exc.start + 1}); "
+                                 "save the file as UTF-8")
+    # A final newline leaves an empty last "line": not a record.
+    if lines and lines[-1][1] == "" and lines[-1][0] == raw.count(b"\n") + 1:
+        lines.pop()
+    return lines
+
+
+def jsonl_objects(raw: bytes, problems: Problems) -> list[tuple[int, dict]]:
+    """One JSON object a line; blank lines are skipped."""
+    objects: list[tuple[int, dict]] = []
+    for number, text in decode_lines(raw, problems):
+        if not text.strip():
+            continue
+        try:
+            value = json_loads(text)
+        except ValueError as exc:
+            problems.add(number, f"invalid JSON: {exc}")
+            continue
+        if not isinstance(value, dict):
+            problems.add(number, f"expected a JSON object, got {type(value).__name__}")
+            continue
+        objects.append((number, value))
+    return objects
+
+
+def csv_rows(raw: bytes, problems: Problems, *, delimiter: str = ",") -> tuple[list[str], list[tuple[int, dict]]]:
+    """Header and rows of a CSV file; each row numbered by the line it starts on."""
+    lines = decode_lines(raw, problems)
+    if problems:
+        # Cannot split records reliably around undecodable bytes.
+        return [], []
+    text = "\n".join(t for _, t in lines)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    header: list[str] = []
+    rows: list[tuple[int, dict]] = []
+    start = 1
+    try:
+        for record in reader:
+            number = start
+            start = reader.line_num + 1
+            if not header:
+                header = [h.strip() for h in record]
+                if len(set(header)) != len(header):
+                    dupes = sorted({h for h in header if header.count(h) > 1})
+                    problems.add(number, f"duplicate column {', '.join(dupes)}")
+                continue
+            if not any(cell.strip() for cell in record):
+                continue
+            if len(record) != len(header):
+                problems.add(number, f"expected {len(header)} columns as in the header, got {len(record)}")
+                continue
+            rows.append((number, dict(zip(header, record))))
+    except csv.Error as exc:
+        problems.add(start, f"malformed CSV: {exc}")
+    if not header and not problems:
+        problems.add(0, "the file is empty: expected a header line")
+    return header, rows
+
+
+def has_nul(value) -> bool:
+    """PostgreSQL text and jsonb cannot hold U+0000."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(has_nul(k) or has_nul(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(has_nul(v) for v in value)
+    return False
