@@ -36,7 +36,7 @@ demo: migrate
 
 # Web server plus a Celery worker on the filesystem broker (no server needed).
 run: demo
-	@mkdir -p var/celery/queue var/celery/processed var/celery/results
+	@mkdir -p var/celery/queue var/celery/processed var/celery/results var/celery/control
 	@echo "Workbench on http://$(HOST):$(PORT)/  (log in as demo / demo)"
 	@.venv/bin/celery -A workbench worker -Q cpu,gpu --concurrency 1 --loglevel INFO >var/worker.log 2>&1 & \
 	  worker=$$!; trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \

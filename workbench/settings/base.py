@@ -128,6 +128,8 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_in": str(_queue_dir),
         "data_folder_out": str(_queue_dir),
         "processed_folder": str(VAR_DIR / "celery" / "processed"),
+        # Exchange bindings; kombu's default is ./control in the working directory.
+        "control_folder": str(VAR_DIR / "celery" / "control"),
         "store_processed": False,
     }
     CELERY_RESULT_BACKEND = CELERY_RESULT_BACKEND or f"file://{VAR_DIR / 'celery' / 'results'}"
