@@ -121,3 +121,103 @@ def annotator_for_user(*, user: User, project: Project) -> Annotator | None:
     if not user.is_authenticated:
         return None
     return Annotator.objects.filter(project=project, user=user).first()
+
+
+# --- Pages (projects -> datasets -> items) -----------------------------------
+
+
+def project_list_with_roles(*, user: User) -> QuerySet[Project]:
+    """The user's projects, each annotated with the user's `role` (owner for superusers)."""
+    from django.db.models import OuterRef, Subquery, Value
+
+    qs = project_list(user=user)
+    if user.is_authenticated and user.is_superuser:
+        return qs.annotate(role=Value(Membership.Role.OWNER.value))
+    if not user.is_authenticated:
+        return qs
+    role = Membership.objects.filter(project=OuterRef("pk"), user=user).values("role")[:1]
+    return qs.annotate(role=Subquery(role))
+
+
+def dataset_item_search(*, dataset: Dataset, query: str = "", system_id: int | None = None) -> QuerySet[Item]:
+    """Items of one dataset whose external id or any text matches `query`.
+
+    Text means the source, the structured input, a reference or an output. With
+    `system_id`, only items that have an output of that system. Uses EXISTS
+    subqueries rather than joins so an item never appears twice.
+    """
+    from django.db.models import Exists, OuterRef, Q, TextField
+    from django.db.models.functions import Cast
+
+    from annotations.models import Reference
+
+    qs = Item.objects.filter(dataset=dataset)
+    query = query.strip()
+    if query:
+        in_refs = Reference.objects.filter(item=OuterRef("pk"), text__icontains=query)
+        in_outputs = Output.objects.filter(item=OuterRef("pk"), text__icontains=query)
+        qs = qs.annotate(data_text=Cast("data", TextField())).filter(
+            Q(external_id__icontains=query)
+            | Q(source__icontains=query)
+            | Q(data_text__icontains=query)
+            | Exists(in_refs)
+            | Exists(in_outputs)
+        )
+    if system_id is not None:
+        qs = qs.filter(Exists(Output.objects.filter(item=OuterRef("pk"), system_id=system_id)))
+    return qs.order_by("position", "id")
+
+
+# --- REST API (filters on the scoped lists above) ----------------------------
+
+
+def membership_list(*, project: Project) -> QuerySet[Membership]:
+    return Membership.objects.filter(project=project).select_related("user").order_by("user__username")
+
+
+def item_api_list(
+    *, user: User, dataset_id: int | None = None, system_id: int | None = None, query: str = ""
+) -> QuerySet[Item]:
+    """Visible items with their references and outputs, filtered like `dataset_item_search`."""
+    from django.db.models import Exists, OuterRef, Prefetch, Q, TextField
+    from django.db.models.functions import Cast
+
+    from annotations.models import Reference
+
+    qs = item_list(user=user)
+    if dataset_id is not None:
+        qs = qs.filter(dataset_id=dataset_id)
+    query = query.strip()
+    if query:
+        in_refs = Reference.objects.filter(item=OuterRef("pk"), text__icontains=query)
+        in_outputs = Output.objects.filter(item=OuterRef("pk"), text__icontains=query)
+        qs = qs.annotate(data_text=Cast("data", TextField())).filter(
+            Q(external_id__icontains=query)
+            | Q(source__icontains=query)
+            | Q(data_text__icontains=query)
+            | Exists(in_refs)
+            | Exists(in_outputs)
+        )
+    if system_id is not None:
+        qs = qs.filter(Exists(Output.objects.filter(item=OuterRef("pk"), system_id=system_id)))
+    return qs.order_by("dataset_id", "position", "id").prefetch_related(
+        "references", Prefetch("outputs", queryset=Output.objects.select_related("system"))
+    )
+
+
+def output_api_list(
+    *, user: User, dataset_id: int | None = None, system_id: int | None = None, item_id: int | None = None
+) -> QuerySet[Output]:
+    qs = output_list(user=user)
+    if dataset_id is not None:
+        qs = qs.filter(item__dataset_id=dataset_id)
+    if system_id is not None:
+        qs = qs.filter(system_id=system_id)
+    if item_id is not None:
+        qs = qs.filter(item_id=item_id)
+    return qs.order_by("item__dataset_id", "item__position", "item_id", "system__name")
+
+
+def assignment_for_unit(*, campaign: Campaign, annotator: Annotator, item_id: int) -> Assignment | None:
+    """The annotator's assignment for this item of the campaign, if they were given it."""
+    return Assignment.objects.filter(campaign=campaign, annotator=annotator, item_id=item_id).first()

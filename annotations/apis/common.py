@@ -1,0 +1,46 @@
+"""Small pieces shared by the API modules."""
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from drf_spectacular.utils import inline_serializer
+from rest_framework import serializers
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+# Ids are PostgreSQL bigints: larger numbers are refused with a 400 rather
+# than reaching the database.
+MAX_ID = 2**63 - 1
+
+
+def id_field(**kwargs) -> serializers.IntegerField:
+    kwargs.setdefault("required", False)
+    return serializers.IntegerField(min_value=1, max_value=MAX_ID, **kwargs)
+
+
+def validated_filters(serializer_class: type[serializers.Serializer], request: Request) -> dict:
+    serializer = serializer_class(data=request.query_params)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+def paginated_response(
+    *, queryset: QuerySet, serializer_class: type[serializers.Serializer], request: Request, view
+) -> Response:
+    paginator = PageNumberPagination()
+    page = paginator.paginate_queryset(queryset, request, view=view)
+    return paginator.get_paginated_response(serializer_class(page, many=True).data)
+
+
+def paginated(serializer_class: type[serializers.Serializer]) -> serializers.Serializer:
+    """The schema of a page of `serializer_class` (PageNumberPagination's shape)."""
+    name = serializer_class.Meta.ref_name
+    return inline_serializer(
+        name=f"Paginated{name}List",
+        fields={
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": serializer_class(many=True),
+        },
+    )

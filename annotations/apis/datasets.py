@@ -1,0 +1,213 @@
+"""Datasets (with file import), items and system outputs."""
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema, extend_schema_field
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotations.apis.common import id_field, paginated, paginated_response, validated_filters
+from annotations.models import Dataset, Item, Output, Reference
+from annotations.permissions import ApiAuthMixin, require_staff
+from annotations.selectors import dataset_list, item_api_list, output_api_list, project_list
+from annotations.services.imports import ImportFailed, dataset_import
+
+
+@extend_schema_field({"type": "string", "format": "binary"})
+class UploadField(serializers.FileField):
+    """A file field the schema describes as an upload (not as a URL, as
+    drf-spectacular does for file fields in shared request/response components)."""
+
+
+class DatasetOutputSerializer(serializers.ModelSerializer):
+    project = serializers.IntegerField(source="project_id", read_only=True)
+
+    class Meta:
+        model = Dataset
+        fields = ["id", "name", "description", "project", "created_at"]
+        ref_name = "Dataset"
+
+
+class DatasetListApi(ApiAuthMixin, APIView):
+    # JSON for reads is the default renderer; writes are file uploads.
+    parser_classes = (MultiPartParser, FormParser)
+
+    class FilterSerializer(serializers.Serializer):
+        project = id_field()
+
+        class Meta:
+            ref_name = "DatasetFilter"
+
+    class InputSerializer(serializers.Serializer):
+        project = id_field(required=True)
+        name = serializers.CharField(min_length=1, max_length=200)
+        file = UploadField(help_text="JSONL (one item a line) or CSV, see the dataset format.")
+        format = serializers.ChoiceField(choices=["jsonl", "csv"], required=False)
+
+        class Meta:
+            ref_name = "DatasetImport"
+
+    class ImportOutputSerializer(serializers.Serializer):
+        dataset = DatasetOutputSerializer()
+        items = serializers.IntegerField()
+        outputs = serializers.IntegerField()
+        created = serializers.BooleanField()
+        unchanged = serializers.BooleanField()
+
+        class Meta:
+            ref_name = "DatasetImportResult"
+
+    @extend_schema(
+        operation_id="datasets_list", parameters=[FilterSerializer], responses=paginated(DatasetOutputSerializer)
+    )
+    def get(self, request: Request) -> Response:
+        filters = validated_filters(self.FilterSerializer, request)
+        datasets = dataset_list(user=request.user)
+        if "project" in filters:
+            datasets = datasets.filter(project_id=filters["project"])
+        return paginated_response(
+            queryset=datasets, serializer_class=DatasetOutputSerializer, request=request, view=self
+        )
+
+    @extend_schema(
+        operation_id="datasets_import",
+        request={"multipart/form-data": InputSerializer},
+        responses={201: ImportOutputSerializer, 200: ImportOutputSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        """Import a dataset file into a project (owners and researchers).
+
+        Atomic: on any bad line nothing is written and the answer is a 400
+        whose `errors` lists every problem as "line N: reason". Importing
+        into an existing dataset answers 200, a new one 201.
+        """
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        project = project_list(user=request.user).filter(pk=data["project"]).first()
+        if project is None:
+            raise NotFound()
+        require_staff(user=request.user, project=project)
+        # Dataset names are global; the importer's own message for a clash
+        # names the other project, which this caller may not know about.
+        if Dataset.objects.filter(name=data["name"].strip()).exclude(project=project).exists():
+            raise ValidationError({"name": ["A dataset with this name already exists in another project."]})
+        upload = data["file"]
+        try:
+            result = dataset_import(
+                stream=upload,
+                dataset_name=data["name"],
+                project_name=project.name,
+                fmt=data.get("format"),
+                filename=upload.name,
+                user=request.user,
+            )
+        except ImportFailed as exc:
+            raise ValidationError({"errors": [str(e) for e in exc.errors]}) from None
+        body = self.ImportOutputSerializer(
+            {
+                "dataset": result.dataset,
+                "items": result.items,
+                "outputs": result.outputs,
+                "created": result.created,
+                "unchanged": result.unchanged,
+            }
+        ).data
+        return Response(body, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
+
+
+class DatasetDetailApi(ApiAuthMixin, APIView):
+    @extend_schema(operation_id="datasets_retrieve", responses=DatasetOutputSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        dataset = get_object_or_404(dataset_list(user=request.user), pk=pk)
+        return Response(DatasetOutputSerializer(dataset).data)
+
+
+class ReferenceOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Reference
+        fields = ["position", "text"]
+        ref_name = "Reference"
+
+
+class OutputOutputSerializer(serializers.ModelSerializer):
+    item = serializers.IntegerField(source="item_id", read_only=True)
+    system = serializers.IntegerField(source="system_id", read_only=True)
+    system_name = serializers.CharField(source="system.name", read_only=True)
+
+    class Meta:
+        model = Output
+        fields = ["id", "item", "system", "system_name", "text"]
+        ref_name = "Output"
+
+
+class ItemOutputSerializer(serializers.ModelSerializer):
+    dataset = serializers.IntegerField(source="dataset_id", read_only=True)
+    data = serializers.JSONField(read_only=True)
+    meta = serializers.JSONField(read_only=True)
+    references = ReferenceOutputSerializer(many=True, read_only=True)
+    outputs = OutputOutputSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Item
+        fields = ["id", "dataset", "external_id", "position", "source", "data", "meta", "references", "outputs"]
+        ref_name = "Item"
+
+
+class ItemListApi(ApiAuthMixin, APIView):
+    class FilterSerializer(serializers.Serializer):
+        dataset = id_field()
+        system = id_field(help_text="Only items with an output of this system.")
+        q = serializers.CharField(
+            required=False, max_length=200, help_text="Search the external id, source, data, references, outputs."
+        )
+
+        class Meta:
+            ref_name = "ItemFilter"
+
+    @extend_schema(operation_id="items_list", parameters=[FilterSerializer], responses=paginated(ItemOutputSerializer))
+    def get(self, request: Request) -> Response:
+        filters = validated_filters(self.FilterSerializer, request)
+        items = item_api_list(
+            user=request.user,
+            dataset_id=filters.get("dataset"),
+            system_id=filters.get("system"),
+            query=filters.get("q", ""),
+        )
+        return paginated_response(queryset=items, serializer_class=ItemOutputSerializer, request=request, view=self)
+
+
+class ItemDetailApi(ApiAuthMixin, APIView):
+    @extend_schema(operation_id="items_retrieve", responses=ItemOutputSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        item = get_object_or_404(item_api_list(user=request.user), pk=pk)
+        return Response(ItemOutputSerializer(item).data)
+
+
+class OutputListApi(ApiAuthMixin, APIView):
+    class FilterSerializer(serializers.Serializer):
+        dataset = id_field()
+        system = id_field()
+        item = id_field()
+
+        class Meta:
+            ref_name = "OutputFilter"
+
+    @extend_schema(
+        operation_id="outputs_list", parameters=[FilterSerializer], responses=paginated(OutputOutputSerializer)
+    )
+    def get(self, request: Request) -> Response:
+        filters = validated_filters(self.FilterSerializer, request)
+        outputs = output_api_list(
+            user=request.user,
+            dataset_id=filters.get("dataset"),
+            system_id=filters.get("system"),
+            item_id=filters.get("item"),
+        )
+        return paginated_response(
+            queryset=outputs, serializer_class=OutputOutputSerializer, request=request, view=self
+        )

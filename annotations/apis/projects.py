@@ -1,0 +1,134 @@
+"""Projects and their members."""
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotations.apis.common import paginated, paginated_response
+from annotations.models import Membership, Project
+from annotations.permissions import ApiAuthMixin, require_owner
+from annotations.selectors import membership_list, project_list_with_roles
+from annotations.services.projects import membership_add, project_get_or_create
+
+
+class ProjectOutputSerializer(serializers.ModelSerializer):
+    role = serializers.ChoiceField(choices=Membership.Role.choices, read_only=True, help_text="Your role.")
+
+    class Meta:
+        model = Project
+        fields = ["id", "name", "description", "role", "created_at"]
+        ref_name = "Project"
+
+
+class ProjectListApi(ApiAuthMixin, APIView):
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(min_length=1, max_length=200)
+
+        class Meta:
+            ref_name = "ProjectCreate"
+
+    @extend_schema(operation_id="projects_list", responses=paginated(ProjectOutputSerializer))
+    def get(self, request: Request) -> Response:
+        projects = project_list_with_roles(user=request.user)
+        return paginated_response(
+            queryset=projects, serializer_class=ProjectOutputSerializer, request=request, view=self
+        )
+
+    @extend_schema(
+        operation_id="projects_create", request=InputSerializer, responses={201: ProjectOutputSerializer}
+    )
+    def post(self, request: Request) -> Response:
+        """Create a project; the creator becomes its owner."""
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        name = serializer.validated_data["name"].strip()
+        # `project_get_or_create` would make the caller owner of an existing
+        # project of that name; through the API a name clash must be an error.
+        with transaction.atomic():
+            if Project.objects.filter(name=name).exists():
+                raise ValidationError({"name": "A project with this name already exists."})
+            project = project_get_or_create(name=name, owner=request.user)
+            # Lost a race with another creator: their owner membership is
+            # committed with their project, so it is visible here.
+            if project.memberships.exclude(user=request.user).exists():
+                raise ValidationError({"name": "A project with this name already exists."})
+        project = get_object_or_404(project_list_with_roles(user=request.user), pk=project.pk)
+        return Response(ProjectOutputSerializer(project).data, status=status.HTTP_201_CREATED)
+
+
+class ProjectDetailApi(ApiAuthMixin, APIView):
+    @extend_schema(operation_id="projects_retrieve", responses=ProjectOutputSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        project = get_object_or_404(project_list_with_roles(user=request.user), pk=pk)
+        return Response(ProjectOutputSerializer(project).data)
+
+
+class MembershipOutputSerializer(serializers.ModelSerializer):
+    user = serializers.IntegerField(source="user_id", read_only=True)
+    username = serializers.CharField(source="user.username", read_only=True)
+
+    class Meta:
+        model = Membership
+        fields = ["id", "user", "username", "role", "created_at"]
+        ref_name = "Membership"
+
+
+class MembershipListApi(ApiAuthMixin, APIView):
+    """Members of a project: owners only."""
+
+    class InputSerializer(serializers.Serializer):
+        username = serializers.CharField(min_length=1, max_length=150)
+        role = serializers.ChoiceField(choices=Membership.Role.choices)
+
+        class Meta:
+            ref_name = "MembershipAdd"
+
+    def _project(self, request: Request, pk: int) -> Project:
+        project = get_object_or_404(Project, pk=pk)
+        require_owner(user=request.user, project=project)
+        return project
+
+    @extend_schema(operation_id="projects_members_list", responses=paginated(MembershipOutputSerializer))
+    def get(self, request: Request, pk: int) -> Response:
+        project = self._project(request, pk)
+        return paginated_response(
+            queryset=membership_list(project=project),
+            serializer_class=MembershipOutputSerializer,
+            request=request,
+            view=self,
+        )
+
+    @extend_schema(
+        operation_id="projects_members_add",
+        request=InputSerializer,
+        responses={201: MembershipOutputSerializer, 200: MembershipOutputSerializer},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        """Add a user to the project, or change their role (200)."""
+        project = self._project(request, pk)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        user = get_user_model().objects.filter(username=data["username"]).first()
+        if user is None:
+            raise ValidationError({"username": "No user with this username."})
+        existing = Membership.objects.filter(project=project, user=user).first()
+        if (
+            existing is not None
+            and existing.role == Membership.Role.OWNER
+            and data["role"] != Membership.Role.OWNER
+            and not project.memberships.filter(role=Membership.Role.OWNER).exclude(pk=existing.pk).exists()
+        ):
+            raise ValidationError({"role": "A project keeps at least one owner."})
+        membership = membership_add(project=project, user=user, role=data["role"])
+        return Response(
+            MembershipOutputSerializer(membership).data,
+            status=status.HTTP_200_OK if existing else status.HTTP_201_CREATED,
+        )

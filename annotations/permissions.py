@@ -1,0 +1,69 @@
+"""Permission checks for the REST API.
+
+Who may see what is decided in one place, `annotations.selectors`; these
+helpers only turn its answers into HTTP outcomes:
+
+- anonymous requests: 401 (token) before any of this runs;
+- objects of projects the user is not a member of: 404, exactly as for ids
+  that do not exist, so ids of other projects leak nothing;
+- members without the needed role: 403.
+"""
+from __future__ import annotations
+
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.parsers import JSONParser
+from rest_framework.permissions import IsAuthenticated
+
+from annotations.models import Annotator, Assignment, Campaign, Membership, Project
+from annotations.selectors import STAFF_ROLES, User, annotator_for_user, assignment_for_unit, project_role
+
+
+class ApiAuthMixin:
+    """Every API view: token or session authentication, login required.
+
+    Token first, so an anonymous request is answered 401 with
+    `WWW-Authenticate: Token` (session authentication alone would give 403).
+    """
+
+    authentication_classes = (TokenAuthentication, SessionAuthentication)
+    permission_classes = (IsAuthenticated,)
+    # Writes are JSON (uploads override this): form encoding cannot express
+    # lists or null, and the schema should promise only what works.
+    parser_classes = (JSONParser,)
+
+
+def require_member(*, user: User, project: Project) -> str:
+    """The user's role; 404 for non-members."""
+    role = project_role(user=user, project=project)
+    if role is None:
+        raise NotFound()
+    return role
+
+
+def require_staff(*, user: User, project: Project) -> str:
+    """Owners and researchers: import, create campaigns, see all judgements."""
+    role = require_member(user=user, project=project)
+    if role not in STAFF_ROLES:
+        raise PermissionDenied("Only owners and researchers of the project may do this.")
+    return role
+
+
+def require_owner(*, user: User, project: Project) -> str:
+    """Owners: manage members."""
+    role = require_member(user=user, project=project)
+    if role != Membership.Role.OWNER:
+        raise PermissionDenied("Only owners of the project may do this.")
+    return role
+
+
+def require_assignment(*, user: User, campaign: Campaign, item_id: int) -> tuple[Annotator, Assignment]:
+    """Judgements are submitted only for the submitter's own assignments."""
+    require_member(user=user, project=campaign.project)
+    annotator = annotator_for_user(user=user, project=campaign.project)
+    assignment = (
+        assignment_for_unit(campaign=campaign, annotator=annotator, item_id=item_id) if annotator else None
+    )
+    if assignment is None:
+        raise PermissionDenied("You have no assignment for this item in this campaign.")
+    return annotator, assignment

@@ -1,0 +1,81 @@
+"""List endpoints return exactly the rows the caller may see: nothing from
+other projects, and for annotators nothing of other annotators."""
+import pytest
+
+from annotations.models import Assignment, Output
+
+
+def _ids(client, url):
+    response = client.get(url)
+    assert response.status_code == 200, response.content[:300]
+    body = response.json()
+    assert body["count"] == len(body["results"])  # all on one page here
+    return {row["id"] for row in body["results"]}
+
+
+def _expected(world, role, what):
+    data = world.other if role == "outsider" else world.mine
+    if what == "projects":
+        return {data.project.pk}
+    if what == "datasets":
+        return {data.dataset.pk}
+    if what == "items":
+        return {i.pk for i in data.items}
+    if what == "outputs":
+        return set(Output.objects.filter(item__dataset=data.dataset).values_list("pk", flat=True))
+    if what == "campaigns":
+        return {data.campaign.pk, data.pairwise.pk, data.bestworst.pk}
+    staff = role in ("researcher", "owner", "outsider")
+    own = {"annotator__user": world.users[role]} if not staff else {}
+    if what == "assignments":
+        qs = Assignment.objects.filter(campaign__dataset=data.dataset, **own)
+        return set(qs.values_list("pk", flat=True))
+    if what == "ratings":
+        return {r.pk for r in data.ratings if staff or r.annotator.user == world.users[role]}
+    raise AssertionError(what)
+
+
+LISTS = {
+    "projects": "/api/projects/",
+    "datasets": "/api/datasets/",
+    "items": "/api/items/",
+    "outputs": "/api/outputs/",
+    "campaigns": "/api/campaigns/",
+    "assignments": "/api/assignments/",
+    "ratings": "/api/judgements/ratings/",
+}
+
+
+@pytest.mark.parametrize("role", ["annotator", "researcher", "owner", "outsider"])
+@pytest.mark.parametrize("what", list(LISTS))
+def test_lists_show_exactly_what_the_role_may_see(world, role, what):
+    expected = _expected(world, role, what)
+    assert expected  # the fixture has rows of every kind on both sides
+    assert _ids(world.client(role), LISTS[what]) == expected
+
+
+def test_annotator_sees_only_own_judgements_and_no_one_elses_name(world):
+    client = world.client("annotator")
+    rows = client.get("/api/judgements/ratings/").json()["results"]
+    assert [r["annotator_name"] for r in rows] == ["annotator"]
+    assert client.get(f"/api/judgements/ratings/?campaign={world.mine.campaign.pk}").json()["count"] == 1
+    assignments = client.get("/api/assignments/").json()["results"]
+    assert {a["annotator_name"] for a in assignments} == {"annotator"}
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/datasets/?project={other.project.pk}",
+        "/api/items/?dataset={other.dataset.pk}",
+        "/api/items/?system={other.systems[0].pk}",
+        "/api/outputs/?item={other.items[0].pk}",
+        "/api/campaigns/?dataset={other.dataset.pk}",
+        "/api/assignments/?campaign={other.campaign.pk}",
+        "/api/judgements/ratings/?campaign={other.campaign.pk}",
+    ],
+)
+def test_filtering_on_ids_of_other_projects_returns_nothing(world, url):
+    response = world.client("owner").get(url.format(other=world.other))
+    assert response.status_code == 200
+    assert response.json()["count"] == 0

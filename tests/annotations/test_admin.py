@@ -1,0 +1,75 @@
+"""Every model registered in the admin: changelist, add and change pages load."""
+import pytest
+from django.contrib import admin
+from django.urls import reverse
+
+from annotations.models import (
+    Assignment,
+    BestWorstJudgement,
+    Campaign,
+    Membership,
+    PairwiseJudgement,
+    RatingJudgement,
+)
+from tests.annotations.factories import (
+    AnnotatorFactory,
+    CampaignFactory,
+    DatasetFactory,
+    ItemFactory,
+    MembershipFactory,
+    OutputFactory,
+    ReferenceFactory,
+    SystemFactory,
+    UserFactory,
+)
+
+REGISTERED = sorted(admin.site._registry, key=lambda m: m._meta.label)
+
+
+@pytest.fixture
+def data(db):
+    dataset = DatasetFactory()
+    project = dataset.project
+    MembershipFactory(project=project, role=Membership.Role.OWNER)
+    item = ItemFactory(dataset=dataset, data=[["Blue Spice", "eatType", "pub"]], meta={"k": "v"})
+    ReferenceFactory(item=item, position=0)
+    a, b = SystemFactory(dataset=dataset), SystemFactory(dataset=dataset)
+    out_a, out_b = OutputFactory(item=item, system=a), OutputFactory(item=item, system=b)
+    low, high = sorted([out_a, out_b], key=lambda o: o.pk)
+    annotator = AnnotatorFactory(project=project, user=UserFactory())
+    likert = CampaignFactory(dataset=dataset)
+    pairwise = CampaignFactory(dataset=dataset, protocol=Campaign.Protocol.PAIRWISE, scale_min=None, scale_max=None)
+    bws = CampaignFactory(dataset=dataset, protocol=Campaign.Protocol.BWS, scale_min=None, scale_max=None)
+    Assignment.objects.create(campaign=likert, annotator=annotator, item=item)
+    common = {"annotator": annotator, "item": item, "criterion": "fluency"}
+    RatingJudgement.objects.create(campaign=likert, output=out_a, score=3, scale_min=1, scale_max=5, **common)
+    PairwiseJudgement.objects.create(campaign=pairwise, output_a=low, output_b=high, winner="a", **common)
+    BestWorstJudgement.objects.create(campaign=bws, outputs=[low.pk, high.pk], tuple_key=f"{low.pk}-{high.pk}",
+                                      best=low, worst=high, **common)
+
+
+@pytest.fixture
+def admin_client(client, data):
+    client.force_login(UserFactory(username="root", is_superuser=True, is_staff=True))
+    return client
+
+
+def test_all_annotations_models_are_registered():
+    from django.apps import apps
+
+    assert set(apps.get_app_config("annotations").get_models()) <= set(REGISTERED)
+
+
+@pytest.mark.parametrize("model", REGISTERED, ids=lambda m: m._meta.label)
+def test_admin_pages_load(admin_client, model):
+    info = (model._meta.app_label, model._meta.model_name)
+    changelist = admin_client.get(reverse("admin:%s_%s_changelist" % info))
+    assert changelist.status_code == 200
+    obj = model._default_manager.order_by("pk").first()
+    if model._meta.app_label == "annotations":
+        assert obj is not None  # the fixture fills every annotations table
+    if obj is not None:
+        assert changelist.context["cl"].result_count >= 1
+        change = admin_client.get(reverse("admin:%s_%s_change" % info, args=[obj.pk]))
+        assert change.status_code == 200
+    assert admin_client.get(reverse("admin:%s_%s_add" % info)).status_code == 200
