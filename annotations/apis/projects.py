@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -15,7 +14,7 @@ from annotations.apis.common import paginated, paginated_response
 from annotations.models import Membership, Project
 from annotations.permissions import ApiAuthMixin, require_owner
 from annotations.selectors import membership_list, project_list_with_roles
-from annotations.services.projects import membership_add, project_get_or_create
+from annotations.services.projects import membership_add, project_create
 
 
 class ProjectOutputSerializer(serializers.ModelSerializer):
@@ -48,17 +47,7 @@ class ProjectListApi(ApiAuthMixin, APIView):
         """Create a project; the creator becomes its owner."""
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        name = serializer.validated_data["name"].strip()
-        # `project_get_or_create` would make the caller owner of an existing
-        # project of that name; through the API a name clash must be an error.
-        with transaction.atomic():
-            if Project.objects.filter(name=name).exists():
-                raise ValidationError({"name": "A project with this name already exists."})
-            project = project_get_or_create(name=name, owner=request.user)
-            # Lost a race with another creator: their owner membership is
-            # committed with their project, so it is visible here.
-            if project.memberships.exclude(user=request.user).exists():
-                raise ValidationError({"name": "A project with this name already exists."})
+        project = project_create(name=serializer.validated_data["name"], owner=request.user)
         project = get_object_or_404(project_list_with_roles(user=request.user), pk=project.pk)
         return Response(ProjectOutputSerializer(project).data, status=status.HTTP_201_CREATED)
 

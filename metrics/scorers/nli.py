@@ -184,7 +184,6 @@ class TransformersNLIBackend:
 
     def __init__(self, model: str, *, device: str | None = None, batch_size: int = 32, dtype: str = "auto") -> None:
         path = resolve_model_path(model)
-        import torch
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         self.name = model

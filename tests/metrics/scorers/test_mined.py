@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import itertools
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import jiwer
 import pytest
