@@ -6,7 +6,8 @@ judgements, never other annotators' judgements or metric scores. Non-members
 see nothing (404, not 403, so ids of other projects leak nothing).
 """
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet, Subquery, TextField, Value
+from django.db.models.functions import Cast
 
 from annotations.models import (
     Annotator,
@@ -20,6 +21,7 @@ from annotations.models import (
     PairwiseJudgement,
     Project,
     RatingJudgement,
+    Reference,
 )
 
 STAFF_ROLES = (Membership.Role.OWNER, Membership.Role.RESEARCHER)
@@ -128,8 +130,6 @@ def annotator_for_user(*, user: User, project: Project) -> Annotator | None:
 
 def project_list_with_roles(*, user: User) -> QuerySet[Project]:
     """The user's projects, each annotated with the user's `role` (owner for superusers)."""
-    from django.db.models import OuterRef, Subquery, Value
-
     qs = project_list(user=user)
     if user.is_authenticated and user.is_superuser:
         return qs.annotate(role=Value(Membership.Role.OWNER.value))
@@ -139,19 +139,13 @@ def project_list_with_roles(*, user: User) -> QuerySet[Project]:
     return qs.annotate(role=Subquery(role))
 
 
-def dataset_item_search(*, dataset: Dataset, query: str = "", system_id: int | None = None) -> QuerySet[Item]:
-    """Items of one dataset whose external id or any text matches `query`.
+def _item_search(qs: QuerySet[Item], *, query: str = "", system_id: int | None = None) -> QuerySet[Item]:
+    """Items whose external id or any text matches `query`.
 
     Text means the source, the structured input, a reference or an output. With
     `system_id`, only items that have an output of that system. Uses EXISTS
     subqueries rather than joins so an item never appears twice.
     """
-    from django.db.models import Exists, OuterRef, Q, TextField
-    from django.db.models.functions import Cast
-
-    from annotations.models import Reference
-
-    qs = Item.objects.filter(dataset=dataset)
     query = query.strip()
     if query:
         in_refs = Reference.objects.filter(item=OuterRef("pk"), text__icontains=query)
@@ -165,7 +159,14 @@ def dataset_item_search(*, dataset: Dataset, query: str = "", system_id: int | N
         )
     if system_id is not None:
         qs = qs.filter(Exists(Output.objects.filter(item=OuterRef("pk"), system_id=system_id)))
-    return qs.order_by("position", "id")
+    return qs
+
+
+def dataset_item_search(*, dataset: Dataset, query: str = "", system_id: int | None = None) -> QuerySet[Item]:
+    """Items of one dataset matching `query` and `system_id` (see `_item_search`)."""
+    return _item_search(Item.objects.filter(dataset=dataset), query=query, system_id=system_id).order_by(
+        "position", "id"
+    )
 
 
 # --- REST API (filters on the scoped lists above) ----------------------------
@@ -179,27 +180,10 @@ def item_api_list(
     *, user: User, dataset_id: int | None = None, system_id: int | None = None, query: str = ""
 ) -> QuerySet[Item]:
     """Visible items with their references and outputs, filtered like `dataset_item_search`."""
-    from django.db.models import Exists, OuterRef, Prefetch, Q, TextField
-    from django.db.models.functions import Cast
-
-    from annotations.models import Reference
-
     qs = item_list(user=user)
     if dataset_id is not None:
         qs = qs.filter(dataset_id=dataset_id)
-    query = query.strip()
-    if query:
-        in_refs = Reference.objects.filter(item=OuterRef("pk"), text__icontains=query)
-        in_outputs = Output.objects.filter(item=OuterRef("pk"), text__icontains=query)
-        qs = qs.annotate(data_text=Cast("data", TextField())).filter(
-            Q(external_id__icontains=query)
-            | Q(source__icontains=query)
-            | Q(data_text__icontains=query)
-            | Exists(in_refs)
-            | Exists(in_outputs)
-        )
-    if system_id is not None:
-        qs = qs.filter(Exists(Output.objects.filter(item=OuterRef("pk"), system_id=system_id)))
+    qs = _item_search(qs, query=query, system_id=system_id)
     return qs.order_by("dataset_id", "position", "id").prefetch_related(
         "references", Prefetch("outputs", queryset=Output.objects.select_related("system"))
     )
