@@ -148,11 +148,17 @@ class Metric(ABC):
         """Versions of the libraries whose behaviour the score depends on."""
         return {}
 
+    def signature_options(self) -> dict[str, Any]:
+        """Options as they enter the signature; subclasses resolve implicit
+        defaults here (e.g. which layer "the top layer" is) so it reproduces."""
+        return dict(self.options)
+
     def signature(self) -> str:
         """`name|v:1|opt:val|...|lib:version`, stable order, like sacrebleu's."""
         parts = [f"{self.name}", f"v:{self.version}"]
-        for key in sorted(self.options):
-            value = self.options[key]
+        options = self.signature_options()
+        for key in sorted(options):
+            value = options[key]
             if isinstance(value, (dict, list)):
                 value = json.dumps(value, sort_keys=True, separators=(",", ":"))
             parts.append(f"{key}:{value}")

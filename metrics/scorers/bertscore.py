@@ -39,7 +39,7 @@ import torch
 from metrics.scorers.base import CorpusResult, Metric, SegmentResult, Triple
 from metrics.scorers.encoder import Encoder, TokenEmbedding, get_encoder
 from metrics.scorers.errors import InputError, OptionError
-from metrics.scorers.loading import DEFAULT_EMBEDDING_MODEL, resolve_model_path
+from metrics.scorers.loading import DEFAULT_EMBEDDING_MODEL, model_num_layers
 
 # Elements of one chunk's similarity tensor (pairs x hyp tokens x ref tokens).
 _MAX_CHUNK_ELEMENTS = 1 << 24
@@ -187,11 +187,7 @@ class BERTScoreMetric(Metric):
         """The hidden state used; the top layer when none is given (read from config.json)."""
         if self.options["layer"] is not None:
             return self.options["layer"]
-        config = json.loads((resolve_model_path(self.options["model"]) / "config.json").read_text())
-        for key in ("num_hidden_layers", "n_layers", "num_layers"):
-            if config.get(key) is not None:
-                return int(config[key])
-        raise OptionError("cannot tell the number of layers of the model: give layer=N")
+        return model_num_layers(self.options["model"])
 
     # ---- weights -----------------------------------------------------------
     @staticmethod

@@ -77,6 +77,15 @@ def resolve_model_path(name: str | None) -> Path:
     )
 
 
+def model_num_layers(name: str | None) -> int:
+    """Number of hidden layers of a local model, read from its config.json."""
+    config = json.loads((resolve_model_path(name) / "config.json").read_text())
+    for key in ("num_hidden_layers", "n_layers", "num_layers"):
+        if config.get(key) is not None:
+            return int(config[key])
+    raise OptionError(f"cannot tell the number of layers of model {name!r}: give layer=N")
+
+
 def pick_device(requested: str | None = None) -> str:
     """`cpu`, `cuda`, `cuda:N` or `auto` (CUDA when present); default from WORKBENCH_DEVICE."""
     requested = (requested or os.environ.get("WORKBENCH_DEVICE") or "auto").strip().lower()

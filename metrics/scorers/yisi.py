@@ -401,6 +401,14 @@ class _YiSiEmbeddingBase(_YiSiBase):
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise OptionError(f"{self.name}: batch_size must be an integer >= 1, got {batch_size!r}")
 
+    def signature_options(self) -> dict[str, Any]:
+        from metrics.scorers.loading import model_num_layers
+
+        options = super().signature_options()
+        if options["layer"] is None:  # "the top layer": name it, so the signature reproduces
+            options["layer"] = model_num_layers(options["model"] or None)
+        return options
+
     @property
     def encoder(self):
         from metrics.scorers.encoder import get_encoder

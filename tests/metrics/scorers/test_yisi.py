@@ -328,3 +328,17 @@ def test_layer_option_changes_the_vectors(encoder):
     low = get_metric("yisi1", device="cpu", layer="2").score(hyps, refs)[0].score
     assert top != pytest.approx(low, abs=1e-4)
     assert "layer:2" in get_metric("yisi1", layer="2").signature()
+
+
+def test_embedding_signature_names_the_layer_actually_used():
+    """`layer` left unset means the top layer; the signature must say which one,
+    so a figure can be reproduced with an explicit layer=N."""
+    import json
+
+    from metrics.scorers.loading import resolve_model_path
+
+    top = json.loads((resolve_model_path(None) / "config.json").read_text())["num_hidden_layers"]
+    implicit = get_metric("yisi1").signature()
+    assert f"|layer:{top}|" in implicit
+    assert implicit == get_metric("yisi1", layer=top).signature()
+    assert f"|layer:{top - 1}|" in get_metric("yisi1", layer=top - 1).signature()
