@@ -1,0 +1,20 @@
+import os
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+
+def test_web_process_does_not_import_torch():
+    """The web process serves pages and the API; loading torch there would cost
+    seconds of start-up and hundreds of MB per gunicorn worker."""
+    code = (
+        "import django, sys; django.setup();"
+        "from django.urls import get_resolver; get_resolver().url_patterns;"
+        "import metrics.scorers; metrics.scorers.get_metric('bleu');"
+        "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
+    )
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE="workbench.settings.test")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
