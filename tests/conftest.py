@@ -40,6 +40,7 @@ def celery_worker_process(transactional_db):
         PYTHONUNBUFFERED="1",
     )
     app.control.purge()
+    (ROOT / "var").mkdir(exist_ok=True)
     log = open(ROOT / "var" / f"test-worker-{uuid.uuid4().hex[:8]}.log", "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "workbench", "worker", "-Q", "cpu,gpu", "--pool", "solo",

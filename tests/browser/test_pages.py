@@ -53,6 +53,8 @@ def test_log_in_and_browse_to_an_item_with_outputs_side_by_side(page, demo, scre
     # Next item by link, then back with the left arrow key.
     page.get_by_role("link", name="e2e-002 →").click()
     page.get_by_role("heading", name="e2e-002").wait_for()
+    # The key handler is a deferred script: it is attached once the page has loaded.
+    page.wait_for_load_state("load")
     page.keyboard.press("ArrowLeft")
     page.get_by_role("heading", name="e2e-001").wait_for()
 
