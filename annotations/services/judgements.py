@@ -12,8 +12,8 @@ The pure `*_check` helpers are shared with the bulk importer
 from __future__ import annotations
 
 import math
-from decimal import Decimal
 from collections.abc import Sequence
+from decimal import Decimal
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -67,10 +67,10 @@ def score_check(*, campaign: Campaign, score) -> float:
     score = float(score)
     if not math.isfinite(score):
         raise ValidationError("score must be a finite number")
-    if campaign.scale_min is not None and not campaign.scale_min <= score <= campaign.scale_max:
-        raise ValidationError(
-            f"score {score:g} is outside the scale {campaign.scale_min:g} to {campaign.scale_max:g}"
-        )
+    low, high = campaign.scale_min, campaign.scale_max
+    if (low is not None and score < low) or (high is not None and score > high):
+        scale = f"{'-inf' if low is None else f'{low:g}'} to {'inf' if high is None else f'{high:g}'}"
+        raise ValidationError(f"score {score:g} is outside the scale {scale}")
     if campaign.protocol == Campaign.Protocol.RANKME and campaign.scale_min is None and score <= 0:
         raise ValidationError(f"RankME magnitudes must be above 0, got {score:g}")
     return score
