@@ -143,6 +143,19 @@ class Metric(ABC):
             if len(data) != n:
                 raise InputError(f"{self.name}: {n} hypotheses but {len(data)} data entries")
 
+    def reference_lists(self, refs: Sequence[Sequence[str]]) -> list[list[str]]:
+        """Each segment's references with None entries dropped; a bare string
+        instead of a list, or a segment left with no reference, is an InputError."""
+        lists = []
+        for k, seg_refs in enumerate(refs):
+            if isinstance(seg_refs, str):
+                raise InputError(f"{self.name}: references of segment {k} must be a list of strings")
+            kept = [r for r in seg_refs if r is not None]
+            if not kept or not all(isinstance(r, str) for r in kept):
+                raise InputError(f"{self.name}: segment {k} has no reference string")
+            lists.append(kept)
+        return lists
+
     # ---- reproducibility ---------------------------------------------------
     def library_versions(self) -> dict[str, str]:
         """Versions of the libraries whose behaviour the score depends on."""

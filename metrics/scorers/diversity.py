@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 
 from metrics.scorers.base import CorpusResult, Metric, SegmentResult, Triple
 from metrics.scorers.errors import InputError, OptionError
-from metrics.scorers.sacrebleu_metrics import OFFLINE_TOKENIZERS
+from metrics.scorers.sacrebleu_metrics import offline_tokenizer
 
 
 @dataclass
@@ -48,16 +48,7 @@ class _DiversityMetric(Metric):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        if self.options["tokenize"] not in OFFLINE_TOKENIZERS:
-            raise OptionError(
-                f"{self.name}: tokenize={self.options['tokenize']!r}; use one of {', '.join(OFFLINE_TOKENIZERS)}"
-            )
-        from sacrebleu.metrics.bleu import _get_tokenizer
-
-        try:
-            self._tokenizer = _get_tokenizer(self.options["tokenize"])()
-        except (ImportError, RuntimeError, OSError) as exc:
-            raise OptionError(f"{self.name}: tokenizer {self.options['tokenize']!r} cannot be used here: {exc}") from exc
+        self._tokenizer = offline_tokenizer(self.options["tokenize"], self.name)
 
     def tokens(self, text: str) -> list[str]:
         if self.options["lowercase"]:

@@ -102,16 +102,12 @@ class _ErrorRateMetric(Metric):
         self.check_inputs(hyps, refs, srcs, data)
         if not hyps:
             return []
-        ref_lists: list[list[str]] = []
-        for k, (h, seg_refs) in enumerate(zip(hyps, refs)):
+        for k, h in enumerate(hyps):
             if not isinstance(h, str):
                 raise InputError(f"{self.name}: hypothesis {k} is {type(h).__name__}, not a string")
-            if isinstance(seg_refs, str):
-                raise InputError(f"{self.name}: references of segment {k} must be a list of strings")
-            kept = [r for r in seg_refs if r is not None]
-            if not kept or not all(isinstance(r, str) for r in kept):
-                raise InputError(f"{self.name}: segment {k} has no reference string")
-            ref_lists.append(kept if self.options["references"] == "min" else kept[:1])
+        ref_lists = [
+            kept if self.options["references"] == "min" else kept[:1] for kept in self.reference_lists(refs)
+        ]
 
         best: list[tuple[float, list[int], int] | None] = [None] * len(hyps)
         width = max(len(r) for r in ref_lists)

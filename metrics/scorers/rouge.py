@@ -136,14 +136,9 @@ class RougeMetric(Metric):
         self.check_inputs(hyps, refs, srcs, data)
         scorer = self.scorer()
         results = []
-        for k, (hyp, seg_refs) in enumerate(zip(hyps, refs)):
+        for k, (hyp, kept) in enumerate(zip(hyps, self.reference_lists(refs))):
             if not isinstance(hyp, str):
                 raise InputError(f"rouge: hypothesis {k} is {type(hyp).__name__}, not a string")
-            if isinstance(seg_refs, str):
-                raise InputError(f"rouge: references of segment {k} must be a list of strings")
-            kept = [r for r in seg_refs if r is not None]
-            if not kept or not all(isinstance(r, str) for r in kept):
-                raise InputError(f"rouge: segment {k} has no reference string")
             best = scorer.score_multi(kept, hyp)
             extra: dict[str, Any] = {}
             for t in ROUGE_TYPES:

@@ -29,6 +29,18 @@ from metrics.scorers.errors import InputError, OptionError
 OFFLINE_TOKENIZERS = ("13a", "intl", "none", "zh", "char", "ja-mecab", "ko-mecab")
 
 
+def offline_tokenizer(name: str, metric: str):
+    """A sacrebleu tokenizer by name, refusing those that would download a model."""
+    if name not in OFFLINE_TOKENIZERS:
+        raise OptionError(f"{metric}: tokenize={name!r}; use one of {', '.join(OFFLINE_TOKENIZERS)}")
+    from sacrebleu.metrics.bleu import _get_tokenizer
+
+    try:
+        return _get_tokenizer(name)()
+    except (ImportError, RuntimeError, OSError) as exc:
+        raise OptionError(f"{metric}: tokenizer {name!r} cannot be used here: {exc}") from exc
+
+
 def reference_streams(refs: Sequence[Sequence[str]], metric: str) -> list[list[str | None]]:
     """sacrebleu wants one stream per reference "slot"; pad short lists with None.
 

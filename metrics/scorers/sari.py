@@ -36,7 +36,7 @@ from typing import Any, ClassVar
 
 from metrics.scorers.base import CorpusResult, Metric, SegmentResult, Triple
 from metrics.scorers.errors import InputError, OptionError
-from metrics.scorers.sacrebleu_metrics import OFFLINE_TOKENIZERS
+from metrics.scorers.sacrebleu_metrics import offline_tokenizer
 
 VARIANTS = ("xu2016", "t2t")
 MAX_N = 4
@@ -111,14 +111,7 @@ class SARIMetric(Metric):
         super().__init__(**options)
         if self.options["variant"] not in VARIANTS:
             raise OptionError(f"sari: variant={self.options['variant']!r}; use one of {', '.join(VARIANTS)}")
-        if self.options["tokenize"] not in OFFLINE_TOKENIZERS:
-            raise OptionError(f"sari: tokenize={self.options['tokenize']!r}; use one of {', '.join(OFFLINE_TOKENIZERS)}")
-        from sacrebleu.metrics.bleu import _get_tokenizer
-
-        try:
-            self._tokenizer = _get_tokenizer(self.options["tokenize"])()
-        except (ImportError, RuntimeError, OSError) as exc:
-            raise OptionError(f"sari: tokenizer {self.options['tokenize']!r} cannot be used here: {exc}") from exc
+        self._tokenizer = offline_tokenizer(self.options["tokenize"], "sari")
 
     def tokens(self, text: str) -> list[str]:
         if self.options["lowercase"]:
@@ -134,14 +127,9 @@ class SARIMetric(Metric):
     ) -> list[SegmentResult]:
         self.check_inputs(hyps, refs, srcs, data)
         results = []
-        for k, (hyp, seg_refs, src) in enumerate(zip(hyps, refs, srcs)):
+        for k, (hyp, kept, src) in enumerate(zip(hyps, self.reference_lists(refs), srcs)):
             if not isinstance(hyp, str) or not isinstance(src, str):
                 raise InputError(f"sari: hypothesis and source of segment {k} must be strings")
-            if isinstance(seg_refs, str):
-                raise InputError(f"sari: references of segment {k} must be a list of strings")
-            kept = [r for r in seg_refs if r is not None]
-            if not kept or not all(isinstance(r, str) for r in kept):
-                raise InputError(f"sari: segment {k} has no reference string")
             parts = sari_sentence(
                 self.tokens(src), self.tokens(hyp), [self.tokens(r) for r in kept], self.options["variant"]
             )
