@@ -195,12 +195,29 @@ class Campaign(TimeStampedModel):
         return self.dataset.project
 
     def criterion_config(self, name: str) -> dict:
-        """The configuration of one criterion, with the campaign's defaults filled in."""
+        """The configuration of one criterion, with the campaign's defaults filled in.
+
+        Default widget: buttons for a whole-number scale of at most 11 points,
+        a slider for other bounded scales, a number field for unbounded ones.
+        """
+        config = {"name": name, "question": "", "scale_min": self.scale_min, "scale_max": self.scale_max,
+                  "widget": "", "min_label": "", "max_label": ""}
         for entry in self.criteria_config or []:
             if isinstance(entry, dict) and entry.get("name") == name:
-                return {"scale_min": self.scale_min, "scale_max": self.scale_max, **entry}
-        return {"name": name, "question": "", "scale_min": self.scale_min, "scale_max": self.scale_max,
-                "widget": "", "min_label": "", "max_label": ""}
+                config.update({k: v for k, v in entry.items() if v is not None or k in ("scale_min", "scale_max")})
+                break
+        low, high = config["scale_min"], config["scale_max"]
+        if not config["widget"]:
+            if low is None or high is None:
+                config["widget"] = self.Widget.NUMBER
+            elif float(low).is_integer() and float(high).is_integer() and high - low <= 10:
+                config["widget"] = self.Widget.RADIO
+            else:
+                config["widget"] = self.Widget.SLIDER
+        return config
+
+    def criteria_configs(self) -> list[dict]:
+        return [self.criterion_config(name) for name in self.criteria]
 
     def criterion_scale(self, name: str) -> tuple[float | None, float | None]:
         config = self.criterion_config(name)
@@ -221,7 +238,9 @@ class Annotator(TimeStampedModel):
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotators")
     name = models.CharField(max_length=200)
-    namespace = models.CharField(max_length=10, choices=Namespace.choices, default=Namespace.IMPORT)
+    namespace = models.CharField(
+        max_length=10, choices=Namespace.choices, default=Namespace.IMPORT, db_default=Namespace.IMPORT.value
+    )
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="annotator_profiles"
     )
@@ -374,7 +393,10 @@ class JudgementBase(TimeStampedModel):
     # Output ids in the order they were shown to the annotator (left to right).
     shown_order = models.JSONField(default=list, blank=True)
     origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.BROWSER)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.COMPLETE)
+    # A database default too, so bulk writers (the importer's COPY) need not name it.
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.COMPLETE, db_default=Status.COMPLETE.value
+    )
     # The assignment it was submitted for; null for imported judgements.
     assignment = models.ForeignKey(
         "Assignment", null=True, blank=True, on_delete=models.SET_NULL, related_name="%(class)ss"
