@@ -287,6 +287,11 @@ def assignment_payload(*, assignment: Assignment, enrolment=None) -> dict:
     ) if order else dict(Output.objects.filter(item=item).order_by("id").values_list("id", "text"))
     if not order:
         order = list(texts)
+    if assignment.unit_id and assignment.unit.kind != "regular":
+        # Quality control: a control unit shows its own texts under alias ids (annotations.quality).
+        from annotations.quality.services import unit_texts
+
+        texts = unit_texts(unit=assignment.unit) or texts
     references = []
     if campaign.show_reference or campaign.protocol == Campaign.Protocol.RANKME:
         references = list(Reference.objects.filter(item=item).order_by("position").values("position", "text"))

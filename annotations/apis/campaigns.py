@@ -15,6 +15,7 @@ from annotations.apis.common import MAX_ID, id_field, paginated, paginated_respo
 from annotations.apis.datasets import ReferenceOutputSerializer
 from annotations.models import Assignment, Campaign, ErrorSpan, JudgementBase, Output
 from annotations.permissions import ApiAuthMixin, require_member, require_staff
+from annotations.quality.services import completion_code_at_batch_end
 from annotations.selectors import (
     assignment_list,
     assignment_payload,
@@ -286,6 +287,12 @@ class UnitSubmitApi(ApiAuthMixin, APIView):
     class OutputSerializer(serializers.Serializer):
         assignment = AssignmentOutputSerializer()
         judgements = serializers.IntegerField(help_text="Judgements stored.")
+        retry = serializers.BooleanField(help_text="A tutorial unit answered wrongly: read the explanation and "
+                                                   "answer again (nothing was counted).")
+        explanation = serializers.CharField(allow_blank=True, help_text="Why the answer was not accepted (tutorial).")
+        problems = serializers.ListField(child=serializers.CharField())
+        completion_code = serializers.CharField(allow_null=True, help_text="The code to paste into the crowd "
+                                                                           "platform, at the end of a batch.")
 
         class Meta:
             ref_name = "UnitSubmitResult"
@@ -310,8 +317,13 @@ class UnitSubmitApi(ApiAuthMixin, APIView):
             time_spent_ms=data.get("time_spent_ms"),
             origin=JudgementBase.Origin.API,
         )
-        body = {"assignment": result.assignment, "judgements": result.judgements}
-        return Response(self.OutputSerializer(body).data, status=status.HTTP_201_CREATED)
+        code = None if result.retry else completion_code_at_batch_end(campaign=assignment.campaign,
+                                                                      annotator=assignment.annotator)
+        body = {"assignment": result.assignment, "judgements": result.judgements, "retry": result.retry,
+                "explanation": result.explanation, "problems": result.problems,
+                "completion_code": code.code if code else None}
+        return Response(self.OutputSerializer(body).data,
+                        status=status.HTTP_200_OK if result.retry else status.HTTP_201_CREATED)
 
 
 class AssignmentReleaseApi(ApiAuthMixin, APIView):

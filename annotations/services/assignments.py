@@ -46,6 +46,7 @@ from annotations.models import (
     Unit,
 )
 from annotations.services.units import campaign_units_ensure
+from annotations.quality.services import control_next
 
 JUDGEMENT_MODELS = (RatingJudgement, PairwiseJudgement, BestWorstJudgement, SpanJudgement)
 # How many times a pick retries after losing a unit to a concurrent request.
@@ -111,6 +112,7 @@ def _pick_sql(skip_locked: bool) -> str:
     unit, assignment = Unit._meta.db_table, Assignment._meta.db_table
     return (
         f"SELECT u.id, u.item_id, u.outputs, u.systems FROM {unit} u WHERE u.campaign_id = %s AND u.n_taken < u.redundancy "
+        "AND u.kind = 'regular' "  # control units belong to one annotator (annotations.quality)
         f"AND NOT EXISTS (SELECT 1 FROM {assignment} a WHERE a.unit_id = u.id AND a.annotator_id = %s) "
         "ORDER BY hashint8extended(u.id, %s), u.id LIMIT 1 FOR UPDATE"
         + (" SKIP LOCKED" if skip_locked else "")
@@ -119,7 +121,7 @@ def _pick_sql(skip_locked: bool) -> str:
 
 def _candidates_exist(campaign: Campaign, annotator: Annotator) -> bool:
     return (
-        Unit.objects.filter(campaign=campaign, n_taken__lt=F("redundancy"))
+        Unit.objects.filter(campaign=campaign, n_taken__lt=F("redundancy"), kind=Unit.Kind.REGULAR)
         .exclude(assignments__annotator=annotator)
         .exists()
     )
@@ -219,7 +221,10 @@ def assignment_next(*, campaign: Campaign, annotator: Annotator) -> tuple[Assign
         Assignment.objects.filter(pk=pending.pk).update(expires_at=pending.expires_at)
         return pending, False
 
-    unit = _pick_unit(campaign=campaign, annotator=annotator, seed=enrolment.seed)
+    # Quality control: a control unit when one is due in this annotator's batch.
+    unit = control_next(campaign=campaign, annotator=annotator, enrolment=enrolment)
+    if unit is None:
+        unit = _pick_unit(campaign=campaign, annotator=annotator, seed=enrolment.seed)
     if unit is None:
         return None, False
     Unit.objects.filter(pk=unit.pk).update(n_taken=F("n_taken") + 1)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
@@ -33,6 +33,7 @@ from annotations.models import (
     RatingJudgement,
     SpanJudgement,
 )
+from annotations.quality.services import control_answers_record, unit_texts
 from annotations.selectors import annotator_for_user, campaign_list, project_role
 from annotations.services import judgements as checks
 from annotations.services.assignments import (
@@ -129,6 +130,10 @@ def judgement_submit(
 class UnitSubmitResult:
     assignment: Assignment
     judgements: int
+    # A loud gold (tutorial) unit answered wrongly: try again, with the explanation.
+    retry: bool = False
+    explanation: str = ""
+    problems: list = field(default_factory=list)
 
 
 def _answer_keys(answer, index: int, allowed: set[str]) -> dict:
@@ -271,10 +276,19 @@ def unit_submit(
         raise ValidationError({"time_spent_ms": exc.messages}) from None
     _shown_order_verify(assignment=assignment, reported=shown_order)
     texts = {}
+    control_texts = unit_texts(unit=assignment.unit)  # quality control: None for a regular unit
     if campaign.protocol == Campaign.Protocol.ESA:
-        texts = dict(Output.objects.filter(pk__in=assignment.unit.outputs).values_list("id", "text"))
+        texts = control_texts or dict(Output.objects.filter(pk__in=assignment.unit.outputs).values_list("id", "text"))
     rows = _rows(campaign=campaign, assignment=assignment, answers=judgements, texts=texts)
     assignment_reclaim(assignment=assignment)
+    if control_texts is not None:
+        # A control unit: the answers go to quality control, never to the judgement tables.
+        checked = control_answers_record(assignment=assignment, rows=rows, time_spent_ms=time_spent_ms, origin=origin)
+        if checked.retry:
+            return UnitSubmitResult(assignment=assignment, judgements=0, retry=True,
+                                    explanation=checked.explanation, problems=checked.problems)
+        assignment_finish(assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms)
+        return UnitSubmitResult(assignment=assignment, judgements=len(rows))
 
     model = MODELS_BY_PROTOCOL[campaign.protocol]
     model.objects.filter(assignment=assignment).delete()
