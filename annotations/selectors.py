@@ -274,7 +274,7 @@ def annotator_progress(*, campaign: Campaign, enrolment) -> dict:
     return {"done": done, "batch": done // size + 1, "batch_done": done % size, "batch_size": size}
 
 
-def assignment_payload(*, assignment: Assignment, enrolment=None) -> dict:
+def assignment_payload(*, assignment: Assignment, enrolment=None, show_unit: bool = False) -> dict:
     """What an annotator is shown for an assignment: outputs as `id` + `text`
     in the order the server chose, never a system name; the input and the
     references only where the campaign shows them; the RankME anchor."""
@@ -301,7 +301,9 @@ def assignment_payload(*, assignment: Assignment, enrolment=None) -> dict:
     return {
         "id": assignment.pk,
         "campaign": campaign.pk,
-        "unit": assignment.unit_id,
+        # The unit id only for researchers: control units (annotations.quality) are created during the
+        # campaign, so their ids would tell an annotator which units are controls.
+        "unit": assignment.unit_id if show_unit else None,
         "annotator": assignment.annotator_id,
         "annotator_name": assignment.annotator.name,
         "status": assignment.status,

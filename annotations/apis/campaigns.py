@@ -9,6 +9,7 @@ from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.views import APIView
 
 from annotations.apis.common import MAX_ID, id_field, paginated, paginated_response, validated_filters
@@ -24,6 +25,8 @@ from annotations.selectors import (
     campaign_settings,
     dataset_list,
     enrolment_for,
+    is_project_staff,
+    staff_project_list,
 )
 from annotations.services.assignments import assignment_draft_save, assignment_next, assignment_release
 from annotations.services.campaigns import campaign_create
@@ -173,13 +176,20 @@ class AssignmentOutputSerializer(serializers.ModelSerializer):
     annotator = serializers.IntegerField(source="annotator_id", read_only=True)
     annotator_name = serializers.CharField(source="annotator.name", read_only=True)
     item = serializers.IntegerField(source="item_id", read_only=True)
-    unit = serializers.IntegerField(source="unit_id", read_only=True, allow_null=True)
+    # Researchers only: control units (annotations.quality) are created during the campaign, so their
+    # ids would tell an annotator which units are controls.
+    unit = serializers.SerializerMethodField()
 
     class Meta:
         model = Assignment
         fields = ["id", "campaign", "annotator", "annotator_name", "item", "unit", "status", "seq", "shown_order",
                   "expires_at", "completed_at", "time_spent_ms", "created_at"]
         ref_name = "Assignment"
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_unit(self, assignment: Assignment) -> int | None:
+        staff = self.context.get("staff_projects") or ()
+        return assignment.unit_id if assignment.campaign.dataset.project_id in staff else None
 
 
 class AnchorSerializer(serializers.Serializer):
@@ -250,7 +260,8 @@ class NextAssignmentApi(ApiAuthMixin, APIView):
             return Response(status=status.HTTP_204_NO_CONTENT)
         assignment.campaign, assignment.annotator = campaign, annotator
         payload = assignment_payload(assignment=assignment, enrolment=enrolment_for(campaign=campaign,
-                                                                                    annotator=annotator))
+                                                                                    annotator=annotator),
+                                     show_unit=is_project_staff(user=request.user, project=campaign.project))
         return Response(
             NextAssignmentOutputSerializer(payload).data,
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
@@ -378,9 +389,9 @@ class AssignmentListApi(ApiAuthMixin, APIView):
             assignments = assignments.filter(campaign_id=filters["campaign"])
         if "status" in filters:
             assignments = assignments.filter(status=filters["status"])
-        return paginated_response(
-            queryset=assignments.order_by("campaign_id", "id"),
-            serializer_class=AssignmentOutputSerializer,
-            request=request,
-            view=self,
-        )
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(assignments.select_related("campaign__dataset").order_by("campaign_id", "id"),
+                                           request, view=self)
+        staff = set(staff_project_list(user=request.user).values_list("id", flat=True))
+        return paginator.get_paginated_response(
+            AssignmentOutputSerializer(page, many=True, context={"staff_projects": staff}).data)
