@@ -1,7 +1,7 @@
 """HTML forms. Validation of file contents belongs to the importer, not here."""
 from django import forms
 
-from annotations.models import Dataset, Project
+from annotations.models import Project
 
 
 class DatasetUploadForm(forms.Form):
@@ -30,15 +30,6 @@ class DatasetUploadForm(forms.Form):
 
     def clean_dataset_name(self) -> str:
         return self.cleaned_data["dataset_name"].strip()
-
-    def clean(self):
-        cleaned = super().clean()
-        name, project = cleaned.get("dataset_name"), cleaned.get("project")
-        if name and project:
-            # Dataset names are global; say nothing about where the other one lives.
-            if Dataset.objects.filter(name=name).exclude(project=project).exists():
-                self.add_error("dataset_name", "This name is taken by a dataset in another project.")
-        return cleaned
 
     @property
     def fmt(self) -> str | None:

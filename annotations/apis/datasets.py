@@ -14,7 +14,7 @@ from annotations.apis.common import id_field, paginated, paginated_response, val
 from annotations.models import Dataset, Item, Output, Reference
 from annotations.permissions import ApiAuthMixin, require_staff
 from annotations.selectors import dataset_list, item_api_list, output_api_list, project_list
-from annotations.services.imports import ImportFailed, dataset_import
+from annotations.services.imports import DatasetNameTaken, ImportFailed, dataset_import
 
 
 @extend_schema_field({"type": "string", "format": "binary"})
@@ -92,10 +92,6 @@ class DatasetListApi(ApiAuthMixin, APIView):
         if project is None:
             raise NotFound()
         require_staff(user=request.user, project=project)
-        # Dataset names are global; the importer's own message for a clash
-        # names the other project, which this caller may not know about.
-        if Dataset.objects.filter(name=data["name"].strip()).exclude(project=project).exists():
-            raise ValidationError({"name": ["A dataset with this name already exists in another project."]})
         upload = data["file"]
         try:
             result = dataset_import(
@@ -106,6 +102,8 @@ class DatasetListApi(ApiAuthMixin, APIView):
                 filename=upload.name,
                 user=request.user,
             )
+        except DatasetNameTaken as exc:
+            raise ValidationError({"name": [str(e) for e in exc.errors]}) from None
         except ImportFailed as exc:
             raise ValidationError({"errors": [str(e) for e in exc.errors]}) from None
         body = self.ImportOutputSerializer(
