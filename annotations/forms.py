@@ -31,15 +31,6 @@ class DatasetUploadForm(forms.Form):
     def clean_dataset_name(self) -> str:
         return self.cleaned_data["dataset_name"].strip()
 
-    def clean(self):
-        cleaned = super().clean()
-        name, project = cleaned.get("dataset_name"), cleaned.get("project")
-        if name and project:
-            # Dataset names are global; say nothing about where the other one lives.
-            if Dataset.objects.filter(name=name).exclude(project=project).exists():
-                self.add_error("dataset_name", "This name is taken by a dataset in another project.")
-        return cleaned
-
     @property
     def fmt(self) -> str | None:
         value = self.cleaned_data.get("format")

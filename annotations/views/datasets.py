@@ -11,7 +11,7 @@ from annotations.views.items import item_preview
 from annotations.views.projects import count_of
 from annotations.forms import DatasetUploadForm
 from annotations.models import Output, Reference, System
-from annotations.services.imports import ImportFailed, dataset_import
+from annotations.services.imports import DatasetNameTaken, ImportFailed, dataset_import
 from workbench.exceptions import DomainError
 
 ITEMS_PER_PAGE = 25
@@ -102,6 +102,8 @@ def dataset_upload(request: HttpRequest) -> HttpResponse:
                     filename=upload.name,
                     user=request.user,
                 )
+            except DatasetNameTaken as exc:
+                form.add_error("dataset_name", "; ".join(e.reason for e in exc.errors))
             except ImportFailed as exc:
                 errors = list(exc.errors)
             except (DomainError, PermissionDenied) as exc:
