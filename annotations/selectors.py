@@ -6,7 +6,7 @@ judgements, never other annotators' judgements or metric scores. Non-members
 see nothing (404, not 403, so ids of other projects leak nothing).
 """
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Case, CharField, Exists, When, F, OuterRef, Prefetch, Q, QuerySet, Subquery, TextField, Value
+from django.db.models import Case, CharField, Count, Exists, When, F, OuterRef, Prefetch, Q, QuerySet, Subquery, TextField, Value
 from django.db.models.functions import MD5, Cast, Concat
 
 from annotations.models import (
@@ -340,4 +340,63 @@ def campaign_settings(*, campaign: Campaign) -> dict:
         "units_per_batch": campaign.units_per_batch,
         "show_source": campaign.show_source,
         "show_reference": campaign.show_reference,
+    }
+
+
+def campaign_dashboard(*, campaign: Campaign) -> dict:
+    """Live progress of a campaign for its researchers: units, judgements by
+    status, per annotator (done, pending, abandoned, median seconds per unit)
+    and per system (units complete)."""
+    import statistics
+    from collections import defaultdict
+
+    from annotations.models import Unit
+
+    units = list(Unit.objects.filter(campaign=campaign).values_list("systems", "n_done", "redundancy"))
+    complete = sum(1 for _, done, k in units if done >= k)
+    per_system: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0])  # units, complete, judged
+    for systems, done, k in units:
+        for system_id in systems:
+            row = per_system[system_id]
+            row[0] += 1
+            row[1] += done >= k
+            row[2] += done
+    names = dict(campaign.dataset.systems.filter(pk__in=list(per_system)).values_list("pk", "name"))
+    systems = [
+        {"system": names.get(pk, str(pk)), "units": u, "complete": c, "judged": j, "slots": u * campaign.redundancy,
+         "percent": round(100 * j / (u * campaign.redundancy)) if u else 0}
+        for pk, (u, c, j) in per_system.items()
+    ]
+    systems.sort(key=lambda row: row["system"])
+
+    rows: dict[int, dict] = {}
+    times: dict[int, list[int]] = defaultdict(list)
+    for annotator_id, name, status, spent in Assignment.objects.filter(campaign=campaign).values_list(
+        "annotator_id", "annotator__name", "status", "time_spent_ms"
+    ):
+        row = rows.setdefault(annotator_id, {"annotator": name, "done": 0, "pending": 0, "abandoned": 0})
+        if status == Assignment.Status.DONE:
+            row["done"] += 1
+            if spent is not None:
+                times[annotator_id].append(spent)
+        elif status == Assignment.Status.PENDING:
+            row["pending"] += 1
+        else:
+            row["abandoned"] += 1
+    for annotator_id, row in rows.items():
+        row["median_seconds"] = round(statistics.median(times[annotator_id]) / 1000, 1) if times[annotator_id] else None
+    annotators = sorted(rows.values(), key=lambda row: (-row["done"], row["annotator"]))
+
+    model = {"likert": RatingJudgement, "rankme": RatingJudgement, "pairwise": PairwiseJudgement,
+             "bws": BestWorstJudgement, "esa": SpanJudgement}[campaign.protocol]
+    by_status = dict(
+        model.objects.filter(campaign=campaign).order_by().values_list("status").annotate(n=Count("id"))
+    )
+    return {
+        "units": len(units),
+        "complete": complete,
+        "percent": round(100 * complete / len(units)) if units else 0,
+        "judgements": {status: by_status.get(status, 0) for status in ("complete", "partial", "abandoned")},
+        "annotators": annotators,
+        "systems": systems,
     }

@@ -21,7 +21,7 @@ from annotations.selectors import (
     output_api_list,
     project_list,
 )
-from annotations.services.imports import ImportFailed, dataset_import
+from annotations.services.imports import DatasetNameTaken, ImportFailed, dataset_import
 
 
 @extend_schema_field({"type": "string", "format": "binary"})
@@ -99,10 +99,6 @@ class DatasetListApi(ApiAuthMixin, APIView):
         if project is None:
             raise NotFound()
         require_staff(user=request.user, project=project)
-        # Dataset names are global; the importer's own message for a clash
-        # names the other project, which this caller may not know about.
-        if Dataset.objects.filter(name=data["name"].strip()).exclude(project=project).exists():
-            raise ValidationError({"name": ["A dataset with this name already exists in another project."]})
         upload = data["file"]
         try:
             result = dataset_import(
@@ -113,6 +109,8 @@ class DatasetListApi(ApiAuthMixin, APIView):
                 filename=upload.name,
                 user=request.user,
             )
+        except DatasetNameTaken as exc:
+            raise ValidationError({"name": [str(e) for e in exc.errors]}) from None
         except ImportFailed as exc:
             raise ValidationError({"errors": [str(e) for e in exc.errors]}) from None
         body = self.ImportOutputSerializer(
