@@ -352,7 +352,9 @@ def campaign_dashboard(*, campaign: Campaign) -> dict:
 
     from annotations.models import Unit
 
-    units = list(Unit.objects.filter(campaign=campaign).values_list("systems", "n_done", "redundancy"))
+    # Regular units only: control units (annotations.quality) have their own page.
+    units = list(Unit.objects.filter(campaign=campaign, kind=Unit.Kind.REGULAR).values_list(
+        "systems", "n_done", "redundancy"))
     complete = sum(1 for _, done, k in units if done >= k)
     per_system: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0])  # units, complete, judged
     for systems, done, k in units:

@@ -40,6 +40,9 @@ class Study:
     judgements: list[dict] = field(default_factory=list)  # judgement JSONL objects
     trust: dict[str, float] = field(default_factory=dict)  # worker -> mean _trust
     gold_cells: int = 0  # non-empty gold cells read
+    # Answers left out because they are not numbers or fall outside `scale` (free number
+    # fields let workers type 111111): (row number, worker, system, answer).
+    skipped: list[tuple] = field(default_factory=list)
 
     def dataset_jsonl(self) -> str:
         import json
@@ -77,8 +80,10 @@ def _seconds(row: dict) -> float | None:
     return max(delta.total_seconds(), 0.0)
 
 
-def study_read(source: Path | str | io.TextIOBase, *, criterion: str) -> Study:
-    """Read a Figure Eight export whose answer columns are ``<criterion>1..N``."""
+def study_read(source: Path | str | io.TextIOBase, *, criterion: str,
+               scale: tuple[float, float] | None = None) -> Study:
+    """Read a Figure Eight export whose answer columns are ``<criterion>1..N``; answers
+    outside `scale` (or not numbers) are left out and listed in `Study.skipped`."""
     if isinstance(source, (str, Path)):
         with open(source, newline="", encoding="utf-8") as handle:
             rows = list(csv.DictReader(handle))
@@ -87,7 +92,7 @@ def study_read(source: Path | str | io.TextIOBase, *, criterion: str) -> Study:
     study = Study(criterion=criterion)
     trust: dict[str, list[float]] = {}
     seen: set[tuple] = set()
-    for row in rows:
+    for number, row in enumerate(rows, start=2):
         worker = row["_worker_id"]
         if row.get("_trust"):
             trust.setdefault(worker, []).append(float(row["_trust"]))
@@ -102,8 +107,15 @@ def study_read(source: Path | str | io.TextIOBase, *, criterion: str) -> Study:
             answer = row.get(f"{criterion}{i}", "")
             if answer == "":
                 continue
+            try:
+                score = float(answer)
+            except ValueError:
+                score = None
+            if score is None or (scale is not None and not scale[0] <= score <= scale[1]):
+                study.skipped.append((number, worker, system, answer))
+                continue
             judgement = {"item": item, "system": system, "annotator": worker, "criterion": criterion,
-                         "score": float(answer)}
+                         "score": score}
             if seconds is not None:
                 judgement["time_spent_ms"] = round(seconds * 1000 / len(slots))
             accepted = _accepted(row.get(f"{criterion}{i}_gold", ""))

@@ -200,6 +200,8 @@ def _record(line, obj, campaign, kind, lookup, errors) -> ControlRecord | None:
             record.output_id = names[obj["degraded"]]
     if control == "gold" and not errors:
         expected = obj["expected"]
+        if isinstance(expected, dict) and expected and set(expected) <= set().union(*gold.EXPECTED_KEYS.values()):
+            expected = {criterion: expected}  # a line judges one criterion: a bare expectation is for it
         if isinstance(expected, dict):
             expected = {c: ({k: names.get(v, v) if k in ("winner", "best", "worst") and v != "tie" else v
                              for k, v in spec.items()} if isinstance(spec, dict) else spec)
@@ -240,4 +242,29 @@ def control_records_write(campaign: Campaign, records: list[ControlRecord], anno
                 criterion=r.criterion, answer=r.answer, output_id=r.output_id, expected=r.expected, passed=r.passed,
                 time_spent_ms=r.time_spent_ms, origin=ControlJudgement.Origin.IMPORT))
     ControlJudgement.objects.bulk_create(new, batch_size=2000)
+    _gold_units_from(campaign, records)
     return len(new)
+
+
+def _gold_units_from(campaign: Campaign, records: list[ControlRecord]) -> None:
+    """Each imported gold expectation also becomes a (silent) gold unit of the campaign,
+    so annotators working in the workbench meet the same test questions."""
+    from annotations.quality.models import GoldUnit
+
+    existing = {(g.item_id, tuple(g.outputs), json.dumps(g.expected, sort_keys=True))
+                for g in GoldUnit.objects.filter(campaign=campaign)}
+    position = len(existing)
+    units = []
+    for r in records:
+        if r.kind != "gold" or r.expected is None:
+            continue
+        outputs = sorted({r.output_id} if r.output_id else set(r.answer.get("outputs") or r.answer.get("pair") or []))
+        key = (r.item_id, tuple(outputs), json.dumps(r.expected, sort_keys=True))
+        if not outputs or key in existing:
+            continue
+        existing.add(key)
+        position += 1
+        units.append(GoldUnit(campaign=campaign, item_id=r.item_id, outputs=outputs, expected=r.expected,
+                              mode=GoldUnit.Mode.SILENT, position=position,
+                              explanation="Imported with its expected answer."))
+    GoldUnit.objects.bulk_create(units, batch_size=2000)

@@ -100,8 +100,9 @@ def quality_settings_update(*, campaign: Campaign, **changes) -> QualitySettings
         current.degrade_strength = _number(changes["degrade_strength"], "degrade_strength", 0, 1, low_open=True)
     if "degrade_kinds" in changes:
         kinds = changes["degrade_kinds"]
-        if not isinstance(kinds, list) or not kinds or any(k not in KINDS for k in kinds):
-            raise ValidationError({"degrade_kinds": f"degrade_kinds must list some of {', '.join(KINDS)}"})
+        if not isinstance(kinds, list) or any(k not in KINDS for k in kinds):
+            raise ValidationError({"degrade_kinds": f"degrade_kinds must list some of {', '.join(KINDS)} "
+                                                    "(none: every kind that applies)"})
         current.degrade_kinds = list(dict.fromkeys(kinds))
     if "rules" in changes:
         current.rules = {**(current.rules or {}), **_rules_clean(changes["rules"])}
