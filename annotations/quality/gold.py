@@ -95,7 +95,9 @@ def gold_check(protocol: str, spec: Mapping, answer: Mapping) -> list[str]:
         score = answer.get("score")
         low, high = spec.get("min", -math.inf), spec.get("max", math.inf)
         if score is None or not low <= score <= high:
-            problems.append("score outside the expected range")
+            bounds = (f"{low:g} to {high:g}" if "min" in spec and "max" in spec
+                      else f"at least {low:g}" if "min" in spec else f"at most {high:g}")
+            problems.append(f"the score is outside the expected range ({bounds})")
     if kind == "pairwise" and "winner" in spec and answer.get("winner") != spec["winner"]:
         problems.append("another output was expected to win" if spec["winner"] != "tie" else "a tie was expected")
     if kind == "bws":

@@ -409,7 +409,7 @@ def control_answers_record(*, assignment: Assignment, rows: list, time_spent_ms:
     answers = _answers_by_criterion(campaign.protocol, rows)
     problems: dict[str, list[str]] = {}
     if control.kind == ControlUnit.Kind.GOLD:
-        problems = {c: _gold_problems(campaign, control, c, a) for c, a in answers.items()}
+        problems = {c: [f"{c}: {p}" for p in _gold_problems(campaign, control, c, a)] for c, a in answers.items()}
     loud = control.gold is not None and control.gold.mode == GoldUnit.Mode.LOUD
     attempt = 1 + (ControlJudgement.objects.filter(control=control).order_by("-attempt")
                    .values_list("attempt", flat=True).first() or 0)

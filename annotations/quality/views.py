@@ -28,7 +28,7 @@ from annotations.services.imports import ImportFailed
 from annotations.views.annotate import require_staff_page
 from workbench.exceptions import DomainError
 
-CHART = {"width": 560, "height": 300, "left": 56, "right": 16, "top": 16, "bottom": 46}
+ROW_HEIGHT, LABEL_W, PANEL_W, GAP, TOP, BOTTOM = 20, 120, 300, 40, 30, 34
 
 
 def _campaign_for_staff(request: HttpRequest, pk: int):
@@ -38,27 +38,34 @@ def _campaign_for_staff(request: HttpRequest, pk: int):
 
 
 def _chart(rows: list[dict]) -> dict:
-    """Agreement with the others (x, -1..1) against controls passed (y, 0..1), one point per annotator."""
-    c = CHART
-    plot_w, plot_h = c["width"] - c["left"] - c["right"], c["height"] - c["top"] - c["bottom"]
-    points, missing = [], []
-    for row in rows:
-        f = row["figures"]
-        if f.agreement_with_others is None or f.controls_passed is None:
-            missing.append(row["name"])
-            continue
+    """A dot plot, one row per annotator (worst agreement first): agreement with the others
+    (-1..1) in the left panel, share of controls passed (0..100 %) in the right one."""
+    ordered = sorted(rows, key=lambda r: (r["figures"].agreement_with_others is None,
+                                          r["figures"].agreement_with_others or 0))
+    with_controls = any(r["figures"].controls_passed is not None for r in rows)
+    left = LABEL_W
+    right = left + PANEL_W + GAP
+    width = right + (PANEL_W if with_controls else 0) + 16
+    height = TOP + max(1, len(ordered)) * ROW_HEIGHT + BOTTOM
+    bottom = TOP + len(ordered) * ROW_HEIGHT
+    points = []
+    for i, row in enumerate(ordered):
+        f, q = row["figures"], row["quality"]
+        y = TOP + i * ROW_HEIGHT + ROW_HEIGHT / 2
+        agreement = None if f.agreement_with_others is None else round(left + (f.agreement_with_others + 1) / 2 *
+                                                                         PANEL_W, 1)
+        controls = None if f.controls_passed is None else round(right + f.controls_passed * PANEL_W, 1)
         points.append({
-            "x": round(c["left"] + (f.agreement_with_others + 1) / 2 * plot_w, 1),
-            "y": round(c["top"] + (1 - f.controls_passed) * plot_h, 1),
-            "name": row["name"], "included": row["quality"].included,
-            "title": f"{row['name']}: agreement {f.agreement_with_others:.2f}, controls passed "
-                     f"{f.controls_passed:.0%}, {'included' if row['quality'].included else 'excluded'}",
+            "y": y, "name": row["name"], "included": q.included, "agreement": agreement, "controls": controls,
+            "title": (f"{row['name']}: agreement {'–' if f.agreement_with_others is None else f'{f.agreement_with_others:.2f}'}"
+                      f", controls passed {'–' if f.controls_passed is None else f'{f.controls_passed:.0%}'}, "
+                      f"{'included' if q.included else 'excluded'}"),
         })
-    ticks_x = [{"value": v, "at": round(c["left"] + (v + 1) / 2 * plot_w, 1)} for v in (-1, -0.5, 0, 0.5, 1)]
-    ticks_y = [{"value": f"{v:.0%}", "at": round(c["top"] + (1 - v) * plot_h, 1)} for v in (0, 0.25, 0.5, 0.75, 1)]
-    return {**c, "plot_w": plot_w, "plot_h": plot_h, "bottom_y": c["top"] + plot_h, "right_x": c["left"] + plot_w,
-            "points": points, "missing": missing, "ticks_x": ticks_x, "ticks_y": ticks_y,
-            "x_label_y": c["height"] - 8, "y_label_x": 14, "mid_y": c["top"] + plot_h / 2}
+    ticks_a = [{"label": v, "at": round(left + (v + 1) / 2 * PANEL_W, 1)} for v in (-1, -0.5, 0, 0.5, 1)]
+    ticks_c = [{"label": f"{v:.0%}", "at": round(right + v * PANEL_W, 1)} for v in (0, 0.25, 0.5, 0.75, 1)]
+    return {"width": width, "height": height, "top": TOP, "bottom": bottom, "left": left, "right": right,
+            "panel_w": PANEL_W, "points": points, "ticks_a": ticks_a, "ticks_c": ticks_c,
+            "with_controls": with_controls, "tick_y": bottom + 14, "title_y": TOP - 12, "label_x": left - 8}
 
 
 def _settings_initial(campaign) -> dict:

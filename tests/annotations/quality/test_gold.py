@@ -6,7 +6,9 @@ from annotations.quality.gold import InvalidExpectation, expectation_clean, expe
 def test_rating_range():
     spec = expectation_clean("likert", {"*": {"min": 1, "max": 2}}, criteria=["fluency"], output_ids=[5])
     assert gold_check("likert", expectation_for(spec, "fluency"), {"score": 2}) == []
-    assert gold_check("likert", expectation_for(spec, "fluency"), {"score": 4}) == ["score outside the expected range"]
+    assert gold_check("likert", expectation_for(spec, "fluency"), {"score": 4}) == [
+        "the score is outside the expected range (1 to 2)"]
+    assert gold_check("likert", {"min": 60}, {"score": 4}) == ["the score is outside the expected range (at least 60)"]
 
 
 def test_pairwise_bws_and_esa():

@@ -15,6 +15,13 @@ def test_too_few_controls_never_exclude_but_say_so():
     v = verdict(Figures(annotator="n", degraded_judged=2, mann_whitney_p=0.9), Rules())
     assert v.included
     assert v.pending == ("degraded controls: 2 judged, 5 needed",)
+    assert verdict(Figures(annotator="n"), Rules()).pending == ()  # no controls at all: nothing to wait for
+
+
+def test_straight_lining_is_flagged_but_excludes_only_when_asked():
+    figures = Figures(annotator="s", straight_lining=True)
+    assert verdict(figures, Rules()).included
+    assert not verdict(figures, Rules(exclude_straight_lining=True)).included
 
 
 def test_each_threshold():
