@@ -68,6 +68,12 @@ def _chart(rows: list[dict]) -> dict:
             "with_controls": with_controls, "tick_y": bottom + 14, "title_y": TOP - 12, "label_x": left - 8}
 
 
+def _p_text(p: float | None) -> str:
+    if p is None:
+        return "–"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
 def _settings_initial(campaign) -> dict:
     current = selectors.quality_settings_get(campaign=campaign)
     rules = selectors.rules_of(campaign=campaign).as_dict()
@@ -82,6 +88,7 @@ def quality_page(request: HttpRequest, pk: int) -> HttpResponse:
     quality = selectors.campaign_quality(campaign=campaign)
     annotators = {a.pk: a for a in Annotator.objects.filter(pk__in=quality)}
     rows = sorted(({"annotator": annotators[pk], "name": annotators[pk].name, "figures": q.figures, "quality": q,
+                    "p": _p_text(q.figures.mann_whitney_p),
                     "form": DecisionForm(initial={"annotator": pk})} for pk, q in quality.items()),
                   key=lambda row: (row["quality"].included, row["name"]))
     included = [pk for pk, q in quality.items() if q.included]
