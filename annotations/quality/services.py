@@ -607,3 +607,104 @@ def gold_units_import(*, campaign: Campaign, text: str) -> list[GoldUnit]:
     if errors:
         raise ImportFailed(errors)
     return created
+
+
+# --- one judgement at a time (the single-judgement API endpoints) ------------------------------
+
+
+class _Discard(Exception):
+    """Rolls back the savepoint in which the engine's own service built a judgement."""
+
+
+def control_judgement_submit(*, user, campaign: Campaign, output_ids, create, shown_order, origin: str):
+    """One judgement posted to the single-judgement endpoints for a control unit, or
+    None when `output_ids` are not the outputs of one of the user's control units.
+
+    The engine's own service (`create`) builds and checks the judgement exactly as
+    for a regular unit, inside a savepoint that is then rolled back: the same
+    checks and messages, the same response (an id from the same sequence), and
+    no row in the judgement tables. The answer is kept as the control's answer;
+    the unit is finished once every criterion (and output) is answered. A loud
+    gold unit answered wrongly stays open (its explanation is shown by the pages
+    and by `POST /api/assignments/{id}/submit/`).
+    """
+    from annotations.models import ErrorSpan, JudgementBase, SpanJudgement
+    from annotations.selectors import annotator_for_user
+    from annotations.services.assignments import assignment_finish, assignment_lock_for, assignment_reclaim
+    from annotations.services.judgements import DuplicateJudgement
+
+    annotator = annotator_for_user(user=user, project=campaign.project)
+    if annotator is None:
+        return None
+    ids = sorted(set(output_ids))
+    found = (Assignment.objects.filter(campaign=campaign, annotator=annotator, unit__outputs__contains=ids)
+             .exclude(unit__kind=Unit.Kind.REGULAR).order_by("-status", "-id").first())
+    if found is None:
+        return None
+    assignment, enrolment = assignment_lock_for(assignment_id=found.pk, annotator=annotator)
+    if assignment.status == Assignment.Status.DONE:
+        raise DuplicateJudgement("You already submitted this unit.")
+    assignment_reclaim(assignment=assignment)
+    control = ControlUnit.objects.select_related("gold").get(unit_id=assignment.unit_id)
+    unit = assignment.unit
+    system_of = dict(zip(unit.outputs, unit.systems))
+    outputs = {int(a): Output(id=int(a), item_id=unit.item_id, system_id=system_of.get(int(a)), text=e["text"])
+               for a, e in control.aliases.items()}
+    built: dict = {}
+    try:
+        with transaction.atomic():
+            judgement = create(campaign=campaign, annotator=annotator, outputs=outputs, assignment=assignment,
+                               shown_order=None, status=JudgementBase.Status.PARTIAL, origin=origin)
+            built["judgement"] = judgement
+            built["spans"] = list(judgement.spans.all()) if isinstance(judgement, SpanJudgement) else []
+            raise _Discard
+    except _Discard:
+        pass
+    judgement = built["judgement"]
+    judgement.shown_order = list(assignment.shown_order)
+    spans = [{"start": s.start, "end": s.end, "severity": s.severity, "missing": s.missing} for s in built["spans"]]
+    (criterion, answer), = _answers_by_criterion(campaign.protocol, [(judgement, spans)]).items()
+
+    per_output = campaign.protocol in (Campaign.Protocol.LIKERT, Campaign.Protocol.RANKME, Campaign.Protocol.ESA)
+    rows = {cj.criterion: cj for cj in ControlJudgement.objects.select_for_update().filter(control=control)}
+    attempt = max((cj.attempt for cj in rows.values()), default=1)
+    if control.gold and control.gold.mode == GoldUnit.Mode.LOUD and any(
+            cj.passed is False for cj in rows.values() if cj.attempt == attempt):
+        attempt += 1  # a failed tutorial try: start again
+    rows = {c: cj for c, cj in rows.items() if cj.attempt == attempt}
+    current = rows.get(criterion)
+    if current is not None and (not per_output or set(answer["scores"]) & set(current.answer.get("scores", {}))):
+        raise DuplicateJudgement("This annotator has already judged this unit for this criterion in this campaign.")
+    if current is None:
+        current = ControlJudgement(campaign=campaign, annotator=annotator, control=control, assignment=assignment,
+                                   kind=control.kind, item_id=assignment.item_id, criterion=criterion, answer={},
+                                   attempt=attempt, origin=origin)
+    if per_output:
+        merged = dict(current.answer)
+        merged["scores"] = {**merged.get("scores", {}), **answer["scores"]}
+        if "spans" in answer:
+            merged["spans"] = {**merged.get("spans", {}), **answer["spans"]}
+        current.answer = merged
+    else:
+        current.answer = answer
+    current.time_spent_ms = (current.time_spent_ms or 0) + (judgement.time_spent_ms or 0) or None
+    current.save()
+    rows[criterion] = current
+
+    aliases = {str(a) for a in unit.outputs}
+    complete = all(c in rows and (not per_output or set(rows[c].answer.get("scores", {})) >= aliases)
+                   for c in campaign.criteria)
+    if complete:
+        failed = False
+        if control.kind == ControlUnit.Kind.GOLD:
+            for c, cj in rows.items():
+                cj.passed = not _gold_problems(campaign, control, c, cj.answer)
+                failed = failed or not cj.passed
+                cj.save(update_fields=["passed", "updated_at"])
+        if not (failed and control.gold.mode == GoldUnit.Mode.LOUD):
+            assignment_finish(assignment=assignment, enrolment=enrolment,
+                              time_spent_ms=sum(cj.time_spent_ms or 0 for cj in rows.values()) or None)
+            judgement.status = JudgementBase.Status.COMPLETE
+    if isinstance(judgement, SpanJudgement):
+        judgement._prefetched_objects_cache = {"spans": [ErrorSpan(judgement=judgement, **s) for s in spans]}
+    return judgement

@@ -33,7 +33,7 @@ from annotations.models import (
     RatingJudgement,
     SpanJudgement,
 )
-from annotations.quality.services import control_answers_record, unit_texts
+from annotations.quality.services import control_answers_record, control_judgement_submit, unit_texts
 from annotations.selectors import annotator_for_user, campaign_list, project_role
 from annotations.services import judgements as checks
 from annotations.services.assignments import (
@@ -102,6 +102,12 @@ def judgement_submit(
     outputs = {o.pk: o for o in Output.objects.filter(item__dataset_id=campaign.dataset_id, pk__in=output_ids)}
     unknown = sorted(set(output_ids) - set(outputs))
     if unknown:
+        # The outputs of a control unit (annotations.quality) are not in the dataset: its answers go there.
+        with transaction.atomic():
+            routed = control_judgement_submit(user=user, campaign=campaign, output_ids=output_ids, create=create,
+                                              shown_order=shown_order, origin=origin)
+        if routed is not None:
+            return routed
         raise ValidationError({"output": [f"Output {i} is not part of this campaign's dataset." for i in unknown]})
     item_ids = {o.item_id for o in outputs.values()}
     if len(item_ids) != 1:

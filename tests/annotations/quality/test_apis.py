@@ -6,7 +6,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from annotations.models import Campaign, Membership, Output
-from annotations.quality.models import CompletionCode, ControlUnit, GoldUnit
+from annotations.quality.models import CompletionCode, ControlJudgement, ControlUnit, GoldUnit
 from annotations.quality.services import gold_unit_create, quality_settings_update
 from tests.annotations.factories import (
     CampaignFactory,
@@ -184,3 +184,41 @@ def test_settings_and_decisions_through_the_api(setup):
     (entry,) = researcher.get(url).json()["annotators"]
     assert entry["included"] is False and entry["decision"]["reason"] == "copied answers"
     assert entry["decision"]["by"] == "researcher-user"
+
+
+def test_one_judgement_at_a_time_works_on_controls_and_looks_the_same(setup):
+    campaign, clients = setup
+    campaign.criteria = ["quality", "fluency"]
+    campaign.save(update_fields=["criteria"])
+    GoldUnit.objects.filter(campaign=campaign).delete()
+    client = clients["annotator"]
+    responses, control_ids = [], set()
+    while True:
+        got = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/")
+        if got.status_code == 204:
+            break
+        payload = got.json()
+        output = payload["item"]["outputs"][0]["id"]
+        for criterion, score in (("quality", 40), ("fluency", 60)):
+            sent = client.post("/api/judgements/ratings/", {
+                "campaign": campaign.pk, "output": output, "criterion": criterion, "score": score,
+                "shown_order": payload["shown_order"], "time_spent_ms": 1500}, format="json")
+            assert sent.status_code == 201, sent.content
+            responses.append((output, sent.json()))
+        again = client.post("/api/judgements/ratings/", {"campaign": campaign.pk, "output": output,
+                                                         "criterion": "quality", "score": 40}, format="json")
+        assert again.status_code == 400  # the same answer twice: refused, for every kind of unit
+    controls = ControlUnit.objects.filter(campaign=campaign)
+    aliases = {int(a) for c in controls for a in c.aliases}
+    assert controls.exists() and aliases & {o for o, _ in responses}
+    shapes = {repr(shape({**r, "status": None})) for _, r in responses}
+    assert len(shapes) == 1
+    # The second criterion completes every unit, control or not.
+    assert {r["status"] for _, r in responses[1::2]} == {"complete"}
+    assert {r["status"] for _, r in responses[0::2]} == {"partial"}
+    from annotations.models import Assignment, RatingJudgement
+    assert not Assignment.objects.filter(campaign=campaign).exclude(status="done").exists()
+    assert not RatingJudgement.objects.filter(output_id__in=aliases).exists()
+    stored = ControlJudgement.objects.filter(campaign=campaign)
+    assert stored.count() == 2 * controls.count()
+    assert all(set(cj.answer["scores"]) == {a for a in cj.control.aliases} for cj in stored)
