@@ -280,10 +280,12 @@ def assignment_payload(*, assignment: Assignment, enrolment=None) -> dict:
     references only where the campaign shows them; the RankME anchor."""
     campaign = assignment.campaign
     item = assignment.item
-    unit_outputs = assignment.unit.outputs if assignment.unit_id else None
-    order = list(assignment.shown_order) or list(unit_outputs or [])
+    order = list(assignment.shown_order)
+    if not order and assignment.unit_id:
+        order = list(assignment.unit.outputs)
+    # order_by(): the default ordering of outputs would join items and systems.
     texts = dict(
-        Output.objects.filter(pk__in=order or [0]).values_list("id", "text")
+        Output.objects.filter(pk__in=order).order_by().values_list("id", "text")
     ) if order else dict(Output.objects.filter(item=item).order_by("id").values_list("id", "text"))
     if not order:
         order = list(texts)

@@ -82,7 +82,7 @@ def _judgements_mark(assignment_ids: list[int], status: str) -> None:
         model.objects.filter(assignment_id__in=assignment_ids).exclude(status=status).update(status=status)
 
 
-@transaction.atomic
+@transaction.atomic(savepoint=False)
 def assignments_expire(*, campaign: Campaign) -> int:
     """Expire the campaign's pending assignments past their deadline; returns how many.
 
@@ -217,6 +217,7 @@ def assignment_next(*, campaign: Campaign, annotator: Annotator) -> tuple[Assign
     if pending is not None:
         pending.expires_at = _expires_at(campaign)
         Assignment.objects.filter(pk=pending.pk).update(expires_at=pending.expires_at)
+        pending.enrolment = enrolment  # for the caller's progress display, saves a query
         return pending, False
 
     unit = _pick_unit(campaign=campaign, annotator=annotator, seed=enrolment.seed)
@@ -238,22 +239,30 @@ def assignment_next(*, campaign: Campaign, annotator: Annotator) -> tuple[Assign
         n_assigned=F("n_assigned") + 1,
         position_counts=_count_positions(dict(enrolment.position_counts), unit, order),
     )
+    assignment.enrolment = enrolment
     return assignment, True
 
 
-def assignment_lock_for(*, assignment_id: int, annotator: Annotator) -> tuple[Assignment, Enrolment]:
+def assignment_lock_for(
+    *, assignment_id: int, annotator: Annotator, campaign_id: int | None = None
+) -> tuple[Assignment, Enrolment]:
     """Lock the annotator's enrolment, then their assignment (the engine's lock order)."""
-    campaign_id = (
-        Assignment.objects.filter(pk=assignment_id, annotator=annotator).values_list("campaign_id", flat=True).first()
-    )
+    if campaign_id is None:
+        campaign_id = (
+            Assignment.objects.filter(pk=assignment_id, annotator=annotator)
+            .values_list("campaign_id", flat=True).first()
+        )
     if campaign_id is None:
         raise Assignment.DoesNotExist()
     enrolment = Enrolment.objects.select_for_update().filter(campaign_id=campaign_id, annotator=annotator).first()
     assignment = (
         Assignment.objects.select_for_update(of=("self",))
         .select_related("campaign", "unit")
-        .get(pk=assignment_id)
+        .filter(pk=assignment_id, annotator=annotator, campaign_id=campaign_id)
+        .first()
     )
+    if assignment is None:
+        raise Assignment.DoesNotExist()
     return assignment, enrolment
 
 
