@@ -40,6 +40,7 @@ from annotations.services.assignments import (
     assignment_finish,
     assignment_lock_for,
     assignment_reclaim,
+    retry_on_deadlock,
 )
 
 
@@ -257,6 +258,7 @@ MODELS_BY_PROTOCOL = {
 }
 
 
+@retry_on_deadlock
 @transaction.atomic
 def unit_submit(
     *,
