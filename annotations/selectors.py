@@ -280,15 +280,18 @@ def assignment_payload(*, assignment: Assignment, enrolment=None, show_unit: boo
     references only where the campaign shows them; the RankME anchor."""
     campaign = assignment.campaign
     item = assignment.item
-    unit_outputs = assignment.unit.outputs if assignment.unit_id else None
-    order = list(assignment.shown_order) or list(unit_outputs or [])
+    order = list(assignment.shown_order)
+    if not order and assignment.unit_id:
+        order = list(assignment.unit.outputs)
+    # order_by(): the default ordering of outputs would join items and systems.
     texts = dict(
-        Output.objects.filter(pk__in=order or [0]).values_list("id", "text")
+        Output.objects.filter(pk__in=order).order_by().values_list("id", "text")
     ) if order else dict(Output.objects.filter(item=item).order_by("id").values_list("id", "text"))
     if not order:
         order = list(texts)
-    if assignment.unit_id and assignment.unit.kind != "regular":
-        # Quality control: a control unit shows its own texts under alias ids (annotations.quality).
+    if assignment.unit_id and not set(order) <= set(texts):
+        # Quality control: a control unit shows its own texts under alias ids (annotations.quality);
+        # only then are ids missing from the outputs table, so regular units cost no query here.
         from annotations.quality.services import unit_texts
 
         texts = unit_texts(unit=assignment.unit) or texts

@@ -19,6 +19,7 @@ from annotations.permissions import ApiAuthMixin, require_member, require_staff
 from annotations.quality.services import completion_code_at_batch_end
 from annotations.selectors import (
     assignment_list,
+    annotator_for_user,
     assignment_payload,
     blind_project_ids,
     campaign_list,
@@ -233,7 +234,8 @@ class NextAssignmentOutputSerializer(serializers.Serializer):
 
 def annotator_for_request(*, request: Request, campaign: Campaign):
     require_member(user=request.user, project=campaign.project)
-    return annotator_get_or_create(project=campaign.project, name=request.user.get_username(), user=request.user)
+    return annotator_for_user(user=request.user, project=campaign.project) or annotator_get_or_create(
+        project=campaign.project, name=request.user.get_username(), user=request.user)
 
 
 class NextAssignmentApi(ApiAuthMixin, APIView):
@@ -253,14 +255,15 @@ class NextAssignmentApi(ApiAuthMixin, APIView):
         204 when every unit has its k annotators or was already yours. The
         outputs come in the order to show them, without system names.
         """
-        campaign = get_object_or_404(campaign_list(user=request.user), pk=pk)
+        # By id, then the membership check (404 for non-members): cheaper than the scoped list.
+        campaign = get_object_or_404(Campaign.objects.select_related("dataset__project"), pk=pk)
         annotator = annotator_for_request(request=request, campaign=campaign)
         assignment, created = assignment_next(campaign=campaign, annotator=annotator)
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         assignment.campaign, assignment.annotator = campaign, annotator
-        payload = assignment_payload(assignment=assignment, enrolment=enrolment_for(campaign=campaign,
-                                                                                    annotator=annotator),
+        enrolment = getattr(assignment, "enrolment", None) or enrolment_for(campaign=campaign, annotator=annotator)
+        payload = assignment_payload(assignment=assignment, enrolment=enrolment,
                                      show_unit=is_project_staff(user=request.user, project=campaign.project))
         return Response(
             NextAssignmentOutputSerializer(payload).data,
@@ -323,6 +326,7 @@ class UnitSubmitApi(ApiAuthMixin, APIView):
         result = unit_submit(
             annotator=assignment.annotator,
             assignment_id=assignment.pk,
+            campaign_id=assignment.campaign_id,
             judgements=data["judgements"],
             shown_order=data.get("shown_order"),
             time_spent_ms=data.get("time_spent_ms"),

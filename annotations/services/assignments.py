@@ -24,6 +24,7 @@ judgements already sent for it are marked `abandoned` (kept, never counted).
 """
 from __future__ import annotations
 
+import json
 import random
 import secrets
 from datetime import timedelta
@@ -51,6 +52,31 @@ from annotations.quality.services import control_next
 JUDGEMENT_MODELS = (RatingJudgement, PairwiseJudgement, BestWorstJudgement, SpanJudgement)
 # How many times a pick retries after losing a unit to a concurrent request.
 MAX_PICK_ROUNDS = 100
+
+
+def retry_on_deadlock(fn):
+    """Run a top-level transaction again (up to 3 times) if PostgreSQL chose it
+    as the victim of a deadlock or a serialization failure; the engine's lock
+    order makes that rare, this makes it harmless. Inside an outer
+    transaction nothing can be retried, so the error goes up."""
+    import functools
+
+    from django.db import OperationalError
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        for attempt in range(3):
+            if connection.in_atomic_block:
+                return fn(*args, **kwargs)
+            try:
+                return fn(*args, **kwargs)
+            except OperationalError as exc:
+                code = getattr(getattr(exc, "__cause__", None), "sqlstate", None)
+                if code not in ("40P01", "40001") or attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    return wrapper
 
 
 def enrolment_lock(*, campaign: Campaign, annotator: Annotator) -> Enrolment:
@@ -83,7 +109,8 @@ def _judgements_mark(assignment_ids: list[int], status: str) -> None:
         model.objects.filter(assignment_id__in=assignment_ids).exclude(status=status).update(status=status)
 
 
-@transaction.atomic
+@retry_on_deadlock
+@transaction.atomic(savepoint=False)
 def assignments_expire(*, campaign: Campaign) -> int:
     """Expire the campaign's pending assignments past their deadline; returns how many.
 
@@ -108,50 +135,71 @@ def assignments_expire(*, campaign: Campaign) -> int:
     return len(rows)
 
 
-def _pick_sql(skip_locked: bool) -> str:
+def _pick_sql(*, lock: str) -> str:
     unit, assignment = Unit._meta.db_table, Assignment._meta.db_table
     return (
-        f"SELECT u.id, u.item_id, u.outputs, u.systems FROM {unit} u WHERE u.campaign_id = %s AND u.n_taken < u.redundancy "
+        f"SELECT u.id, u.item_id, u.outputs, u.systems FROM {unit} u WHERE u.campaign_id = %s "
+        "AND u.n_taken < u.redundancy "
         "AND u.kind = 'regular' "  # control units belong to one annotator (annotations.quality)
         f"AND NOT EXISTS (SELECT 1 FROM {assignment} a WHERE a.unit_id = u.id AND a.annotator_id = %s) "
-        "ORDER BY hashint8extended(u.id, %s), u.id LIMIT 1 FOR UPDATE"
-        + (" SKIP LOCKED" if skip_locked else "")
+        f"ORDER BY hashint8extended(u.id, %s), u.id LIMIT 1 {lock}"
     )
 
 
-def _candidates_exist(campaign: Campaign, annotator: Annotator) -> bool:
-    return (
-        Unit.objects.filter(campaign=campaign, n_taken__lt=F("redundancy"), kind=Unit.Kind.REGULAR)
-        .exclude(assignments__annotator=annotator)
-        .exists()
-    )
+class _Filled(Exception):
+    """The unit waited for filled up meanwhile."""
+
+
+def _unit_from_row(row, campaign: Campaign) -> Unit:
+    unit_id, item_id, outputs, systems = row
+    # Django has psycopg hand jsonb over as text (its JSONField decodes it); so do we.
+    if isinstance(outputs, str):
+        outputs = json.loads(outputs)
+    if isinstance(systems, str):
+        systems = json.loads(systems)
+    return Unit(id=unit_id, campaign_id=campaign.pk, item_id=item_id, outputs=outputs, systems=systems)
 
 
 def _pick_unit(*, campaign: Campaign, annotator: Annotator, seed: int) -> Unit | None:
     """Lock and return this annotator's next unit with a free slot, or None.
 
-    First without waiting for units other requests hold; when that finds
-    nothing but free slots still exist (held by concurrent requests that may
-    give them up), wait for the first such lock and look again. A `FOR UPDATE
-    ... LIMIT 1` that waited can come back empty when the row it waited for
-    filled up meanwhile, hence the loop; each round follows another
-    transaction's commit, so it ends.
+    First the next unit (in the annotator's order) that nobody else holds,
+    without waiting (`SKIP LOCKED`). When every free slot is held by requests
+    in flight, which may still give theirs up, wait for the first such unit
+    alone, in a savepoint: if it filled up meanwhile, rolling back the
+    savepoint drops the lock and we look again. Waiting on one row at a time,
+    and never while holding another unit, keeps the pick free of deadlocks;
+    each round follows another transaction's commit, so the loop ends.
     """
+    args = [campaign.pk, annotator.pk, seed]
     with connection.cursor() as cursor:
         for _ in range(MAX_PICK_ROUNDS):
-            for skip_locked in (True, False):
-                cursor.execute(_pick_sql(skip_locked), [campaign.pk, annotator.pk, seed])
-                row = cursor.fetchone()
-                if row is not None:
-                    unit_id, item_id, outputs, systems = row
-                    if isinstance(outputs, str):  # jsonb arrives decoded with psycopg 3; be safe
-                        import json
-
-                        outputs, systems = json.loads(outputs), json.loads(systems)
-                    return Unit(id=unit_id, campaign_id=campaign.pk, item_id=item_id, outputs=outputs,
-                                systems=systems)
-                if skip_locked and not _candidates_exist(campaign, annotator):
-                    return None
+            try:
+                # In a savepoint too: a row that filled up under our lock attempt
+                # stays locked until the savepoint is rolled back.
+                with transaction.atomic():
+                    cursor.execute(_pick_sql(lock="FOR UPDATE SKIP LOCKED"), args)
+                    row = cursor.fetchone()
+                    if row is None:
+                        raise _Filled()
+                return _unit_from_row(row, campaign)
+            except _Filled:
+                pass
+            cursor.execute(_pick_sql(lock=""), args)
+            candidate = cursor.fetchone()
+            if candidate is None:
+                return None
+            try:
+                with transaction.atomic():
+                    cursor.execute(
+                        f"SELECT id, item_id, outputs, systems FROM {Unit._meta.db_table} "
+                        "WHERE id = %s AND n_taken < redundancy FOR UPDATE", [candidate[0]])
+                    row = cursor.fetchone()
+                    if row is None:
+                        raise _Filled()
+                return _unit_from_row(row, campaign)
+            except _Filled:
+                continue
     raise ValidationError("The campaign is too busy right now; please try again in a moment.")
 
 
@@ -199,17 +247,23 @@ def _count_positions(counts: dict, unit: Unit, order: list[int]) -> dict:
     return counts
 
 
-@transaction.atomic
 def assignment_next(*, campaign: Campaign, annotator: Annotator) -> tuple[Assignment | None, bool]:
     """The annotator's next unit of work in `campaign`: `(assignment, created)`.
 
     Their pending assignment if they have one (a reload does not skip work;
     its deadline is renewed), else a new one; `(None, False)` when nothing is
-    left for them.
+    left for them. Timed-out assignments are expired first, in their own
+    transaction, so the pick never waits while holding their units.
     """
     campaign_units_ensure(campaign=campaign)
-    enrolment = enrolment_lock(campaign=campaign, annotator=annotator)
     assignments_expire(campaign=campaign)
+    return _assignment_take(campaign=campaign, annotator=annotator)
+
+
+@retry_on_deadlock
+@transaction.atomic
+def _assignment_take(*, campaign: Campaign, annotator: Annotator) -> tuple[Assignment | None, bool]:
+    enrolment = enrolment_lock(campaign=campaign, annotator=annotator)
 
     pending = (
         Assignment.objects.filter(campaign=campaign, annotator=annotator, status=Assignment.Status.PENDING)
@@ -219,6 +273,7 @@ def assignment_next(*, campaign: Campaign, annotator: Annotator) -> tuple[Assign
     if pending is not None:
         pending.expires_at = _expires_at(campaign)
         Assignment.objects.filter(pk=pending.pk).update(expires_at=pending.expires_at)
+        pending.enrolment = enrolment  # for the caller's progress display, saves a query
         return pending, False
 
     # Quality control: a control unit when one is due in this annotator's batch.
@@ -243,22 +298,30 @@ def assignment_next(*, campaign: Campaign, annotator: Annotator) -> tuple[Assign
         n_assigned=F("n_assigned") + 1,
         position_counts=_count_positions(dict(enrolment.position_counts), unit, order),
     )
+    assignment.enrolment = enrolment
     return assignment, True
 
 
-def assignment_lock_for(*, assignment_id: int, annotator: Annotator) -> tuple[Assignment, Enrolment]:
+def assignment_lock_for(
+    *, assignment_id: int, annotator: Annotator, campaign_id: int | None = None
+) -> tuple[Assignment, Enrolment]:
     """Lock the annotator's enrolment, then their assignment (the engine's lock order)."""
-    campaign_id = (
-        Assignment.objects.filter(pk=assignment_id, annotator=annotator).values_list("campaign_id", flat=True).first()
-    )
+    if campaign_id is None:
+        campaign_id = (
+            Assignment.objects.filter(pk=assignment_id, annotator=annotator)
+            .values_list("campaign_id", flat=True).first()
+        )
     if campaign_id is None:
         raise Assignment.DoesNotExist()
     enrolment = Enrolment.objects.select_for_update().filter(campaign_id=campaign_id, annotator=annotator).first()
     assignment = (
         Assignment.objects.select_for_update(of=("self",))
         .select_related("campaign", "unit")
-        .get(pk=assignment_id)
+        .filter(pk=assignment_id, annotator=annotator, campaign_id=campaign_id)
+        .first()
     )
+    if assignment is None:
+        raise Assignment.DoesNotExist()
     return assignment, enrolment
 
 
@@ -286,6 +349,7 @@ def assignment_reclaim(*, assignment: Assignment) -> None:
     _judgements_mark([assignment.pk], JudgementBase.Status.PARTIAL)
 
 
+@retry_on_deadlock
 @transaction.atomic
 def assignment_release(*, assignment_id: int, annotator: Annotator) -> Assignment:
     """Give a pending assignment back (skip the unit): its slot returns to the

@@ -41,6 +41,7 @@ from annotations.services.assignments import (
     assignment_finish,
     assignment_lock_for,
     assignment_reclaim,
+    retry_on_deadlock,
 )
 
 
@@ -242,6 +243,23 @@ def _rows(*, campaign: Campaign, assignment: Assignment, answers: list, texts: d
     return rows
 
 
+def _partials_delete(model, assignment: Assignment) -> None:
+    """Judgements sent one by one earlier for this assignment: replaced by the unit's answers.
+
+    Plain DELETEs (no Django collector round trip); ESA spans first, their
+    foreign key has no database-side cascade.
+    """
+    from django.db import connection
+
+    table = model._meta.db_table
+    with connection.cursor() as cursor:
+        if model is SpanJudgement:
+            cursor.execute(
+                f"DELETE FROM {ErrorSpan._meta.db_table} WHERE judgement_id IN "
+                f"(SELECT id FROM {table} WHERE assignment_id = %s)", [assignment.pk])
+        cursor.execute(f"DELETE FROM {table} WHERE assignment_id = %s", [assignment.pk])
+
+
 MODELS_BY_PROTOCOL = {
     Campaign.Protocol.LIKERT: RatingJudgement,
     Campaign.Protocol.RANKME: RatingJudgement,
@@ -251,11 +269,13 @@ MODELS_BY_PROTOCOL = {
 }
 
 
+@retry_on_deadlock
 @transaction.atomic
 def unit_submit(
     *,
     annotator: Annotator,
     assignment_id: int,
+    campaign_id: int | None = None,
     judgements: list,
     shown_order: Sequence[int] | None = None,
     time_spent_ms: int | None = None,
@@ -268,7 +288,8 @@ def unit_submit(
     back if its unit still has a free slot.
     """
     try:
-        assignment, enrolment = assignment_lock_for(assignment_id=assignment_id, annotator=annotator)
+        assignment, enrolment = assignment_lock_for(assignment_id=assignment_id, annotator=annotator,
+                                                    campaign_id=campaign_id)
     except Assignment.DoesNotExist:
         raise Http404() from None
     if assignment.unit_id is None:
@@ -297,15 +318,15 @@ def unit_submit(
         return UnitSubmitResult(assignment=assignment, judgements=len(rows))
 
     model = MODELS_BY_PROTOCOL[campaign.protocol]
-    model.objects.filter(assignment=assignment).delete()
+    _partials_delete(model, assignment)
     instances = []
     for row, _ in rows:
         row.origin = origin
         row.time_spent_ms = time_spent_ms
         instances.append(row)
     try:
-        with transaction.atomic():
-            model.objects.bulk_create(instances)
+        # No savepoint: on a refusal the whole request rolls back anyway.
+        model.objects.bulk_create(instances)
     except IntegrityError as exc:
         if any(name in str(exc) for name in checks.UNIQUE_CONSTRAINTS):
             raise checks.DuplicateJudgement(

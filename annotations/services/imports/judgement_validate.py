@@ -6,7 +6,10 @@ JSONL, one judgement a line; the campaign's protocol decides the format:
   optional ``"rank"`` (whole number >= 1);
 - pairwise: ``{"item", "annotator", "criterion", "a": S1, "b": S2, "winner": "a"|"b"|"tie"}``
   (a = the output shown first; stored with the lower output id first, winner flipped);
-- best-worst: ``{"item", "annotator", "criterion", "outputs": [S1, S2, ...], "best": S, "worst": S}``.
+- best-worst: ``{"item", "annotator", "criterion", "outputs": [S1, S2, ...], "best": S, "worst": S}``;
+- error spans (esa): ``{"item", "system", "annotator", "criterion", "score", "spans": [...]}``, each span
+  ``{"start", "end", "severity"}`` (character offsets into the output, end exclusive) or
+  ``{"missing": true, "severity"}``; ``spans`` may be omitted (no error marked).
 
 All formats accept an optional ``"time_spent_ms"``. The value checks are the
 ones of the single-judgement services (`annotations.services.judgements`), so
@@ -26,11 +29,12 @@ from annotations.services.imports.errors import Problems
 _RATING_KEYS = {"item", "system", "annotator", "criterion", "score"}
 _PAIRWISE_KEYS = {"item", "annotator", "criterion", "a", "b", "winner"}
 _BWS_KEYS = {"item", "annotator", "criterion", "outputs", "best", "worst"}
-_KIND_KEYS = {"rating": _RATING_KEYS, "pairwise": _PAIRWISE_KEYS, "bws": _BWS_KEYS}
+_KIND_KEYS = {"rating": _RATING_KEYS, "pairwise": _PAIRWISE_KEYS, "bws": _BWS_KEYS, "esa": _RATING_KEYS}
 _OPTIONAL_KEYS = {
     "rating": {"rank", "time_spent_ms"},
     "pairwise": {"time_spent_ms"},
     "bws": {"time_spent_ms"},
+    "esa": {"spans", "time_spent_ms"},
 }
 
 
@@ -53,9 +57,11 @@ class JudgementRecord:
     # best-worst
     best_id: int | None = None
     worst_id: int | None = None
+    # error spans (esa)
+    spans: list[dict] = field(default_factory=list)
 
     def unit(self, kind: str) -> tuple:
-        if kind == "rating":
+        if kind in ("rating", "esa"):
             return (self.annotator, self.output_id, self.criterion)
         if kind == "pairwise":
             return (self.annotator, self.a_id, self.b_id, self.criterion)
@@ -64,14 +70,23 @@ class JudgementRecord:
     def value(self, kind: str) -> tuple:
         if kind == "rating":
             return (self.score, self.rank)
+        if kind == "esa":
+            return (self.score, spans_key(self.spans))
         if kind == "pairwise":
             return (self.winner,)
         return (self.best_id, self.worst_id)
 
 
+def spans_key(spans) -> tuple:
+    """Spans in a comparable form (re-importing the same spans is a no-op)."""
+    return tuple(sorted((s["missing"], s["start"] or 0, s["end"] or 0, s["severity"]) for s in spans))
+
+
 def protocol_kind(campaign: Campaign) -> str:
     if campaign.protocol in Campaign.RATING_PROTOCOLS:
         return "rating"
+    if campaign.protocol == Campaign.Protocol.ESA:
+        return "esa"
     return "pairwise" if campaign.protocol == Campaign.Protocol.PAIRWISE else "bws"
 
 
@@ -87,6 +102,14 @@ class Lookup:
                 "id", "item_id", "system_id"
             )
         }
+
+    def text(self, output_id: int) -> str:
+        """An output's text (for checking span offsets), read on first use."""
+        if not hasattr(self, "_texts"):
+            self._texts: dict[int, str] = {}
+        if output_id not in self._texts:
+            self._texts[output_id] = Output.objects.values_list("text", flat=True).get(pk=output_id)
+        return self._texts[output_id]
 
     def output(self, item_id: int, external_id: str, value, what: str, errors: list[str]) -> int | None:
         name, problem = name_check(value, what)
@@ -147,13 +170,20 @@ def judgement_record(
 
     record = JudgementRecord(line=line, annotator=annotator, item_id=item_id, criterion=criterion,
                               time_spent_ms=time_spent)
-    if kind == "rating":
+    if kind in ("rating", "esa"):
         record.output_id = lookup.output(item_id, external_id, obj["system"], "system", errors)
         try:
-            record.score = checks.score_check(campaign=campaign, score=obj["score"])
-            record.rank = checks.rank_check(obj.get("rank"))
+            record.score = checks.score_check(campaign=campaign, score=obj["score"], criterion=criterion)
+            if kind == "rating":
+                record.rank = checks.rank_check(obj.get("rank"))
         except ValidationError as exc:
             errors.extend(exc.messages)
+        if kind == "esa" and record.output_id is not None:
+            try:
+                record.spans = checks.spans_check(campaign=campaign, spans=obj.get("spans", []),
+                                                  text=lookup.text(record.output_id))
+            except ValidationError as exc:
+                errors.extend(exc.messages)
         record.shown = [record.output_id]
     elif kind == "pairwise":
         a = lookup.output(item_id, external_id, obj["a"], "a", errors)

@@ -1,7 +1,10 @@
 """`judgements_import`: parse, validate, then write a judgement file in one transaction.
 
-Formats in `judgement_validate`. Annotators are the project's annotators by
-name, created when new. A judgement already stored with the same value is
+Formats in `judgement_validate`. Annotators are imported worker ids: they
+live in their own namespace, apart from the workbench's accounts, and are
+created when new; `annotator_map` ({name in the file: username}) says
+explicitly that a name is an account (a member of the project), whose
+judgements they then are. A judgement already stored with the same value is
 skipped (re-importing a file is a no-op); one stored with a different value,
 or two in the file for the same unit, is a line error.
 """
@@ -22,7 +25,29 @@ from annotations.services.imports.reading import jsonl_objects, read_bytes
 from annotations.services.imports.results import JudgementImportResult
 
 
-def judgements_import(*, stream: BinaryIO | Path, campaign_name: str, user=None) -> JudgementImportResult:
+def _accounts(project, annotator_map: dict[str, str]) -> dict[str, int]:
+    """Annotator ids of the mapped accounts (created as account annotators if new)."""
+    from django.contrib.auth import get_user_model
+
+    from annotations.models import Membership
+    from annotations.services.projects import annotator_get_or_create
+
+    ids, problems = {}, []
+    for name, username in annotator_map.items():
+        user = get_user_model().objects.filter(username=username).first()
+        if user is None or not Membership.objects.filter(project=project, user=user).exists():
+            problems.append(LineError(0, f"--map-annotator {name}={username}: no member of project "
+                                         f"{project.name!r} has that username"))
+            continue
+        ids[name] = annotator_get_or_create(project=project, name=username, user=user).pk
+    if problems:
+        raise ImportFailed(problems)
+    return ids
+
+
+def judgements_import(
+    *, stream: BinaryIO | Path, campaign_name: str, user=None, annotator_map: dict[str, str] | None = None
+) -> JudgementImportResult:
     """Import judgements collected elsewhere, atomically (formats in `judgement_validate`).
 
     Every line is read and checked first, then everything is written in one
@@ -51,10 +76,13 @@ def judgements_import(*, stream: BinaryIO | Path, campaign_name: str, user=None)
     with transaction.atomic():
         # One import per campaign at a time: the stored judgements read below stay true.
         Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
+        mapped = _accounts(project, annotator_map or {})
         annotator_ids = dict(
-            Annotator.objects.filter(project=project, name__in={r.annotator for r in records + controls})
+            Annotator.objects.filter(project=project, namespace=Annotator.Namespace.IMPORT,
+                                     name__in={r.annotator for r in records + controls} - set(mapped))
             .values_list("name", "id")
         )
+        annotator_ids.update(mapped)
         stored = stored_judgements(campaign, kind, annotator_ids)
         new_records = []
         for record in records:
@@ -67,9 +95,11 @@ def judgements_import(*, stream: BinaryIO | Path, campaign_name: str, user=None)
         problems.raise_if_any()
 
         new_names = sorted({r.annotator for r in new_records + controls} - set(annotator_ids))
-        Annotator.objects.bulk_create([Annotator(project=project, name=n) for n in new_names],
-                                      batch_size=BATCH_SIZE, ignore_conflicts=True)
-        annotator_ids.update(Annotator.objects.filter(project=project, name__in=new_names).values_list("name", "id"))
+        Annotator.objects.bulk_create(
+            [Annotator(project=project, name=n, namespace=Annotator.Namespace.IMPORT) for n in new_names],
+            batch_size=BATCH_SIZE, ignore_conflicts=True)
+        annotator_ids.update(Annotator.objects.filter(project=project, namespace=Annotator.Namespace.IMPORT,
+                                                      name__in=new_names).values_list("name", "id"))
         try:
             with transaction.atomic():
                 judgements_write(campaign, kind, new_records, annotator_ids)
