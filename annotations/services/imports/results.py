@@ -28,6 +28,8 @@ class JudgementImportResult:
     controls: int = 0  # lines flagged "control" (quality control), counted in `judgements` too
 
     def as_json(self) -> dict:
-        return {"campaign": self.campaign.name, "judgements": self.judgements, "created": self.created,
-                "unchanged": self.unchanged, "annotators_created": self.annotators_created,
-                "controls": self.controls}
+        summary = {"campaign": self.campaign.name, "judgements": self.judgements, "created": self.created,
+                   "unchanged": self.unchanged, "annotators_created": self.annotators_created}
+        if self.controls:
+            summary["controls"] = self.controls
+        return summary
