@@ -435,3 +435,21 @@ def campaign_alpha(*, campaign: Campaign, annotator_ids=None) -> float | None:
     except ValueError:  # one value everywhere: agreement is undefined
         return None
     return None if np.isnan(value) else float(value)
+
+
+def quality_control_active(*, campaign: Campaign) -> bool:
+    """Whether anything can include or exclude annotators of this campaign: settings or
+    rules set, control answers, gold units, or decisions by hand."""
+    return (QualitySettings.objects.filter(campaign=campaign).exists()
+            or ControlJudgement.objects.filter(campaign=campaign).exists()
+            or GoldUnit.objects.filter(campaign=campaign).exists()
+            or AnnotatorDecision.objects.filter(campaign=campaign).exists())
+
+
+def included_annotator_ids(*, campaign: Campaign) -> set[int] | None:
+    """For the analysis readers (`annotations.analysis.selectors`): the ids of the included
+    annotators, or None while quality control is not in use for the campaign (nobody
+    can be excluded then, and figures say "no quality control yet")."""
+    if not quality_control_active(campaign=campaign):
+        return None
+    return set(included_annotators(campaign=campaign).values_list("pk", flat=True))

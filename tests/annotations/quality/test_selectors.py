@@ -106,3 +106,16 @@ def test_unknown_kind_of_control_is_refused_by_the_database(study):
         ControlJudgement.objects.create(campaign=campaign, annotator=annotators["careless"], kind="bogus",
                                         item=outputs[0].item, criterion="quality", answer={})
     assert ControlUnit.Kind.values == ["degraded", "repeat", "gold"]
+
+
+def test_included_annotator_ids_for_the_analysis_readers(study):
+    from annotations.quality.selectors import included_annotator_ids
+
+    campaign, annotators, _, _ = study
+    # Control answers exist (imported), so quality control is in use: the careless one is left out.
+    assert included_annotator_ids(campaign=campaign) == {annotators[n].pk for n in ("careful-1", "careful-2",
+                                                                                     "careful-3")}
+    ControlJudgement.objects.all().delete()
+    assert included_annotator_ids(campaign=campaign) is None  # nothing to judge annotators by
+    annotator_decide(campaign=campaign, annotator=annotators["careful-2"], included=False, reason="asked to leave")
+    assert annotators["careful-2"].pk not in included_annotator_ids(campaign=campaign)
