@@ -53,10 +53,11 @@ def data(db):
     ErrorSpan.objects.create(judgement=span, start=0, end=2, severity="minor")
     # Quality control (annotations.quality): one row of each.
     from annotations.quality import services as quality
+    from annotations.quality.services.controls import _gold_control
 
     quality.quality_settings_update(campaign=likert, degraded_share=0.1)
     gold = quality.gold_unit_create(campaign=likert, item=item, outputs=[out_a], expected={"*": {"min": 1}})
-    quality._gold_control(campaign=likert, annotator=annotator, gold_unit=gold, batch=0)
+    _gold_control(campaign=likert, annotator=annotator, gold_unit=gold, batch=0)
     control = likert.control_units.get()
     control.judgements.create(campaign=likert, annotator=annotator, kind="gold", item=item, criterion="fluency",
                               answer={"scores": {}}, passed=True)

@@ -192,7 +192,7 @@ def test_one_judgement_at_a_time_works_on_controls_and_looks_the_same(setup):
     campaign.save(update_fields=["criteria"])
     GoldUnit.objects.filter(campaign=campaign).delete()
     client = clients["annotator"]
-    responses, control_ids = [], set()
+    responses = []
     while True:
         got = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/")
         if got.status_code == 204:

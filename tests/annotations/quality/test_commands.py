@@ -125,7 +125,7 @@ def test_pairwise_and_bestworst_degraded_controls_from_a_file(tmp_path):
     report = json.loads(run("--campaign", "pw", "--json"))
     assert report["annotators"]["w"]["degraded"] == {"judged": 2, "passed": 1}
 
-    bws = CampaignFactory(name="bw", dataset=pairwise.dataset, protocol=Campaign.Protocol.BWS, criteria=["q"],
+    CampaignFactory(name="bw", dataset=pairwise.dataset, protocol=Campaign.Protocol.BWS, criteria=["q"],
                           scale_min=None, scale_max=None)
     lines.write_text("".join(json.dumps(x) + "\n" for x in [
         {"item": "i0", "annotator": "w", "criterion": "q", "outputs": ["s0", "s1", "s2", "s3"], "best": "s0",
