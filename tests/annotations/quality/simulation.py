@@ -42,6 +42,8 @@ class Annotator:
         answers = []
         for criterion in campaign.criteria:
             low, high = campaign.criterion_scale(criterion)
+            if low is None or high is None:  # unbounded RankME magnitudes
+                low, high = 1, 200
             if campaign.protocol in (Campaign.Protocol.LIKERT, Campaign.Protocol.RANKME, Campaign.Protocol.ESA):
                 for output in outputs:
                     answer = {"criterion": criterion, "output": output["id"],
