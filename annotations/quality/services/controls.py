@@ -15,7 +15,7 @@ import random
 from collections import Counter
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Max
+from django.db.models import Exists, Max
 
 from annotations.models import Annotator, Assignment, Campaign, Enrolment, Item, Output, Unit
 from annotations.quality.degrade import TEXT_KINDS, NotApplicable, degrade_any
@@ -159,7 +159,13 @@ def control_next(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolme
     Called by the engine under the annotator's enrolment lock, so one
     annotator's controls are planned one at a time.
     """
-    qs = QualitySettings.objects.filter(campaign=campaign).first()
+    # One query for campaigns that use no quality control (most of the engine's requests).
+    qs = QualitySettings.objects.filter(campaign=campaign).annotate(
+        gold=Exists(GoldUnit.objects.filter(campaign=campaign))).first()
+    if qs is None and not GoldUnit.objects.filter(campaign=campaign).exists():
+        return None
+    if qs is not None and not qs.gold and not (qs.degraded_share or qs.repeat_share):
+        return None
     seen_gold = set(ControlUnit.objects.filter(campaign=campaign, annotator=annotator, kind=ControlUnit.Kind.GOLD)
                     .values_list("gold_id", flat=True))
     golds = list(GoldUnit.objects.filter(campaign=campaign).exclude(pk__in=seen_gold).order_by("position", "id"))
