@@ -190,6 +190,10 @@ class _MinEDMetric(Metric):
         "coherent": "auto",
         "metric_options": {},
     }
+    option_bounds: ClassVar[dict[str, tuple[float, float]]] = {
+        "threshold": (-1e6, 1e6), "max_errors": (1, 64), "max_candidates": (1, 10_000_000),
+    }
+    uses_model: ClassVar[bool] = True  # with the default embedded metric (semdist); see __init__
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -218,9 +222,10 @@ class _MinEDMetric(Metric):
             # idf comes from the references of each call, so a candidate's score would
             # depend on which other candidates share its batch.
             raise OptionError(f"{self.name}: embedded bertscore cannot use idf=true (its weights depend on the batch)")
-        for key in ("max_errors", "max_candidates"):
-            if int(self.options[key]) < 1:
-                raise OptionError(f"{self.name}: {key}={self.options[key]} must be at least 1")
+        from metrics.scorers.registry import metric_class
+
+        # Per instance: a model only when the embedded metric runs one (semdist, bertscore).
+        self.uses_model = metric_class(name).uses_model
         coherent = str(self.options["coherent"]).strip().lower()
         if coherent not in ("auto", "yes", "no"):
             raise OptionError(f"{self.name}: coherent={coherent!r}: use auto, yes or no")
@@ -444,13 +449,15 @@ class _MinEDMetric(Metric):
             pass
         return versions
 
-    def signature(self) -> str:
-        # The embedded metric's own signature pins its model and options too.
+    def signature_fields(self) -> dict[str, Any]:
+        """The options, then the embedded metric's own signature (its model and options)."""
+        fields = super().signature_fields()
+        fields.pop("metric_options")
         try:
-            inner = self.embedded.signature()
+            fields["embedded"] = f"[{self.embedded.signature()}]"
         except Exception:  # noqa: BLE001 - a signature must not fail because a model is absent
-            inner = self.options["metric"]
-        return f"{super().signature()}|embedded:[{inner}]"
+            fields["embedded"] = f"[{self.options['metric']}]"
+        return fields
 
 
 class MinWEDMetric(_MinEDMetric):

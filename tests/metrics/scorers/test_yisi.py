@@ -187,7 +187,7 @@ def test_yisi0_rejects_bad_options(options):
 def test_cli_strings_are_coerced():
     metric = get_metric("yisi0", ngram="2", alpha="0.5", idf="false")
     assert metric.options == {"ngram": 2, "alpha": 0.5, "idf": False}
-    assert metric.signature() == "yisi0|v:1|alpha:0.5|idf:False|ngram:2"
+    assert metric.signature() == "yisi0|v:1|alpha:0.5|idf:no|ngram:2"
 
 
 def test_yisi0_input_errors():
