@@ -20,8 +20,10 @@ segment, and a segment leaves the level at its first passing candidate. The
 search stops at the first level where a candidate passes, so k is exact.
 
 * Coherent metrics (WER inside minWED, CER inside minCER: correcting one
-  error always removes exactly one edit, whatever else was corrected) need
-  only level 1: sort the gains and take the smallest k whose summed gains
+  error always removes exactly one edit, whatever else was corrected: the
+  alignment is optimal, so a candidate with m errors left is at edit
+  distance exactly m from the reference; minCER scores candidates without
+  jiwer's strip for this, see `MinCERMetric`) need only level 1: sort the gains and take the smallest k whose summed gains
   pass. `coherent=auto` uses this shortcut for exactly those pairs; `no`
   forces the full search, `yes` forces the shortcut.
 * The exhaustive search is capped: at most `max_errors` levels (corrections)
@@ -475,8 +477,34 @@ class MinWEDMetric(_MinEDMetric):
 
 
 class MinCERMetric(_MinEDMetric):
-    """Minimum number of character corrections (minCED in the paper)."""
+    """Minimum number of character corrections (minCED in the paper).
+
+    With the embedded `cer` (default options), a candidate is scored as the
+    character edit distance to the reference over the reference length,
+    *without* jiwer's strip of the candidate: jiwer's CER strips leading and
+    trailing spaces, so a corrected candidate that starts or ends with a space
+    left uncorrected would get that error for free, and corrections would stop
+    being independent at the edges (then the coherent shortcut and the full
+    search disagree). The hypothesis and reference themselves are stripped
+    first, as jiwer does, so their CER is jiwer's. Consequence, documented:
+    `hyp="xy abcdefghij"`, `ref="abcdefghij"`, `threshold=0.05` gives k=3 (the
+    space is an error too), where the seed's reference code (mined
+    `mincer.py`, which calls jiwer on each candidate) gives 2.
+    """
 
     name: ClassVar[str] = "mincer"
     unit: ClassVar[str] = "char"
     coherent_metric: ClassVar[str] = "cer"
+
+    def embedded_values(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        if self.options["metric"] != "cer" or self.options["metric_options"]:
+            return super().embedded_values(pairs)
+        from rapidfuzz.distance import Levenshtein
+
+        values = []
+        for hyp, ref in pairs:
+            if ref:
+                values.append(Levenshtein.distance(hyp, ref) / len(ref))
+            else:  # jiwer's rule for an empty reference: the number of insertions
+                values.append(float(len(hyp)))
+        return values
