@@ -3,7 +3,11 @@ to an embedded metric, and the severity of each error (Bañeras-Roux et al.
 2024, seed 004).
 
 The hypothesis is aligned with the reference (Levenshtein, the same
-alignment jiwer uses: rapidfuzz's edit operations) at the word level
+alignment jiwer uses: rapidfuzz's edit operations; when several alignments
+have the same cost, rapidfuzz picks one and the seed's own aligner may pick
+another, e.g. which of two equal words counts as inserted: E is the same,
+but under SemDist or BERTScore the corrected candidates, and so k and the
+severities, can differ) at the word level
 (`minwed`) or the character level (`mincer`), which gives E errors
 (substitutions, insertions, deletions). Correcting a subset of errors
 rewrites the hypothesis towards the reference. The score is the smallest k

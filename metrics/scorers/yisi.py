@@ -16,16 +16,22 @@ When either sentence has fewer than n units, both use n = the shorter length
 (as the C++). alpha = 1 gives the recall, alpha = 0 the precision.
 
 Weights: idf(u) = log2(1 + (N + 1) / (df(u) + 1)), learned from the N
-references of the call (each reference sentence is one document, several
-references of a segment count separately, as the C++ corpus lines); an unseen
-unit gets log2(1 + (N + 1)), and a word missing from the table is looked up
-again ASCII-lowercased, as the C++ does. Output units are weighted with the
+references (each reference sentence is one document, several references of
+a segment count separately, as the C++ corpus lines); an unseen unit gets
+log2(1 + (N + 1)), and a unit missing from the table is looked up again
+ASCII-lowercased, as the C++ `lexweightmodel_t::get_weight` does (YiSi-0,
+and YiSi-1/2, whose units are token strings for this reason: on a cased
+model "The" takes the weight of "the"). Output units are weighed with the
 same reference-learned table (YiSi-0/1). For YiSi-2 the source units are
-weighted with idf learned from the sources of the call and the output units
-with idf learned from the outputs of the call (the C++ yisi-2 configuration:
-inplexweight-type=learn, hyplexweight-type=learn). Because idf comes from the
-call, scoring a dataset in chunks gives slightly different weights than
-scoring it at once; `idf=false` uses uniform weights 1.
+weighed with idf learned from the sources and the output units with idf
+learned from the outputs (the C++ yisi-2 configuration:
+inplexweight-type=learn, hyplexweight-type=learn). `idf=false` uses uniform
+weights 1.
+
+Where idf comes from: by default the texts of the call. For chunked scoring,
+`corpus_state()` learns the tables once from the whole corpus (as the C++
+learns them from the whole input files) and `load_corpus_state()` makes
+every chunk use them, so chunks give the scores of one call.
 
 Several references: precision and recall are each the maximum over the
 references (C++ `rfeatures` / `get_sentsim`), then combined.
@@ -33,17 +39,20 @@ references (C++ `rfeatures` / `get_sentsim`), then combined.
 Corpus (document) score: the mean of the segment scores, as the C++
 `docscore` (the segments carry [score, 1] so chunks combine exactly).
 
-YiSi-0: units are whitespace tokens (`str.split()`; the C++ splits on the
-space character only, the same for ordinary text; no other tokenisation, so
-feed tokenised text as the reference does); s = 2 L / (|a| + |b|) with L the
-longest common contiguous substring, all lengths in UTF-8 bytes as the C++
-measures them.
-Reproduces the C++ test vectors (`../shared/data/yisi-test`) to 1e-6.
+YiSi-0: units are whitespace tokens (`str.split()`, i.e. any Unicode
+whitespace; the C++ splits on the space character only, which differs only
+for tabs, non-breaking and other unusual spaces inside a line; no other
+tokenisation, so feed tokenised text as the reference does); s = 2 L /
+(|a| + |b|) with L the longest common contiguous substring, all lengths in
+UTF-8 bytes as the C++ measures them. The `score` command strips trailing
+whitespace of each line, as sacrebleu's command line does (the C++ keeps
+it; it matters only for chrF with `whitespace=true` on lines ending in
+spaces). Reproduces the C++ test vectors (`../shared/data/yisi-test`) to 1e-6.
 
 YiSi-1 / YiSi-2: like the reference's BERT mode ("uemb" sentences), units
 are the model's subword tokens without special tokens ([CLS], [SEP], <s> ...),
 each with its own contextual vector; s = cosine of unit-normalised vectors,
-negatives clipped to 0; idf is learned over subword token ids; `layer`
+negatives clipped to 0 (computed in float64, rounded to float32); `layer`
 defaults to the model's last hidden state. The default
 model is the packaged all-MiniLM-L6-v2, which is English-only: for YiSi-2
 (source and output in different languages) pass a multilingual local model,
