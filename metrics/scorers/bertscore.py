@@ -6,7 +6,9 @@ same over reference tokens; F = 2PR/(P+R). As in bert-score:
 - texts are stripped; [CLS]/[SEP] (<s>/</s>) stay in the sequence and may be
   matched, but weigh 0; every other token weighs 1, or its idf with idf=true:
   idf(t) = log((M+1)/(df(t)+1)) over the M references of the call (a list
-  with one entry per reference of every segment, duplicates included);
+  with one entry per reference of every segment, duplicates included), or,
+  for chunked runs, over all references of the corpus (`corpus_state()`,
+  loaded with `load_corpus_state()`: bert-score's `idf_sents`);
 - an empty candidate or reference (no token besides the specials) scores 0;
   so does a side whose weights sum to 0 (bert-score gives NaN for P or R there);
 - several references: the element-wise maximum of P, R and F;
@@ -16,7 +18,10 @@ One deliberate difference: bert-score multiplies the similarities of padded
 positions by 0 before taking the maxima, so a token whose best cosine is
 negative gets 0 instead when its pair happens to be padded in its batch (the
 result then depends on batch_size). We always take the best real cosine,
-which is what bert-score computes with batch_size=1.
+which is what bert-score computes with batch_size=1. The matching runs in
+float64 and is rounded to float32, so a pair's P/R/F do not depend on which
+other pairs share its chunk; the token vectors themselves do, at float32
+rounding (1e-7), as in bert-score with another batch_size.
 
 The difference is speed: identical texts are embedded once with a fast
 tokenizer, batches are sorted by token length, the forward pass stops at the

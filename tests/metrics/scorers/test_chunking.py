@@ -145,3 +145,15 @@ def test_uses_model_routes_model_metrics():
     # minED runs a model only when its embedded metric does.
     assert get_metric("minwed", metric="wer").uses_model is False
     assert get_metric("mincer").uses_model is True
+
+
+@pytest.mark.parametrize("name", ["bertscore", "semdist", "yisi1", "simplicity-bertscore", "relbertscore", "nli"])
+def test_model_signatures_name_the_compute_dtype(name, monkeypatch):
+    """CUDA runs bf16 by default (bert-score runs fp32): the dtype is part of the signature."""
+    monkeypatch.delenv("WORKBENCH_DTYPE", raising=False)
+    fp32 = get_metric(name, device="cpu").signature()
+    assert "|dtype:fp32|" in fp32
+    monkeypatch.setenv("WORKBENCH_DTYPE", "bfloat16")
+    bf16 = get_metric(name, device="cpu").signature()
+    assert "|dtype:bf16|" in bf16 and bf16 != fp32
+    assert "batch_size" not in fp32 and "device" not in fp32  # speed only, never in the signature
