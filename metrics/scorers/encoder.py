@@ -294,6 +294,17 @@ class Encoder:
             return []
         return [list(ids) for ids in self._encode(list(texts), self.max_length)["input_ids"]]
 
+    def token_strings(self, texts: Sequence[str]) -> list[list[str]]:
+        """Each text's tokens as strings, special tokens left out, exactly the
+        non-special `tokens` of `token_embeddings` (no forward pass)."""
+        if not texts:
+            return []
+        enc = self._encode(list(texts), self.max_length)
+        return [
+            [tok for tok, special in zip(self.tokenizer.convert_ids_to_tokens(ids), mask) if not special]
+            for ids, mask in zip(enc["input_ids"], enc["special_tokens_mask"])
+        ]
+
     def token_embeddings(
         self, texts: Sequence[str], *, layer: int | None = None, batch_size: int = 64
     ) -> list[TokenEmbedding]:

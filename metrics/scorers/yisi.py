@@ -530,7 +530,7 @@ class YiSi1Metric(_YiSiEmbeddingBase):
 
     def _idf_documents(self, hyps, refs, srcs) -> dict[str, list[list[str]]]:
         flat, _ = self._reference_pairs(refs)
-        return {"ref": [units for units, _ in self._units(self.encoder, flat)]}
+        return {"ref": self.encoder.token_strings(flat)}
 
     def score(
         self,
@@ -564,8 +564,7 @@ class YiSi2Metric(_YiSiEmbeddingBase):
     idf_tables: ClassVar[tuple[str, ...]] = ("src", "hyp")
 
     def _idf_documents(self, hyps, refs, srcs) -> dict[str, list[list[str]]]:
-        return {"src": [units for units, _ in self._units(self.encoder, srcs)],
-                "hyp": [units for units, _ in self._units(self.encoder, hyps)]}
+        return {"src": self.encoder.token_strings(srcs), "hyp": self.encoder.token_strings(hyps)}
 
     def score(
         self,
