@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = ROOT.parent / "shared" / "data"
+# WORKBENCH_SHARED_DATA points elsewhere, e.g. from a git worktree that does not sit beside shared/.
+SHARED_DATA = Path(os.environ.get("WORKBENCH_SHARED_DATA") or ROOT.parent / "shared" / "data")
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,11 @@ to an embedded metric, and the severity of each error (Bañeras-Roux et al.
 2024, seed 004).
 
 The hypothesis is aligned with the reference (Levenshtein, the same
-alignment jiwer uses: rapidfuzz's edit operations) at the word level
+alignment jiwer uses: rapidfuzz's edit operations; when several alignments
+have the same cost, rapidfuzz picks one and the seed's own aligner may pick
+another, e.g. which of two equal words counts as inserted: E is the same,
+but under SemDist or BERTScore the corrected candidates, and so k and the
+severities, can differ) at the word level
 (`minwed`) or the character level (`mincer`), which gives E errors
 (substitutions, insertions, deletions). Correcting a subset of errors
 rewrites the hypothesis towards the reference. The score is the smallest k
@@ -20,8 +24,10 @@ segment, and a segment leaves the level at its first passing candidate. The
 search stops at the first level where a candidate passes, so k is exact.
 
 * Coherent metrics (WER inside minWED, CER inside minCER: correcting one
-  error always removes exactly one edit, whatever else was corrected) need
-  only level 1: sort the gains and take the smallest k whose summed gains
+  error always removes exactly one edit, whatever else was corrected: the
+  alignment is optimal, so a candidate with m errors left is at edit
+  distance exactly m from the reference; minCER scores candidates without
+  jiwer's strip for this, see `MinCERMetric`) need only level 1: sort the gains and take the smallest k whose summed gains
   pass. `coherent=auto` uses this shortcut for exactly those pairs; `no`
   forces the full search, `yes` forces the shortcut.
 * The exhaustive search is capped: at most `max_errors` levels (corrections)
@@ -190,6 +196,10 @@ class _MinEDMetric(Metric):
         "coherent": "auto",
         "metric_options": {},
     }
+    option_bounds: ClassVar[dict[str, tuple[float, float]]] = {
+        "threshold": (-1e6, 1e6), "max_errors": (1, 64), "max_candidates": (1, 10_000_000),
+    }
+    uses_model: ClassVar[bool] = True  # with the default embedded metric (semdist); see __init__
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -218,9 +228,10 @@ class _MinEDMetric(Metric):
             # idf comes from the references of each call, so a candidate's score would
             # depend on which other candidates share its batch.
             raise OptionError(f"{self.name}: embedded bertscore cannot use idf=true (its weights depend on the batch)")
-        for key in ("max_errors", "max_candidates"):
-            if int(self.options[key]) < 1:
-                raise OptionError(f"{self.name}: {key}={self.options[key]} must be at least 1")
+        from metrics.scorers.registry import metric_class
+
+        # Per instance: a model only when the embedded metric runs one (semdist, bertscore).
+        self.uses_model = metric_class(name).uses_model
         coherent = str(self.options["coherent"]).strip().lower()
         if coherent not in ("auto", "yes", "no"):
             raise OptionError(f"{self.name}: coherent={coherent!r}: use auto, yes or no")
@@ -444,13 +455,15 @@ class _MinEDMetric(Metric):
             pass
         return versions
 
-    def signature(self) -> str:
-        # The embedded metric's own signature pins its model and options too.
+    def signature_fields(self) -> dict[str, Any]:
+        """The options, then the embedded metric's own signature (its model and options)."""
+        fields = super().signature_fields()
+        fields.pop("metric_options")
         try:
-            inner = self.embedded.signature()
+            fields["embedded"] = f"[{self.embedded.signature()}]"
         except Exception:  # noqa: BLE001 - a signature must not fail because a model is absent
-            inner = self.options["metric"]
-        return f"{super().signature()}|embedded:[{inner}]"
+            fields["embedded"] = f"[{self.options['metric']}]"
+        return fields
 
 
 class MinWEDMetric(_MinEDMetric):
@@ -468,8 +481,34 @@ class MinWEDMetric(_MinEDMetric):
 
 
 class MinCERMetric(_MinEDMetric):
-    """Minimum number of character corrections (minCED in the paper)."""
+    """Minimum number of character corrections (minCED in the paper).
+
+    With the embedded `cer` (default options), a candidate is scored as the
+    character edit distance to the reference over the reference length,
+    *without* jiwer's strip of the candidate: jiwer's CER strips leading and
+    trailing spaces, so a corrected candidate that starts or ends with a space
+    left uncorrected would get that error for free, and corrections would stop
+    being independent at the edges (then the coherent shortcut and the full
+    search disagree). The hypothesis and reference themselves are stripped
+    first, as jiwer does, so their CER is jiwer's. Consequence, documented:
+    `hyp="xy abcdefghij"`, `ref="abcdefghij"`, `threshold=0.05` gives k=3 (the
+    space is an error too), where the seed's reference code (mined
+    `mincer.py`, which calls jiwer on each candidate) gives 2.
+    """
 
     name: ClassVar[str] = "mincer"
     unit: ClassVar[str] = "char"
     coherent_metric: ClassVar[str] = "cer"
+
+    def embedded_values(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        if self.options["metric"] != "cer" or self.options["metric_options"]:
+            return super().embedded_values(pairs)
+        from rapidfuzz.distance import Levenshtein
+
+        values = []
+        for hyp, ref in pairs:
+            if ref:
+                values.append(Levenshtein.distance(hyp, ref) / len(ref))
+            else:  # jiwer's rule for an empty reference: the number of insertions
+                values.append(float(len(hyp)))
+        return values

@@ -202,6 +202,46 @@ def test_shortcut_equals_full_search_on_hats(shared_data):
             assert seg.score == min(k for k in range(seg.extra["E"] + 1) if (seg.extra["E"] - k) / n < 0.2)
 
 
+def _hats_char_segments(shared_data, rows, max_errors):
+    hyps, refs = [], []
+    with open(shared_data / "hats" / "hats.tsv", encoding="utf-8") as fh:
+        for row in list(csv.DictReader(fh, delimiter="\t"))[:rows]:
+            for hyp in (row["hypA"], row["hypB"]):
+                if len(align(row["reference"], hyp, "char").errors) <= max_errors:
+                    hyps.append(hyp)
+                    refs.append([row["reference"]])
+    return hyps, refs
+
+
+@pytest.mark.parametrize("threshold", [0.02, 0.05, 0.1])
+def test_mincer_shortcut_equals_full_search_on_hats(shared_data, threshold):
+    """Issue 8: jiwer's CER strips each candidate, so the shortcut and the full
+    search used to disagree on ~5% of HATS segments with at most 8 character errors."""
+    hyps, refs = _hats_char_segments(shared_data, 150, 8)
+    assert len(hyps) > 60
+    fast = get_metric("mincer", metric="cer", threshold=threshold).score(hyps, refs)
+    full = get_metric("mincer", metric="cer", threshold=threshold, coherent="no", max_errors=8,
+                      max_candidates=1000).score(hyps, refs)
+    assert [s.score for s in fast] == [s.score for s in full]
+    assert not any(s.extra["capped"] for s in full)
+    # Both equal the closed form: fewest corrections leaving (E - k) / len(ref) under the threshold.
+    for seg, (ref,) in zip(fast, refs):
+        n, e = len(ref.strip()), seg.extra["E"]
+        assert seg.score == min(k for k in range(e + 1) if (e - k) / n < threshold - 1e-9)
+        assert seg.extra["metric_score"] == pytest.approx(jiwer.cer(ref, hyps[fast.index(seg)]))
+
+
+def test_mincer_edge_space_counts_as_an_error():
+    # The issue's case: "xy " inserted before the reference. With jiwer's strip on each
+    # candidate, correcting x and y would leave " abcdefghij" -> CER 0 (k=2, the seed's
+    # mincer.py); without it the space is an error too, so k=3 whichever search runs.
+    for coherent in ("auto", "no"):
+        [seg] = get_metric("mincer", metric="cer", threshold=0.05, coherent=coherent).score(
+            ["xy abcdefghij"], [["abcdefghij"]])
+        assert seg.score == 3.0 and seg.extra["E"] == 3
+        assert seg.extra["metric_score"] == pytest.approx(jiwer.cer("abcdefghij", "xy abcdefghij"))
+
+
 def test_semdist_embedded_matches_brute_force():
     semdist = get_metric("semdist")
     hyp, ref = "le le le début de centres nuclé militaires", "le le début de centres nucléaires militaires"
