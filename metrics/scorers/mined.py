@@ -6,8 +6,9 @@ The hypothesis is aligned with the reference (Levenshtein, the same
 alignment jiwer uses: rapidfuzz's edit operations; when several alignments
 have the same cost, rapidfuzz picks one and the seed's own aligner may pick
 another, e.g. which of two equal words counts as inserted: E is the same,
-but under SemDist or BERTScore the corrected candidates, and so k and the
-severities, can differ) at the word level
+but the corrected candidates, and so k and the severities, can differ under
+SemDist or BERTScore, and under CER at the edges, through jiwer's strip;
+WER's k cannot) at the word level
 (`minwed`) or the character level (`mincer`), which gives E errors
 (substitutions, insertions, deletions). Correcting a subset of errors
 rewrites the hypothesis towards the reference. The score is the smallest k
@@ -306,16 +307,17 @@ class _MinEDMetric(Metric):
 
         # Levels 0 and 1 for every segment in one call: level 1 also gives the severities.
         pairs: list[tuple[str, str]] = []
-        for seg in segs:
+        known = [self._known_singles(seg.alignment) for seg in segs]
+        for seg, seg_known in zip(segs, known):
             a = seg.alignment
             pairs.append((a.apply(), a.reference))
-            pairs.extend((a.apply((e,)), a.reference) for e in range(len(a.errors)))
+            pairs.extend((a.apply((e,)), a.reference) for e, v in enumerate(seg_known) if v is None)
         scored = iter(values(pairs))
         pending: list[_Segment] = []
-        for seg in segs:
+        for seg, seg_known in zip(segs, known):
             n_errors = len(seg.alignment.errors)
             seg.base = next(scored)
-            seg.singles = [next(scored) for _ in range(n_errors)]
+            seg.singles = [next(scored) if v is None else v for v in seg_known]
             seg.evaluated = 1 + n_errors
             if n_errors == 0 or self.passes(seg.base):
                 seg.k = 0
@@ -380,6 +382,10 @@ class _MinEDMetric(Metric):
             level += 1
         if greedy:
             self._greedy(greedy, values)
+
+    def _known_singles(self, alignment: Alignment) -> list[float | None]:
+        """Values of single-correction candidates known without scoring them (None: score it)."""
+        return [None] * len(alignment.errors)
 
     def _coherent_k(self, seg: _Segment) -> bool:
         """Exact for coherent metrics: corrections' gains add up independently.
@@ -507,7 +513,11 @@ class MinCERMetric(_MinEDMetric):
     length (jiwer's count of insertions when the reference is empty). The
     strip makes corrections interact at the edges, so the default search is
     `metrics.scorers.mincer_search` (exact, equal to the full level search
-    `coherent=no`), not summed single gains.
+    `coherent=no`), not summed single gains. Differences from the script,
+    by design: the hypothesis and reference are stripped before alignment
+    (jiwer's CER transform; the script aligns the raw strings, which no
+    HATS line needs), and past 15 character errors the script returns E
+    without searching (its `__MAX__`) where we search.
 
     >>> from metrics.scorers import get_metric
     >>> [seg] = get_metric("mincer", metric="cer", threshold=0.05).score(["xy abcdefghij"], [["abcdefghij"]])
@@ -536,6 +546,19 @@ class MinCERMetric(_MinEDMetric):
             hyp, ref = hyp.strip(), ref.strip()
             values.append(Levenshtein.distance(hyp, ref) / len(ref) if ref else float(len(hyp)))
         return values
+
+    def _known_singles(self, alignment: Alignment) -> list[float | None]:
+        if not self.native_cer:
+            return super()._known_singles(alignment)
+        from metrics.scorers.mincer_search import interior_errors
+
+        # jiwer's value for E - 1 edits, the same division as `embedded_values`.
+        n_ref, n_errors = len(alignment.ref_tokens), len(alignment.errors)
+        value = (n_errors - 1) / n_ref if n_ref else float(n_errors - 1)
+        known: list[float | None] = [None] * n_errors
+        for e in interior_errors(alignment):
+            known[e] = value
+        return known
 
     def _coherent_k(self, seg: _Segment) -> bool:
         if not self.native_cer:

@@ -332,11 +332,55 @@ def test_mincer_search_settles_edge_cases_every_way():
     methods = set()
     for ref, hyp in EDGE_CASES:
         a = align(ref, hyp, "char")
-        n = len(a.ref_tokens)
         for threshold in (0.05, 0.1, 0.2, 0.3):
-            edits = max((d for d in range(len(a.errors)) if (d / n if n else d) < threshold - 1e-9), default=-1)
-            methods.add(mincer_search.min_corrections(a, edits).method)
+            methods.add(mincer_search.min_corrections(a, _max_edits(a, threshold)).method)
     assert methods == {"closed form", "bound", "dp"}
+
+
+def _max_edits(a, threshold):
+    """The most edits that pass, as minCER computes it (the same float test)."""
+    n = len(a.ref_tokens)
+    return max((d for d in range(len(a.errors)) if (d / n if n else d) < threshold - 1e-9), default=-1)
+
+
+def _check_dynamic_programme(cases):
+    from metrics.scorers import mincer_search
+
+    for ref, hyp in cases:
+        oracle, a = JiwerOracle(ref, hyp), align(ref, hyp, "char")
+        for threshold in (0.02, 0.05, 0.1, 0.3):
+            if oracle.value(()) < threshold:
+                continue  # k = 0 never reaches the search
+            found = mincer_search._lattice_search(a, _max_edits(a, threshold))
+            assert found.k == oracle.k(threshold), (ref, hyp, threshold)
+            assert len(found.corrected) == found.k and oracle.value(found.corrected) < threshold
+
+
+def test_mincer_dynamic_programme_alone_equals_brute_force():
+    """The last step of the search, run on its own, against jiwer.cer over every subset."""
+    _check_dynamic_programme(EDGE_CASES)
+
+
+def test_mincer_dynamic_programme_alone_equals_brute_force_on_hats(shared_data):
+    hyps, refs = _hats_char_segments(shared_data, 8)
+    _check_dynamic_programme([(r, h) for h, (r,) in zip(hyps[:150], refs[:150])])
+
+
+def test_mincer_default_equals_dynamic_programme_on_hats_segments_with_more_errors(shared_data):
+    """Past 8 errors the brute force is out of reach: the default search (closed
+    form, bound + witness) against the dynamic programme alone."""
+    from metrics.scorers import mincer_search
+
+    with open(shared_data / "hats" / "hats.tsv", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh, delimiter="\t"))[:150]
+    alignments = [align(row["reference"], row[key], "char") for row in rows for key in ("hypA", "hypB")]
+    alignments = [a for a in alignments if len(a.errors) > 8]
+    assert len(alignments) > 80
+    for a in alignments:
+        edits = _max_edits(a, 0.05)
+        if edits >= len(a.errors):
+            continue
+        assert mincer_search.min_corrections(a, edits).k == mincer_search._lattice_search(a, edits).k
 
 
 def test_mincer_falls_back_to_the_level_search_past_the_table_limit(monkeypatch):
