@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from annotations.apis.common import MAX_ID, id_field, paginated, paginated_response, validated_filters
 from annotations.apis.datasets import ReferenceOutputSerializer
-from annotations.models import Assignment, Campaign, ErrorSpan, JudgementBase, Output
+from annotations.models import Assignment, Campaign, ErrorSpan, JudgementBase
 from annotations.permissions import ApiAuthMixin, require_member, require_staff
 from annotations.selectors import (
     assignment_list,
@@ -21,7 +21,6 @@ from annotations.selectors import (
     assignment_payload,
     blind_project_ids,
     campaign_list,
-    campaign_settings,
     dataset_list,
     enrolment_for,
 )
