@@ -60,39 +60,73 @@ class CampaignAdmin(admin.ModelAdmin):
     list_select_related = ["dataset"]
 
 
+@admin.register(models.Unit)
+class UnitAdmin(admin.ModelAdmin):
+    list_display = ["campaign", "item", "position", "kind", "n_taken", "n_done", "redundancy"]
+    list_filter = ["kind"]
+    raw_id_fields = ["item"]
+    list_select_related = ["campaign", "item"]
+
+
+@admin.register(models.Enrolment)
+class EnrolmentAdmin(admin.ModelAdmin):
+    list_display = ["campaign", "annotator", "n_assigned", "n_done"]
+    raw_id_fields = ["annotator"]
+    list_select_related = ["campaign", "annotator"]
+
+
 @admin.register(models.Annotator)
 class AnnotatorAdmin(admin.ModelAdmin):
-    list_display = ["name", "project", "user"]
+    list_display = ["name", "namespace", "project", "user"]
+    list_filter = ["namespace"]
     search_fields = ["name"]
     list_select_related = ["project", "user"]
 
 
 @admin.register(models.Assignment)
 class AssignmentAdmin(admin.ModelAdmin):
-    list_display = ["campaign", "annotator", "item", "status"]
+    list_display = ["campaign", "annotator", "item", "unit", "status", "seq", "expires_at"]
     list_filter = ["status"]
-    raw_id_fields = ["item", "annotator"]
+    raw_id_fields = ["item", "annotator", "unit"]
     list_select_related = ["campaign", "annotator", "item"]
 
 
 class JudgementAdmin(admin.ModelAdmin):
-    list_display = ["campaign", "annotator", "item", "criterion", "origin", "created_at"]
-    list_filter = ["origin", "criterion"]
+    list_display = ["campaign", "annotator", "item", "criterion", "origin", "status", "created_at"]
+    list_filter = ["origin", "status", "criterion"]
     list_select_related = ["campaign", "annotator", "item"]
 
 
 @admin.register(models.RatingJudgement)
 class RatingJudgementAdmin(JudgementAdmin):
     list_display = JudgementAdmin.list_display + ["score", "rank"]
-    raw_id_fields = ["item", "output", "annotator"]
+    raw_id_fields = ["item", "output", "annotator", "assignment"]
 
 
 @admin.register(models.PairwiseJudgement)
 class PairwiseJudgementAdmin(JudgementAdmin):
     list_display = JudgementAdmin.list_display + ["winner"]
-    raw_id_fields = ["item", "output_a", "output_b", "annotator"]
+    raw_id_fields = ["item", "output_a", "output_b", "annotator", "assignment"]
 
 
 @admin.register(models.BestWorstJudgement)
 class BestWorstJudgementAdmin(JudgementAdmin):
-    raw_id_fields = ["item", "best", "worst", "annotator"]
+    raw_id_fields = ["item", "best", "worst", "annotator", "assignment"]
+
+
+class ErrorSpanInline(admin.TabularInline):
+    model = models.ErrorSpan
+    extra = 0
+
+
+@admin.register(models.SpanJudgement)
+class SpanJudgementAdmin(JudgementAdmin):
+    list_display = JudgementAdmin.list_display + ["score"]
+    raw_id_fields = ["item", "output", "annotator", "assignment"]
+    inlines = [ErrorSpanInline]
+
+
+@admin.register(models.ErrorSpan)
+class ErrorSpanAdmin(admin.ModelAdmin):
+    list_display = ["judgement", "start", "end", "severity", "missing"]
+    raw_id_fields = ["judgement"]

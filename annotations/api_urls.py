@@ -9,6 +9,11 @@ urlpatterns = [
     path("projects/", projects.ProjectListApi.as_view(), name="api-project-list"),
     path("projects/<int:pk>/", projects.ProjectDetailApi.as_view(), name="api-project-detail"),
     path("projects/<int:pk>/members/", projects.MembershipListApi.as_view(), name="api-project-members"),
+    path(
+        "projects/<int:pk>/members/<int:member_pk>/",
+        projects.MembershipDetailApi.as_view(),
+        name="api-project-member-detail",
+    ),
     path("datasets/", datasets.DatasetListApi.as_view(), name="api-dataset-list"),
     path("datasets/<int:pk>/", datasets.DatasetDetailApi.as_view(), name="api-dataset-detail"),
     path("items/", datasets.ItemListApi.as_view(), name="api-item-list"),
@@ -22,7 +27,11 @@ urlpatterns = [
         name="api-campaign-next-assignment",
     ),
     path("assignments/", campaigns.AssignmentListApi.as_view(), name="api-assignment-list"),
+    path("assignments/<int:pk>/submit/", campaigns.UnitSubmitApi.as_view(), name="api-assignment-submit"),
+    path("assignments/<int:pk>/release/", campaigns.AssignmentReleaseApi.as_view(), name="api-assignment-release"),
+    path("assignments/<int:pk>/draft/", campaigns.AssignmentDraftApi.as_view(), name="api-assignment-draft"),
     path("judgements/ratings/", judgements.RatingJudgementListApi.as_view(), name="api-rating-list"),
     path("judgements/pairwise/", judgements.PairwiseJudgementListApi.as_view(), name="api-pairwise-list"),
     path("judgements/bestworst/", judgements.BestWorstJudgementListApi.as_view(), name="api-bestworst-list"),
+    path("judgements/spans/", judgements.SpanJudgementListApi.as_view(), name="api-spans-list"),
 ]

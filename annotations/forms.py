@@ -1,7 +1,7 @@
 """HTML forms. Validation of file contents belongs to the importer, not here."""
 from django import forms
 
-from annotations.models import Dataset, Project
+from annotations.models import Campaign, Dataset, Membership, Project, System
 
 
 class DatasetUploadForm(forms.Form):
@@ -31,16 +31,74 @@ class DatasetUploadForm(forms.Form):
     def clean_dataset_name(self) -> str:
         return self.cleaned_data["dataset_name"].strip()
 
-    def clean(self):
-        cleaned = super().clean()
-        name, project = cleaned.get("dataset_name"), cleaned.get("project")
-        if name and project:
-            # Dataset names are global; say nothing about where the other one lives.
-            if Dataset.objects.filter(name=name).exclude(project=project).exists():
-                self.add_error("dataset_name", "This name is taken by a dataset in another project.")
-        return cleaned
-
     @property
     def fmt(self) -> str | None:
         value = self.cleaned_data.get("format")
         return None if value in (None, "", "auto") else value
+
+
+class CampaignForm(forms.Form):
+    """The campaign set-up page. Rules live in `campaign_create`; this only
+    collects the values (criteria come from `CriterionFormSet`)."""
+
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.none(), empty_label=None)
+    name = forms.CharField(max_length=200)
+    protocol = forms.ChoiceField(choices=Campaign.Protocol.choices, initial=Campaign.Protocol.LIKERT)
+    systems = forms.ModelMultipleChoiceField(
+        queryset=System.objects.none(), required=False, widget=forms.CheckboxSelectMultiple,
+        help_text="None ticked: all systems of the dataset.",
+    )
+    instructions = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 6}), max_length=100_000,
+        help_text="Markdown: **bold**, *italic*, lists, links. Shown to annotators above every unit.",
+    )
+    redundancy = forms.IntegerField(min_value=1, max_value=1000, initial=3, label="Annotators per unit (k)")
+    units_per_batch = forms.IntegerField(min_value=1, max_value=10_000, initial=10, label="Units per batch")
+    show_source = forms.BooleanField(required=False, initial=True, label="Show the input (source / data)")
+    show_reference = forms.BooleanField(required=False, initial=False, label="Show the references")
+    anchor_value = forms.FloatField(required=False, initial=100, label="RankME anchor value",
+                                    help_text="The reference is shown with this fixed magnitude.")
+    tuple_size = forms.IntegerField(required=False, min_value=2, max_value=20, label="Outputs per screen",
+                                    help_text="Best-worst tuple size (default 4); RankME 3-5 (default 3).")
+    severities = forms.MultipleChoiceField(
+        choices=[("minor", "Minor"), ("major", "Major"), ("critical", "Critical")], required=False,
+        initial=["minor", "major"], widget=forms.CheckboxSelectMultiple, label="ESA severities",
+    )
+    pair_rounds = forms.IntegerField(min_value=0, max_value=1000, initial=0, label="Pairwise rounds per item",
+                                     help_text="0 = every pair of outputs; r = r balanced rounds per item "
+                                               "(for many systems).")
+    assignment_timeout_minutes = forms.IntegerField(min_value=1, max_value=7 * 24 * 60, initial=60,
+                                                    label="Timeout (minutes)",
+                                                    help_text="An unfinished unit goes back to the pool after this.")
+
+    def __init__(self, *args, project, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["dataset"].queryset = Dataset.objects.filter(project=project).order_by("name")
+        self.fields["systems"].queryset = System.objects.filter(dataset__project=project).select_related(
+            "dataset").order_by("dataset__name", "name")
+        self.fields["systems"].label_from_instance = lambda s: s.name
+
+    def clean(self):
+        cleaned = super().clean()
+        dataset, systems = cleaned.get("dataset"), cleaned.get("systems") or []
+        if dataset is not None:
+            cleaned["systems"] = [s for s in systems if s.dataset_id == dataset.pk]
+        return cleaned
+
+
+class CriterionForm(forms.Form):
+    name = forms.CharField(max_length=100, required=False)
+    question = forms.CharField(max_length=1000, required=False)
+    scale_min = forms.FloatField(required=False)
+    scale_max = forms.FloatField(required=False)
+    widget = forms.ChoiceField(choices=[("", "Automatic")] + list(Campaign.Widget.choices), required=False)
+    min_label = forms.CharField(max_length=100, required=False)
+    max_label = forms.CharField(max_length=100, required=False)
+
+
+CriterionFormSet = forms.formset_factory(CriterionForm, extra=0, min_num=1, max_num=20)
+
+
+class MemberAddForm(forms.Form):
+    username = forms.CharField(max_length=150)
+    role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.ANNOTATOR)

@@ -126,8 +126,16 @@ class Campaign(TimeStampedModel):
         RANKME = "rankme", "RankME (magnitude estimation)"
         PAIRWISE = "pairwise", "Side-by-side pairwise"
         BWS = "bws", "Best-worst scaling"
+        ESA = "esa", "Error span annotation (ESA)"
 
     RATING_PROTOCOLS = (Protocol.LIKERT, Protocol.RANKME)
+    # Protocols whose unit of work is one output (the others show several side by side).
+    SINGLE_OUTPUT_PROTOCOLS = (Protocol.LIKERT, Protocol.ESA)
+
+    class Widget(models.TextChoices):
+        RADIO = "radio", "Buttons, one per point of the scale"
+        SLIDER = "slider", "Slider (must be moved)"
+        NUMBER = "number", "Number field"
 
     name = models.CharField(max_length=200, unique=True)
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="campaigns")
@@ -140,14 +148,37 @@ class Campaign(TimeStampedModel):
     redundancy = models.PositiveSmallIntegerField(default=1)
     # RankME: the fixed magnitude of the anchor output.
     anchor_value = models.FloatField(null=True, blank=True)
-    # Best-worst scaling: outputs per tuple.
+    # Best-worst scaling: outputs per tuple; RankME: outputs side by side (3-5).
     tuple_size = models.PositiveSmallIntegerField(default=4)
+    # The systems judged; none selected means all systems of the dataset.
+    systems = models.ManyToManyField(System, blank=True, related_name="campaigns")
+    # One entry per criterion, in the order of `criteria`: {"name", "question",
+    # "scale_min", "scale_max", "widget", "min_label", "max_label"}. `criteria`
+    # stays the plain list of names (public contract); scales default to the
+    # campaign's scale.
+    criteria_config = models.JSONField(default=list, blank=True)
+    units_per_batch = models.PositiveSmallIntegerField(default=10)
+    show_source = models.BooleanField(default=True)
+    show_reference = models.BooleanField(default=False)
+    # ESA: the severities offered, e.g. ["minor", "major"].
+    severities = models.JSONField(default=list, blank=True)
+    # Pairwise: 0 = every pair of outputs of an item; r > 0 = r rounds of a
+    # round-robin schedule per item (each system in r pairs per item, all pairs
+    # equally often across items), for campaigns with many systems.
+    pair_rounds = models.PositiveSmallIntegerField(default=0)
+    # Minutes after which an unfinished assignment goes back to the pool.
+    assignment_timeout_minutes = models.PositiveIntegerField(default=60)
+    # Seed of the unit plan (grouping and order), recorded for reproducibility.
+    seed = models.BigIntegerField(default=0)
+    # When the units were planned; null until the first assignment (or creation).
+    planned_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["name"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(protocol__in=["likert", "rankme", "pairwise", "bws"]), name="campaign_protocol_valid"
+                condition=Q(protocol__in=["likert", "rankme", "pairwise", "bws", "esa"]),
+                name="campaign_protocol_valid_v2",
             ),
             models.CheckConstraint(
                 condition=Q(scale_min__isnull=True) | Q(scale_max__isnull=True) | Q(scale_min__lt=F("scale_max")),
@@ -163,12 +194,53 @@ class Campaign(TimeStampedModel):
     def project(self) -> Project:
         return self.dataset.project
 
+    def criterion_config(self, name: str) -> dict:
+        """The configuration of one criterion, with the campaign's defaults filled in.
+
+        Default widget: buttons for a whole-number scale of at most 11 points,
+        a slider for other bounded scales, a number field for unbounded ones.
+        """
+        config = {"name": name, "question": "", "scale_min": self.scale_min, "scale_max": self.scale_max,
+                  "widget": "", "min_label": "", "max_label": ""}
+        for entry in self.criteria_config or []:
+            if isinstance(entry, dict) and entry.get("name") == name:
+                config.update({k: v for k, v in entry.items() if v is not None or k in ("scale_min", "scale_max")})
+                break
+        low, high = config["scale_min"], config["scale_max"]
+        if not config["widget"]:
+            if low is None or high is None:
+                config["widget"] = self.Widget.NUMBER
+            elif float(low).is_integer() and float(high).is_integer() and high - low <= 10:
+                config["widget"] = self.Widget.RADIO
+            else:
+                config["widget"] = self.Widget.SLIDER
+        return config
+
+    def criteria_configs(self) -> list[dict]:
+        return [self.criterion_config(name) for name in self.criteria]
+
+    def criterion_scale(self, name: str) -> tuple[float | None, float | None]:
+        config = self.criterion_config(name)
+        return config.get("scale_min"), config.get("scale_max")
+
 
 class Annotator(TimeStampedModel):
-    """Someone who judges: a workbench user, or a worker id from an imported file."""
+    """Someone who judges: a workbench account, or a worker id from an imported file.
+
+    The two live in separate namespaces: an imported worker called "annA" is
+    never the account annA, unless an import maps it to that account
+    explicitly (then its judgements are the account's).
+    """
+
+    class Namespace(models.TextChoices):
+        ACCOUNT = "account", "Workbench account"
+        IMPORT = "import", "Imported worker id"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="annotators")
     name = models.CharField(max_length=200)
+    namespace = models.CharField(
+        max_length=10, choices=Namespace.choices, default=Namespace.IMPORT, db_default=Namespace.IMPORT.value
+    )
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="annotator_profiles"
     )
@@ -176,7 +248,10 @@ class Annotator(TimeStampedModel):
     class Meta:
         ordering = ["project", "name"]
         constraints = [
-            models.UniqueConstraint(fields=["project", "name"], name="annotator_unique_name"),
+            models.UniqueConstraint(fields=["project", "namespace", "name"], name="annotator_unique_name_in_namespace"),
+            models.CheckConstraint(
+                condition=Q(namespace="account") | Q(user__isnull=True), name="annotator_import_has_no_account"
+            ),
             models.UniqueConstraint(
                 fields=["project", "user"], condition=Q(user__isnull=False), name="annotator_unique_user"
             ),
@@ -186,29 +261,126 @@ class Annotator(TimeStampedModel):
         return self.name
 
 
+class Unit(TimeStampedModel):
+    """One planned unit of work of a campaign: the outputs shown together on one screen.
+
+    Likert / direct assessment and ESA: one output; RankME: 3-5 outputs of an
+    item; pairwise: a planned pair; best-worst: a tuple of a balanced design.
+    Units are planned once per campaign (bulk-created), so handing one out is
+    a cheap locked pick. Each is judged by exactly `redundancy` different
+    annotators: `n_taken` counts its live (pending or done) assignments and
+    the database refuses more than `redundancy`.
+    """
+
+    class Kind(models.TextChoices):
+        REGULAR = "regular", "Regular"
+        # Quality control (degraded outputs, repeats, gold) will add kinds that
+        # look the same to annotators; `expected` holds their expected answer.
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="units")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="units")
+    # Output ids of the unit, sorted; the order shown is chosen per assignment.
+    outputs = models.JSONField()
+    # System ids of those outputs, in the same order (for counterbalancing and progress).
+    systems = models.JSONField(default=list)
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.REGULAR)
+    expected = models.JSONField(null=True, blank=True)
+    # Planned order (shuffled with the campaign seed).
+    position = models.PositiveIntegerField()
+    # The campaign's k, copied so that the database can check the counters.
+    redundancy = models.PositiveSmallIntegerField()
+    n_taken = models.PositiveSmallIntegerField(default=0)
+    n_done = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["campaign", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "position"], name="unit_unique_position"),
+            models.CheckConstraint(condition=Q(n_taken__lte=F("redundancy")), name="unit_at_most_k_assignments"),
+            models.CheckConstraint(condition=Q(n_done__lte=F("n_taken")), name="unit_done_within_taken"),
+        ]
+        indexes = [
+            models.Index(fields=["campaign", "id"], condition=Q(n_taken__lt=F("redundancy")), name="unit_open_slots"),
+        ]
+
+
+class Enrolment(TimeStampedModel):
+    """An annotator's state in one campaign: the seed of their unit order,
+    how many units they were given, and how often each system was shown in
+    each position (for counterbalancing). Locked for every request of that
+    annotator in that campaign, so one annotator's requests run one at a time."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="enrolments")
+    annotator = models.ForeignKey("Annotator", on_delete=models.CASCADE, related_name="enrolments")
+    seed = models.BigIntegerField()
+    n_assigned = models.PositiveIntegerField(default=0)
+    n_done = models.PositiveIntegerField(default=0)
+    # {system id: [times shown in position 0, 1, ...]}
+    position_counts = models.JSONField(default=dict)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "annotator"], name="enrolment_unique_annotator"),
+        ]
+
+
 class Assignment(TimeStampedModel):
-    """One unit of work (an item of a campaign) handed to one annotator."""
+    """One unit of a campaign handed to one annotator."""
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
         DONE = "done", "Done"
+        # Not finished within the campaign's timeout: back to the pool.
+        EXPIRED = "expired", "Abandoned (timed out)"
+        # Given back by the annotator (skipped): back to the pool.
+        RELEASED = "released", "Released"
+
+    LIVE = (Status.PENDING, Status.DONE)
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assignments")
     annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="assignments")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
+    # Null only for assignments made before units existed (migration 0002).
+    unit = models.ForeignKey(Unit, null=True, blank=True, on_delete=models.CASCADE, related_name="assignments")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    # This annotator's n-th unit in the campaign (0-based), in the order of their seed.
+    seq = models.PositiveIntegerField(default=0)
+    # Output ids in the order the server decided to show them.
+    shown_order = models.JSONField(default=list, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    time_spent_ms = models.PositiveIntegerField(null=True, blank=True)
+    # The half-finished unit, saved by the page while the annotator works.
+    draft = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["campaign", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["campaign", "annotator", "item"], name="assignment_unique_unit"),
+            models.UniqueConstraint(fields=["unit", "annotator"], name="assignment_unique_unit_annotator"),
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "done", "expired", "released"]), name="assignment_status_valid"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["campaign", "expires_at"], condition=Q(status="pending"), name="assignment_pending"),
+            models.Index(fields=["annotator", "campaign", "status"], name="assignment_annotator_status"),
         ]
 
 
 class JudgementBase(TimeStampedModel):
     class Origin(models.TextChoices):
-        BROWSER = "browser", "Collected in the workbench"
+        BROWSER = "browser", "Collected in the workbench's pages"
+        API = "api", "Submitted through the REST API"
         IMPORT = "import", "Imported"
+
+    class Status(models.TextChoices):
+        # Part of a finished unit (or imported): counts in every analysis.
+        COMPLETE = "complete", "Complete"
+        # Submitted one by one for a unit that is not finished yet.
+        PARTIAL = "partial", "Partial (unit not finished)"
+        # Partial work of an assignment that timed out or was released: kept,
+        # never counted (the unit went back to the pool).
+        ABANDONED = "abandoned", "Abandoned"
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="%(class)ss")
     annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="%(class)ss")
@@ -218,6 +390,14 @@ class JudgementBase(TimeStampedModel):
     # Output ids in the order they were shown to the annotator (left to right).
     shown_order = models.JSONField(default=list, blank=True)
     origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.BROWSER)
+    # A database default too, so bulk writers (the importer's COPY) need not name it.
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.COMPLETE, db_default=Status.COMPLETE.value
+    )
+    # The assignment it was submitted for; null for imported judgements.
+    assignment = models.ForeignKey(
+        "Assignment", null=True, blank=True, on_delete=models.SET_NULL, related_name="%(class)ss"
+    )
 
     class Meta:
         abstract = True
@@ -289,4 +469,58 @@ class BestWorstJudgement(JudgementBase):
                 fields=["campaign", "annotator", "tuple_key", "criterion"], name="bws_one_per_annotator_unit"
             ),
             models.CheckConstraint(condition=~Q(best=F("worst")), name="bws_best_differs_from_worst"),
+        ]
+
+
+class SpanJudgement(JudgementBase):
+    """Error span annotation (ESA): error spans in one output, then a 0-100 score."""
+
+    output = models.ForeignKey(Output, on_delete=models.CASCADE, related_name="span_judgements")
+    score = models.FloatField()
+    # The criterion's scale, copied so the database can refuse scores outside it.
+    scale_min = models.FloatField(null=True, blank=True)
+    scale_max = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["campaign", "item", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "annotator", "output", "criterion"], name="span_one_per_annotator_unit"
+            ),
+            models.CheckConstraint(
+                condition=Q(scale_min__isnull=True) | Q(score__gte=F("scale_min")), name="span_score_above_min"
+            ),
+            models.CheckConstraint(
+                condition=Q(scale_max__isnull=True) | Q(score__lte=F("scale_max")), name="span_score_below_max"
+            ),
+        ]
+
+
+class ErrorSpan(models.Model):
+    """One error of an ESA judgement: characters [start, end) of the output
+    text (Unicode code points, end exclusive), or a "missing content" marker
+    with no offsets."""
+
+    class Severity(models.TextChoices):
+        MINOR = "minor", "Minor"
+        MAJOR = "major", "Major"
+        CRITICAL = "critical", "Critical"
+
+    judgement = models.ForeignKey(SpanJudgement, on_delete=models.CASCADE, related_name="spans")
+    start = models.PositiveIntegerField(null=True, blank=True)
+    end = models.PositiveIntegerField(null=True, blank=True)
+    severity = models.CharField(max_length=10, choices=Severity.choices)
+    missing = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["judgement", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(severity__in=["minor", "major", "critical"]), name="errorspan_severity_valid"
+            ),
+            models.CheckConstraint(
+                condition=(Q(missing=True, start__isnull=True, end__isnull=True)
+                           | Q(missing=False, start__isnull=False, end__isnull=False, start__lt=F("end"))),
+                name="errorspan_offsets_or_missing",
+            ),
         ]

@@ -6,8 +6,8 @@ judgements, never other annotators' judgements or metric scores. Non-members
 see nothing (404, not 403, so ids of other projects leak nothing).
 """
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet, Subquery, TextField, Value
-from django.db.models.functions import Cast
+from django.db.models import Case, CharField, Count, Exists, When, F, OuterRef, Prefetch, Q, QuerySet, Subquery, TextField, Value
+from django.db.models.functions import MD5, Cast, Concat
 
 from annotations.models import (
     Annotator,
@@ -22,6 +22,7 @@ from annotations.models import (
     Project,
     RatingJudgement,
     Reference,
+    SpanJudgement,
 )
 
 STAFF_ROLES = (Membership.Role.OWNER, Membership.Role.RESEARCHER)
@@ -59,6 +60,25 @@ def staff_project_list(*, user: User) -> QuerySet[Project]:
     return Project.objects.filter(memberships__user=user, memberships__role__in=STAFF_ROLES).distinct()
 
 
+def blind_project_ids(*, user: User) -> set[int]:
+    """Projects where the user only annotates: system names, other annotators'
+    judgements and metric scores stay hidden there."""
+    if not user.is_authenticated or user.is_superuser:
+        return set()
+    return set(
+        Membership.objects.filter(user=user, role=Membership.Role.ANNOTATOR).values_list("project_id", flat=True)
+    )
+
+
+def blind_order_key(*, user: User, output_id: int) -> str:
+    """The order in which a blind user sees an item's outputs: a hash of the
+    user and the output, so it is stable for them, different across users,
+    and never follows system names."""
+    import hashlib
+
+    return hashlib.md5(f"{getattr(user, 'pk', 0)}:{output_id}".encode()).hexdigest()
+
+
 def dataset_list(*, user: User) -> QuerySet[Dataset]:
     return Dataset.objects.filter(project__in=project_list(user=user)).select_related("project")
 
@@ -69,7 +89,7 @@ def item_list(*, user: User) -> QuerySet[Item]:
 
 def output_list(*, user: User) -> QuerySet[Output]:
     return Output.objects.filter(item__dataset__project__in=project_list(user=user)).select_related(
-        "item", "system"
+        "item", "item__dataset", "system"
     )
 
 
@@ -106,6 +126,20 @@ def bestworst_judgement_list(*, user: User) -> QuerySet[BestWorstJudgement]:
     return _judgement_scope(BestWorstJudgement.objects.all(), user=user).select_related(
         "campaign", "annotator", "best", "worst", "item"
     )
+
+
+def span_judgement_list(*, user: User) -> QuerySet[SpanJudgement]:
+    return (
+        _judgement_scope(SpanJudgement.objects.all(), user=user)
+        .select_related("campaign", "annotator", "output", "item")
+        .prefetch_related("spans")
+    )
+
+
+def counted(qs: QuerySet) -> QuerySet:
+    """Only the judgements that count: complete units and imports, never
+    partial or abandoned work. Every analysis should start from this."""
+    return qs.filter(status="complete")
 
 
 def assignment_list(*, user: User) -> QuerySet[Assignment]:
@@ -179,10 +213,16 @@ def membership_list(*, project: Project) -> QuerySet[Membership]:
 def item_api_list(
     *, user: User, dataset_id: int | None = None, system_id: int | None = None, query: str = ""
 ) -> QuerySet[Item]:
-    """Visible items with their references and outputs, filtered like `dataset_item_search`."""
+    """Visible items with their references and outputs, filtered like `dataset_item_search`.
+
+    A system filter never reaches projects where the user only annotates
+    (grouping outputs by system would unblind them).
+    """
     qs = item_list(user=user)
     if dataset_id is not None:
         qs = qs.filter(dataset_id=dataset_id)
+    if system_id is not None:
+        qs = qs.exclude(dataset__project_id__in=blind_project_ids(user=user))
     qs = _item_search(qs, query=query, system_id=system_id)
     return qs.order_by("dataset_id", "position", "id").prefetch_related(
         "references", Prefetch("outputs", queryset=Output.objects.select_related("system"))
@@ -192,16 +232,161 @@ def item_api_list(
 def output_api_list(
     *, user: User, dataset_id: int | None = None, system_id: int | None = None, item_id: int | None = None
 ) -> QuerySet[Output]:
+    """Visible outputs; in projects where the user only annotates they come in
+    the user's own blind order (see `blind_order_key`), and a system filter
+    does not reach them."""
     qs = output_list(user=user)
+    blind = blind_project_ids(user=user)
     if dataset_id is not None:
         qs = qs.filter(item__dataset_id=dataset_id)
     if system_id is not None:
-        qs = qs.filter(system_id=system_id)
+        qs = qs.filter(system_id=system_id).exclude(item__dataset__project_id__in=blind)
     if item_id is not None:
         qs = qs.filter(item_id=item_id)
+    if blind:
+        key = MD5(Concat(Value(f"{user.pk}:"), Cast("id", CharField())))
+        qs = qs.annotate(order_key=Case(When(item__dataset__project_id__in=blind, then=key),
+                                        default=F("system__name"), output_field=CharField()))
+        return qs.order_by("item__dataset_id", "item__position", "item_id", "order_key", "id")
     return qs.order_by("item__dataset_id", "item__position", "item_id", "system__name")
 
 
-def assignment_for_unit(*, campaign: Campaign, annotator: Annotator, item_id: int) -> Assignment | None:
-    """The annotator's assignment for this item of the campaign, if they were given it."""
-    return Assignment.objects.filter(campaign=campaign, annotator=annotator, item_id=item_id).first()
+# --- Annotation (the unit an annotator works on) ------------------------------
+
+
+def enrolment_for(*, campaign: Campaign, annotator: Annotator | None):
+    from annotations.models import Enrolment
+
+    if annotator is None:
+        return None
+    return Enrolment.objects.filter(campaign=campaign, annotator=annotator).first()
+
+
+def annotator_progress(*, campaign: Campaign, enrolment) -> dict:
+    """Done / total for the annotator's current batch, and their units done overall."""
+    size = max(1, campaign.units_per_batch)
+    done = enrolment.n_done if enrolment else 0
+    return {"done": done, "batch": done // size + 1, "batch_done": done % size, "batch_size": size}
+
+
+def assignment_payload(*, assignment: Assignment, enrolment=None) -> dict:
+    """What an annotator is shown for an assignment: outputs as `id` + `text`
+    in the order the server chose, never a system name; the input and the
+    references only where the campaign shows them; the RankME anchor."""
+    campaign = assignment.campaign
+    item = assignment.item
+    order = list(assignment.shown_order)
+    if not order and assignment.unit_id:
+        order = list(assignment.unit.outputs)
+    # order_by(): the default ordering of outputs would join items and systems.
+    texts = dict(
+        Output.objects.filter(pk__in=order).order_by().values_list("id", "text")
+    ) if order else dict(Output.objects.filter(item=item).order_by("id").values_list("id", "text"))
+    if not order:
+        order = list(texts)
+    references = []
+    if campaign.show_reference or campaign.protocol == Campaign.Protocol.RANKME:
+        references = list(Reference.objects.filter(item=item).order_by("position").values("position", "text"))
+    anchor = None
+    if campaign.protocol == Campaign.Protocol.RANKME and campaign.anchor_value is not None and references:
+        anchor = {"text": references[0]["text"], "value": campaign.anchor_value}
+    return {
+        "id": assignment.pk,
+        "campaign": campaign.pk,
+        "unit": assignment.unit_id,
+        "annotator": assignment.annotator_id,
+        "annotator_name": assignment.annotator.name,
+        "status": assignment.status,
+        "seq": assignment.seq,
+        "created_at": assignment.created_at,
+        "expires_at": assignment.expires_at,
+        "shown_order": order,
+        "item": {
+            "id": item.pk,
+            "external_id": item.external_id,
+            "source": item.source if campaign.show_source else "",
+            "data": item.data if campaign.show_source else [],
+            "references": references if campaign.show_reference else [],
+            "outputs": [{"id": output_id, "text": texts.get(output_id, "")} for output_id in order],
+        },
+        "anchor": anchor,
+        "draft": assignment.draft or {},
+        "progress": annotator_progress(campaign=campaign, enrolment=enrolment),
+    }
+
+
+def campaign_settings(*, campaign: Campaign) -> dict:
+    """The campaign as its pages and clients need it (no system names)."""
+    from annotations.services.judgements import severities_of
+
+    return {
+        "id": campaign.pk,
+        "name": campaign.name,
+        "protocol": campaign.protocol,
+        "criteria": campaign.criteria_configs(),
+        "anchor_value": campaign.anchor_value,
+        "tuple_size": campaign.tuple_size,
+        "severities": severities_of(campaign) if campaign.protocol == Campaign.Protocol.ESA else [],
+        "units_per_batch": campaign.units_per_batch,
+        "show_source": campaign.show_source,
+        "show_reference": campaign.show_reference,
+    }
+
+
+def campaign_dashboard(*, campaign: Campaign) -> dict:
+    """Live progress of a campaign for its researchers: units, judgements by
+    status, per annotator (done, pending, abandoned, median seconds per unit)
+    and per system (units complete)."""
+    import statistics
+    from collections import defaultdict
+
+    from annotations.models import Unit
+
+    units = list(Unit.objects.filter(campaign=campaign).values_list("systems", "n_done", "redundancy"))
+    complete = sum(1 for _, done, k in units if done >= k)
+    per_system: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0])  # units, complete, judged
+    for systems, done, k in units:
+        for system_id in systems:
+            row = per_system[system_id]
+            row[0] += 1
+            row[1] += done >= k
+            row[2] += done
+    names = dict(campaign.dataset.systems.filter(pk__in=list(per_system)).values_list("pk", "name"))
+    systems = [
+        {"system": names.get(pk, str(pk)), "units": u, "complete": c, "judged": j, "slots": u * campaign.redundancy,
+         "percent": round(100 * j / (u * campaign.redundancy)) if u else 0}
+        for pk, (u, c, j) in per_system.items()
+    ]
+    systems.sort(key=lambda row: row["system"])
+
+    rows: dict[int, dict] = {}
+    times: dict[int, list[int]] = defaultdict(list)
+    for annotator_id, name, status, spent in Assignment.objects.filter(campaign=campaign).values_list(
+        "annotator_id", "annotator__name", "status", "time_spent_ms"
+    ):
+        row = rows.setdefault(annotator_id, {"annotator": name, "done": 0, "pending": 0, "abandoned": 0})
+        if status == Assignment.Status.DONE:
+            row["done"] += 1
+            if spent is not None:
+                times[annotator_id].append(spent)
+        elif status == Assignment.Status.PENDING:
+            row["pending"] += 1
+        else:
+            row["abandoned"] += 1
+    for annotator_id, row in rows.items():
+        row["median_seconds"] = round(statistics.median(times[annotator_id]) / 1000, 1) if times[annotator_id] else None
+    annotators = sorted(rows.values(), key=lambda row: (-row["done"], row["annotator"]))
+
+    model = {"likert": RatingJudgement, "rankme": RatingJudgement, "pairwise": PairwiseJudgement,
+             "bws": BestWorstJudgement, "esa": SpanJudgement}[campaign.protocol]
+    by_status = dict(
+        model.objects.filter(campaign=campaign).order_by().values_list("status").annotate(n=Count("id"))
+    )
+    return {
+        "units": len(units),
+        "complete": complete,
+        "percent": round(100 * complete / len(units)) if units else 0,
+        "judgements": {status: by_status.get(status, 0) for status in ("complete", "partial", "abandoned")},
+        "annotators": annotators,
+        "systems": systems,
+    }

@@ -1,37 +1,78 @@
-"""Campaigns and the assignment of items to annotators."""
+"""Campaigns, the assignment of units to annotators, and submitting a whole unit."""
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+import json
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotations.apis.common import id_field, paginated, paginated_response, validated_filters
+from annotations.apis.common import MAX_ID, id_field, paginated, paginated_response, validated_filters
 from annotations.apis.datasets import ReferenceOutputSerializer
-from annotations.models import Assignment, Campaign, Item, Output
+from annotations.models import Assignment, Campaign, ErrorSpan, JudgementBase
 from annotations.permissions import ApiAuthMixin, require_member, require_staff
-from annotations.selectors import assignment_list, campaign_list, dataset_list
-from annotations.services.assignments import assignment_next
+from annotations.selectors import (
+    assignment_list,
+    annotator_for_user,
+    assignment_payload,
+    blind_project_ids,
+    campaign_list,
+    dataset_list,
+    enrolment_for,
+)
+from annotations.services.assignments import assignment_draft_save, assignment_next, assignment_release
 from annotations.services.campaigns import campaign_create
 from annotations.services.projects import annotator_get_or_create
+from annotations.services.submissions import unit_submit
 
 SMALLINT_MAX = 32767
+DRAFT_MAX_BYTES = 200_000
+
+
+class CriterionSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    question = serializers.CharField(required=False, allow_blank=True, max_length=1000)
+    scale_min = serializers.FloatField(required=False, allow_null=True)
+    scale_max = serializers.FloatField(required=False, allow_null=True)
+    widget = serializers.ChoiceField(choices=Campaign.Widget.choices, required=False, allow_blank=True)
+    min_label = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    max_label = serializers.CharField(required=False, allow_blank=True, max_length=100)
+
+    class Meta:
+        ref_name = "CampaignCriterion"
 
 
 class CampaignOutputSerializer(serializers.ModelSerializer):
+    """A campaign; `systems` (names) only for its project's owners and researchers."""
+
     dataset = serializers.IntegerField(source="dataset_id", read_only=True)
     criteria = serializers.ListField(child=serializers.CharField(), read_only=True)
+    criteria_config = serializers.SerializerMethodField()
+    systems = serializers.SerializerMethodField()
 
     class Meta:
         model = Campaign
         fields = [
-            "id", "name", "dataset", "protocol", "criteria", "scale_min", "scale_max", "instructions",
-            "redundancy", "anchor_value", "tuple_size", "created_at",
+            "id", "name", "dataset", "protocol", "criteria", "criteria_config", "scale_min", "scale_max",
+            "instructions", "redundancy", "anchor_value", "tuple_size", "units_per_batch", "show_source",
+            "show_reference", "severities", "pair_rounds", "assignment_timeout_minutes", "seed", "systems",
+            "created_at",
         ]
         ref_name = "Campaign"
+
+    @extend_schema_field(CriterionSerializer(many=True))
+    def get_criteria_config(self, campaign: Campaign) -> list[dict]:
+        return campaign.criteria_configs()
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField(), allow_null=True))
+    def get_systems(self, campaign: Campaign) -> list[str] | None:
+        if campaign.dataset.project_id in self.context.get("blind", ()):
+            return None
+        return sorted(s.name for s in campaign.systems.all())
 
 
 class CampaignListApi(ApiAuthMixin, APIView):
@@ -52,6 +93,17 @@ class CampaignListApi(ApiAuthMixin, APIView):
         redundancy = serializers.IntegerField(required=False, min_value=1, max_value=SMALLINT_MAX)
         anchor_value = serializers.FloatField(required=False, allow_null=True)
         tuple_size = serializers.IntegerField(required=False, min_value=2, max_value=SMALLINT_MAX)
+        systems = serializers.ListField(child=serializers.CharField(max_length=200), required=False,
+                                        max_length=1000, help_text="System names; all systems when absent.")
+        criteria_config = CriterionSerializer(many=True, required=False, max_length=50)
+        units_per_batch = serializers.IntegerField(required=False, min_value=1, max_value=10_000)
+        show_source = serializers.BooleanField(required=False)
+        show_reference = serializers.BooleanField(required=False)
+        severities = serializers.ListField(child=serializers.ChoiceField(choices=ErrorSpan.Severity.choices),
+                                           required=False, max_length=3)
+        pair_rounds = serializers.IntegerField(required=False, min_value=0, max_value=1000)
+        assignment_timeout_minutes = serializers.IntegerField(required=False, min_value=1, max_value=7 * 24 * 60)
+        seed = serializers.IntegerField(required=False, min_value=0, max_value=2**62)
 
         class Meta:
             ref_name = "CampaignCreate"
@@ -65,7 +117,8 @@ class CampaignListApi(ApiAuthMixin, APIView):
         if "dataset" in filters:
             campaigns = campaigns.filter(dataset_id=filters["dataset"])
         return paginated_response(
-            queryset=campaigns, serializer_class=CampaignOutputSerializer, request=request, view=self
+            queryset=campaigns.prefetch_related("systems"), serializer_class=CampaignOutputSerializer,
+            request=request, view=self, context={"blind": blind_project_ids(user=request.user)},
         )
 
     @extend_schema(operation_id="campaigns_create", request=InputSerializer, responses={201: CampaignOutputSerializer})
@@ -78,6 +131,8 @@ class CampaignListApi(ApiAuthMixin, APIView):
         if dataset is None:
             raise NotFound()
         require_staff(user=request.user, project=dataset.project)
+        if "criteria_config" in data:
+            data["criteria_config"] = [dict(c) for c in data["criteria_config"]]
         campaign = campaign_create(dataset=dataset, **data)
         return Response(CampaignOutputSerializer(campaign).data, status=status.HTTP_201_CREATED)
 
@@ -86,26 +141,29 @@ class CampaignDetailApi(ApiAuthMixin, APIView):
     @extend_schema(operation_id="campaigns_retrieve", responses=CampaignOutputSerializer)
     def get(self, request: Request, pk: int) -> Response:
         campaign = get_object_or_404(campaign_list(user=request.user), pk=pk)
-        return Response(CampaignOutputSerializer(campaign).data)
+        context = {"blind": blind_project_ids(user=request.user)}
+        return Response(CampaignOutputSerializer(campaign, context=context).data)
 
 
-class BlindOutputSerializer(serializers.ModelSerializer):
+class BlindOutputSerializer(serializers.Serializer):
     """An output as shown to annotators: no system name, so judging stays blind."""
 
+    id = serializers.IntegerField()
+    text = serializers.CharField()
+
     class Meta:
-        model = Output
-        fields = ["id", "text"]
         ref_name = "BlindOutput"
 
 
-class AssignmentItemSerializer(serializers.ModelSerializer):
-    data = serializers.JSONField(read_only=True)
-    references = ReferenceOutputSerializer(many=True, read_only=True)
-    outputs = BlindOutputSerializer(many=True, read_only=True)
+class AssignmentItemSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    external_id = serializers.CharField()
+    source = serializers.CharField(help_text="Empty when the campaign does not show the input.")
+    data = serializers.JSONField()
+    references = ReferenceOutputSerializer(many=True, help_text="Empty unless the campaign shows references.")
+    outputs = BlindOutputSerializer(many=True, help_text="The unit's outputs, in the order to show them.")
 
     class Meta:
-        model = Item
-        fields = ["id", "external_id", "source", "data", "references", "outputs"]
         ref_name = "AssignmentItem"
 
 
@@ -114,18 +172,58 @@ class AssignmentOutputSerializer(serializers.ModelSerializer):
     annotator = serializers.IntegerField(source="annotator_id", read_only=True)
     annotator_name = serializers.CharField(source="annotator.name", read_only=True)
     item = serializers.IntegerField(source="item_id", read_only=True)
+    unit = serializers.IntegerField(source="unit_id", read_only=True, allow_null=True)
 
     class Meta:
         model = Assignment
-        fields = ["id", "campaign", "annotator", "annotator_name", "item", "status", "created_at"]
+        fields = ["id", "campaign", "annotator", "annotator_name", "item", "unit", "status", "seq", "shown_order",
+                  "expires_at", "completed_at", "time_spent_ms", "created_at"]
         ref_name = "Assignment"
 
 
-class NextAssignmentOutputSerializer(AssignmentOutputSerializer):
-    item = AssignmentItemSerializer(read_only=True)
+class AnchorSerializer(serializers.Serializer):
+    text = serializers.CharField()
+    value = serializers.FloatField()
 
-    class Meta(AssignmentOutputSerializer.Meta):
+    class Meta:
+        ref_name = "RankMEAnchor"
+
+
+class ProgressSerializer(serializers.Serializer):
+    done = serializers.IntegerField(help_text="Units you finished in this campaign.")
+    batch = serializers.IntegerField()
+    batch_done = serializers.IntegerField()
+    batch_size = serializers.IntegerField()
+
+    class Meta:
+        ref_name = "AnnotatorProgress"
+
+
+class NextAssignmentOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    campaign = serializers.IntegerField()
+    unit = serializers.IntegerField(allow_null=True)
+    annotator = serializers.IntegerField()
+    annotator_name = serializers.CharField()
+    status = serializers.CharField()
+    seq = serializers.IntegerField(help_text="Your n-th unit in this campaign (0-based).")
+    created_at = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField(allow_null=True)
+    shown_order = serializers.ListField(child=serializers.IntegerField(),
+                                        help_text="Output ids in the order to show them (report it back as is).")
+    item = AssignmentItemSerializer()
+    anchor = AnchorSerializer(allow_null=True, help_text="RankME: the reference shown with its fixed magnitude.")
+    draft = serializers.JSONField()
+    progress = ProgressSerializer()
+
+    class Meta:
         ref_name = "NextAssignment"
+
+
+def annotator_for_request(*, request: Request, campaign: Campaign):
+    require_member(user=request.user, project=campaign.project)
+    return annotator_for_user(user=request.user, project=campaign.project) or annotator_get_or_create(
+        project=campaign.project, name=request.user.get_username(), user=request.user)
 
 
 class NextAssignmentApi(ApiAuthMixin, APIView):
@@ -139,28 +237,116 @@ class NextAssignmentApi(ApiAuthMixin, APIView):
         },
     )
     def post(self, request: Request, pk: int) -> Response:
-        """Hand the next item of the campaign to the requesting member.
+        """Hand the next unit of the campaign to the requesting member.
 
         Your pending assignment if you have one (200), else a new one (201);
-        204 when every item has its redundancy or was already yours.
+        204 when every unit has its k annotators or was already yours. The
+        outputs come in the order to show them, without system names.
         """
-        campaign = get_object_or_404(campaign_list(user=request.user), pk=pk)
-        require_member(user=request.user, project=campaign.project)
-        annotator = annotator_get_or_create(
-            project=campaign.project, name=request.user.get_username(), user=request.user
-        )
+        # By id, then the membership check (404 for non-members): cheaper than the scoped list.
+        campaign = get_object_or_404(Campaign.objects.select_related("dataset__project"), pk=pk)
+        annotator = annotator_for_request(request=request, campaign=campaign)
         assignment, created = assignment_next(campaign=campaign, annotator=annotator)
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        assignment = (
-            Assignment.objects.select_related("annotator")
-            .prefetch_related("item__references", "item__outputs")
-            .get(pk=assignment.pk)
-        )
+        assignment.campaign, assignment.annotator = campaign, annotator
+        enrolment = getattr(assignment, "enrolment", None) or enrolment_for(campaign=campaign, annotator=annotator)
+        payload = assignment_payload(assignment=assignment, enrolment=enrolment)
         return Response(
-            NextAssignmentOutputSerializer(assignment).data,
+            NextAssignmentOutputSerializer(payload).data,
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
         )
+
+
+def _own_assignment(request: Request, pk: int) -> Assignment:
+    """The caller's own assignment (404 for anyone else's), still in a project they belong to."""
+    assignment = get_object_or_404(
+        Assignment.objects.select_related("campaign__dataset__project", "annotator"),
+        pk=pk, annotator__user=request.user,
+    )
+    require_member(user=request.user, project=assignment.campaign.dataset.project)
+    return assignment
+
+
+class UnitSubmitApi(ApiAuthMixin, APIView):
+    class InputSerializer(serializers.Serializer):
+        judgements = serializers.ListField(
+            child=serializers.DictField(), min_length=1, max_length=500,
+            help_text=(
+                "One object per answer. Likert / RankME: {criterion, output, score}; ESA: {criterion, output, "
+                "score, spans: [{start, end, severity} | {missing: true, severity}]}; pairwise: {criterion, "
+                "winner: a|b|tie} (a = the output shown first); best-worst: {criterion, best, worst}."
+            ),
+        )
+        shown_order = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
+                                            required=False, allow_null=True, max_length=100)
+        time_spent_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=2**31 - 1)
+
+        class Meta:
+            ref_name = "UnitSubmit"
+
+    class OutputSerializer(serializers.Serializer):
+        assignment = AssignmentOutputSerializer()
+        judgements = serializers.IntegerField(help_text="Judgements stored.")
+
+        class Meta:
+            ref_name = "UnitSubmitResult"
+
+    @extend_schema(operation_id="assignments_submit", request=InputSerializer, responses={201: OutputSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        """Submit every judgement of one of your units in one atomic request.
+
+        Every criterion must be answered (for every output of the unit, for
+        rating and ESA protocols); the unit is then done. 400 names the first
+        problem and stores nothing.
+        """
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        assignment = _own_assignment(request, pk)
+        result = unit_submit(
+            annotator=assignment.annotator,
+            assignment_id=assignment.pk,
+            campaign_id=assignment.campaign_id,
+            judgements=data["judgements"],
+            shown_order=data.get("shown_order"),
+            time_spent_ms=data.get("time_spent_ms"),
+            origin=JudgementBase.Origin.API,
+        )
+        body = {"assignment": result.assignment, "judgements": result.judgements}
+        return Response(self.OutputSerializer(body).data, status=status.HTTP_201_CREATED)
+
+
+class AssignmentReleaseApi(ApiAuthMixin, APIView):
+    @extend_schema(operation_id="assignments_release", request=None, responses={200: AssignmentOutputSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        """Give one of your pending units back (skip it): it returns to the pool,
+        answers already sent for it are kept as abandoned, and you will not get
+        it again."""
+        assignment = _own_assignment(request, pk)
+        assignment = assignment_release(assignment_id=assignment.pk, annotator=assignment.annotator)
+        assignment = Assignment.objects.select_related("annotator").get(pk=assignment.pk)
+        return Response(AssignmentOutputSerializer(assignment).data)
+
+
+class AssignmentDraftApi(ApiAuthMixin, APIView):
+    class InputSerializer(serializers.Serializer):
+        draft = serializers.JSONField(help_text="Anything the client needs to restore a half-finished unit.")
+
+        class Meta:
+            ref_name = "AssignmentDraft"
+
+    @extend_schema(operation_id="assignments_draft", request=InputSerializer, responses={204: None})
+    def put(self, request: Request, pk: int) -> Response:
+        """Save the half-finished answers of one of your pending units (and keep it from timing out)."""
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        draft = serializer.validated_data["draft"]
+        if len(json.dumps(draft)) > DRAFT_MAX_BYTES:
+            raise ValidationError({"draft": f"A draft holds at most {DRAFT_MAX_BYTES} bytes."})
+        assignment = _own_assignment(request, pk)
+        assignment_draft_save(assignment_id=assignment.pk, annotator=assignment.annotator, draft=draft)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class AssignmentListApi(ApiAuthMixin, APIView):

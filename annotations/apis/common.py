@@ -25,11 +25,12 @@ def validated_filters(serializer_class: type[serializers.Serializer], request: R
 
 
 def paginated_response(
-    *, queryset: QuerySet, serializer_class: type[serializers.Serializer], request: Request, view
+    *, queryset: QuerySet, serializer_class: type[serializers.Serializer], request: Request, view,
+    context: dict | None = None,
 ) -> Response:
     paginator = PageNumberPagination()
     page = paginator.paginate_queryset(queryset, request, view=view)
-    return paginator.get_paginated_response(serializer_class(page, many=True).data)
+    return paginator.get_paginated_response(serializer_class(page, many=True, context=context or {}).data)
 
 
 def paginated(serializer_class: type[serializers.Serializer]) -> serializers.Serializer:

@@ -13,8 +13,15 @@ from rest_framework.views import APIView
 from annotations.apis.common import id_field, paginated, paginated_response, validated_filters
 from annotations.models import Dataset, Item, Output, Reference
 from annotations.permissions import ApiAuthMixin, require_staff
-from annotations.selectors import dataset_list, item_api_list, output_api_list, project_list
-from annotations.services.imports import ImportFailed, dataset_import
+from annotations.selectors import (
+    blind_order_key,
+    blind_project_ids,
+    dataset_list,
+    item_api_list,
+    output_api_list,
+    project_list,
+)
+from annotations.services.imports import DatasetNameTaken, ImportFailed, dataset_import
 
 
 @extend_schema_field({"type": "string", "format": "binary"})
@@ -92,10 +99,6 @@ class DatasetListApi(ApiAuthMixin, APIView):
         if project is None:
             raise NotFound()
         require_staff(user=request.user, project=project)
-        # Dataset names are global; the importer's own message for a clash
-        # names the other project, which this caller may not know about.
-        if Dataset.objects.filter(name=data["name"].strip()).exclude(project=project).exists():
-            raise ValidationError({"name": ["A dataset with this name already exists in another project."]})
         upload = data["file"]
         try:
             result = dataset_import(
@@ -106,6 +109,8 @@ class DatasetListApi(ApiAuthMixin, APIView):
                 filename=upload.name,
                 user=request.user,
             )
+        except DatasetNameTaken as exc:
+            raise ValidationError({"name": [str(e) for e in exc.errors]}) from None
         except ImportFailed as exc:
             raise ValidationError({"errors": [str(e) for e in exc.errors]}) from None
         body = self.ImportOutputSerializer(
@@ -127,6 +132,10 @@ class DatasetDetailApi(ApiAuthMixin, APIView):
         return Response(DatasetOutputSerializer(dataset).data)
 
 
+def _blind_context(request: Request) -> dict:
+    return {"blind": blind_project_ids(user=request.user), "user": request.user}
+
+
 class ReferenceOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = Reference
@@ -135,22 +144,42 @@ class ReferenceOutputSerializer(serializers.ModelSerializer):
 
 
 class OutputOutputSerializer(serializers.ModelSerializer):
+    """An output; `system` and `system_name` are left out in projects where the
+    caller only annotates (blind evaluation)."""
+
     item = serializers.IntegerField(source="item_id", read_only=True)
-    system = serializers.IntegerField(source="system_id", read_only=True)
-    system_name = serializers.CharField(source="system.name", read_only=True)
+    system = serializers.IntegerField(source="system_id", read_only=True, required=False)
+    system_name = serializers.CharField(source="system.name", read_only=True, required=False)
 
     class Meta:
         model = Output
         fields = ["id", "item", "system", "system_name", "text"]
         ref_name = "Output"
 
+    def to_representation(self, instance):
+        if instance.item.dataset.project_id in self.context.get("blind", ()):
+            return {"id": instance.pk, "item": instance.item_id, "text": instance.text}
+        return super().to_representation(instance)
+
 
 class ItemOutputSerializer(serializers.ModelSerializer):
+    """An item with its outputs: without system names, in the caller's own
+    shuffled order, in projects where the caller only annotates."""
+
     dataset = serializers.IntegerField(source="dataset_id", read_only=True)
     data = serializers.JSONField(read_only=True)
     meta = serializers.JSONField(read_only=True)
     references = ReferenceOutputSerializer(many=True, read_only=True)
-    outputs = OutputOutputSerializer(many=True, read_only=True)
+    outputs = serializers.SerializerMethodField()
+
+    @extend_schema_field(OutputOutputSerializer(many=True))
+    def get_outputs(self, item):
+        outputs = list(item.outputs.all())
+        if item.dataset.project_id in self.context.get("blind", ()):
+            user = self.context["user"]
+            outputs.sort(key=lambda o: blind_order_key(user=user, output_id=o.pk))
+            return [{"id": o.pk, "item": o.item_id, "text": o.text} for o in outputs]
+        return OutputOutputSerializer(outputs, many=True).data
 
     class Meta:
         model = Item
@@ -178,14 +207,15 @@ class ItemListApi(ApiAuthMixin, APIView):
             system_id=filters.get("system"),
             query=filters.get("q", ""),
         )
-        return paginated_response(queryset=items, serializer_class=ItemOutputSerializer, request=request, view=self)
+        return paginated_response(queryset=items, serializer_class=ItemOutputSerializer, request=request, view=self,
+                                  context=_blind_context(request))
 
 
 class ItemDetailApi(ApiAuthMixin, APIView):
     @extend_schema(operation_id="items_retrieve", responses=ItemOutputSerializer)
     def get(self, request: Request, pk: int) -> Response:
         item = get_object_or_404(item_api_list(user=request.user), pk=pk)
-        return Response(ItemOutputSerializer(item).data)
+        return Response(ItemOutputSerializer(item, context=_blind_context(request)).data)
 
 
 class OutputListApi(ApiAuthMixin, APIView):
@@ -209,5 +239,6 @@ class OutputListApi(ApiAuthMixin, APIView):
             item_id=filters.get("item"),
         )
         return paginated_response(
-            queryset=outputs, serializer_class=OutputOutputSerializer, request=request, view=self
+            queryset=outputs, serializer_class=OutputOutputSerializer, request=request, view=self,
+            context=_blind_context(request),
         )

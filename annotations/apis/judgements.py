@@ -1,42 +1,48 @@
-"""Judgements: rating (Likert, direct assessment, RankME), pairwise and best-worst.
+"""Judgements: rating (Likert, direct assessment, RankME), pairwise, best-worst and ESA spans.
 
 Listing: owners and researchers see every judgement of their projects,
-annotators only their own (`annotations.selectors`). Submitting: only for one
-of the submitter's own assignments; each accepted judgement may complete the
-assignment (see `assignment_is_complete`).
+annotators only their own (`annotations.selectors`); every row says whether it
+counts (`status`: complete, partial or abandoned; filter with `?status=`).
+Submitting: only for one of the submitter's own assignments, through the
+`judgement_submit` service (stored with origin "api"); a whole unit at once
+goes to `POST /api/assignments/{id}/submit/`.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
-from django.db import transaction
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotations.apis.common import MAX_ID, id_field, paginated, paginated_response, validated_filters
-from annotations.models import BestWorstJudgement, Campaign, Output, PairwiseJudgement, RatingJudgement
-from annotations.permissions import ApiAuthMixin, require_assignment
+from annotations.models import (
+    BestWorstJudgement,
+    ErrorSpan,
+    JudgementBase,
+    PairwiseJudgement,
+    RatingJudgement,
+    SpanJudgement,
+)
+from annotations.permissions import ApiAuthMixin
 from annotations.selectors import (
     bestworst_judgement_list,
-    campaign_list,
     pairwise_judgement_list,
     rating_judgement_list,
+    span_judgement_list,
 )
-from annotations.services.assignments import assignment_complete_if_judged
 from annotations.services.judgements import (
     bestworst_judgement_create,
     pairwise_judgement_create,
     rating_judgement_create,
+    span_judgement_create,
 )
+from annotations.services.submissions import judgement_submit
 
 JUDGEMENT_FIELDS = [
     "id", "campaign", "annotator", "annotator_name", "item", "criterion", "time_spent_ms", "shown_order",
-    "origin", "created_at",
+    "origin", "status", "assignment", "created_at",
 ]
 
 
@@ -49,6 +55,7 @@ class JudgementOutputSerializer(serializers.ModelSerializer):
     annotator = serializers.IntegerField(source="annotator_id", read_only=True)
     annotator_name = serializers.CharField(source="annotator.name", read_only=True)
     item = serializers.IntegerField(source="item_id", read_only=True)
+    assignment = serializers.IntegerField(source="assignment_id", read_only=True, allow_null=True)
     shown_order = _output_id_list(read_only=True)
 
 
@@ -82,10 +89,31 @@ class BestWorstOutputSerializer(JudgementOutputSerializer):
         ref_name = "BestWorstJudgement"
 
 
+class ErrorSpanSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ErrorSpan
+        fields = ["start", "end", "severity", "missing"]
+        ref_name = "ErrorSpan"
+
+
+class SpanOutputSerializer(JudgementOutputSerializer):
+    output = serializers.IntegerField(source="output_id", read_only=True)
+    spans = ErrorSpanSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = SpanJudgement
+        fields = JUDGEMENT_FIELDS + ["output", "score", "spans"]
+        ref_name = "SpanJudgement"
+
+
 class JudgementFilterSerializer(serializers.Serializer):
     campaign = id_field()
     item = id_field()
     criterion = serializers.CharField(required=False, max_length=100)
+    status = serializers.ChoiceField(
+        choices=JudgementBase.Status.choices, required=False,
+        help_text="complete = counts in analyses; partial = unit not finished yet; abandoned = timed out or released.",
+    )
 
     class Meta:
         ref_name = "JudgementFilter"
@@ -108,39 +136,25 @@ def _filtered(queryset: QuerySet, request: Request) -> QuerySet:
         queryset = queryset.filter(item_id=filters["item"])
     if "criterion" in filters:
         queryset = queryset.filter(criterion=filters["criterion"])
+    if "status" in filters:
+        queryset = queryset.filter(status=filters["status"])
     return queryset.order_by("campaign_id", "item_id", "id")
 
 
-def _submit(
-    *, request: Request, data: dict, output_ids: Sequence[int], create: Callable[..., object]
-) -> object:
-    """Resolve the campaign (404 if not visible) and outputs (400 if not in it),
-    check the submitter's assignment (403), then write the judgement and
-    update the assignment in one transaction."""
-    campaign: Campaign | None = campaign_list(user=request.user).filter(pk=data["campaign"]).first()
-    if campaign is None:
-        raise NotFound()
-    outputs = {o.pk: o for o in Output.objects.filter(item__dataset_id=campaign.dataset_id, pk__in=output_ids)}
-    unknown = sorted(set(output_ids) - set(outputs))
-    if unknown:
-        raise ValidationError({"output": [f"Output {i} is not part of this campaign's dataset." for i in unknown]})
-    item_ids = {o.item_id for o in outputs.values()}
-    if len(item_ids) != 1:
-        raise ValidationError({"output": ["The outputs judged together must belong to the same item."]})
-    annotator, assignment = require_assignment(user=request.user, campaign=campaign, item_id=item_ids.pop())
-    with transaction.atomic():
-        judgement = create(campaign=campaign, annotator=annotator, outputs=outputs)
-        assignment_complete_if_judged(assignment=assignment)
-    return judgement
-
-
 def _common(data: dict) -> dict:
-    return {
-        "criterion": data["criterion"],
-        "time_spent_ms": data.get("time_spent_ms"),
+    return {"criterion": data["criterion"], "time_spent_ms": data.get("time_spent_ms")}
+
+
+def _submit(*, request: Request, data: dict, output_ids, create) -> JudgementBase:
+    return judgement_submit(
+        user=request.user,
+        campaign_id=data["campaign"],
+        output_ids=output_ids,
         # An empty list means "not recorded", like an absent one.
-        "shown_order": data.get("shown_order") or None,
-    }
+        shown_order=data.get("shown_order") or None,
+        create=create,
+        origin=JudgementBase.Origin.API,
+    )
 
 
 class RatingJudgementListApi(ApiAuthMixin, APIView):
@@ -173,13 +187,8 @@ class RatingJudgementListApi(ApiAuthMixin, APIView):
             request=request,
             data=data,
             output_ids=[data["output"]],
-            create=lambda *, campaign, annotator, outputs: rating_judgement_create(
-                campaign=campaign,
-                annotator=annotator,
-                output=outputs[data["output"]],
-                score=data["score"],
-                rank=data.get("rank"),
-                **_common(data),
+            create=lambda *, outputs, **common: rating_judgement_create(
+                output=outputs[data["output"]], score=data["score"], rank=data.get("rank"), **common, **_common(data),
             ),
         )
         return Response(RatingOutputSerializer(judgement).data, status=status.HTTP_201_CREATED)
@@ -219,13 +228,9 @@ class PairwiseJudgementListApi(ApiAuthMixin, APIView):
             request=request,
             data=data,
             output_ids=[data["output_a"], data["output_b"]],
-            create=lambda *, campaign, annotator, outputs: pairwise_judgement_create(
-                campaign=campaign,
-                annotator=annotator,
-                output_a=outputs[data["output_a"]],
-                output_b=outputs[data["output_b"]],
-                winner=data["winner"],
-                **_common(data),
+            create=lambda *, outputs, **common: pairwise_judgement_create(
+                output_a=outputs[data["output_a"]], output_b=outputs[data["output_b"]], winner=data["winner"],
+                **common, **_common(data),
             ),
         )
         return Response(PairwiseOutputSerializer(judgement).data, status=status.HTTP_201_CREATED)
@@ -265,13 +270,64 @@ class BestWorstJudgementListApi(ApiAuthMixin, APIView):
             request=request,
             data=data,
             output_ids=[*data["outputs"], data["best"], data["worst"]],
-            create=lambda *, campaign, annotator, outputs: bestworst_judgement_create(
-                campaign=campaign,
-                annotator=annotator,
-                outputs=[outputs[i] for i in data["outputs"]],
-                best=outputs[data["best"]],
-                worst=outputs[data["worst"]],
-                **_common(data),
+            create=lambda *, outputs, **common: bestworst_judgement_create(
+                outputs=[outputs[i] for i in data["outputs"]], best=outputs[data["best"]],
+                worst=outputs[data["worst"]], **common, **_common(data),
             ),
         )
         return Response(BestWorstOutputSerializer(judgement).data, status=status.HTTP_201_CREATED)
+
+
+class SpanInputSerializer(serializers.Serializer):
+    start = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=2**31 - 1)
+    end = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=2**31 - 1)
+    severity = serializers.ChoiceField(choices=ErrorSpan.Severity.choices)
+    missing = serializers.BooleanField(required=False, default=False)
+
+    class Meta:
+        ref_name = "ErrorSpanCreate"
+
+
+class SpanJudgementListApi(ApiAuthMixin, APIView):
+    class InputSerializer(JudgementInputSerializer):
+        output = id_field(required=True)
+        score = serializers.FloatField()
+        spans = SpanInputSerializer(many=True, required=False, max_length=200,
+                                    help_text="Character offsets into the output (end exclusive), or "
+                                              '{"missing": true, "severity": ...} for omitted content.')
+
+        class Meta:
+            ref_name = "SpanJudgementCreate"
+
+    @extend_schema(
+        operation_id="judgements_spans_list",
+        parameters=[JudgementFilterSerializer],
+        responses=paginated(SpanOutputSerializer),
+    )
+    def get(self, request: Request) -> Response:
+        rows = _filtered(span_judgement_list(user=request.user), request)
+        return paginated_response(queryset=rows, serializer_class=SpanOutputSerializer, request=request, view=self)
+
+    @extend_schema(
+        operation_id="judgements_spans_create", request=InputSerializer, responses={201: SpanOutputSerializer}
+    )
+    def post(self, request: Request) -> Response:
+        """Error span annotation (ESA) of one output of a unit you were assigned: spans, then a 0-100 score."""
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        spans = [
+            {k: v for k, v in span.items() if not (k in ("start", "end") and v is None)
+             and not (k == "missing" and v is False)}
+            for span in data.get("spans", [])
+        ]
+        judgement = _submit(
+            request=request,
+            data=data,
+            output_ids=[data["output"]],
+            create=lambda *, outputs, **common: span_judgement_create(
+                output=outputs[data["output"]], score=data["score"], spans=spans, **common, **_common(data),
+            ),
+        )
+        judgement = span_judgement_list(user=request.user).get(pk=judgement.pk)
+        return Response(SpanOutputSerializer(judgement).data, status=status.HTTP_201_CREATED)

@@ -14,7 +14,16 @@ from annotations.apis.common import paginated, paginated_response
 from annotations.models import Membership, Project
 from annotations.permissions import ApiAuthMixin, require_owner
 from annotations.selectors import membership_list, project_list_with_roles
-from annotations.services.projects import membership_add, project_create
+from annotations.services.projects import membership_add, membership_remove, project_create
+
+# The same answer whether the username is unknown or belongs to an account that
+# cannot be added (inactive), so the form does not tell which usernames exist.
+NO_SUCH_ACCOUNT = "No account with this username can be added. Check the spelling, or create the account first."
+
+
+def addable_user(username: str):
+    """The active account called `username`, or None (unknown and inactive alike)."""
+    return get_user_model().objects.filter(username=username, is_active=True).first()
 
 
 class ProjectOutputSerializer(serializers.ModelSerializer):
@@ -44,7 +53,11 @@ class ProjectListApi(ApiAuthMixin, APIView):
         operation_id="projects_create", request=InputSerializer, responses={201: ProjectOutputSerializer}
     )
     def post(self, request: Request) -> Response:
-        """Create a project; the creator becomes its owner."""
+        """Create a project; the creator becomes its owner.
+
+        Allowed to staff users and to users who already own a project (setting
+        `WORKBENCH_PROJECT_CREATORS`); 403 otherwise.
+        """
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         project = project_create(name=serializer.validated_data["name"], owner=request.user)
@@ -105,19 +118,43 @@ class MembershipListApi(ApiAuthMixin, APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        user = get_user_model().objects.filter(username=data["username"]).first()
+        user = addable_user(data["username"])
         if user is None:
-            raise ValidationError({"username": "No user with this username."})
+            raise ValidationError({"username": [NO_SUCH_ACCOUNT]})
         existing = Membership.objects.filter(project=project, user=user).first()
-        if (
-            existing is not None
-            and existing.role == Membership.Role.OWNER
-            and data["role"] != Membership.Role.OWNER
-            and not project.memberships.filter(role=Membership.Role.OWNER).exclude(pk=existing.pk).exists()
-        ):
-            raise ValidationError({"role": "A project keeps at least one owner."})
         membership = membership_add(project=project, user=user, role=data["role"])
         return Response(
             MembershipOutputSerializer(membership).data,
             status=status.HTTP_200_OK if existing else status.HTTP_201_CREATED,
         )
+
+
+class MembershipDetailApi(ApiAuthMixin, APIView):
+    """One member of a project: change the role or remove (owners only; a project keeps one owner)."""
+
+    class InputSerializer(serializers.Serializer):
+        role = serializers.ChoiceField(choices=Membership.Role.choices)
+
+        class Meta:
+            ref_name = "MembershipRole"
+
+    def _membership(self, request: Request, pk: int, member_pk: int) -> Membership:
+        project = get_object_or_404(Project, pk=pk)
+        require_owner(user=request.user, project=project)
+        return get_object_or_404(Membership.objects.select_related("user", "project"), project=project, pk=member_pk)
+
+    @extend_schema(operation_id="projects_members_update", request=InputSerializer,
+                   responses={200: MembershipOutputSerializer})
+    def patch(self, request: Request, pk: int, member_pk: int) -> Response:
+        membership = self._membership(request, pk, member_pk)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        membership = membership_add(project=membership.project, user=membership.user,
+                                    role=serializer.validated_data["role"])
+        return Response(MembershipOutputSerializer(membership).data)
+
+    @extend_schema(operation_id="projects_members_remove", request=None, responses={204: None})
+    def delete(self, request: Request, pk: int, member_pk: int) -> Response:
+        membership = self._membership(request, pk, member_pk)
+        membership_remove(project=membership.project, membership_id=membership.pk)
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -1,155 +1,456 @@
-"""The assignment engine: which item an annotator judges next, and when it is done.
+"""The assignment engine: which unit an annotator judges next, in which order
+the outputs are shown, and what happens to abandoned work.
 
-An assignment is one item of a campaign handed to one annotator. Each item is
-handed to at most `campaign.redundancy` different annotators, never twice to
-the same one. Concurrent requests are made safe by row locks on the items
-(`SELECT ... FOR UPDATE SKIP LOCKED`), so two annotators asking at the same
-moment get different items rather than queueing behind each other, and an
-item is never given out more often than the redundancy allows.
+Invariants, enforced by design on PostgreSQL rather than by timing:
+
+- A unit is handed to at most k = `redundancy` annotators at a time: the pick
+  locks the unit row (`FOR UPDATE SKIP LOCKED`, so concurrent annotators take
+  different units instead of queueing) and raises its `n_taken` counter, which
+  a check constraint keeps <= k. A unit is complete when k assignments are done.
+- Nobody gets a unit twice: unique (unit, annotator), whatever the status.
+- One annotator's requests in a campaign run one at a time: each locks the
+  annotator's `Enrolment` row first (a double click cannot take two units).
+- Lock order is always enrolment -> assignment -> unit, so no cycle can form.
+
+Order: each annotator walks the pool in their own order, a hash of the unit id
+with the seed recorded on their enrolment. Output positions are counterbalanced
+per annotator: among all orders of a unit's outputs, the one whose systems were
+least often shown in those positions to this annotator (ties broken by the
+recorded seed), so each system appears about equally often in each position.
+
+Abandoned work: a pending assignment older than the campaign's timeout expires
+when anyone next asks for work; its unit goes back to the pool and the
+judgements already sent for it are marked `abandoned` (kept, never counted).
 """
 from __future__ import annotations
 
-from django.db import transaction
-from django.db.models import Count, Exists, IntegerField, OuterRef, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce
+import json
+import random
+import secrets
+import time
+from datetime import timedelta
+
+from django.core.exceptions import ValidationError
+from django.db import connection, transaction
+from django.db.models import F
+from django.utils import timezone
 
 from annotations.models import (
     Annotator,
     Assignment,
     BestWorstJudgement,
     Campaign,
-    Item,
-    Output,
+    Enrolment,
+    JudgementBase,
     PairwiseJudgement,
     RatingJudgement,
+    SpanJudgement,
+    Unit,
 )
+from annotations.services.units import campaign_units_ensure
+
+JUDGEMENT_MODELS = (RatingJudgement, PairwiseJudgement, BestWorstJudgement, SpanJudgement)
+# How many times a pick retries after losing a unit to a concurrent request.
+MAX_PICK_ROUNDS = 100
+# Timed-out assignments are looked for at most this often per campaign and
+# process (and always before answering "nothing left"): timeouts are minutes,
+# and the UPDATE costs three round trips on the busiest request.
+EXPIRE_EVERY_S = 5.0
+_last_expiry: dict[int, float] = {}
 
 
-def _open_items(*, campaign: Campaign, annotator: Annotator) -> QuerySet[Item]:
-    """Items of the campaign with a free slot that this annotator has not had.
+def retry_on_deadlock(fn):
+    """Run a top-level transaction again (up to 3 times) if PostgreSQL chose it
+    as the victim of a deadlock or a serialization failure; the engine's lock
+    order makes that rare, this makes it harmless. Inside an outer
+    transaction nothing can be retried, so the error goes up."""
+    import functools
 
-    Correlated subqueries rather than GROUP BY: PostgreSQL refuses FOR UPDATE
-    on grouped queries.
-    """
-    taken = (
-        Assignment.objects.filter(campaign=campaign, item=OuterRef("pk"))
-        .order_by()
-        .values("item")
-        .annotate(n=Count("id"))
-        .values("n")
+    from django.db import OperationalError
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        for attempt in range(3):
+            if connection.in_atomic_block:
+                return fn(*args, **kwargs)
+            try:
+                return fn(*args, **kwargs)
+            except OperationalError as exc:
+                code = getattr(getattr(exc, "__cause__", None), "sqlstate", None)
+                if code not in ("40P01", "40001") or attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    return wrapper
+
+
+def enrolment_lock(*, campaign: Campaign, annotator: Annotator) -> Enrolment:
+    """The annotator's enrolment in the campaign, created if new, row-locked."""
+    enrolment = Enrolment.objects.select_for_update().filter(campaign=campaign, annotator=annotator).first()
+    if enrolment is not None:
+        return enrolment
+    Enrolment.objects.bulk_create(
+        [Enrolment(campaign=campaign, annotator=annotator, seed=secrets.randbits(62))], ignore_conflicts=True
     )
-    mine = Assignment.objects.filter(campaign=campaign, item=OuterRef("pk"), annotator=annotator)
+    return Enrolment.objects.select_for_update().get(campaign=campaign, annotator=annotator)
+
+
+def _expires_at(campaign: Campaign):
+    return timezone.now() + timedelta(minutes=campaign.assignment_timeout_minutes)
+
+
+def _units_free(unit_counts: dict[int, int]) -> None:
+    """Give slots back to units, in id order (a fixed lock order)."""
+    with connection.cursor() as cursor:
+        for unit_id in sorted(unit_counts):
+            cursor.execute(
+                f"UPDATE {Unit._meta.db_table} SET n_taken = n_taken - %s WHERE id = %s",
+                [unit_counts[unit_id], unit_id],
+            )
+
+
+def _judgements_mark(assignment_ids: list[int], status: str) -> None:
+    for model in JUDGEMENT_MODELS:
+        model.objects.filter(assignment_id__in=assignment_ids).exclude(status=status).update(status=status)
+
+
+@retry_on_deadlock
+@transaction.atomic(savepoint=False)
+def assignments_expire(*, campaign: Campaign) -> int:
+    """Expire the campaign's pending assignments past their deadline; returns how many.
+
+    A conditional UPDATE: concurrent callers each expire different rows, and a
+    row being submitted right now is waited for and then left alone.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {Assignment._meta.db_table} SET status = %s, updated_at = now() "
+            "WHERE campaign_id = %s AND status = %s AND expires_at < now() RETURNING id, unit_id",
+            [Assignment.Status.EXPIRED, campaign.pk, Assignment.Status.PENDING],
+        )
+        rows = cursor.fetchall()
+    if not rows:
+        return 0
+    counts: dict[int, int] = {}
+    for _, unit_id in rows:
+        if unit_id is not None:
+            counts[unit_id] = counts.get(unit_id, 0) + 1
+    _units_free(counts)
+    _judgements_mark([assignment_id for assignment_id, _ in rows], JudgementBase.Status.ABANDONED)
+    return len(rows)
+
+
+def _pick_sql(*, lock: str) -> str:
+    unit, assignment = Unit._meta.db_table, Assignment._meta.db_table
     return (
-        Item.objects.filter(dataset_id=campaign.dataset_id)
-        .annotate(n_taken=Coalesce(Subquery(taken, output_field=IntegerField()), Value(0)))
-        .filter(n_taken__lt=campaign.redundancy)
-        .filter(~Exists(mine))
-        .order_by("position", "id")
+        f"SELECT u.id, u.item_id, u.outputs, u.systems FROM {unit} u WHERE u.campaign_id = %s "
+        "AND u.n_taken < u.redundancy "
+        f"AND NOT EXISTS (SELECT 1 FROM {assignment} a WHERE a.unit_id = u.id AND a.annotator_id = %s) "
+        f"ORDER BY hashint8extended(u.id, %s), u.id LIMIT 1 {lock}"
     )
 
 
-def _slot_free(*, campaign: Campaign, annotator: Annotator, item: Item) -> bool:
-    """Re-count under the item's lock, in a fresh statement.
+class _Filled(Exception):
+    """The unit waited for filled up meanwhile."""
 
-    The candidate query's snapshot may predate the commit of whoever held the
-    lock just before us (READ COMMITTED takes a snapshot per statement and
-    does not re-check a subquery on a row that was only locked, not updated).
+
+def _unit_from_row(row, campaign: Campaign) -> Unit:
+    unit_id, item_id, outputs, systems = row
+    # Django has psycopg hand jsonb over as text (its JSONField decodes it); so do we.
+    if isinstance(outputs, str):
+        outputs = json.loads(outputs)
+    if isinstance(systems, str):
+        systems = json.loads(systems)
+    return Unit(id=unit_id, campaign_id=campaign.pk, item_id=item_id, outputs=outputs, systems=systems)
+
+
+def _pick_unit(*, campaign: Campaign, annotator: Annotator, seed: int) -> Unit | None:
+    """Lock and return this annotator's next unit with a free slot, or None.
+
+    First the next unit (in the annotator's order) that nobody else holds,
+    without waiting (`SKIP LOCKED`). When every free slot is held by requests
+    in flight, which may still give theirs up, wait for the first such unit
+    alone, in a savepoint: if it filled up meanwhile, rolling back the
+    savepoint drops the lock and we look again. Waiting on one row at a time,
+    and never while holding another unit, keeps the pick free of deadlocks;
+    each round follows another transaction's commit, so the loop ends.
     """
-    taken = Assignment.objects.filter(campaign=campaign, item=item)
-    return taken.count() < campaign.redundancy and not taken.filter(annotator=annotator).exists()
+    args = [campaign.pk, annotator.pk, seed]
+    with connection.cursor() as cursor:
+        for _ in range(MAX_PICK_ROUNDS):
+            try:
+                # In a savepoint too: a row that filled up under our lock attempt
+                # stays locked until the savepoint is rolled back.
+                with transaction.atomic():
+                    cursor.execute(_pick_sql(lock="FOR UPDATE SKIP LOCKED"), args)
+                    row = cursor.fetchone()
+                    if row is None:
+                        raise _Filled()
+                return _unit_from_row(row, campaign)
+            except _Filled:
+                pass
+            cursor.execute(_pick_sql(lock=""), args)
+            candidate = cursor.fetchone()
+            if candidate is None:
+                return None
+            try:
+                with transaction.atomic():
+                    cursor.execute(
+                        f"SELECT id, item_id, outputs, systems FROM {Unit._meta.db_table} "
+                        "WHERE id = %s AND n_taken < redundancy FOR UPDATE", [candidate[0]])
+                    row = cursor.fetchone()
+                    if row is None:
+                        raise _Filled()
+                return _unit_from_row(row, campaign)
+            except _Filled:
+                continue
+    raise ValidationError("The campaign is too busy right now; please try again in a moment.")
 
 
-@transaction.atomic
+def shown_order_choose(*, unit: Unit, counts: dict, rng: random.Random) -> list[int]:
+    """The order to show the unit's outputs: the assignment of outputs to
+    positions whose systems this annotator has least often seen there
+    (sum of their past counts), ties broken at random."""
+    outputs, systems = list(unit.outputs), list(unit.systems)
+    m = len(outputs)
+    if m <= 1:
+        return outputs
+    cost = [[(counts.get(str(systems[i])) or [])[p] if p < len(counts.get(str(systems[i])) or []) else 0
+             for p in range(m)] for i in range(m)]
+    if m <= 6:
+        import itertools
+
+        best, best_orders = None, []
+        for perm in itertools.permutations(range(m)):  # perm[p] = output index shown at position p
+            c = sum(cost[perm[p]][p] for p in range(m))
+            if best is None or c < best:
+                best, best_orders = c, [perm]
+            elif c == best:
+                best_orders.append(perm)
+        perm = rng.choice(best_orders)
+    else:
+        from scipy.optimize import linear_sum_assignment
+
+        jitter = [[cost[i][p] + rng.random() * 1e-3 for p in range(m)] for i in range(m)]
+        rows, cols = linear_sum_assignment(jitter)
+        perm = [0] * m
+        for i, p in zip(rows, cols):
+            perm[p] = i
+    return [outputs[i] for i in perm]
+
+
+def _count_positions(counts: dict, unit: Unit, order: list[int]) -> dict:
+    system_of = dict(zip(unit.outputs, unit.systems))
+    m = len(order)
+    for position, output_id in enumerate(order):
+        key = str(system_of[output_id])
+        row = list(counts.get(key) or [])
+        row.extend([0] * (m - len(row)))
+        row[position] += 1
+        counts[key] = row
+    return counts
+
+
 def assignment_next(*, campaign: Campaign, annotator: Annotator) -> tuple[Assignment | None, bool]:
     """The annotator's next unit of work in `campaign`: `(assignment, created)`.
 
-    Returns the annotator's oldest pending assignment if there is one (a page
-    reload does not skip work); otherwise hands out the first item (by
-    position) that has fewer than `campaign.redundancy` assignments and none
-    for this annotator. `(None, False)` when nothing is left for them.
+    Their pending assignment if they have one (a reload does not skip work;
+    its deadline is renewed), else a new one; `(None, False)` when nothing is
+    left for them. Timed-out assignments are expired first, in their own
+    transaction, so the pick never waits while holding their units.
     """
-    # One request at a time per annotator, so a double click cannot create two
-    # pending assignments. Different annotators do not wait for each other.
-    # (`of` and a plain order: the default ordering joins the project, whose
-    # row FOR UPDATE would lock too, serialising every annotator.)
-    list(Annotator.objects.select_for_update(of=("self",)).filter(pk=annotator.pk).order_by().values_list("pk"))
+    campaign_units_ensure(campaign=campaign)
+    now = time.monotonic()
+    checked = now - _last_expiry.get(campaign.pk, float("-inf")) >= EXPIRE_EVERY_S
+    if checked:
+        _last_expiry[campaign.pk] = now
+        assignments_expire(campaign=campaign)
+    assignment, created = _assignment_take(campaign=campaign, annotator=annotator)
+    if assignment is None and not checked and assignments_expire(campaign=campaign):
+        assignment, created = _assignment_take(campaign=campaign, annotator=annotator)
+    return assignment, created
+
+
+@retry_on_deadlock
+@transaction.atomic
+def _assignment_take(*, campaign: Campaign, annotator: Annotator) -> tuple[Assignment | None, bool]:
+    enrolment = enrolment_lock(campaign=campaign, annotator=annotator)
 
     pending = (
         Assignment.objects.filter(campaign=campaign, annotator=annotator, status=Assignment.Status.PENDING)
-        .order_by("id")
+        .order_by("seq", "id")
         .first()
     )
     if pending is not None:
+        pending.expires_at = _expires_at(campaign)
+        Assignment.objects.filter(pk=pending.pk).update(expires_at=pending.expires_at)
+        pending.enrolment = enrolment  # for the caller's progress display, saves a query
         return pending, False
 
-    rejected: list[int] = []
-    # First pass skips items other requests hold right now; if that finds
-    # nothing, the second pass waits for those locks (their holders may leave
-    # a slot free when redundancy > 1), so "nothing left" is never a mere
-    # artefact of timing. Waiting cannot deadlock: a holder of an item lock
-    # never waits for another item.
-    for skip_locked in (True, False):
-        while True:
-            item = (
-                _open_items(campaign=campaign, annotator=annotator)
-                .exclude(pk__in=rejected)
-                .select_for_update(skip_locked=skip_locked, of=("self",))
-                .first()
-            )
-            if item is None:
-                break
-            if _slot_free(campaign=campaign, annotator=annotator, item=item):
-                assignment = Assignment(campaign=campaign, annotator=annotator, item=item)
-                assignment.full_clean(validate_unique=False, validate_constraints=False)
-                assignment.save()
-                return assignment, True
-            rejected.append(item.pk)
-    return None, False
+    unit = _pick_unit(campaign=campaign, annotator=annotator, seed=enrolment.seed)
+    if unit is None:
+        return None, False
+    Unit.objects.filter(pk=unit.pk).update(n_taken=F("n_taken") + 1)
+    rng = random.Random(enrolment.seed * 1_000_003 + enrolment.n_assigned)
+    order = shown_order_choose(unit=unit, counts=enrolment.position_counts, rng=rng)
+    assignment = Assignment.objects.create(
+        campaign=campaign,
+        annotator=annotator,
+        item_id=unit.item_id,
+        unit=unit,
+        seq=enrolment.n_assigned,
+        shown_order=order,
+        expires_at=_expires_at(campaign),
+    )
+    Enrolment.objects.filter(pk=enrolment.pk).update(
+        n_assigned=F("n_assigned") + 1,
+        position_counts=_count_positions(dict(enrolment.position_counts), unit, order),
+    )
+    assignment.enrolment = enrolment
+    return assignment, True
+
+
+def assignment_lock_for(
+    *, assignment_id: int, annotator: Annotator, campaign_id: int | None = None
+) -> tuple[Assignment, Enrolment]:
+    """Lock the annotator's enrolment, then their assignment (the engine's lock order)."""
+    if campaign_id is None:
+        campaign_id = (
+            Assignment.objects.filter(pk=assignment_id, annotator=annotator)
+            .values_list("campaign_id", flat=True).first()
+        )
+    if campaign_id is None:
+        raise Assignment.DoesNotExist()
+    enrolment = Enrolment.objects.select_for_update().filter(campaign_id=campaign_id, annotator=annotator).first()
+    assignment = (
+        Assignment.objects.select_for_update(of=("self",))
+        .select_related("campaign", "unit")
+        .filter(pk=assignment_id, annotator=annotator, campaign_id=campaign_id)
+        .first()
+    )
+    if assignment is None:
+        raise Assignment.DoesNotExist()
+    return assignment, enrolment
+
+
+def assignment_reclaim(*, assignment: Assignment) -> None:
+    """Take back an expired or released assignment if its unit still has a free slot.
+
+    For an annotator who comes back after the timeout: if nobody took the
+    slot meanwhile, their work still counts. Raises ValidationError otherwise.
+    """
+    if assignment.status == Assignment.Status.PENDING:
+        return
+    if assignment.status == Assignment.Status.DONE:
+        raise ValidationError("This unit is already submitted.")
+    taken = Unit.objects.filter(pk=assignment.unit_id, n_taken__lt=F("redundancy")).update(
+        n_taken=F("n_taken") + 1
+    )
+    if not taken:
+        raise ValidationError(
+            "This unit timed out and was handed to another annotator meanwhile; your answers were kept "
+            "but will not count. Please continue with the next unit."
+        )
+    assignment.status = Assignment.Status.PENDING
+    assignment.expires_at = _expires_at(assignment.campaign)
+    Assignment.objects.filter(pk=assignment.pk).update(status=assignment.status, expires_at=assignment.expires_at)
+    _judgements_mark([assignment.pk], JudgementBase.Status.PARTIAL)
+
+
+@retry_on_deadlock
+@transaction.atomic
+def assignment_release(*, assignment_id: int, annotator: Annotator) -> Assignment:
+    """Give a pending assignment back (skip the unit): its slot returns to the
+    pool, judgements already sent for it are kept as abandoned, and the
+    annotator will not be given this unit again."""
+    assignment, _ = assignment_lock_for(assignment_id=assignment_id, annotator=annotator)
+    if assignment.status != Assignment.Status.PENDING:
+        return assignment
+    assignment.status = Assignment.Status.RELEASED
+    Assignment.objects.filter(pk=assignment.pk).update(status=assignment.status, updated_at=timezone.now())
+    if assignment.unit_id is not None:
+        _units_free({assignment.unit_id: 1})
+    _judgements_mark([assignment.pk], JudgementBase.Status.ABANDONED)
+    return assignment
+
+
+def assignment_finish(*, assignment: Assignment, enrolment: Enrolment | None, time_spent_ms: int | None) -> None:
+    """Mark a pending assignment done (caller holds its lock) and count it."""
+    now = timezone.now()
+    Assignment.objects.filter(pk=assignment.pk).update(
+        status=Assignment.Status.DONE, completed_at=now, updated_at=now, time_spent_ms=time_spent_ms, draft={}
+    )
+    assignment.status, assignment.completed_at = Assignment.Status.DONE, now
+    if assignment.unit_id is not None:
+        Unit.objects.filter(pk=assignment.unit_id).update(n_done=F("n_done") + 1)
+    if enrolment is not None:
+        Enrolment.objects.filter(pk=enrolment.pk).update(n_done=F("n_done") + 1)
+
+
+@transaction.atomic
+def assignment_draft_save(*, assignment_id: int, annotator: Annotator, draft: dict) -> Assignment:
+    """Keep the half-finished answers of a pending assignment; renews its deadline."""
+    assignment, _ = assignment_lock_for(assignment_id=assignment_id, annotator=annotator)
+    if assignment.status == Assignment.Status.PENDING:
+        assignment.draft = draft
+        assignment.expires_at = _expires_at(assignment.campaign)
+        Assignment.objects.filter(pk=assignment.pk).update(draft=draft, expires_at=assignment.expires_at)
+    return assignment
 
 
 def assignment_is_complete(*, assignment: Assignment) -> bool:
-    """Whether the annotator has judged every output of the item for every criterion.
+    """Whether the annotator's judgements cover the unit for every criterion.
 
-    One rule for all protocols, kept simple on purpose: for each criterion of
-    the campaign, each output of the item appears in at least one of this
-    annotator's judgements (rated, or part of a judged pair or best-worst
-    tuple). An item without outputs is complete as soon as it is opened.
+    Likert and ESA: the output rated per criterion; RankME: every output of the
+    unit; pairwise: the pair; best-worst: the tuple. (Assignments made before
+    units existed: every output of the item, as before.)
     """
     campaign = assignment.campaign
-    output_ids = set(Output.objects.filter(item_id=assignment.item_id).values_list("id", flat=True))
+    if assignment.unit_id is None:
+        from annotations.models import Output
+
+        output_ids = set(Output.objects.filter(item_id=assignment.item_id).values_list("id", flat=True))
+    else:
+        output_ids = set(assignment.unit.outputs)
     mine = {"campaign": campaign, "annotator_id": assignment.annotator_id, "item_id": assignment.item_id}
     for criterion in campaign.criteria:
         seen: set[int] = set()
         if campaign.protocol in Campaign.RATING_PROTOCOLS:
             seen.update(
-                RatingJudgement.objects.filter(**mine, criterion=criterion).values_list("output_id", flat=True)
+                RatingJudgement.objects.filter(**mine, criterion=criterion, output_id__in=output_ids)
+                .values_list("output_id", flat=True)
+            )
+        elif campaign.protocol == Campaign.Protocol.ESA:
+            seen.update(
+                SpanJudgement.objects.filter(**mine, criterion=criterion, output_id__in=output_ids)
+                .values_list("output_id", flat=True)
             )
         elif campaign.protocol == Campaign.Protocol.PAIRWISE:
             for a_id, b_id in PairwiseJudgement.objects.filter(**mine, criterion=criterion).values_list(
                 "output_a_id", "output_b_id"
             ):
-                seen.update((a_id, b_id))
+                if {a_id, b_id} <= output_ids:
+                    seen.update((a_id, b_id))
         else:
             for ids in BestWorstJudgement.objects.filter(**mine, criterion=criterion).values_list(
                 "outputs", flat=True
             ):
-                seen.update(ids)
+                if set(ids) <= output_ids:
+                    seen.update(ids)
         if not output_ids <= seen:
             return False
     return True
 
 
 @transaction.atomic
-def assignment_complete_if_judged(*, assignment: Assignment) -> Assignment:
-    """Mark the assignment done once `assignment_is_complete` holds.
-
-    Called after every judgement submitted through the API; a conditional
-    update, so concurrent submissions for the same assignment are harmless.
-    """
-    if assignment.status != Assignment.Status.DONE and assignment_is_complete(assignment=assignment):
-        Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.PENDING).update(
-            status=Assignment.Status.DONE
-        )
-        assignment.status = Assignment.Status.DONE
+def assignment_complete_if_judged(*, assignment: Assignment, enrolment: Enrolment | None = None) -> Assignment:
+    """Mark the assignment done once `assignment_is_complete` holds (the
+    single-judgement endpoints); its judgements then count as complete."""
+    if assignment.status == Assignment.Status.PENDING and assignment_is_complete(assignment=assignment):
+        if enrolment is None:
+            enrolment = Enrolment.objects.filter(
+                campaign_id=assignment.campaign_id, annotator_id=assignment.annotator_id
+            ).first()
+        assignment_finish(assignment=assignment, enrolment=enrolment, time_spent_ms=assignment.time_spent_ms)
+        _judgements_mark([assignment.pk], JudgementBase.Status.COMPLETE)
     return assignment
-

@@ -5,14 +5,21 @@ import math
 import re
 from collections.abc import Sequence
 
+import secrets
+
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from annotations.models import Campaign, Dataset
+from annotations.models import Campaign, Dataset, ErrorSpan, System
+from annotations.services.units import campaign_units_plan
 
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)"
 _SCALE_RE = re.compile(rf"^\s*({_NUMBER})\s*(?:-|\.\.|:|,|\s+to\s+)\s*({_NUMBER})\s*$")
 CRITERION_MAX_CHARS = 100
+QUESTION_MAX_CHARS = 1000
+LABEL_MAX_CHARS = 100
+ESA_SCALE = (0.0, 100.0)
+MAX_TIMEOUT_MINUTES = 7 * 24 * 60
 
 
 def scale_parse(text: str) -> tuple[float, float]:
@@ -66,6 +73,80 @@ def _finite(value, field: str) -> float | None:
     return number
 
 
+def _bool(value, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise ValidationError({field: "Must be true or false."})
+    return value
+
+
+def _whole(value, field: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValidationError({field: f"Must be a whole number from {low} to {high}."})
+    return value
+
+
+def _systems_resolve(dataset: Dataset, systems) -> list[System]:
+    if not systems:
+        return []
+    names = criteria_parse(systems) if isinstance(systems, str) else list(systems)
+    found = {s.name: s for s in System.objects.filter(dataset=dataset, name__in=[str(n) for n in names])}
+    unknown = [str(n) for n in names if str(n) not in found]
+    if unknown:
+        raise ValidationError({"systems": f"Not systems of dataset {dataset.name}: {', '.join(unknown)}."})
+    return [found[str(n)] for n in dict.fromkeys(names)]
+
+
+def _criteria_config_clean(config, criteria: list[str], protocol: str) -> list[dict]:
+    """Per-criterion settings, keyed by criterion name; unknown names are errors."""
+    if not config:
+        return []
+    if not isinstance(config, list):
+        raise ValidationError({"criteria_config": "Must be a list of objects, one per criterion."})
+    cleaned = []
+    for entry in config:
+        if not isinstance(entry, dict) or entry.get("name") not in criteria:
+            raise ValidationError({"criteria_config": "Each entry needs the `name` of one of the criteria."})
+        unknown = set(entry) - {"name", "question", "scale_min", "scale_max", "widget", "min_label", "max_label"}
+        if unknown:
+            raise ValidationError({"criteria_config": f"Unknown keys: {', '.join(sorted(unknown))}."})
+        item = {"name": entry["name"]}
+        for key, limit in (("question", QUESTION_MAX_CHARS), ("min_label", LABEL_MAX_CHARS),
+                           ("max_label", LABEL_MAX_CHARS)):
+            value = entry.get(key) or ""
+            if not isinstance(value, str) or len(value) > limit:
+                raise ValidationError({"criteria_config": f"{entry['name']}: {key} must be text of at most {limit} characters."})
+            item[key] = value.strip()
+        if "scale_min" in entry or "scale_max" in entry:
+            if protocol in (Campaign.Protocol.PAIRWISE, Campaign.Protocol.BWS):
+                raise ValidationError({"criteria_config": f"{entry['name']}: a {protocol} campaign has no rating scale."})
+            low, high = _finite(entry.get("scale_min"), "criteria_config"), _finite(entry.get("scale_max"), "criteria_config")
+            if (low is None) != (high is None) or (low is not None and not low < high):
+                raise ValidationError({"criteria_config": f"{entry['name']}: give a scale as minimum < maximum."})
+            item["scale_min"], item["scale_max"] = low, high
+        widget = entry.get("widget") or ""
+        if widget and widget not in Campaign.Widget.values:
+            raise ValidationError({"criteria_config": f"{entry['name']}: widget must be one of {', '.join(Campaign.Widget.values)}."})
+        item["widget"] = widget
+        cleaned.append(item)
+    return cleaned
+
+
+def _widgets_check(campaign: Campaign) -> None:
+    if campaign.protocol in (Campaign.Protocol.PAIRWISE, Campaign.Protocol.BWS):
+        return
+    for config in campaign.criteria_configs():
+        low, high, widget = config["scale_min"], config["scale_max"], config["widget"]
+        name = config["name"]
+        if campaign.protocol == Campaign.Protocol.LIKERT and low is None:
+            raise ValidationError({"scale_min": f"{name}: a Likert / direct-assessment criterion needs a scale, e.g. 1-5 or 0-100."})
+        if widget in (Campaign.Widget.RADIO, Campaign.Widget.SLIDER) and low is None:
+            raise ValidationError({"criteria_config": f"{name}: buttons and sliders need a bounded scale."})
+        if widget == Campaign.Widget.RADIO and not (
+            float(low).is_integer() and float(high).is_integer() and high - low <= 10
+        ):
+            raise ValidationError({"criteria_config": f"{name}: buttons need a whole-number scale of at most 11 points."})
+
+
 @transaction.atomic
 def campaign_create(
     *,
@@ -78,12 +159,25 @@ def campaign_create(
     instructions: str = "",
     redundancy: int = 1,
     anchor_value: float | None = None,
-    tuple_size: int = 4,
+    tuple_size: int | None = None,
+    systems: Sequence[str] | None = None,
+    criteria_config: list[dict] | None = None,
+    units_per_batch: int = 10,
+    show_source: bool = True,
+    show_reference: bool = False,
+    severities: Sequence[str] | None = None,
+    pair_rounds: int = 0,
+    assignment_timeout_minutes: int = 60,
+    seed: int | None = None,
 ) -> Campaign:
-    """Create a campaign.
+    """Create a campaign and plan its units.
 
-    Likert needs a scale; RankME magnitudes are unbounded by default (a scale
-    may still be given); pairwise and best-worst campaigns have no scale.
+    Likert needs a scale (campaign-wide or per criterion); ESA scores are
+    0-100 unless told otherwise; RankME magnitudes are unbounded by default
+    and the anchor defaults to 100; pairwise and best-worst campaigns have no
+    scale. `systems` (names) restricts the campaign to some of the dataset's
+    systems. `tuple_size` is the best-worst tuple (default 4) or the number
+    of RankME outputs side by side (3-5, default 3).
     """
     name = (name or "").strip()
     if not name:
@@ -99,16 +193,39 @@ def campaign_create(
         raise ValidationError({"scale_min": "Give both ends of the scale or neither."})
     if scale_min is not None and not scale_min < scale_max:
         raise ValidationError({"scale_min": "The minimum of the scale must be below its maximum."})
-    if protocol == Campaign.Protocol.LIKERT and scale_min is None:
-        raise ValidationError({"scale_min": "A Likert / direct-assessment campaign needs a scale, e.g. 1-5 or 0-100."})
+    if protocol == Campaign.Protocol.ESA and scale_min is None:
+        scale_min, scale_max = ESA_SCALE
     if protocol in (Campaign.Protocol.PAIRWISE, Campaign.Protocol.BWS) and scale_min is not None:
         raise ValidationError({"scale_min": f"A {protocol} campaign has no rating scale."})
-    if protocol == Campaign.Protocol.RANKME and anchor_value is not None and anchor_value <= 0:
-        raise ValidationError({"anchor_value": "RankME magnitudes are positive: the anchor must be above 0."})
+    if protocol == Campaign.Protocol.RANKME:
+        if anchor_value is None:
+            anchor_value = 100.0
+        if anchor_value <= 0:
+            raise ValidationError({"anchor_value": "RankME magnitudes are positive: the anchor must be above 0."})
     if isinstance(redundancy, bool) or not isinstance(redundancy, int) or redundancy < 1:
         raise ValidationError({"redundancy": "Redundancy must be a whole number of at least 1."})
+    if tuple_size is None:
+        tuple_size = 3 if protocol == Campaign.Protocol.RANKME else 4
     if isinstance(tuple_size, bool) or not isinstance(tuple_size, int) or tuple_size < 2:
         raise ValidationError({"tuple_size": "A best-worst tuple holds at least 2 outputs."})
+    if protocol == Campaign.Protocol.RANKME and not 3 <= tuple_size <= 5:
+        raise ValidationError({"tuple_size": "RankME shows 3 to 5 outputs side by side."})
+    if tuple_size > 20:
+        raise ValidationError({"tuple_size": "At most 20 outputs on one screen."})
+    units_per_batch = _whole(units_per_batch, "units_per_batch", 1, 10_000)
+    pair_rounds = _whole(pair_rounds, "pair_rounds", 0, 1_000)
+    assignment_timeout_minutes = _whole(assignment_timeout_minutes, "assignment_timeout_minutes", 1,
+                                        MAX_TIMEOUT_MINUTES)
+    show_source, show_reference = _bool(show_source, "show_source"), _bool(show_reference, "show_reference")
+    if severities:
+        severities = list(dict.fromkeys(severities))
+        if any(s not in ErrorSpan.Severity.values for s in severities):
+            raise ValidationError({"severities": f"Severities are {', '.join(ErrorSpan.Severity.values)}."})
+    severities = severities or (["minor", "major"] if protocol == Campaign.Protocol.ESA else [])
+    if seed is None:
+        seed = secrets.randbits(62)
+    seed = _whole(seed, "seed", 0, 2**62)
+    chosen = _systems_resolve(dataset, systems)
     if Campaign.objects.filter(name=name).exists():
         raise ValidationError({"name": f"A campaign called {name!r} already exists."})
 
@@ -123,7 +240,16 @@ def campaign_create(
         redundancy=redundancy,
         anchor_value=anchor_value,
         tuple_size=tuple_size,
+        criteria_config=_criteria_config_clean(criteria_config, criteria, protocol),
+        units_per_batch=units_per_batch,
+        show_source=show_source,
+        show_reference=show_reference,
+        severities=severities,
+        pair_rounds=pair_rounds,
+        assignment_timeout_minutes=assignment_timeout_minutes,
+        seed=seed,
     )
+    _widgets_check(campaign)
     campaign.full_clean()
     try:
         with transaction.atomic():
@@ -131,4 +257,8 @@ def campaign_create(
     except IntegrityError:
         # A concurrent request took the name between our check and the insert.
         raise ValidationError({"name": f"A campaign called {name!r} already exists."}) from None
+    if chosen:
+        campaign.systems.set(chosen)
+    campaign_units_plan(campaign=campaign)
+    campaign.refresh_from_db(fields=["planned_at"])
     return campaign

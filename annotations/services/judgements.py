@@ -20,12 +20,15 @@ from django.db import IntegrityError, transaction
 
 from annotations.models import (
     Annotator,
+    Assignment,
     BestWorstJudgement,
     Campaign,
+    ErrorSpan,
     JudgementBase,
     Output,
     PairwiseJudgement,
     RatingJudgement,
+    SpanJudgement,
 )
 from workbench.exceptions import DomainError
 
@@ -33,7 +36,10 @@ UNIQUE_CONSTRAINTS = {
     "rating_one_per_annotator_unit",
     "pairwise_one_per_annotator_unit",
     "bws_one_per_annotator_unit",
+    "span_one_per_annotator_unit",
 }
+DEFAULT_SEVERITIES = ("minor", "major")
+MAX_SPANS = 200
 
 
 class DuplicateJudgement(DomainError):
@@ -59,19 +65,20 @@ def criterion_check(*, campaign: Campaign, criterion) -> str:
     return criterion
 
 
-def score_check(*, campaign: Campaign, score) -> float:
-    """A finite number inside the campaign's scale; RankME magnitudes > 0."""
+def score_check(*, campaign: Campaign, score, criterion: str | None = None) -> float:
+    """A finite number inside the criterion's scale (the campaign's when no
+    criterion is given); unbounded RankME magnitudes must be > 0."""
     # Numbers only: HTML-form strings are converted by the caller's serializer.
     if isinstance(score, bool) or not isinstance(score, (int, float, Decimal)):
         raise ValidationError(f"score must be a number, got {score!r}")
     score = float(score)
     if not math.isfinite(score):
         raise ValidationError("score must be a finite number")
-    low, high = campaign.scale_min, campaign.scale_max
+    low, high = campaign.criterion_scale(criterion) if criterion else (campaign.scale_min, campaign.scale_max)
     if (low is not None and score < low) or (high is not None and score > high):
         scale = f"{'-inf' if low is None else f'{low:g}'} to {'inf' if high is None else f'{high:g}'}"
         raise ValidationError(f"score {score:g} is outside the scale {scale}")
-    if campaign.protocol == Campaign.Protocol.RANKME and campaign.scale_min is None and score <= 0:
+    if campaign.protocol == Campaign.Protocol.RANKME and low is None and score <= 0:
         raise ValidationError(f"RankME magnitudes must be above 0, got {score:g}")
     return score
 
@@ -108,6 +115,58 @@ def pairwise_canonical(*, a_id: int, b_id: int, winner: str) -> tuple[int, int, 
 
 def tuple_key(output_ids: Sequence[int]) -> str:
     return "-".join(str(i) for i in sorted(output_ids))
+
+
+def severities_of(campaign: Campaign) -> list[str]:
+    return list(campaign.severities or DEFAULT_SEVERITIES)
+
+
+def spans_check(*, campaign: Campaign, spans, text: str) -> list[dict]:
+    """ESA error spans: `[{"start", "end", "severity"} | {"missing": true, "severity"}]`.
+
+    Offsets count Unicode code points of the output text, end exclusive.
+    Returns cleaned dicts; raises ValidationError with one message.
+    """
+    if spans is None:
+        return []
+    if not isinstance(spans, list):
+        raise ValidationError("spans must be a list")
+    if len(spans) > MAX_SPANS:
+        raise ValidationError(f"at most {MAX_SPANS} spans per judgement")
+    allowed = severities_of(campaign)
+    cleaned = []
+    for index, span in enumerate(spans, start=1):
+        if not isinstance(span, dict):
+            raise ValidationError(f"span {index} must be an object")
+        unknown = set(span) - {"start", "end", "severity", "missing"}
+        if unknown:
+            raise ValidationError(f"span {index} has unknown keys: {', '.join(sorted(unknown))}")
+        severity = span.get("severity")
+        if severity not in allowed:
+            raise ValidationError(f"span {index}: severity must be one of {', '.join(allowed)}, got {severity!r}")
+        missing = span.get("missing", False)
+        if not isinstance(missing, bool):
+            raise ValidationError(f"span {index}: missing must be true or false")
+        if missing:
+            if span.get("start") is not None or span.get("end") is not None:
+                raise ValidationError(f"span {index}: a missing-content marker has no start or end")
+            cleaned.append({"start": None, "end": None, "severity": severity, "missing": True})
+            continue
+        start, end = span.get("start"), span.get("end")
+        for name, value in (("start", start), ("end", end)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValidationError(f"span {index}: {name} must be a whole number")
+        if not 0 <= start < end <= len(text):
+            raise ValidationError(
+                f"span {index}: need 0 <= start < end <= {len(text)} (the output's length), got {start}-{end}"
+            )
+        cleaned.append({"start": start, "end": end, "severity": severity, "missing": False})
+    return cleaned
+
+
+def ranks_of(scores: Sequence[float]) -> list[int]:
+    """Competition ranks, higher score first, ties share a rank: [100, 75, 100] -> [1, 3, 1]."""
+    return [1 + sum(1 for other in scores if other > score) for score in scores]
 
 
 # --- helpers for the single-judgement services ---
@@ -186,11 +245,13 @@ def rating_judgement_create(
     time_spent_ms: int | None = None,
     shown_order: Sequence[int] | None = None,
     origin: str = JudgementBase.Origin.BROWSER,
+    assignment: Assignment | None = None,
+    status: str = JudgementBase.Status.COMPLETE,
 ) -> RatingJudgement:
     """One Likert / direct-assessment score or RankME magnitude for one output."""
     _check_field(protocol_check, "campaign", campaign=campaign, expected=Campaign.RATING_PROTOCOLS)
     criterion = _check_field(criterion_check, "criterion", campaign=campaign, criterion=criterion)
-    score = _check_field(score_check, "score", campaign=campaign, score=score)
+    score = _check_field(score_check, "score", campaign=campaign, score=score, criterion=criterion)
     rank = _check_field(rank_check, "rank", rank)
     time_spent_ms = _check_field(time_spent_check, "time_spent_ms", time_spent_ms)
     _annotator_check(campaign=campaign, annotator=annotator)
@@ -206,14 +267,16 @@ def rating_judgement_create(
         score=score,
         rank=rank,
         # Copied so the database's check constraints refuse out-of-scale scores too.
-        scale_min=campaign.scale_min,
-        scale_max=campaign.scale_max,
+        scale_min=campaign.criterion_scale(criterion)[0],
+        scale_max=campaign.criterion_scale(criterion)[1],
         time_spent_ms=time_spent_ms,
         shown_order=shown,
         origin=origin,
+        assignment=assignment,
+        status=status,
     )
     # Uniqueness is left to the database (see _save): a pre-check would race.
-    judgement.full_clean(exclude=["item", "output", "campaign", "annotator"], validate_unique=False,
+    judgement.full_clean(exclude=["item", "output", "campaign", "annotator", "assignment"], validate_unique=False,
                          validate_constraints=False)
     return _save(judgement, "rating_one_per_annotator_unit")
 
@@ -230,6 +293,8 @@ def pairwise_judgement_create(
     time_spent_ms: int | None = None,
     shown_order: Sequence[int] | None = None,
     origin: str = JudgementBase.Origin.BROWSER,
+    assignment: Assignment | None = None,
+    status: str = JudgementBase.Status.COMPLETE,
 ) -> PairwiseJudgement:
     """A side-by-side preference; `output_a` is the output shown first (left).
 
@@ -258,8 +323,10 @@ def pairwise_judgement_create(
         time_spent_ms=time_spent_ms,
         shown_order=shown,
         origin=origin,
+        assignment=assignment,
+        status=status,
     )
-    judgement.full_clean(exclude=["item", "output_a", "output_b", "campaign", "annotator"],
+    judgement.full_clean(exclude=["item", "output_a", "output_b", "campaign", "annotator", "assignment"],
                          validate_unique=False, validate_constraints=False)
     return _save(judgement, "pairwise_one_per_annotator_unit")
 
@@ -276,6 +343,8 @@ def bestworst_judgement_create(
     time_spent_ms: int | None = None,
     shown_order: Sequence[int] | None = None,
     origin: str = JudgementBase.Origin.BROWSER,
+    assignment: Assignment | None = None,
+    status: str = JudgementBase.Status.COMPLETE,
 ) -> BestWorstJudgement:
     """Best and worst of a tuple of outputs of one item, `outputs` in shown order."""
     _check_field(protocol_check, "campaign", campaign=campaign, expected=[Campaign.Protocol.BWS])
@@ -310,7 +379,44 @@ def bestworst_judgement_create(
         time_spent_ms=time_spent_ms,
         shown_order=shown,
         origin=origin,
+        assignment=assignment,
+        status=status,
     )
-    judgement.full_clean(exclude=["item", "best", "worst", "campaign", "annotator"],
+    judgement.full_clean(exclude=["item", "best", "worst", "campaign", "annotator", "assignment"],
                          validate_unique=False, validate_constraints=False)
     return _save(judgement, "bws_one_per_annotator_unit")
+
+
+@transaction.atomic
+def span_judgement_create(
+    *,
+    campaign: Campaign,
+    annotator: Annotator,
+    output: Output,
+    criterion: str,
+    score: float,
+    spans: Sequence[dict] | None = None,
+    time_spent_ms: int | None = None,
+    shown_order: Sequence[int] | None = None,
+    origin: str = JudgementBase.Origin.BROWSER,
+    assignment: Assignment | None = None,
+    status: str = JudgementBase.Status.COMPLETE,
+) -> SpanJudgement:
+    """An ESA judgement: error spans in one output (character offsets), then a score."""
+    _check_field(protocol_check, "campaign", campaign=campaign, expected=[Campaign.Protocol.ESA])
+    criterion = _check_field(criterion_check, "criterion", campaign=campaign, criterion=criterion)
+    score = _check_field(score_check, "score", campaign=campaign, score=score, criterion=criterion)
+    time_spent_ms = _check_field(time_spent_check, "time_spent_ms", time_spent_ms)
+    cleaned = _check_field(spans_check, "spans", campaign=campaign, spans=list(spans or []), text=output.text)
+    _annotator_check(campaign=campaign, annotator=annotator)
+    item_id = _outputs_check(campaign=campaign, outputs=[output])
+    shown = _shown_order_check(shown_order=shown_order, item_id=item_id, required=[output.id])
+    low, high = campaign.criterion_scale(criterion)
+    judgement = SpanJudgement(
+        campaign=campaign, annotator=annotator, item_id=item_id, output=output, criterion=criterion, score=score,
+        scale_min=low, scale_max=high, time_spent_ms=time_spent_ms, shown_order=shown, origin=origin,
+        assignment=assignment, status=status,
+    )
+    _save(judgement, "span_one_per_annotator_unit")
+    ErrorSpan.objects.bulk_create([ErrorSpan(judgement=judgement, **span) for span in cleaned])
+    return judgement

@@ -1,13 +1,31 @@
 """Projects, memberships and annotators."""
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 
 from annotations.models import Annotator, Membership, Project
 
 DEFAULT_PROJECT_NAME = "default"
+# Who may create projects (setting WORKBENCH_PROJECT_CREATORS):
+# "staff" = staff users only; "owners" = staff users and users who already own
+# a project; "anyone" = every logged-in user.
+PROJECT_CREATORS = ("staff", "owners", "anyone")
+
+
+def user_may_create_projects(*, user: AbstractBaseUser) -> bool:
+    if not user.is_authenticated or not user.is_active:
+        return False
+    if user.is_staff or user.is_superuser:
+        return True
+    policy = getattr(settings, "WORKBENCH_PROJECT_CREATORS", "owners")
+    if policy == "anyone":
+        return True
+    if policy == "owners":
+        return Membership.objects.filter(user=user, role=Membership.Role.OWNER).exists()
+    return False
 
 
 @transaction.atomic
@@ -39,7 +57,14 @@ def project_get_or_create(*, name: str, owner: AbstractBaseUser | None = None) -
 
 @transaction.atomic
 def project_create(*, name: str, owner: AbstractBaseUser, description: str = "") -> Project:
-    """A new project owned by `owner`; a taken name is a ValidationError, even under a race."""
+    """A new project owned by `owner`; a taken name is a ValidationError, even under a race.
+
+    Only users allowed by `WORKBENCH_PROJECT_CREATORS` may create projects
+    (PermissionDenied otherwise); the command line (`import_dataset
+    --project`) is not limited.
+    """
+    if not user_may_create_projects(user=owner):
+        raise PermissionDenied("You may not create projects; ask an administrator or the owner of a project.")
     name = (name or "").strip()
     project = Project(name=name, description=description or "")
     project.full_clean(validate_unique=False, validate_constraints=False)
@@ -54,13 +79,34 @@ def project_create(*, name: str, owner: AbstractBaseUser, description: str = "")
     return project
 
 
+def _keep_an_owner(*, project: Project, leaving: Membership) -> None:
+    """The rule "a project keeps one owner", for every change of role and removal.
+
+    Locks the project's owner rows first, so two owners demoting each other at
+    the same moment cannot leave it with none.
+    """
+    owners = list(
+        Membership.objects.select_for_update()
+        .filter(project=project, role=Membership.Role.OWNER)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    if leaving.pk in owners and len(owners) == 1:
+        raise ValidationError({"role": "A project keeps at least one owner: make someone else owner first."})
+
+
 @transaction.atomic
 def membership_add(*, project: Project, user: AbstractBaseUser, role: str) -> Membership:
-    """Make `user` a member of `project` with `role`, or change their role."""
+    """Make `user` a member of `project` with `role`, or change their role.
+
+    The last owner cannot be demoted.
+    """
     if role not in Membership.Role.values:
         raise ValidationError({"role": f"Unknown role {role!r}; expected one of {', '.join(Membership.Role.values)}."})
     membership, created = Membership.objects.get_or_create(project=project, user=user, defaults={"role": role})
     if not created and membership.role != role:
+        if membership.role == Membership.Role.OWNER:
+            _keep_an_owner(project=project, leaving=membership)
         membership.role = role
         membership.full_clean()
         membership.save(update_fields=["role", "updated_at"])
@@ -68,14 +114,23 @@ def membership_add(*, project: Project, user: AbstractBaseUser, role: str) -> Me
 
 
 @transaction.atomic
-def annotator_get_or_create(*, project: Project, name: str, user: AbstractBaseUser | None = None) -> Annotator:
-    """The annotator of `project` for `user` (if given) or called `name`.
+def membership_remove(*, project: Project, membership_id: int) -> None:
+    """Remove a member (their judgements stay); the last owner cannot be removed."""
+    membership = Membership.objects.filter(project=project, pk=membership_id).first()
+    if membership is None:
+        raise ValidationError({"member": "No such member of this project."})
+    if membership.role == Membership.Role.OWNER:
+        _keep_an_owner(project=project, leaving=membership)
+    membership.delete()
 
-    With a user: their existing annotator profile is returned whatever its
-    name; otherwise one is created called `name`, or `name (2)`, `name (3)`...
-    when an imported worker id already uses that name (a workbench user is
-    never merged with someone else's imported judgements).
-    Without a user: the annotator called `name` (imported worker ids).
+
+@transaction.atomic
+def annotator_get_or_create(*, project: Project, name: str, user: AbstractBaseUser | None = None) -> Annotator:
+    """The annotator of `project` for the account `user`, or the imported worker `name`.
+
+    Accounts and imported worker ids live in separate namespaces: an imported
+    "annA" is never the account annA (an import maps a worker id to an
+    account only when told to).
     """
     name = (name or "").strip()
     if not name:
@@ -83,28 +138,20 @@ def annotator_get_or_create(*, project: Project, name: str, user: AbstractBaseUs
     max_len = Annotator._meta.get_field("name").max_length
     if len(name) > max_len:
         raise ValidationError({"name": f"Annotator name longer than {max_len} characters."})
-
-    if user is None:
-        existing = Annotator.objects.filter(project=project, name=name).first()
-        if existing is not None:
-            return existing
-        try:
-            with transaction.atomic():
-                return Annotator.objects.create(project=project, name=name)
-        except IntegrityError:
-            return Annotator.objects.get(project=project, name=name)
-
+    namespace = Annotator.Namespace.ACCOUNT if user is not None else Annotator.Namespace.IMPORT
+    lookup = {"project": project, "user": user} if user is not None else {
+        "project": project, "namespace": namespace, "name": name}
+    existing = Annotator.objects.filter(**lookup).first()
+    if existing is not None:
+        return existing
     for attempt in range(1, 50):
-        existing = Annotator.objects.filter(project=project, user=user).first()
-        if existing is not None:
-            return existing
         candidate = name if attempt == 1 else f"{name[: max_len - 6]} ({attempt})"
-        if Annotator.objects.filter(project=project, name=candidate).exists():
-            continue
         try:
             with transaction.atomic():
-                return Annotator.objects.create(project=project, name=candidate, user=user)
+                return Annotator.objects.create(project=project, name=candidate, user=user, namespace=namespace)
         except IntegrityError:
-            # Lost a race on the name or on the user: look again.
-            continue
+            # Lost a race (same user or name): the winner's row, or the next free name.
+            existing = Annotator.objects.filter(**lookup).first()
+            if existing is not None:
+                return existing
     raise ValidationError({"name": f"Could not find a free annotator name for {name!r}."})

@@ -11,7 +11,7 @@ from annotations.views.items import item_preview
 from annotations.views.projects import count_of
 from annotations.forms import DatasetUploadForm
 from annotations.models import Output, Reference, System
-from annotations.services.imports import ImportFailed, dataset_import
+from annotations.services.imports import DatasetNameTaken, ImportFailed, dataset_import
 from workbench.exceptions import DomainError
 
 ITEMS_PER_PAGE = 25
@@ -21,6 +21,9 @@ ITEMS_PER_PAGE = 25
 def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
     dataset = get_object_or_404(selectors.dataset_list(user=request.user), pk=pk)
     systems = list(System.objects.filter(dataset=dataset).order_by("name"))
+    n_systems = len(systems)
+    if dataset.project_id in selectors.blind_project_ids(user=request.user):
+        systems = []  # annotators browse blind: no system names, no filter by system
     query = request.GET.get("q", "").strip()
     system = None
     system_param = request.GET.get("system", "")
@@ -64,7 +67,7 @@ def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "is_staff": role in selectors.STAFF_ROLES,
             "counts": {
                 "items": dataset.items.count(),
-                "systems": len(systems),
+                "systems": n_systems,
                 "outputs": Output.objects.filter(item__dataset=dataset).count(),
                 "references": Reference.objects.filter(item__dataset=dataset).count(),
             },
@@ -99,6 +102,8 @@ def dataset_upload(request: HttpRequest) -> HttpResponse:
                     filename=upload.name,
                     user=request.user,
                 )
+            except DatasetNameTaken as exc:
+                form.add_error("dataset_name", "; ".join(e.reason for e in exc.errors))
             except ImportFailed as exc:
                 errors = list(exc.errors)
             except (DomainError, PermissionDenied) as exc:

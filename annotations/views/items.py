@@ -39,7 +39,11 @@ def item_detail(request: HttpRequest, pk: int) -> HttpResponse:
     after = Q(position__gt=item.position) | Q(position=item.position, id__gt=item.id)
     previous_item = siblings.filter(before).order_by("-position", "-id").first()
     next_item = siblings.filter(after).order_by("position", "id").first()
-    outputs = item.outputs.select_related("system").order_by("system__name")
+    outputs = list(item.outputs.select_related("system").order_by("system__name"))
+    # Annotators browse blind: no system names, outputs in their own order.
+    blind = dataset.project_id in selectors.blind_project_ids(user=request.user)
+    if blind:
+        outputs.sort(key=lambda o: selectors.blind_order_key(user=request.user, output_id=o.pk))
     return render(
         request,
         "annotations/item_detail.html",
@@ -49,6 +53,7 @@ def item_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "project": dataset.project,
             "references": item.references.order_by("position"),
             "outputs": outputs,
+            "blind": blind,
             "triples": item.data if _is_triples(item.data) else None,
             "other_data": item.data if item.data and not _is_triples(item.data) else None,
             "meta": sorted(item.meta.items()) if isinstance(item.meta, dict) else [],

@@ -101,3 +101,7 @@ class AnnotatorFactory(factory.django.DjangoModelFactory):
 
     project = factory.SubFactory(ProjectFactory)
     name = factory.Sequence(lambda n: f"annotator-{n}")
+    namespace = factory.LazyAttribute(
+        lambda o: Annotator.Namespace.ACCOUNT if o.user is not None else Annotator.Namespace.IMPORT
+    )
+    user = None

@@ -4,13 +4,15 @@ from django.contrib import admin
 from django.urls import reverse
 
 from annotations.models import (
-    Assignment,
+    ErrorSpan,
+    SpanJudgement,
     BestWorstJudgement,
     Campaign,
     Membership,
     PairwiseJudgement,
     RatingJudgement,
 )
+from annotations.services.assignments import assignment_next
 from tests.annotations.factories import (
     AnnotatorFactory,
     CampaignFactory,
@@ -40,12 +42,15 @@ def data(db):
     likert = CampaignFactory(dataset=dataset)
     pairwise = CampaignFactory(dataset=dataset, protocol=Campaign.Protocol.PAIRWISE, scale_min=None, scale_max=None)
     bws = CampaignFactory(dataset=dataset, protocol=Campaign.Protocol.BWS, scale_min=None, scale_max=None)
-    Assignment.objects.create(campaign=likert, annotator=annotator, item=item)
+    esa = CampaignFactory(dataset=dataset, protocol=Campaign.Protocol.ESA, scale_min=0, scale_max=100)
+    assignment_next(campaign=likert, annotator=annotator)
     common = {"annotator": annotator, "item": item, "criterion": "fluency"}
     RatingJudgement.objects.create(campaign=likert, output=out_a, score=3, scale_min=1, scale_max=5, **common)
     PairwiseJudgement.objects.create(campaign=pairwise, output_a=low, output_b=high, winner="a", **common)
     BestWorstJudgement.objects.create(campaign=bws, outputs=[low.pk, high.pk], tuple_key=f"{low.pk}-{high.pk}",
                                       best=low, worst=high, **common)
+    span = SpanJudgement.objects.create(campaign=esa, output=out_a, score=70, scale_min=0, scale_max=100, **common)
+    ErrorSpan.objects.create(judgement=span, start=0, end=2, severity="minor")
 
 
 @pytest.fixture

@@ -70,6 +70,9 @@ DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'workbench.sqlite3'}"),
 }
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
+# Persistent connections: opening one per request costs more than most requests.
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("DJANGO_CONN_MAX_AGE", default=60)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -94,6 +97,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("WORKBENCH_UPLOAD_MAX_BYTES", default=200 
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # Longest accepted text (source, reference or output) in characters.
 WORKBENCH_MAX_TEXT_CHARS = env.int("WORKBENCH_MAX_TEXT_CHARS", default=20_000)
+# Who may create projects in the browser and the API: "owners" (staff users and
+# users who already own a project), "staff" (staff users only) or "anyone".
+WORKBENCH_PROJECT_CREATORS = env.str("WORKBENCH_PROJECT_CREATORS", default="owners")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

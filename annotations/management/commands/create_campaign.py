@@ -1,5 +1,5 @@
-"""`create_campaign --dataset NAME --name NAME --protocol likert|rankme|pairwise|bws --criteria a,b
-[--scale MIN-MAX] [--redundancy K] [--instructions TEXT | --instructions-file F] [--json]`."""
+"""`create_campaign --dataset NAME --name NAME --protocol likert|rankme|pairwise|bws|esa --criteria a,b
+[--scale MIN-MAX] [--redundancy K] [--systems s1,s2] [--instructions TEXT | --instructions-file F] [--json]`."""
 import json
 import re
 from pathlib import Path
@@ -12,7 +12,9 @@ from annotations.services.campaigns import campaign_create, criteria_parse, scal
 
 
 # Service fields -> the flags that set them, for error messages.
-FLAGS = {"scale_min": "scale", "scale_max": "scale", "anchor_value": "anchor", "tuple_size": "tuple-size"}
+FLAGS = {"scale_min": "scale", "scale_max": "scale", "anchor_value": "anchor", "tuple_size": "tuple-size",
+         "units_per_batch": "units-per-batch", "pair_rounds": "pair-rounds",
+         "assignment_timeout_minutes": "timeout-minutes"}
 
 
 class Command(BaseCommand):
@@ -23,10 +25,23 @@ class Command(BaseCommand):
         parser.add_argument("--name", required=True)
         parser.add_argument("--protocol", required=True, choices=Campaign.Protocol.values)
         parser.add_argument("--criteria", required=True, help="comma-separated, e.g. fluency,adequacy")
-        parser.add_argument("--scale", help="MIN-MAX, e.g. 1-5, 0-100 or -3-3 (Likert; optional for RankME)")
-        parser.add_argument("--redundancy", type=int, default=1, help="judgements wanted per unit")
-        parser.add_argument("--anchor", type=float, help="RankME: magnitude of the anchor output")
-        parser.add_argument("--tuple-size", type=int, default=4, help="best-worst: outputs per tuple")
+        parser.add_argument("--scale", help="MIN-MAX, e.g. 1-5, 0-100 or -3-3 (Likert; optional for RankME; "
+                                                "ESA defaults to 0-100)")
+        parser.add_argument("--redundancy", type=int, default=1, help="annotators per unit (k)")
+        parser.add_argument("--systems", help="comma-separated system names (default: all systems)")
+        parser.add_argument("--anchor", type=float, help="RankME: magnitude of the anchor (default 100)")
+        parser.add_argument("--tuple-size", type=int, help="best-worst: outputs per tuple (default 4); "
+                                                           "RankME: outputs side by side, 3-5 (default 3)")
+        parser.add_argument("--severities", help="ESA: comma-separated, from minor,major,critical "
+                                                  "(default minor,major)")
+        parser.add_argument("--units-per-batch", type=int, default=10)
+        parser.add_argument("--pair-rounds", type=int, default=0,
+                            help="pairwise: 0 = all pairs; r = r balanced rounds per item")
+        parser.add_argument("--timeout-minutes", type=int, default=60,
+                            help="an unfinished unit goes back to the pool after this")
+        parser.add_argument("--show-reference", action="store_true", help="show the references to annotators")
+        parser.add_argument("--hide-source", action="store_true", help="do not show the input to annotators")
+        parser.add_argument("--seed", type=int, help="seed of the unit plan (default: random, recorded)")
         group = parser.add_mutually_exclusive_group()
         group.add_argument("--instructions", default="")
         group.add_argument("--instructions-file", help="UTF-8 text file holding the instructions")
@@ -55,7 +70,11 @@ class Command(BaseCommand):
                 dataset=dataset, name=options["name"], protocol=options["protocol"],
                 criteria=criteria_parse(options["criteria"]), scale_min=scale[0], scale_max=scale[1],
                 redundancy=options["redundancy"], instructions=instructions, anchor_value=options["anchor"],
-                tuple_size=options["tuple_size"],
+                tuple_size=options["tuple_size"], systems=criteria_parse(options["systems"] or ""),
+                severities=criteria_parse(options["severities"] or "") or None,
+                units_per_batch=options["units_per_batch"], pair_rounds=options["pair_rounds"],
+                assignment_timeout_minutes=options["timeout_minutes"], show_reference=options["show_reference"],
+                show_source=not options["hide_source"], seed=options["seed"],
             )
         except ValidationError as exc:
             if hasattr(exc, "error_dict"):
@@ -68,7 +87,8 @@ class Command(BaseCommand):
         summary = {
             "campaign": campaign.name, "id": campaign.pk, "dataset": dataset.name, "protocol": campaign.protocol,
             "criteria": campaign.criteria, "scale": [campaign.scale_min, campaign.scale_max],
-            "redundancy": campaign.redundancy,
+            "redundancy": campaign.redundancy, "systems": sorted(s.name for s in campaign.systems.all()),
+            "units": campaign.units.count(), "seed": campaign.seed,
         }
         if options["json"]:
             self.stdout.write(json.dumps(summary))

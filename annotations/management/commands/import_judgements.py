@@ -1,4 +1,4 @@
-"""`import_judgements FILE --campaign NAME [--json]`."""
+"""`import_judgements FILE --campaign NAME [--map-annotator NAME=USERNAME ...] [--json]`."""
 import json
 import sys
 from pathlib import Path
@@ -15,6 +15,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("file", help="JSONL file; '-' reads stdin")
         parser.add_argument("--campaign", required=True, help="campaign name")
+        parser.add_argument("--map-annotator", action="append", default=[], metavar="NAME=USERNAME",
+                            help="the file's annotator NAME is the workbench account USERNAME (a project member); "
+                                 "without it, imported names never attach to accounts")
         parser.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
 
     def handle(self, *args, **options):
@@ -25,8 +28,14 @@ class Command(BaseCommand):
             if not Path(path).is_file():
                 raise CommandError(f"{path}: no such file")
             stream = Path(path)
+        mapping = {}
+        for entry in options["map_annotator"]:
+            name, sep, username = entry.partition("=")
+            if not sep or not name.strip() or not username.strip():
+                raise CommandError(f"--map-annotator {entry!r}: expected NAME=USERNAME")
+            mapping[name.strip()] = username.strip()
         try:
-            result = judgements_import(stream=stream, campaign_name=options["campaign"])
+            result = judgements_import(stream=stream, campaign_name=options["campaign"], annotator_map=mapping)
         except ImportFailed as exc:
             report_failure(self, exc, path)
         summary = result.as_json()

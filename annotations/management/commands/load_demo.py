@@ -28,10 +28,17 @@ CAMPAIGNS = [
         "scale_min": 1,
         "scale_max": 5,
         "redundancy": 2,
+        "criteria_config": [
+            {"name": "fluency", "question": "Is it well-formed, natural English?", "min_label": "very poor",
+             "max_label": "perfect"},
+            {"name": "adequacy", "question": "Does it express all the attributes, and nothing that is not in the "
+                                             "table?", "min_label": "very poor", "max_label": "perfect"},
+        ],
         "instructions": (
-            "Read the attribute table, then rate each description.\n"
-            "Fluency: is it well-formed, natural English? Adequacy: does it express all the attributes, "
-            "and nothing that is not in the table? 1 = very poor, 5 = perfect."
+            "Read the attribute table, then rate each description.\n\n"
+            "- **Fluency**: is it well-formed, natural English?\n"
+            "- **Adequacy**: does it express all the attributes, and nothing that is not in the table?\n\n"
+            "1 = very poor, 5 = perfect."
         ),
     },
     {
@@ -39,7 +46,50 @@ CAMPAIGNS = [
         "name": "Demo translation: side by side",
         "protocol": Campaign.Protocol.PAIRWISE,
         "criteria": ["adequacy"],
-        "instructions": "Which translation conveys the meaning of the German sentence better? Choose a tie if they are equally good.",
+        "criteria_config": [{"name": "adequacy", "question": "Which translation conveys the meaning of the German "
+                                                             "sentence better?"}],
+        "redundancy": 2,
+        "instructions": "Which translation conveys the meaning of the German sentence better? Choose a **tie** "
+                        "if they are equally good.",
+    },
+    {
+        "dataset": "demo-restaurants-d2t",
+        "name": "Demo restaurants: RankME",
+        "protocol": Campaign.Protocol.RANKME,
+        "criteria": ["informativeness", "naturalness"],
+        "criteria_config": [
+            {"name": "informativeness", "question": "Does it give all the useful information of the table?"},
+            {"name": "naturalness", "question": "Could a native speaker have written it?"},
+        ],
+        "anchor_value": 100,
+        "tuple_size": 3,
+        "redundancy": 2,
+        "instructions": "The **anchor** is a human-written reference, worth 100. Give each description a number "
+                        "relative to it: 200 if it is twice as good, 50 if half as good. Equal numbers tie.",
+    },
+    {
+        "dataset": "demo-simplification",
+        "name": "Demo simplification: best-worst",
+        "protocol": Campaign.Protocol.BWS,
+        "criteria": ["simplicity"],
+        "criteria_config": [{"name": "simplicity", "question": "Which simplification is easiest to read while "
+                                                               "keeping the meaning?"}],
+        "tuple_size": 3,
+        "redundancy": 2,
+        "show_source": True,
+        "instructions": "Pick the **best** and the **worst** simplification of the sentence.",
+    },
+    {
+        "dataset": "demo-news-de-en",
+        "name": "Demo translation: error spans (ESA)",
+        "protocol": Campaign.Protocol.ESA,
+        "criteria": ["quality"],
+        "redundancy": 2,
+        "severities": ["minor", "major"],
+        "instructions": "1. **Select** each error in the translation and mark it *minor* (style, grammar, word "
+                        "choice) or *major* (meaning changed, hard to understand).\n2. If something is missing, "
+                        "add a *missing content* marker.\n3. Then give an overall score from 0 (broken) to 100 "
+                        "(perfect).",
     },
 ]
 
@@ -80,6 +130,7 @@ class Command(BaseCommand):
             membership_add(project=project, user=users[username], role=role)
         annotator_get_or_create(project=project, name="annot", user=users["annot"])
         log.append(f"project {PROJECT}: demo is owner, annot is annotator")
+        # The demo shows every protocol; keep the seeds fixed so the demo looks the same each time.
 
         datasets = []
         for demo in demo_datasets():
@@ -103,7 +154,7 @@ class Command(BaseCommand):
             if Campaign.objects.filter(name=spec["name"]).exists():
                 state = "exists"
             else:
-                campaign_create(dataset=dataset, **spec)
+                campaign_create(dataset=dataset, seed=len(campaigns) + 1, **spec)
                 state = "created"
             log.append(f"campaign {spec['name']}: {state}")
             campaigns.append({"campaign": spec["name"], "state": state})

@@ -29,42 +29,43 @@ def _next(client, campaign):
     return client.post(f"/api/campaigns/{campaign.pk}/next-assignment/")
 
 
-def test_next_assignment_hands_out_each_item_up_to_redundancy(world):
-    campaign = world.mine.campaign  # redundancy 2; item 0 is taken by both annotators already
+def test_next_assignment_hands_out_each_unit_up_to_redundancy(world):
+    """Likert units are single outputs: 3 items x 2 systems = 6 units, k = 2."""
+    campaign = world.mine.campaign
     researcher = world.client("researcher")
     first = _next(researcher, campaign)
     assert first.status_code == 201
     body = first.json()
-    # Item 0 is full, so the researcher gets item 1, with its content but blind to system names.
-    assert body["item"]["external_id"] == "mine-item-1"
-    assert body["status"] == "pending"
-    assert [o["text"] for o in body["item"]["outputs"]] == ["mine-sys0 says mine-item-1", "mine-sys1 says mine-item-1"]
-    assert set(body["item"]["outputs"][0]) == {"id", "text"}
-    assert body["item"]["references"] == [{"position": 0, "text": "reference of mine-item-1"}]
+    assert body["status"] == "pending" and body["unit"] is not None
+    # One output, its text, blind to the system; the reference only when the campaign shows it.
+    assert len(body["item"]["outputs"]) == 1 and set(body["item"]["outputs"][0]) == {"id", "text"}
+    assert body["item"]["outputs"][0]["text"].endswith(f"says {body['item']['external_id']}")
+    assert body["shown_order"] == [body["item"]["outputs"][0]["id"]]
+    assert body["item"]["references"] == []
     # Asking again returns the same pending assignment.
     again = _next(researcher, campaign)
     assert again.status_code == 200 and again.json()["id"] == body["id"]
     assert Annotator.objects.get(project=world.mine.project, user=world.users["researcher"]).name == "researcher"
 
-    Assignment.objects.filter(pk=body["id"]).update(status="done")
-    assert _next(researcher, campaign).json()["item"]["external_id"] == "mine-item-2"
-    Assignment.objects.filter(annotator__user=world.users["researcher"]).update(status="done")
-    # Items 1 and 2 are the researcher's already, item 0 is full: nothing left.
-    assert _next(researcher, campaign).status_code == 204
-
-    owner = world.client("owner")
-    got = []
-    while (response := _next(owner, campaign)).status_code != 204:
-        got.append(response.json()["item"]["external_id"])
-        Assignment.objects.filter(pk=response.json()["id"]).update(status="done")
-    assert got == ["mine-item-1", "mine-item-2"]
-    counts = {i.external_id: i.assignments.filter(campaign=campaign).count() for i in world.mine.items}
-    assert counts == {"mine-item-0": 2, "mine-item-1": 2, "mine-item-2": 2}
+    for role in ("researcher", "owner"):
+        client, seen = world.client(role), set()
+        while (response := _next(client, campaign)).status_code != 204:
+            unit = response.json()["unit"]
+            assert unit not in seen  # never the same unit twice
+            seen.add(unit)
+            Assignment.objects.filter(pk=response.json()["id"]).update(status="done")
+        assert len(seen) == 6
+    counts = {u.pk: u.assignments.count() for u in campaign.units.all()}
+    assert len(counts) == 6 and set(counts.values()) == {2}
+    # Full: a third annotator gets nothing.
+    third = world.client("annotator")
+    Assignment.objects.filter(annotator__user=world.users["annotator"]).update(status="done")
+    assert _next(third, campaign).status_code == 204
 
 
 def test_annotator_profile_does_not_merge_with_imported_worker_of_same_name(world):
-    Annotator.objects.create(project=world.mine.project, name="researcher")  # an imported worker id
+    worker = Annotator.objects.create(project=world.mine.project, name="researcher")  # an imported worker id
     response = _next(world.client("researcher"), world.mine.campaign)
     assert response.status_code == 201
     mine = Annotator.objects.get(project=world.mine.project, user=world.users["researcher"])
-    assert mine.name != "researcher" and response.json()["annotator"] == mine.pk
+    assert mine != worker and mine.namespace == "account" and response.json()["annotator"] == mine.pk

@@ -4,7 +4,7 @@ from tests.annotations.factories import ItemFactory, OutputFactory, ReferenceFac
 
 def test_item_detail_has_references_and_outputs(world):
     item = world.mine.items[1]
-    body = world.client("annotator").get(f"/api/items/{item.pk}/").json()
+    body = world.client("researcher").get(f"/api/items/{item.pk}/").json()
     assert body["external_id"] == "mine-item-1"
     assert body["dataset"] == world.mine.dataset.pk
     assert body["references"] == [{"position": 0, "text": "reference of mine-item-1"}]
@@ -12,6 +12,10 @@ def test_item_detail_has_references_and_outputs(world):
         ("mine-sys0", "mine-sys0 says mine-item-1"),
         ("mine-sys1", "mine-sys1 says mine-item-1"),
     ]
+    # Annotators see the same texts, blind: no system id or name.
+    blind = world.client("annotator").get(f"/api/items/{item.pk}/").json()
+    assert sorted(o["text"] for o in blind["outputs"]) == ["mine-sys0 says mine-item-1", "mine-sys1 says mine-item-1"]
+    assert all(set(o) == {"id", "item", "text"} for o in blind["outputs"])
 
 
 def _external_ids(client, query):

@@ -2,28 +2,65 @@
 
 Each thread has its own database connection (Django opens one per thread),
 so these are genuinely concurrent transactions; `transactional_db` lets the
-threads see each other's committed rows.
+threads see each other's committed rows. Where a test is about a request that
+must wait for a lock, it polls `pg_locks` until that request's backend is
+actually waiting, so the lock-wait path always runs (no sleeping and hoping).
 """
 import threading
+import time
 from collections import Counter
 
 import pytest
-from django.db import connection, transaction
+from django.db import connection, connections, transaction
 
 from annotations.models import Assignment
 from annotations.services.assignments import assignment_next
-from tests.annotations.factories import AnnotatorFactory, CampaignFactory, DatasetFactory, ItemFactory
+from annotations.services.units import campaign_units_plan
+from tests.annotations.factories import (
+    AnnotatorFactory,
+    CampaignFactory,
+    DatasetFactory,
+    ItemFactory,
+    OutputFactory,
+    SystemFactory,
+)
 
 TIMEOUT = 30
 
 
 def _campaign(n_items: int, redundancy: int, n_annotators: int):
+    """A Likert campaign of one system: one unit per item."""
     dataset = DatasetFactory()
+    system = SystemFactory(dataset=dataset)
     for i in range(n_items):
-        ItemFactory(dataset=dataset, position=i)
+        OutputFactory(item=ItemFactory(dataset=dataset, position=i), system=system)
     campaign = CampaignFactory(dataset=dataset, redundancy=redundancy)
+    campaign_units_plan(campaign=campaign)  # planned before the race: only unit and enrolment locks are in play
+    campaign.refresh_from_db()
     annotators = [AnnotatorFactory(project=dataset.project) for _ in range(n_annotators)]
     return campaign, annotators
+
+
+def _backend_pid() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return cursor.fetchone()[0]
+
+
+def _wait_until_blocked(box: dict) -> None:
+    """Poll pg_locks until the thread's backend waits for a lock (or fail after TIMEOUT)."""
+    deadline = time.monotonic() + TIMEOUT
+    while "pid" not in box:
+        assert time.monotonic() < deadline, "the thread never started its request"
+        time.sleep(0.01)
+    with connections["default"].cursor() as cursor:
+        while True:
+            cursor.execute("SELECT count(*) FROM pg_locks WHERE pid = %s AND NOT granted", [box["pid"]])
+            if cursor.fetchone()[0]:
+                return
+            assert "result" not in box and "error" not in box, "the request finished without waiting for the lock"
+            assert time.monotonic() < deadline, "the request never waited for the lock"
+            time.sleep(0.01)
 
 
 class Holder(threading.Thread):
@@ -51,6 +88,7 @@ def _in_thread(fn):
 
     def run():
         try:
+            box["pid"] = _backend_pid()
             box["result"] = fn()
         except BaseException as exc:  # surfaced in the test thread
             box["error"] = exc
@@ -94,15 +132,15 @@ def test_a_concurrent_annotator_gets_another_item_without_waiting():
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("redundancy,expect_item", [(1, False), (2, True)])
 def test_the_last_open_item_is_neither_duplicated_nor_lost(redundancy, expect_item):
-    """One item; a1 holds it uncommitted while a2 asks. a2 waits for a1's
-    commit, then counts again: with redundancy 1 nothing is left for a2, with
-    redundancy 2 a2 gets the second slot."""
+    """One unit; a1 holds it uncommitted while a2 asks. a2 waits for a1's
+    commit (checked in pg_locks), then looks again: with redundancy 1 nothing
+    is left for a2, with redundancy 2 a2 gets the second slot."""
     campaign, (a1, a2) = _campaign(n_items=1, redundancy=redundancy, n_annotators=2)
     holder = Holder(campaign, a1)
     holder.start()
     assert holder.holding.wait(TIMEOUT)
     thread, box = _in_thread(lambda: assignment_next(campaign=campaign, annotator=a2))
-    thread.join(1.0)  # give a2 time to reach the lock
+    _wait_until_blocked(box)
     assignment, created = _finish(thread, box, holder)
     assert holder.result[1] is True
     assert (assignment is not None) == expect_item and created == expect_item
@@ -116,7 +154,7 @@ def test_one_annotator_double_request_gets_one_assignment():
     holder.start()
     assert holder.holding.wait(TIMEOUT)
     thread, box = _in_thread(lambda: assignment_next(campaign=campaign, annotator=a1))
-    thread.join(1.0)
+    _wait_until_blocked(box)  # on a1's enrolment row
     assignment, created = _finish(thread, box, holder)
     assert not created and assignment.pk == holder.result[0].pk
     assert Assignment.objects.filter(campaign=campaign).count() == 1
@@ -149,6 +187,6 @@ def test_racing_annotators_cover_every_item_exactly_redundancy_times(n_items, re
         t.join(TIMEOUT * 2)
     assert not errors and not any(t.is_alive() for t in threads)
     rows = list(Assignment.objects.filter(campaign=campaign).values_list("item_id", "annotator_id"))
-    per_item = Counter(item for item, _ in rows)
+    per_item = Counter(item for item, _ in rows)  # one unit per item here
     assert len(per_item) == n_items and set(per_item.values()) == {redundancy}
     assert len(set(rows)) == len(rows)  # never the same item twice to one annotator

@@ -31,8 +31,9 @@ def _judgement_bodies(w):
 # (name, method, url(world, role), body(world, role) or None, expected statuses per ROLES)
 CASES = [
     ("projects-list", "get", lambda w, r: "/api/projects/", None, LIST),
+    # Project creation: staff users and users who already own a project (WORKBENCH_PROJECT_CREATORS).
     ("projects-create", "post", lambda w, r: "/api/projects/", lambda w, r: {"name": f"new-{r}"},
-     (401, 201, 201, 201, 201)),
+     (401, 403, 403, 201, 403)),
     ("project-detail", "get", lambda w, r: f"/api/projects/{w.mine.project.pk}/", None, READ_MEMBER),
     ("members-list", "get", lambda w, r: f"/api/projects/{w.mine.project.pk}/members/", None,
      (401, 403, 403, 200, 404)),

@@ -6,16 +6,32 @@ from tests.annotations.factories import UserFactory
 
 
 def test_creator_becomes_owner(world):
-    response = world.client("annotator").post("/api/projects/", {"name": "  fresh  "}, format="json")
+    response = world.client("owner").post("/api/projects/", {"name": "  fresh  "}, format="json")
     assert response.status_code == 201
     body = response.json()
     assert body["name"] == "fresh" and body["role"] == "owner"
     project = Project.objects.get(pk=body["id"])
-    assert list(project.memberships.values_list("user__username", "role")) == [("annotator", "owner")]
+    assert list(project.memberships.values_list("user__username", "role")) == [("owner", "owner")]
+
+
+def test_only_staff_and_owners_create_projects(world, settings):
+    annotator = world.client("annotator")
+    response = annotator.post("/api/projects/", {"name": "mine-too"}, format="json")
+    assert response.status_code == 403
+    assert not Project.objects.filter(name="mine-too").exists()
+    world.users["annotator"].is_staff = True
+    world.users["annotator"].save()
+    assert annotator.post("/api/projects/", {"name": "mine-too"}, format="json").status_code == 201
+    settings.WORKBENCH_PROJECT_CREATORS = "staff"
+    assert world.client("owner").post("/api/projects/", {"name": "third"}, format="json").status_code == 403
+    settings.WORKBENCH_PROJECT_CREATORS = "anyone"
+    assert world.client("researcher").post("/api/projects/", {"name": "fourth"}, format="json").status_code == 201
 
 
 def test_creating_a_project_with_a_taken_name_grants_nothing(world):
     """Otherwise anyone could make themselves owner of someone else's project."""
+    world.users["outsider"].is_staff = True
+    world.users["outsider"].save()
     response = world.client("outsider").post("/api/projects/", {"name": "mine"}, format="json")
     assert response.status_code == 400
     assert "name" in response.json()

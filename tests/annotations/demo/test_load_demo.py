@@ -56,6 +56,17 @@ def test_load_demo_creates_users_project_datasets_and_campaigns():
     likert = Campaign.objects.get(dataset__name="demo-restaurants-d2t", protocol="likert")
     assert likert.criteria == ["fluency", "adequacy"]
     assert (likert.scale_min, likert.scale_max) == (1, 5)
+    # A campaign of every protocol, and annot can work on each.
+    assert sorted(Campaign.objects.values_list("protocol", flat=True)) == ["bws", "esa", "likert", "pairwise",
+                                                                           "rankme"]
+    from annotations.services.assignments import assignment_next
+    from annotations.services.projects import annotator_get_or_create
+
+    annot = annotator_get_or_create(project=project, name="annot",
+                                    user=Membership.objects.get(user__username="annot").user)
+    for campaign in Campaign.objects.all():
+        assignment, created = assignment_next(campaign=campaign, annotator=annot)
+        assert assignment is not None and created, campaign.name
 
 
 def test_load_demo_twice_changes_nothing():

@@ -2,7 +2,7 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 
 from annotations.models import Output, RatingJudgement
-from annotations.services import imports
+from annotations.services.imports import judgements as judgements_importer
 from annotations.services.bulk import rows_insert
 from annotations.services.imports import ImportFailed, judgements_import
 from tests.annotations.factories import AnnotatorFactory, CampaignFactory, ItemFactory, OutputFactory, SystemFactory
@@ -46,7 +46,7 @@ def test_judgement_stored_concurrently_during_an_import_fails_it_cleanly(monkeyp
             '"score": 2}\n').encode()
     judgements_import(stream=line, campaign_name="c")
     # As if the judgement were submitted after the importer read the stored ones.
-    monkeypatch.setattr(imports, "_stored_judgements", lambda *args: {})
+    monkeypatch.setattr(judgements_importer, "stored_judgements", lambda *args: {})
     with pytest.raises(ImportFailed, match="submitted concurrently"):
         judgements_import(stream=line, campaign_name="c")
     assert RatingJudgement.objects.filter(campaign=campaign).count() == 1

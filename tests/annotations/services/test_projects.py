@@ -21,6 +21,11 @@ def test_project_get_or_create_makes_owner_only_of_a_new_project():
     # Naming an existing project never makes anyone a member of it.
     assert project_get_or_create(name="p", owner=stranger) == p
     assert not Membership.objects.filter(project=p, user=stranger).exists()
+    # A project keeps one owner: the last one cannot step down...
+    with pytest.raises(ValidationError, match="keeps at least one owner"):
+        membership_add(project=p, user=user, role="researcher")
+    # ...until someone else is owner too.
+    membership_add(project=p, user=stranger, role="owner")
     membership_add(project=p, user=user, role="researcher")
     assert Membership.objects.get(project=p, user=user).role == "researcher"
 
@@ -37,20 +42,23 @@ def test_annotator_get_or_create_by_name_and_by_user():
     worker = annotator_get_or_create(project=project, name="alice")
     assert annotator_get_or_create(project=project, name="alice") == worker
     user = UserFactory(username="alice")
-    # An imported worker id "alice" is not merged with the workbench user alice.
+    # An imported worker id "alice" is not merged with the workbench user alice:
+    # they live in separate namespaces.
     mine = annotator_get_or_create(project=project, name="alice", user=user)
-    assert mine != worker and mine.user == user and mine.name == "alice (2)"
+    assert mine != worker and mine.user == user and mine.name == "alice"
+    assert (mine.namespace, worker.namespace) == ("account", "import")
+    assert annotator_get_or_create(project=project, name="alice") == worker
     assert annotator_get_or_create(project=project, name="whatever", user=user) == mine
     assert Annotator.objects.filter(project=project).count() == 2
 
 
 @pytest.mark.django_db
 def test_project_create_refuses_a_taken_name():
-    user = UserFactory()
+    user = UserFactory(is_staff=True)
     project = project_create(name="p", owner=user, description="d")
     assert project.memberships.get().role == "owner" and project.description == "d"
     with pytest.raises(ValidationError, match="already exists"):
-        project_create(name="p", owner=UserFactory())
+        project_create(name="p", owner=user)
     with pytest.raises(ValidationError):
         project_create(name=" ", owner=user)
     assert Project.objects.count() == 1

@@ -1,4 +1,4 @@
-"""Reading import files into numbered records, with one error per bad line.
+"""Parsing: import files into numbered JSON objects or CSV rows, one error per bad line.
 
 Kept free of database access so every problem of a file can be found before
 anything is written.
@@ -9,54 +9,10 @@ import csv
 import hashlib
 import io
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from workbench.exceptions import DomainError
-
-MAX_REPORTED_ERRORS = 1000
-
-
-@dataclass(frozen=True)
-class LineError:
-    line: int  # 1-based; 0 for a problem with the whole file
-    reason: str
-
-    def __str__(self) -> str:
-        return f"line {self.line}: {self.reason}" if self.line else self.reason
-
-
-class ImportFailed(DomainError):
-    """Nothing was written; `errors` lists every problem found, by line."""
-
-    def __init__(self, errors: list[LineError]):
-        self.errors = errors
-        super().__init__("; ".join(str(e) for e in errors[:5]) + (" ..." if len(errors) > 5 else ""))
-
-
-class Problems:
-    """Collects line errors; keeps the first MAX_REPORTED_ERRORS and counts the rest."""
-
-    def __init__(self) -> None:
-        self.errors: list[LineError] = []
-        self.hidden = 0
-
-    def add(self, line: int, reason: str) -> None:
-        if len(self.errors) < MAX_REPORTED_ERRORS:
-            self.errors.append(LineError(line, reason))
-        else:
-            self.hidden += 1
-
-    def __bool__(self) -> bool:
-        return bool(self.errors)
-
-    def raise_if_any(self) -> None:
-        if self.errors:
-            errors = sorted(self.errors, key=lambda e: e.line)
-            if self.hidden:
-                errors.append(LineError(0, f"... and {self.hidden} more problems not shown"))
-            raise ImportFailed(errors)
+from annotations.services.imports.errors import Problems
 
 
 def read_bytes(stream: BinaryIO | Path | str | bytes) -> bytes:

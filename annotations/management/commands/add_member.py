@@ -1,0 +1,61 @@
+"""`add_member --project NAME --role owner|researcher|annotator [--create] USERNAME [USERNAME ...] [--json]`."""
+import json
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from annotations.models import Membership, Project
+from annotations.services.projects import membership_add
+
+
+class Command(BaseCommand):
+    help = ("Give accounts a role in a project. With --create, missing accounts are made with an unusable "
+            "password (set one with `manage.py changepassword USERNAME`).")
+
+    def add_arguments(self, parser):
+        parser.add_argument("usernames", nargs="+", metavar="USERNAME")
+        parser.add_argument("--project", required=True, help="project name (must exist)")
+        parser.add_argument("--role", required=True, choices=Membership.Role.values)
+        parser.add_argument("--create", action="store_true", help="create missing accounts")
+        parser.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+
+    def handle(self, *args, **options):
+        project = Project.objects.filter(name=options["project"]).first()
+        if project is None:
+            raise CommandError(f"no project called {options['project']!r} (import a dataset with --project first)")
+        User = get_user_model()
+        names = list(dict.fromkeys(u.strip() for u in options["usernames"]))
+        problems = [f"{n!r}: empty username" for n in names if not n]
+        missing = [n for n in names if n and not User.objects.filter(username=n).exists()]
+        if missing and not options["create"]:
+            problems += [f"{n}: no such account (add --create to make it)" for n in missing]
+        for name in missing:
+            try:
+                User(username=name).clean_fields(exclude=["password"])
+            except ValidationError as exc:
+                problems += [f"{name}: {m}" for ms in exc.message_dict.values() for m in ms]
+        if problems:
+            for problem in problems:
+                self.stderr.write(problem)
+            raise CommandError(f"{len(problems)} problem(s); no member was added")
+        created = 0
+        try:
+            with transaction.atomic():
+                for name in names:
+                    user = User.objects.filter(username=name).first()
+                    if user is None:
+                        user = User(username=name)
+                        user.set_unusable_password()
+                        user.save()
+                        created += 1
+                    membership_add(project=project, user=user, role=options["role"])
+        except ValidationError as exc:
+            raise CommandError("; ".join(exc.messages)) from None
+        summary = {"project": project.name, "members": len(names), "created": created}
+        if options["json"]:
+            self.stdout.write(json.dumps(summary))
+        else:
+            self.stdout.write(f"{len(names)} member(s) of {project.name} are now {options['role']} "
+                              f"({created} account(s) created)")

@@ -1,0 +1,51 @@
+"""Checks shared by the dataset and the judgement importers (validation helpers)."""
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+
+from annotations.models import Project
+from annotations.selectors import is_project_staff
+
+BATCH_SIZE = 2000
+NAME_MAX_CHARS = 200
+
+
+def name_check(value, what: str) -> tuple[str | None, str | None]:
+    """An id or name: a non-empty string (integers are accepted as text); (value, problem)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str) or not value.strip():
+        return None, f"{what} must be a non-empty string, got {value!r}"
+    if len(value) > NAME_MAX_CHARS:
+        return None, f"{what} is longer than {NAME_MAX_CHARS} characters"
+    if "\x00" in value:
+        return None, f"{what} contains a NUL character"
+    return value, None
+
+
+def text_check(value, what: str, max_chars: int, errors: list[str], *, allow_empty: bool = True) -> str | None:
+    """A text (source, reference, output) of at most `max_chars`; problems go to `errors`."""
+    if not isinstance(value, str):
+        errors.append(f"{what} must be a string, got {type(value).__name__}")
+        return None
+    if not allow_empty and not value.strip():
+        errors.append(f"{what} is empty")
+        return None
+    if len(value) > max_chars:
+        errors.append(f"{what} is {len(value):,} characters long; the limit is {max_chars:,} (--max-text-chars)")
+        return None
+    if "\x00" in value:
+        errors.append(f"{what} contains a NUL character")
+        return None
+    return value
+
+
+def import_permission_check(user, project: Project) -> None:
+    """Only a project's owners and researchers import into it (no user: the shell, trusted)."""
+    if user is not None and not is_project_staff(user=user, project=project):
+        raise PermissionDenied("Only the project's owners and researchers may import into it.")
+
+
+def chunks(values: list, size: int):
+    for start in range(0, len(values), size):
+        yield values[start : start + size]

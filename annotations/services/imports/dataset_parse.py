@@ -1,0 +1,90 @@
+"""Parsing dataset files: JSONL, or the wide CSV format turned into the same item objects.
+
+CSV ("wide", one item a row, UTF-8, comma-separated; ``.tsv`` files are read
+tab-separated), a header line naming the columns:
+
+- ``item`` (required): the item id;
+- ``source``: the input text;
+- ``data``: JSON list of [subject, predicate, object] triples;
+- ``meta``: JSON object;
+- ``reference``, ``reference_2``, ``reference_3``, ... (also ``reference_1``):
+  one reference a column, in the order of their number (``reference`` first);
+- ``output:<system>``: one column per system, e.g. ``output:baseline``.
+
+An empty CSV cell means "absent": an item without a reference or without an
+output of some system simply leaves the cell empty (so an empty output text
+can only be imported from JSONL).
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from annotations.services.imports.errors import ImportFailed, LineError, Problems
+from annotations.services.imports.reading import csv_rows, json_loads, jsonl_objects
+
+_REFERENCE_COLUMN = re.compile(r"^reference(?:_(\d+))?$")
+OUTPUT_PREFIX = "output:"
+
+
+def format_of(fmt: str | None, filename: str | None) -> tuple[str, str]:
+    """(format, csv delimiter) from the explicit format or the file name."""
+    suffix = Path(filename).suffix.lower() if filename else ""
+    if fmt is None:
+        fmt = "csv" if suffix in (".csv", ".tsv") else "jsonl"
+    if fmt not in ("jsonl", "csv"):
+        raise ImportFailed([LineError(0, f"unknown format {fmt!r}: expected jsonl or csv")])
+    return fmt, "\t" if suffix == ".tsv" else ","
+
+
+def dataset_objects(raw: bytes, problems: Problems, *, fmt: str, delimiter: str) -> list[tuple[int, dict]]:
+    """(line, item object) for each item of the file; bad lines go to `problems`."""
+    return jsonl_objects(raw, problems) if fmt == "jsonl" else csv_item_objects(raw, problems, delimiter)
+
+
+def csv_item_objects(raw: bytes, problems: Problems, delimiter: str) -> list[tuple[int, dict]]:
+    """Rows of the wide CSV format turned into the JSONL item objects."""
+    header, rows = csv_rows(raw, problems, delimiter=delimiter)
+    if not header:
+        return []
+    references: list[tuple[int, str]] = []
+    systems: list[tuple[str, str]] = []
+    unknown = []
+    for column in header:
+        match = _REFERENCE_COLUMN.match(column)
+        if match:
+            references.append((int(match.group(1) or 0), column))
+        elif column.startswith(OUTPUT_PREFIX) and column[len(OUTPUT_PREFIX):].strip():
+            systems.append((column[len(OUTPUT_PREFIX):].strip(), column))
+        elif column not in ("item", "source", "data", "meta"):
+            unknown.append(column)
+    if "item" not in header:
+        problems.add(1, "missing column 'item'")
+    if unknown:
+        problems.add(1, f"unknown column {', '.join(map(repr, unknown))} (expected item, source, data, meta, "
+                        "reference, reference_N, output:SYSTEM)")
+    if problems:
+        return []
+    references.sort()
+    objects = []
+    for line, row in rows:
+        obj: dict = {"item": row["item"]}
+        if row.get("source"):
+            obj["source"] = row["source"]
+        bad = False
+        for column in ("data", "meta"):
+            if row.get(column, "").strip():
+                try:
+                    obj[column] = json_loads(row[column])
+                except ValueError as exc:
+                    problems.add(line, f"column {column}: invalid JSON: {exc}")
+                    bad = True
+        refs = [row[c] for _, c in references if row[c].strip()]
+        if refs:
+            obj["references"] = refs
+        outputs = {s: row[c] for s, c in systems if row[c] != ""}
+        if outputs:
+            obj["outputs"] = outputs
+        if not bad:
+            objects.append((line, obj))
+    return objects

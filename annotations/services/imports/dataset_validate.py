@@ -1,0 +1,111 @@
+"""Validation of dataset lines: each item object becomes an `ItemRecord` or line errors.
+
+JSONL, one item a line (all keys but ``item`` optional)::
+
+    {"item": "e2e-17", "source": "...", "data": [["Blue Spice", "eatType", "pub"]],
+     "references": ["...", "..."], "outputs": {"sysA": "...", "sysB": "..."}, "meta": {}}
+
+``data`` is a list of [subject, predicate, object] string triples; ``meta`` an
+object; unknown keys are errors (they are usually typos such as ``output``).
+Texts (source, references, outputs) longer than ``max_text_chars`` are refused.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from annotations.services.imports.common import name_check, text_check
+from annotations.services.imports.errors import Problems
+from annotations.services.imports.reading import has_nul
+
+ITEM_KEYS = ("item", "source", "data", "references", "outputs", "meta")
+
+
+@dataclass
+class ItemRecord:
+    line: int
+    external_id: str
+    source: str | None = None  # None: absent from the line, not compared
+    data: list | None = None
+    references: list[str] | None = None
+    outputs: dict[str, str] = field(default_factory=dict)
+    meta: dict | None = None
+
+
+def item_records(objects: list[tuple[int, dict]], problems: Problems, *, max_chars: int) -> list[ItemRecord]:
+    """The valid records of the file, each item id once; every problem goes to `problems`."""
+    records: list[ItemRecord] = []
+    first_line: dict[str, int] = {}
+    for line, obj in objects:
+        record, errors = item_record(line, obj, max_chars)
+        for error in errors:
+            problems.add(line, error)
+        if record is None:
+            continue
+        if record.external_id in first_line:
+            first = first_line[record.external_id]
+            problems.add(line, f"duplicate item id {record.external_id!r} (first on line {first})")
+            continue
+        first_line[record.external_id] = line
+        records.append(record)
+    if not objects and not problems:
+        problems.add(0, "the file holds no items")
+    return records
+
+
+def item_record(line: int, obj: dict, max_chars: int) -> tuple[ItemRecord | None, list[str]]:
+    errors: list[str] = []
+    unknown = sorted(set(obj) - set(ITEM_KEYS))
+    if unknown:
+        errors.append(f"unknown field {', '.join(map(repr, unknown))} (expected {', '.join(ITEM_KEYS)})")
+    if "item" not in obj:
+        errors.append("missing field 'item'")
+        return None, errors
+    external_id, problem = name_check(obj["item"], "item")
+    if problem:
+        errors.append(problem)
+        return None, errors
+    record = ItemRecord(line=line, external_id=external_id)
+    if "source" in obj:
+        record.source = text_check(obj["source"], "source", max_chars, errors)
+    if "data" in obj:
+        data = obj["data"]
+        if not isinstance(data, list) or not all(
+            isinstance(t, list) and len(t) == 3 and all(isinstance(x, str) for x in t) for t in data
+        ):
+            errors.append("data must be a list of [subject, predicate, object] string triples")
+        elif has_nul(data):
+            errors.append("data contains a NUL character")
+        elif sum(len(x) for t in data for x in t) > max_chars:
+            errors.append(f"data is longer than {max_chars:,} characters (--max-text-chars)")
+        else:
+            record.data = data
+    if "references" in obj:
+        refs = obj["references"]
+        if not isinstance(refs, list):
+            errors.append(f"references must be a list of strings, got {type(refs).__name__}")
+        else:
+            record.references = [
+                text_check(r, f"reference {i}", max_chars, errors, allow_empty=False) for i, r in enumerate(refs, 1)
+            ]
+    if "outputs" in obj:
+        outputs = obj["outputs"]
+        if not isinstance(outputs, dict):
+            errors.append(f"outputs must be an object mapping system names to texts, got {type(outputs).__name__}")
+        else:
+            for system, text in outputs.items():
+                system_name, problem = name_check(system, "system name")
+                if problem:
+                    errors.append(problem)
+                    continue
+                value = text_check(text, f"output of system {system_name!r}", max_chars, errors)
+                if value is not None:
+                    record.outputs[system_name] = value
+    if "meta" in obj:
+        meta = obj["meta"]
+        if not isinstance(meta, dict):
+            errors.append(f"meta must be an object, got {type(meta).__name__}")
+        elif has_nul(meta):
+            errors.append("meta contains a NUL character")
+        else:
+            record.meta = meta
+    return (None if errors else record), errors

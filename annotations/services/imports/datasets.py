@@ -1,0 +1,102 @@
+"""`dataset_import`: parse, validate, then write a dataset file in one transaction.
+
+Formats: JSONL (`dataset_validate`) and the wide CSV (`dataset_parse`); what
+an import into an existing dataset may add, and what conflicts (`dataset_write`).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import BinaryIO
+
+from django.conf import settings
+from django.db import transaction
+
+from annotations.models import Dataset, Project
+from annotations.services.imports.common import import_permission_check, name_check
+from annotations.services.imports.dataset_parse import dataset_objects, format_of
+from annotations.services.imports.dataset_validate import item_records
+from annotations.services.imports.dataset_write import dataset_plan, dataset_write
+from annotations.services.imports.errors import ImportFailed, LineError, Problems
+from annotations.services.imports.reading import read_bytes, sha256
+from annotations.services.imports.results import DatasetImportResult
+from annotations.services.projects import DEFAULT_PROJECT_NAME
+
+
+class DatasetNameTaken(ImportFailed):
+    """The name belongs to a dataset of another project (dataset names are global)."""
+
+
+def dataset_name_check(
+    *, dataset_name: str, project_name: str | None, user=None, lock: bool = False
+) -> Dataset | None:
+    """The one rule "dataset names are unique across projects", for an import into `project_name`.
+
+    Returns the dataset already called `dataset_name` (None if there is
+    none); raises `DatasetNameTaken` when it belongs to another project.
+    The message names that project only to the shell (`user` None): a web
+    user may not be a member of it. `lock` locks the dataset row, so
+    concurrent imports into one dataset run one after the other.
+    """
+    datasets = Dataset.objects.select_related("project").filter(name=dataset_name)
+    if lock:
+        datasets = datasets.select_for_update(of=("self",))
+    dataset = datasets.first()
+    if dataset is not None and project_name and dataset.project.name != project_name:
+        if user is None:
+            reason = (f"dataset {dataset_name!r} already exists in project {dataset.project.name!r}, "
+                      f"not {project_name!r}")
+        else:
+            reason = "this name is taken by a dataset in another project"
+        raise DatasetNameTaken([LineError(0, reason)])
+    return dataset
+
+
+def dataset_import(
+    *,
+    stream: BinaryIO | Path,
+    dataset_name: str,
+    project_name: str | None = None,
+    fmt: str | None = None,
+    filename: str | None = None,
+    user=None,
+    max_text_chars: int | None = None,
+) -> DatasetImportResult:
+    """Import items, references and outputs atomically.
+
+    Every line is read and checked first, then everything is written in one
+    transaction: on any problem nothing is written and `ImportFailed`
+    carries one `LineError` per problem (1-based physical lines).
+    `fmt` is "jsonl" or "csv" (guessed from `filename` when omitted);
+    `user`, when given, must be staff of the project (a new project makes
+    them its owner).
+    """
+    if filename is None and isinstance(stream, (str, Path)):
+        filename = str(stream)
+    fmt, delimiter = format_of(fmt, filename)
+    max_chars = max_text_chars or settings.WORKBENCH_MAX_TEXT_CHARS
+    dataset_name, problem = name_check(dataset_name, "dataset name")
+    if problem:
+        raise ImportFailed([LineError(0, problem)])
+    # Before reading the file: a taken name fails fast.
+    dataset_name_check(dataset_name=dataset_name, project_name=project_name, user=user)
+    raw = read_bytes(stream)
+    digest = sha256(raw)
+
+    problems = Problems()
+    objects = dataset_objects(raw, problems, fmt=fmt, delimiter=delimiter)
+    records = item_records(objects, problems, max_chars=max_chars)
+
+    # Conflicts with stored content are checked even when some lines are bad,
+    # so one run reports every problem of the file.
+    with transaction.atomic():
+        dataset = dataset_name_check(dataset_name=dataset_name, project_name=project_name, user=user, lock=True)
+        if dataset is not None:
+            import_permission_check(user, dataset.project)
+        else:
+            existing_project = Project.objects.filter(name=project_name or DEFAULT_PROJECT_NAME).first()
+            if existing_project is not None:
+                import_permission_check(user, existing_project)
+        plan = dataset_plan(dataset, records, problems)
+        problems.raise_if_any()
+        return dataset_write(plan, dataset=dataset, dataset_name=dataset_name, project_name=project_name,
+                             user=user, digest=digest, records=records)

@@ -1,0 +1,241 @@
+"""Validation of judgement lines: each object becomes a `JudgementRecord` or line errors.
+
+JSONL, one judgement a line; the campaign's protocol decides the format:
+
+- rating (likert, rankme): ``{"item", "system", "annotator", "criterion", "score"}``,
+  optional ``"rank"`` (whole number >= 1);
+- pairwise: ``{"item", "annotator", "criterion", "a": S1, "b": S2, "winner": "a"|"b"|"tie"}``
+  (a = the output shown first; stored with the lower output id first, winner flipped);
+- best-worst: ``{"item", "annotator", "criterion", "outputs": [S1, S2, ...], "best": S, "worst": S}``;
+- error spans (esa): ``{"item", "system", "annotator", "criterion", "score", "spans": [...]}``, each span
+  ``{"start", "end", "severity"}`` (character offsets into the output, end exclusive) or
+  ``{"missing": true, "severity"}``; ``spans`` may be omitted (no error marked).
+
+All formats accept an optional ``"time_spent_ms"``. The value checks are the
+ones of the single-judgement services (`annotations.services.judgements`), so
+both paths accept exactly the same values.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.core.exceptions import ValidationError
+
+from annotations.models import BestWorstJudgement, Campaign, Dataset, Item, Output, System
+from annotations.services import judgements as checks
+from annotations.services.imports.common import name_check
+from annotations.services.imports.errors import Problems
+
+_RATING_KEYS = {"item", "system", "annotator", "criterion", "score"}
+_PAIRWISE_KEYS = {"item", "annotator", "criterion", "a", "b", "winner"}
+_BWS_KEYS = {"item", "annotator", "criterion", "outputs", "best", "worst"}
+_KIND_KEYS = {"rating": _RATING_KEYS, "pairwise": _PAIRWISE_KEYS, "bws": _BWS_KEYS, "esa": _RATING_KEYS}
+_OPTIONAL_KEYS = {
+    "rating": {"rank", "time_spent_ms"},
+    "pairwise": {"time_spent_ms"},
+    "bws": {"time_spent_ms"},
+    "esa": {"spans", "time_spent_ms"},
+}
+
+
+@dataclass
+class JudgementRecord:
+    line: int
+    annotator: str
+    item_id: int
+    criterion: str
+    time_spent_ms: int | None
+    # rating
+    output_id: int | None = None
+    score: float | None = None
+    rank: int | None = None
+    # pairwise (canonical order) and shown order
+    a_id: int | None = None
+    b_id: int | None = None
+    winner: str | None = None
+    shown: list[int] = field(default_factory=list)
+    # best-worst
+    best_id: int | None = None
+    worst_id: int | None = None
+    # error spans (esa)
+    spans: list[dict] = field(default_factory=list)
+
+    def unit(self, kind: str) -> tuple:
+        if kind in ("rating", "esa"):
+            return (self.annotator, self.output_id, self.criterion)
+        if kind == "pairwise":
+            return (self.annotator, self.a_id, self.b_id, self.criterion)
+        return (self.annotator, checks.tuple_key(self.shown), self.criterion)
+
+    def value(self, kind: str) -> tuple:
+        if kind == "rating":
+            return (self.score, self.rank)
+        if kind == "esa":
+            return (self.score, spans_key(self.spans))
+        if kind == "pairwise":
+            return (self.winner,)
+        return (self.best_id, self.worst_id)
+
+
+def spans_key(spans) -> tuple:
+    """Spans in a comparable form (re-importing the same spans is a no-op)."""
+    return tuple(sorted((s["missing"], s["start"] or 0, s["end"] or 0, s["severity"]) for s in spans))
+
+
+def protocol_kind(campaign: Campaign) -> str:
+    if campaign.protocol in Campaign.RATING_PROTOCOLS:
+        return "rating"
+    if campaign.protocol == Campaign.Protocol.ESA:
+        return "esa"
+    return "pairwise" if campaign.protocol == Campaign.Protocol.PAIRWISE else "bws"
+
+
+class Lookup:
+    """Items, systems and outputs of the campaign's dataset, by their file names."""
+
+    def __init__(self, dataset: Dataset):
+        self.items = dict(Item.objects.filter(dataset=dataset).values_list("external_id", "id"))
+        self.systems = dict(System.objects.filter(dataset=dataset).values_list("name", "id"))
+        self.outputs = {
+            (item_id, system_id): pk
+            for pk, item_id, system_id in Output.objects.filter(item__dataset=dataset).values_list(
+                "id", "item_id", "system_id"
+            )
+        }
+
+    def text(self, output_id: int) -> str:
+        """An output's text (for checking span offsets), read on first use."""
+        if not hasattr(self, "_texts"):
+            self._texts: dict[int, str] = {}
+        if output_id not in self._texts:
+            self._texts[output_id] = Output.objects.values_list("text", flat=True).get(pk=output_id)
+        return self._texts[output_id]
+
+    def output(self, item_id: int, external_id: str, value, what: str, errors: list[str]) -> int | None:
+        name, problem = name_check(value, what)
+        if problem:
+            errors.append(problem)
+            return None
+        system_id = self.systems.get(name)
+        if system_id is None:
+            errors.append(f"unknown system {name!r}")
+            return None
+        output_id = self.outputs.get((item_id, system_id))
+        if output_id is None:
+            errors.append(f"system {name!r} has no output for item {external_id!r}")
+        return output_id
+
+
+def judgement_record(
+    line: int, obj: dict, *, campaign: Campaign, kind: str, lookup: Lookup
+) -> tuple[JudgementRecord | None, list[str]]:
+    errors: list[str] = []
+    required = _KIND_KEYS[kind]
+    missing = sorted(required - set(obj))
+    if missing:
+        errors.append(f"missing field {', '.join(map(repr, missing))} for a {campaign.protocol} campaign")
+    unknown = sorted(set(obj) - required - _OPTIONAL_KEYS[kind])
+    other = next((k for k, keys in _KIND_KEYS.items() if k != kind and keys <= set(obj)), None)
+    if missing and other:
+        return None, [f"this is a {other} judgement but campaign {campaign.name!r} uses the {campaign.protocol} "
+                      f"protocol (expected {', '.join(sorted(required))})"]
+    if unknown:
+        errors.append(f"unknown field {', '.join(map(repr, unknown))} for a {campaign.protocol} campaign "
+                      f"(expected {', '.join(sorted(required | _OPTIONAL_KEYS[kind]))})")
+    if errors:
+        return None, errors
+
+    annotator, problem = name_check(obj["annotator"], "annotator")
+    if problem:
+        errors.append(problem)
+    external_id, problem = name_check(obj["item"], "item")
+    item_id = None
+    if problem:
+        errors.append(problem)
+    else:
+        item_id = lookup.items.get(external_id)
+        if item_id is None:
+            errors.append(f"unknown item {external_id!r} in dataset {campaign.dataset.name!r}")
+    criterion = time_spent = None
+    try:
+        criterion = checks.criterion_check(campaign=campaign, criterion=obj["criterion"])
+    except ValidationError as exc:
+        errors.extend(exc.messages)
+    try:
+        time_spent = checks.time_spent_check(obj.get("time_spent_ms"))
+    except ValidationError as exc:
+        errors.extend(exc.messages)
+    if errors:
+        return None, errors
+
+    record = JudgementRecord(line=line, annotator=annotator, item_id=item_id, criterion=criterion,
+                              time_spent_ms=time_spent)
+    if kind in ("rating", "esa"):
+        record.output_id = lookup.output(item_id, external_id, obj["system"], "system", errors)
+        try:
+            record.score = checks.score_check(campaign=campaign, score=obj["score"], criterion=criterion)
+            if kind == "rating":
+                record.rank = checks.rank_check(obj.get("rank"))
+        except ValidationError as exc:
+            errors.extend(exc.messages)
+        if kind == "esa" and record.output_id is not None:
+            try:
+                record.spans = checks.spans_check(campaign=campaign, spans=obj.get("spans", []),
+                                                  text=lookup.text(record.output_id))
+            except ValidationError as exc:
+                errors.extend(exc.messages)
+        record.shown = [record.output_id]
+    elif kind == "pairwise":
+        a = lookup.output(item_id, external_id, obj["a"], "a", errors)
+        b = lookup.output(item_id, external_id, obj["b"], "b", errors)
+        try:
+            winner = checks.winner_check(obj["winner"])
+        except ValidationError as exc:
+            errors.extend(exc.messages)
+            winner = None
+        if a is not None and a == b:
+            errors.append("a and b name the same system")
+        if not errors:
+            record.a_id, record.b_id, record.winner = checks.pairwise_canonical(a_id=a, b_id=b, winner=winner)
+            record.shown = [a, b]
+    else:
+        systems = obj["outputs"]
+        if not isinstance(systems, list) or len(systems) < 2:
+            errors.append("outputs must be a list of at least 2 system names")
+            return None, errors
+        ids = [lookup.output(item_id, external_id, s, "outputs entry", errors) for s in systems]
+        best = lookup.output(item_id, external_id, obj["best"], "best", errors)
+        worst = lookup.output(item_id, external_id, obj["worst"], "worst", errors)
+        if not errors:
+            if len(set(ids)) != len(ids):
+                errors.append("outputs lists a system twice")
+            elif best not in ids or worst not in ids:
+                errors.append("best and worst must be among outputs")
+            elif best == worst:
+                errors.append("best and worst must be different systems")
+            elif len(checks.tuple_key(ids)) > BestWorstJudgement._meta.get_field("tuple_key").max_length:
+                errors.append("too many outputs in one tuple")
+            record.shown, record.best_id, record.worst_id = ids, best, worst
+    return (None if errors else record), errors
+
+
+def judgement_records(
+    objects: list[tuple[int, dict]], problems: Problems, *, campaign: Campaign, kind: str, lookup: Lookup
+) -> list[JudgementRecord]:
+    """The valid records of the file, each unit once; every problem goes to `problems`."""
+    records: list[JudgementRecord] = []
+    first_line: dict[tuple, int] = {}
+    for line, obj in objects:
+        record, errors = judgement_record(line, obj, campaign=campaign, kind=kind, lookup=lookup)
+        for error in errors:
+            problems.add(line, error)
+        if record is None:
+            continue
+        unit = record.unit(kind)
+        if unit in first_line:
+            problems.add(line, f"duplicate judgement: annotator {record.annotator!r} already judged this unit "
+                               f"for {record.criterion!r} on line {first_line[unit]}")
+            continue
+        first_line[unit] = line
+        records.append(record)
+    return records

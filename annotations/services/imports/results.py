@@ -1,0 +1,31 @@
+"""What a successful import reports (the `--json` summaries of the commands)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class DatasetImportResult:
+    dataset: object
+    items: int  # items in the file
+    outputs: int  # outputs in the file
+    created: bool = True  # the dataset was created by this import
+    unchanged: bool = False  # nothing new: the file was already imported
+    extra: dict = field(default_factory=dict)  # *_created counts, sha256
+
+    def as_json(self) -> dict:
+        return {"dataset": self.dataset.name, "items": self.items, "outputs": self.outputs,
+                "created": self.created, "unchanged": self.unchanged, **self.extra}
+
+
+@dataclass
+class JudgementImportResult:
+    campaign: object
+    judgements: int  # judgements in the file
+    unchanged: bool = False
+    created: int = 0  # judgements written (the others were already stored)
+    annotators_created: int = 0
+
+    def as_json(self) -> dict:
+        return {"campaign": self.campaign.name, "judgements": self.judgements, "created": self.created,
+                "unchanged": self.unchanged, "annotators_created": self.annotators_created}

@@ -1,0 +1,323 @@
+"""Submitting work for an assignment: one judgement at a time, or a whole unit at once.
+
+Both paths check that the submitter holds the assignment, that the outputs
+are the unit's, and that the order they report is the order the server chose
+(`Assignment.shown_order`, stored with every judgement); both take the
+engine's locks (enrolment, then assignment), so a double submission, a
+submission racing the timeout, or two browser tabs cannot store a unit twice.
+
+`unit_submit` writes all judgements of a unit in one transaction with a few
+bulk statements (the fast path the pages use); `judgement_submit` keeps the
+one-judgement endpoints working: their judgements are `partial` until the unit
+is covered, then `complete`.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import IntegrityError, transaction
+from django.http import Http404
+
+from annotations.models import (
+    Annotator,
+    Assignment,
+    BestWorstJudgement,
+    Campaign,
+    ErrorSpan,
+    JudgementBase,
+    Output,
+    PairwiseJudgement,
+    RatingJudgement,
+    SpanJudgement,
+)
+from annotations.selectors import annotator_for_user, campaign_list, project_role
+from annotations.services import judgements as checks
+from annotations.services.assignments import (
+    assignment_complete_if_judged,
+    assignment_finish,
+    assignment_lock_for,
+    assignment_reclaim,
+    retry_on_deadlock,
+)
+
+
+def _shown_order_verify(*, assignment: Assignment, reported) -> list[int] | None:
+    """The server's order; a reported order must be the same (the client only reports it back)."""
+    if assignment.unit_id is None:  # assignments made before units existed: as reported
+        return list(reported) if reported else None
+    if reported and list(reported) != list(assignment.shown_order):
+        raise ValidationError({"shown_order": "shown_order differs from the order this unit was shown in."})
+    return list(assignment.shown_order)
+
+
+def _assignment_for(*, annotator: Annotator, campaign: Campaign, output_ids: Sequence[int], item_id: int) -> Assignment:
+    """The submitter's assignment whose unit holds these outputs (a pending one first)."""
+    qs = Assignment.objects.filter(campaign=campaign, annotator=annotator)
+    ids = sorted(set(output_ids))
+    candidates = list(qs.filter(unit__outputs__contains=ids).order_by("-status", "-id")[:5])
+    pending = [a for a in candidates if a.status == Assignment.Status.PENDING]
+    if pending:
+        return pending[0]
+    if candidates:
+        return candidates[0]
+    legacy = qs.filter(unit__isnull=True, item_id=item_id).first()
+    if legacy is not None:
+        return legacy
+    raise PermissionDenied("You have no assignment for these outputs in this campaign.")
+
+
+def _require_annotator(*, user, campaign: Campaign) -> Annotator:
+    if project_role(user=user, project=campaign.project) is None:
+        raise Http404()
+    annotator = annotator_for_user(user=user, project=campaign.project)
+    if annotator is None:
+        raise PermissionDenied("You have no assignment in this campaign.")
+    return annotator
+
+
+def judgement_submit(
+    *,
+    user,
+    campaign_id: int,
+    output_ids: Sequence[int],
+    create: Callable[..., JudgementBase],
+    shown_order: Sequence[int] | None = None,
+    origin: str = JudgementBase.Origin.API,
+) -> JudgementBase:
+    """One judgement for one of the submitter's assignments.
+
+    Resolves the campaign (404 if the user cannot see it) and the outputs
+    (400 if they are not the campaign's or not of one item), checks the
+    assignment (403), then writes the judgement as `partial` and completes the
+    assignment once its unit is covered, all in one transaction.
+    `create(campaign=, annotator=, outputs=, assignment=, shown_order=, status=, origin=)`
+    writes the judgement.
+    """
+    campaign = campaign_list(user=user).filter(pk=campaign_id).first()
+    if campaign is None:
+        raise Http404()
+    outputs = {o.pk: o for o in Output.objects.filter(item__dataset_id=campaign.dataset_id, pk__in=output_ids)}
+    unknown = sorted(set(output_ids) - set(outputs))
+    if unknown:
+        raise ValidationError({"output": [f"Output {i} is not part of this campaign's dataset." for i in unknown]})
+    item_ids = {o.item_id for o in outputs.values()}
+    if len(item_ids) != 1:
+        raise ValidationError({"output": ["The outputs judged together must belong to the same item."]})
+    annotator = _require_annotator(user=user, campaign=campaign)
+    found = _assignment_for(annotator=annotator, campaign=campaign, output_ids=list(outputs), item_id=item_ids.pop())
+    with transaction.atomic():
+        assignment, enrolment = assignment_lock_for(assignment_id=found.pk, annotator=annotator)
+        if assignment.status == Assignment.Status.DONE:
+            raise checks.DuplicateJudgement("You already submitted this unit.")
+        assignment_reclaim(assignment=assignment)
+        order = _shown_order_verify(assignment=assignment, reported=shown_order)
+        judgement = create(
+            campaign=campaign, annotator=annotator, outputs=outputs, assignment=assignment, shown_order=order,
+            status=JudgementBase.Status.PARTIAL, origin=origin,
+        )
+        assignment_complete_if_judged(assignment=assignment, enrolment=enrolment)
+    judgement.refresh_from_db(fields=["status"])
+    return judgement
+
+
+# --- a whole unit in one request ------------------------------------------------
+
+
+@dataclass
+class UnitSubmitResult:
+    assignment: Assignment
+    judgements: int
+
+
+def _answer_keys(answer, index: int, allowed: set[str]) -> dict:
+    if not isinstance(answer, dict):
+        raise ValidationError({"judgements": [f"judgement {index}: must be an object"]})
+    unknown = set(answer) - allowed
+    if unknown:
+        raise ValidationError({"judgements": [f"judgement {index}: unknown keys {', '.join(sorted(unknown))}"]})
+    return answer
+
+
+def _fail(index: int, message) -> ValidationError:
+    text = "; ".join(message.messages) if isinstance(message, ValidationError) else str(message)
+    return ValidationError({"judgements": [f"judgement {index}: {text}"]})
+
+
+def _rows(*, campaign: Campaign, assignment: Assignment, answers: list, texts: dict[int, str]) -> list:
+    """Validate the answers of a unit; return unsaved judgement rows (and spans for ESA).
+
+    Every criterion must be answered exactly once per output (ratings, ESA)
+    or once per unit (pairwise, best-worst).
+    """
+    if not isinstance(answers, list) or not answers:
+        raise ValidationError({"judgements": ["judgements must be a non-empty list"]})
+    unit_outputs = list(assignment.unit.outputs)
+    order = list(assignment.shown_order) or unit_outputs
+    protocol = campaign.protocol
+    base = {"campaign": campaign, "annotator_id": assignment.annotator_id, "item_id": assignment.item_id,
+            "shown_order": order, "origin": None, "assignment": assignment, "status": JudgementBase.Status.COMPLETE}
+    rows, seen = [], set()
+    per_output = protocol in Campaign.RATING_PROTOCOLS or protocol == Campaign.Protocol.ESA
+    expected = {(c, o) for c in campaign.criteria for o in unit_outputs} if per_output else set(campaign.criteria)
+    keys = {"criterion", "output", "score"} if per_output else {"criterion"}
+    if protocol == Campaign.Protocol.ESA:
+        keys |= {"spans"}
+    elif protocol == Campaign.Protocol.PAIRWISE:
+        keys |= {"winner"}
+    elif protocol == Campaign.Protocol.BWS:
+        keys |= {"best", "worst"}
+    for index, answer in enumerate(answers, start=1):
+        answer = _answer_keys(answer, index, keys)
+        try:
+            criterion = checks.criterion_check(campaign=campaign, criterion=answer.get("criterion"))
+        except ValidationError as exc:
+            raise _fail(index, exc) from None
+        if per_output:
+            output_id = answer.get("output")
+            if isinstance(output_id, bool) or not isinstance(output_id, int) or output_id not in unit_outputs:
+                raise _fail(index, f"output {output_id!r} is not part of this unit")
+            key = (criterion, output_id)
+            try:
+                score = checks.score_check(campaign=campaign, score=answer.get("score"), criterion=criterion)
+            except ValidationError as exc:
+                raise _fail(index, exc) from None
+            low, high = campaign.criterion_scale(criterion)
+            fields = {**base, "criterion": criterion, "output_id": output_id, "score": score,
+                      "scale_min": low, "scale_max": high}
+            if protocol == Campaign.Protocol.ESA:
+                try:
+                    spans = checks.spans_check(campaign=campaign, spans=answer.get("spans", []),
+                                               text=texts[output_id])
+                except ValidationError as exc:
+                    raise _fail(index, exc) from None
+                rows.append((SpanJudgement(**fields), spans))
+            else:
+                rows.append((RatingJudgement(**fields), None))
+        elif protocol == Campaign.Protocol.PAIRWISE:
+            key = criterion
+            try:
+                winner = checks.winner_check(answer.get("winner"))
+            except ValidationError as exc:
+                raise _fail(index, exc) from None
+            # `a` is the output shown first; stored with the lower id first.
+            a_id, b_id, stored = checks.pairwise_canonical(a_id=order[0], b_id=order[1], winner=winner)
+            rows.append((PairwiseJudgement(**base, criterion=criterion, output_a_id=a_id, output_b_id=b_id,
+                                           winner=stored), None))
+        else:
+            key = criterion
+            best, worst = answer.get("best"), answer.get("worst")
+            if any(isinstance(v, bool) or not isinstance(v, int) or v not in unit_outputs for v in (best, worst)):
+                raise _fail(index, "best and worst must be outputs of this unit")
+            if best == worst:
+                raise _fail(index, "best and worst must be different outputs")
+            rows.append((BestWorstJudgement(**base, criterion=criterion, outputs=sorted(unit_outputs),
+                                            tuple_key=checks.tuple_key(unit_outputs), best_id=best,
+                                            worst_id=worst), None))
+        if key in seen:
+            raise _fail(index, "answers the same question twice")
+        seen.add(key)
+    missing = expected - seen
+    if missing:
+        raise ValidationError({"judgements": [f"{len(missing)} answer(s) missing: every criterion must be answered"
+                                              + (" for every output" if per_output else "")]})
+    if protocol == Campaign.Protocol.RANKME:
+        # The implied ranking, per criterion, from the magnitudes.
+        for criterion in campaign.criteria:
+            mine = [row for row, _ in rows if row.criterion == criterion]
+            for row, rank in zip(mine, checks.ranks_of([r.score for r in mine])):
+                row.rank = rank
+    return rows
+
+
+def _partials_delete(model, assignment: Assignment) -> None:
+    """Judgements sent one by one earlier for this assignment: replaced by the unit's answers.
+
+    Plain DELETEs (no Django collector round trip); ESA spans first, their
+    foreign key has no database-side cascade.
+    """
+    from django.db import connection
+
+    table = model._meta.db_table
+    with connection.cursor() as cursor:
+        if model is SpanJudgement:
+            cursor.execute(
+                f"DELETE FROM {ErrorSpan._meta.db_table} WHERE judgement_id IN "
+                f"(SELECT id FROM {table} WHERE assignment_id = %s)", [assignment.pk])
+        cursor.execute(f"DELETE FROM {table} WHERE assignment_id = %s", [assignment.pk])
+
+
+MODELS_BY_PROTOCOL = {
+    Campaign.Protocol.LIKERT: RatingJudgement,
+    Campaign.Protocol.RANKME: RatingJudgement,
+    Campaign.Protocol.PAIRWISE: PairwiseJudgement,
+    Campaign.Protocol.BWS: BestWorstJudgement,
+    Campaign.Protocol.ESA: SpanJudgement,
+}
+
+
+@retry_on_deadlock
+@transaction.atomic
+def unit_submit(
+    *,
+    annotator: Annotator,
+    assignment_id: int,
+    campaign_id: int | None = None,
+    judgements: list,
+    shown_order: Sequence[int] | None = None,
+    time_spent_ms: int | None = None,
+    origin: str = JudgementBase.Origin.API,
+) -> UnitSubmitResult:
+    """All judgements of a unit at once, atomically; completes the assignment.
+
+    Judgements already sent one by one for this assignment are replaced (the
+    unit's answers are stored once). An assignment that timed out is taken
+    back if its unit still has a free slot.
+    """
+    try:
+        assignment, enrolment = assignment_lock_for(assignment_id=assignment_id, annotator=annotator,
+                                                    campaign_id=campaign_id)
+    except Assignment.DoesNotExist:
+        raise Http404() from None
+    if assignment.unit_id is None:
+        raise ValidationError("This assignment predates units; submit its judgements one by one.")
+    if assignment.status == Assignment.Status.DONE:
+        raise checks.DuplicateJudgement("You already submitted this unit.")
+    campaign = assignment.campaign
+    try:
+        time_spent_ms = checks.time_spent_check(time_spent_ms)
+    except ValidationError as exc:
+        raise ValidationError({"time_spent_ms": exc.messages}) from None
+    _shown_order_verify(assignment=assignment, reported=shown_order)
+    texts = {}
+    if campaign.protocol == Campaign.Protocol.ESA:
+        texts = dict(Output.objects.filter(pk__in=assignment.unit.outputs).values_list("id", "text"))
+    rows = _rows(campaign=campaign, assignment=assignment, answers=judgements, texts=texts)
+    assignment_reclaim(assignment=assignment)
+
+    model = MODELS_BY_PROTOCOL[campaign.protocol]
+    _partials_delete(model, assignment)
+    instances = []
+    for row, _ in rows:
+        row.origin = origin
+        row.time_spent_ms = time_spent_ms
+        instances.append(row)
+    try:
+        # No savepoint: on a refusal the whole request rolls back anyway.
+        model.objects.bulk_create(instances)
+    except IntegrityError as exc:
+        if any(name in str(exc) for name in checks.UNIQUE_CONSTRAINTS):
+            raise checks.DuplicateJudgement(
+                "Some of these outputs were already judged by you in this campaign (e.g. imported under your "
+                "account); skip this unit."
+            ) from None
+        raise ValidationError(f"The database refused the judgements: {str(exc).splitlines()[0]}") from None
+    if campaign.protocol == Campaign.Protocol.ESA:
+        ErrorSpan.objects.bulk_create(
+            [ErrorSpan(judgement=row, **span) for row, spans in rows for span in spans]
+        )
+    assignment_finish(assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms)
+    return UnitSubmitResult(assignment=assignment, judgements=len(instances))
+
+

@@ -1,0 +1,214 @@
+"""Annotator pages: the home page (campaigns with progress) and the protocol
+page that shows one unit at a time.
+
+The page is rendered on the server (every text escaped by the template); a
+small script (`static/js/annotate.js`) handles the controls, keyboard
+shortcuts, the timer and autosave, and posts the unit as JSON to
+`annotate-submit`, which calls the same service as the REST API (origin
+"browser"). What the annotator sees is built by `selectors.assignment_payload`
+and never holds a system name.
+"""
+from __future__ import annotations
+
+import json
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import Count, F, Q
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotations import selectors
+from annotations.models import Assignment, Campaign, JudgementBase, Unit
+from annotations.services.assignments import assignment_draft_save, assignment_next, assignment_release
+from annotations.services.judgements import DuplicateJudgement
+from annotations.services.projects import annotator_get_or_create
+from annotations.services.submissions import unit_submit
+
+DRAFT_MAX_BYTES = 200_000
+BODY_MAX_BYTES = 2_000_000
+
+
+def campaign_progress(*, campaign: Campaign) -> dict:
+    """Units complete (k judgements) and in total, for progress bars."""
+    totals = Unit.objects.filter(campaign=campaign).aggregate(
+        units=Count("id"), complete=Count("id", filter=Q(n_done=F("redundancy")))
+    )
+    units, complete = totals["units"] or 0, totals["complete"] or 0
+    return {"units": units, "complete": complete, "percent": round(100 * complete / units) if units else 0}
+
+
+def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) -> dict:
+    """What `annotate/_unit.html` needs, for the work page and the set-up preview alike."""
+    settings = selectors.campaign_settings(campaign=campaign)
+    criteria = settings["criteria"]
+    for index, criterion in enumerate(criteria):
+        criterion["index"] = index
+        if criterion["widget"] == Campaign.Widget.RADIO:
+            low, high = int(criterion["scale_min"]), int(criterion["scale_max"])
+            criterion["points"] = [
+                {"value": v, "key": str((v - low + 1) % 10)} for v in range(low, high + 1)
+            ]
+    outputs = payload["item"]["outputs"]
+    for position, output in enumerate(outputs):
+        output["label"] = "AB"[position] if campaign.protocol == Campaign.Protocol.PAIRWISE else str(position + 1)
+    data = payload["item"]["data"]
+    triples = data if isinstance(data, list) and data and all(
+        isinstance(row, (list, tuple)) and len(row) == 3 for row in data) else None
+    config = {
+        "protocol": campaign.protocol,
+        "assignment": payload["id"],
+        "shown_order": payload["shown_order"],
+        "outputs": [{"id": o["id"], "text": o["text"]} for o in outputs],
+        "criteria": [{k: c[k] for k in ("name", "widget", "scale_min", "scale_max", "index")} for c in criteria],
+        "severities": settings["severities"],
+        "anchor": payload.get("anchor"),
+        "draft": payload.get("draft") or {},
+        "preview": preview,
+    }
+    if not preview:
+        config.update(
+            submit_url=reverse("annotate-submit", args=[payload["id"]]),
+            draft_url=reverse("annotate-draft", args=[payload["id"]]),
+        )
+    return {
+        "campaign": campaign,
+        "settings": settings,
+        "criteria": criteria,
+        "payload": payload,
+        "outputs": outputs,
+        "triples": triples,
+        "other_data": data if data and not triples else None,
+        "unit_config": config,
+        "preview": preview,
+    }
+
+
+@login_required
+def annotate_home(request: HttpRequest) -> HttpResponse:
+    """Every campaign the user may work on, with their progress and a continue button."""
+    campaigns = selectors.campaign_list(user=request.user).order_by("dataset__project__name", "name")
+    rows = []
+    for campaign in campaigns:
+        annotator = selectors.annotator_for_user(user=request.user, project=campaign.project)
+        enrolment = selectors.enrolment_for(campaign=campaign, annotator=annotator)
+        pending = annotator is not None and Assignment.objects.filter(
+            campaign=campaign, annotator=annotator, status=Assignment.Status.PENDING).exists()
+        rows.append({
+            "campaign": campaign,
+            "mine": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
+            "overall": campaign_progress(campaign=campaign),
+            "pending": pending,
+        })
+    return render(request, "annotate/home.html", {"rows": rows})
+
+
+@login_required
+def annotate_campaign(request: HttpRequest, pk: int) -> HttpResponse:
+    """The protocol page: the annotator's pending unit, or the next one."""
+    campaign = get_object_or_404(selectors.campaign_list(user=request.user), pk=pk)
+    if selectors.project_role(user=request.user, project=campaign.project) is None:
+        raise Http404()
+    annotator = annotator_get_or_create(project=campaign.project, name=request.user.get_username(), user=request.user)
+    try:
+        assignment, _ = assignment_next(campaign=campaign, annotator=annotator)
+    except ValidationError as exc:  # too busy: say so, do not crash
+        return render(request, "annotate/busy.html", {"campaign": campaign, "message": " ".join(exc.messages)},
+                      status=503)
+    enrolment = selectors.enrolment_for(campaign=campaign, annotator=annotator)
+    context = {"campaign": campaign, "progress": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
+               "overall": campaign_progress(campaign=campaign)}
+    if assignment is None:
+        return render(request, "annotate/finished.html", context)
+    assignment.campaign, assignment.annotator = campaign, annotator
+    payload = selectors.assignment_payload(assignment=assignment, enrolment=enrolment)
+    context.update(unit_context(campaign=campaign, payload=payload))
+    context["assignment"] = assignment
+    return render(request, "annotate/unit.html", context)
+
+
+def _own_pending(request: HttpRequest, pk: int) -> Assignment:
+    assignment = Assignment.objects.select_related("campaign__dataset__project", "annotator").filter(
+        pk=pk, annotator__user=request.user).first()
+    if assignment is None or selectors.project_role(user=request.user,
+                                                    project=assignment.campaign.dataset.project) is None:
+        raise Http404()
+    return assignment
+
+
+def _json_body(request: HttpRequest) -> dict:
+    if len(request.body) > BODY_MAX_BYTES:
+        raise ValidationError("The submission is too large.")
+    try:
+        body = json.loads(request.body or b"{}")
+    except (ValueError, UnicodeDecodeError):
+        raise ValidationError("The submission is not valid JSON.") from None
+    if not isinstance(body, dict):
+        raise ValidationError("The submission must be a JSON object.")
+    return body
+
+
+def _errors(exc: ValidationError) -> list[str]:
+    if hasattr(exc, "error_dict"):
+        return [m for messages in exc.message_dict.values() for m in messages]
+    return exc.messages
+
+
+@login_required
+@require_POST
+def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
+    """The page's submission of a whole unit (JSON); answers with where to go next."""
+    assignment = _own_pending(request, pk)
+    try:
+        body = _json_body(request)
+        time_spent = body.get("time_spent_ms")
+        if isinstance(time_spent, float) and time_spent.is_integer():
+            time_spent = int(time_spent)
+        unit_submit(
+            annotator=assignment.annotator,
+            assignment_id=assignment.pk,
+            judgements=body.get("judgements"),
+            shown_order=body.get("shown_order"),
+            time_spent_ms=time_spent,
+            origin=JudgementBase.Origin.BROWSER,
+        )
+    except (ValidationError, DuplicateJudgement) as exc:
+        messages = _errors(exc) if isinstance(exc, ValidationError) else [str(exc)]
+        return JsonResponse({"errors": messages}, status=400)
+    except Http404:
+        return JsonResponse({"errors": ["This unit is not yours."]}, status=404)
+    return JsonResponse({"next": reverse("annotate-campaign", args=[assignment.campaign_id])}, status=201)
+
+
+@login_required
+@require_POST
+def annotate_draft(request: HttpRequest, pk: int) -> JsonResponse:
+    """Autosave of a half-finished unit (also keeps it from timing out)."""
+    assignment = _own_pending(request, pk)
+    if len(request.body) > DRAFT_MAX_BYTES:
+        return JsonResponse({"errors": ["The draft is too large."]}, status=400)
+    try:
+        body = _json_body(request)
+    except ValidationError as exc:
+        return JsonResponse({"errors": exc.messages}, status=400)
+    draft = body.get("draft")
+    if not isinstance(draft, dict):
+        return JsonResponse({"errors": ["draft must be an object"]}, status=400)
+    assignment_draft_save(assignment_id=assignment.pk, annotator=assignment.annotator, draft=draft)
+    return JsonResponse({"saved": True})
+
+
+@login_required
+@require_POST
+def annotate_release(request: HttpRequest, pk: int) -> HttpResponse:
+    """Skip the unit (it goes back to the pool) and go on with the next one."""
+    assignment = _own_pending(request, pk)
+    assignment_release(assignment_id=assignment.pk, annotator=assignment.annotator)
+    return redirect("annotate-campaign", pk=assignment.campaign_id)
+
+
+def require_staff_page(*, user, campaign: Campaign) -> None:
+    if not selectors.is_project_staff(user=user, project=campaign.project):
+        raise PermissionDenied("Only owners and researchers of the project may see this page.")

@@ -1,0 +1,253 @@
+"""Researcher pages: a campaign's settings and live progress, its judgements,
+the campaign set-up page (with a preview identical to the annotator's page),
+and the members page for owners."""
+from __future__ import annotations
+
+import random
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+
+from annotations import selectors
+from annotations.apis.projects import NO_SUCH_ACCOUNT, addable_user
+from annotations.forms import CampaignForm, CriterionFormSet, MemberAddForm
+from annotations.models import Campaign, Membership, Output
+from annotations.services.campaigns import campaign_create
+from annotations.services.projects import membership_add, membership_remove
+from annotations.views.annotate import require_staff_page, unit_context
+
+JUDGEMENTS_PER_PAGE = 50
+
+
+@login_required
+def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """Researchers: settings and live progress. Annotators go to their work page."""
+    campaign = get_object_or_404(selectors.campaign_list(user=request.user).prefetch_related("systems"), pk=pk)
+    if not selectors.is_project_staff(user=request.user, project=campaign.project):
+        return redirect("annotate-campaign", pk=campaign.pk)
+    api = {"likert": "ratings", "rankme": "ratings", "pairwise": "pairwise", "bws": "bestworst", "esa": "spans"}
+    return render(request, "campaigns/detail.html", {
+        "campaign": campaign,
+        "project": campaign.project,
+        "criteria": campaign.criteria_configs(),
+        "systems": sorted(s.name for s in campaign.systems.all()),
+        "dashboard": selectors.campaign_dashboard(campaign=campaign),
+        "api_url": f"/api/judgements/{api[campaign.protocol]}/?campaign={campaign.pk}",
+    })
+
+
+@login_required
+def campaign_progress_json(request: HttpRequest, pk: int) -> JsonResponse:
+    campaign = get_object_or_404(selectors.campaign_list(user=request.user), pk=pk)
+    require_staff_page(user=request.user, campaign=campaign)
+    return JsonResponse(selectors.campaign_dashboard(campaign=campaign))
+
+
+@login_required
+def campaign_judgements(request: HttpRequest, pk: int) -> HttpResponse:
+    """Every judgement of the campaign, with its status (complete / partial / abandoned)."""
+    campaign = get_object_or_404(selectors.campaign_list(user=request.user), pk=pk)
+    require_staff_page(user=request.user, campaign=campaign)
+    lists = {"likert": selectors.rating_judgement_list, "rankme": selectors.rating_judgement_list,
+             "pairwise": selectors.pairwise_judgement_list, "bws": selectors.bestworst_judgement_list,
+             "esa": selectors.span_judgement_list}
+    rows = lists[campaign.protocol](user=request.user).filter(campaign=campaign)
+    status = request.GET.get("status", "")
+    if status in ("complete", "partial", "abandoned"):
+        rows = rows.filter(status=status)
+    page = Paginator(rows.order_by("item__position", "item_id", "id"), JUDGEMENTS_PER_PAGE).get_page(
+        request.GET.get("page"))
+    output_ids = set()
+    for row in page.object_list:
+        output_ids.update(row.shown_order or [])
+        for name in ("output_id", "output_a_id", "output_b_id", "best_id", "worst_id"):
+            if getattr(row, name, None):
+                output_ids.add(getattr(row, name))
+    systems = dict(Output.objects.filter(pk__in=output_ids).values_list("pk", "system__name"))
+    for row in page.object_list:
+        row.shown_systems = [systems.get(i, "?") for i in row.shown_order or []]
+        row.span_chips = []
+        if hasattr(row, "score"):
+            row.answer = f"{row.score:g}" + (f" (rank {row.rank})" if getattr(row, "rank", None) else "")
+            if campaign.protocol == Campaign.Protocol.ESA:
+                row.span_chips = [f"missing, {s.severity}" if s.missing else f"{s.start}-{s.end} {s.severity}"
+                                  for s in row.spans.all()]
+        elif hasattr(row, "winner"):
+            winner = {"a": row.output_a_id, "b": row.output_b_id}.get(row.winner)
+            row.answer = "tie" if winner is None else f"{systems.get(winner, '?')} preferred"
+        else:
+            row.answer = f"best {systems.get(row.best_id, '?')}, worst {systems.get(row.worst_id, '?')}"
+    return render(request, "campaigns/judgements.html", {
+        "campaign": campaign, "project": campaign.project, "page": page, "systems": systems, "status": status,
+    })
+
+
+def _preview_payload(*, campaign: Campaign, dataset, system_ids: list[int]) -> dict | None:
+    """A unit like the ones annotators will get: the first item's outputs in a
+    shuffled order, no system names."""
+    outputs = Output.objects.filter(item__dataset=dataset).order_by("item__position", "item_id", "id")
+    if system_ids:
+        outputs = outputs.filter(system_id__in=system_ids)
+    first = outputs.select_related("item").first()
+    if first is None:
+        return None
+    item = first.item
+    mine = list(outputs.filter(item=item))
+    size = {"likert": 1, "esa": 1, "pairwise": 2}.get(campaign.protocol, campaign.tuple_size or 4)
+    chosen = mine[:size]
+    random.shuffle(chosen)
+    references = list(item.references.order_by("position").values("position", "text"))
+    anchor = None
+    if campaign.protocol == Campaign.Protocol.RANKME and campaign.anchor_value and references:
+        anchor = {"text": references[0]["text"], "value": campaign.anchor_value}
+    return {
+        "id": 0, "shown_order": [o.pk for o in chosen], "anchor": anchor, "draft": {},
+        "progress": {"done": 0, "batch": 1, "batch_done": 0, "batch_size": campaign.units_per_batch},
+        "item": {
+            "id": item.pk, "external_id": item.external_id,
+            "source": item.source if campaign.show_source else "",
+            "data": item.data if campaign.show_source else [],
+            "references": references if campaign.show_reference else [],
+            "outputs": [{"id": o.pk, "text": o.text} for o in chosen],
+        },
+    }
+
+
+def _campaign_fields(form: CampaignForm, criteria: list[dict]) -> dict:
+    data = form.cleaned_data
+    protocol = data["protocol"]
+    rated = protocol not in (Campaign.Protocol.PAIRWISE, Campaign.Protocol.BWS)
+    first = criteria[0] if criteria else {}
+    fields = {
+        "name": data["name"], "protocol": protocol, "criteria": [c["name"] for c in criteria],
+        "instructions": data["instructions"], "redundancy": data["redundancy"],
+        "units_per_batch": data["units_per_batch"], "show_source": data["show_source"],
+        "show_reference": data["show_reference"], "tuple_size": data.get("tuple_size"),
+        "pair_rounds": data["pair_rounds"], "assignment_timeout_minutes": data["assignment_timeout_minutes"],
+        "criteria_config": [
+            {k: v for k, v in c.items() if v not in ("", None) or k in ("name",)}
+            if rated else {"name": c["name"], "question": c.get("question", "")}
+            for c in criteria
+        ],
+    }
+    if rated and first.get("scale_min") is not None and first.get("scale_max") is not None:
+        fields["scale_min"], fields["scale_max"] = first["scale_min"], first["scale_max"]
+    if protocol == Campaign.Protocol.RANKME:
+        fields["anchor_value"] = data.get("anchor_value")
+    if protocol == Campaign.Protocol.ESA:
+        fields["severities"] = data.get("severities") or ["minor", "major"]
+    return fields
+
+
+@login_required
+def campaign_new(request: HttpRequest, pk: int) -> HttpResponse:
+    """Set up a campaign; "Preview" shows exactly the page annotators will get."""
+    project = get_object_or_404(selectors.project_list(user=request.user), pk=pk)
+    if not selectors.is_project_staff(user=request.user, project=project):
+        raise PermissionDenied("Only owners and researchers may set up campaigns.")
+    preview, errors = None, []
+    if request.method == "POST":
+        form = CampaignForm(request.POST, project=project)
+        formset = CriterionFormSet(request.POST, prefix="criteria")
+        if form.is_valid() and formset.is_valid():
+            criteria = [c for c in formset.cleaned_data if c and c.get("name", "").strip()]
+            fields = _campaign_fields(form, criteria)
+            dataset, systems = form.cleaned_data["dataset"], form.cleaned_data["systems"]
+            if request.POST.get("action") == "preview":
+                try:
+                    campaign = _preview_campaign(dataset=dataset, fields=fields)
+                except ValidationError as exc:
+                    errors = [m for ms in getattr(exc, "message_dict", {"": exc.messages}).values() for m in ms]
+                else:
+                    payload = _preview_payload(campaign=campaign, dataset=dataset, system_ids=[s.pk for s in systems])
+                    if payload is None:
+                        errors = ["The dataset has no outputs of the chosen systems to preview."]
+                    else:
+                        preview = unit_context(campaign=campaign, payload=payload, preview=True)
+            else:
+                try:
+                    campaign = campaign_create(dataset=dataset, systems=[s.name for s in systems], **fields)
+                except ValidationError as exc:
+                    errors = [m for ms in getattr(exc, "message_dict", {"": exc.messages}).values() for m in ms]
+                else:
+                    messages.success(request, f"Created campaign {campaign.name}: {campaign.units.count()} units.")
+                    return redirect("campaign-detail", pk=campaign.pk)
+    else:
+        form = CampaignForm(project=project, initial={"dataset": request.GET.get("dataset")})
+        formset = CriterionFormSet(prefix="criteria", initial=[
+            {"name": "quality", "question": "How good is this output?", "scale_min": 1, "scale_max": 5}])
+    return render(request, "campaigns/new.html", {
+        "project": project, "form": form, "formset": formset, "preview": preview, "errors": errors,
+        "system_datasets": {s.pk: s.dataset_id for s in form.fields["systems"].queryset},
+    }, status=400 if errors else 200)
+
+
+def _preview_campaign(*, dataset, fields: dict) -> Campaign:
+    """The campaign as it would be created, unsaved, checked by the same service
+    (in a transaction rolled back at once)."""
+    from django.db import transaction
+
+    holder = {}
+
+    class _Rollback(Exception):
+        pass
+
+    try:
+        with transaction.atomic():
+            created = campaign_create(dataset=dataset, **{**fields, "name": f"preview {random.random()}"})
+            holder["campaign"] = Campaign(**{f.attname: getattr(created, f.attname)
+                                             for f in Campaign._meta.concrete_fields})
+            raise _Rollback()
+    except _Rollback:
+        pass
+    campaign = holder["campaign"]
+    campaign.pk = None
+    campaign.name = fields["name"]
+    return campaign
+
+
+@login_required
+def project_members(request: HttpRequest, pk: int) -> HttpResponse:
+    """Owners add people by username, change roles and remove members (a project keeps one owner)."""
+    project = get_object_or_404(selectors.project_list(user=request.user), pk=pk)
+    if selectors.project_role(user=request.user, project=project) != Membership.Role.OWNER:
+        raise PermissionDenied("Only owners of the project may manage its members.")
+    form = MemberAddForm()
+    if request.method == "POST":
+        action = request.POST.get("action")
+        try:
+            if action == "add":
+                form = MemberAddForm(request.POST)
+                if form.is_valid():
+                    user = addable_user(form.cleaned_data["username"])
+                    if user is None:
+                        # The same answer for unknown and inactive accounts.
+                        raise ValidationError(NO_SUCH_ACCOUNT)
+                    membership_add(project=project, user=user, role=form.cleaned_data["role"])
+                    messages.success(request, f"{user.get_username()} is now {form.cleaned_data['role']}.")
+                    return redirect("project-members", pk=project.pk)
+            elif action == "role":
+                membership = get_object_or_404(Membership, project=project, pk=request.POST.get("member"))
+                membership_add(project=project, user=membership.user, role=request.POST.get("role", ""))
+                messages.success(request, f"{membership.user.get_username()} is now {request.POST.get('role')}.")
+                return redirect("project-members", pk=project.pk)
+            elif action == "remove":
+                membership = get_object_or_404(Membership, project=project, pk=request.POST.get("member"))
+                membership_remove(project=project, membership_id=membership.pk)
+                messages.success(request, f"{membership.user.get_username()} was removed.")
+                return redirect("project-members", pk=project.pk)
+        except ValidationError as exc:
+            text = " ".join(m for ms in getattr(exc, "message_dict", {"": exc.messages}).values() for m in ms)
+            if action != "add":
+                messages.error(request, text)
+                return redirect("project-members", pk=project.pk)
+            form.add_error(None, text)
+    return render(request, "projects/members.html", {
+        "project": project, "members": selectors.membership_list(project=project), "form": form,
+        "roles": Membership.Role.choices,
+    }, status=400 if request.method == "POST" else 200)
+

@@ -1,0 +1,155 @@
+"""Fifty annotators at once, each with their own account and database connection,
+drain one campaign of every protocol through the REST API on PostgreSQL.
+
+Every unit must end with exactly k complete judgement sets from k different
+annotators: nothing lost, nothing duplicated, whatever the interleaving. The
+annotators also skip some units, send a bad submission first or submit twice,
+as real clients do.
+"""
+import random
+import threading
+from collections import Counter, defaultdict
+
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+from annotations.models import (
+    Assignment,
+    BestWorstJudgement,
+    Membership,
+    PairwiseJudgement,
+    RatingJudgement,
+    SpanJudgement,
+    Unit,
+)
+from annotations.services.campaigns import campaign_create
+from tests.annotations.factories import (
+    DatasetFactory,
+    ItemFactory,
+    MembershipFactory,
+    OutputFactory,
+    SystemFactory,
+    UserFactory,
+)
+
+N_ANNOTATORS = 50
+K = 3
+MODELS = {"likert": RatingJudgement, "rankme": RatingJudgement, "pairwise": PairwiseJudgement,
+          "bws": BestWorstJudgement, "esa": SpanJudgement}
+
+
+def _answers(protocol: str, body: dict, rng: random.Random) -> list[dict]:
+    outputs = [o["id"] for o in body["item"]["outputs"]]
+    answers = []
+    for criterion in ("quality", "fluency"):
+        if protocol in ("likert", "rankme", "esa"):
+            for output in outputs:
+                answer = {"criterion": criterion, "output": output, "score": rng.randint(1, 5)}
+                if protocol == "esa":
+                    answer["spans"] = [{"start": 0, "end": 2, "severity": "minor"}]
+                answers.append(answer)
+        elif protocol == "pairwise":
+            answers.append({"criterion": criterion, "winner": rng.choice(["a", "b", "tie"])})
+        else:
+            best, worst = rng.sample(outputs, 2)
+            answers.append({"criterion": criterion, "best": best, "worst": worst})
+    return answers
+
+
+@pytest.mark.django_db(transaction=True)
+def test_fifty_annotators_complete_a_campaign_of_each_protocol():
+    dataset = DatasetFactory()
+    systems = [SystemFactory(dataset=dataset, name=f"system-{i}") for i in range(4)]
+    for i in range(5):
+        item = ItemFactory(dataset=dataset, position=i)
+        for system in systems:
+            OutputFactory(item=item, system=system, text=f"output {i} of {system.name}")
+    common = {"criteria": ["quality", "fluency"], "redundancy": K}
+    campaigns = {
+        "likert": campaign_create(dataset=dataset, name="likert", protocol="likert", scale_min=1, scale_max=5,
+                                  **common),
+        "esa": campaign_create(dataset=dataset, name="esa", protocol="esa", **common),
+        "rankme": campaign_create(dataset=dataset, name="rankme", protocol="rankme", tuple_size=3, **common),
+        "pairwise": campaign_create(dataset=dataset, name="pairwise", protocol="pairwise", **common),
+        "bws": campaign_create(dataset=dataset, name="bws", protocol="bws", tuple_size=3, **common),
+    }
+    users = [UserFactory(username=f"crowd-{i:02d}") for i in range(N_ANNOTATORS)]
+    for user in users:
+        MembershipFactory(project=dataset.project, user=user, role=Membership.Role.ANNOTATOR)
+    start = threading.Barrier(N_ANNOTATORS)
+    errors: list[BaseException] = []
+    unexpected: list[str] = []
+
+    def work(index: int, user) -> None:
+        rng = random.Random(index)
+        client = APIClient()
+        client.force_authenticate(user)
+        try:
+            start.wait(60)
+            order = list(campaigns.items())
+            rng.shuffle(order)
+            for protocol, campaign in order:
+                while True:
+                    response = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/")
+                    if response.status_code == 204:
+                        break
+                    if response.status_code not in (200, 201):
+                        unexpected.append(f"next {response.status_code} {response.content[:200]}")
+                        return
+                    body = response.json()
+                    url = f"/api/assignments/{body['id']}/submit/"
+                    roll = rng.random()
+                    if roll < 0.08:
+                        client.post(f"/api/assignments/{body['id']}/release/")
+                        continue
+                    if roll < 0.16:
+                        bad = client.post(url, {"judgements": [{"criterion": "nope"}]}, format="json")
+                        if bad.status_code != 400:
+                            unexpected.append(f"bad submission answered {bad.status_code}")
+                    answers = _answers(protocol, body, rng)
+                    done = client.post(url, {"judgements": answers, "shown_order": body["shown_order"],
+                                             "time_spent_ms": rng.randint(500, 9000)}, format="json")
+                    if done.status_code != 201:
+                        unexpected.append(f"submit {done.status_code} {done.content[:200]}")
+                        return
+                    if roll > 0.95:
+                        twice = client.post(url, {"judgements": answers}, format="json")
+                        if twice.status_code != 400:
+                            unexpected.append(f"double submission answered {twice.status_code}")
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=work, args=(i, user), daemon=True) for i, user in enumerate(users)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(300)
+    assert not any(t.is_alive() for t in threads), "annotators still working after 5 minutes"
+    assert not errors, errors[:3]
+    assert not unexpected, unexpected[:5]
+
+    for protocol, campaign in campaigns.items():
+        units = list(Unit.objects.filter(campaign=campaign))
+        assert units, protocol
+        model = MODELS[protocol]
+        per_output = protocol in ("likert", "rankme", "esa")
+        complete = defaultdict(list)
+        for unit_id, annotator_id in model.objects.filter(campaign=campaign, status="complete").values_list(
+            "assignment__unit_id", "annotator_id"
+        ):
+            complete[unit_id].append(annotator_id)
+        for unit in units:
+            assert (unit.n_taken, unit.n_done) == (K, K), (protocol, unit.pk, unit.n_taken, unit.n_done)
+            done = list(Assignment.objects.filter(unit=unit, status="done").values_list("annotator_id", flat=True))
+            assert len(done) == len(set(done)) == K, (protocol, unit.pk, done)
+            rows_per_set = 2 * (len(unit.outputs) if per_output else 1)
+            counts = Counter(complete[unit.pk])
+            assert set(counts) == set(done), (protocol, unit.pk)  # exactly the k annotators, nobody else
+            assert set(counts.values()) == {rows_per_set}, (protocol, unit.pk, counts)
+        # Nothing else counts: released units left no complete rows behind.
+        assert model.objects.filter(campaign=campaign).exclude(status="complete").filter(
+            assignment__status="done").count() == 0
+        assert Assignment.objects.filter(campaign=campaign, status="pending").count() == 0

@@ -1,0 +1,210 @@
+"""Whole units through the REST API: next-assignment, submit, release, spans; blindness."""
+import pytest
+from rest_framework.test import APIClient
+
+from annotations.models import (
+    Assignment,
+    BestWorstJudgement,
+    Membership,
+    PairwiseJudgement,
+    RatingJudgement,
+    SpanJudgement,
+)
+from annotations.services.campaigns import campaign_create
+from tests.annotations.factories import (
+    DatasetFactory,
+    ItemFactory,
+    MembershipFactory,
+    OutputFactory,
+    ReferenceFactory,
+    SystemFactory,
+    UserFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def setup():
+    dataset = DatasetFactory()
+    systems = [SystemFactory(dataset=dataset, name=name) for name in ("alpha", "beta", "gamma", "delta")]
+    for i in range(3):
+        item = ItemFactory(dataset=dataset, position=i, source=f"source {i}")
+        ReferenceFactory(item=item, position=0, text=f"reference {i}")
+        for system in systems:
+            OutputFactory(item=item, system=system, text=f"{system.name} output of item {i}: some words here")
+    user = UserFactory(username="ann")
+    MembershipFactory(project=dataset.project, user=user, role=Membership.Role.ANNOTATOR)
+    client = APIClient()
+    client.force_authenticate(user)
+    return dataset, client, user
+
+
+def _campaign(dataset, protocol, **kwargs):
+    defaults = {"criteria": ["quality", "fluency"], "redundancy": 2}
+    if protocol == "likert":
+        defaults.update(scale_min=1, scale_max=5)
+    return campaign_create(dataset=dataset, name=protocol, protocol=protocol, **{**defaults, **kwargs})
+
+
+def _answers(protocol, body):
+    outputs = [o["id"] for o in body["item"]["outputs"]]
+    answers = []
+    for criterion in ("quality", "fluency"):
+        if protocol in ("likert", "rankme", "esa"):
+            for i, output in enumerate(outputs):
+                answer = {"criterion": criterion, "output": output, "score": [50, 80, 80, 20][i] if protocol != "likert" else 4}
+                if protocol == "esa":
+                    answer["spans"] = [{"start": 0, "end": 4, "severity": "major"}, {"missing": True, "severity": "minor"}]
+                answers.append(answer)
+        elif protocol == "pairwise":
+            answers.append({"criterion": criterion, "winner": "a"})
+        else:
+            answers.append({"criterion": criterion, "best": outputs[0], "worst": outputs[-1]})
+    return answers
+
+
+MODELS = {"likert": RatingJudgement, "rankme": RatingJudgement, "pairwise": PairwiseJudgement,
+          "bws": BestWorstJudgement, "esa": SpanJudgement}
+
+
+@pytest.mark.parametrize("protocol", ["likert", "rankme", "pairwise", "bws", "esa"])
+def test_a_whole_unit_in_one_request(setup, protocol):
+    dataset, client, user = setup
+    campaign = _campaign(dataset, protocol, **({"tuple_size": 3} if protocol in ("rankme", "bws") else {}))
+    response = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/")
+    assert response.status_code == 201
+    body = response.json()
+    # Blind: ids and texts only, in the server's order, which is also recorded.
+    assert all(set(o) == {"id", "text"} for o in body["item"]["outputs"])
+    assert "alpha" not in str({k: v for k, v in body.items() if k != "item"})
+    assert [o["id"] for o in body["item"]["outputs"]] == body["shown_order"]
+    answers = _answers(protocol, body)
+    url = f"/api/assignments/{body['id']}/submit/"
+    wrong_order = list(reversed(body["shown_order"]))
+    if len(wrong_order) > 1:
+        bad = client.post(url, {"judgements": answers, "shown_order": wrong_order}, format="json")
+        assert bad.status_code == 400 and "shown_order" in bad.json()
+    incomplete = client.post(url, {"judgements": answers[:-1]}, format="json")
+    assert incomplete.status_code == 400
+    assert not MODELS[protocol].objects.exists()
+    done = client.post(url, {"judgements": answers, "shown_order": body["shown_order"], "time_spent_ms": 4200},
+                       format="json")
+    assert done.status_code == 201, done.content
+    stored = MODELS[protocol].objects.filter(campaign=campaign)
+    assert stored.count() == len(answers)
+    assert {(j.origin, j.status, j.time_spent_ms, tuple(j.shown_order)) for j in stored} == {
+        ("api", "complete", 4200, tuple(body["shown_order"]))}
+    assert Assignment.objects.get(pk=body["id"]).status == "done"
+    again = client.post(url, {"judgements": answers}, format="json")
+    assert again.status_code == 400  # stored once
+    if protocol == "rankme":
+        # The implied ranking: 80, 80 tie for first, 50 third, 20 fourth (per criterion).
+        ranks = sorted(stored.filter(criterion="quality").values_list("score", "rank"))
+        expected = {3: [(50.0, 3), (80.0, 1), (80.0, 1)], 4: [(20.0, 4), (50.0, 3), (80.0, 1), (80.0, 1)]}
+        assert ranks == expected[len(body["shown_order"])]
+    if protocol == "pairwise":
+        first = body["shown_order"][0]
+        j = stored.first()
+        winner = j.output_a_id if j.winner == "a" else j.output_b_id
+        assert winner == first  # "a" means the output shown first
+    if protocol == "esa":
+        listed = client.get(f"/api/judgements/spans/?campaign={campaign.pk}").json()["results"]
+        assert listed[0]["spans"] == [{"start": 0, "end": 4, "severity": "major", "missing": False},
+                                      {"start": None, "end": None, "severity": "minor", "missing": True}]
+
+
+def test_esa_spans_are_checked_against_the_output(setup):
+    dataset, client, _ = setup
+    campaign = _campaign(dataset, "esa", criteria=["quality"])
+    body = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
+    output = body["item"]["outputs"][0]
+    url = f"/api/assignments/{body['id']}/submit/"
+    for spans in ([{"start": 5, "end": 5, "severity": "minor"}], [{"start": 0, "end": 10_000, "severity": "minor"}],
+                  [{"start": 0, "end": 3, "severity": "critical"}], [{"missing": True, "start": 1, "severity": "minor"}]):
+        answer = {"criterion": "quality", "output": output["id"], "score": 40, "spans": spans}
+        assert client.post(url, {"judgements": [answer]}, format="json").status_code == 400, spans
+    assert client.post(url, {"judgements": [{"criterion": "quality", "output": output["id"], "score": 101}]},
+                       format="json").status_code == 400
+    # One judgement at a time through /api/judgements/spans/ works too (origin "api").
+    single = client.post("/api/judgements/spans/", {"campaign": campaign.pk, "output": output["id"],
+                                                    "criterion": "quality", "score": 30,
+                                                    "spans": [{"start": 0, "end": 3, "severity": "minor"}]},
+                         format="json")
+    assert single.status_code == 201, single.content
+    assert single.json()["status"] == "complete" and single.json()["origin"] == "api"
+
+
+def test_single_judgements_are_partial_until_the_unit_is_covered(setup):
+    dataset, client, _ = setup
+    campaign = _campaign(dataset, "likert")
+    body = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
+    output = body["item"]["outputs"][0]["id"]
+    first = client.post("/api/judgements/ratings/", {"campaign": campaign.pk, "output": output,
+                                                     "criterion": "quality", "score": 3}, format="json")
+    assert first.status_code == 201 and first.json()["status"] == "partial"
+    assert client.get(f"/api/judgements/ratings/?campaign={campaign.pk}&status=complete").json()["count"] == 0
+    second = client.post("/api/judgements/ratings/", {"campaign": campaign.pk, "output": output,
+                                                      "criterion": "fluency", "score": 4}, format="json")
+    assert second.json()["status"] == "complete"
+    assert client.get(f"/api/judgements/ratings/?campaign={campaign.pk}&status=complete").json()["count"] == 2
+
+
+def test_release_and_other_peoples_assignments(setup):
+    dataset, client, _ = setup
+    campaign = _campaign(dataset, "likert")
+    body = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
+    stranger = APIClient()
+    stranger.force_authenticate(UserFactory(username="mallory"))
+    assert stranger.post(f"/api/assignments/{body['id']}/release/").status_code == 404
+    assert stranger.post(f"/api/assignments/{body['id']}/submit/", {"judgements": [{}]}, format="json").status_code == 404
+    released = client.post(f"/api/assignments/{body['id']}/release/")
+    assert released.status_code == 200 and released.json()["status"] == "released"
+    nxt = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
+    assert nxt["unit"] != body["unit"]
+
+
+def test_annotators_never_see_system_names_in_items_outputs_or_campaigns(setup):
+    dataset, client, _ = setup
+    campaign = _campaign(dataset, "pairwise", criteria=["quality"], systems=["alpha", "beta"])
+    texts = []
+    for url in ("/api/items/", f"/api/items/{dataset.items.first().pk}/", "/api/outputs/",
+                f"/api/campaigns/{campaign.pk}/", "/api/campaigns/"):
+        response = client.get(url)
+        assert response.status_code == 200
+        texts.append(response.content.decode())
+    blob = "\n".join(texts)
+    for name in ("alpha", "beta", "gamma", "delta"):
+        # Output texts contain the names here; the fields never do.
+        assert f'"{name}"' not in blob and '"system_name"' not in blob and '"system"' not in blob
+    # Filtering by system does not group an annotator's outputs either.
+    system = dataset.systems.first()
+    assert client.get(f"/api/outputs/?system={system.pk}").json()["count"] == 0
+    assert client.get(f"/api/items/?system={system.pk}").json()["count"] == 0
+    # Not alphabetical by system: the annotator's order differs from the system order on some item.
+    rows = client.get("/api/outputs/").json()["results"]
+    by_item = {}
+    for row in rows:
+        by_item.setdefault(row["item"], []).append(row["text"].split()[0])
+    assert any(names != sorted(names) for names in by_item.values())
+
+
+def test_members_api_does_not_tell_which_usernames_exist(setup):
+    dataset, _, _ = setup
+    owner = UserFactory(username="olga")
+    MembershipFactory(project=dataset.project, user=owner, role=Membership.Role.OWNER)
+    client = APIClient()
+    client.force_authenticate(owner)
+    url = f"/api/projects/{dataset.project.pk}/members/"
+    UserFactory(username="sleeper", is_active=False)
+    unknown = client.post(url, {"username": "nobody-here", "role": "annotator"}, format="json")
+    inactive = client.post(url, {"username": "sleeper", "role": "annotator"}, format="json")
+    assert unknown.status_code == inactive.status_code == 400
+    assert unknown.json() == inactive.json()
+    # A project keeps one owner: the last one can neither step down nor be removed.
+    mine = Membership.objects.get(project=dataset.project, user=owner)
+    assert client.patch(f"{url}{mine.pk}/", {"role": "researcher"}, format="json").status_code == 400
+    assert client.delete(f"{url}{mine.pk}/").status_code == 400
+    annotator = Membership.objects.get(project=dataset.project, user__username="ann")
+    assert client.patch(f"{url}{annotator.pk}/", {"role": "researcher"}, format="json").json()["role"] == "researcher"
+    assert client.delete(f"{url}{annotator.pk}/").status_code == 204

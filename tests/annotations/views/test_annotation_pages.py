@@ -1,0 +1,160 @@
+"""Annotation pages without a browser: who may open what, blindness, set-up, members."""
+import json
+import re
+
+import pytest
+from django.urls import reverse
+
+from annotations.models import Assignment, Campaign, Membership, RatingJudgement
+from annotations.services.campaigns import campaign_create
+from annotations.templatetags.workbench import markdown_html
+from tests.annotations.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def campaign(dataset):
+    return campaign_create(dataset=dataset, name="Rate me", protocol="likert", criteria=["fluency"], scale_min=1,
+                           scale_max=5, redundancy=2, instructions="**Bold** <script>alert(1)</script>")
+
+
+def test_annotator_home_lists_campaigns_with_continue(client, annotator, campaign):
+    client.force_login(annotator)
+    html = client.get(reverse("annotate-home")).content.decode()
+    assert "Rate me" in html and reverse("annotate-campaign", args=[campaign.pk]) in html
+
+
+def test_protocol_page_is_blind_and_escapes_instructions(client, annotator, campaign):
+    client.force_login(annotator)
+    response = client.get(reverse("annotate-campaign", args=[campaign.pk]))
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "sysA" not in html and "sysB" not in html
+    assert "<strong>Bold</strong>" in html and "<script>alert(1)</script>" not in html
+    # No inline code (CSP): every script is a file or JSON data.
+    scripts = re.findall(r"<script[^>]*>", html)
+    assert scripts and all("src=" in tag or 'type="application/json"' in tag for tag in scripts)
+    assert not re.findall(r"<[a-z]+ [^>]*\son[a-z]+=", html)  # no inline event handlers
+    assignment = Assignment.objects.get(annotator__user=annotator)
+    # Submitting through the page stores the unit with origin "browser".
+    output = assignment.unit.outputs[0]
+    url = reverse("annotate-submit", args=[assignment.pk])
+    bad = client.post(url, "not json", content_type="application/json")
+    assert bad.status_code == 400 and "JSON" in bad.json()["errors"][0]
+    ok = client.post(url, json.dumps({"judgements": [{"criterion": "fluency", "output": output, "score": 4}],
+                                      "shown_order": assignment.shown_order, "time_spent_ms": 1500.0}),
+                     content_type="application/json")
+    assert ok.status_code == 201 and ok.json()["next"] == reverse("annotate-campaign", args=[campaign.pk])
+    assert RatingJudgement.objects.get().origin == "browser"
+
+
+def test_someone_elses_assignment_is_not_found(client, annotator, researcher, campaign):
+    client.force_login(annotator)
+    client.get(reverse("annotate-campaign", args=[campaign.pk]))
+    assignment = Assignment.objects.get(annotator__user=annotator)
+    client.force_login(researcher)
+    for name in ("annotate-submit", "annotate-draft", "annotate-release"):
+        assert client.post(reverse(name, args=[assignment.pk]), "{}", content_type="application/json").status_code == 404
+
+
+def test_campaign_page_for_staff_and_redirect_for_annotators(client, annotator, researcher, outsider, campaign):
+    url = reverse("campaign-detail", args=[campaign.pk])
+    client.force_login(researcher)
+    html = client.get(url).content.decode()
+    assert "Per annotator" in html and "sysA" in html and "<strong>Bold</strong>" in html
+    assert client.get(reverse("campaign-progress", args=[campaign.pk])).json()["units"] == 5
+    assert client.get(reverse("campaign-judgements", args=[campaign.pk])).status_code == 200
+    client.force_login(annotator)
+    assert client.get(url)["Location"] == reverse("annotate-campaign", args=[campaign.pk])
+    assert client.get(reverse("campaign-progress", args=[campaign.pk])).status_code == 403
+    assert client.get(reverse("campaign-judgements", args=[campaign.pk])).status_code == 403
+    client.force_login(outsider)
+    assert client.get(url).status_code == 404
+
+
+def test_project_page_links_campaign_names(client, annotator, researcher, project, campaign):
+    client.force_login(researcher)
+    assert reverse("campaign-detail", args=[campaign.pk]) in client.get(
+        reverse("project-detail", args=[project.pk])).content.decode()
+    client.force_login(annotator)
+    assert reverse("annotate-campaign", args=[campaign.pk]) in client.get(
+        reverse("project-detail", args=[project.pk])).content.decode()
+
+
+def test_item_and_dataset_pages_hide_system_names_from_annotators(client, annotator, researcher, dataset):
+    item = dataset.items.get(external_id="item-1")
+    client.force_login(annotator)
+    for url in (reverse("item-detail", args=[item.pk]), reverse("dataset-detail", args=[dataset.pk])):
+        html = client.get(url).content.decode()
+        assert "sysA" not in html and "sysB" not in html, url
+    client.force_login(researcher)
+    assert "sysA" in client.get(reverse("item-detail", args=[item.pk])).content.decode()
+
+
+def test_campaign_set_up_page_creates_and_previews(client, researcher, annotator, project, dataset):
+    url = reverse("campaign-new", args=[project.pk])
+    client.force_login(annotator)
+    assert client.get(url).status_code == 403
+    client.force_login(researcher)
+    assert client.get(url).status_code == 200
+    data = {
+        "dataset": dataset.pk, "name": "From the page", "protocol": "likert", "redundancy": 2,
+        "units_per_batch": 5, "show_source": "on", "pair_rounds": 0, "assignment_timeout_minutes": 30,
+        "instructions": "Rate *carefully*.", "criteria-TOTAL_FORMS": 2, "criteria-INITIAL_FORMS": 0,
+        "criteria-MIN_NUM_FORMS": 1, "criteria-MAX_NUM_FORMS": 20,
+        "criteria-0-name": "fluency", "criteria-0-question": "Fluent?", "criteria-0-scale_min": 1,
+        "criteria-0-scale_max": 6, "criteria-1-name": "adequacy", "criteria-1-scale_min": 0,
+        "criteria-1-scale_max": 100, "criteria-1-widget": "slider",
+        "systems": [dataset.systems.get(name="sysA").pk],
+    }
+    preview = client.post(url, {**data, "action": "preview"})
+    html = preview.content.decode()
+    assert preview.status_code == 200 and "Preview" in html and 'id="unit-form"' in html
+    assert "sysA" not in html.split("Preview: exactly")[1]
+    assert not Campaign.objects.filter(name="From the page").exists()
+    created = client.post(url, {**data, "action": "create"})
+    campaign = Campaign.objects.get(name="From the page")
+    assert created["Location"] == reverse("campaign-detail", args=[campaign.pk])
+    fluency, adequacy = campaign.criteria_configs()
+    assert (fluency["scale_max"], fluency["question"], adequacy["widget"]) == (6, "Fluent?", "slider")
+    assert [s.name for s in campaign.systems.all()] == ["sysA"] and campaign.units.count() == 3
+    again = client.post(url, {**data, "action": "create"})
+    assert again.status_code == 400 and "already exists" in again.content.decode()
+
+
+def test_members_page(client, owner, researcher, project):
+    url = reverse("project-members", args=[project.pk])
+    client.force_login(researcher)
+    assert client.get(url).status_code == 403
+    client.force_login(owner)
+    UserFactory(username="newbie")
+    UserFactory(username="ghost", is_active=False)
+    client.post(url, {"action": "add", "username": "newbie", "role": "annotator"})
+    assert Membership.objects.get(project=project, user__username="newbie").role == "annotator"
+    unknown = client.post(url, {"action": "add", "username": "nobody", "role": "annotator"}).content.decode()
+    inactive = client.post(url, {"action": "add", "username": "ghost", "role": "annotator"}).content.decode()
+    message = "No account with this username can be added."
+    assert message in unknown and message in inactive  # the same answer: existence is not revealed
+    mine = Membership.objects.get(project=project, user=owner)
+    response = client.post(url, {"action": "role", "member": mine.pk, "role": "researcher"}, follow=True)
+    assert "keeps at least one owner" in response.content.decode()
+    assert Membership.objects.get(pk=mine.pk).role == "owner"
+    member = Membership.objects.get(project=project, user__username="newbie")
+    client.post(url, {"action": "remove", "member": member.pk})
+    assert not Membership.objects.filter(pk=member.pk).exists()
+
+
+@pytest.mark.parametrize("text,present,absent", [
+    ("**b** and *i*", ["<strong>b</strong>", "<em>i</em>"], []),
+    ("<script>alert(1)</script>", ["&lt;script&gt;"], ["<script>"]),
+    ("[x](javascript:alert(1))", [], ["href=\"javascript"]),
+    ('<img src=x onerror="alert(1)">', ["&lt;img"], ["<img"]),
+    ("[ok](https://example.org)", ['href="https://example.org"', 'rel="noopener noreferrer"'], []),
+])
+def test_instructions_markdown_is_sanitised(text, present, absent):
+    html = markdown_html(text)
+    for fragment in present:
+        assert fragment in html
+    for fragment in absent:
+        assert fragment not in html

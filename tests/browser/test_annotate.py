@@ -1,0 +1,263 @@
+"""The five protocol pages in Debian's Chromium: a unit of each completed with the
+mouse and with the keyboard only, autosave across a reload, HTML in outputs shown as
+text, and no system name on an annotator's page."""
+import pytest
+
+from annotations.models import Assignment, JudgementBase, Membership
+from annotations.services.campaigns import campaign_create
+from tests.annotations.factories import (
+    DatasetFactory,
+    ItemFactory,
+    MembershipFactory,
+    OutputFactory,
+    ReferenceFactory,
+    SystemFactory,
+    UserFactory,
+)
+from tests.browser.conftest import log_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+EVIL = '<script>window.__pwned = 1</script><img src="/evil.png" onerror="window.__pwned = 2"> sentence'
+SYSTEMS = ("SECRETSYS-alpha", "SECRETSYS-beta", "SECRETSYS-gamma")
+
+
+@pytest.fixture
+def world(live_server):
+    dataset = DatasetFactory(name="browser-data")
+    systems = [SystemFactory(dataset=dataset, name=name) for name in SYSTEMS]
+    for i in range(4):
+        item = ItemFactory(dataset=dataset, position=i, source=f"Source {i} <b>bold?</b>", external_id=f"it-{i}")
+        ReferenceFactory(item=item, position=0, text=f"Reference {i}")
+        for j, system in enumerate(systems):
+            OutputFactory(item=item, system=system, text=f"Output {i}.{j} {EVIL} number {j}")
+    user = UserFactory(username="ann")
+    MembershipFactory(project=dataset.project, user=user, role=Membership.Role.ANNOTATOR)
+    common = {"redundancy": 1, "seed": 5}
+    campaigns = {
+        "likert": campaign_create(dataset=dataset, name="Likert", protocol="likert", criteria=["fluency", "adequacy"],
+                                  criteria_config=[{"name": "fluency", "scale_min": 1, "scale_max": 5},
+                                                   {"name": "adequacy", "scale_min": 0, "scale_max": 100}],
+                                  scale_min=1, scale_max=5, instructions="Rate **both**.", **common),
+        "rankme": campaign_create(dataset=dataset, name="RankME", protocol="rankme", criteria=["quality"],
+                                  tuple_size=3, **common),
+        "pairwise": campaign_create(dataset=dataset, name="Pairwise", protocol="pairwise",
+                                    criteria=["quality", "fluency"], **common),
+        "bws": campaign_create(dataset=dataset, name="BWS", protocol="bws", criteria=["quality"], tuple_size=3,
+                               **common),
+        "esa": campaign_create(dataset=dataset, name="ESA", protocol="esa", criteria=["quality"], **common),
+    }
+    return campaigns
+
+
+def _open(page, campaign):
+    page.goto(f"/annotate/campaigns/{campaign.pk}/")
+    page.wait_for_function("document.body.dataset.unitReady === '1'")
+    html = page.content()
+    for name in SYSTEMS:
+        assert name not in html  # no system name reaches the annotator's page
+    assert page.evaluate("window.__pwned") is None
+    return Assignment.objects.filter(campaign=campaign, status="pending").latest("id")
+
+
+def _submitted(page, assignment):
+    """After the next page loaded: the unit was stored from the browser, complete."""
+    assignment.refresh_from_db()
+    assert assignment.status == "done"
+    model = {"likert": "ratingjudgements", "rankme": "ratingjudgements", "pairwise": "pairwisejudgements",
+             "bws": "bestworstjudgements", "esa": "spanjudgements"}[assignment.campaign.protocol]
+    rows = list(getattr(assignment, model).all())
+    assert rows and all(r.origin == JudgementBase.Origin.BROWSER and r.status == "complete" for r in rows)
+    assert all(r.shown_order == assignment.shown_order for r in rows)
+    assert all(r.time_spent_ms is not None for r in rows)
+    return rows
+
+
+def _tab_to(page, selector, limit=40, key="Tab"):
+    for _ in range(limit):
+        page.keyboard.press(key)
+        if page.evaluate(f"document.activeElement.matches({selector!r})"):
+            return
+    raise AssertionError(f"Tab never reached {selector}")
+
+
+def test_likert_with_the_mouse(page, world):
+    log_in(page, "ann", "pw-123456")
+    assignment = _open(page, world["likert"])
+    # Outputs with HTML are shown as text and run nothing.
+    assert EVIL in page.locator(".output-text").inner_text()
+    assert page.locator(".output-card img, .task-input b").count() == 0
+    page.locator("fieldset").nth(0).get_by_text("4", exact=True).click()
+    page.get_by_role("button", name="Submit").click()
+    assert "adequacy" in page.locator("#unit-errors").inner_text()  # the slider must be moved
+    page.get_by_label("adequacy (0 to 100)").click()
+    with page.expect_navigation():
+        page.get_by_role("button", name="Submit").click()
+    rows = _submitted(page, assignment)
+    assert sorted((r.criterion, r.score) for r in rows)[1] == ("fluency", 4.0)
+
+
+def test_likert_with_the_keyboard_and_autosave_across_a_reload(page, world, browser, live_server):
+    log_in(page, "ann", "pw-123456")
+    assignment = _open(page, world["likert"])
+    page.keyboard.press("3")  # fluency = 3, then the adequacy slider has the focus
+    page.keyboard.press("ArrowRight")
+    page.wait_for_timeout(2000)  # past the server autosave delay
+    page.reload()
+    page.wait_for_function("document.body.dataset.unitReady === '1'")
+    assert page.locator('input[type=radio][value="3"]').first.is_checked()
+    assert page.locator(".slider-value").inner_text() == "1"
+    # A fresh browser (no local storage) gets the draft from the server.
+    other = browser.new_context(base_url=live_server.url)
+    fresh = other.new_page()
+    log_in(fresh, "ann", "pw-123456")
+    fresh.goto(f"/annotate/campaigns/{world['likert'].pk}/")
+    fresh.wait_for_function("document.body.dataset.unitReady === '1'")
+    assert fresh.locator('input[type=radio][value="3"]').first.is_checked()
+    other.close()
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    rows = _submitted(page, assignment)
+    assert sorted((r.criterion, r.score) for r in rows) == [("adequacy", 1.0), ("fluency", 3.0)]
+
+
+def test_rankme_with_the_mouse(page, world):
+    log_in(page, "ann", "pw-123456")
+    assignment = _open(page, world["rankme"])
+    inputs = page.locator("input[type=number]")
+    for i in range(inputs.count()):
+        inputs.nth(i).click()
+        inputs.nth(i).fill(["150", "80", "150", "60"][i])
+    assert page.locator(".rank-badge").first.inner_text() == "rank 1 (tie)"
+    with page.expect_navigation():
+        page.get_by_role("button", name="Submit").click()
+    rows = _submitted(page, assignment)
+    assert sorted(r.rank for r in rows)[:2] == [1, 1]
+
+
+def test_rankme_with_the_keyboard(page, world):
+    log_in(page, "ann", "pw-123456")
+    assignment = _open(page, world["rankme"])
+    count = page.locator("input[type=number]").count()
+    _tab_to(page, "input[type=number]")
+    for i in range(count):
+        page.keyboard.type(str(100 + 10 * i))
+        if i < count - 1:
+            page.keyboard.press("Tab")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    rows = _submitted(page, assignment)
+    assert len(rows) == count
+
+
+def test_pairwise_with_the_mouse(page, world):
+    log_in(page, "ann", "pw-123456")
+    assignment = _open(page, world["pairwise"])
+    page.locator("fieldset").nth(0).get_by_text("A is better").click()
+    page.locator("fieldset").nth(1).get_by_text("Tie").click()
+    with page.expect_navigation():
+        page.get_by_role("button", name="Submit").click()
+    rows = _submitted(page, assignment)
+    first = assignment.shown_order[0]
+    quality = next(r for r in rows if r.criterion == "quality")
+    assert (quality.output_a_id if quality.winner == "a" else quality.output_b_id) == first
+
+
+def test_pairwise_with_the_keyboard(page, world):
+    log_in(page, "ann", "pw-123456")
+    assignment = _open(page, world["pairwise"])
+    page.keyboard.press("b")
+    page.keyboard.press("t")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    rows = _submitted(page, assignment)
+    assert sorted(r.winner for r in rows if r.criterion == "fluency") == ["tie"]
+
+
+def test_best_worst_with_the_mouse(page, world):
+    log_in(page, "ann", "pw-123456")
+    assignment = _open(page, world["bws"])
+    page.locator("fieldset").nth(0).get_by_text("Output 2").click()
+    page.locator("fieldset").nth(1).get_by_text("Output 2").click()
+    page.get_by_role("button", name="Submit").click()
+    assert "different" in page.locator("#unit-errors").inner_text()
+    page.locator("fieldset").nth(1).get_by_text("Output 3").click()
+    with page.expect_navigation():
+        page.get_by_role("button", name="Submit").click()
+    (row,) = _submitted(page, assignment)
+    assert (row.best_id, row.worst_id) == (assignment.shown_order[1], assignment.shown_order[2])
+
+
+def test_best_worst_with_the_keyboard(page, world):
+    log_in(page, "ann", "pw-123456")
+    assignment = _open(page, world["bws"])
+    page.keyboard.press("1")
+    page.keyboard.press("3")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    (row,) = _submitted(page, assignment)
+    assert (row.best_id, row.worst_id) == (assignment.shown_order[0], assignment.shown_order[2])
+
+
+def test_esa_with_the_mouse(page, world):
+    log_in(page, "ann", "pw-123456")
+    assignment = _open(page, world["esa"])
+    text = page.locator("#esa-text")
+    assert EVIL in text.inner_text()  # re-rendered for spans, still text only
+    assert page.locator("#esa-text img").count() == 0
+    words = text.locator("span")
+    first, second = words.nth(0).bounding_box(), words.nth(2).bounding_box()
+    page.mouse.move(first["x"] + 1, first["y"] + first["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(second["x"] + second["width"] - 1, second["y"] + second["height"] / 2)
+    page.mouse.up()
+    page.get_by_role("button", name="Mark major").click()
+    page.get_by_role("button", name="Missing content").click()
+    assert page.locator("#span-list li").count() == 2
+    page.get_by_label("Severity of error 2").select_option("major")
+    slider = page.locator("input[type=range]")
+    box = slider.bounding_box()
+    page.mouse.click(box["x"] + box["width"] * 0.3, box["y"] + box["height"] / 2)
+    with page.expect_navigation():
+        page.get_by_role("button", name="Submit").click()
+    (row,) = _submitted(page, assignment)
+    # The drag covered the first two words ("Output i.j": 10 characters).
+    spans = list(row.spans.order_by("id").values_list("start", "end", "severity", "missing"))
+    assert spans == [(0, 10, "major", False), (None, None, "major", True)]
+
+
+def test_esa_with_the_keyboard_and_the_low_score_warning(page, world):
+    log_in(page, "ann", "pw-123456")
+    assignment = _open(page, world["esa"])
+    page.keyboard.press("s")  # to the score slider
+    page.keyboard.press("ArrowRight")  # score 1, no span yet
+    page.keyboard.press("Enter")
+    page.locator("#esa-warning").wait_for(state="visible")  # warned, not blocked
+    _tab_to(page, "#esa-text", key="Shift+Tab")  # back from the slider to the text
+    page.keyboard.press("Shift+ArrowRight")
+    page.keyboard.press("2")  # major: the first two words
+    page.keyboard.press("m")  # a missing-content marker
+    assert page.locator("#span-list li").count() == 2
+    # Autosave keeps the spans across a reload.
+    page.reload()
+    page.wait_for_function("document.body.dataset.unitReady === '1'")
+    assert page.locator("#span-list li").count() == 2
+    page.keyboard.press("s")
+    page.keyboard.press("PageUp")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    (row,) = _submitted(page, assignment)
+    spans = list(row.spans.order_by("id").values_list("start", "end", "severity", "missing"))
+    assert spans == [(0, 10, "major", False), (None, None, "minor", True)]  # "Output i.j"
+    assert row.score == 11  # 1, restored after the reload, then +10
+
+
+def test_a_phone_sized_page_has_no_horizontal_scroll(browser, live_server, world, screenshot_dir):
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 800})
+    page = context.new_page()
+    log_in(page, "ann", "pw-123456")
+    for protocol, campaign in world.items():
+        page.goto(f"/annotate/campaigns/{campaign.pk}/")
+        page.wait_for_function("document.body.dataset.unitReady === '1'")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, protocol
+    context.close()
