@@ -15,8 +15,8 @@ from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.parsers import JSONParser
 from rest_framework.permissions import IsAuthenticated
 
-from annotations.models import Annotator, Assignment, Campaign, Membership, Project
-from annotations.selectors import STAFF_ROLES, User, annotator_for_user, assignment_for_unit, project_role
+from annotations.models import Membership, Project
+from annotations.selectors import STAFF_ROLES, User, project_role
 
 
 class ApiAuthMixin:
@@ -55,15 +55,3 @@ def require_owner(*, user: User, project: Project) -> str:
     if role != Membership.Role.OWNER:
         raise PermissionDenied("Only owners of the project may do this.")
     return role
-
-
-def require_assignment(*, user: User, campaign: Campaign, item_id: int) -> tuple[Annotator, Assignment]:
-    """Judgements are submitted only for the submitter's own assignments."""
-    require_member(user=user, project=campaign.project)
-    annotator = annotator_for_user(user=user, project=campaign.project)
-    assignment = (
-        assignment_for_unit(campaign=campaign, annotator=annotator, item_id=item_id) if annotator else None
-    )
-    if assignment is None:
-        raise PermissionDenied("You have no assignment for this item in this campaign.")
-    return annotator, assignment

@@ -251,11 +251,6 @@ def output_api_list(
     return qs.order_by("item__dataset_id", "item__position", "item_id", "system__name")
 
 
-def assignment_for_unit(*, campaign: Campaign, annotator: Annotator, item_id: int) -> Assignment | None:
-    """The annotator's assignment for this item of the campaign, if they were given it."""
-    return Assignment.objects.filter(campaign=campaign, annotator=annotator, item_id=item_id).first()
-
-
 # --- Annotation (the unit an annotator works on) ------------------------------
 
 

@@ -13,12 +13,22 @@ Ours: the candidates of a level, for all segments, in batched calls
 at its first pass), and for WER inside minWED only level 1 (the exact
 coherent shortcut).
 
-Data: HATS (French ASR, ../shared/data/hats/hats.tsv), both hypotheses of
-each row against its reference; embedded metrics WER (jiwer) and SemDist
-(packaged MiniLM). Both implementations must give identical k; the script
-fails otherwise. Prints segments/s and the ratio.
+minCER with CER: ours (the exact search of `mincer_search`: closed form,
+bound + witness, lattice DP) against our own batched full level search
+(`coherent=no`, default caps) on every HATS segment, at thresholds 0.02,
+0.05 and 0.1; k must be identical wherever the full search is not capped.
+Both are also checked against the reference semantics: the plain
+one-candidate-at-a-time search scoring each candidate with jiwer's CER
+(`get_metric("cer")`, strip included), on the segments with at most
+`--cer-peer-errors` character errors (where it is exhaustive).
 
-    .venv/bin/python bench/bench_mined.py [--wer-rows 150] [--semdist-rows 20] [--threads N]
+Data: HATS (French ASR, ../shared/data/hats/hats.tsv or
+$WORKBENCH_SHARED_DATA/hats/hats.tsv), both hypotheses of each row against
+its reference; embedded metrics WER and CER (jiwer) and SemDist (packaged
+MiniLM). Both implementations must give identical k; the script fails
+otherwise. Prints segments/s and the ratio.
+
+    .venv/bin/python bench/bench_mined.py [--wer-rows 150] [--cer-rows 1000] [--semdist-rows 20] [--threads N]
 """
 from __future__ import annotations
 
@@ -26,6 +36,7 @@ import argparse
 import csv
 import itertools
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -36,7 +47,7 @@ sys.path.insert(0, str(ROOT))
 from metrics.scorers import get_metric  # noqa: E402
 from metrics.scorers.mined import PASS_EPS, align  # noqa: E402
 
-HATS = ROOT.parent / "shared" / "data" / "hats" / "hats.tsv"
+HATS = Path(os.environ.get("WORKBENCH_SHARED_DATA") or ROOT.parent / "shared" / "data") / "hats" / "hats.tsv"
 
 
 def load_hats(rows: int) -> tuple[list[str], list[list[str]]]:
@@ -159,6 +170,46 @@ def bench(label: str, name: str, embedded: str, hyps, refs, *, peer_cache: tuple
     return ratios
 
 
+def bench_mincer(hyps, refs, *, threshold: float, peer_errors: int) -> float:
+    """Ours (default search, best of 3) against our full level search, both
+    checked against the one-at-a-time search on jiwer's CER. Returns the speed ratio."""
+    ours = get_metric("mincer", metric="cer", threshold=threshold)
+    full = get_metric("mincer", metric="cer", threshold=threshold, coherent="no")
+    ours.score(hyps[:1], refs[:1])
+    full.score(hyps[:1], refs[:1])
+    ours_s = math.inf
+    for _ in range(3):  # best of 3: a sub-second run is otherwise at the mercy of the machine's load
+        start = time.perf_counter()
+        our_segs = ours.score(hyps, refs)
+        ours_s = min(ours_s, time.perf_counter() - start)
+    start = time.perf_counter()
+    full_segs = full.score(hyps, refs)
+    full_s = time.perf_counter() - start
+    n = len(hyps)
+    uncapped = [i for i, s in enumerate(full_segs) if not s.extra["capped"]]
+    differ = [i for i in uncapped if our_segs[i].score != full_segs[i].score]
+
+    peer = get_metric("cer")  # jiwer.cer, default transform (strip included)
+    small = [i for i, s in enumerate(our_segs) if s.extra["E"] <= peer_errors]
+    caps = dict(threshold=threshold, max_errors=peer_errors, max_candidates=2 ** peer_errors)
+    start = time.perf_counter()
+    peer_k = {i: naive_k(hyps[i], refs[i][0], metric=peer, unit="char", **caps) for i in small}
+    peer_s = time.perf_counter() - start
+    ours_vs_jiwer = sum(int(our_segs[i].score) != peer_k[i] for i in small)
+    full_vs_jiwer = sum(int(full_segs[i].score) != peer_k[i] for i in small)
+    print(f"  threshold {threshold}: full search {n / full_s:8.1f} seg/s ({full_s:.2f} s, "
+          f"{sum(s.extra['evaluated'] for s in full_segs)} candidates, capped {n - len(uncapped)})   "
+          f"ours {n / ours_s:8.1f} seg/s ({ours_s:.2f} s, capped {sum(s.extra['capped'] for s in our_segs)})   "
+          f"ratio {full_s / ours_s:.1f}x; "
+          f"k differs from the full search on {len(differ)} of {len(uncapped)} uncapped segments", flush=True)
+    print(f"    against jiwer.cer one candidate at a time ({len(small)} segments with E <= {peer_errors}, "
+          f"{peer_s:.1f} s): ours differs on {ours_vs_jiwer}, the full search on {full_vs_jiwer}", flush=True)
+    if differ or ours_vs_jiwer or full_vs_jiwer:
+        raise SystemExit(f"minCER threshold {threshold}: k differs (full search {len(differ)}, "
+                         f"jiwer {ours_vs_jiwer}/{full_vs_jiwer})")
+    return full_s / ours_s
+
+
 def encoder_batching_ceiling(texts: list[str]) -> float:
     """How much faster the embedding model is batched than one text at a time on
     this machine: the most batching can give minED with an embedding metric."""
@@ -181,7 +232,11 @@ def encoder_batching_ceiling(texts: list[str]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--wer-rows", type=int, default=150, help="HATS rows for WER (2 segments each)")
+    parser.add_argument("--cer-rows", type=int, default=1000, help="HATS rows for minCER with CER (2 segments each)")
+    parser.add_argument("--cer-peer-errors", type=int, default=8,
+                        help="segments with at most this many character errors are checked one candidate at a time")
     parser.add_argument("--semdist-rows", type=int, default=20, help="HATS rows for SemDist (2 segments each)")
+    parser.add_argument("--only", choices=("wer", "cer", "semdist"), help="run one section")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     args = parser.parse_args()
     if args.threads:
@@ -191,8 +246,19 @@ def main() -> None:
     if not HATS.is_file():
         raise SystemExit(f"HATS data not found at {HATS}")
     ratios = {}
-    hyps, refs = load_hats(args.wer_rows)
-    ratios["minwed/wer"] = bench("minWED with WER", "minwed", "wer", hyps, refs, threshold=0.2, repeats=5)[True]
+    if args.only in (None, "wer"):
+        hyps, refs = load_hats(args.wer_rows)
+        ratios["minwed/wer"] = bench("minWED with WER", "minwed", "wer", hyps, refs, threshold=0.2, repeats=5)[True]
+    if args.only in (None, "cer"):
+        hyps, refs = load_hats(args.cer_rows)
+        print(f"minCER with CER (jiwer's, strip included): {len(hyps)} segments, ours against our full level search",
+              flush=True)
+        for threshold in (0.02, 0.05, 0.1):
+            ratios[f"mincer/cer {threshold} vs full search"] = bench_mincer(
+                hyps, refs, threshold=threshold, peer_errors=args.cer_peer_errors)
+    if args.only not in (None, "semdist"):
+        print("ratios: " + ", ".join(f"{k} {v:.1f}x" for k, v in ratios.items()))
+        return
     hyps, refs = load_hats(args.semdist_rows)
     semdist = bench("minWED with SemDist (MiniLM)", "minwed", "semdist", hyps, refs, peer_cache=(False, True))
     ratios["minwed/semdist vs plain one-at-a-time"] = semdist[False]

@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 
 from annotations.apis.common import MAX_ID, id_field, paginated, paginated_response, validated_filters
 from annotations.apis.datasets import ReferenceOutputSerializer
-from annotations.models import Assignment, Campaign, ErrorSpan, JudgementBase, Output
+from annotations.models import Assignment, Campaign, ErrorSpan, JudgementBase
 from annotations.permissions import ApiAuthMixin, require_member, require_staff
 from annotations.quality.services import completion_code_at_batch_end
 from annotations.selectors import (
@@ -23,7 +23,6 @@ from annotations.selectors import (
     assignment_payload,
     blind_project_ids,
     campaign_list,
-    campaign_settings,
     dataset_list,
     enrolment_for,
     is_project_staff,

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import random
 import secrets
+import time
 from datetime import timedelta
 
 from django.core.exceptions import ValidationError
@@ -52,6 +53,11 @@ from annotations.quality.services import control_next
 JUDGEMENT_MODELS = (RatingJudgement, PairwiseJudgement, BestWorstJudgement, SpanJudgement)
 # How many times a pick retries after losing a unit to a concurrent request.
 MAX_PICK_ROUNDS = 100
+# Timed-out assignments are looked for at most this often per campaign and
+# process (and always before answering "nothing left"): timeouts are minutes,
+# and the UPDATE costs three round trips on the busiest request.
+EXPIRE_EVERY_S = 5.0
+_last_expiry: dict[int, float] = {}
 
 
 def retry_on_deadlock(fn):
@@ -256,8 +262,15 @@ def assignment_next(*, campaign: Campaign, annotator: Annotator) -> tuple[Assign
     transaction, so the pick never waits while holding their units.
     """
     campaign_units_ensure(campaign=campaign)
-    assignments_expire(campaign=campaign)
-    return _assignment_take(campaign=campaign, annotator=annotator)
+    now = time.monotonic()
+    checked = now - _last_expiry.get(campaign.pk, float("-inf")) >= EXPIRE_EVERY_S
+    if checked:
+        _last_expiry[campaign.pk] = now
+        assignments_expire(campaign=campaign)
+    assignment, created = _assignment_take(campaign=campaign, annotator=annotator)
+    if assignment is None and not checked and assignments_expire(campaign=campaign):
+        assignment, created = _assignment_take(campaign=campaign, annotator=annotator)
+    return assignment, created
 
 
 @retry_on_deadlock

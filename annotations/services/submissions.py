@@ -13,7 +13,6 @@ is covered, then `complete`.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -188,7 +187,7 @@ def _rows(*, campaign: Campaign, assignment: Assignment, answers: list, texts: d
             raise _fail(index, exc) from None
         if per_output:
             output_id = answer.get("output")
-            if output_id not in unit_outputs:
+            if isinstance(output_id, bool) or not isinstance(output_id, int) or output_id not in unit_outputs:
                 raise _fail(index, f"output {output_id!r} is not part of this unit")
             key = (criterion, output_id)
             try:
@@ -220,7 +219,7 @@ def _rows(*, campaign: Campaign, assignment: Assignment, answers: list, texts: d
         else:
             key = criterion
             best, worst = answer.get("best"), answer.get("worst")
-            if best not in unit_outputs or worst not in unit_outputs:
+            if any(isinstance(v, bool) or not isinstance(v, int) or v not in unit_outputs for v in (best, worst)):
                 raise _fail(index, "best and worst must be outputs of this unit")
             if best == worst:
                 raise _fail(index, "best and worst must be different outputs")
@@ -342,10 +341,3 @@ def unit_submit(
     return UnitSubmitResult(assignment=assignment, judgements=len(instances))
 
 
-def time_spent_clean(value) -> int | None:
-    """Client-reported milliseconds, clamped to what the column holds."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise ValidationError({"time_spent_ms": "time_spent_ms must be a number of milliseconds >= 0"})
-    return min(int(value), 2**31 - 1)

@@ -64,10 +64,21 @@ def _coerce(name: str, value: Any, default: Any) -> Any:
             return float(value)
         if isinstance(default, (dict, list)):
             return json.loads(value)
-    except (ValueError, json.JSONDecodeError) as exc:
-        raise OptionError(f"option {name}={value!r}: expected {type(default).__name__}") from exc
+    except (ValueError, json.JSONDecodeError, RecursionError) as exc:
+        raise OptionError(f"option {name}={value[:80]!r}: expected {type(default).__name__}") from exc
     # default None: keep the string (paths, model names); "none" means unset.
     return None if value.strip().lower() in ("", "none", "null") else value
+
+
+def _signature_value(value: Any) -> str:
+    """One spelling for every signature field: yes/no, none, compact JSON."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return "none"
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return str(value)
 
 
 class Metric(ABC):
@@ -78,6 +89,14 @@ class Metric(ABC):
     >>> segs = m.score(["the cat sat"], [["the cat sat"]])
     >>> m.corpus_score(segs).score
     100.0
+
+    Chunked scoring (workers): compute `state = m.corpus_state(all hyps, refs,
+    srcs, data)` once over the whole corpus, `load_corpus_state(state)` into
+    every instance that scores a chunk, and `corpus_score` over the
+    concatenated segment results: segment scores, corpus score and
+    `signature()` are those of one call over the whole corpus. Metrics with
+    `level == "system"` (distinct-n, ttr, self-bleu) describe a set of
+    outputs: the caller scores one system's outputs per call.
     """
 
     name: ClassVar[str]
@@ -86,10 +105,17 @@ class Metric(ABC):
     needs_refs: ClassVar[bool] = True
     needs_source: ClassVar[bool] = False
     needs_data: ClassVar[bool] = False
+    # True when scoring runs a neural model (routes runs to the `gpu` queue).
+    uses_model: ClassVar[bool] = False
     # "system": the score describes a set of outputs (diversity metrics), and
     # segment results are each output's contribution, not a quality judgement.
     level: ClassVar[str] = "segment"
     defaults: ClassVar[dict[str, Any]] = {}
+    # Inclusive (low, high) range of each numeric option; checked at construction,
+    # so a huge value fails at once with a clear message instead of exhausting memory.
+    option_bounds: ClassVar[dict[str, tuple[float, float]]] = {}
+    # Options that change speed, never scores: left out of the signature.
+    speed_options: ClassVar[frozenset[str]] = frozenset({"batch_size", "device"})
 
     def __init__(self, **options: Any) -> None:
         unknown = sorted(set(options) - set(self.defaults))
@@ -99,6 +125,33 @@ class Metric(ABC):
         self.options: dict[str, Any] = dict(self.defaults)
         for key, value in options.items():
             self.options[key] = _coerce(key, value, self.defaults[key])
+        self._check_bounds()
+        self._corpus_state: dict[str, Any] | None = None
+
+    def _check_bounds(self) -> None:
+        for key, (low, high) in self.option_bounds.items():
+            value = self.options.get(key)
+            if value is None:
+                continue
+            integral = isinstance(low, int) and isinstance(high, int)
+            kind = "an integer" if integral else "a number"
+            if isinstance(value, str):
+                try:
+                    value = int(value.strip()) if integral else float(value.strip())
+                except ValueError:
+                    raise OptionError(f"{self.name}: {key}={value[:80]!r}: expected {kind} from {low} to {high}") from None
+            if isinstance(value, float) and integral and value.is_integer():
+                value = int(value)
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or (integral and not isinstance(value, int))
+                or not math.isfinite(value)
+                or not low <= value <= high
+            ):
+                shown = repr(value) if not isinstance(value, str) else repr(value[:80])
+                raise OptionError(f"{self.name}: {key}={shown} is out of range: expected {kind} from {low} to {high}")
+            self.options[key] = value
 
     # ---- scoring -----------------------------------------------------------
     @abstractmethod
@@ -123,6 +176,24 @@ class Metric(ABC):
 
     def score_from_stats(self, totals: list[float]) -> CorpusResult:
         raise NotImplementedError(f"{self.name} has no summable statistics")
+
+    # ---- state shared by the chunks of one corpus --------------------------
+    def corpus_state(self, hyps, refs=None, srcs=None, data=None) -> dict | None:
+        """JSON-serialisable state computed once over the WHOLE corpus before chunked
+        scoring (idf tables from all references, number of references for the signature, ...).
+        None when the metric needs none."""
+        return None
+
+    def load_corpus_state(self, state: dict | None) -> None:
+        """Use `state` (possibly computed on another machine) for every later score() call
+        and for signature()."""
+        if state is not None and not isinstance(state, dict):
+            raise InputError(f"{self.name}: corpus state must be a JSON object or None")
+        self._corpus_state = state
+
+    @property
+    def loaded_state(self) -> dict[str, Any] | None:
+        return self._corpus_state
 
     # ---- helpers for subclasses -------------------------------------------
     def check_inputs(self, hyps, refs, srcs, data) -> None:
@@ -161,20 +232,15 @@ class Metric(ABC):
         """Versions of the libraries whose behaviour the score depends on."""
         return {}
 
-    def signature_options(self) -> dict[str, Any]:
-        """Options as they enter the signature; subclasses resolve implicit
-        defaults here (e.g. which layer "the top layer" is) so it reproduces."""
-        return dict(self.options)
+    def signature_fields(self) -> dict[str, Any]:
+        """The fields after `name|v:N`, in order: every option that can change a
+        score, resolved (e.g. which layer "the top layer" is), from the options
+        and the loaded corpus state only, never from earlier calls."""
+        return {k: self.options[k] for k in sorted(self.options) if k not in self.speed_options}
 
     def signature(self) -> str:
-        """`name|v:1|opt:val|...|lib:version`, stable order, like sacrebleu's."""
-        parts = [f"{self.name}", f"v:{self.version}"]
-        options = self.signature_options()
-        for key in sorted(options):
-            value = options[key]
-            if isinstance(value, (dict, list)):
-                value = json.dumps(value, sort_keys=True, separators=(",", ":"))
-            parts.append(f"{key}:{value}")
-        for lib, ver in sorted(self.library_versions().items()):
-            parts.append(f"{lib}:{ver}")
+        """`name|v:N|field:value|...|library:version`: one format for every metric."""
+        parts = [self.name, f"v:{self.version}"]
+        parts += [f"{key}:{_signature_value(value)}" for key, value in self.signature_fields().items()]
+        parts += [f"{lib}:{ver}" for lib, ver in sorted(self.library_versions().items())]
         return "|".join(parts)

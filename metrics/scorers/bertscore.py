@@ -6,7 +6,9 @@ same over reference tokens; F = 2PR/(P+R). As in bert-score:
 - texts are stripped; [CLS]/[SEP] (<s>/</s>) stay in the sequence and may be
   matched, but weigh 0; every other token weighs 1, or its idf with idf=true:
   idf(t) = log((M+1)/(df(t)+1)) over the M references of the call (a list
-  with one entry per reference of every segment, duplicates included);
+  with one entry per reference of every segment, duplicates included), or,
+  for chunked runs, over all references of the corpus (`corpus_state()`,
+  loaded with `load_corpus_state()`: bert-score's `idf_sents`);
 - an empty candidate or reference (no token besides the specials) scores 0;
   so does a side whose weights sum to 0 (bert-score gives NaN for P or R there);
 - several references: the element-wise maximum of P, R and F;
@@ -16,7 +18,10 @@ One deliberate difference: bert-score multiplies the similarities of padded
 positions by 0 before taking the maxima, so a token whose best cosine is
 negative gets 0 instead when its pair happens to be padded in its batch (the
 result then depends on batch_size). We always take the best real cosine,
-which is what bert-score computes with batch_size=1.
+which is what bert-score computes with batch_size=1. The matching runs in
+float64 and is rounded to float32, so a pair's P/R/F do not depend on which
+other pairs share its chunk; the token vectors themselves do, at float32
+rounding (1e-7), as in bert-score with another batch_size.
 
 The difference is speed: identical texts are embedded once with a fast
 tokenizer, batches are sorted by token length, the forward pass stops at the
@@ -27,7 +32,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import json
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -39,7 +43,7 @@ import torch
 from metrics.scorers.base import CorpusResult, Metric, SegmentResult, Triple
 from metrics.scorers.encoder import Encoder, TokenEmbedding, get_encoder
 from metrics.scorers.errors import InputError, OptionError
-from metrics.scorers.loading import DEFAULT_EMBEDDING_MODEL, model_num_layers
+from metrics.scorers.loading import DEFAULT_EMBEDDING_MODEL, compute_dtype_name, model_num_layers
 
 # Elements of one chunk's similarity tensor (pairs x hyp tokens x ref tokens).
 _MAX_CHUNK_ELEMENTS = 1 << 24
@@ -100,12 +104,16 @@ def greedy_match(
         ref_len = torch.tensor([lengths[i] for i in rs], device=device)
         hyp_mask = torch.arange(hyp.shape[1], device=device)[None, :] < hyp_len[:, None]
         ref_mask = torch.arange(ref.shape[1], device=device)[None, :] < ref_len[:, None]
-        sim = torch.bmm(hyp, ref.transpose(1, 2))
+        # float64 from here, rounded to float32 at the end: a float32 product's or
+        # sum's rounding depends on the padded shapes (kernel blocking, reduction
+        # tree), so the same pair would score differently in different chunks.
+        sim = torch.bmm(hyp.double(), ref.double().transpose(1, 2))
         # Padding must never win a max; cosines are >= -1, so -2 is below any real match.
         best_for_hyp = sim.masked_fill(~ref_mask[:, None, :], _PAD_SIM).amax(dim=2)
         best_for_ref = sim.masked_fill_(~hyp_mask[:, :, None], _PAD_SIM).amax(dim=1)
-        precision = (best_for_hyp * hyp_w).sum(1) / hyp_w.sum(1)
-        recall = (best_for_ref * ref_w).sum(1) / ref_w.sum(1)
+        hyp_w64, ref_w64 = hyp_w.double(), ref_w.double()
+        precision = ((best_for_hyp * hyp_w64).sum(1) / hyp_w64.sum(1)).float()
+        recall = ((best_for_ref * ref_w64).sum(1) / ref_w64.sum(1)).float()
         f1 = 2 * precision * recall / (precision + recall)
         result = torch.stack([precision, recall, f1], dim=1)
         out[torch.tensor(chunk, device=device)] = torch.nan_to_num(result, nan=0.0, posinf=0.0, neginf=0.0)
@@ -143,6 +151,7 @@ class BERTScoreMetric(Metric):
     name: ClassVar[str] = "bertscore"
     version: ClassVar[str] = "1"
     higher_is_better: ClassVar[bool] = True
+    uses_model: ClassVar[bool] = True
     defaults: ClassVar[dict[str, Any]] = {
         "model": None,
         "layer": None,
@@ -151,33 +160,41 @@ class BERTScoreMetric(Metric):
         "batch_size": 64,
         "device": None,
     }
-    # Options that change the scores (the rest, batch size and device, only the speed).
+    option_bounds: ClassVar[dict[str, tuple[float, float]]] = {"layer": (0, 1000), "batch_size": (1, 4096)}
+    # Options that change the scores, in signature order (batch size and device change only the speed).
     signature_keys: ClassVar[tuple[str, ...]] = ("model", "layer", "idf", "baseline")
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        layer = self.options.get("layer")
-        if layer is not None and not isinstance(layer, int):
-            try:
-                self.options["layer"] = int(str(layer).strip())
-            except ValueError:
-                raise OptionError(f"option layer={layer!r}: expected an integer (hidden state index)") from None
-        if isinstance(self.options["layer"], bool) or (
-            self.options["layer"] is not None and self.options["layer"] < 0
-        ):
-            raise OptionError(f"option layer={self.options['layer']!r}: expected an integer >= 0")
-        if not isinstance(self.options["batch_size"], int) or self.options["batch_size"] < 1:
-            raise OptionError(f"option batch_size={self.options['batch_size']!r}: expected an integer >= 1")
-        self._idf_references: list[str] | None = None
         self._fixed_df: tuple[Counter, int] | None = None
 
-    def idf_from(self, references: Sequence[str]) -> None:
-        """Fix the idf table to these references for every later call, e.g. all
-        references of a dataset scored in chunks on several workers, so that
-        every chunk weighs tokens alike (bert-score's `idf_sents`). Without it,
-        idf comes from the references of each call."""
-        self._idf_references = [r.strip() for r in references]
+    # ---- corpus state: idf over all references -----------------------------
+    def corpus_state(self, hyps, refs=None, srcs=None, data=None) -> dict | None:
+        """With idf=true: document frequencies of token ids over every reference
+        of the corpus (bert-score's `idf_sents`), so that chunks weigh tokens alike."""
+        if not self.options.get("idf"):
+            return None
+        if refs is None:
+            raise InputError(f"{self.name} needs references")
+        texts = [r.strip() for group in refs for r in group]
+        ids = self.encoder().tokenize(texts)
+        df = Counter(t for seq in ids for t in set(seq))
+        return {"idf": {"m": len(ids), "df": {str(t): c for t, c in sorted(df.items())}}}
+
+    def load_corpus_state(self, state: dict | None) -> None:
+        super().load_corpus_state(state)
         self._fixed_df = None
+        table = (state or {}).get("idf")
+        if table is not None:
+            try:
+                self._fixed_df = (Counter({int(t): int(c) for t, c in table["df"].items()}), int(table["m"]))
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                raise InputError(f"{self.name}: corpus state has a malformed idf table ({exc})") from None
+
+    def idf_from(self, references: Sequence[str]) -> None:
+        """Fix the idf table to these references for every later call
+        (shorthand for `load_corpus_state(corpus_state(...))`)."""
+        self.load_corpus_state(self.corpus_state([""] * len(references), [[r] for r in references]))
 
     # ---- model -------------------------------------------------------------
     def encoder(self) -> Encoder:
@@ -203,10 +220,7 @@ class BERTScoreMetric(Metric):
         idf: dict[int, float] | None = None
         default = 1.0
         if self.options["idf"]:
-            if self._idf_references is not None:
-                if self._fixed_df is None:
-                    ref_ids = encoder.tokenize(self._idf_references)
-                    self._fixed_df = (Counter(t for ids in ref_ids for t in set(ids)), len(ref_ids))
+            if self._fixed_df is not None:
                 df, m = self._fixed_df
             else:
                 df = Counter(t for text in ref_texts for t in set(embeddings[text].input_ids))
@@ -302,21 +316,14 @@ class BERTScoreMetric(Metric):
             return value or DEFAULT_EMBEDDING_MODEL
         if key == "layer":
             return self.resolved_layer()
-        if key == "idf":
-            return "yes" if value else "no"
         if key in ("baseline", "frequency_file"):
-            return f"{Path(value).name}@{_file_digest(value)}" if value else "none"
+            return f"{Path(value).name}@{_file_digest(value)}" if value else None
         return value
 
-    def signature(self) -> str:
-        """`bertscore|v:1|model:…|layer:6|idf:no|baseline:none|torch:…|transformers:…`:
-        only the options that change the scores, with the layer resolved."""
-        parts = [self.name, f"v:{self.version}"]
-        for key in self.signature_keys:
-            value = self.signature_value(key)
-            if isinstance(value, (dict, list)):
-                value = json.dumps(value, sort_keys=True, separators=(",", ":"))
-            parts.append(f"{key}:{value}")
-        for lib, ver in sorted(self.library_versions().items()):
-            parts.append(f"{lib}:{ver}")
-        return "|".join(parts)
+    def signature_fields(self) -> dict[str, Any]:
+        """Only the options that change the scores, the layer resolved, and the
+        compute dtype (bf16 on CUDA by default, fp32 as bert-score on CPU):
+        `bertscore|v:1|model:…|layer:6|idf:no|baseline:none|dtype:fp32|torch:…|transformers:…`."""
+        fields = {key: self.signature_value(key) for key in self.signature_keys}
+        fields["dtype"] = compute_dtype_name(self.options["device"])
+        return fields

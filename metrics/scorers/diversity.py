@@ -1,9 +1,10 @@
 """Diversity of a set of outputs (one system's outputs): distinct-n, self-BLEU, type-token ratio.
 
 These are system-level (`level = "system"`): the corpus score describes the
-set of outputs handed to `score()` (score a system's outputs in one call, or
-pass all their segment results to `corpus_score`), and each segment result is
-that output's own value. They need no references. Text is lowercased
+set of outputs handed to `score()`, and each segment result is that output's
+own value (self-BLEU's against the other outputs of the call). A caller that
+scores in chunks (metric runs) scores one system's outputs per call, never a
+chunk of a system: `corpus_state` is None for these metrics. They need no references. Text is lowercased
 (`lowercase`) and tokenized with a sacrebleu tokenizer (`tokenize`: 13a by
 default, `none` splits on whitespace, `zh`/`char` for unsegmented scripts).
 
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from metrics.scorers.base import CorpusResult, Metric, SegmentResult, Triple
-from metrics.scorers.errors import InputError, OptionError
+from metrics.scorers.errors import InputError
 from metrics.scorers.sacrebleu_metrics import offline_tokenizer
 
 
@@ -109,11 +110,7 @@ class DistinctNMetric(_RatioMetric):
 
     name = "distinct-n"
     defaults: ClassVar[dict[str, Any]] = {"n": 2, "tokenize": "13a", "lowercase": False}
-
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        if not isinstance(self.options["n"], int) or isinstance(self.options["n"], bool) or self.options["n"] < 1:
-            raise OptionError("distinct-n: n must be a positive integer")
+    option_bounds: ClassVar[dict[str, tuple[float, float]]] = {"n": (1, 10)}
 
     def _items(self, tokens: list[str]) -> list:
         n = self.options["n"]
@@ -141,12 +138,11 @@ class SelfBLEUMetric(_DiversityMetric):
     name = "self-bleu"
     higher_is_better = False
     defaults: ClassVar[dict[str, Any]] = {"tokenize": "13a", "lowercase": False, "max_ngram_order": 4}
+    option_bounds: ClassVar[dict[str, tuple[float, float]]] = {"max_ngram_order": (1, 10)}
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         order = self.options["max_ngram_order"]
-        if not isinstance(order, int) or isinstance(order, bool) or order < 1:
-            raise OptionError("self-bleu: max_ngram_order must be a positive integer")
         from sacrebleu.metrics import BLEU
 
         self._bleu = BLEU(

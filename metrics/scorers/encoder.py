@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from metrics.scorers.errors import ModelNotAvailable, OptionError
-from metrics.scorers.loading import pick_device, resolve_model_path
+from metrics.scorers.loading import compute_dtype_name, pick_device, resolve_model_path, torch_dtype
 
 # Bytes of embeddings kept between calls (per encoder); WORKBENCH_EMBED_CACHE_MB overrides.
 _DEFAULT_CACHE_MB = 256
@@ -102,16 +102,7 @@ def _needs_prefix_space(tokenizer: Any) -> bool:
 
 
 def _torch_dtype(device: str) -> torch.dtype:
-    requested = os.environ.get("WORKBENCH_DTYPE", "").strip().lower()
-    table = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16,
-             "bf16": torch.bfloat16, "float16": torch.float16, "fp16": torch.float16}
-    if requested:
-        if requested not in table:
-            raise OptionError(f"WORKBENCH_DTYPE={requested!r}: use float32, bfloat16 or float16")
-        return table[requested]
-    if device.startswith("cuda"):
-        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    return torch.float32
+    return torch_dtype(compute_dtype_name(device))
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -302,6 +293,17 @@ class Encoder:
         if not texts:
             return []
         return [list(ids) for ids in self._encode(list(texts), self.max_length)["input_ids"]]
+
+    def token_strings(self, texts: Sequence[str]) -> list[list[str]]:
+        """Each text's tokens as strings, special tokens left out, exactly the
+        non-special `tokens` of `token_embeddings` (no forward pass)."""
+        if not texts:
+            return []
+        enc = self._encode(list(texts), self.max_length)
+        return [
+            [tok for tok, special in zip(self.tokenizer.convert_ids_to_tokens(ids), mask) if not special]
+            for ids, mask in zip(enc["input_ids"], enc["special_tokens_mask"])
+        ]
 
     def token_embeddings(
         self, texts: Sequence[str], *, layer: int | None = None, batch_size: int = 64

@@ -39,7 +39,7 @@ def _packaged_dir(module_name: str) -> Path | None:
     except ImportError:
         return None
     path = Path(module.__file__).parent / "model"
-    return path if (path / "config.json").is_file() else None
+    return path.resolve() if (path / "config.json").is_file() else None
 
 
 def resolve_model_path(name: str | None) -> Path:
@@ -106,3 +106,34 @@ def pick_device(requested: str | None = None) -> str:
                 )
         return requested
     raise OptionError(f"unknown device {requested!r}: use cpu, cuda, cuda:N or auto")
+
+
+_DTYPES = {"float32": "fp32", "fp32": "fp32", "bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16"}
+
+
+def compute_dtype_name(device: str | None = None, requested: str | None = None) -> str:
+    """The floating-point type a model runs in: `fp32`, `bf16` or `fp16`.
+
+    `requested` (an option) or else WORKBENCH_DTYPE; `auto`/unset means bf16
+    (fp16 where bf16 is unsupported) on CUDA and fp32 on CPU. Scores differ
+    between them (bert-score itself runs fp32), so signatures name it.
+    """
+    choice = (requested or "auto").strip().lower()
+    if choice == "auto":
+        choice = (os.environ.get("WORKBENCH_DTYPE") or "auto").strip().lower()
+    if choice != "auto":
+        if choice not in _DTYPES:
+            raise OptionError(f"dtype={choice!r}: use auto, float32, bfloat16 or float16")
+        return _DTYPES[choice]
+    resolved = pick_device(device)
+    if resolved.startswith("cuda"):
+        import torch
+
+        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    return "fp32"
+
+
+def torch_dtype(name: str):
+    import torch
+
+    return {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[name]

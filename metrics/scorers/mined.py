@@ -3,7 +3,12 @@ to an embedded metric, and the severity of each error (Bañeras-Roux et al.
 2024, seed 004).
 
 The hypothesis is aligned with the reference (Levenshtein, the same
-alignment jiwer uses: rapidfuzz's edit operations) at the word level
+alignment jiwer uses: rapidfuzz's edit operations; when several alignments
+have the same cost, rapidfuzz picks one and the seed's own aligner may pick
+another, e.g. which of two equal words counts as inserted: E is the same,
+but the corrected candidates, and so k and the severities, can differ under
+SemDist or BERTScore, and under CER at the edges, through jiwer's strip;
+WER's k cannot) at the word level
 (`minwed`) or the character level (`mincer`), which gives E errors
 (substitutions, insertions, deletions). Correcting a subset of errors
 rewrites the hypothesis towards the reference. The score is the smallest k
@@ -19,11 +24,18 @@ single-correction gains) go first, in rounds of 8, 16, ... candidates per
 segment, and a segment leaves the level at its first passing candidate. The
 search stops at the first level where a candidate passes, so k is exact.
 
-* Coherent metrics (WER inside minWED, CER inside minCER: correcting one
-  error always removes exactly one edit, whatever else was corrected) need
-  only level 1: sort the gains and take the smallest k whose summed gains
-  pass. `coherent=auto` uses this shortcut for exactly those pairs; `no`
-  forces the full search, `yes` forces the shortcut.
+* Coherent metrics need no level search. WER inside minWED: correcting one
+  error always removes exactly one edit, whatever else was corrected (the
+  alignment is optimal, so a candidate with m errors left is at edit
+  distance exactly m from the reference): sort the gains and take the
+  smallest k whose summed gains pass. CER inside minCER is coherent except
+  at the edges, because jiwer's CER strips the candidate's leading and
+  trailing whitespace; `metrics.scorers.mincer_search` finds the exact k
+  there (a closed form, a lower bound met by a witness, or a dynamic
+  programme). `coherent=auto` uses these for exactly those pairs (default
+  options of the embedded metric); `no` forces the full search; `yes`
+  forces the closed form (for minCER with CER the exact one, otherwise the
+  summed single gains).
 * The exhaustive search is capped: at most `max_errors` levels (corrections)
   and at most `max_candidates` candidate hypotheses scored per segment.
   Beyond either cap a best-first (greedy) completion, batched across
@@ -34,7 +46,10 @@ search stops at the first level where a candidate passes, so k is exact.
 
 Error severity = metric(hypothesis) - metric(hypothesis with only that error
 corrected), kept with its error (`errors`: position, type, ref, hyp,
-severity) so a UI can colour tokens.
+severity) so a UI can colour tokens. `corrected` lists (as indices into
+`errors`) one set of k corrections that makes the hypothesis pass, the
+candidate the search accepted; all errors when even the reference does not
+pass (`reached` false).
 
 Default thresholds (the paper tunes θ per metric; these are starting points,
 all metrics on a lower-is-better [0, 1] scale): semdist 0.1, bertscore
@@ -175,6 +190,7 @@ class _Segment:
     k_lower_bound: int | None = None
     evaluated: int = 0
     best: tuple[tuple[int, ...], float] | None = None  # best subset of the last complete level
+    corrected: tuple[int, ...] = ()  # the accepted set of corrections (all errors when not reached)
 
 
 class _MinEDMetric(Metric):
@@ -190,6 +206,10 @@ class _MinEDMetric(Metric):
         "coherent": "auto",
         "metric_options": {},
     }
+    option_bounds: ClassVar[dict[str, tuple[float, float]]] = {
+        "threshold": (-1e6, 1e6), "max_errors": (1, 64), "max_candidates": (1, 10_000_000),
+    }
+    uses_model: ClassVar[bool] = True  # with the default embedded metric (semdist); see __init__
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -218,9 +238,10 @@ class _MinEDMetric(Metric):
             # idf comes from the references of each call, so a candidate's score would
             # depend on which other candidates share its batch.
             raise OptionError(f"{self.name}: embedded bertscore cannot use idf=true (its weights depend on the batch)")
-        for key in ("max_errors", "max_candidates"):
-            if int(self.options[key]) < 1:
-                raise OptionError(f"{self.name}: {key}={self.options[key]} must be at least 1")
+        from metrics.scorers.registry import metric_class
+
+        # Per instance: a model only when the embedded metric runs one (semdist, bertscore).
+        self.uses_model = metric_class(name).uses_model
         coherent = str(self.options["coherent"]).strip().lower()
         if coherent not in ("auto", "yes", "no"):
             raise OptionError(f"{self.name}: coherent={coherent!r}: use auto, yes or no")
@@ -286,26 +307,28 @@ class _MinEDMetric(Metric):
 
         # Levels 0 and 1 for every segment in one call: level 1 also gives the severities.
         pairs: list[tuple[str, str]] = []
-        for seg in segs:
+        known = [self._known_singles(seg.alignment) for seg in segs]
+        for seg, seg_known in zip(segs, known):
             a = seg.alignment
             pairs.append((a.apply(), a.reference))
-            pairs.extend((a.apply((e,)), a.reference) for e in range(len(a.errors)))
+            pairs.extend((a.apply((e,)), a.reference) for e, v in enumerate(seg_known) if v is None)
         scored = iter(values(pairs))
         pending: list[_Segment] = []
-        for seg in segs:
+        for seg, seg_known in zip(segs, known):
             n_errors = len(seg.alignment.errors)
             seg.base = next(scored)
-            seg.singles = [next(scored) for _ in range(n_errors)]
+            seg.singles = [next(scored) if v is None else v for v in seg_known]
             seg.evaluated = 1 + n_errors
             if n_errors == 0 or self.passes(seg.base):
                 seg.k = 0
                 seg.reached = self.passes(seg.base)
-            elif self.is_coherent:
-                self._coherent_k(seg)
+            elif self.is_coherent and self._coherent_k(seg):
+                pass
             elif any(self.passes(v) for v in seg.singles):
-                seg.k = 1
+                best = min(range(n_errors), key=lambda e: (seg.singles[e], e))
+                seg.k, seg.corrected = 1, (best,)
             elif n_errors == 1:
-                seg.k, seg.reached = 1, False
+                seg.k, seg.reached, seg.corrected = 1, False, (0,)
             else:
                 best = min(range(n_errors), key=lambda e: (seg.singles[e], e))
                 seg.best = ((best,), seg.singles[best])
@@ -341,12 +364,15 @@ class _MinEDMetric(Metric):
                     w.done += len(got)
                     w.values.extend(got)
                     w.seg.evaluated += len(got)
-                    if any(self.passes(v) for v in got):
+                    passing = [i for i, v in enumerate(got) if self.passes(v)]
+                    if passing:
                         w.seg.k = level
+                        w.seg.corrected = w.combos[w.done - len(got) + passing[0]]
                     elif w.done < len(w.combos):
                         still.append(w)
                     elif level == len(w.seg.alignment.errors):
-                        w.seg.k, w.seg.reached = level, False  # even the reference itself does not pass
+                        # even the reference itself does not pass
+                        w.seg.k, w.seg.reached, w.seg.corrected = level, False, w.combos[0]
                     else:
                         best = min(range(len(w.combos)), key=lambda i: (w.values[i], w.combos[i]))
                         w.seg.best = (w.combos[best], w.values[best])
@@ -357,16 +383,22 @@ class _MinEDMetric(Metric):
         if greedy:
             self._greedy(greedy, values)
 
-    def _coherent_k(self, seg: _Segment) -> None:
-        """Exact for coherent metrics: corrections' gains add up independently."""
-        gains = sorted((seg.base - v for v in seg.singles), reverse=True)
+    def _known_singles(self, alignment: Alignment) -> list[float | None]:
+        """Values of single-correction candidates known without scoring them (None: score it)."""
+        return [None] * len(alignment.errors)
+
+    def _coherent_k(self, seg: _Segment) -> bool:
+        """Exact for coherent metrics: corrections' gains add up independently.
+        True when it settled the segment (False sends it to the level search)."""
+        order = sorted(range(len(seg.singles)), key=lambda e: (-(seg.base - seg.singles[e]), e))
         value = seg.base
-        for k, gain in enumerate(gains, start=1):
-            value -= gain
+        for k, e in enumerate(order, start=1):
+            value -= seg.base - seg.singles[e]
             if self.passes(value):
-                seg.k = k
-                return
-        seg.k, seg.reached = len(gains), False
+                seg.k, seg.corrected = k, tuple(sorted(order[:k]))
+                return True
+        seg.k, seg.reached, seg.corrected = len(order), False, tuple(range(len(order)))
+        return True
 
     def _greedy(self, segs: list[_Segment], values: Callable[[list[tuple[str, str]]], list[float]]) -> None:
         """Best-first completion past the cap, one correction per round, all
@@ -386,6 +418,7 @@ class _MinEDMetric(Metric):
                 seg.evaluated += len(combos)
                 best = min(range(len(combos)), key=lambda i: (level_values[i], combos[i]))
                 seg.best = (combos[best], level_values[best])
+                seg.corrected = combos[best]
                 if self.passes(level_values[best]):
                     seg.k = len(combos[best])
                 elif len(combos[best]) == len(seg.alignment.errors):
@@ -412,6 +445,7 @@ class _MinEDMetric(Metric):
             "capped": seg.capped,
             "reached": seg.reached,
             "errors": errors,
+            "corrected": list(seg.corrected),
             "metric": self.options["metric"],
             "metric_score": seg.base,
             "threshold": self.threshold,
@@ -444,13 +478,15 @@ class _MinEDMetric(Metric):
             pass
         return versions
 
-    def signature(self) -> str:
-        # The embedded metric's own signature pins its model and options too.
+    def signature_fields(self) -> dict[str, Any]:
+        """The options, then the embedded metric's own signature (its model and options)."""
+        fields = super().signature_fields()
+        fields.pop("metric_options")
         try:
-            inner = self.embedded.signature()
+            fields["embedded"] = f"[{self.embedded.signature()}]"
         except Exception:  # noqa: BLE001 - a signature must not fail because a model is absent
-            inner = self.options["metric"]
-        return f"{super().signature()}|embedded:[{inner}]"
+            fields["embedded"] = f"[{self.options['metric']}]"
+        return fields
 
 
 class MinWEDMetric(_MinEDMetric):
@@ -468,8 +504,77 @@ class MinWEDMetric(_MinEDMetric):
 
 
 class MinCERMetric(_MinEDMetric):
-    """Minimum number of character corrections (minCED in the paper)."""
+    """Minimum number of character corrections (minCED in the paper).
+
+    With the embedded `cer` (default options) every candidate is scored as
+    jiwer's `cer` scores it, the seed's way (thibault-roux/mined `mincer.py`
+    hands each corrected string to the embedded metric): leading and
+    trailing whitespace stripped, then character edits over the reference
+    length (jiwer's count of insertions when the reference is empty). The
+    strip makes corrections interact at the edges, so the default search is
+    `metrics.scorers.mincer_search` (exact, equal to the full level search
+    `coherent=no`), not summed single gains. Differences from the script,
+    by design: the hypothesis and reference are stripped before alignment
+    (jiwer's CER transform; the script aligns the raw strings, which no
+    HATS line needs), and past 15 character errors the script returns E
+    without searching (its `__MAX__`) where we search.
+
+    >>> from metrics.scorers import get_metric
+    >>> [seg] = get_metric("mincer", metric="cer", threshold=0.05).score(["xy abcdefghij"], [["abcdefghij"]])
+    >>> seg.score, seg.extra["E"], seg.extra["corrected"]  # fix x and y; the space left in front is stripped
+    (2.0, 3, [0, 1])
+    """
 
     name: ClassVar[str] = "mincer"
     unit: ClassVar[str] = "char"
     coherent_metric: ClassVar[str] = "cer"
+
+    @property
+    def native_cer(self) -> bool:
+        """The embedded metric is jiwer's CER with its default transform."""
+        return self.options["metric"] == "cer" and not self.options["metric_options"]
+
+    def embedded_values(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        if not self.native_cer:
+            return super().embedded_values(pairs)
+        # jiwer.cer(ref, hyp) without its per-call transform overhead: the same
+        # strip, the same (rapidfuzz) edit count, the same division.
+        from rapidfuzz.distance import Levenshtein
+
+        values = []
+        for hyp, ref in pairs:
+            hyp, ref = hyp.strip(), ref.strip()
+            values.append(Levenshtein.distance(hyp, ref) / len(ref) if ref else float(len(hyp)))
+        return values
+
+    def _known_singles(self, alignment: Alignment) -> list[float | None]:
+        if not self.native_cer:
+            return super()._known_singles(alignment)
+        from metrics.scorers.mincer_search import interior_errors
+
+        # jiwer's value for E - 1 edits, the same division as `embedded_values`.
+        n_ref, n_errors = len(alignment.ref_tokens), len(alignment.errors)
+        value = (n_errors - 1) / n_ref if n_ref else float(n_errors - 1)
+        known: list[float | None] = [None] * n_errors
+        for e in interior_errors(alignment):
+            known[e] = value
+        return known
+
+    def _coherent_k(self, seg: _Segment) -> bool:
+        if not self.native_cer:
+            return super()._coherent_k(seg)
+        from metrics.scorers.mincer_search import min_corrections
+
+        a = seg.alignment
+        n_ref = len(a.ref_tokens)
+        # The most edits that still pass, by the same float test as the scored
+        # candidates; fewer than E since the hypothesis itself does not pass.
+        max_edits = -1
+        while max_edits + 1 < len(a.errors) and self.passes((max_edits + 1) / n_ref if n_ref else float(max_edits + 1)):
+            max_edits += 1
+        found = min_corrections(a, max_edits)
+        if found is None:  # past the dynamic programme's size limit: the capped level search
+            return False
+        seg.k, seg.reached, seg.corrected = found.k, found.reached, tuple(found.corrected)
+        seg.evaluated += found.scored
+        return True

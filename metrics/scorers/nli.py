@@ -27,6 +27,7 @@ WORKBENCH_MODELS, never downloaded.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -39,7 +40,7 @@ import numpy as np
 
 from metrics.scorers.base import CorpusResult, Metric, SegmentResult, Triple
 from metrics.scorers.errors import InputError, MetricError, ModelNotAvailable, OptionError
-from metrics.scorers.loading import pick_device, resolve_model_path
+from metrics.scorers.loading import compute_dtype_name, pick_device, resolve_model_path, torch_dtype
 
 LABEL_OK = "OK"
 LABEL_OMISSION = "omission"
@@ -94,6 +95,37 @@ def triple_to_fact(triple: Triple, templates: Mapping[str, Any] | None = None) -
     return re.sub(r"\s+", " ", fact.replace("_", " ")).strip()
 
 
+# nlgi_eval's names for E2E slots as TGen writes them -> the template keys.
+NLGI_EVAL_REMAP = {"eat_type": "eatType", "rating": "customer rating", "family_friendly": "familyFriendly",
+                   "price_range": "priceRange"}
+
+
+def nlgi_eval_fact(triple: Triple, templates: Mapping[str, Any]) -> str:
+    """A fact as ufal/nlgi_eval's `triples_to_templates` writes it: its template
+    (or the one of the remapped E2E slot name), else the back-off
+    "The <predicate> of <subject> is <object>." with camelCase split but its
+    case kept ("The birth Place of ..."); quotes stripped from the object
+    only; every underscore of the sentence becomes a space; no other cleaning.
+
+    >>> nlgi_eval_fact(("Alan_Bean", "birthPlace", '"Wheeler, Texas"'), {})
+    'The birth Place of Alan Bean is Wheeler, Texas.'
+    """
+    subject, predicate, obj = (str(part) for part in triple)
+    entry = templates.get(predicate)
+    if entry is None and predicate in NLGI_EVAL_REMAP:
+        entry = templates.get(NLGI_EVAL_REMAP[predicate])
+    if entry is None:
+        entry = re.sub(r"([a-z])([A-Z])", r"\1 \2", f"The {predicate} of <subject> is <object>.")
+    if isinstance(entry, Mapping):
+        if obj not in entry:
+            raise InputError(f"nli: template for {predicate!r} has no entry for the value {obj!r}")
+        entry = entry[obj]
+    if isinstance(entry, list):
+        entry = entry[0]
+    obj_text = re.sub(r"""^["'](.*)["']$""", r"\1", obj)
+    return entry.replace("<subject>", subject).replace("<object>", obj_text).replace("_", " ")
+
+
 _E2E_SLOT = re.compile(r"\s*([^\[\],]+?)\s*\[([^\]]*)\]\s*(?:,|$)")
 
 
@@ -119,16 +151,32 @@ def e2e_mr_to_triples(mr: str) -> list[Triple]:
     return [(names[0], attr, value) for attr, value in slots if attr != "name"]
 
 
+def _templates_option(value: Any) -> dict[str, Any]:
+    """The `templates` option: unset, a JSON object (or its text), or the path of a JSON file."""
+    if value is None or value == {}:
+        return {}
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("{"):
+            try:
+                value = json.loads(text)
+            except (json.JSONDecodeError, RecursionError) as exc:
+                raise OptionError(f"templates: not valid JSON ({exc})") from None
+        else:
+            return load_templates(text)
+    return _check_templates(value, "templates")
+
+
 def load_templates(path: str | Path) -> dict[str, Any]:
     """Read a templates JSON file (predicate -> template string, list, or
     value-keyed dict, nlgi_eval's format)."""
     try:
         value = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
     except OSError as exc:
-        raise OptionError(f"templates_file {path}: cannot read it ({exc.strerror or exc})") from exc
-    except json.JSONDecodeError as exc:
-        raise OptionError(f"templates_file {path}: not valid JSON ({exc})") from exc
-    return _check_templates(value, f"templates_file {path}")
+        raise OptionError(f"templates file {path}: cannot read it ({exc.strerror or exc})") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise OptionError(f"templates file {path}: not valid JSON ({exc})") from exc
+    return _check_templates(value, f"templates file {path}")
 
 
 def _check_templates(value: Any, where: str) -> dict[str, Any]:
@@ -161,7 +209,10 @@ class NLIBackend(Protocol):
     labels: Sequence[str]
 
     def entailment_probs(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        """Probabilities, shape [len(pairs), len(labels)], rows summing to 1."""
+        """Probabilities, shape [len(pairs), len(labels)], rows summing to 1.
+        With `compat=nlgi_eval` the metric calls `entailment_probs(pairs,
+        encoding="joined")`: encode each pair as the single string
+        "premise </s></s> hypothesis", as nlgi_eval does."""
 
 
 def entailment_index(labels: Sequence[str], model: str = "the NLI model") -> int:
@@ -205,7 +256,10 @@ class TransformersNLIBackend:
         self.max_length = _max_length(self.tokenizer, net.config)
         self._lock = threading.Lock()
 
-    def entailment_probs(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+    def entailment_probs(self, pairs: Sequence[tuple[str, str]], encoding: str = "pair") -> np.ndarray:
+        """`encoding="pair"`: the tokenizer's standard text pair; `"joined"`:
+        one string `premise </s></s> hypothesis` (ufal/nlgi_eval's encoding,
+        which gives other token ids around the separator)."""
         import torch
 
         out = np.zeros((len(pairs), len(self.labels)), dtype=np.float64)
@@ -216,32 +270,26 @@ class TransformersNLIBackend:
         with self._lock, torch.inference_mode():
             for start in range(0, len(order), self.batch_size):
                 batch = order[start:start + self.batch_size]
-                enc = self.tokenizer(
-                    [pairs[i][0] for i in batch],
-                    [pairs[i][1] for i in batch],
-                    padding=True,
-                    truncation=True,
-                    max_length=self.max_length,
-                    return_tensors="pt",
-                ).to(self.device)
+                if encoding == "joined":
+                    texts = [f"{pairs[i][0]} </s></s> {pairs[i][1]}" for i in batch]
+                    enc = self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_length,
+                                         return_tensors="pt").to(self.device)
+                else:
+                    enc = self.tokenizer(
+                        [pairs[i][0] for i in batch],
+                        [pairs[i][1] for i in batch],
+                        padding=True,
+                        truncation=True,
+                        max_length=self.max_length,
+                        return_tensors="pt",
+                    ).to(self.device)
                 logits = self.model(**enc).logits.float()
                 out[batch] = torch.softmax(logits, dim=-1).cpu().numpy()
         return out
 
 
 def _resolve_dtype(dtype: str, device: str) -> Any:
-    import torch
-
-    choice = (dtype or "auto").strip().lower()
-    table = {"float32": torch.float32, "fp32": torch.float32, "float16": torch.float16, "fp16": torch.float16,
-             "bfloat16": torch.bfloat16, "bf16": torch.bfloat16}
-    if choice == "auto":
-        if device.startswith("cuda"):
-            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-        return torch.float32
-    if choice not in table:
-        raise OptionError(f"dtype={dtype!r}: use auto, float32, float16 or bfloat16")
-    return table[choice]
+    return torch_dtype(compute_dtype_name(device, dtype or "auto"))
 
 
 def _max_length(tokenizer: Any, config: Any) -> int:
@@ -282,17 +330,36 @@ def fine_label(omission: bool, hallucination: bool) -> str:
     return LABEL_OK
 
 
+COMPAT_MODES = ("paper", "nlgi_eval")
+
+
 class NLIMetric(Metric):
     """NLI semantic accuracy for data-to-text (needs triples, no references).
 
     Options: `model` (local directory or WORKBENCH_MODELS name; default
     roberta-large-mnli), `templates` (JSON object predicate -> template with
-    <subject> and <object>, or a list whose first entry is used),
-    `templates_file` (path to such a JSON file; `templates` entries win),
-    `batch_size`, `device`, `dtype` (auto = bf16/fp16 on CUDA, fp32 on CPU).
+    <subject> and <object>, a list whose first entry is used, or an object
+    keyed by value; or the path of a JSON file holding one), `templates_file`
+    (a path; `templates` entries win), `compat`, `batch_size`, `device`,
+    `dtype` (auto = bf16/fp16 on CUDA, fp32 on CPU).
+
+    `compat=paper` (default) follows the paper's text (module docstring).
+    `compat=nlgi_eval` reproduces ufal/nlgi_eval's `check_inst` (commit
+    34f304a): facts from `nlgi_eval_fact`; every pair encoded as the single
+    string "premise </s></s> hypothesis"; besides the per-fact omission checks
+    and the hallucination check (all facts joined by a space -> output), a
+    whole-input omission check (output -> all facts joined) that alone can set
+    "omission" (then `omitted` may be empty); confidence = the minimum
+    entailment probability of all these checks. nlgi_eval calls the
+    both-errors label "hallucination+omission"; ours is
+    "omission+hallucination" in both modes. Differences left: nlgi_eval
+    never truncates (a pair longer than the model's 512 positions crashes
+    it; we truncate) and runs one pair at a time (we batch with padding,
+    equal to float rounding).
 
     `NLIMetric(backend=...)` plugs in another NLI backend (anything with
-    `labels` and `entailment_probs(pairs)`).
+    `labels` and `entailment_probs(pairs)`; with compat=nlgi_eval it is
+    called with `encoding="joined"`).
     """
 
     name: ClassVar[str] = "nli"
@@ -300,24 +367,29 @@ class NLIMetric(Metric):
     higher_is_better: ClassVar[bool] = True
     needs_refs: ClassVar[bool] = False
     needs_data: ClassVar[bool] = True
+    uses_model: ClassVar[bool] = True
     defaults: ClassVar[dict[str, Any]] = {
         "model": "roberta-large-mnli",
-        "templates": {},
+        "templates": None,
         "templates_file": None,
+        "compat": "paper",
         "batch_size": 32,
         "device": None,
         "dtype": "auto",
     }
+    option_bounds: ClassVar[dict[str, tuple[float, float]]] = {"batch_size": (1, 4096)}
 
     def __init__(self, backend: NLIBackend | None = None, **options: Any) -> None:
         super().__init__(**options)
         templates: dict[str, Any] = {}
         if self.options["templates_file"]:
             templates.update(load_templates(self.options["templates_file"]))
-        templates.update(_check_templates(self.options["templates"] or {}, "templates"))
+        templates.update(_templates_option(self.options["templates"]))
         self.templates = templates
-        if int(self.options["batch_size"]) < 1:
-            raise OptionError(f"batch_size={self.options['batch_size']}: must be at least 1")
+        compat = str(self.options["compat"] or "paper").strip().lower()
+        if compat not in COMPAT_MODES:
+            raise OptionError(f"nli: compat={compat!r}; use one of {', '.join(COMPAT_MODES)}")
+        self.options["compat"] = compat
         self._backend = backend
 
     @property
@@ -332,10 +404,24 @@ class NLIMetric(Metric):
         return self._backend
 
     def facts(self, triples: Sequence[Triple]) -> list[str]:
+        if self.options["compat"] == "nlgi_eval":
+            return [nlgi_eval_fact(t, self.templates) for t in triples]
         return [triple_to_fact(t, self.templates) for t in triples]
+
+    def _probs(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        backend = self.backend
+        if self.options["compat"] == "nlgi_eval":
+            probs = backend.entailment_probs(pairs, encoding="joined")
+        else:
+            probs = backend.entailment_probs(pairs)
+        probs = np.asarray(probs, dtype=np.float64)
+        if probs.shape != (len(pairs), len(backend.labels)):
+            raise MetricError(f"nli backend returned shape {probs.shape}, expected {(len(pairs), len(backend.labels))}")
+        return probs
 
     def score(self, hyps, refs=None, srcs=None, data=None) -> list[SegmentResult]:
         self.check_inputs(hyps, refs, srcs, data)
+        compat = self.options["compat"] == "nlgi_eval"
         per_segment: list[tuple[list[Triple], list[str]]] = []
         for i, triples in enumerate(data):
             checked = []
@@ -345,20 +431,20 @@ class NLIMetric(Metric):
                 checked.append(tuple(str(part) for part in triple))
             per_segment.append((checked, self.facts(checked)))
 
-        # Every premise/hypothesis pair of the call goes to the model at once.
+        # Every premise/hypothesis pair of the call goes to the model at once:
+        # per segment, the omission pairs (output, fact), then the hallucination
+        # pair (facts joined, output), then (nlgi_eval) the whole-input omission pair.
         pairs: list[tuple[str, str]] = []
-        spans: list[tuple[int, int]] = []
+        spans: list[int] = []
         for hyp, (_, facts) in zip(hyps, per_segment):
-            start = len(pairs)
-            pairs.extend((hyp, fact) for fact in facts)  # omission checks
-            pairs.append((" ".join(facts), hyp))  # hallucination check
-            spans.append((start, len(pairs)))
-        backend = self.backend
-        labels = [str(label).lower() for label in backend.labels]
+            spans.append(len(pairs))
+            pairs.extend((hyp, fact) for fact in facts)
+            pairs.append((" ".join(facts), hyp))
+            if compat:
+                pairs.append((hyp, " ".join(facts)))
+        labels = [str(label).lower() for label in self.backend.labels]
         ent = entailment_index(labels, f"model {self.options['model']!r}")
-        probs = np.asarray(backend.entailment_probs(pairs), dtype=np.float64)
-        if probs.shape != (len(pairs), len(labels)):
-            raise MetricError(f"nli backend returned shape {probs.shape}, expected {(len(pairs), len(labels))}")
+        probs = self._probs(pairs)
 
         def passed(row: np.ndarray) -> bool:
             return int(np.argmax(row)) == ent
@@ -367,16 +453,25 @@ class NLIMetric(Metric):
             return {label: float(p) for label, p in zip(labels, row)}
 
         results = []
-        for (start, end), (triples, facts) in zip(spans, per_segment):
-            fact_rows, hall_row = probs[start:end - 1], probs[end - 1]
+        for start, (triples, facts) in zip(spans, per_segment):
+            fact_rows = probs[start:start + len(facts)]
+            hall_row = probs[start + len(facts)]
             fact_info = [
                 {"triple": list(t), "fact": f, "entailed": passed(row), "probs": named(row)}
                 for t, f, row in zip(triples, facts, fact_rows)
             ]
             omitted = [info["fact"] for info in fact_info if not info["entailed"]]
             hallucination = not passed(hall_row)
-            label = fine_label(bool(omitted), hallucination)
-            confidence = float(min([hall_row[ent], *(row[ent] for row in fact_rows)]))
+            checks = [hall_row, *fact_rows]
+            extra: dict[str, Any] = {}
+            omission = bool(omitted)
+            if compat:
+                whole_row = probs[start + len(facts) + 1]
+                omission = omission or not passed(whole_row)
+                checks.append(whole_row)
+                extra["omission_check"] = {"entailed": passed(whole_row), "probs": named(whole_row)}
+            label = fine_label(omission, hallucination)
+            confidence = float(min(row[ent] for row in checks))
             ok = label == LABEL_OK
             results.append(SegmentResult(
                 score=1.0 if ok else 0.0,
@@ -387,6 +482,7 @@ class NLIMetric(Metric):
                     "facts": fact_info,
                     "omitted": omitted,
                     "hallucination_check": {"entailed": not hallucination, "probs": named(hall_row)},
+                    **extra,
                 },
                 stats=[1.0 if ok else 0.0, 1.0] + [1.0 if label == name else 0.0 for name in FINE_LABELS[1:]],
             ))
@@ -396,6 +492,19 @@ class NLIMetric(Metric):
         ok, n, *counts = totals
         extra = {"n": int(n), "labels": {LABEL_OK: int(ok), **{k: int(c) for k, c in zip(FINE_LABELS[1:], counts)}}}
         return CorpusResult(ok / n if n else float("nan"), extra)
+
+    def signature_fields(self) -> dict[str, Any]:
+        """Model, compat mode, a digest of the templates in force (from the
+        option or the file), and the compute dtype."""
+        templates = "none"
+        if self.templates:
+            blob = json.dumps(self.templates, sort_keys=True, ensure_ascii=False).encode("utf-8")
+            templates = f"sha256:{hashlib.sha256(blob).hexdigest()[:12]}"
+        fields: dict[str, Any] = {"model": self.options["model"] or "roberta-large-mnli",
+                                  "compat": self.options["compat"], "templates": templates}
+        if self._backend is None or isinstance(self._backend, TransformersNLIBackend):
+            fields["dtype"] = compute_dtype_name(self.options["device"], self.options["dtype"] or "auto")
+        return fields
 
     def library_versions(self) -> dict[str, str]:
         if self._backend is not None and not isinstance(self._backend, TransformersNLIBackend):

@@ -5,8 +5,14 @@ rouge-score's own tokenizer lowercases and then keeps only `[a-z0-9]`, so
 here is `tokenizer="unicode"` (`UnicodeTokenizer`): words are runs of Unicode
 letters, digits and combining marks after NFC normalisation, Han, Hiragana
 and Katakana characters are one token each (those scripts are written
-without spaces), and punctuation, symbols and emoji separate tokens but are
-not tokens themselves, as in rouge-score. `tokenizer="default"` uses
+without spaces; half-width Katakana is first turned into full-width by NFKC,
+so "ｶﾞ" is the one token "ガ" as in full-width text), and punctuation,
+symbols and emoji separate tokens but are not tokens themselves, as in
+rouge-score. Not segmented: Thai, Lao, Khmer, Burmese and other scripts
+written without spaces whose words span several characters (a run of such
+letters is one token, e.g. a whole Thai clause), which makes ROUGE on them
+close to a sentence-match rate: segment such text into words first (e.g.
+with PyThaiNLP) and score the space-separated result. `tokenizer="default"` uses
 rouge-score's own. `stemmer=true` applies rouge-score's Porter stemming
 (English) to tokens longer than 3 characters with either tokenizer.
 
@@ -26,6 +32,7 @@ that chunks combine exactly.
 """
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -45,6 +52,10 @@ _CHAR_TOKEN_RANGES = (
     (0xF900, 0xFAFF),  # CJK compatibility ideographs
     (0x20000, 0x3134F),  # CJK extensions B-G
 )
+
+
+# Half-width Katakana and its sound marks (U+FF66-U+FF9F): NFKC gives the full-width letters.
+_HALF_WIDTH_KATAKANA = re.compile("[\uff66-\uff9f]+")
 
 
 def _is_char_token(ch: str) -> bool:
@@ -68,7 +79,8 @@ class UnicodeTokenizer:
             self._stemmer = porter.PorterStemmer()
 
     def tokenize(self, text: str) -> list[str]:
-        text = unicodedata.normalize("NFC", text)
+        text = _HALF_WIDTH_KATAKANA.sub(lambda m: unicodedata.normalize("NFKC", m.group(0)),
+                                        unicodedata.normalize("NFC", text))
         if self.lowercase:
             text = text.lower()
         tokens: list[str] = []

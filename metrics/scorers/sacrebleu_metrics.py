@@ -76,7 +76,6 @@ class _SacreBLEUMetric(Metric):
         super().__init__(**options)
         self._validate()
         self._engine = self._build(sentence=False)
-        self._nrefs: set[int] = set()
 
     # subclasses
     def _validate(self) -> None:
@@ -94,6 +93,9 @@ class _SacreBLEUMetric(Metric):
     def _segment_engine(self):
         return self._engine
 
+    def _sacrebleu_fields(self) -> dict[str, Any]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
     # Metric API
     def score(
         self,
@@ -107,7 +109,6 @@ class _SacreBLEUMetric(Metric):
             return []
         _check_hyps(hyps, self.name)
         streams = reference_streams(refs, self.name)
-        self._nrefs.update(sum(1 for s in streams if s[i] is not None) for i in range(len(hyps)))
         # sacrebleu's own extraction: the same statistics corpus_score sums.
         stats = self._engine._extract_corpus_statistics(list(hyps), streams)
         seg_engine = self._segment_engine()
@@ -122,28 +123,29 @@ class _SacreBLEUMetric(Metric):
         sb = self._engine._compute_score_from_stats(list(totals))
         return CorpusResult(score=float(sb.score), extra=self._corpus_extra(sb))
 
+    def corpus_state(self, hyps, refs=None, srcs=None, data=None) -> dict | None:
+        """sacrebleu's `nrefs` for the signature: the number of references of
+        every segment of the corpus, or "var" when they differ."""
+        self.check_inputs(hyps, refs, srcs, data)
+        counts = {sum(1 for r in seg if r is not None) for seg in refs}
+        return {"nrefs": next(iter(counts)) if len(counts) == 1 else "var"}
+
     def library_versions(self) -> dict[str, str]:
         import sacrebleu
 
         return {"sacrebleu": sacrebleu.__version__}
 
-    def sacrebleu_signature(self) -> str:
-        """sacrebleu's own signature string (e.g. `nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0`).
-
-        `nrefs` reflects the segments scored so far by this object ("var" when
-        they had different counts) and is left out before any scoring.
-        """
-        if len(self._nrefs) == 1:
-            self._engine.num_refs = next(iter(self._nrefs))
-        else:
-            self._engine.num_refs = -1
-        sig = self._engine.get_signature()
-        if not self._nrefs:
-            sig.update("nrefs", None)
-        return sig.format()
-
-    def signature(self) -> str:
-        return f"{super().signature()}|{self.sacrebleu_signature()}"
+    def signature_fields(self) -> dict[str, Any]:
+        """sacrebleu's own signature fields, in its order and spelling
+        (`nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp`), built from the
+        options; `nrefs` comes from the loaded corpus state (absent without
+        one), and sacrebleu's `version:` is the `sacrebleu:` field at the end."""
+        fields: dict[str, Any] = {}
+        state = self.loaded_state or {}
+        if "nrefs" in state:
+            fields["nrefs"] = state["nrefs"]
+        fields.update(self._sacrebleu_fields())
+        return fields
 
 
 class BLEUMetric(_SacreBLEUMetric):
@@ -169,6 +171,7 @@ class BLEUMetric(_SacreBLEUMetric):
         "max_ngram_order": 4,
         "effective_order": False,
     }
+    option_bounds: ClassVar[dict[str, tuple[float, float]]] = {"max_ngram_order": (1, 10), "smooth_value": (0.0, 100.0)}
 
     def _validate(self) -> None:
         from sacrebleu.metrics.bleu import BLEU
@@ -182,14 +185,6 @@ class BLEUMetric(_SacreBLEUMetric):
             raise OptionError(
                 f"bleu: smooth_method={self.options['smooth_method']!r}; use one of {', '.join(BLEU.SMOOTH_DEFAULTS)}"
             )
-        value = self.options["smooth_value"]
-        if value is not None:
-            try:
-                self.options["smooth_value"] = float(value)
-            except (TypeError, ValueError):
-                raise OptionError(f"bleu: smooth_value={value!r}: expected a number") from None
-        if not isinstance(self.options["max_ngram_order"], int) or self.options["max_ngram_order"] < 1:
-            raise OptionError("bleu: max_ngram_order must be a positive integer")
         self._sentence_engine = self._build(sentence=True)
 
     def _build(self, sentence: bool):
@@ -209,6 +204,25 @@ class BLEUMetric(_SacreBLEUMetric):
 
     def _segment_engine(self):
         return self._sentence_engine
+
+    def _sacrebleu_fields(self) -> dict[str, Any]:
+        from sacrebleu.metrics.bleu import BLEU
+
+        method = self.options["smooth_method"]
+        smooth = method
+        if BLEU.SMOOTH_DEFAULTS[method] is not None:
+            value = self.options["smooth_value"]
+            smooth += f"[{BLEU.SMOOTH_DEFAULTS[method] if value is None else value:.2f}]"
+        fields: dict[str, Any] = {
+            "case": "lc" if self.options["lowercase"] else "mixed",
+            "eff": self.options["effective_order"],
+            "tok": self._engine.tokenizer.signature(),
+            "smooth": smooth,
+        }
+        # sacrebleu's signature omits the order; ours names it when it is not BLEU-4.
+        if self.options["max_ngram_order"] != 4:
+            fields["order"] = self.options["max_ngram_order"]
+        return fields
 
     @staticmethod
     def _details(sb) -> dict[str, Any]:
@@ -247,13 +261,22 @@ class CHRFMetric(_SacreBLEUMetric):
         "eps_smoothing": False,
     }
 
+    option_bounds: ClassVar[dict[str, tuple[float, float]]] = {
+        "char_order": (0, 20), "word_order": (0, 10), "beta": (0, 100),
+    }
+
     def _validate(self) -> None:
-        for key, low in (("char_order", 1), ("word_order", 0), ("beta", 0)):
-            value = self.options[key]
-            if not isinstance(value, int) or isinstance(value, bool) or value < low:
-                raise OptionError(f"chrf: {key} must be an integer >= {low}")
         if self.options["char_order"] + self.options["word_order"] < 1:
             raise OptionError("chrf: char_order + word_order must be at least 1")
+
+    def _sacrebleu_fields(self) -> dict[str, Any]:
+        return {
+            "case": "lc" if self.options["lowercase"] else "mixed",
+            "eff": not self.options["eps_smoothing"],
+            "nc": self.options["char_order"],
+            "nw": self.options["word_order"],
+            "space": self.options["whitespace"],
+        }
 
     def _build(self, sentence: bool):
         from sacrebleu.metrics import CHRF
@@ -297,6 +320,15 @@ class TERMetric(_SacreBLEUMetric):
             asian_support=self.options["asian_support"],
             case_sensitive=self.options["case_sensitive"],
         )
+
+    def _sacrebleu_fields(self) -> dict[str, Any]:
+        return {
+            "case": "mixed" if self.options["case_sensitive"] else "lc",
+            "tok": self._engine.tokenizer.signature(),
+            "norm": self.options["normalized"],
+            "punct": not self.options["no_punct"],
+            "asian": self.options["asian_support"],
+        }
 
     @staticmethod
     def _details(sb) -> dict[str, Any]:

@@ -3,24 +3,39 @@
 For n = 1..4, n-gram counts of source (S) and output (C) are multiplied by
 the number of references, reference counts (R) are summed over references:
 
-- keep = S ∩ C, judged against S ∩ R: F1 of precision and recall;
-- delete = S - C, judged against S - R: precision only (the paper's choice);
-- add = set(C) - set(S), judged against set(R) - set(S): F1.
+- keep = S ∩ C, judged against S ∩ R;
+- delete = S - C, judged against S - R;
+- add = set(C) - set(S), judged against set(R) - set(S).
 
-SARI = (mean_n keep + mean_n delete + mean_n add) / 3, corpus = mean of segment SARI.
+**Corpus score = EASSE's `corpus_sari` with its defaults** (feralvam/easse
+0.2.4, `easse/sari.py`, what simplification papers report, e.g. on ASSET):
+each segment carries its add/keep/delete counts per n-gram order (36 summable
+statistics); over the corpus, per order, precision = correct / system total
+and recall = correct / reference total (0 when the denominator is 0), F1 = 0
+unless both are positive; add, keep and *delete* each use that F1 (EASSE's
+default `use_f1_for_deletion=True`), averaged over the four orders; SARI =
+their mean. Chunks combine exactly. The corpus result also reports
+`segment_mean`, the mean of the segment scores.
 
-Two variants (option `variant`, written into the signature):
+Segment scores (option `variant`, written into the signature):
 
 - `xu2016` (default): the authors' script (cocoxu/simplification `SARI.py`):
-  an empty precision or recall denominator counts as 0, keep recall averages
-  per-n-gram ratios over the distinct n-grams of S ∩ R.
-- `t2t`: tensor2tensor's `sari_hook` as used by HuggingFace evaluate's
-  `sari`: an empty denominator counts as 1 (so an output identical to the
-  references scores 100), and keep recall = matched count / count of S ∩ R.
+  keep and add F1, delete precision only; an empty precision or recall
+  denominator counts as 0, keep recall averages per-n-gram ratios over the
+  distinct n-grams of S ∩ R.
+- `t2t`: Hugging Face evaluate's `sari` (tensor2tensor's `sari_hook` logic):
+  an empty denominator counts as 1 (an output identical to the references
+  scores 100), keep recall = matched count / count of S ∩ R, and - as in
+  evaluate - the normalised text is split on single spaces, so an empty text
+  is one empty token. Decision: we follow evaluate here, because `t2t` exists
+  to reproduce the numbers people publish with evaluate; an empty output
+  therefore "adds" one unigram that no reference has (source "a b c",
+  references "a" and "a b": 68.75 as in evaluate, where splitting on any
+  whitespace, like tensor2tensor on token ids, would give 77.08).
 
 Text is lowercased (`lowercase`) and tokenized with a sacrebleu tokenizer
-(`tokenize`, default `13a` as in EASSE and HuggingFace evaluate; `none` for
-already tokenized text), then split on whitespace.
+(`tokenize`, default `13a` as in EASSE and Hugging Face evaluate; `none` for
+already tokenized text).
 
 >>> m = SARIMetric()
 >>> m.score(["a"], [["a"]], srcs=["a b"])[0].score
@@ -40,6 +55,8 @@ from metrics.scorers.sacrebleu_metrics import offline_tokenizer
 
 VARIANTS = ("xu2016", "t2t")
 MAX_N = 4
+# Per n-gram order: add (correct, system, reference), keep (...), delete (...).
+_PER_ORDER = 9
 
 
 def _ngrams(tokens: list[str], n: int) -> list[tuple[str, ...]]:
@@ -56,7 +73,7 @@ def sari_ngram(
     refs: list[list[tuple[str, ...]]],
     variant: str = "xu2016",
 ) -> tuple[float, float, float]:
-    """(keep F1, delete precision, add F1) for one n-gram order."""
+    """(keep F1, delete precision, add F1) of one segment for one n-gram order."""
     empty = 1.0 if variant == "t2t" else 0.0
     numref = len(refs)
     r_counts: Counter = Counter()
@@ -100,6 +117,47 @@ def sari_sentence(src: list[str], out: list[str], refs: list[list[str]], variant
     return {"sari": (keep + delete + add) / 3, "keep": keep, "delete": delete, "add": add}
 
 
+def corpus_counts(src: list[str], out: list[str], refs: list[list[str]]) -> list[int]:
+    """One segment's summable statistics for the corpus score: for n = 1..4,
+    add (correct, system total, reference total), keep (...), delete (...)."""
+    numref = len(refs)
+    stats: list[int] = []
+    for n in range(1, MAX_N + 1):
+        s_grams, c_grams = Counter(_ngrams(src, n)), Counter(_ngrams(out, n))
+        r_grams: Counter = Counter()
+        for ref in refs:
+            r_grams.update(_ngrams(ref, n))
+        added, to_add = set(c_grams) - set(s_grams), set(r_grams) - set(s_grams)
+        s_rep = Counter({g: c * numref for g, c in s_grams.items()})
+        c_rep = Counter({g: c * numref for g, c in c_grams.items()})
+        kept, to_keep = s_rep & c_rep, s_rep & r_grams
+        deleted, to_delete = s_rep - c_rep, s_rep - r_grams
+        stats += [
+            len(added & set(r_grams)), len(added), len(to_add),
+            sum((kept & to_keep).values()), sum(kept.values()), sum(to_keep.values()),
+            sum((deleted & to_delete).values()), sum(deleted.values()), sum(to_delete.values()),
+        ]
+    return stats
+
+
+def _corpus_f1(correct: float, system: float, reference: float) -> float:
+    precision = correct / system if system > 0 else 0.0
+    recall = correct / reference if reference > 0 else 0.0
+    return 2 * precision * recall / (precision + recall) if precision > 0 and recall > 0 else 0.0
+
+
+def corpus_sari_from_counts(totals: Sequence[float]) -> dict[str, float]:
+    """EASSE's default corpus SARI (0-100) and its add/keep/delete parts from summed counts."""
+    parts = {"add": 0.0, "keep": 0.0, "delete": 0.0}
+    for n in range(MAX_N):
+        row = totals[n * _PER_ORDER:(n + 1) * _PER_ORDER]
+        parts["add"] += _corpus_f1(*row[0:3]) / MAX_N
+        parts["keep"] += _corpus_f1(*row[3:6]) / MAX_N
+        parts["delete"] += _corpus_f1(*row[6:9]) / MAX_N
+    parts = {k: 100 * v for k, v in parts.items()}
+    return {"sari": (parts["add"] + parts["keep"] + parts["delete"]) / 3, **parts}
+
+
 class SARIMetric(Metric):
     """SARI (see the module docstring for the variants), 0-100."""
 
@@ -113,10 +171,13 @@ class SARIMetric(Metric):
             raise OptionError(f"sari: variant={self.options['variant']!r}; use one of {', '.join(VARIANTS)}")
         self._tokenizer = offline_tokenizer(self.options["tokenize"], "sari")
 
-    def tokens(self, text: str) -> list[str]:
+    def normalized(self, text: str) -> str:
         if self.options["lowercase"]:
             text = text.lower()
-        return self._tokenizer(text.strip()).split()
+        return self._tokenizer(text)
+
+    def tokens(self, text: str) -> list[str]:
+        return self.normalized(text).split()
 
     def score(
         self,
@@ -126,23 +187,32 @@ class SARIMetric(Metric):
         data: Sequence[Sequence[Triple]] | None = None,
     ) -> list[SegmentResult]:
         self.check_inputs(hyps, refs, srcs, data)
+        t2t = self.options["variant"] == "t2t"
         results = []
         for k, (hyp, kept, src) in enumerate(zip(hyps, self.reference_lists(refs), srcs)):
             if not isinstance(hyp, str) or not isinstance(src, str):
                 raise InputError(f"sari: hypothesis and source of segment {k} must be strings")
-            parts = sari_sentence(
-                self.tokens(src), self.tokens(hyp), [self.tokens(r) for r in kept], self.options["variant"]
-            )
+            texts = [self.normalized(t) for t in (src, hyp, *kept)]
+            words = [t.split() for t in texts]
+            # evaluate splits on single spaces: an empty text is one empty token.
+            seg_words = [t.split(" ") for t in texts] if t2t else words
+            parts = sari_sentence(seg_words[0], seg_words[1], seg_words[2:], self.options["variant"])
             extra = {"keep": 100 * parts["keep"], "delete": 100 * parts["delete"], "add": 100 * parts["add"]}
             score = 100 * parts["sari"]
-            results.append(SegmentResult(score=score, extra=extra, stats=[score, *extra.values(), 1.0]))
+            stats = corpus_counts(words[0], words[1], words[2:]) + [score, 1]
+            results.append(SegmentResult(score=score, extra=extra, stats=stats))
         return results
 
     def score_from_stats(self, totals: list[float]) -> CorpusResult:
-        n = totals[-1]
-        return CorpusResult(
-            score=totals[0] / n, extra={"keep": totals[1] / n, "delete": totals[2] / n, "add": totals[3] / n}
-        )
+        corpus = corpus_sari_from_counts(totals[: MAX_N * _PER_ORDER])
+        extra = {"keep": corpus["keep"], "delete": corpus["delete"], "add": corpus["add"],
+                 "segment_mean": totals[-2] / totals[-1]}
+        return CorpusResult(score=corpus["sari"], extra=extra)
+
+    def signature_fields(self) -> dict[str, Any]:
+        """The segment variant, then how the corpus score is computed (EASSE's corpus_sari)."""
+        return {"variant": self.options["variant"], "corpus": "easse", **{
+            k: self.options[k] for k in ("lowercase", "tokenize")}}
 
     def library_versions(self) -> dict[str, str]:
         import sacrebleu

@@ -12,20 +12,17 @@ from typing import Any, ClassVar
 
 from metrics.scorers.base import Metric, SegmentResult, Triple
 from metrics.scorers.encoder import get_encoder
-from metrics.scorers.errors import InputError, OptionError
-from metrics.scorers.loading import DEFAULT_EMBEDDING_MODEL
+from metrics.scorers.errors import InputError
+from metrics.scorers.loading import DEFAULT_EMBEDDING_MODEL, compute_dtype_name
 
 
 class SemDistMetric(Metric):
     name: ClassVar[str] = "semdist"
     version: ClassVar[str] = "1"
     higher_is_better: ClassVar[bool] = False
+    uses_model: ClassVar[bool] = True
     defaults: ClassVar[dict[str, Any]] = {"model": None, "batch_size": 64, "device": None}
-
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        if not isinstance(self.options["batch_size"], int) or self.options["batch_size"] < 1:
-            raise OptionError(f"option batch_size={self.options['batch_size']!r}: expected an integer >= 1")
+    option_bounds: ClassVar[dict[str, tuple[float, float]]] = {"batch_size": (1, 4096)}
 
     def distances(self, hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> list[float]:
         """1 - cos(hyp, ref), the minimum over each hypothesis' references."""
@@ -67,8 +64,7 @@ class SemDistMetric(Metric):
 
         return {"torch": torch.__version__.split("+")[0], "transformers": transformers.__version__}
 
-    def signature(self) -> str:
-        """Only what changes the scores: the model (batch size and device do not)."""
-        parts = [self.name, f"v:{self.version}", f"model:{self.options['model'] or DEFAULT_EMBEDDING_MODEL}"]
-        parts += [f"{lib}:{ver}" for lib, ver in sorted(self.library_versions().items())]
-        return "|".join(parts)
+    def signature_fields(self) -> dict[str, Any]:
+        """Only what changes the scores: the model and the compute dtype."""
+        return {"model": self.options["model"] or DEFAULT_EMBEDDING_MODEL,
+                "dtype": compute_dtype_name(self.options["device"])}

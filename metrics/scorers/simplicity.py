@@ -103,6 +103,9 @@ class SimplicityBERTScoreMetric(BERTScoreMetric):
     signature_keys: ClassVar[tuple[str, ...]] = (
         "model", "layer", "baseline", "frequency_file", "lang", "words_per_sentence",
     )
+    option_bounds: ClassVar[dict[str, tuple[float, float]]] = {
+        **BERTScoreMetric.option_bounds, "words_per_sentence": (1, 1000),
+    }
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -110,8 +113,6 @@ class SimplicityBERTScoreMetric(BERTScoreMetric):
         if path is not None and not Path(path).expanduser().is_file():
             raise OptionError(f"frequency_file {path} does not exist (a corpus, one sentence a line, "
                               "or a table of word<TAB>weight lines)")
-        if self.options["words_per_sentence"] < 1:
-            raise OptionError("option words_per_sentence must be >= 1")
 
     def library_versions(self) -> dict[str, str]:
         versions = super().library_versions()
@@ -168,6 +169,8 @@ class RelBERTScoreMetric(Metric):
     version: ClassVar[str] = "1"
     higher_is_better: ClassVar[bool] = True
     needs_source: ClassVar[bool] = True
+    uses_model: ClassVar[bool] = True
+    option_bounds: ClassVar[dict[str, tuple[float, float]]] = SimplicityBERTScoreMetric.option_bounds
     defaults: ClassVar[dict[str, Any]] = {
         "model": None,
         "layer": None,
@@ -222,9 +225,18 @@ class RelBERTScoreMetric(Metric):
             return CorpusResult(math.nan)
         return CorpusResult(sum(s.score for s in segments) / len(segments))
 
+    def corpus_state(self, hyps, refs=None, srcs=None, data=None) -> dict | None:
+        """The inner BERTScore's state (its idf table over all references)."""
+        self.check_inputs(hyps, refs, srcs, data)
+        return self.inner.corpus_state(hyps, refs)
+
+    def load_corpus_state(self, state: dict | None) -> None:
+        super().load_corpus_state(state)
+        self.inner.load_corpus_state(state)
+
     def library_versions(self) -> dict[str, str]:
         return self.inner.library_versions()
 
-    def signature(self) -> str:
-        inner = self.inner.signature().split("|")
-        return "|".join([self.name, f"v:{self.version}", f"bs:{self.inner.name}"] + inner[2:])
+    def signature_fields(self) -> dict[str, Any]:
+        """`bs:` names the inner BERTScore (bertscore or simplicity-bertscore), then its fields."""
+        return {"bs": self.inner.name, **self.inner.signature_fields()}

@@ -16,16 +16,22 @@ When either sentence has fewer than n units, both use n = the shorter length
 (as the C++). alpha = 1 gives the recall, alpha = 0 the precision.
 
 Weights: idf(u) = log2(1 + (N + 1) / (df(u) + 1)), learned from the N
-references of the call (each reference sentence is one document, several
-references of a segment count separately, as the C++ corpus lines); an unseen
-unit gets log2(1 + (N + 1)), and a word missing from the table is looked up
-again ASCII-lowercased, as the C++ does. Output units are weighted with the
+references (each reference sentence is one document, several references of
+a segment count separately, as the C++ corpus lines); an unseen unit gets
+log2(1 + (N + 1)), and a unit missing from the table is looked up again
+ASCII-lowercased, as the C++ `lexweightmodel_t::get_weight` does (YiSi-0,
+and YiSi-1/2, whose units are token strings for this reason: on a cased
+model "The" takes the weight of "the"). Output units are weighed with the
 same reference-learned table (YiSi-0/1). For YiSi-2 the source units are
-weighted with idf learned from the sources of the call and the output units
-with idf learned from the outputs of the call (the C++ yisi-2 configuration:
-inplexweight-type=learn, hyplexweight-type=learn). Because idf comes from the
-call, scoring a dataset in chunks gives slightly different weights than
-scoring it at once; `idf=false` uses uniform weights 1.
+weighed with idf learned from the sources and the output units with idf
+learned from the outputs (the C++ yisi-2 configuration:
+inplexweight-type=learn, hyplexweight-type=learn). `idf=false` uses uniform
+weights 1.
+
+Where idf comes from: by default the texts of the call. For chunked scoring,
+`corpus_state()` learns the tables once from the whole corpus (as the C++
+learns them from the whole input files) and `load_corpus_state()` makes
+every chunk use them, so chunks give the scores of one call.
 
 Several references: precision and recall are each the maximum over the
 references (C++ `rfeatures` / `get_sentsim`), then combined.
@@ -33,17 +39,20 @@ references (C++ `rfeatures` / `get_sentsim`), then combined.
 Corpus (document) score: the mean of the segment scores, as the C++
 `docscore` (the segments carry [score, 1] so chunks combine exactly).
 
-YiSi-0: units are whitespace tokens (`str.split()`; the C++ splits on the
-space character only, the same for ordinary text; no other tokenisation, so
-feed tokenised text as the reference does); s = 2 L / (|a| + |b|) with L the
-longest common contiguous substring, all lengths in UTF-8 bytes as the C++
-measures them.
-Reproduces the C++ test vectors (`../shared/data/yisi-test`) to 1e-6.
+YiSi-0: units are whitespace tokens (`str.split()`, i.e. any Unicode
+whitespace; the C++ splits on the space character only, which differs only
+for tabs, non-breaking and other unusual spaces inside a line; no other
+tokenisation, so feed tokenised text as the reference does); s = 2 L /
+(|a| + |b|) with L the longest common contiguous substring, all lengths in
+UTF-8 bytes as the C++ measures them. The `score` command strips trailing
+whitespace of each line, as sacrebleu's command line does (the C++ keeps
+it; it matters only for chrF with `whitespace=true` on lines ending in
+spaces). Reproduces the C++ test vectors (`../shared/data/yisi-test`) to 1e-6.
 
 YiSi-1 / YiSi-2: like the reference's BERT mode ("uemb" sentences), units
 are the model's subword tokens without special tokens ([CLS], [SEP], <s> ...),
 each with its own contextual vector; s = cosine of unit-normalised vectors,
-negatives clipped to 0; idf is learned over subword token ids; `layer`
+negatives clipped to 0 (computed in float64, rounded to float32); `layer`
 defaults to the model's last hidden state. The default
 model is the packaged all-MiniLM-L6-v2, which is English-only: for YiSi-2
 (source and output in different languages) pass a multilingual local model,
@@ -82,24 +91,45 @@ def _ascii_lower(word: str) -> str:
 
 
 class IdfTable:
-    """idf(u) = log2(1 + (N+1)/(df(u)+1)) over N documents (unit sequences)."""
+    """idf(u) = log2(1 + (N+1)/(df(u)+1)) over N documents (unit sequences);
+    a unit missing from the table is looked up again ASCII-lowercased (the
+    C++ `lexweightmodel_t::get_weight`), then weighs as unseen."""
 
-    def __init__(self, documents: Iterable[Iterable[Hashable]]) -> None:
-        df: dict[Hashable, int] = {}
-        n_docs = 0
-        for doc in documents:
-            n_docs += 1
-            for unit in set(doc):
-                df[unit] = df.get(unit, 0) + 1
-        self.n_docs = n_docs
-        self.weights = {u: math.log2(1.0 + (n_docs + 1.0) / (c + 1.0)) for u, c in df.items()}
-        self.unseen = math.log2(1.0 + (n_docs + 1.0))
+    def __init__(self, documents: Iterable[Iterable[Hashable]] = (), *, df: dict | None = None,
+                 n_docs: int | None = None) -> None:
+        if df is None:
+            df = {}
+            n_docs = 0
+            for doc in documents:
+                n_docs += 1
+                for unit in set(doc):
+                    df[unit] = df.get(unit, 0) + 1
+        self.n_docs = int(n_docs or 0)
+        self.df = df
+        self.weights = {u: math.log2(1.0 + (self.n_docs + 1.0) / (c + 1.0)) for u, c in df.items()}
+        self.unseen = math.log2(1.0 + (self.n_docs + 1.0))
+
+    def to_state(self) -> dict[str, Any]:
+        return {"n": self.n_docs, "df": {str(u): c for u, c in sorted(self.df.items(), key=lambda kv: str(kv[0]))}}
+
+    @classmethod
+    def from_state(cls, state: Any, what: str) -> IdfTable:
+        try:
+            return cls(df={str(u): int(c) for u, c in state["df"].items()}, n_docs=int(state["n"]))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise InputError(f"corpus state: malformed {what} idf table ({exc})") from None
 
     def __call__(self, unit: Hashable) -> float:
         weight = self.weights.get(unit)
         if weight is None and isinstance(unit, str):
             weight = self.weights.get(_ascii_lower(unit))
         return self.unseen if weight is None else weight
+
+
+def _f32(value: float) -> float:
+    import struct
+
+    return struct.unpack("f", struct.pack("f", value))[0]
 
 
 def _uniform(unit: Hashable) -> float:
@@ -264,20 +294,38 @@ def _steps(members: list[int], pairs: Sequence[dict[str, Any]]) -> Iterable[list
 class _YiSiBase(Metric):
     version: ClassVar[str] = "1"
     defaults: ClassVar[dict[str, Any]] = {"ngram": 3, "alpha": 0.8, "idf": True}
+    option_bounds: ClassVar[dict[str, tuple[float, float]]] = {"ngram": (1, 20), "alpha": (0.0, 1.0)}
+    # Which idf tables the metric learns (state key -> what they are learned from).
+    idf_tables: ClassVar[tuple[str, ...]] = ("ref",)
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        ngram, alpha = self.options["ngram"], self.options["alpha"]
-        if isinstance(ngram, bool) or not isinstance(ngram, int) or ngram < 1:
-            raise OptionError(f"{self.name}: ngram must be an integer >= 1, got {ngram!r}")
-        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0.0 <= alpha <= 1.0:
-            raise OptionError(f"{self.name}: alpha must be a number in [0, 1], got {alpha!r}")
-        self.options["alpha"] = float(alpha)
+        self.options["alpha"] = float(self.options["alpha"])
         if not isinstance(self.options["idf"], bool):
             raise OptionError(f"{self.name}: idf must be true or false, got {self.options['idf']!r}")
 
-    def _weights(self, documents: Iterable[Iterable[Hashable]]) -> Callable[[Hashable], float]:
-        return IdfTable(documents) if self.options["idf"] else _uniform
+    def _weights(self, documents: Iterable[Iterable[Hashable]], table: str = "ref") -> Callable[[Hashable], float]:
+        """The idf table `table`: from the loaded corpus state when there is one,
+        else learned from `documents` (the texts of this call)."""
+        if not self.options["idf"]:
+            return _uniform
+        state = self.loaded_state or {}
+        if f"{table}_idf" in state:
+            return IdfTable.from_state(state[f"{table}_idf"], table)
+        return IdfTable(documents)
+
+    def _idf_documents(self, hyps, refs, srcs) -> dict[str, list[list[str]]]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def corpus_state(self, hyps, refs=None, srcs=None, data=None) -> dict | None:
+        """With idf: the idf tables learned from the whole corpus (YiSi-0/1:
+        all references; YiSi-2: all sources and all outputs), as the C++
+        learns them from the whole input files."""
+        if not self.options["idf"]:
+            return None
+        self.check_inputs(hyps, refs, srcs, data)
+        docs = self._idf_documents(hyps, refs, srcs)
+        return {f"{table}_idf": IdfTable(docs[table]).to_state() for table in self.idf_tables}
 
     def _segments(
         self, pair_pr: list[tuple[float, float]], owners: list[int], n_segments: int
@@ -330,6 +378,10 @@ class YiSi0Metric(_YiSiBase):
 
     name: ClassVar[str] = "yisi0"
 
+    def _idf_documents(self, hyps, refs, srcs) -> dict[str, list[list[str]]]:
+        flat, _ = self._reference_pairs(refs)
+        return {"ref": [r.split() for r in flat]}
+
     def score(
         self,
         hyps: Sequence[str],
@@ -343,7 +395,7 @@ class YiSi0Metric(_YiSiBase):
         flat_refs, owners = self._reference_pairs(refs)
         ref_tokens = [r.split() for r in flat_refs]
         hyp_tokens = [h.split() for h in hyps]
-        weight = self._weights(ref_tokens)
+        weight = self._weights(ref_tokens, "ref")
         cache: dict[tuple[str, str], float] = {}
         pairs = []
         for rt, seg in zip(ref_tokens, owners):
@@ -378,6 +430,7 @@ class YiSi0Metric(_YiSiBase):
 class _YiSiEmbeddingBase(_YiSiBase):
     """Shared by YiSi-1 and YiSi-2: subword units with contextual vectors."""
 
+    uses_model: ClassVar[bool] = True
     defaults: ClassVar[dict[str, Any]] = {
         **_YiSiBase.defaults,
         "model": "all-MiniLM-L6-v2",
@@ -385,29 +438,18 @@ class _YiSiEmbeddingBase(_YiSiBase):
         "batch_size": 64,
         "device": None,
     }
+    option_bounds: ClassVar[dict[str, tuple[float, float]]] = {
+        **_YiSiBase.option_bounds, "layer": (0, 1000), "batch_size": (1, 4096),
+    }
 
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        layer = self.options["layer"]
-        if isinstance(layer, str):
-            try:
-                layer = int(layer)
-            except ValueError:
-                raise OptionError(f"{self.name}: layer must be an integer (0 = embeddings), got {layer!r}") from None
-        if layer is not None and (isinstance(layer, bool) or not isinstance(layer, int) or layer < 0):
-            raise OptionError(f"{self.name}: layer must be an integer >= 0 (0 = embeddings), got {layer!r}")
-        self.options["layer"] = layer
-        batch_size = self.options["batch_size"]
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise OptionError(f"{self.name}: batch_size must be an integer >= 1, got {batch_size!r}")
+    def signature_fields(self) -> dict[str, Any]:
+        from metrics.scorers.loading import compute_dtype_name, model_num_layers
 
-    def signature_options(self) -> dict[str, Any]:
-        from metrics.scorers.loading import model_num_layers
-
-        options = super().signature_options()
-        if options["layer"] is None:  # "the top layer": name it, so the signature reproduces
-            options["layer"] = model_num_layers(options["model"] or None)
-        return options
+        fields = super().signature_fields()
+        if fields["layer"] is None:  # "the top layer": name it, so the signature reproduces
+            fields["layer"] = model_num_layers(fields["model"] or None)
+        fields["dtype"] = compute_dtype_name(self.options["device"])
+        return fields
 
     @property
     def encoder(self):
@@ -415,8 +457,10 @@ class _YiSiEmbeddingBase(_YiSiBase):
 
         return get_encoder(self.options["model"] or None, self.options["device"])
 
-    def _units(self, encoder, texts: Sequence[str]) -> list[tuple[list[int], torch.Tensor]]:
-        """(token ids, unit-normalised vectors) per text, special tokens dropped."""
+    def _units(self, encoder, texts: Sequence[str]) -> list[tuple[list[str], torch.Tensor]]:
+        """(token strings, unit-normalised vectors) per text, special tokens dropped.
+        Units are token strings, as the C++ reads them, so that idf can retry
+        a unit in lower case."""
         import torch
 
         layer = encoder.check_layer(self.options["layer"])
@@ -428,13 +472,13 @@ class _YiSiEmbeddingBase(_YiSiBase):
             else:
                 vectors = emb.vectors[keep] if keep else emb.vectors[:0]
             vectors = torch.nn.functional.normalize(vectors.float(), p=2, dim=1)
-            out.append(([emb.input_ids[i] for i in keep], vectors))
+            out.append(([emb.tokens[i] for i in keep], vectors))
         return out
 
     def _pairs(
         self,
-        side1: list[tuple[list[int], torch.Tensor]],
-        hyp_side: list[tuple[list[int], torch.Tensor]],
+        side1: list[tuple[list[str], torch.Tensor]],
+        hyp_side: list[tuple[list[str], torch.Tensor]],
         weight1: Callable[[Hashable], float],
         weight_h: Callable[[Hashable], float],
     ) -> list[dict[str, Any]]:
@@ -455,7 +499,11 @@ class _YiSiEmbeddingBase(_YiSiBase):
     def _pair_pr(self, encoder, pairs: list[dict[str, Any]]) -> list[tuple[float, float]]:
         import torch
 
-        return phrasal_precision_recall(pairs, self.options["ngram"], device=encoder.device, dtype=torch.float32)
+        # float64, then rounded to float32: float32 sums round differently with
+        # the padded shapes of a step, so a segment would score differently in
+        # different chunks; float64 differences are far below float32's resolution.
+        values = phrasal_precision_recall(pairs, self.options["ngram"], device=encoder.device, dtype=torch.float64)
+        return [(_f32(p), _f32(r)) for p, r in values]
 
     def library_versions(self) -> dict[str, str]:
         from importlib import metadata
@@ -480,6 +528,10 @@ class YiSi1Metric(_YiSiEmbeddingBase):
 
     name: ClassVar[str] = "yisi1"
 
+    def _idf_documents(self, hyps, refs, srcs) -> dict[str, list[list[str]]]:
+        flat, _ = self._reference_pairs(refs)
+        return {"ref": self.encoder.token_strings(flat)}
+
     def score(
         self,
         hyps: Sequence[str],
@@ -494,7 +546,7 @@ class YiSi1Metric(_YiSiEmbeddingBase):
         encoder = self.encoder
         ref_units = self._units(encoder, flat_refs)
         hyp_units = self._units(encoder, hyps)
-        weight = self._weights(ids for ids, _ in ref_units)
+        weight = self._weights((units for units, _ in ref_units), "ref")
         pairs = self._pairs(ref_units, [hyp_units[seg] for seg in owners], weight, weight)
         return self._segments(self._pair_pr(encoder, pairs), owners, len(hyps))
 
@@ -509,6 +561,10 @@ class YiSi2Metric(_YiSiEmbeddingBase):
     name: ClassVar[str] = "yisi2"
     needs_refs: ClassVar[bool] = False
     needs_source: ClassVar[bool] = True
+    idf_tables: ClassVar[tuple[str, ...]] = ("src", "hyp")
+
+    def _idf_documents(self, hyps, refs, srcs) -> dict[str, list[list[str]]]:
+        return {"src": self.encoder.token_strings(srcs), "hyp": self.encoder.token_strings(hyps)}
 
     def score(
         self,
@@ -523,7 +579,7 @@ class YiSi2Metric(_YiSiEmbeddingBase):
         encoder = self.encoder
         src_units = self._units(encoder, srcs)
         hyp_units = self._units(encoder, hyps)
-        weight_src = self._weights(ids for ids, _ in src_units)
-        weight_hyp = self._weights(ids for ids, _ in hyp_units)
+        weight_src = self._weights((units for units, _ in src_units), "src")
+        weight_hyp = self._weights((units for units, _ in hyp_units), "hyp")
         pairs = self._pairs(src_units, hyp_units, weight_src, weight_hyp)
         return self._segments(self._pair_pr(encoder, pairs), list(range(len(hyps))), len(hyps))

@@ -91,12 +91,6 @@
     ["input", "change"].forEach(function (type) {
       slider.addEventListener(type, function () { markTouched(slider); changed(); });
     });
-    slider.addEventListener("keydown", function (event) {
-      if (/^(Arrow|Page|Home|End)/.test(event.key)) {
-        // The first key press moves the slider from its (untouched) start too.
-        window.setTimeout(function () { markTouched(slider); changed(); }, 0);
-      }
-    });
   });
 
   // ---------------------------------------------------------------- RankME ranking

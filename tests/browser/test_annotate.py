@@ -232,7 +232,7 @@ def test_esa_with_the_keyboard_and_the_low_score_warning(page, world):
     page.keyboard.press("s")  # to the score slider
     page.keyboard.press("ArrowRight")  # score 1, no span yet
     page.keyboard.press("Enter")
-    assert page.locator("#esa-warning").is_visible()  # warned, not blocked
+    page.locator("#esa-warning").wait_for(state="visible")  # warned, not blocked
     _tab_to(page, "#esa-text", key="Shift+Tab")  # back from the slider to the text
     page.keyboard.press("Shift+ArrowRight")
     page.keyboard.press("2")  # major: the first two words

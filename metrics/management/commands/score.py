@@ -15,6 +15,12 @@ registered metric, without touching the database:
   line (an empty line is an empty list);
 - `--option KEY=VALUE` (repeatable) sets metric options, typed by the metric's defaults.
 
+Long inputs are scored in chunks of `--chunk-size` segments (after the
+metric's corpus state, e.g. its idf tables, is computed once over the whole
+input, so the scores are those of one call) with progress on stderr:
+done/total, rate and ETA. System-level metrics (distinct-n, ttr, self-bleu)
+score the whole file in one call.
+
 Output: with `--json`, `{"metric", "score", "signature", "segments", ...corpus extra}`;
 otherwise one line `SIGNATURE = SCORE [details]`. `--segments OUT.jsonl` writes
 `{"segment": i, "score": v, ...}` per input line, in order.
@@ -24,6 +30,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -49,25 +56,95 @@ def read_lines(path: str, flag: str) -> list[str]:
         raise CommandError(f"{flag} {path}: {exc.strerror or exc}") from None
 
 
+# Deeper than a list of triples needs; refused before the JSON parser can recurse.
+_MAX_DATA_DEPTH = 8
+
+
+def _nesting_depth(line: str) -> int:
+    """Deepest bracket nesting outside JSON strings (a cheap pre-check)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in line:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def read_triples(path: str) -> list[list[tuple[str, str, str]]]:
-    """`--data` JSONL: one list of [subject, predicate, object] a line."""
+    """`--data` JSONL: one list of [subject, predicate, object] a line; any other
+    line (not JSON, nested too deep, lone surrogates such as "\\ud800") is a `line N` error."""
     data = []
     for lineno, line in enumerate(read_lines(path, "--data"), 1):
         if not line.strip():
             data.append([])
             continue
+        if _nesting_depth(line) > _MAX_DATA_DEPTH:
+            raise CommandError(f"--data {path} line {lineno}: nested deeper than {_MAX_DATA_DEPTH} levels; "
+                               "expected a list of [subject, predicate, object] string triples")
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
             raise CommandError(f"--data {path} line {lineno}: not JSON ({exc.msg})") from None
+        except RecursionError:
+            raise CommandError(f"--data {path} line {lineno}: nested too deeply") from None
         if not isinstance(value, list) or not all(
             isinstance(t, list) and len(t) == 3 and all(isinstance(x, str) for x in t) for t in value
         ):
             raise CommandError(
                 f"--data {path} line {lineno}: expected a list of [subject, predicate, object] string triples"
             )
+        if any(_has_lone_surrogate(x) for t in value for x in t):
+            raise CommandError(f"--data {path} line {lineno}: a string holds a lone surrogate "
+                               "(e.g. \\ud800), which is not text")
         data.append([tuple(t) for t in value])
     return data
+
+
+class Progress:
+    """done/total, rate and ETA on stderr: redrawn in place on a terminal,
+    one line every few seconds otherwise (logs)."""
+
+    def __init__(self, stream, label: str, total: int) -> None:
+        self.stream, self.label, self.total = stream, label, total
+        self.start = self.last = time.monotonic()
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+
+    def update(self, done: int) -> None:
+        now = time.monotonic()
+        if done < self.total and not self.tty and now - self.last < 5.0:
+            return
+        self.last = now
+        elapsed = max(now - self.start, 1e-9)
+        rate = done / elapsed
+        eta = (self.total - done) / rate if rate > 0 else float("inf")
+        eta_text = time.strftime("%H:%M:%S", time.gmtime(eta)) if math.isfinite(eta) else "?"
+        line = (f"{self.label}: {done}/{self.total} segments ({100 * done / self.total:.0f}%), "
+                f"{rate:.1f}/s, ETA {eta_text}")
+        if self.tty:
+            self.stream.write("\r" + line, ending="\n" if done >= self.total else "")
+            self.stream.flush()
+        else:
+            self.stream.write(line)
 
 
 def parse_options(pairs: list[str]) -> dict[str, str]:
@@ -111,6 +188,9 @@ class Command(BaseCommand):
         parser.add_argument("--skip-empty-refs", action="store_true",
                             help="an empty line in a --ref file means no reference there (default: an empty reference)")
         parser.add_argument("--width", type=int, default=4, help="decimals in the text output (default 4)")
+        parser.add_argument("--chunk-size", type=int, default=1000,
+                            help="segments per scoring call; progress is shown when there is more than one")
+        parser.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
         parser.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
         parser.add_argument("--list", action="store_true", help="list the available metrics and exit")
 
@@ -165,8 +245,12 @@ class Command(BaseCommand):
         elif metric.needs_data:
             raise CommandError(f"{metric.name} needs input data: give --data FILE (JSONL of triples)")
 
+        if not 1 <= opts["chunk_size"] <= 1_000_000:
+            raise CommandError("--chunk-size must be from 1 to 1000000")
+        if not 0 <= opts["width"] <= 20:
+            raise CommandError("--width must be from 0 to 20")
         try:
-            segments = metric.score(hyps, refs, srcs, data)
+            segments = self._score(metric, hyps, refs, srcs, data, opts)
             corpus = metric.corpus_score(segments)
             signature = metric.signature()
         except MetricError as exc:
@@ -188,6 +272,26 @@ class Command(BaseCommand):
             if isinstance(corpus.extra.get("verbose"), str):
                 line += f" {corpus.extra['verbose']}"
             self.stdout.write(line)
+
+    def _score(self, metric, hyps, refs, srcs, data, opts) -> list:
+        """One call, or chunks after the corpus state is computed over everything
+        (the contract of `Metric.corpus_state`: the same scores as one call)."""
+        metric.load_corpus_state(metric.corpus_state(hyps, refs, srcs, data))
+        n, size = len(hyps), opts["chunk_size"]
+        if metric.level == "system" or n <= size:
+            return metric.score(hyps, refs, srcs, data)
+        progress = None if opts["no_progress"] else Progress(self.stderr, f"score {metric.name}", n)
+        segments: list = []
+        for start in range(0, n, size):
+            end = min(start + size, n)
+
+            def part(values):
+                return None if values is None else values[start:end]
+
+            segments.extend(metric.score(hyps[start:end], part(refs), part(srcs), part(data)))
+            if progress is not None:
+                progress.update(len(segments))
+        return segments
 
     def _write_segments(self, path: str, segments) -> None:
         try:

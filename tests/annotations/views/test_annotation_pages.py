@@ -8,7 +8,7 @@ from django.urls import reverse
 from annotations.models import Assignment, Campaign, Membership, RatingJudgement
 from annotations.services.campaigns import campaign_create
 from annotations.templatetags.workbench import markdown_html
-from tests.annotations.factories import MembershipFactory, UserFactory
+from tests.annotations.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -1,6 +1,7 @@
 """`manage.py score`: plain-text scoring like sacrebleu's CLI, for any metric, without the database."""
 import json
 import os
+import re
 import subprocess
 import sys
 from io import StringIO
@@ -41,7 +42,8 @@ def test_json_corpus_score_and_signature_equal_sacrebleu(files):
     expected = bleu.corpus_score(HYPS, [REF1, REF2])
     assert result["metric"] == "bleu" and result["segments"] == len(HYPS)
     assert result["score"] == expected.score
-    assert bleu.get_signature().format() in result["signature"]  # nrefs:2|case:mixed|eff:no|tok:13a|...
+    # sacrebleu's fields in sacrebleu's order and spelling, its version as "sacrebleu:"
+    assert result["signature"] == "bleu|v:1|" + bleu.get_signature().format().replace("version:", "sacrebleu:")
     assert result["precisions"] == expected.precisions
 
 
@@ -126,3 +128,95 @@ def test_exit_status_and_single_stderr_line_from_the_shell(files):
     assert proc.returncode != 0
     assert proc.stdout == ""
     assert proc.stderr.strip().splitlines() == [f"CommandError: --ref {short} has 2 lines but --hyp {files['hyp']} has 5"]
+
+
+def test_huge_option_fails_fast_with_one_line(files):
+    """Issue 12, item 11: max_ngram_order=100000000 used to run 3 minutes and take 20 GB."""
+    import time
+
+    start = time.monotonic()
+    with pytest.raises(CommandError, match=r"max_ngram_order=100000000 is out of range: expected an integer from 1 to 10"):
+        run("--metric", "bleu", "--hyp", files["hyp"], "--ref", files["ref1"], "--option", "max_ngram_order=100000000")
+    assert time.monotonic() - start < 5
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("[" * 5000 + "]" * 5000, "line 2: nested deeper than 8 levels"),
+        ('[["\\ud800", "p", "o"]]', "line 2: a string holds a lone surrogate"),
+        ('[["s", "p", 1e309]]', "line 2: expected a list of"),
+        ('[["s", "p", NaN]]', "line 2: expected a list of"),
+        ('{"a": ' * 3000 + "1" + "}" * 3000, "line 2: nested deeper"),
+    ],
+)
+def test_bad_data_lines_are_line_errors_not_tracebacks(files, line, message):
+    """Issue 12, items 1-2 for `score --data`: deep nesting, lone surrogates, 1e309."""
+    data = files["dir"] / "data.jsonl"
+    data.write_text('[["Blue Spice", "eatType", "pub"]]\n' + line + "\n[]\n[]\n[]\n", encoding="utf-8")
+    with pytest.raises(CommandError, match=re.escape(message)):
+        run("--metric", "ttr", "--hyp", files["hyp"], "--data", str(data))
+
+
+def test_deep_data_from_the_shell_gives_one_line_and_no_traceback(files):
+    data = files["dir"] / "deep.jsonl"
+    data.write_text("[" * 100000 + "]" * 100000 + "\n" * 5, encoding="utf-8")
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE="workbench.settings.test")
+    proc = subprocess.run([sys.executable, "manage.py", "score", "--metric", "ttr", "--hyp", files["hyp"],
+                           "--data", str(data)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines() == [f"CommandError: --data {data} line 1: nested deeper than 8 levels; "
+                                                "expected a list of [subject, predicate, object] string triples"]
+
+
+def test_long_input_is_scored_in_chunks_with_progress_and_the_same_result(tmp_path):
+    hyps = [f"the cat number {i} sat on mat {i % 7}" for i in range(250)]
+    refs = [f"a cat number {i} sat on the mat {i % 5}" for i in range(250)]
+    hyp, ref = write(tmp_path / "h.txt", hyps), write(tmp_path / "r.txt", refs)
+    err = StringIO()
+    out = StringIO()
+    call_command("score", "--metric", "bleu", "--hyp", hyp, "--ref", ref, "--json", "--chunk-size", "100",
+                 stdout=out, stderr=err)
+    result = json.loads(out.getvalue())
+    assert result["score"] == BLEU().corpus_score(hyps, [refs]).score
+    assert "|nrefs:1|" in result["signature"]
+    lines = err.getvalue().strip().splitlines()
+    assert lines[-1].startswith("score bleu: 250/250 segments (100%), ") and "/s, ETA 00:00:00" in lines[-1]
+    quiet = StringIO()
+    call_command("score", "--metric", "bleu", "--hyp", hyp, "--ref", ref, "--chunk-size", "100", "--no-progress",
+                 stdout=StringIO(), stderr=quiet)
+    assert quiet.getvalue() == ""
+
+
+def test_nli_templates_option_takes_a_file_path(files, tmp_path):
+    """The `templates` option accepts the path of a JSON file (ARCHITECTURE.md); the
+    metric is built (and the file read) before any model is needed."""
+    path = tmp_path / "templates.json"
+    path.write_text(json.dumps({"eatType": ["<subject> is a <object>."]}), encoding="utf-8")
+    from metrics.scorers import get_metric
+
+    metric = get_metric("nli", templates=str(path))
+    assert metric.facts([("Blue Spice", "eatType", "pub")]) == ["Blue Spice is a pub."]
+    with pytest.raises(CommandError, match="templates file .* cannot read"):
+        run("--metric", "nli", "--hyp", files["hyp"], "--data", files["ref1"], "--option",
+            f"templates={tmp_path / 'nope.json'}")
+
+
+def test_cli_gives_the_yisi0_cxx_document_score(shared_data):
+    folder = shared_data / "yisi-test"
+    expected = float((folder / "test_hyp.docyisi0").read_text().split()[0])
+    result = json.loads(run("--metric", "yisi0", "--hyp", str(folder / "test_hyp.en"), "--ref",
+                            str(folder / "test_ref.en"), "--json", "--chunk-size", "3", "--no-progress"))
+    assert result["score"] == pytest.approx(expected, abs=1e-6)
+
+
+def test_cli_mincer_edge_space_case(tmp_path):
+    hyp, ref = write(tmp_path / "h.txt", ["xy abcdefghij"]), write(tmp_path / "r.txt", ["abcdefghij"])
+    seg_path = tmp_path / "segs.jsonl"
+    result = json.loads(run("--metric", "mincer", "--hyp", hyp, "--ref", ref, "--option", "metric=cer",
+                            "--option", "threshold=0.05", "--segments", str(seg_path), "--json"))
+    # The seed's MinCER with jiwer.cer: fixing x and y leaves " abcdefghij", which jiwer strips.
+    assert result["score"] == 2.0
+    [row] = [json.loads(line) for line in seg_path.read_text().splitlines()]
+    assert [e["hyp"] for e in row["errors"]] == ["x", "y", " "]
+    assert row["corrected"] == [0, 1]

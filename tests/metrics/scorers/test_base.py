@@ -1,5 +1,6 @@
 """The shared Metric API: options, registry, corpus aggregation, signatures, input checks."""
 import math
+import re
 
 import pytest
 
@@ -66,7 +67,7 @@ def test_corpus_from_summed_statistics_and_mean_fallback():
 
 def test_signature_lists_options_in_stable_order_and_changes_with_them():
     sig = _Toy().signature()
-    assert sig.startswith("toy|v:1|flag:False|k:2|path:None|summable:True|table:{}|word:abc|x:0.5")
+    assert sig == "toy|v:1|flag:no|k:2|path:none|summable:yes|table:{}|word:abc|x:0.5"
     assert _Toy(k=3).signature() != sig
     assert _Toy(table={"b": 1, "a": 2}).signature() == _Toy(table='{"a": 2, "b": 1}').signature()
 
@@ -89,3 +90,47 @@ def test_registry_knows_the_contract_names_and_rejects_others():
 
 def test_segment_result_as_dict_puts_score_first_with_extra():
     assert SegmentResult(1.5, {"label": "OK"}, [1.0]).as_dict() == {"score": 1.5, "label": "OK"}
+
+
+class _Bounded(_Toy):
+    name = "bounded"
+    defaults = {"order": 4, "weight": 0.5, "depth": None}
+    option_bounds = {"order": (1, 10), "weight": (0.0, 1.0), "depth": (0, 100)}
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [({"order": "100000000"}, "order=100000000 is out of range: expected an integer from 1 to 10"),
+     ({"order": 0}, "order=0 is out of range"), ({"order": 2.5}, "order=2.5"), ({"order": True}, "order=True"),
+     ({"weight": "nan"}, "weight=nan"), ({"weight": "inf"}, "weight=inf"), ({"weight": 1.5}, "weight=1.5"),
+     ({"depth": "deep"}, "depth='deep': expected an integer from 0 to 100"), ({"depth": 101}, "depth=101")],
+)
+def test_options_out_of_range_fail_at_construction(options, message):
+    with pytest.raises(OptionError, match=re.escape(message)):
+        _Bounded(**options)
+
+
+def test_options_in_range_are_kept_typed():
+    m = _Bounded(order="10", weight="1", depth="7")
+    assert m.options == {"order": 10, "weight": 1.0, "depth": 7}
+    assert _Bounded().options["depth"] is None
+
+
+def test_every_numeric_option_of_every_metric_is_bounded():
+    """A numeric option without bounds could take 1e8 and exhaust the machine (issue 12, item 11)."""
+    for name in available():
+        cls = metric_class(name)
+        for key, default in cls.defaults.items():
+            if isinstance(default, (int, float)) and not isinstance(default, bool):
+                assert key in cls.option_bounds, f"{name}: option {key} has no bounds"
+        for key in ("layer", "threshold", "smooth_value"):
+            if key in cls.defaults:
+                assert key in cls.option_bounds, f"{name}: option {key} has no bounds"
+
+
+def test_corpus_state_defaults_to_none_and_rejects_non_objects():
+    toy = _Toy()
+    assert toy.corpus_state(["a"], [["b"]]) is None
+    toy.load_corpus_state(None)
+    with pytest.raises(InputError):
+        toy.load_corpus_state(["not", "an", "object"])

@@ -73,8 +73,10 @@ def test_set_level_corpus_refuses_stored_scores_and_segment_dicts_stay_small():
 
 
 def test_option_errors():
-    with pytest.raises(OptionError, match="n must be"):
+    with pytest.raises(OptionError, match="n=0 is out of range"):
         get_metric("distinct-n", n="0")
+    with pytest.raises(OptionError, match="max_ngram_order=1000"):
+        get_metric("self-bleu", max_ngram_order=1000)
     with pytest.raises(OptionError, match="tokenize"):
         get_metric("ttr", tokenize="spm")
     assert get_metric("distinct-n", n=3).signature() != get_metric("distinct-n").signature()

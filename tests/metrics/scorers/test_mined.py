@@ -102,6 +102,7 @@ def test_wer_hand_checked_shortcut_and_full_search_agree():
         assert [e["severity"] for e in seg.extra["errors"]] == pytest.approx([0.1, 0.1, 0.1])
         assert [(e["type"], e["position"]) for e in seg.extra["errors"]] == [
             ("substitution", 2), ("insertion", 5), ("deletion", 9)]
+        assert len(seg.extra["corrected"]) == 2  # any two of the three corrections pass
     # Shortcut: levels 0 and 1 only (1 + 3 candidates); full search also scores level 2 (3 more).
     auto = get_metric("minwed", metric="wer", threshold=0.15).score([HYP], [[REF]])[0]
     full = get_metric("minwed", metric="wer", threshold=0.15, coherent="no").score([HYP], [[REF]])[0]
@@ -132,6 +133,7 @@ def test_incoherent_metric_searches_levels_by_hand(toy):
     # Level 2: voir+la -> 0.01 < 0.2, so k = 2 (a sum of single gains would never get there).
     [seg] = get_metric("minwed", metric="toy-max", threshold=0.2).score([HYP], [[REF]])
     assert seg.score == 2.0 and seg.extra["capped"] is False
+    assert seg.extra["corrected"] == [0, 2]  # voir and la, the only passing pair
     assert seg.extra["metric_score"] == pytest.approx(0.52)
     assert [e["severity"] for e in seg.extra["errors"]] == pytest.approx([0.21, 0.01, 0.0])
     # Threshold 0.005: level 2 tops out at 0.01, only the reference itself (level 3) passes.
@@ -200,6 +202,230 @@ def test_shortcut_equals_full_search_on_hats(shared_data):
         for seg, (ref,) in zip(fast, refs):
             n = len(ref.split())
             assert seg.score == min(k for k in range(seg.extra["E"] + 1) if (seg.extra["E"] - k) / n < 0.2)
+
+
+# ---- minCER with jiwer's CER: the seed's search, strip included ------------------
+# The seed's MinCER (thibault-roux/mined mincer.py) scores every corrected
+# candidate with its metric function; with jiwer.cer that strips the candidate's
+# leading and trailing whitespace, so corrections interact at the edges.
+# Expected values come from a brute force over every subset of corrections,
+# built from jiwer's own alignment and scored by jiwer.cer itself.
+def _jiwer_slots(ref: str, hyp: str) -> list[str | tuple[str, str]]:
+    """jiwer's character alignment as slots: matched text, or one error as
+    (text left uncorrected, text once corrected)."""
+    out = jiwer.process_characters(ref, hyp)
+    r, h = out.references[0], out.hypotheses[0]
+    slots: list[str | tuple[str, str]] = []
+    for chunk in out.alignments[0]:
+        ref_chars = r[chunk.ref_start_idx:chunk.ref_end_idx]
+        hyp_chars = h[chunk.hyp_start_idx:chunk.hyp_end_idx]
+        if chunk.type == "equal":
+            slots.append("".join(hyp_chars))
+        elif chunk.type == "substitute":
+            slots.extend(zip(hyp_chars, ref_chars))
+        elif chunk.type == "insert":
+            slots.extend((c, "") for c in hyp_chars)
+        else:
+            slots.extend(("", c) for c in ref_chars)
+    return slots
+
+
+class JiwerOracle:
+    """Every subset of corrections, each candidate scored by jiwer.cer."""
+
+    def __init__(self, ref: str, hyp: str):
+        self.ref = ref
+        self.slots = _jiwer_slots(ref, hyp)
+        self.errors = [s for s in self.slots if isinstance(s, tuple)]
+        self.cer: dict[tuple[int, ...], float] = {}
+
+    def candidate(self, corrected) -> str:
+        fix, out, e = set(corrected), [], 0
+        for slot in self.slots:
+            if isinstance(slot, str):
+                out.append(slot)
+            else:
+                out.append(slot[1] if e in fix else slot[0])
+                e += 1
+        return "".join(out)
+
+    def value(self, corrected) -> float:
+        corrected = tuple(sorted(corrected))
+        if corrected not in self.cer:
+            self.cer[corrected] = jiwer.cer(self.ref, self.candidate(corrected))
+        return self.cer[corrected]
+
+    def k(self, threshold: float) -> int:
+        """mincer.py's answer: the first level with a candidate under the threshold."""
+        n = len(self.errors)
+        return next((k for k in range(n + 1) for c in itertools.combinations(range(n), k)
+                     if self.value(c) < threshold), n)
+
+
+def _check_mincer_against_oracle(segs, oracles, threshold):
+    for seg, oracle in zip(segs, oracles):
+        assert seg.extra["E"] == len(oracle.errors)
+        assert [(e["hyp"] or "", e["ref"] or "") for e in seg.extra["errors"]] == oracle.errors
+        assert seg.score == oracle.k(threshold), oracle.candidate(())
+        assert seg.extra["metric_score"] == pytest.approx(jiwer.cer(oracle.ref, oracle.candidate(())), abs=1e-12)
+        # Severities: jiwer.cer of the hypothesis minus that of the single correction.
+        assert [e["severity"] for e in seg.extra["errors"]] == pytest.approx(
+            [oracle.value(()) - oracle.value((i,)) for i in range(len(oracle.errors))], abs=1e-12)
+        # The accepted set is k corrections that jiwer.cer puts under the threshold.
+        assert len(seg.extra["corrected"]) == seg.score
+        if seg.extra["reached"]:
+            assert oracle.value(seg.extra["corrected"]) < threshold
+
+
+EDGE_CASES = [
+    ("abcdefghij", "xy abcdefghij"),  # the issue's case: k=2 at 0.05
+    ("abcdefghij", "abcdefghij xy"),
+    ("bonjour à tous", "euh bonjour à tous euh"),
+    ("chat", "le chat noir"),  # interior spaces become the edges once the words are corrected away
+    ("euh alors on y va", "alors on y va"),  # restoring a deleted edge space gains nothing
+    ("on y va donc", "on y va"),
+    ("x yz", "yz"),
+    ("on va y", "on va"),
+    ("la y à", "bon la y"),
+    ("et on à", "donc on"),
+    ("oui le alors", "va et le alors"),
+    ("xab", "q ab"),  # a space against a letter at either end
+    ("abx", "ab q"),
+    ("ok", "ok\u00a0!"),  # no-break space: jiwer strips it too
+    ("c'est ça", "c'est ça\t!"),
+    ("à demain", "a demain "),  # the hypothesis itself is stripped first, as jiwer does
+    (" la maison", "la\u00a0maisons"),
+    ("", " a b "),  # empty reference: jiwer counts insertions
+]
+
+
+@pytest.mark.parametrize("ref, hyp", EDGE_CASES)
+def test_mincer_equals_jiwer_brute_force_at_the_edges(ref, hyp):
+    oracle = JiwerOracle(ref, hyp)
+    for threshold in (0.05, 0.1, 0.2, 0.3, 1.5):
+        for coherent in ("auto", "yes", "no"):
+            segs = get_metric("mincer", metric="cer", threshold=threshold, coherent=coherent,
+                              max_errors=16, max_candidates=100_000).score([hyp], [[ref]])
+            assert not segs[0].extra["capped"]
+            _check_mincer_against_oracle(segs, [oracle], threshold)
+
+
+def test_mincer_issue_example():
+    """Issue 8: correcting x and y leaves " abcdefghij", which jiwer strips to a perfect match."""
+    assert JiwerOracle("abcdefghij", "xy abcdefghij").k(0.05) == 2
+    for coherent in ("auto", "no"):
+        [seg] = get_metric("mincer", metric="cer", threshold=0.05, coherent=coherent).score(
+            ["xy abcdefghij"], [["abcdefghij"]])
+        assert (seg.score, seg.extra["E"], seg.extra["corrected"]) == (2.0, 3, [0, 1])
+    # The strip also sets severities: restoring a deleted leading space changes nothing.
+    [seg] = get_metric("mincer", metric="cer", threshold=0.3).score(["yz"], [["x yz"]])
+    assert [e["severity"] for e in seg.extra["errors"]] == pytest.approx([0.25, 0.0])
+    assert seg.score == 1.0 and seg.extra["corrected"] == [0]
+
+
+def test_mincer_search_settles_edge_cases_every_way():
+    """The hand-made cases go through each step of the exact search (closed
+    form, lower bound met by a witness, dynamic programme), and the level search
+    gives the same k when the dynamic programme is over its size limit."""
+    from metrics.scorers import mincer_search
+
+    methods = set()
+    for ref, hyp in EDGE_CASES:
+        a = align(ref, hyp, "char")
+        for threshold in (0.05, 0.1, 0.2, 0.3):
+            methods.add(mincer_search.min_corrections(a, _max_edits(a, threshold)).method)
+    assert methods == {"closed form", "bound", "dp"}
+
+
+def _max_edits(a, threshold):
+    """The most edits that pass, as minCER computes it (the same float test)."""
+    n = len(a.ref_tokens)
+    return max((d for d in range(len(a.errors)) if (d / n if n else d) < threshold - 1e-9), default=-1)
+
+
+def _check_dynamic_programme(cases):
+    from metrics.scorers import mincer_search
+
+    for ref, hyp in cases:
+        oracle, a = JiwerOracle(ref, hyp), align(ref, hyp, "char")
+        for threshold in (0.02, 0.05, 0.1, 0.3):
+            if oracle.value(()) < threshold:
+                continue  # k = 0 never reaches the search
+            found = mincer_search._lattice_search(a, _max_edits(a, threshold))
+            assert found.k == oracle.k(threshold), (ref, hyp, threshold)
+            assert len(found.corrected) == found.k and oracle.value(found.corrected) < threshold
+
+
+def test_mincer_dynamic_programme_alone_equals_brute_force():
+    """The last step of the search, run on its own, against jiwer.cer over every subset."""
+    _check_dynamic_programme(EDGE_CASES)
+
+
+def test_mincer_dynamic_programme_alone_equals_brute_force_on_hats(shared_data):
+    hyps, refs = _hats_char_segments(shared_data, 8)
+    _check_dynamic_programme([(r, h) for h, (r,) in zip(hyps[:150], refs[:150])])
+
+
+def test_mincer_default_equals_dynamic_programme_on_hats_segments_with_more_errors(shared_data):
+    """Past 8 errors the brute force is out of reach: the default search (closed
+    form, bound + witness) against the dynamic programme alone."""
+    from metrics.scorers import mincer_search
+
+    with open(shared_data / "hats" / "hats.tsv", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh, delimiter="\t"))[:150]
+    alignments = [align(row["reference"], row[key], "char") for row in rows for key in ("hypA", "hypB")]
+    alignments = [a for a in alignments if len(a.errors) > 8]
+    assert len(alignments) > 80
+    for a in alignments:
+        edits = _max_edits(a, 0.05)
+        if edits >= len(a.errors):
+            continue
+        assert mincer_search.min_corrections(a, edits).k == mincer_search._lattice_search(a, edits).k
+
+
+def test_mincer_falls_back_to_the_level_search_past_the_table_limit(monkeypatch):
+    from metrics.scorers import mincer_search
+
+    monkeypatch.setattr(mincer_search, "DP_MAX_CELLS", 0)
+    ref, hyp = "oui le alors", "va et le alors"  # needs the dynamic programme at 0.05
+    [seg] = get_metric("mincer", metric="cer", threshold=0.05).score([hyp], [[ref]])
+    assert seg.extra["evaluated"] > 1 + seg.extra["E"]  # it searched levels
+    _check_mincer_against_oracle([seg], [JiwerOracle(ref, hyp)], 0.05)
+
+
+def _hats_char_segments(shared_data, max_errors):
+    hyps, refs = [], []
+    with open(shared_data / "hats" / "hats.tsv", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh, delimiter="\t"):
+            for hyp in (row["hypA"], row["hypB"]):
+                if len(align(row["reference"], hyp, "char").errors) <= max_errors:
+                    hyps.append(hyp)
+                    refs.append([row["reference"]])
+    return hyps, refs
+
+
+def test_mincer_equals_full_search_and_jiwer_brute_force_on_hats(shared_data):
+    """Every HATS segment with at most 8 character errors (both hypotheses of
+    all 1000 rows): the default search, the full level search and the brute
+    force over jiwer.cer give the same k, at three thresholds."""
+    hyps, refs = _hats_char_segments(shared_data, 8)
+    assert len(hyps) > 1000
+    oracles = [JiwerOracle(r, h) for h, (r,) in zip(hyps, refs)]
+    edge_matters = 0
+    for threshold in (0.02, 0.05, 0.1):
+        fast = get_metric("mincer", metric="cer", threshold=threshold).score(hyps, refs)
+        full = get_metric("mincer", metric="cer", threshold=threshold, coherent="no", max_errors=8,
+                          max_candidates=1000).score(hyps, refs)
+        assert not any(s.extra["capped"] for s in full)
+        assert [s.score for s in fast] == [s.score for s in full]
+        _check_mincer_against_oracle(fast, oracles, threshold)
+        _check_mincer_against_oracle(full, oracles, threshold)
+        # Not vacuous: on some segments the strip gives fewer corrections than
+        # counting every edit would (E - k edits left under the threshold).
+        for seg, (ref,) in zip(fast, refs):
+            n, e = len(ref.strip()), seg.extra["E"]
+            edge_matters += seg.score < min(k for k in range(e + 1) if (e - k) / n < threshold - 1e-9)
+    assert edge_matters > 50
 
 
 def test_semdist_embedded_matches_brute_force():

@@ -174,61 +174,7 @@ def test_e2e_mrs_from_real_ratings(shared_data):
         assert len({t[0] for t in triples}) == 1
 
 
-# ---- the real loading path with a tiny random RoBERTa --------------------------
-ID2LABEL = {0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"}
-
-
-def _save_tiny_nli(directory, tokenizer, id2label, permutation=None):
-    """A random 1-layer RoBERTa classifier whose output bias favours ENTAILMENT.
-    `permutation[i]` = the original label index placed at output position i."""
-    import torch
-    from transformers import RobertaConfig, RobertaForSequenceClassification
-
-    torch.manual_seed(0)
-    config = RobertaConfig(
-        vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-        intermediate_size=32, max_position_embeddings=66, pad_token_id=1, bos_token_id=0, eos_token_id=2,
-        id2label=ID2LABEL, label2id={v: k for k, v in ID2LABEL.items()},
-    )
-    model = RobertaForSequenceClassification(config).eval()
-    with torch.no_grad():
-        model.classifier.out_proj.bias.copy_(torch.tensor([0.0, 0.5, 3.0]))
-        if permutation is not None:
-            head = model.classifier.out_proj
-            head.weight.copy_(head.weight[permutation].clone())
-            head.bias.copy_(head.bias[permutation].clone())
-            model.config.id2label = {i: ID2LABEL[p] for i, p in enumerate(permutation)}
-            model.config.label2id = {v: k for k, v in model.config.id2label.items()}
-    model.save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
-    return directory
-
-
-@pytest.fixture(scope="session")
-def tiny_tokenizer(tmp_path_factory):
-    from tokenizers import ByteLevelBPETokenizer
-    from transformers import RobertaTokenizerFast
-
-    corpus = [
-        "Blue Spice is a pub in the riverside area.", "The Eagle is a cheap coffee shop near Café Rouge.",
-        "You can bring your kids to Blue Spice.", "The food of Alan Bean is French.",
-    ] * 5
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(corpus, vocab_size=300, min_frequency=1,
-                            special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
-    directory = tmp_path_factory.mktemp("bpe")
-    bpe.save_model(str(directory))
-    return RobertaTokenizerFast(str(directory / "vocab.json"), str(directory / "merges.txt"), model_max_length=64)
-
-
-@pytest.fixture(scope="session")
-def tiny_models(tmp_path_factory, tiny_tokenizer):
-    plain = _save_tiny_nli(tmp_path_factory.mktemp("nli_plain"), tiny_tokenizer, ID2LABEL)
-    # Same network, outputs reordered to ENTAILMENT, CONTRADICTION, NEUTRAL.
-    permuted = _save_tiny_nli(tmp_path_factory.mktemp("nli_permuted"), tiny_tokenizer, ID2LABEL, [2, 0, 1])
-    return plain, permuted
-
-
+# ---- the real loading path with a tiny random RoBERTa (fixtures in conftest.py) ----
 OUTPUTS = ["Blue Spice is a pub in the riverside area.", "You can bring your kids to Blue Spice."]
 DATA = [BLUE_SPICE, BLUE_SPICE + [("Blue Spice", "familyFriendly", "yes")]]
 
@@ -301,3 +247,219 @@ def test_missing_model_says_which_and_how_to_provide_it(monkeypatch):
     message = str(info.value)
     assert "roberta-large-mnli" in message
     assert "WORKBENCH_MODELS" in message and "model=" in message
+
+
+# ---- compat=nlgi_eval against a transcription of ufal/nlgi_eval's check_inst ----
+# The only reference code in this repository, as issue 8 asks: a minimal transcription of
+# `Evaluator.triples_to_templates` and `Evaluator.check_inst` from ufal/nlgi_eval
+# (nli_eval.py, commit 34f304a, Dušek & Kasner 2020), logging and the E2E
+# "ignore restaurant" option left out; `classify(text)` stands in for RoBERTa on the
+# single string `roberta_classify` builds.
+_NLGI_REMAP = {"eat_type": "eatType", "rating": "customer rating", "family_friendly": "familyFriendly",
+               "price_range": "priceRange"}
+
+
+def _nlgi_triples_to_templates(templates, tripleset):
+    output = []
+    for subject, predicate, obj in tripleset:
+        if predicate not in templates:
+            if predicate in _NLGI_REMAP and _NLGI_REMAP[predicate] in templates:
+                template = templates[_NLGI_REMAP[predicate]]
+            else:
+                template = "The %s of <subject> is <object>." % predicate
+                template = re.sub("([a-z])([A-Z])", r"\1 \2", template)
+        else:
+            template = templates[predicate]
+        if isinstance(template, dict):
+            template = template[obj]
+        if isinstance(template, list):
+            template = template[0]
+        template = template.replace("<subject>", subject)
+        obj_str = re.sub("^[\"'](.*)[\"']$", r"\1", obj)
+        template = template.replace("<object>", obj_str)
+        template = template.replace("_", " ")
+        output.append(template)
+    return output
+
+
+def _nlgi_check_inst(classify, templates, mr, sent):
+    roberta_classify = lambda a, b: classify("%s </s></s> %s" % (a, b))  # noqa: E731
+    templs = _nlgi_triples_to_templates(templates, mr)
+    ent_confs = []
+    mr2sent = roberta_classify(" ".join(templs), sent)
+    ent_confs.append(float(mr2sent[2]))
+    mr2sent = ["C", "N", "E"][np.argmax(mr2sent)]
+    sent2mr = roberta_classify(sent, " ".join(templs))
+    ent_confs.append(float(sent2mr[2]))
+    sent2mr = ["C", "N", "E"][np.argmax(sent2mr)]
+    if sent2mr == "E" and mr2sent == "E":
+        output = "OK"
+    elif sent2mr == "E":
+        output = "hallucination"
+    elif mr2sent == "E":
+        output = "omission"
+    else:
+        output = "hallucination+omission"
+    omitted = []
+    for triple, templ in zip(mr, templs):
+        sent2triple = roberta_classify(sent, templ)
+        ent_confs.append(float(sent2triple[2]))
+        sent2triple = ["C", "N", "E"][np.argmax(sent2triple)]
+        if sent2triple != "E":
+            omitted.append(triple)
+    if omitted:
+        output = "hallucination+omission" if "hallucination" in output else "omission"
+    return output, min(ent_confs), omitted, templs
+
+
+def _stand_in_classify(text):
+    """Deterministic C/N/E probabilities of "premise </s></s> hypothesis" from word overlap
+    (case-sensitive, so the back-off's kept case matters), negation, and length (a
+    hypothesis of more than 12 distinct words is never entailed, so the whole-input
+    check can fail while every fact passes)."""
+    premise, hypothesis = text.split(" </s></s> ", 1)
+    p_words, h_words = set(re.findall(r"\w+", premise)), set(re.findall(r"\w+", hypothesis))
+    found = len(h_words & p_words) / len(h_words) if h_words else 1.0
+    if ("not" in h_words) != ("not" in p_words):
+        return np.array([0.6, 0.3, 0.1])
+    if found == 1.0 and len(h_words) > 12:
+        return np.array([0.05, 0.5, 0.45])
+    if found == 1.0:
+        return np.array([0.02, 0.08 + 0.01 * (len(h_words) % 5), 0.9 - 0.01 * (len(h_words) % 5)])
+    return np.array([0.15, 0.85 - 0.5 * found, 0.5 * found])
+
+
+class JoinedStandIn:
+    """Our backend protocol around the stand-in: receives pairs, encodes them as nlgi_eval does."""
+
+    labels = LABELS
+
+    def __init__(self):
+        self.encodings = []
+
+    def entailment_probs(self, pairs, encoding="pair"):
+        self.encodings.append(encoding)
+        return np.array([_stand_in_classify(f"{a} </s></s> {b}") for a, b in pairs])
+
+
+_E2E_TEST_TEMPLATES = {  # written for this test, in nlgi_eval's file format
+    "eatType": ["<subject> is a <object> ."],
+    "area": ["<subject> is in the <object> ."],
+    "near": ["<subject> is near <object> ."],
+    "food": ["<subject> serves <object> food ."],
+    "priceRange": ["<subject> has a price range of <object> ."],
+    "customer rating": ["<subject> has a <object> customer rating ."],
+    "familyFriendly": {"yes": ["<subject> is family-friendly ."], "no": ["<subject> is not family-friendly ."]},
+}
+_WEBNLG_ITEMS = [
+    ([("Alan_Bean", "birthPlace", '"Wheeler, Texas"')], "Alan Bean was born in Wheeler, Texas."),
+    ([("Alan_Bean", "birthPlace", "Wheeler,_Texas")], "The birth Place of Alan Bean is Wheeler, Texas."),
+    ([('"Aarhus"', "cityServed", "'Aarhus_Airport'"), ("Aarhus_Airport", "runwayLength", '"2702.0"')],
+     "Aarhus Airport serves the city of Aarhus and its runway length is 2702.0."),
+    ([("Aarhus_Airport", "runwayLength", '"2702.0"')], "The runway Length of Aarhus Airport is 2702.0."),
+    ([("Alan_Shepard", "dateOfBirth", '"1923-11-18"'), ("Alan_Shepard", "occupation", "Test_pilot")],
+     "Alan Shepard, born on 1923-11-18, was a test pilot."),
+    ([("Alan_Shepard", "dateOfBirth", '"1923-11-18"'), ("Alan_Shepard", "occupation", "Test_pilot")],
+     "The date Of Birth of Alan Shepard is 1923-11-18. The occupation of Alan Shepard is Test pilot."),
+    ([("Acharya_Institute", "ISBN_number", "978-1"), ("Acharya_Institute", "city", "Bangalore")],
+     "The ISBN number of Acharya Institute is 978-1 and the city of Acharya Institute is Bangalore."),
+    ([("Blue Spice", "eat_type", "pub"), ("Blue Spice", "family_friendly", "no")],
+     "Blue Spice is a pub . Blue Spice is not family-friendly ."),
+    ([("Blue Spice", "familyFriendly", "yes")], "Blue Spice is not family-friendly ."),
+    ([], "Nothing to say."),
+]
+
+
+def _compat_items(shared_data):
+    import csv
+
+    items = list(_WEBNLG_ITEMS)
+    with open(shared_data / "e2e-human" / "quality.csv", encoding="utf-8") as fh:
+        rows = [row for _, row in zip(range(40), csv.DictReader(fh))]
+    seen = set()
+    for row in rows:
+        if row["mr"] in seen:
+            continue
+        seen.add(row["mr"])
+        triples = e2e_mr_to_triples(row["mr"])
+        items += [(triples, row[f"ref{k}"]) for k in range(1, 6)]
+    return items
+
+
+def test_compat_nlgi_eval_equals_check_inst(shared_data):
+    items = _compat_items(shared_data)
+    assert len(items) >= 30
+    backend = JoinedStandIn()
+    metric = NLIMetric(backend=backend, templates=_E2E_TEST_TEMPLATES, compat="nlgi_eval")
+    segs = metric.score([sent for _, sent in items], data=[mr for mr, _ in items])
+    assert set(backend.encodings) == {"joined"}
+    labels = set()
+    for seg, (mr, sent) in zip(segs, items):
+        output, confidence, omitted, templs = _nlgi_check_inst(_stand_in_classify, _E2E_TEST_TEMPLATES, mr, sent)
+        expected = "omission+hallucination" if output == "hallucination+omission" else output
+        assert seg.extra["label"] == expected, (mr, sent)
+        assert seg.extra["confidence"] == pytest.approx(confidence, abs=1e-12)
+        assert [f["fact"] for f in seg.extra["facts"]] == templs
+        assert [tuple(f["triple"]) for f in seg.extra["facts"] if not f["entailed"]] == omitted
+        labels.add(expected)
+    # The items exercise every label, and the whole-input check alone setting "omission".
+    assert labels == {"OK", "omission", "hallucination", "omission+hallucination"}
+    assert any(s.extra["label"] == "omission" and not s.extra["omitted"] for s in segs)
+
+
+def test_default_mode_is_check_inst_without_the_whole_input_check(shared_data):
+    """The paper's text (default): no whole-input omission check, a tokenizer text pair,
+    a back-off with lower-cased camelCase parts. With the same facts and a classifier
+    that ignores the encoding, labels and confidences are check_inst's minus that check."""
+    items = _compat_items(shared_data)
+    paper = NLIMetric(backend=WordOverlapNLI(), templates=_E2E_TEST_TEMPLATES)
+    segs = paper.score([sent for _, sent in items], data=[mr for mr, _ in items])
+    differs = 0
+    for seg, (mr, sent) in zip(segs, items):
+        facts = paper.facts(mr)
+        assert [f["fact"] for f in seg.extra["facts"]] == facts
+        backend = WordOverlapNLI()
+        rows = backend.entailment_probs([(sent, f) for f in facts] + [(" ".join(facts), sent)])
+        omitted = [f for f, row in zip(facts, rows) if np.argmax(row) != 2]
+        hallucination = np.argmax(rows[-1]) != 2
+        assert seg.extra["omitted"] == omitted
+        assert seg.extra["confidence"] == pytest.approx(min(rows[:, 2]))
+        assert seg.extra["label"] == {(False, False): "OK", (True, False): "omission", (False, True): "hallucination",
+                                      (True, True): "omission+hallucination"}[(bool(omitted), bool(hallucination))]
+        differs += facts != _nlgi_triples_to_templates(_E2E_TEST_TEMPLATES, mr)
+    assert differs > 0  # the back-off differs ("birth place" vs nlgi_eval's "birth Place")
+
+
+def test_joined_encoding_is_nlgi_evals_single_string(tiny_models):
+    """With compat=nlgi_eval the real backend encodes "premise </s></s> hypothesis" as one
+    string (other token ids than the tokenizer's pair) and gives that string's probabilities."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    plain, _ = tiny_models
+    metric = get_metric("nli", model=str(plain), device="cpu", compat="nlgi_eval")
+    [seg] = metric.score(["Blue Spice is a pub."], data=[[("Blue Spice", "eatType", "pub")]])
+    tok = AutoTokenizer.from_pretrained(str(plain))
+    net = AutoModelForSequenceClassification.from_pretrained(str(plain)).eval()
+    joined = tok("%s </s></s> %s" % ("Blue Spice is a pub.", seg.extra["facts"][0]["fact"]), return_tensors="pt")
+    pair = tok("Blue Spice is a pub.", seg.extra["facts"][0]["fact"], return_tensors="pt")
+    assert joined["input_ids"].tolist() != pair["input_ids"].tolist()
+    with torch.no_grad():
+        expected = torch.softmax(net(**joined).logits[0], -1).tolist()
+    probs = seg.extra["facts"][0]["probs"]
+    assert [probs[k] for k in ("contradiction", "neutral", "entailment")] == pytest.approx(expected, abs=1e-5)
+    assert "compat:nlgi_eval" in metric.signature()
+
+
+def test_templates_option_accepts_a_json_file_path(tmp_path):
+    path = tmp_path / "templates.json"
+    path.write_text(json.dumps(E2E_TEMPLATES), encoding="utf-8")
+    by_path = NLIMetric(backend=WordOverlapNLI(), templates=str(path))
+    by_value = NLIMetric(backend=WordOverlapNLI(), templates=E2E_TEMPLATES)
+    assert by_path.facts(BLUE_SPICE) == by_value.facts(BLUE_SPICE) == [
+        "Blue Spice is a pub.", "Blue Spice is in the riverside area."]
+    assert by_path.signature() == by_value.signature()
+    with pytest.raises(OptionError, match="cannot read"):
+        NLIMetric(backend=WordOverlapNLI(), templates=str(tmp_path / "missing.json"))
+    with pytest.raises(OptionError, match="compat"):
+        NLIMetric(backend=WordOverlapNLI(), compat="ufal")

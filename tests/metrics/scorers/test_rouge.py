@@ -105,3 +105,17 @@ def test_options_and_signature():
             get_metric("rouge", **options)
     with pytest.raises(InputError, match="no reference"):
         get_metric("rouge").score(["a"], [[]])
+
+
+def test_half_width_katakana_is_tokenized_like_full_width():
+    """Issue 8: half-width Katakana used to be one run-on token; it is now the same
+    character tokens as full-width text (sound marks composed, as NFKC does)."""
+    tok = UnicodeTokenizer()
+    assert tok.tokenize("ｶﾀｶﾅ ｶﾞｲﾄﾞ") == tok.tokenize("カタカナ ガイド") == ["カ", "タ", "カ", "ナ", "ガ", "イ", "ド"]
+    metric = get_metric("rouge", variant="rouge1")
+    assert metric.score(["ｶﾞｲﾄﾞ"], [["ガイド"]])[0].score == 1.0
+
+
+def test_thai_is_not_segmented_as_documented():
+    # A run of Thai letters is one token: text must be word-segmented first (module docstring).
+    assert UnicodeTokenizer().tokenize("ภาษาไทย ง่าย") == ["ภาษาไทย", "ง่าย"]

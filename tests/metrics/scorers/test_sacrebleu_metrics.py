@@ -79,7 +79,13 @@ def test_segment_and_corpus_scores_equal_sacrebleu(name, ours, theirs, case):
     corpus = SACREBLEU[name](**theirs)
     expected = corpus.corpus_score(hyps, streams(refs))
     assert metric.corpus_score(segs).score == expected.score
-    assert corpus.get_signature().format() in metric.signature()
+    # Every field of sacrebleu's signature, spelled as sacrebleu spells it (its
+    # `version:` is our `sacrebleu:`), with nrefs from the corpus state.
+    metric.load_corpus_state(metric.corpus_state(hyps, refs))
+    theirs_fields = corpus.get_signature().format().replace("version:", "sacrebleu:").split("|")
+    ours_fields = metric.signature().split("|")
+    assert set(theirs_fields) <= set(ours_fields)
+    assert ours_fields[:2] == [name, "v:1"] and ours_fields[-1] == theirs_fields[-1]
 
 
 @pytest.mark.parametrize("name", ["bleu", "chrf", "ter"])
@@ -104,13 +110,18 @@ def test_bleu_corpus_extra_matches_sacrebleu_details():
         expected.bp, expected.sys_len, expected.ref_len)
 
 
-def test_signature_reports_reference_counts_and_options():
+def test_signature_is_one_format_with_sacrebleus_fields():
+    import sacrebleu
+
     metric = get_metric("bleu")
-    assert "nrefs" not in metric.signature()
-    metric.score(["a b"], [["a b"]])
-    assert "|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0" in metric.signature()
+    assert "nrefs" not in metric.signature()  # no corpus state: unknown, and never guessed from earlier calls
     metric.score(["a b"], [["a b", "a c"]])
+    assert "nrefs" not in metric.signature()
+    metric.load_corpus_state(metric.corpus_state(["a b"], [["a b"]]))
+    assert metric.signature() == f"bleu|v:1|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|sacrebleu:{sacrebleu.__version__}"
+    metric.load_corpus_state(metric.corpus_state(["a b", "c"], [["a b", "a c"], ["c"]]))
     assert "|nrefs:var|" in metric.signature()
+    assert "|order:2|" in get_metric("bleu", max_ngram_order=2).signature()
     assert "tok:intl" in get_metric("bleu", tokenize="intl").signature()
     assert "|nw:2|" in get_metric("chrf", word_order=2).signature()
     assert "case:mixed" in get_metric("ter", case_sensitive=True).signature()
@@ -120,7 +131,11 @@ def test_signature_reports_reference_counts_and_options():
     ("name", "options", "message"),
     [("bleu", {"tokenize": "flores101"}, "not available offline"), ("bleu", {"smooth_method": "magic"}, "smooth_method"),
      ("bleu", {"smooth_value": "lots"}, "smooth_value"), ("chrf", {"char_order": "-1"}, "char_order"),
-     ("chrf", {"beta": "two"}, "beta"), ("ter", {"tokenize": "13a"}, "unknown option")],
+     ("chrf", {"beta": "two"}, "beta"), ("ter", {"tokenize": "13a"}, "unknown option"),
+     # issue 12 item 11: a huge n-gram order used to run for minutes and take 20 GB
+     ("bleu", {"max_ngram_order": "100000000"}, "max_ngram_order=100000000 is out of range"),
+     ("bleu", {"smooth_value": "inf"}, "smooth_value"), ("chrf", {"char_order": "1000"}, "char_order"),
+     ("chrf", {"beta": "1e9"}, "beta")],
 )
 def test_bad_options_are_refused(name, options, message):
     with pytest.raises(OptionError, match=message):

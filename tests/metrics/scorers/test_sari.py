@@ -1,7 +1,10 @@
-"""SARI against published values of the two reference implementations and hand computations."""
+"""SARI against published values of the reference implementations (the authors'
+SARI.py, EASSE's corpus_sari, Hugging Face evaluate's sari) and hand computations."""
+import json
+
 import pytest
 
-from metrics.scorers import InputError, OptionError, get_metric
+from metrics.scorers import InputError, OptionError, SegmentResult, get_metric
 from metrics.scorers.sari import sari_ngram
 
 SOURCE = "About 95 species are currently accepted ."
@@ -65,17 +68,98 @@ def test_tokenization_and_case_options():
     assert a == b
 
 
-def test_corpus_is_the_mean_of_segments():
+# Expected corpus values: EASSE's `corpus_sari` with its defaults (feralvam/easse 0.2.4,
+# commit 6a4352e, easse/sari.py), run from its source outside this repository
+# (EASSE is not on PyPI): lowercase, 13a tokenizer, corpus-level n-gram
+# statistics, F1 for add, keep and delete.
+OUTS = ["About 95 you now get in .", "About 95 species are now agreed .", "About 95 species are currently agreed ."]
+EASSE_THREE = 49.64237788250738  # corpus_sari([SOURCE] * 3, OUTS, [[r] * 3 for r in REFERENCES])
+EASSE_THREE_PARTS = {"add": 14.048368298368297, "keep": 67.11469534050178, "delete": 67.76407000865206}
+EASSE_SINGLE = [31.350246975246975, 63.23743386243385, 46.72930933800499]  # corpus_sari of each alone
+
+
+@pytest.mark.parametrize("variant", ["xu2016", "t2t"])
+def test_corpus_score_is_easse_corpus_sari(variant):
+    metric = get_metric("sari", variant=variant)
+    segs = metric.score(OUTS, [REFERENCES] * 3, srcs=[SOURCE] * 3)
+    corpus = metric.corpus_score(segs)
+    assert corpus.score == pytest.approx(EASSE_THREE, abs=1e-9)
+    for part, value in EASSE_THREE_PARTS.items():
+        assert corpus.extra[part] == pytest.approx(value, abs=1e-9)
+    # The mean of the segment scores (the old corpus value) is still reported.
+    assert corpus.extra["segment_mean"] == pytest.approx(sum(s.score for s in segs) / 3, abs=1e-9)
+    for seg, expected in zip(segs, EASSE_SINGLE):
+        assert metric.corpus_score([seg]).score == pytest.approx(expected, abs=1e-9)
+
+
+def test_chunked_scoring_gives_the_whole_corpus_score():
     metric = get_metric("sari")
-    outs = ["About 95 you now get in .", "About 95 species are now agreed .", "About 95 species are currently agreed ."]
-    segs = metric.score(outs, [REFERENCES] * 3, srcs=[SOURCE] * 3)
-    assert metric.corpus_score(segs).score == pytest.approx(100 * (0.2682782411698074 + 0.5889995423074248
-                                                                   + 0.5071608864657479) / 3, abs=1e-9)
-    assert metric.corpus_score(segs[:1] + segs[1:]).score == metric.corpus_score(segs).score
+    whole = metric.corpus_score(metric.score(OUTS, [REFERENCES] * 3, srcs=[SOURCE] * 3))
+    # Scored as two chunks by two instances (two workers), statistics through JSON.
+    first = get_metric("sari").score(OUTS[:1], [REFERENCES], srcs=[SOURCE])
+    rest = get_metric("sari").score(OUTS[1:], [REFERENCES] * 2, srcs=[SOURCE] * 2)
+    stored = [SegmentResult(s.score, s.extra, json.loads(json.dumps(s.stats))) for s in first + rest]
+    assert metric.corpus_score(stored).score == whole.score
+    assert whole.score == pytest.approx(EASSE_THREE, abs=1e-9)
+
+
+def test_asset_corpus_score_is_easses(shared_data):
+    """ASSET test set (359 lines, read as EASSE's read_lines does), reference 0 as the
+    system against references 1-9: EASSE's corpus_sari gives 44.5894 (the mean of segment
+    scores, our old corpus value, 41.39); Hugging Face evaluate's sari (the t2t variant's
+    segments) gives 43.4701."""
+    folder = shared_data / "asset"
+    lines = [[line.strip() for line in (folder / name).open(encoding="utf-8").readlines()]
+             for name in ["asset.test.orig"] + [f"asset.test.simp.{i}" for i in range(10)]]
+    orig, system, refs = lines[0], lines[1], [list(r) for r in zip(*lines[2:])]
+    assert len(orig) == 359
+    # segment_mean: xu2016 = the authors' SARI.py averaged (our old corpus value), t2t = evaluate's sari
+    for variant, mean in (("xu2016", 41.385382448778294), ("t2t", 43.470056068012994)):
+        metric = get_metric("sari", variant=variant)
+        corpus = metric.corpus_score(metric.score(system, refs, srcs=orig))
+        assert corpus.score == pytest.approx(44.58937782033863, abs=1e-9)  # EASSE 0.2.4 corpus_sari
+        assert (corpus.extra["add"], corpus.extra["keep"], corpus.extra["delete"]) == pytest.approx(
+            (9.809280310347692, 58.77626800316573, 65.1825851475025), abs=1e-9)
+        assert corpus.extra["segment_mean"] == pytest.approx(mean, abs=1e-9)
+
+
+def test_cli_gives_easses_asset_figure(shared_data, tmp_path):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    folder = shared_data / "asset"
+    args = ["--metric", "sari", "--src", str(folder / "asset.test.orig"), "--hyp", str(folder / "asset.test.simp.0")]
+    for i in range(1, 10):
+        args += ["--ref", str(folder / f"asset.test.simp.{i}")]
+    out = StringIO()
+    call_command("score", *args, "--json", stdout=out, stderr=StringIO())
+    result = json.loads(out.getvalue())
+    assert result["score"] == pytest.approx(44.58937782033863, abs=1e-9)
+    assert "|variant:xu2016|corpus:easse|" in result["signature"]
+
+
+@pytest.mark.parametrize(
+    ("source", "output", "references", "expected"),
+    [
+        # Hugging Face evaluate's `sari` (metrics/sari/sari.py) on these inputs.
+        (SOURCE, "About 95 you now get in .", REFERENCES, 26.953601953601954),
+        (SOURCE, "", REFERENCES, 16.078042328042326),
+        # The issue's case: evaluate gives 68.75 for an empty output (its split on single
+        # spaces makes "" one token); splitting on any whitespace would give 77.08.
+        ("a b c", "", ["a", "a b"], 68.75),
+        ("a b c", "", ["a b"], 65.27777777777779),
+        ("a b c d e f", "", ["a b c"], 57.08333333333333),
+        ("a b c", "", ["x"], 91.66666666666666),
+    ],
+)
+def test_t2t_segments_equal_hugging_face_evaluate_including_empty_outputs(source, output, references, expected):
+    seg = get_metric("sari", variant="t2t").score([output], [references], srcs=[source])[0]
+    assert seg.score == pytest.approx(expected, abs=1e-9)
 
 
 def test_signature_variant_and_errors():
-    assert "variant:xu2016" in get_metric("sari").signature()
+    assert get_metric("sari").signature().startswith("sari|v:1|variant:xu2016|corpus:easse|lowercase:yes|tokenize:13a|")
     assert "variant:t2t" in get_metric("sari", variant="t2t").signature()
     with pytest.raises(OptionError, match="variant"):
         get_metric("sari", variant="easse")

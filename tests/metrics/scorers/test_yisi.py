@@ -166,13 +166,12 @@ def test_multiple_references_take_max_precision_and_max_recall():
     assert both.extra["recall"] == pytest.approx(max(a.extra["recall"] for a in alone))
 
 
-def test_corpus_is_mean_of_segments_and_chunks_combine():
+def test_corpus_is_mean_of_segments():
     metric = get_metric("yisi0")
     hyps = ["a b c d", "the cat", "x y z"]
     refs = [["a b c e"], ["the dog"], ["x y"]]
     segs = metric.score(hyps, refs)
     assert metric.corpus_score(segs).score == pytest.approx(sum(s.score for s in segs) / 3)
-    assert metric.corpus_score(segs[:1] + segs[1:]).score == metric.corpus_score(segs).score
     assert math.isnan(metric.corpus_score([]).score)
 
 
@@ -187,7 +186,7 @@ def test_yisi0_rejects_bad_options(options):
 def test_cli_strings_are_coerced():
     metric = get_metric("yisi0", ngram="2", alpha="0.5", idf="false")
     assert metric.options == {"ngram": 2, "alpha": 0.5, "idf": False}
-    assert metric.signature() == "yisi0|v:1|alpha:0.5|idf:False|ngram:2"
+    assert metric.signature() == "yisi0|v:1|alpha:0.5|idf:no|ngram:2"
 
 
 def test_yisi0_input_errors():
@@ -342,3 +341,87 @@ def test_embedding_signature_names_the_layer_actually_used():
     assert f"|layer:{top}|" in implicit
     assert implicit == get_metric("yisi1", layer=top).signature()
     assert f"|layer:{top - 1}|" in get_metric("yisi1", layer=top - 1).signature()
+
+
+# ---- idf on a cased model: the C++ retries a unit in lower case ----
+@pytest.fixture(scope="module")
+def tiny_cased_bert(tmp_path_factory):
+    """A random-weight cased BERT with a WordPiece vocabulary holding "The" and "the"."""
+    import torch
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    out = tmp_path_factory.mktemp("tiny-cased-bert")
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "The", "the", "Cat", "cat", "sat", "on", "mat",
+             "A", "a", "dog", "Mat", "##s", "."]
+    (out / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    BertTokenizerFast(str(out / "vocab.txt"), do_lower_case=False).save_pretrained(out)
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                        intermediate_size=64, max_position_embeddings=64)
+    BertModel(config).save_pretrained(out)
+    return str(out)
+
+
+def _cxx_idf(docs):
+    """The C++ lexweight: idf over unit strings; a unit missing from the table is
+    looked up again lowercased (ASCII), then weighs as unseen."""
+    n = len(docs)
+    df = {}
+    for doc in docs:
+        for u in set(doc):
+            df[u] = df.get(u, 0) + 1
+
+    def weight(u):
+        count = df.get(u, df.get(u.lower()))
+        return math.log2(1 + (n + 1) / ((count or 0) + 1))
+    return weight
+
+
+def test_yisi1_idf_retries_units_in_lower_case_like_the_cxx(tiny_cased_bert):
+    from metrics.scorers.encoder import get_encoder
+
+    encoder = get_encoder(tiny_cased_bert, "cpu")
+    hyps = ["The Cat sat on a Mat .", "A dog sat ."]
+    refs = [["the cat sat on the mat .", "a cat sat ."], ["the dog sat on the mats ."]]
+    metric = get_metric("yisi1", model=tiny_cased_bert, device="cpu")
+    segs = metric.score(hyps, refs)
+
+    def units(text):
+        emb = encoder.token_embeddings([text])[0]
+        keep = [i for i, special in enumerate(emb.special_mask) if not special]
+        return [emb.tokens[i] for i in keep], emb.vectors.cpu().numpy().astype(np.float64)[keep]
+
+    ref_units = [units(r) for seg_refs in refs for r in seg_refs]
+    assert "The" in units(hyps[0])[0] and "The" not in {u for us, _ in ref_units for u in us}
+    weight = _cxx_idf([u for u, _ in ref_units])
+    owners = [0, 0, 1]
+    for seg, hyp in enumerate(hyps):
+        ids_h, vh = units(hyp)
+        per_ref = [_yisi_by_hand(u1, v1, weight, ids_h, vh, weight, 3, 0.8)
+                   for (u1, v1), owner in zip(ref_units, owners) if owner == seg]
+        p, r = max(x[1] for x in per_ref), max(x[2] for x in per_ref)
+        assert segs[seg].score == pytest.approx(p * r / (0.8 * p + 0.2 * r), abs=1e-6)
+    # Without the retry ("The", "Cat", "Mat" unseen) the first score would differ.
+    no_retry = lambda u: math.log2(1 + 4 / 1) if u in ("The", "Cat", "Mat") else weight(u)  # noqa: E731
+    ids_h, vh = units(hyps[0])
+    per_ref = [_yisi_by_hand(u1, v1, no_retry, ids_h, vh, no_retry, 3, 0.8) for u1, v1 in ref_units[:2]]
+    p, r = max(x[1] for x in per_ref), max(x[2] for x in per_ref)
+    assert abs(segs[0].score - p * r / (0.8 * p + 0.2 * r)) > 1e-4
+
+
+def test_yisi_chunks_with_corpus_state_equal_one_call(yisi_test):
+    """Real chunked scoring (issue 12): the C++ test corpus in chunks, idf from the whole
+    reference file loaded as corpus state, gives the C++ sentence and document scores."""
+    metric = _metric_from_config(yisi_test["config"])
+    hyps, refs = yisi_test["hyps"], [[r] for r in yisi_test["refs"]]
+    state = metric.corpus_state(hyps, refs)
+    segments = []
+    for start in range(0, len(hyps), 3):
+        worker = _metric_from_config(yisi_test["config"])
+        worker.load_corpus_state(state)
+        segments += worker.score(hyps[start:start + 3], refs[start:start + 3])
+    assert [s.score for s in segments] == pytest.approx(yisi_test["sentence"], rel=5e-6)
+    assert metric.corpus_score(segments).score == pytest.approx(yisi_test["document"], abs=1e-6)
+    # Without the state each chunk learns idf from its own references: other scores.
+    alone = _metric_from_config(yisi_test["config"]).score(hyps[:3], refs[:3])
+    assert [s.score for s in alone] != pytest.approx(yisi_test["sentence"][:3], rel=5e-6)

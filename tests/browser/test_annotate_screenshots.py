@@ -1,0 +1,59 @@
+"""The demo's five protocol pages half-answered, at 1280 px and 390 px: no horizontal
+scroll, no system name; screenshots go to $WORKBENCH_SCREENSHOTS (docs/screenshots in
+the README) when it is set."""
+import pytest
+from django.core.management import call_command
+
+from annotations.models import Campaign, System
+from tests.browser.conftest import log_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def _half_answer(page, protocol):
+    if protocol == "likert":
+        page.keyboard.press("4")
+    elif protocol == "rankme":
+        inputs = page.locator("input[name^=\"s-0-\"]")
+        for i, value in enumerate(["120", "80", "120"][: inputs.count()]):
+            inputs.nth(i).fill(value)
+    elif protocol == "pairwise":
+        page.keyboard.press("a")
+    elif protocol == "bws":
+        page.keyboard.press("1")
+        page.keyboard.press("3")
+    elif protocol == "esa":
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("Shift+ArrowRight")
+        page.keyboard.press("2")
+        page.keyboard.press("m")
+
+
+@pytest.mark.parametrize("width,height", [(1280, 800), (390, 844)])
+def test_protocol_pages_at_desktop_and_phone_width(browser, live_server, screenshot_dir, width, height):
+    call_command("load_demo", verbosity=0, stdout=open("/dev/null", "w"))
+    context = browser.new_context(base_url=live_server.url, viewport={"width": width, "height": height})
+    page = context.new_page()
+    log_in(page, "annot", "annot")
+    names = list(System.objects.values_list("name", flat=True))
+    for campaign in Campaign.objects.order_by("pk"):
+        page.goto(f"/annotate/campaigns/{campaign.pk}/")
+        page.wait_for_function("document.body.dataset.unitReady === '1'")
+        _half_answer(page, campaign.protocol)
+        html = page.content()
+        assert not [n for n in names if f">{n}<" in html or f'"{n}"' in html], campaign.protocol
+        assert page.evaluate("document.documentElement.scrollWidth") <= width, campaign.protocol
+        page.screenshot(path=screenshot_dir / f"annotate-{campaign.protocol}-{width}.png", full_page=True)
+    if width == 1280:
+        context.clear_cookies()
+        log_in(page, "demo", "demo")
+        likert = Campaign.objects.get(protocol="likert")
+        page.goto(f"/campaigns/{likert.pk}/")
+        page.screenshot(path=screenshot_dir / "campaign-progress-1280.png", full_page=True)
+        page.goto(f"/projects/{likert.dataset.project_id}/campaigns/new/")
+        page.select_option("#id_protocol", "esa")
+        page.fill("#id_name", "New ESA campaign")
+        page.get_by_role("button", name="Preview as an annotator").click()
+        page.wait_for_load_state("load")
+        page.screenshot(path=screenshot_dir / "campaign-setup-preview-1280.png", full_page=True)
+    context.close()
