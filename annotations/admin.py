@@ -130,3 +130,6 @@ class SpanJudgementAdmin(JudgementAdmin):
 class ErrorSpanAdmin(admin.ModelAdmin):
     list_display = ["judgement", "start", "end", "severity", "missing"]
     raw_id_fields = ["judgement"]
+
+# Quality control (annotations.quality)
+from annotations.quality import admin as quality_admin  # noqa: E402,F401

@@ -3,6 +3,7 @@ from django.urls import path
 from rest_framework.authtoken.views import obtain_auth_token
 
 from annotations.apis import campaigns, datasets, judgements, projects
+from annotations.quality import apis as quality
 
 urlpatterns = [
     path("auth/token/", obtain_auth_token, name="api-token"),
@@ -34,4 +35,16 @@ urlpatterns = [
     path("judgements/pairwise/", judgements.PairwiseJudgementListApi.as_view(), name="api-pairwise-list"),
     path("judgements/bestworst/", judgements.BestWorstJudgementListApi.as_view(), name="api-bestworst-list"),
     path("judgements/spans/", judgements.SpanJudgementListApi.as_view(), name="api-spans-list"),
+    # Quality control (annotations.quality): researchers only, except an annotator's own code.
+    path("campaigns/<int:pk>/quality/", quality.QualityApi.as_view(), name="api-campaign-quality"),
+    path("campaigns/<int:pk>/quality/settings/", quality.QualitySettingsApi.as_view(),
+         name="api-campaign-quality-settings"),
+    path("campaigns/<int:pk>/quality/decisions/", quality.DecisionApi.as_view(), name="api-campaign-quality-decide"),
+    path("campaigns/<int:pk>/quality/gold/", quality.GoldUnitListApi.as_view(), name="api-campaign-gold"),
+    path("campaigns/<int:pk>/quality/codes/", quality.CompletionCodeListApi.as_view(),
+         name="api-campaign-completion-codes"),
+    path("campaigns/<int:pk>/quality/codes/verify/", quality.CompletionCodeVerifyApi.as_view(),
+         name="api-campaign-completion-code-verify"),
+    path("campaigns/<int:pk>/completion-code/", quality.CompletionCodeMineApi.as_view(),
+         name="api-campaign-my-completion-code"),
 ]

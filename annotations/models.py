@@ -274,8 +274,11 @@ class Unit(TimeStampedModel):
 
     class Kind(models.TextChoices):
         REGULAR = "regular", "Regular"
-        # Quality control (degraded outputs, repeats, gold) will add kinds that
-        # look the same to annotators; `expected` holds their expected answer.
+        # Quality control (annotations.quality): units planned for one annotator
+        # that look the same as regular ones; see ControlUnit.
+        DEGRADED = "degraded", "Control: degraded copy"
+        REPEAT = "repeat", "Control: repeat"
+        GOLD = "gold", "Control: gold / tutorial"
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="units")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="units")
@@ -524,3 +527,14 @@ class ErrorSpan(models.Model):
                 name="errorspan_offsets_or_missing",
             ),
         ]
+
+
+# Quality control models live in their own module (annotations.quality.models).
+from annotations.quality.models import (  # noqa: E402,F401
+    AnnotatorDecision,
+    CompletionCode,
+    ControlJudgement,
+    ControlUnit,
+    GoldUnit,
+    QualitySettings,
+)

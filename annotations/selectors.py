@@ -269,7 +269,7 @@ def annotator_progress(*, campaign: Campaign, enrolment) -> dict:
     return {"done": done, "batch": done // size + 1, "batch_done": done % size, "batch_size": size}
 
 
-def assignment_payload(*, assignment: Assignment, enrolment=None) -> dict:
+def assignment_payload(*, assignment: Assignment, enrolment=None, show_unit: bool = False) -> dict:
     """What an annotator is shown for an assignment: outputs as `id` + `text`
     in the order the server chose, never a system name; the input and the
     references only where the campaign shows them; the RankME anchor."""
@@ -284,6 +284,12 @@ def assignment_payload(*, assignment: Assignment, enrolment=None) -> dict:
     ) if order else dict(Output.objects.filter(item=item).order_by("id").values_list("id", "text"))
     if not order:
         order = list(texts)
+    if assignment.unit_id and not set(order) <= set(texts):
+        # Quality control: a control unit shows its own texts under alias ids (annotations.quality);
+        # only then are ids missing from the outputs table, so regular units cost no query here.
+        from annotations.quality.services import unit_texts
+
+        texts = unit_texts(unit=assignment.unit) or texts
     references = []
     if campaign.show_reference or campaign.protocol == Campaign.Protocol.RANKME:
         references = list(Reference.objects.filter(item=item).order_by("position").values("position", "text"))
@@ -293,7 +299,9 @@ def assignment_payload(*, assignment: Assignment, enrolment=None) -> dict:
     return {
         "id": assignment.pk,
         "campaign": campaign.pk,
-        "unit": assignment.unit_id,
+        # The unit id only for researchers: control units (annotations.quality) are created during the
+        # campaign, so their ids would tell an annotator which units are controls.
+        "unit": assignment.unit_id if show_unit else None,
         "annotator": assignment.annotator_id,
         "annotator_name": assignment.annotator.name,
         "status": assignment.status,
@@ -342,7 +350,9 @@ def campaign_dashboard(*, campaign: Campaign) -> dict:
 
     from annotations.models import Unit
 
-    units = list(Unit.objects.filter(campaign=campaign).values_list("systems", "n_done", "redundancy"))
+    # Regular units only: control units (annotations.quality) have their own page.
+    units = list(Unit.objects.filter(campaign=campaign, kind=Unit.Kind.REGULAR).values_list(
+        "systems", "n_done", "redundancy"))
     complete = sum(1 for _, done, k in units if done >= k)
     per_system: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0])  # units, complete, judged
     for systems, done, k in units:

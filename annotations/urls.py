@@ -2,6 +2,7 @@
 from django.urls import path
 
 from annotations import views
+from annotations.quality import views as quality
 
 urlpatterns = [
     path("", views.project_list, name="project-list"),
@@ -19,4 +20,12 @@ urlpatterns = [
     path("annotate/assignments/<int:pk>/submit/", views.annotate_submit, name="annotate-submit"),
     path("annotate/assignments/<int:pk>/draft/", views.annotate_draft, name="annotate-draft"),
     path("annotate/assignments/<int:pk>/release/", views.annotate_release, name="annotate-release"),
+    # Quality control (annotations.quality)
+    path("campaigns/<int:pk>/quality/", quality.quality_page, name="campaign-quality"),
+    path("campaigns/<int:pk>/quality/decide/", quality.quality_decide, name="campaign-quality-decide"),
+    path("campaigns/<int:pk>/quality/settings/", quality.quality_settings, name="campaign-quality-settings"),
+    path("campaigns/<int:pk>/quality/gold/", quality.quality_gold, name="campaign-quality-gold"),
+    path("campaigns/<int:pk>/quality/verify/", quality.quality_verify_code, name="campaign-quality-verify"),
+    path("campaigns/<int:pk>/quality/codes.csv", quality.quality_codes_csv, name="campaign-completion-codes-csv"),
+    path("annotate/campaigns/<int:pk>/code/", quality.annotate_completion_code, name="annotate-completion-code"),
 ]

@@ -9,12 +9,14 @@ from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.views import APIView
 
 from annotations.apis.common import MAX_ID, id_field, paginated, paginated_response, validated_filters
 from annotations.apis.datasets import ReferenceOutputSerializer
 from annotations.models import Assignment, Campaign, ErrorSpan, JudgementBase
 from annotations.permissions import ApiAuthMixin, require_member, require_staff
+from annotations.quality.services import completion_code_at_batch_end
 from annotations.selectors import (
     assignment_list,
     annotator_for_user,
@@ -23,6 +25,8 @@ from annotations.selectors import (
     campaign_list,
     dataset_list,
     enrolment_for,
+    is_project_staff,
+    staff_project_list,
 )
 from annotations.services.assignments import assignment_draft_save, assignment_next, assignment_release
 from annotations.services.campaigns import campaign_create
@@ -172,13 +176,20 @@ class AssignmentOutputSerializer(serializers.ModelSerializer):
     annotator = serializers.IntegerField(source="annotator_id", read_only=True)
     annotator_name = serializers.CharField(source="annotator.name", read_only=True)
     item = serializers.IntegerField(source="item_id", read_only=True)
-    unit = serializers.IntegerField(source="unit_id", read_only=True, allow_null=True)
+    # Researchers only: control units (annotations.quality) are created during the campaign, so their
+    # ids would tell an annotator which units are controls.
+    unit = serializers.SerializerMethodField()
 
     class Meta:
         model = Assignment
         fields = ["id", "campaign", "annotator", "annotator_name", "item", "unit", "status", "seq", "shown_order",
                   "expires_at", "completed_at", "time_spent_ms", "created_at"]
         ref_name = "Assignment"
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_unit(self, assignment: Assignment) -> int | None:
+        staff = self.context.get("staff_projects") or ()
+        return assignment.unit_id if assignment.campaign.dataset.project_id in staff else None
 
 
 class AnchorSerializer(serializers.Serializer):
@@ -251,7 +262,8 @@ class NextAssignmentApi(ApiAuthMixin, APIView):
             return Response(status=status.HTTP_204_NO_CONTENT)
         assignment.campaign, assignment.annotator = campaign, annotator
         enrolment = getattr(assignment, "enrolment", None) or enrolment_for(campaign=campaign, annotator=annotator)
-        payload = assignment_payload(assignment=assignment, enrolment=enrolment)
+        payload = assignment_payload(assignment=assignment, enrolment=enrolment,
+                                     show_unit=is_project_staff(user=request.user, project=campaign.project))
         return Response(
             NextAssignmentOutputSerializer(payload).data,
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
@@ -288,6 +300,12 @@ class UnitSubmitApi(ApiAuthMixin, APIView):
     class OutputSerializer(serializers.Serializer):
         assignment = AssignmentOutputSerializer()
         judgements = serializers.IntegerField(help_text="Judgements stored.")
+        retry = serializers.BooleanField(help_text="A tutorial unit answered wrongly: read the explanation and "
+                                                   "answer again (nothing was counted).")
+        explanation = serializers.CharField(allow_blank=True, help_text="Why the answer was not accepted (tutorial).")
+        problems = serializers.ListField(child=serializers.CharField())
+        completion_code = serializers.CharField(allow_null=True, help_text="The code to paste into the crowd "
+                                                                           "platform, at the end of a batch.")
 
         class Meta:
             ref_name = "UnitSubmitResult"
@@ -313,8 +331,13 @@ class UnitSubmitApi(ApiAuthMixin, APIView):
             time_spent_ms=data.get("time_spent_ms"),
             origin=JudgementBase.Origin.API,
         )
-        body = {"assignment": result.assignment, "judgements": result.judgements}
-        return Response(self.OutputSerializer(body).data, status=status.HTTP_201_CREATED)
+        code = None if result.retry else completion_code_at_batch_end(campaign=assignment.campaign,
+                                                                      annotator=assignment.annotator)
+        body = {"assignment": result.assignment, "judgements": result.judgements, "retry": result.retry,
+                "explanation": result.explanation, "problems": result.problems,
+                "completion_code": code.code if code else None}
+        return Response(self.OutputSerializer(body).data,
+                        status=status.HTTP_200_OK if result.retry else status.HTTP_201_CREATED)
 
 
 class AssignmentReleaseApi(ApiAuthMixin, APIView):
@@ -369,9 +392,9 @@ class AssignmentListApi(ApiAuthMixin, APIView):
             assignments = assignments.filter(campaign_id=filters["campaign"])
         if "status" in filters:
             assignments = assignments.filter(status=filters["status"])
-        return paginated_response(
-            queryset=assignments.order_by("campaign_id", "id"),
-            serializer_class=AssignmentOutputSerializer,
-            request=request,
-            view=self,
-        )
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(assignments.select_related("campaign__dataset").order_by("campaign_id", "id"),
+                                           request, view=self)
+        staff = set(staff_project_list(user=request.user).values_list("id", flat=True))
+        return paginator.get_paginated_response(
+            AssignmentOutputSerializer(page, many=True, context={"staff_projects": staff}).data)

@@ -48,6 +48,7 @@ from annotations.models import (
     Unit,
 )
 from annotations.services.units import campaign_units_ensure
+from annotations.quality.services import control_next
 
 JUDGEMENT_MODELS = (RatingJudgement, PairwiseJudgement, BestWorstJudgement, SpanJudgement)
 # How many times a pick retries after losing a unit to a concurrent request.
@@ -145,6 +146,7 @@ def _pick_sql(*, lock: str) -> str:
     return (
         f"SELECT u.id, u.item_id, u.outputs, u.systems FROM {unit} u WHERE u.campaign_id = %s "
         "AND u.n_taken < u.redundancy "
+        "AND u.kind = 'regular' "  # control units belong to one annotator (annotations.quality)
         f"AND NOT EXISTS (SELECT 1 FROM {assignment} a WHERE a.unit_id = u.id AND a.annotator_id = %s) "
         f"ORDER BY hashint8extended(u.id, %s), u.id LIMIT 1 {lock}"
     )
@@ -287,7 +289,10 @@ def _assignment_take(*, campaign: Campaign, annotator: Annotator) -> tuple[Assig
         pending.enrolment = enrolment  # for the caller's progress display, saves a query
         return pending, False
 
-    unit = _pick_unit(campaign=campaign, annotator=annotator, seed=enrolment.seed)
+    # Quality control: a control unit when one is due in this annotator's batch.
+    unit = control_next(campaign=campaign, annotator=annotator, enrolment=enrolment)
+    if unit is None:
+        unit = _pick_unit(campaign=campaign, annotator=annotator, seed=enrolment.seed)
     if unit is None:
         return None, False
     Unit.objects.filter(pk=unit.pk).update(n_taken=F("n_taken") + 1)

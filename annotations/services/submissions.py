@@ -14,7 +14,7 @@ is covered, then `complete`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
@@ -32,6 +32,7 @@ from annotations.models import (
     RatingJudgement,
     SpanJudgement,
 )
+from annotations.quality.services import control_answers_record, control_judgement_submit, unit_texts
 from annotations.selectors import annotator_for_user, campaign_list, project_role
 from annotations.services import judgements as checks
 from annotations.services.assignments import (
@@ -101,6 +102,12 @@ def judgement_submit(
     outputs = {o.pk: o for o in Output.objects.filter(item__dataset_id=campaign.dataset_id, pk__in=output_ids)}
     unknown = sorted(set(output_ids) - set(outputs))
     if unknown:
+        # The outputs of a control unit (annotations.quality) are not in the dataset: its answers go there.
+        with transaction.atomic():
+            routed = control_judgement_submit(user=user, campaign=campaign, output_ids=output_ids, create=create,
+                                              shown_order=shown_order, origin=origin)
+        if routed is not None:
+            return routed
         raise ValidationError({"output": [f"Output {i} is not part of this campaign's dataset." for i in unknown]})
     item_ids = {o.item_id for o in outputs.values()}
     if len(item_ids) != 1:
@@ -129,6 +136,10 @@ def judgement_submit(
 class UnitSubmitResult:
     assignment: Assignment
     judgements: int
+    # A loud gold (tutorial) unit answered wrongly: try again, with the explanation.
+    retry: bool = False
+    explanation: str = ""
+    problems: list = field(default_factory=list)
 
 
 def _answer_keys(answer, index: int, allowed: set[str]) -> dict:
@@ -291,10 +302,19 @@ def unit_submit(
         raise ValidationError({"time_spent_ms": exc.messages}) from None
     _shown_order_verify(assignment=assignment, reported=shown_order)
     texts = {}
+    control_texts = unit_texts(unit=assignment.unit)  # quality control: None for a regular unit
     if campaign.protocol == Campaign.Protocol.ESA:
-        texts = dict(Output.objects.filter(pk__in=assignment.unit.outputs).values_list("id", "text"))
+        texts = control_texts or dict(Output.objects.filter(pk__in=assignment.unit.outputs).values_list("id", "text"))
     rows = _rows(campaign=campaign, assignment=assignment, answers=judgements, texts=texts)
     assignment_reclaim(assignment=assignment)
+    if control_texts is not None:
+        # A control unit: the answers go to quality control, never to the judgement tables.
+        checked = control_answers_record(assignment=assignment, rows=rows, time_spent_ms=time_spent_ms, origin=origin)
+        if checked.retry:
+            return UnitSubmitResult(assignment=assignment, judgements=0, retry=True,
+                                    explanation=checked.explanation, problems=checked.problems)
+        assignment_finish(assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms)
+        return UnitSubmitResult(assignment=assignment, judgements=len(rows))
 
     model = MODELS_BY_PROTOCOL[campaign.protocol]
     _partials_delete(model, assignment)

@@ -22,6 +22,7 @@ from django.views.decorators.http import require_POST
 
 from annotations import selectors
 from annotations.models import Assignment, Campaign, JudgementBase, Unit
+from annotations.quality.services import completion_code_at_batch_end
 from annotations.services.assignments import assignment_draft_save, assignment_next, assignment_release
 from annotations.services.judgements import DuplicateJudgement
 from annotations.services.projects import annotator_get_or_create
@@ -33,7 +34,7 @@ BODY_MAX_BYTES = 2_000_000
 
 def campaign_progress(*, campaign: Campaign) -> dict:
     """Units complete (k judgements) and in total, for progress bars."""
-    totals = Unit.objects.filter(campaign=campaign).aggregate(
+    totals = Unit.objects.filter(campaign=campaign, kind=Unit.Kind.REGULAR).aggregate(
         units=Count("id"), complete=Count("id", filter=Q(n_done=F("redundancy")))
     )
     units, complete = totals["units"] or 0, totals["complete"] or 0
@@ -121,6 +122,8 @@ def annotate_campaign(request: HttpRequest, pk: int) -> HttpResponse:
     context = {"campaign": campaign, "progress": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
                "overall": campaign_progress(campaign=campaign)}
     if assignment is None:
+        context["completion_code"] = completion_code_at_batch_end(campaign=campaign, annotator=annotator,
+                                                                  finished=True)
         return render(request, "annotate/finished.html", context)
     assignment.campaign, assignment.annotator = campaign, annotator
     payload = selectors.assignment_payload(assignment=assignment, enrolment=enrolment)
@@ -166,7 +169,7 @@ def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
         time_spent = body.get("time_spent_ms")
         if isinstance(time_spent, float) and time_spent.is_integer():
             time_spent = int(time_spent)
-        unit_submit(
+        result = unit_submit(
             annotator=assignment.annotator,
             assignment_id=assignment.pk,
             judgements=body.get("judgements"),
@@ -179,6 +182,11 @@ def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
         return JsonResponse({"errors": messages}, status=400)
     except Http404:
         return JsonResponse({"errors": ["This unit is not yours."]}, status=404)
+    if result.retry:
+        # A tutorial unit answered wrongly (annotations.quality): stay on it, with the explanation.
+        return JsonResponse({"retry": True, "explanation": result.explanation, "problems": result.problems})
+    if completion_code_at_batch_end(campaign=assignment.campaign, annotator=assignment.annotator):
+        return JsonResponse({"next": reverse("annotate-completion-code", args=[assignment.campaign_id])}, status=201)
     return JsonResponse({"next": reverse("annotate-campaign", args=[assignment.campaign_id])}, status=201)
 
 

@@ -423,6 +423,15 @@
     say("Sending…");
     post(config.submit_url, body).then(function (response) {
       return response.json().catch(function () { return {}; }).then(function (data) {
+        if (response.ok && data.retry) {
+          // A tutorial unit answered wrongly: stay on it and show why (quality control).
+          submitting = false;
+          say("");
+          showErrors(["Not the expected answer. " + (data.explanation || "") ].concat(data.problems || [])
+            .concat(["Change your answer and submit again."]));
+          if (errorsNode) { errorsNode.tabIndex = -1; errorsNode.focus(); }
+          return;
+        }
         if (response.ok) {
           try { window.localStorage.removeItem(storageKey); } catch (e) { /* ignore */ }
           say("Saved. Loading the next unit…");

@@ -51,6 +51,18 @@ def data(db):
                                       best=low, worst=high, **common)
     span = SpanJudgement.objects.create(campaign=esa, output=out_a, score=70, scale_min=0, scale_max=100, **common)
     ErrorSpan.objects.create(judgement=span, start=0, end=2, severity="minor")
+    # Quality control (annotations.quality): one row of each.
+    from annotations.quality import services as quality
+    from annotations.quality.services.controls import _gold_control
+
+    quality.quality_settings_update(campaign=likert, degraded_share=0.1)
+    gold = quality.gold_unit_create(campaign=likert, item=item, outputs=[out_a], expected={"*": {"min": 1}})
+    _gold_control(campaign=likert, annotator=annotator, gold_unit=gold, batch=0)
+    control = likert.control_units.get()
+    control.judgements.create(campaign=likert, annotator=annotator, kind="gold", item=item, criterion="fluency",
+                              answer={"scores": {}}, passed=True)
+    quality.annotator_decide(campaign=likert, annotator=annotator, included=False, reason="test")
+    quality.completion_code_issue(campaign=likert, annotator=annotator, batch=0)
 
 
 @pytest.fixture

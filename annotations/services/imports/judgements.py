@@ -16,6 +16,7 @@ from typing import BinaryIO
 from django.db import IntegrityError, transaction
 
 from annotations.models import Annotator, Campaign
+from annotations.quality.imports import control_records, control_records_write, has_control
 from annotations.services.imports.common import BATCH_SIZE, import_permission_check
 from annotations.services.imports.errors import ImportFailed, LineError, Problems
 from annotations.services.imports.judgement_validate import Lookup, judgement_records, protocol_kind
@@ -64,6 +65,11 @@ def judgements_import(
     objects = jsonl_objects(raw, problems)
     if not objects and not problems:
         problems.add(0, "the file holds no judgements")
+    # Lines flagged "control" (degraded / repeat / gold) go to quality control, not to the judgement tables.
+    controls, control_problems = control_records(campaign, [(n, o) for n, o in objects if has_control(o)])
+    for line, reason in control_problems:
+        problems.add(line, reason)
+    objects = [(n, o) for n, o in objects if not has_control(o)]
     records = judgement_records(objects, problems, campaign=campaign, kind=kind, lookup=Lookup(campaign.dataset))
 
     project = campaign.dataset.project
@@ -73,7 +79,8 @@ def judgements_import(
         mapped = _accounts(project, annotator_map or {})
         annotator_ids = dict(
             Annotator.objects.filter(project=project, namespace=Annotator.Namespace.IMPORT,
-                                     name__in={r.annotator for r in records} - set(mapped)).values_list("name", "id")
+                                     name__in={r.annotator for r in records + controls} - set(mapped))
+            .values_list("name", "id")
         )
         annotator_ids.update(mapped)
         stored = stored_judgements(campaign, kind, annotator_ids)
@@ -87,7 +94,7 @@ def judgements_import(
                                           f"this unit for {record.criterion!r} in campaign {campaign.name!r}")
         problems.raise_if_any()
 
-        new_names = sorted({r.annotator for r in new_records} - set(annotator_ids))
+        new_names = sorted({r.annotator for r in new_records + controls} - set(annotator_ids))
         Annotator.objects.bulk_create(
             [Annotator(project=project, name=n, namespace=Annotator.Namespace.IMPORT) for n in new_names],
             batch_size=BATCH_SIZE, ignore_conflicts=True)
@@ -96,10 +103,13 @@ def judgements_import(
         try:
             with transaction.atomic():
                 judgements_write(campaign, kind, new_records, annotator_ids)
+                new_controls = control_records_write(campaign, controls, annotator_ids)
         except IntegrityError as exc:
             raise ImportFailed([LineError(0, "a judgement of the file was submitted concurrently; nothing was "
                                              f"imported, run the import again ({str(exc).splitlines()[0]})")]) from None
-    return JudgementImportResult(campaign=campaign, judgements=len(records), unchanged=not new_records,
-                                 created=len(new_records), annotators_created=len(new_names))
+    return JudgementImportResult(campaign=campaign, judgements=len(records) + len(controls),
+                                 unchanged=not new_records and not new_controls,
+                                 created=len(new_records) + new_controls, annotators_created=len(new_names),
+                                 controls=len(controls))
 
 

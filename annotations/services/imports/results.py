@@ -25,7 +25,11 @@ class JudgementImportResult:
     unchanged: bool = False
     created: int = 0  # judgements written (the others were already stored)
     annotators_created: int = 0
+    controls: int = 0  # lines flagged "control" (quality control), counted in `judgements` too
 
     def as_json(self) -> dict:
-        return {"campaign": self.campaign.name, "judgements": self.judgements, "created": self.created,
-                "unchanged": self.unchanged, "annotators_created": self.annotators_created}
+        summary = {"campaign": self.campaign.name, "judgements": self.judgements, "created": self.created,
+                   "unchanged": self.unchanged, "annotators_created": self.annotators_created}
+        if self.controls:
+            summary["controls"] = self.controls
+        return summary

@@ -1,0 +1,270 @@
+"""Imported judgements flagged as controls (`"control": "degraded"|"repeat"|"gold"`).
+
+Studies run elsewhere are checked the same way as ours: the judgement
+importer hands every line with a ``"control"`` key to `control_records`, and
+writes the records with `control_records_write` in its own transaction (so
+the whole file still imports atomically). Such lines never reach the
+judgement tables, so analysis and export do not count them.
+
+Formats: a line is a judgement of the campaign's protocol (ARCHITECTURE.md)
+plus the flag, and
+
+- ``"degraded"``: the judgement of a damaged copy of the named system's
+  output; compared with the same annotator's judgement of the original. For
+  pairwise, ``"degraded": "a"|"b"`` says which side was damaged (``a`` and
+  ``b`` may name the same system: an output beside its damaged copy); for
+  best-worst, ``"degraded": SYSTEM`` names the damaged one of the tuple.
+- ``"repeat"``: a second judgement of the same unit by the same annotator.
+- ``"gold"``: a unit with a known answer, ``"expected"`` as in
+  `annotations.quality.gold` with systems named by name
+  (``{"*": {"min": 80}}``, ``{"*": {"winner": "sysA"}}``).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from django.core.exceptions import ValidationError
+
+from annotations.models import Campaign, Item, Output, System
+from annotations.quality import gold
+from annotations.quality.models import ControlJudgement
+from annotations.services import judgements as checks
+
+CONTROL_KINDS = ("degraded", "repeat", "gold")
+_BASE = {"item", "annotator", "criterion", "control"}
+_OPTIONAL = {"time_spent_ms", "shown_order", "expected", "degraded", "rank"}
+_KEYS = {
+    "rating": _BASE | {"system", "score"},
+    "esa": _BASE | {"system", "score", "spans"},
+    "pairwise": _BASE | {"a", "b", "winner"},
+    "bws": _BASE | {"outputs", "best", "worst"},
+}
+
+
+def _kind(campaign: Campaign) -> str:
+    if campaign.protocol in (Campaign.Protocol.LIKERT, Campaign.Protocol.RANKME):
+        return "rating"
+    return str(campaign.protocol)
+
+
+@dataclass
+class ControlRecord:
+    line: int
+    annotator: str
+    kind: str
+    item_id: int
+    criterion: str
+    answer: dict
+    output_id: int | None = None
+    expected: dict | None = None
+    passed: bool | None = None
+    time_spent_ms: int | None = None
+
+
+@dataclass
+class _Lookup:
+    items: dict = field(default_factory=dict)
+    outputs: dict = field(default_factory=dict)  # (item id, system name) -> output id
+
+    @classmethod
+    def of(cls, campaign: Campaign) -> _Lookup:
+        lookup = cls(items=dict(Item.objects.filter(dataset_id=campaign.dataset_id).values_list("external_id", "id")))
+        names = dict(System.objects.filter(dataset_id=campaign.dataset_id).values_list("id", "name"))
+        for pk, item_id, system_id in Output.objects.filter(item__dataset_id=campaign.dataset_id).values_list(
+            "id", "item_id", "system_id"
+        ):
+            lookup.outputs[(item_id, names[system_id])] = pk
+        return lookup
+
+    def output(self, item_id: int, system, errors: list[str], what: str) -> int | None:
+        if not isinstance(system, str):
+            errors.append(f"{what} must be a system name")
+            return None
+        found = self.outputs.get((item_id, system))
+        if found is None:
+            errors.append(f"{what}: no output of system {system!r} for this item")
+        return found
+
+
+def has_control(obj) -> bool:
+    return isinstance(obj, dict) and "control" in obj
+
+
+def control_records(campaign: Campaign, objects: list[tuple[int, dict]]) -> tuple[list[ControlRecord], list]:
+    """Check the flagged lines; (records, [(line, reason), ...])."""
+    kind = _kind(campaign)
+    lookup = _Lookup.of(campaign)
+    records, problems = [], []
+    for line, obj in objects:
+        errors: list[str] = []
+        record = _record(line, obj, campaign, kind, lookup, errors)
+        problems += [(line, e) for e in errors]
+        if record is not None and not errors:
+            records.append(record)
+    return records, problems
+
+
+def _record(line, obj, campaign, kind, lookup, errors) -> ControlRecord | None:
+    control = obj.get("control")
+    if control not in CONTROL_KINDS:
+        errors.append(f"control must be one of {', '.join(CONTROL_KINDS)}, got {control!r}")
+        return None
+    required = _KEYS[kind] - ({"spans"} if kind == "esa" else set())
+    missing = sorted(required - set(obj))
+    unknown = sorted(set(obj) - _KEYS[kind] - _OPTIONAL)
+    if missing:
+        errors.append(f"missing field {', '.join(map(repr, missing))} for a {campaign.protocol} control")
+    if unknown:
+        errors.append(f"unknown field {', '.join(map(repr, unknown))}")
+    if control == "gold" and "expected" not in obj:
+        errors.append("a gold control needs \"expected\"")
+    if control != "gold" and "expected" in obj:
+        errors.append("\"expected\" belongs to gold controls only")
+    if control == "degraded" and kind in ("pairwise", "bws") and "degraded" not in obj:
+        errors.append("say which output was damaged: \"degraded\": " + ("\"a\" or \"b\"" if kind == "pairwise"
+                                                                         else "a system of the tuple"))
+    if errors:
+        return None
+    if not isinstance(obj["annotator"], str) or not obj["annotator"].strip() or len(obj["annotator"]) > 200:
+        errors.append("annotator must be a name of 1 to 200 characters")
+    item_id = lookup.items.get(obj["item"]) if isinstance(obj["item"], str) else None
+    if item_id is None:
+        errors.append(f"unknown item {obj['item']!r} in dataset {campaign.dataset.name!r}")
+    try:
+        criterion = checks.criterion_check(campaign=campaign, criterion=obj["criterion"])
+        time_spent = checks.time_spent_check(obj.get("time_spent_ms"))
+    except ValidationError as exc:
+        errors.extend(exc.messages)
+    if errors:
+        return None
+    record = ControlRecord(line=line, annotator=obj["annotator"].strip(), kind=control, item_id=item_id,
+                           criterion=criterion, answer={}, time_spent_ms=time_spent)
+    names: dict[str, int] = {}
+    if kind in ("rating", "esa"):
+        record.output_id = lookup.output(item_id, obj["system"], errors, "system")
+        try:
+            record.answer["score"] = checks.score_check(campaign=campaign, score=obj["score"])
+        except ValidationError as exc:
+            errors.extend(exc.messages)
+        if kind == "esa":
+            spans = obj.get("spans", [])
+            if not isinstance(spans, list) or not all(isinstance(s, dict) for s in spans):
+                errors.append("spans must be a list of objects")
+            else:
+                record.answer["spans"] = spans
+        if record.output_id is not None:
+            names[obj["system"]] = record.output_id
+    elif kind == "pairwise":
+        a = lookup.output(item_id, obj["a"], errors, "a")
+        b = lookup.output(item_id, obj["b"], errors, "b")
+        try:
+            winner = checks.winner_check(obj["winner"])
+        except ValidationError as exc:
+            errors.extend(exc.messages)
+            return None
+        if errors:
+            return None
+        if control == "degraded":
+            side = obj["degraded"]
+            if side not in ("a", "b"):
+                errors.append("degraded must be \"a\" or \"b\"")
+                return None
+            record.output_id = a if side == "a" else b
+            record.answer = {"winner": "tie" if winner == "tie" else ("degraded" if winner == side else "original")}
+        else:
+            if a == b:
+                errors.append("a and b name the same system")
+                return None
+            record.answer = {"winner": "tie" if winner == "tie" else (a if winner == "a" else b), "pair": [a, b]}
+            names = {obj["a"]: a, obj["b"]: b}
+    else:
+        systems = obj["outputs"]
+        if not isinstance(systems, list) or len(systems) < 2:
+            errors.append("outputs must be a list of at least 2 system names")
+            return None
+        ids = [lookup.output(item_id, s, errors, "outputs entry") for s in systems]
+        best = lookup.output(item_id, obj["best"], errors, "best")
+        worst = lookup.output(item_id, obj["worst"], errors, "worst")
+        if errors:
+            return None
+        if best not in ids or worst not in ids or best == worst:
+            errors.append("best and worst must be two different outputs of the tuple")
+            return None
+        record.answer = {"best": best, "worst": worst, "outputs": ids}
+        names = dict(zip(systems, ids))
+        if control == "degraded":
+            if obj["degraded"] not in names:
+                errors.append("degraded must name a system of the tuple")
+                return None
+            record.output_id = names[obj["degraded"]]
+    if control == "gold" and not errors:
+        expected = obj["expected"]
+        if isinstance(expected, dict) and expected and set(expected) <= set().union(*gold.EXPECTED_KEYS.values()):
+            expected = {criterion: expected}  # a line judges one criterion: a bare expectation is for it
+        if isinstance(expected, dict):
+            expected = {c: ({k: names.get(v, v) if k in ("winner", "best", "worst") and v != "tie" else v
+                             for k, v in spec.items()} if isinstance(spec, dict) else spec)
+                        for c, spec in expected.items()}
+        try:
+            record.expected = gold.expectation_clean(campaign.protocol, expected, criteria=list(campaign.criteria),
+                                                     output_ids=sorted(names.values()))
+        except gold.InvalidExpectation as exc:
+            errors.append(f"expected: {exc}")
+            return None
+        spec = gold.expectation_for(record.expected, criterion)
+        record.passed = None if spec is None else not gold.gold_check(campaign.protocol, spec, record.answer)
+    return record
+
+
+def _key(annotator_id, kind, item_id, criterion, output_id, answer) -> tuple:
+    return (annotator_id, kind, item_id, criterion, output_id, json.dumps(answer, sort_keys=True))
+
+
+def control_records_write(campaign: Campaign, records: list[ControlRecord], annotators: dict[str, int]) -> int:
+    """Insert the records not stored yet (the caller's transaction; `annotators`: name -> id).
+
+    A line equal to a stored control answer is skipped, so importing a file
+    twice changes nothing. Returns how many were inserted.
+    """
+    stored = {
+        _key(*row) for row in ControlJudgement.objects.filter(
+            campaign=campaign, annotator_id__in=set(annotators.values()), control__isnull=True
+        ).values_list("annotator_id", "kind", "item_id", "criterion", "output_id", "answer")
+    }
+    new = []
+    for r in records:
+        key = _key(annotators[r.annotator], r.kind, r.item_id, r.criterion, r.output_id, r.answer)
+        if key not in stored:
+            stored.add(key)
+            new.append(ControlJudgement(
+                campaign=campaign, annotator_id=annotators[r.annotator], kind=r.kind, item_id=r.item_id,
+                criterion=r.criterion, answer=r.answer, output_id=r.output_id, expected=r.expected, passed=r.passed,
+                time_spent_ms=r.time_spent_ms, origin=ControlJudgement.Origin.IMPORT))
+    ControlJudgement.objects.bulk_create(new, batch_size=2000)
+    _gold_units_from(campaign, records)
+    return len(new)
+
+
+def _gold_units_from(campaign: Campaign, records: list[ControlRecord]) -> None:
+    """Each imported gold expectation also becomes a (silent) gold unit of the campaign,
+    so annotators working in the workbench meet the same test questions."""
+    from annotations.quality.models import GoldUnit
+
+    existing = {(g.item_id, tuple(g.outputs), json.dumps(g.expected, sort_keys=True))
+                for g in GoldUnit.objects.filter(campaign=campaign)}
+    position = len(existing)
+    units = []
+    for r in records:
+        if r.kind != "gold" or r.expected is None:
+            continue
+        outputs = sorted({r.output_id} if r.output_id else set(r.answer.get("outputs") or r.answer.get("pair") or []))
+        key = (r.item_id, tuple(outputs), json.dumps(r.expected, sort_keys=True))
+        if not outputs or key in existing:
+            continue
+        existing.add(key)
+        position += 1
+        units.append(GoldUnit(campaign=campaign, item_id=r.item_id, outputs=outputs, expected=r.expected,
+                              mode=GoldUnit.Mode.SILENT, position=position,
+                              explanation="Imported with its expected answer."))
+    GoldUnit.objects.bulk_create(units, batch_size=2000)

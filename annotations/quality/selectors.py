@@ -1,0 +1,455 @@
+"""Reads for quality control: per-annotator figures, verdicts, and the one
+"included annotators" filter that analysis and export use.
+
+Figures are computed on demand from the stored judgements (regular ones with
+status complete, plus control answers), so they always match the data; the
+arithmetic lives in `annotations.quality.reliability` (pure).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.db.models import QuerySet
+
+from annotations.models import (
+    Annotator,
+    Assignment,
+    BestWorstJudgement,
+    Campaign,
+    JudgementBase,
+    PairwiseJudgement,
+    RatingJudgement,
+    SpanJudgement,
+)
+from annotations.quality import reliability
+from annotations.quality.models import (
+    AnnotatorDecision,
+    CompletionCode,
+    ControlJudgement,
+    ControlUnit,
+    GoldUnit,
+    QualitySettings,
+)
+from annotations.quality.rules import Rules, Verdict, verdict
+
+ALL, INCLUDED = "all", "included"
+# MQM-style span weights (google/wmt-mqm-human-evaluation): more severe spans weigh more.
+SPAN_WEIGHTS = {"minor": 1, "major": 5, "critical": 10}
+
+
+def quality_settings_get(*, campaign: Campaign) -> QualitySettings:
+    """The campaign's settings (defaults, unsaved, when none were stored)."""
+    found = QualitySettings.objects.filter(campaign=campaign).first()
+    return found or QualitySettings(campaign=campaign)
+
+
+def rules_of(*, campaign: Campaign) -> Rules:
+    return Rules.from_dict(quality_settings_get(campaign=campaign).rules)
+
+
+def protocol_kind(campaign: Campaign) -> str:
+    if campaign.protocol in (Campaign.Protocol.LIKERT, Campaign.Protocol.RANKME):
+        return "rating"
+    return str(campaign.protocol)  # esa, pairwise, bws
+
+
+# --- the annotators' regular answers --------------------------------------------------
+
+
+@dataclass
+class _Answers:
+    """Regular (complete) answers of one campaign, keyed for comparison."""
+
+    kind: str
+    # annotator id -> {(unit key..., criterion): value}
+    by_annotator: dict = field(default_factory=lambda: defaultdict(dict))
+    # annotator id -> values for straight-lining (score, or the screen position chosen)
+    habits: dict = field(default_factory=lambda: defaultdict(list))
+    # annotator id -> [time_spent_ms of each judgement]
+    times: dict = field(default_factory=lambda: defaultdict(list))
+    # annotator id -> criterion -> all scores (for z-scoring)
+    scores: dict = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))
+    # bws: (annotator, output id, criterion) -> [+1 / 0 / -1]
+    bws_scores: dict = field(default_factory=lambda: defaultdict(list))
+
+
+def _regular_answers(campaign: Campaign) -> _Answers:
+    kind = protocol_kind(campaign)
+    answers = _Answers(kind=kind)
+    complete = {"campaign": campaign, "status": JudgementBase.Status.COMPLETE}
+    if kind in ("rating", "esa"):
+        model = RatingJudgement if kind == "rating" else SpanJudgement
+        rows = model.objects.filter(**complete).values_list("annotator_id", "output_id", "criterion", "score",
+                                                            "time_spent_ms", "id")
+        span_weight = _span_weights(campaign) if kind == "esa" else {}
+        for annotator, output, criterion, score, ms, pk in rows:
+            value = (score, span_weight.get(pk, 0)) if kind == "esa" else score
+            answers.by_annotator[annotator][(output, criterion)] = value
+            answers.habits[annotator].append(score)
+            answers.times[annotator].append(ms)
+            answers.scores[annotator][criterion].append(score)
+    elif kind == "pairwise":
+        rows = PairwiseJudgement.objects.filter(**complete).values_list(
+            "annotator_id", "output_a_id", "output_b_id", "criterion", "winner", "shown_order", "time_spent_ms")
+        for annotator, a, b, criterion, winner, shown, ms in rows:
+            answers.by_annotator[annotator][(a, b, criterion)] = winner
+            chosen = {"a": a, "b": b}.get(winner)
+            position = "tie" if chosen is None else (list(shown).index(chosen) if chosen in (shown or []) else "?")
+            answers.habits[annotator].append(position)
+            answers.times[annotator].append(ms)
+    else:
+        rows = BestWorstJudgement.objects.filter(**complete).values_list(
+            "annotator_id", "outputs", "criterion", "best_id", "worst_id", "shown_order", "time_spent_ms")
+        for annotator, outputs, criterion, best, worst, shown, ms in rows:
+            key = ("-".join(map(str, sorted(outputs))), criterion)
+            answers.by_annotator[annotator][key] = (best, worst)
+            shown = list(shown or outputs)
+            answers.habits[annotator].append((shown.index(best) if best in shown else "?",
+                                              shown.index(worst) if worst in shown else "?"))
+            answers.times[annotator].append(ms)
+            for output in outputs:
+                answers.bws_scores[(annotator, output, criterion)].append(
+                    1 if output == best else -1 if output == worst else 0)
+    return answers
+
+
+def _span_weights(campaign: Campaign) -> dict[int, float]:
+    """ESA judgement id -> MQM-style weight of its spans."""
+    from annotations.models import ErrorSpan
+
+    weights: dict[int, float] = defaultdict(float)
+    for judgement, severity in ErrorSpan.objects.filter(judgement__campaign=campaign).values_list(
+        "judgement_id", "severity"
+    ):
+        weights[judgement] += SPAN_WEIGHTS.get(severity, 1)
+    return weights
+
+
+def _spans_weight(spans) -> float:
+    return sum(SPAN_WEIGHTS.get(s.get("severity"), 1) for s in spans or [])
+
+
+# --- control answers, put in comparable terms ----------------------------------------------
+
+
+def _floor(campaign: Campaign, criterion: str) -> float | None:
+    low, _ = campaign.criterion_scale(criterion)
+    return low
+
+
+def _degraded_pair(cj: ControlJudgement, control: ControlUnit | None, answers: _Answers, campaign: Campaign):
+    """(degraded value, original value, floor, passed) or None when the original answer is missing."""
+    kind, a, criterion = answers.kind, cj.annotator_id, cj.criterion
+    mine = answers.by_annotator.get(a, {})
+    if kind in ("rating", "esa"):
+        if control is not None:
+            alias = control.degraded_alias
+            real = control.real_output(alias)
+            score = cj.answer.get("scores", {}).get(str(alias))
+            spans = (cj.answer.get("spans") or {}).get(str(alias))
+        else:
+            real, score, spans = cj.output_id, cj.answer.get("score"), cj.answer.get("spans")
+        original = mine.get((real, criterion))
+        if score is None or original is None:
+            return None
+        floor = _floor(campaign, criterion)
+        if kind == "esa":
+            original_score, original_weight = original
+            passed = score < original_score or (score == original_score and _spans_weight(spans) > original_weight) \
+                or (floor is not None and score == original_score == floor)
+            return score, original_score, floor, passed
+        return score, original, floor, reliability.degraded_passed(score, original, floor=floor)
+    if kind == "pairwise":
+        if control is not None:
+            winner = cj.answer.get("winner")
+            degraded = control.degraded_alias
+            value = 0.5 if winner == "tie" else 1.0 if winner == degraded else 0.0
+        else:
+            value = {"tie": 0.5, "degraded": 1.0, "original": 0.0}.get(cj.answer.get("winner"))
+            if value is None:
+                return None
+        return value, 1.0 - value, 0.0, value < 1.0 - value
+    # best-worst: the damaged copy's score in its tuple against the original's in the annotator's tuples
+    if control is not None:
+        degraded = control.degraded_alias
+        real = control.real_output(degraded)
+        best, worst = cj.answer.get("best"), cj.answer.get("worst")
+    else:
+        real = cj.output_id
+        degraded = real
+        best, worst = cj.answer.get("best"), cj.answer.get("worst")
+    value = 1 if best == degraded else -1 if worst == degraded else 0
+    originals = answers.bws_scores.get((a, real, criterion))
+    if not originals:
+        return None
+    original = sum(originals) / len(originals)
+    return value, original, -1, reliability.degraded_passed(value, original, floor=-1)
+
+
+def _repeat_pair(cj: ControlJudgement, control: ControlUnit | None, answers: _Answers) -> list[tuple]:
+    """(first answer, repeated answer) pairs of one repeat control judgement."""
+    kind, criterion = answers.kind, cj.criterion
+    mine = answers.by_annotator.get(cj.annotator_id, {})
+    pairs = []
+    if kind in ("rating", "esa"):
+        if control is not None:
+            for alias, score in (cj.answer.get("scores") or {}).items():
+                first = mine.get((control.real_output(int(alias)), criterion))
+                if first is not None:
+                    pairs.append((first[0] if kind == "esa" else first, score))
+        else:
+            first = mine.get((cj.output_id, criterion))
+            if first is not None and cj.answer.get("score") is not None:
+                pairs.append((first[0] if kind == "esa" else first, cj.answer["score"]))
+    elif kind == "pairwise":
+        pair = cj.answer.get("pair") or []
+        winner = cj.answer.get("winner")
+        if control is not None:
+            pair = [control.real_output(int(x)) for x in control.aliases]
+            winner = winner if winner == "tie" else control.real_output(int(winner)) if winner else None
+        if len(pair) == 2 and winner is not None:
+            a, b = sorted(pair)
+            first = mine.get((a, b, criterion))
+            if first is not None:
+                repeat = "tie" if winner == "tie" else ("a" if winner == a else "b")
+                pairs.append((first, repeat))
+    else:
+        best, worst = cj.answer.get("best"), cj.answer.get("worst")
+        outputs = cj.answer.get("outputs") or []
+        if control is not None:
+            outputs = [control.real_output(int(x)) for x in control.aliases]
+            best, worst = control.real_output(int(best)), control.real_output(int(worst))
+        first = mine.get(("-".join(map(str, sorted(outputs))), criterion))
+        if first is not None:
+            pairs.append((first, (best, worst)))
+    return pairs
+
+
+# --- figures ---------------------------------------------------------------------------
+
+
+def _campaign_annotators(campaign: Campaign) -> dict[int, str]:
+    ids: set[int] = set()
+    for model in (RatingJudgement, PairwiseJudgement, BestWorstJudgement, SpanJudgement, ControlJudgement):
+        ids.update(model.objects.filter(campaign=campaign).values_list("annotator_id", flat=True).distinct())
+    ids.update(Assignment.objects.filter(campaign=campaign).values_list("annotator_id", flat=True).distinct())
+    return dict(Annotator.objects.filter(pk__in=ids).values_list("id", "name"))
+
+
+def campaign_figures(*, campaign: Campaign) -> dict[int, reliability.Figures]:
+    """Reliability figures of every annotator of the campaign, by annotator id."""
+    names = _campaign_annotators(campaign)
+    answers = _regular_answers(campaign)
+    figures = {pk: reliability.Figures(annotator=name) for pk, name in names.items()}
+    categorical = answers.kind in ("pairwise", "bws")
+
+    controls = {c.pk: c for c in ControlUnit.objects.filter(campaign=campaign).select_related("gold")}
+    degraded: dict[int, list] = defaultdict(list)
+    repeats: dict[int, list] = defaultdict(list)
+    tutorial_tries: dict[int, int] = defaultdict(int)
+    for cj in ControlJudgement.objects.filter(campaign=campaign).order_by("id"):
+        fig = figures.get(cj.annotator_id)
+        if fig is None:
+            continue
+        control = controls.get(cj.control_id)
+        if cj.kind == ControlUnit.Kind.DEGRADED:
+            pair = _degraded_pair(cj, control, answers, campaign)
+            if pair is not None:
+                value, original, floor, passed = pair
+                degraded[cj.annotator_id].append(reliability.DegradedPair(cj.criterion, value, original, floor))
+                fig.degraded_judged += 1
+                fig.degraded_passed += bool(passed)
+        elif cj.kind == ControlUnit.Kind.REPEAT:
+            repeats[cj.annotator_id] += _repeat_pair(cj, control, answers)
+        elif cj.kind == ControlUnit.Kind.GOLD:
+            loud = control is not None and control.gold is not None and control.gold.mode == GoldUnit.Mode.LOUD
+            if loud:
+                tutorial_tries[cj.annotator_id] += 1
+            elif cj.passed is not None:
+                fig.gold_judged += 1
+                fig.gold_passed += bool(cj.passed)
+
+    assignment_times: dict[int, list] = defaultdict(list)
+    for annotator, ms in Assignment.objects.filter(campaign=campaign, status=Assignment.Status.DONE).values_list(
+        "annotator_id", "time_spent_ms"
+    ):
+        assignment_times[annotator].append(ms)
+
+    scale = None
+    if answers.kind in ("rating", "esa") and campaign.criteria:
+        low, high = campaign.criterion_scale(campaign.criteria[0])
+        scale = (low, high)
+    # Leave-one-out: everyone's answers per key.
+    everyone: dict[tuple, dict[int, object]] = defaultdict(dict)
+    for annotator, mine in answers.by_annotator.items():
+        for key, value in mine.items():
+            everyone[key][annotator] = value[0] if answers.kind == "esa" else value
+
+    for pk, fig in figures.items():
+        mine = answers.by_annotator.get(pk, {})
+        fig.judgements = len(mine)
+        if degraded[pk]:
+            scores = {c: v for c, v in answers.scores.get(pk, {}).items()}
+            fig.mann_whitney_p = reliability.degraded_test(degraded[pk], scores)
+        fig.repeats_judged = len(repeats[pk])
+        if answers.kind in ("rating", "esa"):
+            fig.self_consistency = reliability.self_consistency(repeats[pk], scale=scale)
+        else:
+            fig.self_consistency = reliability.self_consistency(repeats[pk], categorical=True)
+        times = [t for t in assignment_times.get(pk, []) if t is not None] or answers.times.get(pk, [])
+        fig.median_seconds, fig.min_seconds = reliability.time_figures(times)
+        flat_mine = {k: (v[0] if answers.kind == "esa" else v) for k, v in mine.items()}
+        others = {k: [v for a, v in everyone[k].items() if a != pk] for k in mine}
+        fig.agreement_with_others = reliability.agreement_with_others(flat_mine, others, categorical=categorical)
+        fig.straight_lining = reliability.straight_lining(answers.habits.get(pk, []))
+        fig.extra["tutorial_tries"] = tutorial_tries.get(pk, 0)
+    return figures
+
+
+# --- verdicts and the inclusion filter ----------------------------------------------------
+
+
+@dataclass
+class AnnotatorQuality:
+    annotator_id: int
+    figures: reliability.Figures
+    rule_verdict: Verdict
+    decision: AnnotatorDecision | None
+
+    @property
+    def included(self) -> bool:
+        if self.decision is not None and self.decision.included is not None:
+            return self.decision.included
+        return self.rule_verdict.included
+
+    @property
+    def decided_by_hand(self) -> bool:
+        return self.decision is not None and self.decision.included is not None
+
+    def as_json(self) -> dict:
+        """The `quality --json` entry (ARCHITECTURE.md keys first, then the details)."""
+        f = self.figures
+        return {
+            "agreement_with_others": f.agreement_with_others,
+            "controls_passed": f.controls_passed,
+            "self_consistency": f.self_consistency,
+            "median_seconds": f.median_seconds,
+            "straight_lining": f.straight_lining,
+            "included": self.included,
+            "min_seconds": f.min_seconds,
+            "mann_whitney_p": f.mann_whitney_p,
+            "judgements": f.judgements,
+            "degraded": {"judged": f.degraded_judged, "passed": f.degraded_passed},
+            "gold": {"judged": f.gold_judged, "passed": f.gold_passed},
+            "repeats": f.repeats_judged,
+            "tutorial_tries": f.extra.get("tutorial_tries", 0),
+            "reasons": list(self.rule_verdict.reasons),
+            "pending": list(self.rule_verdict.pending),
+            "decision": None if not self.decided_by_hand else {
+                "included": self.decision.included, "reason": self.decision.reason,
+                "by": getattr(self.decision.decided_by, "username", None),
+                "at": self.decision.created_at.isoformat()},
+        }
+
+
+def latest_decisions(*, campaign: Campaign) -> dict[int, AnnotatorDecision]:
+    latest: dict[int, AnnotatorDecision] = {}
+    for decision in AnnotatorDecision.objects.filter(campaign=campaign).select_related("decided_by").order_by(
+        "annotator_id", "-created_at", "-id"
+    ):
+        latest.setdefault(decision.annotator_id, decision)
+    return latest
+
+
+def campaign_quality(*, campaign: Campaign) -> dict[int, AnnotatorQuality]:
+    """Figures, rule verdict and hand decision of every annotator, by annotator id."""
+    rules = rules_of(campaign=campaign)
+    decisions = latest_decisions(campaign=campaign)
+    return {
+        pk: AnnotatorQuality(annotator_id=pk, figures=fig, rule_verdict=verdict(fig, rules), decision=decisions.get(pk))
+        for pk, fig in campaign_figures(campaign=campaign).items()
+    }
+
+
+def included_annotators(*, campaign: Campaign, quality: dict[int, AnnotatorQuality] | None = None
+                        ) -> QuerySet[Annotator]:
+    """The annotators whose judgements count when analysis and export ask for
+    "included annotators only": everyone the rules keep, unless a researcher
+    decided otherwise by hand. Excluded annotators' judgements stay stored."""
+    quality = campaign_quality(campaign=campaign) if quality is None else quality
+    return Annotator.objects.filter(pk__in=[pk for pk, q in quality.items() if q.included])
+
+
+def annotator_filter(*, campaign: Campaign, which: str = INCLUDED) -> tuple[QuerySet[Annotator] | None, str]:
+    """(annotators to keep or None for all, a label for figures saying which filter was used)."""
+    if which == ALL:
+        return None, "all annotators"
+    quality = campaign_quality(campaign=campaign)
+    excluded = sorted(q.figures.annotator for q in quality.values() if not q.included)
+    label = (f"included annotators only ({len(quality) - len(excluded)} of {len(quality)}; "
+             f"excluded: {', '.join(excluded) if excluded else 'none'})")
+    return included_annotators(campaign=campaign, quality=quality), label
+
+
+def completion_code_list(*, campaign: Campaign) -> QuerySet[CompletionCode]:
+    return CompletionCode.objects.filter(campaign=campaign).select_related("annotator").order_by(
+        "annotator__name", "batch")
+
+
+def gold_unit_list(*, campaign: Campaign) -> QuerySet[GoldUnit]:
+    return GoldUnit.objects.filter(campaign=campaign).select_related("item")
+
+
+def campaign_alpha(*, campaign: Campaign, annotator_ids=None) -> float | None:
+    """Krippendorff's alpha of the campaign's complete judgements (first criterion's
+    scale level: interval for scores, nominal for choices), over the given
+    annotators or everyone. Uses the `krippendorff` package directly; the full
+    agreement figures (all criteria, intervals) are the analysis pages'."""
+    import krippendorff
+    import numpy as np
+
+    answers = _regular_answers(campaign)
+    keep = None if annotator_ids is None else set(annotator_ids)
+    annotators = sorted(a for a in answers.by_annotator if keep is None or a in keep)
+    units = sorted({key for a in annotators for key in answers.by_annotator[a]}, key=str)
+    if len(annotators) < 2 or not units:
+        return None
+    index = {key: i for i, key in enumerate(units)}
+    matrix = np.full((len(annotators), len(units)), np.nan)
+    categories: dict = {}
+    for row, a in enumerate(annotators):
+        for key, value in answers.by_annotator[a].items():
+            if answers.kind == "esa":
+                value = value[0]
+            if answers.kind in ("pairwise", "bws"):
+                value = categories.setdefault(value, len(categories))
+            matrix[row, index[key]] = value
+    # Units judged by fewer than two annotators carry no information about agreement.
+    matrix = matrix[:, (~np.isnan(matrix)).sum(axis=0) >= 2]
+    if matrix.shape[1] == 0:
+        return None
+    level = "nominal" if answers.kind in ("pairwise", "bws") else "interval"
+    try:
+        value = krippendorff.alpha(reliability_data=matrix, level_of_measurement=level)
+    except ValueError:  # one value everywhere: agreement is undefined
+        return None
+    return None if np.isnan(value) else float(value)
+
+
+def quality_control_active(*, campaign: Campaign) -> bool:
+    """Whether anything can include or exclude annotators of this campaign: settings or
+    rules set, control answers, gold units, or decisions by hand."""
+    return (QualitySettings.objects.filter(campaign=campaign).exists()
+            or ControlJudgement.objects.filter(campaign=campaign).exists()
+            or GoldUnit.objects.filter(campaign=campaign).exists()
+            or AnnotatorDecision.objects.filter(campaign=campaign).exists())
+
+
+def included_annotator_ids(*, campaign: Campaign) -> set[int] | None:
+    """For the analysis readers (`annotations.analysis.selectors`): the ids of the included
+    annotators, or None while quality control is not in use for the campaign (nobody
+    can be excluded then, and figures say "no quality control yet")."""
+    if not quality_control_active(campaign=campaign):
+        return None
+    return set(included_annotators(campaign=campaign).values_list("pk", flat=True))

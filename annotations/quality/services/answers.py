@@ -1,0 +1,190 @@
+"""Answers to control units: through the whole-unit submission and one judgement at a time."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+from annotations.models import Assignment, Campaign, Output, Unit
+from annotations.quality import gold
+from annotations.quality.models import ControlJudgement, ControlUnit, GoldUnit
+
+
+# --- answers to control units --------------------------------------------------------------
+
+
+@dataclass
+class ControlAnswerResult:
+    # True when a loud gold unit was answered wrongly: the annotator must try again.
+    retry: bool = False
+    explanation: str = ""
+    problems: list[str] = field(default_factory=list)
+    judgements: int = 0
+
+
+def _answers_by_criterion(protocol: str, rows: list) -> dict[str, dict]:
+    """The validated rows of a unit (unsaved judgement instances from the engine's
+    validator, with ESA spans) as one answer per criterion, in alias ids."""
+    out: dict[str, dict] = {}
+    for row, spans in rows:
+        answer = out.setdefault(row.criterion, {})
+        if protocol in (Campaign.Protocol.LIKERT, Campaign.Protocol.RANKME, Campaign.Protocol.ESA):
+            answer.setdefault("scores", {})[str(row.output_id)] = row.score
+            if protocol == Campaign.Protocol.ESA:
+                answer.setdefault("spans", {})[str(row.output_id)] = [
+                    {k: v for k, v in span.items() if v is not None} for span in spans or []]
+        elif protocol == Campaign.Protocol.PAIRWISE:
+            winner = {"a": row.output_a_id, "b": row.output_b_id}.get(row.winner, "tie")
+            answer.update({"winner": winner, "pair": [row.output_a_id, row.output_b_id]})
+        else:
+            answer.update({"best": row.best_id, "worst": row.worst_id, "outputs": list(row.outputs)})
+    return out
+
+
+def _gold_problems(campaign: Campaign, control: ControlUnit, criterion: str, answer: dict) -> list[str]:
+    spec = gold.expectation_for(control.gold.expected, criterion)
+    if spec is None:
+        return []
+    real = control.real_output
+    protocol = campaign.protocol
+    if protocol in (Campaign.Protocol.LIKERT, Campaign.Protocol.RANKME, Campaign.Protocol.ESA):
+        problems = []
+        for alias, score in answer.get("scores", {}).items():
+            spans = (answer.get("spans") or {}).get(alias, [])
+            problems += gold.gold_check(protocol, spec, {"score": score, "spans": spans})
+        return list(dict.fromkeys(problems))
+    if protocol == Campaign.Protocol.PAIRWISE:
+        winner = answer.get("winner")
+        return gold.gold_check(protocol, spec, {"winner": winner if winner == "tie" else real(int(winner))})
+    return gold.gold_check(protocol, spec, {"best": real(int(answer["best"])), "worst": real(int(answer["worst"]))})
+
+
+def control_answers_record(*, assignment: Assignment, rows: list, time_spent_ms: int | None, origin: str
+                           ) -> ControlAnswerResult:
+    """Store the answers to a control unit (validated by the engine like any unit's).
+
+    Gold units are checked at once; a loud one answered wrongly is recorded as
+    a failed try and sent back with its explanation (the assignment stays
+    open). The caller finishes the assignment otherwise.
+    """
+    control = ControlUnit.objects.select_related("gold").get(unit_id=assignment.unit_id)
+    campaign = assignment.campaign
+    answers = _answers_by_criterion(campaign.protocol, rows)
+    problems: dict[str, list[str]] = {}
+    if control.kind == ControlUnit.Kind.GOLD:
+        problems = {c: [f"{c}: {p}" for p in _gold_problems(campaign, control, c, a)] for c, a in answers.items()}
+    loud = control.gold is not None and control.gold.mode == GoldUnit.Mode.LOUD
+    attempt = 1 + (ControlJudgement.objects.filter(control=control).order_by("-attempt")
+                   .values_list("attempt", flat=True).first() or 0)
+    ControlJudgement.objects.bulk_create([
+        ControlJudgement(campaign=campaign, annotator_id=assignment.annotator_id, control=control,
+                         assignment=assignment, kind=control.kind, item_id=assignment.item_id, criterion=criterion,
+                         answer=answer, passed=(not problems.get(criterion)) if control.kind == "gold" else None,
+                         attempt=attempt, time_spent_ms=time_spent_ms, origin=origin)
+        for criterion, answer in answers.items()
+    ])
+    failed = [p for ps in problems.values() for p in ps]
+    if loud and failed:
+        return ControlAnswerResult(retry=True, explanation=control.gold.explanation, problems=failed)
+    return ControlAnswerResult(judgements=len(answers))
+
+
+# --- one judgement at a time (the single-judgement API endpoints) ------------------------------
+
+
+class _Discard(Exception):
+    """Rolls back the savepoint in which the engine's own service built a judgement."""
+
+
+def control_judgement_submit(*, user, campaign: Campaign, output_ids, create, shown_order, origin: str):
+    """One judgement posted to the single-judgement endpoints for a control unit, or
+    None when `output_ids` are not the outputs of one of the user's control units.
+
+    The engine's own service (`create`) builds and checks the judgement exactly as
+    for a regular unit, inside a savepoint that is then rolled back: the same
+    checks and messages, the same response (an id from the same sequence), and
+    no row in the judgement tables. The answer is kept as the control's answer;
+    the unit is finished once every criterion (and output) is answered. A loud
+    gold unit answered wrongly stays open (its explanation is shown by the pages
+    and by `POST /api/assignments/{id}/submit/`).
+    """
+    from annotations.models import ErrorSpan, JudgementBase, SpanJudgement
+    from annotations.selectors import annotator_for_user
+    from annotations.services.assignments import assignment_finish, assignment_lock_for, assignment_reclaim
+    from annotations.services.judgements import DuplicateJudgement
+
+    annotator = annotator_for_user(user=user, project=campaign.project)
+    if annotator is None:
+        return None
+    ids = sorted(set(output_ids))
+    found = (Assignment.objects.filter(campaign=campaign, annotator=annotator, unit__outputs__contains=ids)
+             .exclude(unit__kind=Unit.Kind.REGULAR).order_by("-status", "-id").first())
+    if found is None:
+        return None
+    assignment, enrolment = assignment_lock_for(assignment_id=found.pk, annotator=annotator)
+    if assignment.status == Assignment.Status.DONE:
+        raise DuplicateJudgement("You already submitted this unit.")
+    assignment_reclaim(assignment=assignment)
+    control = ControlUnit.objects.select_related("gold").get(unit_id=assignment.unit_id)
+    unit = assignment.unit
+    system_of = dict(zip(unit.outputs, unit.systems))
+    outputs = {int(a): Output(id=int(a), item_id=unit.item_id, system_id=system_of.get(int(a)), text=e["text"])
+               for a, e in control.aliases.items()}
+    built: dict = {}
+    try:
+        with transaction.atomic():
+            judgement = create(campaign=campaign, annotator=annotator, outputs=outputs, assignment=assignment,
+                               shown_order=None, status=JudgementBase.Status.PARTIAL, origin=origin)
+            built["judgement"] = judgement
+            built["spans"] = list(judgement.spans.all()) if isinstance(judgement, SpanJudgement) else []
+            raise _Discard
+    except _Discard:
+        pass
+    judgement = built["judgement"]
+    judgement.shown_order = list(assignment.shown_order)
+    spans = [{"start": s.start, "end": s.end, "severity": s.severity, "missing": s.missing} for s in built["spans"]]
+    (criterion, answer), = _answers_by_criterion(campaign.protocol, [(judgement, spans)]).items()
+
+    per_output = campaign.protocol in (Campaign.Protocol.LIKERT, Campaign.Protocol.RANKME, Campaign.Protocol.ESA)
+    rows = {cj.criterion: cj for cj in ControlJudgement.objects.select_for_update().filter(control=control)}
+    attempt = max((cj.attempt for cj in rows.values()), default=1)
+    if control.gold and control.gold.mode == GoldUnit.Mode.LOUD and any(
+            cj.passed is False for cj in rows.values() if cj.attempt == attempt):
+        attempt += 1  # a failed tutorial try: start again
+    rows = {c: cj for c, cj in rows.items() if cj.attempt == attempt}
+    current = rows.get(criterion)
+    if current is not None and (not per_output or set(answer["scores"]) & set(current.answer.get("scores", {}))):
+        raise DuplicateJudgement("This annotator has already judged this unit for this criterion in this campaign.")
+    if current is None:
+        current = ControlJudgement(campaign=campaign, annotator=annotator, control=control, assignment=assignment,
+                                   kind=control.kind, item_id=assignment.item_id, criterion=criterion, answer={},
+                                   attempt=attempt, origin=origin)
+    if per_output:
+        merged = dict(current.answer)
+        merged["scores"] = {**merged.get("scores", {}), **answer["scores"]}
+        if "spans" in answer:
+            merged["spans"] = {**merged.get("spans", {}), **answer["spans"]}
+        current.answer = merged
+    else:
+        current.answer = answer
+    current.time_spent_ms = (current.time_spent_ms or 0) + (judgement.time_spent_ms or 0) or None
+    current.save()
+    rows[criterion] = current
+
+    aliases = {str(a) for a in unit.outputs}
+    complete = all(c in rows and (not per_output or set(rows[c].answer.get("scores", {})) >= aliases)
+                   for c in campaign.criteria)
+    if complete:
+        failed = False
+        if control.kind == ControlUnit.Kind.GOLD:
+            for c, cj in rows.items():
+                cj.passed = not _gold_problems(campaign, control, c, cj.answer)
+                failed = failed or not cj.passed
+                cj.save(update_fields=["passed", "updated_at"])
+        if not (failed and control.gold.mode == GoldUnit.Mode.LOUD):
+            assignment_finish(assignment=assignment, enrolment=enrolment,
+                              time_spent_ms=sum(cj.time_spent_ms or 0 for cj in rows.values()) or None)
+            judgement.status = JudgementBase.Status.COMPLETE
+    if isinstance(judgement, SpanJudgement):
+        judgement._prefetched_objects_cache = {"spans": [ErrorSpan(judgement=judgement, **s) for s in spans]}
+    return judgement

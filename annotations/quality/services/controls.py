@@ -1,0 +1,212 @@
+"""Control units in each annotator's batch: degraded copies, repeats and gold units.
+
+Where controls go: each annotator's batch (``units_per_batch`` units, counted
+by their assignment sequence) gets ``round(share * batch size)`` degraded
+copies and repeats, plus up to ``GOLD_PER_BATCH`` silent gold units, at slot
+positions drawn from the annotator's recorded seed. A degraded copy or repeat
+needs a source: a regular unit this annotator already finished; when none is
+there yet, the control is owed and comes at the next chance. Loud gold units
+(tutorials) come before anything else. The engine (`assignment_next`) asks
+`control_next` first and hands out what it returns like any other unit.
+"""
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Exists, Max
+
+from annotations.models import Annotator, Assignment, Campaign, Enrolment, Item, Output, Unit
+from annotations.quality.degrade import TEXT_KINDS, NotApplicable, degrade_any
+from annotations.quality.models import ControlUnit, GoldUnit, QualitySettings
+from workbench.exceptions import DomainError
+
+GOLD_PER_BATCH = 2
+CONTROL_POSITION_BASE = 1_000_000_000
+
+
+def _kinds_for(campaign: Campaign, configured: list[str]) -> list[str]:
+    """The configured kinds, or by default every text kind plus `fact` when the dataset has data."""
+    if configured:
+        return list(configured)
+    has_data = Item.objects.filter(dataset_id=campaign.dataset_id).exclude(data=[]).exists()
+    return list(TEXT_KINDS) + (["fact"] if has_data else [])
+
+
+# --- control units ------------------------------------------------------------------------
+
+
+def alias_ids_allocate(n: int) -> list[int]:
+    """`n` fresh ids from the output id sequence: they look like output ids and never become one."""
+    table = Output._meta.db_table
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+                           [table, n])
+            return [row[0] for row in cursor.fetchall()]
+        # SQLite (quickstart): reserve ids by moving the table's AUTOINCREMENT counter.
+        cursor.execute("SELECT seq FROM sqlite_sequence WHERE name = %s", [table])
+        row = cursor.fetchone()
+        start = row[0] if row else 0
+        cursor.execute("UPDATE sqlite_sequence SET seq = %s WHERE name = %s", [start + n, table])
+        return list(range(start + 1, start + n + 1))
+
+
+def _unit_create(*, campaign: Campaign, item_id: int, aliases: dict, systems: list[int], kind: str) -> Unit:
+    outputs = sorted(int(a) for a in aliases)
+    for _ in range(20):
+        position = max(CONTROL_POSITION_BASE,
+                       (Unit.objects.filter(campaign=campaign).aggregate(m=Max("position"))["m"] or 0) + 1)
+        try:
+            with transaction.atomic():
+                return Unit.objects.create(campaign=campaign, item_id=item_id, outputs=outputs, systems=systems,
+                                           kind=kind, position=position, redundancy=1, n_taken=0)
+        except IntegrityError:
+            continue  # another annotator's control took that position at the same moment
+    raise DomainError("The campaign is too busy right now; please try again in a moment.")
+
+
+def _batch_plan(*, campaign: Campaign, qs: QualitySettings, enrolment: Enrolment, batch: int,
+                silent_gold_left: int) -> list[tuple[int, str]]:
+    """(slot in the batch, control kind) for one annotator's batch, drawn from their seed."""
+    size = max(1, campaign.units_per_batch)
+    kinds = (["degraded"] * round(qs.degraded_share * size) + ["repeat"] * round(qs.repeat_share * size)
+             + ["gold"] * min(silent_gold_left, GOLD_PER_BATCH))
+    kinds = kinds[: max(0, size - 1)]  # at least one regular unit per batch
+    rng = random.Random(f"controls:{enrolment.seed}:{batch}")
+    # Not the first slot of the first batch: a degraded copy or repeat needs a finished unit first.
+    slots = sorted(rng.sample(range(1 if batch == 0 else 0, size), min(len(kinds), size - (batch == 0))))
+    rng.shuffle(kinds)
+    return list(zip(slots, kinds))
+
+
+def _sources(*, campaign: Campaign, annotator: Annotator, kind: str) -> list[Unit]:
+    """Regular units the annotator finished that no control of `kind` copied yet for them."""
+    used = ControlUnit.objects.filter(campaign=campaign, annotator=annotator, kind=kind).values("source_id")
+    return list(
+        Unit.objects.filter(campaign=campaign, kind=Unit.Kind.REGULAR, assignments__annotator=annotator,
+                            assignments__status=Assignment.Status.DONE)
+        .exclude(pk__in=used).order_by("id")
+    )
+
+
+def _degraded_control(*, campaign: Campaign, annotator: Annotator, qs: QualitySettings, rng: random.Random,
+                      batch: int) -> Unit | None:
+    kinds = _kinds_for(campaign, qs.degrade_kinds)
+    sources = _sources(campaign=campaign, annotator=annotator, kind=ControlUnit.Kind.DEGRADED)
+    rng.shuffle(sources)
+    for source in sources[:20]:
+        texts = dict(Output.objects.filter(pk__in=source.outputs).values_list("id", "text"))
+        data = Item.objects.filter(pk=source.item_id).values_list("data", flat=True).first()
+        victims = list(source.outputs)
+        rng.shuffle(victims)
+        for victim in victims:
+            try:
+                damage = degrade_any(texts[victim], kinds=kinds, strength=qs.degrade_strength,
+                                     seed=rng.randrange(2**31), data=data)
+            except NotApplicable:
+                continue
+            system_of = dict(zip(source.outputs, source.systems))
+            if campaign.protocol == Campaign.Protocol.PAIRWISE:
+                # The original beside its damaged copy: the copy should lose.
+                shown = [(victim, texts[victim], None), (victim, damage.text, damage.as_json())]
+            else:
+                shown = [(o, damage.text if o == victim else texts[o], damage.as_json() if o == victim else None)
+                         for o in source.outputs]
+            return _control_create(campaign=campaign, annotator=annotator, kind=ControlUnit.Kind.DEGRADED,
+                                   source=source, item_id=source.item_id, shown=shown,
+                                   systems=[system_of[o] for o, _, _ in shown], batch=batch)
+    return None
+
+
+def _repeat_control(*, campaign: Campaign, annotator: Annotator, rng: random.Random, batch: int) -> Unit | None:
+    sources = _sources(campaign=campaign, annotator=annotator, kind=ControlUnit.Kind.REPEAT)
+    if not sources:
+        return None
+    source = rng.choice(sources)
+    texts = dict(Output.objects.filter(pk__in=source.outputs).values_list("id", "text"))
+    return _control_create(campaign=campaign, annotator=annotator, kind=ControlUnit.Kind.REPEAT, source=source,
+                           item_id=source.item_id, shown=[(o, texts[o], None) for o in source.outputs],
+                           systems=list(source.systems), batch=batch)
+
+
+def _gold_control(*, campaign: Campaign, annotator: Annotator, gold_unit: GoldUnit, batch: int) -> Unit:
+    outputs = list(Output.objects.filter(pk__in=gold_unit.outputs).values_list("id", "text", "system_id"))
+    return _control_create(campaign=campaign, annotator=annotator, kind=ControlUnit.Kind.GOLD, gold=gold_unit,
+                           item_id=gold_unit.item_id, shown=[(o, text, None) for o, text, _ in outputs],
+                           systems=[s for _, _, s in outputs], batch=batch)
+
+
+def _control_create(*, campaign, annotator, kind, item_id, shown, systems, batch, source=None, gold=None) -> Unit:
+    """shown: [(real output id, text, degradation or None)] in the unit's order."""
+    alias_ids = alias_ids_allocate(len(shown))
+    aliases = {}
+    for alias, (real, text, damage) in zip(alias_ids, shown):
+        aliases[str(alias)] = {"output": real, "text": text, **({"degraded": damage} if damage else {})}
+    # Unit.outputs is sorted by id; keep the systems aligned with it.
+    system_of_alias = dict(zip(alias_ids, systems))
+    unit = _unit_create(campaign=campaign, item_id=item_id, aliases=aliases,
+                        systems=[system_of_alias[a] for a in sorted(alias_ids)], kind=kind)
+    ControlUnit.objects.create(unit=unit, campaign=campaign, annotator=annotator, kind=kind, source=source,
+                               gold=gold, aliases=aliases, batch=batch)
+    return unit
+
+
+def control_next(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolment) -> Unit | None:
+    """The control unit this annotator gets next, created now, or None for a regular unit.
+
+    Called by the engine under the annotator's enrolment lock, so one
+    annotator's controls are planned one at a time.
+    """
+    # One query for campaigns that use no quality control (most of the engine's requests).
+    qs = QualitySettings.objects.filter(campaign=campaign).annotate(
+        gold=Exists(GoldUnit.objects.filter(campaign=campaign))).first()
+    if qs is None and not GoldUnit.objects.filter(campaign=campaign).exists():
+        return None
+    if qs is not None and not qs.gold and not (qs.degraded_share or qs.repeat_share):
+        return None
+    seen_gold = set(ControlUnit.objects.filter(campaign=campaign, annotator=annotator, kind=ControlUnit.Kind.GOLD)
+                    .values_list("gold_id", flat=True))
+    golds = list(GoldUnit.objects.filter(campaign=campaign).exclude(pk__in=seen_gold).order_by("position", "id"))
+    size = max(1, campaign.units_per_batch)
+    seq = enrolment.n_assigned
+    batch = seq // size
+    loud = [g for g in golds if g.mode == GoldUnit.Mode.LOUD]
+    if loud:  # the tutorial comes first
+        return _gold_control(campaign=campaign, annotator=annotator, gold_unit=loud[0], batch=batch)
+    silent = [g for g in golds if g.mode == GoldUnit.Mode.SILENT]
+    if qs is None and not silent:
+        return None
+    qs = qs or QualitySettings(campaign=campaign)
+    made = Counter(ControlUnit.objects.filter(campaign=campaign, annotator=annotator, batch=batch)
+                   .exclude(gold__mode=GoldUnit.Mode.LOUD).values_list("kind", flat=True))
+    # The plan must not change within a batch: count the silent gold units as they were when it began.
+    plan = _batch_plan(campaign=campaign, qs=qs, enrolment=enrolment, batch=batch,
+                       silent_gold_left=len(silent) + made["gold"])
+    due = Counter(kind for slot, kind in plan if slot <= seq % size)
+    rng = random.Random(f"control:{enrolment.seed}:{seq}")
+    for kind in ("gold", "degraded", "repeat"):
+        if due[kind] <= made[kind]:
+            continue
+        if kind == "gold" and silent:
+            return _gold_control(campaign=campaign, annotator=annotator, gold_unit=silent[0], batch=batch)
+        if kind == "degraded":
+            unit = _degraded_control(campaign=campaign, annotator=annotator, qs=qs, rng=rng, batch=batch)
+            if unit is not None:
+                return unit
+        if kind == "repeat":
+            unit = _repeat_control(campaign=campaign, annotator=annotator, rng=rng, batch=batch)
+            if unit is not None:
+                return unit
+    return None
+
+
+def unit_texts(*, unit: Unit) -> dict[int, str] | None:
+    """Texts to show for a control unit's (alias) outputs; None for a regular unit."""
+    if unit.kind == Unit.Kind.REGULAR:
+        return None
+    control = ControlUnit.objects.filter(unit=unit).only("aliases").first()
+    if control is None:
+        return None
+    return {int(alias): entry["text"] for alias, entry in control.aliases.items()}
