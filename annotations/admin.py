@@ -96,3 +96,11 @@ class PairwiseJudgementAdmin(JudgementAdmin):
 @admin.register(models.BestWorstJudgement)
 class BestWorstJudgementAdmin(JudgementAdmin):
     raw_id_fields = ["item", "best", "worst", "annotator"]
+
+
+@admin.register(models.ImportJob)
+class ImportJobAdmin(admin.ModelAdmin):
+    list_display = ["filename", "kind", "project", "user", "status", "phase", "created_at"]
+    list_filter = ["status", "kind"]
+    list_select_related = ["project", "user"]
+    readonly_fields = ["errors", "result", "started_at", "finished_at"]

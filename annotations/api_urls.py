@@ -1,11 +1,10 @@
 """REST API routes (mounted under /api/)."""
 from django.urls import path
-from rest_framework.authtoken.views import obtain_auth_token
 
-from annotations.apis import campaigns, datasets, judgements, projects
+from annotations.apis import auth, campaigns, datasets, imports, judgements, projects
 
 urlpatterns = [
-    path("auth/token/", obtain_auth_token, name="api-token"),
+    path("auth/token/", auth.TokenObtainApi.as_view(), name="api-token"),
     path("projects/", projects.ProjectListApi.as_view(), name="api-project-list"),
     path("projects/<int:pk>/", projects.ProjectDetailApi.as_view(), name="api-project-detail"),
     path("projects/<int:pk>/members/", projects.MembershipListApi.as_view(), name="api-project-members"),
@@ -25,4 +24,5 @@ urlpatterns = [
     path("judgements/ratings/", judgements.RatingJudgementListApi.as_view(), name="api-rating-list"),
     path("judgements/pairwise/", judgements.PairwiseJudgementListApi.as_view(), name="api-pairwise-list"),
     path("judgements/bestworst/", judgements.BestWorstJudgementListApi.as_view(), name="api-bestworst-list"),
+    path("imports/<int:pk>/", imports.ImportJobDetailApi.as_view(), name="api-import-job-detail"),
 ]

@@ -15,6 +15,7 @@ from annotations.models import (
     BestWorstJudgement,
     Campaign,
     Dataset,
+    ImportJob,
     Item,
     Membership,
     Output,
@@ -205,3 +206,16 @@ def output_api_list(
 def assignment_for_unit(*, campaign: Campaign, annotator: Annotator, item_id: int) -> Assignment | None:
     """The annotator's assignment for this item of the campaign, if they were given it."""
     return Assignment.objects.filter(campaign=campaign, annotator=annotator, item_id=item_id).first()
+
+
+# --- Imports running on a worker ------------------------------------------------
+
+
+def import_job_list(*, user: User) -> QuerySet[ImportJob]:
+    """Import jobs the user may follow: their own, and all of the projects they are staff of."""
+    if not user.is_authenticated:
+        return ImportJob.objects.none()
+    qs = ImportJob.objects.select_related("project", "dataset", "campaign")
+    if user.is_superuser:
+        return qs
+    return qs.filter(Q(user=user) | Q(project__in=staff_project_list(user=user))).distinct()

@@ -9,4 +9,5 @@ urlpatterns = [
     path("datasets/upload/", views.dataset_upload, name="dataset-upload"),
     path("datasets/<int:pk>/", views.dataset_detail, name="dataset-detail"),
     path("items/<int:pk>/", views.item_detail, name="item-detail"),
+    path("imports/<int:pk>/", views.import_job_detail, name="import-job-detail"),
 ]

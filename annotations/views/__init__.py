@@ -5,7 +5,8 @@ non-member gets 404 (nothing about other projects leaks); staff-only pages
 answer 403 to annotators of the project.
 """
 from annotations.views.datasets import dataset_detail, dataset_upload
+from annotations.views.imports import import_job_detail
 from annotations.views.items import item_detail
 from annotations.views.projects import project_detail, project_list
 
-__all__ = ["dataset_detail", "dataset_upload", "item_detail", "project_detail", "project_list"]
+__all__ = ["dataset_detail", "dataset_upload", "import_job_detail", "item_detail", "project_detail", "project_list"]

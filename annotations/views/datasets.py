@@ -2,7 +2,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.db.models import OuterRef, Subquery
 from django.shortcuts import get_object_or_404, redirect, render
 
@@ -10,8 +10,9 @@ from annotations import selectors
 from annotations.views.items import item_preview
 from annotations.views.projects import count_of
 from annotations.forms import DatasetUploadForm
-from annotations.models import Output, Reference, System
-from annotations.services.imports import DatasetNameTaken, ImportFailed, dataset_import
+from annotations.models import ImportJob, Output, Reference, System
+from annotations.services.import_jobs import dataset_upload_import
+from annotations.services.imports import DatasetNameTaken, ImportFailed
 from workbench.exceptions import DomainError
 
 ITEMS_PER_PAGE = 25
@@ -77,8 +78,11 @@ def dataset_upload(request: HttpRequest) -> HttpResponse:
     projects = selectors.staff_project_list(user=request.user)
     initial = {}
     if request.GET.get("project"):
-        # 404 outside the user's projects, 403 where they only annotate.
-        project = get_object_or_404(selectors.project_list(user=request.user), pk=request.GET["project"])
+        # 404 outside the user's projects (and for what is not an id), 403 where they only annotate.
+        project_id = request.GET["project"]
+        if not (project_id.isascii() and project_id.isdigit() and len(project_id) < 19):
+            raise Http404("No such project.")
+        project = get_object_or_404(selectors.project_list(user=request.user), pk=int(project_id))
         if not selectors.is_project_staff(user=request.user, project=project):
             raise PermissionDenied("Only owners and researchers may import datasets.")
         initial["project"] = project
@@ -91,13 +95,12 @@ def dataset_upload(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             upload = form.cleaned_data["file"]
             try:
-                result = dataset_import(
-                    stream=upload,
-                    dataset_name=form.cleaned_data["dataset_name"],
-                    project_name=form.cleaned_data["project"].name,
-                    fmt=form.fmt,
-                    filename=upload.name,
+                result = dataset_upload_import(
                     user=request.user,
+                    upload=upload,
+                    dataset_name=form.cleaned_data["dataset_name"],
+                    project=form.cleaned_data["project"],
+                    fmt=form.fmt,
                 )
             except DatasetNameTaken as exc:
                 form.add_error("dataset_name", "; ".join(e.reason for e in exc.errors))
@@ -106,6 +109,8 @@ def dataset_upload(request: HttpRequest) -> HttpResponse:
             except (DomainError, PermissionDenied) as exc:
                 form.add_error(None, str(exc) or "The import was refused.")
             else:
+                if isinstance(result, ImportJob):
+                    return redirect("import-job-detail", pk=result.pk)
                 if result.unchanged:
                     messages.info(request, f"{upload.name} was already imported into {result.dataset}: nothing changed.")
                 else:
