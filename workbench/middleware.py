@@ -44,14 +44,10 @@ class RequestSizeLimitMiddleware:
 
 
 def _refuse(request: HttpRequest, message: str, *, status: int) -> HttpResponse:
-    # The body is left unread; the connection is closed so the server does
-    # not read (and discard) the rest of it either.
+    # The body is left unread (the server closes or drains the connection).
     if request.path_info.startswith("/api/"):
-        response = JsonResponse({"detail": message}, status=status)
-    else:
-        response = HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
-    response["Connection"] = "close"
-    return response
+        return JsonResponse({"detail": message}, status=status)
+    return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
 
 
 def _size(n: int) -> str:

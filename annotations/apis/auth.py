@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import hashlib
 
+from axes.handlers.proxy import AxesProxyHandler
 from drf_spectacular.utils import extend_schema
+from rest_framework.exceptions import ValidationError
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.parsers import FormParser
 from rest_framework.throttling import SimpleRateThrottle
 
 from workbench.parsers import StrictJSONParser
-from workbench.security import client_ip
+from workbench.security import client_ip, lockout_response
 
 
 class LoginAddressThrottle(SimpleRateThrottle):
@@ -52,4 +54,11 @@ class TokenObtainApi(ObtainAuthToken):
         Throttled per address and per account (429); after repeated failures
         the account and the address are locked out for a while.
         """
-        return super().post(request, *args, **kwargs)
+        try:
+            return super().post(request, *args, **kwargs)
+        except ValidationError:
+            # Say "locked out" rather than "wrong password" once it is so.
+            username = request.data.get("username") if hasattr(request.data, "get") else None
+            if AxesProxyHandler.is_locked(request, {"username": username}):
+                return lockout_response(request)
+            raise
