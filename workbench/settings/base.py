@@ -189,6 +189,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Two models have a `status`: name each enum after its model.
+    "ENUM_NAME_OVERRIDES": {
+        "AssignmentStatusEnum": "annotations.models.Assignment.Status",
+        "ImportJobStatusEnum": "annotations.models.ImportJob.Status",
+    },
 }
 
 # The Content-Security-Policy of every response (django-csp): no inline
