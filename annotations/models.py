@@ -81,6 +81,9 @@ class Item(TimeStampedModel):
         constraints = [
             models.UniqueConstraint(fields=["dataset", "external_id"], name="item_unique_external_id"),
         ]
+        # Pages of a dataset in order without sorting it. (The search's trigram
+        # indexes are PostgreSQL-only: migration 0003_search_indexes.)
+        indexes = [models.Index(fields=["dataset", "position", "id"], name="item_dataset_position")]
 
     def __str__(self) -> str:
         return self.external_id

@@ -5,6 +5,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -12,6 +13,7 @@ from rest_framework.views import APIView
 
 from annotations.apis.common import id_field, paginated, paginated_response, validated_filters
 from annotations.models import Dataset, ImportJob, Item, Output, Reference
+from annotations.pagination import CappedPagination
 from annotations.permissions import ApiAuthMixin, require_staff
 from annotations.selectors import dataset_list, item_api_list, output_api_list, project_list
 from annotations.apis.imports import ImportJobOutputSerializer
@@ -168,7 +170,9 @@ class ItemListApi(ApiAuthMixin, APIView):
         dataset = id_field()
         system = id_field(help_text="Only items with an output of this system.")
         q = serializers.CharField(
-            required=False, max_length=200, help_text="Search the external id, source, data, references, outputs."
+            required=False, max_length=200,
+            help_text="Search the external id, source, data, references, outputs (case-insensitive substring; "
+                      "under 3 characters: item ids only). A search's `count` stops at 1,000.",
         )
 
         class Meta:
@@ -183,7 +187,10 @@ class ItemListApi(ApiAuthMixin, APIView):
             system_id=filters.get("system"),
             query=filters.get("q", ""),
         )
-        return paginated_response(queryset=items, serializer_class=ItemOutputSerializer, request=request, view=self)
+        # A search counts at most SEARCH_COUNT_CAP matches (and serves their pages).
+        pagination = CappedPagination if filters.get("q", "").strip() else PageNumberPagination
+        return paginated_response(queryset=items, serializer_class=ItemOutputSerializer, request=request, view=self,
+                                  pagination_class=pagination)
 
 
 class ItemDetailApi(ApiAuthMixin, APIView):

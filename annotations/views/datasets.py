@@ -1,7 +1,6 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.db.models import OuterRef, Subquery
 from django.shortcuts import get_object_or_404, redirect, render
@@ -11,6 +10,7 @@ from annotations.views.items import item_preview
 from annotations.views.projects import count_of
 from annotations.forms import DatasetUploadForm
 from annotations.models import ImportJob, Output, Reference, System
+from annotations.pagination import CappedPaginator
 from annotations.services.import_jobs import dataset_upload_import
 from annotations.services.imports import DatasetNameTaken, ImportFailed
 from workbench.exceptions import DomainError
@@ -42,7 +42,9 @@ def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
         first_reference=Subquery(Reference.objects.filter(item=OuterRef("pk")).order_by("position").values("text")[:1]),
         n_outputs=count_of(Output, item=OuterRef("pk")),
     )
-    page = Paginator(items, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
+    # A search counts at most SEARCH_COUNT_CAP matches; a plain listing counts all.
+    paginator = CappedPaginator(items, ITEMS_PER_PAGE, count_cap=selectors.SEARCH_COUNT_CAP if query else None)
+    page = paginator.get_page(request.GET.get("page"))
     for item in page.object_list:
         item.preview = item_preview(item)
 
@@ -62,6 +64,8 @@ def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "page": page,
             "querystring": params.urlencode(),
             "filtered": bool(query or system),
+            "capped": paginator.capped,
+            "ids_only": 0 < len(query) < selectors.SEARCH_MIN_TEXT_CHARS,
             "is_staff": role in selectors.STAFF_ROLES,
             "counts": {
                 "items": dataset.items.count(),
