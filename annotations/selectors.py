@@ -6,6 +6,7 @@ judgements, never other annotators' judgements or metric scores. Non-members
 see nothing (404, not 403, so ids of other projects leak nothing).
 """
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.cache import cache
 from django.db import connection
 from django.db.models import BooleanField, Exists, OuterRef, Prefetch, Q, QuerySet, Subquery, TextField, Value
 from django.db.models.expressions import RawSQL
@@ -25,6 +26,7 @@ from annotations.models import (
     Project,
     RatingJudgement,
     Reference,
+    System,
 )
 
 STAFF_ROLES = (Membership.Role.OWNER, Membership.Role.RESEARCHER)
@@ -151,7 +153,7 @@ def project_list_with_roles(*, user: User) -> QuerySet[Project]:
 # `SearchPaginator`), so no page ever counts a million matches.
 SEARCH_MIN_TEXT_CHARS = 3  # shorter queries match item ids only (a trigram needs 3 characters)
 SEARCH_PROBE_ROWS = 5000
-SEARCH_COUNT_CAP = 1000
+SEARCH_COUNT_CAP = 500
 
 
 def _item_search(
@@ -219,6 +221,32 @@ def _text_exists(model, query: str) -> RawSQL:
         [pattern],
         output_field=BooleanField(),
     )
+
+
+# A dataset's counts scan its outputs (a million: a few hundred ms). Above this many
+# items they are cached until the next import changes the dataset, or DATASET_COUNTS_TTL.
+DATASET_COUNTS_CACHE_ABOVE = 10_000
+DATASET_COUNTS_TTL = 300
+
+
+def dataset_counts(*, dataset: Dataset) -> dict[str, int]:
+    """Items, systems, outputs and references of a dataset."""
+    items = Item.objects.filter(dataset=dataset).count()
+
+    def count() -> dict[str, int]:
+        return {
+            "items": items,
+            "systems": System.objects.filter(dataset=dataset).count(),
+            # Through the systems: an index-only count, no join with the items.
+            "outputs": Output.objects.filter(system__dataset=dataset).count(),
+            "references": Reference.objects.filter(item__dataset=dataset).count(),
+        }
+
+    if items <= DATASET_COUNTS_CACHE_ABOVE:
+        return count()
+    # The item count and the last import's time are in the key: an import refreshes it.
+    key = f"dataset-counts:{dataset.pk}:{items}:{dataset.updated_at.timestamp()}"
+    return cache.get_or_set(key, count, DATASET_COUNTS_TTL)
 
 
 def dataset_item_search(*, dataset: Dataset, query: str = "", system_id: int | None = None) -> QuerySet[Item]:

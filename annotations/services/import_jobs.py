@@ -68,10 +68,21 @@ def import_job_create(
     # A temporary upload is moved, not copied, into the storage.
     job.file.save(upload.name or "upload", upload, save=False)
     job.save()
+    transaction.on_commit(lambda: _queue(job.pk))
+    return job
+
+
+def _queue(job_id: int) -> None:
     from annotations.tasks import import_job_run_task
 
-    transaction.on_commit(lambda: import_job_run_task.delay(job.pk))
-    return job
+    try:
+        import_job_run_task.delay(job_id)
+    except Exception:
+        # The broker is unreachable: say so on the job rather than leave it queued forever.
+        log.exception("could not queue import job %s", job_id)
+        _finish(ImportJob.objects.get(pk=job_id), status=ImportJob.Status.FAILED,
+                errors=["the import could not be handed to a worker (the task queue is unreachable); nothing was "
+                        "imported. Try again later."])
 
 
 def import_job_run(*, job_id: int) -> ImportJob | None:

@@ -67,12 +67,7 @@ def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "capped": paginator.capped,
             "ids_only": 0 < len(query) < selectors.SEARCH_MIN_TEXT_CHARS,
             "is_staff": role in selectors.STAFF_ROLES,
-            "counts": {
-                "items": dataset.items.count(),
-                "systems": len(systems),
-                "outputs": Output.objects.filter(item__dataset=dataset).count(),
-                "references": Reference.objects.filter(item__dataset=dataset).count(),
-            },
+            "counts": selectors.dataset_counts(dataset=dataset),
         },
     )
 

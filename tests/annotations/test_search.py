@@ -103,3 +103,16 @@ def test_search_counts_stop_at_the_cap_on_the_page_and_in_the_api(dataset, monke
     assert body["count"] == 4 and len(body["results"]) == 4 and body["next"] is None
     # A plain listing is counted in full.
     assert api.get("/api/items/", {"dataset": dataset.pk}).json()["count"] == 30
+
+
+def test_large_datasets_counts_are_cached_until_an_import_changes_them(monkeypatch):
+    from annotations.services.imports import dataset_import
+
+    monkeypatch.setattr(selectors, "DATASET_COUNTS_CACHE_ABOVE", 1)
+    dataset = dataset_import(stream=b'{"item": "a", "outputs": {"A": "x"}}\n{"item": "b"}\n', dataset_name="c").dataset
+    assert selectors.dataset_counts(dataset=dataset) == {"items": 2, "systems": 1, "outputs": 1, "references": 0}
+    OutputFactory(item=Item.objects.get(external_id="b"), system=dataset.systems.get())  # not through an import
+    assert selectors.dataset_counts(dataset=dataset)["outputs"] == 1  # cached
+    dataset_import(stream=b'{"item": "c", "outputs": {"B": "y"}, "references": ["r"]}\n', dataset_name="c")
+    dataset.refresh_from_db()
+    assert selectors.dataset_counts(dataset=dataset) == {"items": 3, "systems": 2, "outputs": 3, "references": 1}

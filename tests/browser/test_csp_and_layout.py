@@ -13,6 +13,7 @@ from django.core.management import call_command
 from annotations.models import Dataset, ImportJob, Membership
 from tests.annotations.factories import ItemFactory, OutputFactory, SystemFactory, UserFactory
 from tests.browser.conftest import log_in
+from tests.workbench.test_deploy import CSP, parse_csp
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -51,6 +52,8 @@ def test_no_page_violates_the_content_security_policy(page, live_server, demo):
     def visit(path: str):
         response = page.goto(path)
         assert response.status < 500, (path, response.status)
+        # The policy is really in force on this page (no violations without one would prove nothing).
+        assert parse_csp(response.headers.get("content-security-policy", "")) == parse_csp(CSP), path
         page.wait_for_load_state("load")
         found.extend(violations(page))
 

@@ -109,3 +109,19 @@ def test_progress_is_saved_on_the_job(queued):
     report("writing", None)
     queued.refresh_from_db()
     assert queued.phase == "writing"
+
+
+def test_an_unreachable_task_queue_fails_the_job_instead_of_leaving_it_queued(staff, settings, monkeypatch,
+                                                                              django_capture_on_commit_callbacks):
+    from annotations import tasks
+
+    def broker_down(*args, **kwargs):
+        raise ConnectionError("Error 111 connecting to redis")
+
+    monkeypatch.setattr(tasks.import_job_run_task, "delay", broker_down)
+    settings.WORKBENCH_IMPORT_ASYNC_BYTES = 1000
+    with django_capture_on_commit_callbacks(execute=True):
+        job = dataset_upload_import(user=staff.user, upload=SimpleUploadedFile("big.jsonl", LINES),
+                                    dataset_name="big", project=staff.project)
+    job.refresh_from_db()
+    assert job.status == "failed" and "task queue is unreachable" in job.errors[0] and not job.file
