@@ -153,7 +153,10 @@ def project_list_with_roles(*, user: User) -> QuerySet[Project]:
 # `SearchPaginator`), so no page ever counts a million matches.
 SEARCH_MIN_TEXT_CHARS = 3  # shorter queries match item ids only (a trigram needs 3 characters)
 SEARCH_PROBE_ROWS = 5000
-SEARCH_COUNT_CAP = 500
+SEARCH_COUNT_CAP = 200
+# A term matched by this share of a sample of items is common at once (no index probes).
+SEARCH_DENSE_SAMPLE = 200
+SEARCH_DENSE_SHARE = 0.1
 
 
 def _item_search(
@@ -192,13 +195,19 @@ def _item_text_search(qs: QuerySet[Item], datasets: QuerySet[Dataset], query: st
         # Through the system: a dataset has few, so this never hashes every item of the dataset.
         Output.objects.filter(system__dataset__in=datasets, text__icontains=query).values_list("item_id", flat=True),
     ]
+    walk = qs.annotate(data_text=Cast("data", TextField())).filter(
+        in_item | _text_exists(Reference, query) | _text_exists(Output, query)
+    )
+    # A very common term shows in a sample of items: no need to ask the indexes
+    # (whose posting lists for it are long).
+    sample = qs.order_by().values("pk")[:SEARCH_DENSE_SAMPLE]
+    if walk.filter(pk__in=sample).count() >= SEARCH_DENSE_SAMPLE * SEARCH_DENSE_SHARE:
+        return walk
     ids: set[int] = set()
     for probe in probes:
         found = list(probe.order_by()[:SEARCH_PROBE_ROWS])
         if len(found) == SEARCH_PROBE_ROWS:
-            return qs.annotate(data_text=Cast("data", TextField())).filter(
-                in_item | _text_exists(Reference, query) | _text_exists(Output, query)
-            )
+            return walk
         ids.update(found)
     # A rare term: every matching item is known. Joined from the ids (unnest), so the
     # page is sorted from them rather than found by walking the whole dataset.

@@ -172,7 +172,7 @@ class ItemListApi(ApiAuthMixin, APIView):
         q = serializers.CharField(
             required=False, max_length=200,
             help_text="Search the external id, source, data, references, outputs (case-insensitive substring; "
-                      "under 3 characters: item ids only). A search's `count` stops at 500.",
+                      "under 3 characters: item ids only). A search's `count` stops at 200.",
         )
 
         class Meta:

@@ -9,7 +9,7 @@ from annotations import selectors
 from annotations.views.items import item_preview
 from annotations.views.projects import count_of
 from annotations.forms import DatasetUploadForm
-from annotations.models import ImportJob, Output, Reference, System
+from annotations.models import ImportJob, Item, Output, Reference, System
 from annotations.pagination import CappedPaginator
 from annotations.services.import_jobs import dataset_upload_import
 from annotations.services.imports import DatasetNameTaken, ImportFailed
@@ -31,20 +31,10 @@ def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
     items = selectors.dataset_item_search(
         dataset=dataset, query=query, system_id=system.pk if system else None
     )
-    if system:
-        # Show the chosen system's output beside each item.
-        items = items.annotate(
-            system_output=Subquery(
-                Output.objects.filter(item=OuterRef("pk"), system=system).values("text")[:1]
-            )
-        )
-    items = items.annotate(
-        first_reference=Subquery(Reference.objects.filter(item=OuterRef("pk")).order_by("position").values("text")[:1]),
-        n_outputs=count_of(Output, item=OuterRef("pk")),
-    )
     # A search counts at most SEARCH_COUNT_CAP matches; a plain listing counts all.
     paginator = CappedPaginator(items, ITEMS_PER_PAGE, count_cap=selectors.SEARCH_COUNT_CAP if query else None)
     page = paginator.get_page(request.GET.get("page"))
+    page.object_list = _page_columns(list(page.object_list), system)
     for item in page.object_list:
         item.preview = item_preview(item)
 
@@ -70,6 +60,23 @@ def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "counts": selectors.dataset_counts(dataset=dataset),
         },
     )
+
+
+def _page_columns(items: list, system: System | None) -> list:
+    """The page's items with their table columns (first reference, number of outputs, the chosen
+    system's output), computed for these rows only: in the paginated query, PostgreSQL would
+    compute them for every row an OFFSET skips too (seconds on the last page of 100,000 items)."""
+    columns = Item.objects.filter(pk__in=[item.pk for item in items]).annotate(
+        first_reference=Subquery(Reference.objects.filter(item=OuterRef("pk")).order_by("position").values("text")[:1]),
+        n_outputs=count_of(Output, item=OuterRef("pk")),
+    )
+    if system:
+        # Show the chosen system's output beside each item.
+        columns = columns.annotate(
+            system_output=Subquery(Output.objects.filter(item=OuterRef("pk"), system=system).values("text")[:1])
+        )
+    by_id = {item.pk: item for item in columns}
+    return [by_id[item.pk] for item in items]
 
 
 @login_required

@@ -52,9 +52,14 @@ def expected(dataset, query: str) -> list[str]:
 
 @pytest.mark.parametrize("query", ["golden", "GOLDEN curry", "the", "river", "zizzi", "id-01", "Italian", "nope",
                                    "50%", "a_b", "end"])
-@pytest.mark.parametrize("probe_rows", [5000, 2])  # a rare term (indexes) and a common one (walk in order)
-def test_both_plans_find_exactly_the_matching_items_in_order(dataset, monkeypatch, query, probe_rows):
+@pytest.mark.parametrize("probe_rows, dense_share", [
+    (5000, 2.0),  # a rare term: the trigram indexes find every item
+    (2, 2.0),  # common by the index probes: walk in order
+    (5000, 0.0),  # common by the sample: walk in order at once
+])
+def test_every_plan_finds_exactly_the_matching_items_in_order(dataset, monkeypatch, query, probe_rows, dense_share):
     monkeypatch.setattr(selectors, "SEARCH_PROBE_ROWS", probe_rows)
+    monkeypatch.setattr(selectors, "SEARCH_DENSE_SHARE", dense_share)
     found = list(selectors.dataset_item_search(dataset=dataset, query=query).values_list("external_id", flat=True))
     assert found == expected(dataset, query)
 
