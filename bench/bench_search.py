@@ -191,7 +191,6 @@ def main() -> None:
     from django.test import Client
 
     from annotations import pagination, selectors
-    from annotations.apis import datasets as dataset_apis
     from annotations.models import Dataset, Membership, Output
 
     dataset = Dataset.objects.get(name=DATASET)

@@ -16,6 +16,7 @@
     bar.value = job.progress;
     bar.textContent = Math.round(job.progress * 100) + "%";
     bar.classList.toggle("indeterminate", job.status === "running" && job.phase === "writing");
+    bar.hidden = job.status === "succeeded" || job.status === "failed";
     if (job.status === "failed") {
       var list = field("errors").querySelector("ul");
       list.textContent = "";

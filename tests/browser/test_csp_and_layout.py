@@ -10,7 +10,7 @@ from urllib.parse import urljoin, urlparse
 import pytest
 from django.core.management import call_command
 
-from annotations.models import Dataset, ImportJob, Membership
+from annotations.models import Dataset, ImportJob
 from tests.annotations.factories import ItemFactory, OutputFactory, SystemFactory, UserFactory
 from tests.browser.conftest import log_in
 from tests.workbench.test_deploy import CSP, parse_csp
