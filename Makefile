@@ -5,7 +5,7 @@ STAMP := .venv/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test venv services browser migrate demo worker bench clean
+.PHONY: run test venv services browser migrate demo worker bench clean static
 
 venv: $(STAMP)
 $(STAMP): requirements.txt
@@ -33,6 +33,12 @@ migrate: venv .env
 
 demo: migrate
 	$(PY) manage.py load_demo
+
+# Production set-up (README "Configuration for production"): migrate, and collect the static
+# files (hashed, compressed) that WhiteNoise serves under gunicorn.
+static: venv
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput
 
 # Web server plus a Celery worker on the filesystem broker (no server needed).
 run: demo

@@ -131,5 +131,15 @@ class ErrorSpanAdmin(admin.ModelAdmin):
     list_display = ["judgement", "start", "end", "severity", "missing"]
     raw_id_fields = ["judgement"]
 
+
+
+@admin.register(models.ImportJob)
+class ImportJobAdmin(admin.ModelAdmin):
+    list_display = ["filename", "kind", "project", "user", "status", "phase", "created_at"]
+    list_filter = ["status", "kind"]
+    list_select_related = ["project", "user"]
+    readonly_fields = ["errors", "result", "started_at", "finished_at"]
+
+
 # Quality control (annotations.quality)
 from annotations.quality import admin as quality_admin  # noqa: E402,F401

@@ -1,12 +1,11 @@
 """REST API routes (mounted under /api/)."""
 from django.urls import path
-from rest_framework.authtoken.views import obtain_auth_token
 
-from annotations.apis import campaigns, datasets, judgements, projects
+from annotations.apis import auth, campaigns, datasets, imports, judgements, projects
 from annotations.quality import apis as quality
 
 urlpatterns = [
-    path("auth/token/", obtain_auth_token, name="api-token"),
+    path("auth/token/", auth.TokenObtainApi.as_view(), name="api-token"),
     path("projects/", projects.ProjectListApi.as_view(), name="api-project-list"),
     path("projects/<int:pk>/", projects.ProjectDetailApi.as_view(), name="api-project-detail"),
     path("projects/<int:pk>/members/", projects.MembershipListApi.as_view(), name="api-project-members"),
@@ -47,4 +46,5 @@ urlpatterns = [
          name="api-campaign-completion-code-verify"),
     path("campaigns/<int:pk>/completion-code/", quality.CompletionCodeMineApi.as_view(),
          name="api-campaign-my-completion-code"),
+    path("imports/<int:pk>/", imports.ImportJobDetailApi.as_view(), name="api-import-job-detail"),
 ]

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.exceptions import NotFound, PermissionDenied
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import IsAuthenticated
 
 from annotations.models import Membership, Project
 from annotations.selectors import STAFF_ROLES, User, project_role
+from workbench.parsers import StrictJSONParser
 
 
 class ApiAuthMixin:
@@ -30,7 +30,7 @@ class ApiAuthMixin:
     permission_classes = (IsAuthenticated,)
     # Writes are JSON (uploads override this): form encoding cannot express
     # lists or null, and the schema should promise only what works.
-    parser_classes = (JSONParser,)
+    parser_classes = (StrictJSONParser,)
 
 
 def require_member(*, user: User, project: Project) -> str:

@@ -28,4 +28,5 @@ urlpatterns = [
     path("campaigns/<int:pk>/quality/verify/", quality.quality_verify_code, name="campaign-quality-verify"),
     path("campaigns/<int:pk>/quality/codes.csv", quality.quality_codes_csv, name="campaign-completion-codes-csv"),
     path("annotate/campaigns/<int:pk>/code/", quality.annotate_completion_code, name="annotate-completion-code"),
+    path("imports/<int:pk>/", views.import_job_detail, name="import-job-detail"),
 ]

@@ -27,8 +27,9 @@ def validated_filters(serializer_class: type[serializers.Serializer], request: R
 def paginated_response(
     *, queryset: QuerySet, serializer_class: type[serializers.Serializer], request: Request, view,
     context: dict | None = None,
+    pagination_class: type[PageNumberPagination] = PageNumberPagination,
 ) -> Response:
-    paginator = PageNumberPagination()
+    paginator = pagination_class()
     page = paginator.paginate_queryset(queryset, request, view=view)
     return paginator.get_paginated_response(serializer_class(page, many=True, context=context or {}).data)
 

@@ -2,16 +2,18 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotations.apis.common import id_field, paginated, paginated_response, validated_filters
-from annotations.models import Dataset, Item, Output, Reference
+from annotations.models import Dataset, ImportJob, Item, Output, Reference
+from annotations.pagination import CappedPagination
 from annotations.permissions import ApiAuthMixin, require_staff
 from annotations.selectors import (
     blind_order_key,
@@ -21,7 +23,9 @@ from annotations.selectors import (
     output_api_list,
     project_list,
 )
-from annotations.services.imports import DatasetNameTaken, ImportFailed, dataset_import
+from annotations.apis.imports import ImportJobOutputSerializer
+from annotations.services.import_jobs import dataset_upload_import
+from annotations.services.imports import DatasetNameTaken, ImportFailed
 
 
 @extend_schema_field({"type": "string", "format": "binary"})
@@ -83,14 +87,21 @@ class DatasetListApi(ApiAuthMixin, APIView):
     @extend_schema(
         operation_id="datasets_import",
         request={"multipart/form-data": InputSerializer},
-        responses={201: ImportOutputSerializer, 200: ImportOutputSerializer},
+        responses={
+            201: ImportOutputSerializer,
+            200: ImportOutputSerializer,
+            202: OpenApiResponse(ImportJobOutputSerializer, description="A large file, imported by a worker: "
+                                 "follow the job at its `url` (also the Location header)."),
+        },
     )
     def post(self, request: Request) -> Response:
         """Import a dataset file into a project (owners and researchers).
 
         Atomic: on any bad line nothing is written and the answer is a 400
         whose `errors` lists every problem as "line N: reason". Importing
-        into an existing dataset answers 200, a new one 201.
+        into an existing dataset answers 200, a new one 201. A file larger
+        than the server's WORKBENCH_IMPORT_ASYNC_BYTES is imported by a
+        worker: 202 with the job to follow.
         """
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -101,18 +112,16 @@ class DatasetListApi(ApiAuthMixin, APIView):
         require_staff(user=request.user, project=project)
         upload = data["file"]
         try:
-            result = dataset_import(
-                stream=upload,
-                dataset_name=data["name"],
-                project_name=project.name,
-                fmt=data.get("format"),
-                filename=upload.name,
-                user=request.user,
+            result = dataset_upload_import(
+                user=request.user, upload=upload, dataset_name=data["name"], project=project, fmt=data.get("format")
             )
         except DatasetNameTaken as exc:
-            raise ValidationError({"name": [str(e) for e in exc.errors]}) from None
+            raise ValidationError({"name": [e.reason for e in exc.errors]}) from None
         except ImportFailed as exc:
             raise ValidationError({"errors": [str(e) for e in exc.errors]}) from None
+        if isinstance(result, ImportJob):
+            body = ImportJobOutputSerializer(result).data
+            return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
         body = self.ImportOutputSerializer(
             {
                 "dataset": result.dataset,
@@ -192,7 +201,9 @@ class ItemListApi(ApiAuthMixin, APIView):
         dataset = id_field()
         system = id_field(help_text="Only items with an output of this system.")
         q = serializers.CharField(
-            required=False, max_length=200, help_text="Search the external id, source, data, references, outputs."
+            required=False, max_length=200,
+            help_text="Search the external id, source, data, references, outputs (case-insensitive substring; "
+                      "under 3 characters: item ids only). A search's `count` stops at 200.",
         )
 
         class Meta:
@@ -207,8 +218,10 @@ class ItemListApi(ApiAuthMixin, APIView):
             system_id=filters.get("system"),
             query=filters.get("q", ""),
         )
+        # A search counts at most SEARCH_COUNT_CAP matches (and serves their pages).
+        pagination = CappedPagination if filters.get("q", "").strip() else PageNumberPagination
         return paginated_response(queryset=items, serializer_class=ItemOutputSerializer, request=request, view=self,
-                                  context=_blind_context(request))
+                                  context=_blind_context(request), pagination_class=pagination)
 
 
 class ItemDetailApi(ApiAuthMixin, APIView):

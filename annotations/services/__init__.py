@@ -1,1 +1,1 @@
-"""Writes. One module per sub-domain: imports, campaigns, judgements, projects."""
+"""Writes. One module per sub-domain: imports (a package), import_jobs, campaigns, judgements, projects."""

@@ -1,17 +1,24 @@
 """Settings read from the environment (django-environ).
 
 `make run` sets DJANGO_DEBUG=1 and uses SQLite plus Celery's filesystem broker;
-production sets DATABASE_URL, CELERY_BROKER_URL and DJANGO_SECRET_KEY.
+production sets DATABASE_URL, CELERY_BROKER_URL and DJANGO_SECRET_KEY, and
+runs behind a TLS-terminating proxy that sets `X-Forwarded-Proto` (trusted
+here): HTTPS only, HSTS, secure cookies; `manage.py check --deploy` passes.
 """
+from datetime import timedelta
 from pathlib import Path
 
 import environ
+from csp.constants import NONE, SELF, UNSAFE_INLINE
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"
 
 env = environ.Env()
-environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+# `make run` writes a .env with DJANGO_DEBUG=1; a production host sets
+# DJANGO_READ_DOT_ENV_FILE=0 (or has no .env) so nothing local leaks in.
+if env.bool("DJANGO_READ_DOT_ENV_FILE", default=True):
+    environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 if DEBUG:
@@ -30,6 +37,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "axes",
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
@@ -40,12 +48,20 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files under gunicorn (compressed, cached forever by their hashed names).
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Refuses an oversized body before anything reads it (after the two
+    # above, so even the refusal carries the security headers).
+    "workbench.middleware.RequestSizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as its documentation asks: answers locked-out logins with 429.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "workbench.urls"
@@ -75,6 +91,12 @@ DATABASES["default"]["CONN_MAX_AGE"] = env.int("DJANGO_CONN_MAX_AGE", default=60
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+AUTHENTICATION_BACKENDS = [
+    # First: refuses locked-out accounts and addresses before any password check.
+    "workbench.security.LockoutBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
@@ -86,20 +108,61 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT = env.path("WORKBENCH_STATIC_ROOT", default=VAR_DIR / "staticfiles")
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # Production serves `collectstatic`'s output with hashed names (WhiteNoise);
+    # development serves the source folders as they are.
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG else "whitenoise.storage.CompressedManifestStaticFilesStorage",
+    },
+}
+# Uploaded import files wait here for a worker; with workers on other
+# machines it must be shared storage (the same path everywhere).
+MEDIA_ROOT = env.path("WORKBENCH_MEDIA_ROOT", default=VAR_DIR / "media")
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "project-list"
 LOGOUT_REDIRECT_URL = "login"
 
-# Uploads: datasets can be large; the per-text limit is checked by the importer.
-DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("WORKBENCH_UPLOAD_MAX_BYTES", default=200 * 1024 * 1024)
-FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Request sizes (workbench.middleware): every body is refused above
+# WORKBENCH_REQUEST_MAX_BYTES before it is read, except file uploads to the
+# import endpoints, which may reach WORKBENCH_UPLOAD_MAX_BYTES and are
+# streamed to a temporary file on disk, never held in memory.
+WORKBENCH_REQUEST_MAX_BYTES = env.int("WORKBENCH_REQUEST_MAX_BYTES", default=1024 * 1024)
+WORKBENCH_UPLOAD_MAX_BYTES = env.int("WORKBENCH_UPLOAD_MAX_BYTES", default=200 * 1024 * 1024)
+# URL names of the views that take file uploads.
+WORKBENCH_UPLOAD_URL_NAMES = ["api-dataset-list", "dataset-upload"]
+DATA_UPLOAD_MAX_MEMORY_SIZE = WORKBENCH_REQUEST_MAX_BYTES  # form fields, non-file parts
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 200
+FILE_UPLOAD_HANDLERS = ["django.core.files.uploadhandler.TemporaryFileUploadHandler"]
+# Imports of files above this size run on a Celery worker, with progress on
+# the page; the web process never parses them.
+WORKBENCH_IMPORT_ASYNC_BYTES = env.int("WORKBENCH_IMPORT_ASYNC_BYTES", default=2 * 1024 * 1024)
 # Longest accepted text (source, reference or output) in characters.
 WORKBENCH_MAX_TEXT_CHARS = env.int("WORKBENCH_MAX_TEXT_CHARS", default=20_000)
 # Who may create projects in the browser and the API: "owners" (staff users and
 # users who already own a project), "staff" (staff users only) or "anyone".
 WORKBENCH_PROJECT_CREATORS = env.str("WORKBENCH_PROJECT_CREATORS", default="owners")
+
+# Shared by the web processes: API throttles count here. Production should
+# point it at Redis (each gunicorn worker has its own local memory).
+CACHES = {"default": env.cache_url("WORKBENCH_CACHE_URL", default="locmemcache://")}
+
+# Proxies in front of the web process that append to X-Forwarded-For; the
+# client's address (for lock-outs and throttles) is read that many hops from
+# the right. 0: the address the connection came from.
+WORKBENCH_TRUSTED_PROXIES = env.int("WORKBENCH_TRUSTED_PROXIES", default=0)
+
+# Lock-out after failed logins (django-axes), on every login path (pages,
+# admin, API token): per account and, separately, per address.
+AXES_FAILURE_LIMIT = env.int("WORKBENCH_LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("WORKBENCH_LOGIN_LOCKOUT_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "workbench.security.client_ip"
+AXES_LOCKOUT_CALLABLE = "workbench.security.lockout_response"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -111,6 +174,16 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "workbench.exceptions.api_exception_handler",
+    "DEFAULT_PARSER_CLASSES": [
+        "workbench.parsers.StrictJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    # The token endpoint (annotations.apis.auth): per address and per account.
+    "DEFAULT_THROTTLE_RATES": {
+        "login-address": env("WORKBENCH_LOGIN_RATE_ADDRESS", default="30/min"),
+        "login-account": env("WORKBENCH_LOGIN_RATE_ACCOUNT", default="10/min"),
+    },
 }
 
 SPECTACULAR_SETTINGS = {
@@ -122,7 +195,38 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Two models have a `status`: name each enum after its model.
+    "ENUM_NAME_OVERRIDES": {
+        "AssignmentStatusEnum": "annotations.models.Assignment.Status",
+        "ImportJobStatusEnum": "annotations.models.ImportJob.Status",
+    },
 }
+
+# The Content-Security-Policy of every response (django-csp): no inline
+# script anywhere, nothing from other origins.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, UNSAFE_INLINE],
+        "img-src": [SELF, "data:"],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
+
+if not DEBUG:
+    # Behind a TLS-terminating proxy: it sets X-Forwarded-Proto, which is
+    # trusted (the proxy must overwrite what clients send).
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=365 * 24 * 3600)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+    SECURE_HSTS_PRELOAD = env.bool("DJANGO_SECURE_HSTS_PRELOAD", default=True)
 
 # Celery. `make run` uses the filesystem transport (no server needed);
 # tests and production use Redis via CELERY_BROKER_URL.

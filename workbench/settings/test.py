@@ -12,3 +12,11 @@ from .base import *  # noqa: E402,F401,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 ALLOWED_HOSTS = ["*"]
+
+# The test client and the live server speak plain HTTP; everything else is production's.
+SECURE_SSL_REDIRECT = False
+SESSION_COOKIE_SECURE = False
+CSRF_COOKIE_SECURE = False
+# No collectstatic before the tests: serve the source folders, unhashed.
+STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405
+MEDIA_ROOT = VAR_DIR / "test-media"  # noqa: F405

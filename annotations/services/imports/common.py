@@ -1,25 +1,39 @@
 """Checks shared by the dataset and the judgement importers (validation helpers)."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.core.exceptions import PermissionDenied
 
 from annotations.models import Project
 from annotations.selectors import is_project_staff
+from workbench.strictjson import lone_surrogate
 
 BATCH_SIZE = 2000
+
+# progress(phase, fraction): ("reading", 0-1) while lines are read, then ("writing", None).
+ImportProgress = Callable[[str, float | None], None]
 NAME_MAX_CHARS = 200
 
 
 def name_check(value, what: str) -> tuple[str | None, str | None]:
-    """An id or name: a non-empty string (integers are accepted as text); (value, problem)."""
+    """An id or name: a non-empty string (integers are accepted as text); (value, problem).
+
+    Surrounding whitespace is never part of an id or a name: it is stripped,
+    so `" n1 "` and `"n1"` are the same item (twice in one file: a duplicate).
+    """
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str) or not value.strip():
-        return None, f"{what} must be a non-empty string, got {value!r}"
+        return None, f"{what} must be a non-empty string, got {_shown(value)}"
+    value = value.strip()
     if len(value) > NAME_MAX_CHARS:
         return None, f"{what} is longer than {NAME_MAX_CHARS} characters"
     if "\x00" in value:
         return None, f"{what} contains a NUL character"
+    problem = lone_surrogate(value)
+    if problem:
+        return None, f"{what} {ascii(value)} {problem}"
     return value, None
 
 
@@ -37,7 +51,17 @@ def text_check(value, what: str, max_chars: int, errors: list[str], *, allow_emp
     if "\x00" in value:
         errors.append(f"{what} contains a NUL character")
         return None
+    problem = lone_surrogate(value)
+    if problem:
+        errors.append(f"{what} {problem}")
+        return None
     return value
+
+
+def _shown(value) -> str:
+    # ascii(): a lone surrogate in the value must not break the message itself.
+    text = ascii(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def import_permission_check(user, project: Project) -> None:
@@ -49,3 +73,10 @@ def import_permission_check(user, project: Project) -> None:
 def chunks(values: list, size: int):
     for start in range(0, len(values), size):
         yield values[start : start + size]
+
+
+def reading_progress(progress: ImportProgress | None) -> Callable[[float], None] | None:
+    """The reader's progress callback (a fraction) for an importer's `progress`."""
+    if progress is None:
+        return None
+    return lambda fraction: progress("reading", fraction)

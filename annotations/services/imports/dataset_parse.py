@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 
 from annotations.services.imports.errors import ImportFailed, LineError, Problems
-from annotations.services.imports.reading import csv_rows, json_loads, jsonl_objects
+from annotations.services.imports.reading import Progress, csv_rows, json_loads, jsonl_objects
 
 _REFERENCE_COLUMN = re.compile(r"^reference(?:_(\d+))?$")
 OUTPUT_PREFIX = "output:"
@@ -37,14 +37,18 @@ def format_of(fmt: str | None, filename: str | None) -> tuple[str, str]:
     return fmt, "\t" if suffix == ".tsv" else ","
 
 
-def dataset_objects(raw: bytes, problems: Problems, *, fmt: str, delimiter: str) -> list[tuple[int, dict]]:
+def dataset_objects(
+    raw: bytes, problems: Problems, *, fmt: str, delimiter: str, progress: Progress = None
+) -> list[tuple[int, dict]]:
     """(line, item object) for each item of the file; bad lines go to `problems`."""
-    return jsonl_objects(raw, problems) if fmt == "jsonl" else csv_item_objects(raw, problems, delimiter)
+    if fmt == "jsonl":
+        return jsonl_objects(raw, problems, progress=progress)
+    return csv_item_objects(raw, problems, delimiter, progress=progress)
 
 
-def csv_item_objects(raw: bytes, problems: Problems, delimiter: str) -> list[tuple[int, dict]]:
+def csv_item_objects(raw: bytes, problems: Problems, delimiter: str, *, progress: Progress = None) -> list[tuple[int, dict]]:
     """Rows of the wide CSV format turned into the JSONL item objects."""
-    header, rows = csv_rows(raw, problems, delimiter=delimiter)
+    header, rows = csv_rows(raw, problems, delimiter=delimiter, progress=progress)
     if not header:
         return []
     references: list[tuple[int, str]] = []
@@ -58,6 +62,11 @@ def csv_item_objects(raw: bytes, problems: Problems, delimiter: str) -> list[tup
             systems.append((column[len(OUTPUT_PREFIX):].strip(), column))
         elif column not in ("item", "source", "data", "meta"):
             unknown.append(column)
+    names = [name for name, _ in systems]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        problems.add(1, f"several columns name system {', '.join(map(repr, twice))} (names are compared "
+                        "without surrounding whitespace)")
     if "item" not in header:
         problems.add(1, "missing column 'item'")
     if unknown:

@@ -97,6 +97,10 @@ def item_record(line: int, obj: dict, max_chars: int) -> tuple[ItemRecord | None
                 if problem:
                     errors.append(problem)
                     continue
+                if system_name in record.outputs:
+                    errors.append(f"outputs name system {system_name!r} twice (names are compared without "
+                                  "surrounding whitespace)")
+                    continue
                 value = text_check(text, f"output of system {system_name!r}", max_chars, errors)
                 if value is not None:
                     record.outputs[system_name] = value

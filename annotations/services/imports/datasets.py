@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import transaction
 
 from annotations.models import Dataset, Project
-from annotations.services.imports.common import import_permission_check, name_check
+from annotations.services.imports.common import ImportProgress, import_permission_check, name_check, reading_progress
 from annotations.services.imports.dataset_parse import dataset_objects, format_of
 from annotations.services.imports.dataset_validate import item_records
 from annotations.services.imports.dataset_write import dataset_plan, dataset_write
@@ -60,6 +60,7 @@ def dataset_import(
     filename: str | None = None,
     user=None,
     max_text_chars: int | None = None,
+    progress: ImportProgress | None = None,
 ) -> DatasetImportResult:
     """Import items, references and outputs atomically.
 
@@ -68,7 +69,9 @@ def dataset_import(
     carries one `LineError` per problem (1-based physical lines).
     `fmt` is "jsonl" or "csv" (guessed from `filename` when omitted);
     `user`, when given, must be staff of the project (a new project makes
-    them its owner).
+    them its owner). `progress(phase, fraction)`, when given, hears how far
+    the import got: phase "reading" with the fraction of lines read, then
+    "writing" (no fraction) when the transaction starts.
     """
     if filename is None and isinstance(stream, (str, Path)):
         filename = str(stream)
@@ -77,14 +80,20 @@ def dataset_import(
     dataset_name, problem = name_check(dataset_name, "dataset name")
     if problem:
         raise ImportFailed([LineError(0, problem)])
+    if project_name is not None:
+        project_name, problem = name_check(project_name, "project name")
+        if problem:
+            raise ImportFailed([LineError(0, problem)])
     # Before reading the file: a taken name fails fast.
     dataset_name_check(dataset_name=dataset_name, project_name=project_name, user=user)
     raw = read_bytes(stream)
     digest = sha256(raw)
 
     problems = Problems()
-    objects = dataset_objects(raw, problems, fmt=fmt, delimiter=delimiter)
+    objects = dataset_objects(raw, problems, fmt=fmt, delimiter=delimiter, progress=reading_progress(progress))
     records = item_records(objects, problems, max_chars=max_chars)
+    if progress:
+        progress("writing", None)
 
     # Conflicts with stored content are checked even when some lines are bad,
     # so one run reports every problem of the file.

@@ -17,7 +17,13 @@ from django.db import IntegrityError, transaction
 
 from annotations.models import Annotator, Campaign
 from annotations.quality.imports import control_records, control_records_write, has_control
-from annotations.services.imports.common import BATCH_SIZE, import_permission_check
+from annotations.services.imports.common import (
+    BATCH_SIZE,
+    ImportProgress,
+    import_permission_check,
+    name_check,
+    reading_progress,
+)
 from annotations.services.imports.errors import ImportFailed, LineError, Problems
 from annotations.services.imports.judgement_validate import Lookup, judgement_records, protocol_kind
 from annotations.services.imports.judgement_write import judgements_write, stored_judgements
@@ -46,14 +52,18 @@ def _accounts(project, annotator_map: dict[str, str]) -> dict[str, int]:
 
 
 def judgements_import(
-    *, stream: BinaryIO | Path, campaign_name: str, user=None, annotator_map: dict[str, str] | None = None
+    *, stream: BinaryIO | Path, campaign_name: str, user=None, annotator_map: dict[str, str] | None = None,
+    progress: ImportProgress | None = None,
 ) -> JudgementImportResult:
     """Import judgements collected elsewhere, atomically (formats in `judgement_validate`).
 
     Every line is read and checked first, then everything is written in one
     transaction: on any problem nothing is written and `ImportFailed`
-    carries one `LineError` per problem.
+    carries one `LineError` per problem. `progress` as for `dataset_import`.
     """
+    campaign_name, problem = name_check(campaign_name, "campaign name")
+    if problem:
+        raise ImportFailed([LineError(0, problem)])
     campaign = Campaign.objects.select_related("dataset__project").filter(name=campaign_name).first()
     if campaign is None:
         raise ImportFailed([LineError(0, f"no campaign called {campaign_name!r}")])
@@ -62,7 +72,7 @@ def judgements_import(
     raw = read_bytes(stream)
 
     problems = Problems()
-    objects = jsonl_objects(raw, problems)
+    objects = jsonl_objects(raw, problems, progress=reading_progress(progress))
     if not objects and not problems:
         problems.add(0, "the file holds no judgements")
     # Lines flagged "control" (degraded / repeat / gold) go to quality control, not to the judgement tables.
@@ -72,6 +82,8 @@ def judgements_import(
     objects = [(n, o) for n, o in objects if not has_control(o)]
     records = judgement_records(objects, problems, campaign=campaign, kind=kind, lookup=Lookup(campaign.dataset))
 
+    if progress:
+        progress("writing", None)
     project = campaign.dataset.project
     with transaction.atomic():
         # One import per campaign at a time: the stored judgements read below stay true.

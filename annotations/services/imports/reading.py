@@ -8,11 +8,17 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
 from annotations.services.imports.errors import Problems
+from workbench import strictjson
+
+
+# Called now and then with the fraction of the file read so far (0-1).
+Progress = Callable[[float], None] | None
+PROGRESS_EVERY = 5000  # lines
 
 
 def read_bytes(stream: BinaryIO | Path | str | bytes) -> bytes:
@@ -29,13 +35,10 @@ def sha256(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
-def _reject_constant(name: str):
-    # NaN/Infinity are not JSON and PostgreSQL's jsonb cannot store them.
-    raise ValueError(f"{name} is not allowed in JSON")
-
-
 def json_loads(text: str):
-    return json.loads(text, parse_constant=_reject_constant)
+    """Strict JSON (`workbench.strictjson`): no deep nesting, duplicate keys,
+    out-of-range numbers or lone surrogates; each is a `ValueError`."""
+    return strictjson.loads(text)
 
 
 def decode_lines(raw: bytes, problems: Problems) -> list[tuple[int, str]]:
@@ -58,10 +61,13 @@ def decode_lines(raw: bytes, problems: Problems) -> list[tuple[int, str]]:
     return lines
 
 
-def jsonl_objects(raw: bytes, problems: Problems) -> list[tuple[int, dict]]:
+def jsonl_objects(raw: bytes, problems: Problems, *, progress: Progress = None) -> list[tuple[int, dict]]:
     """One JSON object a line; blank lines are skipped."""
     objects: list[tuple[int, dict]] = []
-    for number, text in decode_lines(raw, problems):
+    lines = decode_lines(raw, problems)
+    for index, (number, text) in enumerate(lines):
+        if progress and index % PROGRESS_EVERY == 0:
+            progress(index / len(lines))
         if not text.strip():
             continue
         try:
@@ -76,7 +82,9 @@ def jsonl_objects(raw: bytes, problems: Problems) -> list[tuple[int, dict]]:
     return objects
 
 
-def csv_rows(raw: bytes, problems: Problems, *, delimiter: str = ",") -> tuple[list[str], list[tuple[int, dict]]]:
+def csv_rows(
+    raw: bytes, problems: Problems, *, delimiter: str = ",", progress: Progress = None
+) -> tuple[list[str], list[tuple[int, dict]]]:
     """Header and rows of a CSV file; each row numbered by the line it starts on."""
     lines = decode_lines(raw, problems)
     if problems:
@@ -97,6 +105,8 @@ def csv_rows(raw: bytes, problems: Problems, *, delimiter: str = ",") -> tuple[l
                     dupes = sorted({h for h in header if header.count(h) > 1})
                     problems.add(number, f"duplicate column {', '.join(dupes)}")
                 continue
+            if progress and len(rows) % PROGRESS_EVERY == 0:
+                progress(reader.line_num / max(1, len(lines)))
             if not any(cell.strip() for cell in record):
                 continue
             if len(record) != len(header):

@@ -1,0 +1,11 @@
+"""Celery tasks of the annotations app: thin, idempotent (see STYLE.md)."""
+from celery import shared_task
+
+from annotations.services.import_jobs import import_job_run
+
+
+@shared_task(name="annotations.import_job_run", acks_late=True, ignore_result=True)
+def import_job_run_task(job_id: int) -> None:
+    """Run an uploaded import on a worker. A duplicate or redelivered task
+    does nothing unless the job is still queued (or its worker died)."""
+    import_job_run(job_id=job_id)

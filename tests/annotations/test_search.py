@@ -1,0 +1,123 @@
+"""Item search at scale: the same answers on both plans, served by the trigram
+indexes, counts that stop early. (Timings: bench/bench_search.py.)"""
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+from annotations import selectors
+from annotations.models import Item, Membership
+from tests.annotations.factories import (
+    DatasetFactory,
+    ItemFactory,
+    MembershipFactory,
+    OutputFactory,
+    ReferenceFactory,
+    SystemFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+TEXTS = ["The Golden Curry serves Italian food.", "A pub near the river.", "Zizzi is a coffee shop.",
+         "golden hour at the riverside", "Nothing to see.", "THE END"]
+
+
+@pytest.fixture
+def dataset():
+    dataset = DatasetFactory(name="search")
+    systems = [SystemFactory(dataset=dataset, name=f"s{i}") for i in range(2)]
+    for n in range(30):
+        text = TEXTS[n % len(TEXTS)]
+        item = ItemFactory(dataset=dataset, external_id=f"id-{n:03d}", position=n,
+                           source=f"source {n} {text if n % 4 == 0 else ''}",
+                           data=[["Golden Curry", "food", "Italian"]] if n % 7 == 0 else [])
+        ReferenceFactory(item=item, position=0, text=TEXTS[(n + 1) % len(TEXTS)] if n % 3 == 0 else "plain")
+        OutputFactory(item=item, system=systems[0], text=text)
+        if n % 2:
+            OutputFactory(item=item, system=systems[1], text=TEXTS[(n + 2) % len(TEXTS)])
+    DatasetFactory(name="elsewhere")  # another dataset's items never match
+    return dataset
+
+
+def expected(dataset, query: str) -> list[str]:
+    """The definition: a case-insensitive substring of the id, source, data, a reference or an output."""
+    q = query.lower()
+    found = []
+    for item in Item.objects.filter(dataset=dataset).order_by("position", "id"):
+        texts = [item.external_id, item.source, str(item.data).replace("'", '"')]
+        texts += list(item.references.values_list("text", flat=True)) + list(item.outputs.values_list("text", flat=True))
+        if any(q in t.lower() for t in texts):
+            found.append(item.external_id)
+    return found
+
+
+@pytest.mark.parametrize("query", ["golden", "GOLDEN curry", "the", "river", "zizzi", "id-01", "Italian", "nope",
+                                   "50%", "a_b", "end"])
+@pytest.mark.parametrize("probe_rows, dense_share", [
+    (5000, 2.0),  # a rare term: the trigram indexes find every item
+    (2, 2.0),  # common by the index probes: walk in order
+    (5000, 0.0),  # common by the sample: walk in order at once
+])
+def test_every_plan_finds_exactly_the_matching_items_in_order(dataset, monkeypatch, query, probe_rows, dense_share):
+    monkeypatch.setattr(selectors, "SEARCH_PROBE_ROWS", probe_rows)
+    monkeypatch.setattr(selectors, "SEARCH_DENSE_SHARE", dense_share)
+    found = list(selectors.dataset_item_search(dataset=dataset, query=query).values_list("external_id", flat=True))
+    assert found == expected(dataset, query)
+
+
+def test_queries_under_three_characters_match_item_ids_only(dataset):
+    found = list(selectors.dataset_item_search(dataset=dataset, query="00").values_list("external_id", flat=True))
+    assert found == [f"id-{n:03d}" for n in range(30) if "00" in f"id-{n:03d}"]
+    assert list(selectors.dataset_item_search(dataset=dataset, query="he")) == []  # "the" is in texts, not ids
+
+
+@pytest.mark.parametrize("table, expression, index", [
+    ("annotations_item", "UPPER(external_id::text)", "item_external_id_trgm"),
+    ("annotations_item", "UPPER(source::text)", "item_source_trgm"),
+    ("annotations_item", "UPPER((data)::text::text)", "item_data_trgm"),
+    ("annotations_reference", "UPPER(text::text)", "reference_text_trgm"),
+    ("annotations_output", "UPPER(text::text)", "output_text_trgm"),
+])
+def test_the_trigram_indexes_serve_the_lookups_django_writes(dataset, table, expression, index):
+    # Written as Django's icontains writes it; with sequential scans off, only a matching index can answer.
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute(f"EXPLAIN SELECT id FROM {table} WHERE {expression} LIKE UPPER(%s)", ["%golden%"])
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert index in plan, plan
+
+
+def test_dataset_pages_are_read_in_order_from_an_index(dataset):
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("SET LOCAL enable_sort = off")
+        cursor.execute("EXPLAIN SELECT id FROM annotations_item WHERE dataset_id = %s ORDER BY position, id LIMIT 25 "
+                       "OFFSET 100", [dataset.pk])
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "item_dataset_position" in plan and "Sort" not in plan, plan
+
+
+def test_search_counts_stop_at_the_cap_on_the_page_and_in_the_api(dataset, monkeypatch, client):
+    monkeypatch.setattr(selectors, "SEARCH_COUNT_CAP", 4)
+    user = MembershipFactory(project=dataset.project, role=Membership.Role.OWNER).user
+    client.force_login(user)
+    page = client.get(f"/datasets/{dataset.pk}/", {"q": "the"}).content.decode()
+    assert "More than 4 matching items" in page
+    api = APIClient()
+    api.force_authenticate(user)
+    body = api.get("/api/items/", {"dataset": dataset.pk, "q": "the"}).json()
+    assert body["count"] == 4 and len(body["results"]) == 4 and body["next"] is None
+    # A plain listing is counted in full.
+    assert api.get("/api/items/", {"dataset": dataset.pk}).json()["count"] == 30
+
+
+def test_large_datasets_counts_are_cached_until_an_import_changes_them(monkeypatch):
+    from annotations.services.imports import dataset_import
+
+    monkeypatch.setattr(selectors, "DATASET_COUNTS_CACHE_ABOVE", 1)
+    dataset = dataset_import(stream=b'{"item": "a", "outputs": {"A": "x"}}\n{"item": "b"}\n', dataset_name="c").dataset
+    assert selectors.dataset_counts(dataset=dataset) == {"items": 2, "systems": 1, "outputs": 1, "references": 0}
+    OutputFactory(item=Item.objects.get(external_id="b"), system=dataset.systems.get())  # not through an import
+    assert selectors.dataset_counts(dataset=dataset)["outputs"] == 1  # cached
+    dataset_import(stream=b'{"item": "c", "outputs": {"B": "y"}, "references": ["r"]}\n', dataset_name="c")
+    dataset.refresh_from_db()
+    assert selectors.dataset_counts(dataset=dataset) == {"items": 3, "systems": 2, "outputs": 3, "references": 1}

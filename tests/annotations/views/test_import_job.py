@@ -1,0 +1,80 @@
+"""A large upload through the form and the API runs on a real Celery worker;
+the web process never parses it; the import page and API follow the job."""
+import json
+import time
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from annotations.models import Dataset, ImportJob, Membership
+from annotations.services import import_jobs
+from tests.annotations.factories import MembershipFactory, UserFactory
+from tests.annotations.hostile import DATASET_LINES
+
+LINES = "".join(json.dumps({"item": f"i{n}", "outputs": {"A": f"a{n}", "B": f"b{n}"}}) + "\n"
+                for n in range(5000)).encode()
+
+
+def wait_for(job_id: int, timeout: float = 90) -> ImportJob:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = ImportJob.objects.get(pk=job_id)
+        if job.finished:
+            return job
+        time.sleep(0.2)
+    raise AssertionError(f"job {job_id} still {job.status} after {timeout} s")
+
+
+@pytest.fixture
+def web_never_parses(monkeypatch, settings):
+    """Above the threshold the web process must not call the importer (the worker is another process)."""
+    settings.WORKBENCH_IMPORT_ASYNC_BYTES = 10_000
+
+    def refuse(**kwargs):
+        raise AssertionError("the web process parsed a large upload")
+
+    monkeypatch.setattr(import_jobs, "dataset_import", refuse)
+
+
+@pytest.mark.worker
+def test_large_upload_through_the_form_runs_on_a_worker(celery_worker_process, client, web_never_parses):
+    membership = MembershipFactory(role=Membership.Role.OWNER)
+    client.force_login(membership.user)
+    response = client.post(reverse("dataset-upload"), {
+        "file": SimpleUploadedFile("big.jsonl", LINES), "dataset_name": "big", "project": membership.project.pk,
+        "format": "auto"})
+    assert response.status_code == 302
+    job = ImportJob.objects.get()
+    assert response["Location"] == reverse("import-job-detail", args=[job.pk])
+    page = client.get(response["Location"])
+    assert page.status_code == 200 and "big.jsonl" in page.content.decode()
+
+    job = wait_for(job.pk)
+    assert job.status == "succeeded", job.errors
+    dataset = Dataset.objects.get(name="big")
+    assert dataset.items.count() == 5000 and job.dataset == dataset
+    done = client.get(response["Location"]).content.decode()
+    assert "5000 items, 10000 outputs" in done and reverse("dataset-detail", args=[dataset.pk]) in done
+    # Another user of no role in the project cannot follow the job.
+    client.force_login(UserFactory())
+    assert client.get(response["Location"]).status_code == 404
+
+
+@pytest.mark.worker
+def test_large_bad_upload_through_the_api_fails_on_the_worker_with_line_errors(celery_worker_process,
+                                                                              web_never_parses):
+    membership = MembershipFactory(role=Membership.Role.RESEARCHER)
+    api = APIClient()
+    api.force_authenticate(membership.user)
+    content = LINES + b"\n".join(line for line, _ in DATASET_LINES.values()) + b"\n"
+    response = api.post("/api/datasets/", {"project": membership.project.pk, "name": "bad",
+                                           "file": SimpleUploadedFile("bad.jsonl", content)}, format="multipart")
+    assert response.status_code == 202, response.content
+    assert response["Location"] == response.json()["url"]
+    wait_for(response.json()["id"])
+    job = api.get(response["Location"]).json()
+    assert job["status"] == "failed" and job["dataset"] is None
+    assert [e.split(":")[0] for e in job["errors"]] == [f"line {5001 + n}" for n in range(len(DATASET_LINES))]
+    assert not Dataset.objects.filter(name="bad").exists()

@@ -1,0 +1,90 @@
+"""Request-size limits: small for every JSON endpoint (the anonymous token one
+included), large only for file uploads, which go to disk; an oversized body
+is refused from its Content-Length, before it is read."""
+import json
+import socket
+import time
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from rest_framework.test import APIClient
+
+from annotations.models import Dataset, Membership
+from tests.annotations.factories import MembershipFactory
+from tests.annotations.services.dbstate import table_counts
+
+MB = 1024 * 1024
+
+
+def test_limits_are_small_for_json_and_large_only_for_uploads(settings):
+    assert settings.WORKBENCH_REQUEST_MAX_BYTES <= 2 * MB
+    assert settings.DATA_UPLOAD_MAX_MEMORY_SIZE <= 2 * MB
+    assert settings.WORKBENCH_UPLOAD_MAX_BYTES >= 100 * MB
+    assert settings.FILE_UPLOAD_HANDLERS == ["django.core.files.uploadhandler.TemporaryFileUploadHandler"]
+
+
+@pytest.mark.django_db
+def test_anonymous_token_request_declaring_a_huge_body_is_refused_unread():
+    # 10 bytes sent, 199 MB declared: refused from the header alone.
+    response = APIClient().generic("POST", "/api/auth/token/", b'{"a": "b"}', content_type="application/json",
+                                   CONTENT_LENGTH=str(199 * MB))
+    assert response.status_code == 413
+    assert "at most 1 MB" in response.json()["detail"]
+
+
+@pytest.fixture
+def owner_client(db):
+    membership = MembershipFactory(role=Membership.Role.OWNER)
+    client = APIClient()
+    client.force_authenticate(membership.user)
+    client.project = membership.project
+    return client
+
+
+def test_json_endpoints_refuse_bodies_over_the_small_limit(owner_client):
+    client = owner_client
+    body = json.dumps({"name": "x" * (MB + 10)})
+    before = table_counts()
+    response = client.generic("POST", "/api/projects/", body, content_type="application/json")
+    assert response.status_code == 413
+    assert table_counts() == before
+    # The same endpoint with a normal body still works.
+    assert client.post("/api/projects/", {"name": "small"}, format="json").status_code == 201
+
+
+def test_uploads_may_exceed_the_small_limit_but_not_the_large_one(owner_client, settings):
+    client = owner_client
+    line = json.dumps({"item": "i", "source": "s" * 1000}) + "\n"
+    content = "".join(line.replace('"i"', f'"i{n}"') for n in range(1500)).encode()  # ~1.5 MB
+    assert len(content) > settings.WORKBENCH_REQUEST_MAX_BYTES
+    settings.WORKBENCH_IMPORT_ASYNC_BYTES = 10 * MB  # imported during the request
+    body = {"project": client.project.pk, "name": "big", "file": SimpleUploadedFile("big.jsonl", content)}
+    assert client.post("/api/datasets/", body, format="multipart").status_code == 201
+    assert Dataset.objects.get(name="big").items.count() == 1500
+    settings.WORKBENCH_UPLOAD_MAX_BYTES = MB
+    body = {"project": client.project.pk, "name": "bigger", "file": SimpleUploadedFile("big.jsonl", content)}
+    response = client.post("/api/datasets/", body, format="multipart")
+    assert response.status_code == 413
+    assert not Dataset.objects.filter(name="bigger").exists()
+
+
+@pytest.mark.django_db
+def test_login_form_with_a_huge_field_is_refused(client):
+    response = client.post("/accounts/login/", {"username": "u", "password": "p" * (2 * MB)})
+    assert response.status_code == 413
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_real_server_answers_before_the_body_arrives(live_server):
+    """Over a socket: headers declare 199 MB, a few KB follow; the answer (413) comes at once."""
+    host, port = live_server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(
+            b"POST /api/auth/token/ HTTP/1.1\r\nHost: " + host.encode() + b"\r\n"
+            b"Content-Type: application/json\r\nContent-Length: " + str(199 * MB).encode() + b"\r\n\r\n"
+            + b'{"username": "' + b"a" * 4096
+        )
+        started = time.monotonic()
+        answer = conn.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+    assert time.monotonic() - started < 5
