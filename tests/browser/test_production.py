@@ -180,7 +180,7 @@ def test_readme_production_command_serves_styled_pages_and_api_docs(browser, pro
     assert response.headers["strict-transport-security"].startswith("max-age=")
     assert "default-src 'self'" in response.headers["content-security-policy"]
     # Styled: the stylesheet (collected, hashed, served by WhiteNoise) applies.
-    css = page.locator("link[rel=stylesheet]").get_attribute("href")
+    css = page.locator("link[rel=stylesheet][href*=workbench]").get_attribute("href")
     assert re.fullmatch(r"/static/css/workbench\.[0-9a-f]{12}\.css", css), css
     assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(245, 246, 248)"
     assert page.evaluate("getComputedStyle(document.querySelector('.topbar')).backgroundColor") == "rgb(22, 27, 46)"

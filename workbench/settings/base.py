@@ -195,10 +195,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    # Two models have a `status`: name each enum after its model.
+    # Several models have a `status`: name each enum after its model.
     "ENUM_NAME_OVERRIDES": {
         "AssignmentStatusEnum": "annotations.models.Assignment.Status",
         "ImportJobStatusEnum": "annotations.models.ImportJob.Status",
+        "JudgementStatusEnum": "annotations.models.JudgementBase.Status",
+        "SeverityEnum": "annotations.models.ErrorSpan.Severity",
     },
 }
 
