@@ -11,7 +11,12 @@ JSONL, one judgement a line; the campaign's protocol decides the format:
   ``{"start", "end", "severity"}`` (character offsets into the output, end exclusive) or
   ``{"missing": true, "severity"}``; ``spans`` may be omitted (no error marked).
 
-All formats accept an optional ``"time_spent_ms"``. The value checks are the
+All formats accept an optional ``"time_spent_ms"``, an optional ``"shown_order"`` (the systems in
+the order they were shown: for ratings and ESA the outputs side by side, which must include the
+judged one; for pairwise and best-worst the same systems as ``a``/``b`` or ``outputs``, whose
+order it then replaces) and an optional ``"provenance"`` object, which is not imported (what
+`export_dataset` adds to each line: output text, status, quality control), so an exported
+judgement file imports back as it is. The value checks are the
 ones of the single-judgement services (`annotations.services.judgements`), so
 both paths accept exactly the same values.
 """
@@ -30,11 +35,12 @@ _RATING_KEYS = {"item", "system", "annotator", "criterion", "score"}
 _PAIRWISE_KEYS = {"item", "annotator", "criterion", "a", "b", "winner"}
 _BWS_KEYS = {"item", "annotator", "criterion", "outputs", "best", "worst"}
 _KIND_KEYS = {"rating": _RATING_KEYS, "pairwise": _PAIRWISE_KEYS, "bws": _BWS_KEYS, "esa": _RATING_KEYS}
+_COMMON_OPTIONAL_KEYS = {"time_spent_ms", "shown_order", "provenance"}
 _OPTIONAL_KEYS = {
-    "rating": {"rank", "time_spent_ms"},
-    "pairwise": {"time_spent_ms"},
-    "bws": {"time_spent_ms"},
-    "esa": {"spans", "time_spent_ms"},
+    "rating": {"rank"} | _COMMON_OPTIONAL_KEYS,
+    "pairwise": set(_COMMON_OPTIONAL_KEYS),
+    "bws": set(_COMMON_OPTIONAL_KEYS),
+    "esa": {"spans"} | _COMMON_OPTIONAL_KEYS,
 }
 
 
@@ -165,6 +171,11 @@ def judgement_record(
         time_spent = checks.time_spent_check(obj.get("time_spent_ms"))
     except ValidationError as exc:
         errors.extend(exc.messages)
+    if "provenance" in obj and not isinstance(obj["provenance"], dict):
+        errors.append("provenance must be an object")
+    shown_names = obj.get("shown_order")
+    if shown_names is not None and (not isinstance(shown_names, list) or not shown_names):
+        errors.append("shown_order must be a non-empty list of system names")
     if errors:
         return None, errors
 
@@ -185,6 +196,11 @@ def judgement_record(
             except ValidationError as exc:
                 errors.extend(exc.messages)
         record.shown = [record.output_id]
+        shown = _shown_order(lookup, item_id, external_id, shown_names, errors)
+        if shown is not None and record.output_id is not None:
+            if record.output_id not in shown:
+                errors.append("shown_order must include the judged system")
+            record.shown = shown
     elif kind == "pairwise":
         a = lookup.output(item_id, external_id, obj["a"], "a", errors)
         b = lookup.output(item_id, external_id, obj["b"], "b", errors)
@@ -195,9 +211,12 @@ def judgement_record(
             winner = None
         if a is not None and a == b:
             errors.append("a and b name the same system")
+        shown = _shown_order(lookup, item_id, external_id, shown_names, errors)
+        if shown is not None and None not in (a, b) and sorted(shown) != sorted([a, b]):
+            errors.append("shown_order must name the systems a and b")
         if not errors:
             record.a_id, record.b_id, record.winner = checks.pairwise_canonical(a_id=a, b_id=b, winner=winner)
-            record.shown = [a, b]
+            record.shown = shown or [a, b]
     else:
         systems = obj["outputs"]
         if not isinstance(systems, list) or len(systems) < 2:
@@ -206,6 +225,11 @@ def judgement_record(
         ids = [lookup.output(item_id, external_id, s, "outputs entry", errors) for s in systems]
         best = lookup.output(item_id, external_id, obj["best"], "best", errors)
         worst = lookup.output(item_id, external_id, obj["worst"], "worst", errors)
+        shown = _shown_order(lookup, item_id, external_id, shown_names, errors)
+        if shown is not None and None not in ids and sorted(shown) != sorted(ids):
+            errors.append("shown_order must name the systems of outputs")
+        elif shown is not None:
+            ids = shown
         if not errors:
             if len(set(ids)) != len(ids):
                 errors.append("outputs lists a system twice")
@@ -217,6 +241,20 @@ def judgement_record(
                 errors.append("too many outputs in one tuple")
             record.shown, record.best_id, record.worst_id = ids, best, worst
     return (None if errors else record), errors
+
+
+def _shown_order(lookup: Lookup, item_id: int, external_id: str, names, errors: list[str]) -> list[int] | None:
+    """Output ids of a `shown_order` list of system names (None when absent)."""
+    if names is None:
+        return None
+    before = len(errors)
+    ids = [lookup.output(item_id, external_id, name, "shown_order entry", errors) for name in names]
+    if len(errors) > before:
+        return None
+    if len(set(ids)) != len(ids):
+        errors.append("shown_order lists a system twice")
+        return None
+    return ids
 
 
 def judgement_records(

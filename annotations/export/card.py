@@ -1,0 +1,262 @@
+"""The dataset card (README.md): the Human Evaluation Datasheet (HEDS, Shimorina & Belz 2022).
+
+Sections follow HEDS: 1 resources, 2 evaluated systems, 3.1 sample, 3.2 evaluators, 3.3
+experimental design, 4 quality criteria (one subsection per criterion), 5 ethics. Every field the
+workbench knows is filled in from the campaign; the others are left as clearly marked blanks
+(`BLANK`) for the researchers. With `--format hf` the card starts with the YAML header that
+Hugging Face `datasets` reads (configs `outputs` and `judgements`).
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
+
+from django.conf import settings
+
+from annotations.models import Campaign
+
+BLANK = "**[BLANK: to be filled in by the researchers]**"
+_LICENCE_ID = re.compile(r"^[a-z0-9][a-z0-9.+-]*$")
+
+
+def workbench_version() -> str:
+    version = settings.SPECTACULAR_SETTINGS.get("VERSION", "unknown")
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(settings.BASE_DIR),
+                                capture_output=True, text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    return f"{version} (commit {commit})" if commit else version
+
+
+def campaign_configuration(*, campaign: Campaign, systems: list[str], criteria: list[str]) -> dict:
+    """campaign.json: everything needed to re-create the campaign (`create_campaign` or `campaign_create`)."""
+    from annotations.quality.selectors import quality_settings_get
+
+    qs = quality_settings_get(campaign=campaign)
+    return {
+        "name": campaign.name,
+        "dataset": campaign.dataset.name,
+        "protocol": campaign.protocol,
+        "criteria": criteria,
+        "criteria_config": [campaign.criterion_config(c) for c in criteria],
+        "scale": [campaign.scale_min, campaign.scale_max],
+        "systems": systems,
+        "redundancy": campaign.redundancy,
+        "instructions": campaign.instructions,
+        "anchor_value": campaign.anchor_value,
+        "tuple_size": campaign.tuple_size,
+        "severities": list(campaign.severities or []),
+        "pair_rounds": campaign.pair_rounds,
+        "units_per_batch": campaign.units_per_batch,
+        "show_source": campaign.show_source,
+        "show_reference": campaign.show_reference,
+        "assignment_timeout_minutes": campaign.assignment_timeout_minutes,
+        "seed": campaign.seed,
+        "counterbalancing": _counterbalancing(campaign),
+        "quality_control": {
+            "degraded_share": qs.degraded_share, "repeat_share": qs.repeat_share,
+            "degrade_kinds": qs.degrade_kinds, "degrade_strength": qs.degrade_strength, "rules": qs.rules,
+            "gold_units": campaign.gold_units.count(),
+        },
+    }
+
+
+def _counterbalancing(campaign: Campaign) -> str:
+    if campaign.protocol in Campaign.SINGLE_OUTPUT_PROTOCOLS:
+        return ("one output per screen; each annotator's units come in an order drawn from their own seed "
+                f"(campaign seed {campaign.seed})")
+    return ("the outputs of a unit are shown in an order chosen per assignment that balances how often each "
+            "system appears in each position for each annotator; the order shown is in `shown_order`")
+
+
+def _yaml_header(options, campaign: Campaign) -> str:
+    licence = (options.licence or "").strip()
+    lines = ["---"]
+    if licence and _LICENCE_ID.match(licence.lower()):
+        lines.append(f"license: {licence.lower()}")
+    else:
+        lines.append("license: other")
+        if licence:
+            lines.append(f"license_name: {json.dumps(licence[:200])}")
+    lines += [f"pretty_name: {json.dumps(campaign.name)}", "configs:"]
+    for name, default in (("outputs", True), ("judgements", False)):
+        lines += [f"- config_name: {name}", "  data_files:", "  - split: train", f"    path: {name}.jsonl"]
+        if default:
+            lines.append("  default: true")
+    lines.append("---")
+    return "\n".join(lines) + "\n\n"
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def _num(value) -> str:
+    return "unbounded" if value is None else f"{value:g}"
+
+
+def _md(text: str) -> str:
+    """Text from the database inside a Markdown card: one line, no HTML."""
+    return (text or "").replace("\r", " ").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def card_text(*, campaign: Campaign, options, result, configuration: dict, runs: list, qc_active: bool,
+              n_quality: int, n_included: int, items_total: int, ext: str) -> str:
+    c = configuration
+    scale = c["scale"]
+    lines: list[str] = []
+    add = lines.append
+    if options.fmt == "hf":
+        lines.append(_yaml_header(options, campaign).rstrip("\n") + "\n")
+    add(f"# {_md(campaign.name)}: human evaluation data")
+    add("")
+    add(f"Exported from the NLG evaluation workbench, version {workbench_version()}, on "
+        f"{datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}. This card follows the Human Evaluation "
+        "Datasheet (HEDS; Shimorina & Belz, 2022). Fields marked " + BLANK + " are not known to the workbench.")
+    add("")
+    add(f"**Licence**: {_md(options.licence) if options.licence.strip() else BLANK}")
+    add("")
+    add("## Files")
+    add("")
+    add(f"| file | rows | what |\n|---|---|---|")
+    add(f"| `dataset.{ext}` | {result.items} | one item a row: input, references, the outputs of the exported "
+        "systems (the workbench's dataset import format) |")
+    add(f"| `judgements.{ext}` | {result.judgements} | one judgement a row (the workbench's judgement import "
+        "format, plus `shown_order`, `time_spent_ms` and `provenance`: output text, status, origin, time, the "
+        "annotator's quality-control status and reliability figures) |")
+    add(f"| `outputs.{ext}` | {result.outputs} | one output a row: its text, aggregated human scores per "
+        "criterion, the item's consensus, metric scores with their signatures |")
+    add("| `campaign.json` | – | the campaign's configuration |")
+    add("")
+    if ext == "csv":
+        add("CSV cells that a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, a tab or a "
+            "carriage return) start with an added apostrophe `'`; remove it to get the original text. Nested "
+            "values are dotted columns; lists are JSON.")
+        add("")
+    add("Annotators are " + ("named by their ids in the workbench (`--real-annotator-ids`)." if
+                             options.real_annotator_ids else
+                             "pseudonymised: `annotator-` followed by an HMAC of the annotator under a key drawn "
+                             "for this export and not kept, stable within this export only. No name, username or "
+                             "email is exported."))
+    add("")
+
+    add("## 1. Paper and resources")
+    add("")
+    add(f"- 1.1 Paper or report describing the evaluation: {BLANK}")
+    add(f"- 1.2 Where the evaluation materials are available: this folder (campaign `{_md(campaign.name)}`, "
+        f"dataset `{_md(campaign.dataset.name)}`, project `{_md(campaign.dataset.project.name)}`)")
+    add(f"- 1.3 Contact: {BLANK}")
+    add("")
+    add("## 2. Evaluated systems")
+    add("")
+    add(f"- 2.1 Systems ({len(c['systems'])}): " + ", ".join(f"`{_md(s)}`" for s in c["systems"]))
+    add(f"- 2.2 Task, input and output type of the systems: {BLANK}")
+    add(f"- 2.3 Language(s): {BLANK}")
+    add("")
+    add("## 3. Sample, evaluators and design")
+    add("")
+    add("### 3.1 Sample of system outputs")
+    add("")
+    add(f"- Items in the dataset: {items_total}; exported: {result.items}; outputs exported: {result.outputs}")
+    add(f"- How the sample was chosen: {BLANK}")
+    add("")
+    add("### 3.2 Evaluators")
+    add("")
+    add(f"- Annotators whose judgements are exported: {result.annotators}")
+    add(f"- Who they are (experts, crowd workers, platform), how they were recruited and paid: {BLANK}")
+    add(f"- Training given: {BLANK if not c['quality_control']['gold_units'] else str(c['quality_control']['gold_units']) + ' gold / tutorial units (plus ' + BLANK + ')'}")
+    if qc_active:
+        add(f"- Quality control: {n_included} of {n_quality} annotators included by the workbench's rules and "
+            "decisions (controls: degraded copies share "
+            f"{c['quality_control']['degraded_share']:g}, repeats share {c['quality_control']['repeat_share']:g}, "
+            f"rules {json.dumps(c['quality_control']['rules'])})")
+    else:
+        add("- Quality control: not in use for this campaign (no controls, rules or decisions): every annotator "
+            "counts as included")
+    add("")
+    add("### 3.3 Experimental design")
+    add("")
+    add(f"- Protocol: {campaign.get_protocol_display()} (`{campaign.protocol}`)")
+    add(f"- Scale: {scale[0]:g} to {scale[1]:g}" if None not in scale else "- Scale: unbounded")
+    add(f"- Annotators per unit (redundancy k): {c['redundancy']}")
+    if campaign.protocol == Campaign.Protocol.RANKME:
+        add(f"- RankME: anchor value {_fmt(c['anchor_value'])}, {c['tuple_size']} outputs per screen")
+    if campaign.protocol == Campaign.Protocol.BWS:
+        add(f"- Best-worst tuple size: {c['tuple_size']}")
+    if campaign.protocol == Campaign.Protocol.PAIRWISE:
+        add("- Pairs: " + (f"{c['pair_rounds']} balanced round-robin rounds per item" if c["pair_rounds"]
+                           else "every pair of outputs of an item"))
+    if campaign.protocol == Campaign.Protocol.ESA:
+        add(f"- Error severities: {', '.join(c['severities']) or 'minor, major'}")
+    add(f"- Counterbalancing: {c['counterbalancing']}")
+    add(f"- Shown to annotators: input {'yes' if c['show_source'] else 'no'}, references "
+        f"{'yes' if c['show_reference'] else 'no'}; system names never")
+    add(f"- Units per batch: {c['units_per_batch']}; timeout {c['assignment_timeout_minutes']} minutes; "
+        f"seed {c['seed']}")
+    add(f"- Instructions: {_md(c['instructions']) or BLANK}")
+    add(f"- Setting (lab, crowd platform, remote) and interface: collected in the workbench's pages or imported "
+        f"({BLANK} for where)")
+    add("")
+    add("### Filters applied to this export")
+    add("")
+    add("| filter | judgements before | judgements after | items before | items after |\n|---|---|---|---|---|")
+    for step in result.filters:
+        add(f"| {_md(step['label'])} | {step['judgements_before']} | {step['judgements_after']} | "
+            f"{step.get('items_before', '–')} | {step.get('items_after', '–')} |")
+    add("")
+    add("Consensus of a unit: ratings and ESA, 1 − (population s.d. of its scores) / (half the scale's range); "
+        "pairwise, the majority share; best-worst, the mean majority share of best and of worst. An item's "
+        "consensus is the mean over its units and criteria judged at least twice.")
+    add("")
+    add("## 4. Quality criteria")
+    add("")
+    for config in c["criteria_config"]:
+        name = config["name"]
+        figures = result.agreement.get(name, {})
+        alphas = figures.get("krippendorff_alpha", {})
+        add(f"### Criterion `{_md(name)}`")
+        add("")
+        add(f"- Question put to the annotators: {_md(config.get('question') or '') or BLANK}")
+        add(f"- Scale: {_num(config.get('scale_min'))} to {_num(config.get('scale_max'))}, shown as "
+            f"{config.get('widget')}" + (f" (labels: {_md(config.get('min_label'))} … {_md(config.get('max_label'))})"
+                                         if config.get("min_label") or config.get("max_label") else "")
+            if campaign.protocol in ("likert", "rankme", "esa") else f"- Response: {campaign.get_protocol_display()}")
+        add(f"- What aspect of quality it assesses (HEDS 4.1, e.g. correctness / goodness / feature of form / "
+            f"content / both): {BLANK}")
+        add("- Inter-annotator agreement on the exported judgements (Krippendorff's alpha, units judged at "
+            "least twice): " + ", ".join(f"{level} {_fmt(value)}" for level, value in alphas.items())
+            + f"; {figures.get('n_units', 0)} units, {figures.get('n_annotators', 0)} annotators, "
+              f"{figures.get('n_judgements', 0)} judgements")
+        add("")
+    add("## Automatic metrics")
+    add("")
+    if runs:
+        add("| column | metric | signature | higher is better | corpus score |\n|---|---|---|---|---|")
+        for run in runs:
+            add(f"| `{run.key}` | {run.metric} | `{_md(run.signature)}` | {_fmt(run.higher_is_better)} | "
+                f"{_fmt(run.corpus.get('score'))} |")
+    else:
+        add("No finished metric run on this dataset.")
+    add("")
+    add("## 5. Ethics")
+    add("")
+    add(f"- Ethics approval: {BLANK}")
+    add(f"- Personal data: annotator identities {'are exported as workbench ids' if options.real_annotator_ids else 'are pseudonymised'}; "
+        f"whether the texts contain personal data: {BLANK}")
+    add(f"- Consent and payment of the annotators: {BLANK}")
+    add(f"- Risks and intended use: {BLANK}")
+    add("")
+    add("## Export options")
+    add("")
+    add("```json")
+    add(json.dumps(options.as_json(), ensure_ascii=False, indent=2))
+    add("```")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,339 @@
+"""`export_dataset`: a campaign's validated judgements, outputs and items, with a dataset card.
+
+One pass over the dataset's items in chunks (`chunk_items` items: a few queries each, never a
+whole table in memory): each item's judgements go through the filters (`filters.py`), then its
+dataset line, its judgements and its outputs (with aggregated human scores and metric scores)
+are written at once; the agreement figures are collected on the way and the card is written
+last, with the counts every filter left.
+
+Folder (ARCHITECTURE.md): dataset.jsonl, judgements.jsonl, outputs.jsonl, README.md (the HEDS
+card), plus campaign.json (the campaign's configuration, enough to re-create it). `--format csv`
+writes the three tables as .csv; `--format hf` writes the JSONL files and a card whose YAML header
+declares the configs `outputs` and `judgements` for `datasets.load_dataset`.
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from django.db.models import Count, Max
+
+from annotations.export.agreement import AgreementCollector
+from annotations.export.aggregates import output_stats
+from annotations.export.card import card_text, campaign_configuration
+from annotations.export.filters import Filters, item_consensus
+from annotations.export.judgements import Judgement, judgements_of_items, kind_of
+from annotations.export.metric_scores import metric_scores
+from annotations.export.pseudonyms import Pseudonyms
+from annotations.export.tables import CsvTable, JsonlTable
+from annotations.models import Annotator, Campaign, Item, Output, Reference, System
+
+FORMATS = ("jsonl", "csv", "hf")
+RELIABILITY_KEYS = ("agreement_with_others", "controls_passed", "self_consistency", "median_seconds",
+                    "straight_lining", "mann_whitney_p")
+
+
+class ExportFailed(Exception):
+    """Bad options: one message per problem."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+@dataclass
+class ExportOptions:
+    fmt: str = "jsonl"
+    real_annotator_ids: bool = False
+    included_only: bool = False
+    min_consensus: float | None = None
+    complete_units_only: bool = False
+    systems: list[str] | None = None
+    criteria: list[str] | None = None
+    licence: str = ""
+    chunk_items: int = 500
+
+    def as_json(self) -> dict:
+        return {"format": self.fmt, "real_annotator_ids": self.real_annotator_ids,
+                "included_only": self.included_only, "min_consensus": self.min_consensus,
+                "complete_units_only": self.complete_units_only, "systems": self.systems,
+                "criteria": self.criteria, "licence": self.licence}
+
+
+@dataclass
+class ExportResult:
+    campaign: str
+    out: Path
+    files: list[str]
+    judgements: int
+    outputs: int
+    items: int
+    annotators: int
+    filters: list[dict] = field(default_factory=list)
+    agreement: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def as_json(self) -> dict:
+        return {"campaign": self.campaign, "out": str(self.out), "files": self.files,
+                "judgements": self.judgements, "outputs": self.outputs, "items": self.items,
+                "annotators": self.annotators, "filters": self.filters, "agreement": self.agreement}
+
+
+def export_options_check(*, campaign: Campaign, options: ExportOptions) -> None:
+    problems = []
+    if options.fmt not in FORMATS:
+        problems.append(f"--format: unknown format {options.fmt!r} (expected jsonl, csv or hf)")
+    known_systems = set(_campaign_systems(campaign).values())
+    for name in options.systems or []:
+        if name not in known_systems:
+            problems.append(f"--systems: campaign {campaign.name!r} has no system {name!r}")
+    for name in options.criteria or []:
+        if name not in campaign.criteria:
+            problems.append(f"--criteria: campaign {campaign.name!r} has no criterion {name!r}")
+    if options.min_consensus is not None and not 0 <= options.min_consensus <= 1:
+        problems.append(f"--min-consensus must be between 0 and 1, got {options.min_consensus}")
+    if options.chunk_items < 1:
+        problems.append("chunk size must be at least 1")
+    if problems:
+        raise ExportFailed(problems)
+
+
+def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
+                   progress: Callable[[float], None] | None = None) -> ExportResult:
+    """Write the export folder `out` (created; must be empty if it exists)."""
+    started = time.monotonic()
+    export_options_check(campaign=campaign, options=options)
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ExportFailed([f"--out: {out} exists and is not an empty folder"])
+    out.mkdir(parents=True, exist_ok=True)
+
+    kind = kind_of(campaign)
+    systems = _campaign_systems(campaign)  # id -> name
+    if options.systems:
+        systems = {pk: name for pk, name in systems.items() if name in set(options.systems)}
+    criteria = [c for c in campaign.criteria if not options.criteria or c in options.criteria]
+    scales = {c: campaign.criterion_scale(c) for c in campaign.criteria}
+    quality, qc_active = _quality(campaign)
+    included = {pk for pk, q in quality.items() if q.included} if qc_active else None
+
+    filters = Filters(kind=kind, redundancy=campaign.redundancy, scales=scales)
+    if options.systems:
+        filters.system_ids = set(systems)
+        filters.add_step("systems", f"systems {', '.join(sorted(systems.values()))} only")
+    if options.criteria:
+        filters.criteria = set(criteria)
+        filters.add_step("criteria", f"criteria {', '.join(criteria)} only")
+    if options.included_only:
+        if included is None:
+            filters.add_step("annotators", "included annotators only: quality control is not in use for this "
+                                           "campaign, so every annotator is kept")
+            filters.annotator_ids = None
+            step = filters.step("annotators")
+            step.judgements_before = step.judgements_after = -1  # filled in below
+        else:
+            filters.annotator_ids = included
+            filters.add_step("annotators", f"included annotators only ({len(included)} of {len(quality)} kept "
+                                           f"by quality control)")
+    if options.complete_units_only:
+        filters.complete_units_only = True
+        filters.add_step("complete_units", f"complete units only (judged by at least k = {campaign.redundancy} "
+                                           f"annotators)")
+    if options.min_consensus is not None:
+        filters.min_consensus = options.min_consensus
+        step = filters.add_step("consensus", f"items whose consensus is at least {options.min_consensus:g}")
+        step.items_before = step.items_after = 0
+
+    names = {}
+    if options.real_annotator_ids:
+        names = dict(Annotator.objects.filter(project=campaign.dataset.project).values_list("id", "name"))
+    pseudonym = Pseudonyms(real_ids=options.real_annotator_ids, names=names)
+    runs = metric_scores(dataset=campaign.dataset)
+    reliability = {pk: _reliability(q) for pk, q in quality.items()}
+
+    ext = "csv" if options.fmt == "csv" else "jsonl"
+    n_refs = (Reference.objects.filter(item__dataset=campaign.dataset).values("item_id")
+              .annotate(n=Count("id")).aggregate(m=Max("n"))["m"] or 0)
+    if ext == "csv":
+        dataset_columns = ["item", "source", "data", "meta"] + [
+            "reference" if k == 0 else f"reference_{k + 1}" for k in range(n_refs)] + [
+            f"output:{name}" for name in sorted(systems.values())]
+        tables = {"dataset": CsvTable(out / "dataset.csv", dataset_columns),
+                  "judgements": CsvTable(out / "judgements.csv"), "outputs": CsvTable(out / "outputs.csv")}
+    else:
+        tables = {name: JsonlTable(out / f"{name}.jsonl") for name in ("dataset", "judgements", "outputs")}
+
+    agreement = AgreementCollector(kind)
+    annotators_seen: set[int] = set()
+    total_items = Item.objects.filter(dataset=campaign.dataset).count()
+    done_items = 0
+    try:
+        items = (Item.objects.filter(dataset=campaign.dataset).order_by("position", "id")
+                 .values_list("id", "external_id", "source", "data", "meta").iterator(chunk_size=options.chunk_items))
+        for chunk in _chunks(items, options.chunk_items):
+            item_ids = [row[0] for row in chunk]
+            outputs = defaultdict(list)  # item id -> [(output id, system id, text)]
+            output_system, output_text = {}, {}
+            for pk, item_id, system_id, text in Output.objects.filter(item_id__in=item_ids).order_by(
+                    "item_id", "id").values_list("id", "item_id", "system_id", "text"):
+                output_system[pk] = system_id
+                output_text[pk] = text
+                if system_id in systems:
+                    outputs[item_id].append((pk, system_id, text))
+            references = defaultdict(list)
+            for item_id, text in Reference.objects.filter(item_id__in=item_ids).order_by(
+                    "item_id", "position").values_list("item_id", "text"):
+                references[item_id].append(text)
+            judged = defaultdict(list)
+            for j in judgements_of_items(campaign=campaign, kind=kind, item_ids=item_ids):
+                judged[j.item_id].append(j)
+            all_names = _system_names(systems, output_system)
+
+            for item_id, external_id, source, data, meta in chunk:
+                kept = filters.keep(judged.pop(item_id, []), output_system=output_system)
+                if filters.item_dropped(kept):
+                    continue
+                item_outputs = sorted(outputs.get(item_id, []), key=lambda o: systems[o[1]])
+                tables["dataset"].write(_dataset_row(ext, external_id, source, data, meta, references[item_id],
+                                                     [(systems[s], t) for _, s, t in item_outputs]))
+                for j in kept:
+                    tables["judgements"].write(_judgement_row(
+                        kind, j, external_id, all_names, output_system, output_text, pseudonym,
+                        included if qc_active else None, reliability.get(j.annotator_id)))
+                    annotators_seen.add(j.annotator_id)
+                agreement.add(kept)
+                stats = output_stats(kind, kept, output_ids=[o[0] for o in item_outputs], criteria=criteria,
+                                     scales=scales)
+                consensus = item_consensus(kind, kept, scales)
+                for pk, system_id, text in item_outputs:
+                    tables["outputs"].write({
+                        "item": external_id, "system": systems[system_id], "text": text,
+                        "item_consensus": consensus, "human": stats[pk],
+                        "metrics": {run.key: {"score": run.scores.get(pk), "signature": run.signature}
+                                    for run in runs},
+                    })
+            done_items += len(chunk)
+            if progress:
+                progress(done_items / total_items if total_items else 1.0)
+    finally:
+        for table in tables.values():
+            table.close()
+
+    step = filters.step("annotators")
+    if step is not None and step.judgements_before == -1:
+        previous = filters.steps[filters.steps.index(step) - 1]
+        step.judgements_before = step.judgements_after = previous.judgements_after
+    figures = agreement.figures()
+    result = ExportResult(
+        campaign=campaign.name, out=out, files=[], judgements=tables["judgements"].rows,
+        outputs=tables["outputs"].rows, items=tables["dataset"].rows, annotators=len(annotators_seen),
+        filters=[s.as_json() for s in filters.steps], agreement=figures)
+    configuration = campaign_configuration(campaign=campaign, systems=sorted(systems.values()), criteria=criteria)
+    (out / "campaign.json").write_text(json.dumps(configuration, ensure_ascii=False, indent=2) + "\n",
+                                       encoding="utf-8")
+    (out / "README.md").write_text(card_text(
+        campaign=campaign, options=options, result=result, configuration=configuration, runs=runs,
+        qc_active=qc_active, n_quality=len(quality), n_included=len(included or ()),
+        items_total=total_items, ext=ext), encoding="utf-8")
+    result.files = sorted(p.name for p in out.iterdir())
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _chunks(rows, size: int):
+    chunk = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _campaign_systems(campaign: Campaign) -> dict[int, str]:
+    chosen = dict(campaign.systems.values_list("id", "name"))
+    return chosen or dict(System.objects.filter(dataset=campaign.dataset).values_list("id", "name"))
+
+
+
+def _system_names(systems: dict[int, str], output_system: dict[int, int]) -> dict[int, str]:
+    """System names of every output of the chunk (a shown order may name systems left out of the export)."""
+    missing = set(output_system.values()) - set(systems)
+    if not missing:
+        return systems
+    names = dict(systems)
+    names.update(System.objects.filter(pk__in=missing).values_list("id", "name"))
+    return names
+
+
+def _quality(campaign: Campaign) -> tuple[dict, bool]:
+    from annotations.quality.selectors import campaign_quality, quality_control_active
+
+    return campaign_quality(campaign=campaign), quality_control_active(campaign=campaign)
+
+
+def _reliability(quality) -> dict:
+    found = quality.as_json()
+    return {key: found.get(key) for key in RELIABILITY_KEYS}
+
+
+def _dataset_row(ext: str, external_id: str, source: str, data, meta, references: list[str],
+                 outputs: list[tuple[str, str]]) -> dict:
+    if ext == "csv":
+        row = {"item": external_id, "source": source or None, "data": json.dumps(data) if data else None,
+               "meta": json.dumps(meta, ensure_ascii=False) if meta else None}
+        row.update({"reference" if k == 0 else f"reference_{k + 1}": text for k, text in enumerate(references)})
+        row.update({f"output:{name}": text for name, text in outputs})
+        return row
+    return {"item": external_id, "source": source, "data": data, "references": references,
+            "outputs": dict(outputs), "meta": meta}
+
+
+def _judgement_row(kind: str, j: Judgement, external_id: str, names: dict[int, str], output_system: dict,
+                   output_text: dict, pseudonym: Pseudonyms, included: set[int] | None,
+                   reliability: dict | None) -> dict:
+    def name(output_id):
+        return names.get(output_system.get(output_id))
+
+    shown = [o for o in (j.shown_order or []) if o in output_system] or j.output_ids()
+    row: dict = {"item": external_id}
+    if kind in ("rating", "esa"):
+        row.update(system=name(j.output_id), annotator=pseudonym(j.annotator_id), criterion=j.criterion,
+                   score=j.score)
+        if kind == "rating":
+            row["rank"] = j.rank
+        else:
+            row["spans"] = j.spans
+        texts = {"output_text": output_text.get(j.output_id)}
+    elif kind == "pairwise":
+        # a = the output shown first (the import format), so the shown order survives a round trip.
+        first, second = (j.a_id, j.b_id)
+        if shown[:1] == [j.b_id]:
+            first, second = j.b_id, j.a_id
+        winner = j.winner if j.winner == "tie" else ("a" if (j.a_id if j.winner == "a" else j.b_id) == first else "b")
+        row.update(annotator=pseudonym(j.annotator_id), criterion=j.criterion, a=name(first), b=name(second),
+                   winner=winner)
+        texts = {"output_texts": [output_text.get(first), output_text.get(second)]}
+        shown = [first, second]
+    else:
+        order = shown if sorted(shown) == sorted(j.outputs) else list(j.outputs)
+        row.update(annotator=pseudonym(j.annotator_id), criterion=j.criterion, outputs=[name(o) for o in order],
+                   best=name(j.best_id), worst=name(j.worst_id))
+        texts = {"output_texts": [output_text.get(o) for o in order]}
+        shown = order
+    row["time_spent_ms"] = j.time_spent_ms
+    row["shown_order"] = [name(o) for o in shown]
+    row["provenance"] = {
+        **texts,
+        "status": j.status,
+        "origin": j.origin,
+        "judged_at": j.created_at.isoformat() if j.created_at else None,
+        "annotator_included": None if included is None else j.annotator_id in included,
+        "annotator_reliability": reliability or {key: None for key in RELIABILITY_KEYS},
+    }
+    return row

@@ -1,0 +1,118 @@
+"""Export -> import into an empty database -> the same agreement and correlation figures (ASSET).
+
+Expected figures come from the reference tools on the raw CSV (krippendorff, scipy, sacrebleu),
+never from the workbench's own output.
+"""
+import json
+from collections import defaultdict
+from statistics import mean
+
+import krippendorff
+import numpy as np
+import pytest
+import sacrebleu
+from scipy.stats import pearsonr, spearmanr
+
+from annotations.models import Annotator, Campaign, Output, Project, RatingJudgement
+from tests.annotations.export.conftest import read_jsonl, run
+
+pytestmark = pytest.mark.django_db
+CRITERIA = ("meaning", "fluency", "simplicity")
+
+
+def _alpha_from_rows(rows, criterion, level="interval"):
+    """Krippendorff's alpha (krippendorff package) of (annotator, unit, criterion, score) rows."""
+    rows = [r for r in rows if r[2] == criterion]
+    annotators = sorted({r[0] for r in rows})
+    units = sorted({r[1] for r in rows})
+    matrix = np.full((len(annotators), len(units)), np.nan)
+    for a, u, _, score in rows:
+        matrix[annotators.index(a), units.index(u)] = score
+    return krippendorff.alpha(reliability_data=matrix, level_of_measurement=level)
+
+
+def _db_rows(campaign):
+    return [(a, (item, system), c, s) for a, item, system, c, s in RatingJudgement.objects.filter(
+        campaign=campaign, status="complete").values_list(
+        "annotator__name", "item__external_id", "output__system__name", "criterion", "score")]
+
+
+def _correlations(campaign):
+    """Pearson and Spearman of sentence BLEU (sacrebleu, against the references) with the mean human score."""
+    means = defaultdict(list)
+    for item, criterion, score in RatingJudgement.objects.filter(campaign=campaign).values_list(
+            "item__external_id", "criterion", "score"):
+        means[(item, criterion)].append(score)
+    bleu = {}
+    for output in Output.objects.filter(item__dataset=campaign.dataset).select_related("item"):
+        refs = list(output.item.references.order_by("position").values_list("text", flat=True))
+        bleu[output.item.external_id] = sacrebleu.sentence_bleu(output.text, refs).score
+    items = sorted(bleu)
+    found = {}
+    for criterion in CRITERIA:
+        human = [mean(means[(i, criterion)]) for i in items]
+        metric = [bleu[i] for i in items]
+        found[criterion] = (pearsonr(metric, human).statistic, spearmanr(metric, human).statistic)
+    return found
+
+
+def test_jsonl_export_imports_back_with_identical_figures(asset_campaign, asset_ratings, tmp_path):
+    raw = [(r["worker_id"], (f"asset-{r['original_sentence_id']}", "rated"), r["aspect"], float(r["rating"]))
+           for r in asset_ratings]
+    expected_alpha = {c: _alpha_from_rows(raw, c) for c in CRITERIA}
+    before_corr = _correlations(asset_campaign)
+
+    out = tmp_path / "export"
+    summary = run("export_dataset", "--campaign", "asset-ratings", "--format", "jsonl", "--out", str(out))
+    assert summary["judgements"] == 4500 and summary["outputs"] == 100 and summary["items"] == 359
+    assert sorted(summary["files"]) == ["README.md", "campaign.json", "dataset.jsonl", "judgements.jsonl",
+                                        "outputs.jsonl"]
+    for c in CRITERIA:
+        assert summary["agreement"][c]["krippendorff_alpha"]["interval"] == pytest.approx(expected_alpha[c], abs=1e-12)
+
+    # An empty workbench: nothing of the original is left.
+    Project.objects.all().delete()
+    assert not Annotator.objects.exists() and not RatingJudgement.objects.exists()
+
+    config = json.loads((out / "campaign.json").read_text())
+    run("import_dataset", str(out / "dataset.jsonl"), "--dataset", config["dataset"], "--project", "reimported")
+    scale = "-".join(f"{x:g}" for x in config["scale"])
+    run("create_campaign", "--dataset", config["dataset"], "--name", config["name"], "--protocol",
+        config["protocol"], "--criteria", ",".join(config["criteria"]), "--scale", scale,
+        "--redundancy", str(config["redundancy"]))
+    assert run("import_judgements", str(out / "judgements.jsonl"), "--campaign", config["name"])["created"] == 4500
+
+    campaign = Campaign.objects.get(name="asset-ratings")
+    rows = _db_rows(campaign)
+    assert len(rows) == 4500
+    # Pseudonyms, one per worker: 31 annotators, none named like a worker id of the CSV.
+    assert len({r[0] for r in rows}) == 31
+    assert not {r[0] for r in rows} & {r["worker_id"] for r in asset_ratings}
+    for c in CRITERIA:
+        assert _alpha_from_rows(rows, c) == pytest.approx(expected_alpha[c], abs=1e-12)
+        assert _alpha_from_rows(rows, c, "ordinal") == pytest.approx(_alpha_from_rows(raw, c, "ordinal"), abs=1e-12)
+    after_corr = _correlations(campaign)
+    for c in CRITERIA:
+        assert after_corr[c] == pytest.approx(before_corr[c], abs=1e-12)
+
+    # A second export of the re-imported campaign gives the same tables (up to pseudonyms and times).
+    again = run("export_dataset", "--campaign", "asset-ratings", "--format", "jsonl", "--out", str(tmp_path / "2"))
+    assert again["agreement"] == summary["agreement"]
+    assert read_jsonl(tmp_path / "2" / "outputs.jsonl") == read_jsonl(out / "outputs.jsonl")
+    assert read_jsonl(tmp_path / "2" / "dataset.jsonl") == read_jsonl(out / "dataset.jsonl")
+
+
+def test_output_means_match_the_csv(asset_campaign, asset_ratings, tmp_path):
+    run("export_dataset", "--campaign", "asset-ratings", "--format", "jsonl", "--out", str(tmp_path / "e"))
+    expected = defaultdict(list)
+    for r in asset_ratings:
+        expected[(f"asset-{r['original_sentence_id']}", r["aspect"])].append(float(r["rating"]))
+    outputs = read_jsonl(tmp_path / "e" / "outputs.jsonl")
+    assert len(outputs) == 100
+    for row in outputs:
+        for c in CRITERIA:
+            values = expected[(row["item"], c)]
+            assert row["human"][c]["n"] == len(values) == 15
+            assert row["human"][c]["mean"] == pytest.approx(mean(values))
+            assert row["human"][c]["sd"] == pytest.approx(float(np.std(values, ddof=1)))
+            assert row["human"][c]["consensus"] == pytest.approx(1 - float(np.std(values)) / 50)
