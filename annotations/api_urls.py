@@ -1,7 +1,7 @@
 """REST API routes (mounted under /api/)."""
 from django.urls import path
 
-from annotations.apis import auth, campaigns, datasets, imports, judgements, projects
+from annotations.apis import auth, campaigns, datasets, exports, imports, judgements, projects
 from annotations.quality import apis as quality
 
 urlpatterns = [
@@ -47,4 +47,8 @@ urlpatterns = [
     path("campaigns/<int:pk>/completion-code/", quality.CompletionCodeMineApi.as_view(),
          name="api-campaign-my-completion-code"),
     path("imports/<int:pk>/", imports.ImportJobDetailApi.as_view(), name="api-import-job-detail"),
+    # Exports (annotations.export): researchers only.
+    path("campaigns/<int:pk>/exports/", exports.CampaignExportApi.as_view(), name="api-campaign-export"),
+    path("exports/<int:pk>/", exports.ExportJobDetailApi.as_view(), name="api-export-job-detail"),
+    path("exports/<int:pk>/download/", exports.ExportJobDownloadApi.as_view(), name="api-export-job-download"),
 ]

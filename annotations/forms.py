@@ -102,3 +102,30 @@ CriterionFormSet = forms.formset_factory(CriterionForm, extra=0, min_num=1, max_
 class MemberAddForm(forms.Form):
     username = forms.CharField(max_length=150)
     role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.ANNOTATOR)
+
+
+class ExportForm(forms.Form):
+    """The options of `export_dataset` (annotations.export) for one campaign."""
+
+    FORMAT_CHOICES = [
+        ("jsonl", "JSONL folder (imports back into a workbench)"),
+        ("csv", "CSV tables (for spreadsheets; formulas neutralised)"),
+        ("hf", "Hugging Face dataset (JSONL + card with configs)"),
+    ]
+    format = forms.ChoiceField(choices=FORMAT_CHOICES, initial="jsonl")
+    included_only = forms.BooleanField(required=False, label="Included annotators only (quality control)")
+    complete_units_only = forms.BooleanField(required=False, label="Complete units only (judged by k annotators)")
+    min_consensus = forms.FloatField(required=False, min_value=0, max_value=1, label="Minimum item consensus (0-1)",
+                                     help_text="Leave empty to keep every item.")
+    systems = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple,
+                                        help_text="None ticked: every system of the campaign.")
+    criteria = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple,
+                                         help_text="None ticked: every criterion.")
+    licence = forms.CharField(required=False, max_length=200, label="Licence of the data",
+                              help_text="E.g. cc-by-4.0; written into the dataset card.")
+    real_annotator_ids = forms.BooleanField(required=False, label="Real annotator ids instead of pseudonyms")
+
+    def __init__(self, *args, systems: list[str], criteria: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["systems"].choices = [(s, s) for s in systems]
+        self.fields["criteria"].choices = [(c, c) for c in criteria]

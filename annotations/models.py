@@ -603,3 +603,6 @@ from annotations.quality.models import (  # noqa: E402,F401
     GoldUnit,
     QualitySettings,
 )
+
+# Export jobs live with the export (annotations.export.models).
+from annotations.export.models import ExportJob  # noqa: E402,F401

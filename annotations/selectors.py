@@ -514,3 +514,17 @@ def import_job_list(*, user: User) -> QuerySet[ImportJob]:
     if user.is_superuser:
         return qs
     return qs.filter(Q(user=user) | Q(project__in=staff_project_list(user=user))).distinct()
+
+
+# --- Exports written by a worker ----------------------------------------------------
+
+
+def export_job_list(*, user: User):
+    """Export jobs the user may follow and download: those of campaigns in projects where they are
+    owner or researcher now (annotators and non-members see none)."""
+    from annotations.export.models import ExportJob
+
+    if not user.is_authenticated:
+        return ExportJob.objects.none()
+    return ExportJob.objects.select_related("campaign__dataset__project").filter(
+        campaign__dataset__project__in=staff_project_list(user=user))

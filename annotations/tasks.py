@@ -9,3 +9,11 @@ def import_job_run_task(job_id: int) -> None:
     """Run an uploaded import on a worker. A duplicate or redelivered task
     does nothing unless the job is still queued (or its worker died)."""
     import_job_run(job_id=job_id)
+
+
+@shared_task(name="annotations.export_job_run", acks_late=True, ignore_result=True)
+def export_job_run_task(job_id: int) -> None:
+    """Write an export started from the browser or the API (see annotations.export.jobs)."""
+    from annotations.export.jobs import export_job_run
+
+    export_job_run(job_id=job_id)

@@ -3,6 +3,7 @@ from django.urls import path
 
 from annotations import views
 from annotations.quality import views as quality
+from annotations.views import exports
 
 urlpatterns = [
     path("", views.project_list, name="project-list"),
@@ -29,4 +30,8 @@ urlpatterns = [
     path("campaigns/<int:pk>/quality/codes.csv", quality.quality_codes_csv, name="campaign-completion-codes-csv"),
     path("annotate/campaigns/<int:pk>/code/", quality.annotate_completion_code, name="annotate-completion-code"),
     path("imports/<int:pk>/", views.import_job_detail, name="import-job-detail"),
+    # Exports (annotations.export): researchers only.
+    path("campaigns/<int:pk>/export/", exports.campaign_export, name="campaign-export"),
+    path("exports/<int:pk>/", exports.export_job_detail, name="export-job-detail"),
+    path("exports/<int:pk>/download/", exports.export_job_download, name="export-job-download"),
 ]

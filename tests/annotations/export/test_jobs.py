@@ -1,0 +1,112 @@
+"""Exports started through the API and the pages: researchers only, written by the worker's service,
+downloaded as a zip streamed from disk."""
+import io
+import zipfile
+
+import pytest
+from django.http import FileResponse
+from rest_framework.test import APIClient
+
+from annotations.export.jobs import export_job_run
+from annotations.export.models import ExportJob
+from annotations.models import Membership, Project
+from tests.annotations.export.test_export import likert  # noqa: F401  (fixture)
+from tests.annotations.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def people(likert):  # noqa: F811
+    project = Project.objects.get(name="toy")
+    users = {}
+    for role in ("owner", "researcher", "annotator"):
+        users[role] = UserFactory(username=f"{role}-x")
+        Membership.objects.create(project=project, user=users[role], role=role)
+    users["outsider"] = UserFactory(username="outsider-x")
+    return likert[0], users
+
+
+@pytest.fixture(autouse=True)
+def media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+def _client(user):
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+def test_researcher_starts_follows_and_downloads_an_export(people):
+    campaign, users = people
+    client = _client(users["researcher"])
+    answer = client.post(f"/api/campaigns/{campaign.pk}/exports/", {"format": "csv", "criteria": ["fluency"],
+                                                                    "licence": "cc-by-4.0"}, format="json")
+    assert answer.status_code == 202, answer.content
+    job = ExportJob.objects.get(pk=answer.json()["id"])
+    assert job.status == "queued" and answer.json()["download_url"] is None
+
+    assert export_job_run(job_id=job.pk).status == "succeeded"
+    assert export_job_run(job_id=job.pk) is None  # a duplicated task does nothing
+    detail = client.get(f"/api/exports/{job.pk}/").json()
+    assert detail["status"] == "succeeded" and detail["progress"] == 1.0
+    assert detail["result"]["judgements"] == 72  # fluency only: half of the 144 judgements
+    download = client.get(detail["download_url"])
+    assert download.status_code == 200 and isinstance(download, FileResponse)  # streamed from disk
+    assert download["Content-Type"] == "application/zip"
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(download.streaming_content)))
+    assert sorted(archive.namelist()) == sorted(f"toy-likert/{n}" for n in (
+        "README.md", "campaign.json", "dataset.csv", "judgements.csv", "outputs.csv"))
+    assert "cc-by-4.0" in archive.read("toy-likert/README.md").decode()
+    api_download = client.get(f"/api/exports/{job.pk}/download/")
+    assert api_download.status_code == 200
+
+
+@pytest.mark.parametrize("role,status", [("annotator", 403), ("outsider", 404), ("owner", 202)])
+def test_only_owners_and_researchers_export(people, role, status):
+    campaign, users = people
+    answer = _client(users[role]).post(f"/api/campaigns/{campaign.pk}/exports/", {}, format="json")
+    assert answer.status_code == status
+
+
+def test_jobs_and_downloads_are_hidden_from_annotators_and_outsiders(people, client):
+    campaign, users = people
+    job = ExportJob.objects.create(campaign=campaign, user=users["researcher"], options={"format": "jsonl"})
+    export_job_run(job_id=job.pk)
+    for role in ("annotator", "outsider"):
+        api = _client(users[role])
+        assert api.get(f"/api/exports/{job.pk}/").status_code == 404
+        assert api.get(f"/api/exports/{job.pk}/download/").status_code == 404
+        client.force_login(users[role])
+        assert client.get(f"/exports/{job.pk}/download/").status_code == 404
+        assert client.get(f"/exports/{job.pk}/").status_code == 404
+    client.force_login(users["annotator"])
+    assert client.get(f"/campaigns/{campaign.pk}/export/").status_code == 403
+    client.force_login(users["outsider"])
+    assert client.get(f"/campaigns/{campaign.pk}/export/").status_code == 404
+
+
+def test_bad_options_are_refused_before_queueing(people):
+    campaign, users = people
+    answer = _client(users["researcher"]).post(f"/api/campaigns/{campaign.pk}/exports/",
+                                               {"systems": ["nope"], "min_consensus": 2}, format="json")
+    assert answer.status_code == 400
+    answer = _client(users["researcher"]).post(f"/api/campaigns/{campaign.pk}/exports/",
+                                               {"systems": ["nope"]}, format="json")
+    assert answer.status_code == 400 and "has no system 'nope'" in answer.content.decode()
+    assert not ExportJob.objects.exists()
+
+
+def test_export_page_starts_a_job(people, client):
+    campaign, users = people
+    client.force_login(users["researcher"])
+    page = client.get(f"/campaigns/{campaign.pk}/")
+    assert f'href="/campaigns/{campaign.pk}/export/"' in page.content.decode()
+    answer = client.post(f"/campaigns/{campaign.pk}/export/", {"format": "hf", "systems": ["A", "B"],
+                                                               "included_only": "on"})
+    job = ExportJob.objects.get()
+    assert answer.status_code == 302 and answer["Location"] == f"/exports/{job.pk}/"
+    assert job.options["systems"] == ["A", "B"] and job.options["included_only"] is True
+    assert client.get(f"/exports/{job.pk}/").status_code == 200
+    assert client.get(f"/exports/{job.pk}/download/").status_code == 404  # not written yet
