@@ -102,6 +102,51 @@ def test_jsonl_export_imports_back_with_identical_figures(asset_campaign, asset_
     assert read_jsonl(tmp_path / "2" / "dataset.jsonl") == read_jsonl(out / "dataset.jsonl")
 
 
+def _bleu_run(dataset, *, status="done"):
+    """A finished metric run written directly (as issue 7's workers would): sacrebleu sentence BLEU."""
+    from django.utils import timezone
+
+    from metrics.models import MetricRun, OutputScore
+
+    run = MetricRun.objects.create(dataset=dataset, metric="bleu", signature="nrefs:10|case:mixed|eff:yes|tok:13a|"
+                                   "smooth:exp|version:2.6.0", status=status, higher_is_better=True,
+                                   corpus={"score": 1.0}, finished_at=timezone.now())
+    for output in Output.objects.filter(item__dataset=dataset).select_related("item"):
+        refs = list(output.item.references.order_by("position").values_list("text", flat=True))
+        OutputScore.objects.create(run=run, output=output, score=sacrebleu.sentence_bleu(output.text, refs).score)
+    return run
+
+
+def _exported_correlations(folder):
+    rows = read_jsonl(folder / "outputs.jsonl")
+    return {c: pearsonr([r["metrics"]["bleu"]["score"] for r in rows], [r["human"][c]["mean"] for r in rows]).statistic
+            for c in CRITERIA}
+
+
+def test_metric_scores_and_correlations_survive_the_round_trip(asset_campaign, asset_ratings, tmp_path):
+    _bleu_run(asset_campaign.dataset)
+    _bleu_run(asset_campaign.dataset, status="failed")  # never exported
+    expected = {c: v[0] for c, v in _correlations(asset_campaign).items()}
+    run("export_dataset", "--campaign", "asset-ratings", "--out", str(tmp_path / "one"))
+    rows = read_jsonl(tmp_path / "one" / "outputs.jsonl")
+    assert all(set(r["metrics"]) == {"bleu"} for r in rows)
+    assert rows[0]["metrics"]["bleu"]["signature"].startswith("nrefs:10|")
+    assert "| `bleu` | bleu | `nrefs:10|case:mixed" in (tmp_path / "one" / "README.md").read_text()
+    first = _exported_correlations(tmp_path / "one")
+    for c in CRITERIA:
+        assert first[c] == pytest.approx(expected[c], abs=1e-12)
+
+    Project.objects.all().delete()
+    run("import_dataset", str(tmp_path / "one" / "dataset.jsonl"), "--dataset", "asset", "--project", "again")
+    run("create_campaign", "--dataset", "asset", "--name", "asset-ratings", "--protocol", "likert",
+        "--criteria", "meaning,fluency,simplicity", "--scale", "0-100", "--redundancy", "15")
+    run("import_judgements", str(tmp_path / "one" / "judgements.jsonl"), "--campaign", "asset-ratings")
+    campaign = Campaign.objects.get(name="asset-ratings")
+    _bleu_run(campaign.dataset)
+    run("export_dataset", "--campaign", "asset-ratings", "--out", str(tmp_path / "two"))
+    assert _exported_correlations(tmp_path / "two") == first
+
+
 def test_output_means_match_the_csv(asset_campaign, asset_ratings, tmp_path):
     run("export_dataset", "--campaign", "asset-ratings", "--format", "jsonl", "--out", str(tmp_path / "e"))
     expected = defaultdict(list)
