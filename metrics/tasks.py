@@ -3,7 +3,7 @@
 Delivery is at least once: `acks_late` with `reject_on_worker_lost` means a
 message is acknowledged only after its chunk is stored, and a worker killed
 mid-chunk leaves it unacknowledged, so the broker hands it to another worker
-(Redis: after the visibility timeout in settings, 120 s by default). The
+(Redis: after the visibility timeout in settings, 90 s by default). The
 services make a second delivery harmless. Retries are for transient
 database/broker errors only; bad input or a missing model fails the run.
 """
@@ -63,4 +63,4 @@ def run_prepare_task(self, run_id: int) -> None:
 
 @shared_task(name="metrics.chunk_execute", **_TASK_OPTIONS)
 def chunk_execute_task(self, chunk_id: int) -> str:
-    return chunk_execute(chunk_id=chunk_id, worker=worker_label(self))
+    return chunk_execute(chunk_id=chunk_id, worker=lambda: worker_label(self))

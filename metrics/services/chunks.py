@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Callable
 
 from django.conf import settings
 from django.db import transaction
@@ -43,10 +44,13 @@ def _claim(*, chunk_id: int, worker: str) -> bool:
     )
 
 
-def chunk_execute(*, chunk_id: int, worker: str = "") -> str:
+def chunk_execute(*, chunk_id: int, worker: str | Callable[[], str] = "") -> str:
     """Score one chunk; returns "done", "skipped" (already done, cancelled or
-    failed run) or "failed". Transient database errors propagate (the task retries)."""
-    if not _claim(chunk_id=chunk_id, worker=worker):
+    failed run) or "failed". Transient database errors propagate (the task retries).
+    `worker` labels the chunk (a callable is asked again when the chunk is stored,
+    so the label can report what scoring did, e.g. models loaded)."""
+    label = worker if callable(worker) else (lambda: worker)
+    if not _claim(chunk_id=chunk_id, worker=label()):
         return "skipped"
     chunk = MetricChunk.objects.select_related("run").get(pk=chunk_id)
     run: MetricRun = chunk.run
@@ -85,7 +89,7 @@ def chunk_execute(*, chunk_id: int, worker: str = "") -> str:
             rows, update_conflicts=True, unique_fields=["run", "output"], update_fields=["score", "extra", "stats"]
         )
         flipped = MetricChunk.objects.filter(pk=chunk_id, status=ChunkStatus.RUNNING).update(
-            status=ChunkStatus.DONE, finished_at=timezone.now(), result=jsonable(result)
+            status=ChunkStatus.DONE, finished_at=timezone.now(), result=jsonable(result), worker=label()[:255]
         )
         if flipped:
             MetricRun.objects.filter(pk=run.pk).update(done=F("done") + len(rows))

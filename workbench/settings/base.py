@@ -247,11 +247,17 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     CELERY_RESULT_BACKEND = CELERY_RESULT_BACKEND or f"file://{VAR_DIR / 'celery' / 'results'}"
 else:
     # Redis re-delivers a message that a worker took but never acknowledged
-    # (acks_late: it died mid-chunk) after this many seconds. Celery's default
-    # is an hour; chunks are sized to take seconds, so two minutes brings a
-    # killed worker's chunk back quickly without re-delivering live ones.
+    # (acks_late: it died mid-chunk) once it is older than the visibility
+    # timeout, checked by every worker every `unacked_restore_interval` s
+    # (kombu scans only every 10th check by default; throttle 1 scans each
+    # time). Celery's default timeout is an hour; metric chunks are sized to
+    # take seconds, so 90 s brings a killed worker's chunk back within about
+    # 100 s. A chunk that runs longer than this is delivered a second time
+    # while it runs: harmless (upserts, conditional updates) but wasted work.
     CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "visibility_timeout": env.int("WORKBENCH_BROKER_VISIBILITY_TIMEOUT", default=120),
+        "visibility_timeout": env.int("WORKBENCH_BROKER_VISIBILITY_TIMEOUT", default=90),
+        "unacked_restore_interval": env.int("WORKBENCH_BROKER_RESTORE_INTERVAL", default=10),
+        "unacked_restore_throttle": 1,
     }
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
