@@ -14,6 +14,7 @@ urlpatterns = [
     path("api/redoc/redoc.standalone.js", docs.redoc_bundle, name="api-redoc-bundle"),
     path("api/", include("annotations.api_urls")),
     path("api/", include("annotations.analysis.api_urls")),
+    path("api/", include("metrics.api_urls")),
     path("", include("annotations.urls")),
     path("", include("annotations.analysis.urls")),
 ]
