@@ -47,6 +47,7 @@ def asset(live_server, shared_data, tmp_path):
 
 
 def test_asset_views(page, asset, screenshot_dir):
+    page.set_default_timeout(60_000)  # a loaded 2-core machine: give pages time
     log_in(page, "res", "pw-123456")
     page.goto(f"/campaigns/{asset.pk}/")
     page.click("#analysis-link")
@@ -109,7 +110,6 @@ def test_asset_views(page, asset, screenshot_dir):
     assert page.locator(POINTS).count() == 3  # one system, three criteria
 
     # Annotators are refused.
-    page.goto("/accounts/logout/") if False else None
     page.context.clear_cookies()
     log_in(page, "ann", "pw-123456")
     response = page.goto(f"/campaigns/{asset.pk}/analysis/scatter/")
@@ -127,6 +127,7 @@ def hats(live_server, shared_data, tmp_path):
 
 
 def test_hats_rankings_and_meta(page, hats, screenshot_dir):
+    page.set_default_timeout(60_000)
     log_in(page, "res", "pw-123456")
     page.goto(f"/campaigns/{hats.pk}/analysis/rankings/")
     page.wait_for_selector("#plot[data-rendered='true']")
