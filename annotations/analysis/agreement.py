@@ -211,24 +211,55 @@ def agreement_figures(table: Table, *, bootstrap: int = 200, seed: int = 0) -> d
 
 
 def bootstrap_intervals(counts: Counts, fl: np.ndarray, *, reps: int, seed: int) -> dict:
-    """Percentile intervals from resampling units with replacement (multiplicity weights)."""
+    """Percentile intervals from resampling units with replacement.
+
+    A resample is a vector of multiplicity weights over units; the coincidence
+    matrix, Fleiss' margins and percent agreement are all sums over units, so
+    each unit's share is computed once and a resample is one sparse product.
+    """
     samples: dict[str, list[float]] = {f"krippendorff_alpha_{lv}": [] for lv in LEVELS}
     samples["fleiss_kappa"] = []
     samples["percent_agreement"] = []
     if reps <= 0 or counts.n_units < 2:
         return {k: [None, None] for k in samples} | {"reps": 0}
     rng = np.random.default_rng(seed)
-    u = counts.n_units
-    n_u = np.asarray(counts.matrix.sum(axis=1)).ravel().astype(int)
-    modal_rows = np.flatnonzero(n_u == (np.bincount(n_u).argmax()))
+    m = counts.matrix.tocsr()
+    u, v = m.shape
+    n_u = np.asarray(m.sum(axis=1)).ravel()
+    # Each unit's contribution to the coincidence matrix, flattened: n_uc n_uk / (n_u - 1) - [c = k] n_uc / (n_u - 1).
+    coo = m.tocoo()
+    order = np.lexsort((coo.col, coo.row))
+    r, c, x = coo.row[order], coo.col[order], coo.data[order]
+    per_row = np.bincount(r, minlength=u)
+    first = np.r_[0, np.cumsum(per_row)][:-1]  # index of each row's first entry
+    # Every ordered pair (i, j) of entries of the same unit.
+    repeat = per_row[r]
+    left = np.repeat(np.arange(len(r)), repeat)
+    starts = np.r_[0, np.cumsum(repeat)][:-1]
+    right = first[r[left]] + (np.arange(len(left)) - np.repeat(starts, repeat))
+    scale = 1.0 / (n_u[r[left]] - 1)
+    value = x[left] * x[right] * scale - np.where(left == right, x[left] * scale, 0.0)
+    rows, cols, vals = [r[left]], [c[left] * v + c[right]], [value]
+    contrib = sparse.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(u, v * v))
+    share = (np.asarray(m.multiply(m).sum(axis=1)).ravel() - n_u) / (n_u * (n_u - 1))
+    modal = np.bincount(n_u.astype(int)).argmax()
+    modal_rows = np.flatnonzero(n_u == modal)
+    fl_sparse = sparse.csr_matrix(fl)
+    n_f = float(modal)
+    p_unit = (np.asarray(fl_sparse.multiply(fl_sparse).sum(axis=1)).ravel() - n_f) / (n_f * (n_f - 1)) \
+        if n_f > 1 else np.zeros(fl.shape[0])
     for _ in range(reps):
         w = np.bincount(rng.integers(0, u, u), minlength=u).astype(float)
-        o = _coincidences(counts.matrix, w)
+        o = np.asarray(contrib.T @ w).reshape(v, v)
         for lv in LEVELS:
             samples[f"krippendorff_alpha_{lv}"].append(alpha_from_coincidences(o, counts.domain, lv))
-        samples["percent_agreement"].append(percent_agreement(counts, w))
+        samples["percent_agreement"].append(float(w @ share / w.sum()))
         fw = w[modal_rows]
-        samples["fleiss_kappa"].append(fleiss_kappa(fl, fw) if fw.sum() else float("nan"))
+        if fw.sum() and n_f > 1:
+            p_cat = (fl_sparse.T @ fw) / (fw.sum() * n_f)
+            p_exp = float((p_cat * p_cat).sum())
+            p_mean = float(fw @ p_unit / fw.sum())
+            samples["fleiss_kappa"].append((p_mean - p_exp) / (1 - p_exp) if p_exp != 1 else float("nan"))
     return {k: _interval(v) for k, v in samples.items()} | {"reps": reps, "seed": seed}
 
 

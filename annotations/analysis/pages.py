@@ -328,7 +328,7 @@ def severity_view(campaign: Campaign, *, run_id: int, systems: list[str] | None 
                                for n, (_a, lab) in enumerate(sorted(labels.items()))],
                      "overlap": overlap})
     return {"run": run.pk, "metric": run.metric, "signature": run.signature, "rows": rows, "total": len(ids),
-            "offset": offset, "limit": limit,
+            "offset": offset, "limit": limit, "end": offset + len(rows),
             "mean_overlap": float(np.mean(overlaps)) if overlaps else None, "n_overlap": len(overlaps)}
 
 
@@ -385,7 +385,7 @@ def facts_view(campaign: Campaign, *, run_id: int, systems: list[str] | None = N
                      "confidence": e.get("confidence"), "facts": e.get("facts") or [], "omitted": e.get("omitted") or [],
                      "hallucination": e.get("hallucination_check") or {}})
     return {"run": run.pk, "metric": run.metric, "signature": run.signature, "rows": rows, "total": len(ids),
-            "labels": dict(labels), "offset": offset, "limit": limit}
+            "labels": dict(labels), "offset": offset, "limit": limit, "end": offset + len(rows)}
 
 
 def judgements_summary(j: Judgements) -> dict:

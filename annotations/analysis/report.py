@@ -65,7 +65,8 @@ def _agreement_table(j: Judgements, criterion: str) -> tuple[ag.Table, dict[int,
 
 
 def agreement_report(*, campaign: Campaign, criterion: str | None = None, annotators: str = INCLUDED,
-                     bootstrap: int = 200, seed: int = 0, per_annotator: bool = True) -> dict:
+                     bootstrap: int = 200, seed: int = 0, per_annotator: bool = True,
+                     cohen: bool = True) -> dict:
     j = campaign_judgements(campaign=campaign, annotators=annotators)
     out: dict = {"campaign": campaign.name, "protocol": campaign.protocol, "judgements_used": j.describe(),
                  "criteria": {}}
@@ -74,7 +75,8 @@ def agreement_report(*, campaign: Campaign, criterion: str | None = None, annota
     for c in _criteria(j, criterion):
         table, names = _agreement_table(j, c)
         figures = ag.agreement_figures(table, bootstrap=bootstrap, seed=seed)
-        figures["cohen_kappa"] = ag.cohen_kappas(table, names)
+        if cohen:
+            figures["cohen_kappa"] = ag.cohen_kappas(table, names)
         if per_annotator:
             figures["per_annotator"] = ag.alpha_without_each(table, names)
         if j.ratings:

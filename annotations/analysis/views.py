@@ -90,7 +90,7 @@ def dashboard(request: HttpRequest, pk: int) -> HttpResponse:
     figures = pages.cached(campaign, "agreement", {"c": f["criterion"], "a": f["annotators"]},
                            lambda: report.agreement_report(campaign=campaign, criterion=f["criterion"],
                                                            annotators=f["annotators"], bootstrap=100,
-                                                           per_annotator=False))
+                                                           per_annotator=False, cohen=False))
     rows = [{"criterion": c, **v} for c, v in figures["criteria"].items()]
     if request.GET.get("format") == "csv":
         return _csv(f"{campaign.name}-agreement", [

@@ -100,3 +100,25 @@ def test_bootstrap_weights_equal_repeating_units():
     for level in ag.LEVELS:
         got = ag.alpha_from_coincidences(ag._coincidences(counts.matrix, weights), counts.domain, level)
         assert got == pytest.approx(ag.krippendorff_alpha(repeated, level), abs=1e-10)
+
+
+def test_fast_bootstrap_equals_resampling_units_one_by_one():
+    data = _random(6, units=40, missing=0.3)
+    counts = ag.value_counts(_table(data))
+    fl = ag.fleiss_table(counts)
+    fast = ag.bootstrap_intervals(counts, fl, reps=30, seed=3)
+    # The same resamples, recomputed from each resample's own units.
+    rng = np.random.default_rng(3)
+    n_u = np.asarray(counts.matrix.sum(axis=1)).ravel().astype(int)
+    modal_rows = np.flatnonzero(n_u == np.bincount(n_u).argmax())
+    samples = {f"krippendorff_alpha_{lv}": [] for lv in ag.LEVELS} | {"fleiss_kappa": [], "percent_agreement": []}
+    for _ in range(30):
+        pick = rng.integers(0, counts.n_units, counts.n_units)
+        sub = ag.Counts(counts.matrix[pick], counts.domain)
+        for lv in ag.LEVELS:
+            samples[f"krippendorff_alpha_{lv}"].append(ag.krippendorff_alpha(sub, lv))
+        samples["percent_agreement"].append(ag.percent_agreement(sub))
+        fpick = [k for k in pick if k in set(modal_rows)]
+        samples["fleiss_kappa"].append(fleiss_kappa(counts.matrix[fpick].toarray()))
+    for key, values in samples.items():
+        assert fast[key] == pytest.approx(list(np.percentile(values, [2.5, 97.5])), abs=1e-6), key

@@ -121,3 +121,32 @@ def test_dashboard_is_cached_until_a_judgement_changes(client, likert, django_as
     j.save()
     second = c.get(url).context["agreement"]
     assert first[0]["krippendorff_alpha"] != second[0]["krippendorff_alpha"]
+
+
+def test_nli_facts_page(client, likert):
+    """An NLI run's stored extra (the format of metrics.scorers.nli) shown per output."""
+    from django.utils import timezone
+
+    from annotations.models import Output
+    from metrics.models import MetricRun, OutputScore, RunStatus
+
+    run = MetricRun.objects.create(dataset=likert.dataset, metric="nli", signature="nli|test", status=RunStatus.DONE,
+                                   finished_at=timezone.now(), higher_is_better=True)
+    outputs = list(Output.objects.filter(item__dataset=likert.dataset).order_by("id"))
+    for k, o in enumerate(outputs):
+        omitted = k % 2 == 0
+        OutputScore.objects.create(run=run, output=o, score=0.0 if omitted else 1.0, extra={
+            "label": "omission" if omitted else "OK", "rough": "not OK" if omitted else "OK", "confidence": 0.4,
+            "facts": [{"triple": ["X", "food", "Thai"], "fact": "The food of X is Thai.", "entailed": not omitted,
+                       "probs": {"contradiction": 0.1, "neutral": 0.5, "entailment": 0.4 if omitted else 0.9}}],
+            "omitted": ["The food of X is Thai."] if omitted else [],
+            "hallucination_check": {"entailed": True, "probs": {"entailment": 0.8}}})
+    c = _client(client, likert, Membership.Role.RESEARCHER)
+    response = c.get(reverse("analysis-facts", args=[likert.pk]), {"problems": "1"})
+    data = response.context["data"]
+    assert data["labels"] == {"omission": 24, "OK": 24} and data["total"] == 24
+    assert all(r["label"] == "omission" for r in data["rows"])
+    assert b"The food of X is Thai." in response.content
+    rows = list(csv.reader(io.StringIO(c.get(reverse("analysis-facts", args=[likert.pk]),
+                                              {"format": "csv"}).content.decode())))
+    assert len(rows) == 1 + 48
