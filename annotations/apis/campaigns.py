@@ -4,7 +4,6 @@ from __future__ import annotations
 from django.shortcuts import get_object_or_404
 import json
 
-from django.db.models import OuterRef, Subquery
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
@@ -15,9 +14,9 @@ from rest_framework.views import APIView
 
 from annotations.apis.common import MAX_ID, id_field, paginated, paginated_response, validated_filters
 from annotations.apis.datasets import ReferenceOutputSerializer
-from annotations.models import Assignment, Campaign, ErrorSpan, JudgementBase, Membership
+from annotations.models import Assignment, Campaign, ErrorSpan, JudgementBase
 from annotations.permissions import ApiAuthMixin, require_staff
-from annotations.quality.services import completion_code_at_batch_end, completion_codes_on
+from annotations.quality.services import completion_code_at_batch_end
 from annotations.selectors import (
     assignment_list,
     assignment_payload,
@@ -27,6 +26,7 @@ from annotations.selectors import (
     campaign_list,
     dataset_list,
     enrolment_for,
+    own_assignment,
     staff_project_list,
 )
 from annotations.services.assignments import assignment_draft_save, assignment_next, assignment_release
@@ -268,23 +268,9 @@ class NextAssignmentApi(ApiAuthMixin, APIView):
 
 
 def _own_assignment(request: Request, pk: int) -> Assignment:
-    """The caller's own assignment (404 for anyone else's), still in a project they belong to.
-
-    One query: with its campaign, dataset, project and annotator, the caller's
-    role (`member_role`) and whether the campaign gives completion codes
-    (`codes_on`)."""
-    user = request.user
-    assignment = (
-        Assignment.objects.select_related("campaign__dataset__project", "annotator")
-        .annotate(
-            member_role=Subquery(Membership.objects.filter(project=OuterRef("campaign__dataset__project_id"),
-                                                           user=user).order_by("id").values("role")[:1]),
-            codes_on=completion_codes_on("campaign_id"),
-        )
-        .filter(pk=pk, annotator__user=user)
-        .first()
-    )
-    if assignment is None or (assignment.member_role is None and not user.is_superuser):
+    """The caller's own assignment (404 for anyone else's), still in a project they belong to."""
+    assignment = own_assignment(user=request.user, assignment_id=pk)
+    if assignment is None or assignment.member_role is None:
         raise NotFound()
     return assignment
 

@@ -48,7 +48,8 @@ from annotations.models import (
     Unit,
 )
 from annotations.services.units import campaign_units_ensure
-from annotations.quality.services import control_next, controls_possible
+from annotations import rows
+from annotations.quality.services import control_next, controls_possible_sql
 
 JUDGEMENT_MODELS = (RatingJudgement, PairwiseJudgement, BestWorstJudgement, SpanJudgement)
 # How many times a pick retries after losing a unit to a concurrent request.
@@ -85,27 +86,34 @@ def retry_on_deadlock(fn):
     return wrapper
 
 
+def _enrolment_select(*, extra: str = "") -> str:
+    return (f"SELECT {rows.columns(Enrolment, 'e')}{extra} FROM {rows.table(Enrolment)} e "
+            "WHERE e.campaign_id = %s AND e.annotator_id = %s FOR UPDATE OF e")
+
+
 def enrolment_lock(*, campaign: Campaign, annotator: Annotator) -> Enrolment:
     """The annotator's enrolment in the campaign, created if new, row-locked.
 
     In the same query (one round trip on the busiest request): `pending_id`,
-    the annotator's oldest pending assignment in the campaign, and `qc_gold` /
-    `qc_shares`, whether quality control may place a control unit now.
+    the annotator's oldest pending assignment in the campaign, and
+    `qc_possible`, whether quality control may place a control unit now.
     """
-    qs = Enrolment.objects.select_for_update(of=("self",)).filter(campaign=campaign, annotator=annotator).annotate(
-        pending_id=Subquery(
-            Assignment.objects.filter(campaign=campaign, annotator=annotator, status=Assignment.Status.PENDING)
-            .order_by("seq", "id").values("id")[:1]
-        ),
-        **controls_possible("campaign_id"),
-    )
-    enrolment = qs.first()
-    if enrolment is not None:
-        return enrolment
-    Enrolment.objects.bulk_create(
-        [Enrolment(campaign=campaign, annotator=annotator, seed=secrets.randbits(62))], ignore_conflicts=True
-    )
-    return qs.get()
+    sql = _enrolment_select(extra=(
+        f", (SELECT a.id FROM {rows.table(Assignment)} a WHERE a.campaign_id = e.campaign_id "
+        f"AND a.annotator_id = e.annotator_id AND a.status = '{Assignment.Status.PENDING.value}' "
+        f"ORDER BY a.seq, a.id LIMIT 1), {controls_possible_sql('e.campaign_id')}"))
+    for attempt in range(2):
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [campaign.pk, annotator.pk])
+            row = cursor.fetchone()
+        if row is not None:
+            enrolment = rows.from_row(Enrolment, row)
+            enrolment.pending_id, enrolment.qc_possible = row[-2:]
+            return enrolment
+        Enrolment.objects.bulk_create(
+            [Enrolment(campaign=campaign, annotator=annotator, seed=secrets.randbits(62))], ignore_conflicts=True
+        )
+    raise Enrolment.DoesNotExist()
 
 
 def _expires_at(campaign: Campaign):
@@ -321,15 +329,17 @@ def _assignment_take(*, campaign: Campaign, annotator: Annotator) -> tuple[Assig
     enrolment = enrolment_lock(campaign=campaign, annotator=annotator)
 
     if enrolment.pending_id is not None:
-        pending = Assignment.objects.get(pk=enrolment.pending_id)
-        pending.expires_at = _expires_at(campaign)
-        Assignment.objects.filter(pk=pending.pk).update(expires_at=pending.expires_at)
+        # A reload does not skip work: the same unit, its deadline renewed (one statement).
+        with connection.cursor() as cursor:
+            cursor.execute(f"UPDATE {rows.table(Assignment)} a SET expires_at = %s WHERE a.id = %s "
+                           f"RETURNING {rows.columns(Assignment, 'a')}", [_expires_at(campaign), enrolment.pending_id])
+            pending = rows.from_row(Assignment, cursor.fetchone())
         pending.enrolment = enrolment  # for the caller's progress display, saves a query
         return pending, False
 
     # Quality control: a control unit when one is due in this annotator's batch.
     unit = None
-    if enrolment.qc_gold or enrolment.qc_shares:
+    if enrolment.qc_possible:
         unit = control_next(campaign=campaign, annotator=annotator, enrolment=enrolment)
         if unit is not None:
             Unit.objects.filter(pk=unit.pk).update(n_taken=F("n_taken") + 1)
@@ -339,7 +349,7 @@ def _assignment_take(*, campaign: Campaign, annotator: Annotator) -> tuple[Assig
         return None, False
     rng = random.Random(enrolment.seed * 1_000_003 + enrolment.n_assigned)
     order = shown_order_choose(unit=unit, counts=enrolment.position_counts, rng=rng)
-    assignment = Assignment.objects.create(
+    assignment = Assignment(
         campaign=campaign,
         annotator=annotator,
         item_id=unit.item_id,
@@ -348,12 +358,26 @@ def _assignment_take(*, campaign: Campaign, annotator: Annotator) -> tuple[Assig
         shown_order=order,
         expires_at=_expires_at(campaign),
     )
-    Enrolment.objects.filter(pk=enrolment.pk).update(
-        n_assigned=F("n_assigned") + 1,
-        position_counts=_count_positions(dict(enrolment.position_counts), unit, order),
-    )
+    _assignment_insert(assignment=assignment, enrolment=enrolment,
+                       position_counts=_count_positions(dict(enrolment.position_counts), unit, order))
     assignment.enrolment = enrolment
     return assignment, True
+
+
+def _assignment_insert(*, assignment: Assignment, enrolment: Enrolment, position_counts: dict) -> None:
+    """INSERT the new assignment and count it on the enrolment, in one statement
+    (the ORM would take two round trips, on the busiest request)."""
+    fields = [f for f in Assignment._meta.concrete_fields if not f.primary_key]
+    values = [f.get_db_prep_save(f.pre_save(assignment, add=True), connection) for f in fields]
+    count = Enrolment._meta.get_field("position_counts")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH e AS (UPDATE {rows.table(Enrolment)} SET n_assigned = n_assigned + 1, position_counts = %s "
+            f"WHERE id = %s) INSERT INTO {rows.table(Assignment)} ({', '.join(rows.q(f.column) for f in fields)}) "
+            f"VALUES ({', '.join(['%s'] * len(fields))}) RETURNING id",
+            [count.get_db_prep_save(position_counts, connection), enrolment.pk, *values])
+        assignment.pk = cursor.fetchone()[0]
+    assignment._state.adding = False
 
 
 def assignment_lock_for(
@@ -361,8 +385,9 @@ def assignment_lock_for(
 ) -> tuple[Assignment, Enrolment]:
     """Lock the annotator's enrolment, then their assignment (the engine's lock order).
 
-    `with_partials`: the assignment also says (`has_partials`) whether
-    judgements were already stored for it one by one, in the same query.
+    The assignment comes with its campaign and unit; with `with_partials`, it
+    also says (`has_partials`) whether judgements were already stored for it
+    one by one. Written as SQL (`annotations.rows`): every submission runs it.
     """
     if campaign_id is None:
         campaign_id = (
@@ -371,20 +396,27 @@ def assignment_lock_for(
         )
     if campaign_id is None:
         raise Assignment.DoesNotExist()
-    enrolment = Enrolment.objects.select_for_update().filter(campaign_id=campaign_id, annotator=annotator).first()
-    qs = (
-        Assignment.objects.select_for_update(of=("self",))
-        .select_related("campaign", "unit")
-        .filter(pk=assignment_id, annotator=annotator, campaign_id=campaign_id)
-    )
-    if with_partials:
-        partials = Q()
-        for model in JUDGEMENT_MODELS:
-            partials |= Q(Exists(model.objects.filter(assignment_id=OuterRef("pk"))))
-        qs = qs.annotate(has_partials=ExpressionWrapper(partials, output_field=BooleanField()))
-    assignment = qs.first()
-    if assignment is None:
+    with connection.cursor() as cursor:
+        cursor.execute(_enrolment_select(), [campaign_id, annotator.pk])
+        row = cursor.fetchone()
+        enrolment = rows.from_row(Enrolment, row) if row is not None else None
+        partials = " OR ".join(f"EXISTS (SELECT 1 FROM {rows.table(model)} j WHERE j.assignment_id = a.id)"
+                               for model in JUDGEMENT_MODELS) if with_partials else "NULL"
+        cursor.execute(
+            f"SELECT {rows.columns(Assignment, 'a')}, {rows.columns(Campaign, 'c')}, {rows.columns(Unit, 'u')}, "
+            f"{partials} FROM {rows.table(Assignment)} a JOIN {rows.table(Campaign)} c ON c.id = a.campaign_id "
+            f"LEFT JOIN {rows.table(Unit)} u ON u.id = a.unit_id "
+            "WHERE a.id = %s AND a.annotator_id = %s AND a.campaign_id = %s FOR UPDATE OF a",
+            [assignment_id, annotator.pk, campaign_id])
+        row = cursor.fetchone()
+    if row is None:
         raise Assignment.DoesNotExist()
+    assignment = rows.from_row(Assignment, row)
+    assignment.campaign = rows.from_row(Campaign, row, rows.width(Assignment))
+    unit = rows.from_row(Unit, row, rows.width(Assignment) + rows.width(Campaign))
+    if unit is not None:
+        assignment.unit = unit
+    assignment.has_partials = bool(row[-1])
     return assignment, enrolment
 
 

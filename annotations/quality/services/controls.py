@@ -15,7 +15,7 @@ import random
 from collections import Counter
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, Max, OuterRef, Q
+from django.db.models import Exists, Max
 
 from annotations.models import Annotator, Assignment, Campaign, Enrolment, Item, Output, Unit
 from annotations.quality.degrade import TEXT_KINDS, NotApplicable, degrade_any
@@ -153,18 +153,15 @@ def _control_create(*, campaign, annotator, kind, item_id, shown, systems, batch
     return unit
 
 
-def controls_possible(campaign_ref: str = "campaign_id") -> dict:
-    """Annotations (for a query with a campaign id column `campaign_ref`) that
-    tell the engine whether `control_next` can return anything: False for both
-    means no gold units and no degraded or repeat share, so the engine skips
-    `control_next` and its queries. Read in the engine's enrolment query, so
-    a campaign without quality control costs no extra round trip."""
-    campaign = OuterRef(campaign_ref)
-    return {
-        "qc_gold": Exists(GoldUnit.objects.filter(campaign=campaign)),
-        "qc_shares": Exists(QualitySettings.objects.filter(campaign=campaign).filter(
-            Q(degraded_share__gt=0) | Q(repeat_share__gt=0))),
-    }
+def controls_possible_sql(campaign_column: str) -> str:
+    """An SQL condition on a campaign id column: whether `control_next` can return
+    anything. False means no gold units and no degraded or repeat share, so the
+    engine skips `control_next` and its queries; read in the engine's enrolment
+    query, so a campaign without quality control costs no extra round trip."""
+    gold, settings = GoldUnit._meta.db_table, QualitySettings._meta.db_table
+    return (f"(EXISTS (SELECT 1 FROM {gold} g WHERE g.campaign_id = {campaign_column}) "
+            f"OR EXISTS (SELECT 1 FROM {settings} qs WHERE qs.campaign_id = {campaign_column} "
+            "AND (qs.degraded_share > 0 OR qs.repeat_share > 0)))")
 
 
 def control_next(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolment) -> Unit | None:
