@@ -51,6 +51,9 @@ def setup_django() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "workbench.settings.base")
     os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/14")
     os.environ.setdefault("WORKBENCH_DEVICE", "cpu")
+    # No embedding cache across calls (here and in the workers): repeated timings on the same
+    # texts would otherwise be cache hits. Duplicates within one call are still encoded once.
+    os.environ["WORKBENCH_EMBED_CACHE_MB"] = "0"
     sys.path.insert(0, str(ROOT))
     import django
 
@@ -93,12 +96,12 @@ def start_worker(log_dir: Path):
     return proc
 
 
-def through_workers(dataset, metric: str, options: dict) -> float:
+def through_workers(dataset, metric: str, options: dict, chunk_size: int | None = None) -> float:
     from metrics.models import MetricRun, RunStatus
     from metrics.services import run_create
 
     t0 = time.perf_counter()
-    run, _ = run_create(dataset=dataset, metric=metric, options=options, reuse=False)
+    run, _ = run_create(dataset=dataset, metric=metric, options=options, reuse=False, chunk_size=chunk_size)
     while True:
         run = MetricRun.objects.get(pk=run.pk)
         if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
@@ -150,15 +153,14 @@ def main() -> None:
             direct(warm, metric, options)  # load the model in this process
             if len(workers) > 1:
                 workers.pop().terminate()
-            through_workers(warm, metric, options)  # load the model in the worker
+            through_workers(warm, metric, options, chunk_size=1)  # load the model in the worker
             # Interleaved and best of --repeat: on a shared machine the load changes from minute to minute.
             t_direct, t_one = float("inf"), float("inf")
             for _ in range(args.repeat):
                 t_direct = min(t_direct, direct(dataset, metric, options))
                 t_one = min(t_one, through_workers(dataset, metric, options))
             workers.append(start_worker(log_dir))
-            through_workers(warm, metric, options)  # (both workers may take a warm-up chunk)
-            through_workers(warm, metric, options)
+            through_workers(warm, metric, options, chunk_size=1)  # 8 one-output chunks: both workers warm
             t_two = min(through_workers(dataset, metric, options) for _ in range(args.repeat))
             results.append((metric, n, t_direct, t_one, t_two))
             print(f"{metric}: {n} outputs  direct {t_direct:.2f} s ({n / t_direct:.0f}/s)  "
