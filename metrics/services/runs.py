@@ -72,8 +72,8 @@ def run_create(
         chunk_size = default_chunk_size(uses_model=scorer.uses_model)
     if not 1 <= chunk_size <= MAX_CHUNK_SIZE:
         raise RunInputError(f"chunk size must be from 1 to {MAX_CHUNK_SIZE}")
-    ids, digest = inputs_digest(dataset=dataset)
-    if not ids:
+    n_outputs, digest = inputs_digest(dataset=dataset)
+    if not n_outputs:
         raise RunInputError(f"dataset {dataset.name!r} has no outputs to score")
     resolved = jsonable(scorer.options)
     key = _reuse_key(metric_name=scorer.name, options=resolved, speed=scorer.speed_options, digest=digest)
@@ -93,7 +93,7 @@ def run_create(
             higher_is_better=scorer.higher_is_better,
             created_by=user,
             sync=sync,
-            total=len(ids),
+            total=n_outputs,
             chunk_size=chunk_size,
             reuse_key=key,
         )
@@ -181,10 +181,11 @@ def run_prepare(*, run_id: int) -> list[int]:
     )
 
 
-def _segments(rows: list[OutputScore]) -> list[SegmentResult]:
+def _segments(rows: list[tuple]) -> list[SegmentResult]:
+    """Stored (score, extra, stats) rows as the metric's segment results."""
     return [
-        SegmentResult(score=math.nan if r.score is None else r.score, extra=r.extra or {}, stats=r.stats)
-        for r in rows
+        SegmentResult(score=math.nan if score is None else score, extra=extra or {}, stats=stats)
+        for score, extra, stats in rows
     ]
 
 
@@ -205,13 +206,17 @@ def corpus_result(*, run: MetricRun) -> dict[str, Any]:
         values = [s.get("score") for s in systems.values() if isinstance(s.get("score"), (int, float))]
         # A set-level value per system; the run's value is their mean.
         return jsonable({"score": sum(values) / len(values) if values else None, "systems": systems})
-    rows = {r.output_id: r for r in OutputScore.objects.filter(run=run)}
+    rows = {
+        oid: (score, extra, stats)
+        for oid, score, extra, stats in OutputScore.objects.filter(run=run).values_list(
+            "output_id", "score", "extra", "stats")
+    }
     order = [oid for chunk in chunks for oid in chunk.output_ids]
     missing = [oid for oid in order if oid not in rows]
     if missing:
         raise LookupError(f"{len(missing)} output(s) have no score")
     corpus = metric.corpus_score(_segments([rows[oid] for oid in order])).as_dict()
-    by_system: dict[str, list[OutputScore]] = {}
+    by_system: dict[str, list[tuple]] = {}
     for oid in order:
         by_system.setdefault(outputs[oid]["system__name"] if oid in outputs else "?", []).append(rows[oid])
     corpus["systems"] = {

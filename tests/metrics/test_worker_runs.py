@@ -48,6 +48,7 @@ def start_worker(transactional_db):
              "-n", name, "--loglevel", "INFO"],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
         )
+        proc.log_path = log.name
         procs.append((proc, log))
         host = name.replace("%h", os.uname().nodename)
         deadline = time.monotonic() + 90
@@ -90,13 +91,26 @@ def test_sigkilled_worker_chunk_is_redelivered_and_run_equals_sync(start_worker)
     run.refresh_from_db()
     assert run.status == RunStatus.RUNNING and run.done < run.total
 
-    start_worker()
+    second = start_worker()
     run = wait_for(lambda: MetricRun.objects.filter(pk=run.pk, status=RunStatus.DONE).first(), 150, "the run")
     in_flight.refresh_from_db()
     assert in_flight.status == ChunkStatus.DONE and in_flight.attempts == 2
     assert run.done == run.total == 90
     assert OutputScore.objects.filter(run=run).count() == 90  # every output exactly once
     assert set(run.chunks.values_list("status", flat=True)) == {ChunkStatus.DONE}
+
+    # The same chunks delivered again through the broker (twice each) change nothing.
+    from metrics.tasks import chunk_execute_task
+
+    stored = sorted(OutputScore.objects.filter(run=run).values_list("output_id", "score", "stats"))
+    chunk_ids = list(run.chunks.values_list("pk", flat=True))
+    for chunk_id in chunk_ids * 2:
+        chunk_execute_task.apply_async(args=[chunk_id], queue="cpu")
+    wait_for(lambda: Path(second.log_path).read_text().count("'skipped'") >= 2 * len(chunk_ids), 60,
+             "the duplicates to be consumed")
+    run.refresh_from_db()
+    assert run.status == RunStatus.DONE and run.done == 90
+    assert sorted(OutputScore.objects.filter(run=run).values_list("output_id", "score", "stats")) == stored
 
     sync = run_execute_sync(run=run_create(dataset=dataset, metric="chrf", sync=True, reuse=False)[0])
     assert sync.signature == run.signature

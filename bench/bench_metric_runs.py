@@ -1,0 +1,180 @@
+"""Metric runs through Celery workers against a direct call of the scorer.
+
+Builds a dataset of N outputs (default 10,000: 2,500 items x 4 systems, one
+reference each, short sentences) in a scratch database `bench_metric_runs`,
+then for each metric (chrf, and bertscore with the packaged MiniLM on CPU):
+
+- direct: `metric.corpus_state` + `metric.score` over all outputs in one call
+  + `corpus_score` (the texts already in memory: the scorer's cost alone);
+- one worker: `run_create` → worker prepares, scores chunks, stores every
+  score, finalises; timed until the run is done (model already loaded);
+- two workers: the same with two worker processes.
+
+Prints seconds, outputs/s, the overhead of one worker over the direct call
+(target < 10 %) and the speed-up of two workers over one. Needs Redis
+(CELERY_BROKER_URL) and PostgreSQL (DATABASE_URL's server).
+
+    .venv/bin/python bench/bench_metric_runs.py [--outputs 10000] [--bert-outputs 10000] [--metrics chrf,bertscore] [--repeat 2]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import psycopg
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRATCH_DB = "bench_metric_runs"
+WORDS = ("the a cat dog sat on mat quickly restaurant serves cheap food near river centre family friendly "
+         "pub coffee shop rated highly by customers who visit often").split()
+
+
+def sentence(rng: random.Random) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 14))).capitalize() + "."
+
+
+def server_url() -> str:
+    return os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres").rsplit("/", 1)[0]
+
+
+def setup_django() -> None:
+    with psycopg.connect(f"{server_url()}/postgres", autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {SCRATCH_DB}")
+        conn.execute(f"CREATE DATABASE {SCRATCH_DB}")
+    os.environ["DATABASE_URL"] = f"{server_url()}/{SCRATCH_DB}"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "workbench.settings.base")
+    os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/14")
+    os.environ.setdefault("WORKBENCH_DEVICE", "cpu")
+    # No embedding cache across calls (here and in the workers): repeated timings on the same
+    # texts would otherwise be cache hits. Duplicates within one call are still encoded once.
+    os.environ["WORKBENCH_EMBED_CACHE_MB"] = "0"
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def build(name: str, n_outputs: int, systems: int = 4):
+    from annotations.models import Dataset, Item, Output, Project, Reference, System
+
+    rng = random.Random(0)
+    project, _ = Project.objects.get_or_create(name="bench")
+    dataset = Dataset.objects.create(project=project, name=name)
+    syss = [System.objects.create(dataset=dataset, name=f"sys{k}") for k in range(systems)]
+    items = Item.objects.bulk_create(
+        [Item(dataset=dataset, external_id=f"i{i}", position=i, source=sentence(rng)) for i in range(n_outputs // systems)]
+    )
+    Reference.objects.bulk_create([Reference(item=it, position=0, text=sentence(rng)) for it in items])
+    Output.objects.bulk_create([Output(item=it, system=s, text=sentence(rng)) for it in items for s in syss])
+    return dataset
+
+
+def start_worker(log_dir: Path):
+    from workbench.celery import app
+
+    name = f"bench-{uuid.uuid4().hex[:6]}@%h"
+    log = open(log_dir / f"bench-worker-{uuid.uuid4().hex[:6]}.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "workbench", "worker", "-Q", "cpu,gpu", "--pool", "solo",
+         "-n", name, "--loglevel", "WARNING"],
+        cwd=ROOT, env=dict(os.environ), stdout=log, stderr=subprocess.STDOUT,
+    )
+    host = name.replace("%h", os.uname().nodename)
+    deadline = time.monotonic() + 120
+    while not app.control.ping(destination=[host], timeout=1.0):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"worker did not start; see {log.name}")
+    return proc
+
+
+def through_workers(dataset, metric: str, options: dict, chunk_size: int | None = None) -> float:
+    from metrics.models import MetricRun, RunStatus
+    from metrics.services import run_create
+
+    t0 = time.perf_counter()
+    run, _ = run_create(dataset=dataset, metric=metric, options=options, reuse=False, chunk_size=chunk_size)
+    while True:
+        run = MetricRun.objects.get(pk=run.pk)
+        if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
+            break
+        time.sleep(0.05)
+    elapsed = time.perf_counter() - t0
+    if run.status != RunStatus.DONE:
+        raise SystemExit(f"run {run.pk} {run.status}: {run.error}")
+    return elapsed
+
+
+def direct(dataset, metric_name: str, options: dict) -> float:
+    from metrics.scorers import get_metric
+    from metrics.services.common import metric_inputs
+    from metrics.services.inputs import dataset_outputs, load_inputs
+
+    inputs = load_inputs(output_ids=list(dataset_outputs(dataset=dataset).values_list("pk", flat=True)))
+    metric = get_metric(metric_name, **options)
+    kwargs = metric_inputs(metric, inputs)
+    t0 = time.perf_counter()
+    metric.load_corpus_state(metric.corpus_state(inputs.hyps, **kwargs))
+    metric.corpus_score(metric.score(inputs.hyps, **kwargs))
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--outputs", type=int, default=10_000)
+    parser.add_argument("--bert-outputs", type=int, default=10_000)
+    parser.add_argument("--metrics", default="chrf,bertscore")
+    parser.add_argument("--repeat", type=int, default=2, help="best of this many timings of each")
+    args = parser.parse_args()
+    setup_django()
+    from django.db import connections
+
+    from workbench.celery import app
+
+    log_dir = ROOT / "var"
+    log_dir.mkdir(exist_ok=True)
+    app.control.purge()
+    workers = [start_worker(log_dir)]
+    try:
+        warm = build("warm-up", 8)
+        results = []
+        for metric in args.metrics.split(","):
+            n = args.bert_outputs if metric == "bertscore" else args.outputs
+            dataset = build(f"bench-{metric}", n)
+            options = {"device": "cpu"} if metric == "bertscore" else {}
+            direct(warm, metric, options)  # load the model in this process
+            if len(workers) > 1:
+                workers.pop().terminate()
+            through_workers(warm, metric, options, chunk_size=1)  # load the model in the worker
+            # Interleaved and best of --repeat: on a shared machine the load changes from minute to minute.
+            t_direct, t_one = float("inf"), float("inf")
+            for _ in range(args.repeat):
+                t_direct = min(t_direct, direct(dataset, metric, options))
+                t_one = min(t_one, through_workers(dataset, metric, options))
+            workers.append(start_worker(log_dir))
+            through_workers(warm, metric, options, chunk_size=1)  # 8 one-output chunks: both workers warm
+            t_two = min(through_workers(dataset, metric, options) for _ in range(args.repeat))
+            results.append((metric, n, t_direct, t_one, t_two))
+            print(f"{metric}: {n} outputs  direct {t_direct:.2f} s ({n / t_direct:.0f}/s)  "
+                  f"1 worker {t_one:.2f} s ({n / t_one:.0f}/s, overhead {100 * (t_one / t_direct - 1):+.1f} %)  "
+                  f"2 workers {t_two:.2f} s ({n / t_two:.0f}/s, speed-up x{t_one / t_two:.2f})", flush=True)
+    finally:
+        for proc in workers:
+            proc.terminate()
+            proc.wait(timeout=30)
+        connections.close_all()
+        with psycopg.connect(f"{server_url()}/postgres", autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {SCRATCH_DB} WITH (FORCE)")
+    print(f"cpu cores: {os.cpu_count()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,190 @@
+// The dataset page's "Metric runs" panel: a form that starts a run through the
+// API, and a list of runs whose progress is polled until they end.
+(function () {
+  "use strict";
+  var panel = document.getElementById("metric-runs");
+  if (!panel) return;
+  var runsUrl = panel.getAttribute("data-runs-url");
+  var data = JSON.parse(document.getElementById("metric-form-data").textContent);
+  var form = document.getElementById("metric-run-form");
+  var select = document.getElementById("metric-select");
+  var optionsBox = document.getElementById("metric-options");
+  var errorBox = document.getElementById("metric-run-error");
+  var body = document.getElementById("metric-runs-body");
+  var csrf = form.querySelector('input[name="csrfmiddlewaretoken"]').value;
+  var timer = null;
+
+  Object.keys(data.metrics).forEach(function (name) {
+    var opt = document.createElement("option");
+    opt.value = name;
+    opt.textContent = name + (data.metrics[name].uses_model ? " (model)" : "");
+    if (name === data["default"]) opt.selected = true;
+    select.appendChild(opt);
+  });
+
+  // One input per option, typed by its default; the model option offers the configured models.
+  function renderOptions() {
+    optionsBox.textContent = "";
+    var options = data.metrics[select.value].options;
+    Object.keys(options).forEach(function (key) {
+      var value = options[key];
+      var label = document.createElement("label");
+      label.className = "field";
+      var span = document.createElement("span");
+      span.textContent = key;
+      label.appendChild(span);
+      var input;
+      if (key === "model" && (value === null || data.models.indexOf(value) >= 0)) {
+        input = document.createElement("select");
+        data.models.forEach(function (m) {
+          var o = document.createElement("option");
+          o.value = m;
+          o.textContent = m;
+          input.appendChild(o);
+        });
+        var other = document.createElement("option");
+        other.value = "";
+        other.textContent = "(metric default)";
+        if (value !== null) input.appendChild(other);
+        input.value = value === null ? data.models[0] : value;
+      } else if (typeof value === "boolean") {
+        input = document.createElement("input");
+        input.type = "checkbox";
+        input.checked = value;
+        label.className = "field field-inline";
+      } else {
+        input = document.createElement("input");
+        input.type = "text";
+        input.value = value === null ? "" : (typeof value === "object" ? JSON.stringify(value) : String(value));
+        input.placeholder = value === null ? "none" : "";
+      }
+      input.name = "opt-" + key;
+      input.setAttribute("data-option", key);
+      label.appendChild(input);
+      optionsBox.appendChild(label);
+    });
+  }
+
+  // Only options changed from their defaults are sent (strings are typed by the server).
+  function chosenOptions() {
+    var defaults = data.metrics[select.value].options;
+    var chosen = {};
+    optionsBox.querySelectorAll("[data-option]").forEach(function (input) {
+      var key = input.getAttribute("data-option");
+      var def = defaults[key];
+      if (input.type === "checkbox") {
+        if (input.checked !== def) chosen[key] = input.checked;
+        return;
+      }
+      var text = input.value.trim();
+      var defText = def === null ? "" : (typeof def === "object" ? JSON.stringify(def) : String(def));
+      if (text !== defText) chosen[key] = text === "" ? null : text;
+    });
+    return chosen;
+  }
+
+  function fmt(value) {
+    return typeof value === "number" ? value.toFixed(4) : "–";
+  }
+
+  function row(run) {
+    var tr = document.createElement("tr");
+    tr.setAttribute("data-run-id", run.id);
+    tr.setAttribute("data-status", run.status);
+    function cell(field, text, cls) {
+      var td = document.createElement("td");
+      if (field) td.setAttribute("data-field", field);
+      if (cls) td.className = cls;
+      td.textContent = text;  // text, never HTML
+      tr.appendChild(td);
+      return td;
+    }
+    cell("id", "#" + run.id);
+    var m = cell("metric", run.metric);
+    if (run.signature) m.title = run.signature;
+    var st = cell("status", run.status);
+    if (run.error) {
+      var err = document.createElement("div");
+      err.className = "field-error small";
+      err.setAttribute("data-field", "error");
+      err.textContent = run.error;
+      st.appendChild(err);
+    }
+    var prog = cell("progress", "");
+    var bar = document.createElement("progress");
+    bar.max = 100;
+    bar.value = run.percent;
+    prog.appendChild(bar);
+    var pct = document.createElement("span");
+    pct.className = "small muted";
+    pct.setAttribute("data-field", "percent");
+    pct.textContent = " " + run.done + "/" + run.total + " (" + Math.round(run.percent) + "%)";
+    prog.appendChild(pct);
+    cell("score", run.corpus ? fmt(run.corpus.score) : "", "num");
+    var actions = cell("", "");
+    if (run.status === "queued" || run.status === "running") {
+      var b = document.createElement("button");
+      b.type = "button";
+      b.className = "btn btn-small";
+      b.textContent = "Cancel";
+      b.addEventListener("click", function () { post("/api/metric-runs/" + run.id + "/cancel/", {}); });
+      actions.appendChild(b);
+    }
+    return tr;
+  }
+
+  function show(runs) {
+    body.textContent = "";
+    if (!runs.length) {
+      var tr = document.createElement("tr");
+      var td = document.createElement("td");
+      td.colSpan = 6;
+      td.className = "muted";
+      td.textContent = "No metric runs yet.";
+      tr.appendChild(td);
+      body.appendChild(tr);
+    }
+    runs.forEach(function (run) { body.appendChild(row(run)); });
+  }
+
+  function refresh() {
+    clearTimeout(timer);
+    fetch(runsUrl, {headers: {Accept: "application/json"}, credentials: "same-origin"})
+      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (page) {
+        if (!page) return;
+        show(page.results);
+        var active = page.results.some(function (r) { return r.status === "queued" || r.status === "running"; });
+        if (active) timer = setTimeout(refresh, 1000);
+      })
+      .catch(function () { timer = setTimeout(refresh, 3000); });
+  }
+
+  function post(url, payload) {
+    return fetch(url, {
+      method: "POST", credentials: "same-origin",
+      headers: {"Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrf},
+      body: JSON.stringify(payload)
+    }).then(function (r) {
+      return r.json().catch(function () { return {}; }).then(function (json) {
+        if (!r.ok) {
+          var msg = json.detail || Object.keys(json).map(function (k) { return k + ": " + json[k]; }).join("; ");
+          errorBox.textContent = msg || ("Error " + r.status);
+          errorBox.hidden = false;
+        } else {
+          errorBox.hidden = true;
+        }
+        refresh();
+        return json;
+      });
+    });
+  }
+
+  select.addEventListener("change", renderOptions);
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    post(runsUrl, {metric: select.value, options: chosenOptions(), rerun: form.elements.rerun.checked});
+  });
+  renderOptions();
+  refresh();
+})();

@@ -1,0 +1,87 @@
+"""Metric runs from the dataset page with a real worker: progress reaches
+100%, scores appear on the item page; a failing run shows its message;
+annotators see neither the panel nor scores."""
+import pytest
+
+from annotations.models import Membership
+from metrics.models import MetricRun, RunStatus
+from tests.annotations.factories import MembershipFactory, UserFactory
+from tests.browser.conftest import log_in
+from tests.metrics.conftest import build_dataset
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def lab(live_server):
+    dataset = build_dataset(name="browser-ds", items=6, systems=2)
+    MembershipFactory(project=dataset.project, user=UserFactory(username="rita"), role=Membership.Role.RESEARCHER)
+    MembershipFactory(project=dataset.project, user=UserFactory(username="anna"), role=Membership.Role.ANNOTATOR)
+    return dataset
+
+
+@pytest.fixture
+def absent_model(monkeypatch, settings):
+    """A configured model whose directory the worker lacks (set before the worker starts)."""
+    monkeypatch.setenv("WORKBENCH_MODELS", '{"absent-model": "/nonexistent/absent-model"}')
+    settings.WORKBENCH_MODELS = {"absent-model": "/nonexistent/absent-model"}
+
+
+def test_start_run_see_progress_and_scores(page, lab, absent_model, celery_worker_process, screenshot_dir):
+    log_in(page, "rita", "pw-123456")
+    page.goto(f"/datasets/{lab.pk}/")
+    panel = page.locator("#metric-runs")
+    panel.get_by_label("Metric").select_option("chrf")
+    panel.get_by_label("word_order").fill("2")
+    panel.get_by_role("button", name="Start run").click()
+    row = panel.locator("tr[data-run-id]").first
+    row.locator('[data-field="percent"]').filter(has_text="(100%)").wait_for(timeout=60_000)
+    assert row.get_attribute("data-status") == "done"
+    run = MetricRun.objects.get()
+    assert run.status == RunStatus.DONE and run.options["word_order"] == 2 and not run.sync
+    assert row.locator('[data-field="score"]').inner_text() == f"{run.corpus['score']:.4f}"
+    page.screenshot(path=screenshot_dir / "metric-runs.png", full_page=True)
+
+    item = lab.items.order_by("position").first()
+    page.goto(f"/items/{item.pk}/")
+    scores = page.locator('.metric-score[data-metric="chrf"] dd')
+    assert scores.count() == 2
+    from metrics.selectors import scores_by_output
+
+    want = {f"{v:.4f}" for oid, v in scores_by_output(run=run).items() if oid in set(
+        item.outputs.values_list("pk", flat=True))}
+    assert set(scores.all_inner_texts()) == want
+
+    # A run whose model is missing fails with its message in the list.
+    page.goto(f"/datasets/{lab.pk}/")
+    panel.get_by_label("Metric").select_option("semdist")
+    panel.locator('[data-option="model"]').select_option("absent-model")
+    panel.get_by_role("button", name="Start run").click()
+    failed = panel.locator('tr[data-status="failed"]')
+    failed.wait_for(timeout=60_000)
+    message = failed.locator('[data-field="error"]').inner_text()
+    assert "model 'absent-model' is configured in WORKBENCH_MODELS as /nonexistent/absent-model" in message
+    assert MetricRun.objects.get(status=RunStatus.FAILED).error == message
+
+
+def test_bad_option_is_shown_and_annotators_see_no_scores(page, lab):
+    log_in(page, "rita", "pw-123456")
+    page.goto(f"/datasets/{lab.pk}/")
+    panel = page.locator("#metric-runs")
+    panel.get_by_label("Metric").select_option("chrf")
+    panel.get_by_label("word_order").fill("two")
+    panel.get_by_role("button", name="Start run").click()
+    page.locator("#metric-run-error").filter(has_text="expected int").wait_for()
+    assert not MetricRun.objects.exists()
+
+    from metrics.services import run_create, run_execute_sync
+
+    run_execute_sync(run=run_create(dataset=lab, metric="chrf", sync=True)[0])
+    page.context.clear_cookies()
+    log_in(page, "anna", "pw-123456")
+    page.goto(f"/datasets/{lab.pk}/")
+    assert page.locator("#metric-runs").count() == 0
+    item = lab.items.order_by("position").first()
+    page.goto(f"/items/{item.pk}/")
+    assert page.locator(".metric-score").count() == 0
+    assert "chrf" not in page.content()
