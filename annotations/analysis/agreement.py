@@ -153,30 +153,32 @@ def cohen_kappas(table: Table, names: dict[int, str] | None = None, *, min_commo
     """Cohen's kappa (nominal) for every pair of annotators with `min_common` units in common."""
     from statsmodels.stats.inter_rater import cohens_kappa
 
-    by_annotator: dict[int, dict[int, float]] = {}
-    for u, a, v in zip(table.units.tolist(), table.annotators.tolist(), table.values.tolist()):
-        by_annotator.setdefault(a, {})[u] = v
-    if len(by_annotator) > max_annotators:
+    domain, cats = np.unique(table.values, return_inverse=True)
+    order = np.lexsort((table.units, table.annotators))
+    ann, units, codes = table.annotators[order], table.units[order], cats[order]
+    people, first = np.unique(ann, return_index=True)
+    if len(people) > max_annotators:
         return {}
+    bounds = dict(zip(people.tolist(), zip(first.tolist(), np.r_[first[1:], len(ann)].tolist())))
     out = {}
     names = names or {}
-    for a, b in combinations(sorted(by_annotator), 2):
-        common = by_annotator[a].keys() & by_annotator[b].keys()
-        if len(common) < min_common:
+    v = len(domain)
+    for a, b in combinations(people.tolist(), 2):
+        (sa, ea), (sb, eb) = bounds[a], bounds[b]
+        _, ia, ib = np.intersect1d(units[sa:ea], units[sb:eb], return_indices=True)
+        if len(ia) < min_common:
             continue
-        x = [by_annotator[a][u] for u in common]
-        y = [by_annotator[b][u] for u in common]
-        cats = sorted(set(x) | set(y))
-        index = {c: i for i, c in enumerate(cats)}
-        ct = np.zeros((len(cats), len(cats)))
-        for xi, yi in zip(x, y):
-            ct[index[xi], index[yi]] += 1
-        if len(cats) < 2:
+        x, y = codes[sa:ea][ia], codes[sb:eb][ib]
+        used = np.unique(np.r_[x, y])
+        index = np.full(v, -1)
+        index[used] = np.arange(len(used))
+        ct = np.bincount(index[x] * len(used) + index[y], minlength=len(used) ** 2).reshape(len(used), len(used))
+        if len(used) < 2:
             kappa = float("nan")
         else:
             with np.errstate(all="ignore"):
-                kappa = float(cohens_kappa(ct, return_results=False))
-        out[f"{names.get(a, a)}|{names.get(b, b)}"] = {"kappa": _clean(kappa), "n": len(common)}
+                kappa = float(cohens_kappa(ct.astype(float), return_results=False))
+        out[f"{names.get(a, a)}|{names.get(b, b)}"] = {"kappa": _clean(kappa), "n": int(len(ia))}
     return out
 
 

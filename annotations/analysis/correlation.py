@@ -89,11 +89,64 @@ def correlate(human: np.ndarray, metric: np.ndarray, method: str, average_by: st
     if method == "acc23":
         value, epsilon = acc23(vectors)
         return {"value": value, "n": n, "groups": len(vectors), "epsilon": epsilon}
-    fn = FUNCTIONS[method]
-    values = np.array([fn(h, m) for h, m in vectors], dtype=float)
+    if average_by != "none" and vectors:
+        values = _batched(human, metric, method, average_by)
+    else:
+        fn = FUNCTIONS[method]
+        values = np.array([fn(h, m) for h, m in vectors], dtype=float)
     values = values[~np.isnan(values)]
     value = float(values.mean()) if len(values) else float("nan")
     return {"value": value, "n": n, "groups": int(len(values))}
+
+
+def _grid(human, metric, average_by):
+    h = np.atleast_2d(np.asarray(human, dtype=float))
+    m = np.atleast_2d(np.asarray(metric, dtype=float))
+    if average_by == "item":
+        h, m = h.T, m.T
+    ok = ~np.isnan(h) & ~np.isnan(m)
+    keep = ok.sum(axis=1) >= 2
+    return h[keep], m[keep], ok[keep]
+
+
+def _row_ranks(x: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    out = np.full(x.shape, np.nan)
+    for k in range(x.shape[0]):
+        out[k, ok[k]] = stats.rankdata(x[k, ok[k]])
+    return out
+
+
+def _batched(human, metric, method: str, average_by: str) -> np.ndarray:
+    """One correlation per row (system or item) for many short rows at once; same values as
+    the per-row scipy calls (tests compare them), NaN where scipy / mt-metrics-eval give NaN."""
+    h, m, ok = _grid(human, metric, average_by)
+    if method == "spearman":
+        h, m = _row_ranks(h, ok), _row_ranks(m, ok)
+    if method in ("pearson", "spearman"):
+        n = ok.sum(axis=1)
+        hz = np.where(ok, h, 0.0)
+        mz = np.where(ok, m, 0.0)
+        hc = np.where(ok, h - (hz.sum(axis=1) / n)[:, None], 0.0)
+        mc = np.where(ok, m - (mz.sum(axis=1) / n)[:, None], 0.0)
+        sh = np.sqrt((hc * hc).sum(axis=1))
+        sm = np.sqrt((mc * mc).sum(axis=1))
+        const_h = np.array([np.all(h[k, ok[k]] == h[k, ok[k]][0]) for k in range(len(h))], dtype=bool)
+        const_m = np.array([np.all(m[k, ok[k]] == m[k, ok[k]][0]) for k in range(len(m))], dtype=bool)
+        with np.errstate(all="ignore"):
+            r = (hc * mc).sum(axis=1) / (sh * sm)
+        r = np.clip(r, -1.0, 1.0)
+        r[const_h | const_m] = np.nan
+        return r
+    if method == "kendall" and h.shape[1] <= 200:
+        # tau-b = sum sign(dh) sign(dm) / sqrt(#pairs untied in h * #pairs untied in m), pairs i < j.
+        i, j = np.triu_indices(h.shape[1], k=1)
+        both = ok[:, i] & ok[:, j]
+        sh = np.where(both, np.sign(h[:, i] - h[:, j]), 0.0)
+        sm = np.where(both, np.sign(m[:, i] - m[:, j]), 0.0)
+        with np.errstate(all="ignore"):
+            return (sh * sm).sum(axis=1) / np.sqrt(np.abs(sh).sum(axis=1) * np.abs(sm).sum(axis=1))
+    fn = FUNCTIONS[method]
+    return np.array([fn(h[k, ok[k]], m[k, ok[k]]) for k in range(len(h))], dtype=float)
 
 
 def acc23(vectors: list[tuple[np.ndarray, np.ndarray]]) -> tuple[float, float]:
