@@ -82,13 +82,23 @@ def rows(human: np.ndarray, metric: np.ndarray, average_by: str) -> list[tuple[n
     return out
 
 
-def correlate(human: np.ndarray, metric: np.ndarray, method: str, average_by: str = "none") -> dict:
+# acc23 over more pairs than this samples pairs, as mt-metrics-eval's `sample_rate` does.
+MAX_PAIRS = 20_000_000
+
+
+def correlate(human: np.ndarray, metric: np.ndarray, method: str, average_by: str = "none", *,
+              seed: int = 0) -> dict:
     """{"value": r, "n": pairs used, "groups": rows averaged}; acc23 adds "epsilon"."""
     vectors = rows(human, metric, average_by)
     n = int(sum(len(h) for h, _ in vectors))
     if method == "acc23":
-        value, epsilon = acc23(vectors)
-        return {"value": value, "n": n, "groups": len(vectors), "epsilon": epsilon}
+        total = sum(len(h) * (len(h) - 1) // 2 for h, _ in vectors)
+        rate = 1.0 if total <= MAX_PAIRS else MAX_PAIRS / total
+        value, epsilon = acc23(vectors, sample_rate=rate, seed=seed)
+        out = {"value": value, "n": n, "groups": len(vectors), "epsilon": epsilon}
+        if rate < 1.0:
+            out["sample_rate"] = rate
+        return out
     if average_by != "none" and vectors:
         values = _batched(human, metric, method, average_by)
     else:
@@ -149,7 +159,30 @@ def _batched(human, metric, method: str, average_by: str) -> np.ndarray:
     return np.array([fn(h[k, ok[k]], m[k, ok[k]]) for k in range(len(h))], dtype=float)
 
 
-def acc23(vectors: list[tuple[np.ndarray, np.ndarray]]) -> tuple[float, float]:
+def _pairs(n: int, rate: float, rng) -> tuple[np.ndarray, np.ndarray]:
+    if rate >= 1.0:
+        return np.triu_indices(n, k=1)
+    # Each of the n(n-1)/2 pairs kept with probability `rate` (drawn by index, not enumerated).
+    total = n * (n - 1) // 2
+    k = rng.binomial(total, rate)
+    flat = np.unique(rng.integers(0, total, k))
+    # Row-major index of pair (i, j), i < j: flat = i*n - i(i+1)/2 + (j - i - 1).
+    i = (n - 0.5 - np.sqrt((n - 0.5) ** 2 - 2 * flat)).astype(np.int64)
+    i = np.clip(i, 0, n - 2)
+    start = i * n - i * (i + 1) // 2
+    too_far = flat < start
+    i[too_far] -= 1
+    start = i * n - i * (i + 1) // 2
+    nxt = (i + 1) * n - (i + 1) * (i + 2) // 2
+    fix = flat >= nxt
+    i[fix] += 1
+    start = i * n - i * (i + 1) // 2
+    j = flat - start + i + 1
+    return i, j
+
+
+def acc23(vectors: list[tuple[np.ndarray, np.ndarray]], *, sample_rate: float = 1.0,
+          seed: int = 0) -> tuple[float, float]:
     """Tie-calibrated pairwise accuracy, averaged over rows; returns (accuracy, epsilon).
 
     Each pair contributes to its row's (concordant + tied-in-both) count; when
@@ -160,8 +193,9 @@ def acc23(vectors: list[tuple[np.ndarray, np.ndarray]]) -> tuple[float, float]:
     """
     diffs, deltas, base = [], [], 0.0
     n_rows = 0
+    rng = np.random.default_rng(seed)
     for h, m in vectors:
-        i, j = np.triu_indices(len(h), k=1)
+        i, j = _pairs(len(h), sample_rate, rng)
         if len(i) == 0:
             continue
         n_rows += 1
