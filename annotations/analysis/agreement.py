@@ -18,6 +18,8 @@ import numpy as np
 from scipy import sparse
 
 LEVELS = ("nominal", "ordinal", "interval")
+# Bootstrap resamples computed together (one sparse x dense product per batch).
+BATCH = 25
 
 
 @dataclass
@@ -153,30 +155,32 @@ def cohen_kappas(table: Table, names: dict[int, str] | None = None, *, min_commo
     """Cohen's kappa (nominal) for every pair of annotators with `min_common` units in common."""
     from statsmodels.stats.inter_rater import cohens_kappa
 
-    by_annotator: dict[int, dict[int, float]] = {}
-    for u, a, v in zip(table.units.tolist(), table.annotators.tolist(), table.values.tolist()):
-        by_annotator.setdefault(a, {})[u] = v
-    if len(by_annotator) > max_annotators:
+    domain, cats = np.unique(table.values, return_inverse=True)
+    order = np.lexsort((table.units, table.annotators))
+    ann, units, codes = table.annotators[order], table.units[order], cats[order]
+    people, first = np.unique(ann, return_index=True)
+    if len(people) > max_annotators:
         return {}
+    bounds = dict(zip(people.tolist(), zip(first.tolist(), np.r_[first[1:], len(ann)].tolist())))
     out = {}
     names = names or {}
-    for a, b in combinations(sorted(by_annotator), 2):
-        common = by_annotator[a].keys() & by_annotator[b].keys()
-        if len(common) < min_common:
+    v = len(domain)
+    for a, b in combinations(people.tolist(), 2):
+        (sa, ea), (sb, eb) = bounds[a], bounds[b]
+        _, ia, ib = np.intersect1d(units[sa:ea], units[sb:eb], return_indices=True)
+        if len(ia) < min_common:
             continue
-        x = [by_annotator[a][u] for u in common]
-        y = [by_annotator[b][u] for u in common]
-        cats = sorted(set(x) | set(y))
-        index = {c: i for i, c in enumerate(cats)}
-        ct = np.zeros((len(cats), len(cats)))
-        for xi, yi in zip(x, y):
-            ct[index[xi], index[yi]] += 1
-        if len(cats) < 2:
+        x, y = codes[sa:ea][ia], codes[sb:eb][ib]
+        used = np.unique(np.r_[x, y])
+        index = np.full(v, -1)
+        index[used] = np.arange(len(used))
+        ct = np.bincount(index[x] * len(used) + index[y], minlength=len(used) ** 2).reshape(len(used), len(used))
+        if len(used) < 2:
             kappa = float("nan")
         else:
             with np.errstate(all="ignore"):
-                kappa = float(cohens_kappa(ct, return_results=False))
-        out[f"{names.get(a, a)}|{names.get(b, b)}"] = {"kappa": _clean(kappa), "n": len(common)}
+                kappa = float(cohens_kappa(ct.astype(float), return_results=False))
+        out[f"{names.get(a, a)}|{names.get(b, b)}"] = {"kappa": _clean(kappa), "n": int(len(ia))}
     return out
 
 
@@ -244,22 +248,34 @@ def bootstrap_intervals(counts: Counts, fl: np.ndarray, *, reps: int, seed: int)
     share = (np.asarray(m.multiply(m).sum(axis=1)).ravel() - n_u) / (n_u * (n_u - 1))
     modal = np.bincount(n_u.astype(int)).argmax()
     modal_rows = np.flatnonzero(n_u == modal)
-    fl_sparse = sparse.csr_matrix(fl)
+    fl_sparse = m[modal_rows]  # the rows of `fl`, kept sparse
     n_f = float(modal)
     p_unit = (np.asarray(fl_sparse.multiply(fl_sparse).sum(axis=1)).ravel() - n_f) / (n_f * (n_f - 1)) \
         if n_f > 1 else np.zeros(fl.shape[0])
-    for _ in range(reps):
-        w = np.bincount(rng.integers(0, u, u), minlength=u).astype(float)
-        o = np.asarray(contrib.T @ w).reshape(v, v)
-        for lv in LEVELS:
-            samples[f"krippendorff_alpha_{lv}"].append(alpha_from_coincidences(o, counts.domain, lv))
-        samples["percent_agreement"].append(float(w @ share / w.sum()))
-        fw = w[modal_rows]
-        if fw.sum() and n_f > 1:
-            p_cat = (fl_sparse.T @ fw) / (fw.sum() * n_f)
-            p_exp = float((p_cat * p_cat).sum())
-            p_mean = float(fw @ p_unit / fw.sum())
-            samples["fleiss_kappa"].append((p_mean - p_exp) / (1 - p_exp) if p_exp != 1 else float("nan"))
+    done = 0
+    while done < reps:
+        b = min(BATCH, reps - done)
+        # b resamples at once: multiplicity weights, one row per resample (same draws as one at a time).
+        draws = np.stack([rng.integers(0, u, u) for _ in range(b)])
+        w = np.stack([np.bincount(d, minlength=u) for d in draws]).astype(float)
+        o_all = np.asarray(contrib.T @ w.T)  # (v*v) x b
+        pct = (w @ share) / w.sum(axis=1)
+        fw = w[:, modal_rows]
+        if n_f > 1:
+            p_cat_all = np.asarray(fl_sparse.T @ fw.T)  # categories x b
+            p_mean_all = (fw @ p_unit)
+        for k in range(b):
+            o = o_all[:, k].reshape(v, v)
+            for lv in LEVELS:
+                samples[f"krippendorff_alpha_{lv}"].append(alpha_from_coincidences(o, counts.domain, lv))
+            samples["percent_agreement"].append(float(pct[k]))
+            total = fw[k].sum()
+            if total and n_f > 1:
+                p_cat = p_cat_all[:, k] / (total * n_f)
+                p_exp = float((p_cat * p_cat).sum())
+                p_mean = float(p_mean_all[k] / total)
+                samples["fleiss_kappa"].append((p_mean - p_exp) / (1 - p_exp) if p_exp != 1 else float("nan"))
+        done += b
     return {k: _interval(v) for k, v in samples.items()} | {"reps": reps, "seed": seed}
 
 

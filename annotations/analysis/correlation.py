@@ -82,21 +82,107 @@ def rows(human: np.ndarray, metric: np.ndarray, average_by: str) -> list[tuple[n
     return out
 
 
-def correlate(human: np.ndarray, metric: np.ndarray, method: str, average_by: str = "none") -> dict:
+# acc23 over more pairs than this samples pairs, as mt-metrics-eval's `sample_rate` does.
+MAX_PAIRS = 20_000_000
+
+
+def correlate(human: np.ndarray, metric: np.ndarray, method: str, average_by: str = "none", *,
+              seed: int = 0) -> dict:
     """{"value": r, "n": pairs used, "groups": rows averaged}; acc23 adds "epsilon"."""
     vectors = rows(human, metric, average_by)
     n = int(sum(len(h) for h, _ in vectors))
     if method == "acc23":
-        value, epsilon = acc23(vectors)
-        return {"value": value, "n": n, "groups": len(vectors), "epsilon": epsilon}
-    fn = FUNCTIONS[method]
-    values = np.array([fn(h, m) for h, m in vectors], dtype=float)
+        total = sum(len(h) * (len(h) - 1) // 2 for h, _ in vectors)
+        rate = 1.0 if total <= MAX_PAIRS else MAX_PAIRS / total
+        value, epsilon = acc23(vectors, sample_rate=rate, seed=seed)
+        out = {"value": value, "n": n, "groups": len(vectors), "epsilon": epsilon}
+        if rate < 1.0:
+            out["sample_rate"] = rate
+        return out
+    if average_by != "none" and vectors:
+        values = _batched(human, metric, method, average_by)
+    else:
+        fn = FUNCTIONS[method]
+        values = np.array([fn(h, m) for h, m in vectors], dtype=float)
     values = values[~np.isnan(values)]
     value = float(values.mean()) if len(values) else float("nan")
     return {"value": value, "n": n, "groups": int(len(values))}
 
 
-def acc23(vectors: list[tuple[np.ndarray, np.ndarray]]) -> tuple[float, float]:
+def _grid(human, metric, average_by):
+    h = np.atleast_2d(np.asarray(human, dtype=float))
+    m = np.atleast_2d(np.asarray(metric, dtype=float))
+    if average_by == "item":
+        h, m = h.T, m.T
+    ok = ~np.isnan(h) & ~np.isnan(m)
+    keep = ok.sum(axis=1) >= 2
+    return h[keep], m[keep], ok[keep]
+
+
+def _row_ranks(x: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    out = np.full(x.shape, np.nan)
+    for k in range(x.shape[0]):
+        out[k, ok[k]] = stats.rankdata(x[k, ok[k]])
+    return out
+
+
+def _batched(human, metric, method: str, average_by: str) -> np.ndarray:
+    """One correlation per row (system or item) for many short rows at once; same values as
+    the per-row scipy calls (tests compare them), NaN where scipy / mt-metrics-eval give NaN."""
+    h, m, ok = _grid(human, metric, average_by)
+    if method == "spearman":
+        h, m = _row_ranks(h, ok), _row_ranks(m, ok)
+    if method in ("pearson", "spearman"):
+        n = ok.sum(axis=1)
+        hz = np.where(ok, h, 0.0)
+        mz = np.where(ok, m, 0.0)
+        hc = np.where(ok, h - (hz.sum(axis=1) / n)[:, None], 0.0)
+        mc = np.where(ok, m - (mz.sum(axis=1) / n)[:, None], 0.0)
+        sh = np.sqrt((hc * hc).sum(axis=1))
+        sm = np.sqrt((mc * mc).sum(axis=1))
+        const_h = np.array([np.all(h[k, ok[k]] == h[k, ok[k]][0]) for k in range(len(h))], dtype=bool)
+        const_m = np.array([np.all(m[k, ok[k]] == m[k, ok[k]][0]) for k in range(len(m))], dtype=bool)
+        with np.errstate(all="ignore"):
+            r = (hc * mc).sum(axis=1) / (sh * sm)
+        r = np.clip(r, -1.0, 1.0)
+        r[const_h | const_m] = np.nan
+        return r
+    if method == "kendall" and h.shape[1] <= 200:
+        # tau-b = sum sign(dh) sign(dm) / sqrt(#pairs untied in h * #pairs untied in m), pairs i < j.
+        i, j = np.triu_indices(h.shape[1], k=1)
+        both = ok[:, i] & ok[:, j]
+        sh = np.where(both, np.sign(h[:, i] - h[:, j]), 0.0)
+        sm = np.where(both, np.sign(m[:, i] - m[:, j]), 0.0)
+        with np.errstate(all="ignore"):
+            return (sh * sm).sum(axis=1) / np.sqrt(np.abs(sh).sum(axis=1) * np.abs(sm).sum(axis=1))
+    fn = FUNCTIONS[method]
+    return np.array([fn(h[k, ok[k]], m[k, ok[k]]) for k in range(len(h))], dtype=float)
+
+
+def _pairs(n: int, rate: float, rng) -> tuple[np.ndarray, np.ndarray]:
+    if rate >= 1.0:
+        return np.triu_indices(n, k=1)
+    # Each of the n(n-1)/2 pairs kept with probability `rate` (drawn by index, not enumerated).
+    total = n * (n - 1) // 2
+    k = rng.binomial(total, rate)
+    flat = np.unique(rng.integers(0, total, k))
+    # Row-major index of pair (i, j), i < j: flat = i*n - i(i+1)/2 + (j - i - 1).
+    i = (n - 0.5 - np.sqrt((n - 0.5) ** 2 - 2 * flat)).astype(np.int64)
+    i = np.clip(i, 0, n - 2)
+    start = i * n - i * (i + 1) // 2
+    too_far = flat < start
+    i[too_far] -= 1
+    start = i * n - i * (i + 1) // 2
+    nxt = (i + 1) * n - (i + 1) * (i + 2) // 2
+    fix = flat >= nxt
+    i[fix] += 1
+    start = i * n - i * (i + 1) // 2
+    j = flat - start + i + 1
+    return i, j
+
+
+def acc23(vectors: list[tuple[np.ndarray, np.ndarray]], *, sample_rate: float = 1.0,
+          seed: int = 0) -> tuple[float, float]:
     """Tie-calibrated pairwise accuracy, averaged over rows; returns (accuracy, epsilon).
 
     Each pair contributes to its row's (concordant + tied-in-both) count; when
@@ -107,8 +193,9 @@ def acc23(vectors: list[tuple[np.ndarray, np.ndarray]]) -> tuple[float, float]:
     """
     diffs, deltas, base = [], [], 0.0
     n_rows = 0
+    rng = np.random.default_rng(seed)
     for h, m in vectors:
-        i, j = np.triu_indices(len(h), k=1)
+        i, j = _pairs(len(h), sample_rate, rng)
         if len(i) == 0:
             continue
         n_rows += 1

@@ -109,9 +109,6 @@ def rankings(campaign: Campaign, *, criterion: str | None, annotators: str = INC
 
 # ---- meta-evaluation table -----------------------------------------------------
 
-ACC23_FLAT_LIMIT = 3000
-
-
 def meta_table(campaign: Campaign, *, annotators: str = INCLUDED, systems: list[str] | None = None,
                normalize: str = "none") -> dict:
     """Every done run x every criterion x every method; the best value per column marked."""
@@ -147,11 +144,7 @@ def meta_table(campaign: Campaign, *, annotators: str = INCLUDED, systems: list[
                     Hs, Ms, _ = report._system_level(run, syss, H, M, sign)
                     res = co.correlate(Hs, Ms, "pearson", "none")
                 else:
-                    group = col["group_by"]
-                    if col["method"] == "acc23" and np.isfinite(H).sum() > ACC23_FLAT_LIMIT:
-                        group = "item"  # all pairs of a large flattened set would not fit in memory
-                        col["group_by"] = "item"
-                    res = co.correlate(H, M, col["method"], group)
+                    res = co.correlate(H, M, col["method"], col["group_by"])
                 v = res["value"]
                 cells.append({"value": None if not np.isfinite(v) else float(v), "n": res["n"]})
             rows.append({"run": run.pk, "metric": run.metric, "signature": run.signature,

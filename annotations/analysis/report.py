@@ -281,6 +281,8 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
            "groups": res["groups"], "bootstrap": {"reps": bootstrap, "seed": seed, "resampled": "items"}}
     if method == "acc23":
         out["epsilon"] = res["epsilon"]
+        if "sample_rate" in res:
+            out["sample_rate"] = res["sample_rate"]
     if compare:
         run2 = run_for_metric(dataset=campaign.dataset, metric=compare)
         if run2 is None:

@@ -141,3 +141,15 @@ def test_bootstrap_interval_is_seeded():
     a = co.bootstrap_ci(h, m, "pearson", reps=100, seed=2)
     assert a == co.bootstrap_ci(h, m, "pearson", reps=100, seed=2)
     assert a[0] < co.correlate(h, m, "pearson")["value"] < a[1]
+
+
+def test_acc23_samples_pairs_beyond_the_limit(monkeypatch):
+    rng = np.random.default_rng(7)
+    h = rng.integers(0, 5, (1, 400)).astype(float)
+    m = h + rng.normal(scale=1.0, size=h.shape)
+    exact = co.correlate(h, m, "acc23")
+    assert "sample_rate" not in exact
+    monkeypatch.setattr(co, "MAX_PAIRS", 20_000)  # 79,800 pairs -> about a quarter sampled
+    sampled = co.correlate(h, m, "acc23")
+    assert sampled["sample_rate"] == pytest.approx(20_000 / 79_800)
+    assert sampled["value"] == pytest.approx(exact["value"], abs=0.02)
