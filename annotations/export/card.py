@@ -34,9 +34,10 @@ def workbench_version() -> str:
 
 def campaign_configuration(*, campaign: Campaign, systems: list[str], criteria: list[str]) -> dict:
     """campaign.json: everything needed to re-create the campaign (`create_campaign` or `campaign_create`)."""
-    from annotations.quality.selectors import quality_settings_get
+    # The model, not annotations.quality.selectors (which loads scipy.stats: ~60 MB for one row).
+    from annotations.quality.models import QualitySettings
 
-    qs = quality_settings_get(campaign=campaign)
+    qs = QualitySettings.objects.filter(campaign=campaign).first() or QualitySettings(campaign=campaign)
     return {
         "name": campaign.name,
         "dataset": campaign.dataset.name,
@@ -109,7 +110,7 @@ def _md(text: str) -> str:
 
 
 def card_text(*, campaign: Campaign, options, result, configuration: dict, runs: list, qc_active: bool,
-              n_quality: int, n_included: int, items_total: int, ext: str) -> str:
+              n_quality: int, n_included: int, items_total: int, ext: str, reliability_computed: bool = True) -> str:
     c = configuration
     scale = c["scale"]
     lines: list[str] = []
@@ -181,6 +182,9 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
     else:
         add("- Quality control: not in use for this campaign (no controls, rules or decisions): every annotator "
             "counts as included")
+    if not reliability_computed:
+        add("- Annotator reliability figures (`provenance.annotator_reliability`) were not computed for this "
+            "export (a large campaign without quality control); `manage.py quality --campaign NAME` gives them")
     add("")
     add("### 3.3 Experimental design")
     add("")
