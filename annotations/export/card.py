@@ -100,6 +100,11 @@ def _fmt(value) -> str:
     return str(value)
 
 
+def _cell(text: str) -> str:
+    """Text inside a Markdown table cell: a pipe would end the cell."""
+    return _md(text).replace("|", "\\|")
+
+
 def _num(value) -> str:
     return "unbounded" if value is None else f"{value:g}"
 
@@ -201,6 +206,11 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
     if campaign.protocol == Campaign.Protocol.ESA:
         add(f"- Error severities: {', '.join(c['severities']) or 'minor, major'}")
     add(f"- Counterbalancing: {c['counterbalancing']}")
+    qc = c["quality_control"]
+    add(f"- Controls mixed into the annotators' batches: degraded copies {qc['degraded_share']:g} of a batch"
+        + (f" ({', '.join(qc['degrade_kinds'])}, strength {qc['degrade_strength']:g})" if qc["degrade_kinds"] else "")
+        + f", repeats {qc['repeat_share']:g}, gold / tutorial units {qc['gold_units']}; their answers are "
+          "never exported as judgements")
     add(f"- Shown to annotators: input {'yes' if c['show_source'] else 'no'}, references "
         f"{'yes' if c['show_reference'] else 'no'}; system names never")
     add(f"- Units per batch: {c['units_per_batch']}; timeout {c['assignment_timeout_minutes']} minutes; "
@@ -213,7 +223,7 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
     add("")
     add("| filter | judgements before | judgements after | items before | items after |\n|---|---|---|---|---|")
     for step in result.filters:
-        add(f"| {_md(step['label'])} | {step['judgements_before']} | {step['judgements_after']} | "
+        add(f"| {_cell(step['label'])} | {step['judgements_before']} | {step['judgements_after']} | "
             f"{step.get('items_before', '–')} | {step.get('items_after', '–')} |")
     add("")
     add("Consensus of a unit: ratings and ESA, 1 − (population s.d. of its scores) / (half the scale's range); "
@@ -245,7 +255,7 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
     if runs:
         add("| column | metric | signature | higher is better | corpus score |\n|---|---|---|---|---|")
         for run in runs:
-            add(f"| `{run.key}` | {run.metric} | `{_md(run.signature)}` | {_fmt(run.higher_is_better)} | "
+            add(f"| `{_cell(run.key)}` | {_cell(run.metric)} | `{_cell(run.signature)}` | {_fmt(run.higher_is_better)} | "
                 f"{_fmt(run.corpus.get('score'))} |")
     else:
         add("No finished metric run on this dataset.")

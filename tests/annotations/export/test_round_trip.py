@@ -131,7 +131,7 @@ def test_metric_scores_and_correlations_survive_the_round_trip(asset_campaign, a
     rows = read_jsonl(tmp_path / "one" / "outputs.jsonl")
     assert all(set(r["metrics"]) == {"bleu"} for r in rows)
     assert rows[0]["metrics"]["bleu"]["signature"].startswith("nrefs:10|")
-    assert "| `bleu` | bleu | `nrefs:10|case:mixed" in (tmp_path / "one" / "README.md").read_text()
+    assert "| `bleu` | bleu | `nrefs:10\\|case:mixed" in (tmp_path / "one" / "README.md").read_text()
     first = _exported_correlations(tmp_path / "one")
     for c in CRITERIA:
         assert first[c] == pytest.approx(expected[c], abs=1e-12)
