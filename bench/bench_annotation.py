@@ -3,24 +3,30 @@
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/wt6 .venv/bin/python bench/bench_annotation.py
 
 Creates a scratch database (`<name of DATABASE_URL>_bench`, dropped and made
-again each run), a dataset of E2E-sized items with 5 systems, one campaign of
-each protocol (k = 3), and 50 annotator accounts with API tokens; starts
-gunicorn on a free loopback port; then each annotator (a thread with its own
-keep-alive HTTP connection) loops: fetch a unit (`POST
-/api/campaigns/{id}/next-assignment/`), think, submit it.
+again each run), a dataset of E2E-sized items with 5 systems, two campaigns of
+each protocol (k = 3; one for each think time, so every mode starts on a fresh
+pool), and 50 annotator accounts with API tokens; starts gunicorn (gthread) on a
+free loopback port; then each annotator (a thread with its own keep-alive HTTP
+connection) loops: fetch a unit (`POST /api/campaigns/{id}/next-assignment/`),
+think, submit it.
 
-Modes, each run for `--seconds`:
+Modes, each run for `--seconds`, each with no think time and with `--think`
+(1 s) between fetching and submitting:
 - baseline: the old way, one judgement per request (`POST /api/judgements/ratings/`
-  per output and criterion), no think time: the reference the others are
-  compared with in the same run;
-- unit, no think time: all judgements of a unit in one atomic request
-  (`POST /api/assignments/{id}/submit/`), per protocol;
-- unit, 1 s think time between fetching and submitting (Likert).
+  per output and criterion), Likert: the reference the others are compared
+  with in the same run;
+- per protocol: all judgements of a unit in one atomic request
+  (`POST /api/assignments/{id}/submit/`).
 
-Prints p50 / p95 latency of fetch and submit, units and judgements stored per
-second (counted in the database afterwards, complete judgements only), the
-ratio to the baseline, and `uptime` (the machine may be shared: the load
-average says how noisy the figures are).
+Prints, per mode, p50 / p95 latency of fetch and submit, units and judgements
+stored per second (counted in the database afterwards, complete judgements
+only), the ratio to the baseline with the same think time, the load average at
+the end of the mode, and where the CPU went: seconds of CPU per second of the
+mode used by gunicorn, by the PostgreSQL backends serving it, by this load
+generator, and by everything else on the machine (other users of a shared
+machine), against the cores there are. Also the SQL statements per fetch and
+per submit of each protocol (counted in-process with Django's test client).
+`--json FILE` writes everything as JSON.
 """
 from __future__ import annotations
 
@@ -86,26 +92,69 @@ def setup_database(url: str, n_items: int, n_annotators: int) -> dict:
         Output(item=item, system=system, text=f"The Eagle is a coffee shop near the riverside ({system.name}).")
         for item in items for system in systems])
     common = {"criteria": ["informativeness", "naturalness", "quality"], "redundancy": 3, "seed": 1}
-    campaigns = {
-        "likert": campaign_create(dataset=dataset, name="likert", protocol="likert", scale_min=1, scale_max=6,
-                                  **{**common, "criteria": ["fluency", "adequacy"]}),
-        "rankme": campaign_create(dataset=dataset, name="rankme", protocol="rankme", tuple_size=5, **common),
-        "pairwise": campaign_create(dataset=dataset, name="pairwise", protocol="pairwise", pair_rounds=1, **common),
-        "bws": campaign_create(dataset=dataset, name="bws", protocol="bws", tuple_size=4, **common),
-        "esa": campaign_create(dataset=dataset, name="esa", protocol="esa", **{**common, "criteria": ["quality"]}),
-        "baseline": campaign_create(dataset=dataset, name="baseline", protocol="likert", scale_min=1, scale_max=6,
-                                    **{**common, "criteria": ["fluency", "adequacy"]}),
-        "think": campaign_create(dataset=dataset, name="think", protocol="likert", scale_min=1, scale_max=6,
-                                 **{**common, "criteria": ["fluency", "adequacy"]}),
+    likert = {**common, "protocol": "likert", "scale_min": 1, "scale_max": 6, "criteria": ["fluency", "adequacy"]}
+    settings = {
+        "baseline": likert,
+        "likert": likert,
+        "rankme": {**common, "protocol": "rankme", "tuple_size": 5},
+        "pairwise": {**common, "protocol": "pairwise", "pair_rounds": 1},
+        "bws": {**common, "protocol": "bws", "tuple_size": 4},
+        "esa": {**common, "protocol": "esa", "criteria": ["quality"]},
     }
+    campaigns = {}
+    for name, options in settings.items():
+        for suffix in ("", "-think"):
+            campaigns[name + suffix] = campaign_create(dataset=dataset, name=name + suffix, **options)
     User = get_user_model()
     tokens = []
-    for i in range(n_annotators):
+    for i in range(n_annotators + 1):  # the last one only for counting queries
         user = User.objects.create_user(username=f"bench-{i:02d}", password="x")
         Membership.objects.create(project=project, user=user, role=Membership.Role.ANNOTATOR)
         tokens.append(Token.objects.create(user=user).key)
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")  # as autovacuum would soon after an import
     return {"campaigns": {k: {"id": c.pk, "criteria": c.criteria, "protocol": c.protocol}
                           for k, c in campaigns.items()}, "tokens": tokens}
+
+
+def query_counts(setup: dict, protocols: list[str]) -> dict:
+    """SQL statements per fetch and per submit, per protocol (the probe account,
+    its third unit: enrolled already), counted in-process; transaction control
+    (BEGIN, COMMIT, SAVEPOINT) not counted."""
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    client = Client()
+    headers = {"HTTP_AUTHORIZATION": f"Token {setup['tokens'][-1]}"}
+    rng = random.Random(0)
+    counts = {}
+    for protocol in protocols:
+        campaign = setup["campaigns"][protocol]
+        for _ in range(3):
+            with CaptureQueriesContext(connection) as fetch:
+                body = client.post(f"/api/campaigns/{campaign['id']}/next-assignment/", **headers).json()
+            answers = answers_for(campaign["protocol"], campaign["criteria"], body, rng)
+            with CaptureQueriesContext(connection) as submit:
+                if protocol == "baseline":  # one request per judgement: all of them counted
+                    for answer in answers:
+                        response = client.post("/api/judgements/ratings/", content_type="application/json",
+                                               data=json.dumps({"campaign": campaign["id"], **answer}), **headers)
+                        assert response.status_code == 201, response.content
+                else:
+                    response = client.post(f"/api/assignments/{body['id']}/submit/", content_type="application/json",
+                                           data=json.dumps({"judgements": answers,
+                                                            "shown_order": body["shown_order"]}), **headers)
+                    assert response.status_code == 201, response.content
+
+        def statements(captured):
+            return sum(1 for q in captured.captured_queries
+                       if not q["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT", "BEGIN", "COMMIT")))
+
+        counts[protocol] = {"fetch": statements(fetch), "submit": statements(submit), "judgements": len(answers)}
+    return counts
 
 
 def answers_for(protocol: str, criteria: list[str], body: dict, rng: random.Random) -> list[dict]:
@@ -203,51 +252,130 @@ def counted(campaign_id: int) -> tuple[int, int]:
             model.objects.filter(campaign=campaign, status="complete").count())
 
 
-def run_mode(port, setup, name, mode, think, seconds, n) -> dict:
-    campaign = setup["campaigns"][name]
+# --- where the CPU goes ------------------------------------------------------------
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_seconds(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime + stime, all threads
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def _machine_busy() -> float:
+    """CPU seconds spent busy by the whole machine since boot (all cores)."""
+    user, nice, system, idle, iowait, irq, softirq, steal = (int(v) for v in
+                                                            Path("/proc/stat").read_text().split()[1:9])
+    return (user + nice + system + irq + softirq + steal) / CLK_TCK
+
+
+class CpuMeter:
+    """CPU seconds used between `start` and `stop` by gunicorn (master and
+    workers), by the PostgreSQL backends of the bench database, by this
+    process (the load generator) and by the rest of the machine."""
+
+    def __init__(self, server_pid: int, database: str):
+        self.server_pid, self.database = server_pid, database
+
+    def _backends(self) -> list[int]:
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+                           [self.database])
+            return [row[0] for row in cursor.fetchall()]
+
+    def _sample(self) -> dict:
+        gunicorn = [self.server_pid, *_children(self.server_pid)]
+        times = os.times()
+        return {"gunicorn": {p: _cpu_seconds(p) for p in gunicorn},
+                "postgres": {p: _cpu_seconds(p) for p in self._backends()},
+                "generator": times.user + times.system, "machine": _machine_busy(), "at": time.monotonic()}
+
+    def start(self):
+        self.before = self._sample()
+
+    def stop(self) -> dict:
+        after = self._sample()
+        elapsed = after["at"] - self.before["at"]
+        used = {}
+        for kind in ("gunicorn", "postgres"):
+            used[kind] = sum(t - self.before[kind].get(p, 0.0) for p, t in after[kind].items())
+        used["generator"] = after["generator"] - self.before["generator"]
+        used["other"] = max(0.0, after["machine"] - self.before["machine"] - sum(used.values()))
+        return {kind: seconds / elapsed for kind, seconds in used.items()}
+
+
+def run_mode(port, setup, name, think, seconds, n, meter: CpuMeter) -> dict:
+    campaign = setup["campaigns"][name + ("-think" if think else "")]
+    mode = "baseline" if name == "baseline" else "unit"
     units0, judgements0 = counted(campaign["id"])
     deadline = time.monotonic() + seconds
     workers = [Annotator(port, setup["tokens"][i], campaign, mode, think, deadline, i) for i in range(n)]
+    meter.start()
     start = time.monotonic()
     for w in workers:
         w.start()
     for w in workers:
         w.join()
     elapsed = time.monotonic() - start
+    cpu = meter.stop()
+    load = Path("/proc/loadavg").read_text().split()[0]
     units1, judgements1 = counted(campaign["id"])
     fetch = [ms for w in workers for ms in w.fetch_ms]
     submit = [ms for w in workers for ms in w.submit_ms]
     errors = [e for w in workers for e in w.errors]
     return {
-        "mode": f"{name} ({'one judgement per request' if mode == 'baseline' else 'whole unit'}, "
-                f"think {think:g} s)",
+        "name": name, "think": think,
+        "mode": f"{name} ({'one judgement per request' if mode == 'baseline' else 'whole unit'}, think {think:g} s)",
         "fetch_p50": percentile(fetch, 50), "fetch_p95": percentile(fetch, 95),
         "submit_p50": percentile(submit, 50), "submit_p95": percentile(submit, 95),
         "units_per_s": (units1 - units0) / elapsed, "judgements_per_s": (judgements1 - judgements0) / elapsed,
-        "requests": len(fetch) + len(submit), "errors": errors[:3], "n_errors": len(errors),
+        "requests_per_s": (len(fetch) + len(submit)) / elapsed, "load1": float(load), "cpu": cpu,
+        "errors": errors[:3], "n_errors": len(errors),
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--annotators", type=int, default=50)
-    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--seconds", type=float, default=15)
+    parser.add_argument("--think", type=float, default=1.0, help="think time of the second round of modes")
     parser.add_argument("--items", type=int, default=800)
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
-    parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
+    parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker")
     parser.add_argument("--protocols", default="likert,rankme,pairwise,bws,esa")
+    parser.add_argument("--thinks", default="0,1", help="which think rounds to run: 0 (none), 1 (--think)")
+    parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args()
+    protocols = args.protocols.split(",")
 
     url = _bench_database_url()
     print(f"setting up {urlparse(url).path.lstrip('/')} ...", file=sys.stderr)
     setup = setup_database(url, args.items, args.annotators)
+    queries = query_counts(setup, ["baseline", *protocols])
     port = _free_port()
+    # Connections kept for the whole run (production's default is 60 s, see the README): with the
+    # default, backends would be replaced mid-mode and their CPU lost from the accounting.
     env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "workbench.settings.test",
-           "DJANGO_LOG_LEVEL": "ERROR"}
+           "DJANGO_LOG_LEVEL": "ERROR", "DJANGO_CONN_MAX_AGE": "3600"}
     server = subprocess.Popen(
         [str(ROOT / ".venv/bin/gunicorn"), "workbench.wsgi", "-b", f"127.0.0.1:{port}", "-w", str(args.workers),
-         "-k", "gthread", "--threads", str(args.threads), "--keep-alive", "30", "--log-level", "warning"],
+         "-k", "gthread", "--threads", str(args.threads), "--keep-alive", "30", "--log-level", "warning",
+         "--backlog", "2048"],
         cwd=ROOT, env=env)
+    meter = CpuMeter(server.pid, urlparse(url).path.lstrip("/"))
+    results = []
     try:
         for _ in range(100):
             try:
@@ -255,29 +383,38 @@ def main() -> None:
                 break
             except OSError:
                 time.sleep(0.2)
-        # Warm every worker (imports, connections) before measuring.
-        warm = [Annotator(port, setup["tokens"][0], setup["campaigns"]["likert"], "unit", 0, 0, 0)]
-        for _ in range(args.workers * args.threads * 2):
-            warm[0].conn = None  # new connections spread over the workers
-            warm[0].request(f"/api/campaigns/{setup['campaigns']['likert']['id']}/", None, method="GET")
-        results = [run_mode(port, setup, "baseline", "baseline", 0, args.seconds, args.annotators)]
-        for protocol in args.protocols.split(","):
-            results.append(run_mode(port, setup, protocol, "unit", 0, args.seconds, args.annotators))
-        results.append(run_mode(port, setup, "think", "unit", 1.0, args.seconds, args.annotators))
+        # Warm every worker thread (imports, connections) before measuring.
+        warm = Annotator(port, setup["tokens"][0], setup["campaigns"]["likert"], "unit", 0, 0, 0)
+        for _ in range(args.workers * args.threads * 3):
+            warm.conn = None  # new connections spread over the workers
+            warm.request(f"/api/campaigns/{setup['campaigns']['likert']['id']}/", None, method="GET")
+        for think in [args.think if t == "1" else 0.0 for t in args.thinks.split(",")]:
+            for name in ["baseline", *protocols]:
+                results.append(run_mode(port, setup, name, think, args.seconds, args.annotators, meter))
+                print(f"  {results[-1]['mode']}: done", file=sys.stderr)
     finally:
         server.terminate()
         server.wait(30)
-    base = results[0]["judgements_per_s"]
-    print(f"{args.annotators} annotators, gunicorn {args.workers} workers x {args.threads} threads, "
-          f"{args.seconds:g} s per mode, PostgreSQL")
-    print(f"{'mode':58} {'fetch p50/p95 ms':>17} {'submit p50/p95 ms':>18} {'units/s':>8} {'judg./s':>8} "
-          f"{'x base':>7}")
+    cores = os.cpu_count()
+    print(f"{args.annotators} annotators, gunicorn {args.workers} workers x {args.threads} threads (gthread), "
+          f"{args.seconds:g} s per mode, PostgreSQL, {cores} cores")
+    print(f"{'mode':50} {'fetch p50/p95 ms':>17} {'submit p50/p95 ms':>18} {'units/s':>8} {'judg./s':>8} "
+          f"{'x base':>7} {'load':>5}  CPU s/s: gunicorn postgres generator other")
     for r in results:
-        print(f"{r['mode']:58} {r['fetch_p50']:7.1f}/{r['fetch_p95']:<7.1f}  {r['submit_p50']:8.1f}/"
+        base = next(b["judgements_per_s"] for b in results if b["name"] == "baseline" and b["think"] == r["think"])
+        cpu = r["cpu"]
+        print(f"{r['mode']:50} {r['fetch_p50']:7.1f}/{r['fetch_p95']:<7.1f}  {r['submit_p50']:8.1f}/"
               f"{r['submit_p95']:<8.1f} {r['units_per_s']:8.1f} {r['judgements_per_s']:8.1f} "
-              f"{r['judgements_per_s'] / base if base else float('nan'):7.2f}"
+              f"{r['judgements_per_s'] / base if base else float('nan'):7.2f} {r['load1']:5.2f}  "
+              f"{cpu['gunicorn']:.2f} {cpu['postgres']:.2f} {cpu['generator']:.2f} {cpu['other']:.2f}"
               + (f"  ERRORS {r['n_errors']}: {r['errors']}" if r["n_errors"] else ""))
+    print("SQL statements per request (BEGIN/COMMIT/SAVEPOINT not counted):",
+          ", ".join(f"{p} fetch {q['fetch']} / submit {q['submit']} ({q['judgements']} judgements"
+                    f"{' in as many requests' if p == 'baseline' else ''})" for p, q in queries.items()))
     print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    if args.json:
+        Path(args.json).write_text(json.dumps({"args": vars(args), "queries": queries, "results": results},
+                                              indent=1))
 
 
 if __name__ == "__main__":

@@ -49,6 +49,9 @@ class MetricRun(TimeStampedModel):
     # State shared by all chunks, computed once before chunking (e.g. idf tables).
     shared_state = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True, default="")
+    # Digest of (metric, resolved options, inputs): an identical done run is reused.
+    reuse_key = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    chunk_size = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -68,6 +71,9 @@ class MetricChunk(TimeStampedModel):
     error = models.TextField(blank=True, default="")
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # System-level metrics (distinct-n, ttr, self-bleu): the system's value,
+    # computed where its segment results (with their n-gram counts) exist.
+    result = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["run", "index"]

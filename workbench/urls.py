@@ -13,5 +13,8 @@ urlpatterns = [
     path("api/redoc/", docs.RedocView.as_view(url_name="schema"), name="api-redoc"),
     path("api/redoc/redoc.standalone.js", docs.redoc_bundle, name="api-redoc-bundle"),
     path("api/", include("annotations.api_urls")),
+    path("api/", include("annotations.analysis.api_urls")),
+    path("api/", include("metrics.api_urls")),
     path("", include("annotations.urls")),
+    path("", include("annotations.analysis.urls")),
 ]

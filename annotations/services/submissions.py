@@ -275,6 +275,7 @@ def unit_submit(
     annotator: Annotator,
     assignment_id: int,
     campaign_id: int | None = None,
+    campaign: Campaign | None = None,
     judgements: list,
     shown_order: Sequence[int] | None = None,
     time_spent_ms: int | None = None,
@@ -286,11 +287,15 @@ def unit_submit(
     unit's answers are stored once). An assignment that timed out is taken
     back if its unit still has a free slot.
     """
+    if campaign is not None:
+        campaign_id = campaign.pk
     try:
         assignment, enrolment = assignment_lock_for(assignment_id=assignment_id, annotator=annotator,
-                                                    campaign_id=campaign_id)
+                                                    campaign_id=campaign_id, with_partials=True)
     except Assignment.DoesNotExist:
         raise Http404() from None
+    if campaign is not None:
+        assignment.campaign = campaign  # the caller's, with its dataset and project loaded
     if assignment.unit_id is None:
         raise ValidationError("This assignment predates units; submit its judgements one by one.")
     if assignment.status == Assignment.Status.DONE:
@@ -304,7 +309,8 @@ def unit_submit(
     texts = {}
     control_texts = unit_texts(unit=assignment.unit)  # quality control: None for a regular unit
     if campaign.protocol == Campaign.Protocol.ESA:
-        texts = control_texts or dict(Output.objects.filter(pk__in=assignment.unit.outputs).values_list("id", "text"))
+        texts = control_texts or dict(
+            Output.objects.filter(pk__in=assignment.unit.outputs).order_by().values_list("id", "text"))
     rows = _rows(campaign=campaign, assignment=assignment, answers=judgements, texts=texts)
     assignment_reclaim(assignment=assignment)
     if control_texts is not None:
@@ -317,7 +323,8 @@ def unit_submit(
         return UnitSubmitResult(assignment=assignment, judgements=len(rows))
 
     model = MODELS_BY_PROTOCOL[campaign.protocol]
-    _partials_delete(model, assignment)
+    if assignment.has_partials:
+        _partials_delete(model, assignment)
     instances = []
     for row, _ in rows:
         row.origin = origin

@@ -23,10 +23,12 @@ import math
 import random
 from collections import defaultdict
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from annotations.models import Campaign, Output, Unit
+
+ANALYZE_ABOVE_UNITS = 1000
 
 
 def _chunks_even(values: list, size: int, largest: int = 5) -> list[list]:
@@ -161,6 +163,13 @@ def campaign_units_plan(*, campaign: Campaign) -> int:
             )
         )
     Unit.objects.bulk_create(units, batch_size=2000)
+    if len(units) >= ANALYZE_ABOVE_UNITS and connection.vendor == "postgresql":
+        # Fresh statistics before the first annotators arrive: with the table's old
+        # ones the planner takes a many-unit campaign for a tiny one and picks a
+        # plan for `assignment_next` that is ten times slower, until autovacuum
+        # gets round to it.
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {Unit._meta.db_table}")
     Campaign.objects.filter(pk=campaign.pk).update(planned_at=timezone.now())
     return len(units)
 

@@ -384,11 +384,14 @@ class Encoder:
 
 _ENCODERS: dict[tuple[str, str], Encoder] = {}
 _ENCODERS_LOCK = threading.Lock()
+# Models this process has loaded (workers report it: once per process, not per chunk).
+LOADS = 0
 
 
 def get_encoder(model: str | None = None, device: str | None = None) -> Encoder:
     """The process-wide encoder for a model (path, configured or packaged name;
     default the packaged MiniLM) on a device (cpu, cuda, cuda:N, auto)."""
+    global LOADS
     path = resolve_model_path(model)
     resolved_device = pick_device(device)
     key = (str(path), resolved_device)
@@ -397,4 +400,5 @@ def get_encoder(model: str | None = None, device: str | None = None) -> Encoder:
         if encoder is None:
             encoder = Encoder(path, resolved_device)
             _ENCODERS[key] = encoder
+            LOADS += 1
         return encoder

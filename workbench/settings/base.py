@@ -245,10 +245,26 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "store_processed": False,
     }
     CELERY_RESULT_BACKEND = CELERY_RESULT_BACKEND or f"file://{VAR_DIR / 'celery' / 'results'}"
+else:
+    # Redis re-delivers a message that a worker took but never acknowledged
+    # (acks_late: it died mid-chunk) once it is older than the visibility
+    # timeout, checked by every worker every `unacked_restore_interval` s
+    # (kombu scans only every 10th check by default; throttle 1 scans each
+    # time). Celery's default timeout is an hour; metric chunks are sized to
+    # take seconds, so 90 s brings a killed worker's chunk back within about
+    # 100 s. A chunk that runs longer than this is delivered a second time
+    # while it runs: harmless (upserts, conditional updates) but wasted work.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env.int("WORKBENCH_BROKER_VISIBILITY_TIMEOUT", default=90),
+        "unacked_restore_interval": env.int("WORKBENCH_BROKER_RESTORE_INTERVAL", default=10),
+        "unacked_restore_throttle": 1,
+    }
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A worker that dies mid-task (SIGKILL, OOM) leaves its message to be re-delivered.
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_TASK_ROUTES = {"metrics.tasks.*": {"queue": env("WORKBENCH_METRIC_QUEUE", default="cpu")}}
 
@@ -256,6 +272,8 @@ CELERY_TASK_ROUTES = {"metrics.tasks.*": {"queue": env("WORKBENCH_METRIC_QUEUE",
 WORKBENCH_DEVICE = env("WORKBENCH_DEVICE", default="auto")
 # JSON object mapping a configured model name to a local directory.
 WORKBENCH_MODELS = env.json("WORKBENCH_MODELS", default={})
+# Test hook only: seconds each metric chunk waits before scoring (keeps one in flight).
+WORKBENCH_METRIC_CHUNK_DELAY = env.float("WORKBENCH_METRIC_CHUNK_DELAY", default=0.0)
 
 LOGGING = {
     "version": 1,

@@ -11,19 +11,20 @@ from annotations.quality.services.answers import (
     control_answers_record,
     control_judgement_submit,
 )
-from annotations.quality.services.controls import alias_ids_allocate, control_next, unit_texts
+from annotations.quality.services.controls import alias_ids_allocate, control_next, controls_possible, unit_texts
 from annotations.quality.services.decisions import (
     annotator_decide,
     completion_code_at_batch_end,
     completion_code_check,
     completion_code_issue,
+    completion_codes_on,
 )
 from annotations.quality.services.gold_units import gold_unit_create, gold_unit_delete, gold_units_import
 from annotations.quality.services.settings import SETTINGS_FIELDS, quality_settings_update
 
 __all__ = [
     "ControlAnswerResult", "SETTINGS_FIELDS", "alias_ids_allocate", "annotator_decide", "completion_code_at_batch_end",
-    "completion_code_check", "completion_code_issue", "control_answers_record", "control_judgement_submit",
-    "control_next", "gold_unit_create", "gold_unit_delete", "gold_units_import", "quality_settings_update",
+    "completion_code_check", "completion_code_issue", "completion_codes_on", "control_answers_record", "control_judgement_submit",
+    "control_next", "controls_possible", "gold_unit_create", "gold_unit_delete", "gold_units_import", "quality_settings_update",
     "unit_texts",
 ]

@@ -15,7 +15,7 @@ import random
 from collections import Counter
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, Max
+from django.db.models import Exists, Max, OuterRef, Q
 
 from annotations.models import Annotator, Assignment, Campaign, Enrolment, Item, Output, Unit
 from annotations.quality.degrade import TEXT_KINDS, NotApplicable, degrade_any
@@ -151,6 +151,20 @@ def _control_create(*, campaign, annotator, kind, item_id, shown, systems, batch
     ControlUnit.objects.create(unit=unit, campaign=campaign, annotator=annotator, kind=kind, source=source,
                                gold=gold, aliases=aliases, batch=batch)
     return unit
+
+
+def controls_possible(campaign_ref: str = "campaign_id") -> dict:
+    """Annotations (for a query with a campaign id column `campaign_ref`) that
+    tell the engine whether `control_next` can return anything: False for both
+    means no gold units and no degraded or repeat share, so the engine skips
+    `control_next` and its queries. Read in the engine's enrolment query, so
+    a campaign without quality control costs no extra round trip."""
+    campaign = OuterRef(campaign_ref)
+    return {
+        "qc_gold": Exists(GoldUnit.objects.filter(campaign=campaign)),
+        "qc_shares": Exists(QualitySettings.objects.filter(campaign=campaign).filter(
+            Q(degraded_share__gt=0) | Q(repeat_share__gt=0))),
+    }
 
 
 def control_next(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolment) -> Unit | None:

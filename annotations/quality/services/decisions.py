@@ -4,6 +4,7 @@ from __future__ import annotations
 from django.conf import settings as django_settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 
 from annotations.models import Annotator, Assignment, Campaign, Enrolment
 from annotations.quality import codes
@@ -62,6 +63,13 @@ def completion_code_issue(*, campaign: Campaign, annotator: Annotator, batch: in
         [CompletionCode(campaign=campaign, annotator=annotator, batch=batch, code=code, passed=passed,
                         reasons=reasons)], ignore_conflicts=True)
     return CompletionCode.objects.get(campaign=campaign, annotator=annotator, batch=batch)
+
+
+def completion_codes_on(campaign_ref: str = "campaign_id") -> Exists:
+    """An annotation (for a query with a campaign id column `campaign_ref`):
+    whether the campaign gives completion codes. The submit request reads it
+    with the assignment and asks `completion_code_at_batch_end` only then."""
+    return Exists(QualitySettings.objects.filter(campaign=OuterRef(campaign_ref), completion_codes=True))
 
 
 def completion_code_at_batch_end(*, campaign: Campaign, annotator: Annotator, finished: bool = False

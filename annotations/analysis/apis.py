@@ -1,0 +1,92 @@
+"""Agreement, metric-human correlation and rankings through the REST API (researchers only).
+
+GET /api/campaigns/{id}/agreement/?criterion=C&annotators=included|all&bootstrap=N
+GET /api/campaigns/{id}/correlation/?metric=M&criterion=C&level=&method=&group_by=&normalize=&min_votes=&min_consensus=&compare=
+GET /api/campaigns/{id}/rankings/?criterion=C
+The JSON is the one the `agreement` and `correlate` commands print.
+"""
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotations.analysis import pages, report
+from annotations.models import Campaign
+from annotations.permissions import ApiAuthMixin, require_staff
+from annotations.selectors import campaign_list
+
+
+def _campaign(request: Request, pk: int) -> Campaign:
+    campaign = get_object_or_404(campaign_list(user=request.user), pk=pk)
+    require_staff(user=request.user, project=campaign.project)
+    return campaign
+
+
+class AgreementQuery(serializers.Serializer):
+    criterion = serializers.CharField(required=False)
+    annotators = serializers.ChoiceField(choices=["included", "all"], default="included")
+    bootstrap = serializers.IntegerField(min_value=0, max_value=1000, default=200)
+    seed = serializers.IntegerField(default=0)
+
+
+class CorrelationQuery(serializers.Serializer):
+    metric = serializers.CharField()
+    criterion = serializers.CharField()
+    level = serializers.ChoiceField(choices=["segment", "system"], default="segment")
+    method = serializers.ChoiceField(choices=["pearson", "spearman", "kendall", "acc23"], default="pearson")
+    group_by = serializers.ChoiceField(choices=["none", "item", "system"], default="none")
+    normalize = serializers.ChoiceField(choices=["none", "z"], default="none")
+    min_votes = serializers.IntegerField(min_value=0, default=1)
+    min_consensus = serializers.FloatField(min_value=0, max_value=1, default=0.0)
+    compare = serializers.CharField(required=False)
+    annotators = serializers.ChoiceField(choices=["included", "all"], default="included")
+    bootstrap = serializers.IntegerField(min_value=0, max_value=1000, default=200)
+    seed = serializers.IntegerField(default=0)
+
+
+def _run(campaign, name, params, fn):
+    try:
+        return pages.cached(campaign, name, params, fn)
+    except report.AnalysisError as exc:
+        raise ValidationError({"detail": str(exc)}) from None
+
+
+class AgreementApi(ApiAuthMixin, APIView):
+    @extend_schema(parameters=[AgreementQuery], responses={200: dict}, summary="Inter-annotator agreement")
+    def get(self, request: Request, pk: int) -> Response:
+        campaign = _campaign(request, pk)
+        q = AgreementQuery(data=request.query_params)
+        q.is_valid(raise_exception=True)
+        p = q.validated_data
+        return Response(_run(campaign, "api-agreement", p, lambda: report.agreement_report(
+            campaign=campaign, criterion=p.get("criterion"), annotators=p["annotators"],
+            bootstrap=p["bootstrap"], seed=p["seed"])))
+
+
+class CorrelationApi(ApiAuthMixin, APIView):
+    @extend_schema(parameters=[CorrelationQuery], responses={200: dict}, summary="Metric-human correlation")
+    def get(self, request: Request, pk: int) -> Response:
+        campaign = _campaign(request, pk)
+        q = CorrelationQuery(data=request.query_params)
+        q.is_valid(raise_exception=True)
+        p = q.validated_data
+        return Response(_run(campaign, "api-correlation", p, lambda: report.correlate_report(
+            campaign=campaign, metric=p["metric"], criterion=p["criterion"], level=p["level"], method=p["method"],
+            group_by=p["group_by"], normalize=p["normalize"], min_votes=p["min_votes"],
+            min_consensus=p["min_consensus"], compare=p.get("compare"), annotators=p["annotators"],
+            bootstrap=p["bootstrap"], seed=p["seed"])))
+
+
+class RankingsApi(ApiAuthMixin, APIView):
+    @extend_schema(parameters=[OpenApiParameter("criterion", str)], responses={200: dict},
+                   summary="System rankings by humans and by each metric, with significance clusters")
+    def get(self, request: Request, pk: int) -> Response:
+        campaign = _campaign(request, pk)
+        criterion = request.query_params.get("criterion") or None
+        return Response(_run(campaign, "api-rankings", {"c": criterion}, lambda: report.ranking_report(
+            campaign=campaign, criterion=criterion)))

@@ -1,0 +1,209 @@
+"""Metric-human correlation, the way google-research/mt-metrics-eval computes it.
+
+Scores are matrices of systems x items (NaN = missing). `average_by`
+follows mt-metrics-eval's `Correlation`: "none" flattens every (system,
+item) pair into one vector; "sys" computes one correlation per system (a
+row) and "item" one per item (a column), then averages them, dropping NaN
+correlations (constant rows) and rows with fewer than two scores. Pairs with
+a missing human or metric score are left out. Pearson and Spearman of a
+constant vector are NaN (as mt-metrics-eval does, although scipy returns
+0 / 1 since 1.14); Kendall is tau-b.
+
+`acc23` is tie-calibrated pairwise accuracy (Deutsch et al. 2023): over all
+pairs within a row, (concordant + tied in both) / pairs, where the metric
+ties a pair when its score difference is at most epsilon; epsilon is the
+value (0 or one of the pairwise metric differences) that maximises the
+row-averaged accuracy, the smallest one on a tie, as mt-metrics-eval's
+`KendallWithTiesOpt(variant="acc23", sample_rate=1.0)`.
+
+`perm_both` is the PERM-BOTH test of mt-metrics-eval's `PermutationSigDiff`
+(Deutsch et al. 2021): both metrics' scores are z-scored, each (system, item)
+score is swapped between the two metrics with probability 1/2, and the
+p-value is the share of resamples whose difference of correlations is at
+least the observed one (blocks of 1000 with early stopping below 0.02 or
+above 0.5, as there).
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Callable
+
+import numpy as np
+from scipy import stats
+
+METHODS = ("pearson", "spearman", "kendall", "acc23")
+AVERAGE_BY = ("none", "sys", "item")
+
+
+def _constant(x: np.ndarray) -> bool:
+    return bool(np.all(x == x[0]))
+
+
+def pearson(h: np.ndarray, m: np.ndarray) -> float:
+    if len(h) < 2 or _constant(h) or _constant(m):
+        return float("nan")
+    return float(stats.pearsonr(h, m)[0])
+
+
+def spearman(h: np.ndarray, m: np.ndarray) -> float:
+    if len(h) < 2 or _constant(h) or _constant(m):
+        return float("nan")
+    return float(stats.spearmanr(h, m)[0])
+
+
+def kendall(h: np.ndarray, m: np.ndarray) -> float:
+    if len(h) < 2:
+        return float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return float(stats.kendalltau(h, m, variant="b")[0])
+
+
+FUNCTIONS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
+    "pearson": pearson, "spearman": spearman, "kendall": kendall,
+}
+
+
+def rows(human: np.ndarray, metric: np.ndarray, average_by: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The vectors correlated, after mt-metrics-eval's `_Reshape` and None filtering."""
+    human = np.atleast_2d(np.asarray(human, dtype=float))
+    metric = np.atleast_2d(np.asarray(metric, dtype=float))
+    if average_by == "none":
+        human, metric = human.reshape(1, -1), metric.reshape(1, -1)
+    elif average_by == "item":
+        human, metric = human.T, metric.T
+    elif average_by != "sys":
+        raise ValueError(f"unknown average_by {average_by!r}")
+    out = []
+    for h, m in zip(human, metric):
+        ok = ~np.isnan(h) & ~np.isnan(m)
+        if ok.sum() >= 2:
+            out.append((h[ok], m[ok]))
+    return out
+
+
+def correlate(human: np.ndarray, metric: np.ndarray, method: str, average_by: str = "none") -> dict:
+    """{"value": r, "n": pairs used, "groups": rows averaged}; acc23 adds "epsilon"."""
+    vectors = rows(human, metric, average_by)
+    n = int(sum(len(h) for h, _ in vectors))
+    if method == "acc23":
+        value, epsilon = acc23(vectors)
+        return {"value": value, "n": n, "groups": len(vectors), "epsilon": epsilon}
+    fn = FUNCTIONS[method]
+    values = np.array([fn(h, m) for h, m in vectors], dtype=float)
+    values = values[~np.isnan(values)]
+    value = float(values.mean()) if len(values) else float("nan")
+    return {"value": value, "n": n, "groups": int(len(values))}
+
+
+def acc23(vectors: list[tuple[np.ndarray, np.ndarray]]) -> tuple[float, float]:
+    """Tie-calibrated pairwise accuracy, averaged over rows; returns (accuracy, epsilon).
+
+    Each pair contributes to its row's (concordant + tied-in-both) count; when
+    the threshold reaches the pair's metric difference the pair becomes a metric
+    tie, which adds one if the humans tied it (and was not a tie already) and
+    removes one if it was concordant. Sorting pairs by metric difference and
+    accumulating those changes gives the accuracy at every threshold at once.
+    """
+    diffs, deltas, base = [], [], 0.0
+    n_rows = 0
+    for h, m in vectors:
+        i, j = np.triu_indices(len(h), k=1)
+        if len(i) == 0:
+            continue
+        n_rows += 1
+        dh = h[i] - h[j]
+        dm = m[i] - m[j]
+        human_tie = dh == 0
+        metric_tie = dm == 0
+        concordant = (dh * dm) > 0
+        good = concordant | (human_tie & metric_tie)
+        weight = 1.0 / len(i)
+        base += good.sum() * weight
+        # Change when this pair becomes a metric tie.
+        change = np.where(human_tie, (~metric_tie).astype(float), -concordant.astype(float)) * weight
+        diffs.append(np.abs(dm))
+        deltas.append(change)
+    if n_rows == 0:
+        return float("nan"), 0.0
+    d = np.concatenate(diffs)
+    c = np.concatenate(deltas)
+    order = np.argsort(d, kind="stable")
+    d, c = d[order], c[order]
+    totals = (base + np.cumsum(c)) / n_rows
+    # The value at a threshold counts every pair with a difference up to it: the last of equal diffs.
+    last = np.r_[d[1:] != d[:-1], True]
+    thresholds = np.r_[0.0, d[last]]
+    taus = np.r_[base / n_rows, totals[last]]
+    if len(thresholds) > 1 and thresholds[1] == 0.0:  # metric ties already at epsilon 0
+        thresholds, taus = thresholds[1:], taus[1:]
+    best = int(np.nanargmax(taus))
+    return float(taus[best]), float(thresholds[best])
+
+
+def perm_both(human: np.ndarray, metric1: np.ndarray, metric2: np.ndarray, method: str,
+              average_by: str = "none", *, k: int = 1000, seed: int = 0,
+              block_size: int = 1000, early_min: float = 0.02, early_max: float = 0.5) -> dict:
+    """PERM-BOTH: p-value that metric2 correlates better than metric1, and the delta."""
+    human = np.atleast_2d(np.asarray(human, dtype=float))
+    m1 = np.atleast_2d(np.asarray(metric1, dtype=float))
+    m2 = np.atleast_2d(np.asarray(metric2, dtype=float))
+    ok = ~np.isnan(human) & ~np.isnan(m1) & ~np.isnan(m2)
+    # z-score each metric over the scores used (mt-metrics-eval z-scores the filtered vectors).
+    z1, z2 = np.full(m1.shape, np.nan), np.full(m2.shape, np.nan)
+    z1[ok] = stats.zscore(m1[ok])
+    z2[ok] = stats.zscore(m2[ok])
+    h = np.where(ok, human, np.nan)
+
+    def corr(m):
+        return correlate(h, m, method, average_by)["value"]
+
+    delta = corr(z2) - corr(z1)
+    rng = np.random.default_rng(seed)
+    large = 0
+    i = 0
+    for i in range(1, k + 1):
+        w = rng.integers(0, 2, z1.shape).astype(bool)
+        a = np.where(w, z1, z2)
+        b = np.where(w, z2, z1)
+        c1, c2 = corr(a), corr(b)
+        if np.nan_to_num(c2) - np.nan_to_num(c1) >= delta:
+            large += 1
+        if i % block_size == 0:
+            p = large / i
+            if p < early_min or p > early_max:
+                break
+    return {"p_value": large / i if i else float("nan"), "delta": float(delta), "resamples": i}
+
+
+def bootstrap_ci(human: np.ndarray, metric: np.ndarray, method: str, average_by: str = "none", *,
+                 reps: int = 200, seed: int = 0, axis: int = 1) -> list[float | None]:
+    """95% percentile interval from resampling items (columns) with replacement."""
+    human = np.atleast_2d(np.asarray(human, dtype=float))
+    metric = np.atleast_2d(np.asarray(metric, dtype=float))
+    n = human.shape[axis]
+    if reps <= 0 or n < 3:
+        return [None, None]
+    rng = np.random.default_rng(seed)
+    values = []
+    for _ in range(reps):
+        pick = rng.integers(0, n, n)
+        value = correlate(np.take(human, pick, axis=axis), np.take(metric, pick, axis=axis),
+                          method, average_by)["value"]
+        if np.isfinite(value):
+            values.append(value)
+    if len(values) < 2:
+        return [None, None]
+    lo, hi = np.percentile(values, [2.5, 97.5])
+    return [float(lo), float(hi)]
+
+
+def zscore_by_annotator(annotators: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """Each annotator's scores z-scored over their own judgements (constant raters give 0)."""
+    out = np.zeros(len(scores), dtype=float)
+    for a in np.unique(annotators):
+        sel = annotators == a
+        s = scores[sel].astype(float)
+        sd = s.std()
+        out[sel] = (s - s.mean()) / sd if sd > 0 else 0.0
+    return out

@@ -1,0 +1,396 @@
+"""What the analysis pages show, computed from the readers and the pure modules, and cached.
+
+The cache key holds the campaign, the newest judgement, the newest done metric
+run and the newest quality decision, so a new judgement, run or decision
+invalidates every figure, while pages reloaded without changes answer from
+the cache.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+
+import numpy as np
+from django.core.cache import cache
+from django.db.models import Max
+from django.urls import reverse
+
+from annotations.analysis import correlation as co
+from annotations.analysis import report
+from annotations.analysis import spans as sp
+from annotations.analysis.metric_scores import extras_by_output, latest_done_runs, scores_by_output
+from annotations.analysis.selectors import INCLUDED, Judgements, campaign_judgements, output_index
+from annotations.models import (
+    BestWorstJudgement, Campaign, ErrorSpan, Item, Output, PairwiseJudgement, RatingJudgement, SpanJudgement,
+)
+from annotations.quality.models import AnnotatorDecision, QualitySettings
+
+TIMEOUT = 60 * 60
+
+
+def stamp(campaign: Campaign) -> str:
+    parts = []
+    for model in (RatingJudgement, PairwiseJudgement, BestWorstJudgement, SpanJudgement):
+        agg = model.objects.filter(campaign=campaign).aggregate(t=Max("updated_at"), n=Max("id"))
+        parts.append(f"{agg['t']}/{agg['n']}")
+    runs = latest_done_runs(dataset=campaign.dataset)
+    parts.append(",".join(str(pk) for pk in runs.values_list("pk", flat=True)))
+    parts.append(str(AnnotatorDecision.objects.filter(campaign=campaign).aggregate(t=Max("id"))["t"]))
+    parts.append(str(QualitySettings.objects.filter(campaign=campaign).values_list("updated_at", flat=True).first()))
+    return hashlib.sha1("|".join(parts).encode()).hexdigest()[:16]
+
+
+def cached(campaign: Campaign, name: str, params: dict, compute):
+    key = "analysis:%s:%s:%s:%s" % (campaign.pk, name, stamp(campaign),
+                                    hashlib.sha1(json.dumps(params, sort_keys=True, default=str).encode())
+                                    .hexdigest()[:16])
+    value = cache.get(key)
+    if value is None:
+        value = compute()
+        cache.set(key, value, TIMEOUT)
+    return value
+
+
+def item_url(item_id: int) -> str:
+    return reverse("item-detail", args=[item_id])
+
+
+def runs_info(campaign: Campaign) -> list[dict]:
+    return [{"id": r.pk, "metric": r.metric, "signature": r.signature, "higher_is_better": r.higher_is_better,
+             "label": f"{r.metric} (run {r.pk})"} for r in latest_done_runs(dataset=campaign.dataset)]
+
+
+def _filter_outputs(outputs: dict, systems: list[str] | None) -> dict:
+    return {o: v for o, v in outputs.items() if not systems or v["system"] in systems}
+
+
+# ---- scatter -----------------------------------------------------------------
+
+def scatter(campaign: Campaign, *, run_id: int, criterion: str, annotators: str = INCLUDED,
+            systems: list[str] | None = None, normalize: str = "none") -> dict:
+    def compute():
+        run = latest_done_runs(dataset=campaign.dataset).get(pk=run_id)
+        j = campaign_judgements(campaign=campaign, annotators=annotators, criterion=criterion)
+        human = report.human_output_scores(j, criterion, normalize=normalize)
+        metric = scores_by_output(run=run)
+        outputs = _filter_outputs(output_index(campaign=campaign), systems)
+        points = []
+        for o, h in human.items():
+            if o not in outputs or metric.get(o) is None:
+                continue
+            info = outputs[o]
+            points.append({"output": o, "item": info["item_ext"], "system": info["system"],
+                           "metric": metric[o], "human": h, "url": item_url(info["item"])})
+        points.sort(key=lambda p: (p["system"], p["item"]))
+        r = co.correlate(np.array([p["human"] for p in points]),
+                         np.array([p["metric"] for p in points]) * (1 if run.higher_is_better else -1), "pearson")
+        return {"metric": run.metric, "run": run.pk, "signature": run.signature,
+                "higher_is_better": run.higher_is_better, "criterion": criterion, "points": points,
+                "pearson": None if not np.isfinite(r["value"]) else r["value"], "used": j.describe()}
+    return cached(campaign, "scatter", {"run": run_id, "c": criterion, "a": annotators, "s": systems,
+                                        "z": normalize}, compute)
+
+
+# ---- rankings ----------------------------------------------------------------
+
+def rankings(campaign: Campaign, *, criterion: str | None, annotators: str = INCLUDED,
+             systems: list[str] | None = None) -> dict:
+    def compute():
+        result = report.ranking_report(campaign=campaign, criterion=criterion, annotators=annotators)
+        if systems:
+            for c, rows in result["criteria"].items():
+                result["criteria"][c] = [r for r in rows if r["system"] in systems]
+            for m in result["metrics"].values():
+                m["ranking"] = [r for r in m["ranking"] if r["system"] in systems]
+        return result
+    return cached(campaign, "rankings", {"c": criterion, "a": annotators, "s": systems}, compute)
+
+
+# ---- meta-evaluation table -----------------------------------------------------
+
+ACC23_FLAT_LIMIT = 3000
+
+
+def meta_table(campaign: Campaign, *, annotators: str = INCLUDED, systems: list[str] | None = None,
+               normalize: str = "none") -> dict:
+    """Every done run x every criterion x every method; the best value per column marked."""
+    def compute():
+        j = campaign_judgements(campaign=campaign, annotators=annotators)
+        criteria = [c for c in campaign.criteria]
+        outputs = _filter_outputs(output_index(campaign=campaign), systems)
+        runs = list(latest_done_runs(dataset=campaign.dataset))
+        pairwise = campaign.protocol == Campaign.Protocol.PAIRWISE
+        columns = []
+        for c in criteria:
+            if pairwise:
+                columns.append({"criterion": c, "method": "agreement", "level": "pairs", "group_by": "none"})
+                continue
+            for method in co.METHODS:
+                columns.append({"criterion": c, "method": method, "level": "segment", "group_by": "none"})
+            columns.append({"criterion": c, "method": "pearson", "level": "system", "group_by": "none"})
+        humans = {c: report.human_output_scores(j, c, normalize=normalize) for c in criteria} if not pairwise else {}
+        rows = []
+        for run in runs:
+            metric = scores_by_output(run=run)
+            sign = 1.0 if run.higher_is_better else -1.0
+            cells = []
+            for col in columns:
+                c = col["criterion"]
+                if pairwise:
+                    res = report.pairwise_agreement(j, c, metric, run.higher_is_better)
+                    cells.append({"value": res["agreement"], "n": res["n"]})
+                    continue
+                human = {o: v for o, v in humans[c].items() if o in outputs}
+                syss, _items, H, M = report._matrices(outputs, human, metric, sign)
+                if col["level"] == "system":
+                    Hs, Ms, _ = report._system_level(run, syss, H, M, sign)
+                    res = co.correlate(Hs, Ms, "pearson", "none")
+                else:
+                    group = col["group_by"]
+                    if col["method"] == "acc23" and np.isfinite(H).sum() > ACC23_FLAT_LIMIT:
+                        group = "item"  # all pairs of a large flattened set would not fit in memory
+                        col["group_by"] = "item"
+                    res = co.correlate(H, M, col["method"], group)
+                v = res["value"]
+                cells.append({"value": None if not np.isfinite(v) else float(v), "n": res["n"]})
+            rows.append({"run": run.pk, "metric": run.metric, "signature": run.signature,
+                         "higher_is_better": run.higher_is_better, "cells": cells})
+        for k in range(len(columns)):
+            values = [r["cells"][k]["value"] for r in rows if r["cells"][k]["value"] is not None]
+            best = max(values) if values else None
+            for r in rows:
+                r["cells"][k]["best"] = best is not None and r["cells"][k]["value"] == best
+        return {"columns": columns, "rows": rows, "used": j.describe()}
+    return cached(campaign, "meta", {"a": annotators, "s": systems, "z": normalize}, compute)
+
+
+# ---- disagreement inspector ----------------------------------------------------
+
+def pseudonyms(ids) -> dict[int, str]:
+    return {a: f"A{k + 1}" for k, a in enumerate(sorted(set(ids)))}
+
+
+def disagreement(campaign: Campaign, *, sort: str = "annotators", run_id: int | None = None,
+                 criterion: str | None = None, annotators: str = INCLUDED, systems: list[str] | None = None,
+                 limit: int = 30) -> dict:
+    def compute():
+        j = campaign_judgements(campaign=campaign, annotators=annotators)
+        crit = criterion or (campaign.criteria[0] if campaign.criteria else None)
+        outputs = _filter_outputs(output_index(campaign=campaign), systems)
+        names = pseudonyms(j.annotator_names)
+        per_item_spread: dict[int, list] = defaultdict(list)
+        if j.ratings:
+            by_output = defaultdict(list)
+            for o, _i, _s, _a, c, v in j.ratings:
+                if c == crit and o in outputs:
+                    by_output[o].append(v)
+            for o, vs in by_output.items():
+                if len(vs) >= 2:
+                    per_item_spread[outputs[o]["item"]].append(float(np.std(vs)))
+        elif j.pairs:
+            votes = defaultdict(lambda: [0, 0, 0])
+            for i, oa, ob, _a, c, w in j.pairs:
+                if c == crit:
+                    votes[(i, oa, ob)][{"a": 0, "b": 1, "tie": 2}[w]] += 1
+            for (i, _oa, _ob), v in votes.items():
+                total = sum(v)
+                if total >= 2:
+                    per_item_spread[i].append(1 - max(v) / total)  # minority share
+        annotator_score = {i: float(np.mean(v)) for i, v in per_item_spread.items()}
+        metric_score: dict[int, float] = {}
+        run = None
+        if run_id:
+            run = latest_done_runs(dataset=campaign.dataset).filter(pk=run_id).first()
+        if run is not None and crit:
+            human = report.human_output_scores(j, crit)
+            metric = scores_by_output(run=run)
+            used = [o for o in human if o in outputs and metric.get(o) is not None]
+            if len(used) >= 2:
+                from scipy.stats import rankdata
+                hr = rankdata([human[o] for o in used]) / len(used)
+                mr = rankdata([metric[o] * (1 if run.higher_is_better else -1) for o in used]) / len(used)
+                gaps = defaultdict(list)
+                for o, a, b in zip(used, hr, mr):
+                    gaps[outputs[o]["item"]].append(abs(a - b))
+                metric_score = {i: float(np.mean(v)) for i, v in gaps.items()}
+        key = metric_score if sort == "metric" and metric_score else annotator_score
+        order = sorted(key, key=lambda i: -key[i])
+        ranked = [{"item": i, "annotator_disagreement": annotator_score.get(i),
+                   "metric_disagreement": metric_score.get(i)} for i in order]
+        return {"criterion": crit, "sort": "metric" if key is metric_score and metric_score else "annotators",
+                "ranked": ranked, "names": {str(k): v for k, v in names.items()}, "used": j.describe(),
+                "run": run.pk if run else None}
+    data = cached(campaign, "disagreement", {"sort": sort, "run": run_id, "c": criterion, "a": annotators,
+                                             "s": systems}, compute)
+    data["items"] = [_item_detail(campaign, row, data, systems) for row in data["ranked"][:limit]]
+    return data
+
+
+def _item_detail(campaign: Campaign, row: dict, data: dict, systems: list[str] | None) -> dict:
+    item = Item.objects.get(pk=row["item"])
+    outputs = list(Output.objects.filter(item=item).select_related("system").order_by("system__name"))
+    if systems:
+        outputs = [o for o in outputs if o.system.name in systems]
+    names = {int(k): v for k, v in data["names"].items()}
+    runs = list(latest_done_runs(dataset=campaign.dataset))
+    scores = {r.pk: scores_by_output(run=r) for r in runs}
+    judgements = defaultdict(list)
+    crit_filter = {"criterion": data["criterion"]} if data["criterion"] else {}
+    for model in (RatingJudgement, SpanJudgement):
+        for o, a, c, s in model.objects.filter(campaign=campaign, item=item, status="complete", **crit_filter) \
+                .values_list("output_id", "annotator_id", "criterion", "score"):
+            judgements[o].append({"annotator": names.get(a, "A?"), "criterion": c, "score": s})
+    pairs = []
+    for oa, ob, a, c, w in PairwiseJudgement.objects.filter(campaign=campaign, item=item, status="complete",
+                                                            **crit_filter) \
+            .values_list("output_a__system__name", "output_b__system__name", "annotator_id", "criterion", "winner"):
+        pairs.append({"a": oa, "b": ob, "annotator": names.get(a, "A?"), "criterion": c,
+                      "winner": {"a": oa, "b": ob}.get(w, "tie")})
+    return {
+        "id": item.pk, "external_id": item.external_id, "source": item.source, "data": item.data,
+        "url": item_url(item.pk), "references": list(item.references.order_by("position").values_list("text", flat=True)),
+        "annotator_disagreement": row["annotator_disagreement"], "metric_disagreement": row["metric_disagreement"],
+        "outputs": [{"system": o.system.name, "text": o.text, "judgements": judgements.get(o.pk, []),
+                     "scores": [{"metric": r.metric, "run": r.pk, "score": scores[r.pk].get(o.pk)} for r in runs]}
+                    for o in outputs],
+        "pairs": pairs,
+    }
+
+
+# ---- error severity (minED) ------------------------------------------------------
+
+def _word_offsets(text: str) -> list[tuple[int, int]]:
+    offsets, pos = [], 0
+    for word in text.split():
+        start = text.index(word, pos)
+        offsets.append((start, start + len(word)))
+        pos = start + len(word)
+    return offsets
+
+
+def _char_offsets(text: str) -> list[tuple[int, int]]:
+    lead = len(text) - len(text.lstrip())
+    return [(lead + k, lead + k + 1) for k in range(len(text.strip()))]
+
+
+def severity_view(campaign: Campaign, *, run_id: int, systems: list[str] | None = None, limit: int = 50,
+                  offset: int = 0) -> dict:
+    """Each hypothesis token with its minED severity, the accepted corrections, the reference, and ESA spans."""
+    run = latest_done_runs(dataset=campaign.dataset).get(pk=run_id)
+    extras = extras_by_output(run=run)
+    outputs = _filter_outputs(output_index(campaign=campaign), systems)
+    ids = sorted((o for o in extras if o in outputs), key=lambda o: (outputs[o]["position"], outputs[o]["system"]))
+    texts = dict(Output.objects.filter(pk__in=ids[offset:offset + limit]).values_list("pk", "text"))
+    refs = {}
+    for item_id, text in Item.objects.filter(pk__in={outputs[o]["item"] for o in texts}).values_list(
+            "pk", "references__text"):
+        refs.setdefault(item_id, text)
+    human = _human_spans(campaign, list(texts))
+    rows, overlaps = [], []
+    for o in ids[offset:offset + limit]:
+        extra = extras[o] or {}
+        text = texts.get(o, "")
+        unit = extra.get("unit", "word")
+        offsets = _word_offsets(text) if unit == "word" else _char_offsets(text)
+        errors = extra.get("errors") or []
+        corrected = set(extra.get("corrected") or [])
+        top = max([abs(e.get("severity") or 0) for e in errors] + [1e-9])
+        tokens = [{"text": text[s:e], "severity": None, "error": None} for s, e in offsets]
+        deletions = []
+        metric_chars = np.zeros(len(text), dtype=np.int8)
+        for k, e in enumerate(errors):
+            level = (abs(e.get("severity") or 0) / top) if top else 0
+            info = {"index": k, "type": e.get("type"), "ref": e.get("ref"), "hyp": e.get("hyp"),
+                    "severity": e.get("severity"), "level": round(level, 3), "corrected": k in corrected}
+            pos = e.get("position")
+            if e.get("type") == "deletion" or e.get("hyp") is None or pos is None or pos >= len(tokens):
+                deletions.append(info)
+                continue
+            tokens[pos]["error"] = info
+            tokens[pos]["severity"] = info["level"]
+            s, t = offsets[pos]
+            metric_chars[s:t] = 1
+        spans = human.get(o, [])
+        labels = {a: sp.char_labels(len(text), s) for a, s in spans}
+        human_chars = np.zeros(len(text), dtype=np.int8)
+        for lab in labels.values():
+            human_chars = np.maximum(human_chars, lab)
+        overlap = sp.overlap(metric_chars, human_chars) if spans else None
+        if overlap is not None:
+            overlaps.append(overlap)
+        rows.append({"output": o, "item": outputs[o]["item_ext"], "system": outputs[o]["system"],
+                     "url": item_url(outputs[o]["item"]), "text": text, "tokens": tokens, "missing": deletions,
+                     "reference": refs.get(outputs[o]["item"], ""), "k": extra.get("k"), "E": extra.get("E"),
+                     "reached": extra.get("reached"), "capped": extra.get("capped"),
+                     "corrections": [e for e in (tokens_errors(tokens) + deletions) if e["corrected"]],
+                     "human": [{"annotator": f"A{n + 1}", "segments": _segments(text, lab)}
+                               for n, (_a, lab) in enumerate(sorted(labels.items()))],
+                     "overlap": overlap})
+    return {"run": run.pk, "metric": run.metric, "signature": run.signature, "rows": rows, "total": len(ids),
+            "offset": offset, "limit": limit, "end": offset + len(rows),
+            "mean_overlap": float(np.mean(overlaps)) if overlaps else None, "n_overlap": len(overlaps)}
+
+
+def tokens_errors(tokens: list[dict]) -> list[dict]:
+    return [t["error"] for t in tokens if t["error"]]
+
+
+def _segments(text: str, labels: np.ndarray) -> list[dict]:
+    """The text cut where the severity label changes: [{"text", "severity"}]."""
+    out, start = [], 0
+    names = {0: "", 1: "minor", 2: "major", 3: "critical"}
+    for k in range(1, len(text) + 1):
+        if k == len(text) or labels[k] != labels[start]:
+            out.append({"text": text[start:k], "severity": names[int(labels[start])] if len(labels) else ""})
+            start = k
+    return out
+
+
+def _human_spans(campaign: Campaign, output_ids: list[int]) -> dict[int, list]:
+    """ESA spans on these outputs from this campaign, or any ESA campaign on the same dataset."""
+    campaigns = [campaign] if campaign.protocol == Campaign.Protocol.ESA else list(
+        Campaign.objects.filter(dataset=campaign.dataset, protocol=Campaign.Protocol.ESA))
+    out: dict[int, dict] = defaultdict(dict)
+    judgements = SpanJudgement.objects.filter(campaign__in=campaigns, output_id__in=output_ids, status="complete")
+    for jid, o, a in judgements.values_list("id", "output_id", "annotator_id"):
+        out[o][jid] = (a, [])
+    index = {jid: o for o, d in out.items() for jid in d}
+    for jid, s, e, sev in ErrorSpan.objects.filter(judgement_id__in=list(index), missing=False).values_list(
+            "judgement_id", "start", "end", "severity"):
+        out[index[jid]][jid][1].append((s, e, sev))
+    return {o: list(d.values()) for o, d in out.items()}
+
+
+# ---- NLI facts ------------------------------------------------------------------
+
+def facts_view(campaign: Campaign, *, run_id: int, systems: list[str] | None = None, limit: int = 50,
+               offset: int = 0, only_problems: bool = False) -> dict:
+    run = latest_done_runs(dataset=campaign.dataset).get(pk=run_id)
+    extras = extras_by_output(run=run)
+    outputs = _filter_outputs(output_index(campaign=campaign), systems)
+    ids = sorted((o for o in extras if o in outputs), key=lambda o: (outputs[o]["position"], outputs[o]["system"]))
+    if only_problems:
+        ids = [o for o in ids if (extras[o] or {}).get("label", "OK") != "OK"]
+    labels = defaultdict(int)
+    for o in extras:
+        if o in outputs:
+            labels[(extras[o] or {}).get("label", "?")] += 1
+    texts = dict(Output.objects.filter(pk__in=ids[offset:offset + limit]).values_list("pk", "text"))
+    rows = []
+    for o in ids[offset:offset + limit]:
+        e = extras[o] or {}
+        rows.append({"output": o, "item": outputs[o]["item_ext"], "system": outputs[o]["system"],
+                     "url": item_url(outputs[o]["item"]), "text": texts.get(o, ""), "label": e.get("label"),
+                     "confidence": e.get("confidence"), "facts": e.get("facts") or [], "omitted": e.get("omitted") or [],
+                     "hallucination": e.get("hallucination_check") or {}})
+    return {"run": run.pk, "metric": run.metric, "signature": run.signature, "rows": rows, "total": len(ids),
+            "labels": dict(labels), "offset": offset, "limit": limit, "end": offset + len(rows)}
+
+
+def judgements_summary(j: Judgements) -> dict:
+    return j.describe()
+
+
+def output_index_systems(campaign: Campaign) -> set[str]:
+    return {v["system"] for v in output_index(campaign=campaign).values()}

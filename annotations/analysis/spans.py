@@ -1,0 +1,61 @@
+"""Agreement on error spans (ESA): character labels per annotator.
+
+Each annotator's spans on an output become one label per character (0 no
+error, 1 minor, 2 major, 3 critical; overlapping spans keep the worst).
+Span F1 between two annotators is the character-level F1 of their error
+characters (symmetric: 2|A and B| / (|A| + |B|)); Krippendorff's alpha
+treats every (output, character) as a unit.
+"""
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+
+SEVERITY_CODE = {"minor": 1, "major": 2, "critical": 3}
+
+
+def char_labels(length: int, spans: list[tuple[int, int, str]]) -> np.ndarray:
+    labels = np.zeros(length, dtype=np.int8)
+    for start, end, severity in spans:
+        code = SEVERITY_CODE.get(severity, 1)
+        s, e = max(0, start), min(length, end)
+        if s < e:
+            labels[s:e] = np.maximum(labels[s:e], code)
+    return labels
+
+
+def span_f1(a: np.ndarray, b: np.ndarray) -> float | None:
+    x, y = a > 0, b > 0
+    total = x.sum() + y.sum()
+    if total == 0:
+        return None  # neither marked anything: agreement on "no error" is not span F1
+    return float(2 * (x & y).sum() / total)
+
+
+def pairwise_f1(per_output: dict) -> dict:
+    """per_output: {output: {annotator: labels}} -> mean F1 over annotator pairs, and micro F1."""
+    values, inter, total = [], 0, 0
+    for labels in per_output.values():
+        for a, b in combinations(sorted(labels), 2):
+            f = span_f1(labels[a], labels[b])
+            x, y = labels[a] > 0, labels[b] > 0
+            inter += int((x & y).sum())
+            total += int(x.sum() + y.sum())
+            if f is not None:
+                values.append(f)
+    return {"mean_f1": float(np.mean(values)) if values else None,
+            "micro_f1": 2 * inter / total if total else None, "pairs": len(values)}
+
+
+def char_table(per_output: dict):
+    """(unit, annotator, value) triples: one unit per character of each output."""
+    for output, labels in per_output.items():
+        for annotator, lab in labels.items():
+            for i, v in enumerate(lab.tolist()):
+                yield (f"{output}:{i}", annotator, float(v))
+
+
+def overlap(metric_chars: np.ndarray, human_chars: np.ndarray) -> float | None:
+    """Character F1 between characters a metric marks as errors and a human's error characters."""
+    return span_f1(metric_chars, human_chars)

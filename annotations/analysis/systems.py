@@ -1,0 +1,97 @@
+"""System-level human scores from every protocol, rankings and significance clusters.
+
+Per output ("segment") human scores: ratings and ESA scores are averaged;
+pairwise judgements give each output its win rate over its comparisons (a
+tie counts half); best-worst judgements give (#best - #worst) / #appearances
+(Orme 2009, as in Kiritchenko and Mohammad 2017). A system's score is the
+mean of its outputs' scores. Bradley-Terry strengths come from `choix`
+(I-LSR, a small ridge `alpha` so systems that never lose still get a finite
+strength), ties dropped.
+
+Clusters: systems sorted by score; a cluster ends after position i when every
+system above is significantly better than every system below by a one-sided
+Mann-Whitney U test (Wilcoxon rank-sum) on their per-output scores at
+p < 0.05, as WMT's human rankings do (Barrault et al. 2019).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+from scipy import stats
+
+
+def win_rates(comparisons: list[tuple]) -> dict:
+    """comparisons: (item, output_a, output_b, winner 'a'|'b'|'tie') -> {output: win rate}."""
+    won: dict = defaultdict(float)
+    seen: dict = defaultdict(int)
+    for _item, a, b, winner in comparisons:
+        seen[a] += 1
+        seen[b] += 1
+        if winner == "a":
+            won[a] += 1
+        elif winner == "b":
+            won[b] += 1
+        else:
+            won[a] += 0.5
+            won[b] += 0.5
+    return {o: won[o] / seen[o] for o in seen}
+
+
+def best_worst_scores(tuples: list[tuple]) -> dict:
+    """tuples: (outputs, best, worst) -> {output: (#best - #worst) / #appearances}."""
+    seen: dict = defaultdict(int)
+    net: dict = defaultdict(int)
+    for outputs, best, worst in tuples:
+        for o in outputs:
+            seen[o] += 1
+        net[best] += 1
+        net[worst] -= 1
+    return {o: net[o] / seen[o] for o in seen}
+
+
+def bradley_terry(wins: list[tuple[str, str]], systems: list[str], *, alpha: float = 0.01) -> dict[str, float]:
+    """Bradley-Terry strengths (log scale, mean 0) from (winner, loser) system pairs, via choix."""
+    import choix
+
+    index = {s: i for i, s in enumerate(systems)}
+    data = [(index[w], index[lo]) for w, lo in wins if w in index and lo in index]
+    if len(systems) < 2 or not data:
+        return {s: 0.0 for s in systems}
+    params = choix.ilsr_pairwise(len(systems), data, alpha=alpha)
+    params = params - params.mean()
+    return {s: float(params[index[s]]) for s in systems}
+
+
+def bootstrap_mean_ci(values: np.ndarray, *, reps: int = 200, seed: int = 0) -> list[float | None]:
+    values = np.asarray(values, dtype=float)
+    values = values[~np.isnan(values)]
+    if len(values) < 2 or reps <= 0:
+        return [None, None]
+    rng = np.random.default_rng(seed)
+    means = values[rng.integers(0, len(values), (reps, len(values)))].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return [float(lo), float(hi)]
+
+
+def clusters(samples: dict[str, np.ndarray], *, higher_is_better: bool = True, p: float = 0.05) -> list[dict]:
+    """Rank systems by mean score; significance clusters (rank 1 = best cluster)."""
+    clean = {s: np.asarray(v, dtype=float)[~np.isnan(np.asarray(v, dtype=float))] for s, v in samples.items()}
+    clean = {s: v for s, v in clean.items() if len(v)}
+    sign = 1.0 if higher_is_better else -1.0
+    order = sorted(clean, key=lambda s: -sign * clean[s].mean())
+    better: dict[tuple[str, str], bool] = {}
+    for i, a in enumerate(order):
+        for b in order[i + 1:]:
+            x, y = sign * clean[a], sign * clean[b]
+            if len(x) < 2 or len(y) < 2:
+                better[(a, b)] = False
+                continue
+            better[(a, b)] = bool(stats.mannwhitneyu(x, y, alternative="greater").pvalue < p)
+    rows, cluster = [], 1
+    for i, s in enumerate(order):
+        if i > 0 and all(better[(a, b)] for a in order[:i] for b in order[i:]):
+            cluster += 1
+        rows.append({"system": s, "rank": i + 1, "cluster": cluster, "score": float(clean[s].mean()),
+                     "n": int(len(clean[s])), "ci95": bootstrap_mean_ci(clean[s], seed=i)})
+    return rows

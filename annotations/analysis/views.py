@@ -1,0 +1,261 @@
+"""Analysis pages (owners and researchers only: annotators 403, non-members 404).
+
+Every page takes the same filters in its query string: `criterion`, `system`
+(repeatable), `annotators` (included|all) and, where a metric is shown,
+`run`; `?format=csv` downloads the figures shown as CSV.
+"""
+from __future__ import annotations
+
+import csv
+import io
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.utils.http import urlencode
+
+from annotations import selectors as core
+from annotations.analysis import pages, report
+from annotations.analysis.selectors import ALL, INCLUDED
+from annotations.models import Campaign
+from annotations.views.annotate import require_staff_page
+
+
+def _campaign(request: HttpRequest, pk: int) -> Campaign:
+    campaign = get_object_or_404(core.campaign_list(user=request.user), pk=pk)
+    require_staff_page(user=request.user, campaign=campaign)
+    return campaign
+
+
+def _filters(request: HttpRequest, campaign: Campaign) -> dict:
+    criterion = request.GET.get("criterion") or None
+    if criterion and criterion not in campaign.criteria:
+        criterion = None
+    systems_all = sorted(pages.output_index_systems(campaign))
+    systems = [s for s in request.GET.getlist("system") if s in systems_all] or None
+    annotators = request.GET.get("annotators") if request.GET.get("annotators") in (INCLUDED, ALL) else INCLUDED
+    runs = pages.runs_info(campaign)
+    run_id = request.GET.get("run")
+    run_id = int(run_id) if run_id and run_id.isdigit() and any(r["id"] == int(run_id) for r in runs) else None
+    return {"criterion": criterion, "systems": systems, "annotators": annotators, "run": run_id,
+            "all_systems": systems_all, "runs": runs, "criteria": campaign.criteria}
+
+
+def _query(f: dict, **extra) -> str:
+    params = [("annotators", f["annotators"])]
+    if f["criterion"]:
+        params.append(("criterion", f["criterion"]))
+    for s in f["systems"] or []:
+        params.append(("system", s))
+    if f["run"]:
+        params.append(("run", f["run"]))
+    params += [(k, v) for k, v in extra.items() if v is not None]
+    return "?" + urlencode(params)
+
+
+def _csv(name: str, header: list[str], rows: list[list]) -> HttpResponse:
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow([_safe(v) for v in row])
+    response = HttpResponse(buf.getvalue(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
+    return response
+
+
+def _safe(value):
+    # Spreadsheet formulas neutralised (a text starting with =, +, -, @).
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
+def _base(request, campaign, f, active: str) -> dict:
+    links = [("dashboard", "Dashboard", "analysis-dashboard"), ("scatter", "Metric vs human", "analysis-scatter"),
+             ("rankings", "Rankings", "analysis-rankings"), ("meta", "Meta-evaluation", "analysis-meta"),
+             ("disagreement", "Disagreements", "analysis-disagreement"),
+             ("errors", "Error severity", "analysis-errors"), ("facts", "NLI facts", "analysis-facts")]
+    return {"campaign": campaign, "project": campaign.project, "f": f, "active": active,
+            "query": _query(f), "csv_url": request.path + _query(f, format="csv"),
+            "nav": [{"key": k, "label": label, "url": reverse(name, args=[campaign.pk]) + _query(f)}
+                    for k, label, name in links]}
+
+
+@login_required
+def dashboard(request: HttpRequest, pk: int) -> HttpResponse:
+    campaign = _campaign(request, pk)
+    f = _filters(request, campaign)
+    figures = pages.cached(campaign, "agreement", {"c": f["criterion"], "a": f["annotators"]},
+                           lambda: report.agreement_report(campaign=campaign, criterion=f["criterion"],
+                                                           annotators=f["annotators"], bootstrap=100,
+                                                           per_annotator=False, cohen=False))
+    rows = [{"criterion": c, **v} for c, v in figures["criteria"].items()]
+    if request.GET.get("format") == "csv":
+        return _csv(f"{campaign.name}-agreement", [
+            "criterion", "alpha_nominal", "alpha_ordinal", "alpha_interval", "alpha_interval_ci_low",
+            "alpha_interval_ci_high", "fleiss_kappa", "percent_agreement", "units", "annotators"],
+            [[r["criterion"], r["krippendorff_alpha"]["nominal"], r["krippendorff_alpha"]["ordinal"],
+              r["krippendorff_alpha"]["interval"], *r["ci95"]["krippendorff_alpha_interval"], r["fleiss_kappa"],
+              r["percent_agreement"], r["n_units"], r["n_annotators"]] for r in rows])
+    ctx = _base(request, campaign, f, "dashboard")
+    ctx.update({"agreement": rows, "used": figures["judgements_used"], "runs": f["runs"]})
+    return render(request, "analysis/dashboard.html", ctx)
+
+
+def _need_run(f: dict, metrics: tuple[str, ...] | None = None) -> int | None:
+    if f["run"]:
+        return f["run"]
+    for r in f["runs"]:
+        if metrics is None or r["metric"] in metrics:
+            return r["id"]
+    return None
+
+
+@login_required
+def scatter(request: HttpRequest, pk: int) -> HttpResponse:
+    campaign = _campaign(request, pk)
+    f = _filters(request, campaign)
+    ctx = _base(request, campaign, f, "scatter")
+    run_id = _need_run(f)
+    criterion = f["criterion"] or (campaign.criteria[0] if campaign.criteria else None)
+    if campaign.protocol == Campaign.Protocol.PAIRWISE or run_id is None or criterion is None:
+        ctx["empty"] = ("Pairwise campaigns have no per-output score to plot: see the meta-evaluation table."
+                        if campaign.protocol == Campaign.Protocol.PAIRWISE else "No done metric run on this dataset yet.")
+        return render(request, "analysis/scatter.html", ctx)
+    data = pages.scatter(campaign, run_id=run_id, criterion=criterion, annotators=f["annotators"],
+                         systems=f["systems"], normalize=request.GET.get("normalize", "none"))
+    if request.GET.get("format") == "csv":
+        return _csv(f"{campaign.name}-{data['metric']}-{criterion}", ["item", "system", "output", data["metric"],
+                                                                      criterion, "url"],
+                    [[p["item"], p["system"], p["output"], p["metric"], p["human"], p["url"]] for p in data["points"]])
+    ctx.update({"data": data, "criterion": criterion, "run_id": run_id})
+    return render(request, "analysis/scatter.html", ctx)
+
+
+@login_required
+def rankings(request: HttpRequest, pk: int) -> HttpResponse:
+    campaign = _campaign(request, pk)
+    f = _filters(request, campaign)
+    data = pages.rankings(campaign, criterion=f["criterion"], annotators=f["annotators"], systems=f["systems"])
+    if request.GET.get("format") == "csv":
+        rows = []
+        for c, rs in data["criteria"].items():
+            rows += [[f"human:{c}", r["system"], r["rank"], r["cluster"], r["score"], *r["ci95"]] for r in rs]
+        for name, m in data["metrics"].items():
+            rows += [[name, r["system"], r["rank"], r["cluster"], r["score"], *r["ci95"]] for r in m["ranking"]]
+        return _csv(f"{campaign.name}-rankings", ["by", "system", "rank", "cluster", "score", "ci_low", "ci_high"],
+                    rows)
+    ctx = _base(request, campaign, f, "rankings")
+    side = []
+    for c, rs in data["criteria"].items():
+        side.append({"label": f"Humans: {c}", "rows": rs, "human": True})
+    for name, m in data["metrics"].items():
+        side.append({"label": f"{m['metric']} (run {m['run']}, {'higher' if m['higher_is_better'] else 'lower'} "
+                              f"is better)", "rows": m["ranking"], "human": False})
+    ctx.update({"data": data, "side": side,
+                "plot": [{"label": s["label"], "systems": [r["system"] for r in s["rows"]],
+                          "scores": [r["score"] for r in s["rows"]],
+                          "lo": [r["ci95"][0] for r in s["rows"]], "hi": [r["ci95"][1] for r in s["rows"]],
+                          "clusters": [r["cluster"] for r in s["rows"]]} for s in side if s["human"]]})
+    return render(request, "analysis/rankings.html", ctx)
+
+
+@login_required
+def meta(request: HttpRequest, pk: int) -> HttpResponse:
+    campaign = _campaign(request, pk)
+    f = _filters(request, campaign)
+    normalize = "z" if request.GET.get("normalize") == "z" else "none"
+    data = pages.meta_table(campaign, annotators=f["annotators"], systems=f["systems"], normalize=normalize)
+    if request.GET.get("format") == "csv":
+        header = ["metric", "run"] + [f"{c['criterion']}:{c['method']}:{c['level']}:{c['group_by']}"
+                                      for c in data["columns"]]
+        return _csv(f"{campaign.name}-meta-evaluation", header,
+                    [[r["metric"], r["run"], *[cell["value"] for cell in r["cells"]]] for r in data["rows"]])
+    ctx = _base(request, campaign, f, "meta")
+    ctx.update({"data": data, "normalize": normalize})
+    return render(request, "analysis/meta.html", ctx)
+
+
+@login_required
+def disagreement(request: HttpRequest, pk: int) -> HttpResponse:
+    campaign = _campaign(request, pk)
+    f = _filters(request, campaign)
+    sort = "metric" if request.GET.get("sort") == "metric" else "annotators"
+    run_id = _need_run(f) if sort == "metric" or f["run"] else _need_run(f)
+    data = pages.disagreement(campaign, sort=sort, run_id=run_id, criterion=f["criterion"],
+                              annotators=f["annotators"], systems=f["systems"])
+    if request.GET.get("format") == "csv":
+        return _csv(f"{campaign.name}-disagreement", ["item_id", "annotator_disagreement", "metric_disagreement"],
+                    [[r["item"], r["annotator_disagreement"], r["metric_disagreement"]] for r in data["ranked"]])
+    ctx = _base(request, campaign, f, "disagreement")
+    ctx.update({"data": data, "sort": sort, "run_id": run_id,
+                "sort_annotators": request.path + _query(f, sort="annotators"),
+                "sort_metric": request.path + _query(f, sort="metric")})
+    return render(request, "analysis/disagreement.html", ctx)
+
+
+def _page(request) -> int:
+    value = request.GET.get("offset", "0")
+    return max(0, int(value)) if value.isdigit() else 0
+
+
+@login_required
+def errors(request: HttpRequest, pk: int) -> HttpResponse:
+    campaign = _campaign(request, pk)
+    f = _filters(request, campaign)
+    ctx = _base(request, campaign, f, "errors")
+    runs = [r for r in f["runs"] if r["metric"] in ("minwed", "mincer")]
+    run_id = f["run"] if any(r["id"] == f["run"] for r in runs) else (runs[0]["id"] if runs else None)
+    ctx["severity_runs"] = runs
+    if run_id is None:
+        ctx["empty"] = "No done minWED / minCER run on this dataset yet."
+        return render(request, "analysis/errors.html", ctx)
+    offset = _page(request)
+    data = pages.severity_view(campaign, run_id=run_id, systems=f["systems"], offset=offset)
+    if request.GET.get("format") == "csv":
+        rows = []
+        for r in data["rows"]:
+            for e in [t["error"] for t in r["tokens"] if t["error"]] + r["missing"]:
+                rows.append([r["item"], r["system"], e["index"], e["type"], e["ref"], e["hyp"], e["severity"],
+                             e["corrected"], r["overlap"]])
+        return _csv(f"{campaign.name}-error-severity", ["item", "system", "error", "type", "ref", "hyp",
+                                                        "severity", "in_correction_set", "overlap_with_humans"], rows)
+    ctx.update({"data": data, "run_id": run_id,
+                "next": request.path + _query({**f, "run": run_id}, offset=offset + data["limit"])
+                if offset + data["limit"] < data["total"] else None,
+                "prev": request.path + _query({**f, "run": run_id}, offset=max(0, offset - data["limit"]))
+                if offset else None})
+    return render(request, "analysis/errors.html", ctx)
+
+
+@login_required
+def facts(request: HttpRequest, pk: int) -> HttpResponse:
+    campaign = _campaign(request, pk)
+    f = _filters(request, campaign)
+    ctx = _base(request, campaign, f, "facts")
+    runs = [r for r in f["runs"] if r["metric"] == "nli"]
+    run_id = f["run"] if any(r["id"] == f["run"] for r in runs) else (runs[0]["id"] if runs else None)
+    if run_id is None:
+        ctx["empty"] = "No done NLI run on this dataset yet."
+        return render(request, "analysis/facts.html", ctx)
+    offset = _page(request)
+    data = pages.facts_view(campaign, run_id=run_id, systems=f["systems"], offset=offset,
+                            only_problems=request.GET.get("problems") == "1")
+    if request.GET.get("format") == "csv":
+        rows = []
+        for r in data["rows"]:
+            for fact in r["facts"]:
+                rows.append([r["item"], r["system"], r["label"], r["confidence"], fact.get("fact"),
+                             fact.get("entailed"), (fact.get("probs") or {}).get("entailment")])
+        return _csv(f"{campaign.name}-nli-facts", ["item", "system", "label", "confidence", "fact", "entailed",
+                                                   "p_entailment"], rows)
+    ctx.update({"data": data, "run_id": run_id,
+                "next": request.path + _query({**f, "run": run_id}, offset=offset + data["limit"])
+                if offset + data["limit"] < data["total"] else None})
+    return render(request, "analysis/facts.html", ctx)
+
+
+def not_found(*_args, **_kwargs):  # pragma: no cover
+    raise Http404

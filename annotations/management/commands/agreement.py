@@ -1,0 +1,49 @@
+"""`agreement --campaign NAME [--criterion C] [--json]`: inter-annotator agreement.
+
+Krippendorff's alpha (nominal, ordinal, interval), Fleiss' kappa, percent
+agreement and bootstrap 95% intervals over units, per criterion; Cohen's kappa
+per annotator pair, alpha per system and alpha without each annotator. Only
+complete judgements, of included annotators when quality control is in use.
+"""
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotations.analysis.report import AnalysisError, agreement_report
+from annotations.models import Campaign
+
+
+class Command(BaseCommand):
+    help = "Inter-annotator agreement of a campaign (alpha, Fleiss' and Cohen's kappa, percent agreement)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--campaign", required=True)
+        parser.add_argument("--criterion")
+        parser.add_argument("--annotators", choices=["included", "all"], default="included",
+                            help="included annotators only (default; all when no quality control is in use)")
+        parser.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples of units (0 = none)")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--json", action="store_true", help="print the figures as JSON on stdout")
+
+    def handle(self, *args, **o):
+        campaign = Campaign.objects.filter(name=o["campaign"]).select_related("dataset").first()
+        if campaign is None:
+            raise CommandError(f"no campaign named {o['campaign']!r}")
+        if not 0 <= o["bootstrap"] <= 2000:
+            raise CommandError("--bootstrap must be between 0 and 2000")
+        try:
+            result = agreement_report(campaign=campaign, criterion=o["criterion"], annotators=o["annotators"],
+                                      bootstrap=o["bootstrap"], seed=o["seed"])
+        except AnalysisError as exc:
+            raise CommandError(str(exc)) from None
+        if o["json"]:
+            self.stdout.write(json.dumps(result, ensure_ascii=False))
+            return
+        self.stdout.write(f"{campaign.name} ({campaign.protocol}); judgements used: "
+                          f"{result['judgements_used']['judgements']}, {result['judgements_used']['annotators']}")
+        for name, f in result["criteria"].items():
+            a = f["krippendorff_alpha"]
+            self.stdout.write(
+                f"{name}: alpha nominal {a['nominal']}, ordinal {a['ordinal']}, interval {a['interval']} "
+                f"(95% CI {f['ci95']['krippendorff_alpha_interval']}); Fleiss' kappa {f['fleiss_kappa']}; "
+                f"percent agreement {f['percent_agreement']}; {f['n_units']} units, {f['n_annotators']} annotators")

@@ -1,0 +1,67 @@
+"""`correlate --campaign NAME --metric METRIC --criterion C [...]`: metric-human meta-evaluation.
+
+Rating and ESA campaigns: Pearson, Spearman, Kendall tau-b or acc23 between a
+metric's scores (its latest done run on the campaign's dataset) and the human
+scores, at segment or system level, grouped as mt-metrics-eval's `average_by`;
+bootstrap 95% interval over items; `--compare METRIC2` adds the PERM-BOTH
+p-value that METRIC correlates better than METRIC2. Pairwise campaigns: the
+share of pairs where the metric prefers the output most humans preferred. The
+metric's direction (higher or lower is better) is respected.
+"""
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotations.analysis.report import AnalysisError, correlate_report
+from annotations.models import Campaign
+
+
+class Command(BaseCommand):
+    help = "Correlation (or pairwise agreement) between a metric and human judgements."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--campaign", required=True)
+        parser.add_argument("--metric", required=True, help="metric name (its newest done run) or a run id")
+        parser.add_argument("--criterion", required=True)
+        parser.add_argument("--level", choices=["segment", "system"], default="segment")
+        parser.add_argument("--method", choices=["pearson", "spearman", "kendall", "acc23"], default="pearson")
+        parser.add_argument("--group-by", choices=["none", "item", "system"], default="none")
+        parser.add_argument("--normalize", choices=["none", "z"], default="none")
+        parser.add_argument("--min-votes", type=int, default=1)
+        parser.add_argument("--min-consensus", type=float, default=0.0)
+        parser.add_argument("--compare", metavar="METRIC2")
+        parser.add_argument("--annotators", choices=["included", "all"], default="included")
+        parser.add_argument("--bootstrap", type=int, default=200)
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--json", action="store_true", help="print the figures as JSON on stdout")
+
+    def handle(self, *args, **o):
+        campaign = Campaign.objects.filter(name=o["campaign"]).select_related("dataset").first()
+        if campaign is None:
+            raise CommandError(f"no campaign named {o['campaign']!r}")
+        if not 0 <= o["min_consensus"] <= 1:
+            raise CommandError("--min-consensus must be between 0 and 1")
+        if o["min_votes"] < 0:
+            raise CommandError("--min-votes must be 0 or more")
+        if not 0 <= o["bootstrap"] <= 2000:
+            raise CommandError("--bootstrap must be between 0 and 2000")
+        try:
+            result = correlate_report(
+                campaign=campaign, metric=o["metric"], criterion=o["criterion"], level=o["level"],
+                method=o["method"], group_by=o["group_by"], normalize=o["normalize"], min_votes=o["min_votes"],
+                min_consensus=o["min_consensus"], compare=o["compare"], annotators=o["annotators"],
+                bootstrap=o["bootstrap"], seed=o["seed"])
+        except AnalysisError as exc:
+            raise CommandError(str(exc)) from None
+        if o["json"]:
+            self.stdout.write(json.dumps(result, ensure_ascii=False))
+            return
+        if "agreement" in result:
+            self.stdout.write(f"{result['metric']} vs {result['criterion']}: agreement {result['agreement']} "
+                              f"over {result['n']} pairs")
+            return
+        line = (f"{result['metric']} vs {result['criterion']} ({result['level']}, group by {result['group_by']}): "
+                f"{result['method']} {result[result['method']]} 95% CI {result['ci95']}, n {result['n']}")
+        if "p_value" in result:
+            line += f"; vs {result['compare']}: p {result['p_value']}"
+        self.stdout.write(line)

@@ -1,0 +1,148 @@
+"""REST API of metric runs: start, list, read (with progress), cancel, re-run,
+and the per-output scores. Owners and researchers of the dataset's project
+only: annotators get 403 (they never see scores), non-members 404."""
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotations.apis.common import paginated, paginated_response
+from annotations.permissions import ApiAuthMixin, require_staff
+from annotations.selectors import dataset_list
+from metrics.models import MetricRun, OutputScore
+from metrics.selectors import run_list, run_scores
+from metrics.services import RunInputError, run_cancel, run_create, run_rerun
+from metrics.services.runs import MAX_CHUNK_SIZE
+
+
+class MetricRunOutputSerializer(serializers.ModelSerializer):
+    dataset = serializers.IntegerField(source="dataset_id", read_only=True)
+    created_by = serializers.CharField(source="created_by.username", read_only=True, default=None)
+    percent = serializers.SerializerMethodField()
+
+    class Meta:
+        model = MetricRun
+        fields = [
+            "id", "dataset", "metric", "options", "signature", "higher_is_better", "status", "sync",
+            "total", "done", "percent", "chunk_size", "corpus", "error", "created_by", "created_at",
+            "started_at", "finished_at",
+        ]
+        ref_name = "MetricRun"
+
+    def get_percent(self, run: MetricRun) -> float:
+        return round(100 * run.done / run.total, 1) if run.total else 0.0
+
+
+class OutputScoreSerializer(serializers.ModelSerializer):
+    item = serializers.IntegerField(source="output.item_id", read_only=True)
+    external_id = serializers.CharField(source="output.item.external_id", read_only=True)
+    system = serializers.CharField(source="output.system.name", read_only=True)
+
+    class Meta:
+        model = OutputScore
+        fields = ["output", "item", "external_id", "system", "score", "extra"]
+        ref_name = "OutputScore"
+
+
+def _staff_dataset(request: Request, pk: int):
+    dataset = get_object_or_404(dataset_list(user=request.user).select_related("project"), pk=pk)
+    require_staff(user=request.user, project=dataset.project)
+    return dataset
+
+
+def _staff_run(request: Request, pk: int) -> MetricRun:
+    run = get_object_or_404(
+        MetricRun.objects.filter(dataset__in=dataset_list(user=request.user)).select_related(
+            "dataset__project", "created_by"
+        ),
+        pk=pk,
+    )
+    require_staff(user=request.user, project=run.dataset.project)
+    return run
+
+
+class MetricRunListApi(ApiAuthMixin, APIView):
+    class InputSerializer(serializers.Serializer):
+        metric = serializers.CharField(max_length=64)
+        options = serializers.DictField(
+            child=serializers.JSONField(), required=False, default=dict,
+            help_text="Metric options, e.g. {\"model\": \"all-MiniLM-L6-v2\", \"idf\": true}.",
+        )
+        chunk_size = serializers.IntegerField(min_value=1, max_value=MAX_CHUNK_SIZE, required=False)
+        rerun = serializers.BooleanField(required=False, default=False,
+                                         help_text="Compute again even if an identical run is done.")
+
+        class Meta:
+            ref_name = "MetricRunStart"
+
+    @extend_schema(operation_id="metric_runs_list", responses=paginated(MetricRunOutputSerializer))
+    def get(self, request: Request, pk: int) -> Response:
+        dataset = _staff_dataset(request, pk)
+        return paginated_response(
+            queryset=run_list(dataset=dataset), serializer_class=MetricRunOutputSerializer, request=request, view=self
+        )
+
+    @extend_schema(operation_id="metric_runs_start", request=InputSerializer,
+                   responses={201: MetricRunOutputSerializer, 200: MetricRunOutputSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        """Start a run over every output of the dataset (201), or answer the
+        identical done run (200) unless `rerun`. Bad metric names or options: 400."""
+        dataset = _staff_dataset(request, pk)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        if len(data["options"]) > 50:
+            raise ValidationError({"options": ["too many options"]})
+        try:
+            run, reused = run_create(
+                dataset=dataset, metric=data["metric"], options=data["options"], user=request.user,
+                chunk_size=data.get("chunk_size"), reuse=not data["rerun"],
+            )
+        except RunInputError as exc:
+            raise ValidationError({"detail": str(exc)}) from None
+        return Response(
+            MetricRunOutputSerializer(run).data, status=status.HTTP_200_OK if reused else status.HTTP_201_CREATED
+        )
+
+
+class MetricRunDetailApi(ApiAuthMixin, APIView):
+    @extend_schema(operation_id="metric_runs_retrieve", responses=MetricRunOutputSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(MetricRunOutputSerializer(_staff_run(request, pk)).data)
+
+
+class MetricRunCancelApi(ApiAuthMixin, APIView):
+    @extend_schema(operation_id="metric_runs_cancel", request=None, responses=MetricRunOutputSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        """Cancel a queued or running run (409 if it has already ended)."""
+        run = _staff_run(request, pk)
+        if not run_cancel(run=run):
+            return Response({"detail": f"run {run.pk} is already {run.status}"}, status=status.HTTP_409_CONFLICT)
+        return Response(MetricRunOutputSerializer(run).data)
+
+
+class MetricRunRerunApi(ApiAuthMixin, APIView):
+    @extend_schema(operation_id="metric_runs_rerun", request=None, responses={201: MetricRunOutputSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        """A new run with the same metric and options (never reused)."""
+        run = _staff_run(request, pk)
+        try:
+            new = run_rerun(run=run, user=request.user)
+        except RunInputError as exc:
+            raise ValidationError({"detail": str(exc)}) from None
+        return Response(MetricRunOutputSerializer(new).data, status=status.HTTP_201_CREATED)
+
+
+class MetricRunScoresApi(ApiAuthMixin, APIView):
+    @extend_schema(operation_id="metric_runs_scores", responses=paginated(OutputScoreSerializer))
+    def get(self, request: Request, pk: int) -> Response:
+        """Per-output scores of the run, in the dataset's order (50 a page)."""
+        run = _staff_run(request, pk)
+        return paginated_response(
+            queryset=run_scores(run=run), serializer_class=OutputScoreSerializer, request=request, view=self
+        )

@@ -1,0 +1,298 @@
+"""Metric runs: create (or reuse), prepare (shared state, signature, chunk
+plan), finalise (corpus score from all stored scores), fail, cancel, re-run.
+
+Life of a run: `run_create` (queued) → `run_prepare` on a worker of the
+metric's queue, or in-process with `--sync` (running, chunks planned) →
+`chunk_execute` per chunk → `run_finalise` after the last chunk (done).
+Every state change is a conditional UPDATE, so a duplicated or re-delivered
+task changes nothing.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+from collections.abc import Callable
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotations.models import Dataset, Output, System
+from metrics.models import ChunkStatus, MetricChunk, MetricRun, OutputScore, RunStatus
+from metrics.scorers import MetricError, get_metric
+from metrics.scorers.base import SegmentResult
+from metrics.services.common import TRANSIENT_ERRORS, build_metric, jsonable, metric_inputs, one_line
+from metrics.services.inputs import inputs_digest, load_inputs
+
+logger = logging.getLogger(__name__)
+
+ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
+MAX_CHUNK_SIZE = 100_000
+
+
+def default_chunk_size(*, uses_model: bool) -> int:
+    # Chunks must finish well within the broker's visibility timeout (settings):
+    # a few seconds each on a GPU, well under a minute for MiniLM on one CPU core.
+    return 256 if uses_model else 1000
+
+
+class RunInputError(ValueError):
+    """A run that cannot be started as asked (unknown metric, bad option, no outputs)."""
+
+
+def _reuse_key(*, metric_name: str, options: dict[str, Any], speed: frozenset[str], digest: str) -> str:
+    scored = {k: v for k, v in sorted(options.items()) if k not in speed}
+    blob = json.dumps([metric_name, scored, digest], sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def run_create(
+    *,
+    dataset: Dataset,
+    metric: str,
+    options: dict[str, Any] | None = None,
+    user=None,
+    sync: bool = False,
+    chunk_size: int | None = None,
+    reuse: bool = True,
+) -> tuple[MetricRun, bool]:
+    """A queued run of `metric` over every output of `dataset`, or the done run
+    it would duplicate (same metric, same score-changing options, same inputs):
+    returns (run, reused). Bad names or options raise RunInputError at once.
+    Without `sync`, the run is queued to the workers when the transaction commits."""
+    try:
+        scorer = get_metric(metric, **(options or {}))
+    except MetricError as exc:
+        raise RunInputError(one_line(exc)) from None
+    except ImportError as exc:  # a metric whose library is not installed
+        raise RunInputError(f"metric {metric!r} cannot be loaded: {one_line(exc)}") from None
+    if chunk_size is None:
+        chunk_size = default_chunk_size(uses_model=scorer.uses_model)
+    if not 1 <= chunk_size <= MAX_CHUNK_SIZE:
+        raise RunInputError(f"chunk size must be from 1 to {MAX_CHUNK_SIZE}")
+    ids, digest = inputs_digest(dataset=dataset)
+    if not ids:
+        raise RunInputError(f"dataset {dataset.name!r} has no outputs to score")
+    resolved = jsonable(scorer.options)
+    key = _reuse_key(metric_name=scorer.name, options=resolved, speed=scorer.speed_options, digest=digest)
+    if reuse:
+        previous = (
+            MetricRun.objects.filter(dataset=dataset, metric=scorer.name, reuse_key=key, status=RunStatus.DONE)
+            .order_by("-finished_at", "-id")
+            .first()
+        )
+        if previous is not None:
+            return previous, True
+    with transaction.atomic():
+        run = MetricRun(
+            dataset=dataset,
+            metric=scorer.name,
+            options=resolved,
+            higher_is_better=scorer.higher_is_better,
+            created_by=user,
+            sync=sync,
+            total=len(ids),
+            chunk_size=chunk_size,
+            reuse_key=key,
+        )
+        run.full_clean()
+        run.save()
+        if not sync:
+            from metrics.tasks import enqueue_prepare
+
+            transaction.on_commit(lambda: enqueue_prepare(run))
+    return run, False
+
+
+def run_rerun(*, run: MetricRun, user=None) -> MetricRun:
+    """A fresh run with the same dataset, metric and options (never reused)."""
+    new, _ = run_create(
+        dataset=run.dataset, metric=run.metric, options=run.options, user=user,
+        sync=False, chunk_size=run.chunk_size or None, reuse=False,
+    )
+    return new
+
+
+def plan_chunks(*, ids: list[int], system_ids: list[int], size: int, system_level: bool) -> list[list[int]]:
+    """The chunk plan, deterministic in the output order: slices of `size`,
+    or one chunk per system (by system name) for system-level metrics."""
+    if not system_level:
+        return [ids[start:start + size] for start in range(0, len(ids), size)]
+    names = dict(System.objects.filter(pk__in=set(system_ids)).values_list("pk", "name"))
+    groups: dict[int, list[int]] = {}
+    for oid, sid in zip(ids, system_ids):
+        groups.setdefault(sid, []).append(oid)
+    return [groups[sid] for sid in sorted(groups, key=lambda s: (names.get(s, ""), s))]
+
+
+def run_prepare(*, run_id: int) -> list[int]:
+    """Compute the state shared by all chunks once (idf tables, numbers of
+    references), the signature, and the chunk plan; mark the run running.
+    Returns the ids of the chunks still to score (all of them the first time;
+    a re-delivered prepare re-queues the pending ones, which is harmless)."""
+    run = MetricRun.objects.get(pk=run_id)
+    if run.status not in ACTIVE:
+        return []
+    try:
+        metric = build_metric(run)
+        ids = list(
+            Output.objects.filter(item__dataset_id=run.dataset_id)
+            .order_by("item__position", "item_id", "system__name", "id")
+            .values_list("pk", flat=True)
+        )
+        if not ids:
+            raise LookupError("the dataset has no outputs any more")
+        inputs = load_inputs(output_ids=ids)
+        state = metric.corpus_state(inputs.hyps, **metric_inputs(metric, inputs))
+        metric.load_corpus_state(state)
+        signature = metric.signature()
+        plan = plan_chunks(
+            ids=ids, system_ids=inputs.system_ids, size=run.chunk_size or 1000,
+            system_level=metric.level == "system",
+        )
+    except TRANSIENT_ERRORS:
+        raise
+    except Exception as exc:  # bad input, missing model ...: the run fails with its message
+        if not isinstance(exc, (MetricError, LookupError)):
+            logger.exception("metric run %s: preparing failed", run_id)
+        run_fail(run_id=run_id, message=one_line(exc))
+        return []
+    with transaction.atomic():
+        updated = MetricRun.objects.filter(pk=run_id, status__in=ACTIVE).update(
+            status=RunStatus.RUNNING,
+            started_at=run.started_at or timezone.now(),
+            shared_state=jsonable(state),
+            signature=signature,
+            higher_is_better=metric.higher_is_better,
+            total=len(ids),
+        )
+        if not updated:
+            return []
+        MetricChunk.objects.bulk_create(
+            [MetricChunk(run_id=run_id, index=k, output_ids=chunk) for k, chunk in enumerate(plan)],
+            ignore_conflicts=True,
+        )
+    return list(
+        MetricChunk.objects.filter(run_id=run_id, status=ChunkStatus.PENDING).order_by("index").values_list(
+            "pk", flat=True
+        )
+    )
+
+
+def _segments(rows: list[OutputScore]) -> list[SegmentResult]:
+    return [
+        SegmentResult(score=math.nan if r.score is None else r.score, extra=r.extra or {}, stats=r.stats)
+        for r in rows
+    ]
+
+
+def corpus_result(*, run: MetricRun) -> dict[str, Any]:
+    """{"score": x, ..., "systems": {name: {"score": ...}}} from the stored scores
+    (summed statistics where the metric has them), in the plan order."""
+    metric = build_metric(run)
+    metric.load_corpus_state(run.shared_state)
+    chunks = list(run.chunks.order_by("index"))
+    outputs = {
+        o["pk"]: o for o in Output.objects.filter(item__dataset_id=run.dataset_id).values("pk", "system__name")
+    }
+    if metric.level == "system":
+        systems = {}
+        for chunk in chunks:
+            name = outputs[chunk.output_ids[0]]["system__name"] if chunk.output_ids else str(chunk.index)
+            systems[name] = chunk.result or {}
+        values = [s.get("score") for s in systems.values() if isinstance(s.get("score"), (int, float))]
+        # A set-level value per system; the run's value is their mean.
+        return jsonable({"score": sum(values) / len(values) if values else None, "systems": systems})
+    rows = {r.output_id: r for r in OutputScore.objects.filter(run=run)}
+    order = [oid for chunk in chunks for oid in chunk.output_ids]
+    missing = [oid for oid in order if oid not in rows]
+    if missing:
+        raise LookupError(f"{len(missing)} output(s) have no score")
+    corpus = metric.corpus_score(_segments([rows[oid] for oid in order])).as_dict()
+    by_system: dict[str, list[OutputScore]] = {}
+    for oid in order:
+        by_system.setdefault(outputs[oid]["system__name"] if oid in outputs else "?", []).append(rows[oid])
+    corpus["systems"] = {
+        name: metric.corpus_score(_segments(group)).as_dict() for name, group in sorted(by_system.items())
+    }
+    return jsonable(corpus)
+
+
+def run_finalise(*, run_id: int) -> bool:
+    """Mark the run done with its corpus result, exactly once: True for the
+    caller that did it (several last chunks may race here)."""
+    run = MetricRun.objects.get(pk=run_id)
+    if run.status != RunStatus.RUNNING or run.chunks.exclude(status=ChunkStatus.DONE).exists():
+        return False
+    try:
+        corpus = corpus_result(run=run)
+    except TRANSIENT_ERRORS:
+        raise
+    except Exception as exc:
+        if not isinstance(exc, (MetricError, LookupError)):
+            logger.exception("metric run %s: corpus score failed", run_id)
+        run_fail(run_id=run_id, message=one_line(exc))
+        return False
+    return bool(
+        MetricRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
+            status=RunStatus.DONE, corpus=corpus, finished_at=timezone.now(), error=""
+        )
+    )
+
+
+@transaction.atomic
+def run_fail(*, run_id: int, message: str, chunk_id: int | None = None) -> bool:
+    """Fail an active run with a one-line message; its other chunks are cancelled."""
+    now = timezone.now()
+    if chunk_id is not None:
+        MetricChunk.objects.filter(pk=chunk_id).update(status=ChunkStatus.FAILED, error=message, finished_at=now)
+    failed = MetricRun.objects.filter(pk=run_id, status__in=ACTIVE).update(
+        status=RunStatus.FAILED, error=message, finished_at=now
+    )
+    MetricChunk.objects.filter(run_id=run_id, status__in=[ChunkStatus.PENDING, ChunkStatus.RUNNING]).update(
+        status=ChunkStatus.CANCELLED
+    )
+    return bool(failed)
+
+
+@transaction.atomic
+def run_cancel(*, run: MetricRun) -> bool:
+    """Cancel a queued or running run: chunks not yet claimed are skipped by
+    the workers; a chunk in flight finishes but is not counted. False if the
+    run had already ended."""
+    now = timezone.now()
+    cancelled = MetricRun.objects.filter(pk=run.pk, status__in=ACTIVE).update(
+        status=RunStatus.CANCELLED, finished_at=now
+    )
+    if cancelled:
+        MetricChunk.objects.filter(run=run, status__in=[ChunkStatus.PENDING, ChunkStatus.RUNNING]).update(
+            status=ChunkStatus.CANCELLED, finished_at=now
+        )
+    run.refresh_from_db()
+    return bool(cancelled)
+
+
+def run_execute_sync(*, run: MetricRun, progress: Callable[[int], None] | None = None) -> MetricRun:
+    """Score the run in this process with the chunk plan the workers use
+    (hence the same scores, bit for bit)."""
+    from metrics.services.chunks import chunk_execute
+
+    chunk_ids = run_prepare(run_id=run.pk)
+    for chunk_id in chunk_ids:
+        chunk_execute(chunk_id=chunk_id, worker="sync")
+        run.refresh_from_db(fields=["done", "status"])
+        if progress is not None:
+            progress(run.done)
+        if run.status != RunStatus.RUNNING:
+            break
+    run.refresh_from_db()
+    return run
+
+
+def run_progress_fields(run: MetricRun) -> dict[str, Any]:
+    """done/total and the share done, for the API and the CLI."""
+    return {"done": run.done, "total": run.total, "percent": round(100 * run.done / run.total, 1) if run.total else 0}
+
+

@@ -1,0 +1,66 @@
+"""Celery tasks of metric runs: thin, take ids, call services (STYLE.md).
+
+Delivery is at least once: `acks_late` with `reject_on_worker_lost` means a
+message is acknowledged only after its chunk is stored, and a worker killed
+mid-chunk leaves it unacknowledged, so the broker hands it to another worker
+(Redis: after the visibility timeout in settings, 90 s by default). The
+services make a second delivery harmless. Retries are for transient
+database/broker errors only; bad input or a missing model fails the run.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+from celery import shared_task
+
+from metrics.models import MetricRun
+from metrics.scorers import metric_class
+from metrics.services import chunk_execute, run_prepare
+from metrics.services.common import TRANSIENT_ERRORS
+
+_TASK_OPTIONS = dict(
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    autoretry_for=TRANSIENT_ERRORS,
+    retry_backoff=2,
+    retry_backoff_max=60,
+    retry_jitter=True,
+    max_retries=8,
+)
+
+
+def run_queue(metric: str) -> str:
+    """Model metrics go to the `gpu` queue, the others to `cpu`."""
+    try:
+        return "gpu" if metric_class(metric).uses_model else "cpu"
+    except Exception:  # unknown/unloadable metric: any worker will fail it with the message
+        return "cpu"
+
+
+def worker_label(task) -> str:
+    """Who scored a chunk: worker name, process id and how many models this
+    process has loaded so far (a model is loaded once per process, not per chunk)."""
+    # Read without importing the encoder module (and torch) into CPU-only workers.
+    encoder = sys.modules.get("metrics.scorers.encoder")
+    loads = getattr(encoder, "LOADS", 0)
+    return f"{task.request.hostname or 'local'} pid={os.getpid()} models_loaded={loads}"
+
+
+def enqueue_prepare(run: MetricRun) -> None:
+    run_prepare_task.apply_async(args=[run.pk], queue=run_queue(run.metric))
+
+
+@shared_task(name="metrics.run_prepare", **_TASK_OPTIONS)
+def run_prepare_task(self, run_id: int) -> None:
+    run = MetricRun.objects.only("metric").get(pk=run_id)
+    queue = run_queue(run.metric)
+    for chunk_id in run_prepare(run_id=run_id):
+        chunk_execute_task.apply_async(args=[chunk_id], queue=queue)
+
+
+@shared_task(name="metrics.chunk_execute", **_TASK_OPTIONS)
+def chunk_execute_task(self, chunk_id: int) -> str:
+    return chunk_execute(chunk_id=chunk_id, worker=lambda: worker_label(self))

@@ -1,0 +1,129 @@
+"""ASSET and HATS end to end through the public commands: import, score, agreement, correlate.
+
+Figures printed here go into the issue note (run with -s to see them).
+"""
+import csv
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from tests.annotations.analysis.metric_runs import score_dataset
+from tests.annotations.test_real_data import read_lines, write_jsonl
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args) -> dict:
+    out = StringIO()
+    call_command(*args, "--json", stdout=out)
+    return json.loads(out.getvalue())
+
+
+def import_asset(folder, tmp_path):
+    originals = read_lines(folder / "asset.test.orig")
+    references = [read_lines(folder / f"asset.test.simp.{k}") for k in range(10)]
+    with (folder / "human_ratings.csv").open(encoding="utf-8", newline="") as f:
+        ratings = list(csv.DictReader(f))
+    rated = {int(r["original_sentence_id"]): r["simplification"] for r in ratings}
+    write_jsonl(tmp_path / "asset.jsonl", (
+        {"item": f"asset-{i}", "source": src, "references": [refs[i] for refs in references],
+         "outputs": {"rated": rated[i]} if i in rated else {}}
+        for i, src in enumerate(originals)))
+    write_jsonl(tmp_path / "asset-ratings.jsonl", (
+        {"item": f"asset-{r['original_sentence_id']}", "system": "rated", "annotator": r["worker_id"],
+         "criterion": r["aspect"], "score": float(r["rating"])} for r in ratings))
+    run("import_dataset", str(tmp_path / "asset.jsonl"), "--dataset", "asset", "--project", "asset")
+    run("create_campaign", "--dataset", "asset", "--name", "asset-ratings", "--protocol", "likert",
+        "--criteria", "meaning,fluency,simplicity", "--scale", "0-100")
+    run("import_judgements", str(tmp_path / "asset-ratings.jsonl"), "--campaign", "asset-ratings")
+    return ratings
+
+
+def import_hats(folder, tmp_path):
+    with (folder / "hats.tsv").open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+    write_jsonl(tmp_path / "hats.jsonl", (
+        {"item": f"hats-{n}", "references": [r["reference"]], "outputs": {"hypA": r["hypA"], "hypB": r["hypB"]}}
+        for n, r in enumerate(rows, start=1)))
+
+    def votes():
+        for n, r in enumerate(rows, start=1):
+            winners = ["a"] * int(r["nbrA"]) + ["b"] * int(r["nbrB"])
+            for k, winner in enumerate(winners, start=1):
+                yield {"item": f"hats-{n}", "annotator": f"vote-{k}", "criterion": "preference",
+                       "a": "hypA", "b": "hypB", "winner": winner}
+
+    write_jsonl(tmp_path / "hats-votes.jsonl", votes())
+    run("import_dataset", str(tmp_path / "hats.jsonl"), "--dataset", "hats", "--project", "hats")
+    run("create_campaign", "--dataset", "hats", "--name", "hats-votes", "--protocol", "pairwise",
+        "--criteria", "preference")
+    run("import_judgements", str(tmp_path / "hats-votes.jsonl"), "--campaign", "hats-votes")
+    return rows
+
+
+def test_asset_bleu_against_meaning_fluency_simplicity(shared_data, tmp_path):
+    from scipy import stats
+    import sacrebleu
+
+    ratings = import_asset(shared_data / "asset", tmp_path)
+    score_dataset("asset", "bleu")
+
+    # Expected, independently: sacrebleu sentence BLEU of each rated output against its 10
+    # references, Pearson with the mean rating per output and aspect (scipy).
+    folder = shared_data / "asset"
+    references = [read_lines(folder / f"asset.test.simp.{k}") for k in range(10)]
+    by_output = {}
+    for r in ratings:
+        by_output.setdefault((int(r["original_sentence_id"]), r["simplification"]), {}).setdefault(
+            r["aspect"], []).append(float(r["rating"]))
+    figures = {}
+    for criterion in ("meaning", "fluency", "simplicity"):
+        result = run("correlate", "--campaign", "asset-ratings", "--metric", "bleu", "--criterion", criterion,
+                     "--level", "segment", "--method", "pearson")
+        human, bleu = [], []
+        for (i, text), aspects in sorted(by_output.items()):
+            human.append(sum(aspects[criterion]) / len(aspects[criterion]))
+            bleu.append(sacrebleu.sentence_bleu(text, [refs[i] for refs in references]).score)
+        expected = stats.pearsonr(human, bleu)[0]
+        assert result["n"] == 100
+        assert result["pearson"] == pytest.approx(expected, abs=1e-9)
+        lo, hi = result["ci95"]
+        assert lo < result["pearson"] < hi
+        assert result["judgements_used"]["judgements"] == 1500
+        figures[criterion] = (round(result["pearson"], 4), [round(x, 4) for x in result["ci95"]])
+    print("ASSET BLEU vs human (Pearson, segment):", figures)
+
+    agreement = run("agreement", "--campaign", "asset-ratings", "--bootstrap", "50")
+    assert set(agreement["criteria"]) == {"meaning", "fluency", "simplicity"}
+    for criterion, f in agreement["criteria"].items():
+        assert f["n_units"] == 100 and f["n_annotators"] >= 2
+        print("ASSET agreement", criterion, f["krippendorff_alpha"], f["fleiss_kappa"], f["percent_agreement"],
+              f["ci95"]["krippendorff_alpha_interval"])
+
+
+def test_hats_wer_cer_agreement_with_preference(shared_data, tmp_path):
+    import jiwer
+
+    rows = import_hats(shared_data / "hats", tmp_path)
+    score_dataset("hats", "wer")
+    score_dataset("hats", "cer")
+    figures = {}
+    for metric, fn in (("wer", jiwer.wer), ("cer", jiwer.cer)):
+        for consensus in (1.0, 0.7, 0.0):
+            result = run("correlate", "--campaign", "hats-votes", "--metric", metric, "--criterion", "preference",
+                         "--min-votes", "5", "--min-consensus", str(consensus))
+            # Expected from the TSV directly: lower error rate = preferred; ties disagree.
+            agree = n = 0
+            for r in rows:
+                a, b = int(r["nbrA"]), int(r["nbrB"])
+                if a + b < 5 or max(a, b) / (a + b) < consensus:
+                    continue
+                n += 1
+                ea, eb = fn(r["reference"], r["hypA"]), fn(r["reference"], r["hypB"])
+                agree += (a > b and ea < eb) or (b > a and eb < ea)
+            assert result["n"] == n
+            assert result["agreement"] == pytest.approx(agree / n)
+            figures[(metric, consensus)] = (n, round(result["agreement"], 4))
+    print("HATS agreement with human preference (--min-votes 5):", figures)

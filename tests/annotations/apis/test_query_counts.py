@@ -1,0 +1,63 @@
+"""The two requests every annotator makes all day stay lean: a bounded number
+of SQL statements per fetch (`next-assignment`) and per submit (a whole unit),
+whatever the protocol and however many units were done before.
+
+Counted with token authentication, as the load benchmark (bench/bench_annotation.py)
+and API clients use it. Transaction control (SAVEPOINT / RELEASE here, BEGIN /
+COMMIT in production) is not counted. If one of these fails, a change added
+queries to the hot path: fold them into an existing query or move them off it.
+"""
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from annotations.apis.campaigns import NextAssignmentOutputSerializer
+from tests.annotations.apis.test_units_api import _answers, _campaign, setup  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.django_db
+
+# Statements per request, measured (see the module docstring); the bounds leave no slack, so any new
+# query on the path shows up here.
+FETCH_MAX = {"likert": 7, "rankme": 8, "pairwise": 7, "bws": 7, "esa": 7}
+SUBMIT_MAX = {"likert": 6, "rankme": 6, "pairwise": 6, "bws": 6, "esa": 8}
+
+
+def _statements(captured) -> list[str]:
+    return [q["sql"] for q in captured.captured_queries
+            if not q["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT", "ROLLBACK TO SAVEPOINT"))]
+
+
+@pytest.mark.parametrize("protocol", ["likert", "rankme", "pairwise", "bws", "esa"])
+def test_fetch_and_submit_use_a_bounded_number_of_queries(setup, protocol):
+    dataset, _, user = setup
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    campaign = _campaign(dataset, protocol, **({"tuple_size": 3} if protocol in ("rankme", "bws") else {}))
+    for round_ in range(3):  # the first request of an annotator also enrols them and plans nothing else
+        with CaptureQueriesContext(connection) as fetch:
+            response = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/")
+        assert response.status_code == 201
+        body = response.json()
+        with CaptureQueriesContext(connection) as submit:
+            response = client.post(f"/api/assignments/{body['id']}/submit/",
+                                   {"judgements": _answers(protocol, body), "shown_order": body["shown_order"]},
+                                   format="json")
+        assert response.status_code == 201, response.json()
+        if round_:
+            fetched, submitted = _statements(fetch), _statements(submit)
+            assert len(fetched) <= FETCH_MAX[protocol], "\n".join(fetched)
+            assert len(submitted) <= SUBMIT_MAX[protocol], "\n".join(submitted)
+
+
+def test_the_fetch_payload_has_the_documented_shape(setup):
+    """The fetch answers its payload without running the serializer: it must still be exactly what the
+    schema (NextAssignmentOutputSerializer) promises, rendered the same way."""
+    dataset, client, _ = setup
+    campaign = _campaign(dataset, "rankme", tuple_size=3)
+    body = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
+    assert set(body) == set(NextAssignmentOutputSerializer().fields)
+    serializer = NextAssignmentOutputSerializer(data=body)
+    assert serializer.is_valid(), serializer.errors
+    assert NextAssignmentOutputSerializer(serializer.validated_data).data == body

@@ -1,0 +1,140 @@
+"""Analysis views in Debian's Chromium with real imported data (ASSET, HATS).
+
+Each view opens, its Plotly plot renders from static/vendor with one point per
+output (or per system), points link to their items, and the page fixture fails
+the test if anything outside the live server is requested. Screenshots at 1280
+and 390 px: `WORKBENCH_SCREENSHOTS=docs/screenshots pytest tests/browser/test_analysis.py`.
+"""
+import pytest
+
+from annotations.models import Campaign, Item, Membership
+from tests.annotations.analysis.metric_runs import score_dataset
+from tests.annotations.analysis.test_real_data_analysis import import_asset, import_hats
+from tests.annotations.factories import MembershipFactory, UserFactory
+from tests.browser.conftest import log_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+POINTS = "#plot .scatterlayer .trace .points path.point"
+
+
+def _researcher(campaign):
+    MembershipFactory(project=campaign.dataset.project, user=UserFactory(username="res"),
+                      role=Membership.Role.RESEARCHER)
+    MembershipFactory(project=campaign.dataset.project, user=UserFactory(username="ann"),
+                      role=Membership.Role.ANNOTATOR)
+
+
+def _shots(page, screenshot_dir, name):
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.screenshot(path=str(screenshot_dir / f"analysis-{name}-1280.png"), full_page=True)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.wait_for_timeout(300)  # Plotly relayouts on resize
+    width = page.evaluate("document.documentElement.scrollWidth")
+    page.screenshot(path=str(screenshot_dir / f"analysis-{name}-390.png"), full_page=False)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    return width
+
+
+@pytest.fixture
+def asset(live_server, shared_data, tmp_path):
+    import_asset(shared_data / "asset", tmp_path)
+    score_dataset("asset", "bleu")
+    score_dataset("asset", "minwed", metric="wer", threshold="0.3")
+    campaign = Campaign.objects.get(name="asset-ratings")
+    _researcher(campaign)
+    return campaign
+
+
+def test_asset_views(page, asset, screenshot_dir):
+    page.set_default_timeout(60_000)  # a loaded 2-core machine: give pages time
+    log_in(page, "res", "pw-123456")
+    page.goto(f"/campaigns/{asset.pk}/")
+    page.click("#analysis-link")
+    page.wait_for_url(f"**/campaigns/{asset.pk}/analysis/")
+    assert page.locator("#agreement-table tbody tr").count() == 3
+    assert _shots(page, screenshot_dir, "dashboard") <= 400
+
+    # Scatter: BLEU vs meaning, 100 rated outputs = 100 points; a click opens the point's item.
+    page.goto(f"/campaigns/{asset.pk}/analysis/scatter/?criterion=meaning")
+    page.wait_for_selector("#plot[data-rendered='true']")
+    assert page.locator(POINTS).count() == 100
+    assert page.locator("#points-table tbody tr").count() == 100
+    target = page.evaluate("""() => {
+        const gd = document.getElementById('plot');
+        const pts = [];
+        document.querySelectorAll('#plot .scatterlayer .trace').forEach((tr, t) => {
+          tr.querySelectorAll('.points path.point').forEach((p, k) => {
+            const r = p.getBoundingClientRect();
+            pts.push({x: r.x + r.width / 2, y: r.y + r.height / 2, url: gd.data[t].customdata[k]});
+          });
+        });
+        let best = null, bestD = -1;
+        for (const a of pts) {
+          let d = Infinity;
+          for (const b of pts) { if (a !== b) d = Math.min(d, Math.hypot(a.x - b.x, a.y - b.y)); }
+          if (d > bestD) { bestD = d; best = a; }
+        }
+        return best;
+    }""")
+    assert _shots(page, screenshot_dir, "scatter") <= 400
+    page.wait_for_selector("#plot[data-rendered='true']")
+    page.mouse.move(target["x"], target["y"])
+    page.wait_for_timeout(200)
+    with page.expect_navigation():
+        page.mouse.click(target["x"], target["y"])
+    assert page.url.endswith(target["url"])
+    item = Item.objects.get(pk=int(target["url"].strip("/").split("/")[-1]))
+    assert item.dataset.name == "asset" and page.get_by_text(item.external_id).first.is_visible()
+
+    page.goto(f"/campaigns/{asset.pk}/analysis/meta/")
+    assert page.locator("#meta-table tbody tr").count() == 2  # bleu and minwed
+    assert page.locator("#meta-table td.best").count() >= 3
+    assert _shots(page, screenshot_dir, "meta") <= 400
+
+    page.goto(f"/campaigns/{asset.pk}/analysis/disagreement/?criterion=meaning")
+    first = page.locator("#disagreements > li").first
+    href = first.locator("h2 a").get_attribute("href")
+    assert _shots(page, screenshot_dir, "disagreement") <= 400
+    with page.expect_navigation():
+        first.locator("h2 a").click()
+    assert page.url.endswith(href)
+
+    page.goto(f"/campaigns/{asset.pk}/analysis/errors/")
+    assert page.locator("#severity-list > li").count() == 50
+    assert page.locator("#severity-list .tok.sev").count() > 0
+    assert _shots(page, screenshot_dir, "errors") <= 400
+
+    page.goto(f"/campaigns/{asset.pk}/analysis/rankings/")
+    page.wait_for_selector("#plot[data-rendered='true']")
+    assert page.locator(POINTS).count() == 3  # one system, three criteria
+
+    # Annotators are refused.
+    page.context.clear_cookies()
+    log_in(page, "ann", "pw-123456")
+    response = page.goto(f"/campaigns/{asset.pk}/analysis/scatter/")
+    assert response.status == 403
+
+
+@pytest.fixture
+def hats(live_server, shared_data, tmp_path):
+    import_hats(shared_data / "hats", tmp_path)
+    score_dataset("hats", "wer")
+    score_dataset("hats", "cer")
+    campaign = Campaign.objects.get(name="hats-votes")
+    _researcher(campaign)
+    return campaign
+
+
+def test_hats_rankings_and_meta(page, hats, screenshot_dir):
+    page.set_default_timeout(60_000)
+    log_in(page, "res", "pw-123456")
+    page.goto(f"/campaigns/{hats.pk}/analysis/rankings/")
+    page.wait_for_selector("#plot[data-rendered='true']")
+    assert page.locator(POINTS).count() == 2  # hypA and hypB, human win rates
+    tables = page.locator("#rankings-tables .ranking")
+    assert tables.count() == 3  # humans, wer, cer side by side
+    assert _shots(page, screenshot_dir, "rankings") <= 400
+    page.goto(f"/campaigns/{hats.pk}/analysis/meta/")
+    assert page.locator("#meta-table tbody tr").count() == 2
+    assert page.locator("#meta-table td.best").count() == 1

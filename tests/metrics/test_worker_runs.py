@@ -1,0 +1,149 @@
+"""Metric runs through real Celery worker processes on Redis and PostgreSQL."""
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from metrics.models import ChunkStatus, MetricRun, OutputScore, RunStatus
+from metrics.services import run_create, run_execute_sync
+from tests.metrics.conftest import build_dataset
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def start_worker(transactional_db):
+    """Start worker processes (solo pool: the task runs in the process we kill)."""
+    from django.db import connection
+
+    from workbench.celery import app
+
+    db = connection.settings_dict
+    app.control.purge()
+    procs = []
+
+    def start(**extra_env):
+        name = f"metrics-{uuid.uuid4().hex[:8]}@%h"
+        env = dict(os.environ)
+        env.update(
+            DJANGO_SETTINGS_MODULE="workbench.settings.test",
+            DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+            CELERY_BROKER_URL=app.conf.broker_url,
+            CELERY_RESULT_BACKEND=app.conf.result_backend or "",
+            PYTHONUNBUFFERED="1",
+            WORKBENCH_BROKER_VISIBILITY_TIMEOUT="5",
+            WORKBENCH_BROKER_RESTORE_INTERVAL="1",
+            **{k: str(v) for k, v in extra_env.items()},
+        )
+        (ROOT / "var").mkdir(exist_ok=True)
+        log = open(ROOT / "var" / f"test-metric-worker-{uuid.uuid4().hex[:8]}.log", "w")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "workbench", "worker", "-Q", "cpu,gpu", "--pool", "solo",
+             "-n", name, "--loglevel", "INFO"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )
+        procs.append((proc, log))
+        host = name.replace("%h", os.uname().nodename)
+        deadline = time.monotonic() + 90
+        while not app.control.ping(destination=[host], timeout=1.0):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"worker did not start; see {log.name}")
+        return proc
+
+    yield start
+    for proc, log in procs:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        log.close()
+
+
+def wait_for(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_sigkilled_worker_chunk_is_redelivered_and_run_equals_sync(start_worker):
+    dataset = build_dataset(name="killme", items=30, systems=3)
+    first = start_worker(WORKBENCH_METRIC_CHUNK_DELAY="1.5")
+    run, _ = run_create(dataset=dataset, metric="chrf", chunk_size=10)
+    # Kill the worker while a chunk is in flight (after at least one chunk is stored).
+    wait_for(lambda: MetricRun.objects.get(pk=run.pk).done >= 10
+             and run.chunks.filter(status=ChunkStatus.RUNNING).exists(), 60, "a chunk in flight")
+    in_flight = run.chunks.get(status=ChunkStatus.RUNNING)
+    os.kill(first.pid, signal.SIGKILL)
+    first.wait(timeout=10)
+    run.refresh_from_db()
+    assert run.status == RunStatus.RUNNING and run.done < run.total
+
+    start_worker()
+    run = wait_for(lambda: MetricRun.objects.filter(pk=run.pk, status=RunStatus.DONE).first(), 150, "the run")
+    in_flight.refresh_from_db()
+    assert in_flight.status == ChunkStatus.DONE and in_flight.attempts == 2
+    assert run.done == run.total == 90
+    assert OutputScore.objects.filter(run=run).count() == 90  # every output exactly once
+    assert set(run.chunks.values_list("status", flat=True)) == {ChunkStatus.DONE}
+
+    sync = run_execute_sync(run=run_create(dataset=dataset, metric="chrf", sync=True, reuse=False)[0])
+    assert sync.signature == run.signature
+    assert sync.corpus == run.corpus  # bit-identical, per system too
+    assert dict(OutputScore.objects.filter(run=sync).values_list("output_id", "score")) == dict(
+        OutputScore.objects.filter(run=run).values_list("output_id", "score"))
+
+
+def test_worker_loads_the_model_once_and_matches_sync_bertscore(start_worker):
+    dataset = build_dataset(name="bert", items=8, systems=2)
+    start_worker()
+    run, _ = run_create(dataset=dataset, metric="bertscore", chunk_size=4)
+    run = wait_for(lambda: MetricRun.objects.filter(pk=run.pk).exclude(
+        status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).first(), 240, "the run")
+    assert run.status == RunStatus.DONE, run.error
+    workers = list(run.chunks.values_list("worker", flat=True))
+    assert len(workers) == 4
+    assert len({w.split(" models_loaded=")[0] for w in workers}) == 1  # one process
+    assert all(w.endswith(" models_loaded=1") for w in workers), workers  # loaded once for 4 chunks
+
+    sync = run_execute_sync(run=run_create(dataset=dataset, metric="bertscore", sync=True, reuse=False,
+                                           chunk_size=4)[0])
+    assert sync.signature == run.signature and "dtype:fp32" in run.signature
+    assert sync.corpus == run.corpus
+
+
+def test_missing_model_fails_on_the_worker_and_cli_says_why(start_worker, capsys):
+    dataset = build_dataset(name="nomodel", items=3, systems=1)
+    start_worker()
+    with pytest.raises(CommandError, match="model 'absent-model' is not available on this machine"):
+        call_command("run_metric", dataset="nomodel", metric="bertscore", option=["model=absent-model"],
+                     timeout=120, no_progress=True)
+    run = MetricRun.objects.get(dataset=dataset)
+    assert run.status == RunStatus.FAILED and "absent-model" in run.error
+    assert "Traceback" not in run.error and "\n" not in run.error
+
+
+def test_cancel_through_the_worker(start_worker):
+    dataset = build_dataset(name="cancelme", items=20, systems=2)
+    start_worker(WORKBENCH_METRIC_CHUNK_DELAY="1.0")
+    run, _ = run_create(dataset=dataset, metric="chrf", chunk_size=5)
+    wait_for(lambda: MetricRun.objects.get(pk=run.pk).done >= 5, 60, "a first chunk")
+    from metrics.services import run_cancel
+
+    run.refresh_from_db()
+    assert run_cancel(run=run)
+    time.sleep(3)
+    run.refresh_from_db()
+    assert run.status == RunStatus.CANCELLED and run.done < run.total and run.corpus is None
+    assert not run.chunks.filter(status=ChunkStatus.PENDING).exists()
