@@ -7,8 +7,10 @@ Computed from the coincidence matrix (Krippendorff 2011, "Computing Krippendorff
 reliability"), which is accumulated unit by unit while the export is written, so memory grows
 with the number of distinct values, never with the number of judgements. (The `krippendorff`
 package builds a units x values x values array: 8 GB for 100,000 units rated 0-100.) The tests
-check the figures against the `krippendorff` package. One place to swap for
-`annotations.analysis` (issue 9) once it is merged.
+check the figures against the `krippendorff` package. The formula itself is
+`annotations.analysis.agreement.alpha_from_coincidences` (the `agreement` command's), given the
+streamed coincidences as a dense values x values matrix; only for more than DENSE_MAX distinct
+values (continuous magnitudes), where that matrix would not fit, the sparse form below is used.
 
     o_ck = sum over units u of n_uc (n_uk - [c = k]) / (m_u - 1)
     n_c = sum_k o_ck,  n = sum_c n_c
@@ -23,6 +25,7 @@ from collections import Counter, defaultdict
 
 from annotations.export.judgements import Judgement
 
+DENSE_MAX = 2000
 LEVELS = {"rating": ("interval", "ordinal"), "esa": ("interval", "ordinal"), "pairwise": ("nominal",),
           "bws": ("nominal",)}
 
@@ -66,14 +69,32 @@ class AgreementCollector:
     def figures(self) -> dict[str, dict]:
         """criterion -> {"krippendorff_alpha": {level: alpha}, "n_units", "n_annotators", "n_judgements"}."""
         return {criterion: {
-            "krippendorff_alpha": {level: alpha_from_coincidences(self._coincidences[criterion], level)
-                                   for level in LEVELS[self.kind]},
+            "krippendorff_alpha": {level: alpha(self._coincidences[criterion], level) for level in LEVELS[self.kind]},
             "n_units": self._units[criterion], "n_annotators": len(self._annotators[criterion]),
             "n_judgements": self._judgements[criterion],
         } for criterion in sorted(self._units)}
 
 
-def alpha_from_coincidences(o: dict[tuple, float], level: str) -> float | None:
+def alpha(o: dict[tuple, float], level: str) -> float | None:
+    """Krippendorff's alpha of sparse coincidences {(c, k): o_ck}; None when undefined."""
+    import math
+
+    domain = sorted({c for c, _ in o})
+    if len(domain) > DENSE_MAX:
+        return alpha_sparse(o, level)
+    import numpy as np
+
+    from annotations.analysis.agreement import alpha_from_coincidences
+
+    index = {c: i for i, c in enumerate(domain)}
+    dense = np.zeros((len(domain), len(domain)))
+    for (c, k), value in o.items():
+        dense[index[c], index[k]] = value
+    found = alpha_from_coincidences(dense, np.asarray(domain, dtype=float), level)
+    return None if math.isnan(found) else found
+
+
+def alpha_sparse(o: dict[tuple, float], level: str) -> float | None:
     n_c: dict = defaultdict(float)
     for (c, _), value in o.items():
         n_c[c] += value

@@ -23,7 +23,11 @@ def _judgement(annotator, output, criterion, value, kind):
     ("rating", list(range(1, 6)), 1), ("rating", list(range(0, 101)), 2), ("rating", [0.5, 2.25, 7.0], 3),
     ("pairwise", ["a", "b", "tie"], 4),
 ])
-def test_alpha_equals_the_krippendorff_package(kind, values, seed):
+@pytest.mark.parametrize("dense_max", [2000, 1], ids=["dense", "sparse"])
+def test_alpha_equals_the_krippendorff_package(kind, values, seed, dense_max, monkeypatch):
+    from annotations.export import agreement
+
+    monkeypatch.setattr(agreement, "DENSE_MAX", dense_max)
     rng = random.Random(seed)
     n_annotators, n_units = 7, 60
     matrix = np.full((n_annotators, n_units), np.nan)
