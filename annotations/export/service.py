@@ -209,7 +209,7 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
                 for j in kept:
                     tables["judgements"].write(_judgement_row(
                         kind, j, external_id, all_names, output_system, output_text, pseudonym,
-                        included if qc_active else None, reliability.get(j.annotator_id)))
+                        included if qc_active else None, reliability.get(j.annotator_id), systems))
                     annotators_seen.add(j.annotator_id)
                 agreement.add(kept)
                 stats = output_stats(kind, kept, output_ids=[o[0] for o in item_outputs], criteria=criteria,
@@ -323,11 +323,13 @@ def _dataset_row(ext: str, external_id: str, source: str, data, meta, references
 
 def _judgement_row(kind: str, j: Judgement, external_id: str, names: dict[int, str], output_system: dict,
                    output_text: dict, pseudonym: Pseudonyms, included: set[int] | None,
-                   reliability: dict | None) -> dict:
+                   reliability: dict | None, exported: dict[int, str]) -> dict:
     def name(output_id):
         return names.get(output_system.get(output_id))
 
-    shown = [o for o in (j.shown_order or []) if o in output_system] or j.output_ids()
+    # Outputs of systems left out of the export are left out of the shown order too, so that the
+    # file imports back against the exported dataset.
+    shown = [o for o in (j.shown_order or []) if output_system.get(o) in exported] or j.output_ids()
     row: dict = {"item": external_id}
     if kind in ("rating", "esa"):
         row.update(system=name(j.output_id), annotator=pseudonym(j.annotator_id), criterion=j.criterion,
