@@ -164,6 +164,10 @@ def main() -> None:
     setup_django()
     if not exists:
         build(args)
+    else:
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0)  # a kept database may predate the latest migrations
     from django.db import connections
 
     connections.close_all()
