@@ -141,5 +141,13 @@ class ImportJobAdmin(admin.ModelAdmin):
     readonly_fields = ["errors", "result", "started_at", "finished_at"]
 
 
+@admin.register(models.ExportJob)
+class ExportJobAdmin(admin.ModelAdmin):
+    list_display = ["campaign", "user", "status", "progress", "created_at"]
+    list_filter = ["status"]
+    list_select_related = ["campaign", "user"]
+    readonly_fields = ["options", "errors", "result", "archive", "size", "started_at", "finished_at"]
+
+
 # Quality control (annotations.quality)
 from annotations.quality import admin as quality_admin  # noqa: E402,F401

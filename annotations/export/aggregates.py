@@ -10,10 +10,9 @@ Per criterion, with the same keys for every output of a campaign (so tables have
 """
 from __future__ import annotations
 
-import statistics
 from collections import defaultdict
 
-from annotations.export.consensus import unit_consensus
+from annotations.export.consensus import stdev, unit_consensus
 from annotations.export.judgements import Judgement
 
 STAT_KEYS = {
@@ -47,7 +46,7 @@ def output_stats(kind: str, judgements: list[Judgement], *, output_ids: list[int
             entry = stats[output][criterion]
             entry["n"] = len(values)
             entry["mean"] = sum(values) / len(values)
-            entry["sd"] = statistics.stdev(values) if len(values) > 1 else None
+            entry["sd"] = stdev(values) if len(values) > 1 else None
             entry["consensus"] = unit_consensus(kind, values, scales.get(criterion, (None, None)))
     elif kind == "pairwise":
         for j in judgements:

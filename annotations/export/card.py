@@ -34,9 +34,10 @@ def workbench_version() -> str:
 
 def campaign_configuration(*, campaign: Campaign, systems: list[str], criteria: list[str]) -> dict:
     """campaign.json: everything needed to re-create the campaign (`create_campaign` or `campaign_create`)."""
-    from annotations.quality.selectors import quality_settings_get
+    # The model, not annotations.quality.selectors (which loads scipy.stats: ~60 MB for one row).
+    from annotations.quality.models import QualitySettings
 
-    qs = quality_settings_get(campaign=campaign)
+    qs = QualitySettings.objects.filter(campaign=campaign).first() or QualitySettings(campaign=campaign)
     return {
         "name": campaign.name,
         "dataset": campaign.dataset.name,
@@ -99,6 +100,11 @@ def _fmt(value) -> str:
     return str(value)
 
 
+def _cell(text: str) -> str:
+    """Text inside a Markdown table cell: a pipe would end the cell."""
+    return _md(text).replace("|", "\\|")
+
+
 def _num(value) -> str:
     return "unbounded" if value is None else f"{value:g}"
 
@@ -109,7 +115,7 @@ def _md(text: str) -> str:
 
 
 def card_text(*, campaign: Campaign, options, result, configuration: dict, runs: list, qc_active: bool,
-              n_quality: int, n_included: int, items_total: int, ext: str) -> str:
+              n_quality: int, n_included: int, items_total: int, ext: str, reliability_computed: bool = True) -> str:
     c = configuration
     scale = c["scale"]
     lines: list[str] = []
@@ -181,6 +187,9 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
     else:
         add("- Quality control: not in use for this campaign (no controls, rules or decisions): every annotator "
             "counts as included")
+    if not reliability_computed:
+        add("- Annotator reliability figures (`provenance.annotator_reliability`) were not computed for this "
+            "export (a large campaign without quality control); `manage.py quality --campaign NAME` gives them")
     add("")
     add("### 3.3 Experimental design")
     add("")
@@ -197,6 +206,11 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
     if campaign.protocol == Campaign.Protocol.ESA:
         add(f"- Error severities: {', '.join(c['severities']) or 'minor, major'}")
     add(f"- Counterbalancing: {c['counterbalancing']}")
+    qc = c["quality_control"]
+    add(f"- Controls mixed into the annotators' batches: degraded copies {qc['degraded_share']:g} of a batch"
+        + (f" ({', '.join(qc['degrade_kinds'])}, strength {qc['degrade_strength']:g})" if qc["degrade_kinds"] else "")
+        + f", repeats {qc['repeat_share']:g}, gold / tutorial units {qc['gold_units']}; their answers are "
+          "never exported as judgements")
     add(f"- Shown to annotators: input {'yes' if c['show_source'] else 'no'}, references "
         f"{'yes' if c['show_reference'] else 'no'}; system names never")
     add(f"- Units per batch: {c['units_per_batch']}; timeout {c['assignment_timeout_minutes']} minutes; "
@@ -209,7 +223,7 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
     add("")
     add("| filter | judgements before | judgements after | items before | items after |\n|---|---|---|---|---|")
     for step in result.filters:
-        add(f"| {_md(step['label'])} | {step['judgements_before']} | {step['judgements_after']} | "
+        add(f"| {_cell(step['label'])} | {step['judgements_before']} | {step['judgements_after']} | "
             f"{step.get('items_before', '–')} | {step.get('items_after', '–')} |")
     add("")
     add("Consensus of a unit: ratings and ESA, 1 − (population s.d. of its scores) / (half the scale's range); "
@@ -241,7 +255,7 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
     if runs:
         add("| column | metric | signature | higher is better | corpus score |\n|---|---|---|---|---|")
         for run in runs:
-            add(f"| `{run.key}` | {run.metric} | `{_md(run.signature)}` | {_fmt(run.higher_is_better)} | "
+            add(f"| `{_cell(run.key)}` | {_cell(run.metric)} | `{_cell(run.signature)}` | {_fmt(run.higher_is_better)} | "
                 f"{_fmt(run.corpus.get('score'))} |")
     else:
         add("No finished metric run on this dataset.")

@@ -12,7 +12,7 @@ mean over its units and criteria that have one.
 """
 from __future__ import annotations
 
-import statistics
+import math
 from collections import Counter
 
 
@@ -23,10 +23,22 @@ def unit_consensus(kind: str, values: list, scale: tuple[float | None, float | N
         low, high = scale
         if low is None or high is None or high <= low:
             return None
-        return max(0.0, 1.0 - statistics.pstdev(values) / ((high - low) / 2))
+        return max(0.0, 1.0 - pstdev(values) / ((high - low) / 2))
     if kind == "pairwise":
         return _majority_share(values)
     return (_majority_share([best for best, _ in values]) + _majority_share([worst for _, worst in values])) / 2
+
+
+def pstdev(values: list[float]) -> float:
+    """Population standard deviation in floats (statistics.pstdev is exact but slow: Fractions)."""
+    mean = sum(values) / len(values)
+    return math.sqrt(max(0.0, sum((v - mean) ** 2 for v in values) / len(values)))
+
+
+def stdev(values: list[float]) -> float:
+    """Sample standard deviation (n >= 2) in floats."""
+    mean = sum(values) / len(values)
+    return math.sqrt(max(0.0, sum((v - mean) ** 2 for v in values) / (len(values) - 1)))
 
 
 def _majority_share(values: list) -> float:

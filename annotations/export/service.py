@@ -33,6 +33,10 @@ from annotations.export.tables import CsvTable, JsonlTable
 from annotations.models import Annotator, Campaign, Item, Output, Reference, System
 
 FORMATS = ("jsonl", "csv", "hf")
+# Above this many judgements, annotators' reliability figures (annotations.quality, which holds every
+# answer in memory) are computed only when quality control is in use or asked for (--included-only).
+RELIABILITY_MAX_JUDGEMENTS = 200_000
+CHUNK_JUDGEMENTS = 10_000
 RELIABILITY_KEYS = ("agreement_with_others", "controls_passed", "self_consistency", "median_seconds",
                     "straight_lining", "mann_whitney_p")
 
@@ -55,7 +59,8 @@ class ExportOptions:
     systems: list[str] | None = None
     criteria: list[str] | None = None
     licence: str = ""
-    chunk_items: int = 500
+    # Items read per chunk; None: enough for about CHUNK_JUDGEMENTS judgements (at most 500 items).
+    chunk_items: int | None = None
 
     def as_json(self) -> dict:
         return {"format": self.fmt, "real_annotator_ids": self.real_annotator_ids,
@@ -96,7 +101,7 @@ def export_options_check(*, campaign: Campaign, options: ExportOptions) -> None:
             problems.append(f"--criteria: campaign {campaign.name!r} has no criterion {name!r}")
     if options.min_consensus is not None and not 0 <= options.min_consensus <= 1:
         problems.append(f"--min-consensus must be between 0 and 1, got {options.min_consensus}")
-    if options.chunk_items < 1:
+    if options.chunk_items is not None and options.chunk_items < 1:
         problems.append("chunk size must be at least 1")
     if problems:
         raise ExportFailed(problems)
@@ -118,7 +123,7 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
         systems = {pk: name for pk, name in systems.items() if name in set(options.systems)}
     criteria = [c for c in campaign.criteria if not options.criteria or c in options.criteria]
     scales = {c: campaign.criterion_scale(c) for c in campaign.criteria}
-    quality, qc_active = _quality(campaign)
+    quality, qc_active, reliability_computed = _quality(campaign, kind, needed=options.included_only)
     included = {pk for pk, q in quality.items() if q.included} if qc_active else None
 
     filters = Filters(kind=kind, redundancy=campaign.redundancy, scales=scales)
@@ -170,11 +175,12 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
     agreement = AgreementCollector(kind)
     annotators_seen: set[int] = set()
     total_items = Item.objects.filter(dataset=campaign.dataset).count()
+    chunk_items = options.chunk_items or _chunk_items(campaign, kind, total_items)
     done_items = 0
     try:
         items = (Item.objects.filter(dataset=campaign.dataset).order_by("position", "id")
-                 .values_list("id", "external_id", "source", "data", "meta").iterator(chunk_size=options.chunk_items))
-        for chunk in _chunks(items, options.chunk_items):
+                 .values_list("id", "external_id", "source", "data", "meta").iterator(chunk_size=chunk_items))
+        for chunk in _chunks(items, chunk_items):
             item_ids = [row[0] for row in chunk]
             outputs = defaultdict(list)  # item id -> [(output id, system id, text)]
             output_system, output_text = {}, {}
@@ -203,7 +209,7 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
                 for j in kept:
                     tables["judgements"].write(_judgement_row(
                         kind, j, external_id, all_names, output_system, output_text, pseudonym,
-                        included if qc_active else None, reliability.get(j.annotator_id)))
+                        included if qc_active else None, reliability.get(j.annotator_id), systems))
                     annotators_seen.add(j.annotator_id)
                 agreement.add(kept)
                 stats = output_stats(kind, kept, output_ids=[o[0] for o in item_outputs], criteria=criteria,
@@ -238,10 +244,20 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
     (out / "README.md").write_text(card_text(
         campaign=campaign, options=options, result=result, configuration=configuration, runs=runs,
         qc_active=qc_active, n_quality=len(quality), n_included=len(included or ()),
+        reliability_computed=reliability_computed,
         items_total=total_items, ext=ext), encoding="utf-8")
     result.files = sorted(p.name for p in out.iterdir())
     result.seconds = time.monotonic() - started
     return result
+
+
+def _chunk_items(campaign: Campaign, kind: str, total_items: int) -> int:
+    """Items per chunk so that a chunk holds about CHUNK_JUDGEMENTS judgements (memory stays flat)."""
+    from annotations.export.judgements import MODELS
+
+    judgements = MODELS[kind].objects.filter(campaign=campaign).count()
+    per_item = judgements / total_items if total_items else 0
+    return max(1, min(500, int(CHUNK_JUDGEMENTS / per_item) if per_item else 500))
 
 
 def _chunks(rows, size: int):
@@ -271,10 +287,21 @@ def _system_names(systems: dict[int, str], output_system: dict[int, int]) -> dic
     return names
 
 
-def _quality(campaign: Campaign) -> tuple[dict, bool]:
+def _quality(campaign: Campaign, kind: str, *, needed: bool) -> tuple[dict, bool, bool]:
+    """(quality per annotator id, whether quality control is in use, whether figures were computed)."""
+    from annotations.export.judgements import MODELS
+    from annotations.quality.models import AnnotatorDecision, ControlJudgement, GoldUnit, QualitySettings
+
+    # The test of annotations.quality.selectors.quality_control_active, without importing that module
+    # (it loads scipy.stats: seconds and ~60 MB) when the figures are not needed.
+    active = any(model.objects.filter(campaign=campaign).exists()
+                 for model in (QualitySettings, ControlJudgement, GoldUnit, AnnotatorDecision))
+    if not (active or needed) and MODELS[kind].objects.filter(
+            campaign=campaign, status="complete").count() > RELIABILITY_MAX_JUDGEMENTS:
+        return {}, False, False
     from annotations.quality.selectors import campaign_quality, quality_control_active
 
-    return campaign_quality(campaign=campaign), quality_control_active(campaign=campaign)
+    return campaign_quality(campaign=campaign), quality_control_active(campaign=campaign), True
 
 
 def _reliability(quality) -> dict:
@@ -296,11 +323,13 @@ def _dataset_row(ext: str, external_id: str, source: str, data, meta, references
 
 def _judgement_row(kind: str, j: Judgement, external_id: str, names: dict[int, str], output_system: dict,
                    output_text: dict, pseudonym: Pseudonyms, included: set[int] | None,
-                   reliability: dict | None) -> dict:
+                   reliability: dict | None, exported: dict[int, str]) -> dict:
     def name(output_id):
         return names.get(output_system.get(output_id))
 
-    shown = [o for o in (j.shown_order or []) if o in output_system] or j.output_ids()
+    # Outputs of systems left out of the export are left out of the shown order too, so that the
+    # file imports back against the exported dataset.
+    shown = [o for o in (j.shown_order or []) if output_system.get(o) in exported] or j.output_ids()
     row: dict = {"item": external_id}
     if kind in ("rating", "esa"):
         row.update(system=name(j.output_id), annotator=pseudonym(j.annotator_id), criterion=j.criterion,

@@ -66,6 +66,9 @@ def data(db):
     quality.completion_code_issue(campaign=likert, annotator=annotator, batch=0)
     ImportJob.objects.create(user=annotator.user, project=project, dataset_name="big", filename="big.jsonl",
                              size=10, status=ImportJob.Status.FAILED, errors=["line 1: invalid JSON"])
+    from annotations.export.models import ExportJob
+
+    ExportJob.objects.create(campaign=likert, user=annotator.user, options={"format": "jsonl"})
 
 
 @pytest.fixture

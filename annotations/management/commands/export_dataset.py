@@ -34,7 +34,8 @@ class Command(BaseCommand):
         parser.add_argument("--criteria", help="comma-separated subset of the campaign's criteria")
         parser.add_argument("--licence", "--license", dest="licence", default="",
                             help="licence of the exported data, e.g. cc-by-4.0 (goes into the card)")
-        parser.add_argument("--chunk-items", type=int, default=500, help="items read per chunk")
+        parser.add_argument("--chunk-items", type=int,
+                            help="items read per chunk (default: about 10,000 judgements' worth, at most 500)")
         parser.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
 
     def handle(self, *args, **options):

@@ -102,3 +102,20 @@ def test_protocol_round_trip(protocol, tmp_path):
     run("import_judgements", str(out / "judgements.jsonl"), "--campaign", config["name"])
     assert _stored(protocol) == before
     assert Campaign.objects.get(name=f"c-{protocol}").dataset.items.count() == 2
+
+
+def test_a_system_subset_leaves_other_systems_out_of_shown_orders_and_still_imports(tmp_path):
+    run("import_dataset", str(write_jsonl(tmp_path / "d.jsonl", DATASET)), "--dataset", "toy", "--project", "p")
+    run("create_campaign", "--dataset", "toy", "--name", "c-rankme", "--protocol", "rankme", "--criteria", "quality")
+    run("import_judgements", str(write_jsonl(tmp_path / "j.jsonl", JUDGEMENTS["rankme"])), "--campaign", "c-rankme")
+    out = tmp_path / "export"
+    summary = run("export_dataset", "--campaign", "c-rankme", "--out", str(out), "--systems", "s1,s2")
+    assert [f["judgements_after"] for f in summary["filters"]] == [3, 2]
+    rows = read_jsonl(out / "judgements.jsonl")
+    assert [r["shown_order"] for r in rows] == [["s2", "s1"], ["s2", "s1"]]
+    assert all(set(r["outputs"]) == {"s1", "s2"} for r in read_jsonl(out / "dataset.jsonl"))
+
+    Project.objects.all().delete()
+    run("import_dataset", str(out / "dataset.jsonl"), "--dataset", "toy", "--project", "q")
+    run("create_campaign", "--dataset", "toy", "--name", "c-rankme", "--protocol", "rankme", "--criteria", "quality")
+    assert run("import_judgements", str(out / "judgements.jsonl"), "--campaign", "c-rankme")["created"] == 2

@@ -3,6 +3,7 @@
 Expected figures come from the reference tools on the raw CSV (krippendorff, scipy, sacrebleu),
 never from the workbench's own output.
 """
+import io
 import json
 from collections import defaultdict
 from statistics import mean
@@ -131,7 +132,7 @@ def test_metric_scores_and_correlations_survive_the_round_trip(asset_campaign, a
     rows = read_jsonl(tmp_path / "one" / "outputs.jsonl")
     assert all(set(r["metrics"]) == {"bleu"} for r in rows)
     assert rows[0]["metrics"]["bleu"]["signature"].startswith("nrefs:10|")
-    assert "| `bleu` | bleu | `nrefs:10|case:mixed" in (tmp_path / "one" / "README.md").read_text()
+    assert "| `bleu` | bleu | `nrefs:10\\|case:mixed" in (tmp_path / "one" / "README.md").read_text()
     first = _exported_correlations(tmp_path / "one")
     for c in CRITERIA:
         assert first[c] == pytest.approx(expected[c], abs=1e-12)
@@ -161,3 +162,55 @@ def test_output_means_match_the_csv(asset_campaign, asset_ratings, tmp_path):
             assert row["human"][c]["mean"] == pytest.approx(mean(values))
             assert row["human"][c]["sd"] == pytest.approx(float(np.std(values, ddof=1)))
             assert row["human"][c]["consensus"] == pytest.approx(1 - float(np.std(values)) / 50)
+
+
+def _run_metric():
+    from django.core.management import call_command
+
+    call_command("run_metric", "--dataset", "asset", "--metric", "bleu", "--sync", "--no-progress",
+                 stdout=io.StringIO(), stderr=io.StringIO())
+
+
+def _public_figures(campaign_name: str) -> dict:
+    """`agreement` and `correlate` (issue 9's commands) on the campaign, with sentence BLEU run by `run_metric`."""
+    found = {"agreement": run("agreement", "--campaign", campaign_name)["criteria"]}
+    for criterion in CRITERIA:
+        for method in ("pearson", "spearman", "kendall"):
+            found[(criterion, method)] = run("correlate", "--campaign", campaign_name, "--metric", "bleu",
+                                             "--criterion", criterion, "--method", method)
+    return found
+
+
+def _strip_names(figures):
+    """Figures without anything keyed by annotator (pseudonyms differ from the worker ids) or database ids,
+    nor the bootstrap intervals (the resampled units follow the database's ids, which an import renumbers)."""
+    if isinstance(figures, dict):
+        return {k: _strip_names(v) for k, v in figures.items() if k not in ("cohen_kappa", "per_annotator",
+                                                                           "alpha_without", "run", "ci95")}
+    return figures
+
+
+def _differences(a, b, path=()):
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [d for k in sorted(set(a) | set(b), key=str) for d in _differences(a.get(k), b.get(k), path + (k,))]
+    return [] if a == b else [(path, a, b)]
+
+
+def test_agreement_and_correlate_commands_give_identical_figures_after_the_round_trip(asset_campaign, tmp_path):
+    _run_metric()
+    before = _public_figures("asset-ratings")
+    out = tmp_path / "export"
+    summary = run("export_dataset", "--campaign", "asset-ratings", "--out", str(out))
+    for c in CRITERIA:
+        assert summary["agreement"][c]["krippendorff_alpha"]["interval"] == pytest.approx(
+            before["agreement"][c]["krippendorff_alpha"]["interval"], abs=1e-6)  # the command rounds to 6 places
+
+    Project.objects.all().delete()
+    config = json.loads((out / "campaign.json").read_text())
+    run("import_dataset", str(out / "dataset.jsonl"), "--dataset", "asset", "--project", "again")
+    run("create_campaign", "--dataset", "asset", "--name", "asset-ratings", "--protocol", "likert",
+        "--criteria", ",".join(config["criteria"]), "--scale", "0-100", "--redundancy", str(config["redundancy"]))
+    run("import_judgements", str(out / "judgements.jsonl"), "--campaign", "asset-ratings")
+    _run_metric()
+    after = _public_figures("asset-ratings")
+    assert _differences(_strip_names(after), _strip_names(before)) == []
