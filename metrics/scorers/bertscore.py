@@ -38,7 +38,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-import torch
+from metrics.scorers.loading import LazyModule
+
+torch = LazyModule("torch")  # imported on first use (see LazyModule)
 
 from metrics.scorers.base import CorpusResult, Metric, SegmentResult, Triple
 from metrics.scorers.encoder import Encoder, TokenEmbedding, get_encoder

@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import torch
+from metrics.scorers.loading import LazyModule
+
+torch = LazyModule("torch")  # imported on first use (see LazyModule)
 
 from metrics.scorers.errors import ModelNotAvailable, OptionError
 from metrics.scorers.loading import compute_dtype_name, pick_device, resolve_model_path, torch_dtype

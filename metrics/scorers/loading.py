@@ -137,3 +137,20 @@ def torch_dtype(name: str):
     import torch
 
     return {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[name]
+
+
+class LazyModule:
+    """A module imported on first use of one of its attributes.
+
+    The web process builds the run form and validates run options with the
+    model metrics' classes, but never computes with them: importing torch
+    there would cost seconds and hundreds of MB per gunicorn worker.
+    """
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr: str):
+        import importlib
+
+        return getattr(importlib.import_module(self._name), attr)

@@ -50,6 +50,9 @@ class Command(BaseCommand):
         parser.add_argument("--rerun", action="store_true", help="compute again even if an identical run is done")
         parser.add_argument("--timeout", type=float, default=0, help="give up waiting after this many seconds")
         parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+        # Every command takes --json (ARCHITECTURE.md); this one prints its JSON summary either way,
+        # since the summary is its whole output.
+        parser.add_argument("--json", action="store_true", help="print the JSON summary (the default)")
 
     def handle(self, *args, **opts):
         dataset = Dataset.objects.filter(name=opts["dataset"]).first()

@@ -26,7 +26,7 @@ def test_sync_prints_summary_and_progress(capsys):
     assert summary["signature"] == run.signature
     assert "20/20 segments (100%)" in err and "/s, ETA" in err
     # The same again reuses the done run.
-    call_command("run_metric", dataset="cli-ds", metric="chrf", sync=True)
+    call_command("run_metric", "--json", dataset="cli-ds", metric="chrf", sync=True)
     out, err = capsys.readouterr()
     assert json.loads(out)["run"] == run.pk and "reusing" in err
     assert MetricRun.objects.count() == 1
