@@ -28,25 +28,25 @@ def _campaign(request: Request, pk: int) -> Campaign:
 
 
 class AgreementQuery(serializers.Serializer):
-    criterion = serializers.CharField(required=False)
+    criterion = serializers.CharField(required=False, max_length=100)
     annotators = serializers.ChoiceField(choices=["included", "all"], default="included")
     bootstrap = serializers.IntegerField(min_value=0, max_value=1000, default=200)
-    seed = serializers.IntegerField(default=0)
+    seed = serializers.IntegerField(min_value=0, max_value=2**32 - 1, default=0)
 
 
 class CorrelationQuery(serializers.Serializer):
-    metric = serializers.CharField()
-    criterion = serializers.CharField()
+    metric = serializers.CharField(max_length=64)
+    criterion = serializers.CharField(max_length=100)
     level = serializers.ChoiceField(choices=["segment", "system"], default="segment")
     method = serializers.ChoiceField(choices=["pearson", "spearman", "kendall", "acc23"], default="pearson")
     group_by = serializers.ChoiceField(choices=["none", "item", "system"], default="none")
     normalize = serializers.ChoiceField(choices=["none", "z"], default="none")
     min_votes = serializers.IntegerField(min_value=0, default=1)
     min_consensus = serializers.FloatField(min_value=0, max_value=1, default=0.0)
-    compare = serializers.CharField(required=False)
+    compare = serializers.CharField(required=False, max_length=64)
     annotators = serializers.ChoiceField(choices=["included", "all"], default="included")
     bootstrap = serializers.IntegerField(min_value=0, max_value=1000, default=200)
-    seed = serializers.IntegerField(default=0)
+    seed = serializers.IntegerField(min_value=0, max_value=2**32 - 1, default=0)
 
 
 def _run(campaign, name, params, fn):
@@ -88,5 +88,7 @@ class RankingsApi(ApiAuthMixin, APIView):
     def get(self, request: Request, pk: int) -> Response:
         campaign = _campaign(request, pk)
         criterion = request.query_params.get("criterion") or None
+        if criterion is not None and criterion not in campaign.criteria:
+            raise ValidationError({"criterion": f"not one of the campaign's: {', '.join(campaign.criteria)}"})
         return Response(_run(campaign, "api-rankings", {"c": criterion}, lambda: report.ranking_report(
             campaign=campaign, criterion=criterion)))

@@ -9,10 +9,12 @@ from metrics.selectors import latest_done_runs, scores_by_output  # noqa: F401  
 
 def run_for_metric(*, dataset, metric: str) -> MetricRun | None:
     """The newest done run of a metric (name) on the dataset, or a run id given as "#ID"/"ID"."""
-    runs = latest_done_runs(dataset=dataset)
+    runs = sorted(latest_done_runs(dataset=dataset), key=lambda r: (r.finished_at is not None, r.finished_at, r.pk),
+                  reverse=True)
+    # Matched in Python: a name from the command line or a URL never reaches SQL.
     if metric.lstrip("#").isdigit():
-        return runs.filter(pk=int(metric.lstrip("#"))).first()
-    return runs.filter(metric=metric).order_by("-finished_at", "-id").first()
+        return next((r for r in runs if r.pk == int(metric.lstrip("#"))), None)
+    return next((r for r in runs if r.metric == metric), None)
 
 
 def extras_by_output(*, run: MetricRun) -> dict[int, dict]:

@@ -67,6 +67,9 @@ def _agreement_table(j: Judgements, criterion: str) -> tuple[ag.Table, dict[int,
 def agreement_report(*, campaign: Campaign, criterion: str | None = None, annotators: str = INCLUDED,
                      bootstrap: int = 200, seed: int = 0, per_annotator: bool = True,
                      cohen: bool = True) -> dict:
+    if criterion and criterion not in campaign.criteria:
+        raise AnalysisError(f"criterion {criterion!r} is not one of the campaign's: "
+                            f"{', '.join(campaign.criteria) or 'none'}")
     j = campaign_judgements(campaign=campaign, annotators=annotators)
     out: dict = {"campaign": campaign.name, "protocol": campaign.protocol, "judgements_used": j.describe(),
                  "criteria": {}}
@@ -253,9 +256,9 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
     if run is None:
         raise AnalysisError(f"no done run of metric {metric!r} on dataset {campaign.dataset.name!r} "
                             f"(run `run_metric --dataset {campaign.dataset.name} --metric {metric} --sync` first)")
-    j = campaign_judgements(campaign=campaign, annotators=annotators, criterion=criterion)
     if criterion not in campaign.criteria:
         raise AnalysisError(f"criterion {criterion!r} is not one of the campaign's: {', '.join(campaign.criteria)}")
+    j = campaign_judgements(campaign=campaign, annotators=annotators, criterion=criterion)
     base = {"campaign": campaign.name, "metric": run.metric, "run": run.pk, "signature": run.signature,
             "higher_is_better": run.higher_is_better, "criterion": criterion, "judgements_used": j.describe()}
     outputs = output_index(campaign=campaign)

@@ -183,7 +183,7 @@ def disagreement(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = _campaign(request, pk)
     f = _filters(request, campaign)
     sort = "metric" if request.GET.get("sort") == "metric" else "annotators"
-    run_id = _need_run(f) if sort == "metric" or f["run"] else _need_run(f)
+    run_id = _need_run(f)
     data = pages.disagreement(campaign, sort=sort, run_id=run_id, criterion=f["criterion"],
                               annotators=f["annotators"], systems=f["systems"])
     if request.GET.get("format") == "csv":

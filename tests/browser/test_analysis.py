@@ -27,7 +27,9 @@ def _researcher(campaign):
 
 def _shots(page, screenshot_dir, name):
     page.set_viewport_size({"width": 1280, "height": 900})
-    page.screenshot(path=str(screenshot_dir / f"analysis-{name}-1280.png"), full_page=True)
+    height = min(1800, page.evaluate("document.documentElement.scrollHeight"))  # long lists: the top
+    page.screenshot(path=str(screenshot_dir / f"analysis-{name}-1280.png"), full_page=True,
+                    clip={"x": 0, "y": 0, "width": 1280, "height": height})
     page.set_viewport_size({"width": 390, "height": 844})
     page.wait_for_timeout(300)  # Plotly relayouts on resize
     width = page.evaluate("document.documentElement.scrollWidth")

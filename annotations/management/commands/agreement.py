@@ -29,6 +29,8 @@ class Command(BaseCommand):
         campaign = Campaign.objects.filter(name=o["campaign"]).select_related("dataset").first()
         if campaign is None:
             raise CommandError(f"no campaign named {o['campaign']!r}")
+        if not 0 <= o["seed"] < 2**32:
+            raise CommandError("--seed must be between 0 and 2**32 - 1")
         if not 0 <= o["bootstrap"] <= 2000:
             raise CommandError("--bootstrap must be between 0 and 2000")
         try:

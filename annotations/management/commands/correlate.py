@@ -43,6 +43,8 @@ class Command(BaseCommand):
             raise CommandError("--min-consensus must be between 0 and 1")
         if o["min_votes"] < 0:
             raise CommandError("--min-votes must be 0 or more")
+        if not 0 <= o["seed"] < 2**32:
+            raise CommandError("--seed must be between 0 and 2**32 - 1")
         if not 0 <= o["bootstrap"] <= 2000:
             raise CommandError("--bootstrap must be between 0 and 2000")
         try:

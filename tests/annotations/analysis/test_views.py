@@ -150,3 +150,37 @@ def test_nli_facts_page(client, likert):
     rows = list(csv.reader(io.StringIO(c.get(reverse("analysis-facts", args=[likert.pk]),
                                               {"format": "csv"}).content.decode())))
     assert len(rows) == 1 + 48
+
+
+def test_error_severity_overlap_with_esa_spans(client, likert, tmp_path):
+    """Human ESA spans on the same outputs are shown and their character F1 with the minED error words measured."""
+    import json as _json
+
+    from annotations.models import Output
+    from tests.annotations.test_real_data import write_jsonl
+    from tests.annotations.analysis.test_protocols import run
+
+    from metrics.models import OutputScore
+
+    run("create_campaign", "--dataset", "toy", "--name", "esa-toy", "--protocol", "esa", "--criteria", "quality",
+        "--severities", "minor,major")
+    score = OutputScore.objects.filter(run__metric="minwed", extra__E__gt=0).select_related(
+        "output__item", "output__system").first()
+    output = score.output
+    words = output.text.split()
+    first_error = next(e for e in score.extra["errors"] if e["hyp"] is not None)
+    start = sum(len(w) + 1 for w in words[:first_error["position"]])
+    end = start + len(words[first_error["position"]])
+    write_jsonl(tmp_path / "esa.jsonl", [{"item": output.item.external_id, "system": output.system.name,
+                                          "annotator": "h1", "criterion": "quality", "score": 50,
+                                          "spans": [{"start": start, "end": end, "severity": "major"}]}])
+    run("import_judgements", str(tmp_path / "esa.jsonl"), "--campaign", "esa-toy")
+    c = _client(client, likert, Membership.Role.RESEARCHER)
+    data = c.get(reverse("analysis-errors", args=[likert.pk]), {"limit": 48}).context["data"]
+    row = next(r for r in data["rows"] if r["output"] == output.pk)
+    metric_chars = sum(len(t["text"]) for t in row["tokens"] if t["error"])
+    # The human marked exactly one of the metric's error words: F1 = 2 * |word| / (|metric chars| + |word|).
+    assert row["overlap"] == pytest.approx(2 * (end - start) / (metric_chars + (end - start)))
+    assert any(s["severity"] == "major" for s in row["human"][0]["segments"])
+    assert _json.dumps(row)  # serialisable for the template / CSV
+    assert Output.objects.filter(pk=output.pk).exists()
