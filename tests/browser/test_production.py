@@ -46,8 +46,10 @@ def free_port() -> int:
 class TLSProxy(threading.Thread):
     """Terminates TLS and forwards to the app with `X-Forwarded-Proto: https`, as nginx would.
 
-    gunicorn's sync workers answer one request per connection, so adding the
-    header to the head of each connection's request is enough.
+    Like nginx's default (HTTP/1.0 to the upstream), each upstream connection
+    carries one request (`Connection: close`), so adding the header to the
+    head of each connection's request is enough, even with gunicorn's
+    keep-alive gthread workers.
     """
 
     def __init__(self, cert: Path, key: Path, upstream: int):
@@ -82,9 +84,9 @@ class TLSProxy(threading.Thread):
                 head += chunk
             request_line, rest = head.split(b"\r\n", 1)
             # Whatever the client claims is replaced, as a proxy must.
-            rest = re.sub(rb"(?im)^x-forwarded-proto:.*\r\n", b"", rest)
+            rest = re.sub(rb"(?im)^(x-forwarded-proto|connection):.*\r\n", b"", rest)
             upstream = socket.create_connection(("127.0.0.1", self.upstream))
-            upstream.sendall(request_line + b"\r\nX-Forwarded-Proto: https\r\n" + rest)
+            upstream.sendall(request_line + b"\r\nX-Forwarded-Proto: https\r\nConnection: close\r\n" + rest)
             sockets = [client, upstream]
             while True:
                 readable, _, _ = select.select(sockets, [], [], 30)

@@ -39,7 +39,9 @@ def test_every_json_endpoint_answers_deep_nesting_with_a_400(world):
     assert "/api/auth/token/" in paths and "/api/judgements/ratings/" in paths and len(paths) >= 6
     before = table_counts()
     for path in paths:
-        url = path.replace("{id}", str(world.mine.project.pk if "projects" in path else world.mine.campaign.pk))
+        target = (world.mine.project if "projects" in path else
+                  world.mine.dataset if "datasets" in path else world.mine.campaign)
+        url = path.replace("{id}", str(target.pk))
         client = APIClient() if path == "/api/auth/token/" else world.client("owner")
         for body in (DEEP, '{"a": ' + DEEP + "}"):
             response = raw_post(client, url, body)
