@@ -5,7 +5,7 @@ STAMP := .venv/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test venv services browser migrate demo worker bench clean static
+.PHONY: run test venv services browser localdb migrate demo worker bench clean static
 
 venv: $(STAMP)
 $(STAMP): requirements.txt
@@ -13,9 +13,18 @@ $(STAMP): requirements.txt
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
 	rm -f .venv/.installed-*; touch $@
 
-# Local settings for `make run` and the CLI: debug mode, SQLite, filesystem broker.
+# Local settings for `make run` and the CLI: debug mode, the local PostgreSQL
+# (database `workbench`), filesystem broker. PostgreSQL, not SQLite: handing out
+# units relies on row locks with SKIP LOCKED and PostgreSQL functions.
+LOCAL_DB_URL := postgres://postgres@127.0.0.1:5432/workbench
 .env:
-	printf 'DJANGO_DEBUG=1\n' > .env
+	printf 'DJANGO_DEBUG=1\nDATABASE_URL=$(LOCAL_DB_URL)\n' > .env
+
+# The local database, created if missing (an older .env without DATABASE_URL gains it).
+localdb: .env services
+	@grep -q '^DATABASE_URL=' .env || printf 'DATABASE_URL=$(LOCAL_DB_URL)\n' >> .env
+	@psql -h 127.0.0.1 -U postgres -Atc "SELECT 1 FROM pg_database WHERE datname = 'workbench'" | grep -q 1 \
+	  || createdb -h 127.0.0.1 -U postgres workbench
 
 # Debian's Chromium for the browser tests (Playwright drives it; no browser download).
 browser:
@@ -28,7 +37,7 @@ services:
 	@redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 || redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no
 	@for i in $$(seq 30); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break; sleep 1; done
 
-migrate: venv .env
+migrate: venv localdb
 	$(PY) manage.py migrate --noinput
 
 demo: migrate
