@@ -100,11 +100,13 @@ def inputs_digest(*, dataset: Dataset) -> tuple[int, str]:
         FROM {output} o
         JOIN {item} i ON i.id = o.item_id
         JOIN {system} s ON s.id = o.system_id
-        LEFT JOIN (SELECT item_id, md5(string_agg(md5(text), ',' ORDER BY position)) AS refs
-                   FROM {reference} GROUP BY item_id) r ON r.item_id = i.id
+        LEFT JOIN (SELECT ref.item_id, md5(string_agg(md5(ref.text), ',' ORDER BY ref.position)) AS refs
+                   FROM {reference} ref JOIN {item} ri ON ri.id = ref.item_id
+                   WHERE ri.dataset_id = %s  -- this dataset's references only, not the whole table
+                   GROUP BY ref.item_id) r ON r.item_id = i.id
         WHERE i.dataset_id = %s
     """
     with connection.cursor() as cursor:
-        cursor.execute(sql, [dataset.pk])
+        cursor.execute(sql, [dataset.pk, dataset.pk])
         count, digest = cursor.fetchone()
     return count, digest or ""

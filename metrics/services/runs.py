@@ -35,7 +35,10 @@ MAX_CHUNK_SIZE = 100_000
 def default_chunk_size(*, uses_model: bool) -> int:
     # Chunks must finish well within the broker's visibility timeout (settings):
     # a few seconds each on a GPU, well under a minute for MiniLM on one CPU core.
-    return 256 if uses_model else 1000
+    # Cheap metrics: 2,500 outputs (chrF about 1 s on one core), so the fixed cost of a
+    # chunk (task delivery, claim, commit: ~50 ms) stays small; 256 also beats one big
+    # batch for BERTScore with MiniLM on a CPU (bench/bench_metric_runs.py).
+    return 256 if uses_model else 2500
 
 
 class RunInputError(ValueError):
@@ -145,7 +148,8 @@ def run_prepare(*, run_id: int) -> list[int]:
         metric.load_corpus_state(state)
         signature = metric.signature()
         plan = plan_chunks(
-            ids=ids, system_ids=inputs.system_ids, size=run.chunk_size or 1000,
+            ids=ids, system_ids=inputs.system_ids,
+            size=run.chunk_size or default_chunk_size(uses_model=metric.uses_model),
             system_level=metric.level == "system",
         )
     except TRANSIENT_ERRORS:

@@ -15,6 +15,8 @@ from metrics.scorers.base import SegmentResult
 from metrics.services.common import jsonable
 
 _LOAD = "metrics_score_load"
+# One encoder for every row: json.dumps with options builds a new one per call.
+_STRICT = json.JSONEncoder(allow_nan=False)
 
 
 def json_text(value: Any) -> str | None:
@@ -22,8 +24,10 @@ def json_text(value: Any) -> str | None:
     The C encoder first; `jsonable` only for NaN, numpy values and the like."""
     if value is None:
         return None
+    if not value and type(value) is dict:
+        return "{}"
     try:
-        return json.dumps(value, allow_nan=False)
+        return _STRICT.encode(value)
     except (TypeError, ValueError):
         value = jsonable(value)
         return None if value is None else json.dumps(value)
