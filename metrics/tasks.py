@@ -57,8 +57,16 @@ def enqueue_prepare(run: MetricRun) -> None:
 def run_prepare_task(self, run_id: int) -> None:
     run = MetricRun.objects.only("metric").get(pk=run_id)
     queue = run_queue(run.metric)
-    for chunk_id in run_prepare(run_id=run_id):
-        chunk_execute_task.apply_async(args=[chunk_id], queue=queue)
+    pending = run_prepare(run_id=run_id)
+    first = run.chunks.filter(index=0).values_list("pk", flat=True).first()
+    for chunk_id in pending:
+        if chunk_id != first:
+            chunk_execute_task.apply_async(args=[chunk_id], queue=queue)
+    # The first chunk rides on this message (one delivery fewer): acks_late, so a worker
+    # killed while scoring it leaves this message to be re-delivered, which prepares
+    # again (no change) and scores the chunk again (claimable while running; skipped if done).
+    if first is not None:
+        chunk_execute(chunk_id=first, worker=lambda: worker_label(self))
 
 
 @shared_task(name="metrics.chunk_execute", **_TASK_OPTIONS)

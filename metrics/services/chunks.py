@@ -19,11 +19,13 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from metrics.models import ChunkStatus, MetricChunk, MetricRun, OutputScore, RunStatus
+from metrics.models import ChunkStatus, MetricChunk, MetricRun, RunStatus
 from metrics.scorers import MetricError
+from metrics.scorers.base import Metric
 from metrics.services.common import TRANSIENT_ERRORS, build_metric, jsonable, metric_inputs, one_line
 from metrics.services.inputs import load_inputs
-from metrics.services.runs import run_fail, run_finalise
+from metrics.services.runs import run_fail, run_finalise, stats_totals
+from metrics.services.scores import scores_upsert
 
 logger = logging.getLogger(__name__)
 
@@ -74,25 +76,15 @@ def chunk_execute(*, chunk_id: int, worker: str | Callable[[], str] = "") -> str
         run_fail(run_id=run.pk, message=one_line(exc), chunk_id=chunk_id)
         return "failed"
 
-    rows = [
-        OutputScore(
-            run_id=run.pk,
-            output_id=oid,
-            score=jsonable(seg.score),
-            extra=jsonable(seg.extra) or {},
-            stats=jsonable(seg.stats),
-        )
-        for oid, seg in zip(inputs.output_ids, segments)
-    ]
+    if result is None and type(metric).corpus_score is Metric.corpus_score:
+        result = stats_totals(inputs.system_names, [jsonable(seg.stats) for seg in segments])
     with transaction.atomic():
-        OutputScore.objects.bulk_create(
-            rows, update_conflicts=True, unique_fields=["run", "output"], update_fields=["score", "extra", "stats"]
-        )
+        scores_upsert(run_id=run.pk, output_ids=inputs.output_ids, segments=segments)
         flipped = MetricChunk.objects.filter(pk=chunk_id, status=ChunkStatus.RUNNING).update(
             status=ChunkStatus.DONE, finished_at=timezone.now(), result=jsonable(result), worker=label()[:255]
         )
         if flipped:
-            MetricRun.objects.filter(pk=run.pk).update(done=F("done") + len(rows))
+            MetricRun.objects.filter(pk=run.pk).update(done=F("done") + len(segments))
     if flipped:
         run_finalise(run_id=run.pk)
     return "done" if flipped else "skipped"

@@ -43,6 +43,11 @@ def metric_inputs(metric: Metric, inputs) -> dict[str, Any]:
 
 def jsonable(value: Any) -> Any:
     """Plain JSON: NaN/inf become null, numpy/torch values plain numbers and lists."""
+    kind = type(value)
+    if kind is int or kind is str or value is None:
+        return value
+    if (kind is list or kind is tuple) and all(type(v) is int for v in value):  # statistics: counts
+        return list(value)
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):

@@ -44,7 +44,7 @@ class Command(BaseCommand):
         parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                             help="metric option (repeatable), e.g. --option model=all-MiniLM-L6-v2")
         parser.add_argument("--sync", action="store_true", help="compute in this process, without workers")
-        parser.add_argument("--chunk-size", type=int, default=None, help="outputs per chunk (default 1000, "
+        parser.add_argument("--chunk-size", type=int, default=None, help="outputs per chunk (default 2500, "
                             "256 for model metrics)")
         parser.add_argument("--no-wait", action="store_true", help="queue the run and print its id")
         parser.add_argument("--rerun", action="store_true", help="compute again even if an identical run is done")

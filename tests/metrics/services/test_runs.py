@@ -144,3 +144,35 @@ def test_latest_done_runs_newest_per_signature(metric_dataset):
     assert set(latest_done_runs(dataset=metric_dataset)) == {b, c}
     assert a.signature == b.signature
     assert not math.isnan(b.corpus["score"]) and failed.status == RunStatus.QUEUED
+
+
+@pytest.mark.parametrize("metric", ["chrf", "bleu", "ter"])
+def test_corpus_from_chunk_totals_equals_sacrebleu_and_the_full_read(metric_dataset, metric):
+    """Finalise sums the chunks' integral statistics instead of reading every score:
+    exactly sacrebleu's corpus score (integer sums are order-free), and exactly what
+    reading every stored score gives."""
+    from metrics.services.runs import corpus_result
+
+    run = run_execute_sync(run=run_create(dataset=metric_dataset, metric=metric, sync=True, chunk_size=7)[0])
+    assert run.status == RunStatus.DONE, run.error
+    assert all("totals" in chunk.result for chunk in run.chunks.all())
+    hyps, refs, outs = _plan_texts(metric_dataset)
+    reference = {"chrf": sacrebleu.corpus_chrf, "bleu": sacrebleu.corpus_bleu, "ter": sacrebleu.corpus_ter}[metric]
+    assert run.corpus["score"] == reference(hyps, [[r[0] for r in refs]]).score
+    for name in ("sys-0", "sys-1"):
+        sel = [k for k, o in enumerate(outs) if o.system.name == name]
+        want = reference([hyps[k] for k in sel], [[refs[k][0] for k in sel]]).score
+        assert run.corpus["systems"][name]["score"] == want
+    MetricChunk.objects.filter(run=run).update(result=None)  # the full read of every stored score
+    assert corpus_result(run=MetricRun.objects.get(pk=run.pk)) == run.corpus
+
+
+def test_chunk_totals_only_for_exact_integral_statistics():
+    from metrics.services.runs import stats_totals
+
+    assert stats_totals(["a", "b", "a"], [[1, 2], [3, 4], [5, 6.0]]) == {
+        "totals": {"a": {"n": 2, "sum": [6, 8.0], "abs": [6, 8.0]}, "b": {"n": 1, "sum": [3, 4], "abs": [3, 4]}}}
+    assert stats_totals(["a"], [[0.5, 1]]) is None  # float sums depend on the order
+    assert stats_totals(["a", "a"], [[1, 2], [1]]) is None
+    assert stats_totals(["a"], [None]) is None
+    assert stats_totals(["a"], [[2**53]]) is None
