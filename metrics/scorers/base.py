@@ -116,6 +116,8 @@ class Metric(ABC):
     option_bounds: ClassVar[dict[str, tuple[float, float]]] = {}
     # Options that change speed, never scores: left out of the signature.
     speed_options: ClassVar[frozenset[str]] = frozenset({"batch_size", "device"})
+    # What corpus_state() looks at, so a run reads no more texts than that before chunking.
+    corpus_state_reads: ClassVar[frozenset[str]] = frozenset({"hyps", "refs", "srcs", "data"})
 
     def __init__(self, **options: Any) -> None:
         unknown = sorted(set(options) - set(self.defaults))

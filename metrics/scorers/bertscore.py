@@ -171,6 +171,8 @@ class BERTScoreMetric(Metric):
         self._fixed_df: tuple[Counter, int] | None = None
 
     # ---- corpus state: idf over all references -----------------------------
+    corpus_state_reads = frozenset({"refs"})
+
     def corpus_state(self, hyps, refs=None, srcs=None, data=None) -> dict | None:
         """With idf=true: document frequencies of token ids over every reference
         of the corpus (bert-score's `idf_sents`), so that chunks weigh tokens alike."""

@@ -123,6 +123,8 @@ class _SacreBLEUMetric(Metric):
         sb = self._engine._compute_score_from_stats(list(totals))
         return CorpusResult(score=float(sb.score), extra=self._corpus_extra(sb))
 
+    corpus_state_reads = frozenset({"refs"})
+
     def corpus_state(self, hyps, refs=None, srcs=None, data=None) -> dict | None:
         """sacrebleu's `nrefs` for the signature: the number of references of
         every segment of the corpus, or "var" when they differ."""

@@ -1,18 +1,18 @@
-"""One chunk of a run: claim, score, upsert, count, and finalise after the last.
+"""One chunk of a run: claim, score, store, count, and finalise after the last.
 
 Exactly-once *effect* under at-least-once delivery: a chunk is (re)claimed by
 any delivery while it is pending or running (a worker killed mid-chunk leaves
-it running; the broker re-delivers its message), scores are upserts keyed by
-(run, output), and the chunk flips running → done and adds to `run.done` in
-one conditional UPDATE, so a second delivery rewrites identical scores and
-counts nothing.
+it running; the broker re-delivers its message), scores are unique per
+(run, output) and committed with the chunk's conditional flip running → done
+that adds to `run.done`, so a second delivery stores no second score (or
+rewrites identical ones) and counts nothing.
 """
 from __future__ import annotations
 
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from django.conf import settings
 from django.db import transaction
@@ -25,7 +25,7 @@ from metrics.scorers.base import Metric
 from metrics.services.common import TRANSIENT_ERRORS, build_metric, jsonable, metric_inputs, one_line
 from metrics.services.inputs import load_inputs
 from metrics.services.runs import run_fail, run_finalise, stats_totals
-from metrics.services.scores import scores_upsert
+from metrics.services.scores import scores_store
 
 logger = logging.getLogger(__name__)
 
@@ -63,11 +63,20 @@ def chunk_execute(*, chunk_id: int, worker: str | Callable[[], str] = "") -> str
     try:
         metric = build_metric(run)
         metric.load_corpus_state(run.shared_state)
-        inputs = load_inputs(output_ids=chunk.output_ids)
-        segments = metric.score(inputs.hyps, **metric_inputs(metric, inputs))
-        if len(segments) != len(inputs.hyps):
-            raise LookupError(f"{metric.name} returned {len(segments)} results for {len(inputs.hyps)} outputs")
-        result = metric.corpus_score(segments).as_dict() if metric.level == "system" else None
+        inputs = load_inputs(output_ids=chunk.output_ids, metric=metric)
+        kwargs = metric_inputs(metric, inputs)
+        if streams(metric):
+            with transaction.atomic():
+                segments = scores_store(run_id=run.pk, output_ids=inputs.output_ids,
+                                        batches=_batches(metric, inputs.hyps, kwargs))
+                flipped = _chunk_done(chunk_id=chunk_id, run=run, metric=metric, inputs=inputs,
+                                      segments=segments, worker=label)
+        else:
+            segments = _checked(metric, len(inputs.hyps), metric.score(inputs.hyps, **kwargs))
+            with transaction.atomic():
+                scores_store(run_id=run.pk, output_ids=inputs.output_ids, batches=[segments])
+                flipped = _chunk_done(chunk_id=chunk_id, run=run, metric=metric, inputs=inputs,
+                                      segments=segments, worker=label)
     except TRANSIENT_ERRORS:
         raise
     except Exception as exc:  # missing model, bad input, out of memory: fail with the message, no retry
@@ -75,16 +84,47 @@ def chunk_execute(*, chunk_id: int, worker: str | Callable[[], str] = "") -> str
             logger.exception("metric chunk %s failed", chunk_id)
         run_fail(run_id=run.pk, message=one_line(exc), chunk_id=chunk_id)
         return "failed"
-
-    if result is None and type(metric).corpus_score is Metric.corpus_score:
-        result = stats_totals(inputs.system_names, [jsonable(seg.stats) for seg in segments])
-    with transaction.atomic():
-        scores_upsert(run_id=run.pk, output_ids=inputs.output_ids, segments=segments)
-        flipped = MetricChunk.objects.filter(pk=chunk_id, status=ChunkStatus.RUNNING).update(
-            status=ChunkStatus.DONE, finished_at=timezone.now(), result=jsonable(result), worker=label()[:255]
-        )
-        if flipped:
-            MetricRun.objects.filter(pk=run.pk).update(done=F("done") + len(segments))
     if flipped:
         run_finalise(run_id=run.pk)
     return "done" if flipped else "skipped"
+
+
+# Outputs per batch when a chunk's scores are stored while it is being scored.
+STREAM_BATCH = 256
+
+
+def streams(metric: Metric) -> bool:
+    """Whether a chunk may be scored in batches, each stored while the next is
+    scored: for segment-level metrics without a model, whose score of an output
+    depends on that output alone (and on the corpus state loaded before). Model
+    metrics score the chunk in one call, as `--sync` does (same batches and
+    padding, same numbers); system-level metrics need the whole set."""
+    return not metric.uses_model and metric.level == "segment"
+
+
+def _checked(metric: Metric, expected: int, segments: list) -> list:
+    if len(segments) != expected:
+        raise LookupError(f"{metric.name} returned {len(segments)} results for {expected} outputs")
+    return segments
+
+
+def _batches(metric: Metric, hyps: list[str], kwargs: dict) -> Iterator[list]:
+    for start in range(0, len(hyps), STREAM_BATCH):
+        end = min(start + STREAM_BATCH, len(hyps))
+        part = {key: None if value is None else value[start:end] for key, value in kwargs.items()}
+        yield _checked(metric, end - start, metric.score(hyps[start:end], **part))
+
+
+def _chunk_done(*, chunk_id: int, run: MetricRun, metric: Metric, inputs, segments: list,
+                worker: Callable[[], str]) -> bool:
+    """Flip the chunk running → done with its result and count its outputs, in the
+    transaction that stored its scores; False when another delivery did it first."""
+    result = metric.corpus_score(segments).as_dict() if metric.level == "system" else None
+    if result is None and type(metric).corpus_score is Metric.corpus_score:
+        result = stats_totals(inputs.system_names, [jsonable(seg.stats) for seg in segments])
+    flipped = MetricChunk.objects.filter(pk=chunk_id, status=ChunkStatus.RUNNING).update(
+        status=ChunkStatus.DONE, finished_at=timezone.now(), result=jsonable(result), worker=worker()[:255]
+    )
+    if flipped:
+        MetricRun.objects.filter(pk=run.pk).update(done=F("done") + len(segments))
+    return bool(flipped)

@@ -11,10 +11,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.db import connection
 
 from annotations.models import Dataset, Item, Output, Reference, System
+
+if TYPE_CHECKING:
+    from metrics.scorers.base import Metric
 
 
 @dataclass
@@ -38,15 +42,22 @@ def _triples(value) -> list[tuple[str, str, str]]:
     return [tuple(t) for t in value if isinstance(t, (list, tuple)) and len(t) == 3]
 
 
-def _inputs_sql(where: str, order: str = "") -> str:
+def _inputs_sql(where: str, *, srcs: bool, data: bool, hyps: bool = True, order: str = "") -> str:
+    """Outputs with their item's references (aggregated once per item, not looked
+    up per output), and the source and data only when the metric reads them."""
     output, item, system, reference = (m._meta.db_table for m in (Output, Item, System, Reference))
     return f"""
-        SELECT o.id, o.system_id, s.name, o.text, i.id, i.source, i.data::text,
-               ARRAY(SELECT r.text FROM {reference} r WHERE r.item_id = i.id ORDER BY r.position, r.id)
-        FROM {output} o
+        WITH o AS (SELECT o.id, o.system_id, o.item_id{", o.text" if hyps else ""} FROM {output} o
+                   JOIN {item} i ON i.id = o.item_id WHERE {where}),
+             r AS (SELECT r.item_id, array_agg(r.text ORDER BY r.position, r.id) AS refs
+                   FROM {reference} r WHERE r.item_id IN (SELECT item_id FROM o) GROUP BY r.item_id)
+        SELECT o.id, o.system_id, s.name, {"o.text" if hyps else "''"}, i.id,
+               {"i.source" if srcs else "''"}, {"i.data::text" if data else "NULL"}, coalesce(r.refs, '{{}}')
+        FROM o
         JOIN {item} i ON i.id = o.item_id
         JOIN {system} s ON s.id = o.system_id
-        WHERE {where} {order}
+        LEFT JOIN r ON r.item_id = o.item_id
+        {order}
     """
 
 
@@ -66,13 +77,24 @@ def _inputs(rows: list[tuple]) -> Inputs:
     )
 
 
-def load_inputs(*, output_ids: Sequence[int]) -> Inputs:
+def _reads(metric: Metric | None, *, state: bool = False) -> dict[str, bool]:
+    """Which columns to read: a metric that reads no source or data gets empty ones
+    (metric_inputs never passes them to it); for its corpus state, only what that reads."""
+    if metric is None:
+        return {"srcs": True, "data": True}
+    reads = metric.corpus_state_reads if state else frozenset({"hyps", "srcs", "data"})
+    return {"hyps": "hyps" in reads, "srcs": bool(metric.needs_source) and "srcs" in reads,
+            "data": bool(metric.needs_data) and "data" in reads}
+
+
+def load_inputs(*, output_ids: Sequence[int], metric: Metric | None = None) -> Inputs:
     """The inputs of these outputs, in the given order: one flat query (model
     instances, per-item prefetches and 1,000-parameter IN lists cost more than
     scoring chrF)."""
     ids = list(output_ids)
     with connection.cursor() as cursor:
-        cursor.execute(_inputs_sql("o.id = ANY(%s::bigint[])"), ["{" + ",".join(str(int(i)) for i in ids) + "}"])
+        cursor.execute(_inputs_sql("o.id = ANY(%s::bigint[])", **_reads(metric)),
+                       ["{" + ",".join(str(int(i)) for i in ids) + "}"])
         by_id = {row[0]: row for row in cursor.fetchall()}
     missing = [pk for pk in ids if pk not in by_id]
     if missing:
@@ -81,11 +103,29 @@ def load_inputs(*, output_ids: Sequence[int]) -> Inputs:
     return _inputs([by_id[pk] for pk in ids])
 
 
-def load_dataset_inputs(*, dataset_id: int) -> Inputs:
-    """The inputs of every output of a dataset in plan order (see dataset_outputs)."""
+def load_dataset_inputs(*, dataset_id: int, metric: Metric | None = None, state: bool = False) -> Inputs:
+    """The inputs of every output of a dataset in plan order (see dataset_outputs);
+    `state`: only what the metric's corpus_state reads."""
     with connection.cursor() as cursor:
-        cursor.execute(_inputs_sql("i.dataset_id = %s", "ORDER BY i.position, i.id, s.name, o.id"), [dataset_id])
+        order = "ORDER BY i.position, i.id, s.name, o.id"
+        cursor.execute(_inputs_sql("i.dataset_id = %s", **_reads(metric, state=state), order=order),
+                       [dataset_id])
         return _inputs(cursor.fetchall())
+
+
+def dataset_plan_ids(*, dataset_id: int) -> tuple[list[int], list[int]]:
+    """(output ids, system ids) of a dataset in plan order, without reading any
+    text: all a run needs to plan its chunks when its metric has no corpus state."""
+    output, item, system = (m._meta.db_table for m in (Output, Item, System))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT o.id, o.system_id FROM {output} o JOIN {item} i ON i.id = o.item_id "
+            f"JOIN {system} s ON s.id = o.system_id WHERE i.dataset_id = %s "
+            "ORDER BY i.position, i.id, s.name, o.id",
+            [dataset_id],
+        )
+        rows = cursor.fetchall()
+    return [r[0] for r in rows], [r[1] for r in rows]
 
 
 def inputs_digest(*, dataset: Dataset) -> tuple[int, str]:

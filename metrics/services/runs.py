@@ -24,7 +24,7 @@ from metrics.models import ChunkStatus, MetricChunk, MetricRun, OutputScore, Run
 from metrics.scorers import MetricError, get_metric
 from metrics.scorers.base import Metric, SegmentResult
 from metrics.services.common import TRANSIENT_ERRORS, build_metric, jsonable, metric_inputs, one_line
-from metrics.services.inputs import inputs_digest, load_dataset_inputs
+from metrics.services.inputs import dataset_plan_ids, inputs_digest, load_dataset_inputs
 
 logger = logging.getLogger(__name__)
 
@@ -140,15 +140,20 @@ def run_prepare(*, run_id: int) -> list[int]:
         return []
     try:
         metric = build_metric(run)
-        inputs = load_dataset_inputs(dataset_id=run.dataset_id)
-        ids = inputs.output_ids
+        if type(metric).corpus_state is Metric.corpus_state:
+            # No state shared by the chunks: the plan needs ids, not texts.
+            ids, system_ids = dataset_plan_ids(dataset_id=run.dataset_id)
+            state = None
+        else:
+            inputs = load_dataset_inputs(dataset_id=run.dataset_id, metric=metric, state=True)
+            ids, system_ids = inputs.output_ids, inputs.system_ids
+            state = metric.corpus_state(inputs.hyps, **metric_inputs(metric, inputs)) if ids else None
         if not ids:
             raise LookupError("the dataset has no outputs any more")
-        state = metric.corpus_state(inputs.hyps, **metric_inputs(metric, inputs))
         metric.load_corpus_state(state)
         signature = metric.signature()
         plan = plan_chunks(
-            ids=ids, system_ids=inputs.system_ids,
+            ids=ids, system_ids=system_ids,
             size=run.chunk_size or default_chunk_size(uses_model=metric.uses_model),
             system_level=metric.level == "system",
         )

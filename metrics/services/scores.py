@@ -1,14 +1,15 @@
-"""Writing a chunk's scores: COPY into a temporary table, then one
-INSERT ... ON CONFLICT (run, output) DO UPDATE, the same idempotent upsert as
-`bulk_create(update_conflicts=True)` without compiling and quoting thousands
-of parameters (which cost more than scoring chrF)."""
+"""Writing a chunk's scores with COPY, without compiling and quoting thousands
+of parameters as `bulk_create` does (which cost more than scoring chrF); an
+idempotent INSERT ... ON CONFLICT (run, output) DO UPDATE where scores of the
+chunk are already stored."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
+from psycopg.errors import UniqueViolation
 
 from metrics.models import OutputScore
 from metrics.scorers.base import SegmentResult
@@ -38,8 +39,46 @@ def score_value(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-def scores_upsert(*, run_id: int, output_ids: Sequence[int], segments: Sequence[SegmentResult]) -> None:
-    """Store (or overwrite) the score of each output; call inside a transaction."""
+def _row(output_id: int, seg: SegmentResult) -> tuple:
+    return output_id, score_value(seg.score), json_text(seg.extra) or "{}", json_text(seg.stats)
+
+
+def scores_store(
+    *, run_id: int, output_ids: Sequence[int], batches: Iterable[Sequence[SegmentResult]]
+) -> list[SegmentResult]:
+    """Store the segment results of `output_ids`, given in consecutive batches
+    (often a generator that scores them), and return them all; call inside a
+    transaction.
+
+    Each batch is sent to PostgreSQL as soon as it arrives, in one COPY straight
+    into the table, so the database stores a batch while the next one is scored
+    (on the other core). A chunk's scores are committed together with the chunk
+    turning done, so a chunk being scored has none stored; only when a concurrent
+    delivery of the same chunk committed them first does the unique (run, output)
+    constraint refuse the COPY, and they are upserted instead (the same values;
+    the caller then finds the chunk already done)."""
+    segments: list[SegmentResult] = []
+    table = OutputScore._meta.db_table
+    batches = iter(batches)
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:  # a savepoint: the upsert goes on after a refusal
+            with cursor.cursor.copy(f"COPY {table} (run_id, output_id, score, extra, stats) FROM STDIN") as copy:
+                for batch in batches:
+                    start = len(segments)
+                    segments.extend(batch)
+                    for oid, seg in zip(output_ids[start:], batch):
+                        copy.write_row((run_id, *_row(oid, seg)))
+        return segments
+    except UniqueViolation:  # raised by psycopg's COPY itself, not wrapped by Django
+        pass
+    for batch in batches:  # the refusal may come before the last batch was scored
+        segments.extend(batch)
+    _upsert(run_id=run_id, rows=[_row(oid, seg) for oid, seg in zip(output_ids, segments)])
+    return segments
+
+
+def _upsert(*, run_id: int, rows: list[tuple]) -> None:
+    """COPY into a temporary table, then one INSERT ... ON CONFLICT DO UPDATE."""
     table = OutputScore._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(
@@ -48,8 +87,8 @@ def scores_upsert(*, run_id: int, output_ids: Sequence[int], segments: Sequence[
         )
         cursor.execute(f"TRUNCATE {_LOAD}")  # rows of an earlier chunk in the same transaction (--sync in tests)
         with cursor.cursor.copy(f"COPY {_LOAD} (output_id, score, extra, stats) FROM STDIN") as copy:
-            for oid, seg in zip(output_ids, segments):
-                copy.write_row((oid, score_value(seg.score), json_text(seg.extra) or "{}", json_text(seg.stats)))
+            for row in rows:
+                copy.write_row(row)
         cursor.execute(
             f"INSERT INTO {table} (run_id, output_id, score, extra, stats) "
             f"SELECT %s, output_id, score, extra, stats FROM {_LOAD} "

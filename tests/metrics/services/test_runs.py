@@ -176,3 +176,41 @@ def test_chunk_totals_only_for_exact_integral_statistics():
     assert stats_totals(["a", "a"], [[1, 2], [1]]) is None
     assert stats_totals(["a"], [None]) is None
     assert stats_totals(["a"], [[2**53]]) is None
+
+
+def test_chunk_scored_in_batches_stores_each_score_once_equal_to_sacrebleu(metric_dataset, monkeypatch):
+    """A chunk of a metric without a model is stored batch by batch while it is scored."""
+    from metrics.services import chunks
+
+    monkeypatch.setattr(chunks, "STREAM_BATCH", 4)  # 36 outputs, one chunk: 9 batches
+    run = run_execute_sync(run=run_create(dataset=metric_dataset, metric="chrf", sync=True, chunk_size=100)[0])
+    assert run.status == RunStatus.DONE and run.chunks.count() == 1
+    hyps, refs, outs = _plan_texts(metric_dataset)
+    scores = scores_by_output(run=run)
+    assert len(scores) == OutputScore.objects.filter(run=run).count() == 36
+    for o, hyp, ref in zip(outs, hyps, refs):
+        assert scores[o.pk] == pytest.approx(sacrebleu.sentence_chrf(hyp, ref).score, abs=1e-9)
+    assert run.corpus["score"] == pytest.approx(sacrebleu.corpus_chrf(hyps, [[r[0] for r in refs]]).score, abs=1e-9)
+
+
+def test_scores_a_concurrent_delivery_stored_first_are_overwritten_not_duplicated(metric_dataset):
+    """Two deliveries of one chunk scoring at once: the later one's COPY meets the unique
+    (run, output) constraint and falls back to an upsert, inside its own transaction."""
+    from django.db import transaction
+
+    from metrics.scorers.base import SegmentResult
+    from metrics.services.scores import scores_store
+
+    run = run_execute_sync(run=run_create(dataset=metric_dataset, metric="chrf", sync=True, chunk_size=10)[0])
+    chunk = run.chunks.order_by("index").first()
+    others = dict(OutputScore.objects.filter(run=run).exclude(output_id__in=chunk.output_ids)
+                  .values_list("output_id", "score"))
+    segments = [SegmentResult(score=float(k), extra={"k": k}, stats=[k, 1]) for k in range(len(chunk.output_ids))]
+    with transaction.atomic():
+        stored = scores_store(run_id=run.pk, output_ids=chunk.output_ids, batches=[segments[:3], segments[3:]])
+    assert stored == segments
+    assert OutputScore.objects.filter(run=run).count() == 36
+    rows = dict(OutputScore.objects.filter(run=run, output_id__in=chunk.output_ids).values_list("output_id", "score"))
+    assert rows == {oid: float(k) for k, oid in enumerate(chunk.output_ids)}
+    assert dict(OutputScore.objects.filter(run=run).exclude(output_id__in=chunk.output_ids)
+                .values_list("output_id", "score")) == others
