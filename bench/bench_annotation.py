@@ -60,7 +60,7 @@ def _bench_database_url() -> str:
     return parsed._replace(path=parsed.path.rstrip("/") + "_bench").geturl()
 
 
-def setup_database(url: str, n_items: int, n_annotators: int) -> dict:
+def setup_database(url: str, n_items: int, n_annotators: int, modes: set[str]) -> dict:
     """Fresh scratch database with campaigns, accounts and tokens; returns ids and tokens."""
     parsed = urlparse(url)
     name = parsed.path.lstrip("/")
@@ -103,8 +103,13 @@ def setup_database(url: str, n_items: int, n_annotators: int) -> dict:
     }
     campaigns = {}
     for name, options in settings.items():
-        for suffix in ("", "-think"):
-            campaigns[name + suffix] = campaign_create(dataset=dataset, name=name + suffix, **options)
+        # "+next": the same protocol, each submit also asking for the next unit (one request per unit).
+        for variant in ("", "+next") if name != "baseline" else ("",):
+            if name + variant not in modes:
+                continue
+            for suffix in ("", "-think"):
+                key = name + variant + suffix
+                campaigns[key] = campaign_create(dataset=dataset, name=key, **options)
     User = get_user_model()
     tokens = []
     for i in range(n_annotators + 1):  # the last one only for counting queries
@@ -214,6 +219,20 @@ class Annotator(threading.Thread):
                 if status not in (200, 201):
                     self.errors.append(f"fetch {status} {body}")
                     return
+                while self.mode == "chained":  # submit + next, until nothing is left or time is up
+                    if self.think:
+                        time.sleep(self.think)
+                    answers = answers_for(protocol, self.campaign["criteria"], body, self.rng)
+                    status, data, ms = self.request(f"/api/assignments/{body['id']}/submit/", {
+                        "judgements": answers, "shown_order": body["shown_order"], "time_spent_ms": 1000,
+                        "next": True})
+                    self.submit_ms.append(ms)
+                    if status != 201:
+                        self.errors.append(f"submit {status} {data}")
+                        return
+                    body = data["next"]
+                    if body is None or time.monotonic() >= self.deadline:
+                        return
                 if self.think:
                     time.sleep(self.think)
                 answers = answers_for(protocol, self.campaign["criteria"], body, self.rng)
@@ -316,9 +335,13 @@ class CpuMeter:
         return {kind: seconds / elapsed for kind, seconds in used.items()}
 
 
+MODE_LABELS = {"baseline": "one judgement per request", "unit": "whole unit",
+               "chained": "whole unit + next: fetch = first only"}
+
+
 def run_mode(port, setup, name, think, seconds, n, meter: CpuMeter) -> dict:
     campaign = setup["campaigns"][name + ("-think" if think else "")]
-    mode = "baseline" if name == "baseline" else "unit"
+    mode = "baseline" if name == "baseline" else "chained" if name.endswith("+next") else "unit"
     units0, judgements0 = counted(campaign["id"])
     deadline = time.monotonic() + seconds
     workers = [Annotator(port, setup["tokens"][i], campaign, mode, think, deadline, i) for i in range(n)]
@@ -337,7 +360,7 @@ def run_mode(port, setup, name, think, seconds, n, meter: CpuMeter) -> dict:
     errors = [e for w in workers for e in w.errors]
     return {
         "name": name, "think": think,
-        "mode": f"{name} ({'one judgement per request' if mode == 'baseline' else 'whole unit'}, think {think:g} s)",
+        "mode": f"{name} ({MODE_LABELS[mode]}, think {think:g} s)",
         "fetch_p50": percentile(fetch, 50), "fetch_p95": percentile(fetch, 95),
         "submit_p50": percentile(submit, 50), "submit_p95": percentile(submit, 95),
         "units_per_s": (units1 - units0) / elapsed, "judgements_per_s": (judgements1 - judgements0) / elapsed,
@@ -354,7 +377,8 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=800)
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker")
-    parser.add_argument("--protocols", default="likert,rankme,pairwise,bws,esa")
+    parser.add_argument("--protocols", default="likert,likert+next,rankme,pairwise,bws,esa",
+                        help="modes; PROTOCOL+next: each submit asks for the next unit too (one request per unit)")
     parser.add_argument("--thinks", default="0,1", help="which think rounds to run: 0 (none), 1 (--think)")
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args()
@@ -362,8 +386,9 @@ def main() -> None:
 
     url = _bench_database_url()
     print(f"setting up {urlparse(url).path.lstrip('/')} ...", file=sys.stderr)
-    setup = setup_database(url, args.items, args.annotators)
-    queries = query_counts(setup, ["baseline", *protocols])
+    modes = {"baseline", *protocols, *(p.removesuffix("+next") for p in protocols)}  # + the query-count probes
+    setup = setup_database(url, args.items, args.annotators, modes)
+    queries = query_counts(setup, ["baseline", *(p for p in protocols if not p.endswith("+next"))])
     port = _free_port()
     # Connections kept for the whole run (production's default is 60 s, see the README): with the
     # default, backends would be replaced mid-mode and their CPU lost from the accounting.

@@ -79,7 +79,9 @@ def build(name: str, n_outputs: int, systems: int = 4):
     return dataset
 
 
-def start_worker(log_dir: Path):
+def start_worker(log_dir: Path, threads: int | None = None):
+    """A worker process; `threads`: torch's threads in it (OMP_NUM_THREADS), so that
+    several model workers on one machine share its cores instead of each using all."""
     from workbench.celery import app
 
     name = f"bench-{uuid.uuid4().hex[:6]}@%h"
@@ -87,7 +89,8 @@ def start_worker(log_dir: Path):
     proc = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "workbench", "worker", "-Q", "cpu,gpu", "--pool", "solo",
          "-n", name, "--loglevel", "WARNING"],
-        cwd=ROOT, env=dict(os.environ), stdout=log, stderr=subprocess.STDOUT,
+        cwd=ROOT, env={**os.environ, **({"OMP_NUM_THREADS": str(threads)} if threads else {})},
+        stdout=log, stderr=subprocess.STDOUT,
     )
     host = name.replace("%h", os.uname().nodename)
     deadline = time.monotonic() + 120
@@ -154,8 +157,10 @@ def main() -> None:
             dataset = build(f"bench-{metric}", n)
             options = {"device": "cpu"} if metric == "bertscore" else {}
             direct(warm, metric, options)  # load the model in this process
-            if len(workers) > 1:
-                workers.pop().terminate()
+            if len(workers) > 1:  # back to one worker with all the cores
+                while workers:
+                    workers.pop().terminate()
+                workers.append(start_worker(log_dir))
             through_workers(warm, metric, options, chunk_size=1)  # load the model in the worker
             # Untimed: the first run over these outputs also fills PostgreSQL's caches, as
             # loading them (untimed) filled this process's memory for the direct call.
@@ -168,7 +173,11 @@ def main() -> None:
                 ones.append(through_workers(dataset, metric, options))
             t_direct, t_one = min(directs), min(ones)
             median_ratio = statistics.median(one / d for one, d in zip(ones, directs))
-            workers.append(start_worker(log_dir))
+            # Two workers share the cores: torch's threads in each = cores / 2 (what the README asks
+            # of production workers), or two model workers would each run threads on every core.
+            share = max(1, (os.cpu_count() or 2) // 2)
+            workers.pop().terminate()
+            workers += [start_worker(log_dir, threads=share), start_worker(log_dir, threads=share)]
             through_workers(warm, metric, options, chunk_size=1)  # 8 one-output chunks: both workers warm
             t_two = min(through_workers(dataset, metric, options) for _ in range(args.repeat))
             results.append((metric, n, t_direct, t_one, t_two))

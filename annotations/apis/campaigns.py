@@ -258,13 +258,24 @@ class NextAssignmentApi(ApiAuthMixin, APIView):
         assignment, created = assignment_next(campaign=campaign, annotator=annotator)
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        assignment.campaign, assignment.annotator = campaign, annotator
-        enrolment = getattr(assignment, "enrolment", None) or enrolment_for(campaign=campaign, annotator=annotator)
-        payload = assignment_payload(assignment=assignment, enrolment=enrolment,
-                                     show_unit=campaign.member_role in STAFF_ROLES)
-        # The payload is built field by field to the documented shape (NextAssignmentOutputSerializer,
-        # checked in the tests); rendering it directly saves running the nested serializers per request.
+        payload = _assignment_payload(assignment, campaign=campaign, annotator=annotator, role=campaign.member_role)
         return Response(payload, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+def _assignment_payload(assignment: Assignment, *, campaign: Campaign, annotator, role) -> dict:
+    # Built field by field to the documented shape (NextAssignmentOutputSerializer, checked in the
+    # tests); rendering it directly saves running the nested serializers per request.
+    assignment.campaign, assignment.annotator = campaign, annotator
+    enrolment = getattr(assignment, "enrolment", None) or enrolment_for(campaign=campaign, annotator=annotator)
+    return assignment_payload(assignment=assignment, enrolment=enrolment, show_unit=role in STAFF_ROLES)
+
+
+def _next_payload(*, campaign: Campaign, annotator, role) -> dict | None:
+    """The annotator's next unit for a submit with `next`, or None when nothing is left."""
+    assignment, _ = assignment_next(campaign=campaign, annotator=annotator)
+    if assignment is None:
+        return None
+    return _assignment_payload(assignment, campaign=campaign, annotator=annotator, role=role)
 
 
 def _own_assignment(request: Request, pk: int) -> Assignment:
@@ -288,6 +299,10 @@ class UnitSubmitApi(ApiAuthMixin, APIView):
         shown_order = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
                                             required=False, allow_null=True, max_length=100)
         time_spent_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=2**31 - 1)
+        next = serializers.BooleanField(
+            required=False, default=False,
+            help_text="Also hand out your next unit, as next-assignment does, in the answer's `next`: "
+                      "one request per unit instead of two.")
 
         class Meta:
             ref_name = "UnitSubmit"
@@ -301,6 +316,10 @@ class UnitSubmitApi(ApiAuthMixin, APIView):
         problems = serializers.ListField(child=serializers.CharField())
         completion_code = serializers.CharField(allow_null=True, help_text="The code to paste into the crowd "
                                                                            "platform, at the end of a batch.")
+        next = serializers.JSONField(
+            required=False,  # no allow_null: DRF would then add the key (null) to every answer
+            help_text="With `next: true`: your next unit, shaped as next-assignment's answer "
+                      "(NextAssignment), or null when nothing is left for you; absent otherwise.")
 
         class Meta:
             ref_name = "UnitSubmitResult"
@@ -334,8 +353,12 @@ class UnitSubmitApi(ApiAuthMixin, APIView):
         body = {"assignment": result.assignment, "judgements": result.judgements, "retry": result.retry,
                 "explanation": result.explanation, "problems": result.problems,
                 "completion_code": code.code if code else None}
-        return Response(self.OutputSerializer(body).data,
-                        status=status.HTTP_200_OK if result.retry else status.HTTP_201_CREATED)
+        data = self.OutputSerializer(body).data
+        if serializer.validated_data["next"]:
+            # A tutorial unit answered wrongly stays the pending one: `next` hands it out again.
+            data["next"] = _next_payload(campaign=assignment.campaign, annotator=assignment.annotator,
+                                         role=assignment.member_role)
+        return Response(data, status=status.HTTP_200_OK if result.retry else status.HTTP_201_CREATED)
 
 
 class AssignmentReleaseApi(ApiAuthMixin, APIView):

@@ -209,3 +209,35 @@ def test_members_api_does_not_tell_which_usernames_exist(setup):
     annotator = Membership.objects.get(project=dataset.project, user__username="ann")
     assert client.patch(f"{url}{annotator.pk}/", {"role": "researcher"}, format="json").json()["role"] == "researcher"
     assert client.delete(f"{url}{annotator.pk}/").status_code == 204
+
+
+def test_submit_with_next_hands_out_the_next_unit_in_the_same_answer(setup):
+    """One request per unit: the answer's `next` is the unit next-assignment would give,
+    blind like it, and null once nothing is left; without `next` there is no such key."""
+    dataset, client, user = setup
+    campaign = _campaign(dataset, "likert", redundancy=1)  # 12 units of one output each
+    body = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
+    seen = []
+    while True:
+        seen.append(body["id"])
+        response = client.post(f"/api/assignments/{body['id']}/submit/",
+                               {"judgements": _answers("likert", body), "shown_order": body["shown_order"],
+                                "next": True}, format="json")
+        assert response.status_code == 201, response.content
+        following = response.json()["next"]
+        if following is None:
+            break
+        assert following["id"] not in seen and following["status"] == "pending"
+        assert set(following) == set(body) and all(set(o) == {"id", "text"} for o in following["item"]["outputs"])
+        assert "alpha" not in str({k: v for k, v in following.items() if k != "item"})
+        # It is the caller's pending unit: next-assignment now answers it again, unchanged.
+        again = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/")
+        assert again.status_code == 200 and again.json()["id"] == following["id"]
+        body = following
+    assert len(seen) == 12 == RatingJudgement.objects.filter(assignment__campaign=campaign).count() / 2
+    assert client.post(f"/api/campaigns/{campaign.pk}/next-assignment/").status_code == 204
+    plain = client.post(f"/api/campaigns/{_campaign(dataset, 'pairwise').pk}/next-assignment/").json()
+    response = client.post(f"/api/assignments/{plain['id']}/submit/",
+                           {"judgements": _answers("pairwise", plain), "shown_order": plain["shown_order"]},
+                           format="json")
+    assert response.status_code == 201 and "next" not in response.json()
