@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import psycopg
 from django.db import InterfaceError, OperationalError
 
 from metrics.models import MetricRun
@@ -14,6 +15,8 @@ from metrics.scorers.base import Metric
 # Everything else (bad options, missing model, bad input, CUDA out of memory)
 # fails the run with its message instead of being retried blindly.
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (OperationalError, InterfaceError)
+# psycopg's own, as raised by COPY (run through psycopg's cursor, which Django does not wrap).
+TRANSIENT_ERRORS += (psycopg.OperationalError, psycopg.InterfaceError)
 try:  # broker connection errors (kombu wraps redis/amqp ones in its OperationalError)
     from kombu.exceptions import OperationalError as KombuOperationalError
     from redis.exceptions import ConnectionError as RedisConnectionError
