@@ -65,18 +65,14 @@ def chunk_execute(*, chunk_id: int, worker: str | Callable[[], str] = "") -> str
         metric.load_corpus_state(run.shared_state)
         inputs = load_inputs(output_ids=chunk.output_ids, metric=metric)
         kwargs = metric_inputs(metric, inputs)
-        if streams(metric):
-            with transaction.atomic():
-                segments = scores_store(run_id=run.pk, output_ids=inputs.output_ids,
-                                        batches=_batches(metric, inputs.hyps, kwargs))
-                flipped = _chunk_done(chunk_id=chunk_id, run=run, metric=metric, inputs=inputs,
-                                      segments=segments, worker=label)
-        else:
-            segments = _checked(metric, len(inputs.hyps), metric.score(inputs.hyps, **kwargs))
-            with transaction.atomic():
-                scores_store(run_id=run.pk, output_ids=inputs.output_ids, batches=[segments])
-                flipped = _chunk_done(chunk_id=chunk_id, run=run, metric=metric, inputs=inputs,
-                                      segments=segments, worker=label)
+        if streams(metric):  # scored inside the transaction, each batch stored as it comes
+            batches = _batches(metric, inputs.hyps, kwargs)
+        else:  # one call, before the transaction opens (a model may take a while)
+            batches = [_checked(metric, len(inputs.hyps), metric.score(inputs.hyps, **kwargs))]
+        with transaction.atomic():
+            segments = scores_store(run_id=run.pk, output_ids=inputs.output_ids, batches=batches)
+            flipped = _chunk_done(chunk_id=chunk_id, run=run, metric=metric, inputs=inputs,
+                                  segments=segments, worker=label)
     except TRANSIENT_ERRORS:
         raise
     except Exception as exc:  # missing model, bad input, out of memory: fail with the message, no retry
