@@ -1,6 +1,8 @@
+import gc
 import os
 
 from celery import Celery
+from celery.signals import worker_process_init, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "workbench.settings.base")
 
@@ -13,3 +15,14 @@ app.autodiscover_tasks()
 def ping() -> str:
     """Health check: proves a worker consumes the queue."""
     return "pong"
+
+
+@worker_ready.connect  # the process that runs tasks with --pool solo (the benchmarks, tests)
+@worker_process_init.connect  # each child of the default prefork pool
+def _gc_freeze(**_) -> None:
+    """Leave everything loaded at start-up (Django, Celery, kombu: some 170,000 objects)
+    out of the cyclic garbage collector's full passes, which scoring triggers: chrF
+    allocates n-gram counters by the million. A common setting for long-lived
+    server processes; in bench/bench_metric_runs.py, chrF through one worker went from
+    +12-19 % to +4-13 % over the direct call."""
+    gc.freeze()

@@ -116,7 +116,11 @@ class Metric(ABC):
     option_bounds: ClassVar[dict[str, tuple[float, float]]] = {}
     # Options that change speed, never scores: left out of the signature.
     speed_options: ClassVar[frozenset[str]] = frozenset({"batch_size", "device"})
-    # What corpus_state() looks at, so a run reads no more texts than that before chunking.
+    # Outputs per chunk of a run; None: the default for the kind (metrics.services.runs).
+    chunk_outputs: ClassVar[int | None] = None
+    # What corpus_state() looks at, so a run reads no more texts than that before chunking:
+    # any of "hyps", "refs", "srcs", "data", or "nrefs" for the number of references of each
+    # segment alone (the references are then empty strings). Empty: it reads nothing.
     corpus_state_reads: ClassVar[frozenset[str]] = frozenset({"hyps", "refs", "srcs", "data"})
 
     def __init__(self, **options: Any) -> None:

@@ -171,7 +171,9 @@ class BERTScoreMetric(Metric):
         self._fixed_df: tuple[Counter, int] | None = None
 
     # ---- corpus state: idf over all references -----------------------------
-    corpus_state_reads = frozenset({"refs"})
+    @property
+    def corpus_state_reads(self) -> frozenset[str]:  # idf tables need the references; without idf, nothing
+        return frozenset({"refs"}) if self.options.get("idf") else frozenset()
 
     def corpus_state(self, hyps, refs=None, srcs=None, data=None) -> dict | None:
         """With idf=true: document frequencies of token ids over every reference

@@ -15,35 +15,40 @@ import time
 from collections.abc import Callable, Iterator
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F
+from django.db import connection, transaction
 from django.utils import timezone
 
+from annotations import rows
 from metrics.models import ChunkStatus, MetricChunk, MetricRun, RunStatus
 from metrics.scorers import MetricError
 from metrics.scorers.base import Metric
 from metrics.services.common import TRANSIENT_ERRORS, build_metric, jsonable, metric_inputs, one_line
 from metrics.services.inputs import load_inputs
-from metrics.services.runs import run_fail, run_finalise, stats_totals
+from metrics.services.runs import reuse_key_fill_start, run_fail, run_finalise, stats_totals
 from metrics.services.scores import scores_store
 
 logger = logging.getLogger(__name__)
 
 
-def _claim(*, chunk_id: int, worker: str) -> bool:
-    return bool(
-        MetricChunk.objects.filter(
-            pk=chunk_id,
-            status__in=[ChunkStatus.PENDING, ChunkStatus.RUNNING],
-            run__status=RunStatus.RUNNING,
-        ).update(
-            status=ChunkStatus.RUNNING,
-            attempts=F("attempts") + 1,
-            worker=worker[:255],
-            started_at=timezone.now(),
-            error="",
+def _claim(*, chunk_id: int, worker: str) -> MetricChunk | None:
+    """Take the chunk (pending, or running: a re-delivery) of a running run, and
+    return it with its run; None if it is done or its run ended. One statement:
+    a run has a few chunks per worker, each paying this fixed cost."""
+    chunk, run = rows.table(MetricChunk), rows.table(MetricRun)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {chunk} c SET status = %s, attempts = c.attempts + 1, worker = %s, started_at = %s, error = '' "
+            f"FROM {run} r WHERE c.id = %s AND c.status IN (%s, %s) AND r.id = c.run_id AND r.status = %s "
+            f"RETURNING {rows.columns(MetricChunk, 'c')}, {rows.columns(MetricRun, 'r')}",
+            [ChunkStatus.RUNNING, worker[:255], timezone.now(), chunk_id, ChunkStatus.PENDING, ChunkStatus.RUNNING,
+             RunStatus.RUNNING],
         )
-    )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    claimed = rows.from_row(MetricChunk, row)
+    claimed.run = rows.from_row(MetricRun, row, rows.width(MetricChunk))
+    return claimed
 
 
 def chunk_execute(*, chunk_id: int, worker: str | Callable[[], str] = "") -> str:
@@ -52,9 +57,9 @@ def chunk_execute(*, chunk_id: int, worker: str | Callable[[], str] = "") -> str
     `worker` labels the chunk (a callable is asked again when the chunk is stored,
     so the label can report what scoring did, e.g. models loaded)."""
     label = worker if callable(worker) else (lambda: worker)
-    if not _claim(chunk_id=chunk_id, worker=label()):
+    chunk = _claim(chunk_id=chunk_id, worker=label())
+    if chunk is None:
         return "skipped"
-    chunk = MetricChunk.objects.select_related("run").get(pk=chunk_id)
     run: MetricRun = chunk.run
     delay = getattr(settings, "WORKBENCH_METRIC_CHUNK_DELAY", 0.0)
     if delay:  # test hook: keeps a chunk in flight long enough to kill its worker
@@ -64,6 +69,7 @@ def chunk_execute(*, chunk_id: int, worker: str | Callable[[], str] = "") -> str
         metric = build_metric(run)
         metric.load_corpus_state(run.shared_state)
         inputs = load_inputs(output_ids=chunk.output_ids, metric=metric)
+        reuse_key_fill_start()
         kwargs = metric_inputs(metric, inputs)
         if streams(metric):  # scored inside the transaction, each batch stored as it comes
             batches = _batches(metric, inputs.hyps, kwargs)
@@ -71,7 +77,7 @@ def chunk_execute(*, chunk_id: int, worker: str | Callable[[], str] = "") -> str
             batches = [_checked(metric, len(inputs.hyps), metric.score(inputs.hyps, **kwargs))]
         with transaction.atomic():
             segments = scores_store(run_id=run.pk, output_ids=inputs.output_ids, batches=batches)
-            flipped = _chunk_done(chunk_id=chunk_id, run=run, metric=metric, inputs=inputs,
+            flipped = _chunk_done(chunk_id=chunk_id, metric=metric, inputs=inputs,
                                   segments=segments, worker=label)
     except TRANSIENT_ERRORS:
         raise
@@ -111,16 +117,20 @@ def _batches(metric: Metric, hyps: list[str], kwargs: dict) -> Iterator[list]:
         yield _checked(metric, end - start, metric.score(hyps[start:end], **part))
 
 
-def _chunk_done(*, chunk_id: int, run: MetricRun, metric: Metric, inputs, segments: list,
+def _chunk_done(*, chunk_id: int, metric: Metric, inputs, segments: list,
                 worker: Callable[[], str]) -> bool:
     """Flip the chunk running → done with its result and count its outputs, in the
     transaction that stored its scores; False when another delivery did it first."""
     result = metric.corpus_score(segments).as_dict() if metric.level == "system" else None
     if result is None and type(metric).corpus_score is Metric.corpus_score:
         result = stats_totals(inputs.system_names, [jsonable(seg.stats) for seg in segments])
-    flipped = MetricChunk.objects.filter(pk=chunk_id, status=ChunkStatus.RUNNING).update(
-        status=ChunkStatus.DONE, finished_at=timezone.now(), result=jsonable(result), worker=worker()[:255]
-    )
-    if flipped:
-        MetricRun.objects.filter(pk=run.pk).update(done=F("done") + len(segments))
-    return bool(flipped)
+    chunk, run_table = rows.table(MetricChunk), rows.table(MetricRun)
+    with connection.cursor() as cursor:  # one statement: the flip, and the count only if it flipped
+        cursor.execute(
+            f"WITH flipped AS (UPDATE {chunk} SET status = %s, finished_at = %s, result = %s, worker = %s "
+            f"WHERE id = %s AND status = %s RETURNING run_id) "
+            f"UPDATE {run_table} r SET done = r.done + %s FROM flipped WHERE r.id = flipped.run_id RETURNING r.id",
+            [ChunkStatus.DONE, timezone.now(), rows.json_param(MetricChunk, "result", jsonable(result)),
+             worker()[:255], chunk_id, ChunkStatus.RUNNING, len(segments)],
+        )
+        return cursor.fetchone() is not None

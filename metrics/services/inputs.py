@@ -105,7 +105,13 @@ def load_inputs(*, output_ids: Sequence[int], metric: Metric | None = None) -> I
 
 def load_dataset_inputs(*, dataset_id: int, metric: Metric | None = None, state: bool = False) -> Inputs:
     """The inputs of every output of a dataset in plan order (see dataset_outputs);
-    `state`: only what the metric's corpus_state reads."""
+    `state`: only what the metric's corpus_state reads (no text at all when that
+    is nothing or only the number of references: empty strings stand in)."""
+    if state and metric is not None and metric.corpus_state_reads <= {"nrefs"}:
+        ids, system_ids, nrefs = _plan_rows(dataset_id=dataset_id, nrefs="nrefs" in metric.corpus_state_reads)
+        n = len(ids)
+        return Inputs(output_ids=ids, system_ids=system_ids, system_names=[""] * n, hyps=[""] * n,
+                      refs=[[""] * k for k in nrefs], srcs=[""] * n, data=[[] for _ in range(n)])
     with connection.cursor() as cursor:
         order = "ORDER BY i.position, i.id, s.name, o.id"
         cursor.execute(_inputs_sql("i.dataset_id = %s", **_reads(metric, state=state), order=order),
@@ -113,19 +119,27 @@ def load_dataset_inputs(*, dataset_id: int, metric: Metric | None = None, state:
         return _inputs(cursor.fetchall())
 
 
+def _plan_rows(*, dataset_id: int, nrefs: bool = False) -> tuple[list[int], list[int], list[int]]:
+    """Output ids, system ids and (with `nrefs`) each output's number of references, in plan order."""
+    output, item, system, reference = (m._meta.db_table for m in (Output, Item, System, Reference))
+    counts = (f"LEFT JOIN (SELECT r.item_id, count(*) AS n FROM {reference} r JOIN {item} ri ON ri.id = r.item_id "
+              "WHERE ri.dataset_id = %s GROUP BY r.item_id) rc ON rc.item_id = o.item_id ") if nrefs else ""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT o.id, o.system_id, {'coalesce(rc.n, 0)' if nrefs else '0'} FROM {output} o "
+            f"JOIN {item} i ON i.id = o.item_id JOIN {system} s ON s.id = o.system_id {counts}"
+            "WHERE i.dataset_id = %s ORDER BY i.position, i.id, s.name, o.id",
+            [dataset_id, dataset_id] if nrefs else [dataset_id],
+        )
+        rows = cursor.fetchall()
+    return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+
+
 def dataset_plan_ids(*, dataset_id: int) -> tuple[list[int], list[int]]:
     """(output ids, system ids) of a dataset in plan order, without reading any
     text: all a run needs to plan its chunks when its metric has no corpus state."""
-    output, item, system = (m._meta.db_table for m in (Output, Item, System))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT o.id, o.system_id FROM {output} o JOIN {item} i ON i.id = o.item_id "
-            f"JOIN {system} s ON s.id = o.system_id WHERE i.dataset_id = %s "
-            "ORDER BY i.position, i.id, s.name, o.id",
-            [dataset_id],
-        )
-        rows = cursor.fetchall()
-    return [r[0] for r in rows], [r[1] for r in rows]
+    ids, system_ids, _ = _plan_rows(dataset_id=dataset_id)
+    return ids, system_ids
 
 
 def inputs_digest(*, dataset: Dataset) -> tuple[int, str]:

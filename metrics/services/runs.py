@@ -13,10 +13,11 @@ import hashlib
 import json
 import logging
 import math
+import threading
 from collections.abc import Callable
 from typing import Any
 
-from django.db import transaction
+from django.db import connections, transaction
 from django.utils import timezone
 
 from annotations.models import Dataset, Output, System
@@ -32,13 +33,16 @@ ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
 MAX_CHUNK_SIZE = 100_000
 
 
-def default_chunk_size(*, uses_model: bool) -> int:
+def default_chunk_size(metric: Metric) -> int:
     # Chunks must finish well within the broker's visibility timeout (settings):
     # a few seconds each on a GPU, well under a minute for MiniLM on one CPU core.
-    # Cheap metrics: 2,500 outputs (chrF about 1 s on one core), so the fixed cost of a
-    # chunk (task delivery, claim, commit: ~50 ms) stays small; 256 also beats one big
-    # batch for BERTScore with MiniLM on a CPU (bench/bench_metric_runs.py).
-    return 256 if uses_model else 2500
+    # Other metrics: 2,500 outputs, unless the metric says (sacrebleu's score thousands a
+    # second), so the fixed cost of a chunk (task delivery, claim, reading, commit: ~40 ms)
+    # stays small; 256 also beats one big batch for BERTScore with MiniLM on a CPU
+    # (bench/bench_metric_runs.py).
+    if metric.chunk_outputs:
+        return metric.chunk_outputs
+    return 256 if metric.uses_model else 2500
 
 
 class RunInputError(ValueError):
@@ -72,15 +76,22 @@ def run_create(
     except ImportError as exc:  # a metric whose library is not installed
         raise RunInputError(f"metric {metric!r} cannot be loaded: {one_line(exc)}") from None
     if chunk_size is None:
-        chunk_size = default_chunk_size(uses_model=scorer.uses_model)
+        chunk_size = default_chunk_size(scorer)
     if not 1 <= chunk_size <= MAX_CHUNK_SIZE:
         raise RunInputError(f"chunk size must be from 1 to {MAX_CHUNK_SIZE}")
-    n_outputs, digest = inputs_digest(dataset=dataset)
+    resolved = jsonable(scorer.options)
+    # The digest of the inputs (PostgreSQL hashes every text: ~50 ms per 10,000 outputs) is
+    # needed here only to find a done run to reuse. Where this dataset has no done run of the
+    # metric, the worker stores the run's key while it scores (run_reuse_key_fill).
+    key = ""
+    if reuse and MetricRun.objects.filter(dataset=dataset, metric=scorer.name, status=RunStatus.DONE).exists():
+        n_outputs, digest = inputs_digest(dataset=dataset)
+        key = _reuse_key(metric_name=scorer.name, options=resolved, speed=scorer.speed_options, digest=digest)
+    else:
+        n_outputs = Output.objects.filter(item__dataset=dataset).count()
     if not n_outputs:
         raise RunInputError(f"dataset {dataset.name!r} has no outputs to score")
-    resolved = jsonable(scorer.options)
-    key = _reuse_key(metric_name=scorer.name, options=resolved, speed=scorer.speed_options, digest=digest)
-    if reuse:
+    if key:
         previous = (
             MetricRun.objects.filter(dataset=dataset, metric=scorer.name, reuse_key=key, status=RunStatus.DONE)
             .order_by("-finished_at", "-id")
@@ -116,6 +127,41 @@ def run_rerun(*, run: MetricRun, user=None) -> MetricRun:
         sync=False, chunk_size=run.chunk_size or None, reuse=False,
     )
     return new
+
+
+def run_reuse_key_fill(*, run_id: int) -> None:
+    """Store the run's reuse key (metric, score-changing options, digest of its
+    inputs) where run_create left it empty; a concurrent filler writes the same."""
+    run = MetricRun.objects.filter(pk=run_id, reuse_key="").first()
+    if run is None:
+        return
+    _, digest = inputs_digest(dataset=Dataset(pk=run.dataset_id))
+    key = _reuse_key(metric_name=run.metric, options=run.options, speed=build_metric(run).speed_options,
+                     digest=digest)
+    MetricRun.objects.filter(pk=run_id, reuse_key="").update(reuse_key=key)
+
+
+# Runs prepared in this process whose reuse key is still to be stored (see reuse_key_fill_start).
+_keys_to_fill: set[int] = set()
+
+
+def reuse_key_fill_start() -> None:
+    """Store the reuse keys of runs prepared in this process, in a thread with its own
+    connection: PostgreSQL hashes the inputs on another core while this process scores.
+    Called once a chunk's inputs are read (the two queries would otherwise queue behind
+    each other). If the thread fails or is late, run_finalise stores the key."""
+    while _keys_to_fill:
+        run_id = _keys_to_fill.pop()
+
+        def fill(run_id: int = run_id) -> None:
+            try:
+                run_reuse_key_fill(run_id=run_id)
+            except Exception:  # noqa: BLE001 - finalise tries again; a lost key only costs a reuse
+                logger.warning("metric run %s: reuse key not stored in the background", run_id, exc_info=True)
+            finally:
+                connections.close_all()  # this thread's connection only
+
+        threading.Thread(target=fill, name=f"reuse-key-{run_id}", daemon=True).start()
 
 
 def plan_chunks(*, ids: list[int], system_ids: list[int], size: int, system_level: bool) -> list[list[int]]:
@@ -154,7 +200,7 @@ def run_prepare(*, run_id: int) -> list[int]:
         signature = metric.signature()
         plan = plan_chunks(
             ids=ids, system_ids=system_ids,
-            size=run.chunk_size or default_chunk_size(uses_model=metric.uses_model),
+            size=run.chunk_size or default_chunk_size(metric),
             system_level=metric.level == "system",
         )
     except TRANSIENT_ERRORS:
@@ -179,6 +225,8 @@ def run_prepare(*, run_id: int) -> list[int]:
             [MetricChunk(run_id=run_id, index=k, output_ids=chunk) for k, chunk in enumerate(plan)],
             ignore_conflicts=True,
         )
+    if not run.reuse_key:
+        _keys_to_fill.add(run_id)
     return list(
         MetricChunk.objects.filter(run_id=run_id, status=ChunkStatus.PENDING).order_by("index").values_list(
             "pk", flat=True
@@ -312,6 +360,13 @@ def run_finalise(*, run_id: int) -> bool:
             logger.exception("metric run %s: corpus score failed", run_id)
         run_fail(run_id=run_id, message=one_line(exc))
         return False
+    if not run.reuse_key:  # not stored in the background (yet): a done run should be reusable
+        try:
+            run_reuse_key_fill(run_id=run_id)
+        except TRANSIENT_ERRORS:
+            raise
+        except Exception:  # noqa: BLE001 - the scores stand; a missing key only costs a reuse
+            logger.warning("metric run %s: reuse key not stored", run_id, exc_info=True)
     return bool(
         MetricRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
             status=RunStatus.DONE, corpus=corpus, finished_at=timezone.now(), error=""

@@ -117,6 +117,11 @@ def test_sigkilled_worker_chunk_is_redelivered_and_run_equals_sync(start_worker)
     assert sync.corpus == run.corpus  # bit-identical, per system too
     assert dict(OutputScore.objects.filter(run=sync).values_list("output_id", "score")) == dict(
         OutputScore.objects.filter(run=run).values_list("output_id", "score"))
+    # The worker stored the key its first run was created without (no done run to reuse then):
+    # the same request now gets that run back instead of a new one.
+    assert run.reuse_key and run.reuse_key == sync.reuse_key
+    again, reused = run_create(dataset=dataset, metric="chrf")
+    assert reused and again.pk in (run.pk, sync.pk)
 
 
 def test_worker_loads_the_model_once_and_matches_sync_bertscore(start_worker):

@@ -87,6 +87,28 @@ def test_reuse_of_an_identical_done_run(metric_dataset):
     assert not reused
 
 
+def test_a_run_created_with_nothing_to_reuse_is_reused_later(metric_dataset):
+    # Nothing to reuse at creation: the inputs' digest is left to the scoring side, which must
+    # still store it, so that the next identical request gets this run back.
+    first = run_execute_sync(run=run_create(dataset=metric_dataset, metric="bleu", sync=True, reuse=False)[0])
+    assert first.status == RunStatus.DONE and len(first.reuse_key) == 64
+    again, reused = run_create(dataset=metric_dataset, metric="bleu", sync=True)
+    assert reused and again.pk == first.pk
+
+
+def test_signature_counts_references_without_reading_them(metric_dataset):
+    # sacrebleu's nrefs comes from the number of references per segment: "var" when they differ.
+    item = metric_dataset.items.order_by("position").first()
+    item.references.create(position=1, text="a second reference")
+    run = run_execute_sync(run=run_create(dataset=metric_dataset, metric="chrf", sync=True)[0])
+    assert run.status == RunStatus.DONE, run.error
+    assert "|nrefs:var|" in run.signature
+    hyps, refs, outs = _plan_texts(metric_dataset)
+    scores = scores_by_output(run=run)
+    for o, hyp, ref in zip(outs, hyps, refs):  # both references count where there are two
+        assert scores[o.pk] == pytest.approx(sacrebleu.sentence_chrf(hyp, ref).score, abs=1e-9)
+
+
 def test_bad_metric_or_option_is_a_clear_error(metric_dataset):
     with pytest.raises(RunInputError, match="unknown metric 'nope'"):
         run_create(dataset=metric_dataset, metric="nope")
