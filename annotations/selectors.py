@@ -521,6 +521,26 @@ def assignment_payload(*, assignment: Assignment, enrolment=None, show_unit: boo
     }
 
 
+def assignment_brief(*, assignment: Assignment, show_unit: bool = False) -> dict:
+    """An assignment as AssignmentOutputSerializer renders it (the unit id for
+    researchers only), built without running the serializer: every submit answers it."""
+    return {
+        "id": assignment.pk,
+        "campaign": assignment.campaign_id,
+        "annotator": assignment.annotator_id,
+        "annotator_name": assignment.annotator.name,
+        "item": assignment.item_id,
+        "unit": assignment.unit_id if show_unit else None,
+        "status": assignment.status,
+        "seq": assignment.seq,
+        "shown_order": list(assignment.shown_order),
+        "expires_at": assignment.expires_at,
+        "completed_at": assignment.completed_at,
+        "time_spent_ms": assignment.time_spent_ms,
+        "created_at": assignment.created_at,
+    }
+
+
 def campaign_settings(*, campaign: Campaign) -> dict:
     """The campaign as its pages and clients need it (no system names)."""
     from annotations.services.judgements import severities_of

@@ -8,10 +8,12 @@ each protocol (k = 3; one for each think time, so every mode starts on a fresh
 pool), and 50 annotator accounts with API tokens; starts gunicorn (gthread) on a
 free loopback port; then each annotator (a thread with its own keep-alive HTTP
 connection) loops: fetch a unit (`POST /api/campaigns/{id}/next-assignment/`),
-think, submit it.
+think, submit it. With think time, the annotators' first requests are spread
+evenly over one think time (otherwise they would stay in lockstep).
 
 Modes, each run for `--seconds`, each with no think time and with `--think`
-(1 s) between fetching and submitting:
+(1 s) between fetching and submitting, each started after `VACUUM (ANALYZE)` and a
+3 s pause (so that no mode pays for the previous one's writes):
 - baseline: the old way, one judgement per request (`POST /api/judgements/ratings/`
   per output and criterion), Likert: the reference the others are compared
   with in the same run;
@@ -210,6 +212,11 @@ class Annotator(threading.Thread):
 
     def run(self):
         campaign, protocol = self.campaign["id"], self.campaign["protocol"]
+        if self.think:
+            # Arrivals spread over one think time, as people (and locust's spawn rate) start: 50
+            # annotators started in the same millisecond would stay in step, all 50 requests landing
+            # together once a second, and the p95 would measure that burst, not the service.
+            time.sleep(self.rng.uniform(0, self.think))
         try:
             while time.monotonic() < self.deadline:
                 status, body, ms = self.request(f"/api/campaigns/{campaign}/next-assignment/")
@@ -339,8 +346,20 @@ MODE_LABELS = {"baseline": "one judgement per request", "unit": "whole unit",
                "chained": "whole unit + next: fetch = first only"}
 
 
+def settle() -> None:
+    """Start every mode from the same state: what the previous mode wrote vacuumed and
+    analysed now (autovacuum would otherwise do it during the next mode, on the same
+    cores), and a moment for the load to drain."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM (ANALYZE)")
+    time.sleep(3)
+
+
 def run_mode(port, setup, name, think, seconds, n, meter: CpuMeter) -> dict:
     campaign = setup["campaigns"][name + ("-think" if think else "")]
+    settle()
     mode = "baseline" if name == "baseline" else "chained" if name.endswith("+next") else "unit"
     units0, judgements0 = counted(campaign["id"])
     deadline = time.monotonic() + seconds

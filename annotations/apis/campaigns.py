@@ -18,6 +18,7 @@ from annotations.models import Assignment, Campaign, ErrorSpan, JudgementBase
 from annotations.permissions import ApiAuthMixin, require_staff
 from annotations.quality.services import completion_code_at_batch_end
 from annotations.selectors import (
+    assignment_brief,
     assignment_list,
     assignment_payload,
     STAFF_ROLES,
@@ -348,12 +349,14 @@ class UnitSubmitApi(ApiAuthMixin, APIView):
         code = None
         if assignment.codes_on and not result.retry:
             code = completion_code_at_batch_end(campaign=assignment.campaign, annotator=assignment.annotator)
-        # What the serializer reads, already loaded: no query while rendering.
-        result.assignment.campaign, result.assignment.annotator = assignment.campaign, assignment.annotator
-        body = {"assignment": result.assignment, "judgements": result.judgements, "retry": result.retry,
-                "explanation": result.explanation, "problems": result.problems,
+        # Built to the documented shape (OutputSerializer, checked in the tests) without running the
+        # nested model serializer, which introspected the model's fields on every submit.
+        result.assignment.annotator = assignment.annotator
+        data = {"assignment": assignment_brief(assignment=result.assignment,
+                                               show_unit=assignment.member_role in STAFF_ROLES),
+                "judgements": result.judgements, "retry": result.retry, "explanation": result.explanation,
+                "problems": [str(problem) for problem in result.problems],
                 "completion_code": code.code if code else None}
-        data = self.OutputSerializer(body).data
         if serializer.validated_data["next"]:
             # A tutorial unit answered wrongly stays the pending one: `next` hands it out again.
             data["next"] = _next_payload(campaign=assignment.campaign, annotator=assignment.annotator,

@@ -20,6 +20,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 from django.http import Http404
 
+from annotations import rows as rows_sql
 from annotations.models import (
     Annotator,
     Assignment,
@@ -332,7 +333,7 @@ def unit_submit(
         instances.append(row)
     try:
         # No savepoint: on a refusal the whole request rolls back anyway.
-        model.objects.bulk_create(instances)
+        rows_sql.insert(model, instances)
     except IntegrityError as exc:
         if any(name in str(exc) for name in checks.UNIQUE_CONSTRAINTS):
             raise checks.DuplicateJudgement(

@@ -64,3 +64,23 @@ def test_the_fetch_payload_has_the_documented_shape(setup):
     serializer = NextAssignmentOutputSerializer(data=body)
     assert serializer.is_valid(), serializer.errors
     assert NextAssignmentOutputSerializer(serializer.validated_data).data == body
+
+
+def test_the_submit_answer_is_what_the_assignment_serializer_renders(setup):
+    """The submit answer's assignment is built without running AssignmentOutputSerializer: it must
+    equal that serializer's rendering of the stored assignment (no unit id for an annotator)."""
+    from annotations.apis.campaigns import AssignmentOutputSerializer, UnitSubmitApi
+    from annotations.models import Assignment
+
+    dataset, client, _ = setup
+    campaign = _campaign(dataset, "likert")
+    body = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
+    answer = client.post(f"/api/assignments/{body['id']}/submit/",
+                         {"judgements": _answers("likert", body), "shown_order": body["shown_order"],
+                          "time_spent_ms": 1234}, format="json").json()
+    assert set(answer) == set(UnitSubmitApi.OutputSerializer().fields) - {"next"}
+    stored = Assignment.objects.select_related("campaign__dataset", "annotator").get(pk=body["id"])
+    rendered = AssignmentOutputSerializer(stored, context={"staff_projects": ()}).data
+    assert answer["assignment"] == rendered
+    assert rendered["status"] == "done" and rendered["time_spent_ms"] == 1234 and rendered["unit"] is None
+    assert answer["judgements"] == len(_answers("likert", body)) and answer["retry"] is False
