@@ -74,6 +74,24 @@ def _insert_layout(model: type[Model]) -> tuple[tuple, str]:
     return fields, ", ".join(q(f.column) for f in fields)
 
 
+def insert_sql(model: type[Model], instances: list) -> tuple[str, list]:
+    """`INSERT INTO ... VALUES (...), ... RETURNING pk` for the instances, and its
+    parameters (each field's `pre_save` and database value, as the ORM computes them)."""
+    fields, names = _insert_layout(model)
+    params = [f.get_db_prep_save(f.pre_save(obj, add=True), connection) for obj in instances for f in fields]
+    row = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    return (f"INSERT INTO {table(model)} ({names}) VALUES {', '.join([row] * len(instances))} "
+            f"RETURNING {q(model._meta.pk.column)}", params)
+
+
+def saved(instances: list, pks) -> None:
+    """Mark the instances inserted by `insert_sql` as saved, with their primary keys.
+    PostgreSQL returns the rows of a multi-row VALUES in order (bulk_create relies on it too)."""
+    for obj, (pk,) in zip(instances, pks):
+        obj.pk = pk
+        obj._state.adding, obj._state.db = False, connection.alias
+
+
 def insert(model: type[Model], instances: list) -> None:
     """INSERT the instances in one statement and set their primary keys: what
     `bulk_create` does on PostgreSQL, without building the query through the ORM
@@ -81,13 +99,7 @@ def insert(model: type[Model], instances: list) -> None:
     (unique constraints) come up as Django's, as from bulk_create."""
     if not instances:
         return
-    fields, names = _insert_layout(model)
-    params = [f.get_db_prep_save(f.pre_save(obj, add=True), connection) for obj in instances for f in fields]
-    row = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    sql, params = insert_sql(model, instances)
     with connection.cursor() as cursor:
-        cursor.execute(f"INSERT INTO {table(model)} ({names}) VALUES {', '.join([row] * len(instances))} "
-                       f"RETURNING {q(model._meta.pk.column)}", params)
-        # PostgreSQL returns the rows of a multi-row VALUES in order (bulk_create relies on it too).
-        for obj, (pk,) in zip(instances, cursor.fetchall()):
-            obj.pk = pk
-            obj._state.adding, obj._state.db = False, connection.alias
+        cursor.execute(sql, params)
+        saved(instances, cursor.fetchall())
