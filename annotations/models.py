@@ -175,6 +175,9 @@ class Campaign(TimeStampedModel):
     seed = models.BigIntegerField(default=0)
     # When the units were planned; null until the first assignment (or creation).
     planned_at = models.DateTimeField(null=True, blank=True)
+    # Regular units planned (positions 0 .. n_units-1), set with planned_at: the
+    # domain of the annotators' walks. None for units not planned that way.
+    n_units = models.PositiveIntegerField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["name"]
@@ -321,6 +324,9 @@ class Enrolment(TimeStampedModel):
     seed = models.BigIntegerField()
     n_assigned = models.PositiveIntegerField(default=0)
     n_done = models.PositiveIntegerField(default=0)
+    # The next step of the annotator's walk over the campaign's units
+    # (annotations.services.walk): the steps before it were handed out or passed.
+    walk_step = models.PositiveIntegerField(default=0)
     # {system id: [times shown in position 0, 1, ...]}
     position_counts = models.JSONField(default=dict)
 

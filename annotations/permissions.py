@@ -27,13 +27,12 @@ class TokenAuthentication(DRFTokenAuthentication):
 
     def authenticate_credentials(self, key):
         from django.contrib.auth import get_user_model
-        from django.db import connection
         from rest_framework.authtoken.models import Token
 
         from annotations import rows
 
         User = get_user_model()
-        with connection.cursor() as cursor:
+        with rows.cursor() as cursor:
             cursor.execute(
                 f"SELECT {rows.columns(Token, 't')}, {rows.columns(User, 'u')} FROM {rows.table(Token)} t "
                 f"JOIN {rows.table(User)} u ON u.{rows.q(User._meta.pk.column)} = t.{rows.q('user_id')} "

@@ -16,6 +16,28 @@ from django.db import connection
 from django.db.models import Model
 
 
+def cursor():
+    """A cursor for the statements of the annotation requests: on PostgreSQL
+    the server binds their parameters and, once a statement has run
+    `prepare_threshold` times on the connection (settings), keeps it prepared,
+    so it is no longer parsed and planned on every request. Django's own
+    cursors bind on the client and never prepare; this one is for fixed
+    statement texts with few parameters (the server takes at most 65,535).
+    Elsewhere, with preparing turned off, or while queries are logged (DEBUG,
+    query counts in the tests: Django can only show client-bound SQL), Django's
+    cursor."""
+    if (connection.vendor != "postgresql" or not connection.settings_dict["OPTIONS"].get("prepare_threshold")
+            or connection.queries_logged):
+        return connection.cursor()
+    from django.db.backends.postgresql.base import ServerBindingCursor
+
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    with connection.wrap_database_errors:
+        # As connection.cursor() does, with the server-binding class (execute wrappers still apply).
+        return connection._prepare_cursor(ServerBindingCursor(connection.connection))
+
+
 def q(name: str) -> str:
     return connection.ops.quote_name(name)
 
@@ -100,6 +122,6 @@ def insert(model: type[Model], instances: list) -> None:
     if not instances:
         return
     sql, params = insert_sql(model, instances)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        saved(instances, cursor.fetchall())
+    with cursor() as c:
+        c.execute(sql, params)
+        saved(instances, c.fetchall())

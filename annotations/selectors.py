@@ -173,7 +173,7 @@ def campaign_for_member(*, user: User, campaign_id: int) -> Campaign | None:
 
     if not user.is_authenticated:
         return None
-    with connection.cursor() as cursor:
+    with rows.cursor() as cursor:
         cursor.execute(
             f"SELECT {rows.columns(Campaign, 'c')}, {rows.columns(Dataset, 'd')}, {rows.columns(Project, 'p')}, "
             f"(SELECT m.role FROM {rows.table(Membership)} m WHERE m.project_id = p.id AND m.user_id = %s "
@@ -212,7 +212,7 @@ def own_assignment(*, user: User, assignment_id: int) -> Assignment | None:
 
     if not user.is_authenticated:
         return None
-    with connection.cursor() as cursor:
+    with rows.cursor() as cursor:
         cursor.execute(
             f"SELECT {rows.columns(Assignment, 'a')}, {rows.columns(Campaign, 'c')}, {rows.columns(Dataset, 'd')}, "
             f"{rows.columns(Project, 'p')}, {rows.columns(Annotator, 'an')}, "
@@ -455,7 +455,9 @@ def _item_and_texts(*, item_id: int, output_ids: list[int]) -> tuple[Item, dict[
     path of every unit an annotator is given."""
     item_fields = ("id", "external_id", "source", "data")
     if output_ids and connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
+        from annotations import rows
+
+        with rows.cursor() as cursor:
             cursor.execute(
                 f"SELECT i.id, i.external_id, i.source, i.data::text, (SELECT jsonb_object_agg(o.id, o.text)::text "
                 f"FROM {connection.ops.quote_name(Output._meta.db_table)} o WHERE o.id = ANY(%s)) "

@@ -429,10 +429,10 @@ def main() -> None:
             except OSError:
                 time.sleep(0.2)
         # Warm every worker thread (imports, connections) before measuring.
-        warm = Annotator(port, setup["tokens"][0], setup["campaigns"]["likert"], "unit", 0, 0, 0)
+        warm = Annotator(port, setup["tokens"][0], setup["campaigns"]["baseline"], "unit", 0, 0, 0)
         for _ in range(args.workers * args.threads * 3):
             warm.conn = None  # new connections spread over the workers
-            warm.request(f"/api/campaigns/{setup['campaigns']['likert']['id']}/", None, method="GET")
+            warm.request(f"/api/campaigns/{setup['campaigns']['baseline']['id']}/", None, method="GET")
         for think in [args.think if t == "1" else 0.0 for t in args.thinks.split(",")]:
             for name in ["baseline", *protocols]:
                 results.append(run_mode(port, setup, name, think, args.seconds, args.annotators, meter))

@@ -12,8 +12,13 @@ Invariants, enforced by design on PostgreSQL rather than by timing:
   annotator's `Enrolment` row first (a double click cannot take two units).
 - Lock order is always enrolment -> assignment -> unit, so no cycle can form.
 
-Order: each annotator walks the pool in their own order, a hash of the unit id
-with the seed recorded on their enrolment. Output positions are counterbalanced
+Order: each annotator walks the campaign's units in their own order, a keyed
+permutation of the units' planned positions with the seed recorded on their
+enrolment (`annotations.services.walk`); the enrolment keeps their step. Units
+full, held by a request in flight or already theirs when they reach them are
+passed; once the next WALK_WINDOWS of their walk hold nothing for them (the
+campaign nearly complete, or their walk at its end), the units left come in the
+order of a hash of the unit id with the same seed. Output positions are counterbalanced
 per annotator: among all orders of a unit's outputs, the one whose systems were
 least often shown in those positions to this annotator (ties broken by the
 recorded seed), so each system appears about equally often in each position.
@@ -24,6 +29,7 @@ judgements already sent for it are marked `abandoned` (kept, never counted).
 """
 from __future__ import annotations
 
+import functools
 import json
 import random
 import secrets
@@ -48,6 +54,7 @@ from annotations.models import (
     Unit,
 )
 from annotations.services.units import campaign_units_ensure
+from annotations.services.walk import walk_positions
 from annotations import rows
 from annotations.quality.services import control_next, controls_possible_sql
 
@@ -66,8 +73,6 @@ def retry_on_deadlock(fn):
     as the victim of a deadlock or a serialization failure; the engine's lock
     order makes that rare, this makes it harmless. Inside an outer
     transaction nothing can be retried, so the error goes up."""
-    import functools
-
     from django.db import OperationalError
 
     @functools.wraps(fn)
@@ -103,7 +108,7 @@ def enrolment_lock(*, campaign: Campaign, annotator: Annotator) -> Enrolment:
         f"AND a.annotator_id = e.annotator_id AND a.status = '{Assignment.Status.PENDING.value}' "
         f"ORDER BY a.seq, a.id LIMIT 1), {controls_possible_sql('e.campaign_id')}"))
     for attempt in range(2):
-        with connection.cursor() as cursor:
+        with rows.cursor() as cursor:
             cursor.execute(sql, [campaign.pk, annotator.pk])
             row = cursor.fetchone()
         if row is not None:
@@ -122,7 +127,7 @@ def _expires_at(campaign: Campaign):
 
 def _units_free(unit_counts: dict[int, int]) -> None:
     """Give slots back to units, in id order (a fixed lock order)."""
-    with connection.cursor() as cursor:
+    with rows.cursor() as cursor:
         for unit_id in sorted(unit_counts):
             cursor.execute(
                 f"UPDATE {Unit._meta.db_table} SET n_taken = n_taken - %s WHERE id = %s",
@@ -143,28 +148,49 @@ def assignments_expire(*, campaign: Campaign) -> int:
     A conditional UPDATE: concurrent callers each expire different rows, and a
     row being submitted right now is waited for and then left alone.
     """
-    with connection.cursor() as cursor:
+    with rows.cursor() as cursor:
         cursor.execute(
             f"UPDATE {Assignment._meta.db_table} SET status = %s, updated_at = now() "
             "WHERE campaign_id = %s AND status = %s AND expires_at < now() RETURNING id, unit_id",
             [Assignment.Status.EXPIRED, campaign.pk, Assignment.Status.PENDING],
         )
-        rows = cursor.fetchall()
-    if not rows:
+        expired = cursor.fetchall()
+    if not expired:
         return 0
     counts: dict[int, int] = {}
-    for _, unit_id in rows:
+    for _, unit_id in expired:
         if unit_id is not None:
             counts[unit_id] = counts.get(unit_id, 0) + 1
     _units_free(counts)
-    _judgements_mark([assignment_id for assignment_id, _ in rows], JudgementBase.Status.ABANDONED)
-    return len(rows)
+    _judgements_mark([assignment_id for assignment_id, _ in expired], JudgementBase.Status.ABANDONED)
+    return len(expired)
 
 
 # How many of the annotator's next units (in their order) the fast pick tries
 # to lock: PostgreSQL keeps only these in its sort (a bounded heap), instead
 # of sorting every free unit under the row locks.
 PICK_CANDIDATES = 16
+# The steps of the annotator's walk looked at, window by window, before the
+# full scan: each window is one statement that reads its units by index.
+WALK_WINDOWS = (16, 64)
+
+
+@functools.cache
+def _walk_sql() -> str:
+    """The first unit of a window of the annotator's walk (positions with their
+    steps) that has a free slot, is not theirs and that nobody holds, locked,
+    its slot taken in the same statement; RETURNING the unit and its step."""
+    unit, assignment = Unit._meta.db_table, Assignment._meta.db_table
+    return (
+        "WITH w AS (SELECT * FROM unnest(%s::integer[], %s::integer[]) AS w(position, step)), "
+        f"c AS (SELECT u.id, w.step FROM w JOIN {unit} u ON u.campaign_id = %s AND u.position = w.position "
+        "WHERE u.n_taken < u.redundancy AND u.kind = 'regular' "
+        f"AND NOT EXISTS (SELECT 1 FROM {assignment} a WHERE a.unit_id = u.id AND a.annotator_id = %s)), "
+        f"picked AS (SELECT u.id, c.step FROM {unit} u JOIN c ON c.id = u.id WHERE u.n_taken < u.redundancy "
+        "ORDER BY c.step LIMIT 1 FOR UPDATE OF u SKIP LOCKED) "
+        f"UPDATE {unit} SET n_taken = {unit}.n_taken + 1 FROM picked WHERE {unit}.id = picked.id "
+        f"RETURNING {unit}.id, {unit}.item_id, {unit}.outputs, {unit}.systems, picked.step"
+    )
 
 
 def _pick_sql(*, lock: str, candidates: int | None = None) -> str:
@@ -206,10 +232,37 @@ def _unit_from_row(row, campaign: Campaign) -> Unit:
     return Unit(id=unit_id, campaign_id=campaign.pk, item_id=item_id, outputs=outputs, systems=systems)
 
 
+def _walk_unit(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolment) -> tuple[Unit | None, int]:
+    """The next unit of the annotator's walk with a free slot that nobody holds,
+    locked, its slot taken (or None), and the step the walk goes on from.
+
+    Looks at WALK_WINDOWS steps, one statement each (a savepoint around it, as
+    in `_pick_unit`, so a unit that filled up under the lock attempt is let go).
+    """
+    step, n = enrolment.walk_step, campaign.n_units or 0
+    with rows.cursor() as cursor:
+        for size in WALK_WINDOWS:
+            window = walk_positions(enrolment.seed, n, step, size)
+            if not window:
+                break
+            try:
+                with transaction.atomic():
+                    cursor.execute(_walk_sql(), [[p for _, p in window], [s for s, _ in window], campaign.pk,
+                                                 annotator.pk])
+                    row = cursor.fetchone()
+                    if row is None:
+                        raise _Filled()
+                return _unit_from_row(row[:4], campaign), row[4] + 1
+            except _Filled:
+                step = window[-1][0] + 1
+    return None, step
+
+
 def _pick_unit(*, campaign: Campaign, annotator: Annotator, seed: int) -> Unit | None:
     """Lock the annotator's next unit with a free slot, take the slot, and return the unit (or None).
 
-    First the next unit (in the annotator's order) that nobody else holds,
+    The full scan, for when the annotator's walk holds nothing for them
+    (`_walk_unit`): the next unit (in the order of the seeded hash) that nobody else holds,
     without waiting (`SKIP LOCKED`): among the first PICK_CANDIDATES, then
     among all. When every free slot is held by requests in flight, which may
     still give theirs up, wait for the first such unit alone, in a savepoint:
@@ -218,7 +271,7 @@ def _pick_unit(*, campaign: Campaign, annotator: Annotator, seed: int) -> Unit |
     another unit, keeps the pick free of deadlocks; each round follows
     another transaction's commit, so the loop ends.
     """
-    with connection.cursor() as cursor:
+    with rows.cursor() as cursor:
         for _ in range(MAX_PICK_ROUNDS):
             for candidates in (PICK_CANDIDATES, None):
                 try:
@@ -330,7 +383,7 @@ def _assignment_take(*, campaign: Campaign, annotator: Annotator) -> tuple[Assig
 
     if enrolment.pending_id is not None:
         # A reload does not skip work: the same unit, its deadline renewed (one statement).
-        with connection.cursor() as cursor:
+        with rows.cursor() as cursor:
             cursor.execute(f"UPDATE {rows.table(Assignment)} a SET expires_at = %s WHERE a.id = %s "
                            f"RETURNING {rows.columns(Assignment, 'a')}", [_expires_at(campaign), enrolment.pending_id])
             pending = rows.from_row(Assignment, cursor.fetchone())
@@ -343,8 +396,11 @@ def _assignment_take(*, campaign: Campaign, annotator: Annotator) -> tuple[Assig
         unit = control_next(campaign=campaign, annotator=annotator, enrolment=enrolment)
         if unit is not None:
             Unit.objects.filter(pk=unit.pk).update(n_taken=F("n_taken") + 1)
+    walk_step = enrolment.walk_step
+    if unit is None:  # each takes the unit's slot
+        unit, walk_step = _walk_unit(campaign=campaign, annotator=annotator, enrolment=enrolment)
     if unit is None:
-        unit = _pick_unit(campaign=campaign, annotator=annotator, seed=enrolment.seed)  # takes its slot
+        unit = _pick_unit(campaign=campaign, annotator=annotator, seed=enrolment.seed)
     if unit is None:
         return None, False
     rng = random.Random(enrolment.seed * 1_000_003 + enrolment.n_assigned)
@@ -358,21 +414,23 @@ def _assignment_take(*, campaign: Campaign, annotator: Annotator) -> tuple[Assig
         shown_order=order,
         expires_at=_expires_at(campaign),
     )
-    _assignment_insert(assignment=assignment, enrolment=enrolment,
+    _assignment_insert(assignment=assignment, enrolment=enrolment, walk_step=walk_step,
                        position_counts=_count_positions(dict(enrolment.position_counts), unit, order))
     assignment.enrolment = enrolment
     return assignment, True
 
 
-def _assignment_insert(*, assignment: Assignment, enrolment: Enrolment, position_counts: dict) -> None:
-    """INSERT the new assignment and count it on the enrolment, in one statement
-    (the ORM would take two round trips, on the busiest request)."""
+def _assignment_insert(*, assignment: Assignment, enrolment: Enrolment, walk_step: int,
+                       position_counts: dict) -> None:
+    """INSERT the new assignment and count it on the enrolment, with the step
+    its walk goes on from, in one statement (the ORM would take two round
+    trips, on the busiest request)."""
     insert, params = rows.insert_sql(Assignment, [assignment])
-    with connection.cursor() as cursor:
+    with rows.cursor() as cursor:
         cursor.execute(
-            f"WITH e AS (UPDATE {rows.table(Enrolment)} SET n_assigned = n_assigned + 1, position_counts = %s "
-            f"WHERE id = %s) {insert}",
-            [rows.json_param(Enrolment, "position_counts", position_counts), enrolment.pk, *params])
+            f"WITH e AS (UPDATE {rows.table(Enrolment)} SET n_assigned = n_assigned + 1, position_counts = %s, "
+            f"walk_step = %s WHERE id = %s) {insert}",
+            [rows.json_param(Enrolment, "position_counts", position_counts), walk_step, enrolment.pk, *params])
         rows.saved([assignment], cursor.fetchall())
 
 
@@ -392,7 +450,7 @@ def assignment_lock_for(
         )
     if campaign_id is None:
         raise Assignment.DoesNotExist()
-    with connection.cursor() as cursor:
+    with rows.cursor() as cursor:
         cursor.execute(_enrolment_select(), [campaign_id, annotator.pk])
         row = cursor.fetchone()
         enrolment = rows.from_row(Enrolment, row) if row is not None else None
@@ -464,7 +522,7 @@ def assignment_finish(*, assignment: Assignment, enrolment: Enrolment | None, ti
     unit_id, enrolment_id = assignment.unit_id, (enrolment.pk if enrolment is not None else None)
     if connection.vendor == "postgresql":
         a, u, e = Assignment._meta.db_table, Unit._meta.db_table, Enrolment._meta.db_table
-        with connection.cursor() as cursor:
+        with rows.cursor() as cursor:
             cursor.execute(
                 f"WITH u AS (UPDATE {u} SET n_done = n_done + 1 WHERE id = %s), "
                 f"e AS (UPDATE {e} SET n_done = n_done + 1 WHERE id = %s) "

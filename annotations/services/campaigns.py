@@ -260,5 +260,5 @@ def campaign_create(
     if chosen:
         campaign.systems.set(chosen)
     campaign_units_plan(campaign=campaign)
-    campaign.refresh_from_db(fields=["planned_at"])
+    campaign.refresh_from_db(fields=["planned_at", "n_units"])
     return campaign

@@ -243,6 +243,14 @@ def _rows(*, campaign: Campaign, assignment: Assignment, answers: list, texts: d
     return rows
 
 
+def _output_texts(output_ids: list[int]) -> dict[int, str]:
+    """The texts of a unit's outputs (ESA checks spans against them), as SQL: every ESA submit reads them."""
+    with rows_sql.cursor() as cursor:
+        cursor.execute(f"SELECT o.id, o.text FROM {rows_sql.table(Output)} o WHERE o.id = ANY(%s)",
+                       [list(output_ids)])
+        return dict(cursor.fetchall())
+
+
 def _partials_delete(model, assignment: Assignment) -> None:
     """Judgements sent one by one earlier for this assignment: replaced by the unit's answers.
 
@@ -310,8 +318,7 @@ def unit_submit(
     texts = {}
     control_texts = unit_texts(unit=assignment.unit)  # quality control: None for a regular unit
     if campaign.protocol == Campaign.Protocol.ESA:
-        texts = control_texts or dict(
-            Output.objects.filter(pk__in=assignment.unit.outputs).order_by().values_list("id", "text"))
+        texts = control_texts or _output_texts(assignment.unit.outputs)
     rows = _rows(campaign=campaign, assignment=assignment, answers=judgements, texts=texts)
     assignment_reclaim(assignment=assignment)
     if control_texts is not None:
@@ -342,9 +349,7 @@ def unit_submit(
             ) from None
         raise ValidationError(f"The database refused the judgements: {str(exc).splitlines()[0]}") from None
     if campaign.protocol == Campaign.Protocol.ESA:
-        ErrorSpan.objects.bulk_create(
-            [ErrorSpan(judgement=row, **span) for row, spans in rows for span in spans]
-        )
+        rows_sql.insert(ErrorSpan, [ErrorSpan(judgement=row, **span) for row, spans in rows for span in spans])
     assignment_finish(assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms)
     return UnitSubmitResult(assignment=assignment, judgements=len(instances))
 

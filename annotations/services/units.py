@@ -170,7 +170,7 @@ def campaign_units_plan(*, campaign: Campaign) -> int:
         # gets round to it.
         with connection.cursor() as cursor:
             cursor.execute(f"ANALYZE {Unit._meta.db_table}")
-    Campaign.objects.filter(pk=campaign.pk).update(planned_at=timezone.now())
+    Campaign.objects.filter(pk=campaign.pk).update(planned_at=timezone.now(), n_units=len(units))
     return len(units)
 
 
@@ -178,4 +178,4 @@ def campaign_units_ensure(*, campaign: Campaign) -> None:
     """Plan the units if that has not happened yet (campaigns made before units existed)."""
     if campaign.planned_at is None:
         campaign_units_plan(campaign=campaign)
-        campaign.planned_at = Campaign.objects.values_list("planned_at", flat=True).get(pk=campaign.pk)
+        campaign.planned_at, campaign.n_units = Campaign.objects.values_list("planned_at", "n_units").get(pk=campaign.pk)

@@ -89,6 +89,16 @@ DATABASES["default"]["ATOMIC_REQUESTS"] = False
 # Persistent connections: opening one per request costs more than most requests.
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DJANGO_CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # The statements of the annotation requests (`annotations.rows.cursor`) are
+    # prepared on the server once run this many times on a connection, so
+    # PostgreSQL stops parsing and planning them again: planning was most of its
+    # time on those requests (bench/bench_annotation.py). Every other query binds
+    # on the client and is never prepared, whatever this says. 0 turns it off,
+    # e.g. behind a connection pooler in transaction mode.
+    _prepare_threshold = env.int("WORKBENCH_DB_PREPARE_THRESHOLD", default=2)
+    if _prepare_threshold > 0:
+        DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = _prepare_threshold
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTHENTICATION_BACKENDS = [

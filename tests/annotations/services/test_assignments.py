@@ -4,15 +4,15 @@ from datetime import timedelta
 
 import pytest
 from django.core.exceptions import ValidationError
-from django.db import connection
 from django.utils import timezone
 from scipy.stats import chi2_contingency
 
-from annotations.models import Assignment, Enrolment, RatingJudgement, Unit
+from annotations.models import Assignment, Campaign, Enrolment, RatingJudgement, Unit
 from annotations.services.assignments import assignment_next, assignment_release
 from annotations.services.campaigns import campaign_create
 from annotations.services.judgements import rating_judgement_create
 from annotations.services.submissions import unit_submit
+from annotations.services.walk import walk_position
 from tests.annotations.factories import AnnotatorFactory, DatasetFactory, ItemFactory, OutputFactory, SystemFactory
 
 pytestmark = pytest.mark.django_db
@@ -47,12 +47,12 @@ def test_each_annotator_walks_the_pool_in_the_order_of_their_recorded_seed():
     orders = {}
     for annotator in (a, b):
         got = [x.unit_id for x in _drain(campaign, annotator)]
-        seed = Enrolment.objects.get(campaign=campaign, annotator=annotator).seed
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT id FROM annotations_unit WHERE campaign_id = %s "
-                           "ORDER BY hashint8extended(id, %s), id", [campaign.pk, seed])
-            expected = [row[0] for row in cursor.fetchall()]
-        assert got == expected  # reproducible from the seed stored on the enrolment
+        enrolment = Enrolment.objects.get(campaign=campaign, annotator=annotator)
+        unit_at = dict(Unit.objects.filter(campaign=campaign).values_list("position", "id"))
+        # Reproducible from the seed stored on the enrolment: the documented walk, step by step.
+        expected = [unit_at[walk_position(enrolment.seed, 12, step)] for step in range(12)]
+        assert got == expected
+        assert enrolment.walk_step == 12
         assert [x.seq for x in Assignment.objects.filter(annotator=annotator).order_by("id")] == list(range(12))
         orders[annotator.pk] = got
     assert orders[a.pk] != orders[b.pk]  # shuffled per annotator
@@ -158,3 +158,37 @@ def test_release_gives_the_unit_back_and_never_again_to_the_same_annotator():
     assert assignment_next(campaign=campaign, annotator=annotator) == (None, False)
     taken, _ = assignment_next(campaign=campaign, annotator=other)
     assert taken.unit_id == first.unit_id
+
+
+def test_units_taken_when_the_walk_reaches_them_are_passed_and_the_rest_found_by_the_full_scan():
+    """An annotator arriving late: most of the campaign is taken, so the windows of
+    their walk hold nothing and the full scan hands out what is left, exactly once."""
+    dataset, _ = _dataset(50, 2)
+    campaign = campaign_create(dataset=dataset, name="late", protocol="likert", criteria=["f"], scale_min=1,
+                               scale_max=5, redundancy=1)
+    assert campaign.n_units == 100
+    early, late = AnnotatorFactory(project=dataset.project), AnnotatorFactory(project=dataset.project)
+    for _ in range(95):
+        assignment, created = assignment_next(campaign=campaign, annotator=early)
+        assert created
+        Assignment.objects.filter(pk=assignment.pk).update(status="done")
+    left = set(Unit.objects.filter(campaign=campaign, n_taken=0).values_list("id", flat=True))
+    assert len(left) == 5
+    got = [a.unit_id for a in _drain(campaign, late)]
+    assert sorted(got) == sorted(left)
+    assert Enrolment.objects.get(campaign=campaign, annotator=late).walk_step > 0
+    assert not Unit.objects.filter(campaign=campaign, n_taken=0).exists()
+    assert Assignment.objects.filter(campaign=campaign).count() == 100  # nothing handed out twice
+
+
+def test_a_walk_over_units_planned_some_other_way_falls_back_to_the_full_scan():
+    """Campaigns whose regular units do not hold positions 0..n-1 (n_units unknown) still work."""
+    dataset, _ = _dataset(3, 2)
+    campaign = campaign_create(dataset=dataset, name="old", protocol="likert", criteria=["f"], scale_min=1,
+                               scale_max=5, redundancy=2)
+    Campaign.objects.filter(pk=campaign.pk).update(n_units=None)
+    campaign.refresh_from_db()
+    annotators = [AnnotatorFactory(project=dataset.project) for _ in range(3)]
+    got = {a.pk: [x.unit_id for x in _drain(campaign, a)] for a in annotators}
+    assert all(len(set(units)) == len(units) for units in got.values())
+    assert sum(len(units) for units in got.values()) == 12  # 6 units x k = 2

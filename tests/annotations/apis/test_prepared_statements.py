@@ -1,0 +1,57 @@
+"""The statements of the annotation requests are prepared on the server
+(`annotations.rows.cursor`, setting `prepare_threshold`): PostgreSQL then skips
+parsing and planning them on every request, which was most of its time there
+(bench/bench_annotation.py). Everything else keeps Django's client-side binding."""
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext, override_settings
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from annotations import rows
+from tests.annotations.apis.test_units_api import _answers, _campaign, setup  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.django_db
+
+
+def _prepared() -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        return [row[0] for row in cursor.fetchall()]
+
+
+@pytest.mark.parametrize("protocol", ["likert", "esa"])
+def test_fetch_and_submit_run_prepared_statements(setup, protocol):
+    dataset, _, user = setup
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    campaign = _campaign(dataset, protocol)
+    for _ in range(4):
+        body = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
+        response = client.post(f"/api/assignments/{body['id']}/submit/",
+                               {"judgements": _answers(protocol, body), "shown_order": body["shown_order"]},
+                               format="json")
+        assert response.status_code == 201, response.json()
+    prepared = _prepared()
+    # Server-bound statements carry $n placeholders; the token lookup, the enrolment lock, the walk's
+    # pick and the assignment lock of the submit among them.
+    for marker in ("authtoken_token", "FOR UPDATE OF e",
+                   "unnest($1::integer[], $2::integer[])", "FOR UPDATE OF a"):
+        assert any(marker in statement and "$1" in statement for statement in prepared), (marker, prepared)
+
+
+def test_nothing_is_prepared_when_turned_off_or_while_queries_are_logged():
+    settings_dict = connection.settings_dict
+    options = dict(settings_dict["OPTIONS"])
+    try:
+        settings_dict["OPTIONS"] = {k: v for k, v in options.items() if k != "prepare_threshold"}
+        with rows.cursor() as cursor:
+            assert type(cursor.cursor).__name__ == "Cursor"  # Django's client-binding cursor
+    finally:
+        settings_dict["OPTIONS"] = options
+    with rows.cursor() as cursor:
+        assert type(cursor.cursor).__name__ == "ServerBindingCursor"
+    with CaptureQueriesContext(connection), rows.cursor() as cursor:  # Django logs client-bound SQL only
+        assert type(cursor.cursor).__name__ == "Cursor"
+    with override_settings(DEBUG=True), rows.cursor() as cursor:
+        assert type(cursor.cursor).__name__ == "Cursor"
