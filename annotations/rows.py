@@ -122,6 +122,7 @@ def insert(model: type[Model], instances: list) -> None:
     if not instances:
         return
     sql, params = insert_sql(model, instances)
-    with cursor() as c:
+    # The server binds at most 65,535 parameters: a larger insert binds on the client.
+    with (cursor() if len(params) <= 65535 else connection.cursor()) as c:
         c.execute(sql, params)
         saved(instances, c.fetchall())

@@ -55,3 +55,15 @@ def test_nothing_is_prepared_when_turned_off_or_while_queries_are_logged():
         assert type(cursor.cursor).__name__ == "Cursor"
     with override_settings(DEBUG=True), rows.cursor() as cursor:
         assert type(cursor.cursor).__name__ == "Cursor"
+
+
+def test_an_insert_beyond_the_servers_parameter_limit_binds_on_the_client(setup):
+    """Server-side binding takes at most 65,535 parameters; rows.insert of more still works."""
+    from annotations.models import Reference
+
+    dataset, _, _ = setup
+    item = dataset.items.first()
+    references = [Reference(item=item, position=1000 + i, text=f"r{i}") for i in range(20000)]  # x 4 fields
+    rows.insert(Reference, references)
+    assert Reference.objects.filter(item=item, position__gte=1000).count() == 20000
+    assert all(r.pk for r in references)
