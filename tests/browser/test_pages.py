@@ -38,6 +38,9 @@ def test_log_in_and_browse_to_an_item_with_outputs_side_by_side(page, demo, scre
 
     page.get_by_role("link", name="e2e-001", exact=True).click()
     page.get_by_role("heading", name="e2e-001").wait_for()
+    # Measure the layout once the stylesheet is in: a box read before it arrives is the unstyled one
+    # (seen once in four runs: one card's top from before, two from after).
+    page.wait_for_load_state("load")
     # The input as a table of triples.
     assert page.locator("table.triples tbody tr").count() == 7
     cards = page.locator("article.output-card")
