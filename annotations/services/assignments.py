@@ -222,6 +222,21 @@ class _Filled(Exception):
     """The unit waited for filled up meanwhile."""
 
 
+def _take(cursor, sql: str, params: list):
+    """Run a statement that locks a unit and takes its slot, in a savepoint:
+    its row, or None. On None the savepoint is rolled back, which lets go of a
+    row that filled up under the lock attempt (it would stay locked otherwise)."""
+    try:
+        with transaction.atomic():
+            cursor.execute(sql, params)
+            row = cursor.fetchone()
+            if row is None:
+                raise _Filled()
+        return row
+    except _Filled:
+        return None
+
+
 def _unit_from_row(row, campaign: Campaign) -> Unit:
     unit_id, item_id, outputs, systems = row
     # Django has psycopg hand jsonb over as text (its JSONField decodes it); so do we.
@@ -236,8 +251,7 @@ def _walk_unit(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolment
     """The next unit of the annotator's walk with a free slot that nobody holds,
     locked, its slot taken (or None), and the step the walk goes on from.
 
-    Looks at WALK_WINDOWS steps, one statement each (a savepoint around it, as
-    in `_pick_unit`, so a unit that filled up under the lock attempt is let go).
+    Looks at WALK_WINDOWS steps, one statement each (`_take`).
     """
     step, n = enrolment.walk_step, campaign.n_units or 0
     with rows.cursor() as cursor:
@@ -245,16 +259,11 @@ def _walk_unit(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolment
             window = walk_positions(enrolment.seed, n, step, size)
             if not window:
                 break
-            try:
-                with transaction.atomic():
-                    cursor.execute(_walk_sql(), [[p for _, p in window], [s for s, _ in window], campaign.pk,
-                                                 annotator.pk])
-                    row = cursor.fetchone()
-                    if row is None:
-                        raise _Filled()
+            row = _take(cursor, _walk_sql(), [[p for _, p in window], [s for s, _ in window], campaign.pk,
+                                              annotator.pk])
+            if row is not None:
                 return _unit_from_row(row[:4], campaign), row[4] + 1
-            except _Filled:
-                step = window[-1][0] + 1
+            step = window[-1][0] + 1
     return None, step
 
 
@@ -274,20 +283,11 @@ def _pick_unit(*, campaign: Campaign, annotator: Annotator, seed: int) -> Unit |
     with rows.cursor() as cursor:
         for _ in range(MAX_PICK_ROUNDS):
             for candidates in (PICK_CANDIDATES, None):
-                try:
-                    # In a savepoint too: a row that filled up under our lock attempt
-                    # stays locked until the savepoint is rolled back.
-                    with transaction.atomic():
-                        args = [campaign.pk, annotator.pk, seed] if candidates is None else [seed, campaign.pk,
-                                                                                             annotator.pk]
-                        cursor.execute(_pick_sql(lock="SKIP LOCKED" if candidates else "FOR UPDATE SKIP LOCKED",
-                                                 candidates=candidates), args)
-                        row = cursor.fetchone()
-                        if row is None:
-                            raise _Filled()
+                args = [campaign.pk, annotator.pk, seed] if candidates is None else [seed, campaign.pk, annotator.pk]
+                row = _take(cursor, _pick_sql(lock="SKIP LOCKED" if candidates else "FOR UPDATE SKIP LOCKED",
+                                              candidates=candidates), args)
+                if row is not None:
                     return _unit_from_row(row, campaign)
-                except _Filled:
-                    pass
             cursor.execute(
                 f"SELECT u.id FROM {Unit._meta.db_table} u WHERE u.campaign_id = %s AND u.n_taken < u.redundancy "
                 "AND u.kind = 'regular' AND NOT EXISTS (SELECT 1 FROM "
@@ -297,18 +297,11 @@ def _pick_unit(*, campaign: Campaign, annotator: Annotator, seed: int) -> Unit |
             candidate = cursor.fetchone()
             if candidate is None:
                 return None
-            try:
-                with transaction.atomic():
-                    cursor.execute(
-                        f"UPDATE {Unit._meta.db_table} SET n_taken = n_taken + 1 "
-                        "WHERE id = %s AND n_taken < redundancy RETURNING id, item_id, outputs, systems",
+            row = _take(cursor, f"UPDATE {Unit._meta.db_table} SET n_taken = n_taken + 1 "
+                              "WHERE id = %s AND n_taken < redundancy RETURNING id, item_id, outputs, systems",
                         [candidate[0]])
-                    row = cursor.fetchone()
-                    if row is None:
-                        raise _Filled()
+            if row is not None:
                 return _unit_from_row(row, campaign)
-            except _Filled:
-                continue
     raise ValidationError("The campaign is too busy right now; please try again in a moment.")
 
 
