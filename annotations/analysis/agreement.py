@@ -291,3 +291,78 @@ def alpha_without_each(table: Table, names: dict[int, str] | None = None, level:
             "alpha_without": _clean(krippendorff_alpha(value_counts(sub), level)),
         }
     return out
+
+
+# ---- the one agreement definition: a protocol's units and values, labelled ---------------------
+
+# Below this many points a bounded scale is categorical enough for nominal alpha, Fleiss' kappa and
+# percent agreement to be headline-worthy; on 0-100 or unbounded magnitudes two annotators almost
+# never give the same number, so those figures measure the scale's resolution, not agreement.
+FEW_POINTS = 11
+
+
+def protocol_table(protocol, rows, *, batch: int = 50_000) -> Table:
+    """The reliability data of one criterion's rows, as the protocol defines unit and value.
+
+    Rows are consumed as they stream: unit keys are numbered on the way and values kept in
+    numpy arrays, so memory grows with the number of judgements as three numbers each.
+    Values are z-scored per annotator when the protocol's variant is "z".
+    """
+    from annotations.protocols.base import Z, zscore_by_annotator
+
+    index: dict = {}
+    units, annotators, values = [], [], []
+    u, a, v = [], [], []
+    for key, annotator, value in protocol.agreement_triples(rows):
+        u.append(index.setdefault(key, len(index)))
+        a.append(annotator)
+        v.append(value)
+        if len(u) >= batch:
+            units.append(np.asarray(u, np.int64)), annotators.append(np.asarray(a, np.int64))
+            values.append(np.asarray(v, float))
+            u, a, v = [], [], []
+    units.append(np.asarray(u, np.int64)), annotators.append(np.asarray(a, np.int64)), values.append(
+        np.asarray(v, float))
+    table = Table(np.concatenate(units), np.concatenate(annotators), np.concatenate(values))
+    if protocol.agreement.variant == Z and len(table):
+        table.values = zscore_by_annotator(table.annotators, table.values)
+    return table
+
+
+def headline_caveats(protocol, scale: tuple[float | None, float | None]) -> list[str]:
+    """The figures that are not headline figures for this protocol and scale."""
+    if not protocol.scored:
+        return []
+    low, high = scale
+    if low is None or high is None or high - low + 1 > FEW_POINTS or protocol.agreement.variant != "raw":
+        return ["krippendorff_alpha.nominal", "fleiss_kappa", "percent_agreement"]
+    return []
+
+
+def headline(protocol, figures: dict, *, annotators: str) -> dict:
+    """The one agreement figure every surface shows for a criterion, with what it measured."""
+    spec = protocol.agreement
+    return {"measure": "krippendorff_alpha", "level": spec.level, "variant": spec.variant,
+            "value": figures["krippendorff_alpha"][spec.level], "unit": spec.unit, "value_compared": spec.value,
+            "n_units": figures["n_units"], "n_annotators": figures["n_annotators"],
+            "n_judgements": figures["n_judgements"], "annotators": annotators, "label": spec.label()}
+
+
+def criterion_agreement(protocol, rows, *, scale=(None, None), annotators: str, bootstrap: int = 0,
+                        seed: int = 0, names: dict | None = None, cohen: bool = False,
+                        per_annotator: bool = False) -> dict:
+    """Every agreement figure of one criterion's rows, with the headline and its label.
+
+    Called by the dashboard, the `agreement` command and API, the quality page and API,
+    and the export's card and campaign.json: the same rows give the same numbers everywhere.
+    """
+    table = protocol_table(protocol, rows)
+    figures = agreement_figures(table, bootstrap=bootstrap, seed=seed)
+    figures["variant"] = protocol.agreement.variant
+    figures["headline"] = headline(protocol, figures, annotators=annotators)
+    figures["not_headline"] = headline_caveats(protocol, scale)
+    if cohen:
+        figures["cohen_kappa"] = cohen_kappas(table, names)
+    if per_annotator:
+        figures["per_annotator"] = alpha_without_each(table, names, protocol.agreement.level)
+    return figures

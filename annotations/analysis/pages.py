@@ -20,10 +20,11 @@ from annotations.analysis import correlation as co
 from annotations.analysis import report
 from annotations.analysis import spans as sp
 from annotations.analysis.metric_scores import extras_by_output, latest_done_runs, scores_by_output
-from annotations.analysis.selectors import INCLUDED, Judgements, campaign_judgements, output_index
+from annotations.analysis.selectors import output_index
 from annotations.models import (
     BestWorstJudgement, Campaign, ErrorSpan, Item, Output, PairwiseJudgement, RatingJudgement, SpanJudgement,
 )
+from annotations.selectors.judgements import INCLUDED, campaign_judgements
 from annotations.quality.models import AnnotatorDecision, QualitySettings
 
 TIMEOUT = 60 * 60
@@ -71,7 +72,7 @@ def scatter(campaign: Campaign, *, run_id: int, criterion: str, annotators: str 
             systems: list[str] | None = None, normalize: str = "none") -> dict:
     def compute():
         run = latest_done_runs(dataset=campaign.dataset).get(pk=run_id)
-        j = campaign_judgements(campaign=campaign, annotators=annotators, criterion=criterion)
+        j = report.load(campaign=campaign, annotators=annotators, criterion=criterion)
         human = report.human_output_scores(j, criterion, normalize=normalize)
         metric = scores_by_output(run=run)
         outputs = _filter_outputs(output_index(campaign=campaign), systems)
@@ -113,11 +114,11 @@ def meta_table(campaign: Campaign, *, annotators: str = INCLUDED, systems: list[
                normalize: str = "none") -> dict:
     """Every done run x every criterion x every method; the best value per column marked."""
     def compute():
-        j = campaign_judgements(campaign=campaign, annotators=annotators)
+        j = report.load(campaign=campaign, annotators=annotators)
         criteria = [c for c in campaign.criteria]
         outputs = _filter_outputs(output_index(campaign=campaign), systems)
         runs = list(latest_done_runs(dataset=campaign.dataset))
-        pairwise = campaign.protocol == Campaign.Protocol.PAIRWISE
+        pairwise = j.protocol.correlate_as_pair_agreement
         columns = []
         for c in criteria:
             if pairwise:
@@ -168,28 +169,11 @@ def disagreement(campaign: Campaign, *, sort: str = "annotators", run_id: int | 
                  criterion: str | None = None, annotators: str = INCLUDED, systems: list[str] | None = None,
                  limit: int = 30) -> dict:
     def compute():
-        j = campaign_judgements(campaign=campaign, annotators=annotators)
+        j = report.load(campaign=campaign, annotators=annotators)
         crit = criterion or (campaign.criteria[0] if campaign.criteria else None)
         outputs = _filter_outputs(output_index(campaign=campaign), systems)
-        names = pseudonyms(j.annotator_names)
-        per_item_spread: dict[int, list] = defaultdict(list)
-        if j.ratings:
-            by_output = defaultdict(list)
-            for o, _i, _s, _a, c, v in j.ratings:
-                if c == crit and o in outputs:
-                    by_output[o].append(v)
-            for o, vs in by_output.items():
-                if len(vs) >= 2:
-                    per_item_spread[outputs[o]["item"]].append(float(np.std(vs)))
-        elif j.pairs:
-            votes = defaultdict(lambda: [0, 0, 0])
-            for i, oa, ob, _a, c, w in j.pairs:
-                if c == crit:
-                    votes[(i, oa, ob)][{"a": 0, "b": 1, "tie": 2}[w]] += 1
-            for (i, _oa, _ob), v in votes.items():
-                total = sum(v)
-                if total >= 2:
-                    per_item_spread[i].append(1 - max(v) / total)  # minority share
+        names = pseudonyms({r.annotator_id for rows in j.rows.values() for r in rows})
+        per_item_spread = _item_spread(j.protocol, j.rows.get(crit, []), outputs)
         annotator_score = {i: float(np.mean(v)) for i, v in per_item_spread.items()}
         metric_score: dict[int, float] = {}
         run = None
@@ -211,13 +195,37 @@ def disagreement(campaign: Campaign, *, sort: str = "annotators", run_id: int | 
         order = sorted(key, key=lambda i: -key[i])
         ranked = [{"item": i, "annotator_disagreement": annotator_score.get(i),
                    "metric_disagreement": metric_score.get(i)} for i in order]
-        return {"criterion": crit, "sort": "metric" if key is metric_score and metric_score else "annotators",
+        return {"criterion": crit, "annotators": annotators,
+                "sort": "metric" if key is metric_score and metric_score else "annotators",
                 "ranked": ranked, "names": {str(k): v for k, v in names.items()}, "used": j.describe(),
                 "run": run.pk if run else None}
     data = cached(campaign, "disagreement", {"sort": sort, "run": run_id, "c": criterion, "a": annotators,
                                              "s": systems}, compute)
     data["items"] = [_item_detail(campaign, row, data, systems) for row in data["ranked"][:limit]]
     return data
+
+
+def _item_spread(protocol, rows, outputs: dict) -> dict[int, list[float]]:
+    """Per item, how far its annotators disagree: the spread of each output's scores
+    (scored protocols) or the minority share of each pair's votes (choices)."""
+    spread: dict[int, list] = defaultdict(list)
+    if protocol.per_output:
+        by_output = defaultdict(list)
+        for r in rows:
+            if r.output_id in outputs:
+                by_output[r.output_id].append(r.score)
+        for o, vs in by_output.items():
+            if len(vs) >= 2:
+                spread[outputs[o]["item"]].append(float(np.std(vs)))
+        return spread
+    votes: dict[tuple, dict] = defaultdict(lambda: defaultdict(int))
+    for r in rows:
+        votes[(r.item_id, protocol.unit_key(r))][repr(protocol.consensus_value(r))] += 1
+    for (i, _unit), v in votes.items():
+        total = sum(v.values())
+        if total >= 2:
+            spread[i].append(1 - max(v.values()) / total)  # minority share
+    return spread
 
 
 def _item_detail(campaign: Campaign, row: dict, data: dict, systems: list[str] | None) -> dict:
@@ -229,17 +237,18 @@ def _item_detail(campaign: Campaign, row: dict, data: dict, systems: list[str] |
     runs = list(latest_done_runs(dataset=campaign.dataset))
     scores = {r.pk: scores_by_output(run=r) for r in runs}
     judgements = defaultdict(list)
-    crit_filter = {"criterion": data["criterion"]} if data["criterion"] else {}
-    for model in (RatingJudgement, SpanJudgement):
-        for o, a, c, s in model.objects.filter(campaign=campaign, item=item, status="complete", **crit_filter) \
-                .values_list("output_id", "annotator_id", "criterion", "score"):
-            judgements[o].append({"annotator": names.get(a, "A?"), "criterion": c, "score": s})
     pairs = []
-    for oa, ob, a, c, w in PairwiseJudgement.objects.filter(campaign=campaign, item=item, status="complete",
-                                                            **crit_filter) \
-            .values_list("output_a__system__name", "output_b__system__name", "annotator_id", "criterion", "winner"):
-        pairs.append({"a": oa, "b": ob, "annotator": names.get(a, "A?"), "criterion": c,
-                      "winner": {"a": oa, "b": ob}.get(w, "tie")})
+    system_of = {o.pk: o.system.name for o in Output.objects.filter(item=item).select_related("system")}
+    # The reader applies "complete only" and the same annotator inclusion as the figures above.
+    for r in campaign_judgements(campaign=campaign, annotators=data.get("annotators", INCLUDED),
+                                 criterion=data["criterion"] or None, item_ids=[item.pk]):
+        who = names.get(r.annotator_id, "A?")
+        if r.output_id is not None:
+            judgements[r.output_id].append({"annotator": who, "criterion": r.criterion, "score": r.score})
+        elif r.a_id is not None:
+            oa, ob = system_of.get(r.a_id), system_of.get(r.b_id)
+            pairs.append({"a": oa, "b": ob, "annotator": who, "criterion": r.criterion,
+                          "winner": {"a": oa, "b": ob}.get(r.winner, "tie")})
     return {
         "id": item.pk, "external_id": item.external_id, "source": item.source, "data": item.data,
         "url": item_url(item.pk), "references": list(item.references.order_by("position").values_list("text", flat=True)),
@@ -381,7 +390,7 @@ def facts_view(campaign: Campaign, *, run_id: int, systems: list[str] | None = N
             "labels": dict(labels), "offset": offset, "limit": limit, "end": offset + len(rows)}
 
 
-def judgements_summary(j: Judgements) -> dict:
+def judgements_summary(j) -> dict:
     return j.describe()
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -10,8 +11,10 @@ from annotations.analysis import correlation as co
 from annotations.analysis import spans as sp
 from annotations.analysis import systems as sy
 from annotations.analysis.metric_scores import latest_done_runs, run_for_metric, scores_by_output, system_scores
-from annotations.analysis.selectors import INCLUDED, Judgements, campaign_judgements, output_index
+from annotations.analysis.selectors import output_index
 from annotations.models import Campaign, Output
+from annotations.protocols.base import JudgementRow
+from annotations.selectors.judgements import INCLUDED, JudgementSet, campaign_judgements
 
 GROUP_BY = {"none": "none", "item": "item", "system": "sys"}
 
@@ -20,97 +23,95 @@ class AnalysisError(ValueError):
     """Bad input for an analysis (unknown criterion, no metric run...): one clear line."""
 
 
-def _criteria(j: Judgements, criterion: str | None) -> list[str]:
-    rows = j.ratings or j.pairs or j.tuples
-    col = {"ratings": 4, "pairs": 4, "tuples": 5}["ratings" if j.ratings else "pairs" if j.pairs else "tuples"]
-    present = sorted({r[col] for r in rows})
+@dataclass
+class Loaded:
+    """A campaign's counted judgements, read once by the one reader and grouped by criterion."""
+
+    judgements: JudgementSet
+    rows: dict[str, list[JudgementRow]]
+
+    @property
+    def protocol(self):
+        return self.judgements.protocol
+
+    @property
+    def campaign(self) -> Campaign:
+        return self.judgements.campaign
+
+    def describe(self) -> dict:
+        return self.judgements.describe(sum(len(r) for r in self.rows.values()))
+
+    def names(self) -> dict[int, str]:
+        return self.judgements.annotator_names({r.annotator_id for rows in self.rows.values() for r in rows})
+
+
+def load(*, campaign: Campaign, annotators: str = INCLUDED, criterion: str | None = None,
+         systems: list[str] | None = None) -> Loaded:
+    found = campaign_judgements(campaign=campaign, annotators=annotators, criterion=criterion, systems=systems)
+    return Loaded(judgements=found, rows=found.by_criterion())
+
+
+def _criteria(j: Loaded, criterion: str | None) -> list[str]:
     if criterion:
-        if criterion not in j.campaign.criteria and criterion not in present:
+        if criterion not in j.campaign.criteria and criterion not in j.rows:
             raise AnalysisError(f"criterion {criterion!r} is not one of the campaign's: "
                                 f"{', '.join(j.campaign.criteria) or 'none'}")
         return [criterion]
-    return [c for c in j.campaign.criteria if c in present] + [c for c in present if c not in j.campaign.criteria]
-
-
-def _rating_values(j: Judgements, criterion: str) -> list[tuple]:
-    """(output, item, system, annotator, value); RankME magnitudes z-scored per annotator first."""
-    rows = [r for r in j.ratings if r[4] == criterion]
-    if j.protocol == Campaign.Protocol.RANKME and rows:
-        annotators = np.array([r[3] for r in rows])
-        z = co.zscore_by_annotator(annotators, np.array([r[5] for r in rows], dtype=float))
-        return [(r[0], r[1], r[2], r[3], float(v)) for r, v in zip(rows, z)]
-    return [(r[0], r[1], r[2], r[3], float(r[5])) for r in rows]
-
-
-def _agreement_table(j: Judgements, criterion: str) -> tuple[ag.Table, dict[int, str]]:
-    if j.ratings:
-        triples = [(o, a, v) for o, _i, _s, a, v in _rating_values(j, criterion)]
-    elif j.pairs:
-        code = {"a": 1.0, "tie": 0.0, "b": -1.0}
-        triples = [(f"{oa}-{ob}", a, code[w]) for _i, oa, ob, a, c, w in j.pairs if c == criterion]
-    else:
-        triples = []
-        for _i, outputs, best, worst, a, c in j.tuples:
-            if c != criterion:
-                continue
-            key = "-".join(map(str, sorted(outputs)))
-            for o in outputs:
-                triples.append((f"{key}:{o}", a, 1.0 if o == best else -1.0 if o == worst else 0.0))
-    if not triples:
-        return ag.Table.from_triples([]), {}
-    units, annotators, values = zip(*triples)
-    _, uidx = np.unique(np.asarray([str(u) for u in units]), return_inverse=True)
-    ids = np.asarray(annotators, dtype=np.int64)
-    return ag.Table(uidx.astype(np.int64), ids, np.asarray(values, dtype=float)), j.annotator_names
+    return list(j.rows)
 
 
 def agreement_report(*, campaign: Campaign, criterion: str | None = None, annotators: str = INCLUDED,
                      bootstrap: int = 200, seed: int = 0, per_annotator: bool = True,
                      cohen: bool = True) -> dict:
+    """Agreement per criterion: the protocol's headline alpha with its label, every level, kappas."""
     if criterion and criterion not in campaign.criteria:
         raise AnalysisError(f"criterion {criterion!r} is not one of the campaign's: "
                             f"{', '.join(campaign.criteria) or 'none'}")
-    j = campaign_judgements(campaign=campaign, annotators=annotators)
+    j = load(campaign=campaign, annotators=annotators, criterion=criterion)
+    protocol = j.protocol
     out: dict = {"campaign": campaign.name, "protocol": campaign.protocol, "judgements_used": j.describe(),
+                 "definition": {"unit": protocol.agreement.unit, "value": protocol.agreement.value,
+                                "variant": protocol.agreement.variant, "level": protocol.agreement.level,
+                                "label": protocol.agreement.label()},
                  "criteria": {}}
-    if not (j.ratings or j.pairs or j.tuples):
-        return out
+    names = j.names() if (cohen or per_annotator) else {}
     for c in _criteria(j, criterion):
-        table, names = _agreement_table(j, c)
-        figures = ag.agreement_figures(table, bootstrap=bootstrap, seed=seed)
-        if cohen:
-            figures["cohen_kappa"] = ag.cohen_kappas(table, names)
-        if per_annotator:
-            figures["per_annotator"] = ag.alpha_without_each(table, names)
-        if j.ratings:
-            figures["per_system"] = _per_system(j, c, seed)
-        if j.protocol == Campaign.Protocol.RANKME:
-            figures["normalisation"] = "magnitudes z-scored per annotator"
-        if j.protocol == Campaign.Protocol.ESA:
-            figures["spans"] = span_agreement(j, c)
+        rows = j.rows.get(c, [])
+        figures = ag.criterion_agreement(protocol, rows, scale=campaign.criterion_scale(c),
+                                         annotators=j.judgements.used, bootstrap=bootstrap, seed=seed,
+                                         names=names, cohen=cohen, per_annotator=per_annotator)
+        if protocol.per_output:
+            figures["per_system"] = _per_system(j, rows)
+        if protocol.agreement.variant == "z":
+            figures["normalisation"] = f"{protocol.agreement.value}s z-scored per annotator"
+        if getattr(protocol, "has_spans", False):
+            figures["spans"] = span_agreement(rows)
         out["criteria"][c] = figures
     return out
 
 
-def _per_system(j: Judgements, criterion: str, seed: int) -> dict:
-    rows = _rating_values(j, criterion)
+def _per_system(j: Loaded, rows: list[JudgementRow]) -> dict:
+    """The headline level of alpha within each system's outputs (same units and values)."""
+    systems = dict(Output.objects.filter(pk__in={r.output_id for r in rows}).values_list("pk", "system__name"))
     by_system: dict[str, list] = defaultdict(list)
-    for o, _i, s, a, v in rows:
-        by_system[s].append((o, a, v))
+    for r in rows:
+        by_system[systems.get(r.output_id)].append(r)
+    level = j.protocol.agreement.level
     out = {}
-    for s, triples in sorted(by_system.items()):
-        counts = ag.value_counts(ag.Table.from_triples(triples))
-        out[s] = {"krippendorff_alpha_interval": ag._clean(ag.krippendorff_alpha(counts, "interval")),
+    for s, mine in sorted(by_system.items(), key=lambda kv: str(kv[0])):
+        counts = ag.value_counts(ag.protocol_table(j.protocol, mine))
+        out[s] = {f"krippendorff_alpha_{level}": ag._clean(ag.krippendorff_alpha(counts, level)),
                   "n_units": counts.n_units}
     return out
 
 
-def span_agreement(j: Judgements, criterion: str) -> dict:
-    texts = dict(Output.objects.filter(pk__in={v[0] for v in j.spans.values()}).values_list("pk", "text"))
+def span_agreement(rows: list[JudgementRow]) -> dict:
+    """Character-level span agreement over every output of the campaign judged at least twice."""
+    texts = dict(Output.objects.filter(pk__in={r.output_id for r in rows}).values_list("pk", "text"))
     per_output: dict[int, dict] = defaultdict(dict)
-    for out_id, ann, crit, spans, _missing in j.spans.values():
-        if crit == criterion:
-            per_output[out_id][ann] = sp.char_labels(len(texts.get(out_id, "")), spans)
+    for r in rows:
+        spans = [(s["start"], s["end"], s["severity"]) for s in r.spans if not s.get("missing")]
+        per_output[r.output_id][r.annotator_id] = sp.char_labels(len(texts.get(r.output_id, "")), spans)
     shared = {o: labels for o, labels in per_output.items() if len(labels) >= 2}
     f1 = sp.pairwise_f1(shared)
     counts = ag.value_counts(ag.Table.from_triples(sp.char_table(shared)))
@@ -121,32 +122,20 @@ def span_agreement(j: Judgements, criterion: str) -> dict:
 
 # ---- human scores per output and per system ----------------------------------
 
-def human_output_scores(j: Judgements, criterion: str, *, normalize: str = "none") -> dict[int, float]:
-    """Segment-level human score of each output (see systems.py for the protocols)."""
-    if j.ratings:
-        rows = _rating_values(j, criterion)
-        values = np.array([r[4] for r in rows], dtype=float)
-        if normalize == "z" and j.protocol != Campaign.Protocol.RANKME:
-            values = co.zscore_by_annotator(np.array([r[3] for r in rows]), values)
-        sums: dict[int, list] = defaultdict(list)
-        for r, v in zip(rows, values):
-            sums[r[0]].append(v)
-        return {o: float(np.mean(v)) for o, v in sums.items()}
-    if j.pairs:
-        return sy.win_rates([(i, oa, ob, w) for i, oa, ob, _a, c, w in j.pairs if c == criterion])
-    return sy.best_worst_scores([(o, b, w) for _i, o, b, w, _a, c in j.tuples if c == criterion])
+def human_output_scores(j: Loaded, criterion: str, *, normalize: str = "none") -> dict[int, float]:
+    """Segment-level human score of each output: the protocol's definition (mean rating,
+    win rate, best-worst count)."""
+    return j.protocol.output_scores(j.rows.get(criterion, []), normalize=normalize)
 
 
 def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotators: str = INCLUDED,
                    normalize: str = "none", bootstrap: int = 100, seed: int = 0) -> dict:
     """Human rankings with clusters, and each done metric run's ranking, side by side."""
-    j = campaign_judgements(campaign=campaign, annotators=annotators)
+    j = load(campaign=campaign, annotators=annotators)
     outputs = output_index(campaign=campaign)
     result: dict = {"campaign": campaign.name, "judgements_used": j.describe(), "criteria": {}, "metrics": {},
                     "test": "one-sided Mann-Whitney U (Wilcoxon rank-sum) on per-output scores, p < 0.05; "
                             "a cluster boundary where every system above beats every system below"}
-    if not (j.ratings or j.pairs or j.tuples):
-        return result
     for c in _criteria(j, criterion):
         scores = human_output_scores(j, c, normalize=normalize)
         samples: dict[str, list] = defaultdict(list)
@@ -154,7 +143,7 @@ def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotato
             if o in outputs:
                 samples[outputs[o]["system"]].append(v)
         rows = sy.clusters({s: np.array(v) for s, v in samples.items()})
-        if j.pairs or j.tuples:
+        if not j.protocol.scored:
             bt = _bradley_terry(j, c, outputs, list(samples), bootstrap=bootstrap, seed=seed)
             for r in rows:
                 r["bradley_terry"], r["bradley_terry_ci95"] = bt.get(r["system"], (None, [None, None]))
@@ -175,31 +164,14 @@ def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotato
     return result
 
 
-def _wins(j: Judgements, criterion: str, outputs: dict, items: set | None = None) -> list[tuple[str, str]]:
-    wins = []
-    if j.pairs:
-        for i, oa, ob, _a, c, w in j.pairs:
-            if c != criterion or (items is not None and i not in items) or w == "tie":
-                continue
-            if oa in outputs and ob in outputs:
-                win, lose = (oa, ob) if w == "a" else (ob, oa)
-                wins.append((outputs[win]["system"], outputs[lose]["system"]))
-    else:
-        for i, outs, best, worst, _a, c in j.tuples:
-            if c != criterion or (items is not None and i not in items):
-                continue
-            names = {o: outputs[o]["system"] for o in outs if o in outputs}
-            for o in names:
-                if o != best:
-                    wins.append((names.get(best), names[o]))
-                if o != worst:
-                    wins.append((names[o], names.get(worst)))
-    return [(a, b) for a, b in wins if a and b]
+def _wins(j: Loaded, criterion: str, outputs: dict, items: set | None = None) -> list[tuple[str, str]]:
+    rows = [r for r in j.rows.get(criterion, []) if items is None or r.item_id in items]
+    return j.protocol.wins(rows, {o: info["system"] for o, info in outputs.items()})
 
 
 def _bradley_terry(j, criterion, outputs, systems, *, bootstrap: int, seed: int) -> dict:
     point = sy.bradley_terry(_wins(j, criterion, outputs), systems)
-    items = sorted({r[0] for r in (j.pairs or j.tuples)})
+    items = sorted({r.item_id for r in j.rows.get(criterion, [])})
     rng = np.random.default_rng(seed)
     samples = defaultdict(list)
     if len(items) >= 2:
@@ -258,11 +230,11 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
                             f"(run `run_metric --dataset {campaign.dataset.name} --metric {metric} --sync` first)")
     if criterion not in campaign.criteria:
         raise AnalysisError(f"criterion {criterion!r} is not one of the campaign's: {', '.join(campaign.criteria)}")
-    j = campaign_judgements(campaign=campaign, annotators=annotators, criterion=criterion)
+    j = load(campaign=campaign, annotators=annotators, criterion=criterion)
     base = {"campaign": campaign.name, "metric": run.metric, "run": run.pk, "signature": run.signature,
             "higher_is_better": run.higher_is_better, "criterion": criterion, "judgements_used": j.describe()}
     outputs = output_index(campaign=campaign)
-    if campaign.protocol == Campaign.Protocol.PAIRWISE:
+    if j.protocol.correlate_as_pair_agreement:
         return {**base, **pairwise_agreement(j, criterion, scores_by_output(run=run), run.higher_is_better,
                                              min_votes=min_votes, min_consensus=min_consensus)}
     human = human_output_scores(j, criterion, normalize=normalize)
@@ -340,7 +312,7 @@ def _system_ci(H, M, method, reps, seed):
     return [float(x) for x in np.percentile(values, [2.5, 97.5])]
 
 
-def pairwise_agreement(j: Judgements, criterion: str, metric: dict[int, float | None], higher_is_better: bool,
+def pairwise_agreement(j: Loaded, criterion: str, metric: dict[int, float | None], higher_is_better: bool,
                        *, min_votes: int = 1, min_consensus: float = 0.0) -> dict:
     """Share of compared pairs where the metric prefers the output most humans preferred.
 
@@ -350,9 +322,8 @@ def pairwise_agreement(j: Judgements, criterion: str, metric: dict[int, float | 
     whose majority share (votes for the preferred side / all votes) is at least X.
     """
     votes: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0])
-    for i, oa, ob, _a, c, w in j.pairs:
-        if c == criterion:
-            votes[(i, oa, ob)][{"a": 0, "b": 1, "tie": 2}[w]] += 1
+    for r in j.rows.get(criterion, []):
+        votes[(r.item_id, r.a_id, r.b_id)][{"a": 0, "b": 1, "tie": 2}[r.winner]] += 1
     sign = 1.0 if higher_is_better else -1.0
     agree = compared = skipped_no_score = 0
     for (_i, oa, ob), (va, vb, vt) in votes.items():

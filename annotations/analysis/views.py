@@ -16,8 +16,9 @@ from django.urls import reverse
 from django.utils.http import urlencode
 
 from annotations import selectors as core
+from annotations import protocols
 from annotations.analysis import pages, report
-from annotations.analysis.selectors import ALL, INCLUDED
+from annotations.selectors.judgements import ALL, INCLUDED
 from annotations.models import Campaign
 from annotations.views.annotate import require_staff_page
 
@@ -120,9 +121,10 @@ def scatter(request: HttpRequest, pk: int) -> HttpResponse:
     ctx = _base(request, campaign, f, "scatter")
     run_id = _need_run(f)
     criterion = f["criterion"] or (campaign.criteria[0] if campaign.criteria else None)
-    if campaign.protocol == Campaign.Protocol.PAIRWISE or run_id is None or criterion is None:
+    pairs_only = protocols.of(campaign).correlate_as_pair_agreement
+    if pairs_only or run_id is None or criterion is None:
         ctx["empty"] = ("Pairwise campaigns have no per-output score to plot: see the meta-evaluation table."
-                        if campaign.protocol == Campaign.Protocol.PAIRWISE else "No done metric run on this dataset yet.")
+                        if pairs_only else "No done metric run on this dataset yet.")
         return render(request, "analysis/scatter.html", ctx)
     data = pages.scatter(campaign, run_id=run_id, criterion=criterion, annotators=f["annotators"],
                          systems=f["systems"], normalize=request.GET.get("normalize", "none"))

@@ -446,6 +446,15 @@ def quality_control_active(*, campaign: Campaign) -> bool:
             or AnnotatorDecision.objects.filter(campaign=campaign).exists())
 
 
+def annotators_judged(*, campaign: Campaign) -> set[int]:
+    """Ids of the annotators with a counted (complete) judgement in the campaign."""
+    from annotations import protocols
+
+    model = protocols.of(campaign).model
+    return set(model.objects.filter(campaign=campaign, status=JudgementBase.Status.COMPLETE)
+               .values_list("annotator_id", flat=True).distinct())
+
+
 def included_annotator_ids(*, campaign: Campaign) -> set[int] | None:
     """For the analysis readers (`annotations.analysis.selectors`): the ids of the included
     annotators, or None while quality control is not in use for the campaign (nobody

@@ -1,0 +1,17 @@
+"""Error span annotation (ESA, Kocmi et al. 2024): error spans in one output, then a 0-100 score."""
+from __future__ import annotations
+
+from annotations.models import SpanJudgement
+from annotations.protocols.base import RAW, AgreementSpec, Protocol
+
+
+class Esa(Protocol):
+    name = "esa"
+    label = "Error span annotation (ESA)"
+    model = SpanJudgement
+    fields = (("output_id", "output_id"), ("score", "score"))
+    kind = "esa"
+    has_spans = True
+    agreement = AgreementSpec(level="interval", variant=RAW, unit="output", value="0-100 score")
+    template = "annotate/protocols/esa.html"
+    script = "js/protocols/esa.js"

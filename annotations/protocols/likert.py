@@ -1,0 +1,18 @@
+"""Likert / direct assessment: one output per unit, a score per criterion on the campaign's scale."""
+from __future__ import annotations
+
+from annotations.models import RatingJudgement
+from annotations.protocols.base import RAW, AgreementSpec, Protocol
+
+
+class Likert(Protocol):
+    name = "likert"
+    label = "Likert / direct assessment"
+    model = RatingJudgement
+    fields = (("output_id", "output_id"), ("score", "score"), ("rank", "rank"))
+    kind = "rating"
+    # Interval: Likert points and 0-100 direct assessment are analysed as numbers (means,
+    # z-scores) everywhere else, so agreement treats them the same way.
+    agreement = AgreementSpec(level="interval", variant=RAW, unit="output", value="score")
+    template = "annotate/protocols/likert.html"
+    script = "js/protocols/likert.js"

@@ -1,0 +1,46 @@
+"""RankME (Novikova et al. 2018): 3-5 outputs of an input side by side, each given a magnitude
+relative to an anchor; the implied rank is stored with every magnitude."""
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterator
+
+from annotations.models import RatingJudgement
+from annotations.protocols.base import Z, AgreementSpec, Protocol
+
+
+def chunks_even(values: list, size: int, largest: int = 5) -> list[list]:
+    """Split into groups of about `size` (never more than `largest` unless
+    `size` is larger) whose sizes differ by at most one: 4 outputs at size 3
+    make one group of 4 rather than two of 2."""
+    n = len(values)
+    if n == 0:
+        return []
+    groups = max(1, n // size, math.ceil(n / max(size, largest)))
+    base, extra = divmod(n, groups)
+    out, start = [], 0
+    for g in range(groups):
+        length = base + (1 if g < extra else 0)
+        out.append(values[start : start + length])
+        start += length
+    return out
+
+
+class RankMe(Protocol):
+    name = "rankme"
+    label = "RankME (magnitude estimation)"
+    model = RatingJudgement
+    fields = (("output_id", "output_id"), ("score", "score"), ("rank", "rank"))
+    kind = "rating"
+    # Magnitudes are relative to each annotator's own anchor and range: only their
+    # z-scores are comparable across annotators (Novikova et al. 2018, section 3).
+    agreement = AgreementSpec(level="interval", variant=Z, unit="output", value="magnitude")
+    template = "annotate/protocols/rankme.html"
+    script = "js/protocols/rankme.js"
+
+    def plan_item(self, campaign, item_index: int, outputs: list[tuple[int, int]],
+                  rng: random.Random) -> Iterator[list[tuple[int, int]]]:
+        shuffled = outputs[:]
+        rng.shuffle(shuffled)
+        yield from chunks_even(shuffled, max(1, campaign.tuple_size))

@@ -1,0 +1,39 @@
+"""The protocols by name: the only place that lists them."""
+from __future__ import annotations
+
+from annotations.protocols.base import Protocol
+from annotations.protocols.bws import BestWorst
+from annotations.protocols.esa import Esa
+from annotations.protocols.likert import Likert
+from annotations.protocols.pairwise import Pairwise
+from annotations.protocols.rankme import RankMe
+
+PROTOCOLS: dict[str, Protocol] = {}
+
+
+def register(protocol: Protocol) -> Protocol:
+    if protocol.name in PROTOCOLS:
+        raise ValueError(f"protocol {protocol.name!r} is registered twice")
+    PROTOCOLS[protocol.name] = protocol
+    return protocol
+
+
+for _cls in (Likert, RankMe, Pairwise, BestWorst, Esa):
+    register(_cls())
+
+
+def get(name: str) -> Protocol:
+    """The protocol called `name` (KeyError names the known ones)."""
+    try:
+        return PROTOCOLS[str(name)]
+    except KeyError:
+        raise KeyError(f"unknown protocol {name!r}; known: {', '.join(PROTOCOLS)}") from None
+
+
+def of(campaign) -> Protocol:
+    """The protocol of a campaign."""
+    return get(campaign.protocol)
+
+
+def names() -> list[str]:
+    return list(PROTOCOLS)

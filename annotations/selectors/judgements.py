@@ -1,0 +1,123 @@
+"""The one reader of a campaign's judgements: analysis, export and quality control all call it.
+
+It applies the two rules no caller may forget: only judgements that count
+(status complete: finished units and imports; partial and abandoned work never),
+and, when asked for the included annotators, quality control's inclusion
+(`annotations.quality.selectors.included_annotator_ids`). Rows come as typed
+`JudgementRow`s (`annotations.protocols.base`), streamed item chunk by item
+chunk (a few `values_list` queries on `item_id IN (...)` each), so a million
+judgements never sit in memory as model instances; ESA rows carry their spans.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from annotations import protocols
+from annotations.models import Annotator, Campaign, ErrorSpan, Item, JudgementBase
+from annotations.protocols.base import JudgementRow
+
+INCLUDED, ALL = "included", "all"
+COMPLETE = JudgementBase.Status.COMPLETE
+_COMMON = ("id", "annotator_id", "item_id", "criterion", "status", "origin", "time_spent_ms", "shown_order",
+           "created_at")
+CHUNK_ITEMS = 500
+
+
+@dataclass
+class JudgementSet:
+    """Which judgements a figure was computed from; iterate it for the rows (streamed)."""
+
+    campaign: Campaign
+    annotators: str  # INCLUDED or ALL, as asked
+    keep: set[int] | None  # the annotator ids kept, None for everyone
+    criterion: str | None = None
+    systems: list[str] | None = None
+    item_ids: list[int] | None = None
+    chunk_items: int = CHUNK_ITEMS
+    excluded: list[str] = field(default_factory=list)
+    n_annotators: int = 0
+
+    @property
+    def protocol(self) -> protocols.Protocol:
+        return protocols.of(self.campaign)
+
+    @property
+    def used(self) -> str:
+        if self.keep is None:
+            return "all annotators (no quality control in use)" if self.annotators == INCLUDED else "all annotators"
+        return f"included annotators only ({self.n_annotators - len(self.excluded)} of {self.n_annotators})"
+
+    def describe(self, n: int) -> dict:
+        return {"judgements": n, "status": "complete only", "annotators": self.used,
+                "excluded_annotators": self.excluded}
+
+    def __iter__(self) -> Iterator[JudgementRow]:
+        item_ids = self.item_ids
+        if item_ids is None:
+            item_ids = list(Item.objects.filter(dataset_id=self.campaign.dataset_id).order_by("position", "id")
+                            .values_list("id", flat=True))
+        for start in range(0, len(item_ids), self.chunk_items):
+            yield from self._chunk(item_ids[start:start + self.chunk_items])
+
+    def by_criterion(self) -> dict[str, list[JudgementRow]]:
+        """Every row, grouped by criterion (the campaign's order first)."""
+        grouped: dict[str, list[JudgementRow]] = defaultdict(list)
+        for row in self:
+            grouped[row.criterion].append(row)
+        order = [c for c in self.campaign.criteria if c in grouped] + sorted(
+            c for c in grouped if c not in self.campaign.criteria)
+        return {c: grouped[c] for c in order}
+
+    def annotator_names(self, ids) -> dict[int, str]:
+        return dict(Annotator.objects.filter(pk__in=set(ids)).values_list("id", "name"))
+
+    def _chunk(self, item_ids: list[int]) -> Iterator[JudgementRow]:
+        protocol = self.protocol
+        qs = protocol.model.objects.filter(campaign=self.campaign, item_id__in=item_ids, status=COMPLETE)
+        if self.keep is not None:
+            qs = qs.filter(annotator_id__in=self.keep)
+        if self.criterion:
+            qs = qs.filter(criterion=self.criterion)
+        if self.systems:
+            for column, _ in protocol.fields:
+                if column in ("output_id", "output_a_id", "output_b_id"):
+                    qs = qs.filter(**{f"{column[:-3]}__system__name__in": self.systems})
+        columns = [c for c, _ in protocol.fields]
+        names = [n for _, n in protocol.fields]
+        found = []
+        for values in qs.order_by("item_id", "id").values_list(*_COMMON, *columns):
+            row = JudgementRow(*values[:len(_COMMON)])
+            for name, value in zip(names, values[len(_COMMON):]):
+                setattr(row, name, list(value) if name == "outputs" else value)
+            found.append(row)
+        if getattr(protocol, "has_spans", False) and found:
+            by_id = {r.id: r for r in found}
+            for judgement_id, start, end, severity, missing in ErrorSpan.objects.filter(
+                    judgement_id__in=list(by_id)).order_by("judgement_id", "id").values_list(
+                    "judgement_id", "start", "end", "severity", "missing"):
+                by_id[judgement_id].spans.append(
+                    {"missing": True, "severity": severity} if missing
+                    else {"start": start, "end": end, "severity": severity})
+        yield from found
+
+
+def campaign_judgements(*, campaign: Campaign, annotators: str = INCLUDED, criterion: str | None = None,
+                        systems: list[str] | None = None, item_ids: list[int] | None = None,
+                        chunk_items: int = CHUNK_ITEMS) -> JudgementSet:
+    """The campaign's complete judgements, of the included annotators (INCLUDED, the default:
+    everyone while quality control is not in use) or of everyone (ALL)."""
+    from annotations.quality.selectors import annotators_judged, included_annotator_ids
+
+    if annotators not in (INCLUDED, ALL):
+        raise ValueError(f"annotators must be {INCLUDED!r} or {ALL!r}")
+    keep = included_annotator_ids(campaign=campaign) if annotators == INCLUDED else None
+    found = JudgementSet(campaign=campaign, annotators=annotators, keep=keep, criterion=criterion,
+                         systems=systems, item_ids=item_ids, chunk_items=chunk_items)
+    if keep is not None:
+        everyone = annotators_judged(campaign=campaign)
+        dropped = everyone - keep
+        found.excluded = sorted(Annotator.objects.filter(pk__in=dropped).values_list("name", flat=True))
+        found.n_annotators = len(everyone)
+    return found
