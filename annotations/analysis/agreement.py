@@ -20,6 +20,10 @@ from scipy import sparse
 LEVELS = ("nominal", "ordinal", "interval")
 # Bootstrap resamples computed together (one sparse x dense product per batch).
 BATCH = 25
+# Above this many distinct values (continuous magnitudes) alpha is computed from sparse
+# coincidences, and bootstrap intervals are not computed (each resample would need a dense
+# values x values matrix).
+DENSE_MAX = 2000
 
 
 @dataclass
@@ -111,7 +115,33 @@ def alpha_from_coincidences(o: np.ndarray, domain: np.ndarray, level: str) -> fl
 def krippendorff_alpha(counts: Counts, level: str = "interval") -> float:
     if counts.n_units == 0:
         return float("nan")
+    if len(counts.domain) > DENSE_MAX:
+        return _alpha_sparse(counts, level)
     return alpha_from_coincidences(_coincidences(counts.matrix), counts.domain, level)
+
+
+def _alpha_sparse(counts: Counts, level: str) -> float:
+    """The same alpha without a dense values x values matrix, for continuous values (z-scored
+    magnitudes: nearly every value distinct), where that matrix would not fit in memory."""
+    m = counts.matrix
+    n_u = np.asarray(m.sum(axis=1)).ravel()
+    weighted = sparse.diags(1.0 / (n_u - 1)) @ m
+    o = (m.T @ weighted).tocoo()
+    self_pairs = np.asarray(weighted.sum(axis=0)).ravel()  # a value is not paired with itself
+    n_v = np.asarray(o.sum(axis=1)).ravel() - self_pairs
+    n = n_v.sum()
+    if n <= 1:
+        return float("nan")
+    if level == "nominal":
+        observed = o.data[o.row != o.col].sum()
+        expected = (n * n - (n_v * n_v).sum()) / (n - 1)
+    else:
+        position = counts.domain.astype(float) if level == "interval" else np.cumsum(n_v) - n_v / 2.0
+        observed = (o.data * (position[o.row] - position[o.col]) ** 2).sum()
+        expected = (2 * n * (n_v * position ** 2).sum() - 2 * (n_v * position).sum() ** 2) / (n - 1)
+    if expected <= 0:
+        return float("nan")
+    return float(1.0 - observed / expected)
 
 
 def percent_agreement(counts: Counts, weights: np.ndarray | None = None) -> float:
@@ -185,7 +215,7 @@ def cohen_kappas(table: Table, names: dict[int, str] | None = None, *, min_commo
 
 
 def _clean(x: float) -> float | None:
-    return None if x is None or not np.isfinite(x) else round(float(x), 6)
+    return None if x is None or not np.isfinite(x) else float(x)
 
 
 def _interval(samples: list[float]) -> list[float | None]:
@@ -226,6 +256,9 @@ def bootstrap_intervals(counts: Counts, fl: np.ndarray, *, reps: int, seed: int)
     samples["percent_agreement"] = []
     if reps <= 0 or counts.n_units < 2:
         return {k: [None, None] for k in samples} | {"reps": 0}
+    if len(counts.domain) > DENSE_MAX:
+        return {k: [None, None] for k in samples} | {
+            "reps": 0, "note": f"more than {DENSE_MAX} distinct values: no bootstrap intervals"}
     rng = np.random.default_rng(seed)
     m = counts.matrix.tocsr()
     u, v = m.shape
@@ -301,32 +334,49 @@ def alpha_without_each(table: Table, names: dict[int, str] | None = None, level:
 FEW_POINTS = 11
 
 
-def protocol_table(protocol, rows, *, batch: int = 50_000) -> Table:
-    """The reliability data of one criterion's rows, as the protocol defines unit and value.
+class TableBuilder:
+    """The reliability data of one criterion, fed with rows as they stream (the export feeds it
+    chunk by chunk; the dashboard all at once): unit keys are numbered on the way and values
+    kept in numpy arrays, so memory grows with the number of judgements as three numbers each."""
 
-    Rows are consumed as they stream: unit keys are numbered on the way and values kept in
-    numpy arrays, so memory grows with the number of judgements as three numbers each.
-    Values are z-scored per annotator when the protocol's variant is "z".
-    """
-    from annotations.protocols.base import Z, zscore_by_annotator
+    def __init__(self, protocol, *, batch: int = 50_000):
+        self.protocol, self.batch = protocol, batch
+        self._index: dict = {}
+        self._parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._u: list[int] = []
+        self._a: list[int] = []
+        self._v: list[float] = []
 
-    index: dict = {}
-    units, annotators, values = [], [], []
-    u, a, v = [], [], []
-    for key, annotator, value in protocol.agreement_triples(rows):
-        u.append(index.setdefault(key, len(index)))
-        a.append(annotator)
-        v.append(value)
-        if len(u) >= batch:
-            units.append(np.asarray(u, np.int64)), annotators.append(np.asarray(a, np.int64))
-            values.append(np.asarray(v, float))
-            u, a, v = [], [], []
-    units.append(np.asarray(u, np.int64)), annotators.append(np.asarray(a, np.int64)), values.append(
-        np.asarray(v, float))
-    table = Table(np.concatenate(units), np.concatenate(annotators), np.concatenate(values))
-    if protocol.agreement.variant == Z and len(table):
-        table.values = zscore_by_annotator(table.annotators, table.values)
-    return table
+    def add(self, rows) -> None:
+        index = self._index
+        for key, annotator, value in self.protocol.agreement_triples(rows):
+            self._u.append(index.setdefault(key, len(index)))
+            self._a.append(annotator)
+            self._v.append(value)
+            if len(self._u) >= self.batch:
+                self._flush()
+
+    def _flush(self) -> None:
+        self._parts.append((np.asarray(self._u, np.int64), np.asarray(self._a, np.int64),
+                            np.asarray(self._v, float)))
+        self._u, self._a, self._v = [], [], []
+
+    def table(self) -> Table:
+        """Values z-scored per annotator when the protocol's variant is "z"."""
+        from annotations.protocols.base import Z, zscore_by_annotator
+
+        self._flush()
+        table = Table(*(np.concatenate([p[k] for p in self._parts]) for k in range(3)))
+        if self.protocol.agreement.variant == Z and len(table):
+            table.values = zscore_by_annotator(table.annotators, table.values)
+        return table
+
+
+def protocol_table(protocol, rows) -> Table:
+    """The reliability data of one criterion's rows, as the protocol defines unit and value."""
+    builder = TableBuilder(protocol)
+    builder.add(rows)
+    return builder.table()
 
 
 def headline_caveats(protocol, scale: tuple[float | None, float | None]) -> list[str]:
@@ -350,13 +400,13 @@ def headline(protocol, figures: dict, *, annotators: str) -> dict:
 
 def criterion_agreement(protocol, rows, *, scale=(None, None), annotators: str, bootstrap: int = 0,
                         seed: int = 0, names: dict | None = None, cohen: bool = False,
-                        per_annotator: bool = False) -> dict:
+                        per_annotator: bool = False, table: Table | None = None) -> dict:
     """Every agreement figure of one criterion's rows, with the headline and its label.
 
     Called by the dashboard, the `agreement` command and API, the quality page and API,
     and the export's card and campaign.json: the same rows give the same numbers everywhere.
     """
-    table = protocol_table(protocol, rows)
+    table = protocol_table(protocol, rows) if table is None else table
     figures = agreement_figures(table, bootstrap=bootstrap, seed=seed)
     figures["variant"] = protocol.agreement.variant
     figures["headline"] = headline(protocol, figures, annotators=annotators)

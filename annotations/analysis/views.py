@@ -92,14 +92,16 @@ def dashboard(request: HttpRequest, pk: int) -> HttpResponse:
                            lambda: report.agreement_report(campaign=campaign, criterion=f["criterion"],
                                                            annotators=f["annotators"], bootstrap=100,
                                                            per_annotator=False, cohen=False))
-    rows = [{"criterion": c, **v} for c, v in figures["criteria"].items()]
+    rows = [{"criterion": c, **v, "headline_ci": v["ci95"].get(f"krippendorff_alpha_{v['headline']['level']}"),
+             "minor": {k.split(".")[-1] for k in v["not_headline"]}} for c, v in figures["criteria"].items()]
     if request.GET.get("format") == "csv":
         return _csv(f"{campaign.name}-agreement", [
-            "criterion", "alpha_nominal", "alpha_ordinal", "alpha_interval", "alpha_interval_ci_low",
-            "alpha_interval_ci_high", "fleiss_kappa", "percent_agreement", "units", "annotators"],
-            [[r["criterion"], r["krippendorff_alpha"]["nominal"], r["krippendorff_alpha"]["ordinal"],
-              r["krippendorff_alpha"]["interval"], *r["ci95"]["krippendorff_alpha_interval"], r["fleiss_kappa"],
-              r["percent_agreement"], r["n_units"], r["n_annotators"]] for r in rows])
+            "criterion", "headline", "headline_value", "headline_ci_low", "headline_ci_high", "alpha_nominal",
+            "alpha_ordinal", "alpha_interval", "fleiss_kappa", "percent_agreement", "units", "annotators"],
+            [[r["criterion"], r["headline"]["label"], r["headline"]["value"], *(r["headline_ci"] or [None, None]),
+              r["krippendorff_alpha"]["nominal"], r["krippendorff_alpha"]["ordinal"],
+              r["krippendorff_alpha"]["interval"], r["fleiss_kappa"], r["percent_agreement"], r["n_units"],
+              r["n_annotators"]] for r in rows])
     ctx = _base(request, campaign, f, "dashboard")
     ctx.update({"agreement": rows, "used": figures["judgements_used"], "runs": f["runs"]})
     return render(request, "analysis/dashboard.html", ctx)

@@ -245,10 +245,13 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
             if campaign.protocol in ("likert", "rankme", "esa") else f"- Response: {campaign.get_protocol_display()}")
         add(f"- What aspect of quality it assesses (HEDS 4.1, e.g. correctness / goodness / feature of form / "
             f"content / both): {BLANK}")
-        add("- Inter-annotator agreement on the exported judgements (Krippendorff's alpha, units judged at "
-            "least twice): " + ", ".join(f"{level} {_fmt(value)}" for level, value in alphas.items())
-            + f"; {figures.get('n_units', 0)} units, {figures.get('n_annotators', 0)} annotators, "
-              f"{figures.get('n_judgements', 0)} judgements")
+        head = figures.get("headline") or {}
+        others = [f"{level} {_fmt(value)}" for level, value in alphas.items()
+                  if level != head.get("level") and f"krippendorff_alpha.{level}" not in figures.get("not_headline", [])]
+        add(f"- Inter-annotator agreement on the exported judgements ({head.get('annotators', 'all annotators')}): "
+            f"{_md(head.get('label', 'Krippendorff alpha'))} = {_fmt(head.get('value'))} over "
+            f"{figures.get('n_units', 0)} units judged at least twice, {figures.get('n_annotators', 0)} annotators, "
+            f"{figures.get('n_judgements', 0)} judgements" + (f" (other levels: {', '.join(others)})" if others else ""))
         add("")
     add("## Automatic metrics")
     add("")

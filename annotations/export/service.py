@@ -22,7 +22,8 @@ from typing import Callable
 
 from django.db.models import Count, Max
 
-from annotations.export.agreement import AgreementCollector
+from annotations import protocols
+from annotations.analysis import agreement as ag
 from annotations.export.aggregates import output_stats
 from annotations.export.card import card_text, campaign_configuration
 from annotations.export.filters import Filters, item_consensus
@@ -172,7 +173,9 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
     else:
         tables = {name: JsonlTable(out / f"{name}.jsonl") for name in ("dataset", "judgements", "outputs")}
 
-    agreement = AgreementCollector(kind)
+    protocol = protocols.of(campaign)
+    # The one agreement definition (annotations.analysis.agreement), fed item by item.
+    agreement: dict[str, ag.TableBuilder] = defaultdict(lambda: ag.TableBuilder(protocol))
     annotators_seen: set[int] = set()
     total_items = Item.objects.filter(dataset=campaign.dataset).count()
     chunk_items = options.chunk_items or _chunk_items(campaign, kind, total_items)
@@ -211,7 +214,8 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
                         kind, j, external_id, all_names, output_system, output_text, pseudonym,
                         included if qc_active else None, reliability.get(j.annotator_id), systems))
                     annotators_seen.add(j.annotator_id)
-                agreement.add(kept)
+                for j in kept:
+                    agreement[j.criterion].add([j])
                 stats = output_stats(kind, kept, output_ids=[o[0] for o in item_outputs], criteria=criteria,
                                      scales=scales)
                 consensus = item_consensus(kind, kept, scales)
@@ -233,12 +237,16 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
     if step is not None and step.judgements_before == -1:
         previous = filters.steps[filters.steps.index(step) - 1]
         step.judgements_before = step.judgements_after = previous.judgements_after
-    figures = agreement.figures()
+    who = ("included annotators only" if options.included_only and included is not None else "all annotators")
+    figures = {c: _agreement_json(ag.criterion_agreement(protocol, None, table=agreement[c].table(),
+                                                         scale=campaign.criterion_scale(c), annotators=who))
+               for c in [c for c in campaign.criteria if c in agreement] + sorted(set(agreement) - set(campaign.criteria))}
     result = ExportResult(
         campaign=campaign.name, out=out, files=[], judgements=tables["judgements"].rows,
         outputs=tables["outputs"].rows, items=tables["dataset"].rows, annotators=len(annotators_seen),
         filters=[s.as_json() for s in filters.steps], agreement=figures)
     configuration = campaign_configuration(campaign=campaign, systems=sorted(systems.values()), criteria=criteria)
+    configuration["agreement"] = {c: f["headline"] for c, f in figures.items()}
     (out / "campaign.json").write_text(json.dumps(configuration, ensure_ascii=False, indent=2) + "\n",
                                        encoding="utf-8")
     (out / "README.md").write_text(card_text(
@@ -249,6 +257,12 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
     result.files = sorted(p.name for p in out.iterdir())
     result.seconds = time.monotonic() - started
     return result
+
+
+def _agreement_json(figures: dict) -> dict:
+    """The card's and campaign.json's agreement figures: the headline with its label, every level."""
+    return {key: figures[key] for key in ("headline", "krippendorff_alpha", "not_headline", "n_units",
+                                          "n_annotators", "n_judgements", "variant")}
 
 
 def _chunk_items(campaign: Campaign, kind: str, total_items: int) -> int:

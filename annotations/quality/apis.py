@@ -55,17 +55,14 @@ class FiguresSerializer(serializers.Serializer):
 def quality_report(campaign: Campaign) -> dict:
     quality = selectors.campaign_quality(campaign=campaign)
     names = dict(Annotator.objects.filter(pk__in=quality).values_list("id", "name"))
-    included = [pk for pk, q in quality.items() if q.included]
     return {
         "campaign": campaign.pk,
         "rules": selectors.rules_of(campaign=campaign).describe(),
         "annotators": [{"annotator": pk, "name": names[pk], **q.as_json()}
                        for pk, q in sorted(quality.items(), key=lambda x: names[x[0]])],
-        "agreement": {
-            "measure": "Krippendorff's alpha",
-            "all": selectors.campaign_alpha(campaign=campaign),
-            "included": selectors.campaign_alpha(campaign=campaign, annotator_ids=included),
-        },
+        # Per criterion, the same headline figure (value and label) as the analysis dashboard,
+        # the `agreement` command and the export's card.
+        "agreement": selectors.campaign_agreement(campaign=campaign),
     }
 
 

@@ -401,40 +401,20 @@ def gold_unit_list(*, campaign: Campaign) -> QuerySet[GoldUnit]:
     return GoldUnit.objects.filter(campaign=campaign).select_related("item")
 
 
-def campaign_alpha(*, campaign: Campaign, annotator_ids=None) -> float | None:
-    """Krippendorff's alpha of the campaign's complete judgements (first criterion's
-    scale level: interval for scores, nominal for choices), over the given
-    annotators or everyone. Uses the `krippendorff` package directly; the full
-    agreement figures (all criteria, intervals) are the analysis pages'."""
-    import krippendorff
-    import numpy as np
+def campaign_agreement(*, campaign: Campaign) -> dict[str, dict]:
+    """Per criterion, the headline agreement (the one definition, `annotations.analysis.agreement`)
+    over all annotators and over the included ones: {criterion: {"all": headline, "included": headline}}."""
+    from annotations.analysis import agreement as ag
+    from annotations.selectors.judgements import ALL, INCLUDED, campaign_judgements
 
-    answers = _regular_answers(campaign)
-    keep = None if annotator_ids is None else set(annotator_ids)
-    annotators = sorted(a for a in answers.by_annotator if keep is None or a in keep)
-    units = sorted({key for a in annotators for key in answers.by_annotator[a]}, key=str)
-    if len(annotators) < 2 or not units:
-        return None
-    index = {key: i for i, key in enumerate(units)}
-    matrix = np.full((len(annotators), len(units)), np.nan)
-    categories: dict = {}
-    for row, a in enumerate(annotators):
-        for key, value in answers.by_annotator[a].items():
-            if answers.kind == "esa":
-                value = value[0]
-            if answers.kind in ("pairwise", "bws"):
-                value = categories.setdefault(value, len(categories))
-            matrix[row, index[key]] = value
-    # Units judged by fewer than two annotators carry no information about agreement.
-    matrix = matrix[:, (~np.isnan(matrix)).sum(axis=0) >= 2]
-    if matrix.shape[1] == 0:
-        return None
-    level = "nominal" if answers.kind in ("pairwise", "bws") else "interval"
-    try:
-        value = krippendorff.alpha(reliability_data=matrix, level_of_measurement=level)
-    except ValueError:  # one value everywhere: agreement is undefined
-        return None
-    return None if np.isnan(value) else float(value)
+    out: dict[str, dict] = {}
+    for which in (ALL, INCLUDED):
+        found = campaign_judgements(campaign=campaign, annotators=which)
+        for criterion, rows in found.by_criterion().items():
+            figures = ag.criterion_agreement(found.protocol, rows, scale=campaign.criterion_scale(criterion),
+                                             annotators=found.used)
+            out.setdefault(criterion, {})[which] = figures["headline"]
+    return out
 
 
 def quality_control_active(*, campaign: Campaign) -> bool:

@@ -1,37 +1,37 @@
-"""The export's streaming Krippendorff's alpha equals the `krippendorff` package's."""
+"""The one agreement implementation, fed row by row as the export streams it, equals the
+`krippendorff` package's alpha (dense coincidences, and the sparse form used for continuous values)."""
 import random
 
 import krippendorff
 import numpy as np
 import pytest
 
-from annotations.export.agreement import AgreementCollector
-from annotations.export.judgements import Judgement
+from annotations import protocols
+from annotations.analysis import agreement as ag
+from annotations.protocols.base import JudgementRow
 
 
-def _judgement(annotator, output, criterion, value, kind):
-    j = Judgement(id=0, annotator_id=annotator, item_id=0, criterion=criterion, status="complete", origin="import",
-                  time_spent_ms=None, shown_order=[], created_at=None)
-    if kind == "pairwise":
-        j.a_id, j.b_id, j.winner = output, output + 10_000, value
+def _row(annotator, unit, value, protocol):
+    j = JudgementRow(id=0, annotator_id=annotator, item_id=0, criterion="q", status="complete", origin="import",
+                     time_spent_ms=None, shown_order=[], created_at=None)
+    if protocol == "pairwise":
+        j.a_id, j.b_id, j.winner = unit, unit + 10_000, value
     else:
-        j.output_id, j.score = output, value
+        j.output_id, j.score = unit, value
     return j
 
 
-@pytest.mark.parametrize("kind,values,seed", [
-    ("rating", list(range(1, 6)), 1), ("rating", list(range(0, 101)), 2), ("rating", [0.5, 2.25, 7.0], 3),
+@pytest.mark.parametrize("protocol,values,seed", [
+    ("likert", list(range(1, 6)), 1), ("likert", list(range(0, 101)), 2), ("likert", [0.5, 2.25, 7.0], 3),
     ("pairwise", ["a", "b", "tie"], 4),
 ])
 @pytest.mark.parametrize("dense_max", [2000, 1], ids=["dense", "sparse"])
-def test_alpha_equals_the_krippendorff_package(kind, values, seed, dense_max, monkeypatch):
-    from annotations.export import agreement
-
-    monkeypatch.setattr(agreement, "DENSE_MAX", dense_max)
+def test_alpha_equals_the_krippendorff_package(protocol, values, seed, dense_max, monkeypatch):
+    monkeypatch.setattr(ag, "DENSE_MAX", dense_max)
     rng = random.Random(seed)
     n_annotators, n_units = 7, 60
     matrix = np.full((n_annotators, n_units), np.nan)
-    judgements = []
+    rows = []
     codes = {v: i for i, v in enumerate(values)}
     for unit in range(n_units):
         # Some units judged once (ignored by both), most by 2-7 annotators; values correlated with the unit.
@@ -39,22 +39,23 @@ def test_alpha_equals_the_krippendorff_package(kind, values, seed, dense_max, mo
         base = rng.randrange(len(values))
         for a in judges:
             value = values[min(len(values) - 1, max(0, base + rng.choice([-1, 0, 0, 1])))]
-            matrix[a, unit] = codes[value] if kind == "pairwise" else value
-            judgements.append(_judgement(a, unit, "q", value, kind))
-    collector = AgreementCollector(kind)
-    rng.shuffle(judgements)
-    collector.add(judgements)
-    figures = collector.figures()["q"]
-    levels = ("nominal",) if kind == "pairwise" else ("interval", "ordinal", )
+            matrix[a, unit] = codes[value] if protocol == "pairwise" else value
+            rows.append(_row(a, unit, value, protocol))
+    rng.shuffle(rows)
+    builder = ag.TableBuilder(protocols.get(protocol))
+    for start in range(0, len(rows), 17):  # fed in chunks, as the export does item by item
+        builder.add(rows[start:start + 17])
+    figures = ag.criterion_agreement(protocols.get(protocol), None, table=builder.table(), annotators="all")
+    levels = ("nominal",) if protocol == "pairwise" else ("interval", "ordinal")
     for level in levels:
         expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement=level)
         assert figures["krippendorff_alpha"][level] == pytest.approx(expected, abs=1e-10), level
     pairable = (~np.isnan(matrix)).sum(axis=0) >= 2
     assert figures["n_units"] == int(pairable.sum())
-    assert figures["n_judgements"] == int((~np.isnan(matrix[:, pairable])).sum())
+    assert figures["headline"]["level"] == ("nominal" if protocol == "pairwise" else "interval")
 
 
 def test_one_value_everywhere_has_no_alpha():
-    collector = AgreementCollector("rating")
-    collector.add([_judgement(a, u, "q", 3.0, "rating") for a in range(3) for u in range(4)])
-    assert collector.figures()["q"]["krippendorff_alpha"] == {"interval": None, "ordinal": None}
+    rows = [_row(a, u, 3.0, "likert") for a in range(3) for u in range(4)]
+    figures = ag.criterion_agreement(protocols.get("likert"), rows, annotators="all")
+    assert figures["krippendorff_alpha"]["interval"] is None and figures["headline"]["value"] is None
