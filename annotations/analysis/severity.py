@@ -38,10 +38,10 @@ STOPS = (0.02, 0.05, 0.1, 0.2)
 LEGEND = [
     {"bin": 0, "label": "≤ 0", "text": "no gain when corrected alone"},
     {"bin": 1, "label": "under 0.02", "text": "negligible"},
-    {"bin": 2, "label": "0.02 to under 0.05", "text": "minor"},
+    {"bin": 2, "label": "0.02 to under 0.05", "text": "small"},
     {"bin": 3, "label": "0.05 to under 0.1", "text": "notable"},
-    {"bin": 4, "label": "0.1 to under 0.2", "text": "severe (at least the default threshold)"},
-    {"bin": 5, "label": "0.2 or more", "text": "very severe"},
+    {"bin": 4, "label": "0.1 to under 0.2", "text": "large: at least the default θ (0.1)"},
+    {"bin": 5, "label": "0.2 or more", "text": "very large"},
 ]
 HUMAN_SEVERITIES = ("minor", "major", "critical")
 
