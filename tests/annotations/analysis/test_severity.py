@@ -165,6 +165,26 @@ def test_missing_content_markers_with_their_severity(client, severity_data, tmp_
     assert "missing content · critical" in response.content.decode()
 
 
+def test_excluded_annotators_markers_follow_the_annotators_filter(client, severity_data, tmp_path):
+    """Quality control's exclusion applies as in every analysis reader: hidden under "included", shown under "all"."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    judgements = [{"item": "one-in-8", "system": "s1", "annotator": name, "criterion": "quality", "score": 40,
+                   "spans": [{"missing": True, "severity": severity}]}
+                  for name, severity in (("kept", "minor"), ("bot", "critical"))]
+    run("import_judgements", str(write_jsonl(tmp_path / "e.jsonl", judgements)), "--campaign", "sev-esa")
+    call_command("quality", "--campaign", "sev-esa", "--exclude", "bot", "--reason", "bot", stdout=StringIO())
+    c = _researcher_client(client, severity_data)
+    pk = _outputs()["one-in-8"].pk
+    for annotators, expected in (("included", ["minor"]), ("all", ["critical", "minor"])):
+        cards = Cards()
+        cards.feed(c.get(reverse("analysis-errors", args=[severity_data.pk]),
+                         {"annotators": annotators}).content.decode())
+        assert sorted(cards.markers[pk]) == expected
+
+
 def _chars(spans):
     return {c for s, e in spans for c in range(s, e)}
 
