@@ -18,11 +18,10 @@ from django.urls import reverse
 
 from annotations.analysis import correlation as co
 from annotations.analysis import report
-from annotations.analysis import spans as sp
 from annotations.analysis.metric_scores import extras_by_output, latest_done_runs, scores_by_output
 from annotations.analysis.selectors import output_index
 from annotations.models import (
-    BestWorstJudgement, Campaign, ErrorSpan, Item, Output, PairwiseJudgement, RatingJudgement, SpanJudgement,
+    BestWorstJudgement, Campaign, Item, Output, PairwiseJudgement, RatingJudgement, SpanJudgement,
 )
 from annotations.selectors.judgements import INCLUDED, campaign_judgements
 from annotations.quality.models import AnnotatorDecision, QualitySettings
@@ -260,109 +259,7 @@ def _item_detail(campaign: Campaign, row: dict, data: dict, systems: list[str] |
     }
 
 
-# ---- error severity (minED) ------------------------------------------------------
-
-def _word_offsets(text: str) -> list[tuple[int, int]]:
-    offsets, pos = [], 0
-    for word in text.split():
-        start = text.index(word, pos)
-        offsets.append((start, start + len(word)))
-        pos = start + len(word)
-    return offsets
-
-
-def _char_offsets(text: str) -> list[tuple[int, int]]:
-    lead = len(text) - len(text.lstrip())
-    return [(lead + k, lead + k + 1) for k in range(len(text.strip()))]
-
-
-def severity_view(campaign: Campaign, *, run_id: int, systems: list[str] | None = None, limit: int = 50,
-                  offset: int = 0) -> dict:
-    """Each hypothesis token with its minED severity, the accepted corrections, the reference, and ESA spans."""
-    run = latest_done_runs(dataset=campaign.dataset).get(pk=run_id)
-    extras = extras_by_output(run=run)
-    outputs = _filter_outputs(output_index(campaign=campaign), systems)
-    ids = sorted((o for o in extras if o in outputs), key=lambda o: (outputs[o]["position"], outputs[o]["system"]))
-    texts = dict(Output.objects.filter(pk__in=ids[offset:offset + limit]).values_list("pk", "text"))
-    refs = {}
-    for item_id, text in Item.objects.filter(pk__in={outputs[o]["item"] for o in texts}).values_list(
-            "pk", "references__text"):
-        refs.setdefault(item_id, text)
-    human = _human_spans(campaign, list(texts))
-    rows, overlaps = [], []
-    for o in ids[offset:offset + limit]:
-        extra = extras[o] or {}
-        text = texts.get(o, "")
-        unit = extra.get("unit", "word")
-        offsets = _word_offsets(text) if unit == "word" else _char_offsets(text)
-        errors = extra.get("errors") or []
-        corrected = set(extra.get("corrected") or [])
-        top = max([abs(e.get("severity") or 0) for e in errors] + [1e-9])
-        tokens = [{"text": text[s:e], "severity": None, "error": None} for s, e in offsets]
-        deletions = []
-        metric_chars = np.zeros(len(text), dtype=np.int8)
-        for k, e in enumerate(errors):
-            level = (abs(e.get("severity") or 0) / top) if top else 0
-            info = {"index": k, "type": e.get("type"), "ref": e.get("ref"), "hyp": e.get("hyp"),
-                    "severity": e.get("severity"), "level": round(level, 3), "corrected": k in corrected}
-            pos = e.get("position")
-            if e.get("type") == "deletion" or e.get("hyp") is None or pos is None or pos >= len(tokens):
-                deletions.append(info)
-                continue
-            tokens[pos]["error"] = info
-            tokens[pos]["severity"] = info["level"]
-            s, t = offsets[pos]
-            metric_chars[s:t] = 1
-        spans = human.get(o, [])
-        labels = {a: sp.char_labels(len(text), s) for a, s in spans}
-        human_chars = np.zeros(len(text), dtype=np.int8)
-        for lab in labels.values():
-            human_chars = np.maximum(human_chars, lab)
-        overlap = sp.overlap(metric_chars, human_chars) if spans else None
-        if overlap is not None:
-            overlaps.append(overlap)
-        rows.append({"output": o, "item": outputs[o]["item_ext"], "system": outputs[o]["system"],
-                     "url": item_url(outputs[o]["item"]), "text": text, "tokens": tokens, "missing": deletions,
-                     "reference": refs.get(outputs[o]["item"], ""), "k": extra.get("k"), "E": extra.get("E"),
-                     "reached": extra.get("reached"), "capped": extra.get("capped"),
-                     "corrections": [e for e in (tokens_errors(tokens) + deletions) if e["corrected"]],
-                     "human": [{"annotator": f"A{n + 1}", "segments": _segments(text, lab)}
-                               for n, (_a, lab) in enumerate(sorted(labels.items()))],
-                     "overlap": overlap})
-    return {"run": run.pk, "metric": run.metric, "signature": run.signature, "rows": rows, "total": len(ids),
-            "offset": offset, "limit": limit, "end": offset + len(rows),
-            "mean_overlap": float(np.mean(overlaps)) if overlaps else None, "n_overlap": len(overlaps)}
-
-
-def tokens_errors(tokens: list[dict]) -> list[dict]:
-    return [t["error"] for t in tokens if t["error"]]
-
-
-def _segments(text: str, labels: np.ndarray) -> list[dict]:
-    """The text cut where the severity label changes: [{"text", "severity"}]."""
-    out, start = [], 0
-    names = {0: "", 1: "minor", 2: "major", 3: "critical"}
-    for k in range(1, len(text) + 1):
-        if k == len(text) or labels[k] != labels[start]:
-            out.append({"text": text[start:k], "severity": names[int(labels[start])] if len(labels) else ""})
-            start = k
-    return out
-
-
-def _human_spans(campaign: Campaign, output_ids: list[int]) -> dict[int, list]:
-    """ESA spans on these outputs from this campaign, or any ESA campaign on the same dataset."""
-    campaigns = [campaign] if campaign.protocol == Campaign.Protocol.ESA else list(
-        Campaign.objects.filter(dataset=campaign.dataset, protocol=Campaign.Protocol.ESA))
-    out: dict[int, dict] = defaultdict(dict)
-    judgements = SpanJudgement.objects.filter(campaign__in=campaigns, output_id__in=output_ids, status="complete")
-    for jid, o, a in judgements.values_list("id", "output_id", "annotator_id"):
-        out[o][jid] = (a, [])
-    index = {jid: o for o, d in out.items() for jid in d}
-    for jid, s, e, sev in ErrorSpan.objects.filter(judgement_id__in=list(index), missing=False).values_list(
-            "judgement_id", "start", "end", "severity"):
-        out[index[jid]][jid][1].append((s, e, sev))
-    return {o: list(d.values()) for o, d in out.items()}
-
+# ---- error severity (minED): in severity.py --------------------------------------
 
 # ---- NLI facts ------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from django.utils.http import urlencode
 
 from annotations import selectors as core
 from annotations import protocols
-from annotations.analysis import pages, report
+from annotations.analysis import pages, report, severity
 from annotations.selectors.judgements import ALL, INCLUDED
 from annotations.models import Campaign
 from annotations.views.annotate import require_staff_page
@@ -217,19 +217,24 @@ def errors(request: HttpRequest, pk: int) -> HttpResponse:
         ctx["empty"] = "No done minWED / minCER run on this dataset yet."
         return render(request, "analysis/errors.html", ctx)
     offset = _page(request)
-    data = pages.severity_view(campaign, run_id=run_id, systems=f["systems"], offset=offset)
+    limit = request.GET.get("limit", "")
+    limit = min(200, max(1, int(limit))) if limit.isdigit() else 50
+    keep = limit if limit != 50 else None  # carried to the next and previous pages
+    data = severity.severity_view(campaign, run_id=run_id, systems=f["systems"], offset=offset, limit=limit,
+                                  annotators=f["annotators"])
     if request.GET.get("format") == "csv":
         rows = []
         for r in data["rows"]:
             for e in [t["error"] for t in r["tokens"] if t["error"]] + r["missing"]:
                 rows.append([r["item"], r["system"], e["index"], e["type"], e["ref"], e["hyp"], e["severity"],
-                             e["corrected"], r["overlap"]])
+                             e["corrected"], r["overlap"], e["bin"]])
         return _csv(f"{campaign.name}-error-severity", ["item", "system", "error", "type", "ref", "hyp",
-                                                        "severity", "in_correction_set", "overlap_with_humans"], rows)
+                                                        "severity", "in_correction_set", "overlap_with_humans",
+                                                        "severity_bin"], rows)
     ctx.update({"data": data, "run_id": run_id,
-                "next": request.path + _query({**f, "run": run_id}, offset=offset + data["limit"])
-                if offset + data["limit"] < data["total"] else None,
-                "prev": request.path + _query({**f, "run": run_id}, offset=max(0, offset - data["limit"]))
+                "next": request.path + _query({**f, "run": run_id}, offset=offset + limit, limit=keep)
+                if offset + limit < data["total"] else None,
+                "prev": request.path + _query({**f, "run": run_id}, offset=max(0, offset - limit), limit=keep)
                 if offset else None})
     return render(request, "analysis/errors.html", ctx)
 

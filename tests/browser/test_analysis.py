@@ -25,7 +25,7 @@ def _researcher(campaign):
                       role=Membership.Role.ANNOTATOR)
 
 
-def _shots(page, screenshot_dir, name):
+def _shots(page, screenshot_dir, name, anchor=None):
     page.set_viewport_size({"width": 1280, "height": 900})
     height = min(1800, page.evaluate("document.documentElement.scrollHeight"))  # long lists: the top
     page.screenshot(path=str(screenshot_dir / f"analysis-{name}-1280.png"), full_page=True,
@@ -33,6 +33,8 @@ def _shots(page, screenshot_dir, name):
     page.set_viewport_size({"width": 390, "height": 844})
     page.wait_for_timeout(300)  # Plotly relayouts on resize
     width = page.evaluate("document.documentElement.scrollWidth")
+    if anchor:  # the phone shot starts at what the page is about, below the filters
+        page.evaluate(f"document.querySelector({anchor!r}).scrollIntoView()")
     page.screenshot(path=str(screenshot_dir / f"analysis-{name}-390.png"), full_page=False)
     page.set_viewport_size({"width": 1280, "height": 900})
     return width
@@ -102,11 +104,6 @@ def test_asset_views(page, asset, screenshot_dir):
         first.locator("h2 a").click()
     assert page.url.endswith(href)
 
-    page.goto(f"/campaigns/{asset.pk}/analysis/errors/")
-    assert page.locator("#severity-list > li").count() == 50
-    assert page.locator("#severity-list .tok.sev").count() > 0
-    assert _shots(page, screenshot_dir, "errors") <= 400
-
     page.goto(f"/campaigns/{asset.pk}/analysis/rankings/")
     page.wait_for_selector("#plot[data-rendered='true']")
     assert page.locator(POINTS).count() == 3  # one system, three criteria
@@ -116,6 +113,62 @@ def test_asset_views(page, asset, screenshot_dir):
     log_in(page, "ann", "pw-123456")
     response = page.goto(f"/campaigns/{asset.pk}/analysis/scatter/")
     assert response.status == 403
+
+
+def test_asset_error_severity(page, asset, screenshot_dir, tmp_path):
+    """minWED errors on one scale with one legend, two ESA annotators' spans and missing-content markers."""
+    from annotations.models import Output
+    from tests.annotations.analysis.test_protocols import run
+    from tests.annotations.test_real_data import write_jsonl
+
+    run("create_campaign", "--dataset", "asset", "--name", "asset-esa", "--protocol", "esa", "--criteria",
+        "quality", "--severities", "minor,major,critical")
+    first = list(Output.objects.filter(item__dataset=asset.dataset).select_related("item")
+                 .order_by("item__position")[:3])
+    judgements = []
+    for k, o in enumerate(first):
+        words = o.text.split()
+        end = len(words[0]) + 1 + len(words[1])
+        judgements.append({"item": o.item.external_id, "system": "rated", "annotator": "esa-1",
+                           "criterion": "quality", "score": 60,
+                           "spans": [{"start": 0, "end": end, "severity": "major"},
+                                     {"missing": True, "severity": ["minor", "major", "critical"][k]}]})
+        judgements.append({"item": o.item.external_id, "system": "rated", "annotator": "esa-2",
+                           "criterion": "quality", "score": 70,
+                           "spans": [{"start": len(words[0]) + 1, "end": end + 1 + len(words[2]),
+                                      "severity": "minor"}]})
+    run("import_judgements", str(write_jsonl(tmp_path / "esa.jsonl", judgements)), "--campaign", "asset-esa")
+
+    page.set_default_timeout(60_000)
+    log_in(page, "res", "pw-123456")
+    page.goto(f"/campaigns/{asset.pk}/analysis/errors/")
+    page.wait_for_load_state("load")
+    assert page.locator("#severity-list > li").count() == 50
+    assert page.locator("#severity-legend .legend-bins li").count() == 6
+    assert page.locator("#severity-legend").inner_text().count("under") >= 4  # the stops are stated
+    token = page.locator("#severity-list .tok.sev").first
+    assert "severity" in token.get_attribute("title")  # severity in words, not colour alone
+    assert "severity" in token.locator(".sr-only").text_content()
+    # Same bin, same computed colour, wherever it is.
+    colours = page.evaluate("""() => {
+        const out = {};
+        document.querySelectorAll('#severity-list .tok.sev').forEach(el => {
+          const bin = [...el.classList].find(c => c.startsWith('sev-'));
+          (out[bin] = out[bin] || new Set()).add(getComputedStyle(el).backgroundColor);
+        });
+        return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, v.size]));
+    }""")
+    assert colours and all(n == 1 for n in colours.values())
+    card = page.locator("#severity-list > li").first
+    assert card.locator(".missing-content").inner_text() == "missing content · minor"
+    assert card.locator(".human").count() == 2
+    headline = page.locator("#span-agreement").inner_text()
+    assert "over 3 annotator pairs on 3 outputs" in headline
+    assert "all 100 outputs listed" in page.locator("#severity-headline h2").inner_text()
+    assert _shots(page, screenshot_dir, "errors", anchor="#severity-headline") <= 400
+    page.set_viewport_size({"width": 390, "height": 844})
+    box = page.locator("#severity-legend").bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390  # the legend wraps, readable on a phone
 
 
 @pytest.fixture

@@ -1,0 +1,212 @@
+"""The error-severity page: minED errors on one absolute scale, human ESA spans and missing-content markers.
+
+Severity (seed 004, `metrics/scorers/mined.py`): metric(hypothesis) -
+metric(hypothesis with only that error corrected), where the metric is the
+embedded one (SemDist, 1 - BERTScore F1, WER, CER) on its lower-is-better
+[0, 1] scale. Every run of minWED / minCER shares that scale, so a token's
+colour is a function of its severity alone: the same severity gets the same
+bin on every output and every page, and an output that needs no correction
+no longer looks as bad as one that needs seven (which it did while colours
+were relative to each output's worst error).
+
+The headline figures (span agreement between annotators, metric-human
+overlap) are computed over every output the list holds across all its pages,
+not over the page shown.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from annotations.analysis import spans as sp
+from annotations.analysis.metric_scores import extras_by_output, latest_done_runs
+from annotations.analysis.pages import _filter_outputs, cached, item_url, stamp
+from annotations.analysis.selectors import output_index
+from annotations.selectors.judgements import INCLUDED, campaign_judgements
+from annotations.models import Campaign, Item, Output
+
+# Fixed bins on the embedded metric's [0, 1] scale; a bin holds its lower bound.
+# Why these stops: the seed's severities (its table 1: SemDist gains 0.051,
+# 0.077, 0.376; BERTScore 0.001 to 0.067) and WER's 1 / reference length span
+# orders of magnitude, so the stops grow roughly geometrically; 0.1 is every
+# embedded metric's default acceptability threshold (METRICS.md), so bins 4
+# and 5 hold errors that alone are worth the whole margin to "acceptable".
+# Bin 0 holds errors whose correction alone does not lower the metric (a
+# non-coherent metric such as SemDist can even rise).
+STOPS = (0.02, 0.05, 0.1, 0.2)
+LEGEND = [
+    {"bin": 0, "label": "≤ 0", "text": "no gain when corrected alone"},
+    {"bin": 1, "label": "under 0.02", "text": "negligible"},
+    {"bin": 2, "label": "0.02 to under 0.05", "text": "small"},
+    {"bin": 3, "label": "0.05 to under 0.1", "text": "notable"},
+    {"bin": 4, "label": "0.1 to under 0.2", "text": "large: at least the default θ (0.1)"},
+    {"bin": 5, "label": "0.2 or more", "text": "very large"},
+]
+HUMAN_SEVERITIES = ("minor", "major", "critical")
+
+
+def severity_bin(severity: float | None) -> int:
+    """The legend bin of a severity (a function of the severity alone)."""
+    # A difference of two rates carries float noise (0.3 - 0.2 = 0.0999...): round
+    # before binning so that an error worth exactly a stop lands in the stop's bin.
+    value = round(float(severity or 0.0), 9)
+    if value <= 0:
+        return 0
+    return 1 + sum(value >= stop for stop in STOPS)
+
+
+def _word_offsets(text: str) -> list[tuple[int, int]]:
+    offsets, pos = [], 0
+    for word in text.split():
+        start = text.index(word, pos)
+        offsets.append((start, start + len(word)))
+        pos = start + len(word)
+    return offsets
+
+
+def _char_offsets(text: str) -> list[tuple[int, int]]:
+    lead = len(text) - len(text.lstrip())
+    return [(lead + k, lead + k + 1) for k in range(len(text.strip()))]
+
+
+def _errors(text: str, extra: dict) -> tuple[list[dict], list[dict], np.ndarray]:
+    """Tokens (each with its error, if any), errors with no token (deletions), and the metric's error characters."""
+    offsets = _word_offsets(text) if extra.get("unit", "word") == "word" else _char_offsets(text)
+    corrected = set(extra.get("corrected") or [])
+    tokens = [{"text": text[s:e], "error": None} for s, e in offsets]
+    deletions = []
+    metric_chars = np.zeros(len(text), dtype=np.int8)
+    for k, e in enumerate(extra.get("errors") or []):
+        info = {"index": k, "type": e.get("type"), "ref": e.get("ref"), "hyp": e.get("hyp"),
+                "severity": e.get("severity"), "bin": severity_bin(e.get("severity")), "corrected": k in corrected}
+        pos = e.get("position")
+        if e.get("type") == "deletion" or e.get("hyp") is None or pos is None or pos >= len(tokens):
+            deletions.append(info)
+            continue
+        tokens[pos]["error"] = info
+        s, t = offsets[pos]
+        metric_chars[s:t] = 1
+    return tokens, deletions, metric_chars
+
+
+def _esa_campaigns(campaign: Campaign) -> list[Campaign]:
+    """This campaign if it is ESA, else every ESA campaign on the same dataset."""
+    if campaign.protocol == Campaign.Protocol.ESA:
+        return [campaign]
+    return list(Campaign.objects.filter(dataset=campaign.dataset, protocol=Campaign.Protocol.ESA).order_by("pk"))
+
+
+def _human_spans(campaigns: list[Campaign], output_ids: set[int], annotators: str) -> dict[int, list[dict]]:
+    """Complete ESA judgements on these outputs, by output: annotator, criterion, spans, missing-content markers.
+
+    Quality control's exclusions apply as in every analysis reader (`annotators`: included | all)."""
+    out: dict[int, list[dict]] = defaultdict(list)
+    item_ids = sorted(set(Output.objects.filter(pk__in=list(output_ids)).values_list("item_id", flat=True)))
+    for c in campaigns:
+        for r in campaign_judgements(campaign=c, annotators=annotators, item_ids=item_ids):
+            if r.output_id in output_ids:
+                out[r.output_id].append({
+                    "campaign": c.pk, "annotator": r.annotator_id, "criterion": r.criterion,
+                    "spans": [(s["start"], s["end"], s["severity"]) for s in r.spans if not s.get("missing")],
+                    "missing": [s["severity"] for s in r.spans if s.get("missing")]})
+    return out
+
+
+def _segments(text: str, labels: np.ndarray) -> list[dict]:
+    """The text cut where the severity label changes: [{"text", "severity"}]."""
+    out, start = [], 0
+    names = {0: "", 1: "minor", 2: "major", 3: "critical"}
+    for k in range(1, len(text) + 1):
+        if k == len(text) or labels[k] != labels[start]:
+            out.append({"text": text[start:k], "severity": names[int(labels[start])] if len(labels) else ""})
+            start = k
+    return out
+
+
+def _listed(campaign: Campaign, run, systems: list[str] | None) -> tuple[list[int], dict, dict]:
+    extras = extras_by_output(run=run)
+    outputs = _filter_outputs(output_index(campaign=campaign), systems)
+    ids = sorted((o for o in extras if o in outputs), key=lambda o: (outputs[o]["position"], outputs[o]["system"]))
+    return ids, outputs, extras
+
+
+def headline(campaign: Campaign, *, run_id: int, systems: list[str] | None = None,
+             annotators: str = INCLUDED) -> dict:
+    """Span figures over every listed output (all pages): annotator-annotator span F1 and metric-human overlap.
+
+    Span F1 between two annotators is spans.py's character-level F1 (the
+    dashboard's `spans` figure); pairs where neither marked an error have no F1
+    and are not counted in the mean, as there.
+    """
+    esa = _esa_campaigns(campaign)
+
+    def compute():
+        run = latest_done_runs(dataset=campaign.dataset).get(pk=run_id)
+        ids, _outputs, extras = _listed(campaign, run, systems)
+        human = _human_spans(esa, set(ids), annotators)
+        texts = dict(Output.objects.filter(pk__in=list(human)).values_list("pk", "text"))
+        per_unit: dict[tuple, dict] = defaultdict(dict)
+        overlaps = []
+        for o, judgements in human.items():
+            text = texts.get(o, "")
+            labels = []
+            for j in judgements:
+                lab = sp.char_labels(len(text), j["spans"])
+                per_unit[(j["campaign"], j["criterion"], o)][j["annotator"]] = lab
+                labels.append(lab)
+            _tokens, _deletions, metric_chars = _errors(text, extras.get(o) or {})
+            overlap = sp.overlap(metric_chars, np.maximum.reduce(labels))
+            if overlap is not None:
+                overlaps.append(overlap)
+        shared = {k: v for k, v in per_unit.items() if len(v) >= 2}
+        f1 = sp.pairwise_f1(shared)
+        n_pairs = sum(len(v) * (len(v) - 1) // 2 for v in shared.values())
+        return {"listed": len(ids), "campaigns": [c.name for c in esa], "annotators": annotators,
+                "span_f1": {**f1, "outputs": len({k[2] for k in shared}), "all_pairs": n_pairs},
+                "metric_overlap": {"mean_f1": float(np.mean(overlaps)) if overlaps else None,
+                                   "outputs": len(overlaps)}}
+    # The ESA campaigns' own stamps join the key: their new judgements change the figures too.
+    return cached(campaign, "severity-headline", {"run": run_id, "s": systems, "a": annotators,
+                                                  "esa": [stamp(c) for c in esa if c.pk != campaign.pk]}, compute)
+
+
+def severity_view(campaign: Campaign, *, run_id: int, systems: list[str] | None = None, limit: int = 50,
+                  offset: int = 0, annotators: str = INCLUDED) -> dict:
+    """One page of outputs: each token with its minED severity and bin, the accepted corrections, the reference,
+    and the human ESA spans and missing-content markers; with the headline over every listed output."""
+    run = latest_done_runs(dataset=campaign.dataset).get(pk=run_id)
+    ids, outputs, extras = _listed(campaign, run, systems)
+    page = ids[offset:offset + limit]
+    texts = dict(Output.objects.filter(pk__in=page).values_list("pk", "text"))
+    refs = {}
+    for item_id, text in Item.objects.filter(pk__in={outputs[o]["item"] for o in texts}).values_list(
+            "pk", "references__text"):
+        refs.setdefault(item_id, text)
+    human = _human_spans(_esa_campaigns(campaign), set(page), annotators)
+    rows = []
+    for o in page:
+        extra = extras[o] or {}
+        text = texts.get(o, "")
+        tokens, deletions, metric_chars = _errors(text, extra)
+        judgements = sorted(human.get(o, []), key=lambda j: (j["annotator"], j["campaign"], j["criterion"]))
+        names = {a: f"A{n + 1}" for n, a in enumerate(sorted({j["annotator"] for j in judgements}))}
+        labels = [sp.char_labels(len(text), j["spans"]) for j in judgements]
+        overlap = sp.overlap(metric_chars, np.maximum.reduce(labels)) if labels else None
+        errors = [t["error"] for t in tokens if t["error"]] + deletions
+        rows.append({"output": o, "item": outputs[o]["item_ext"], "system": outputs[o]["system"],
+                     "url": item_url(outputs[o]["item"]), "text": text, "tokens": tokens, "missing": deletions,
+                     "reference": refs.get(outputs[o]["item"], ""), "k": extra.get("k"), "E": extra.get("E"),
+                     "reached": extra.get("reached"), "capped": extra.get("capped"),
+                     "worst_bin": max((e["bin"] for e in errors), default=None),
+                     "corrections": [e for e in errors if e["corrected"]],
+                     "human": [{"annotator": names[j["annotator"]], "criterion": j["criterion"],
+                                "segments": _segments(text, lab),
+                                "missing": sorted(j["missing"], key=HUMAN_SEVERITIES.index)}
+                               for j, lab in zip(judgements, labels)],
+                     "overlap": overlap})
+    first = next((extras[o] for o in ids if extras[o]), None) or {}
+    return {"run": run.pk, "metric": run.metric, "signature": run.signature, "rows": rows, "total": len(ids),
+            "offset": offset, "limit": limit, "end": offset + len(rows),
+            "embedded": first.get("metric"), "threshold": first.get("threshold"), "legend": LEGEND,
+            "headline": headline(campaign, run_id=run_id, systems=systems, annotators=annotators)}
