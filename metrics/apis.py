@@ -4,7 +4,7 @@ only: annotators get 403 (they never see scores), non-members 404."""
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
@@ -14,8 +14,8 @@ from rest_framework.views import APIView
 from annotations.apis.common import paginated, paginated_response
 from annotations.permissions import ApiAuthMixin, require_staff
 from annotations.selectors import dataset_list
-from metrics.models import MetricRun, OutputScore
-from metrics.selectors import run_list, run_scores
+from metrics.models import MetricRun, OutputScore, RunStatus
+from metrics.selectors import run_list, run_scores, system_scores
 from metrics.services import RunInputError, run_cancel, run_create, run_rerun
 from metrics.services.runs import MAX_CHUNK_SIZE
 
@@ -24,18 +24,28 @@ class MetricRunOutputSerializer(serializers.ModelSerializer):
     dataset = serializers.IntegerField(source="dataset_id", read_only=True)
     created_by = serializers.CharField(source="created_by.username", read_only=True, default=None)
     percent = serializers.SerializerMethodField()
+    system_scores = serializers.SerializerMethodField(
+        help_text="Done runs: each system's score, the metric's own corpus-level score over the system's "
+                  "outputs (what the rankings page, `correlate --level system` and the export's card show), "
+                  "with `label` saying what it is; null before the run is done.")
 
     class Meta:
         model = MetricRun
         fields = [
             "id", "dataset", "metric", "options", "signature", "higher_is_better", "status", "sync",
-            "total", "done", "percent", "chunk_size", "corpus", "error", "created_by", "created_at",
-            "started_at", "finished_at",
+            "total", "done", "percent", "chunk_size", "corpus", "system_scores", "error", "created_by",
+            "created_at", "started_at", "finished_at",
         ]
         ref_name = "MetricRun"
 
     def get_percent(self, run: MetricRun) -> float:
         return round(100 * run.done / run.total, 1) if run.total else 0.0
+
+    @extend_schema_field({"type": "object", "nullable": True, "properties": {
+        "label": {"type": "string"}, "aggregate": {"type": "string"},
+        "scores": {"type": "object", "additionalProperties": {"type": "number", "nullable": True}}}})
+    def get_system_scores(self, run: MetricRun) -> dict | None:
+        return system_scores(run=run).as_dict() if run.status == RunStatus.DONE else None
 
 
 class OutputScoreSerializer(serializers.ModelSerializer):

@@ -2,6 +2,9 @@
 only DONE runs: the newest done run per (dataset, metric, signature)."""
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass, field
+
 from django.db.models import QuerySet
 
 from annotations.models import Dataset, Item
@@ -47,3 +50,61 @@ def item_scores(*, item: Item) -> dict[int, list[dict]]:
             {"metric": run.metric, "signature": run.signature, "score": s.score, "run": run.pk}
         )
     return out
+
+
+@dataclass(frozen=True)
+class SystemScores:
+    """The score of each system in one done metric run, and what that score is.
+
+    The one definition every surface shows (rankings page, `correlate --level system`,
+    the dataset's metric panel, the export's card): the metric's own corpus-level score
+    over all of the system's outputs in the dataset, as sacrebleu and WMT report it
+    (corpus BLEU from summed n-gram statistics, not a mean of sentence BLEU). The run
+    computes it once when it finishes (`metrics.services.runs.corpus_result`); here it is
+    only read. `aggregate` names it ("corpus BLEU", or "mean of segment scores" for a
+    metric whose corpus score is that mean); `label` adds the run's signature."""
+
+    run: int
+    metric: str
+    signature: str
+    higher_is_better: bool
+    aggregate: str
+    scores: dict[str, float | None] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return f"{self.aggregate} (signature {self.signature})" if self.signature else self.aggregate
+
+    def missing(self, systems) -> list[str]:
+        """The systems among `systems` the run has no score for."""
+        return [s for s in systems if self.scores.get(s) is None]
+
+    def as_dict(self) -> dict:
+        return {"label": self.label, "aggregate": self.aggregate, "metric": self.metric, "run": self.run,
+                "signature": self.signature, "higher_is_better": self.higher_is_better,
+                "scores": dict(sorted(self.scores.items()))}
+
+
+def corpus_label(metric: str) -> str:
+    """What the metric's corpus score is (`Metric.corpus_label`)."""
+    from metrics.scorers import MetricError, metric_class
+
+    try:
+        return metric_class(metric).corpus_label
+    except (MetricError, ImportError, AttributeError):
+        # A run of a metric this installation no longer offers: its stored value, unnamed.
+        return f"{metric} corpus score as stored by the run"
+
+
+def system_scores(*, run: MetricRun) -> SystemScores:
+    """The run's score of each system (see SystemScores): read from the corpus result the
+    run stored when it finished, {"systems": {name: {"score": x, ...}}}; a system whose
+    score is missing or not a finite number maps to None."""
+    out: dict[str, float | None] = {}
+    for name, value in ((run.corpus or {}).get("systems") or {}).items():
+        if isinstance(value, dict):
+            value = value.get("score")
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        out[name] = float(value) if ok else None
+    return SystemScores(run=run.pk, metric=run.metric, signature=run.signature,
+                        higher_is_better=run.higher_is_better, aggregate=corpus_label(run.metric), scores=out)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from metrics.models import MetricRun, OutputScore
 
-from metrics.selectors import latest_done_runs, scores_by_output  # noqa: F401  (re-exported)
+# system_scores: the one definition of a system's metric score (the metric's corpus score), re-exported.
+from metrics.selectors import SystemScores, latest_done_runs, scores_by_output, system_scores  # noqa: F401
 
 
 def run_for_metric(*, dataset, metric: str) -> MetricRun | None:
@@ -19,15 +20,3 @@ def run_for_metric(*, dataset, metric: str) -> MetricRun | None:
 
 def extras_by_output(*, run: MetricRun) -> dict[int, dict]:
     return dict(OutputScore.objects.filter(run=run).values_list("output_id", "extra"))
-
-
-def system_scores(*, run: MetricRun) -> dict[str, float]:
-    """Corpus-level score per system when the run stored one ({"systems": {name: x or {"score": x}}})."""
-    systems = (run.corpus or {}).get("systems") or {}
-    out = {}
-    for name, value in systems.items():
-        if isinstance(value, dict):
-            value = value.get("score")
-        if isinstance(value, (int, float)):
-            out[name] = float(value)
-    return out

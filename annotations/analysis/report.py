@@ -154,13 +154,23 @@ def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotato
         for o, v in seg.items():
             if o in outputs and v is not None:
                 samples[outputs[o]["system"]].append(v)
-        rows = sy.clusters({s: np.array(v) for s, v in samples.items()}, higher_is_better=run.higher_is_better)
-        corpus = system_scores(run=run)
+        # Ranked and shown by the metric's own system score (corpus BLEU, not a mean of sentence
+        # BLEU); the clusters' test still compares the systems' per-output scores.
+        system = system_scores(run=run)
+        missing = system.missing(samples)
+        if missing:
+            rows = sy.clusters({s: np.array(v) for s, v in samples.items()}, higher_is_better=run.higher_is_better)
+            label = f"mean of segment scores (the run stored no system score for {', '.join(sorted(missing))})"
+        else:
+            rows = sy.clusters({s: np.array(v) for s, v in samples.items()}, higher_is_better=run.higher_is_better,
+                               scores=system.scores)
+            label = system.label
         for r in rows:
-            r["corpus_score"] = corpus.get(r["system"])
+            r["corpus_score"] = system.scores.get(r["system"])
         result["metrics"][f"{run.metric}#{run.pk}"] = {"metric": run.metric, "run": run.pk,
                                                        "signature": run.signature,
-                                                       "higher_is_better": run.higher_is_better, "ranking": rows}
+                                                       "higher_is_better": run.higher_is_better,
+                                                       "score_label": label, "ranking": rows}
     return result
 
 
@@ -242,10 +252,11 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
     systems, items, H, M = _matrices(outputs, human, scores_by_output(run=run), sign)
     base.update({"level": level, "method": method, "group_by": group_by, "normalize": normalize})
     if level == "system":
-        H_sys, M_sys, source = _system_level(run, systems, H, M, sign)
+        H_sys, M_sys, used = _system_level(run, systems, H, M, sign)
         res = co.correlate(H_sys, M_sys, method, "none")
         ci = _system_ci(H, M, method, bootstrap, seed)
-        base["system_metric_scores"] = source
+        base["system_metric_scores"] = used["label"]
+        base["system_scores"] = used
         Hc, Mc, avg = H_sys, M_sys, "none"
     else:
         avg = GROUP_BY[group_by]
@@ -254,6 +265,10 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
         Hc, Mc = H, M
     out = {**base, "n": res["n"], method: _num(res["value"]), "ci95": [_num(x) for x in ci],
            "groups": res["groups"], "bootstrap": {"reps": bootstrap, "seed": seed, "resampled": "items"}}
+    if level == "system":
+        # The resamples rank systems by a mean over the drawn items: a corpus score per draw would
+        # need every metric's statistics. Said here so the interval is not read as the point's.
+        out["bootstrap"]["system_metric_scores"] = "mean of segment scores over the resampled items"
     if method == "acc23":
         out["epsilon"] = res["epsilon"]
         if "sample_rate" in res:
@@ -281,14 +296,24 @@ def _num(x):
 
 
 def _system_level(run, systems, H, M, sign):
+    """System-level human and metric scores (1 x systems) and what the metric's are: the run's
+    system scores (the metric's corpus score, `system_scores`); only when the run has none for
+    some system, the mean of segment scores over the judged outputs, labelled so with the reason."""
     human = np.nanmean(np.where(np.isnan(H), np.nan, H), axis=1)
-    corpus = system_scores(run=run)
-    if corpus and all(s in corpus for s in systems):
-        metric = np.array([sign * corpus[s] for s in systems])
-        return human.reshape(1, -1), metric.reshape(1, -1), "corpus score of each system"
+    stored = system_scores(run=run)
+    missing = stored.missing(systems)
+    if not missing:
+        metric = np.array([sign * stored.scores[s] for s in systems])
+        used = {"label": stored.label, "aggregate": stored.aggregate,
+                "scores": {s: stored.scores[s] for s in systems}, "fallback": None}
+        return human.reshape(1, -1), metric.reshape(1, -1), used
     with np.errstate(all="ignore"):
         metric = np.nanmean(np.where(np.isnan(H), np.nan, M), axis=1)
-    return human.reshape(1, -1), metric.reshape(1, -1), "mean of segment scores over the judged outputs"
+    used = {"label": "mean of segment scores over the judged outputs",
+            "aggregate": "mean of segment scores",
+            "scores": {s: _num(sign * v) for s, v in zip(systems, metric)},
+            "fallback": f"the run stored no {stored.aggregate} for system(s) {', '.join(missing)}"}
+    return human.reshape(1, -1), metric.reshape(1, -1), used
 
 
 def _system_ci(H, M, method, reps, seed):

@@ -74,12 +74,18 @@ def bootstrap_mean_ci(values: np.ndarray, *, reps: int = 200, seed: int = 0) -> 
     return [float(lo), float(hi)]
 
 
-def clusters(samples: dict[str, np.ndarray], *, higher_is_better: bool = True, p: float = 0.05) -> list[dict]:
-    """Rank systems by mean score; significance clusters (rank 1 = best cluster)."""
+def clusters(samples: dict[str, np.ndarray], *, higher_is_better: bool = True, p: float = 0.05,
+             scores: dict[str, float] | None = None) -> list[dict]:
+    """Rank systems by mean score, or by `scores` when given (a metric's corpus score of each
+    system: the test still compares per-output scores); significance clusters (rank 1 = best
+    cluster). With `scores`, each row's "score" is that score and the mean of its per-output
+    scores is "segment_mean" (its interval "segment_mean_ci95"); "ci95" is then [None, None],
+    since the interval is the mean's, not the score's."""
     clean = {s: np.asarray(v, dtype=float)[~np.isnan(np.asarray(v, dtype=float))] for s, v in samples.items()}
     clean = {s: v for s, v in clean.items() if len(v)}
     sign = 1.0 if higher_is_better else -1.0
-    order = sorted(clean, key=lambda s: -sign * clean[s].mean())
+    key = {s: float(clean[s].mean()) if scores is None else float(scores[s]) for s in clean}
+    order = sorted(clean, key=lambda s: -sign * key[s])
     better: dict[tuple[str, str], bool] = {}
     for i, a in enumerate(order):
         for b in order[i + 1:]:
@@ -92,6 +98,9 @@ def clusters(samples: dict[str, np.ndarray], *, higher_is_better: bool = True, p
     for i, s in enumerate(order):
         if i > 0 and all(better[(a, b)] for a in order[:i] for b in order[i:]):
             cluster += 1
-        rows.append({"system": s, "rank": i + 1, "cluster": cluster, "score": float(clean[s].mean()),
-                     "n": int(len(clean[s])), "ci95": bootstrap_mean_ci(clean[s], seed=i)})
+        ci = bootstrap_mean_ci(clean[s], seed=i)
+        row = {"system": s, "rank": i + 1, "cluster": cluster, "score": key[s], "n": int(len(clean[s])), "ci95": ci}
+        if scores is not None:
+            row.update({"ci95": [None, None], "segment_mean": float(clean[s].mean()), "segment_mean_ci95": ci})
+        rows.append(row)
     return rows

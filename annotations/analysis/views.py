@@ -147,17 +147,21 @@ def rankings(request: HttpRequest, pk: int) -> HttpResponse:
         rows = []
         for c, rs in data["criteria"].items():
             rows += [[f"human:{c}", r["system"], r["rank"], r["cluster"], r["score"], *r["ci95"]] for r in rs]
+        rows = [[*row, "mean of per-output human scores", None, None, None] for row in rows]
         for name, m in data["metrics"].items():
-            rows += [[name, r["system"], r["rank"], r["cluster"], r["score"], *r["ci95"]] for r in m["ranking"]]
-        return _csv(f"{campaign.name}-rankings", ["by", "system", "rank", "cluster", "score", "ci_low", "ci_high"],
-                    rows)
+            rows += [[name, r["system"], r["rank"], r["cluster"], r["score"], *r["ci95"], m["score_label"],
+                      r.get("segment_mean", r["score"]), *r.get("segment_mean_ci95", r["ci95"])]
+                     for r in m["ranking"]]
+        return _csv(f"{campaign.name}-rankings", ["by", "system", "rank", "cluster", "score", "ci_low", "ci_high",
+                                                  "score_is", "mean_of_segment_scores", "mean_ci_low",
+                                                  "mean_ci_high"], rows)
     ctx = _base(request, campaign, f, "rankings")
     side = []
     for c, rs in data["criteria"].items():
         side.append({"label": f"Humans: {c}", "rows": rs, "human": True})
     for name, m in data["metrics"].items():
         side.append({"label": f"{m['metric']} (run {m['run']}, {'higher' if m['higher_is_better'] else 'lower'} "
-                              f"is better)", "rows": m["ranking"], "human": False})
+                              f"is better)", "rows": m["ranking"], "human": False, "score_label": m["score_label"]})
     ctx.update({"data": data, "side": side,
                 "plot": [{"label": s["label"], "systems": [r["system"] for r in s["rows"]],
                           "scores": [r["score"] for r in s["rows"]],

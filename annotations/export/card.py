@@ -114,6 +114,29 @@ def _md(text: str) -> str:
     return (text or "").replace("\r", " ").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def _system_scores(add, runs: list, systems: list[str]) -> None:
+    """Each exported system's score per run: the one the rankings page and `correlate --level
+    system` use (metrics.selectors.system_scores), labelled with what it is."""
+    runs = [run for run in runs if run.systems.get("scores")]
+    if not runs or not systems:
+        return
+    add("")
+    add("### System scores")
+    add("")
+    add("A system's score is the metric's own score over all of the system's outputs in the dataset, as the "
+        "metric defines it (for BLEU and chrF the corpus score, as sacrebleu and WMT report it); the rankings "
+        "page and `correlate --level system` use the same figures. Per column:")
+    add("")
+    for run in runs:
+        add(f"- `{_cell(run.key)}`: {_md(run.systems['aggregate'])}"
+            + (f" (signature `{_md(run.signature)}`)" if run.signature else ""))
+    add("")
+    add("| system | " + " | ".join(f"`{_cell(run.key)}`" for run in runs) + " |")
+    add("|---|" + "---|" * len(runs))
+    for name in systems:
+        add(f"| `{_cell(name)}` | " + " | ".join(_fmt(run.systems["scores"].get(name)) for run in runs) + " |")
+
+
 def card_text(*, campaign: Campaign, options, result, configuration: dict, runs: list, qc_active: bool,
               n_quality: int, n_included: int, items_total: int, ext: str, reliability_computed: bool = True) -> str:
     c = configuration
@@ -256,10 +279,12 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
     add("## Automatic metrics")
     add("")
     if runs:
-        add("| column | metric | signature | higher is better | corpus score |\n|---|---|---|---|---|")
+        add("| column | metric | signature | higher is better | score over all outputs | what the score is |\n"
+            "|---|---|---|---|---|---|")
         for run in runs:
             add(f"| `{_cell(run.key)}` | {_cell(run.metric)} | `{_cell(run.signature)}` | {_fmt(run.higher_is_better)} | "
-                f"{_fmt(run.corpus.get('score'))} |")
+                f"{_fmt(run.corpus.get('score'))} | {_cell(run.systems.get('aggregate') or BLANK)} |")
+        _system_scores(add, runs, c["systems"])
     else:
         add("No finished metric run on this dataset.")
     add("")

@@ -5,7 +5,7 @@ written here. Without the metric-run models nothing is exported (an empty list).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass
@@ -17,6 +17,9 @@ class RunScores:
     corpus: dict
     finished_at: str | None
     scores: dict[int, float | None]
+    # The score of each system, from metrics.selectors.system_scores (the metric's corpus score):
+    # {"label": ..., "aggregate": ..., "scores": {system: value}}; empty without the reader.
+    systems: dict = field(default_factory=dict)
 
 
 def metric_scores(*, dataset) -> list[RunScores]:
@@ -30,7 +33,7 @@ def metric_scores(*, dataset) -> list[RunScores]:
             key=key, metric=run.metric, signature=run.signature, higher_is_better=run.higher_is_better,
             corpus={k: v for k, v in (run.corpus or {}).items() if k != "systems"},
             finished_at=run.finished_at.isoformat() if run.finished_at else None,
-            scores=_scores_by_output(run)))
+            scores=_scores_by_output(run), systems=_system_scores(run)))
     return found
 
 
@@ -55,3 +58,11 @@ def _scores_by_output(run) -> dict[int, float | None]:
     except ImportError:
         return dict(run.scores.values_list("output_id", "score"))
     return scores_by_output(run=run)
+
+
+def _system_scores(run) -> dict:
+    try:
+        from metrics.selectors import system_scores
+    except ImportError:
+        return {}
+    return system_scores(run=run).as_dict()

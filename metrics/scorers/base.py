@@ -110,6 +110,10 @@ class Metric(ABC):
     # "system": the score describes a set of outputs (diversity metrics), and
     # segment results are each output's contribution, not a quality judgement.
     level: ClassVar[str] = "segment"
+    # What `corpus_score` is, in the words every page, command and export shows next to a
+    # system's or the corpus's score: "corpus BLEU" where it comes from statistics summed over
+    # the outputs (sacrebleu's corpus_bleu), "mean of segment scores" where it is that mean.
+    corpus_label: ClassVar[str] = "mean of segment scores"
     defaults: ClassVar[dict[str, Any]] = {}
     # Inclusive (low, high) range of each numeric option; checked at construction,
     # so a huge value fails at once with a clear message instead of exhausting memory.

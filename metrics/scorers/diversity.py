@@ -45,6 +45,7 @@ class SetSegment(SegmentResult):
 class _DiversityMetric(Metric):
     needs_refs = False
     level = "system"
+    corpus_label = "set-level value over all of the system's outputs"
     defaults: ClassVar[dict[str, Any]] = {"tokenize": "13a", "lowercase": False}
 
     def __init__(self, **options: Any) -> None:

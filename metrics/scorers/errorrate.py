@@ -142,6 +142,7 @@ class WERMetric(_ErrorRateMetric):
     """Word error rate, jiwer's `wer` (default transform: collapse spaces, strip, split on spaces)."""
 
     name = "wer"
+    corpus_label = "corpus WER (errors over all reference words)"
     unit = "words"
 
 
@@ -149,4 +150,5 @@ class CERMetric(_ErrorRateMetric):
     """Character error rate, jiwer's `cer` (spaces count as characters, as in jiwer)."""
 
     name = "cer"
+    corpus_label = "corpus CER (errors over all reference characters)"
     unit = "characters"

@@ -165,6 +165,7 @@ class BLEUMetric(_SacreBLEUMetric):
     """
 
     name = "bleu"
+    corpus_label = "corpus BLEU"
     chunk_outputs = 5000  # linear in length, ~10,000 short outputs a second on one core: seconds a chunk
     defaults: ClassVar[dict[str, Any]] = {
         "tokenize": "13a",
@@ -255,6 +256,7 @@ class CHRFMetric(_SacreBLEUMetric):
     """
 
     name = "chrf"
+    corpus_label = "corpus chrF"
     chunk_outputs = 5000  # linear in length, ~7,000 short outputs a second on one core: seconds a chunk
     defaults: ClassVar[dict[str, Any]] = {
         "char_order": 6,
@@ -307,6 +309,7 @@ class TERMetric(_SacreBLEUMetric):
     """
 
     name = "ter"
+    corpus_label = "corpus TER"
     higher_is_better = False
     defaults: ClassVar[dict[str, Any]] = {
         "normalized": False,

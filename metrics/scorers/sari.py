@@ -162,6 +162,7 @@ class SARIMetric(Metric):
     """SARI (see the module docstring for the variants), 0-100."""
 
     name = "sari"
+    corpus_label = "corpus SARI (EASSE corpus_sari)"
     needs_source = True
     defaults: ClassVar[dict[str, Any]] = {"variant": "xu2016", "tokenize": "13a", "lowercase": True}
 

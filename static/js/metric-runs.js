@@ -87,6 +87,36 @@
     return typeof value === "number" ? value.toFixed(4) : "–";
   }
 
+  // Each system's score as every page shows it (the metric's corpus score), under its label.
+  function systemScores(sys) {
+    var box = document.createElement("details");
+    box.className = "system-scores small";
+    box.setAttribute("data-field", "system-scores");
+    var summary = document.createElement("summary");
+    summary.textContent = "by system";
+    box.appendChild(summary);
+    var label = document.createElement("div");
+    label.className = "muted";
+    label.setAttribute("data-field", "system-scores-label");
+    label.textContent = sys.label;
+    box.appendChild(label);
+    var table = document.createElement("table");
+    Object.keys(sys.scores).forEach(function (name) {
+      var tr = document.createElement("tr");
+      tr.setAttribute("data-system", name);
+      var th = document.createElement("th");
+      th.textContent = name;
+      var td = document.createElement("td");
+      td.className = "num";
+      td.textContent = fmt(sys.scores[name]);
+      tr.appendChild(th);
+      tr.appendChild(td);
+      table.appendChild(tr);
+    });
+    box.appendChild(table);
+    return box;
+  }
+
   function row(run) {
     var tr = document.createElement("tr");
     tr.setAttribute("data-run-id", run.id);
@@ -120,7 +150,12 @@
     pct.setAttribute("data-field", "percent");
     pct.textContent = " " + run.done + "/" + run.total + " (" + Math.round(run.percent) + "%)";
     prog.appendChild(pct);
-    cell("score", run.corpus ? fmt(run.corpus.score) : "", "num");
+    var score = cell("score", run.corpus ? fmt(run.corpus.score) : "", "num");
+    var bySystem = cell("by-system", "");
+    if (run.system_scores) {
+      score.title = run.system_scores.aggregate + " over all outputs";
+      bySystem.appendChild(systemScores(run.system_scores));
+    }
     var actions = cell("", "");
     if (run.status === "queued" || run.status === "running") {
       var b = document.createElement("button");
@@ -138,7 +173,7 @@
     if (!runs.length) {
       var tr = document.createElement("tr");
       var td = document.createElement("td");
-      td.colSpan = 6;
+      td.colSpan = 7;
       td.className = "muted";
       td.textContent = "No metric runs yet.";
       tr.appendChild(td);

@@ -40,6 +40,20 @@ def test_start_run_see_progress_and_scores(page, lab, absent_model, celery_worke
     run = MetricRun.objects.get()
     assert run.status == RunStatus.DONE and run.options["word_order"] == 2 and not run.sync
     assert row.locator('[data-field="score"]').inner_text() == f"{run.corpus['score']:.4f}"
+    # Each system's score, as the rankings page and the card show it: sacrebleu's corpus chrF++.
+    import sacrebleu
+
+    from annotations.models import Output
+
+    by_system = row.locator('[data-field="system-scores"]')
+    by_system.locator("summary").click()
+    assert by_system.locator('[data-field="system-scores-label"]').inner_text().startswith(
+        "corpus chrF (signature chrf|")
+    for name in ("sys-0", "sys-1"):
+        outputs = Output.objects.filter(system__name=name, item__dataset=lab).order_by("item__position")
+        want = sacrebleu.corpus_chrf([o.text for o in outputs], [[o.item.references.get().text for o in outputs]],
+                                     word_order=2).score
+        assert by_system.locator(f'tr[data-system="{name}"] td').inner_text() == f"{want:.4f}"
     page.screenshot(path=screenshot_dir / "metric-runs.png", full_page=True)
 
     item = lab.items.order_by("position").first()

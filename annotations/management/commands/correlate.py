@@ -66,4 +66,10 @@ class Command(BaseCommand):
                 f"{result['method']} {result[result['method']]} 95% CI {result['ci95']}, n {result['n']}")
         if "p_value" in result:
             line += f"; vs {result['compare']}: p {result['p_value']}"
+        if result.get("system_scores"):
+            used = result["system_scores"]
+            line += f"\nsystem scores, {used['label']}: " + ", ".join(
+                f"{name} {value}" for name, value in used["scores"].items())
+            if used["fallback"]:
+                line += f" ({used['fallback']})"
         self.stdout.write(line)
