@@ -272,7 +272,8 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
         others = [f"{level} {_fmt(value)}" for level, value in alphas.items()
                   if level != head.get("level") and f"krippendorff_alpha.{level}" not in figures.get("not_headline", [])]
         add(f"- Inter-annotator agreement on the exported judgements ({head.get('annotators', 'all annotators')}): "
-            f"{_md(head.get('label', 'Krippendorff alpha'))} = {_fmt(head.get('value'))} over "
+            f"{_md(head.get('label', 'Krippendorff alpha'))} = {_fmt(head.get('value'))}"
+            + (f" (unrounded {head['value']!r})" if isinstance(head.get("value"), float) else "") + " over "
             f"{figures.get('n_units', 0)} units judged at least twice, {figures.get('n_annotators', 0)} annotators, "
             f"{figures.get('n_judgements', 0)} judgements" + (f" (other levels: {', '.join(others)})" if others else ""))
         add("")

@@ -237,7 +237,9 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
     if step is not None and step.judgements_before == -1:
         previous = filters.steps[filters.steps.index(step) - 1]
         step.judgements_before = step.judgements_after = previous.judgements_after
-    who = ("included annotators only" if options.included_only and included is not None else "all annotators")
+    # The reader's words (annotations.selectors.judgements), so the card matches the other surfaces.
+    who = (f"included annotators only ({len(included)} of {len(quality)})"
+           if options.included_only and included is not None else "all annotators")
     figures = {c: _agreement_json(ag.criterion_agreement(protocol, None, table=agreement[c].table(),
                                                          scale=campaign.criterion_scale(c), annotators=who))
                for c in [c for c in campaign.criteria if c in agreement] + sorted(set(agreement) - set(campaign.criteria))}

@@ -45,13 +45,17 @@ class JudgementSet:
 
     @property
     def used(self) -> str:
+        """Whose judgements: the label every figure carries (the same words on every surface)."""
         if self.keep is None:
-            return "all annotators (no quality control in use)" if self.annotators == INCLUDED else "all annotators"
+            return "all annotators"
         return f"included annotators only ({self.n_annotators - len(self.excluded)} of {self.n_annotators})"
 
     def describe(self, n: int) -> dict:
-        return {"judgements": n, "status": "complete only", "annotators": self.used,
-                "excluded_annotators": self.excluded}
+        out = {"judgements": n, "status": "complete only", "annotators": self.used,
+               "excluded_annotators": self.excluded}
+        if self.annotators == INCLUDED and self.keep is None:
+            out["quality_control"] = "not in use: nobody is excluded"
+        return out
 
     def __iter__(self) -> Iterator[JudgementRow]:
         item_ids = self.item_ids

@@ -77,7 +77,8 @@ def test_likert_agreement_and_ranking(dataset, tmp_path):
     assert fig["n_units"] == 48 and fig["n_annotators"] == 3 and fig["fleiss_units"] == 48
     assert set(fig["cohen_kappa"]) == {"ann1|ann2", "ann1|ann3", "ann2|ann3"}
     assert set(fig["per_system"]) == set(SYSTEMS)
-    assert result["judgements_used"]["annotators"] == "all annotators (no quality control in use)"
+    assert result["judgements_used"]["annotators"] == "all annotators"
+    assert result["judgements_used"]["quality_control"] == "not in use: nobody is excluded"
 
     ranking = ranking_report(campaign=Campaign.objects.get(name="likert"))
     rows = ranking["criteria"]["adequacy"]
