@@ -84,7 +84,7 @@ def agreement_report(*, campaign: Campaign, criterion: str | None = None, annota
             figures["per_system"] = _per_system(j, rows)
         if protocol.agreement.variant == "z":
             figures["normalisation"] = f"{protocol.agreement.value}s z-scored per annotator"
-        if getattr(protocol, "has_spans", False):
+        if protocol.has_spans:
             figures["spans"] = span_agreement(rows)
         out["criteria"][c] = figures
     return out

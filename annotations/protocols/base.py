@@ -102,6 +102,54 @@ class Protocol:
     template: str = ""  # the unit's template partial
     script: str = ""  # its JS module under static/
 
+    # ---- campaign settings ----------------------------------------------------------------
+    # Whether judgements are on a rating scale at all, whether a campaign must name one, and
+    # the scale used when it names none.
+    has_scale: bool = True
+    scale_required: bool = False
+    default_scale: tuple[float, float] | None = None
+    default_tuple_size: int = 4
+    default_severities: tuple[str, ...] = ()
+    # ESA-style spans with severities, and the RankME anchor shown beside the outputs.
+    has_spans: bool = False
+    shows_anchor: bool = False
+
+    def outputs_per_unit(self, campaign) -> int:
+        """How many outputs one screen shows (the set-up preview builds a unit this size)."""
+        return 1 if self.per_output else campaign.tuple_size or 4
+
+    def settings_check(self, *, scale: tuple, anchor_value: float | None, tuple_size: int | None) -> dict:
+        """The protocol's part of a campaign's settings, defaults filled in; ValidationError
+        (keyed by the setting) for what this protocol does not allow."""
+        from django.core.exceptions import ValidationError
+
+        low, high = scale
+        if low is None and self.default_scale is not None:
+            low, high = self.default_scale
+        if not self.has_scale and low is not None:
+            raise ValidationError({"scale_min": f"A {self.name} campaign has no rating scale."})
+        tuple_size = self.default_tuple_size if tuple_size is None else tuple_size
+        if isinstance(tuple_size, bool) or not isinstance(tuple_size, int) or tuple_size < 2:
+            raise ValidationError({"tuple_size": "A best-worst tuple holds at least 2 outputs."})
+        if tuple_size > 20:
+            raise ValidationError({"tuple_size": "At most 20 outputs on one screen."})
+        return {"scale_min": low, "scale_max": high, "anchor_value": anchor_value, "tuple_size": tuple_size}
+
+    def criterion_scale_check(self, criterion: str, low, high) -> None:
+        """A criterion's own scale: refused by protocols without scales, required by some."""
+        from django.core.exceptions import ValidationError
+
+        if not self.has_scale and low is not None:
+            raise ValidationError({"criteria_config": f"{criterion}: a {self.name} campaign has no rating scale."})
+        if self.scale_required and low is None:
+            raise ValidationError({"scale_min": f"{criterion}: a Likert / direct-assessment criterion needs a "
+                                                "scale, e.g. 1-5 or 0-100."})
+
+    def judged_outputs(self, judgements, output_ids: set[int]) -> set[int]:
+        """Which of a unit's outputs these judgements (a queryset of one annotator, item and
+        criterion) cover."""
+        return set(judgements.filter(output_id__in=output_ids).values_list("output_id", flat=True))
+
     # ---- units --------------------------------------------------------------------------
 
     def plan_item(self, campaign, item_index: int, outputs: list[tuple[int, int]],

@@ -51,6 +51,7 @@ class BestWorst(Protocol):
     fields = (("outputs", "outputs"), ("best_id", "best_id"), ("worst_id", "worst_id"))
     per_output = False
     scored = False
+    has_scale = False
     kind = "bws"
     # Each output of a judged tuple is "best", "worst" or neither: one nominal value per
     # (tuple, output), so an annotator who swaps only the worst disagrees on two outputs, not
@@ -94,6 +95,13 @@ class BestWorst(Protocol):
                 if o != r.worst_id and worst:
                     out.append((name, worst))
         return out
+
+    def judged_outputs(self, judgements, output_ids: set[int]) -> set[int]:
+        seen: set[int] = set()
+        for ids in judgements.values_list("outputs", flat=True):
+            if set(ids) <= output_ids:
+                seen.update(ids)
+        return seen
 
     def unit_key(self, row: JudgementRow) -> tuple:
         return tuple(sorted(row.outputs))

@@ -13,5 +13,7 @@ class Esa(Protocol):
     kind = "esa"
     has_spans = True
     agreement = AgreementSpec(level="interval", variant=RAW, unit="output", value="0-100 score")
+    default_scale = (0.0, 100.0)
+    default_severities = ("minor", "major")
     template = "annotate/protocols/esa.html"
     script = "js/protocols/esa.js"

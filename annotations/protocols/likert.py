@@ -14,5 +14,6 @@ class Likert(Protocol):
     # Interval: Likert points and 0-100 direct assessment are analysed as numbers (means,
     # z-scores) everywhere else, so agreement treats them the same way.
     agreement = AgreementSpec(level="interval", variant=RAW, unit="output", value="score")
+    scale_required = True
     template = "annotate/protocols/likert.html"
     script = "js/protocols/likert.js"

@@ -36,6 +36,7 @@ class Pairwise(Protocol):
     fields = (("output_a_id", "a_id"), ("output_b_id", "b_id"), ("winner", "winner"))
     per_output = False
     scored = False
+    has_scale = False
     kind = "pairwise"
     correlate_as_pair_agreement = True
     # Nominal: "A", "B" and "tie" are categories; a split vote counts as disagreement whatever its side.
@@ -57,6 +58,9 @@ class Pairwise(Protocol):
         for r in range(min(campaign.pair_rounds, len(rounds))):
             for i, j in rounds[(item_index * campaign.pair_rounds + r) % len(rounds)]:
                 yield [by_system[i], by_system[j]]
+
+    def outputs_per_unit(self, campaign) -> int:
+        return 2
 
     def agreement_triples(self, rows: Iterable[JudgementRow]) -> Iterator[tuple[object, int, float]]:
         for r in rows:
@@ -87,6 +91,13 @@ class Pairwise(Protocol):
             win, lose = (r.a_id, r.b_id) if r.winner == "a" else (r.b_id, r.a_id)
             out.append((system_of[win], system_of[lose]))
         return out
+
+    def judged_outputs(self, judgements, output_ids: set[int]) -> set[int]:
+        seen: set[int] = set()
+        for a_id, b_id in judgements.values_list("output_a_id", "output_b_id"):
+            if {a_id, b_id} <= output_ids:
+                seen.update((a_id, b_id))
+        return seen
 
     def unit_key(self, row: JudgementRow) -> tuple:
         return (row.a_id, row.b_id)

@@ -38,6 +38,24 @@ class RankMe(Protocol):
     agreement = AgreementSpec(level="interval", variant=Z, unit="output", value="magnitude")
     template = "annotate/protocols/rankme.html"
     script = "js/protocols/rankme.js"
+    default_tuple_size = 3
+    # The page shows the anchor output with this magnitude next to the outputs.
+    shows_anchor = True
+
+    def settings_check(self, *, scale: tuple, anchor_value: float | None, tuple_size: int | None) -> dict:
+        from django.core.exceptions import ValidationError
+
+        found = super().settings_check(scale=scale, anchor_value=anchor_value, tuple_size=tuple_size)
+        if found["anchor_value"] is None:
+            found["anchor_value"] = 100.0
+        if found["anchor_value"] <= 0:
+            raise ValidationError({"anchor_value": "RankME magnitudes are positive: the anchor must be above 0."})
+        if not 3 <= found["tuple_size"] <= 5:
+            raise ValidationError({"tuple_size": "RankME shows 3 to 5 outputs side by side."})
+        return found
+
+    def outputs_per_unit(self, campaign) -> int:
+        return campaign.tuple_size or 3
 
     def plan_item(self, campaign, item_index: int, outputs: list[tuple[int, int]],
                   rng: random.Random) -> Iterator[list[tuple[int, int]]]:

@@ -16,6 +16,7 @@ from django.db.models import (
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import MD5, Cast, Concat
 
+from annotations import protocols
 from annotations.models import (
     Annotator,
     Assignment,
@@ -491,10 +492,11 @@ def assignment_payload(*, assignment: Assignment, enrolment=None, show_unit: boo
 
         texts = unit_texts(unit=assignment.unit) or texts
     references = []
-    if campaign.show_reference or campaign.protocol == Campaign.Protocol.RANKME:
+    shows_anchor = protocols.of(campaign).shows_anchor
+    if campaign.show_reference or shows_anchor:
         references = list(Reference.objects.filter(item_id=item.pk).order_by("position").values("position", "text"))
     anchor = None
-    if campaign.protocol == Campaign.Protocol.RANKME and campaign.anchor_value is not None and references:
+    if shows_anchor and campaign.anchor_value is not None and references:
         anchor = {"text": references[0]["text"], "value": campaign.anchor_value}
     return {
         "id": assignment.pk,
@@ -554,7 +556,7 @@ def campaign_settings(*, campaign: Campaign) -> dict:
         "criteria": campaign.criteria_configs(),
         "anchor_value": campaign.anchor_value,
         "tuple_size": campaign.tuple_size,
-        "severities": severities_of(campaign) if campaign.protocol == Campaign.Protocol.ESA else [],
+        "severities": severities_of(campaign) if protocols.of(campaign).has_spans else [],
         "units_per_batch": campaign.units_per_batch,
         "show_source": campaign.show_source,
         "show_reference": campaign.show_reference,

@@ -96,7 +96,7 @@ class JudgementSet:
             for name, value in zip(names, values[len(_COMMON):]):
                 setattr(row, name, list(value) if name == "outputs" else value)
             found.append(row)
-        if getattr(protocol, "has_spans", False) and found:
+        if protocol.has_spans and found:
             by_id = {r.id: r for r in found}
             for judgement_id, start, end, severity, missing in ErrorSpan.objects.filter(
                     judgement_id__in=list(by_id)).order_by("judgement_id", "id").values_list(

@@ -55,7 +55,7 @@ from annotations.models import (
 )
 from annotations.services.units import campaign_units_ensure
 from annotations.services.walk import walk_positions
-from annotations import rows
+from annotations import protocols, rows
 from annotations.quality.services import control_next, controls_possible_sql
 
 JUDGEMENT_MODELS = (RatingJudgement, PairwiseJudgement, BestWorstJudgement, SpanJudgement)
@@ -560,30 +560,9 @@ def assignment_is_complete(*, assignment: Assignment) -> bool:
     else:
         output_ids = set(assignment.unit.outputs)
     mine = {"campaign": campaign, "annotator_id": assignment.annotator_id, "item_id": assignment.item_id}
+    protocol = protocols.of(campaign)
     for criterion in campaign.criteria:
-        seen: set[int] = set()
-        if campaign.protocol in Campaign.RATING_PROTOCOLS:
-            seen.update(
-                RatingJudgement.objects.filter(**mine, criterion=criterion, output_id__in=output_ids)
-                .values_list("output_id", flat=True)
-            )
-        elif campaign.protocol == Campaign.Protocol.ESA:
-            seen.update(
-                SpanJudgement.objects.filter(**mine, criterion=criterion, output_id__in=output_ids)
-                .values_list("output_id", flat=True)
-            )
-        elif campaign.protocol == Campaign.Protocol.PAIRWISE:
-            for a_id, b_id in PairwiseJudgement.objects.filter(**mine, criterion=criterion).values_list(
-                "output_a_id", "output_b_id"
-            ):
-                if {a_id, b_id} <= output_ids:
-                    seen.update((a_id, b_id))
-        else:
-            for ids in BestWorstJudgement.objects.filter(**mine, criterion=criterion).values_list(
-                "outputs", flat=True
-            ):
-                if set(ids) <= output_ids:
-                    seen.update(ids)
+        seen = protocol.judged_outputs(protocol.model.objects.filter(**mine, criterion=criterion), output_ids)
         if not output_ids <= seen:
             return False
     return True

@@ -10,6 +10,7 @@ import secrets
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from annotations import protocols
 from annotations.models import Campaign, Dataset, ErrorSpan, System
 from annotations.services.units import campaign_units_plan
 
@@ -18,7 +19,6 @@ _SCALE_RE = re.compile(rf"^\s*({_NUMBER})\s*(?:-|\.\.|:|,|\s+to\s+)\s*({_NUMBER}
 CRITERION_MAX_CHARS = 100
 QUESTION_MAX_CHARS = 1000
 LABEL_MAX_CHARS = 100
-ESA_SCALE = (0.0, 100.0)
 MAX_TIMEOUT_MINUTES = 7 * 24 * 60
 
 
@@ -117,7 +117,7 @@ def _criteria_config_clean(config, criteria: list[str], protocol: str) -> list[d
                 raise ValidationError({"criteria_config": f"{entry['name']}: {key} must be text of at most {limit} characters."})
             item[key] = value.strip()
         if "scale_min" in entry or "scale_max" in entry:
-            if protocol in (Campaign.Protocol.PAIRWISE, Campaign.Protocol.BWS):
+            if not protocols.get(protocol).has_scale:
                 raise ValidationError({"criteria_config": f"{entry['name']}: a {protocol} campaign has no rating scale."})
             low, high = _finite(entry.get("scale_min"), "criteria_config"), _finite(entry.get("scale_max"), "criteria_config")
             if (low is None) != (high is None) or (low is not None and not low < high):
@@ -132,13 +132,13 @@ def _criteria_config_clean(config, criteria: list[str], protocol: str) -> list[d
 
 
 def _widgets_check(campaign: Campaign) -> None:
-    if campaign.protocol in (Campaign.Protocol.PAIRWISE, Campaign.Protocol.BWS):
+    protocol = protocols.of(campaign)
+    if not protocol.has_scale:
         return
     for config in campaign.criteria_configs():
         low, high, widget = config["scale_min"], config["scale_max"], config["widget"]
         name = config["name"]
-        if campaign.protocol == Campaign.Protocol.LIKERT and low is None:
-            raise ValidationError({"scale_min": f"{name}: a Likert / direct-assessment criterion needs a scale, e.g. 1-5 or 0-100."})
+        protocol.criterion_scale_check(name, low, high)
         if widget in (Campaign.Widget.RADIO, Campaign.Widget.SLIDER) and low is None:
             raise ValidationError({"criteria_config": f"{name}: buttons and sliders need a bounded scale."})
         if widget == Campaign.Widget.RADIO and not (
@@ -182,9 +182,9 @@ def campaign_create(
     name = (name or "").strip()
     if not name:
         raise ValidationError({"name": "A campaign needs a name."})
-    if protocol not in Campaign.Protocol.values:
+    if protocol not in protocols.names():
         raise ValidationError(
-            {"protocol": f"Unknown protocol {protocol!r}; expected one of {', '.join(Campaign.Protocol.values)}."}
+            {"protocol": f"Unknown protocol {protocol!r}; expected one of {', '.join(protocols.names())}."}
         )
     criteria = _clean_criteria(criteria)
     scale_min, scale_max = _finite(scale_min, "scale_min"), _finite(scale_max, "scale_max")
@@ -193,25 +193,12 @@ def campaign_create(
         raise ValidationError({"scale_min": "Give both ends of the scale or neither."})
     if scale_min is not None and not scale_min < scale_max:
         raise ValidationError({"scale_min": "The minimum of the scale must be below its maximum."})
-    if protocol == Campaign.Protocol.ESA and scale_min is None:
-        scale_min, scale_max = ESA_SCALE
-    if protocol in (Campaign.Protocol.PAIRWISE, Campaign.Protocol.BWS) and scale_min is not None:
-        raise ValidationError({"scale_min": f"A {protocol} campaign has no rating scale."})
-    if protocol == Campaign.Protocol.RANKME:
-        if anchor_value is None:
-            anchor_value = 100.0
-        if anchor_value <= 0:
-            raise ValidationError({"anchor_value": "RankME magnitudes are positive: the anchor must be above 0."})
     if isinstance(redundancy, bool) or not isinstance(redundancy, int) or redundancy < 1:
         raise ValidationError({"redundancy": "Redundancy must be a whole number of at least 1."})
-    if tuple_size is None:
-        tuple_size = 3 if protocol == Campaign.Protocol.RANKME else 4
-    if isinstance(tuple_size, bool) or not isinstance(tuple_size, int) or tuple_size < 2:
-        raise ValidationError({"tuple_size": "A best-worst tuple holds at least 2 outputs."})
-    if protocol == Campaign.Protocol.RANKME and not 3 <= tuple_size <= 5:
-        raise ValidationError({"tuple_size": "RankME shows 3 to 5 outputs side by side."})
-    if tuple_size > 20:
-        raise ValidationError({"tuple_size": "At most 20 outputs on one screen."})
+    found = protocols.get(protocol).settings_check(scale=(scale_min, scale_max), anchor_value=anchor_value,
+                                                   tuple_size=tuple_size)
+    scale_min, scale_max = found["scale_min"], found["scale_max"]
+    anchor_value, tuple_size = found["anchor_value"], found["tuple_size"]
     units_per_batch = _whole(units_per_batch, "units_per_batch", 1, 10_000)
     pair_rounds = _whole(pair_rounds, "pair_rounds", 0, 1_000)
     assignment_timeout_minutes = _whole(assignment_timeout_minutes, "assignment_timeout_minutes", 1,
@@ -221,7 +208,7 @@ def campaign_create(
         severities = list(dict.fromkeys(severities))
         if any(s not in ErrorSpan.Severity.values for s in severities):
             raise ValidationError({"severities": f"Severities are {', '.join(ErrorSpan.Severity.values)}."})
-    severities = severities or (["minor", "major"] if protocol == Campaign.Protocol.ESA else [])
+    severities = severities or list(protocols.get(protocol).default_severities)
     if seed is None:
         seed = secrets.randbits(62)
     seed = _whole(seed, "seed", 0, 2**62)

@@ -12,7 +12,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
-from annotations import selectors
+from annotations import protocols, selectors
 from annotations.apis.projects import NO_SUCH_ACCOUNT, addable_user
 from annotations.forms import CampaignForm, CriterionFormSet, MemberAddForm
 from annotations.models import Campaign, Membership, Output
@@ -73,7 +73,7 @@ def campaign_judgements(request: HttpRequest, pk: int) -> HttpResponse:
         row.span_chips = []
         if hasattr(row, "score"):
             row.answer = f"{row.score:g}" + (f" (rank {row.rank})" if getattr(row, "rank", None) else "")
-            if campaign.protocol == Campaign.Protocol.ESA:
+            if protocols.of(campaign).has_spans:
                 row.span_chips = [f"missing, {s.severity}" if s.missing else f"{s.start}-{s.end} {s.severity}"
                                   for s in row.spans.all()]
         elif hasattr(row, "winner"):
@@ -97,12 +97,12 @@ def _preview_payload(*, campaign: Campaign, dataset, system_ids: list[int]) -> d
         return None
     item = first.item
     mine = list(outputs.filter(item=item))
-    size = {"likert": 1, "esa": 1, "pairwise": 2}.get(campaign.protocol, campaign.tuple_size or 4)
+    size = protocols.of(campaign).outputs_per_unit(campaign)
     chosen = mine[:size]
     random.shuffle(chosen)
     references = list(item.references.order_by("position").values("position", "text"))
     anchor = None
-    if campaign.protocol == Campaign.Protocol.RANKME and campaign.anchor_value and references:
+    if protocols.of(campaign).shows_anchor and campaign.anchor_value and references:
         anchor = {"text": references[0]["text"], "value": campaign.anchor_value}
     return {
         "id": 0, "shown_order": [o.pk for o in chosen], "anchor": anchor, "draft": {},
@@ -120,7 +120,7 @@ def _preview_payload(*, campaign: Campaign, dataset, system_ids: list[int]) -> d
 def _campaign_fields(form: CampaignForm, criteria: list[dict]) -> dict:
     data = form.cleaned_data
     protocol = data["protocol"]
-    rated = protocol not in (Campaign.Protocol.PAIRWISE, Campaign.Protocol.BWS)
+    rated = protocols.get(protocol).has_scale
     first = criteria[0] if criteria else {}
     fields = {
         "name": data["name"], "protocol": protocol, "criteria": [c["name"] for c in criteria],
@@ -136,10 +136,10 @@ def _campaign_fields(form: CampaignForm, criteria: list[dict]) -> dict:
     }
     if rated and first.get("scale_min") is not None and first.get("scale_max") is not None:
         fields["scale_min"], fields["scale_max"] = first["scale_min"], first["scale_max"]
-    if protocol == Campaign.Protocol.RANKME:
+    if protocols.get(protocol).shows_anchor:
         fields["anchor_value"] = data.get("anchor_value")
-    if protocol == Campaign.Protocol.ESA:
-        fields["severities"] = data.get("severities") or ["minor", "major"]
+    if protocols.get(protocol).has_spans:
+        fields["severities"] = data.get("severities") or list(protocols.get(protocol).default_severities)
     return fields
 
 
