@@ -1,0 +1,113 @@
+"""Projects and their members; datasets: items, references, systems and outputs."""
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from annotations.models.base import TimeStampedModel
+
+
+class Project(TimeStampedModel):
+    name = models.CharField(max_length=200, unique=True)
+    description = models.TextField(blank=True)
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="Membership", related_name="projects"
+    )
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Membership(TimeStampedModel):
+    class Role(models.TextChoices):
+        OWNER = "owner", "Owner"
+        RESEARCHER = "researcher", "Researcher"
+        ANNOTATOR = "annotator", "Annotator"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=20, choices=Role.choices)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "user"], name="membership_unique_user"),
+            models.CheckConstraint(
+                condition=Q(role__in=["owner", "researcher", "annotator"]), name="membership_role_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} ({self.role}) in {self.project}"
+
+
+class Dataset(TimeStampedModel):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="datasets")
+    # Globally unique: the public commands name datasets without their project.
+    name = models.CharField(max_length=200, unique=True)
+    description = models.TextField(blank=True)
+    # Digest of the last imported file: re-importing the same file is a no-op.
+    source_sha256 = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Item(TimeStampedModel):
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="items")
+    external_id = models.CharField(max_length=200)
+    position = models.PositiveIntegerField(default=0)
+    source = models.TextField(blank=True)
+    # Structured input, e.g. [[subject, predicate, object], ...] for data-to-text.
+    data = models.JSONField(default=list, blank=True)
+    meta = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["dataset", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "external_id"], name="item_unique_external_id"),
+        ]
+        # Pages of a dataset in order without sorting it. (The search's trigram
+        # indexes are PostgreSQL-only: migration 0003_search_indexes.)
+        indexes = [models.Index(fields=["dataset", "position", "id"], name="item_dataset_position")]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class Reference(TimeStampedModel):
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="references")
+    position = models.PositiveSmallIntegerField()
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["item", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "position"], name="reference_unique_position"),
+        ]
+
+
+class System(TimeStampedModel):
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="systems")
+    name = models.CharField(max_length=200)
+
+    class Meta:
+        ordering = ["dataset", "name"]
+        constraints = [models.UniqueConstraint(fields=["dataset", "name"], name="system_unique_name")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Output(TimeStampedModel):
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="outputs")
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="outputs")
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["item", "system__name"]
+        constraints = [models.UniqueConstraint(fields=["item", "system"], name="output_unique_system")]
