@@ -1,6 +1,7 @@
 """HTML forms. Validation of file contents belongs to the importer, not here."""
 from django import forms
 
+from annotations import protocols
 from annotations.models import Campaign, Dataset, Membership, Project, System
 
 
@@ -43,7 +44,7 @@ class CampaignForm(forms.Form):
 
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.none(), empty_label=None)
     name = forms.CharField(max_length=200)
-    protocol = forms.ChoiceField(choices=Campaign.Protocol.choices, initial=Campaign.Protocol.LIKERT)
+    protocol = forms.ChoiceField(choices=lambda: protocols.choices(), initial="likert")
     systems = forms.ModelMultipleChoiceField(
         queryset=System.objects.none(), required=False, widget=forms.CheckboxSelectMultiple,
         help_text="None ticked: all systems of the dataset.",

@@ -19,6 +19,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from annotations import protocols
 from annotations.analysis import spans as sp
 from annotations.analysis.metric_scores import extras_by_output, latest_done_runs
 from annotations.analysis.pages import _filter_outputs, cached, item_url, stamp
@@ -92,9 +93,9 @@ def _errors(text: str, extra: dict) -> tuple[list[dict], list[dict], np.ndarray]
 
 def _esa_campaigns(campaign: Campaign) -> list[Campaign]:
     """This campaign if it is ESA, else every ESA campaign on the same dataset."""
-    if campaign.protocol == Campaign.Protocol.ESA:
+    if protocols.of(campaign).has_spans:
         return [campaign]
-    return list(Campaign.objects.filter(dataset=campaign.dataset, protocol=Campaign.Protocol.ESA).order_by("pk"))
+    return [c for c in Campaign.objects.filter(dataset=campaign.dataset).order_by("pk") if protocols.of(c).has_spans]
 
 
 def _human_spans(campaigns: list[Campaign], output_ids: set[int], annotators: str) -> dict[int, list[dict]]:

@@ -114,6 +114,13 @@ class Protocol:
     has_spans: bool = False
     shows_anchor: bool = False
 
+    # The REST endpoint that lists and takes this protocol's judgements one by one.
+    api_path: str = ""
+
+    def settings_summary(self, campaign) -> list[tuple[str, str]]:
+        """(label, value) rows the campaign page shows for this protocol's own settings."""
+        return []
+
     def outputs_per_unit(self, campaign) -> int:
         """How many outputs one screen shows (the set-up preview builds a unit this size)."""
         return 1 if self.per_output else campaign.tuple_size or 4

@@ -61,6 +61,11 @@ class BestWorst(Protocol):
     template = "annotate/protocols/bws.html"
     script = "js/protocols/bws.js"
 
+    api_path = "/api/judgements/bestworst/"
+
+    def settings_summary(self, campaign) -> list[tuple[str, str]]:
+        return [("Tuple size", str(campaign.tuple_size))]
+
     def plan_item(self, campaign, item_index: int, outputs: list[tuple[int, int]],
                   rng: random.Random) -> Iterator[list[tuple[int, int]]]:
         yield from balanced_tuples(outputs, max(2, campaign.tuple_size), rng)

@@ -15,5 +15,9 @@ class Esa(Protocol):
     agreement = AgreementSpec(level="interval", variant=RAW, unit="output", value="0-100 score")
     default_scale = (0.0, 100.0)
     default_severities = ("minor", "major")
+    api_path = "/api/judgements/spans/"
+
+    def settings_summary(self, campaign) -> list[tuple[str, str]]:
+        return [("Severities", ", ".join(campaign.severities or self.default_severities))]
     template = "annotate/protocols/esa.html"
     script = "js/protocols/esa.js"

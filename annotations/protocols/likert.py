@@ -15,5 +15,6 @@ class Likert(Protocol):
     # z-scores) everywhere else, so agreement treats them the same way.
     agreement = AgreementSpec(level="interval", variant=RAW, unit="output", value="score")
     scale_required = True
+    api_path = "/api/judgements/ratings/"
     template = "annotate/protocols/likert.html"
     script = "js/protocols/likert.js"

@@ -59,6 +59,13 @@ class Pairwise(Protocol):
             for i, j in rounds[(item_index * campaign.pair_rounds + r) % len(rounds)]:
                 yield [by_system[i], by_system[j]]
 
+    api_path = "/api/judgements/pairwise/"
+
+    def settings_summary(self, campaign) -> list[tuple[str, str]]:
+        rounds = campaign.pair_rounds
+        return [("Pairs", f"{rounds} balanced round{'s' if rounds != 1 else ''} per item" if rounds
+                 else "every pair of outputs")]
+
     def outputs_per_unit(self, campaign) -> int:
         return 2
 

@@ -39,6 +39,11 @@ class RankMe(Protocol):
     template = "annotate/protocols/rankme.html"
     script = "js/protocols/rankme.js"
     default_tuple_size = 3
+    api_path = "/api/judgements/ratings/"
+
+    def settings_summary(self, campaign) -> list[tuple[str, str]]:
+        anchor = "none" if campaign.anchor_value is None else f"{campaign.anchor_value:g}"
+        return [("RankME", f"anchor {anchor}, {campaign.tuple_size} outputs per screen")]
     # The page shows the anchor output with this magnitude next to the outputs.
     shows_anchor = True
 

@@ -37,3 +37,8 @@ def of(campaign) -> Protocol:
 
 def names() -> list[str]:
     return list(PROTOCOLS)
+
+
+def choices() -> list[tuple[str, str]]:
+    """(name, label) of every protocol, for forms."""
+    return [(p.name, p.label) for p in PROTOCOLS.values()]

@@ -29,14 +29,14 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = get_object_or_404(selectors.campaign_list(user=request.user).prefetch_related("systems"), pk=pk)
     if not selectors.is_project_staff(user=request.user, project=campaign.project):
         return redirect("annotate-campaign", pk=campaign.pk)
-    api = {"likert": "ratings", "rankme": "ratings", "pairwise": "pairwise", "bws": "bestworst", "esa": "spans"}
     return render(request, "campaigns/detail.html", {
         "campaign": campaign,
         "project": campaign.project,
         "criteria": campaign.criteria_configs(),
         "systems": sorted(s.name for s in campaign.systems.all()),
         "dashboard": selectors.campaign_dashboard(campaign=campaign),
-        "api_url": f"/api/judgements/{api[campaign.protocol]}/?campaign={campaign.pk}",
+        "protocol_settings": protocols.of(campaign).settings_summary(campaign),
+        "api_url": f"{protocols.of(campaign).api_path}?campaign={campaign.pk}",
     })
 
 
