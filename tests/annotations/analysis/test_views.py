@@ -184,3 +184,24 @@ def test_error_severity_overlap_with_esa_spans(client, likert, tmp_path):
     assert any(s["severity"] == "major" for s in row["human"][0]["segments"])
     assert _json.dumps(row)  # serialisable for the template / CSV
     assert Output.objects.filter(pk=output.pk).exists()
+
+
+def test_item_detail_leaves_out_excluded_annotators(client, likert):
+    """The disagreement page's item detail reads through the one reader: an annotator excluded by
+    quality control is not shown under "included annotators", and is shown under "all"."""
+    from annotations.models import Annotator
+    from annotations.quality.services.decisions import annotator_decide
+
+    researcher = UserFactory()
+    MembershipFactory(project=likert.dataset.project, user=researcher, role=Membership.Role.RESEARCHER)
+    annotator_decide(campaign=likert, annotator=Annotator.objects.get(name="ann2"), included=False,
+                     reason="failed the controls", user=researcher)
+    cache.clear()
+    client.force_login(researcher)
+
+    def shown(annotators):
+        data = client.get(reverse("analysis-disagreement", args=[likert.pk]), {"annotators": annotators}).context["data"]
+        return {len(o["judgements"]) for item in data["items"] for o in item["outputs"]}
+
+    assert shown("included") == {2}  # ann1 and ann3: each output was rated by all three
+    assert shown("all") == {3}
