@@ -59,6 +59,7 @@ class BestWorst(Protocol):
                               value="best (1), worst (-1) or neither (0)")
     template = "annotate/protocols/bws.html"
     script = "js/protocols/bws.js"
+    shortcuts = "annotate/protocols/bws_keys.html"
 
     def plan_item(self, campaign, item_index: int, outputs: list[tuple[int, int]],
                   rng: random.Random) -> Iterator[list[tuple[int, int]]]:

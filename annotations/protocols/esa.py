@@ -15,3 +15,4 @@ class Esa(Protocol):
     agreement = AgreementSpec(level="interval", variant=RAW, unit="output", value="0-100 score")
     template = "annotate/protocols/esa.html"
     script = "js/protocols/esa.js"
+    shortcuts = "annotate/protocols/esa_keys.html"

@@ -16,3 +16,4 @@ class Likert(Protocol):
     agreement = AgreementSpec(level="interval", variant=RAW, unit="output", value="score")
     template = "annotate/protocols/likert.html"
     script = "js/protocols/likert.js"
+    shortcuts = "annotate/protocols/likert_keys.html"

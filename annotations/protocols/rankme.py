@@ -38,6 +38,7 @@ class RankMe(Protocol):
     agreement = AgreementSpec(level="interval", variant=Z, unit="output", value="magnitude")
     template = "annotate/protocols/rankme.html"
     script = "js/protocols/rankme.js"
+    shortcuts = "annotate/protocols/rankme_keys.html"
 
     def plan_item(self, campaign, item_index: int, outputs: list[tuple[int, int]],
                   rng: random.Random) -> Iterator[list[tuple[int, int]]]:
