@@ -101,6 +101,9 @@ class Protocol:
     agreement: AgreementSpec
     template: str = ""  # the unit's template partial
     script: str = ""  # its JS module under static/
+    shortcuts: str = ""  # its lines of the keyboard-shortcuts panel (a template partial)
+    # How the page names the outputs of a unit, by position ("AB": A and B); "" numbers them 1, 2, ...
+    output_labels: str = ""
 
     # ---- campaign settings ----------------------------------------------------------------
     # Whether judgements are on a rating scale at all, whether a campaign must name one, and

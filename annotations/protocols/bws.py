@@ -60,6 +60,7 @@ class BestWorst(Protocol):
                               value="best (1), worst (-1) or neither (0)")
     template = "annotate/protocols/bws.html"
     script = "js/protocols/bws.js"
+    shortcuts = "annotate/protocols/bws_keys.html"
 
     api_path = "/api/judgements/bestworst/"
 

@@ -21,3 +21,4 @@ class Esa(Protocol):
         return [("Severities", ", ".join(campaign.severities or self.default_severities))]
     template = "annotate/protocols/esa.html"
     script = "js/protocols/esa.js"
+    shortcuts = "annotate/protocols/esa_keys.html"

@@ -18,3 +18,4 @@ class Likert(Protocol):
     api_path = "/api/judgements/ratings/"
     template = "annotate/protocols/likert.html"
     script = "js/protocols/likert.js"
+    shortcuts = "annotate/protocols/likert_keys.html"

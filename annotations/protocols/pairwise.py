@@ -43,6 +43,8 @@ class Pairwise(Protocol):
     agreement = AgreementSpec(level="nominal", variant=RAW, unit="pair of outputs", value="winner (a, b, tie)")
     template = "annotate/protocols/pairwise.html"
     script = "js/protocols/pairwise.js"
+    shortcuts = "annotate/protocols/pairwise_keys.html"
+    output_labels = "AB"
 
     def plan_item(self, campaign, item_index: int, outputs: list[tuple[int, int]],
                   rng: random.Random) -> Iterator[list[tuple[int, int]]]:

@@ -38,14 +38,15 @@ class RankMe(Protocol):
     agreement = AgreementSpec(level="interval", variant=Z, unit="output", value="magnitude")
     template = "annotate/protocols/rankme.html"
     script = "js/protocols/rankme.js"
+    shortcuts = "annotate/protocols/rankme_keys.html"
     default_tuple_size = 3
     api_path = "/api/judgements/ratings/"
+    # The page shows the anchor output with this magnitude next to the outputs.
+    shows_anchor = True
 
     def settings_summary(self, campaign) -> list[tuple[str, str]]:
         anchor = "none" if campaign.anchor_value is None else f"{campaign.anchor_value:g}"
         return [("RankME", f"anchor {anchor}, {campaign.tuple_size} outputs per screen")]
-    # The page shows the anchor output with this magnitude next to the outputs.
-    shows_anchor = True
 
     def settings_check(self, *, scale: tuple, anchor_value: float | None, tuple_size: int | None) -> dict:
         from django.core.exceptions import ValidationError

@@ -20,7 +20,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotations import selectors
+from annotations import protocols, selectors
 from annotations.models import Assignment, Campaign, JudgementBase, Unit
 from annotations.quality.services import completion_code_at_batch_end
 from annotations.services.assignments import assignment_draft_save, assignment_next, assignment_release
@@ -42,7 +42,9 @@ def campaign_progress(*, campaign: Campaign) -> dict:
 
 
 def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) -> dict:
-    """What `annotate/_unit.html` needs, for the work page and the set-up preview alike."""
+    """What `annotate/_unit.html` needs, for the work page and the set-up preview alike;
+    `protocol` names the protocol's template partial and script."""
+    protocol = protocols.of(campaign)
     settings = selectors.campaign_settings(campaign=campaign)
     criteria = settings["criteria"]
     for index, criterion in enumerate(criteria):
@@ -54,12 +56,12 @@ def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) ->
             ]
     outputs = payload["item"]["outputs"]
     for position, output in enumerate(outputs):
-        output["label"] = "AB"[position] if campaign.protocol == Campaign.Protocol.PAIRWISE else str(position + 1)
+        output["label"] = protocol.output_labels[position] if protocol.output_labels else str(position + 1)
     data = payload["item"]["data"]
     triples = data if isinstance(data, list) and data and all(
         isinstance(row, (list, tuple)) and len(row) == 3 for row in data) else None
     config = {
-        "protocol": campaign.protocol,
+        "protocol": protocol.name,
         "assignment": payload["id"],
         "shown_order": payload["shown_order"],
         "outputs": [{"id": o["id"], "text": o["text"]} for o in outputs],
@@ -76,6 +78,7 @@ def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) ->
         )
     return {
         "campaign": campaign,
+        "protocol": protocol,
         "settings": settings,
         "criteria": criteria,
         "payload": payload,

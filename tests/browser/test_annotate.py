@@ -261,3 +261,32 @@ def test_a_phone_sized_page_has_no_horizontal_scroll(browser, live_server, world
         page.locator("body[data-unit-ready='1']").wait_for()  # a selector: polling a JS string needs eval, which the CSP forbids
         assert page.evaluate("document.documentElement.scrollWidth") <= 390, protocol
     context.close()
+
+
+def test_the_set_up_preview_runs_the_previewed_protocols_script(page, live_server):
+    from django.core.management import call_command
+
+    call_command("load_demo", verbosity=0, stdout=open("/dev/null", "w"))
+    log_in(page, "demo", "demo")
+    project = Membership.objects.filter(user__username="demo").first().project
+    page.goto(f"/projects/{project.pk}/campaigns/new/")
+    page.select_option("#id_protocol", "esa")
+    page.fill("#id_name", "Previewed ESA")
+    page.get_by_role("button", name="Preview as an annotator").click()
+    page.locator("body[data-unit-ready='1']").wait_for()  # esa.js registered and started
+    page.locator("#esa-text").focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("2")  # a major error on the second word
+    assert page.locator("#span-list li").count() == 1
+    page.locator("fieldset[data-row] .scale-point").last.click()  # the form's default criterion: 1-5 buttons
+    page.get_by_role("button", name="Try submitting (preview)").click()
+    assert "Preview: 1 answer(s) would be stored" in page.locator("#unit-status").inner_text()
+
+
+def test_a_protocol_script_that_does_not_load_is_reported(page, world):
+    log_in(page, "ann", "pw-123456")
+    page.route("**/static/js/protocols/**", lambda route: route.abort())
+    page.goto(f"/annotate/campaigns/{world['likert'].pk}/")
+    page.locator("#unit-errors").wait_for(state="visible")
+    assert "did not load" in page.locator("#unit-errors").inner_text()
+    assert page.locator("body[data-unit-ready='1']").count() == 0

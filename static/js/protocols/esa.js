@@ -1,0 +1,238 @@
+// Error span annotation (ESA): mark error spans in the output (mouse or keyboard), then a 0-100
+// score (annotate/protocols/esa.html). Spans are kept in code points, as the server stores them,
+// and travel in the draft; a low score with no span is warned about once before sending.
+(function () {
+  "use strict";
+  var unit = null;
+  var esaText = null;
+  var chars = [];
+  var tokens = []; // word tokens: {start, end} in code points
+  var spans = []; // {start, end, severity, missing}
+  var cursor = 0, anchor = null; // keyboard selection over tokens
+  var selection = null; // {start, end} pending selection, code points
+  var selectedSpan = -1;
+  var warned = false;
+
+  function say(text) { unit.say(text); }
+  function spanText(span) {
+    return span.missing ? "[missing content]" : chars.slice(span.start, span.end).join("");
+  }
+  function render() {
+    if (!esaText) return;
+    var cuts = {0: true};
+    cuts[chars.length] = true;
+    tokens.forEach(function (t) { cuts[t.start] = true; cuts[t.end] = true; });
+    spans.forEach(function (s) { if (!s.missing) { cuts[s.start] = true; cuts[s.end] = true; } });
+    if (selection) { cuts[selection.start] = true; cuts[selection.end] = true; }
+    var points = Object.keys(cuts).map(Number).sort(function (a, b) { return a - b; });
+    esaText.textContent = "";
+    var cursorToken = tokens[cursor];
+    for (var i = 0; i + 1 < points.length; i++) {
+      var s = points[i], e = points[i + 1];
+      var piece = document.createElement("span");
+      piece.textContent = chars.slice(s, e).join("");
+      piece.dataset.s = s;
+      piece.dataset.e = e;
+      var covering = -1;
+      spans.forEach(function (span, index) {
+        if (!span.missing && span.start <= s && e <= span.end) covering = index;
+      });
+      if (covering >= 0) {
+        piece.className = "err sev-" + spans[covering].severity + (covering === selectedSpan ? " picked" : "");
+        piece.dataset.span = covering;
+        piece.title = spans[covering].severity + " error";
+      }
+      if (selection && selection.start <= s && e <= selection.end) piece.classList.add("selecting");
+      if (cursorToken && cursorToken.start <= s && e <= cursorToken.end) piece.classList.add("cursor");
+      esaText.appendChild(piece);
+    }
+    renderSpanList();
+  }
+  function renderSpanList() {
+    var list = document.getElementById("span-list");
+    var count = document.getElementById("span-count");
+    if (!list) return;
+    list.textContent = "";
+    if (count) count.textContent = String(spans.length);
+    spans.forEach(function (span, index) {
+      var li = document.createElement("li");
+      li.className = "span-row sev-" + span.severity + (index === selectedSpan ? " picked" : "");
+      var quote = document.createElement("q");
+      quote.textContent = spanText(span);
+      li.appendChild(quote);
+      var select = document.createElement("select");
+      select.setAttribute("aria-label", "Severity of error " + (index + 1));
+      unit.config.severities.forEach(function (severity) {
+        var option = document.createElement("option");
+        option.value = severity;
+        option.textContent = severity;
+        option.selected = severity === span.severity;
+        select.appendChild(option);
+      });
+      select.addEventListener("change", function () { span.severity = select.value; render(); unit.changed(); });
+      li.appendChild(select);
+      var remove = document.createElement("button");
+      remove.type = "button";
+      remove.className = "btn btn-small btn-quiet";
+      remove.textContent = "Remove";
+      remove.setAttribute("aria-label", "Remove error " + (index + 1));
+      remove.addEventListener("click", function () { removeSpan(index); });
+      li.appendChild(remove);
+      list.appendChild(li);
+    });
+  }
+  function removeSpan(index) {
+    spans.splice(index, 1);
+    selectedSpan = -1;
+    render();
+    unit.changed();
+    say("Error removed.");
+  }
+  function keyboardSelection() {
+    if (!tokens.length) return null;
+    var a = anchor === null ? cursor : anchor;
+    var lo = Math.min(a, cursor), hi = Math.max(a, cursor);
+    return {start: tokens[lo].start, end: tokens[hi].end};
+  }
+  function mark(severity) {
+    var range = selection || keyboardSelection();
+    if (!range || range.start >= range.end) { say("Select some text first."); return; }
+    // A new span replaces the parts of older spans it overlaps.
+    spans = spans.filter(function (s) { return s.missing || s.end <= range.start || s.start >= range.end; });
+    spans.push({start: range.start, end: range.end, severity: severity, missing: false});
+    spans.sort(function (x, y) { return (x.missing ? 1e12 : x.start) - (y.missing ? 1e12 : y.start); });
+    selection = null;
+    anchor = null;
+    selectedSpan = -1;
+    window.getSelection().removeAllRanges();
+    render();
+    unit.changed();
+    say("Marked a " + severity + " error.");
+  }
+  function addMissing() {
+    var severities = unit.config.severities;
+    spans.push({start: null, end: null, severity: severities[0], missing: true});
+    render();
+    unit.changed();
+    say("Added a missing-content marker (" + severities[0] + "); change its severity in the list.");
+  }
+  function offsetIn(node, offset) {
+    var element = node.nodeType === 3 ? node.parentNode : node;
+    if (!element || !element.dataset || element.dataset.s === undefined) return null;
+    var within = node.nodeType === 3 ? Array.from(node.textContent.slice(0, offset)).length : 0;
+    return Number(element.dataset.s) + within;
+  }
+  function onMouseUp() {
+    var sel = window.getSelection();
+    if (!sel || sel.rangeCount === 0) return;
+    if (sel.isCollapsed) {
+      var target = sel.anchorNode && sel.anchorNode.parentNode;
+      selection = null;
+      if (target && target.dataset && target.dataset.span !== undefined) {
+        selectedSpan = Number(target.dataset.span);
+        say("Selected error " + (selectedSpan + 1) + ": change its severity or remove it below.");
+      }
+      render();
+      return;
+    }
+    var a = offsetIn(sel.anchorNode, sel.anchorOffset), b = offsetIn(sel.focusNode, sel.focusOffset);
+    if (a === null || b === null) return;
+    var start = Math.min(a, b), end = Math.max(a, b);
+    while (start < end && /\s/.test(chars[start])) start++;
+    while (end > start && /\s/.test(chars[end - 1])) end--;
+    if (start >= end) return;
+    selection = {start: start, end: end};
+    say("Selected “" + chars.slice(start, end).join("") + "”: choose a severity.");
+    render();
+  }
+
+  window.Annotate.register("esa", {
+    init: function (shared) {
+      unit = shared;
+      esaText = document.getElementById("esa-text");
+      if (!esaText) return;
+      chars = Array.from(unit.config.outputs[0].text);
+      var re = /\S+/gu, text = chars.join(""), match;
+      // Word tokens in code points (regex indices are UTF-16 units: convert).
+      while ((match = re.exec(text)) !== null) {
+        var start = Array.from(text.slice(0, match.index)).length;
+        tokens.push({start: start, end: start + Array.from(match[0]).length});
+      }
+      esaText.addEventListener("mouseup", onMouseUp);
+      unit.root.querySelectorAll("[data-severity]").forEach(function (button) {
+        button.addEventListener("mousedown", function (event) { event.preventDefault(); });
+        button.addEventListener("click", function () { mark(button.dataset.severity); });
+      });
+      var missingButton = document.getElementById("esa-missing");
+      if (missingButton) missingButton.addEventListener("click", addMissing);
+    },
+    collect: function (shared) {
+      return shared.scores(function (answer) {
+        answer.spans = spans.map(function (s) {
+          return s.missing ? {missing: true, severity: s.severity} : {start: s.start, end: s.end, severity: s.severity};
+        });
+      });
+    },
+    // A score below 66 ("flawed" or worse) with no error marked: warn once, send on the next try.
+    check: function (result) {
+      if (!warned && !spans.length && result.judgements.some(function (j) { return j.score < 66; })) {
+        var warning = document.getElementById("esa-warning");
+        if (warning) warning.hidden = false;
+        warned = true;
+        return false;
+      }
+      return true;
+    },
+    changed: function () {
+      warned = false;
+      var warning = document.getElementById("esa-warning");
+      if (warning) warning.hidden = true;
+    },
+    // The keys work on the text (no question rows): arrows move a word cursor, Shift extends the
+    // selection, 1-n mark a severity, M a missing-content marker, Del removes, S goes to the score.
+    keydown: function (event) {
+      var key = event.key;
+      var target = event.target;
+      if (target && target.tagName === "INPUT" && target.type === "range" && /^Arrow/.test(key)) return false;
+      if (key === "ArrowRight" || key === "ArrowLeft") {
+        if (!tokens.length) return false;
+        if (event.shiftKey) { if (anchor === null) anchor = cursor; } else { anchor = null; }
+        cursor = Math.max(0, Math.min(tokens.length - 1, cursor + (key === "ArrowRight" ? 1 : -1)));
+        selection = event.shiftKey ? keyboardSelection() : null;
+        render();
+        say(event.shiftKey ? "Selected “" + chars.slice(selection.start, selection.end).join("") + "”"
+          : "At “" + chars.slice(tokens[cursor].start, tokens[cursor].end).join("") + "”");
+        return true;
+      }
+      var severities = unit.config.severities;
+      var digit = Number(key);
+      if (digit >= 1 && digit <= severities.length) { mark(severities[digit - 1]); return true; }
+      if (key === "m" || key === "M") { addMissing(); return true; }
+      if (key === "Delete" || key === "Backspace") {
+        var index = selectedSpan;
+        if (index < 0 && tokens[cursor]) {
+          var t = tokens[cursor];
+          index = spans.findIndex(function (s) { return !s.missing && s.start < t.end && t.start < s.end; });
+        }
+        if (index >= 0) removeSpan(index);
+        return true;
+      }
+      if (key === "s" || key === "S") {
+        var slider = unit.form.querySelector("input[type=range]");
+        if (slider) slider.focus();
+        return true;
+      }
+      return false;
+    },
+    snapshot: function (draft) { draft.spans = spans; },
+    restore: function (draft) {
+      spans = Array.isArray(draft.spans) ? draft.spans.filter(function (s) {
+        return s && (s.missing || (s.start >= 0 && s.end <= chars.length && s.start < s.end));
+      }) : [];
+    },
+    ready: function () {
+      render();
+      if (esaText) esaText.focus({preventScroll: true});
+    }
+  });
+})();

@@ -1,0 +1,74 @@
+"""Each protocol's part of the page is its own template partial, shortcuts partial and script:
+the files exist for every registered protocol, and the work page and the set-up preview load
+annotate.js plus that protocol's script only."""
+import re
+from pathlib import Path
+
+import pytest
+from django.contrib.staticfiles import finders
+from django.templatetags.static import static
+from django.urls import reverse
+
+from annotations import protocols
+from annotations.services.campaigns import campaign_create
+
+SCRIPT_SRC = re.compile(r'<script src="([^"]+)"')
+
+
+def _scripts(html: str) -> set[str]:
+    return set(SCRIPT_SRC.findall(html))
+
+
+def _expected(protocol) -> set[str]:
+    return {static("js/annotate.js"), static(protocol.script)}
+
+
+@pytest.mark.parametrize("name", protocols.names())
+def test_every_protocol_has_its_partials_and_a_script_that_registers_it(name):
+    from django.template.loader import get_template
+
+    protocol = protocols.get(name)
+    assert protocol.template.startswith("annotate/protocols/") and protocol.shortcuts
+    get_template(protocol.template)  # TemplateDoesNotExist / TemplateSyntaxError otherwise
+    get_template(protocol.shortcuts)
+    path = finders.find(protocol.script)
+    assert path, f"{protocol.script} is not in static/"
+    # The module registers under the protocol's own name: annotate.js starts the one named
+    # in the page's config (the campaign's protocol).
+    assert f'window.Annotate.register("{name}",' in Path(path).read_text()
+
+
+@pytest.mark.parametrize("name", protocols.names())
+def test_the_work_page_loads_annotate_js_and_its_protocol_script_only(client, annotator, dataset, name):
+    extra = {"likert": {"scale_min": 1, "scale_max": 5}, "rankme": {"tuple_size": 3},
+             "bws": {"tuple_size": 2}}.get(name, {})
+    campaign = campaign_create(dataset=dataset, name=f"C {name}", protocol=name, criteria=["quality"],
+                               redundancy=1, seed=3, **extra)
+    client.force_login(annotator)
+    html = client.get(reverse("annotate-campaign", args=[campaign.pk])).content.decode()
+    protocol = protocols.get(name)
+    mine = {s for s in _scripts(html) if "/js/annotate.js" in s or "/js/protocols/" in s}
+    assert mine == _expected(protocol)
+    assert f'class="unit unit-{name}"' in html and '"protocol": "' + name + '"' in html
+    if name == "pairwise":  # output_labels: the pair is A and B, tuples are numbered
+        assert "Output A" in html and "Output B" in html
+    elif name in ("rankme", "bws"):
+        assert "Output 1" in html and "Output A" not in html
+
+
+def test_the_set_up_preview_loads_the_previewed_protocols_script(client, researcher, project, dataset):
+    url = reverse("campaign-new", args=[project.pk])
+    client.force_login(researcher)
+    assert not {s for s in _scripts(client.get(url).content.decode()) if "/js/protocols/" in s}
+    data = {
+        "dataset": dataset.pk, "name": "Preview ESA", "protocol": "esa", "redundancy": 1,
+        "units_per_batch": 5, "show_source": "on", "pair_rounds": 0, "assignment_timeout_minutes": 30,
+        "instructions": "", "criteria-TOTAL_FORMS": 1, "criteria-INITIAL_FORMS": 0,
+        "criteria-MIN_NUM_FORMS": 1, "criteria-MAX_NUM_FORMS": 20,
+        "criteria-0-name": "quality", "criteria-0-scale_min": 0, "criteria-0-scale_max": 100,
+        "systems": [s.pk for s in dataset.systems.all()], "action": "preview",
+    }
+    html = client.post(url, data).content.decode()
+    assert 'id="esa-text"' in html
+    mine = {s for s in _scripts(html) if "/js/annotate.js" in s or "/js/protocols/" in s}
+    assert mine == _expected(protocols.get("esa"))
