@@ -117,6 +117,8 @@ class Protocol:
     has_spans: bool = False
     shows_anchor: bool = False
 
+    # The protocol's own fields of the campaign set-up form (shown only when it is chosen).
+    setup_fields: tuple[str, ...] = ()
     # The REST endpoint that lists and takes this protocol's judgements one by one.
     api_path: str = ""
 

@@ -63,6 +63,7 @@ class BestWorst(Protocol):
     shortcuts = "annotate/protocols/bws_keys.html"
 
     api_path = "/api/judgements/bestworst/"
+    setup_fields = ("tuple_size",)
 
     def settings_summary(self, campaign) -> list[tuple[str, str]]:
         return [("Tuple size", str(campaign.tuple_size))]

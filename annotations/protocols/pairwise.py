@@ -62,6 +62,7 @@ class Pairwise(Protocol):
                 yield [by_system[i], by_system[j]]
 
     api_path = "/api/judgements/pairwise/"
+    setup_fields = ("pair_rounds",)
 
     def settings_summary(self, campaign) -> list[tuple[str, str]]:
         rounds = campaign.pair_rounds

@@ -40,6 +40,7 @@ class RankMe(Protocol):
     script = "js/protocols/rankme.js"
     shortcuts = "annotate/protocols/rankme_keys.html"
     default_tuple_size = 3
+    setup_fields = ("anchor_value", "tuple_size")
     api_path = "/api/judgements/ratings/"
     # The page shows the anchor output with this magnitude next to the outputs.
     shows_anchor = True

@@ -39,6 +39,11 @@ def names() -> list[str]:
     return list(PROTOCOLS)
 
 
+def setup_fields() -> dict[str, list[str]]:
+    """Each protocol's own fields of the campaign set-up form (the page shows them for it alone)."""
+    return {p.name: list(p.setup_fields) for p in PROTOCOLS.values()}
+
+
 def choices() -> list[tuple[str, str]]:
     """(name, label) of every protocol, for forms."""
     return [(p.name, p.label) for p in PROTOCOLS.values()]

@@ -183,6 +183,7 @@ def campaign_new(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "campaigns/new.html", {
         "project": project, "form": form, "formset": formset, "preview": preview, "errors": errors,
         "system_datasets": {s.pk: s.dataset_id for s in form.fields["systems"].queryset},
+        "protocol_fields": protocols.setup_fields(),
     }, status=400 if errors else 200)
 
 

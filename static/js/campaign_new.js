@@ -13,11 +13,15 @@
   function protocolFields() {
     var protocol = document.getElementById("id_protocol");
     if (!protocol) return;
-    var p = protocol.value;
-    var show = {anchor_value: p === "rankme", tuple_size: p === "rankme" || p === "bws", severities: p === "esa",
-      pair_rounds: p === "pairwise"};
-    Object.keys(show).forEach(function (name) {
-      document.querySelectorAll('[data-for="' + name + '"]').forEach(function (node) { node.hidden = !show[name]; });
+    // Each protocol's own fields, as the protocol classes declare them (annotations/protocols).
+    var fields = JSON.parse(document.getElementById("protocol-fields").textContent);
+    var mine = fields[protocol.value] || [];
+    var every = {};
+    Object.keys(fields).forEach(function (p) { fields[p].forEach(function (name) { every[name] = true; }); });
+    Object.keys(every).forEach(function (name) {
+      document.querySelectorAll('[data-for="' + name + '"]').forEach(function (node) {
+        node.hidden = mine.indexOf(name) < 0;
+      });
     });
   }
   if (dataset) dataset.addEventListener("change", filterSystems);

@@ -290,3 +290,22 @@ def test_a_protocol_script_that_does_not_load_is_reported(page, world):
     page.locator("#unit-errors").wait_for(state="visible")
     assert "did not load" in page.locator("#unit-errors").inner_text()
     assert page.locator("body[data-unit-ready='1']").count() == 0
+
+
+def test_the_set_up_form_shows_each_protocols_own_fields(page, live_server):
+    """The fields shown for a protocol are the ones its class declares (setup_fields)."""
+    from django.core.management import call_command
+
+    from annotations import protocols
+
+    call_command("load_demo", verbosity=0, stdout=open("/dev/null", "w"))
+    log_in(page, "demo", "demo")
+    project = Membership.objects.filter(user__username="demo").first().project
+    page.goto(f"/projects/{project.pk}/campaigns/new/")
+    every = {name for p in protocols.names() for name in protocols.get(p).setup_fields}
+    assert every == {"anchor_value", "tuple_size", "severities", "pair_rounds"}
+    for name in protocols.names():
+        page.select_option("#id_protocol", name)
+        for field in every:
+            visible = page.locator(f'[data-for="{field}"]').first.is_visible()
+            assert visible == (field in protocols.get(name).setup_fields), (name, field)
