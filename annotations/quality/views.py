@@ -26,6 +26,7 @@ from annotations.quality.forms import CodeForm, DecisionForm, GoldForm, Settings
 from annotations.quality.models import CompletionCode
 from annotations.services.imports import ImportFailed
 from annotations.views.annotate import require_staff_page
+from workbench import strictjson
 from workbench.exceptions import DomainError
 
 ROW_HEIGHT, LABEL_W, PANEL_W, GAP, TOP, BOTTOM = 20, 120, 300, 40, 30, 34
@@ -192,9 +193,9 @@ def quality_gold(request: HttpRequest, pk: int) -> HttpResponse:
             return _back(campaign, "gold")
         data = form.cleaned_data
         try:
-            expected = json.loads(data["expected"])
-        except ValueError:
-            messages.error(request, "The expected answer is not JSON.")
+            expected = strictjson.loads(data["expected"])
+        except ValueError as exc:
+            messages.error(request, f"The expected answer is not JSON: {exc}")
             return _back(campaign, "gold")
         text = json.dumps({"item": data["item"], "systems": [s.strip() for s in data["systems"].split(",") if s.strip()],
                            "expected": expected, "mode": data["mode"], "explanation": data["explanation"]})

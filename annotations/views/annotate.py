@@ -10,8 +10,6 @@ and never holds a system name.
 """
 from __future__ import annotations
 
-import json
-
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count, F, Q
@@ -27,6 +25,7 @@ from annotations.services.assignments import assignment_draft_save, assignment_n
 from annotations.services.judgements import DuplicateJudgement
 from annotations.services.projects import annotator_get_or_create
 from annotations.services.submissions import unit_submit
+from workbench import strictjson
 
 DRAFT_MAX_BYTES = 200_000
 BODY_MAX_BYTES = 2_000_000
@@ -145,9 +144,9 @@ def _json_body(request: HttpRequest) -> dict:
     if len(request.body) > BODY_MAX_BYTES:
         raise ValidationError("The submission is too large.")
     try:
-        body = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError):
-        raise ValidationError("The submission is not valid JSON.") from None
+        body = strictjson.loads(request.body or b"{}")
+    except ValueError as exc:  # UnicodeDecodeError included
+        raise ValidationError(f"The submission is not valid JSON: {exc}") from None
     if not isinstance(body, dict):
         raise ValidationError("The submission must be a JSON object.")
     return body
