@@ -12,11 +12,12 @@ from annotations.analysis import systems as sy
 from annotations.analysis.metric_scores import latest_done_runs, run_for_metric, scores_by_output, system_scores
 from annotations.analysis.selectors import INCLUDED, Judgements, campaign_judgements, output_index
 from annotations.models import Campaign, Output
+from workbench.exceptions import DomainError
 
 GROUP_BY = {"none": "none", "item": "item", "system": "sys"}
 
 
-class AnalysisError(ValueError):
+class AnalysisError(DomainError, ValueError):
     """Bad input for an analysis (unknown criterion, no metric run...): one clear line."""
 
 
