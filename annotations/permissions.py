@@ -1,7 +1,8 @@
-"""Permission checks for the REST API.
+"""Authentication for the REST API, and its permission checks.
 
-Who may see what is decided in one place, `annotations.selectors`; these
-helpers only turn its answers into HTTP outcomes:
+Who may see what is decided in one place, `annotations.selectors`; the checks
+(`require_member`, `require_staff`, `require_owner`) live in
+`annotations.access`, shared with the pages, and answer:
 
 - anonymous requests: 401 (token) before any of this runs;
 - objects of projects the user is not a member of: 404, exactly as for ids
@@ -13,12 +14,13 @@ from __future__ import annotations
 from django.utils.translation import gettext_lazy as _
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.authentication import TokenAuthentication as DRFTokenAuthentication
-from rest_framework.exceptions import AuthenticationFailed, NotFound, PermissionDenied
+from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.permissions import IsAuthenticated
 
-from annotations.models import Membership, Project
-from annotations.selectors import STAFF_ROLES, User, project_role
+from annotations.access import require_member, require_owner, require_staff
 from workbench.parsers import StrictJSONParser
+
+__all__ = ["ApiAuthMixin", "TokenAuthentication", "require_member", "require_owner", "require_staff"]
 
 
 class TokenAuthentication(DRFTokenAuthentication):
@@ -59,27 +61,3 @@ class ApiAuthMixin:
     # Writes are JSON (uploads override this): form encoding cannot express
     # lists or null, and the schema should promise only what works.
     parser_classes = (StrictJSONParser,)
-
-
-def require_member(*, user: User, project: Project) -> str:
-    """The user's role; 404 for non-members."""
-    role = project_role(user=user, project=project)
-    if role is None:
-        raise NotFound()
-    return role
-
-
-def require_staff(*, user: User, project: Project) -> str:
-    """Owners and researchers: import, create campaigns, see all judgements."""
-    role = require_member(user=user, project=project)
-    if role not in STAFF_ROLES:
-        raise PermissionDenied("Only owners and researchers of the project may do this.")
-    return role
-
-
-def require_owner(*, user: User, project: Project) -> str:
-    """Owners: manage members."""
-    role = require_member(user=user, project=project)
-    if role != Membership.Role.OWNER:
-        raise PermissionDenied("Only owners of the project may do this.")
-    return role

@@ -11,12 +11,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotations.access import dataset_for_staff, require_staff
 from annotations.apis.common import paginated, paginated_response
-from annotations.permissions import ApiAuthMixin, require_staff
+from annotations.permissions import ApiAuthMixin
 from annotations.selectors import dataset_list
 from metrics.models import MetricRun, OutputScore, RunStatus
 from metrics.selectors import run_list, run_scores, system_scores
-from metrics.services import RunInputError, run_cancel, run_create, run_rerun
+from metrics.services import run_cancel, run_create, run_rerun
 from metrics.services.runs import MAX_CHUNK_SIZE
 
 
@@ -60,9 +61,7 @@ class OutputScoreSerializer(serializers.ModelSerializer):
 
 
 def _staff_dataset(request: Request, pk: int):
-    dataset = get_object_or_404(dataset_list(user=request.user).select_related("project"), pk=pk)
-    require_staff(user=request.user, project=dataset.project)
-    return dataset
+    return dataset_for_staff(user=request.user, pk=pk)
 
 
 def _staff_run(request: Request, pk: int) -> MetricRun:
@@ -108,13 +107,11 @@ class MetricRunListApi(ApiAuthMixin, APIView):
         data = serializer.validated_data
         if len(data["options"]) > 50:
             raise ValidationError({"options": ["too many options"]})
-        try:
-            run, reused = run_create(
-                dataset=dataset, metric=data["metric"], options=data["options"], user=request.user,
-                chunk_size=data.get("chunk_size"), reuse=not data["rerun"],
-            )
-        except RunInputError as exc:
-            raise ValidationError({"detail": str(exc)}) from None
+        # A RunInputError is a DomainError: the API's exception handler answers it 400.
+        run, reused = run_create(
+            dataset=dataset, metric=data["metric"], options=data["options"], user=request.user,
+            chunk_size=data.get("chunk_size"), reuse=not data["rerun"],
+        )
         return Response(
             MetricRunOutputSerializer(run).data, status=status.HTTP_200_OK if reused else status.HTTP_201_CREATED
         )
@@ -141,10 +138,7 @@ class MetricRunRerunApi(ApiAuthMixin, APIView):
     def post(self, request: Request, pk: int) -> Response:
         """A new run with the same metric and options (never reused)."""
         run = _staff_run(request, pk)
-        try:
-            new = run_rerun(run=run, user=request.user)
-        except RunInputError as exc:
-            raise ValidationError({"detail": str(exc)}) from None
+        new = run_rerun(run=run, user=request.user)
         return Response(MetricRunOutputSerializer(new).data, status=status.HTTP_201_CREATED)
 
 

@@ -1,19 +1,44 @@
-"""Domain errors and the one place that turns them into HTTP responses."""
+"""Domain errors and the places that turn them into HTTP responses.
+
+Every error a user's request can cause by breaking a business rule (a bad
+export option, an unknown criterion for an analysis, a metric run that cannot
+start, a failed import...) is a `DomainError`. It is mapped once for the REST
+API (`api_exception_handler`, a 400 with `detail`) and once for pages
+(`workbench.middleware.DomainErrorMiddleware`, a 400 page with the message, or
+JSON for a script), so views and APIs let it through instead of translating
+it themselves.
+"""
 from django.core.exceptions import PermissionDenied, ValidationError as DjangoValidationError
-from rest_framework import exceptions as drf_exceptions
-from rest_framework.views import exception_handler
 
 
 class DomainError(Exception):
     """A request that breaks a business rule; maps to HTTP 400."""
 
+    def messages(self) -> list[str]:
+        """One line per problem, for a page."""
+        return [str(self)]
+
+    def api_detail(self):
+        """The `detail` of the API's 400 answer."""
+        return str(self)
+
+    def api_body(self) -> dict:
+        """The whole JSON body of the API's 400 answer (subclasses may add keys)."""
+        return {"detail": self.api_detail()}
+
 
 def api_exception_handler(exc, context):
+    # DRF is imported here: modules outside the web process (scorers, workers)
+    # import DomainError without setting up DRF.
+    from rest_framework import exceptions as drf_exceptions
+    from rest_framework.views import exception_handler
+
     if isinstance(exc, DjangoValidationError):
         detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
         exc = drf_exceptions.ValidationError(detail)
     elif isinstance(exc, DomainError):
-        exc = drf_exceptions.ValidationError({"detail": str(exc)})
+        exc = drf_exceptions.ValidationError(exc.api_body())
     elif isinstance(exc, PermissionDenied):
-        exc = drf_exceptions.PermissionDenied()
+        # The reason (e.g. "Only owners and researchers of the project may do this.") is kept.
+        exc = drf_exceptions.PermissionDenied(str(exc) or None)
     return exception_handler(exc, context)

@@ -1,4 +1,4 @@
-"""Request-size limits, enforced before anything reads the body.
+"""Request-size limits, enforced before anything reads the body; the page-side mapping of domain errors.
 
 Django's own limit (DATA_UPLOAD_MAX_MEMORY_SIZE) only applies where Django
 reads the body; DRF's parsers read the stream themselves, so a 199 MB JSON
@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
 from django.urls import Resolver404, resolve
+from django.utils.http import url_has_allowed_host_and_scheme
 
 
 def request_limit(request: HttpRequest) -> int:
@@ -55,3 +57,39 @@ def _size(n: int) -> str:
         if n >= factor:
             return f"{n / factor:.1f} {unit}".replace(".0 ", " ")
     return f"{n} bytes"
+
+
+class DomainErrorMiddleware:
+    """The one page-side mapping of `DomainError` (the API's is
+    `workbench.exceptions.api_exception_handler`): a page view that lets one
+    through answers 400 with its messages, as a page, or as JSON
+    (`{"detail": ..., "errors": [...]}`, the shape the page scripts read) to a
+    request that sends or asks for JSON. Views need not catch them."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        from workbench.exceptions import DomainError
+
+        if not isinstance(exception, DomainError):
+            return None
+        lines = exception.messages() or [str(exception)]
+        if wants_json(request):
+            return JsonResponse({"detail": "; ".join(lines), "errors": lines}, status=400)
+        back = request.META.get("HTTP_REFERER", "")
+        if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
+                                               require_https=request.is_secure()):
+            back = ""
+        return render(request, "400.html", {"lines": lines, "back": back}, status=400)
+
+
+def wants_json(request: HttpRequest) -> bool:
+    """A script's request: JSON sent, or JSON asked for rather than a page."""
+    if request.path_info.startswith("/api/") or request.content_type == "application/json":
+        return True
+    accept = request.headers.get("Accept", "")
+    return "application/json" in accept and "text/html" not in accept

@@ -7,7 +7,6 @@ The JSON is the one the `agreement` and `correlate` commands print.
 """
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
@@ -15,16 +14,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotations.access import campaign_for_staff
 from annotations.analysis import pages, report
 from annotations.models import Campaign
-from annotations.permissions import ApiAuthMixin, require_staff
-from annotations.selectors import campaign_list
+from annotations.permissions import ApiAuthMixin
 
 
 def _campaign(request: Request, pk: int) -> Campaign:
-    campaign = get_object_or_404(campaign_list(user=request.user), pk=pk)
-    require_staff(user=request.user, project=campaign.project)
-    return campaign
+    return campaign_for_staff(user=request.user, pk=pk)
 
 
 class AgreementQuery(serializers.Serializer):
@@ -50,10 +47,8 @@ class CorrelationQuery(serializers.Serializer):
 
 
 def _run(campaign, name, params, fn):
-    try:
-        return pages.cached(campaign, name, params, fn)
-    except report.AnalysisError as exc:
-        raise ValidationError({"detail": str(exc)}) from None
+    # An AnalysisError is a DomainError: the API's exception handler answers it 400.
+    return pages.cached(campaign, name, params, fn)
 
 
 class AgreementApi(ApiAuthMixin, APIView):

@@ -15,11 +15,12 @@ from annotations.analysis.selectors import output_index
 from annotations.models import Campaign, Output
 from annotations.protocols.base import JudgementRow
 from annotations.selectors.judgements import INCLUDED, JudgementSet, campaign_judgements
+from workbench.exceptions import DomainError
 
 GROUP_BY = {"none": "none", "item": "item", "system": "sys"}
 
 
-class AnalysisError(ValueError):
+class AnalysisError(DomainError, ValueError):
     """Bad input for an analysis (unknown criterion, no metric run...): one clear line."""
 
 

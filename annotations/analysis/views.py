@@ -6,27 +6,22 @@ Every page takes the same filters in its query string: `criterion`, `system`
 """
 from __future__ import annotations
 
-import csv
-import io
-
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from annotations import selectors as core
 from annotations import protocols
+from annotations.access import campaign_for_staff
 from annotations.analysis import pages, report, severity
+from annotations.export.csvsafe import csv_response
 from annotations.selectors.judgements import ALL, INCLUDED
 from annotations.models import Campaign
-from annotations.views.annotate import require_staff_page
 
 
 def _campaign(request: HttpRequest, pk: int) -> Campaign:
-    campaign = get_object_or_404(core.campaign_list(user=request.user), pk=pk)
-    require_staff_page(user=request.user, campaign=campaign)
-    return campaign
+    return campaign_for_staff(user=request.user, pk=pk)
 
 
 def _filters(request: HttpRequest, campaign: Campaign) -> dict:
@@ -56,21 +51,7 @@ def _query(f: dict, **extra) -> str:
 
 
 def _csv(name: str, header: list[str], rows: list[list]) -> HttpResponse:
-    buf = io.StringIO()
-    writer = csv.writer(buf)
-    writer.writerow(header)
-    for row in rows:
-        writer.writerow([_safe(v) for v in row])
-    response = HttpResponse(buf.getvalue(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
-    return response
-
-
-def _safe(value):
-    # Spreadsheet formulas neutralised (a text starting with =, +, -, @).
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value
+    return csv_response(name, header, rows)
 
 
 def _base(request, campaign, f, active: str) -> dict:

@@ -119,9 +119,7 @@ class CampaignListApi(ApiAuthMixin, APIView):
     )
     def get(self, request: Request) -> Response:
         filters = validated_filters(self.FilterSerializer, request)
-        campaigns = campaign_list(user=request.user)
-        if "dataset" in filters:
-            campaigns = campaigns.filter(dataset_id=filters["dataset"])
+        campaigns = campaign_list(user=request.user, dataset_id=filters.get("dataset"))
         return paginated_response(
             queryset=campaigns.prefetch_related("systems"), serializer_class=CampaignOutputSerializer,
             request=request, view=self, context={"blind": blind_project_ids(user=request.user)},
@@ -258,6 +256,9 @@ class NextAssignmentApi(ApiAuthMixin, APIView):
             project=campaign.project, name=request.user.get_username(), user=request.user)
         assignment, created = assignment_next(campaign=campaign, annotator=annotator)
         if assignment is None:
+            # Nothing left: the last (partial) batch gets its completion code now, in this write,
+            # so that reading it (GET .../completion-code/) never has to write.
+            completion_code_at_batch_end(campaign=campaign, annotator=annotator, finished=True)
             return Response(status=status.HTTP_204_NO_CONTENT)
         payload = _assignment_payload(assignment, campaign=campaign, annotator=annotator, role=campaign.member_role)
         return Response(payload, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
@@ -411,11 +412,8 @@ class AssignmentListApi(ApiAuthMixin, APIView):
     )
     def get(self, request: Request) -> Response:
         filters = validated_filters(self.FilterSerializer, request)
-        assignments = assignment_list(user=request.user)
-        if "campaign" in filters:
-            assignments = assignments.filter(campaign_id=filters["campaign"])
-        if "status" in filters:
-            assignments = assignments.filter(status=filters["status"])
+        assignments = assignment_list(user=request.user, campaign_id=filters.get("campaign"),
+                                      status=filters.get("status"))
         paginator = PageNumberPagination()
         page = paginator.paginate_queryset(assignments.select_related("campaign__dataset").order_by("campaign_id", "id"),
                                            request, view=self)

@@ -25,7 +25,7 @@ from annotations.selectors import (
 )
 from annotations.apis.imports import ImportJobOutputSerializer
 from annotations.services.import_jobs import dataset_upload_import
-from annotations.services.imports import DatasetNameTaken, ImportFailed
+from annotations.services.imports import DatasetNameTaken
 
 
 @extend_schema_field({"type": "string", "format": "binary"})
@@ -77,9 +77,7 @@ class DatasetListApi(ApiAuthMixin, APIView):
     )
     def get(self, request: Request) -> Response:
         filters = validated_filters(self.FilterSerializer, request)
-        datasets = dataset_list(user=request.user)
-        if "project" in filters:
-            datasets = datasets.filter(project_id=filters["project"])
+        datasets = dataset_list(user=request.user, project_id=filters.get("project"))
         return paginated_response(
             queryset=datasets, serializer_class=DatasetOutputSerializer, request=request, view=self
         )
@@ -117,8 +115,6 @@ class DatasetListApi(ApiAuthMixin, APIView):
             )
         except DatasetNameTaken as exc:
             raise ValidationError({"name": [e.reason for e in exc.errors]}) from None
-        except ImportFailed as exc:
-            raise ValidationError({"errors": [str(e) for e in exc.errors]}) from None
         if isinstance(result, ImportJob):
             body = ImportJobOutputSerializer(result).data
             return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})

@@ -10,16 +10,16 @@ from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotations.export import FORMATS, ExportFailed
+from annotations.access import campaign_for_staff
+from annotations.export import FORMATS
 from annotations.export.jobs import export_job_archive, export_job_create, options_from_json
 from annotations.export.models import ExportJob
-from annotations.permissions import ApiAuthMixin, require_staff
-from annotations.selectors import campaign_list, export_job_list
+from annotations.permissions import ApiAuthMixin
+from annotations.selectors import export_job_list
 
 
 class ExportJobOutputSerializer(serializers.ModelSerializer):
@@ -62,14 +62,11 @@ class CampaignExportApi(ApiAuthMixin, APIView):
                    responses={202: ExportJobOutputSerializer})
     def post(self, request: Request, pk: int) -> Response:
         """Start an export of the campaign (`export_dataset`'s options); a worker writes it. Poll `url`."""
-        campaign = get_object_or_404(campaign_list(user=request.user), pk=pk)
-        require_staff(user=request.user, project=campaign.project)
+        campaign = campaign_for_staff(user=request.user, pk=pk)
         data = ExportCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            job = export_job_create(user=request.user, campaign=campaign, options=options_from_json(data.validated_data))
-        except ExportFailed as exc:
-            raise ValidationError({"detail": exc.problems}) from None
+        # ExportFailed is a DomainError: answered 400 with the list of problems as `detail`.
+        job = export_job_create(user=request.user, campaign=campaign, options=options_from_json(data.validated_data))
         return Response(ExportJobOutputSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
 

@@ -28,6 +28,7 @@ from annotations.models import (
 from annotations.permissions import ApiAuthMixin
 from annotations.selectors import (
     bestworst_judgement_list,
+    judgements_filtered,
     pairwise_judgement_list,
     rating_judgement_list,
     span_judgement_list,
@@ -130,15 +131,8 @@ class JudgementInputSerializer(serializers.Serializer):
 
 def _filtered(queryset: QuerySet, request: Request) -> QuerySet:
     filters = validated_filters(JudgementFilterSerializer, request)
-    if "campaign" in filters:
-        queryset = queryset.filter(campaign_id=filters["campaign"])
-    if "item" in filters:
-        queryset = queryset.filter(item_id=filters["item"])
-    if "criterion" in filters:
-        queryset = queryset.filter(criterion=filters["criterion"])
-    if "status" in filters:
-        queryset = queryset.filter(status=filters["status"])
-    return queryset.order_by("campaign_id", "item_id", "id")
+    return judgements_filtered(queryset, campaign_id=filters.get("campaign"), item_id=filters.get("item"),
+                               criterion=filters.get("criterion"), status=filters.get("status"))
 
 
 def _common(data: dict) -> dict:

@@ -32,6 +32,7 @@ from annotations.export.metric_scores import metric_scores
 from annotations.export.pseudonyms import Pseudonyms
 from annotations.export.tables import CsvTable, JsonlTable
 from annotations.models import Annotator, Campaign, Item, Output, Reference, System
+from workbench.exceptions import DomainError
 
 FORMATS = ("jsonl", "csv", "hf")
 # Above this many judgements, annotators' reliability figures (annotations.quality, which holds every
@@ -42,12 +43,19 @@ RELIABILITY_KEYS = ("agreement_with_others", "controls_passed", "self_consistenc
                     "straight_lining", "mann_whitney_p")
 
 
-class ExportFailed(Exception):
+class ExportFailed(DomainError):
     """Bad options: one message per problem."""
 
     def __init__(self, problems: list[str]):
         super().__init__("; ".join(problems))
         self.problems = problems
+
+    def messages(self) -> list[str]:
+        return list(self.problems)
+
+    def api_detail(self):
+        # The API has always answered the list of problems.
+        return list(self.problems)
 
 
 @dataclass

@@ -3,16 +3,15 @@
 Rows are written as they come (nothing is kept); files are buffered by Python's io. A CSV table
 flattens nested objects into dotted column names (`provenance.status`,
 `human.fluency.mean`), writes lists as JSON text and neutralises cells that a spreadsheet would
-run as a formula (`csvsafe`). Its header is taken from the first row: every row of a table has
+run as a formula, header cells included (`csvsafe.SafeWriter`). Its header is taken from the first row: every row of a table has
 the same keys.
 """
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
-from annotations.export.csvsafe import neutralise
+from annotations.export.csvsafe import SafeWriter
 
 
 class JsonlTable:
@@ -34,7 +33,7 @@ class CsvTable:
         self.path = path
         self.rows = 0
         self._file = path.open("w", encoding="utf-8", newline="")
-        self._writer = csv.writer(self._file)
+        self._writer = SafeWriter(self._file)
         self._columns = columns
         if columns is not None:
             self._writer.writerow(columns)
@@ -69,4 +68,4 @@ def cell(value) -> object:
         return "true" if value else "false"
     if isinstance(value, (list, dict)):
         return json.dumps(value, ensure_ascii=False)
-    return neutralise(value)
+    return value

@@ -6,7 +6,6 @@ Owners and researchers only (403 for annotators, 404 for non-members), except
 """
 from __future__ import annotations
 
-from django.db.models import F
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -14,18 +13,17 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotations.access import campaign_for_any_member, campaign_for_staff
 from annotations.apis.common import MAX_ID
-from annotations.models import Annotator, Assignment, Campaign, Item, Output, Unit
-from annotations.permissions import ApiAuthMixin, require_member, require_staff
+from annotations.models import Annotator, Campaign, Item, Output
+from annotations.permissions import ApiAuthMixin
 from annotations.quality import selectors, services
 from annotations.quality.models import CompletionCode, GoldUnit, QualitySettings
-from annotations.selectors import annotator_for_user, campaign_list
+from annotations.selectors import annotator_for_user
 
 
 def _campaign(request: Request, pk: int, *, staff: bool = True) -> Campaign:
-    campaign = get_object_or_404(campaign_list(user=request.user), pk=pk)
-    (require_staff if staff else require_member)(user=request.user, project=campaign.project)
-    return campaign
+    return (campaign_for_staff if staff else campaign_for_any_member)(user=request.user, pk=pk)
 
 
 class FiguresSerializer(serializers.Serializer):
@@ -219,20 +217,12 @@ class CompletionCodeMineApi(ApiAuthMixin, APIView):
         name="MyCompletionCode", fields={"code": serializers.CharField(allow_null=True),
                                          "batch": serializers.IntegerField(allow_null=True)})})
     def get(self, request: Request, pk: int) -> Response:
-        """Your latest completion code in this campaign (null until you finish a batch)."""
+        """Your latest completion code in this campaign (null until you finish a batch).
+
+        Codes are issued by writes: a submit that ends a batch, and the
+        `next-assignment` call that finds nothing left (the last, partial
+        batch). This read issues none."""
         campaign = _campaign(request, pk, staff=False)
         annotator = annotator_for_user(user=request.user, project=campaign.project)
-        code = None
-        if annotator is not None:
-            services.completion_code_at_batch_end(campaign=campaign, annotator=annotator, finished=_nothing_left(
-                campaign, annotator))
-            code = CompletionCode.objects.filter(campaign=campaign, annotator=annotator).order_by("-batch").first()
+        code = None if annotator is None else selectors.latest_completion_code(campaign=campaign, annotator=annotator)
         return Response({"code": code.code if code else None, "batch": code.batch + 1 if code else None})
-
-
-def _nothing_left(campaign: Campaign, annotator: Annotator) -> bool:
-    """No pending unit and no regular unit left that this annotator could get."""
-    if Assignment.objects.filter(campaign=campaign, annotator=annotator, status=Assignment.Status.PENDING).exists():
-        return False
-    return not Unit.objects.filter(campaign=campaign, kind=Unit.Kind.REGULAR, n_taken__lt=F("redundancy")).exclude(
-        assignments__annotator=annotator).exists()

@@ -19,12 +19,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from workbench.exceptions import DomainError
+
 SCORE_KEYS = {"min", "max"}
 EXPECTED_KEYS = {"rating": SCORE_KEYS, "esa": SCORE_KEYS | {"spans", "missing"},
                  "pairwise": {"winner"}, "bws": {"best", "worst"}}
 
 
-class InvalidExpectation(ValueError):
+class InvalidExpectation(DomainError, ValueError):
     pass
 
 

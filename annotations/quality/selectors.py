@@ -397,6 +397,11 @@ def completion_code_list(*, campaign: Campaign) -> QuerySet[CompletionCode]:
         "annotator__name", "batch")
 
 
+def latest_completion_code(*, campaign: Campaign, annotator) -> CompletionCode | None:
+    """The annotator's code of their last batch in the campaign, if one was issued."""
+    return CompletionCode.objects.filter(campaign=campaign, annotator=annotator).order_by("-batch").first()
+
+
 def gold_unit_list(*, campaign: Campaign) -> QuerySet[GoldUnit]:
     return GoldUnit.objects.filter(campaign=campaign).select_related("item")
 

@@ -7,8 +7,6 @@ go through `annotations.quality.services`, then redirect back (POST, then GET).
 """
 from __future__ import annotations
 
-import csv
-import io
 import json
 
 from django.contrib import messages
@@ -20,21 +18,16 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotations import selectors as core
+from annotations.access import campaign_for_staff
+from annotations.export.csvsafe import csv_response
 from annotations.models import Annotator
 from annotations.quality import selectors, services
 from annotations.quality.forms import CodeForm, DecisionForm, GoldForm, SettingsForm
 from annotations.quality.models import CompletionCode
-from annotations.services.imports import ImportFailed
-from annotations.views.annotate import require_staff_page
+from workbench import strictjson
 from workbench.exceptions import DomainError
 
 ROW_HEIGHT, LABEL_W, PANEL_W, GAP, TOP, BOTTOM = 20, 120, 300, 40, 30, 34
-
-
-def _campaign_for_staff(request: HttpRequest, pk: int):
-    campaign = get_object_or_404(core.campaign_list(user=request.user), pk=pk)
-    require_staff_page(user=request.user, campaign=campaign)
-    return campaign
 
 
 def _chart(rows: list[dict]) -> dict:
@@ -84,7 +77,7 @@ def _settings_initial(campaign) -> dict:
 
 @login_required
 def quality_page(request: HttpRequest, pk: int) -> HttpResponse:
-    campaign = _campaign_for_staff(request, pk)
+    campaign = campaign_for_staff(user=request.user, pk=pk)
     quality = selectors.campaign_quality(campaign=campaign)
     annotators = {a.pk: a for a in Annotator.objects.filter(pk__in=quality)}
     rows = sorted(({"annotator": annotators[pk], "name": annotators[pk].name, "figures": q.figures, "quality": q,
@@ -125,7 +118,7 @@ def _say_errors(request, exc: ValidationError) -> None:
 @login_required
 @require_POST
 def quality_decide(request: HttpRequest, pk: int) -> HttpResponse:
-    campaign = _campaign_for_staff(request, pk)
+    campaign = campaign_for_staff(user=request.user, pk=pk)
     form = DecisionForm(request.POST)
     if not form.is_valid():
         messages.error(request, "A decision needs a reason.")
@@ -146,7 +139,7 @@ def quality_decide(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def quality_settings(request: HttpRequest, pk: int) -> HttpResponse:
-    campaign = _campaign_for_staff(request, pk)
+    campaign = campaign_for_staff(user=request.user, pk=pk)
     form = SettingsForm(request.POST)
     if not form.is_valid():
         for field, errors in form.errors.items():
@@ -171,7 +164,7 @@ def quality_settings(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def quality_gold(request: HttpRequest, pk: int) -> HttpResponse:
-    campaign = _campaign_for_staff(request, pk)
+    campaign = campaign_for_staff(user=request.user, pk=pk)
     upload = request.FILES.get("file")
     if upload is not None:
         if upload.size > 5_000_000:
@@ -191,18 +184,15 @@ def quality_gold(request: HttpRequest, pk: int) -> HttpResponse:
             return _back(campaign, "gold")
         data = form.cleaned_data
         try:
-            expected = json.loads(data["expected"])
-        except ValueError:
-            messages.error(request, "The expected answer is not JSON.")
-            return _back(campaign, "gold")
+            expected = strictjson.loads(data["expected"])
+        except ValueError as exc:
+            raise DomainError(f"The expected answer is not JSON: {exc}") from None
         text = json.dumps({"item": data["item"], "systems": [s.strip() for s in data["systems"].split(",") if s.strip()],
                            "expected": expected, "mode": data["mode"], "explanation": data["explanation"]})
+    # A bad line raises ImportFailed (a DomainError): a 400 page listing every problem (DomainErrorMiddleware).
     try:
         created = services.gold_units_import(campaign=campaign, text=text)
-    except ImportFailed as exc:
-        for error in exc.errors[:20]:
-            messages.error(request, str(error))
-    except (ValidationError, DomainError) as exc:
+    except ValidationError as exc:
         _say_errors(request, exc)
     else:
         messages.success(request, f"{len(created)} gold unit{'s' if len(created) != 1 else ''} added.")
@@ -212,7 +202,7 @@ def quality_gold(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def quality_verify_code(request: HttpRequest, pk: int) -> HttpResponse:
-    campaign = _campaign_for_staff(request, pk)
+    campaign = campaign_for_staff(user=request.user, pk=pk)
     form = CodeForm(request.POST)
     if form.is_valid():
         request.session[f"quality-verified-{campaign.pk}"] = services.completion_code_check(
@@ -223,20 +213,15 @@ def quality_verify_code(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def quality_codes_csv(request: HttpRequest, pk: int) -> HttpResponse:
     """Every completion code issued, with pass or fail, for the crowd platform."""
-    campaign = _campaign_for_staff(request, pk)
+    campaign = campaign_for_staff(user=request.user, pk=pk)
     standing = selectors.campaign_quality(campaign=campaign)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(["annotator", "batch", "code", "verdict", "included_now", "issued_at"])
+    rows = []
     for row in selectors.completion_code_list(campaign=campaign):
         now = standing.get(row.annotator_id)
-        name = row.annotator.name
-        name = "'" + name if name[:1] in ("=", "+", "-", "@", "\t", "\r") else name
-        writer.writerow([name, row.batch + 1, row.code, "pass" if row.passed else "fail",
-                         "" if now is None else ("yes" if now.included else "no"), row.created_at.isoformat()])
-    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="completion-codes-{campaign.pk}.csv"'
-    return response
+        rows.append([row.annotator.name, row.batch + 1, row.code, "pass" if row.passed else "fail",
+                     "" if now is None else ("yes" if now.included else "no"), row.created_at.isoformat()])
+    return csv_response(f"completion-codes-{campaign.pk}",
+                        ["annotator", "batch", "code", "verdict", "included_now", "issued_at"], rows)
 
 
 @login_required
@@ -244,9 +229,7 @@ def annotate_completion_code(request: HttpRequest, pk: int) -> HttpResponse:
     """An annotator's code at the end of a batch, with a button to go on."""
     campaign = get_object_or_404(core.campaign_list(user=request.user), pk=pk)
     annotator = core.annotator_for_user(user=request.user, project=campaign.project)
-    code = None
-    if annotator is not None:
-        code = CompletionCode.objects.filter(campaign=campaign, annotator=annotator).order_by("-batch").first()
+    code = None if annotator is None else selectors.latest_completion_code(campaign=campaign, annotator=annotator)
     if code is None:
         return redirect("annotate-campaign", pk=campaign.pk)
     enrolment = core.enrolment_for(campaign=campaign, annotator=annotator)

@@ -89,8 +89,9 @@ def blind_order_key(*, user: User, output_id: int) -> str:
     return hashlib.md5(f"{getattr(user, 'pk', 0)}:{output_id}".encode()).hexdigest()
 
 
-def dataset_list(*, user: User) -> QuerySet[Dataset]:
-    return Dataset.objects.filter(project__in=project_list(user=user)).select_related("project")
+def dataset_list(*, user: User, project_id: int | None = None) -> QuerySet[Dataset]:
+    datasets = Dataset.objects.filter(project__in=project_list(user=user)).select_related("project")
+    return datasets if project_id is None else datasets.filter(project_id=project_id)
 
 
 def item_list(*, user: User) -> QuerySet[Item]:
@@ -103,10 +104,11 @@ def output_list(*, user: User) -> QuerySet[Output]:
     )
 
 
-def campaign_list(*, user: User) -> QuerySet[Campaign]:
-    return Campaign.objects.filter(dataset__project__in=project_list(user=user)).select_related(
+def campaign_list(*, user: User, dataset_id: int | None = None) -> QuerySet[Campaign]:
+    campaigns = Campaign.objects.filter(dataset__project__in=project_list(user=user)).select_related(
         "dataset", "dataset__project"
     )
+    return campaigns if dataset_id is None else campaigns.filter(dataset_id=dataset_id)
 
 
 def _judgement_scope(qs: QuerySet, *, user: User) -> QuerySet:
@@ -152,15 +154,34 @@ def counted(qs: QuerySet) -> QuerySet:
     return qs.filter(status="complete")
 
 
-def assignment_list(*, user: User) -> QuerySet[Assignment]:
+def assignment_list(*, user: User, campaign_id: int | None = None, status: str | None = None
+                    ) -> QuerySet[Assignment]:
     if not user.is_authenticated:
         return Assignment.objects.none()
     qs = Assignment.objects.select_related("campaign", "annotator", "item")
+    if campaign_id is not None:
+        qs = qs.filter(campaign_id=campaign_id)
+    if status is not None:
+        qs = qs.filter(status=status)
     if user.is_superuser:
         return qs
     staff = qs.filter(campaign__dataset__project__in=staff_project_list(user=user))
     own = qs.filter(annotator__user=user)
     return (staff | own).distinct()
+
+
+def judgements_filtered(queryset: QuerySet, *, campaign_id: int | None = None, item_id: int | None = None,
+                        criterion: str | None = None, status: str | None = None) -> QuerySet:
+    """A judgement list (`rating_judgement_list`...) narrowed by the API's filters, in a stable order."""
+    if campaign_id is not None:
+        queryset = queryset.filter(campaign_id=campaign_id)
+    if item_id is not None:
+        queryset = queryset.filter(item_id=item_id)
+    if criterion is not None:
+        queryset = queryset.filter(criterion=criterion)
+    if status is not None:
+        queryset = queryset.filter(status=status)
+    return queryset.order_by("campaign_id", "item_id", "id")
 
 
 def campaign_for_member(*, user: User, campaign_id: int) -> Campaign | None:

@@ -10,23 +10,22 @@ and never holds a system name.
 """
 from __future__ import annotations
 
-import json
-
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db.models import Count, F, Q
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotations import protocols, selectors
+from annotations.access import campaign_for_any_member
 from annotations.models import Assignment, Campaign, JudgementBase, Unit
 from annotations.quality.services import completion_code_at_batch_end
 from annotations.services.assignments import assignment_draft_save, assignment_next, assignment_release
-from annotations.services.judgements import DuplicateJudgement
 from annotations.services.projects import annotator_get_or_create
 from annotations.services.submissions import unit_submit
+from workbench import strictjson
 
 DRAFT_MAX_BYTES = 200_000
 BODY_MAX_BYTES = 2_000_000
@@ -112,9 +111,7 @@ def annotate_home(request: HttpRequest) -> HttpResponse:
 @login_required
 def annotate_campaign(request: HttpRequest, pk: int) -> HttpResponse:
     """The protocol page: the annotator's pending unit, or the next one."""
-    campaign = get_object_or_404(selectors.campaign_list(user=request.user), pk=pk)
-    if selectors.project_role(user=request.user, project=campaign.project) is None:
-        raise Http404()
+    campaign = campaign_for_any_member(user=request.user, pk=pk)
     annotator = annotator_get_or_create(project=campaign.project, name=request.user.get_username(), user=request.user)
     try:
         assignment, _ = assignment_next(campaign=campaign, annotator=annotator)
@@ -148,9 +145,9 @@ def _json_body(request: HttpRequest) -> dict:
     if len(request.body) > BODY_MAX_BYTES:
         raise ValidationError("The submission is too large.")
     try:
-        body = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError):
-        raise ValidationError("The submission is not valid JSON.") from None
+        body = strictjson.loads(request.body or b"{}")
+    except ValueError as exc:  # UnicodeDecodeError included
+        raise ValidationError(f"The submission is not valid JSON: {exc}") from None
     if not isinstance(body, dict):
         raise ValidationError("The submission must be a JSON object.")
     return body
@@ -180,9 +177,9 @@ def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
             time_spent_ms=time_spent,
             origin=JudgementBase.Origin.BROWSER,
         )
-    except (ValidationError, DuplicateJudgement) as exc:
-        messages = _errors(exc) if isinstance(exc, ValidationError) else [str(exc)]
-        return JsonResponse({"errors": messages}, status=400)
+    except ValidationError as exc:
+        # A DomainError (a duplicate submission...) goes to DomainErrorMiddleware: a 400 with `errors` too.
+        return JsonResponse({"errors": _errors(exc)}, status=400)
     except Http404:
         return JsonResponse({"errors": ["This unit is not yours."]}, status=404)
     if result.retry:
@@ -218,8 +215,3 @@ def annotate_release(request: HttpRequest, pk: int) -> HttpResponse:
     assignment = _own_pending(request, pk)
     assignment_release(assignment_id=assignment.pk, annotator=assignment.annotator)
     return redirect("annotate-campaign", pk=assignment.campaign_id)
-
-
-def require_staff_page(*, user, campaign: Campaign) -> None:
-    if not selectors.is_project_staff(user=user, project=campaign.project):
-        raise PermissionDenied("Only owners and researchers of the project may see this page.")

@@ -7,18 +7,19 @@ import random
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from annotations import protocols, selectors
+from annotations.access import campaign_for_staff, require_owner, require_staff
 from annotations.apis.projects import NO_SUCH_ACCOUNT, addable_user
 from annotations.forms import CampaignForm, CriterionFormSet, MemberAddForm
 from annotations.models import Campaign, Membership, Output
 from annotations.services.campaigns import campaign_create
 from annotations.services.projects import membership_add, membership_remove
-from annotations.views.annotate import require_staff_page, unit_context
+from annotations.views.annotate import unit_context
 
 JUDGEMENTS_PER_PAGE = 50
 
@@ -42,16 +43,14 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 def campaign_progress_json(request: HttpRequest, pk: int) -> JsonResponse:
-    campaign = get_object_or_404(selectors.campaign_list(user=request.user), pk=pk)
-    require_staff_page(user=request.user, campaign=campaign)
+    campaign = campaign_for_staff(user=request.user, pk=pk)
     return JsonResponse(selectors.campaign_dashboard(campaign=campaign))
 
 
 @login_required
 def campaign_judgements(request: HttpRequest, pk: int) -> HttpResponse:
     """Every judgement of the campaign, with its status (complete / partial / abandoned)."""
-    campaign = get_object_or_404(selectors.campaign_list(user=request.user), pk=pk)
-    require_staff_page(user=request.user, campaign=campaign)
+    campaign = campaign_for_staff(user=request.user, pk=pk)
     lists = {"likert": selectors.rating_judgement_list, "rankme": selectors.rating_judgement_list,
              "pairwise": selectors.pairwise_judgement_list, "bws": selectors.bestworst_judgement_list,
              "esa": selectors.span_judgement_list}
@@ -147,8 +146,7 @@ def _campaign_fields(form: CampaignForm, criteria: list[dict]) -> dict:
 def campaign_new(request: HttpRequest, pk: int) -> HttpResponse:
     """Set up a campaign; "Preview" shows exactly the page annotators will get."""
     project = get_object_or_404(selectors.project_list(user=request.user), pk=pk)
-    if not selectors.is_project_staff(user=request.user, project=project):
-        raise PermissionDenied("Only owners and researchers may set up campaigns.")
+    require_staff(user=request.user, project=project, message="Only owners and researchers may set up campaigns.")
     preview, errors = None, []
     if request.method == "POST":
         form = CampaignForm(request.POST, project=project)
@@ -215,8 +213,7 @@ def _preview_campaign(*, dataset, fields: dict) -> Campaign:
 def project_members(request: HttpRequest, pk: int) -> HttpResponse:
     """Owners add people by username, change roles and remove members (a project keeps one owner)."""
     project = get_object_or_404(selectors.project_list(user=request.user), pk=pk)
-    if selectors.project_role(user=request.user, project=project) != Membership.Role.OWNER:
-        raise PermissionDenied("Only owners of the project may manage its members.")
+    require_owner(user=request.user, project=project, message="Only owners of the project may manage its members.")
     form = MemberAddForm()
     if request.method == "POST":
         action = request.POST.get("action")

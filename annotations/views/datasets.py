@@ -6,6 +6,7 @@ from django.db.models import OuterRef, Subquery
 from django.shortcuts import get_object_or_404, redirect, render
 
 from annotations import selectors
+from annotations.access import require_staff
 from annotations.views.items import item_preview
 from annotations.views.projects import count_of
 from annotations.forms import DatasetUploadForm
@@ -91,8 +92,7 @@ def dataset_upload(request: HttpRequest) -> HttpResponse:
         if not (project_id.isascii() and project_id.isdigit() and len(project_id) < 19):
             raise Http404("No such project.")
         project = get_object_or_404(selectors.project_list(user=request.user), pk=int(project_id))
-        if not selectors.is_project_staff(user=request.user, project=project):
-            raise PermissionDenied("Only owners and researchers may import datasets.")
+        require_staff(user=request.user, project=project, message="Only owners and researchers may import datasets.")
         initial["project"] = project
     if not projects.exists():
         raise PermissionDenied("Only owners and researchers may import datasets.")

@@ -7,32 +7,27 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from annotations import selectors
+from annotations.access import campaign_for_staff
 from annotations.apis.exports import export_download_response
-from annotations.export import ExportFailed
 from annotations.export.jobs import export_job_create, options_from_json
 from annotations.forms import ExportForm
-from annotations.views.annotate import require_staff_page
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def campaign_export(request: HttpRequest, pk: int) -> HttpResponse:
-    campaign = get_object_or_404(selectors.campaign_list(user=request.user).prefetch_related("systems"), pk=pk)
-    require_staff_page(user=request.user, campaign=campaign)
+    campaign = campaign_for_staff(user=request.user, pk=pk,
+                                  queryset=selectors.campaign_list(user=request.user).prefetch_related("systems"))
     systems = sorted(s.name for s in campaign.systems.all()) or sorted(
         campaign.dataset.systems.values_list("name", flat=True))
     form = ExportForm(request.POST or None, systems=systems, criteria=list(campaign.criteria))
-    problems: list[str] = []
     if request.method == "POST" and form.is_valid():
-        try:
-            job = export_job_create(user=request.user, campaign=campaign, options=options_from_json(form.cleaned_data))
-        except ExportFailed as exc:
-            problems = exc.problems
-        else:
-            return redirect("export-job-detail", pk=job.pk)
+        # Bad options raise ExportFailed, a DomainError: a 400 page with every problem (DomainErrorMiddleware).
+        job = export_job_create(user=request.user, campaign=campaign, options=options_from_json(form.cleaned_data))
+        return redirect("export-job-detail", pk=job.pk)
     jobs = selectors.export_job_list(user=request.user).filter(campaign=campaign)[:10]
     return render(request, "campaigns/export.html", {
-        "campaign": campaign, "project": campaign.project, "form": form, "problems": problems, "jobs": jobs})
+        "campaign": campaign, "project": campaign.project, "form": form, "jobs": jobs})
 
 
 @login_required

@@ -1,7 +1,8 @@
 """Errors a scorer raises; each message is one clear line for the user."""
+from workbench.exceptions import DomainError
 
 
-class MetricError(Exception):
+class MetricError(DomainError):
     """Base class for every scorer error."""
 
 

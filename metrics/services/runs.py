@@ -26,6 +26,7 @@ from metrics.scorers import MetricError, get_metric
 from metrics.scorers.base import Metric, SegmentResult
 from metrics.services.common import TRANSIENT_ERRORS, build_metric, jsonable, metric_inputs, one_line
 from metrics.services.inputs import dataset_plan_ids, inputs_digest, load_dataset_inputs
+from workbench.exceptions import DomainError
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ def default_chunk_size(metric: Metric) -> int:
     return 256 if metric.uses_model else 2500
 
 
-class RunInputError(ValueError):
+class RunInputError(DomainError, ValueError):
     """A run that cannot be started as asked (unknown metric, bad option, no outputs)."""
 
 

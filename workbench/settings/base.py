@@ -60,6 +60,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # A DomainError raised by a page view: a 400 with its message (the API maps it itself).
+    "workbench.middleware.DomainErrorMiddleware",
     # Last, as its documentation asks: answers locked-out logins with 429.
     "axes.middleware.AxesMiddleware",
 ]

@@ -10,7 +10,6 @@ Also, in one place for scripts:
   --codes [--out FILE]         the completion codes issued, as CSV
   --verify-code CODE           whose code it is and whether it is a pass code
 """
-import csv
 import io
 import json
 from pathlib import Path
@@ -19,6 +18,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from annotations.export.csvsafe import SafeWriter
 from annotations.models import Annotator, Campaign
 from annotations.quality import selectors, services
 from annotations.quality.rules import Rules
@@ -53,11 +53,6 @@ def annotator_labels(annotators) -> dict[int, str]:
         counts[a.name] = counts.get(a.name, 0) + 1
     return {a.pk: a.name if counts[a.name] == 1 else f"{a.name} ({getattr(a, 'namespace', 'import')})"
             for a in annotators}
-
-
-def safe_cell(text: str) -> str:
-    """Neutralise spreadsheet formulas in a CSV cell (a name starting with =, +, -, @)."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
 class Command(BaseCommand):
@@ -193,11 +188,11 @@ class Command(BaseCommand):
         labels = annotator_labels(Annotator.objects.filter(pk__in=rows.values("annotator_id")))
         standing = selectors.campaign_quality(campaign=campaign)
         buffer = io.StringIO()
-        writer = csv.writer(buffer)
+        writer = SafeWriter(buffer)  # every cell neutralised against spreadsheet formulas
         writer.writerow(["annotator", "batch", "code", "verdict", "included_now", "issued_at"])
         for row in rows:
             now = standing.get(row.annotator_id)
-            writer.writerow([safe_cell(labels[row.annotator_id]), row.batch + 1, row.code, "pass" if row.passed else "fail",
+            writer.writerow([labels[row.annotator_id], row.batch + 1, row.code, "pass" if row.passed else "fail",
                              "" if now is None else ("yes" if now.included else "no"), row.created_at.isoformat()])
         if out_path:
             Path(out_path).write_text(buffer.getvalue(), encoding="utf-8")

@@ -8,6 +8,7 @@ from django.db.models import Max
 from annotations.models import Campaign, Item, Output
 from annotations.quality import gold
 from annotations.quality.models import ControlUnit, GoldUnit
+from workbench import strictjson
 from workbench.exceptions import DomainError
 
 
@@ -98,8 +99,6 @@ def gold_units_import(*, campaign: Campaign, text: str) -> list[GoldUnit]:
     a tuple for RankME and best-worst); pairwise and best-worst expectations
     name systems (``"winner": "sysA"``).
     """
-    import json
-
     from annotations.services.imports import ImportFailed, LineError
 
     errors: list[LineError] = []
@@ -112,9 +111,9 @@ def gold_units_import(*, campaign: Campaign, text: str) -> list[GoldUnit]:
             errors.append(LineError(number, f"line longer than {MAX_GOLD_LINE_CHARS} characters"))
             continue
         try:
-            obj = json.loads(line)
+            obj = strictjson.loads(line)
         except ValueError as exc:
-            errors.append(LineError(number, f"not JSON ({exc.msg})"))
+            errors.append(LineError(number, f"not JSON ({getattr(exc, 'msg', exc)})"))
             continue
         if not isinstance(obj, dict):
             errors.append(LineError(number, "each line must be a JSON object"))

@@ -24,6 +24,12 @@ class ImportFailed(DomainError):
         self.errors = errors
         super().__init__("; ".join(str(e) for e in errors[:5]) + (" ..." if len(errors) > 5 else ""))
 
+    def messages(self) -> list[str]:
+        return [str(e) for e in self.errors]
+
+    def api_body(self) -> dict:
+        return {"detail": self.api_detail(), "errors": self.messages()}
+
 
 class Problems:
     """Collects line errors; keeps the first MAX_REPORTED_ERRORS and counts the rest."""

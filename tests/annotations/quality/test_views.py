@@ -135,3 +135,40 @@ def test_quality_page_and_forms_are_for_researchers(world):
     assert "unknown item" in gold.content.decode()
     csv = clients["researcher"].get(f"/campaigns/{campaign.pk}/quality/codes.csv")
     assert csv["Content-Type"].startswith("text/csv")
+
+
+@pytest.mark.parametrize("line, reason", [
+    ('{"item": "x", "item": "y", "systems": [], "expected": {}}', "duplicate key 'item'"),
+    ('{"item": "x", "systems": [], "expected": {"min": NaN}}', "NaN is not allowed"),
+    ('{"item": "x", "systems": [], "expected": {"min": %s}}' % ("9" * 400), "out of range"),
+    ('{"item": "\\ud800", "systems": [], "expected": {}}', "lone surrogate"),
+    ('{"item": "x", "systems": [], "expected": ' + "[" * 5000 + "]" * 5000 + "}", "nested"),
+])
+def test_gold_file_with_bad_json_is_a_400_with_the_line(world, line, reason):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from annotations.quality.models import GoldUnit
+
+    campaign, clients = world
+    upload = SimpleUploadedFile("gold.jsonl", ("\n" + line + "\n").encode("utf-8", "surrogatepass"))
+    response = clients["researcher"].post(f"/campaigns/{campaign.pk}/quality/gold/", {"file": upload})
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "line 2: not JSON" in html and reason.replace("'", "&#x27;") in html
+    assert not GoldUnit.objects.exists()
+
+
+@pytest.mark.parametrize("expected, reason", [
+    ('{"min": 1, "min": 2}', "duplicate key"), ("NaN", "NaN is not allowed"), ("1" * 400, "out of range"),
+    ('"\\udfff"', "lone surrogate"), ("[" * 1000 + "]" * 1000, "nested"),
+])
+def test_gold_form_with_bad_json_is_a_400_with_the_reason(world, expected, reason):
+    from annotations.quality.models import GoldUnit
+
+    campaign, clients = world
+    response = clients["researcher"].post(f"/campaigns/{campaign.pk}/quality/gold/", {
+        "item": "nope", "systems": "x", "expected": expected, "mode": "silent"})
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "The expected answer is not JSON" in html and reason in html
+    assert not GoldUnit.objects.exists()
