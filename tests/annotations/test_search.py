@@ -5,6 +5,7 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from annotations import selectors
+from annotations.selectors import search as search_selectors
 from annotations.models import Item, Membership
 from tests.annotations.factories import (
     DatasetFactory,
@@ -58,8 +59,8 @@ def expected(dataset, query: str) -> list[str]:
     (5000, 0.0),  # common by the sample: walk in order at once
 ])
 def test_every_plan_finds_exactly_the_matching_items_in_order(dataset, monkeypatch, query, probe_rows, dense_share):
-    monkeypatch.setattr(selectors, "SEARCH_PROBE_ROWS", probe_rows)
-    monkeypatch.setattr(selectors, "SEARCH_DENSE_SHARE", dense_share)
+    monkeypatch.setattr(search_selectors, "SEARCH_PROBE_ROWS", probe_rows)
+    monkeypatch.setattr(search_selectors, "SEARCH_DENSE_SHARE", dense_share)
     found = list(selectors.dataset_item_search(dataset=dataset, query=query).values_list("external_id", flat=True))
     assert found == expected(dataset, query)
 
@@ -97,7 +98,7 @@ def test_dataset_pages_are_read_in_order_from_an_index(dataset):
 
 
 def test_search_counts_stop_at_the_cap_on_the_page_and_in_the_api(dataset, monkeypatch, client):
-    monkeypatch.setattr(selectors, "SEARCH_COUNT_CAP", 4)
+    monkeypatch.setattr(selectors, "SEARCH_COUNT_CAP", 4)  # read by the paginators
     user = MembershipFactory(project=dataset.project, role=Membership.Role.OWNER).user
     client.force_login(user)
     page = client.get(f"/datasets/{dataset.pk}/", {"q": "the"}).content.decode()
@@ -113,7 +114,7 @@ def test_search_counts_stop_at_the_cap_on_the_page_and_in_the_api(dataset, monke
 def test_large_datasets_counts_are_cached_until_an_import_changes_them(monkeypatch):
     from annotations.services.imports import dataset_import
 
-    monkeypatch.setattr(selectors, "DATASET_COUNTS_CACHE_ABOVE", 1)
+    monkeypatch.setattr(search_selectors, "DATASET_COUNTS_CACHE_ABOVE", 1)
     dataset = dataset_import(stream=b'{"item": "a", "outputs": {"A": "x"}}\n{"item": "b"}\n', dataset_name="c").dataset
     assert selectors.dataset_counts(dataset=dataset) == {"items": 2, "systems": 1, "outputs": 1, "references": 0}
     OutputFactory(item=Item.objects.get(external_id="b"), system=dataset.systems.get())  # not through an import

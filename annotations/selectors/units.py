@@ -1,0 +1,142 @@
+"""What an annotator is shown: the unit payload, their progress, the campaign's settings."""
+import json
+
+from django.db import connection
+
+from annotations import protocols
+from annotations.models import (
+    Annotator,
+    Assignment,
+    Campaign,
+    Item,
+    Output,
+    Reference,
+)
+
+
+def enrolment_for(*, campaign: Campaign, annotator: Annotator | None):
+    from annotations.models import Enrolment
+
+    if annotator is None:
+        return None
+    return Enrolment.objects.filter(campaign=campaign, annotator=annotator).first()
+
+
+def annotator_progress(*, campaign: Campaign, enrolment) -> dict:
+    """Done / total for the annotator's current batch, and their units done overall."""
+    size = max(1, campaign.units_per_batch)
+    done = enrolment.n_done if enrolment else 0
+    return {"done": done, "batch": done // size + 1, "batch_done": done % size, "batch_size": size}
+
+
+def _item_and_texts(*, item_id: int, output_ids: list[int]) -> tuple[Item, dict[int, str]]:
+    """The item shown with a unit and the texts of `output_ids` (all of the
+    item's outputs when empty). On PostgreSQL in one query: this is on the
+    path of every unit an annotator is given."""
+    item_fields = ("id", "external_id", "source", "data")
+    if output_ids and connection.vendor == "postgresql":
+        from annotations import rows
+
+        with rows.cursor() as cursor:
+            cursor.execute(
+                f"SELECT i.id, i.external_id, i.source, i.data::text, (SELECT jsonb_object_agg(o.id, o.text)::text "
+                f"FROM {connection.ops.quote_name(Output._meta.db_table)} o WHERE o.id = ANY(%s)) "
+                f"FROM {connection.ops.quote_name(Item._meta.db_table)} i WHERE i.id = %s",
+                [list(output_ids), item_id])
+            pk, external_id, source, data, texts = cursor.fetchone()
+        item = Item(id=pk, external_id=external_id, source=source, data=json.loads(data))
+        return item, {int(k): v for k, v in json.loads(texts or "{}").items()}
+    item = Item.objects.only(*item_fields).get(pk=item_id)
+    # order_by(): the default ordering of outputs would join items and systems.
+    if output_ids:
+        return item, dict(Output.objects.filter(pk__in=output_ids).order_by().values_list("id", "text"))
+    return item, dict(Output.objects.filter(item_id=item_id).order_by("id").values_list("id", "text"))
+
+
+def assignment_payload(*, assignment: Assignment, enrolment=None, show_unit: bool = False) -> dict:
+    """What an annotator is shown for an assignment: outputs as `id` + `text`
+    in the order the server chose, never a system name; the input and the
+    references only where the campaign shows them; the RankME anchor."""
+    campaign = assignment.campaign
+    order = list(assignment.shown_order)
+    if not order and assignment.unit_id:
+        order = list(assignment.unit.outputs)
+    item, texts = _item_and_texts(item_id=assignment.item_id, output_ids=order)
+    if not order:
+        order = list(texts)
+    if assignment.unit_id and not set(order) <= set(texts):
+        # Quality control: a control unit shows its own texts under alias ids (annotations.quality);
+        # only then are ids missing from the outputs table, so regular units cost no query here.
+        from annotations.quality.services import unit_texts
+
+        texts = unit_texts(unit=assignment.unit) or texts
+    references = []
+    shows_anchor = protocols.of(campaign).shows_anchor
+    if campaign.show_reference or shows_anchor:
+        references = list(Reference.objects.filter(item_id=item.pk).order_by("position").values("position", "text"))
+    anchor = None
+    if shows_anchor and campaign.anchor_value is not None and references:
+        anchor = {"text": references[0]["text"], "value": campaign.anchor_value}
+    return {
+        "id": assignment.pk,
+        "campaign": campaign.pk,
+        # The unit id only for researchers: control units (annotations.quality) are created during the
+        # campaign, so their ids would tell an annotator which units are controls.
+        "unit": assignment.unit_id if show_unit else None,
+        "annotator": assignment.annotator_id,
+        "annotator_name": assignment.annotator.name,
+        "status": assignment.status,
+        "seq": assignment.seq,
+        "created_at": assignment.created_at,
+        "expires_at": assignment.expires_at,
+        "shown_order": order,
+        "item": {
+            "id": item.pk,
+            "external_id": item.external_id,
+            "source": item.source if campaign.show_source else "",
+            "data": item.data if campaign.show_source else [],
+            "references": references if campaign.show_reference else [],
+            "outputs": [{"id": output_id, "text": texts.get(output_id, "")} for output_id in order],
+        },
+        "anchor": anchor,
+        "draft": assignment.draft or {},
+        "progress": annotator_progress(campaign=campaign, enrolment=enrolment),
+    }
+
+
+def assignment_brief(*, assignment: Assignment, show_unit: bool = False) -> dict:
+    """An assignment as AssignmentOutputSerializer renders it (the unit id for
+    researchers only), built without running the serializer: every submit answers it."""
+    return {
+        "id": assignment.pk,
+        "campaign": assignment.campaign_id,
+        "annotator": assignment.annotator_id,
+        "annotator_name": assignment.annotator.name,
+        "item": assignment.item_id,
+        "unit": assignment.unit_id if show_unit else None,
+        "status": assignment.status,
+        "seq": assignment.seq,
+        "shown_order": list(assignment.shown_order),
+        "expires_at": assignment.expires_at,
+        "completed_at": assignment.completed_at,
+        "time_spent_ms": assignment.time_spent_ms,
+        "created_at": assignment.created_at,
+    }
+
+
+def campaign_settings(*, campaign: Campaign) -> dict:
+    """The campaign as its pages and clients need it (no system names)."""
+    from annotations.services.judgements import severities_of
+
+    return {
+        "id": campaign.pk,
+        "name": campaign.name,
+        "protocol": campaign.protocol,
+        "criteria": campaign.criteria_configs(),
+        "anchor_value": campaign.anchor_value,
+        "tuple_size": campaign.tuple_size,
+        "severities": severities_of(campaign) if protocols.of(campaign).has_spans else [],
+        "units_per_batch": campaign.units_per_batch,
+        "show_source": campaign.show_source,
+        "show_reference": campaign.show_reference,
+    }
