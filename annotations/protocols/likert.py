@@ -16,3 +16,6 @@ class Likert(Protocol):
     agreement = AgreementSpec(level="interval", variant=RAW, unit="output", value="score")
     template = "annotate/protocols/likert.html"
     script = "js/protocols/likert.js"
+
+    # ---- export -------------------------------------------------------------------------------
+    export_extra = ("rank",)
