@@ -10,7 +10,13 @@ never branches on a protocol's name (STYLE.md 14). A protocol owns:
   definition every surface (dashboard, `agreement`, quality page, card) uses;
 - the human score of an output (`output_scores`) and, for choice protocols,
   the system-level wins behind Bradley-Terry (`wins`);
-- its export row (`export_fields`) and its page (`template`, `script`).
+- its export row (`export_fields`), aggregated human scores and unit consensus
+  (`output_stats`, `unit_consensus`) and its lines of the dataset card (`card_design`);
+- quality control's comparisons: an answer's straight-lining habit (`qc_habit`), a degraded
+  copy against the original (`qc_originals`, `degraded_pair`, `degraded_shown`), a repeat
+  against the first answer (`repeat_pairs`), a control unit's answer (`control_answer`,
+  `gold_answers`);
+- its page (`template`, `script`).
 
 Adding a protocol: docs/architecture.md, "Add a protocol".
 """
