@@ -216,9 +216,10 @@ class Protocol:
         """What straight-lining looks for in one answer: the score (or the screen position chosen)."""
         return row.score
 
-    def qc_originals(self, row: JudgementRow) -> Iterator[tuple[int, object]]:
-        """(output id, value) of a regular answer that a degraded copy of that output is compared with."""
-        yield row.output_id, row.score
+    def qc_originals(self, row: JudgementRow) -> list[tuple[int, object]]:
+        """(output id, value) of a regular answer that a degraded copy of that output is compared with
+        (a list, not a generator: called once per judgement of the campaign)."""
+        return [(row.output_id, row.score)]
 
     def degraded_pair(self, cj, control, *, originals, floor) -> tuple | None:
         """(degraded value, original value, floor, passed) for one answer `cj` (a ControlJudgement) to a

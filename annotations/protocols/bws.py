@@ -147,9 +147,8 @@ class BestWorst(Protocol):
         return (shown.index(row.best_id) if row.best_id in shown else "?",
                 shown.index(row.worst_id) if row.worst_id in shown else "?")
 
-    def qc_originals(self, row: JudgementRow) -> Iterator[tuple[int, object]]:
-        for output in row.outputs:
-            yield output, 1 if output == row.best_id else -1 if output == row.worst_id else 0
+    def qc_originals(self, row: JudgementRow) -> list[tuple[int, object]]:
+        return [(o, 1 if o == row.best_id else -1 if o == row.worst_id else 0) for o in row.outputs]
 
     def degraded_pair(self, cj, control, *, originals, floor) -> tuple | None:
         """The damaged copy's score in its tuple (best 1, worst -1, else 0) against the original's mean

@@ -1,7 +1,7 @@
 """Error span annotation (ESA, Kocmi et al. 2024): error spans in one output, then a 0-100 score."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from annotations.models import SpanJudgement
 from annotations.protocols.base import RAW, AgreementSpec, JudgementRow, Protocol
@@ -48,8 +48,8 @@ class Esa(Protocol):
 
     # ---- quality control -----------------------------------------------------------------------
 
-    def qc_originals(self, row: JudgementRow) -> Iterator[tuple[int, object]]:
-        yield row.output_id, (row.score, spans_weight(row.spans))
+    def qc_originals(self, row: JudgementRow) -> list[tuple[int, object]]:
+        return [(row.output_id, (row.score, spans_weight(row.spans)))]
 
     def degraded_pair(self, cj, control, *, originals, floor) -> tuple | None:
         """A damaged copy passes when scored lower, or scored the same with heavier error spans

@@ -148,8 +148,8 @@ class Pairwise(Protocol):
         shown = list(row.shown_order or [])
         return "tie" if chosen is None else (shown.index(chosen) if chosen in shown else "?")
 
-    def qc_originals(self, row: JudgementRow) -> Iterator[tuple[int, object]]:
-        return iter(())  # a degraded pair shows the original beside its copy: the answer says it all
+    def qc_originals(self, row: JudgementRow) -> list[tuple[int, object]]:
+        return []  # a degraded pair shows the original beside its copy: the answer says it all
 
     def degraded_pair(self, cj, control, *, originals, floor) -> tuple | None:
         """The damaged copy's share of the win (a tie is half) against the original's."""

@@ -71,15 +71,21 @@ def _regular_answers(campaign: Campaign) -> _Answers:
     found = campaign_judgements(campaign=campaign, annotators=ALL)
     protocol = found.protocol
     answers = _Answers(protocol=protocol)
+    # Bound once: this loop runs once per judgement of the campaign.
+    unit_key, value_of, habit_of, originals_of = (protocol.unit_key, protocol.consensus_value, protocol.qc_habit,
+                                                  protocol.qc_originals)
+    by_annotator, habits, times, scores, originals = (answers.by_annotator, answers.habits, answers.times,
+                                                      answers.scores, answers.originals)
+    scored = protocol.scored
     for row in found:
-        annotator = row.annotator_id
-        answers.by_annotator[annotator][(protocol.unit_key(row), row.criterion)] = protocol.consensus_value(row)
-        answers.habits[annotator].append(protocol.qc_habit(row))
-        answers.times[annotator].append(row.time_spent_ms)
-        if protocol.scored:
-            answers.scores[annotator][row.criterion].append(row.score)
-        for output, value in protocol.qc_originals(row):
-            answers.originals[(annotator, output, row.criterion)].append(value)
+        annotator, criterion = row.annotator_id, row.criterion
+        by_annotator[annotator][(unit_key(row), criterion)] = value_of(row)
+        habits[annotator].append(habit_of(row))
+        times[annotator].append(row.time_spent_ms)
+        if scored:
+            scores[annotator][criterion].append(row.score)
+        for output, value in originals_of(row):
+            originals[(annotator, output, criterion)].append(value)
     return answers
 
 
