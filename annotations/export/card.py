@@ -16,6 +16,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from annotations import protocols
 from annotations.models import Campaign
 
 BLANK = "**[BLANK: to be filled in by the researchers]**"
@@ -67,7 +68,7 @@ def campaign_configuration(*, campaign: Campaign, systems: list[str], criteria: 
 
 
 def _counterbalancing(campaign: Campaign) -> str:
-    if campaign.protocol in Campaign.SINGLE_OUTPUT_PROTOCOLS:
+    if protocols.of(campaign).one_output_per_unit:
         return ("one output per screen; each annotator's units come in an order drawn from their own seed "
                 f"(campaign seed {campaign.seed})")
     return ("the outputs of a unit are shown in an order chosen per assignment that balances how often each "
@@ -140,6 +141,7 @@ def _system_scores(add, runs: list, systems: list[str]) -> None:
 def card_text(*, campaign: Campaign, options, result, configuration: dict, runs: list, qc_active: bool,
               n_quality: int, n_included: int, items_total: int, ext: str, reliability_computed: bool = True) -> str:
     c = configuration
+    protocol = protocols.of(campaign)
     scale = c["scale"]
     lines: list[str] = []
     add = lines.append
@@ -219,15 +221,7 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
     add(f"- Protocol: {campaign.get_protocol_display()} (`{campaign.protocol}`)")
     add(f"- Scale: {scale[0]:g} to {scale[1]:g}" if None not in scale else "- Scale: unbounded")
     add(f"- Annotators per unit (redundancy k): {c['redundancy']}")
-    if campaign.protocol == Campaign.Protocol.RANKME:
-        add(f"- RankME: anchor value {_fmt(c['anchor_value'])}, {c['tuple_size']} outputs per screen")
-    if campaign.protocol == Campaign.Protocol.BWS:
-        add(f"- Best-worst tuple size: {c['tuple_size']}")
-    if campaign.protocol == Campaign.Protocol.PAIRWISE:
-        add("- Pairs: " + (f"{c['pair_rounds']} balanced round-robin rounds per item" if c["pair_rounds"]
-                           else "every pair of outputs of an item"))
-    if campaign.protocol == Campaign.Protocol.ESA:
-        add(f"- Error severities: {', '.join(c['severities']) or 'minor, major'}")
+    lines += protocol.card_design(c, _fmt)
     add(f"- Counterbalancing: {c['counterbalancing']}")
     qc = c["quality_control"]
     add(f"- Controls mixed into the annotators' batches: degraded copies {qc['degraded_share']:g} of a batch"
@@ -265,7 +259,7 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
         add(f"- Scale: {_num(config.get('scale_min'))} to {_num(config.get('scale_max'))}, shown as "
             f"{config.get('widget')}" + (f" (labels: {_md(config.get('min_label'))} … {_md(config.get('max_label'))})"
                                          if config.get("min_label") or config.get("max_label") else "")
-            if campaign.protocol in ("likert", "rankme", "esa") else f"- Response: {campaign.get_protocol_display()}")
+            if protocol.scored else f"- Response: {campaign.get_protocol_display()}")
         add(f"- What aspect of quality it assesses (HEDS 4.1, e.g. correctness / goodness / feature of form / "
             f"content / both): {BLANK}")
         head = figures.get("headline") or {}

@@ -1,4 +1,6 @@
-"""How far the annotators of one unit agree (pure functions; defined in the README's export section).
+"""How far the annotators agree, per unit and per item (defined in the README's export section).
+
+A unit's consensus is its protocol's (`Protocol.unit_consensus`):
 
 - ratings and ESA scores on a bounded scale [lo, hi]: 1 - s / ((hi - lo) / 2), where s is the
   population standard deviation of the unit's scores (1 = everyone gave the same score, 0 = half
@@ -12,37 +14,18 @@ mean over its units and criteria that have one.
 """
 from __future__ import annotations
 
-import math
-from collections import Counter
+from collections import defaultdict
+
+from annotations.protocols import JudgementRow, Protocol
 
 
-def unit_consensus(kind: str, values: list, scale: tuple[float | None, float | None] = (None, None)) -> float | None:
-    if len(values) < 2:
-        return None
-    if kind in ("rating", "esa"):
-        low, high = scale
-        if low is None or high is None or high <= low:
-            return None
-        return max(0.0, 1.0 - pstdev(values) / ((high - low) / 2))
-    if kind == "pairwise":
-        return _majority_share(values)
-    return (_majority_share([best for best, _ in values]) + _majority_share([worst for _, worst in values])) / 2
-
-
-def pstdev(values: list[float]) -> float:
-    """Population standard deviation in floats (statistics.pstdev is exact but slow: Fractions)."""
-    mean = sum(values) / len(values)
-    return math.sqrt(max(0.0, sum((v - mean) ** 2 for v in values) / len(values)))
-
-
-def stdev(values: list[float]) -> float:
-    """Sample standard deviation (n >= 2) in floats."""
-    mean = sum(values) / len(values)
-    return math.sqrt(max(0.0, sum((v - mean) ** 2 for v in values) / (len(values) - 1)))
-
-
-def _majority_share(values: list) -> float:
-    return Counter(values).most_common(1)[0][1] / len(values)
+def item_consensus(protocol: Protocol, rows: list[JudgementRow], scales: dict[str, tuple]) -> float | None:
+    """Mean consensus of the item's (unit, criterion) groups that have one."""
+    groups: dict[tuple, list] = defaultdict(list)
+    for r in rows:
+        groups[(protocol.unit_key(r), r.criterion)].append(protocol.consensus_value(r))
+    return mean_or_none([protocol.unit_consensus(values, scales.get(criterion, (None, None)))
+                         for (_, criterion), values in groups.items()])
 
 
 def mean_or_none(values: list[float]) -> float | None:

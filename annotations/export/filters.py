@@ -1,7 +1,8 @@
 """The validation filters of an export, applied item by item, counting what each one removes.
 
 Always first: only judgements that count (status complete: finished units and imports; partial
-and abandoned work is never exported). Then, as asked, in this order:
+and abandoned work is never exported), which the one reader (`annotations.selectors.judgements`)
+applies itself; the filters count what it left out. Then, as asked, in this order:
 
 1. systems: a judgement stays when every output it is about belongs to a chosen system;
 2. criteria: a judgement stays when its criterion is chosen;
@@ -18,8 +19,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from annotations.export.consensus import mean_or_none, unit_consensus
-from annotations.export.judgements import Judgement
+from annotations.export.consensus import item_consensus
+from annotations.protocols import JudgementRow, Protocol
 
 
 @dataclass
@@ -42,7 +43,7 @@ class Step:
 
 @dataclass
 class Filters:
-    kind: str
+    protocol: Protocol
     redundancy: int
     scales: dict[str, tuple]
     system_ids: set[int] | None = None          # None: every system of the campaign
@@ -64,9 +65,14 @@ class Filters:
     def step(self, key: str) -> Step | None:
         return next((s for s in self.steps if s.key == key), None)
 
-    def keep(self, judgements: list[Judgement], *, output_system: dict[int, int]) -> list[Judgement]:
-        """The judgements of one item that pass every filter ([] when the item is dropped)."""
-        kept = self._count(self._status, judgements, [j for j in judgements if j.status == "complete"])
+    def not_counted(self, n: int) -> None:
+        """The campaign's judgements that do not count (partial, abandoned): the reader never
+        returns them, so the status step is told how many there are."""
+        self._status.judgements_before += n
+
+    def keep(self, judgements: list[JudgementRow], *, output_system: dict[int, int]) -> list[JudgementRow]:
+        """The (complete) judgements of one item that pass every filter ([] when the item is dropped)."""
+        kept = self._count(self._status, judgements, judgements)
         if self.system_ids is not None:
             kept = self._count(self.step("systems"), kept, [
                 j for j in kept if all(output_system.get(o) in self.system_ids for o in j.output_ids())])
@@ -77,12 +83,12 @@ class Filters:
         if self.complete_units_only:
             judges: dict[tuple, set] = defaultdict(set)
             for j in kept:
-                judges[(j.unit(), j.criterion)].add(j.annotator_id)
+                judges[(self.protocol.unit_key(j), j.criterion)].add(j.annotator_id)
             kept = self._count(self.step("complete_units"), kept, [
-                j for j in kept if len(judges[(j.unit(), j.criterion)]) >= self.redundancy])
+                j for j in kept if len(judges[(self.protocol.unit_key(j), j.criterion)]) >= self.redundancy])
         if self.min_consensus is not None:
             step = self.step("consensus")
-            value = item_consensus(self.kind, kept, self.scales)
+            value = item_consensus(self.protocol, kept, self.scales)
             passed = value is not None and value >= self.min_consensus
             step.items_before += 1
             step.items_after += passed
@@ -91,7 +97,7 @@ class Filters:
                 return []
         return kept
 
-    def item_dropped(self, kept: list[Judgement]) -> bool:
+    def item_dropped(self, kept: list[JudgementRow]) -> bool:
         """Whether the consensus filter dropped the item these (kept) judgements belong to."""
         return self.min_consensus is not None and not kept
 
@@ -100,12 +106,3 @@ class Filters:
         step.judgements_before += len(before)
         step.judgements_after += len(after)
         return after
-
-
-def item_consensus(kind: str, judgements: list[Judgement], scales: dict[str, tuple]) -> float | None:
-    """Mean consensus of the item's (unit, criterion) groups that have one."""
-    groups: dict[tuple, list] = defaultdict(list)
-    for j in judgements:
-        groups[(j.unit(), j.criterion)].append(j.value())
-    return mean_or_none([unit_consensus(kind, values, scales.get(criterion, (None, None)))
-                         for (_, criterion), values in groups.items()])

@@ -24,14 +24,15 @@ from django.db.models import Count, Max
 
 from annotations import protocols
 from annotations.analysis import agreement as ag
-from annotations.export.aggregates import output_stats
 from annotations.export.card import card_text, campaign_configuration
-from annotations.export.filters import Filters, item_consensus
-from annotations.export.judgements import Judgement, judgements_of_items, kind_of
+from annotations.export.consensus import item_consensus
+from annotations.export.filters import Filters
 from annotations.export.metric_scores import metric_scores
 from annotations.export.pseudonyms import Pseudonyms
 from annotations.export.tables import CsvTable, JsonlTable
-from annotations.models import Annotator, Campaign, Item, Output, Reference, System
+from annotations.models import Annotator, Campaign, Item, JudgementBase, Output, Reference, System
+from annotations.protocols import JudgementRow, Protocol
+from annotations.selectors.judgements import ALL, campaign_judgements
 from workbench.exceptions import DomainError
 
 FORMATS = ("jsonl", "csv", "hf")
@@ -126,16 +127,19 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
         raise ExportFailed([f"--out: {out} exists and is not an empty folder"])
     out.mkdir(parents=True, exist_ok=True)
 
-    kind = kind_of(campaign)
+    protocol = protocols.of(campaign)
     systems = _campaign_systems(campaign)  # id -> name
     if options.systems:
         systems = {pk: name for pk, name in systems.items() if name in set(options.systems)}
     criteria = [c for c in campaign.criteria if not options.criteria or c in options.criteria]
     scales = {c: campaign.criterion_scale(c) for c in campaign.criteria}
-    quality, qc_active, reliability_computed = _quality(campaign, kind, needed=options.included_only)
+    quality, qc_active, reliability_computed = _quality(campaign, protocol, needed=options.included_only)
     included = {pk for pk, q in quality.items() if q.included} if qc_active else None
 
-    filters = Filters(kind=kind, redundancy=campaign.redundancy, scales=scales)
+    filters = Filters(protocol=protocol, redundancy=campaign.redundancy, scales=scales)
+    # Partial and abandoned work is never read (the reader keeps complete judgements only): counted here.
+    filters.not_counted(protocol.model.objects.filter(campaign=campaign).exclude(
+        status=JudgementBase.Status.COMPLETE).count())
     if options.systems:
         filters.system_ids = set(systems)
         filters.add_step("systems", f"systems {', '.join(sorted(systems.values()))} only")
@@ -181,12 +185,11 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
     else:
         tables = {name: JsonlTable(out / f"{name}.jsonl") for name in ("dataset", "judgements", "outputs")}
 
-    protocol = protocols.of(campaign)
     # The one agreement definition (annotations.analysis.agreement), fed item by item.
     agreement: dict[str, ag.TableBuilder] = defaultdict(lambda: ag.TableBuilder(protocol))
     annotators_seen: set[int] = set()
     total_items = Item.objects.filter(dataset=campaign.dataset).count()
-    chunk_items = options.chunk_items or _chunk_items(campaign, kind, total_items)
+    chunk_items = options.chunk_items or _chunk_items(campaign, protocol, total_items)
     done_items = 0
     try:
         items = (Item.objects.filter(dataset=campaign.dataset).order_by("position", "id")
@@ -206,7 +209,8 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
                     "item_id", "position").values_list("item_id", "text"):
                 references[item_id].append(text)
             judged = defaultdict(list)
-            for j in judgements_of_items(campaign=campaign, kind=kind, item_ids=item_ids):
+            for j in campaign_judgements(campaign=campaign, annotators=ALL, item_ids=item_ids,
+                                         chunk_items=len(item_ids)):
                 judged[j.item_id].append(j)
             all_names = _system_names(systems, output_system)
 
@@ -219,14 +223,14 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
                                                      [(systems[s], t) for _, s, t in item_outputs]))
                 for j in kept:
                     tables["judgements"].write(_judgement_row(
-                        kind, j, external_id, all_names, output_system, output_text, pseudonym,
+                        protocol, j, external_id, all_names, output_system, output_text, pseudonym,
                         included if qc_active else None, reliability.get(j.annotator_id), systems))
                     annotators_seen.add(j.annotator_id)
                 for j in kept:
                     agreement[j.criterion].add([j])
-                stats = output_stats(kind, kept, output_ids=[o[0] for o in item_outputs], criteria=criteria,
-                                     scales=scales)
-                consensus = item_consensus(kind, kept, scales)
+                stats = protocol.output_stats(kept, output_ids=[o[0] for o in item_outputs], criteria=criteria,
+                                              scales=scales)
+                consensus = item_consensus(protocol, kept, scales)
                 for pk, system_id, text in item_outputs:
                     tables["outputs"].write({
                         "item": external_id, "system": systems[system_id], "text": text,
@@ -275,11 +279,9 @@ def _agreement_json(figures: dict) -> dict:
                                           "n_annotators", "n_judgements", "variant")}
 
 
-def _chunk_items(campaign: Campaign, kind: str, total_items: int) -> int:
+def _chunk_items(campaign: Campaign, protocol: Protocol, total_items: int) -> int:
     """Items per chunk so that a chunk holds about CHUNK_JUDGEMENTS judgements (memory stays flat)."""
-    from annotations.export.judgements import MODELS
-
-    judgements = MODELS[kind].objects.filter(campaign=campaign).count()
+    judgements = protocol.model.objects.filter(campaign=campaign).count()
     per_item = judgements / total_items if total_items else 0
     return max(1, min(500, int(CHUNK_JUDGEMENTS / per_item) if per_item else 500))
 
@@ -311,16 +313,15 @@ def _system_names(systems: dict[int, str], output_system: dict[int, int]) -> dic
     return names
 
 
-def _quality(campaign: Campaign, kind: str, *, needed: bool) -> tuple[dict, bool, bool]:
+def _quality(campaign: Campaign, protocol: Protocol, *, needed: bool) -> tuple[dict, bool, bool]:
     """(quality per annotator id, whether quality control is in use, whether figures were computed)."""
-    from annotations.export.judgements import MODELS
     from annotations.quality.models import AnnotatorDecision, ControlJudgement, GoldUnit, QualitySettings
 
     # The test of annotations.quality.selectors.quality_control_active, without importing that module
     # (it loads scipy.stats: seconds and ~60 MB) when the figures are not needed.
     active = any(model.objects.filter(campaign=campaign).exists()
                  for model in (QualitySettings, ControlJudgement, GoldUnit, AnnotatorDecision))
-    if not (active or needed) and MODELS[kind].objects.filter(
+    if not (active or needed) and protocol.model.objects.filter(
             campaign=campaign, status="complete").count() > RELIABILITY_MAX_JUDGEMENTS:
         return {}, False, False
     from annotations.quality.selectors import campaign_quality, quality_control_active
@@ -345,8 +346,8 @@ def _dataset_row(ext: str, external_id: str, source: str, data, meta, references
             "outputs": dict(outputs), "meta": meta}
 
 
-def _judgement_row(kind: str, j: Judgement, external_id: str, names: dict[int, str], output_system: dict,
-                   output_text: dict, pseudonym: Pseudonyms, included: set[int] | None,
+def _judgement_row(protocol: Protocol, j: JudgementRow, external_id: str, names: dict[int, str],
+                   output_system: dict, output_text: dict, pseudonym: Pseudonyms, included: set[int] | None,
                    reliability: dict | None, exported: dict[int, str]) -> dict:
     def name(output_id):
         return names.get(output_system.get(output_id))
@@ -354,31 +355,9 @@ def _judgement_row(kind: str, j: Judgement, external_id: str, names: dict[int, s
     # Outputs of systems left out of the export are left out of the shown order too, so that the
     # file imports back against the exported dataset.
     shown = [o for o in (j.shown_order or []) if output_system.get(o) in exported] or j.output_ids()
-    row: dict = {"item": external_id}
-    if kind in ("rating", "esa"):
-        row.update(system=name(j.output_id), annotator=pseudonym(j.annotator_id), criterion=j.criterion,
-                   score=j.score)
-        if kind == "rating":
-            row["rank"] = j.rank
-        else:
-            row["spans"] = j.spans
-        texts = {"output_text": output_text.get(j.output_id)}
-    elif kind == "pairwise":
-        # a = the output shown first (the import format), so the shown order survives a round trip.
-        first, second = (j.a_id, j.b_id)
-        if shown[:1] == [j.b_id]:
-            first, second = j.b_id, j.a_id
-        winner = j.winner if j.winner == "tie" else ("a" if (j.a_id if j.winner == "a" else j.b_id) == first else "b")
-        row.update(annotator=pseudonym(j.annotator_id), criterion=j.criterion, a=name(first), b=name(second),
-                   winner=winner)
-        texts = {"output_texts": [output_text.get(first), output_text.get(second)]}
-        shown = [first, second]
-    else:
-        order = shown if sorted(shown) == sorted(j.outputs) else list(j.outputs)
-        row.update(annotator=pseudonym(j.annotator_id), criterion=j.criterion, outputs=[name(o) for o in order],
-                   best=name(j.best_id), worst=name(j.worst_id))
-        texts = {"output_texts": [output_text.get(o) for o in order]}
-        shown = order
+    fields, texts, shown = protocol.export_fields(j, name=name, annotator=pseudonym(j.annotator_id),
+                                                  text=output_text.get, shown=shown)
+    row: dict = {"item": external_id, **fields}
     row["time_spent_ms"] = j.time_spent_ms
     row["shown_order"] = [name(o) for o in shown]
     row["provenance"] = {

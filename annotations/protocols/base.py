@@ -10,14 +10,21 @@ never branches on a protocol's name (STYLE.md 14). A protocol owns:
   definition every surface (dashboard, `agreement`, quality page, card) uses;
 - the human score of an output (`output_scores`) and, for choice protocols,
   the system-level wins behind Bradley-Terry (`wins`);
-- its export row (`export_fields`) and its page (`template`, `script`).
+- its export row (`export_fields`), aggregated human scores and unit consensus
+  (`output_stats`, `unit_consensus`) and its lines of the dataset card (`card_design`);
+- quality control's comparisons: an answer's straight-lining habit (`qc_habit`), a degraded
+  copy against the original (`qc_originals`, `degraded_pair`, `degraded_shown`), a repeat
+  against the first answer (`repeat_pairs`), a control unit's answer (`control_answer`,
+  `gold_answers`);
+- its page (`template`, `script`).
 
 Adding a protocol: docs/architecture.md, "Add a protocol".
 """
 from __future__ import annotations
 
+import math
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -206,8 +213,147 @@ class Protocol:
         """The answer, comparable across annotators of the same unit."""
         return row.score
 
+    # Keys of an output's aggregated human scores per criterion in outputs.jsonl, the same for every
+    # output of a campaign (tables have fixed columns); `stat_counts` start at 0, the others at None.
+    stat_keys: tuple[str, ...] = ("n", "mean", "sd", "consensus")
+    stat_counts: frozenset = frozenset({"n"})
+    # JudgementRow attributes a judgements.jsonl row carries after `score` (the import format).
+    export_extra: tuple[str, ...] = ()
+    # Whether a unit shows one output (the card's counterbalancing line); others show several side by side.
+    one_output_per_unit: bool = True
+
+    def export_fields(self, row: JudgementRow, *, name, annotator: str, text, shown: list[int]
+                      ) -> tuple[dict, dict, list[int]]:
+        """The protocol's part of a judgements.jsonl row, between "item" and "time_spent_ms", in the
+        judgement import format: (fields, output texts for the provenance, the shown order as output
+        ids). `name` and `text` give an output's system name and text; `shown` is the stored order."""
+        fields = {"system": name(row.output_id), "annotator": annotator, "criterion": row.criterion,
+                  "score": row.score}
+        fields.update((key, getattr(row, key)) for key in self.export_extra)
+        return fields, {"output_text": text(row.output_id)}, shown
+
+    def empty_stats(self) -> dict:
+        return {key: 0 if key in self.stat_counts else None for key in self.stat_keys}
+
+    def output_stats(self, rows: Iterable[JudgementRow], *, output_ids: list[int], criteria: list[str],
+                     scales: dict[str, tuple]) -> dict[int, dict[str, dict]]:
+        """output id -> criterion -> aggregated human scores, for the outputs of one item: n, mean,
+        sd (sample standard deviation, n >= 2) and the unit's consensus."""
+        stats = {o: {c: self.empty_stats() for c in criteria} for o in output_ids}
+        scores: dict[tuple, list] = defaultdict(list)
+        for r in rows:
+            scores[(r.output_id, r.criterion)].append(r.score)
+        for (output, criterion), values in scores.items():
+            entry = stats.get(output, {}).get(criterion)
+            if entry is None:
+                continue
+            entry["n"] = len(values)
+            entry["mean"] = sum(values) / len(values)
+            entry["sd"] = stdev(values) if len(values) > 1 else None
+            entry["consensus"] = self.unit_consensus(values, scales.get(criterion, (None, None)))
+        return stats
+
+    def unit_consensus(self, values: list, scale: tuple = (None, None)) -> float | None:
+        """How far the annotators of one unit agree, from 0 to 1 (None: judged once, or no bounded
+        scale): 1 - s / ((hi - lo) / 2), s the population standard deviation of the unit's scores
+        (1: everyone gave the same score; 0: half at each end of the scale)."""
+        if len(values) < 2:
+            return None
+        low, high = scale
+        if low is None or high is None or high <= low:
+            return None
+        return max(0.0, 1.0 - pstdev(values) / ((high - low) / 2))
+
+    def card_design(self, config: dict, fmt) -> list[str]:
+        """The protocol's own lines in the dataset card's "3.3 Experimental design" (`config`:
+        campaign.json; `fmt` formats a number for the card)."""
+        return []
+
+    # ---- quality control -----------------------------------------------------------------------
+    # Regular answers are keyed (unit_key, criterion) and compared by consensus_value.
+
+    def qc_habit(self, row: JudgementRow):
+        """What straight-lining looks for in one answer: the score (or the screen position chosen)."""
+        return row.score
+
+    def qc_originals(self, row: JudgementRow) -> list[tuple[int, object]]:
+        """(output id, value) of a regular answer that a degraded copy of that output is compared with
+        (a list, not a generator: called once per judgement of the campaign)."""
+        return [(row.output_id, row.score)]
+
+    def degraded_pair(self, cj, control, *, originals, floor) -> tuple | None:
+        """(degraded value, original value, floor, passed) for one answer `cj` (a ControlJudgement) to a
+        degraded copy, or None when the annotator's original answer is missing. `control`: the
+        ControlUnit (None for an imported control, which names the real output); `originals(output
+        id)`: that annotator's qc_originals values for the output in this criterion; `floor`: the
+        bottom of the criterion's scale."""
+        if control is not None:
+            alias = control.degraded_alias
+            real, score = control.real_output(alias), cj.answer.get("scores", {}).get(str(alias))
+        else:
+            real, score = cj.output_id, cj.answer.get("score")
+        original = (originals(real) or [None])[0]
+        if score is None or original is None:
+            return None
+        return score, original, floor, degraded_passed(score, original, floor=floor)
+
+    def repeat_pairs(self, cj, control, mine: dict) -> list[tuple]:
+        """(first answer, repeated answer) pairs of one repeat control answer; `mine`: the annotator's
+        regular answers by (unit_key, criterion)."""
+        pairs = []
+        if control is not None:
+            for alias, score in (cj.answer.get("scores") or {}).items():
+                first = mine.get(((control.real_output(int(alias)),), cj.criterion))
+                if first is not None:
+                    pairs.append((first, score))
+        else:
+            first = mine.get(((cj.output_id,), cj.criterion))
+            if first is not None and cj.answer.get("score") is not None:
+                pairs.append((first, cj.answer["score"]))
+        return pairs
+
+    def control_answer(self, answer: dict, judgement, spans) -> None:
+        """Add one validated (unsaved) judgement of a control unit, in alias ids, to the control's
+        answer for its criterion (`answer`, updated in place)."""
+        answer.setdefault("scores", {})[str(judgement.output_id)] = judgement.score
+
+    def gold_answers(self, answer: dict, real) -> list[dict]:
+        """A control's answer in the terms of `annotations.quality.gold.gold_check`, one per output
+        answered; `real(alias)` is the real output id behind an alias."""
+        return [{"score": score, "spans": (answer.get("spans") or {}).get(alias, [])}
+                for alias, score in answer.get("scores", {}).items()]
+
+    def degraded_shown(self, outputs: list[int], victim: int) -> list[tuple[int, bool]]:
+        """(output id, shown damaged) of a degraded control built from a unit's outputs: the unit
+        as it was, with the victim damaged."""
+        return [(o, o == victim) for o in outputs]
+
     def __repr__(self) -> str:
         return f"<protocol {self.name}>"
+
+
+def degraded_passed(degraded: float, original: float, *, floor: float | None) -> bool:
+    """`annotations.quality.reliability.degraded_passed`, imported when asked (that module loads scipy)."""
+    from annotations.quality.reliability import degraded_passed as passed
+
+    return passed(degraded, original, floor=floor)
+
+
+def pstdev(values: list[float]) -> float:
+    """Population standard deviation in floats (statistics.pstdev is exact but slow: Fractions)."""
+    mean = sum(values) / len(values)
+    return math.sqrt(max(0.0, sum((v - mean) ** 2 for v in values) / len(values)))
+
+
+def stdev(values: list[float]) -> float:
+    """Sample standard deviation (n >= 2) in floats."""
+    mean = sum(values) / len(values)
+    return math.sqrt(max(0.0, sum((v - mean) ** 2 for v in values) / (len(values) - 1)))
+
+
+def majority_share(values: list) -> float:
+    """The share of the most frequent answer."""
+    return Counter(values).most_common(1)[0][1] / len(values)
 
 
 def zscore_by_annotator(annotators: np.ndarray, values: np.ndarray) -> np.ndarray:

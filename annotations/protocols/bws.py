@@ -7,7 +7,7 @@ import random
 from collections.abc import Iterable, Iterator
 
 from annotations.models import BestWorstJudgement
-from annotations.protocols.base import RAW, AgreementSpec, JudgementRow, Protocol
+from annotations.protocols.base import RAW, AgreementSpec, JudgementRow, Protocol, degraded_passed, majority_share
 
 
 def balanced_tuples(values: list, size: int, rng: random.Random) -> list[list]:
@@ -115,3 +115,83 @@ class BestWorst(Protocol):
 
     def consensus_value(self, row: JudgementRow):
         return (row.best_id, row.worst_id)
+
+    # ---- export -------------------------------------------------------------------------------
+    stat_keys = ("n", "best", "worst", "score")
+    stat_counts = frozenset({"n", "best", "worst"})
+    one_output_per_unit = False
+
+    def export_fields(self, row: JudgementRow, *, name, annotator: str, text, shown: list[int]
+                      ) -> tuple[dict, dict, list[int]]:
+        order = shown if sorted(shown) == sorted(row.outputs) else list(row.outputs)
+        fields = {"annotator": annotator, "criterion": row.criterion, "outputs": [name(o) for o in order],
+                  "best": name(row.best_id), "worst": name(row.worst_id)}
+        return fields, {"output_texts": [text(o) for o in order]}, order
+
+    def output_stats(self, rows: Iterable[JudgementRow], *, output_ids: list[int], criteria: list[str],
+                     scales: dict[str, tuple]) -> dict[int, dict[str, dict]]:
+        """n (tuples the output appeared in), best, worst, score = (best - worst) / n (Orme's counting score)."""
+        stats = {o: {c: self.empty_stats() for c in criteria} for o in output_ids}
+        for r in rows:
+            for output in r.outputs:
+                entry = stats.get(output, {}).get(r.criterion)
+                if entry is None:
+                    continue
+                entry["n"] += 1
+                entry["best"] += output == r.best_id
+                entry["worst"] += output == r.worst_id
+        for per_criterion in stats.values():
+            for entry in per_criterion.values():
+                entry["score"] = (entry["best"] - entry["worst"]) / entry["n"] if entry["n"] else None
+        return stats
+
+    def unit_consensus(self, values: list, scale: tuple = (None, None)) -> float | None:
+        """The mean of the majority shares of "best" and of "worst"."""
+        if len(values) < 2:
+            return None
+        return (majority_share([best for best, _ in values]) + majority_share([worst for _, worst in values])) / 2
+
+    def card_design(self, config: dict, fmt) -> list[str]:
+        return [f"- Best-worst tuple size: {config['tuple_size']}"]
+
+    # ---- quality control -----------------------------------------------------------------------
+
+    def qc_habit(self, row: JudgementRow):
+        """The screen positions of the best and of the worst ("?" when not shown)."""
+        shown = list(row.shown_order or row.outputs)
+        return (shown.index(row.best_id) if row.best_id in shown else "?",
+                shown.index(row.worst_id) if row.worst_id in shown else "?")
+
+    def qc_originals(self, row: JudgementRow) -> list[tuple[int, object]]:
+        return [(o, 1 if o == row.best_id else -1 if o == row.worst_id else 0) for o in row.outputs]
+
+    def degraded_pair(self, cj, control, *, originals, floor) -> tuple | None:
+        """The damaged copy's score in its tuple (best 1, worst -1, else 0) against the original's mean
+        score in the annotator's tuples."""
+        if control is not None:
+            degraded = control.degraded_alias
+            real = control.real_output(degraded)
+        else:
+            real = degraded = cj.output_id
+        best, worst = cj.answer.get("best"), cj.answer.get("worst")
+        value = 1 if best == degraded else -1 if worst == degraded else 0
+        found = originals(real)
+        if not found:
+            return None
+        original = sum(found) / len(found)
+        return value, original, -1, degraded_passed(value, original, floor=-1)
+
+    def repeat_pairs(self, cj, control, mine: dict) -> list[tuple]:
+        best, worst = cj.answer.get("best"), cj.answer.get("worst")
+        outputs = cj.answer.get("outputs") or []
+        if control is not None:
+            outputs = [control.real_output(int(x)) for x in control.aliases]
+            best, worst = control.real_output(int(best)), control.real_output(int(worst))
+        first = mine.get((tuple(sorted(outputs)), cj.criterion))
+        return [] if first is None else [(first, (best, worst))]
+
+    def control_answer(self, answer: dict, judgement, spans) -> None:
+        answer.update({"best": judgement.best_id, "worst": judgement.worst_id, "outputs": list(judgement.outputs)})
+
+    def gold_answers(self, answer: dict, real) -> list[dict]:
+        return [{"best": real(int(answer["best"])), "worst": real(int(answer["worst"]))}]

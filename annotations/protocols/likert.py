@@ -19,3 +19,6 @@ class Likert(Protocol):
     template = "annotate/protocols/likert.html"
     script = "js/protocols/likert.js"
     shortcuts = "annotate/protocols/likert_keys.html"
+
+    # ---- export -------------------------------------------------------------------------------
+    export_extra = ("rank",)

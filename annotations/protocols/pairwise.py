@@ -6,7 +6,7 @@ import random
 from collections.abc import Iterable, Iterator
 
 from annotations.models import PairwiseJudgement
-from annotations.protocols.base import RAW, AgreementSpec, JudgementRow, Protocol
+from annotations.protocols.base import RAW, AgreementSpec, JudgementRow, Protocol, majority_share
 
 # The answer as a number: a preference for the lower output id, a tie, or for the other.
 CODE = {"a": 1.0, "tie": 0.0, "b": -1.0}
@@ -114,3 +114,97 @@ class Pairwise(Protocol):
 
     def consensus_value(self, row: JudgementRow):
         return row.winner
+
+    # ---- export -------------------------------------------------------------------------------
+    stat_keys = ("n", "wins", "losses", "ties", "win_rate")
+    stat_counts = frozenset({"n", "wins", "losses", "ties"})
+    one_output_per_unit = False
+
+    def export_fields(self, row: JudgementRow, *, name, annotator: str, text, shown: list[int]
+                      ) -> tuple[dict, dict, list[int]]:
+        # a = the output shown first (the import format), so the shown order survives a round trip.
+        first, second = row.a_id, row.b_id
+        if shown[:1] == [row.b_id]:
+            first, second = row.b_id, row.a_id
+        winner = row.winner if row.winner == "tie" else (
+            "a" if (row.a_id if row.winner == "a" else row.b_id) == first else "b")
+        fields = {"annotator": annotator, "criterion": row.criterion, "a": name(first), "b": name(second),
+                  "winner": winner}
+        return fields, {"output_texts": [text(first), text(second)]}, [first, second]
+
+    def output_stats(self, rows: Iterable[JudgementRow], *, output_ids: list[int], criteria: list[str],
+                     scales: dict[str, tuple]) -> dict[int, dict[str, dict]]:
+        """n (comparisons the output took part in), wins, losses, ties, win_rate = (wins + ties / 2) / n."""
+        stats = {o: {c: self.empty_stats() for c in criteria} for o in output_ids}
+        for r in rows:
+            for output, side in ((r.a_id, "a"), (r.b_id, "b")):
+                entry = stats.get(output, {}).get(r.criterion)
+                if entry is None:
+                    continue
+                entry["n"] += 1
+                if r.winner == "tie":
+                    entry["ties"] += 1
+                elif r.winner == side:
+                    entry["wins"] += 1
+                else:
+                    entry["losses"] += 1
+        for per_criterion in stats.values():
+            for entry in per_criterion.values():
+                entry["win_rate"] = (entry["wins"] + entry["ties"] / 2) / entry["n"] if entry["n"] else None
+        return stats
+
+    def unit_consensus(self, values: list, scale: tuple = (None, None)) -> float | None:
+        """The majority share (of the most frequent answer a / b / tie), as `correlate --min-consensus`."""
+        return majority_share(values) if len(values) >= 2 else None
+
+    def card_design(self, config: dict, fmt) -> list[str]:
+        return ["- Pairs: " + (f"{config['pair_rounds']} balanced round-robin rounds per item" if config["pair_rounds"]
+                               else "every pair of outputs of an item")]
+
+    # ---- quality control -----------------------------------------------------------------------
+
+    def qc_habit(self, row: JudgementRow):
+        """The screen position of the output chosen ("tie"; "?" when the shown order is unknown)."""
+        chosen = {"a": row.a_id, "b": row.b_id}.get(row.winner)
+        shown = list(row.shown_order or [])
+        return "tie" if chosen is None else (shown.index(chosen) if chosen in shown else "?")
+
+    def qc_originals(self, row: JudgementRow) -> list[tuple[int, object]]:
+        return []  # a degraded pair shows the original beside its copy: the answer says it all
+
+    def degraded_pair(self, cj, control, *, originals, floor) -> tuple | None:
+        """The damaged copy's share of the win (a tie is half) against the original's."""
+        if control is not None:
+            winner = cj.answer.get("winner")
+            value = 0.5 if winner == "tie" else 1.0 if winner == control.degraded_alias else 0.0
+        else:
+            value = {"tie": 0.5, "degraded": 1.0, "original": 0.0}.get(cj.answer.get("winner"))
+            if value is None:
+                return None
+        return value, 1.0 - value, 0.0, value < 1.0 - value
+
+    def repeat_pairs(self, cj, control, mine: dict) -> list[tuple]:
+        pair = cj.answer.get("pair") or []
+        winner = cj.answer.get("winner")
+        if control is not None:
+            pair = [control.real_output(int(x)) for x in control.aliases]
+            winner = winner if winner == "tie" else control.real_output(int(winner)) if winner else None
+        if len(pair) != 2 or winner is None:
+            return []
+        a, b = sorted(pair)
+        first = mine.get(((a, b), cj.criterion))
+        if first is None:
+            return []
+        return [(first, "tie" if winner == "tie" else ("a" if winner == a else "b"))]
+
+    def control_answer(self, answer: dict, judgement, spans) -> None:
+        winner = {"a": judgement.output_a_id, "b": judgement.output_b_id}.get(judgement.winner, "tie")
+        answer.update({"winner": winner, "pair": [judgement.output_a_id, judgement.output_b_id]})
+
+    def gold_answers(self, answer: dict, real) -> list[dict]:
+        winner = answer.get("winner")
+        return [{"winner": winner if winner == "tie" else real(int(winner))}]
+
+    def degraded_shown(self, outputs: list[int], victim: int) -> list[tuple[int, bool]]:
+        """The original beside its damaged copy: the copy should lose."""
+        return [(victim, False), (victim, True)]

@@ -69,3 +69,10 @@ class RankMe(Protocol):
         shuffled = outputs[:]
         rng.shuffle(shuffled)
         yield from chunks_even(shuffled, max(1, campaign.tuple_size))
+
+    # ---- export -------------------------------------------------------------------------------
+    export_extra = ("rank",)
+    one_output_per_unit = False
+
+    def card_design(self, config: dict, fmt) -> list[str]:
+        return [f"- RankME: anchor value {fmt(config['anchor_value'])}, {config['tuple_size']} outputs per screen"]

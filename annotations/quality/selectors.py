@@ -12,16 +12,9 @@ from dataclasses import dataclass, field
 
 from django.db.models import QuerySet
 
-from annotations.models import (
-    Annotator,
-    Assignment,
-    BestWorstJudgement,
-    Campaign,
-    JudgementBase,
-    PairwiseJudgement,
-    RatingJudgement,
-    SpanJudgement,
-)
+from annotations import protocols
+from annotations.models import Annotator, Assignment, Campaign, JudgementBase
+from annotations.protocols import Protocol
 from annotations.quality import reliability
 from annotations.quality.models import (
     AnnotatorDecision,
@@ -34,8 +27,6 @@ from annotations.quality.models import (
 from annotations.quality.rules import Rules, Verdict, verdict
 
 ALL, INCLUDED = "all", "included"
-# MQM-style span weights (google/wmt-mqm-human-evaluation): more severe spans weigh more.
-SPAN_WEIGHTS = {"minor": 1, "major": 5, "critical": 10}
 
 
 def quality_settings_get(*, campaign: Campaign) -> QualitySettings:
@@ -48,182 +39,69 @@ def rules_of(*, campaign: Campaign) -> Rules:
     return Rules.from_dict(quality_settings_get(campaign=campaign).rules)
 
 
-def protocol_kind(campaign: Campaign) -> str:
-    if campaign.protocol in (Campaign.Protocol.LIKERT, Campaign.Protocol.RANKME):
-        return "rating"
-    return str(campaign.protocol)  # esa, pairwise, bws
-
-
 # --- the annotators' regular answers --------------------------------------------------
 
 
 @dataclass
 class _Answers:
-    """Regular (complete) answers of one campaign, keyed for comparison."""
+    """Regular (complete) answers of one campaign, keyed for comparison by the protocol."""
 
-    kind: str
-    # annotator id -> {(unit key..., criterion): value}
+    protocol: Protocol
+    # annotator id -> {(unit key, criterion): value (Protocol.consensus_value)}
     by_annotator: dict = field(default_factory=lambda: defaultdict(dict))
-    # annotator id -> values for straight-lining (score, or the screen position chosen)
+    # annotator id -> values for straight-lining (Protocol.qc_habit: the score, or the screen position chosen)
     habits: dict = field(default_factory=lambda: defaultdict(list))
     # annotator id -> [time_spent_ms of each judgement]
     times: dict = field(default_factory=lambda: defaultdict(list))
-    # annotator id -> criterion -> all scores (for z-scoring)
+    # annotator id -> criterion -> all scores (for z-scoring; scored protocols only)
     scores: dict = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))
-    # bws: (annotator, output id, criterion) -> [+1 / 0 / -1]
-    bws_scores: dict = field(default_factory=lambda: defaultdict(list))
+    # (annotator, output id, criterion) -> what a degraded copy of the output is compared with
+    # (Protocol.qc_originals)
+    originals: dict = field(default_factory=lambda: defaultdict(list))
+
+    def originals_of(self, annotator: int, criterion: str):
+        """output id -> that annotator's originals in this criterion (empty list: none)."""
+        return lambda output: self.originals.get((annotator, output, criterion), [])
 
 
 def _regular_answers(campaign: Campaign) -> _Answers:
-    kind = protocol_kind(campaign)
-    answers = _Answers(kind=kind)
-    complete = {"campaign": campaign, "status": JudgementBase.Status.COMPLETE}
-    if kind in ("rating", "esa"):
-        model = RatingJudgement if kind == "rating" else SpanJudgement
-        rows = model.objects.filter(**complete).values_list("annotator_id", "output_id", "criterion", "score",
-                                                            "time_spent_ms", "id")
-        span_weight = _span_weights(campaign) if kind == "esa" else {}
-        for annotator, output, criterion, score, ms, pk in rows:
-            value = (score, span_weight.get(pk, 0)) if kind == "esa" else score
-            answers.by_annotator[annotator][(output, criterion)] = value
-            answers.habits[annotator].append(score)
-            answers.times[annotator].append(ms)
-            answers.scores[annotator][criterion].append(score)
-    elif kind == "pairwise":
-        rows = PairwiseJudgement.objects.filter(**complete).values_list(
-            "annotator_id", "output_a_id", "output_b_id", "criterion", "winner", "shown_order", "time_spent_ms")
-        for annotator, a, b, criterion, winner, shown, ms in rows:
-            answers.by_annotator[annotator][(a, b, criterion)] = winner
-            chosen = {"a": a, "b": b}.get(winner)
-            position = "tie" if chosen is None else (list(shown).index(chosen) if chosen in (shown or []) else "?")
-            answers.habits[annotator].append(position)
-            answers.times[annotator].append(ms)
-    else:
-        rows = BestWorstJudgement.objects.filter(**complete).values_list(
-            "annotator_id", "outputs", "criterion", "best_id", "worst_id", "shown_order", "time_spent_ms")
-        for annotator, outputs, criterion, best, worst, shown, ms in rows:
-            key = ("-".join(map(str, sorted(outputs))), criterion)
-            answers.by_annotator[annotator][key] = (best, worst)
-            shown = list(shown or outputs)
-            answers.habits[annotator].append((shown.index(best) if best in shown else "?",
-                                              shown.index(worst) if worst in shown else "?"))
-            answers.times[annotator].append(ms)
-            for output in outputs:
-                answers.bws_scores[(annotator, output, criterion)].append(
-                    1 if output == best else -1 if output == worst else 0)
+    """Every annotator's complete answers (everyone's: this is what decides who is included)."""
+    from annotations.selectors.judgements import ALL, campaign_judgements
+
+    found = campaign_judgements(campaign=campaign, annotators=ALL)
+    protocol = found.protocol
+    answers = _Answers(protocol=protocol)
+    # Bound once: this loop runs once per judgement of the campaign.
+    unit_key, value_of, habit_of, originals_of = (protocol.unit_key, protocol.consensus_value, protocol.qc_habit,
+                                                  protocol.qc_originals)
+    by_annotator, habits, times, scores, originals = (answers.by_annotator, answers.habits, answers.times,
+                                                      answers.scores, answers.originals)
+    scored = protocol.scored
+    for row in found:
+        annotator, criterion = row.annotator_id, row.criterion
+        by_annotator[annotator][(unit_key(row), criterion)] = value_of(row)
+        habits[annotator].append(habit_of(row))
+        times[annotator].append(row.time_spent_ms)
+        if scored:
+            scores[annotator][criterion].append(row.score)
+        for output, value in originals_of(row):
+            originals[(annotator, output, criterion)].append(value)
     return answers
-
-
-def _span_weights(campaign: Campaign) -> dict[int, float]:
-    """ESA judgement id -> MQM-style weight of its spans."""
-    from annotations.models import ErrorSpan
-
-    weights: dict[int, float] = defaultdict(float)
-    for judgement, severity in ErrorSpan.objects.filter(judgement__campaign=campaign).values_list(
-        "judgement_id", "severity"
-    ):
-        weights[judgement] += SPAN_WEIGHTS.get(severity, 1)
-    return weights
-
-
-def _spans_weight(spans) -> float:
-    return sum(SPAN_WEIGHTS.get(s.get("severity"), 1) for s in spans or [])
 
 
 # --- control answers, put in comparable terms ----------------------------------------------
 
 
-def _floor(campaign: Campaign, criterion: str) -> float | None:
-    low, _ = campaign.criterion_scale(criterion)
-    return low
-
-
 def _degraded_pair(cj: ControlJudgement, control: ControlUnit | None, answers: _Answers, campaign: Campaign):
     """(degraded value, original value, floor, passed) or None when the original answer is missing."""
-    kind, a, criterion = answers.kind, cj.annotator_id, cj.criterion
-    mine = answers.by_annotator.get(a, {})
-    if kind in ("rating", "esa"):
-        if control is not None:
-            alias = control.degraded_alias
-            real = control.real_output(alias)
-            score = cj.answer.get("scores", {}).get(str(alias))
-            spans = (cj.answer.get("spans") or {}).get(str(alias))
-        else:
-            real, score, spans = cj.output_id, cj.answer.get("score"), cj.answer.get("spans")
-        original = mine.get((real, criterion))
-        if score is None or original is None:
-            return None
-        floor = _floor(campaign, criterion)
-        if kind == "esa":
-            original_score, original_weight = original
-            passed = score < original_score or (score == original_score and _spans_weight(spans) > original_weight) \
-                or (floor is not None and score == original_score == floor)
-            return score, original_score, floor, passed
-        return score, original, floor, reliability.degraded_passed(score, original, floor=floor)
-    if kind == "pairwise":
-        if control is not None:
-            winner = cj.answer.get("winner")
-            degraded = control.degraded_alias
-            value = 0.5 if winner == "tie" else 1.0 if winner == degraded else 0.0
-        else:
-            value = {"tie": 0.5, "degraded": 1.0, "original": 0.0}.get(cj.answer.get("winner"))
-            if value is None:
-                return None
-        return value, 1.0 - value, 0.0, value < 1.0 - value
-    # best-worst: the damaged copy's score in its tuple against the original's in the annotator's tuples
-    if control is not None:
-        degraded = control.degraded_alias
-        real = control.real_output(degraded)
-        best, worst = cj.answer.get("best"), cj.answer.get("worst")
-    else:
-        real = cj.output_id
-        degraded = real
-        best, worst = cj.answer.get("best"), cj.answer.get("worst")
-    value = 1 if best == degraded else -1 if worst == degraded else 0
-    originals = answers.bws_scores.get((a, real, criterion))
-    if not originals:
-        return None
-    original = sum(originals) / len(originals)
-    return value, original, -1, reliability.degraded_passed(value, original, floor=-1)
+    floor, _ = campaign.criterion_scale(cj.criterion)
+    return answers.protocol.degraded_pair(cj, control, originals=answers.originals_of(cj.annotator_id, cj.criterion),
+                                          floor=floor)
 
 
 def _repeat_pair(cj: ControlJudgement, control: ControlUnit | None, answers: _Answers) -> list[tuple]:
     """(first answer, repeated answer) pairs of one repeat control judgement."""
-    kind, criterion = answers.kind, cj.criterion
-    mine = answers.by_annotator.get(cj.annotator_id, {})
-    pairs = []
-    if kind in ("rating", "esa"):
-        if control is not None:
-            for alias, score in (cj.answer.get("scores") or {}).items():
-                first = mine.get((control.real_output(int(alias)), criterion))
-                if first is not None:
-                    pairs.append((first[0] if kind == "esa" else first, score))
-        else:
-            first = mine.get((cj.output_id, criterion))
-            if first is not None and cj.answer.get("score") is not None:
-                pairs.append((first[0] if kind == "esa" else first, cj.answer["score"]))
-    elif kind == "pairwise":
-        pair = cj.answer.get("pair") or []
-        winner = cj.answer.get("winner")
-        if control is not None:
-            pair = [control.real_output(int(x)) for x in control.aliases]
-            winner = winner if winner == "tie" else control.real_output(int(winner)) if winner else None
-        if len(pair) == 2 and winner is not None:
-            a, b = sorted(pair)
-            first = mine.get((a, b, criterion))
-            if first is not None:
-                repeat = "tie" if winner == "tie" else ("a" if winner == a else "b")
-                pairs.append((first, repeat))
-    else:
-        best, worst = cj.answer.get("best"), cj.answer.get("worst")
-        outputs = cj.answer.get("outputs") or []
-        if control is not None:
-            outputs = [control.real_output(int(x)) for x in control.aliases]
-            best, worst = control.real_output(int(best)), control.real_output(int(worst))
-        first = mine.get(("-".join(map(str, sorted(outputs))), criterion))
-        if first is not None:
-            pairs.append((first, (best, worst)))
-    return pairs
+    return answers.protocol.repeat_pairs(cj, control, answers.by_annotator.get(cj.annotator_id, {}))
 
 
 # --- figures ---------------------------------------------------------------------------
@@ -231,7 +109,7 @@ def _repeat_pair(cj: ControlJudgement, control: ControlUnit | None, answers: _An
 
 def _campaign_annotators(campaign: Campaign) -> dict[int, str]:
     ids: set[int] = set()
-    for model in (RatingJudgement, PairwiseJudgement, BestWorstJudgement, SpanJudgement, ControlJudgement):
+    for model in (protocols.of(campaign).model, ControlJudgement):
         ids.update(model.objects.filter(campaign=campaign).values_list("annotator_id", flat=True).distinct())
     ids.update(Assignment.objects.filter(campaign=campaign).values_list("annotator_id", flat=True).distinct())
     return dict(Annotator.objects.filter(pk__in=ids).values_list("id", "name"))
@@ -242,7 +120,7 @@ def campaign_figures(*, campaign: Campaign) -> dict[int, reliability.Figures]:
     names = _campaign_annotators(campaign)
     answers = _regular_answers(campaign)
     figures = {pk: reliability.Figures(annotator=name) for pk, name in names.items()}
-    categorical = answers.kind in ("pairwise", "bws")
+    categorical = not answers.protocol.scored
 
     controls = {c.pk: c for c in ControlUnit.objects.filter(campaign=campaign).select_related("gold")}
     degraded: dict[int, list] = defaultdict(list)
@@ -277,14 +155,14 @@ def campaign_figures(*, campaign: Campaign) -> dict[int, reliability.Figures]:
         assignment_times[annotator].append(ms)
 
     scale = None
-    if answers.kind in ("rating", "esa") and campaign.criteria:
+    if answers.protocol.scored and campaign.criteria:
         low, high = campaign.criterion_scale(campaign.criteria[0])
         scale = (low, high)
     # Leave-one-out: everyone's answers per key.
     everyone: dict[tuple, dict[int, object]] = defaultdict(dict)
     for annotator, mine in answers.by_annotator.items():
         for key, value in mine.items():
-            everyone[key][annotator] = value[0] if answers.kind == "esa" else value
+            everyone[key][annotator] = value
 
     for pk, fig in figures.items():
         mine = answers.by_annotator.get(pk, {})
@@ -293,15 +171,14 @@ def campaign_figures(*, campaign: Campaign) -> dict[int, reliability.Figures]:
             scores = {c: v for c, v in answers.scores.get(pk, {}).items()}
             fig.mann_whitney_p = reliability.degraded_test(degraded[pk], scores)
         fig.repeats_judged = len(repeats[pk])
-        if answers.kind in ("rating", "esa"):
+        if answers.protocol.scored:
             fig.self_consistency = reliability.self_consistency(repeats[pk], scale=scale)
         else:
             fig.self_consistency = reliability.self_consistency(repeats[pk], categorical=True)
         times = [t for t in assignment_times.get(pk, []) if t is not None] or answers.times.get(pk, [])
         fig.median_seconds, fig.min_seconds = reliability.time_figures(times)
-        flat_mine = {k: (v[0] if answers.kind == "esa" else v) for k, v in mine.items()}
         others = {k: [v for a, v in everyone[k].items() if a != pk] for k in mine}
-        fig.agreement_with_others = reliability.agreement_with_others(flat_mine, others, categorical=categorical)
+        fig.agreement_with_others = reliability.agreement_with_others(mine, others, categorical=categorical)
         fig.straight_lining = reliability.straight_lining(answers.habits.get(pk, []))
         fig.extra["tutorial_tries"] = tutorial_tries.get(pk, 0)
     return figures
@@ -433,8 +310,6 @@ def quality_control_active(*, campaign: Campaign) -> bool:
 
 def annotators_judged(*, campaign: Campaign) -> set[int]:
     """Ids of the annotators with a counted (complete) judgement in the campaign."""
-    from annotations import protocols
-
     model = protocols.of(campaign).model
     return set(model.objects.filter(campaign=campaign, status=JudgementBase.Status.COMPLETE)
                .values_list("annotator_id", flat=True).distinct())

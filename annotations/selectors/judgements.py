@@ -112,11 +112,15 @@ def campaign_judgements(*, campaign: Campaign, annotators: str = INCLUDED, crite
                         chunk_items: int = CHUNK_ITEMS) -> JudgementSet:
     """The campaign's complete judgements, of the included annotators (INCLUDED, the default:
     everyone while quality control is not in use) or of everyone (ALL)."""
-    from annotations.quality.selectors import annotators_judged, included_annotator_ids
-
     if annotators not in (INCLUDED, ALL):
         raise ValueError(f"annotators must be {INCLUDED!r} or {ALL!r}")
-    keep = included_annotator_ids(campaign=campaign) if annotators == INCLUDED else None
+    keep = None
+    if annotators == INCLUDED:
+        # Imported only here: quality control loads scipy.stats (seconds, ~60 MB), which the
+        # export and quality control's own reads (ALL) do not need.
+        from annotations.quality.selectors import annotators_judged, included_annotator_ids
+
+        keep = included_annotator_ids(campaign=campaign)
     found = JudgementSet(campaign=campaign, annotators=annotators, keep=keep, criterion=criterion,
                          systems=systems, item_ids=item_ids, chunk_items=chunk_items)
     if keep is not None:

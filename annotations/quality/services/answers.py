@@ -5,7 +5,9 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
+from annotations import protocols
 from annotations.models import Assignment, Campaign, Output, Unit
+from annotations.protocols import Protocol
 from annotations.quality import gold
 from annotations.quality.models import ControlJudgement, ControlUnit, GoldUnit
 
@@ -22,22 +24,12 @@ class ControlAnswerResult:
     judgements: int = 0
 
 
-def _answers_by_criterion(protocol: str, rows: list) -> dict[str, dict]:
+def _answers_by_criterion(protocol: Protocol, rows: list) -> dict[str, dict]:
     """The validated rows of a unit (unsaved judgement instances from the engine's
     validator, with ESA spans) as one answer per criterion, in alias ids."""
     out: dict[str, dict] = {}
     for row, spans in rows:
-        answer = out.setdefault(row.criterion, {})
-        if protocol in (Campaign.Protocol.LIKERT, Campaign.Protocol.RANKME, Campaign.Protocol.ESA):
-            answer.setdefault("scores", {})[str(row.output_id)] = row.score
-            if protocol == Campaign.Protocol.ESA:
-                answer.setdefault("spans", {})[str(row.output_id)] = [
-                    {k: v for k, v in span.items() if v is not None} for span in spans or []]
-        elif protocol == Campaign.Protocol.PAIRWISE:
-            winner = {"a": row.output_a_id, "b": row.output_b_id}.get(row.winner, "tie")
-            answer.update({"winner": winner, "pair": [row.output_a_id, row.output_b_id]})
-        else:
-            answer.update({"best": row.best_id, "worst": row.worst_id, "outputs": list(row.outputs)})
+        protocol.control_answer(out.setdefault(row.criterion, {}), row, spans)
     return out
 
 
@@ -45,18 +37,10 @@ def _gold_problems(campaign: Campaign, control: ControlUnit, criterion: str, ans
     spec = gold.expectation_for(control.gold.expected, criterion)
     if spec is None:
         return []
-    real = control.real_output
-    protocol = campaign.protocol
-    if protocol in (Campaign.Protocol.LIKERT, Campaign.Protocol.RANKME, Campaign.Protocol.ESA):
-        problems = []
-        for alias, score in answer.get("scores", {}).items():
-            spans = (answer.get("spans") or {}).get(alias, [])
-            problems += gold.gold_check(protocol, spec, {"score": score, "spans": spans})
-        return list(dict.fromkeys(problems))
-    if protocol == Campaign.Protocol.PAIRWISE:
-        winner = answer.get("winner")
-        return gold.gold_check(protocol, spec, {"winner": winner if winner == "tie" else real(int(winner))})
-    return gold.gold_check(protocol, spec, {"best": real(int(answer["best"])), "worst": real(int(answer["worst"]))})
+    problems = []
+    for one in protocols.of(campaign).gold_answers(answer, control.real_output):
+        problems += gold.gold_check(campaign.protocol, spec, one)
+    return list(dict.fromkeys(problems))
 
 
 def control_answers_record(*, assignment: Assignment, rows: list, time_spent_ms: int | None, origin: str
@@ -69,7 +53,7 @@ def control_answers_record(*, assignment: Assignment, rows: list, time_spent_ms:
     """
     control = ControlUnit.objects.select_related("gold").get(unit_id=assignment.unit_id)
     campaign = assignment.campaign
-    answers = _answers_by_criterion(campaign.protocol, rows)
+    answers = _answers_by_criterion(protocols.of(campaign), rows)
     problems: dict[str, list[str]] = {}
     if control.kind == ControlUnit.Kind.GOLD:
         problems = {c: [f"{c}: {p}" for p in _gold_problems(campaign, control, c, a)] for c, a in answers.items()}
@@ -143,9 +127,11 @@ def control_judgement_submit(*, user, campaign: Campaign, output_ids, create, sh
     judgement = built["judgement"]
     judgement.shown_order = list(assignment.shown_order)
     spans = [{"start": s.start, "end": s.end, "severity": s.severity, "missing": s.missing} for s in built["spans"]]
-    (criterion, answer), = _answers_by_criterion(campaign.protocol, [(judgement, spans)]).items()
+    protocol = protocols.of(campaign)
+    (criterion, answer), = _answers_by_criterion(protocol, [(judgement, spans)]).items()
 
-    per_output = campaign.protocol in (Campaign.Protocol.LIKERT, Campaign.Protocol.RANKME, Campaign.Protocol.ESA)
+    # Ratings and ESA answer output by output; the unit is done once every output is answered.
+    per_output = protocol.per_output
     rows = {cj.criterion: cj for cj in ControlJudgement.objects.select_for_update().filter(control=control)}
     attempt = max((cj.attempt for cj in rows.values()), default=1)
     if control.gold and control.gold.mode == GoldUnit.Mode.LOUD and any(

@@ -17,6 +17,7 @@ from collections import Counter
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, Max
 
+from annotations import protocols
 from annotations.models import Annotator, Assignment, Campaign, Enrolment, Item, Output, Unit
 from annotations.quality.degrade import TEXT_KINDS, NotApplicable, degrade_any
 from annotations.quality.models import ControlUnit, GoldUnit, QualitySettings
@@ -108,12 +109,8 @@ def _degraded_control(*, campaign: Campaign, annotator: Annotator, qs: QualitySe
             except NotApplicable:
                 continue
             system_of = dict(zip(source.outputs, source.systems))
-            if campaign.protocol == Campaign.Protocol.PAIRWISE:
-                # The original beside its damaged copy: the copy should lose.
-                shown = [(victim, texts[victim], None), (victim, damage.text, damage.as_json())]
-            else:
-                shown = [(o, damage.text if o == victim else texts[o], damage.as_json() if o == victim else None)
-                         for o in source.outputs]
+            shown = [(o, damage.text, damage.as_json()) if damaged else (o, texts[o], None)
+                     for o, damaged in protocols.of(campaign).degraded_shown(list(source.outputs), victim)]
             return _control_create(campaign=campaign, annotator=annotator, kind=ControlUnit.Kind.DEGRADED,
                                    source=source, item_id=source.item_id, shown=shown,
                                    systems=[system_of[o] for o, _, _ in shown], batch=batch)
