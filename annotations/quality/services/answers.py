@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from annotations.models import Assignment, Campaign, Output, Unit
+from annotations.protocols import registry as protocols
 from annotations.quality import gold
 from annotations.quality.models import ControlJudgement, ControlUnit, GoldUnit
 
@@ -22,18 +23,19 @@ class ControlAnswerResult:
     judgements: int = 0
 
 
-def _answers_by_criterion(protocol: str, rows: list) -> dict[str, dict]:
+def _answers_by_criterion(campaign: Campaign, rows: list) -> dict[str, dict]:
     """The validated rows of a unit (unsaved judgement instances from the engine's
     validator, with ESA spans) as one answer per criterion, in alias ids."""
+    protocol = protocols.of(campaign)
     out: dict[str, dict] = {}
     for row, spans in rows:
         answer = out.setdefault(row.criterion, {})
-        if protocol in (Campaign.Protocol.LIKERT, Campaign.Protocol.RANKME, Campaign.Protocol.ESA):
+        if protocol.per_output:
             answer.setdefault("scores", {})[str(row.output_id)] = row.score
-            if protocol == Campaign.Protocol.ESA:
+            if protocol.has_spans:
                 answer.setdefault("spans", {})[str(row.output_id)] = [
                     {k: v for k, v in span.items() if v is not None} for span in spans or []]
-        elif protocol == Campaign.Protocol.PAIRWISE:
+        elif protocol.answer_shape == "pair":
             winner = {"a": row.output_a_id, "b": row.output_b_id}.get(row.winner, "tie")
             answer.update({"winner": winner, "pair": [row.output_a_id, row.output_b_id]})
         else:
@@ -47,13 +49,13 @@ def _gold_problems(campaign: Campaign, control: ControlUnit, criterion: str, ans
         return []
     real = control.real_output
     protocol = campaign.protocol
-    if protocol in (Campaign.Protocol.LIKERT, Campaign.Protocol.RANKME, Campaign.Protocol.ESA):
+    if protocols.of(campaign).per_output:
         problems = []
         for alias, score in answer.get("scores", {}).items():
             spans = (answer.get("spans") or {}).get(alias, [])
             problems += gold.gold_check(protocol, spec, {"score": score, "spans": spans})
         return list(dict.fromkeys(problems))
-    if protocol == Campaign.Protocol.PAIRWISE:
+    if protocols.of(campaign).answer_shape == "pair":
         winner = answer.get("winner")
         return gold.gold_check(protocol, spec, {"winner": winner if winner == "tie" else real(int(winner))})
     return gold.gold_check(protocol, spec, {"best": real(int(answer["best"])), "worst": real(int(answer["worst"]))})
@@ -69,7 +71,7 @@ def control_answers_record(*, assignment: Assignment, rows: list, time_spent_ms:
     """
     control = ControlUnit.objects.select_related("gold").get(unit_id=assignment.unit_id)
     campaign = assignment.campaign
-    answers = _answers_by_criterion(campaign.protocol, rows)
+    answers = _answers_by_criterion(campaign, rows)
     problems: dict[str, list[str]] = {}
     if control.kind == ControlUnit.Kind.GOLD:
         problems = {c: [f"{c}: {p}" for p in _gold_problems(campaign, control, c, a)] for c, a in answers.items()}
@@ -143,9 +145,9 @@ def control_judgement_submit(*, user, campaign: Campaign, output_ids, create, sh
     judgement = built["judgement"]
     judgement.shown_order = list(assignment.shown_order)
     spans = [{"start": s.start, "end": s.end, "severity": s.severity, "missing": s.missing} for s in built["spans"]]
-    (criterion, answer), = _answers_by_criterion(campaign.protocol, [(judgement, spans)]).items()
+    (criterion, answer), = _answers_by_criterion(campaign, [(judgement, spans)]).items()
 
-    per_output = campaign.protocol in (Campaign.Protocol.LIKERT, Campaign.Protocol.RANKME, Campaign.Protocol.ESA)
+    per_output = protocols.of(campaign).per_output
     rows = {cj.criterion: cj for cj in ControlJudgement.objects.select_for_update().filter(control=control)}
     attempt = max((cj.attempt for cj in rows.values()), default=1)
     if control.gold and control.gold.mode == GoldUnit.Mode.LOUD and any(
