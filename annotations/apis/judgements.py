@@ -26,6 +26,7 @@ from annotations.models import (
     SpanJudgement,
 )
 from annotations.permissions import ApiAuthMixin
+from annotations.protocols.base import AnswerError
 from annotations.selectors import (
     bestworst_judgement_list,
     pairwise_judgement_list,
@@ -44,6 +45,19 @@ JUDGEMENT_FIELDS = [
     "id", "campaign", "annotator", "annotator_name", "item", "criterion", "time_spent_ms", "shown_order",
     "origin", "status", "assignment", "created_at",
 ]
+
+
+class WinnerField(serializers.ChoiceField):
+    """a / b / tie; another value is refused with the protocol's message, the one every path gives."""
+
+    def __init__(self, **kwargs):
+        super().__init__(choices=PairwiseJudgement.Winner.choices, **kwargs)
+
+    def to_internal_value(self, data):
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError:
+            raise serializers.ValidationError(AnswerError("winner", value=data).messages) from None
 
 
 def _output_id_list(**kwargs) -> serializers.ListField:
@@ -198,7 +212,7 @@ class PairwiseJudgementListApi(ApiAuthMixin, APIView):
     class InputSerializer(JudgementInputSerializer):
         output_a = id_field(required=True, help_text="The output shown first (left).")
         output_b = id_field(required=True)
-        winner = serializers.ChoiceField(choices=PairwiseJudgement.Winner.choices)
+        winner = WinnerField()
 
         class Meta:
             ref_name = "PairwiseJudgementCreate"
