@@ -60,6 +60,17 @@ class WinnerField(serializers.ChoiceField):
             raise serializers.ValidationError(AnswerError("winner", value=data).messages) from None
 
 
+class ScoreField(serializers.FloatField):
+    """A number (numeric strings too, as ever); anything else is refused with the protocol's message."""
+
+    def to_internal_value(self, data):
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError:
+            rule = "score_finite" if isinstance(data, (int, float)) else "score_type"
+            raise serializers.ValidationError(AnswerError(rule, value=data).messages) from None
+
+
 def _output_id_list(**kwargs) -> serializers.ListField:
     return serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=MAX_ID), **kwargs)
 
@@ -174,7 +185,7 @@ def _submit(*, request: Request, data: dict, output_ids, create) -> JudgementBas
 class RatingJudgementListApi(ApiAuthMixin, APIView):
     class InputSerializer(JudgementInputSerializer):
         output = id_field(required=True)
-        score = serializers.FloatField()
+        score = ScoreField()
         rank = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=32767)
 
         class Meta:
@@ -305,7 +316,7 @@ class SpanInputSerializer(serializers.Serializer):
 class SpanJudgementListApi(ApiAuthMixin, APIView):
     class InputSerializer(JudgementInputSerializer):
         output = id_field(required=True)
-        score = serializers.FloatField()
+        score = ScoreField()
         spans = SpanInputSerializer(many=True, required=False, max_length=200,
                                     help_text="Character offsets into the output (end exclusive), or "
                                               '{"missing": true, "severity": ...} for omitted content.')

@@ -267,6 +267,10 @@ class AnswerError(ValidationError):
     `field`, the answer's key at fault (the REST endpoints key their errors by it)."""
 
     def __init__(self, rule: str, field: str | None = None, **values):
+        # The refused value is echoed back: a long string only by its start.
+        for key in ("value", "criterion"):
+            if isinstance(values.get(key), str) and len(values[key]) > 100:
+                values[key] = values[key][:100] + "..."
         super().__init__(MESSAGES[rule].format(**values), code=rule)
         self.rule = rule
         self.field = field

@@ -183,6 +183,20 @@ def test_score_outside_the_criterion_scale(make, tmp_path):
     )
 
 
+def test_score_must_be_a_number(make, tmp_path):
+    w = make("likert", scale_min=1, scale_max=5)
+    out = w.outputs[0]
+    reason = "score must be a number, got 'good'"
+    refused_alike(
+        reason,
+        api=via_api(w, {"criterion": "quality", "output": out, "score": "good"}),
+        page=via_page(w, [{"criterion": "quality", "output": out, "score": "good"}]),
+        imported=via_import(w, tmp_path, _system_line(w, out, score="good")),
+        control=via_control_import(w, tmp_path, _system_line(w, out, score="good")),
+        gold=via_gold_import(w, tmp_path, [w.system[out]], {"*": {"min": "good"}}),
+    )
+
+
 def test_score_on_a_per_criterion_scale(make, tmp_path):
     """A criterion with its own scale: every path reads that one (the control import read the campaign's)."""
     w = make("likert", scale_min=1, scale_max=5,
