@@ -213,9 +213,12 @@ class Protocol:
 
     def check_value(self, answer: Mapping, *, campaign, criterion: str, unit_outputs, texts) -> dict:
         """The protocol's part of `check_answer` (the criterion already checked)."""
-        out = {"score": self.check_score(answer.get("score"), campaign=campaign, criterion=criterion)}
+        out = {}
         if "output" in answer or unit_outputs is not None:
             out["output"] = self.check_output(answer.get("output"), unit_outputs)
+        out["score"] = self.check_score(answer.get("score"), campaign=campaign, criterion=criterion)
+        if answer.get("rank") is not None:  # ratings imported with their rank
+            out["rank"] = self.check_rank(answer["rank"])
         return out
 
     def check_rank(self, rank) -> int | None:

@@ -16,12 +16,3 @@ class Likert(Protocol):
     agreement = AgreementSpec(level="interval", variant=RAW, unit="output", value="score")
     template = "annotate/protocols/likert.html"
     script = "js/protocols/likert.js"
-
-    # ==== validation of one answer ====
-
-    def check_value(self, answer, *, campaign, criterion, unit_outputs, texts) -> dict:
-        out = super().check_value(answer, campaign=campaign, criterion=criterion, unit_outputs=unit_outputs,
-                                  texts=texts)
-        if answer.get("rank") is not None:
-            out["rank"] = self.check_rank(answer["rank"])
-        return out

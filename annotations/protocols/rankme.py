@@ -57,13 +57,6 @@ class RankMe(Protocol):
             raise AnswerError("magnitude", "score", score=score)
         return score
 
-    def check_value(self, answer, *, campaign, criterion, unit_outputs, texts) -> dict:
-        out = super().check_value(answer, campaign=campaign, criterion=criterion, unit_outputs=unit_outputs,
-                                  texts=texts)
-        if answer.get("rank") is not None:
-            out["rank"] = self.check_rank(answer["rank"])
-        return out
-
     def check_expected_bound(self, value, *, campaign, criterion: str) -> float:
         # An expected range may start at 0 ("any magnitude up to ..."): the scale only.
         return Protocol.check_score(self, value, campaign=campaign, criterion=criterion)
