@@ -26,6 +26,7 @@ from annotations.models import (
     SpanJudgement,
 )
 from annotations.permissions import ApiAuthMixin
+from annotations.protocols.base import AnswerError
 from annotations.selectors import (
     bestworst_judgement_list,
     judgements_filtered,
@@ -45,6 +46,30 @@ JUDGEMENT_FIELDS = [
     "id", "campaign", "annotator", "annotator_name", "item", "criterion", "time_spent_ms", "shown_order",
     "origin", "status", "assignment", "created_at",
 ]
+
+
+class WinnerField(serializers.ChoiceField):
+    """a / b / tie; another value is refused with the protocol's message, the one every path gives."""
+
+    def __init__(self, **kwargs):
+        super().__init__(choices=PairwiseJudgement.Winner.choices, **kwargs)
+
+    def to_internal_value(self, data):
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError:
+            raise serializers.ValidationError(AnswerError("winner", value=data).messages) from None
+
+
+class ScoreField(serializers.FloatField):
+    """A number (numeric strings too, as ever); anything else is refused with the protocol's message."""
+
+    def to_internal_value(self, data):
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError:
+            rule = "score_finite" if isinstance(data, (int, float)) else "score_type"
+            raise serializers.ValidationError(AnswerError(rule, value=data).messages) from None
 
 
 def _output_id_list(**kwargs) -> serializers.ListField:
@@ -154,7 +179,7 @@ def _submit(*, request: Request, data: dict, output_ids, create) -> JudgementBas
 class RatingJudgementListApi(ApiAuthMixin, APIView):
     class InputSerializer(JudgementInputSerializer):
         output = id_field(required=True)
-        score = serializers.FloatField()
+        score = ScoreField()
         rank = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=32767)
 
         class Meta:
@@ -192,7 +217,7 @@ class PairwiseJudgementListApi(ApiAuthMixin, APIView):
     class InputSerializer(JudgementInputSerializer):
         output_a = id_field(required=True, help_text="The output shown first (left).")
         output_b = id_field(required=True)
-        winner = serializers.ChoiceField(choices=PairwiseJudgement.Winner.choices)
+        winner = WinnerField()
 
         class Meta:
             ref_name = "PairwiseJudgementCreate"
@@ -285,7 +310,7 @@ class SpanInputSerializer(serializers.Serializer):
 class SpanJudgementListApi(ApiAuthMixin, APIView):
     class InputSerializer(JudgementInputSerializer):
         output = id_field(required=True)
-        score = serializers.FloatField()
+        score = ScoreField()
         spans = SpanInputSerializer(many=True, required=False, max_length=200,
                                     help_text="Character offsets into the output (end exclusive), or "
                                               '{"missing": true, "severity": ...} for omitted content.')

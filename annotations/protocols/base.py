@@ -25,10 +25,12 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 import numpy as np
+from django.core.exceptions import ValidationError
 
 # Levels of Krippendorff's alpha every surface may show, headline first per protocol.
 LEVELS = ("nominal", "ordinal", "interval")
@@ -330,6 +332,131 @@ class Protocol:
 
     def __repr__(self) -> str:
         return f"<protocol {self.name}>"
+
+    # ==== validation of one answer ===================================================================
+    # The only place the rules of an answer live: the REST endpoints, the page's unit submit,
+    # `import_judgements`, gold units and quality-control imports all call `check_answer` (callers
+    # that name outputs by system or alias map them to output ids first), so one bad answer gets
+    # the same reason on every path; each caller keeps its own error format around it.
+
+    # Keys of an answer beyond "criterion" as the pages and the unit API send it (output ids).
+    answer_keys: frozenset = frozenset({"output", "score"})
+    # How an answer names its outputs: "output" (one answer per output), "pair" (`a` shown
+    # first, `b`) or "tuple" (`outputs`, with `best` and `worst` among them).
+    answer_shape: str = "output"
+    # How many outputs a unit of this protocol shows (gold units are checked against it).
+    unit_sizes: tuple[int, int] = (1, 1)
+    # (has_spans, above: answers carry error spans, checked against the output's text.)
+    # The implied rank is stored with every magnitude of a unit (RankME).
+    magnitudes_ranked: bool = False
+
+    def check_criterion(self, criterion, *, campaign) -> str:
+        if not isinstance(criterion, str) or criterion not in campaign.criteria:
+            raise AnswerError("criterion", "criterion", criterion=criterion, campaign=campaign.name,
+                              choices=", ".join(campaign.criteria))
+        return criterion
+
+    def check_score(self, score, *, campaign, criterion: str) -> float:
+        """A finite number on the criterion's scale."""
+        # Numbers only: HTML-form strings are converted by the caller's serializer.
+        if isinstance(score, bool) or not isinstance(score, (int, float, Decimal)):
+            raise AnswerError("score_type", "score", value=score)
+        score = float(score)
+        if not math.isfinite(score):
+            raise AnswerError("score_finite", "score")
+        low, high = campaign.criterion_scale(criterion)
+        if (low is not None and score < low) or (high is not None and score > high):
+            scale = f"{'-inf' if low is None else f'{low:g}'} to {'inf' if high is None else f'{high:g}'}"
+            raise AnswerError("score_scale", "score", score=score, scale=scale)
+        return score
+
+    def check_output(self, output, unit_outputs: Sequence[int] | None) -> int:
+        """An output id of the unit (any id when the caller already resolved the outputs)."""
+        if isinstance(output, bool) or not isinstance(output, int) or (
+                unit_outputs is not None and output not in unit_outputs):
+            raise AnswerError("output", "output", value=output)
+        return output
+
+    def check_answer(self, answer: Mapping, *, campaign, criterion, unit_outputs: Sequence[int] | None = None,
+                     texts: Mapping[int, str] | None = None) -> dict:
+        """The answer to one question (`criterion`) of a unit, normalised, or `AnswerError`.
+
+        `answer` holds the protocol's keys in output ids (ratings and ESA:
+        `output`, `score`, optional `rank` / `spans`; pairwise: `winner`, `a`
+        and `b` when known; best-worst: `best`, `worst`, `outputs` defaulting
+        to `unit_outputs`). `unit_outputs`: the outputs the unit shows (None:
+        already checked by the caller); `texts`: output id -> text, for span offsets.
+        """
+        criterion = self.check_criterion(criterion, campaign=campaign)
+        return {"criterion": criterion, **self.check_value(answer, campaign=campaign, criterion=criterion,
+                                                           unit_outputs=unit_outputs, texts=texts)}
+
+    def check_value(self, answer: Mapping, *, campaign, criterion: str, unit_outputs, texts) -> dict:
+        """The protocol's part of `check_answer` (the criterion already checked)."""
+        out = {}
+        if "output" in answer or unit_outputs is not None:
+            out["output"] = self.check_output(answer.get("output"), unit_outputs)
+        out["score"] = self.check_score(answer.get("score"), campaign=campaign, criterion=criterion)
+        if answer.get("rank") is not None:  # ratings imported with their rank
+            out["rank"] = self.check_rank(answer["rank"])
+        return out
+
+    def check_rank(self, rank) -> int | None:
+        """The rank stored with a rating (optional; the pages compute it)."""
+        if rank is None:
+            return None
+        if isinstance(rank, bool) or not isinstance(rank, int) or not 1 <= rank <= 32767:
+            raise AnswerError("rank", "rank", value=rank)
+        return rank
+
+    def check_expected_bound(self, value, *, campaign, criterion: str) -> float:
+        """A gold unit's expected `min` / `max` score: on the criterion's scale, like an answer."""
+        return self.check_score(value, campaign=campaign, criterion=criterion)
+
+
+# ---- validation: one message per rule ------------------------------------------------------
+
+MESSAGES = {
+    "criterion": "unknown criterion {criterion!r}; campaign {campaign!r} has {choices}",
+    "output": "output {value!r} is not part of this unit",
+    "score_type": "score must be a number, got {value!r}",
+    "score_finite": "score must be a finite number",
+    "score_scale": "score {score:g} is outside the scale {scale}",
+    "magnitude": "RankME magnitudes must be above 0, got {score:g}",
+    "rank": "rank must be a whole number from 1, got {value!r}",
+    "winner": "winner must be 'a', 'b' or 'tie', got {value!r}",
+    "pair_same": "a and b must be two different outputs",
+    "pair_outputs": "a and b must be the outputs of this unit",
+    "tuple_size": "a best-worst tuple holds at least 2 outputs",
+    "tuple_twice": "the tuple lists an output twice",
+    "tuple_long": "too many outputs in one tuple",
+    "best_worst_in_tuple": "best and worst must be outputs of the tuple",
+    "best_worst_differ": "best and worst must be different outputs",
+    "spans_list": "spans must be a list",
+    "spans_many": "at most {limit} spans per judgement",
+    "span_object": "span {index} must be an object",
+    "span_keys": "span {index} has unknown keys: {keys}",
+    "span_severity": "span {index}: severity must be one of {allowed}, got {value!r}",
+    "span_missing_flag": "span {index}: missing must be true or false",
+    "span_missing_offsets": "span {index}: a missing-content marker has no start or end",
+    "span_offset_type": "span {index}: {name} must be a whole number",
+    "span_order": "span {index}: need 0 <= start < end, got {start}-{end}",
+    "span_range": "span {index}: need 0 <= start < end <= {length} (the output's length), got {start}-{end}",
+}
+
+
+class AnswerError(ValidationError):
+    """One rule an answer breaks: `rule` (a key of MESSAGES), the one message for it, and
+    `field`, the answer's key at fault (the REST endpoints key their errors by it)."""
+
+    def __init__(self, rule: str, field: str | None = None, **values):
+        # The refused value is echoed back: a long string only by its start.
+        for key in ("value", "criterion"):
+            if isinstance(values.get(key), str) and len(values[key]) > 100:
+                values[key] = values[key][:100] + "..."
+        super().__init__(MESSAGES[rule].format(**values), code=rule)
+        self.rule = rule
+        self.field = field
 
 
 def degraded_passed(degraded: float, original: float, *, floor: float | None) -> bool:

@@ -7,7 +7,7 @@ import random
 from collections.abc import Iterable, Iterator
 
 from annotations.models import BestWorstJudgement
-from annotations.protocols.base import RAW, AgreementSpec, JudgementRow, Protocol, degraded_passed, majority_share
+from annotations.protocols.base import AgreementSpec, AnswerError, JudgementRow, Protocol, RAW, degraded_passed, majority_share
 
 
 def balanced_tuples(values: list, size: int, rng: random.Random) -> list[list]:
@@ -195,3 +195,37 @@ class BestWorst(Protocol):
 
     def gold_answers(self, answer: dict, real) -> list[dict]:
         return [{"best": real(int(answer["best"])), "worst": real(int(answer["worst"]))}]
+    # ==== validation of one answer ====
+
+    unit_sizes = (2, 10)
+    answer_shape = "tuple"
+    answer_keys = frozenset({"best", "worst"})
+
+    def check_tuple(self, outputs) -> list[int]:
+        """The outputs of a tuple: at least 2, none twice."""
+        if not isinstance(outputs, (list, tuple)) or len(outputs) < 2:
+            raise AnswerError("tuple_size", "outputs")
+        outputs = list(outputs)
+        if len(set(outputs)) != len(outputs):
+            raise AnswerError("tuple_twice", "outputs")
+        if len(tuple_key(outputs)) > self.model._meta.get_field("tuple_key").max_length:
+            raise AnswerError("tuple_long", "outputs")
+        return outputs
+
+    def check_choice(self, best, worst, outputs) -> None:
+        """Best and worst (either may be None in a gold expectation): outputs of the tuple, different."""
+        for value in (best, worst):
+            if value is not None and (isinstance(value, bool) or value not in outputs):
+                raise AnswerError("best_worst_in_tuple", "best")
+        if best is not None and best == worst:
+            raise AnswerError("best_worst_differ", "worst")
+
+    def check_value(self, answer, *, campaign, criterion, unit_outputs, texts) -> dict:
+        outputs = self.check_tuple(answer["outputs"] if "outputs" in answer else unit_outputs)
+        if unit_outputs is not None and not set(outputs) <= set(unit_outputs):
+            raise AnswerError("best_worst_in_tuple", "outputs")
+        best, worst = answer.get("best"), answer.get("worst")
+        if best is None or worst is None:
+            raise AnswerError("best_worst_in_tuple", "best")
+        self.check_choice(best, worst, outputs)
+        return {"outputs": outputs, "best": best, "worst": worst}

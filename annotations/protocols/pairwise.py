@@ -6,7 +6,7 @@ import random
 from collections.abc import Iterable, Iterator
 
 from annotations.models import PairwiseJudgement
-from annotations.protocols.base import RAW, AgreementSpec, JudgementRow, Protocol, majority_share
+from annotations.protocols.base import AgreementSpec, AnswerError, JudgementRow, Protocol, RAW, majority_share
 
 # The answer as a number: a preference for the lower output id, a tie, or for the other.
 CODE = {"a": 1.0, "tie": 0.0, "b": -1.0}
@@ -208,3 +208,25 @@ class Pairwise(Protocol):
     def degraded_shown(self, outputs: list[int], victim: int) -> list[tuple[int, bool]]:
         """The original beside its damaged copy: the copy should lose."""
         return [(victim, False), (victim, True)]
+    # ==== validation of one answer ====
+
+    unit_sizes = (2, 2)
+    answer_shape = "pair"
+    answer_keys = frozenset({"winner"})
+    WINNERS = ("a", "b", "tie")
+
+    def check_value(self, answer, *, campaign, criterion, unit_outputs, texts) -> dict:
+        """`winner` in a / b / tie (a: the output shown first); `a` and `b`, when the answer names
+        them, two different outputs (of the unit when `unit_outputs` is given)."""
+        winner = answer.get("winner")
+        if not isinstance(winner, str) or winner not in self.WINNERS:
+            raise AnswerError("winner", "winner", value=winner)
+        out = {"winner": winner}
+        if "a" in answer or "b" in answer:
+            a, b = answer.get("a"), answer.get("b")
+            if unit_outputs is not None and not {a, b} <= set(unit_outputs):
+                raise AnswerError("pair_outputs", "output_b")
+            if a == b:
+                raise AnswerError("pair_same", "output_b")
+            out.update(a=a, b=b)
+        return out

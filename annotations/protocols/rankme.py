@@ -7,7 +7,7 @@ import random
 from collections.abc import Iterator
 
 from annotations.models import RatingJudgement
-from annotations.protocols.base import Z, AgreementSpec, Protocol
+from annotations.protocols.base import Z, AgreementSpec, AnswerError, Protocol
 
 
 def chunks_even(values: list, size: int, largest: int = 5) -> list[list]:
@@ -76,3 +76,18 @@ class RankMe(Protocol):
 
     def card_design(self, config: dict, fmt) -> list[str]:
         return [f"- RankME: anchor value {fmt(config['anchor_value'])}, {config['tuple_size']} outputs per screen"]
+    # ==== validation of one answer ====
+
+    unit_sizes = (2, 10)
+    magnitudes_ranked = True
+
+    def check_score(self, score, *, campaign, criterion: str) -> float:
+        """On the criterion's scale when it has one; unbounded magnitudes must be above 0."""
+        score = super().check_score(score, campaign=campaign, criterion=criterion)
+        if campaign.criterion_scale(criterion)[0] is None and score <= 0:
+            raise AnswerError("magnitude", "score", score=score)
+        return score
+
+    def check_expected_bound(self, value, *, campaign, criterion: str) -> float:
+        # An expected range may start at 0 ("any magnitude up to ..."): the scale only.
+        return Protocol.check_score(self, value, campaign=campaign, criterion=criterion)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from django.core.exceptions import ValidationError
 from workbench.exceptions import DomainError
 
 SCORE_KEYS = {"min", "max"}
@@ -30,59 +31,77 @@ class InvalidExpectation(DomainError, ValueError):
     pass
 
 
-def _kind(protocol: str) -> str:
-    return {"likert": "rating", "rankme": "rating"}.get(protocol, protocol)
+def _protocol(name: str):
+    from annotations.protocols import registry
+
+    try:
+        return registry.get(name)
+    except KeyError:
+        raise InvalidExpectation(f"unknown protocol {name!r}") from None
 
 
-def _number(value, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InvalidExpectation(f"{what} must be a number, got {value!r}")
-    return float(value)
+def expectation_clean(campaign, expected, *, output_ids: list[int], texts: Mapping[int, str] | None = None) -> dict:
+    """Check an expected answer for a unit of `campaign` showing `output_ids` (`texts`: their
+    texts, for ESA span offsets); returns it keyed by criterion (``"*"`` kept). Raises
+    `InvalidExpectation`, `criterion: reason`.
 
-
-def expectation_clean(protocol: str, expected, *, criteria: list[str], output_ids: list[int]) -> dict:
-    """Check an expected answer for a unit of `protocol` showing `output_ids`;
-    returns it keyed by criterion (``"*"`` kept). Raises `InvalidExpectation`."""
-    kind = _kind(protocol)
-    if kind not in EXPECTED_KEYS:
-        raise InvalidExpectation(f"unknown protocol {protocol!r}")
+    What an expectation shares with an answer (the criterion, scores on its scale, best and
+    worst, span offsets) is checked by the protocol's own rules, with their messages.
+    """
+    protocol = _protocol(campaign.protocol)
+    keys = EXPECTED_KEYS[protocol.kind]
     if not isinstance(expected, Mapping) or not expected:
         raise InvalidExpectation("the expected answer must be an object keyed by criterion (or \"*\")")
     clean = {}
     for criterion, spec in expected.items():
-        if criterion != "*" and criterion not in criteria:
-            raise InvalidExpectation(f"unknown criterion {criterion!r} (campaign has {', '.join(criteria)})")
-        if not isinstance(spec, Mapping) or not spec:
-            raise InvalidExpectation(f"{criterion}: the expectation must be a non-empty object")
-        unknown = set(spec) - EXPECTED_KEYS[kind]
-        if unknown:
-            raise InvalidExpectation(f"{criterion}: unknown key {', '.join(sorted(map(repr, unknown)))} for a "
-                                     f"{protocol} unit (expected {', '.join(sorted(EXPECTED_KEYS[kind]))})")
-        spec = dict(spec)
-        for bound in SCORE_KEYS & set(spec):
-            spec[bound] = _number(spec[bound], f"{criterion}: {bound}")
-        if "min" in spec and "max" in spec and spec["min"] > spec["max"]:
-            raise InvalidExpectation(f"{criterion}: min is above max")
-        if "winner" in spec and spec["winner"] != "tie" and spec["winner"] not in output_ids:
-            raise InvalidExpectation(f"{criterion}: winner must be one of the unit's outputs or \"tie\"")
-        for key in ("best", "worst"):
-            if key in spec and spec[key] not in output_ids:
-                raise InvalidExpectation(f"{criterion}: {key} must be one of the unit's outputs")
-        if spec.get("best") is not None and spec.get("best") == spec.get("worst"):
-            raise InvalidExpectation(f"{criterion}: best and worst must differ")
-        if "spans" in spec:
-            spans = spec["spans"]
-            if not isinstance(spans, list) or not all(
-                isinstance(s, Mapping) and isinstance(s.get("start"), int) and isinstance(s.get("end"), int)
-                and 0 <= s["start"] < s["end"] for s in spans
-            ):
-                raise InvalidExpectation(f"{criterion}: spans must be a list of {{\"start\", \"end\"}} "
-                                         "character offsets with start < end")
-            spec["spans"] = [{"start": s["start"], "end": s["end"]} for s in spans]
-        if "missing" in spec and not isinstance(spec["missing"], bool):
-            raise InvalidExpectation(f"{criterion}: missing must be true or false")
-        clean[criterion] = spec
+        try:
+            clean[criterion] = _spec_clean(protocol, campaign, criterion, spec, keys, output_ids, texts)
+        except ValidationError as exc:
+            raise InvalidExpectation(f"{criterion}: {exc.messages[0]}") from None
     return clean
+
+
+def _spec_clean(protocol, campaign, criterion, spec, keys, output_ids, texts) -> dict:
+    if criterion != "*":
+        try:
+            protocol.check_criterion(criterion, campaign=campaign)
+        except ValidationError as exc:
+            raise InvalidExpectation(exc.messages[0]) from None
+    if not isinstance(spec, Mapping) or not spec:
+        raise InvalidExpectation(f"{criterion}: the expectation must be a non-empty object")
+    unknown = set(spec) - keys
+    if unknown:
+        raise InvalidExpectation(f"{criterion}: unknown key {', '.join(sorted(map(repr, unknown)))} for a "
+                                 f"{protocol.name} unit (expected {', '.join(sorted(keys))})")
+    spec = dict(spec)
+    for bound in sorted(SCORE_KEYS & set(spec)):
+        try:
+            for c in campaign.criteria if criterion == "*" else [criterion]:
+                spec[bound] = protocol.check_expected_bound(spec[bound], campaign=campaign, criterion=c)
+        except ValidationError as exc:
+            raise InvalidExpectation(f"{criterion}: {bound}: {exc.messages[0]}") from None
+    if "min" in spec and "max" in spec and spec["min"] > spec["max"]:
+        raise InvalidExpectation(f"{criterion}: min is above max")
+    # An expected winner names an output (not a side: the sides are shuffled per annotator).
+    if "winner" in spec and spec["winner"] != "tie" and spec["winner"] not in output_ids:
+        raise InvalidExpectation(f"{criterion}: winner must be one of the unit's outputs or \"tie\"")
+    if "best" in spec or "worst" in spec:
+        protocol.check_choice(spec.get("best"), spec.get("worst"), output_ids)
+    if "spans" in spec:
+        spans = spec["spans"]
+        if not isinstance(spans, list):
+            raise InvalidExpectation(f"{criterion}: spans must be a list of {{\"start\", \"end\"}} "
+                                     "character offsets")
+        # ESA units show one output: the offsets are into its text.
+        text = (texts or {}).get(output_ids[0]) if len(output_ids) == 1 else None
+        for index, span in enumerate(spans, start=1):
+            if not isinstance(span, Mapping):
+                raise InvalidExpectation(f"{criterion}: span {index} must be an object")
+            protocol.check_span_offsets(index, span.get("start"), span.get("end"), text)
+        spec["spans"] = [{"start": s["start"], "end": s["end"]} for s in spans]
+    if "missing" in spec and not isinstance(spec["missing"], bool):
+        raise InvalidExpectation(f"{criterion}: missing must be true or false")
+    return spec
 
 
 def expectation_for(expected: Mapping, criterion: str) -> Mapping | None:
@@ -91,7 +110,7 @@ def expectation_for(expected: Mapping, criterion: str) -> Mapping | None:
 
 def gold_check(protocol: str, spec: Mapping, answer: Mapping) -> list[str]:
     """What is wrong with `answer` against `spec` (an empty list: it passed)."""
-    kind = _kind(protocol)
+    shape = _protocol(protocol)
     problems = []
     if "min" in spec or "max" in spec:
         score = answer.get("score")
@@ -100,14 +119,14 @@ def gold_check(protocol: str, spec: Mapping, answer: Mapping) -> list[str]:
             bounds = (f"{low:g} to {high:g}" if "min" in spec and "max" in spec
                       else f"at least {low:g}" if "min" in spec else f"at most {high:g}")
             problems.append(f"the score is outside the expected range ({bounds})")
-    if kind == "pairwise" and "winner" in spec and answer.get("winner") != spec["winner"]:
+    if shape.answer_shape == "pair" and "winner" in spec and answer.get("winner") != spec["winner"]:
         problems.append("another output was expected to win" if spec["winner"] != "tie" else "a tie was expected")
-    if kind == "bws":
+    if shape.answer_shape == "tuple":
         if "best" in spec and answer.get("best") != spec["best"]:
             problems.append("another output was expected as the best")
         if "worst" in spec and answer.get("worst") != spec["worst"]:
             problems.append("another output was expected as the worst")
-    if kind == "esa":
+    if shape.has_spans:
         marked = [s for s in answer.get("spans") or [] if not s.get("missing")]
         for expected in spec.get("spans", []):
             if not any(s["start"] < expected["end"] and expected["start"] < s["end"] for s in marked):

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from django.core.exceptions import ValidationError
 
 from annotations.models import Campaign, Item, Output, System
+from annotations.protocols import registry as protocols
 from annotations.quality import gold
 from annotations.quality.models import ControlJudgement
 from annotations.services import judgements as checks
@@ -43,9 +44,8 @@ _KEYS = {
 
 
 def _kind(campaign: Campaign) -> str:
-    if campaign.protocol in (Campaign.Protocol.LIKERT, Campaign.Protocol.RANKME):
-        return "rating"
-    return str(campaign.protocol)
+    """The line format's family: rating, esa, pairwise or bws."""
+    return protocols.of(campaign).kind
 
 
 @dataclass
@@ -66,6 +66,7 @@ class ControlRecord:
 class _Lookup:
     items: dict = field(default_factory=dict)
     outputs: dict = field(default_factory=dict)  # (item id, system name) -> output id
+    texts: dict = field(default_factory=dict)  # output id -> text, read on first use
 
     @classmethod
     def of(cls, campaign: Campaign) -> _Lookup:
@@ -76,6 +77,12 @@ class _Lookup:
         ):
             lookup.outputs[(item_id, names[system_id])] = pk
         return lookup
+
+    def text(self, output_id: int) -> str:
+        """An output's text (span offsets are checked against it), read on first use."""
+        if output_id not in self.texts:
+            self.texts[output_id] = Output.objects.values_list("text", flat=True).get(pk=output_id)
+        return self.texts[output_id]
 
     def output(self, item_id: int, system, errors: list[str], what: str) -> int | None:
         if not isinstance(system, str):
@@ -106,11 +113,12 @@ def control_records(campaign: Campaign, objects: list[tuple[int, dict]]) -> tupl
 
 
 def _record(line, obj, campaign, kind, lookup, errors) -> ControlRecord | None:
+    protocol = protocols.of(campaign)
     control = obj.get("control")
     if control not in CONTROL_KINDS:
         errors.append(f"control must be one of {', '.join(CONTROL_KINDS)}, got {control!r}")
         return None
-    required = _KEYS[kind] - ({"spans"} if kind == "esa" else set())
+    required = _KEYS[kind] - {"spans"}  # ESA spans may be left out (no error marked)
     missing = sorted(required - set(obj))
     unknown = sorted(set(obj) - _KEYS[kind] - _OPTIONAL)
     if missing:
@@ -121,9 +129,9 @@ def _record(line, obj, campaign, kind, lookup, errors) -> ControlRecord | None:
         errors.append("a gold control needs \"expected\"")
     if control != "gold" and "expected" in obj:
         errors.append("\"expected\" belongs to gold controls only")
-    if control == "degraded" and kind in ("pairwise", "bws") and "degraded" not in obj:
-        errors.append("say which output was damaged: \"degraded\": " + ("\"a\" or \"b\"" if kind == "pairwise"
-                                                                         else "a system of the tuple"))
+    if control == "degraded" and not protocol.per_output and "degraded" not in obj:
+        errors.append("say which output was damaged: \"degraded\": " + (
+            "\"a\" or \"b\"" if protocol.answer_shape == "pair" else "a system of the tuple"))
     if errors:
         return None
     if not isinstance(obj["annotator"], str) or not obj["annotator"].strip() or len(obj["annotator"]) > 200:
@@ -132,7 +140,7 @@ def _record(line, obj, campaign, kind, lookup, errors) -> ControlRecord | None:
     if item_id is None:
         errors.append(f"unknown item {obj['item']!r} in dataset {campaign.dataset.name!r}")
     try:
-        criterion = checks.criterion_check(campaign=campaign, criterion=obj["criterion"])
+        criterion = protocol.check_criterion(obj["criterion"], campaign=campaign)
         time_spent = checks.time_spent_check(obj.get("time_spent_ms"))
     except ValidationError as exc:
         errors.extend(exc.messages)
@@ -140,31 +148,42 @@ def _record(line, obj, campaign, kind, lookup, errors) -> ControlRecord | None:
         return None
     record = ControlRecord(line=line, annotator=obj["annotator"].strip(), kind=control, item_id=item_id,
                            criterion=criterion, answer={}, time_spent_ms=time_spent)
-    names: dict[str, int] = {}
-    if kind in ("rating", "esa"):
-        record.output_id = lookup.output(item_id, obj["system"], errors, "system")
+
+    def check(answer: dict, texts=None) -> dict | None:
+        """The protocol's rules of the answer (systems already mapped to output ids)."""
         try:
-            record.answer["score"] = checks.score_check(campaign=campaign, score=obj["score"])
+            return protocol.check_answer(answer, campaign=campaign, criterion=criterion, texts=texts)
         except ValidationError as exc:
             errors.extend(exc.messages)
-        if kind == "esa":
-            spans = obj.get("spans", [])
-            if not isinstance(spans, list) or not all(isinstance(s, dict) for s in spans):
-                errors.append("spans must be a list of objects")
-            else:
-                record.answer["spans"] = spans
+            return None
+
+    names: dict[str, int] = {}
+    if protocol.per_output:
+        record.output_id = lookup.output(item_id, obj["system"], errors, "system")
+        answer = {"score": obj["score"]}
+        texts = None
+        if protocol.has_spans:
+            answer["spans"] = obj.get("spans", [])
+            # A degraded copy's text is not stored: its offsets are checked for order only.
+            if record.output_id is not None and control != "degraded":
+                answer["output"] = record.output_id
+                texts = {record.output_id: lookup.text(record.output_id)}
+        checked = check(answer, texts)
+        if checked is not None:
+            record.answer["score"] = checked["score"]
+            if protocol.has_spans:
+                record.answer["spans"] = obj.get("spans", [])
         if record.output_id is not None:
             names[obj["system"]] = record.output_id
-    elif kind == "pairwise":
+    elif protocol.answer_shape == "pair":
         a = lookup.output(item_id, obj["a"], errors, "a")
         b = lookup.output(item_id, obj["b"], errors, "b")
-        try:
-            winner = checks.winner_check(obj["winner"])
-        except ValidationError as exc:
-            errors.extend(exc.messages)
-            return None
+        # A degraded control may show an output beside its own damaged copy: a and b the same system.
+        pair = {} if control == "degraded" or None in (a, b) else {"a": a, "b": b}
+        checked = check({"winner": obj["winner"], **pair})
         if errors:
             return None
+        winner = checked["winner"]
         if control == "degraded":
             side = obj["degraded"]
             if side not in ("a", "b"):
@@ -173,23 +192,17 @@ def _record(line, obj, campaign, kind, lookup, errors) -> ControlRecord | None:
             record.output_id = a if side == "a" else b
             record.answer = {"winner": "tie" if winner == "tie" else ("degraded" if winner == side else "original")}
         else:
-            if a == b:
-                errors.append("a and b name the same system")
-                return None
             record.answer = {"winner": "tie" if winner == "tie" else (a if winner == "a" else b), "pair": [a, b]}
             names = {obj["a"]: a, obj["b"]: b}
     else:
         systems = obj["outputs"]
-        if not isinstance(systems, list) or len(systems) < 2:
-            errors.append("outputs must be a list of at least 2 system names")
+        if not isinstance(systems, list):
+            errors.append("outputs must be a list of system names")
             return None
         ids = [lookup.output(item_id, s, errors, "outputs entry") for s in systems]
         best = lookup.output(item_id, obj["best"], errors, "best")
         worst = lookup.output(item_id, obj["worst"], errors, "worst")
-        if errors:
-            return None
-        if best not in ids or worst not in ids or best == worst:
-            errors.append("best and worst must be two different outputs of the tuple")
+        if errors or check({"outputs": ids, "best": best, "worst": worst}) is None:
             return None
         record.answer = {"best": best, "worst": worst, "outputs": ids}
         names = dict(zip(systems, ids))
@@ -207,8 +220,9 @@ def _record(line, obj, campaign, kind, lookup, errors) -> ControlRecord | None:
                              for k, v in spec.items()} if isinstance(spec, dict) else spec)
                         for c, spec in expected.items()}
         try:
-            record.expected = gold.expectation_clean(campaign.protocol, expected, criteria=list(campaign.criteria),
-                                                     output_ids=sorted(names.values()))
+            record.expected = gold.expectation_clean(
+                campaign, expected, output_ids=sorted(names.values()),
+                texts={i: lookup.text(i) for i in names.values()} if protocol.has_spans else None)
         except gold.InvalidExpectation as exc:
             errors.append(f"expected: {exc}")
             return None

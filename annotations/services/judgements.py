@@ -6,14 +6,14 @@ lets the database's unique constraints arbitrate between concurrent
 submissions: the loser gets `DuplicateJudgement` (HTTP 400), never a second
 row or a 500.
 
-The pure `*_check` helpers are shared with the bulk importer
-(`annotations.services.imports`) so both paths accept exactly the same values.
+The rules of an answer (criterion, score on the scale, winner, best and
+worst, spans) are the protocol's (`annotations.protocols`, `check_answer`),
+shared with the page submit, the importer, gold units and quality control, so
+every path accepts exactly the same values with the same messages.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from decimal import Decimal
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -30,6 +30,8 @@ from annotations.models import (
     RatingJudgement,
     SpanJudgement,
 )
+from annotations.protocols import registry as protocols
+from annotations.protocols.base import AnswerError, Protocol
 from workbench.exceptions import DomainError
 
 UNIQUE_CONSTRAINTS = {
@@ -38,57 +40,25 @@ UNIQUE_CONSTRAINTS = {
     "bws_one_per_annotator_unit",
     "span_one_per_annotator_unit",
 }
-DEFAULT_SEVERITIES = ("minor", "major")
-MAX_SPANS = 200
 
 
 class DuplicateJudgement(DomainError):
     """The annotator already judged this unit for this criterion."""
 
 
-# --- checks shared with the importer (raise ValidationError with one message) ---
+# --- checks of the parts that are no answer rule (the answer's rules: annotations.protocols) ---
 
 
-def protocol_check(*, campaign: Campaign, expected: Sequence[str]) -> None:
-    if campaign.protocol not in expected:
+def protocol_check(*, campaign: Campaign, model) -> Protocol:
+    """The campaign's protocol, if its judgements are stored as `model` (the endpoint's kind)."""
+    protocol = protocols.of(campaign)
+    if protocol.model is not model:
+        expected = [p.name for p in protocols.PROTOCOLS.values() if p.model is model]
         raise ValidationError(
             f"campaign {campaign.name!r} uses the {campaign.protocol} protocol; "
             f"this judgement needs {' or '.join(expected)}"
         )
-
-
-def criterion_check(*, campaign: Campaign, criterion) -> str:
-    if not isinstance(criterion, str) or criterion not in campaign.criteria:
-        raise ValidationError(
-            f"unknown criterion {criterion!r}; campaign {campaign.name!r} has {', '.join(campaign.criteria)}"
-        )
-    return criterion
-
-
-def score_check(*, campaign: Campaign, score, criterion: str | None = None) -> float:
-    """A finite number inside the criterion's scale (the campaign's when no
-    criterion is given); unbounded RankME magnitudes must be > 0."""
-    # Numbers only: HTML-form strings are converted by the caller's serializer.
-    if isinstance(score, bool) or not isinstance(score, (int, float, Decimal)):
-        raise ValidationError(f"score must be a number, got {score!r}")
-    score = float(score)
-    if not math.isfinite(score):
-        raise ValidationError("score must be a finite number")
-    low, high = campaign.criterion_scale(criterion) if criterion else (campaign.scale_min, campaign.scale_max)
-    if (low is not None and score < low) or (high is not None and score > high):
-        scale = f"{'-inf' if low is None else f'{low:g}'} to {'inf' if high is None else f'{high:g}'}"
-        raise ValidationError(f"score {score:g} is outside the scale {scale}")
-    if campaign.protocol == Campaign.Protocol.RANKME and low is None and score <= 0:
-        raise ValidationError(f"RankME magnitudes must be above 0, got {score:g}")
-    return score
-
-
-def rank_check(rank) -> int | None:
-    if rank is None:
-        return None
-    if isinstance(rank, bool) or not isinstance(rank, int) or not 1 <= rank <= 32767:
-        raise ValidationError(f"rank must be a whole number from 1, got {rank!r}")
-    return rank
+    return protocol
 
 
 def time_spent_check(time_spent_ms) -> int | None:
@@ -97,12 +67,6 @@ def time_spent_check(time_spent_ms) -> int | None:
     if isinstance(time_spent_ms, bool) or not isinstance(time_spent_ms, int) or not 0 <= time_spent_ms < 2**31:
         raise ValidationError(f"time_spent_ms must be a whole number of milliseconds >= 0, got {time_spent_ms!r}")
     return time_spent_ms
-
-
-def winner_check(winner) -> str:
-    if winner not in PairwiseJudgement.Winner.values:
-        raise ValidationError(f"winner must be 'a', 'b' or 'tie', got {winner!r}")
-    return winner
 
 
 def pairwise_canonical(*, a_id: int, b_id: int, winner: str) -> tuple[int, int, str]:
@@ -118,50 +82,7 @@ def tuple_key(output_ids: Sequence[int]) -> str:
 
 
 def severities_of(campaign: Campaign) -> list[str]:
-    return list(campaign.severities or DEFAULT_SEVERITIES)
-
-
-def spans_check(*, campaign: Campaign, spans, text: str) -> list[dict]:
-    """ESA error spans: `[{"start", "end", "severity"} | {"missing": true, "severity"}]`.
-
-    Offsets count Unicode code points of the output text, end exclusive.
-    Returns cleaned dicts; raises ValidationError with one message.
-    """
-    if spans is None:
-        return []
-    if not isinstance(spans, list):
-        raise ValidationError("spans must be a list")
-    if len(spans) > MAX_SPANS:
-        raise ValidationError(f"at most {MAX_SPANS} spans per judgement")
-    allowed = severities_of(campaign)
-    cleaned = []
-    for index, span in enumerate(spans, start=1):
-        if not isinstance(span, dict):
-            raise ValidationError(f"span {index} must be an object")
-        unknown = set(span) - {"start", "end", "severity", "missing"}
-        if unknown:
-            raise ValidationError(f"span {index} has unknown keys: {', '.join(sorted(unknown))}")
-        severity = span.get("severity")
-        if severity not in allowed:
-            raise ValidationError(f"span {index}: severity must be one of {', '.join(allowed)}, got {severity!r}")
-        missing = span.get("missing", False)
-        if not isinstance(missing, bool):
-            raise ValidationError(f"span {index}: missing must be true or false")
-        if missing:
-            if span.get("start") is not None or span.get("end") is not None:
-                raise ValidationError(f"span {index}: a missing-content marker has no start or end")
-            cleaned.append({"start": None, "end": None, "severity": severity, "missing": True})
-            continue
-        start, end = span.get("start"), span.get("end")
-        for name, value in (("start", start), ("end", end)):
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ValidationError(f"span {index}: {name} must be a whole number")
-        if not 0 <= start < end <= len(text):
-            raise ValidationError(
-                f"span {index}: need 0 <= start < end <= {len(text)} (the output's length), got {start}-{end}"
-            )
-        cleaned.append({"start": start, "end": end, "severity": severity, "missing": False})
-    return cleaned
+    return protocols.get("esa").severities(campaign)
 
 
 def ranks_of(scores: Sequence[float]) -> list[int]:
@@ -207,6 +128,15 @@ def _shown_order_check(*, shown_order, item_id: int, required: Sequence[int]) ->
     return shown
 
 
+def _answer_check(protocol: Protocol, answer: dict, *, campaign: Campaign, criterion,
+                  texts: dict[int, str] | None = None) -> dict:
+    """The protocol's checks of the answer, the message keyed by the answer's field at fault."""
+    try:
+        return protocol.check_answer(answer, campaign=campaign, criterion=criterion, texts=texts)
+    except AnswerError as exc:
+        raise ValidationError({exc.field or "answer": exc.messages}) from None
+
+
 def _check_field(fn, field: str, *args, **kwargs):
     """Run a shared check and key its message by the input field, for API clients."""
     try:
@@ -249,10 +179,9 @@ def rating_judgement_create(
     status: str = JudgementBase.Status.COMPLETE,
 ) -> RatingJudgement:
     """One Likert / direct-assessment score or RankME magnitude for one output."""
-    _check_field(protocol_check, "campaign", campaign=campaign, expected=Campaign.RATING_PROTOCOLS)
-    criterion = _check_field(criterion_check, "criterion", campaign=campaign, criterion=criterion)
-    score = _check_field(score_check, "score", campaign=campaign, score=score, criterion=criterion)
-    rank = _check_field(rank_check, "rank", rank)
+    protocol = _check_field(protocol_check, "campaign", campaign=campaign, model=RatingJudgement)
+    answer = _answer_check(protocol, {"score": score, "rank": rank}, campaign=campaign, criterion=criterion)
+    criterion, score, rank = answer["criterion"], answer["score"], answer.get("rank")
     time_spent_ms = _check_field(time_spent_check, "time_spent_ms", time_spent_ms)
     _annotator_check(campaign=campaign, annotator=annotator)
     item_id = _outputs_check(campaign=campaign, outputs=[output])
@@ -301,12 +230,11 @@ def pairwise_judgement_create(
     Stored canonically with output_a.id < output_b.id, the winner flipped to
     match; the order actually shown is kept in `shown_order`.
     """
-    _check_field(protocol_check, "campaign", campaign=campaign, expected=[Campaign.Protocol.PAIRWISE])
-    criterion = _check_field(criterion_check, "criterion", campaign=campaign, criterion=criterion)
-    winner = _check_field(winner_check, "winner", winner)
+    protocol = _check_field(protocol_check, "campaign", campaign=campaign, model=PairwiseJudgement)
+    answer = _answer_check(protocol, {"winner": winner, "a": output_a.id, "b": output_b.id}, campaign=campaign,
+                           criterion=criterion)
+    criterion, winner = answer["criterion"], answer["winner"]
     time_spent_ms = _check_field(time_spent_check, "time_spent_ms", time_spent_ms)
-    if output_a.id == output_b.id:
-        raise ValidationError({"output_b": "A pairwise judgement compares two different outputs."})
     _annotator_check(campaign=campaign, annotator=annotator)
     item_id = _outputs_check(campaign=campaign, outputs=[output_a, output_b])
     shown = _shown_order_check(shown_order=shown_order, item_id=item_id, required=[output_a.id, output_b.id])
@@ -347,25 +275,16 @@ def bestworst_judgement_create(
     status: str = JudgementBase.Status.COMPLETE,
 ) -> BestWorstJudgement:
     """Best and worst of a tuple of outputs of one item, `outputs` in shown order."""
-    _check_field(protocol_check, "campaign", campaign=campaign, expected=[Campaign.Protocol.BWS])
-    criterion = _check_field(criterion_check, "criterion", campaign=campaign, criterion=criterion)
-    time_spent_ms = _check_field(time_spent_check, "time_spent_ms", time_spent_ms)
+    protocol = _check_field(protocol_check, "campaign", campaign=campaign, model=BestWorstJudgement)
     outputs = list(outputs)
     ids = [o.id for o in outputs]
-    if len(ids) < 2:
-        raise ValidationError({"outputs": "A best-worst tuple holds at least 2 outputs."})
-    if len(set(ids)) != len(ids):
-        raise ValidationError({"outputs": "The tuple lists an output twice."})
-    if best.id not in ids or worst.id not in ids:
-        raise ValidationError({"best": "Best and worst must be outputs of the tuple."})
-    if best.id == worst.id:
-        raise ValidationError({"worst": "Best and worst must be different outputs."})
+    criterion = _answer_check(protocol, {"outputs": ids, "best": best.id, "worst": worst.id}, campaign=campaign,
+                              criterion=criterion)["criterion"]
+    time_spent_ms = _check_field(time_spent_check, "time_spent_ms", time_spent_ms)
     _annotator_check(campaign=campaign, annotator=annotator)
     item_id = _outputs_check(campaign=campaign, outputs=outputs)
     shown = _shown_order_check(shown_order=shown_order, item_id=item_id, required=ids)
     key = tuple_key(ids)
-    if len(key) > BestWorstJudgement._meta.get_field("tuple_key").max_length:
-        raise ValidationError({"outputs": "Too many outputs in one tuple."})
 
     judgement = BestWorstJudgement(
         campaign=campaign,
@@ -403,11 +322,11 @@ def span_judgement_create(
     status: str = JudgementBase.Status.COMPLETE,
 ) -> SpanJudgement:
     """An ESA judgement: error spans in one output (character offsets), then a score."""
-    _check_field(protocol_check, "campaign", campaign=campaign, expected=[Campaign.Protocol.ESA])
-    criterion = _check_field(criterion_check, "criterion", campaign=campaign, criterion=criterion)
-    score = _check_field(score_check, "score", campaign=campaign, score=score, criterion=criterion)
+    protocol = _check_field(protocol_check, "campaign", campaign=campaign, model=SpanJudgement)
+    answer = _answer_check(protocol, {"output": output.id, "score": score, "spans": list(spans or [])},
+                           campaign=campaign, criterion=criterion, texts={output.id: output.text})
+    criterion, score, cleaned = answer["criterion"], answer["score"], answer["spans"]
     time_spent_ms = _check_field(time_spent_check, "time_spent_ms", time_spent_ms)
-    cleaned = _check_field(spans_check, "spans", campaign=campaign, spans=list(spans or []), text=output.text)
     _annotator_check(campaign=campaign, annotator=annotator)
     item_id = _outputs_check(campaign=campaign, outputs=[output])
     shown = _shown_order_check(shown_order=shown_order, item_id=item_id, required=[output.id])

@@ -24,15 +24,13 @@ from annotations import rows as rows_sql
 from annotations.models import (
     Annotator,
     Assignment,
-    BestWorstJudgement,
     Campaign,
     ErrorSpan,
     JudgementBase,
     Output,
-    PairwiseJudgement,
-    RatingJudgement,
     SpanJudgement,
 )
+from annotations.protocols import registry as protocols
 from annotations.quality.services import control_answers_record, control_judgement_submit, unit_texts
 from annotations.selectors import annotator_for_user, campaign_list, project_role
 from annotations.services import judgements as checks
@@ -161,86 +159,60 @@ def _rows(*, campaign: Campaign, assignment: Assignment, answers: list, texts: d
     """Validate the answers of a unit; return unsaved judgement rows (and spans for ESA).
 
     Every criterion must be answered exactly once per output (ratings, ESA)
-    or once per unit (pairwise, best-worst).
+    or once per unit (pairwise, best-worst). The rules of each answer are the
+    protocol's (`check_answer`); the reason is prefixed with `judgement N:`.
     """
     if not isinstance(answers, list) or not answers:
         raise ValidationError({"judgements": ["judgements must be a non-empty list"]})
     unit_outputs = list(assignment.unit.outputs)
     order = list(assignment.shown_order) or unit_outputs
-    protocol = campaign.protocol
+    protocol = protocols.of(campaign)
     base = {"campaign": campaign, "annotator_id": assignment.annotator_id, "item_id": assignment.item_id,
             "shown_order": order, "origin": None, "assignment": assignment, "status": JudgementBase.Status.COMPLETE}
     rows, seen = [], set()
-    per_output = protocol in Campaign.RATING_PROTOCOLS or protocol == Campaign.Protocol.ESA
+    per_output = protocol.per_output
     expected = {(c, o) for c in campaign.criteria for o in unit_outputs} if per_output else set(campaign.criteria)
-    keys = {"criterion", "output", "score"} if per_output else {"criterion"}
-    if protocol == Campaign.Protocol.ESA:
-        keys |= {"spans"}
-    elif protocol == Campaign.Protocol.PAIRWISE:
-        keys |= {"winner"}
-    elif protocol == Campaign.Protocol.BWS:
-        keys |= {"best", "worst"}
+    keys = {"criterion"} | protocol.answer_keys
     for index, answer in enumerate(answers, start=1):
         answer = _answer_keys(answer, index, keys)
         try:
-            criterion = checks.criterion_check(campaign=campaign, criterion=answer.get("criterion"))
+            checked = protocol.check_answer(answer, campaign=campaign, criterion=answer.get("criterion"),
+                                            unit_outputs=unit_outputs, texts=texts)
         except ValidationError as exc:
             raise _fail(index, exc) from None
-        if per_output:
-            output_id = answer.get("output")
-            if isinstance(output_id, bool) or not isinstance(output_id, int) or output_id not in unit_outputs:
-                raise _fail(index, f"output {output_id!r} is not part of this unit")
-            key = (criterion, output_id)
-            try:
-                score = checks.score_check(campaign=campaign, score=answer.get("score"), criterion=criterion)
-            except ValidationError as exc:
-                raise _fail(index, exc) from None
-            low, high = campaign.criterion_scale(criterion)
-            fields = {**base, "criterion": criterion, "output_id": output_id, "score": score,
-                      "scale_min": low, "scale_max": high}
-            if protocol == Campaign.Protocol.ESA:
-                try:
-                    spans = checks.spans_check(campaign=campaign, spans=answer.get("spans", []),
-                                               text=texts[output_id])
-                except ValidationError as exc:
-                    raise _fail(index, exc) from None
-                rows.append((SpanJudgement(**fields), spans))
-            else:
-                rows.append((RatingJudgement(**fields), None))
-        elif protocol == Campaign.Protocol.PAIRWISE:
-            key = criterion
-            try:
-                winner = checks.winner_check(answer.get("winner"))
-            except ValidationError as exc:
-                raise _fail(index, exc) from None
-            # `a` is the output shown first; stored with the lower id first.
-            a_id, b_id, stored = checks.pairwise_canonical(a_id=order[0], b_id=order[1], winner=winner)
-            rows.append((PairwiseJudgement(**base, criterion=criterion, output_a_id=a_id, output_b_id=b_id,
-                                           winner=stored), None))
-        else:
-            key = criterion
-            best, worst = answer.get("best"), answer.get("worst")
-            if any(isinstance(v, bool) or not isinstance(v, int) or v not in unit_outputs for v in (best, worst)):
-                raise _fail(index, "best and worst must be outputs of this unit")
-            if best == worst:
-                raise _fail(index, "best and worst must be different outputs")
-            rows.append((BestWorstJudgement(**base, criterion=criterion, outputs=sorted(unit_outputs),
-                                            tuple_key=checks.tuple_key(unit_outputs), best_id=best,
-                                            worst_id=worst), None))
+        key = (checked["criterion"], checked["output"]) if per_output else checked["criterion"]
         if key in seen:
             raise _fail(index, "answers the same question twice")
         seen.add(key)
+        rows.append(_row(protocol, campaign, base, checked, order))
     missing = expected - seen
     if missing:
         raise ValidationError({"judgements": [f"{len(missing)} answer(s) missing: every criterion must be answered"
                                               + (" for every output" if per_output else "")]})
-    if protocol == Campaign.Protocol.RANKME:
+    if protocol.magnitudes_ranked:
         # The implied ranking, per criterion, from the magnitudes.
         for criterion in campaign.criteria:
             mine = [row for row, _ in rows if row.criterion == criterion]
             for row, rank in zip(mine, checks.ranks_of([r.score for r in mine])):
                 row.rank = rank
     return rows
+
+
+def _row(protocol, campaign: Campaign, base: dict, answer: dict, order: list[int]) -> tuple:
+    """(unsaved judgement, its spans or None) for one checked answer."""
+    criterion = answer["criterion"]
+    if protocol.per_output:
+        low, high = campaign.criterion_scale(criterion)
+        row = protocol.model(**base, criterion=criterion, output_id=answer["output"], score=answer["score"],
+                             scale_min=low, scale_max=high)
+        return row, answer.get("spans") if protocol.has_spans else None
+    if protocol.answer_shape == "pair":
+        # `a` is the output shown first; stored with the lower id first.
+        a_id, b_id, stored = checks.pairwise_canonical(a_id=order[0], b_id=order[1], winner=answer["winner"])
+        return protocol.model(**base, criterion=criterion, output_a_id=a_id, output_b_id=b_id, winner=stored), None
+    outputs = answer["outputs"]
+    return protocol.model(**base, criterion=criterion, outputs=sorted(outputs), tuple_key=checks.tuple_key(outputs),
+                          best_id=answer["best"], worst_id=answer["worst"]), None
 
 
 def _output_texts(output_ids: list[int]) -> dict[int, str]:
@@ -268,13 +240,8 @@ def _partials_delete(model, assignment: Assignment) -> None:
         cursor.execute(f"DELETE FROM {table} WHERE assignment_id = %s", [assignment.pk])
 
 
-MODELS_BY_PROTOCOL = {
-    Campaign.Protocol.LIKERT: RatingJudgement,
-    Campaign.Protocol.RANKME: RatingJudgement,
-    Campaign.Protocol.PAIRWISE: PairwiseJudgement,
-    Campaign.Protocol.BWS: BestWorstJudgement,
-    Campaign.Protocol.ESA: SpanJudgement,
-}
+# The judgement model of each protocol (bench/bench_annotation.py reads it).
+MODELS_BY_PROTOCOL = {name: protocol.model for name, protocol in protocols.PROTOCOLS.items()}
 
 
 @retry_on_deadlock
@@ -317,7 +284,7 @@ def unit_submit(
     _shown_order_verify(assignment=assignment, reported=shown_order)
     texts = {}
     control_texts = unit_texts(unit=assignment.unit)  # quality control: None for a regular unit
-    if campaign.protocol == Campaign.Protocol.ESA:
+    if protocols.of(campaign).has_spans:
         texts = control_texts or _output_texts(assignment.unit.outputs)
     rows = _rows(campaign=campaign, assignment=assignment, answers=judgements, texts=texts)
     assignment_reclaim(assignment=assignment)
@@ -330,7 +297,7 @@ def unit_submit(
         assignment_finish(assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms)
         return UnitSubmitResult(assignment=assignment, judgements=len(rows))
 
-    model = MODELS_BY_PROTOCOL[campaign.protocol]
+    model = protocols.of(campaign).model
     if assignment.has_partials:
         _partials_delete(model, assignment)
     instances = []
@@ -348,7 +315,7 @@ def unit_submit(
                 "account); skip this unit."
             ) from None
         raise ValidationError(f"The database refused the judgements: {str(exc).splitlines()[0]}") from None
-    if campaign.protocol == Campaign.Protocol.ESA:
+    if protocols.of(campaign).has_spans:
         rows_sql.insert(ErrorSpan, [ErrorSpan(judgement=row, **span) for row, spans in rows for span in spans])
     assignment_finish(assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms)
     return UnitSubmitResult(assignment=assignment, judgements=len(instances))

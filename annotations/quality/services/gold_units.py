@@ -6,6 +6,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from annotations.models import Campaign, Item, Output
+from annotations.protocols import registry as protocols
 from annotations.quality import gold
 from annotations.quality.models import ControlUnit, GoldUnit
 from workbench import strictjson
@@ -17,13 +18,12 @@ from workbench.exceptions import DomainError
 
 def _unit_size_check(campaign: Campaign, outputs: list[Output]) -> None:
     n = len(outputs)
-    protocol = campaign.protocol
-    if protocol in Campaign.SINGLE_OUTPUT_PROTOCOLS and n != 1:
-        raise ValidationError({"outputs": f"a {protocol} unit shows one output, got {n}"})
-    if protocol == Campaign.Protocol.PAIRWISE and n != 2:
-        raise ValidationError({"outputs": f"a pairwise unit shows two outputs, got {n}"})
-    if protocol in (Campaign.Protocol.RANKME, Campaign.Protocol.BWS) and not 2 <= n <= 10:
-        raise ValidationError({"outputs": f"a {protocol} unit shows 2 to 10 outputs, got {n}"})
+    protocol = protocols.of(campaign)
+    low, high = protocol.unit_sizes
+    if not low <= n <= high:
+        shows = {1: "one output", 2: "two outputs"}.get(low, f"{low} outputs") if low == high else \
+            f"{low} to {high} outputs"
+        raise ValidationError({"outputs": f"a {protocol.name} unit shows {shows}, got {n}"})
 
 
 @transaction.atomic
@@ -44,7 +44,7 @@ def gold_unit_create(
                                               "answer."})
     ids = sorted(o.pk for o in outputs)
     try:
-        clean = gold.expectation_clean(campaign.protocol, expected, criteria=list(campaign.criteria), output_ids=ids)
+        clean = gold.expectation_clean(campaign, expected, output_ids=ids, texts={o.pk: o.text for o in outputs})
     except gold.InvalidExpectation as exc:
         raise ValidationError({"expected": str(exc)}) from None
     position = (GoldUnit.objects.filter(campaign=campaign).aggregate(m=Max("position"))["m"] or 0) + 1

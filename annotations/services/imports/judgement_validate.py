@@ -16,9 +16,9 @@ the order they were shown: for ratings and ESA the outputs side by side, which m
 judged one; for pairwise and best-worst the same systems as ``a``/``b`` or ``outputs``, whose
 order it then replaces) and an optional ``"provenance"`` object, which is not imported (what
 `export_dataset` adds to each line: output text, status, quality control), so an exported
-judgement file imports back as it is. The value checks are the
-ones of the single-judgement services (`annotations.services.judgements`), so
-both paths accept exactly the same values.
+judgement file imports back as it is. Once systems are mapped to output ids,
+the answer goes through its protocol's `check_answer` (`annotations.protocols`),
+the rules every other path uses, with the same messages.
 """
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
 
-from annotations.models import BestWorstJudgement, Campaign, Dataset, Item, Output, System
+from annotations.models import Campaign, Dataset, Item, Output, System
+from annotations.protocols import registry as protocols
 from annotations.services import judgements as checks
 from annotations.services.imports.common import name_check
 from annotations.services.imports.errors import Problems
@@ -89,11 +90,8 @@ def spans_key(spans) -> tuple:
 
 
 def protocol_kind(campaign: Campaign) -> str:
-    if campaign.protocol in Campaign.RATING_PROTOCOLS:
-        return "rating"
-    if campaign.protocol == Campaign.Protocol.ESA:
-        return "esa"
-    return "pairwise" if campaign.protocol == Campaign.Protocol.PAIRWISE else "bws"
+    """The file format's family: rating, esa, pairwise or bws."""
+    return protocols.of(campaign).kind
 
 
 class Lookup:
@@ -162,9 +160,10 @@ def judgement_record(
         item_id = lookup.items.get(external_id)
         if item_id is None:
             errors.append(f"unknown item {external_id!r} in dataset {campaign.dataset.name!r}")
+    protocol = protocols.of(campaign)
     criterion = time_spent = None
     try:
-        criterion = checks.criterion_check(campaign=campaign, criterion=obj["criterion"])
+        criterion = protocol.check_criterion(obj["criterion"], campaign=campaign)
     except ValidationError as exc:
         errors.extend(exc.messages)
     try:
@@ -181,46 +180,47 @@ def judgement_record(
 
     record = JudgementRecord(line=line, annotator=annotator, item_id=item_id, criterion=criterion,
                               time_spent_ms=time_spent)
-    if kind in ("rating", "esa"):
-        record.output_id = lookup.output(item_id, external_id, obj["system"], "system", errors)
+
+    def check(answer: dict, texts=None) -> dict | None:
+        """The protocol's rules of the answer (systems already mapped to output ids)."""
         try:
-            record.score = checks.score_check(campaign=campaign, score=obj["score"], criterion=criterion)
-            if kind == "rating":
-                record.rank = checks.rank_check(obj.get("rank"))
+            return protocol.check_answer(answer, campaign=campaign, criterion=criterion, texts=texts)
         except ValidationError as exc:
             errors.extend(exc.messages)
-        if kind == "esa" and record.output_id is not None:
-            try:
-                record.spans = checks.spans_check(campaign=campaign, spans=obj.get("spans", []),
-                                                  text=lookup.text(record.output_id))
-            except ValidationError as exc:
-                errors.extend(exc.messages)
+            return None
+
+    if protocol.per_output:
+        record.output_id = lookup.output(item_id, external_id, obj["system"], "system", errors)
+        answer = {key: obj[key] for key in ("score", "rank") if key in obj}
+        texts = None
+        if record.output_id is not None:
+            # Spans are checked against the output's text, so only once the output is known.
+            answer.update(output=record.output_id, spans=obj.get("spans"))
+            texts = {record.output_id: lookup.text(record.output_id)} if protocol.has_spans else None
+        checked = check(answer, texts)
+        if checked is not None:
+            record.score, record.rank, record.spans = checked["score"], checked.get("rank"), checked.get("spans", [])
         record.shown = [record.output_id]
         shown = _shown_order(lookup, item_id, external_id, shown_names, errors)
         if shown is not None and record.output_id is not None:
             if record.output_id not in shown:
                 errors.append("shown_order must include the judged system")
             record.shown = shown
-    elif kind == "pairwise":
+    elif protocol.answer_shape == "pair":
         a = lookup.output(item_id, external_id, obj["a"], "a", errors)
         b = lookup.output(item_id, external_id, obj["b"], "b", errors)
-        try:
-            winner = checks.winner_check(obj["winner"])
-        except ValidationError as exc:
-            errors.extend(exc.messages)
-            winner = None
-        if a is not None and a == b:
-            errors.append("a and b name the same system")
+        checked = check({"winner": obj["winner"]} if None in (a, b) else {"winner": obj["winner"], "a": a, "b": b})
         shown = _shown_order(lookup, item_id, external_id, shown_names, errors)
         if shown is not None and None not in (a, b) and sorted(shown) != sorted([a, b]):
             errors.append("shown_order must name the systems a and b")
         if not errors:
-            record.a_id, record.b_id, record.winner = checks.pairwise_canonical(a_id=a, b_id=b, winner=winner)
+            record.a_id, record.b_id, record.winner = checks.pairwise_canonical(a_id=a, b_id=b,
+                                                                                winner=checked["winner"])
             record.shown = shown or [a, b]
     else:
         systems = obj["outputs"]
-        if not isinstance(systems, list) or len(systems) < 2:
-            errors.append("outputs must be a list of at least 2 system names")
+        if not isinstance(systems, list):
+            errors.append("outputs must be a list of system names")
             return None, errors
         ids = [lookup.output(item_id, external_id, s, "outputs entry", errors) for s in systems]
         best = lookup.output(item_id, external_id, obj["best"], "best", errors)
@@ -230,15 +230,7 @@ def judgement_record(
             errors.append("shown_order must name the systems of outputs")
         elif shown is not None:
             ids = shown
-        if not errors:
-            if len(set(ids)) != len(ids):
-                errors.append("outputs lists a system twice")
-            elif best not in ids or worst not in ids:
-                errors.append("best and worst must be among outputs")
-            elif best == worst:
-                errors.append("best and worst must be different systems")
-            elif len(checks.tuple_key(ids)) > BestWorstJudgement._meta.get_field("tuple_key").max_length:
-                errors.append("too many outputs in one tuple")
+        if not errors and check({"outputs": ids, "best": best, "worst": worst}) is not None:
             record.shown, record.best_id, record.worst_id = ids, best, worst
     return (None if errors else record), errors
 

@@ -1,10 +1,16 @@
 import pytest
 
+from annotations.models import Campaign
 from annotations.quality.gold import InvalidExpectation, expectation_clean, expectation_for, gold_check
 
 
+def _campaign(protocol: str) -> Campaign:
+    """An unsaved campaign: expectations are checked against its criteria and scale only."""
+    return Campaign(name="c", protocol=protocol, criteria=["fluency"], scale_min=1, scale_max=5)
+
+
 def test_rating_range():
-    spec = expectation_clean("likert", {"*": {"min": 1, "max": 2}}, criteria=["fluency"], output_ids=[5])
+    spec = expectation_clean(_campaign("likert"), {"*": {"min": 1, "max": 2}}, output_ids=[5])
     assert gold_check("likert", expectation_for(spec, "fluency"), {"score": 2}) == []
     assert gold_check("likert", expectation_for(spec, "fluency"), {"score": 4}) == [
         "the score is outside the expected range (1 to 2)"]
@@ -28,11 +34,13 @@ def test_pairwise_bws_and_esa():
     ("likert", {"style": {"min": 1}}, "unknown criterion"),
     ("likert", {"*": {"winner": 1}}, "unknown key"),
     ("pairwise", {"*": {"winner": 99}}, "winner must be one of"),
-    ("bws", {"*": {"best": 1, "worst": 1}}, "best and worst must differ"),
-    ("esa", {"*": {"spans": [{"start": 5, "end": 2}]}}, "spans must be"),
+    ("bws", {"*": {"best": 1, "worst": 1}}, "best and worst must be different outputs"),
+    ("bws", {"*": {"best": 7}}, "best and worst must be outputs of the tuple"),
+    ("esa", {"*": {"spans": [{"start": 5, "end": 2}]}}, "span 1: need 0 <= start < end"),
+    ("likert", {"*": {"max": 9}}, "max: score 9 is outside the scale 1 to 5"),
     ("likert", [], "must be an object"),
     ("likert", {"*": {"min": "high"}}, "must be a number"),
 ])
 def test_bad_expectations_are_refused_with_a_reason(protocol, expected, message):
     with pytest.raises(InvalidExpectation, match=message):
-        expectation_clean(protocol, expected, criteria=["fluency"], output_ids=[1, 2])
+        expectation_clean(_campaign(protocol), expected, output_ids=[1, 2])
