@@ -12,10 +12,15 @@ from tests.annotations.analysis.metric_runs import score_dataset
 from tests.annotations.analysis.test_real_data_analysis import import_asset, import_hats
 from tests.annotations.factories import MembershipFactory, UserFactory
 from tests.browser.conftest import log_in
+from tests.conftest import wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 POINTS = "#plot .scatterlayer .trace .points path.point"
+PLOT_FITS = """() => {
+  const svg = document.querySelector('#plot .main-svg');
+  return !svg || svg.getBoundingClientRect().width <= window.innerWidth;
+}"""
 
 
 def _researcher(campaign):
@@ -31,7 +36,8 @@ def _shots(page, screenshot_dir, name):
     page.screenshot(path=str(screenshot_dir / f"analysis-{name}-1280.png"), full_page=True,
                     clip={"x": 0, "y": 0, "width": 1280, "height": height})
     page.set_viewport_size({"width": 390, "height": 844})
-    page.wait_for_timeout(300)  # Plotly relayouts on resize
+    # Plotly relayouts a moment after the resize: wait until a plot (if any) has its new width.
+    wait_until(lambda: page.evaluate(PLOT_FITS), 15, "the plot to relayout at 390 px")
     width = page.evaluate("document.documentElement.scrollWidth")
     page.screenshot(path=str(screenshot_dir / f"analysis-{name}-390.png"), full_page=False)
     page.set_viewport_size({"width": 1280, "height": 900})
@@ -82,7 +88,7 @@ def test_asset_views(page, asset, screenshot_dir):
     assert _shots(page, screenshot_dir, "scatter") <= 400
     page.wait_for_selector("#plot[data-rendered='true']")
     page.mouse.move(target["x"], target["y"])
-    page.wait_for_timeout(200)
+    page.locator("#plot .hoverlayer .hovertext").wait_for()  # Plotly has the point under the pointer
     with page.expect_navigation():
         page.mouse.click(target["x"], target["y"])
     assert page.url.endswith(target["url"])
