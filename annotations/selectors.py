@@ -295,13 +295,6 @@ def _item_search(
 
 def _item_text_search(qs: QuerySet[Item], datasets: QuerySet[Dataset], query: str) -> QuerySet[Item]:
     in_item = Q(external_id__icontains=query) | Q(source__icontains=query) | Q(data_text__icontains=query)
-    if connection.vendor != "postgresql":
-        # SQLite (`make run`, small data): no trigram indexes to plan around.
-        return qs.annotate(data_text=Cast("data", TextField())).filter(
-            in_item
-            | Exists(Reference.objects.filter(item=OuterRef("pk"), text__icontains=query))
-            | Exists(Output.objects.filter(item=OuterRef("pk"), text__icontains=query))
-        )
     # Each probe reads at most SEARCH_PROBE_ROWS rows through its trigram index.
     probes = [
         Item.objects.filter(dataset__in=datasets).annotate(data_text=Cast("data", TextField()))
@@ -451,10 +444,10 @@ def annotator_progress(*, campaign: Campaign, enrolment) -> dict:
 
 def _item_and_texts(*, item_id: int, output_ids: list[int]) -> tuple[Item, dict[int, str]]:
     """The item shown with a unit and the texts of `output_ids` (all of the
-    item's outputs when empty). On PostgreSQL in one query: this is on the
+    item's outputs when empty), in one query when `output_ids` are given: this is on the
     path of every unit an annotator is given."""
     item_fields = ("id", "external_id", "source", "data")
-    if output_ids and connection.vendor == "postgresql":
+    if output_ids:
         from annotations import rows
 
         with rows.cursor() as cursor:
