@@ -15,12 +15,15 @@ SHARED_DATA = Path(os.environ.get("WORKBENCH_SHARED_DATA") or ROOT.parent / "sha
 T = TypeVar("T")
 
 
-def wait_until(predicate: Callable[[], T], timeout: float, what: str, interval: float = 0.1) -> T:
+def wait_until(predicate: Callable[[], T], timeout: float, what: str, interval: float = 0.1,
+               pause: Callable[[float], object] = time.sleep) -> T:
     """Poll `predicate` until it answers something truthy (returned) or `timeout`
     seconds pass (an AssertionError saying what never happened). For what a
     test cannot be told about: another process's write, a lock another
     connection waits for, a server that starts listening. Never a fixed sleep:
-    a busy machine only makes the wait longer, not the test wrong."""
+    a busy machine only makes the wait longer, not the test wrong. `pause`
+    waits between polls (browser tests pass one that keeps Playwright's
+    event loop running: see tests/browser/conftest.py `browser_wait_until`)."""
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
@@ -28,7 +31,7 @@ def wait_until(predicate: Callable[[], T], timeout: float, what: str, interval: 
             return value
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(interval)
+        pause(interval)
 
 
 @pytest.fixture(scope="session")

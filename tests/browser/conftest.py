@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+from tests.conftest import wait_until
+
 # Playwright's sync API runs an event loop in this thread; Django would
 # otherwise refuse ORM calls made from the test body.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -144,6 +146,13 @@ def screenshot_dir(tmp_path) -> Path:
 def demo(live_server):
     """The demo projects (`load_demo`); its users are demo/demo (owner) and annot/annot (annotator)."""
     call_command("load_demo", verbosity=0, stdout=open(os.devnull, "w"))
+
+
+def browser_wait_until(page, predicate, timeout: float, what: str):
+    """`wait_until` for a test that drives a browser: between polls Playwright's event loop
+    keeps running (a plain `time.sleep` would hold every request of the page at the
+    context's route handler, which runs in this thread, so the page could not save anything)."""
+    return wait_until(predicate, timeout, what, pause=lambda seconds: page.wait_for_timeout(seconds * 1000))
 
 
 def log_in(page, username: str, password: str) -> None:

@@ -11,15 +11,16 @@ from annotations.models import Campaign, Item, Membership
 from tests.annotations.analysis.metric_runs import score_dataset
 from tests.annotations.analysis.test_real_data_analysis import import_asset, import_hats
 from tests.annotations.factories import MembershipFactory, UserFactory
-from tests.browser.conftest import log_in
-from tests.conftest import wait_until
+from tests.browser.conftest import browser_wait_until, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 POINTS = "#plot .scatterlayer .trace .points path.point"
-PLOT_FITS = """() => {
+# Plotly relayouts a moment after a resize: the plot (if the page has one) has settled when
+# its drawing is as wide as its box again.
+PLOT_SETTLED = """() => {
   const svg = document.querySelector('#plot .main-svg');
-  return !svg || svg.getBoundingClientRect().width <= window.innerWidth;
+  return !svg || Math.abs(svg.getBoundingClientRect().width - document.getElementById('plot').clientWidth) < 1;
 }"""
 
 
@@ -36,11 +37,11 @@ def _shots(page, screenshot_dir, name):
     page.screenshot(path=str(screenshot_dir / f"analysis-{name}-1280.png"), full_page=True,
                     clip={"x": 0, "y": 0, "width": 1280, "height": height})
     page.set_viewport_size({"width": 390, "height": 844})
-    # Plotly relayouts a moment after the resize: wait until a plot (if any) has its new width.
-    wait_until(lambda: page.evaluate(PLOT_FITS), 15, "the plot to relayout at 390 px")
+    browser_wait_until(page, lambda: page.evaluate(PLOT_SETTLED), 15, "the plot to relayout at 390 px")
     width = page.evaluate("document.documentElement.scrollWidth")
     page.screenshot(path=str(screenshot_dir / f"analysis-{name}-390.png"), full_page=False)
     page.set_viewport_size({"width": 1280, "height": 900})
+    browser_wait_until(page, lambda: page.evaluate(PLOT_SETTLED), 15, "the plot to relayout at 1280 px")
     return width
 
 

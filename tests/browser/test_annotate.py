@@ -14,8 +14,7 @@ from tests.annotations.factories import (
     SystemFactory,
     UserFactory,
 )
-from tests.browser.conftest import log_in
-from tests.conftest import wait_until
+from tests.browser.conftest import browser_wait_until, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -104,7 +103,8 @@ def test_likert_with_the_keyboard_and_autosave_across_a_reload(page, world, new_
     page.keyboard.press("3")  # fluency = 3, then the adequacy slider has the focus
     page.keyboard.press("ArrowRight")
     # The page saves to the server a moment after the last change: wait until the draft with the moved slider is stored.
-    wait_until(lambda: Assignment.objects.get(pk=assignment.pk).draft.get("touched"), 15, "the server autosave")
+    browser_wait_until(page, lambda: Assignment.objects.get(pk=assignment.pk).draft.get("touched"), 15,
+                       "the server autosave")
     page.reload()
     page.locator("body[data-unit-ready='1']").wait_for()  # a selector: polling a JS string needs eval, which the CSP forbids
     assert page.locator('input[type=radio][value="3"]').first.is_checked()
