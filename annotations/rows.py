@@ -23,11 +23,10 @@ def cursor():
     so it is no longer parsed and planned on every request. Django's own
     cursors bind on the client and never prepare; this one is for fixed
     statement texts with few parameters (the server takes at most 65,535).
-    Elsewhere, with preparing turned off, or while queries are logged (DEBUG,
+    With preparing turned off, or while queries are logged (DEBUG,
     query counts in the tests: Django can only show client-bound SQL), Django's
     cursor."""
-    if (connection.vendor != "postgresql" or not connection.settings_dict["OPTIONS"].get("prepare_threshold")
-            or connection.queries_logged):
+    if not connection.settings_dict["OPTIONS"].get("prepare_threshold") or connection.queries_logged:
         return connection.cursor()
     from django.db.backends.postgresql.base import ServerBindingCursor
 

@@ -3,8 +3,7 @@
 - (dataset, position, id): a dataset's pages in order without sorting it.
 - pg_trgm GIN indexes on UPPER(...) of every searched text: they serve the
   `icontains` lookups of `annotations.selectors._item_search` (which Django
-  writes as `UPPER(col::text) LIKE UPPER('%q%')`). PostgreSQL only (SQLite,
-  for `make run`, skips them), built CONCURRENTLY so a large installation
+  writes as `UPPER(col::text) LIKE UPPER('%q%')`), built CONCURRENTLY so a large installation
   keeps taking writes while they build.
 """
 from django.contrib.postgres.operations import TrigramExtension
@@ -20,8 +19,6 @@ TRIGRAM_INDEXES = [
 
 
 def create_trigram_indexes(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
     for name, table, expression in TRIGRAM_INDEXES:
         schema_editor.execute(
             f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {table} USING gin ({expression} gin_trgm_ops)"
@@ -29,8 +26,6 @@ def create_trigram_indexes(apps, schema_editor):
 
 
 def drop_trigram_indexes(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
     for name, _, _ in TRIGRAM_INDEXES:
         schema_editor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
 

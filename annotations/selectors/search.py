@@ -45,13 +45,6 @@ def _item_search(
 
 def _item_text_search(qs: QuerySet[Item], datasets: QuerySet[Dataset], query: str) -> QuerySet[Item]:
     in_item = Q(external_id__icontains=query) | Q(source__icontains=query) | Q(data_text__icontains=query)
-    if connection.vendor != "postgresql":
-        # SQLite (`make run`, small data): no trigram indexes to plan around.
-        return qs.annotate(data_text=Cast("data", TextField())).filter(
-            in_item
-            | Exists(Reference.objects.filter(item=OuterRef("pk"), text__icontains=query))
-            | Exists(Output.objects.filter(item=OuterRef("pk"), text__icontains=query))
-        )
     # Each probe reads at most SEARCH_PROBE_ROWS rows through its trigram index.
     probes = [
         Item.objects.filter(dataset__in=datasets).annotate(data_text=Cast("data", TextField()))

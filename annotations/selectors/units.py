@@ -31,10 +31,10 @@ def annotator_progress(*, campaign: Campaign, enrolment) -> dict:
 
 def _item_and_texts(*, item_id: int, output_ids: list[int]) -> tuple[Item, dict[int, str]]:
     """The item shown with a unit and the texts of `output_ids` (all of the
-    item's outputs when empty). On PostgreSQL in one query: this is on the
+    item's outputs when empty), in one query when `output_ids` are given: this is on the
     path of every unit an annotator is given."""
     item_fields = ("id", "external_id", "source", "data")
-    if output_ids and connection.vendor == "postgresql":
+    if output_ids:
         from annotations import rows
 
         with rows.cursor() as cursor:

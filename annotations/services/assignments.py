@@ -510,26 +510,17 @@ def assignment_release(*, assignment_id: int, annotator: Annotator) -> Assignmen
 
 def assignment_finish(*, assignment: Assignment, enrolment: Enrolment | None, time_spent_ms: int | None) -> None:
     """Mark a pending assignment done (caller holds its lock) and count it
-    (unit and enrolment `n_done`): on PostgreSQL one statement, not three."""
+    (unit and enrolment `n_done`): one statement, not three."""
     now = timezone.now()
     unit_id, enrolment_id = assignment.unit_id, (enrolment.pk if enrolment is not None else None)
-    if connection.vendor == "postgresql":
-        a, u, e = Assignment._meta.db_table, Unit._meta.db_table, Enrolment._meta.db_table
-        with rows.cursor() as cursor:
-            cursor.execute(
-                f"WITH u AS (UPDATE {u} SET n_done = n_done + 1 WHERE id = %s), "
-                f"e AS (UPDATE {e} SET n_done = n_done + 1 WHERE id = %s) "
-                f"UPDATE {a} SET status = %s, completed_at = %s, updated_at = %s, time_spent_ms = %s, "
-                "draft = '{}'::jsonb WHERE id = %s",
-                [unit_id, enrolment_id, Assignment.Status.DONE, now, now, time_spent_ms, assignment.pk])
-    else:
-        Assignment.objects.filter(pk=assignment.pk).update(
-            status=Assignment.Status.DONE, completed_at=now, updated_at=now, time_spent_ms=time_spent_ms, draft={}
-        )
-        if unit_id is not None:
-            Unit.objects.filter(pk=unit_id).update(n_done=F("n_done") + 1)
-        if enrolment_id is not None:
-            Enrolment.objects.filter(pk=enrolment_id).update(n_done=F("n_done") + 1)
+    a, u, e = Assignment._meta.db_table, Unit._meta.db_table, Enrolment._meta.db_table
+    with rows.cursor() as cursor:
+        cursor.execute(
+            f"WITH u AS (UPDATE {u} SET n_done = n_done + 1 WHERE id = %s), "
+            f"e AS (UPDATE {e} SET n_done = n_done + 1 WHERE id = %s) "
+            f"UPDATE {a} SET status = %s, completed_at = %s, updated_at = %s, time_spent_ms = %s, "
+            "draft = '{}'::jsonb WHERE id = %s",
+            [unit_id, enrolment_id, Assignment.Status.DONE, now, now, time_spent_ms, assignment.pk])
     assignment.status, assignment.completed_at, assignment.updated_at = Assignment.Status.DONE, now, now
     assignment.time_spent_ms, assignment.draft = time_spent_ms, {}
 

@@ -73,7 +73,7 @@ def campaign_units_plan(*, campaign: Campaign) -> int:
             )
         )
     Unit.objects.bulk_create(units, batch_size=2000)
-    if len(units) >= ANALYZE_ABOVE_UNITS and connection.vendor == "postgresql":
+    if len(units) >= ANALYZE_ABOVE_UNITS:
         # Fresh statistics before the first annotators arrive: with the table's old
         # ones the planner takes a many-unit campaign for a tiny one and picks a
         # plan for `assignment_next` that is ten times slower, until autovacuum

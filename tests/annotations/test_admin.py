@@ -3,25 +3,21 @@ import pytest
 from django.contrib import admin
 from django.urls import reverse
 
-from annotations.models import (
-    ErrorSpan,
-    SpanJudgement,
-    BestWorstJudgement,
-    Campaign,
-    ImportJob,
-    Membership,
-    PairwiseJudgement,
-    RatingJudgement,
-)
+from annotations.models import Campaign, ImportJob, Membership
 from annotations.services.assignments import assignment_next
 from tests.annotations.factories import (
     AnnotatorFactory,
+    BestWorstJudgementFactory,
     CampaignFactory,
     DatasetFactory,
+    ErrorSpanFactory,
     ItemFactory,
     MembershipFactory,
     OutputFactory,
+    PairwiseJudgementFactory,
+    RatingJudgementFactory,
     ReferenceFactory,
+    SpanJudgementFactory,
     SystemFactory,
     UserFactory,
 )
@@ -45,13 +41,11 @@ def data(db):
     bws = CampaignFactory(dataset=dataset, protocol=Campaign.Protocol.BWS, scale_min=None, scale_max=None)
     esa = CampaignFactory(dataset=dataset, protocol=Campaign.Protocol.ESA, scale_min=0, scale_max=100)
     assignment_next(campaign=likert, annotator=annotator)
-    common = {"annotator": annotator, "item": item, "criterion": "fluency"}
-    RatingJudgement.objects.create(campaign=likert, output=out_a, score=3, scale_min=1, scale_max=5, **common)
-    PairwiseJudgement.objects.create(campaign=pairwise, output_a=low, output_b=high, winner="a", **common)
-    BestWorstJudgement.objects.create(campaign=bws, outputs=[low.pk, high.pk], tuple_key=f"{low.pk}-{high.pk}",
-                                      best=low, worst=high, **common)
-    span = SpanJudgement.objects.create(campaign=esa, output=out_a, score=70, scale_min=0, scale_max=100, **common)
-    ErrorSpan.objects.create(judgement=span, start=0, end=2, severity="minor")
+    common = {"annotator": annotator, "criterion": "fluency"}
+    RatingJudgementFactory(campaign=likert, output=out_a, score=3, **common)
+    PairwiseJudgementFactory(campaign=pairwise, output_a=low, output_b=high, **common)
+    BestWorstJudgementFactory(campaign=bws, best=low, worst=high, **common)
+    ErrorSpanFactory(judgement=SpanJudgementFactory(campaign=esa, output=out_a, score=70, **common), end=2)
     # Quality control (annotations.quality): one row of each.
     from annotations.quality import services as quality
     from annotations.quality.services.controls import _gold_control

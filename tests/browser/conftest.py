@@ -1,8 +1,20 @@
-"""Playwright (sync API) driving Debian's Chromium against pytest-django's live server."""
+"""Playwright (sync API) driving Debian's Chromium against pytest-django's live server.
+
+Every page a test drives comes from `new_page` (or `page`, its default), which
+waits for the `load` event after every navigation: a click on a link, a form
+submit or a key press that leaves the page, a reload, a script's redirect.
+Playwright's click only waits for the new page to *start* loading, so a style
+or a box read right after it can be the unstyled one (the clean-clone suite
+failed that way on a loaded machine); waiting in one place keeps every test
+from having to remember.
+"""
 import os
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
+
+from tests.conftest import wait_until
 
 # Playwright's sync API runs an event loop in this thread; Django would
 # otherwise refuse ORM calls made from the test body.
@@ -10,6 +22,66 @@ os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+class Loaded:
+    """A Page (or a Locator, Keyboard, Mouse of it) that, before each use, waits
+    for the `load` event of any document the main frame navigated to since
+    the last use. Values that belong to the page come back wrapped the same
+    way; everything else is Playwright's own object."""
+
+    def __init__(self, target, state: "_Navigations"):
+        object.__setattr__(self, "_target", target)
+        object.__setattr__(self, "_state", state)
+
+    def __getattr__(self, name):
+        self._state.settle()
+        value = getattr(self._target, name)
+        if not callable(value):
+            return self._state.wrap(value)
+
+        def call(*args, **kwargs):
+            self._state.settle()
+            args = [unwrap(a) for a in args]
+            kwargs = {k: unwrap(v) for k, v in kwargs.items()}
+            return self._state.wrap(value(*args, **kwargs))
+
+        return call
+
+    def __setattr__(self, name, value):
+        setattr(self._target, name, value)
+
+    def __repr__(self):
+        return f"Loaded({self._target!r})"
+
+
+def unwrap(value):
+    """Playwright's own object (for `expect(...)` and arguments such as `has=`)."""
+    return value._target if isinstance(value, Loaded) else value
+
+
+class _Navigations:
+    """Notes main-frame navigations (Playwright's `framenavigated`) and waits for their `load`."""
+
+    def __init__(self, page):
+        self.page = page
+        self.pending = False
+        page.on("framenavigated", self.noted)
+
+    def noted(self, frame):
+        if frame.parent_frame is None:
+            self.pending = True
+
+    def settle(self):
+        if self.pending:
+            self.pending = False
+            # Returns at once when the document has loaded already (a same-document navigation too).
+            self.page.wait_for_load_state("load")
+
+    def wrap(self, value):
+        from playwright.sync_api import FrameLocator, Keyboard, Locator, Mouse
+
+        return Loaded(value, self) if isinstance(value, (Locator, FrameLocator, Keyboard, Mouse)) else value
 
 
 @pytest.fixture(scope="session")
@@ -25,24 +97,41 @@ def browser():
 
 
 @pytest.fixture
-def page(browser, live_server):
-    context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
-    # Nothing outside the live server may load (no CDN, no fonts): fail loudly if a page tries.
-    outside: list[str] = []
+def new_page(browser, request):
+    """Open a page in a new browser context (own cookies and storage), as `new_page(viewport=..., ...)`.
 
-    def guard(route):
-        if route.request.url.startswith(live_server.url):
-            route.continue_()
-        else:
-            outside.append(route.request.url)
-            route.abort()
+    `base_url` defaults to the live server's. Nothing outside `base_url` may
+    load (no CDN, no fonts): the test fails loudly if a page tries.
+    """
+    contexts, outside = [], []
 
-    context.route("**/*", guard)
-    page = context.new_page()
-    page.set_default_timeout(10_000)
-    yield page
-    context.close()
+    def open_page(*, base_url: str | None = None, viewport: dict | None = None, **context_options) -> Loaded:
+        base = base_url or request.getfixturevalue("live_server").url
+        context = browser.new_context(base_url=base, viewport=viewport or {"width": 1280, "height": 900},
+                                      **context_options)
+        contexts.append(context)
+
+        def guard(route):
+            if route.request.url.startswith(base):
+                route.continue_()
+            else:
+                outside.append(route.request.url)
+                route.abort()
+
+        context.route("**/*", guard)
+        page = context.new_page()
+        page.set_default_timeout(10_000)
+        return Loaded(page, _Navigations(page))
+
+    yield open_page
+    for context in contexts:
+        context.close()
     assert not outside, f"pages tried to load external resources: {outside}"
+
+
+@pytest.fixture
+def page(new_page, live_server):
+    return new_page()
 
 
 @pytest.fixture
@@ -51,6 +140,19 @@ def screenshot_dir(tmp_path) -> Path:
     target = Path(os.environ.get("WORKBENCH_SCREENSHOTS") or tmp_path / "screenshots")
     target.mkdir(parents=True, exist_ok=True)
     return target
+
+
+@pytest.fixture
+def demo(live_server):
+    """The demo projects (`load_demo`); its users are demo/demo (owner) and annot/annot (annotator)."""
+    call_command("load_demo", verbosity=0, stdout=open(os.devnull, "w"))
+
+
+def browser_wait_until(page, predicate, timeout: float, what: str):
+    """`wait_until` for a test that drives a browser: between polls Playwright's event loop
+    keeps running (a plain `time.sleep` would hold every request of the page at the
+    context's route handler, which runs in this thread, so the page could not save anything)."""
+    return wait_until(predicate, timeout, what, pause=lambda seconds: page.wait_for_timeout(seconds * 1000))
 
 
 def log_in(page, username: str, password: str) -> None:

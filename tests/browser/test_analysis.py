@@ -11,11 +11,17 @@ from annotations.models import Campaign, Item, Membership
 from tests.annotations.analysis.metric_runs import score_dataset
 from tests.annotations.analysis.test_real_data_analysis import import_asset, import_hats
 from tests.annotations.factories import MembershipFactory, UserFactory
-from tests.browser.conftest import log_in
+from tests.browser.conftest import browser_wait_until, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 POINTS = "#plot .scatterlayer .trace .points path.point"
+# Plotly relayouts a moment after a resize: the plot (if the page has one) has settled when
+# its drawing is as wide as its box again.
+PLOT_SETTLED = """() => {
+  const svg = document.querySelector('#plot .main-svg');
+  return !svg || Math.abs(svg.getBoundingClientRect().width - document.getElementById('plot').clientWidth) < 1;
+}"""
 
 
 def _researcher(campaign):
@@ -31,12 +37,13 @@ def _shots(page, screenshot_dir, name, anchor=None):
     page.screenshot(path=str(screenshot_dir / f"analysis-{name}-1280.png"), full_page=True,
                     clip={"x": 0, "y": 0, "width": 1280, "height": height})
     page.set_viewport_size({"width": 390, "height": 844})
-    page.wait_for_timeout(300)  # Plotly relayouts on resize
+    browser_wait_until(page, lambda: page.evaluate(PLOT_SETTLED), 15, "the plot to relayout at 390 px")
     width = page.evaluate("document.documentElement.scrollWidth")
     if anchor:  # the phone shot starts at what the page is about, below the filters
         page.evaluate(f"document.querySelector({anchor!r}).scrollIntoView()")
     page.screenshot(path=str(screenshot_dir / f"analysis-{name}-390.png"), full_page=False)
     page.set_viewport_size({"width": 1280, "height": 900})
+    browser_wait_until(page, lambda: page.evaluate(PLOT_SETTLED), 15, "the plot to relayout at 1280 px")
     return width
 
 
@@ -84,7 +91,7 @@ def test_asset_views(page, asset, screenshot_dir):
     assert _shots(page, screenshot_dir, "scatter") <= 400
     page.wait_for_selector("#plot[data-rendered='true']")
     page.mouse.move(target["x"], target["y"])
-    page.wait_for_timeout(200)
+    page.locator("#plot .hoverlayer .hovertext").wait_for()  # Plotly has the point under the pointer
     with page.expect_navigation():
         page.mouse.click(target["x"], target["y"])
     assert page.url.endswith(target["url"])

@@ -14,7 +14,7 @@ from tests.annotations.factories import (
     SystemFactory,
     UserFactory,
 )
-from tests.browser.conftest import log_in
+from tests.browser.conftest import browser_wait_until, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -97,24 +97,25 @@ def test_likert_with_the_mouse(page, world):
     assert sorted((r.criterion, r.score) for r in rows)[1] == ("fluency", 4.0)
 
 
-def test_likert_with_the_keyboard_and_autosave_across_a_reload(page, world, browser, live_server):
+def test_likert_with_the_keyboard_and_autosave_across_a_reload(page, world, new_page):
     log_in(page, "ann", "pw-123456")
     assignment = _open(page, world["likert"])
     page.keyboard.press("3")  # fluency = 3, then the adequacy slider has the focus
     page.keyboard.press("ArrowRight")
-    page.wait_for_timeout(2000)  # past the server autosave delay
+    # The page saves to the server a moment after the last change: wait until the draft with the moved slider is stored.
+    browser_wait_until(page, lambda: Assignment.objects.get(pk=assignment.pk).draft.get("touched"), 15,
+                       "the server autosave")
     page.reload()
     page.locator("body[data-unit-ready='1']").wait_for()  # a selector: polling a JS string needs eval, which the CSP forbids
     assert page.locator('input[type=radio][value="3"]').first.is_checked()
     assert page.locator(".slider-value").inner_text() == "1"
     # A fresh browser (no local storage) gets the draft from the server.
-    other = browser.new_context(base_url=live_server.url)
-    fresh = other.new_page()
+    fresh = new_page()
     log_in(fresh, "ann", "pw-123456")
     fresh.goto(f"/annotate/campaigns/{world['likert'].pk}/")
-    fresh.wait_for_function("document.body.dataset.unitReady === '1'")
+    fresh.locator("body[data-unit-ready='1']").wait_for()
     assert fresh.locator('input[type=radio][value="3"]').first.is_checked()
-    other.close()
+    fresh.context.close()
     with page.expect_navigation():
         page.keyboard.press("Enter")
     rows = _submitted(page, assignment)
@@ -252,15 +253,13 @@ def test_esa_with_the_keyboard_and_the_low_score_warning(page, world):
     assert row.score == 11  # 1, restored after the reload, then +10
 
 
-def test_a_phone_sized_page_has_no_horizontal_scroll(browser, live_server, world, screenshot_dir):
-    context = browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 800})
-    page = context.new_page()
+def test_a_phone_sized_page_has_no_horizontal_scroll(new_page, world):
+    page = new_page(viewport={"width": 390, "height": 800})
     log_in(page, "ann", "pw-123456")
     for protocol, campaign in world.items():
         page.goto(f"/annotate/campaigns/{campaign.pk}/")
         page.locator("body[data-unit-ready='1']").wait_for()  # a selector: polling a JS string needs eval, which the CSP forbids
         assert page.evaluate("document.documentElement.scrollWidth") <= 390, protocol
-    context.close()
 
 
 def test_the_set_up_preview_runs_the_previewed_protocols_script(page, live_server):

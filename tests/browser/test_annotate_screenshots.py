@@ -2,7 +2,6 @@
 scroll, no system name; screenshots go to $WORKBENCH_SCREENSHOTS (docs/screenshots in
 the README) when it is set."""
 import pytest
-from django.core.management import call_command
 
 from annotations.models import Campaign, System
 from tests.browser.conftest import log_in
@@ -30,10 +29,8 @@ def _half_answer(page, protocol):
 
 
 @pytest.mark.parametrize("width,height", [(1280, 800), (390, 844)])
-def test_protocol_pages_at_desktop_and_phone_width(browser, live_server, screenshot_dir, width, height):
-    call_command("load_demo", verbosity=0, stdout=open("/dev/null", "w"))
-    context = browser.new_context(base_url=live_server.url, viewport={"width": width, "height": height})
-    page = context.new_page()
+def test_protocol_pages_at_desktop_and_phone_width(new_page, demo, screenshot_dir, width, height):
+    page = new_page(viewport={"width": width, "height": height})
     log_in(page, "annot", "annot")
     names = list(System.objects.values_list("name", flat=True))
     for campaign in Campaign.objects.order_by("pk"):
@@ -45,7 +42,7 @@ def test_protocol_pages_at_desktop_and_phone_width(browser, live_server, screens
         assert page.evaluate("document.documentElement.scrollWidth") <= width, campaign.protocol
         page.screenshot(path=screenshot_dir / f"annotate-{campaign.protocol}-{width}.png", full_page=True)
     if width == 1280:
-        context.clear_cookies()
+        page.context.clear_cookies()
         log_in(page, "demo", "demo")
         likert = Campaign.objects.get(protocol="likert")
         page.goto(f"/campaigns/{likert.pk}/")
@@ -54,6 +51,4 @@ def test_protocol_pages_at_desktop_and_phone_width(browser, live_server, screens
         page.select_option("#id_protocol", "esa")
         page.fill("#id_name", "New ESA campaign")
         page.get_by_role("button", name="Preview as an annotator").click()
-        page.wait_for_load_state("load")
         page.screenshot(path=screenshot_dir / "campaign-setup-preview-1280.png", full_page=True)
-    context.close()

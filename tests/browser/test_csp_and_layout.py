@@ -8,7 +8,6 @@ reaches, and fails on any violation the browser reports.
 from urllib.parse import urljoin, urlparse
 
 import pytest
-from django.core.management import call_command
 
 from annotations.models import Dataset, ImportJob
 from tests.annotations.factories import ItemFactory, OutputFactory, SystemFactory, UserFactory
@@ -28,8 +27,8 @@ MAX_PAGES = 60
 
 
 @pytest.fixture
-def demo(live_server):
-    call_command("load_demo", verbosity=0, stdout=open("/dev/null", "w"))
+def demo(demo):
+    """The demo (conftest's `demo`) with an import running and one failed; the demo owner."""
     demo = UserFactory._meta.model.objects.get(username="demo")
     project = Dataset.objects.get(name="demo-news-de-en").project
     ImportJob.objects.create(user=demo, project=project, dataset_name="big", filename="big.jsonl", size=3 * 2**20,
@@ -54,7 +53,6 @@ def test_no_page_violates_the_content_security_policy(page, live_server, demo):
         assert response.status < 500, (path, response.status)
         # The policy is really in force on this page (no violations without one would prove nothing).
         assert parse_csp(response.headers.get("content-security-policy", "")) == parse_csp(CSP), path
-        page.wait_for_load_state("load")
         found.extend(violations(page))
 
     # Anonymous pages first.
@@ -116,20 +114,18 @@ WORD_BROKEN = """(selector) => {
 }"""
 
 
-def test_dataset_pages_fit_a_phone(browser, live_server, demo, screenshot_dir):
+def test_dataset_pages_fit_a_phone(new_page, demo, screenshot_dir):
     dataset = Dataset.objects.get(name="demo-news-de-en")
     item = ItemFactory(dataset=dataset, external_id="x-" + "long" * 20, position=99,
                        source="https://example.org/" + "a" * 200 + " Donaudampfschifffahrtsgesellschaft")
     OutputFactory(item=item, system=SystemFactory(dataset=dataset, name="s" * 60), text="w" * 300)
-    context = browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 844})
-    page = context.new_page()
+    page = new_page(viewport={"width": 390, "height": 844})
     page.add_init_script(LISTEN)
     log_in(page, "demo", "demo")
     for path in (f"/datasets/{dataset.pk}/", f"/datasets/{dataset.pk}/?q=Hamburg", f"/projects/{dataset.project.pk}/",
                  "/datasets/upload/", f"/imports/{ImportJob.objects.get(dataset_name='bad').pk}/",
                  f"/datasets/{Dataset.objects.get(name='demo-restaurants-d2t').pk}/"):
         page.goto(path)
-        page.wait_for_load_state("load")
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, (path, width)
         if path.startswith("/datasets/") and "upload" not in path:
@@ -137,7 +133,6 @@ def test_dataset_pages_fit_a_phone(browser, live_server, demo, screenshot_dir):
     page.goto(f"/datasets/{dataset.pk}/")
     page.screenshot(path=screenshot_dir / "dataset-390.png", full_page=True)
     assert violations(page) == []
-    context.close()
 
 
 def test_the_import_job_page_follows_the_job(page, live_server, demo):

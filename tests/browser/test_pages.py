@@ -1,7 +1,5 @@
 """Log in and browse projects -> datasets -> items, search, and see outputs side by side."""
 import pytest
-from django.core.management import call_command
-
 from annotations.models import Membership
 from tests.annotations.factories import (
     DatasetFactory,
@@ -11,14 +9,9 @@ from tests.annotations.factories import (
     SystemFactory,
     UserFactory,
 )
-from tests.browser.conftest import log_in
+from tests.browser.conftest import log_in, unwrap
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def demo(live_server):
-    call_command("load_demo", verbosity=0, stdout=open("/dev/null", "w"))
 
 
 def test_log_in_and_browse_to_an_item_with_outputs_side_by_side(page, demo, screenshot_dir):
@@ -38,9 +31,8 @@ def test_log_in_and_browse_to_an_item_with_outputs_side_by_side(page, demo, scre
 
     page.get_by_role("link", name="e2e-001", exact=True).click()
     page.get_by_role("heading", name="e2e-001").wait_for()
-    # Measure the layout once the stylesheet is in: a box read before it arrives is the unstyled one
-    # (seen once in four runs: one card's top from before, two from after).
-    page.wait_for_load_state("load")
+    # The layout is measured on the styled page: the `page` fixture waits for `load` (stylesheet in)
+    # after each navigation (a box read before it arrives is the unstyled one).
     # The input as a table of triples.
     assert page.locator("table.triples tbody tr").count() == 7
     cards = page.locator("article.output-card")
@@ -56,8 +48,6 @@ def test_log_in_and_browse_to_an_item_with_outputs_side_by_side(page, demo, scre
     # Next item by link, then back with the left arrow key.
     page.get_by_role("link", name="e2e-002 →").click()
     page.get_by_role("heading", name="e2e-002").wait_for()
-    # The key handler is a deferred script: it is attached once the page has loaded.
-    page.wait_for_load_state("load")
     page.keyboard.press("ArrowLeft")
     page.get_by_role("heading", name="e2e-001").wait_for()
 
@@ -104,3 +94,17 @@ def test_annotator_sees_no_import_button(page, demo):
     assert page.get_by_role("link", name="Import a dataset").count() == 0
     response = page.goto("/datasets/upload/")
     assert response.status == 403
+
+
+def test_the_page_fixture_waits_for_load_after_a_click(page, demo):
+    """A link's click returns once the next page has started loading; the fixture's page then
+    waits for its `load` (stylesheet applied) before anything reads it. Each request made slow
+    here, so a read that did not wait would find the document still loading."""
+    log_in(page, "demo", "demo")
+    cdp = page.context.new_cdp_session(unwrap(page))
+    cdp.send("Network.enable")
+    cdp.send("Network.emulateNetworkConditions", {"offline": False, "latency": 800, "downloadThroughput": -1,
+                                                  "uploadThroughput": -1})
+    page.get_by_role("link", name="Demo").click()
+    assert page.evaluate("document.readyState") == "complete"
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(245, 246, 248)"

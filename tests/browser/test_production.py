@@ -15,7 +15,6 @@ import ssl
 import subprocess
 import sys
 import threading
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -24,7 +23,7 @@ import pytest
 from django.db import connection
 
 from tests.browser.test_csp_and_layout import LISTEN
-from tests.conftest import ROOT
+from tests.conftest import ROOT, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -141,15 +140,15 @@ def production_server(tmp_path):
     proxy = TLSProxy(cert, key, port)
     proxy.start()
     try:
-        deadline = time.monotonic() + 60
-        while True:
+        def listening() -> bool:
             assert server.poll() is None, (tmp_path / "gunicorn.log").read_text()
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
+                    return True
             except OSError:
-                assert time.monotonic() < deadline, "gunicorn did not start"
-                time.sleep(0.3)
+                return False
+
+        wait_until(listening, 60, "gunicorn to listen", interval=0.3)
         yield {"https": f"https://127.0.0.1:{proxy.port}", "http": f"http://127.0.0.1:{port}"}
     finally:
         proxy.stop()
@@ -158,7 +157,7 @@ def production_server(tmp_path):
         log.close()
 
 
-def test_readme_production_command_serves_styled_pages_and_api_docs(browser, production_server, screenshot_dir):
+def test_readme_production_command_serves_styled_pages_and_api_docs(new_page, production_server, screenshot_dir):
     base = production_server["https"]
     # Plain HTTP straight to gunicorn (no proxy header) is sent to HTTPS.
     request = urllib.request.Request(production_server["http"] + "/accounts/login/", method="GET")
@@ -168,11 +167,9 @@ def test_readme_production_command_serves_styled_pages_and_api_docs(browser, pro
         opener.open(request, timeout=10)
     assert redirect.value.code == 301 and redirect.value.headers["Location"].startswith("https://")
 
-    context = browser.new_context(base_url=base, ignore_https_errors=True, viewport={"width": 1280, "height": 800})
-    outside: list[str] = []
-    context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(base)
-                  else (outside.append(route.request.url), route.abort()))
-    page = context.new_page()
+    # The fixture's page: it waits for `load` after each navigation (styles read after that are the
+    # stylesheet's), and fails the test if anything outside `base` is requested.
+    page = new_page(base_url=base, ignore_https_errors=True, viewport={"width": 1280, "height": 800})
     page.set_default_timeout(15_000)
     page.add_init_script(LISTEN)
     failed: list[str] = []
@@ -209,5 +206,3 @@ def test_readme_production_command_serves_styled_pages_and_api_docs(browser, pro
 
     assert page.evaluate("window.__csp") == []
     assert not failed, failed
-    assert not outside, outside
-    context.close()

@@ -58,7 +58,7 @@ def test_tutorial_explains_and_holds_then_batch_ends_with_a_code(page, campaign,
     assert "adequacy: the score is outside the expected range (1 to 2)" in errors.text_content()
     page.screenshot(path=str(screenshot_dir / "tutorial-explanation.png"), full_page=True)
     # It does not advance: same page, same unit still pending, the wrong try kept (and not counted).
-    page.wait_for_timeout(500)
+    # (The explanation is shown once the page has the server's answer: no navigation can follow it.)
     assert page.url == url
     tutorial = Assignment.objects.get(campaign=campaign, status="pending")
     assert tutorial.unit.kind == "gold"

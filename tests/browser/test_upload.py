@@ -31,7 +31,6 @@ def _submit(page, *, name: str, filename: str, content: bytes) -> None:
     page.get_by_label("Dataset name").fill(name)
     page.get_by_label("File").set_input_files({"name": filename, "mimeType": "application/octet-stream", "buffer": content})
     page.get_by_role("button", name="Import").click()
-    page.wait_for_load_state()
 
 
 def test_bad_file_lists_every_line_error_and_writes_nothing(page, researcher, screenshot_dir):

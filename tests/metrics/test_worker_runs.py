@@ -1,10 +1,7 @@
 """Metric runs through real Celery worker processes on Redis and PostgreSQL."""
 import os
+import re
 import signal
-import subprocess
-import sys
-import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -12,70 +9,20 @@ from django.core.management import CommandError, call_command
 
 from metrics.models import ChunkStatus, MetricRun, OutputScore, RunStatus
 from metrics.services import run_create, run_execute_sync
+from tests.conftest import wait_until
 from tests.metrics.conftest import build_dataset
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def start_worker(transactional_db):
-    """Start worker processes (solo pool: the task runs in the process we kill)."""
-    from django.db import connection
-
-    from workbench.celery import app
-
-    db = connection.settings_dict
-    app.control.purge()
-    procs = []
-
-    def start(**extra_env):
-        name = f"metrics-{uuid.uuid4().hex[:8]}@%h"
-        env = dict(os.environ)
-        env.update(
-            DJANGO_SETTINGS_MODULE="workbench.settings.test",
-            DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-            CELERY_BROKER_URL=app.conf.broker_url,
-            CELERY_RESULT_BACKEND=app.conf.result_backend or "",
-            PYTHONUNBUFFERED="1",
-            WORKBENCH_BROKER_VISIBILITY_TIMEOUT="5",
-            WORKBENCH_BROKER_RESTORE_INTERVAL="1",
-            **{k: str(v) for k, v in extra_env.items()},
-        )
-        (ROOT / "var").mkdir(exist_ok=True)
-        log = open(ROOT / "var" / f"test-metric-worker-{uuid.uuid4().hex[:8]}.log", "w")
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "workbench", "worker", "-Q", "cpu,gpu", "--pool", "solo",
-             "-n", name, "--loglevel", "INFO"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-        )
-        proc.log_path = log.name
-        procs.append((proc, log))
-        host = name.replace("%h", os.uname().nodename)
-        deadline = time.monotonic() + 90
-        while not app.control.ping(destination=[host], timeout=1.0):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"worker did not start; see {log.name}")
-        return proc
-
-    yield start
-    for proc, log in procs:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        log.close()
+def start_worker(start_celery_worker):
+    """Workers whose broker re-delivers an unacknowledged task within seconds (not the default hour)."""
+    return lambda **env: start_celery_worker(WORKBENCH_BROKER_VISIBILITY_TIMEOUT="5",
+                                             WORKBENCH_BROKER_RESTORE_INTERVAL="1", **env)
 
 
-def wait_for(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
+def tasks_ended(worker, task: str) -> int:
+    """How many `task` messages the worker has finished (its INFO log line per task)."""
+    return len(re.findall(rf"Task {re.escape(task)}\[[^\]]+\] succeeded", Path(worker.log_path).read_text()))
 
 
 def test_sigkilled_worker_chunk_is_redelivered_and_run_equals_sync(start_worker):
@@ -83,7 +30,7 @@ def test_sigkilled_worker_chunk_is_redelivered_and_run_equals_sync(start_worker)
     first = start_worker(WORKBENCH_METRIC_CHUNK_DELAY="1.5")
     run, _ = run_create(dataset=dataset, metric="chrf", chunk_size=10)
     # Kill the worker while a chunk is in flight (after at least one chunk is stored).
-    wait_for(lambda: MetricRun.objects.get(pk=run.pk).done >= 10
+    wait_until(lambda: MetricRun.objects.get(pk=run.pk).done >= 10
              and run.chunks.filter(status=ChunkStatus.RUNNING).exists(), 60, "a chunk in flight")
     in_flight = run.chunks.get(status=ChunkStatus.RUNNING)
     os.kill(first.pid, signal.SIGKILL)
@@ -92,7 +39,7 @@ def test_sigkilled_worker_chunk_is_redelivered_and_run_equals_sync(start_worker)
     assert run.status == RunStatus.RUNNING and run.done < run.total
 
     second = start_worker()
-    run = wait_for(lambda: MetricRun.objects.filter(pk=run.pk, status=RunStatus.DONE).first(), 150, "the run")
+    run = wait_until(lambda: MetricRun.objects.filter(pk=run.pk, status=RunStatus.DONE).first(), 150, "the run")
     in_flight.refresh_from_db()
     assert in_flight.status == ChunkStatus.DONE and in_flight.attempts == 2
     assert run.done == run.total == 90
@@ -106,7 +53,7 @@ def test_sigkilled_worker_chunk_is_redelivered_and_run_equals_sync(start_worker)
     chunk_ids = list(run.chunks.values_list("pk", flat=True))
     for chunk_id in chunk_ids * 2:
         chunk_execute_task.apply_async(args=[chunk_id], queue="cpu")
-    wait_for(lambda: Path(second.log_path).read_text().count("'skipped'") >= 2 * len(chunk_ids), 60,
+    wait_until(lambda: Path(second.log_path).read_text().count("'skipped'") >= 2 * len(chunk_ids), 60,
              "the duplicates to be consumed")
     run.refresh_from_db()
     assert run.status == RunStatus.DONE and run.done == 90
@@ -128,7 +75,7 @@ def test_worker_loads_the_model_once_and_matches_sync_bertscore(start_worker):
     dataset = build_dataset(name="bert", items=8, systems=2)
     start_worker()
     run, _ = run_create(dataset=dataset, metric="bertscore", chunk_size=4)
-    run = wait_for(lambda: MetricRun.objects.filter(pk=run.pk).exclude(
+    run = wait_until(lambda: MetricRun.objects.filter(pk=run.pk).exclude(
         status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).first(), 240, "the run")
     assert run.status == RunStatus.DONE, run.error
     workers = list(run.chunks.values_list("worker", flat=True))
@@ -155,14 +102,18 @@ def test_missing_model_fails_on_the_worker_and_cli_says_why(start_worker, capsys
 
 def test_cancel_through_the_worker(start_worker):
     dataset = build_dataset(name="cancelme", items=20, systems=2)
-    start_worker(WORKBENCH_METRIC_CHUNK_DELAY="1.0")
+    worker = start_worker(WORKBENCH_METRIC_CHUNK_DELAY="1.0")
     run, _ = run_create(dataset=dataset, metric="chrf", chunk_size=5)
-    wait_for(lambda: MetricRun.objects.get(pk=run.pk).done >= 5, 60, "a first chunk")
+    wait_until(lambda: MetricRun.objects.get(pk=run.pk).done >= 5, 60, "a first chunk")
     from metrics.services import run_cancel
 
     run.refresh_from_db()
     assert run_cancel(run=run)
-    time.sleep(3)
+    # Only once the worker has ended every task of the run (the chunk in flight finished,
+    # the others skipped) could a late write have undone the cancel: wait for that.
+    chunks = run.chunks.count()
+    wait_until(lambda: tasks_ended(worker, "metrics.run_prepare") >= 1
+               and tasks_ended(worker, "metrics.chunk_execute") >= chunks - 1, 60, "every chunk task to end")
     run.refresh_from_db()
     assert run.status == RunStatus.CANCELLED and run.done < run.total and run.corpus is None
     assert not run.chunks.filter(status=ChunkStatus.PENDING).exists()

@@ -7,23 +7,15 @@ password. The token endpoint is also rate-limited per address and per
 account (DRF throttles).
 """
 import pytest
-from django.core.cache import cache
 from django.test import Client
 from rest_framework.test import APIClient
 
 from tests.annotations.factories import UserFactory
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_throttles")]
 
 LIMIT = 5
 PASSWORD = "pw-123456"  # the factories' password
-
-
-@pytest.fixture(autouse=True)
-def fresh_throttles():
-    cache.clear()
-    yield
-    cache.clear()
 
 
 def token(client, username, password, ip="10.0.0.1"):

@@ -1,6 +1,7 @@
 """Settings read from the environment (django-environ).
 
-`make run` sets DJANGO_DEBUG=1 and uses SQLite plus Celery's filesystem broker;
+`make run` sets DJANGO_DEBUG=1 and uses the local PostgreSQL (database
+`workbench`, the default below) plus Celery's filesystem broker;
 production sets DATABASE_URL, CELERY_BROKER_URL and DJANGO_SECRET_KEY, and
 runs behind a TLS-terminating proxy that sets `X-Forwarded-Proto` (trusted
 here): HTTPS only, HSTS, secure cookies; `manage.py check --deploy` passes.
@@ -85,7 +86,8 @@ TEMPLATES = [
 ]
 
 DATABASES = {
-    "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'workbench.sqlite3'}"),
+    # PostgreSQL only: handing out units relies on its row locks (SKIP LOCKED), COPY and trigram indexes.
+    "default": env.db("DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/workbench"),
 }
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 # Persistent connections: opening one per request costs more than most requests.

@@ -42,16 +42,9 @@ def alias_ids_allocate(n: int) -> list[int]:
     """`n` fresh ids from the output id sequence: they look like output ids and never become one."""
     table = Output._meta.db_table
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
-                           [table, n])
-            return [row[0] for row in cursor.fetchall()]
-        # SQLite (quickstart): reserve ids by moving the table's AUTOINCREMENT counter.
-        cursor.execute("SELECT seq FROM sqlite_sequence WHERE name = %s", [table])
-        row = cursor.fetchone()
-        start = row[0] if row else 0
-        cursor.execute("UPDATE sqlite_sequence SET seq = %s WHERE name = %s", [start + n, table])
-        return list(range(start + 1, start + n + 1))
+        cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+                       [table, n])
+        return [row[0] for row in cursor.fetchall()]
 
 
 def _unit_create(*, campaign: Campaign, item_id: int, aliases: dict, systems: list[int], kind: str) -> Unit:

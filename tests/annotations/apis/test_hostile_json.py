@@ -5,11 +5,12 @@ wrong, on every JSON endpoint, and nothing is written."""
 import json
 
 import pytest
-from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from annotations.models import Campaign, Membership, Project, RatingJudgement
 from tests.annotations.services.dbstate import table_counts
+
+pytestmark = pytest.mark.usefixtures("fresh_throttles")
 
 DEEP = "[" * 5000 + "]" * 5000  # ~10 KB
 
@@ -26,11 +27,6 @@ def json_post_paths() -> list[str]:
         if "application/json" in body:
             paths.append(path)
     return paths
-
-
-@pytest.fixture(autouse=True)
-def fresh_throttles():
-    cache.clear()
 
 
 @pytest.mark.django_db

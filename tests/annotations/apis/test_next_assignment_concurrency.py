@@ -7,7 +7,6 @@ must wait for a lock, it polls `pg_locks` until that request's backend is
 actually waiting, so the lock-wait path always runs (no sleeping and hoping).
 """
 import threading
-import time
 from collections import Counter
 
 import pytest
@@ -24,6 +23,7 @@ from tests.annotations.factories import (
     OutputFactory,
     SystemFactory,
 )
+from tests.conftest import wait_until
 
 TIMEOUT = 30
 
@@ -49,18 +49,16 @@ def _backend_pid() -> int:
 
 def _wait_until_blocked(box: dict) -> None:
     """Poll pg_locks until the thread's backend waits for a lock (or fail after TIMEOUT)."""
-    deadline = time.monotonic() + TIMEOUT
-    while "pid" not in box:
-        assert time.monotonic() < deadline, "the thread never started its request"
-        time.sleep(0.01)
+    wait_until(lambda: "pid" in box, TIMEOUT, "the thread to start its request", interval=0.01)
     with connections["default"].cursor() as cursor:
-        while True:
+        def waiting() -> bool:
             cursor.execute("SELECT count(*) FROM pg_locks WHERE pid = %s AND NOT granted", [box["pid"]])
             if cursor.fetchone()[0]:
-                return
+                return True
             assert "result" not in box and "error" not in box, "the request finished without waiting for the lock"
-            assert time.monotonic() < deadline, "the request never waited for the lock"
-            time.sleep(0.01)
+            return False
+
+        wait_until(waiting, TIMEOUT, "the request to wait for the lock", interval=0.01)
 
 
 class Holder(threading.Thread):

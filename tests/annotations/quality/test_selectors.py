@@ -4,11 +4,18 @@ import random
 import pytest
 from scipy import stats
 
-from annotations.models import Annotator, RatingJudgement
+from annotations.models import RatingJudgement
 from annotations.quality.models import ControlJudgement, ControlUnit
 from annotations.quality.selectors import annotator_filter, campaign_quality, included_annotators
 from annotations.quality.services import annotator_decide, quality_settings_update
-from tests.annotations.factories import CampaignFactory, ItemFactory, OutputFactory, SystemFactory
+from tests.annotations.factories import (
+    AnnotatorFactory,
+    CampaignFactory,
+    ItemFactory,
+    OutputFactory,
+    RatingJudgementFactory,
+    SystemFactory,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -25,15 +32,14 @@ def study():
     annotators = {}
     scores = {}
     for name, style in people.items():
-        annotator = Annotator.objects.create(project=dataset.project, name=name)
+        annotator = AnnotatorFactory(project=dataset.project, name=name)
         annotators[name] = annotator
         for o in outputs:
             score = (truth[o.pk] + rng.gauss(0, 5)) if style == "careful" else rng.uniform(0, 100)
             score = round(min(100, max(0, score)))
             scores[(name, o.pk)] = score
-            RatingJudgement.objects.create(campaign=campaign, annotator=annotator, item=o.item, output=o,
-                                           criterion="quality", score=score, scale_min=0, scale_max=100,
-                                           time_spent_ms=rng.randint(4000, 9000), origin="import")
+            RatingJudgementFactory(campaign=campaign, annotator=annotator, output=o, score=score,
+                                   time_spent_ms=rng.randint(4000, 9000))
         # Degraded copies of 12 outputs and repeats of 4, as an import would store them.
         for o in outputs[:12]:
             damaged = (truth[o.pk] - 40 + rng.gauss(0, 5)) if style == "careful" else rng.uniform(0, 100)

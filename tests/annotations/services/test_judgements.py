@@ -17,6 +17,7 @@ from tests.annotations.factories import (
     DatasetFactory,
     ItemFactory,
     OutputFactory,
+    RatingJudgementFactory,
     SystemFactory,
 )
 
@@ -117,11 +118,9 @@ def test_rating_duplicate_is_a_clean_domain_error():
 def test_database_itself_refuses_out_of_scale_score():
     campaign, annotator, (out, _) = _setup()
     with pytest.raises(IntegrityError, match="rating_score_below_max"), transaction.atomic():
-        RatingJudgement.objects.create(campaign=campaign, annotator=annotator, item=out.item, output=out,
-                                       criterion="fluency", score=9, scale_min=1, scale_max=5)
+        RatingJudgementFactory(campaign=campaign, annotator=annotator, output=out, score=9)  # the campaign's 1-5
     with pytest.raises(IntegrityError, match="rating_score_above_min"), transaction.atomic():
-        RatingJudgement.objects.create(campaign=campaign, annotator=annotator, item=out.item, output=out,
-                                       criterion="fluency", score=0, scale_min=1, scale_max=5)
+        RatingJudgementFactory(campaign=campaign, annotator=annotator, output=out, score=0)
     assert RatingJudgement.objects.count() == 0
 
 

@@ -1,7 +1,6 @@
 """A large upload through the form and the API runs on a real Celery worker;
 the web process never parses it; the import page and API follow the job."""
 import json
-import time
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -12,19 +11,18 @@ from annotations.models import Dataset, ImportJob, Membership
 from annotations.services import import_jobs
 from tests.annotations.factories import MembershipFactory, UserFactory
 from tests.annotations.hostile import DATASET_LINES
+from tests.conftest import wait_until
 
 LINES = "".join(json.dumps({"item": f"i{n}", "outputs": {"A": f"a{n}", "B": f"b{n}"}}) + "\n"
                 for n in range(5000)).encode()
 
 
 def wait_for(job_id: int, timeout: float = 90) -> ImportJob:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def finished() -> ImportJob | None:
         job = ImportJob.objects.get(pk=job_id)
-        if job.finished:
-            return job
-        time.sleep(0.2)
-    raise AssertionError(f"job {job_id} still {job.status} after {timeout} s")
+        return job if job.finished else None
+
+    return wait_until(finished, timeout, f"import job {job_id} to finish")
 
 
 @pytest.fixture

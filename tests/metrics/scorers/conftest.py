@@ -1,4 +1,5 @@
-"""Fixtures shared by the scorer tests: tiny NLI classifiers built locally (no download)."""
+"""Fixtures shared by the scorer tests: the packaged encoder on the CPU, tiny NLI
+classifiers built locally (no download)."""
 from __future__ import annotations
 
 import pytest
@@ -57,3 +58,9 @@ def tiny_models(tmp_path_factory, tiny_tokenizer):
     return plain, permuted
 
 
+@pytest.fixture(scope="session")
+def encoder():
+    """The shared encoder (packaged MiniLM) on the CPU, loaded once for the session."""
+    from metrics.scorers.encoder import get_encoder
+
+    return get_encoder(device="cpu")

@@ -16,11 +16,6 @@ TEXTS = ["The cat sat on the mat.", "Ünïcode café, naïve 東京!", "", "The 
 
 
 @pytest.fixture(scope="session")
-def encoder():
-    return get_encoder(device="cpu")
-
-
-@pytest.fixture(scope="session")
 def hf_hidden_states(encoder):
     """Hidden states straight from transformers, one text at a time (no padding)."""
     def run(text):

@@ -203,14 +203,7 @@ def test_yisi0_input_errors():
         metric.score([None], [["a"]])
 
 
-# ---- YiSi-1 / YiSi-2 with the packaged MiniLM ----
-@pytest.fixture(scope="module")
-def encoder():
-    from metrics.scorers.encoder import get_encoder
-
-    return get_encoder(None, "cpu")
-
-
+# ---- YiSi-1 / YiSi-2 with the packaged MiniLM (the `encoder` fixture of conftest.py) ----
 def _units(encoder, text):
     emb = encoder.token_embeddings([text])[0]
     keep = [i for i, special in enumerate(emb.special_mask) if not special]
