@@ -363,7 +363,8 @@ class TableBuilder:
 
     def table(self) -> Table:
         """Values z-scored per annotator when the protocol's variant is "z"."""
-        from annotations.protocols.base import Z, zscore_by_annotator
+        from annotations.protocols.base import Z
+        from annotations.protocols.stats import zscore_by_annotator
 
         self._flush()
         table = Table(*(np.concatenate([p[k] for p in self._parts]) for k in range(3)))

@@ -294,14 +294,3 @@ def bootstrap_ci(human: np.ndarray, metric: np.ndarray, method: str, average_by:
         return [None, None]
     lo, hi = np.percentile(values, [2.5, 97.5])
     return [float(lo), float(hi)]
-
-
-def zscore_by_annotator(annotators: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """Each annotator's scores z-scored over their own judgements (constant raters give 0)."""
-    out = np.zeros(len(scores), dtype=float)
-    for a in np.unique(annotators):
-        sel = annotators == a
-        s = scores[sel].astype(float)
-        sd = s.std()
-        out[sel] = (s - s.mean()) / sd if sd > 0 else 0.0
-    return out

@@ -13,7 +13,7 @@ from annotations.analysis import systems as sy
 from annotations.analysis.metric_scores import latest_done_runs, run_for_metric, scores_by_output, system_scores
 from annotations.analysis.selectors import output_index
 from annotations.models import Campaign, Output
-from annotations.protocols.base import JudgementRow
+from annotations.protocols.rows import JudgementRow
 from annotations.selectors.judgements import INCLUDED, JudgementSet, campaign_judgements
 from workbench.exceptions import DomainError
 

@@ -30,7 +30,8 @@ from annotations.selectors import (
     own_assignment,
     staff_project_list,
 )
-from annotations.services.assignments import assignment_draft_save, assignment_next, assignment_release
+from annotations.services.assignment_work import assignment_draft_save, assignment_release
+from annotations.services.assignments import assignment_next
 from annotations.services.campaigns import campaign_create
 from annotations.services.projects import annotator_get_or_create
 from annotations.services.submissions import unit_submit

@@ -26,7 +26,7 @@ from annotations.models import (
     SpanJudgement,
 )
 from annotations.permissions import ApiAuthMixin
-from annotations.protocols.base import AnswerError
+from annotations.protocols.errors import AnswerError
 from annotations.selectors import (
     bestworst_judgement_list,
     judgements_filtered,

@@ -24,56 +24,20 @@ from __future__ import annotations
 
 import math
 import random
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 
 import numpy as np
-from django.core.exceptions import ValidationError
+
+from annotations.protocols.errors import AnswerError
+from annotations.protocols.rows import JudgementRow
+from annotations.protocols.stats import degraded_passed, pstdev, stdev, zscore_by_annotator
 
 # Levels of Krippendorff's alpha every surface may show, headline first per protocol.
 LEVELS = ("nominal", "ordinal", "interval")
 RAW, Z = "raw", "z"
-
-
-@dataclass(slots=True)
-class JudgementRow:
-    """One stored judgement, in one light shape for every protocol (no model instance).
-
-    rating / ESA: `output_id`, `score` (`rank` for RankME); pairwise: the
-    canonical pair `a_id` < `b_id` and `winner`; best-worst: `outputs` (sorted),
-    `best_id`, `worst_id`; ESA: `spans` as dicts (`start`, `end`, `severity`) or
-    (`missing`, `severity`).
-    """
-
-    id: int
-    annotator_id: int
-    item_id: int
-    criterion: str
-    status: str
-    origin: str
-    time_spent_ms: int | None
-    shown_order: list
-    created_at: object
-    output_id: int | None = None
-    score: float | None = None
-    rank: int | None = None
-    a_id: int | None = None
-    b_id: int | None = None
-    winner: str | None = None
-    outputs: list = field(default_factory=list)
-    best_id: int | None = None
-    worst_id: int | None = None
-    spans: list = field(default_factory=list)
-
-    def output_ids(self) -> list[int]:
-        """Every output the judgement is about."""
-        if self.output_id is not None:
-            return [self.output_id]
-        if self.a_id is not None:
-            return [self.a_id, self.b_id]
-        return list(self.outputs)
 
 
 @dataclass(frozen=True)
@@ -412,84 +376,3 @@ class Protocol:
     def check_expected_bound(self, value, *, campaign, criterion: str) -> float:
         """A gold unit's expected `min` / `max` score: on the criterion's scale, like an answer."""
         return self.check_score(value, campaign=campaign, criterion=criterion)
-
-
-# ---- validation: one message per rule ------------------------------------------------------
-
-MESSAGES = {
-    "criterion": "unknown criterion {criterion!r}; campaign {campaign!r} has {choices}",
-    "output": "output {value!r} is not part of this unit",
-    "score_type": "score must be a number, got {value!r}",
-    "score_finite": "score must be a finite number",
-    "score_scale": "score {score:g} is outside the scale {scale}",
-    "magnitude": "RankME magnitudes must be above 0, got {score:g}",
-    "rank": "rank must be a whole number from 1, got {value!r}",
-    "winner": "winner must be 'a', 'b' or 'tie', got {value!r}",
-    "pair_same": "a and b must be two different outputs",
-    "pair_outputs": "a and b must be the outputs of this unit",
-    "tuple_size": "a best-worst tuple holds at least 2 outputs",
-    "tuple_twice": "the tuple lists an output twice",
-    "tuple_long": "too many outputs in one tuple",
-    "best_worst_in_tuple": "best and worst must be outputs of the tuple",
-    "best_worst_differ": "best and worst must be different outputs",
-    "spans_list": "spans must be a list",
-    "spans_many": "at most {limit} spans per judgement",
-    "span_object": "span {index} must be an object",
-    "span_keys": "span {index} has unknown keys: {keys}",
-    "span_severity": "span {index}: severity must be one of {allowed}, got {value!r}",
-    "span_missing_flag": "span {index}: missing must be true or false",
-    "span_missing_offsets": "span {index}: a missing-content marker has no start or end",
-    "span_offset_type": "span {index}: {name} must be a whole number",
-    "span_order": "span {index}: need 0 <= start < end, got {start}-{end}",
-    "span_range": "span {index}: need 0 <= start < end <= {length} (the output's length), got {start}-{end}",
-}
-
-
-class AnswerError(ValidationError):
-    """One rule an answer breaks: `rule` (a key of MESSAGES), the one message for it, and
-    `field`, the answer's key at fault (the REST endpoints key their errors by it)."""
-
-    def __init__(self, rule: str, field: str | None = None, **values):
-        # The refused value is echoed back: a long string only by its start.
-        for key in ("value", "criterion"):
-            if isinstance(values.get(key), str) and len(values[key]) > 100:
-                values[key] = values[key][:100] + "..."
-        super().__init__(MESSAGES[rule].format(**values), code=rule)
-        self.rule = rule
-        self.field = field
-
-
-def degraded_passed(degraded: float, original: float, *, floor: float | None) -> bool:
-    """`annotations.quality.reliability.degraded_passed`, imported when asked (that module loads scipy)."""
-    from annotations.quality.reliability import degraded_passed as passed
-
-    return passed(degraded, original, floor=floor)
-
-
-def pstdev(values: list[float]) -> float:
-    """Population standard deviation in floats (statistics.pstdev is exact but slow: Fractions)."""
-    mean = sum(values) / len(values)
-    return math.sqrt(max(0.0, sum((v - mean) ** 2 for v in values) / len(values)))
-
-
-def stdev(values: list[float]) -> float:
-    """Sample standard deviation (n >= 2) in floats."""
-    mean = sum(values) / len(values)
-    return math.sqrt(max(0.0, sum((v - mean) ** 2 for v in values) / (len(values) - 1)))
-
-
-def majority_share(values: list) -> float:
-    """The share of the most frequent answer."""
-    return Counter(values).most_common(1)[0][1] / len(values)
-
-
-def zscore_by_annotator(annotators: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Each annotator's values z-scored with their own mean and standard deviation
-    (a constant annotator's values become 0)."""
-    out = np.zeros(len(values), dtype=float)
-    for a in np.unique(annotators):
-        mask = annotators == a
-        v = values[mask]
-        sd = v.std()
-        out[mask] = (v - v.mean()) / sd if sd > 0 else 0.0
-    return out

@@ -7,7 +7,10 @@ import random
 from collections.abc import Iterable, Iterator
 
 from annotations.models import BestWorstJudgement
-from annotations.protocols.base import AgreementSpec, AnswerError, JudgementRow, Protocol, RAW, degraded_passed, majority_share
+from annotations.protocols.base import RAW, AgreementSpec, Protocol
+from annotations.protocols.errors import AnswerError
+from annotations.protocols.rows import JudgementRow
+from annotations.protocols.stats import degraded_passed, majority_share
 
 
 def balanced_tuples(values: list, size: int, rng: random.Random) -> list[list]:

@@ -4,7 +4,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from annotations.models import SpanJudgement
-from annotations.protocols.base import RAW, AgreementSpec, AnswerError, JudgementRow, Protocol
+from annotations.protocols.base import RAW, AgreementSpec, Protocol
+from annotations.protocols.errors import AnswerError
+from annotations.protocols.rows import JudgementRow
 
 # MQM-style span weights (google/wmt-mqm-human-evaluation): more severe spans weigh more.
 SPAN_WEIGHTS = {"minor": 1, "major": 5, "critical": 10}

@@ -6,7 +6,10 @@ import random
 from collections.abc import Iterable, Iterator
 
 from annotations.models import PairwiseJudgement
-from annotations.protocols.base import AgreementSpec, AnswerError, JudgementRow, Protocol, RAW, majority_share
+from annotations.protocols.base import RAW, AgreementSpec, Protocol
+from annotations.protocols.errors import AnswerError
+from annotations.protocols.rows import JudgementRow
+from annotations.protocols.stats import majority_share
 
 # The answer as a number: a preference for the lower output id, a tie, or for the other.
 CODE = {"a": 1.0, "tie": 0.0, "b": -1.0}

@@ -7,7 +7,8 @@ import random
 from collections.abc import Iterator
 
 from annotations.models import RatingJudgement
-from annotations.protocols.base import Z, AgreementSpec, AnswerError, Protocol
+from annotations.protocols.base import Z, AgreementSpec, Protocol
+from annotations.protocols.errors import AnswerError
 
 
 def chunks_even(values: list, size: int, largest: int = 5) -> list[list]:

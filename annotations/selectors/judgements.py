@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from annotations import protocols
 from annotations.models import Annotator, Campaign, ErrorSpan, Item, JudgementBase
-from annotations.protocols.base import JudgementRow
+from annotations.protocols.rows import JudgementRow
 
 INCLUDED, ALL = "included", "all"
 COMPLETE = JudgementBase.Status.COMPLETE

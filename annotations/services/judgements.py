@@ -31,7 +31,8 @@ from annotations.models import (
     SpanJudgement,
 )
 from annotations.protocols import registry as protocols
-from annotations.protocols.base import AnswerError, Protocol
+from annotations.protocols.base import Protocol
+from annotations.protocols.errors import AnswerError
 from workbench.exceptions import DomainError
 
 UNIQUE_CONSTRAINTS = {

@@ -34,13 +34,13 @@ from annotations.protocols import registry as protocols
 from annotations.quality.services import control_answers_record, control_judgement_submit, unit_texts
 from annotations.selectors import annotator_for_user, campaign_list, project_role
 from annotations.services import judgements as checks
-from annotations.services.assignments import (
+from annotations.services.assignment_work import (
     assignment_complete_if_judged,
     assignment_finish,
     assignment_lock_for,
     assignment_reclaim,
-    retry_on_deadlock,
 )
+from annotations.services.assignments import retry_on_deadlock
 
 
 def _shown_order_verify(*, assignment: Assignment, reported) -> list[int] | None:

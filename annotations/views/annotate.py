@@ -22,7 +22,8 @@ from annotations import protocols, selectors
 from annotations.access import campaign_for_any_member
 from annotations.models import Assignment, Campaign, JudgementBase, Unit
 from annotations.quality.services import completion_code_at_batch_end
-from annotations.services.assignments import assignment_draft_save, assignment_next, assignment_release
+from annotations.services.assignment_work import assignment_draft_save, assignment_release
+from annotations.services.assignments import assignment_next
 from annotations.services.projects import annotator_get_or_create
 from annotations.services.submissions import unit_submit
 from workbench import strictjson

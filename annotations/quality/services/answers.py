@@ -94,7 +94,7 @@ def control_judgement_submit(*, user, campaign: Campaign, output_ids, create, sh
     """
     from annotations.models import ErrorSpan, JudgementBase, SpanJudgement
     from annotations.selectors import annotator_for_user
-    from annotations.services.assignments import assignment_finish, assignment_lock_for, assignment_reclaim
+    from annotations.services.assignment_work import assignment_finish, assignment_lock_for, assignment_reclaim
     from annotations.services.judgements import DuplicateJudgement
 
     annotator = annotator_for_user(user=user, project=campaign.project)

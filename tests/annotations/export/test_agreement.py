@@ -8,7 +8,7 @@ import pytest
 
 from annotations import protocols
 from annotations.analysis import agreement as ag
-from annotations.protocols.base import JudgementRow
+from annotations.protocols.rows import JudgementRow
 
 
 def _row(annotator, unit, value, protocol):

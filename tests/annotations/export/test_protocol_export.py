@@ -7,7 +7,7 @@ import statistics
 import pytest
 
 from annotations import protocols
-from annotations.protocols.base import JudgementRow
+from annotations.protocols.rows import JudgementRow
 
 # The judgement import format (ARCHITECTURE.md, "Judgement JSONL"), keys in the documented order.
 IMPORT_KEYS = {

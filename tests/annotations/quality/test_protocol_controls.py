@@ -5,7 +5,7 @@ with the first answer to the same unit, and straight-lining looks at the score o
 import pytest
 
 from annotations import protocols
-from annotations.protocols.base import JudgementRow
+from annotations.protocols.rows import JudgementRow
 from annotations.quality.models import ControlJudgement, ControlUnit
 
 # Alias 901 shows output 11 damaged; 902 shows output 12 as it is.

@@ -8,7 +8,8 @@ from django.utils import timezone
 from scipy.stats import chi2_contingency
 
 from annotations.models import Assignment, Campaign, Enrolment, RatingJudgement, Unit
-from annotations.services.assignments import assignment_next, assignment_release
+from annotations.services.assignment_work import assignment_release
+from annotations.services.assignments import assignment_next
 from annotations.services.campaigns import campaign_create
 from annotations.services.judgements import rating_judgement_create
 from annotations.services.submissions import unit_submit

@@ -1,0 +1,43 @@
+"""Small statistics the protocols share (pure: no Django, no scipy at import)."""
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+
+
+def degraded_passed(degraded: float, original: float, *, floor: float | None) -> bool:
+    """`annotations.quality.reliability.degraded_passed`, imported when asked (that module loads scipy)."""
+    from annotations.quality.reliability import degraded_passed as passed
+
+    return passed(degraded, original, floor=floor)
+
+
+def pstdev(values: list[float]) -> float:
+    """Population standard deviation in floats (statistics.pstdev is exact but slow: Fractions)."""
+    mean = sum(values) / len(values)
+    return math.sqrt(max(0.0, sum((v - mean) ** 2 for v in values) / len(values)))
+
+
+def stdev(values: list[float]) -> float:
+    """Sample standard deviation (n >= 2) in floats."""
+    mean = sum(values) / len(values)
+    return math.sqrt(max(0.0, sum((v - mean) ** 2 for v in values) / (len(values) - 1)))
+
+
+def majority_share(values: list) -> float:
+    """The share of the most frequent answer."""
+    return Counter(values).most_common(1)[0][1] / len(values)
+
+
+def zscore_by_annotator(annotators: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Each annotator's values z-scored with their own mean and standard deviation
+    (a constant annotator's values become 0)."""
+    out = np.zeros(len(values), dtype=float)
+    for a in np.unique(annotators):
+        mask = annotators == a
+        v = values[mask]
+        sd = v.std()
+        out[mask] = (v - v.mean()) / sd if sd > 0 else 0.0
+    return out

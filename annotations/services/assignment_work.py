@@ -1,0 +1,168 @@
+"""Work on an assignment once it is handed out: lock it for a submit, take it back after a
+timeout, release (skip) it, save a draft, finish it, and complete it once every answer is in.
+
+Lock order as in `annotations.services.assignments`: enrolment, then assignment, then unit.
+"""
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotations import protocols, rows
+from annotations.models import Annotator, Assignment, Campaign, Enrolment, JudgementBase, Unit
+from annotations.services.assignments import (
+    JUDGEMENT_MODELS,
+    _enrolment_select,
+    _expires_at,
+    _judgements_mark,
+    _units_free,
+    retry_on_deadlock,
+)
+
+
+def assignment_lock_for(
+    *, assignment_id: int, annotator: Annotator, campaign_id: int | None = None, with_partials: bool = False
+) -> tuple[Assignment, Enrolment]:
+    """Lock the annotator's enrolment, then their assignment (the engine's lock order).
+
+    The assignment comes with its campaign and unit; with `with_partials`, it
+    also says (`has_partials`) whether judgements were already stored for it
+    one by one. Written as SQL (`annotations.rows`): every submission runs it.
+    """
+    if campaign_id is None:
+        campaign_id = (
+            Assignment.objects.filter(pk=assignment_id, annotator=annotator)
+            .values_list("campaign_id", flat=True).first()
+        )
+    if campaign_id is None:
+        raise Assignment.DoesNotExist()
+    with rows.cursor() as cursor:
+        cursor.execute(_enrolment_select(), [campaign_id, annotator.pk])
+        row = cursor.fetchone()
+        enrolment = rows.from_row(Enrolment, row) if row is not None else None
+        partials = " OR ".join(f"EXISTS (SELECT 1 FROM {rows.table(model)} j WHERE j.assignment_id = a.id)"
+                               for model in JUDGEMENT_MODELS) if with_partials else "NULL"
+        cursor.execute(
+            f"SELECT {rows.columns(Assignment, 'a')}, {rows.columns(Campaign, 'c')}, {rows.columns(Unit, 'u')}, "
+            f"{partials} FROM {rows.table(Assignment)} a JOIN {rows.table(Campaign)} c ON c.id = a.campaign_id "
+            f"LEFT JOIN {rows.table(Unit)} u ON u.id = a.unit_id "
+            "WHERE a.id = %s AND a.annotator_id = %s AND a.campaign_id = %s FOR UPDATE OF a",
+            [assignment_id, annotator.pk, campaign_id])
+        row = cursor.fetchone()
+    if row is None:
+        raise Assignment.DoesNotExist()
+    assignment = rows.from_row(Assignment, row)
+    assignment.campaign = rows.from_row(Campaign, row, rows.width(Assignment))
+    unit = rows.from_row(Unit, row, rows.width(Assignment) + rows.width(Campaign))
+    if unit is not None:
+        assignment.unit = unit
+    assignment.has_partials = bool(row[-1])
+    return assignment, enrolment
+
+
+def assignment_reclaim(*, assignment: Assignment) -> None:
+    """Take back an expired or released assignment if its unit still has a free slot.
+
+    For an annotator who comes back after the timeout: if nobody took the
+    slot meanwhile, their work still counts. Raises ValidationError otherwise.
+    """
+    if assignment.status == Assignment.Status.PENDING:
+        return
+    if assignment.status == Assignment.Status.DONE:
+        raise ValidationError("This unit is already submitted.")
+    taken = Unit.objects.filter(pk=assignment.unit_id, n_taken__lt=F("redundancy")).update(
+        n_taken=F("n_taken") + 1
+    )
+    if not taken:
+        raise ValidationError(
+            "This unit timed out and was handed to another annotator meanwhile; your answers were kept "
+            "but will not count. Please continue with the next unit."
+        )
+    assignment.status = Assignment.Status.PENDING
+    assignment.expires_at = _expires_at(assignment.campaign)
+    Assignment.objects.filter(pk=assignment.pk).update(status=assignment.status, expires_at=assignment.expires_at)
+    _judgements_mark([assignment.pk], JudgementBase.Status.PARTIAL)
+
+
+@retry_on_deadlock
+@transaction.atomic
+def assignment_release(*, assignment_id: int, annotator: Annotator) -> Assignment:
+    """Give a pending assignment back (skip the unit): its slot returns to the
+    pool, judgements already sent for it are kept as abandoned, and the
+    annotator will not be given this unit again."""
+    assignment, _ = assignment_lock_for(assignment_id=assignment_id, annotator=annotator)
+    if assignment.status != Assignment.Status.PENDING:
+        return assignment
+    assignment.status = Assignment.Status.RELEASED
+    Assignment.objects.filter(pk=assignment.pk).update(status=assignment.status, updated_at=timezone.now())
+    if assignment.unit_id is not None:
+        _units_free({assignment.unit_id: 1})
+    _judgements_mark([assignment.pk], JudgementBase.Status.ABANDONED)
+    return assignment
+
+
+def assignment_finish(*, assignment: Assignment, enrolment: Enrolment | None, time_spent_ms: int | None) -> None:
+    """Mark a pending assignment done (caller holds its lock) and count it
+    (unit and enrolment `n_done`): one statement, not three."""
+    now = timezone.now()
+    unit_id, enrolment_id = assignment.unit_id, (enrolment.pk if enrolment is not None else None)
+    a, u, e = Assignment._meta.db_table, Unit._meta.db_table, Enrolment._meta.db_table
+    with rows.cursor() as cursor:
+        cursor.execute(
+            f"WITH u AS (UPDATE {u} SET n_done = n_done + 1 WHERE id = %s), "
+            f"e AS (UPDATE {e} SET n_done = n_done + 1 WHERE id = %s) "
+            f"UPDATE {a} SET status = %s, completed_at = %s, updated_at = %s, time_spent_ms = %s, "
+            "draft = '{}'::jsonb WHERE id = %s",
+            [unit_id, enrolment_id, Assignment.Status.DONE, now, now, time_spent_ms, assignment.pk])
+    assignment.status, assignment.completed_at, assignment.updated_at = Assignment.Status.DONE, now, now
+    assignment.time_spent_ms, assignment.draft = time_spent_ms, {}
+
+
+@transaction.atomic
+def assignment_draft_save(*, assignment_id: int, annotator: Annotator, draft: dict) -> Assignment:
+    """Keep the half-finished answers of a pending assignment; renews its deadline."""
+    assignment, _ = assignment_lock_for(assignment_id=assignment_id, annotator=annotator)
+    if assignment.status == Assignment.Status.PENDING:
+        assignment.draft = draft
+        assignment.expires_at = _expires_at(assignment.campaign)
+        Assignment.objects.filter(pk=assignment.pk).update(draft=draft, expires_at=assignment.expires_at)
+    return assignment
+
+
+def assignment_is_complete(*, assignment: Assignment) -> bool:
+    """Whether the annotator's judgements cover the unit for every criterion.
+
+    Likert and ESA: the output rated per criterion; RankME: every output of the
+    unit; pairwise: the pair; best-worst: the tuple. (Assignments made before
+    units existed: every output of the item, as before.)
+    """
+    campaign = assignment.campaign
+    if assignment.unit_id is None:
+        from annotations.models import Output
+
+        output_ids = set(Output.objects.filter(item_id=assignment.item_id).values_list("id", flat=True))
+    else:
+        output_ids = set(assignment.unit.outputs)
+    mine = {"campaign": campaign, "annotator_id": assignment.annotator_id, "item_id": assignment.item_id}
+    protocol = protocols.of(campaign)
+    for criterion in campaign.criteria:
+        seen = protocol.judged_outputs(protocol.model.objects.filter(**mine, criterion=criterion), output_ids)
+        if not output_ids <= seen:
+            return False
+    return True
+
+
+@transaction.atomic
+def assignment_complete_if_judged(*, assignment: Assignment, enrolment: Enrolment | None = None) -> Assignment:
+    """Mark the assignment done once `assignment_is_complete` holds (the
+    single-judgement endpoints); its judgements then count as complete."""
+    if assignment.status == Assignment.Status.PENDING and assignment_is_complete(assignment=assignment):
+        if enrolment is None:
+            enrolment = Enrolment.objects.filter(
+                campaign_id=assignment.campaign_id, annotator_id=assignment.annotator_id
+            ).first()
+        assignment_finish(assignment=assignment, enrolment=enrolment, time_spent_ms=assignment.time_spent_ms)
+        _judgements_mark([assignment.pk], JudgementBase.Status.COMPLETE)
+    return assignment
