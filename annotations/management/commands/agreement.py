@@ -44,8 +44,19 @@ class Command(BaseCommand):
         self.stdout.write(f"{campaign.name} ({campaign.protocol}); judgements used: "
                           f"{result['judgements_used']['judgements']}, {result['judgements_used']['annotators']}")
         for name, f in result["criteria"].items():
-            a = f["krippendorff_alpha"]
-            self.stdout.write(
-                f"{name}: alpha nominal {a['nominal']}, ordinal {a['ordinal']}, interval {a['interval']} "
-                f"(95% CI {f['ci95']['krippendorff_alpha_interval']}); Fleiss' kappa {f['fleiss_kappa']}; "
-                f"percent agreement {f['percent_agreement']}; {f['n_units']} units, {f['n_annotators']} annotators")
+            head, a = f["headline"], f["krippendorff_alpha"]
+            ci = f["ci95"].get(f"krippendorff_alpha_{head['level']}", [None, None])
+            self.stdout.write(f"{name}: {head['label']} = {_num(head['value'])} (95% CI {_num(ci[0])}, "
+                              f"{_num(ci[1])}); {f['n_units']} units, {f['n_annotators']} annotators")
+            minor = set(f["not_headline"])
+            others = [f"alpha {level} {_num(a[level])}" for level in ("nominal", "ordinal", "interval")
+                      if level != head["level"] and f"krippendorff_alpha.{level}" not in minor]
+            others += [f"{label} {_num(f[key])}" for key, label in (("fleiss_kappa", "Fleiss' kappa"),
+                                                                    ("percent_agreement", "percent agreement"))
+                       if key not in minor]
+            if others:
+                self.stdout.write("  also: " + "; ".join(others))
+
+
+def _num(value) -> str:
+    return "–" if value is None else f"{value:.4f}"

@@ -12,11 +12,13 @@ import json
 import random
 import re
 from collections import defaultdict
+from io import StringIO
 
 import krippendorff
 import numpy as np
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
@@ -100,6 +102,12 @@ def _check(campaign: Campaign, tmp_path, expected: dict[str, float], label_words
         assert label_words in labels.pop()
         for surface, figure in seen.items():
             assert figure["value"] == pytest.approx(alpha, abs=1e-9), (criterion, surface)
+    # The command's text output prints the same headline, label and value (rounded to 4 places).
+    text = StringIO()
+    call_command("agreement", "--campaign", campaign.name, "--bootstrap", "0", stdout=text)
+    for criterion, alpha in expected.items():
+        label = surfaces[criterion]["command"]["label"]
+        assert f"{criterion}: {label} = {alpha:.4f}" in text.getvalue()
 
 
 def test_asset_likert_ratings_agree_everywhere(asset_campaign, asset_ratings, tmp_path):
