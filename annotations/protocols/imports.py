@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from annotations.models import JudgementBase
+
 # Optional keys of every protocol's line: the time, the order shown, and the provenance that
 # `export_dataset` adds (not imported, so an exported file imports back as it is).
 IMPORT_COMMON_OPTIONAL = frozenset({"time_spent_ms", "shown_order", "provenance"})
@@ -74,8 +76,6 @@ class ImportShape:
 
     def import_common(self, campaign, record, annotators: dict[str, int]) -> tuple:
         """The row's IMPORT_COMMON_COLUMNS."""
-        from annotations.models import JudgementBase
-
         return (campaign.pk, annotators[record.annotator], record.item_id, record.criterion, record.time_spent_ms,
                 record.shown, JudgementBase.Origin.IMPORT)
 
