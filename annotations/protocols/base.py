@@ -16,7 +16,8 @@ never branches on a protocol's name (STYLE.md 14). A protocol owns:
   copy against the original (`qc_originals`, `degraded_pair`, `degraded_shown`), a repeat
   against the first answer (`repeat_pairs`), a control unit's answer (`control_answer`,
   `gold_answers`);
-- its page (`template`, `script`).
+- its page (`template`, `script`);
+- the shape of its lines in `import_judgements` (the `ImportShape` mixin, annotations.protocols.imports).
 
 Adding a protocol: docs/architecture.md, "Add a protocol".
 """
@@ -32,6 +33,7 @@ from decimal import Decimal
 import numpy as np
 
 from annotations.protocols.errors import AnswerError
+from annotations.protocols.imports import ImportShape
 from annotations.protocols.rows import JudgementRow
 from annotations.protocols.stats import degraded_passed, pstdev, stdev, zscore_by_annotator
 
@@ -54,7 +56,7 @@ class AgreementSpec:
         return f"Krippendorff's alpha ({self.level}, {variant}; unit: {self.unit})"
 
 
-class Protocol:
+class Protocol(ImportShape):
     """Base class: subclasses set the attributes and override what differs."""
 
     name: str = ""

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator
 from annotations.models import BestWorstJudgement
 from annotations.protocols.base import RAW, AgreementSpec, Protocol
 from annotations.protocols.errors import AnswerError
+from annotations.protocols.imports import IMPORT_COMMON_OPTIONAL
 from annotations.protocols.rows import JudgementRow
 from annotations.protocols.stats import degraded_passed, majority_share
 
@@ -232,3 +233,38 @@ class BestWorst(Protocol):
             raise AnswerError("best_worst_in_tuple", "best")
         self.check_choice(best, worst, outputs)
         return {"outputs": outputs, "best": best, "worst": worst}
+
+    # ---- import -----------------------------------------------------------------------------------
+    # The tuple in the order shown (`shown_order`, when given, reorders it); stored as a sorted list and its key.
+    import_keys = frozenset({"item", "annotator", "criterion", "outputs", "best", "worst"})
+    import_optional_keys = IMPORT_COMMON_OPTIONAL
+    import_columns = ("outputs", "tuple_key", "best_id", "worst_id")
+
+    def import_answer(self, record, obj: dict, *, output, shown_order, check, text, errors: list[str]) -> None:
+        systems = obj["outputs"]
+        if not isinstance(systems, list):
+            errors.append("outputs must be a list of system names")
+            return
+        ids = [output(s, "outputs entry") for s in systems]
+        best, worst = output(obj["best"], "best"), output(obj["worst"], "worst")
+        shown = shown_order()
+        if shown is not None and None not in ids and sorted(shown) != sorted(ids):
+            errors.append("shown_order must name the systems of outputs")
+        elif shown is not None:
+            ids = shown
+        if not errors and check({"outputs": ids, "best": best, "worst": worst}) is not None:
+            record.shown, record.best_id, record.worst_id = ids, best, worst
+
+    def import_unit_key(self, record) -> tuple:
+        return (record.annotator, tuple_key(record.shown), record.criterion)
+
+    def import_value(self, record) -> tuple:
+        return (record.best_id, record.worst_id)
+
+    def stored_for_import(self, campaign, names: dict[int, str]) -> dict[tuple, tuple]:
+        rows = self.model.objects.filter(campaign=campaign, annotator_id__in=list(names)).values_list(
+            "annotator_id", "tuple_key", "criterion", "best_id", "worst_id")
+        return {(names[a], k, c): (b, w) for a, k, c, b, w in rows}
+
+    def import_fields(self, campaign, record) -> tuple:
+        return (sorted(record.shown), tuple_key(record.shown), record.best_id, record.worst_id)

@@ -1,11 +1,13 @@
 """Error span annotation (ESA, Kocmi et al. 2024): error spans in one output, then a 0-100 score."""
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
-from annotations.models import SpanJudgement
+from annotations.models import ErrorSpan, SpanJudgement
 from annotations.protocols.base import RAW, AgreementSpec, Protocol
 from annotations.protocols.errors import AnswerError
+from annotations.protocols.imports import IMPORT_COMMON_COLUMNS, IMPORT_COMMON_OPTIONAL
 from annotations.protocols.rows import JudgementRow
 
 # MQM-style span weights (google/wmt-mqm-human-evaluation): more severe spans weigh more.
@@ -14,6 +16,11 @@ SPAN_WEIGHTS = {"minor": 1, "major": 5, "critical": 10}
 
 def spans_weight(spans) -> float:
     return sum(SPAN_WEIGHTS.get(s.get("severity"), 1) for s in spans or [])
+
+
+def spans_key(spans) -> tuple:
+    """Spans in a comparable form (re-importing the same spans is a no-op)."""
+    return tuple(sorted((s["missing"], s["start"] or 0, s["end"] or 0, s["severity"]) for s in spans))
 
 
 class Esa(Protocol):
@@ -139,3 +146,33 @@ class Esa(Protocol):
         text = (texts or {}).get(out.get("output", answer.get("output")))
         out["spans"] = self.check_spans(answer.get("spans"), campaign=campaign, text=text)
         return out
+
+    # ---- import -----------------------------------------------------------------------------------
+    # A rating's line with optional spans instead of a rank; the value compared is the score and the spans.
+    import_optional_keys = frozenset({"spans"}) | IMPORT_COMMON_OPTIONAL
+
+    def import_value(self, record) -> tuple:
+        return (record.score, spans_key(record.spans))
+
+    def stored_for_import(self, campaign, names: dict[int, str]) -> dict[tuple, tuple]:
+        judged = list(self.model.objects.filter(campaign=campaign, annotator_id__in=list(names)).values_list(
+            "id", "annotator_id", "output_id", "criterion", "score"))
+        spans = defaultdict(list)
+        for row in ErrorSpan.objects.filter(judgement_id__in=[j[0] for j in judged]).values(
+                "judgement_id", "start", "end", "severity", "missing"):
+            spans[row.pop("judgement_id")].append(row)
+        return {(names[a], o, c): (s, spans_key(spans[pk])) for pk, a, o, c, s in judged}
+
+    def import_write(self, campaign, records: list, annotators: dict[str, int]) -> None:
+        # bulk_create rather than COPY: the spans need the judgements' ids.
+        judgements = self.model.objects.bulk_create(
+            [self.model(**dict(zip(IMPORT_COMMON_COLUMNS, self.import_common(campaign, r, annotators))),
+                        output_id=r.output_id, score=r.score,
+                        scale_min=campaign.criterion_scale(r.criterion)[0],
+                        scale_max=campaign.criterion_scale(r.criterion)[1]) for r in records],
+            batch_size=2000,
+        )
+        ErrorSpan.objects.bulk_create(
+            [ErrorSpan(judgement=j, **span) for j, r in zip(judgements, records) for span in r.spans],
+            batch_size=2000,
+        )

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from annotations.models import PairwiseJudgement
 from annotations.protocols.base import RAW, AgreementSpec, Protocol
 from annotations.protocols.errors import AnswerError
+from annotations.protocols.imports import IMPORT_COMMON_OPTIONAL
 from annotations.protocols.rows import JudgementRow
 from annotations.protocols.stats import majority_share
 
@@ -233,3 +234,35 @@ class Pairwise(Protocol):
                 raise AnswerError("pair_same", "output_b")
             out.update(a=a, b=b)
         return out
+
+    # ---- import -----------------------------------------------------------------------------------
+    # `a` is the output shown first; the pair is stored with the lower output id first, winner flipped.
+    import_keys = frozenset({"item", "annotator", "criterion", "a", "b", "winner"})
+    import_optional_keys = IMPORT_COMMON_OPTIONAL
+    import_columns = ("output_a_id", "output_b_id", "winner")
+
+    def import_answer(self, record, obj: dict, *, output, shown_order, check, text, errors: list[str]) -> None:
+        from annotations.services.judgements import pairwise_canonical
+
+        a, b = output(obj["a"], "a"), output(obj["b"], "b")
+        checked = check({"winner": obj["winner"]} if None in (a, b) else {"winner": obj["winner"], "a": a, "b": b})
+        shown = shown_order()
+        if shown is not None and None not in (a, b) and sorted(shown) != sorted([a, b]):
+            errors.append("shown_order must name the systems a and b")
+        if not errors:
+            record.a_id, record.b_id, record.winner = pairwise_canonical(a_id=a, b_id=b, winner=checked["winner"])
+            record.shown = shown or [a, b]
+
+    def import_unit_key(self, record) -> tuple:
+        return (record.annotator, record.a_id, record.b_id, record.criterion)
+
+    def import_value(self, record) -> tuple:
+        return (record.winner,)
+
+    def stored_for_import(self, campaign, names: dict[int, str]) -> dict[tuple, tuple]:
+        rows = self.model.objects.filter(campaign=campaign, annotator_id__in=list(names)).values_list(
+            "annotator_id", "output_a_id", "output_b_id", "criterion", "winner")
+        return {(names[an], a, b, c): (w,) for an, a, b, c, w in rows}
+
+    def import_fields(self, campaign, record) -> tuple:
+        return (record.a_id, record.b_id, record.winner)

@@ -18,7 +18,9 @@ order it then replaces) and an optional ``"provenance"`` object, which is not im
 `export_dataset` adds to each line: output text, status, quality control), so an exported
 judgement file imports back as it is. Once systems are mapped to output ids,
 the answer goes through its protocol's `check_answer` (`annotations.protocols`),
-the rules every other path uses, with the same messages.
+the rules every other path uses, with the same messages. Which keys a line has, how
+its answer is read and what makes two lines the same unit are the protocol's
+(`annotations.protocols.imports`): nothing here branches on the protocol.
 """
 from __future__ import annotations
 
@@ -28,21 +30,10 @@ from django.core.exceptions import ValidationError
 
 from annotations.models import Campaign, Dataset, Item, Output, System
 from annotations.protocols import registry as protocols
+from annotations.protocols.base import Protocol
 from annotations.services import judgements as checks
 from annotations.services.imports.common import name_check
 from annotations.services.imports.errors import Problems
-
-_RATING_KEYS = {"item", "system", "annotator", "criterion", "score"}
-_PAIRWISE_KEYS = {"item", "annotator", "criterion", "a", "b", "winner"}
-_BWS_KEYS = {"item", "annotator", "criterion", "outputs", "best", "worst"}
-_KIND_KEYS = {"rating": _RATING_KEYS, "pairwise": _PAIRWISE_KEYS, "bws": _BWS_KEYS, "esa": _RATING_KEYS}
-_COMMON_OPTIONAL_KEYS = {"time_spent_ms", "shown_order", "provenance"}
-_OPTIONAL_KEYS = {
-    "rating": {"rank"} | _COMMON_OPTIONAL_KEYS,
-    "pairwise": set(_COMMON_OPTIONAL_KEYS),
-    "bws": set(_COMMON_OPTIONAL_KEYS),
-    "esa": {"spans"} | _COMMON_OPTIONAL_KEYS,
-}
 
 
 @dataclass
@@ -66,32 +57,6 @@ class JudgementRecord:
     worst_id: int | None = None
     # error spans (esa)
     spans: list[dict] = field(default_factory=list)
-
-    def unit(self, kind: str) -> tuple:
-        if kind in ("rating", "esa"):
-            return (self.annotator, self.output_id, self.criterion)
-        if kind == "pairwise":
-            return (self.annotator, self.a_id, self.b_id, self.criterion)
-        return (self.annotator, checks.tuple_key(self.shown), self.criterion)
-
-    def value(self, kind: str) -> tuple:
-        if kind == "rating":
-            return (self.score, self.rank)
-        if kind == "esa":
-            return (self.score, spans_key(self.spans))
-        if kind == "pairwise":
-            return (self.winner,)
-        return (self.best_id, self.worst_id)
-
-
-def spans_key(spans) -> tuple:
-    """Spans in a comparable form (re-importing the same spans is a no-op)."""
-    return tuple(sorted((s["missing"], s["start"] or 0, s["end"] or 0, s["severity"]) for s in spans))
-
-
-def protocol_kind(campaign: Campaign) -> str:
-    """The file format's family: rating, esa, pairwise or bws."""
-    return protocols.of(campaign).kind
 
 
 class Lookup:
@@ -130,22 +95,30 @@ class Lookup:
         return output_id
 
 
+def _other_format(protocol: Protocol, keys: set) -> str | None:
+    """The family (`kind`) of another protocol whose required keys the line has, when it is not this one's."""
+    for other in map(protocols.get, protocols.names()):
+        if other.import_keys != protocol.import_keys and other.import_keys <= keys:
+            return other.kind
+    return None
+
+
 def judgement_record(
-    line: int, obj: dict, *, campaign: Campaign, kind: str, lookup: Lookup
+    line: int, obj: dict, *, campaign: Campaign, protocol: Protocol, lookup: Lookup
 ) -> tuple[JudgementRecord | None, list[str]]:
     errors: list[str] = []
-    required = _KIND_KEYS[kind]
+    required, optional = protocol.import_keys, protocol.import_optional_keys
     missing = sorted(required - set(obj))
     if missing:
         errors.append(f"missing field {', '.join(map(repr, missing))} for a {campaign.protocol} campaign")
-    unknown = sorted(set(obj) - required - _OPTIONAL_KEYS[kind])
-    other = next((k for k, keys in _KIND_KEYS.items() if k != kind and keys <= set(obj)), None)
+    unknown = sorted(set(obj) - required - optional)
+    other = _other_format(protocol, set(obj)) if missing else None
     if missing and other:
         return None, [f"this is a {other} judgement but campaign {campaign.name!r} uses the {campaign.protocol} "
                       f"protocol (expected {', '.join(sorted(required))})"]
     if unknown:
         errors.append(f"unknown field {', '.join(map(repr, unknown))} for a {campaign.protocol} campaign "
-                      f"(expected {', '.join(sorted(required | _OPTIONAL_KEYS[kind]))})")
+                      f"(expected {', '.join(sorted(required | optional))})")
     if errors:
         return None, errors
 
@@ -160,7 +133,6 @@ def judgement_record(
         item_id = lookup.items.get(external_id)
         if item_id is None:
             errors.append(f"unknown item {external_id!r} in dataset {campaign.dataset.name!r}")
-    protocol = protocols.of(campaign)
     criterion = time_spent = None
     try:
         criterion = protocol.check_criterion(obj["criterion"], campaign=campaign)
@@ -189,49 +161,10 @@ def judgement_record(
             errors.extend(exc.messages)
             return None
 
-    if protocol.per_output:
-        record.output_id = lookup.output(item_id, external_id, obj["system"], "system", errors)
-        answer = {key: obj[key] for key in ("score", "rank") if key in obj}
-        texts = None
-        if record.output_id is not None:
-            # Spans are checked against the output's text, so only once the output is known.
-            answer.update(output=record.output_id, spans=obj.get("spans"))
-            texts = {record.output_id: lookup.text(record.output_id)} if protocol.has_spans else None
-        checked = check(answer, texts)
-        if checked is not None:
-            record.score, record.rank, record.spans = checked["score"], checked.get("rank"), checked.get("spans", [])
-        record.shown = [record.output_id]
-        shown = _shown_order(lookup, item_id, external_id, shown_names, errors)
-        if shown is not None and record.output_id is not None:
-            if record.output_id not in shown:
-                errors.append("shown_order must include the judged system")
-            record.shown = shown
-    elif protocol.answer_shape == "pair":
-        a = lookup.output(item_id, external_id, obj["a"], "a", errors)
-        b = lookup.output(item_id, external_id, obj["b"], "b", errors)
-        checked = check({"winner": obj["winner"]} if None in (a, b) else {"winner": obj["winner"], "a": a, "b": b})
-        shown = _shown_order(lookup, item_id, external_id, shown_names, errors)
-        if shown is not None and None not in (a, b) and sorted(shown) != sorted([a, b]):
-            errors.append("shown_order must name the systems a and b")
-        if not errors:
-            record.a_id, record.b_id, record.winner = checks.pairwise_canonical(a_id=a, b_id=b,
-                                                                                winner=checked["winner"])
-            record.shown = shown or [a, b]
-    else:
-        systems = obj["outputs"]
-        if not isinstance(systems, list):
-            errors.append("outputs must be a list of system names")
-            return None, errors
-        ids = [lookup.output(item_id, external_id, s, "outputs entry", errors) for s in systems]
-        best = lookup.output(item_id, external_id, obj["best"], "best", errors)
-        worst = lookup.output(item_id, external_id, obj["worst"], "worst", errors)
-        shown = _shown_order(lookup, item_id, external_id, shown_names, errors)
-        if shown is not None and None not in ids and sorted(shown) != sorted(ids):
-            errors.append("shown_order must name the systems of outputs")
-        elif shown is not None:
-            ids = shown
-        if not errors and check({"outputs": ids, "best": best, "worst": worst}) is not None:
-            record.shown, record.best_id, record.worst_id = ids, best, worst
+    protocol.import_answer(
+        record, obj, check=check, text=lookup.text, errors=errors,
+        output=lambda value, what: lookup.output(item_id, external_id, value, what, errors),
+        shown_order=lambda: _shown_order(lookup, item_id, external_id, shown_names, errors))
     return (None if errors else record), errors
 
 
@@ -250,18 +183,18 @@ def _shown_order(lookup: Lookup, item_id: int, external_id: str, names, errors: 
 
 
 def judgement_records(
-    objects: list[tuple[int, dict]], problems: Problems, *, campaign: Campaign, kind: str, lookup: Lookup
+    objects: list[tuple[int, dict]], problems: Problems, *, campaign: Campaign, protocol: Protocol, lookup: Lookup
 ) -> list[JudgementRecord]:
     """The valid records of the file, each unit once; every problem goes to `problems`."""
     records: list[JudgementRecord] = []
     first_line: dict[tuple, int] = {}
     for line, obj in objects:
-        record, errors = judgement_record(line, obj, campaign=campaign, kind=kind, lookup=lookup)
+        record, errors = judgement_record(line, obj, campaign=campaign, protocol=protocol, lookup=lookup)
         for error in errors:
             problems.add(line, error)
         if record is None:
             continue
-        unit = record.unit(kind)
+        unit = protocol.import_unit_key(record)
         if unit in first_line:
             problems.add(line, f"duplicate judgement: annotator {record.annotator!r} already judged this unit "
                                f"for {record.criterion!r} on line {first_line[unit]}")

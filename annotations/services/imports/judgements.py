@@ -16,6 +16,7 @@ from typing import BinaryIO
 from django.db import IntegrityError, transaction
 
 from annotations.models import Annotator, Campaign
+from annotations.protocols import registry as protocols
 from annotations.quality.imports import control_records, control_records_write, has_control
 from annotations.services.imports.common import (
     BATCH_SIZE,
@@ -25,7 +26,7 @@ from annotations.services.imports.common import (
     reading_progress,
 )
 from annotations.services.imports.errors import ImportFailed, LineError, Problems
-from annotations.services.imports.judgement_validate import Lookup, judgement_records, protocol_kind
+from annotations.services.imports.judgement_validate import Lookup, judgement_records
 from annotations.services.imports.judgement_write import judgements_write, stored_judgements
 from annotations.services.imports.reading import jsonl_objects, read_bytes
 from annotations.services.imports.results import JudgementImportResult
@@ -68,7 +69,7 @@ def judgements_import(
     if campaign is None:
         raise ImportFailed([LineError(0, f"no campaign called {campaign_name!r}")])
     import_permission_check(user, campaign.dataset.project)
-    kind = protocol_kind(campaign)
+    protocol = protocols.of(campaign)
     raw = read_bytes(stream)
 
     problems = Problems()
@@ -80,7 +81,8 @@ def judgements_import(
     for line, reason in control_problems:
         problems.add(line, reason)
     objects = [(n, o) for n, o in objects if not has_control(o)]
-    records = judgement_records(objects, problems, campaign=campaign, kind=kind, lookup=Lookup(campaign.dataset))
+    records = judgement_records(objects, problems, campaign=campaign, protocol=protocol,
+                                lookup=Lookup(campaign.dataset))
 
     if progress:
         progress("writing", None)
@@ -95,13 +97,13 @@ def judgements_import(
             .values_list("name", "id")
         )
         annotator_ids.update(mapped)
-        stored = stored_judgements(campaign, kind, annotator_ids)
+        stored = stored_judgements(campaign, protocol, annotator_ids)
         new_records = []
         for record in records:
-            previous = stored.get(record.unit(kind))
+            previous = stored.get(protocol.import_unit_key(record))
             if previous is None:
                 new_records.append(record)
-            elif previous != record.value(kind):
+            elif previous != protocol.import_value(record):
                 problems.add(record.line, f"annotator {record.annotator!r} already has a different judgement of "
                                           f"this unit for {record.criterion!r} in campaign {campaign.name!r}")
         problems.raise_if_any()
@@ -114,7 +116,7 @@ def judgements_import(
                                                       name__in=new_names).values_list("name", "id"))
         try:
             with transaction.atomic():
-                judgements_write(campaign, kind, new_records, annotator_ids)
+                judgements_write(campaign, protocol, new_records, annotator_ids)
                 new_controls = control_records_write(campaign, controls, annotator_ids)
         except IntegrityError as exc:
             raise ImportFailed([LineError(0, "a judgement of the file was submitted concurrently; nothing was "
