@@ -15,10 +15,6 @@ class Campaign(TimeStampedModel):
         BWS = "bws", "Best-worst scaling"
         ESA = "esa", "Error span annotation (ESA)"
 
-    RATING_PROTOCOLS = (Protocol.LIKERT, Protocol.RANKME)
-    # Protocols whose unit of work is one output (the others show several side by side).
-    SINGLE_OUTPUT_PROTOCOLS = (Protocol.LIKERT, Protocol.ESA)
-
     class Widget(models.TextChoices):
         RADIO = "radio", "Buttons, one per point of the scale"
         SLIDER = "slider", "Slider (must be moved)"

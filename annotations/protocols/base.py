@@ -239,6 +239,10 @@ class Protocol(ImportShape):
 
     # ---- quality control -----------------------------------------------------------------------
     # Regular answers are keyed (unit_key, criterion) and compared by consensus_value.
+    # A control line of an imported file names its answer with these keys (beyond item, annotator,
+    # criterion, control); a gold unit's expected answer with `gold_expected_keys`.
+    file_answer_keys: frozenset = frozenset({"system", "score"})
+    gold_expected_keys: frozenset = frozenset({"min", "max"})
 
     def qc_habit(self, row: JudgementRow):
         """What straight-lining looks for in one answer: the score (or the screen position chosen)."""

@@ -57,6 +57,8 @@ class BestWorst(Protocol):
     scored = False
     has_scale = False
     kind = "bws"
+    file_answer_keys = frozenset({"outputs", "best", "worst"})
+    gold_expected_keys = frozenset({"best", "worst"})
     # Each output of a judged tuple is "best", "worst" or neither: one nominal value per
     # (tuple, output), so an annotator who swaps only the worst disagrees on two outputs, not
     # on the whole tuple.

@@ -30,6 +30,8 @@ class Esa(Protocol):
     fields = (("output_id", "output_id"), ("score", "score"))
     kind = "esa"
     has_spans = True
+    file_answer_keys = frozenset({"system", "score", "spans"})
+    gold_expected_keys = frozenset({"min", "max", "spans", "missing"})
     agreement = AgreementSpec(level="interval", variant=RAW, unit="output", value="0-100 score")
     default_scale = (0.0, 100.0)
     default_severities = ("minor", "major")

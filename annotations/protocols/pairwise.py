@@ -43,6 +43,8 @@ class Pairwise(Protocol):
     has_scale = False
     kind = "pairwise"
     correlate_as_pair_agreement = True
+    file_answer_keys = frozenset({"a", "b", "winner"})
+    gold_expected_keys = frozenset({"winner"})
     # Nominal: "A", "B" and "tie" are categories; a split vote counts as disagreement whatever its side.
     agreement = AgreementSpec(level="nominal", variant=RAW, unit="pair of outputs", value="winner (a, b, tie)")
     template = "annotate/protocols/pairwise.html"

@@ -23,8 +23,6 @@ from django.core.exceptions import ValidationError
 from workbench.exceptions import DomainError
 
 SCORE_KEYS = {"min", "max"}
-EXPECTED_KEYS = {"rating": SCORE_KEYS, "esa": SCORE_KEYS | {"spans", "missing"},
-                 "pairwise": {"winner"}, "bws": {"best", "worst"}}
 
 
 class InvalidExpectation(DomainError, ValueError):
@@ -49,7 +47,7 @@ def expectation_clean(campaign, expected, *, output_ids: list[int], texts: Mappi
     worst, span offsets) is checked by the protocol's own rules, with their messages.
     """
     protocol = _protocol(campaign.protocol)
-    keys = EXPECTED_KEYS[protocol.kind]
+    keys = protocol.gold_expected_keys
     if not isinstance(expected, Mapping) or not expected:
         raise InvalidExpectation("the expected answer must be an object keyed by criterion (or \"*\")")
     clean = {}

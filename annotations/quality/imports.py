@@ -35,17 +35,6 @@ from annotations.services import judgements as checks
 CONTROL_KINDS = ("degraded", "repeat", "gold")
 _BASE = {"item", "annotator", "criterion", "control"}
 _OPTIONAL = {"time_spent_ms", "shown_order", "expected", "degraded", "rank"}
-_KEYS = {
-    "rating": _BASE | {"system", "score"},
-    "esa": _BASE | {"system", "score", "spans"},
-    "pairwise": _BASE | {"a", "b", "winner"},
-    "bws": _BASE | {"outputs", "best", "worst"},
-}
-
-
-def _kind(campaign: Campaign) -> str:
-    """The line format's family: rating, esa, pairwise or bws."""
-    return protocols.of(campaign).kind
 
 
 @dataclass
@@ -100,27 +89,27 @@ def has_control(obj) -> bool:
 
 def control_records(campaign: Campaign, objects: list[tuple[int, dict]]) -> tuple[list[ControlRecord], list]:
     """Check the flagged lines; (records, [(line, reason), ...])."""
-    kind = _kind(campaign)
+    keys = _BASE | protocols.of(campaign).file_answer_keys
     lookup = _Lookup.of(campaign)
     records, problems = [], []
     for line, obj in objects:
         errors: list[str] = []
-        record = _record(line, obj, campaign, kind, lookup, errors)
+        record = _record(line, obj, campaign, keys, lookup, errors)
         problems += [(line, e) for e in errors]
         if record is not None and not errors:
             records.append(record)
     return records, problems
 
 
-def _record(line, obj, campaign, kind, lookup, errors) -> ControlRecord | None:
+def _record(line, obj, campaign, keys, lookup, errors) -> ControlRecord | None:
     protocol = protocols.of(campaign)
     control = obj.get("control")
     if control not in CONTROL_KINDS:
         errors.append(f"control must be one of {', '.join(CONTROL_KINDS)}, got {control!r}")
         return None
-    required = _KEYS[kind] - {"spans"}  # ESA spans may be left out (no error marked)
+    required = keys - {"spans"}  # ESA spans may be left out (no error marked)
     missing = sorted(required - set(obj))
-    unknown = sorted(set(obj) - _KEYS[kind] - _OPTIONAL)
+    unknown = sorted(set(obj) - keys - _OPTIONAL)
     if missing:
         errors.append(f"missing field {', '.join(map(repr, missing))} for a {campaign.protocol} control")
     if unknown:
@@ -213,7 +202,7 @@ def _record(line, obj, campaign, kind, lookup, errors) -> ControlRecord | None:
             record.output_id = names[obj["degraded"]]
     if control == "gold" and not errors:
         expected = obj["expected"]
-        if isinstance(expected, dict) and expected and set(expected) <= set().union(*gold.EXPECTED_KEYS.values()):
+        if isinstance(expected, dict) and expected and set(expected) <= protocol.gold_expected_keys:
             expected = {criterion: expected}  # a line judges one criterion: a bare expectation is for it
         if isinstance(expected, dict):
             expected = {c: ({k: names.get(v, v) if k in ("winner", "best", "worst") and v != "tie" else v
