@@ -38,11 +38,14 @@ def run(tree: Path, db: str, extra: list[str]) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--before", required=True, type=Path, help="checkout of the earlier code")
+    parser.add_argument("--before", type=Path, help="checkout of the earlier code (e.g. `git worktree add`)")
     parser.add_argument("--rounds", type=int, default=2, help="before/after pairs")
     parser.add_argument("rest", nargs=argparse.REMAINDER, help="-- then bench_annotation.py's arguments")
     args = parser.parse_args()
     extra = [a for a in args.rest if a != "--"]
+    if args.before is None:  # `make bench` runs every script: this one has nothing to compare without it
+        print("bench_before_after: give --before DIR, a checkout of the earlier code; nothing compared")
+        return
     runs: dict[str, list[dict]] = {"before": [], "after": []}
     for k in range(args.rounds):
         for side, tree in (("before", args.before.resolve()), ("after", ROOT)):
