@@ -68,7 +68,9 @@ def world():
                                scale_min=1, scale_max=5, redundancy=1, units_per_batch=4)
     systems = [SystemFactory(dataset=campaign.dataset) for _ in range(2)]
     for i in range(6):
-        item = ItemFactory(dataset=campaign.dataset)
+        # Fixed texts: the control-page test looks for words such as "control" in the page, which
+        # Faker's random sentences sometimes contain ("control house baby half." failed a CI run).
+        item = ItemFactory(dataset=campaign.dataset, source=f"The input sentence number {i}.")
         for j, system in enumerate(systems):
             OutputFactory(item=item, system=system, text=f"The output number {i} of system {j} reads well enough.")
     quality_settings_update(campaign=campaign, degraded_share=0.25, repeat_share=0.25)
