@@ -159,6 +159,15 @@ def _simulated_dataset(tmp_path, n_items=30, systems=("s1", "s2", "s3", "s4")):
     return rng, items, quality
 
 
+def _campaign(tmp_path, name: str, protocol: str, criterion: str, judgements: list[dict]) -> Campaign:
+    """A campaign on the simulated dataset with these judgements, through the public commands."""
+    write_jsonl(tmp_path / f"{name}.jsonl", judgements)
+    run("create_campaign", "--dataset", "sim", "--name", name, "--protocol", protocol, "--criteria", criterion,
+        "--redundancy", "3")
+    run("import_judgements", str(tmp_path / f"{name}.jsonl"), "--campaign", name)
+    return Campaign.objects.get(name=name)
+
+
 def test_pairwise_choices_agree_everywhere(tmp_path):
     rng, items, quality = _simulated_dataset(tmp_path)
     judgements, cells = [], {}
@@ -170,12 +179,9 @@ def test_pairwise_choices_agree_everywhere(tmp_path):
                 judgements.append({"item": item, "annotator": annotator, "criterion": "overall", "a": a, "b": b,
                                    "winner": winner})
                 cells[(annotator, (item, a, b))] = {"a": 0, "b": 1, "tie": 2}[winner]
-    write_jsonl(tmp_path / "pairs.jsonl", judgements)
-    run("create_campaign", "--dataset", "sim", "--name", "pairs", "--protocol", "pairwise", "--criteria", "overall",
-        "--redundancy", "3")
-    run("import_judgements", str(tmp_path / "pairs.jsonl"), "--campaign", "pairs")
+    campaign = _campaign(tmp_path, "pairs", "pairwise", "overall", judgements)
     expected = {"overall": krippendorff.alpha(reliability_data=_matrix(cells), level_of_measurement="nominal")}
-    _check(Campaign.objects.get(name="pairs"), tmp_path, expected, "nominal, raw values; unit: pair of outputs")
+    _check(campaign, tmp_path, expected, "nominal, raw values; unit: pair of outputs")
 
 
 def test_best_worst_choices_agree_everywhere(tmp_path):
@@ -190,12 +196,9 @@ def test_best_worst_choices_agree_everywhere(tmp_path):
                                "best": best, "worst": worst})
             for s in tuple_:
                 cells[(annotator, (item, s))] = 1 if s == best else -1 if s == worst else 0
-    write_jsonl(tmp_path / "bws.jsonl", judgements)
-    run("create_campaign", "--dataset", "sim", "--name", "bws", "--protocol", "bws", "--criteria", "overall",
-        "--redundancy", "3")
-    run("import_judgements", str(tmp_path / "bws.jsonl"), "--campaign", "bws")
+    campaign = _campaign(tmp_path, "bws", "bws", "overall", judgements)
     expected = {"overall": krippendorff.alpha(reliability_data=_matrix(cells), level_of_measurement="nominal")}
-    _check(Campaign.objects.get(name="bws"), tmp_path, expected, "nominal, raw values; unit: output within a tuple")
+    _check(campaign, tmp_path, expected, "nominal, raw values; unit: output within a tuple")
 
 
 def test_esa_scores_agree_everywhere(tmp_path):
@@ -209,11 +212,8 @@ def test_esa_scores_agree_everywhere(tmp_path):
                 judgements.append({"item": item, "system": system, "annotator": annotator, "criterion": "quality",
                                    "score": score, "spans": spans})
                 cells[(annotator, (item, system))] = float(score)
-    write_jsonl(tmp_path / "esa.jsonl", judgements)
-    run("create_campaign", "--dataset", "sim", "--name", "esa", "--protocol", "esa", "--criteria", "quality",
-        "--redundancy", "3")
-    run("import_judgements", str(tmp_path / "esa.jsonl"), "--campaign", "esa")
+    campaign = _campaign(tmp_path, "esa", "esa", "quality", judgements)
     expected = {"quality": krippendorff.alpha(reliability_data=_matrix(cells), level_of_measurement="interval")}
-    _check(Campaign.objects.get(name="esa"), tmp_path, expected, "interval, raw values; unit: output")
-    exported = read_jsonl(tmp_path / f"export-{Campaign.objects.get(name='esa').pk}" / "judgements.jsonl")
+    _check(campaign, tmp_path, expected, "interval, raw values; unit: output")
+    exported = read_jsonl(tmp_path / f"export-{campaign.pk}" / "judgements.jsonl")
     assert len(exported) == len(judgements)
