@@ -19,10 +19,19 @@ their mean. Chunks combine exactly. The corpus result also reports
 
 Segment scores (option `variant`, written into the signature):
 
-- `xu2016` (default): the authors' script (cocoxu/simplification `SARI.py`):
-  keep and add F1, delete precision only; an empty precision or recall
-  denominator counts as 0, keep recall averages per-n-gram ratios over the
-  distinct n-grams of S ∩ R.
+- `xu2016` (default): the authors' script (cocoxu/simplification `SARI.py`,
+  `SARIsent`) on the normalised texts: keep and add F1, delete precision
+  only; an empty precision or recall denominator counts as 0, keep recall
+  averages per-n-gram ratios over the distinct n-grams of S ∩ R. Like the
+  script, texts are split on single spaces, so an empty text is one empty
+  token and two spaces make an empty token between them (this matters with
+  `tokenize=none`; `13a` collapses whitespace). With `tokenize=none` and
+  `lowercase` on it equals `SARIsent` on the raw texts on every input. Where
+  the script has no answer of its own: with no reference it returns 0 (every
+  count is multiplied by zero references); we refuse such a segment as an
+  input error, like every reference metric. The script lowercases always;
+  `lowercase=false` skips that. It never divides by zero otherwise (every
+  ratio it forms has a positive denominator once an n-gram is counted).
 - `t2t`: Hugging Face evaluate's `sari` (tensor2tensor's `sari_hook` logic):
   an empty denominator counts as 1 (an output identical to the references
   scores 100), keep recall = matched count / count of S ∩ R, and - as in
@@ -32,6 +41,10 @@ Segment scores (option `variant`, written into the signature):
   therefore "adds" one unigram that no reference has (source "a b c",
   references "a" and "a b": 68.75 as in evaluate, where splitting on any
   whitespace, like tensor2tensor on token ids, would give 77.08).
+- `easse-corpus`: EASSE's `corpus_sari` (defaults) applied to one segment
+  at a time, i.e. the corpus formula above on the segment's own counts (texts
+  split on any whitespace, as EASSE does; F1 for add, keep and delete, an F1
+  of 0 unless precision and recall are both positive).
 
 Text is lowercased (`lowercase`) and tokenized with a sacrebleu tokenizer
 (`tokenize`, default `13a` as in EASSE and Hugging Face evaluate; `none` for
@@ -53,7 +66,7 @@ from metrics.scorers.base import CorpusResult, Metric, SegmentResult, Triple
 from metrics.scorers.errors import InputError, OptionError
 from metrics.scorers.sacrebleu_metrics import offline_tokenizer
 
-VARIANTS = ("xu2016", "t2t")
+VARIANTS = ("xu2016", "t2t", "easse-corpus")
 MAX_N = 4
 # Per n-gram order: add (correct, system, reference), keep (...), delete (...).
 _PER_ORDER = 9
@@ -188,19 +201,26 @@ class SARIMetric(Metric):
         data: Sequence[Sequence[Triple]] | None = None,
     ) -> list[SegmentResult]:
         self.check_inputs(hyps, refs, srcs, data)
-        t2t = self.options["variant"] == "t2t"
+        variant = self.options["variant"]
         results = []
         for k, (hyp, kept, src) in enumerate(zip(hyps, self.reference_lists(refs), srcs)):
             if not isinstance(hyp, str) or not isinstance(src, str):
                 raise InputError(f"sari: hypothesis and source of segment {k} must be strings")
             texts = [self.normalized(t) for t in (src, hyp, *kept)]
+            # EASSE splits on any whitespace; SARI.py and evaluate split on single
+            # spaces (an empty text is one empty token, "a  b" has an empty token).
             words = [t.split() for t in texts]
-            # evaluate splits on single spaces: an empty text is one empty token.
-            seg_words = [t.split(" ") for t in texts] if t2t else words
-            parts = sari_sentence(seg_words[0], seg_words[1], seg_words[2:], self.options["variant"])
-            extra = {"keep": 100 * parts["keep"], "delete": 100 * parts["delete"], "add": 100 * parts["add"]}
-            score = 100 * parts["sari"]
-            stats = corpus_counts(words[0], words[1], words[2:]) + [score, 1]
+            counts = corpus_counts(words[0], words[1], words[2:])
+            if variant == "easse-corpus":
+                parts = corpus_sari_from_counts(counts)
+                score = parts["sari"]
+                extra = {"keep": parts["keep"], "delete": parts["delete"], "add": parts["add"]}
+            else:
+                spaced = [t.split(" ") for t in texts]
+                parts = sari_sentence(spaced[0], spaced[1], spaced[2:], variant)
+                extra = {"keep": 100 * parts["keep"], "delete": 100 * parts["delete"], "add": 100 * parts["add"]}
+                score = 100 * parts["sari"]
+            stats = counts + [score, 1]
             results.append(SegmentResult(score=score, extra=extra, stats=stats))
         return results
 

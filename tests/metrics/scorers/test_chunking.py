@@ -55,7 +55,7 @@ SPLITS = [[1, 5], [2, 1, 3], [1] * 6]
 # need corpus state (idf) or change the signature's sources.
 CASES = [
     ("bleu", {}), ("chrf", {"word_order": 2}), ("ter", {}), ("rouge", {}), ("wer", {}), ("cer", {}),
-    ("sari", {}), ("sari", {"variant": "t2t"}),
+    ("sari", {}), ("sari", {"variant": "t2t"}), ("sari", {"variant": "easse-corpus"}),
     ("bertscore", {"device": "cpu"}), ("bertscore", {"device": "cpu", "idf": True}),
     ("semdist", {"device": "cpu"}),
     ("simplicity-bertscore", {"device": "cpu"}), ("relbertscore", {"device": "cpu", "idf": True}),

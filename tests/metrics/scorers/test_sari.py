@@ -1,11 +1,13 @@
 """SARI against published values of the reference implementations (the authors'
 SARI.py, EASSE's corpus_sari, Hugging Face evaluate's sari) and hand computations."""
 import json
+import random
 
 import pytest
 
 from metrics.scorers import InputError, OptionError, SegmentResult, get_metric
 from metrics.scorers.sari import sari_ngram
+from tests.metrics.scorers.sari_reference import easse_corpus_sari, sarisent
 
 SOURCE = "About 95 species are currently accepted ."
 REFERENCES = ["About 95 species are currently known .", "About 95 species are now accepted .",
@@ -161,9 +163,108 @@ def test_t2t_segments_equal_hugging_face_evaluate_including_empty_outputs(source
 def test_signature_variant_and_errors():
     assert get_metric("sari").signature().startswith("sari|v:1|variant:xu2016|corpus:easse|lowercase:yes|tokenize:13a|")
     assert "variant:t2t" in get_metric("sari", variant="t2t").signature()
+    assert "|variant:easse-corpus|corpus:easse|" in get_metric("sari", variant="easse-corpus").signature()
     with pytest.raises(OptionError, match="variant"):
         get_metric("sari", variant="easse")
     with pytest.raises(InputError, match="needs source"):
         get_metric("sari").score(["a"], [["a"]])
     with pytest.raises(InputError, match="no reference"):
         get_metric("sari").score(["a"], [[]], srcs=["a"])
+
+
+# ---- every input: random texts against the transcribed references ---------------------
+
+WORDS = ["a", "b", "c", "the", "The", "cat", "Cat", ",", ".", "sat", "mat", "it's", "x-y", "ÉTÉ"]
+# Mostly single spaces, often doubled or tripled ones, sometimes a tab.
+SEPARATORS = [" "] * 6 + ["  "] * 2 + ["   ", "\t"]
+
+
+def random_text(rng: random.Random) -> str:
+    if rng.random() < 0.15:
+        return rng.choice(["", " ", "  "])
+    words = [rng.choice(WORDS) for _ in range(rng.randint(1, 9))]
+    text = words[0]
+    for word in words[1:]:
+        text += rng.choice(SEPARATORS) + word
+    if rng.random() < 0.1:
+        text = " " + text
+    if rng.random() < 0.1:
+        text += " "
+    return text
+
+
+def random_cases(seed: int = 2016, n: int = 400) -> list[tuple[str, str, list[str]]]:
+    """(source, output, 1-4 references), small vocabulary so that n-grams overlap."""
+    rng = random.Random(seed)
+    return [(random_text(rng), random_text(rng), [random_text(rng) for _ in range(rng.randint(1, 4))])
+            for _ in range(n)]
+
+
+CASES = random_cases()
+
+
+def test_random_cases_cover_empty_and_doubly_spaced_texts():
+    texts = [t for src, out, refs in CASES for t in (src, out, *refs)]
+    assert sum(t == "" for t in texts) > 20
+    assert sum("  " in t.strip() for t in texts) > 100
+    assert sum(out == "" for _, out, _ in CASES) > 10
+
+
+@pytest.mark.parametrize(
+    ("source", "output", "references", "expected"),
+    [
+        # The issue's cases; expected = SARI.py's SARIsent run on them (x100).
+        ("", "a", ["a"], 16.666666666666664),
+        ("a b", "", [""], 25.0),
+        ("a b  c", "a c", ["a  c"], 33.05555555555556),
+    ],
+)
+def test_xu2016_equals_sari_py_on_empty_texts_and_double_spaces(source, output, references, expected):
+    seg = get_metric("sari", tokenize="none").score([output], [references], srcs=[source])[0]
+    assert seg.score == pytest.approx(expected, abs=1e-12)
+    assert seg.score == pytest.approx(100 * sarisent(source, output, references), abs=1e-12)
+
+
+def test_xu2016_equals_sari_py_on_random_texts():
+    # tokenize=none: SARIsent on the raw texts; 13a (the default): SARIsent on the texts
+    # lowercased and tokenized by sacrebleu's own 13a tokenizer.
+    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+
+    tok = Tokenizer13a()
+    raw, default = get_metric("sari", tokenize="none"), get_metric("sari")
+    differences = []
+    for src, out, refs in CASES:
+        ours = raw.score([out], [refs], srcs=[src])[0].score
+        if abs(ours - 100 * sarisent(src, out, refs)) > 1e-12:
+            differences.append(("none", src, out, refs))
+        ours = default.score([out], [refs], srcs=[src])[0].score
+        expected = 100 * sarisent(tok(src.lower()), tok(out.lower()), [tok(r.lower()) for r in refs])
+        if abs(ours - expected) > 1e-12:
+            differences.append(("13a", src, out, refs))
+    assert differences == []
+
+
+@pytest.mark.parametrize("tokenize", ["13a", "none"])
+def test_easse_corpus_segments_equal_easse_corpus_sari_of_one_sentence(tokenize):
+    metric = get_metric("sari", variant="easse-corpus", tokenize=tokenize)
+    differences = []
+    for src, out, refs in CASES:
+        expected = easse_corpus_sari([src], [out], [[r] for r in refs], tokenizer=tokenize)
+        seg = metric.score([out], [refs], srcs=[src])[0]
+        if abs(seg.score - expected) > 1e-12:
+            differences.append((src, out, refs, seg.score, expected))
+        assert seg.score == pytest.approx((seg.extra["add"] + seg.extra["keep"] + seg.extra["delete"]) / 3)
+    assert differences == []
+    # Over the whole corpus (EASSE wants the same number of references everywhere) the
+    # corpus score is EASSE's as with every variant.
+    same = [case for case in CASES if len(case[2]) == 2]
+    segs = metric.score([o for _, o, _ in same], [r for _, _, r in same], srcs=[s for s, _, _ in same])
+    expected = easse_corpus_sari([s for s, _, _ in same], [o for _, o, _ in same],
+                                 [[r[k] for _, _, r in same] for k in range(2)], tokenizer=tokenize)
+    assert metric.corpus_score(segs).score == pytest.approx(expected, abs=1e-12)
+
+
+def test_easse_corpus_segments_on_the_published_example():
+    # EASSE's corpus_sari of each of the three outputs alone (values quoted above).
+    segs = get_metric("sari", variant="easse-corpus").score(OUTS, [REFERENCES] * 3, srcs=[SOURCE] * 3)
+    assert [s.score for s in segs] == pytest.approx(EASSE_SINGLE, abs=1e-9)
