@@ -175,6 +175,9 @@ class SARIMetric(Metric):
     """SARI (see the module docstring for the variants), 0-100."""
 
     name = "sari"
+    # v2: xu2016 segments split on single spaces like SARI.py (empty texts, repeated
+    # spaces score differently from v1); easse-corpus added.
+    version: ClassVar[str] = "2"
     corpus_label = "corpus SARI (EASSE corpus_sari)"
     needs_source = True
     defaults: ClassVar[dict[str, Any]] = {"variant": "xu2016", "tokenize": "13a", "lowercase": True}

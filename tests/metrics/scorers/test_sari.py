@@ -161,7 +161,7 @@ def test_t2t_segments_equal_hugging_face_evaluate_including_empty_outputs(source
 
 
 def test_signature_variant_and_errors():
-    assert get_metric("sari").signature().startswith("sari|v:1|variant:xu2016|corpus:easse|lowercase:yes|tokenize:13a|")
+    assert get_metric("sari").signature().startswith("sari|v:2|variant:xu2016|corpus:easse|lowercase:yes|tokenize:13a|")
     assert "variant:t2t" in get_metric("sari", variant="t2t").signature()
     assert "|variant:easse-corpus|corpus:easse|" in get_metric("sari", variant="easse-corpus").signature()
     with pytest.raises(OptionError, match="variant"):
