@@ -50,9 +50,12 @@ class RunInputError(DomainError, ValueError):
     """A run that cannot be started as asked (unknown metric, bad option, no outputs)."""
 
 
-def _reuse_key(*, metric_name: str, options: dict[str, Any], speed: frozenset[str], digest: str) -> str:
+def _reuse_key(*, metric_name: str, version: str, options: dict[str, Any], speed: frozenset[str],
+               digest: str) -> str:
+    # The metric's version is part of the key: a version bump means its scores changed
+    # (e.g. SARI v2's word splitting), so runs of the old version must not be reused.
     scored = {k: v for k, v in sorted(options.items()) if k not in speed}
-    blob = json.dumps([metric_name, scored, digest], sort_keys=True, default=str, ensure_ascii=False)
+    blob = json.dumps([metric_name, version, scored, digest], sort_keys=True, default=str, ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -87,7 +90,8 @@ def run_create(
     key = ""
     if reuse and MetricRun.objects.filter(dataset=dataset, metric=scorer.name, status=RunStatus.DONE).exists():
         n_outputs, digest = inputs_digest(dataset=dataset)
-        key = _reuse_key(metric_name=scorer.name, options=resolved, speed=scorer.speed_options, digest=digest)
+        key = _reuse_key(metric_name=scorer.name, version=scorer.version, options=resolved,
+                         speed=scorer.speed_options, digest=digest)
     else:
         n_outputs = Output.objects.filter(item__dataset=dataset).count()
     if not n_outputs:
@@ -131,14 +135,15 @@ def run_rerun(*, run: MetricRun, user=None) -> MetricRun:
 
 
 def run_reuse_key_fill(*, run_id: int) -> None:
-    """Store the run's reuse key (metric, score-changing options, digest of its
+    """Store the run's reuse key (metric and its version, score-changing options, digest of its
     inputs) where run_create left it empty; a concurrent filler writes the same."""
     run = MetricRun.objects.filter(pk=run_id, reuse_key="").first()
     if run is None:
         return
     _, digest = inputs_digest(dataset=Dataset(pk=run.dataset_id))
-    key = _reuse_key(metric_name=run.metric, options=run.options, speed=build_metric(run).speed_options,
-                     digest=digest)
+    metric = build_metric(run)
+    key = _reuse_key(metric_name=run.metric, version=metric.version, options=run.options,
+                     speed=metric.speed_options, digest=digest)
     MetricRun.objects.filter(pk=run_id, reuse_key="").update(reuse_key=key)
 
 

@@ -87,6 +87,20 @@ def test_reuse_of_an_identical_done_run(metric_dataset):
     assert not reused
 
 
+def test_a_new_metric_version_is_not_served_old_scores(metric_dataset, monkeypatch):
+    # A version bump says the scores changed (SARI v2 splits words as SARI.py does): a done run
+    # of the previous version must be scored again, not reused.
+    from metrics.scorers.sari import SARIMetric
+
+    first = run_execute_sync(run=run_create(dataset=metric_dataset, metric="sari", sync=True)[0])
+    assert first.status == RunStatus.DONE, first.error
+    again, reused = run_create(dataset=metric_dataset, metric="sari", sync=True)
+    assert reused and again.pk == first.pk
+    monkeypatch.setattr(SARIMetric, "version", str(int(SARIMetric.version) + 1))
+    newer, reused = run_create(dataset=metric_dataset, metric="sari", sync=True)
+    assert not reused and newer.pk != first.pk
+
+
 def test_a_run_created_with_nothing_to_reuse_is_reused_later(metric_dataset):
     # Nothing to reuse at creation: the inputs' digest is left to the scoring side, which must
     # still store it, so that the next identical request gets this run back.
