@@ -161,7 +161,9 @@ def _filtered(queryset: QuerySet, request: Request) -> QuerySet:
 
 
 def _common(data: dict) -> dict:
-    return {"criterion": data["criterion"], "time_spent_ms": data.get("time_spent_ms")}
+    # No `time_spent_ms`: a judgement's time is measured on the server (judgement_submit passes it);
+    # the client's figure is accepted for compatibility and not stored.
+    return {"criterion": data["criterion"]}
 
 
 def _submit(*, request: Request, data: dict, output_ids, create) -> JudgementBase:
