@@ -4,6 +4,7 @@ No test sleeps or trusts a quiet wall clock: the moment a unit was handed out is
 known amount (`tests.annotations.server_time.worked`), and a measure must be at least that amount
 and no more than it plus the test's own requests (`about`).
 """
+import importlib
 import json
 from datetime import datetime, timedelta, timezone
 
@@ -212,3 +213,17 @@ def test_imported_judgements_keep_the_imported_time(study, tmp_path):
     run("export_dataset", "--campaign", campaign.name, "--out", str(out))
     (row,) = read_jsonl(out / "judgements.jsonl")
     assert row["time_spent_ms"] == 987_654 and row["provenance"]["time_measured_by"] == "import"
+
+
+def test_the_migration_starts_the_clock_of_units_open_at_the_upgrade_at_their_hand_out():
+    from django.apps import apps
+
+    from tests.annotations.factories import AssignmentFactory
+
+    pending = AssignmentFactory(active_since=None)
+    done = AssignmentFactory(status=Assignment.Status.DONE, time_spent_ms=4000)
+    importlib.import_module("annotations.migrations.0008_server_time").pending_active(apps, None)
+    pending.refresh_from_db()
+    done.refresh_from_db()
+    assert pending.active_since == pending.created_at
+    assert done.active_since is None and done.time_spent_ms == 4000
