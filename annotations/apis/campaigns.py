@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.views import APIView
 
-from annotations.apis.common import MAX_ID, id_field, paginated, paginated_response, validated_filters
+from annotations.apis.common import MAX_ID, TIME_SPENT_HELP, id_field, paginated, paginated_response, validated_filters
 from annotations.apis.datasets import ReferenceOutputSerializer
 from annotations.models import Assignment, Campaign, ErrorSpan, JudgementBase
 from annotations.permissions import ApiAuthMixin, require_staff
@@ -301,7 +301,8 @@ class UnitSubmitApi(ApiAuthMixin, APIView):
         )
         shown_order = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
                                             required=False, allow_null=True, max_length=100)
-        time_spent_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=2**31 - 1)
+        time_spent_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=2**31 - 1,
+                                                 help_text=TIME_SPENT_HELP)
         next = serializers.BooleanField(
             required=False, default=False,
             help_text="Also hand out your next unit, as next-assignment does, in the answer's `next`: "

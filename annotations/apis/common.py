@@ -12,6 +12,11 @@ from rest_framework.response import Response
 # than reaching the database.
 MAX_ID = 2**63 - 1
 
+# Clients may still send their own time; what is stored is the server's (annotations.services.assignment_work).
+TIME_SPENT_HELP = ("Your own measure of the time spent, in ms (optional). The workbench measures the time on the "
+                   "server, from handing the unit out to this request, and stores that; yours is kept apart, and "
+                   "only when it is no more than the server's.")
+
 
 def id_field(**kwargs) -> serializers.IntegerField:
     kwargs.setdefault("required", False)

@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotations.apis.common import MAX_ID, id_field, paginated, paginated_response, validated_filters
+from annotations.apis.common import MAX_ID, TIME_SPENT_HELP, id_field, paginated, paginated_response, validated_filters
 from annotations.models import (
     BestWorstJudgement,
     ErrorSpan,
@@ -150,7 +150,8 @@ class JudgementInputSerializer(serializers.Serializer):
 
     campaign = id_field(required=True)
     criterion = serializers.CharField(min_length=1, max_length=100)
-    time_spent_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=2**31 - 1)
+    time_spent_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=2**31 - 1,
+                                             help_text=TIME_SPENT_HELP)
     shown_order = _output_id_list(required=False, allow_null=True, max_length=100)
 
 
@@ -161,7 +162,9 @@ def _filtered(queryset: QuerySet, request: Request) -> QuerySet:
 
 
 def _common(data: dict) -> dict:
-    return {"criterion": data["criterion"], "time_spent_ms": data.get("time_spent_ms")}
+    # No `time_spent_ms`: a judgement's time is measured on the server (judgement_submit passes it);
+    # the client's figure is accepted for compatibility and not stored.
+    return {"criterion": data["criterion"]}
 
 
 def _submit(*, request: Request, data: dict, output_ids, create) -> JudgementBase:

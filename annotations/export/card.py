@@ -162,7 +162,9 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
         "systems (the workbench's dataset import format) |")
     add(f"| `judgements.{ext}` | {result.judgements} | one judgement a row (the workbench's judgement import "
         "format, plus `shown_order`, `time_spent_ms` and `provenance`: output text, status, origin, time, the "
-        "annotator's quality-control status and reliability figures) |")
+        "annotator's quality-control status and reliability figures). `time_spent_ms` is measured on the "
+        "workbench's server, from handing the unit out (or resuming it) to its submission, never taken from the "
+        "annotator's browser; for imported judgements it is the figure imported (`provenance.time_measured_by`) |")
     add(f"| `outputs.{ext}` | {result.outputs} | one output a row: its text, aggregated human scores per "
         "criterion, the item's consensus, metric scores with their signatures |")
     add("| `campaign.json` | – | the campaign's configuration |")

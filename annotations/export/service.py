@@ -365,6 +365,9 @@ def _judgement_row(protocol: Protocol, j: JudgementRow, external_id: str, names:
         "status": j.status,
         "origin": j.origin,
         "judged_at": j.created_at.isoformat() if j.created_at else None,
+        # Whose clock `time_spent_ms` is: the workbench's server (hand-out to submit), or the tool the
+        # judgement was imported from (kept as imported).
+        "time_measured_by": "import" if j.origin == "import" else "server",
         "annotator_included": None if included is None else j.annotator_id in included,
         "annotator_reliability": reliability or {key: None for key in RELIABILITY_KEYS},
     }

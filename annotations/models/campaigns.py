@@ -241,7 +241,15 @@ class Assignment(TimeStampedModel):
     shown_order = models.JSONField(default=list, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
+    # Time on the unit, measured on the server (annotations.services.assignment_work, `assignment_time_ms`):
+    # `time_spent_ms` is the total once done; while the unit is open, `active_since` is when it was last
+    # handed out or resumed (null: not being worked on) and `server_time_ms` the milliseconds of the
+    # earlier stretches (before a release, a timeout, a reload). `client_time_ms` is what the page or
+    # API client reported, kept only when plausible (no more than the server's figure).
     time_spent_ms = models.PositiveIntegerField(null=True, blank=True)
+    active_since = models.DateTimeField(null=True, blank=True)
+    server_time_ms = models.PositiveIntegerField(default=0)
+    client_time_ms = models.PositiveIntegerField(null=True, blank=True)
     # The half-finished unit, saved by the page while the annotator works.
     draft = models.JSONField(default=dict, blank=True)
 

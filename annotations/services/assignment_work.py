@@ -2,8 +2,18 @@
 timeout, release (skip) it, save a draft, finish it, and complete it once every answer is in.
 
 Lock order as in `annotations.services.assignments`: enrolment, then assignment, then unit.
+
+Time on a unit is measured here, on the server, never taken from the client: a unit is being
+worked on from the moment it is handed out, resumed (a reload) or taken back (after a release or
+a timeout) until it is submitted, released or resumed again (`active_since`); the closed stretches
+add up in `server_time_ms`, and `assignment_time_ms` is the figure so far. A stretch counts up to
+the unit's deadline at most (`expires_at`, renewed by every hand-out, resume and draft save): past
+it the unit was given up. The figure a client reports is kept apart (`client_time_ms`) and only
+when it is no more than the server's.
 """
 from __future__ import annotations
+
+from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -14,6 +24,7 @@ from annotations import protocols, rows
 from annotations.models import Annotator, Assignment, Campaign, Enrolment, JudgementBase, Unit
 from annotations.services.assignments import (
     JUDGEMENT_MODELS,
+    MAX_TIME_MS,
     _enrolment_select,
     _expires_at,
     _judgements_mark,
@@ -62,6 +73,26 @@ def assignment_lock_for(
     return assignment, enrolment
 
 
+def assignment_time_ms(*, assignment: Assignment, now: datetime | None = None) -> int:
+    """The milliseconds spent on the assignment until `now`, as the server measured them: the closed
+    stretches plus the open one, counted up to the deadline at most (see the module's docstring)."""
+    total = assignment.server_time_ms or 0
+    if assignment.active_since is not None:
+        end = now or timezone.now()
+        if assignment.expires_at is not None:
+            end = min(end, assignment.expires_at)
+        total += max(0, (end - assignment.active_since) // timedelta(milliseconds=1))
+    return min(total, MAX_TIME_MS)
+
+
+def _client_time(time_spent_ms: int | None, server_ms: int) -> int | None:
+    """A client's own figure, kept as extra data only when plausible: a whole number of milliseconds,
+    no more than the server measured (the client cannot have worked longer than it held the unit)."""
+    if isinstance(time_spent_ms, int) and not isinstance(time_spent_ms, bool) and 0 <= time_spent_ms <= server_ms:
+        return time_spent_ms
+    return None
+
+
 def assignment_reclaim(*, assignment: Assignment) -> None:
     """Take back an expired or released assignment if its unit still has a free slot.
 
@@ -80,9 +111,14 @@ def assignment_reclaim(*, assignment: Assignment) -> None:
             "This unit timed out and was handed to another annotator meanwhile; your answers were kept "
             "but will not count. Please continue with the next unit."
         )
-    assignment.status = Assignment.Status.PENDING
-    assignment.expires_at = _expires_at(assignment.campaign)
-    Assignment.objects.filter(pk=assignment.pk).update(status=assignment.status, expires_at=assignment.expires_at)
+    # Its time: the stretch before the timeout (up to the deadline) is closed; a new one starts now.
+    now = timezone.now()
+    assignment.server_time_ms = assignment_time_ms(assignment=assignment, now=now)
+    assignment.status, assignment.active_since = Assignment.Status.PENDING, now
+    assignment.expires_at = _expires_at(assignment.campaign, now)
+    Assignment.objects.filter(pk=assignment.pk).update(
+        status=assignment.status, expires_at=assignment.expires_at, active_since=now,
+        server_time_ms=assignment.server_time_ms)
     _judgements_mark([assignment.pk], JudgementBase.Status.PARTIAL)
 
 
@@ -95,18 +131,29 @@ def assignment_release(*, assignment_id: int, annotator: Annotator) -> Assignmen
     assignment, _ = assignment_lock_for(assignment_id=assignment_id, annotator=annotator)
     if assignment.status != Assignment.Status.PENDING:
         return assignment
-    assignment.status = Assignment.Status.RELEASED
-    Assignment.objects.filter(pk=assignment.pk).update(status=assignment.status, updated_at=timezone.now())
+    now = timezone.now()
+    # The time spent so far is kept: if the annotator takes the unit back, it counts on from there.
+    assignment.server_time_ms = assignment_time_ms(assignment=assignment, now=now)
+    assignment.status, assignment.active_since = Assignment.Status.RELEASED, None
+    Assignment.objects.filter(pk=assignment.pk).update(status=assignment.status, updated_at=now, active_since=None,
+                                                       server_time_ms=assignment.server_time_ms)
     if assignment.unit_id is not None:
         _units_free({assignment.unit_id: 1})
     _judgements_mark([assignment.pk], JudgementBase.Status.ABANDONED)
     return assignment
 
 
-def assignment_finish(*, assignment: Assignment, enrolment: Enrolment | None, time_spent_ms: int | None) -> None:
+def assignment_finish(*, assignment: Assignment, enrolment: Enrolment | None, time_spent_ms: int | None = None,
+                      server_ms: int | None = None) -> None:
     """Mark a pending assignment done (caller holds its lock) and count it
-    (unit and enrolment `n_done`): one statement, not three."""
+    (unit and enrolment `n_done`): one statement, not three.
+
+    Its `time_spent_ms` is the server's figure (`server_ms`, else measured now); the client's own
+    `time_spent_ms` is kept as `client_time_ms` only when plausible (`_client_time`)."""
     now = timezone.now()
+    if server_ms is None:
+        server_ms = assignment_time_ms(assignment=assignment, now=now)
+    client_ms = _client_time(time_spent_ms, server_ms)
     unit_id, enrolment_id = assignment.unit_id, (enrolment.pk if enrolment is not None else None)
     a, u, e = Assignment._meta.db_table, Unit._meta.db_table, Enrolment._meta.db_table
     with rows.cursor() as cursor:
@@ -114,10 +161,12 @@ def assignment_finish(*, assignment: Assignment, enrolment: Enrolment | None, ti
             f"WITH u AS (UPDATE {u} SET n_done = n_done + 1 WHERE id = %s), "
             f"e AS (UPDATE {e} SET n_done = n_done + 1 WHERE id = %s) "
             f"UPDATE {a} SET status = %s, completed_at = %s, updated_at = %s, time_spent_ms = %s, "
-            "draft = '{}'::jsonb WHERE id = %s",
-            [unit_id, enrolment_id, Assignment.Status.DONE, now, now, time_spent_ms, assignment.pk])
+            "server_time_ms = %s, client_time_ms = %s, active_since = NULL, draft = '{}'::jsonb WHERE id = %s",
+            [unit_id, enrolment_id, Assignment.Status.DONE, now, now, server_ms, server_ms, client_ms,
+             assignment.pk])
     assignment.status, assignment.completed_at, assignment.updated_at = Assignment.Status.DONE, now, now
-    assignment.time_spent_ms, assignment.draft = time_spent_ms, {}
+    assignment.time_spent_ms, assignment.server_time_ms, assignment.client_time_ms = server_ms, server_ms, client_ms
+    assignment.active_since, assignment.draft = None, {}
 
 
 @transaction.atomic
@@ -163,6 +212,6 @@ def assignment_complete_if_judged(*, assignment: Assignment, enrolment: Enrolmen
             enrolment = Enrolment.objects.filter(
                 campaign_id=assignment.campaign_id, annotator_id=assignment.annotator_id
             ).first()
-        assignment_finish(assignment=assignment, enrolment=enrolment, time_spent_ms=assignment.time_spent_ms)
+        assignment_finish(assignment=assignment, enrolment=enrolment)
         _judgements_mark([assignment.pk], JudgementBase.Status.COMPLETE)
     return assignment

@@ -121,8 +121,18 @@ def enrolment_lock(*, campaign: Campaign, annotator: Annotator) -> Enrolment:
     raise Enrolment.DoesNotExist()
 
 
-def _expires_at(campaign: Campaign):
-    return timezone.now() + timedelta(minutes=campaign.assignment_timeout_minutes)
+def _expires_at(campaign: Campaign, now=None):
+    return (now or timezone.now()) + timedelta(minutes=campaign.assignment_timeout_minutes)
+
+
+# The most milliseconds a time field holds (PositiveIntegerField).
+MAX_TIME_MS = 2**31 - 1
+# `server_time_ms` plus the open stretch since `active_since` up to a time (the parameter), counted up
+# to the deadline at most; SQL for the statement that resumes a pending unit (Python: assignment_time_ms).
+_RESUME_SQL = (
+    "server_time_ms = LEAST(a.server_time_ms + COALESCE(GREATEST(0, floor(extract(epoch FROM "
+    f"(LEAST(%s::timestamptz, a.expires_at) - a.active_since)) * 1000))::bigint, 0), {MAX_TIME_MS})"
+)
 
 
 def _units_free(unit_counts: dict[int, int]) -> None:
@@ -375,10 +385,14 @@ def _assignment_take(*, campaign: Campaign, annotator: Annotator) -> tuple[Assig
     enrolment = enrolment_lock(campaign=campaign, annotator=annotator)
 
     if enrolment.pending_id is not None:
-        # A reload does not skip work: the same unit, its deadline renewed (one statement).
+        # A reload does not skip work: the same unit, its deadline renewed, and its time on the server
+        # resumed (the stretch since it was last handed out closed, counted up to the old deadline at
+        # most, as `assignment_time_ms` does), in one statement.
+        now = timezone.now()
         with rows.cursor() as cursor:
-            cursor.execute(f"UPDATE {rows.table(Assignment)} a SET expires_at = %s WHERE a.id = %s "
-                           f"RETURNING {rows.columns(Assignment, 'a')}", [_expires_at(campaign), enrolment.pending_id])
+            cursor.execute(f"UPDATE {rows.table(Assignment)} a SET expires_at = %s, {_RESUME_SQL}, "
+                           f"active_since = %s WHERE a.id = %s RETURNING {rows.columns(Assignment, 'a')}",
+                           [_expires_at(campaign, now), now, now, enrolment.pending_id])
             pending = rows.from_row(Assignment, cursor.fetchone())
         pending.enrolment = enrolment  # for the caller's progress display, saves a query
         return pending, False
@@ -398,6 +412,7 @@ def _assignment_take(*, campaign: Campaign, annotator: Annotator) -> tuple[Assig
         return None, False
     rng = random.Random(enrolment.seed * 1_000_003 + enrolment.n_assigned)
     order = shown_order_choose(unit=unit, counts=enrolment.position_counts, rng=rng)
+    now = timezone.now()
     assignment = Assignment(
         campaign=campaign,
         annotator=annotator,
@@ -405,7 +420,8 @@ def _assignment_take(*, campaign: Campaign, annotator: Annotator) -> tuple[Assig
         unit=unit,
         seq=enrolment.n_assigned,
         shown_order=order,
-        expires_at=_expires_at(campaign),
+        expires_at=_expires_at(campaign, now),
+        active_since=now,  # the server's clock of the time spent on the unit starts here
     )
     _assignment_insert(assignment=assignment, enrolment=enrolment, walk_step=walk_step,
                        position_counts=_count_positions(dict(enrolment.position_counts), unit, order))

@@ -39,6 +39,7 @@ from annotations.services.assignment_work import (
     assignment_finish,
     assignment_lock_for,
     assignment_reclaim,
+    assignment_time_ms,
 )
 from annotations.services.assignments import retry_on_deadlock
 
@@ -92,8 +93,9 @@ def judgement_submit(
     (400 if they are not the campaign's or not of one item), checks the
     assignment (403), then writes the judgement as `partial` and completes the
     assignment once its unit is covered, all in one transaction.
-    `create(campaign=, annotator=, outputs=, assignment=, shown_order=, status=, origin=)`
-    writes the judgement.
+    `create(campaign=, annotator=, outputs=, assignment=, shown_order=, status=, origin=, time_spent_ms=)`
+    writes the judgement; its `time_spent_ms` is the server's figure for the unit so far (from
+    handing out to this judgement), never the client's.
     """
     campaign = campaign_list(user=user).filter(pk=campaign_id).first()
     if campaign is None:
@@ -121,7 +123,7 @@ def judgement_submit(
         order = _shown_order_verify(assignment=assignment, reported=shown_order)
         judgement = create(
             campaign=campaign, annotator=annotator, outputs=outputs, assignment=assignment, shown_order=order,
-            status=JudgementBase.Status.PARTIAL, origin=origin,
+            status=JudgementBase.Status.PARTIAL, origin=origin, time_spent_ms=assignment_time_ms(assignment=assignment),
         )
         assignment_complete_if_judged(assignment=assignment, enrolment=enrolment)
     judgement.refresh_from_db(fields=["status"])
@@ -261,7 +263,9 @@ def unit_submit(
 
     Judgements already sent one by one for this assignment are replaced (the
     unit's answers are stored once). An assignment that timed out is taken
-    back if its unit still has a free slot.
+    back if its unit still has a free slot. The time stored with the unit and
+    its judgements is the server's (`assignment_time_ms`); `time_spent_ms`, the
+    client's own figure, is kept on the assignment only when plausible.
     """
     if campaign is not None:
         campaign_id = campaign.pk
@@ -288,13 +292,15 @@ def unit_submit(
         texts = control_texts or _output_texts(assignment.unit.outputs)
     rows = _rows(campaign=campaign, assignment=assignment, answers=judgements, texts=texts)
     assignment_reclaim(assignment=assignment)
+    server_ms = assignment_time_ms(assignment=assignment)
     if control_texts is not None:
         # A control unit: the answers go to quality control, never to the judgement tables.
-        checked = control_answers_record(assignment=assignment, rows=rows, time_spent_ms=time_spent_ms, origin=origin)
+        checked = control_answers_record(assignment=assignment, rows=rows, time_spent_ms=server_ms, origin=origin)
         if checked.retry:
             return UnitSubmitResult(assignment=assignment, judgements=0, retry=True,
                                     explanation=checked.explanation, problems=checked.problems)
-        assignment_finish(assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms)
+        assignment_finish(assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms,
+                          server_ms=server_ms)
         return UnitSubmitResult(assignment=assignment, judgements=len(rows))
 
     model = protocols.of(campaign).model
@@ -303,7 +309,7 @@ def unit_submit(
     instances = []
     for row, _ in rows:
         row.origin = origin
-        row.time_spent_ms = time_spent_ms
+        row.time_spent_ms = server_ms
         instances.append(row)
     try:
         # No savepoint: on a refusal the whole request rolls back anyway.
@@ -317,7 +323,7 @@ def unit_submit(
         raise ValidationError(f"The database refused the judgements: {str(exc).splitlines()[0]}") from None
     if protocols.of(campaign).has_spans:
         rows_sql.insert(ErrorSpan, [ErrorSpan(judgement=row, **span) for row, spans in rows for span in spans])
-    assignment_finish(assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms)
+    assignment_finish(assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms, server_ms=server_ms)
     return UnitSubmitResult(assignment=assignment, judgements=len(instances))
 
 

@@ -7,6 +7,7 @@ the rest be made. Judgements take their campaign's scale and first criterion."""
 import factory
 from django.contrib.auth import get_user_model
 from django.db.models import F
+from django.utils import timezone
 
 from annotations.models import (
     Annotator,
@@ -159,6 +160,8 @@ class AssignmentFactory(factory.django.DjangoModelFactory):
     annotator = factory.SubFactory(AnnotatorFactory, project=factory.SelfAttribute("..campaign.dataset.project"))
     status = Assignment.Status.PENDING
     shown_order = factory.LazyAttribute(lambda o: list(o.unit.outputs))
+    # Handed out now: the server's clock of the time on the unit runs while it is pending.
+    active_since = factory.LazyAttribute(lambda o: timezone.now() if o.status == Assignment.Status.PENDING else None)
 
     @factory.post_generation
     def counted(obj, create, extracted, **kwargs):

@@ -69,7 +69,10 @@ def _submitted(page, assignment):
     rows = list(getattr(assignment, model).all())
     assert rows and all(r.origin == JudgementBase.Origin.BROWSER and r.status == "complete" for r in rows)
     assert all(r.shown_order == assignment.shown_order for r in rows)
-    assert all(r.time_spent_ms is not None for r in rows)
+    # The time is the server's, the unit's own figure on every row; the page's timer is kept only
+    # as a figure of its own, never above the server's.
+    assert assignment.time_spent_ms is not None and all(r.time_spent_ms == assignment.time_spent_ms for r in rows)
+    assert assignment.client_time_ms is None or assignment.client_time_ms <= assignment.time_spent_ms
     return rows
 
 

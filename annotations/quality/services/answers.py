@@ -94,7 +94,12 @@ def control_judgement_submit(*, user, campaign: Campaign, output_ids, create, sh
     """
     from annotations.models import ErrorSpan, JudgementBase, SpanJudgement
     from annotations.selectors import annotator_for_user
-    from annotations.services.assignment_work import assignment_finish, assignment_lock_for, assignment_reclaim
+    from annotations.services.assignment_work import (
+        assignment_finish,
+        assignment_lock_for,
+        assignment_reclaim,
+        assignment_time_ms,
+    )
     from annotations.services.judgements import DuplicateJudgement
 
     annotator = annotator_for_user(user=user, project=campaign.project)
@@ -118,7 +123,8 @@ def control_judgement_submit(*, user, campaign: Campaign, output_ids, create, sh
     try:
         with transaction.atomic():
             judgement = create(campaign=campaign, annotator=annotator, outputs=outputs, assignment=assignment,
-                               shown_order=None, status=JudgementBase.Status.PARTIAL, origin=origin)
+                               shown_order=None, status=JudgementBase.Status.PARTIAL, origin=origin,
+                               time_spent_ms=assignment_time_ms(assignment=assignment))
             built["judgement"] = judgement
             built["spans"] = list(judgement.spans.all()) if isinstance(judgement, SpanJudgement) else []
             raise _Discard
@@ -153,7 +159,7 @@ def control_judgement_submit(*, user, campaign: Campaign, output_ids, create, sh
         current.answer = merged
     else:
         current.answer = answer
-    current.time_spent_ms = (current.time_spent_ms or 0) + (judgement.time_spent_ms or 0) or None
+    current.time_spent_ms = judgement.time_spent_ms  # the server's figure for the unit so far
     current.save()
     rows[criterion] = current
 
@@ -168,8 +174,7 @@ def control_judgement_submit(*, user, campaign: Campaign, output_ids, create, sh
                 failed = failed or not cj.passed
                 cj.save(update_fields=["passed", "updated_at"])
         if not (failed and control.gold.mode == GoldUnit.Mode.LOUD):
-            assignment_finish(assignment=assignment, enrolment=enrolment,
-                              time_spent_ms=sum(cj.time_spent_ms or 0 for cj in rows.values()) or None)
+            assignment_finish(assignment=assignment, enrolment=enrolment)
             judgement.status = JudgementBase.Status.COMPLETE
     if isinstance(judgement, SpanJudgement):
         judgement._prefetched_objects_cache = {"spans": [ErrorSpan(judgement=judgement, **s) for s in spans]}

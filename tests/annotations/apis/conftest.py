@@ -2,6 +2,7 @@
 from dataclasses import dataclass, field
 
 import pytest
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from annotations.models import Assignment, Campaign, Membership, RatingJudgement
@@ -62,10 +63,12 @@ def _project_data(name: str, users: dict) -> ProjectData:
             continue
         annotator = AnnotatorFactory(project=project, name=user.username, user=user)
         data.annotators[user.username] = annotator
-        assignment = Assignment.objects.create(campaign=campaign, annotator=annotator, item=items[0])
+        # Handed out now (the server's clock of the time on a unit starts at the hand-out).
+        assignment = Assignment.objects.create(campaign=campaign, annotator=annotator, item=items[0],
+                                               active_since=timezone.now())
         data.assignments.append(assignment)
         for extra in (pairwise, bestworst):
-            Assignment.objects.create(campaign=extra, annotator=annotator, item=items[0])
+            Assignment.objects.create(campaign=extra, annotator=annotator, item=items[0], active_since=timezone.now())
         data.ratings.append(
             RatingJudgement.objects.create(
                 campaign=campaign, annotator=annotator, item=items[0], output=outputs[0], criterion="fluency",

@@ -1,5 +1,6 @@
 """Submitting judgements through the API."""
 from annotations.models import Assignment, PairwiseJudgement, RatingJudgement
+from tests.annotations.server_time import about, worked
 
 
 def _rate(client, world, output, criterion, score=3):
@@ -21,11 +22,16 @@ def test_ratings_complete_the_assignment_when_every_output_and_criterion_is_judg
         response = _rate(client, world, output, criterion)
         assert response.status_code == 201, response.content
         assert _status(world, world.mine.campaign, user) == "pending"
+    mine = Assignment.objects.get(campaign=world.mine.campaign, annotator__user=user, item=world.mine.items[0])
+    worked(mine.pk, 5000)
     response = _rate(client, world, out1, "adequacy", score=5)
     assert response.status_code == 201
     body = response.json()
-    assert (body["score"], body["output"], body["annotator_name"], body["time_spent_ms"]) == (5.0, out1.pk,
-                                                                                            "annotator", 1200)
+    assert (body["score"], body["output"], body["annotator_name"]) == (5.0, out1.pk, "annotator")
+    # The time since the unit was handed out, measured on the server; not the client's 1200 ms.
+    assert about(body["time_spent_ms"], 5000)
+    mine.refresh_from_db()
+    assert about(mine.time_spent_ms, 5000) and mine.time_spent_ms >= body["time_spent_ms"]
     assert body["shown_order"] == [out1.pk, out0.pk]
     assert _status(world, world.mine.campaign, user) == "done"
     # The other annotator's assignment on the same item is untouched.

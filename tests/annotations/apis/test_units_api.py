@@ -11,6 +11,7 @@ from annotations.models import (
     SpanJudgement,
 )
 from annotations.services.campaigns import campaign_create
+from tests.annotations.server_time import about, worked
 from tests.annotations.factories import (
     DatasetFactory,
     ItemFactory,
@@ -88,14 +89,19 @@ def test_a_whole_unit_in_one_request(setup, protocol):
     incomplete = client.post(url, {"judgements": answers[:-1]}, format="json")
     assert incomplete.status_code == 400
     assert not MODELS[protocol].objects.exists()
+    worked(body["id"], 4200)  # the unit was handed out 4.2 s (plus this test's requests) ago
     done = client.post(url, {"judgements": answers, "shown_order": body["shown_order"], "time_spent_ms": 4200},
                        format="json")
     assert done.status_code == 201, done.content
     stored = MODELS[protocol].objects.filter(campaign=campaign)
     assert stored.count() == len(answers)
+    assignment = Assignment.objects.get(pk=body["id"])
+    # Every judgement of the unit carries the unit's time as the server measured it.
     assert {(j.origin, j.status, j.time_spent_ms, tuple(j.shown_order)) for j in stored} == {
-        ("api", "complete", 4200, tuple(body["shown_order"]))}
-    assert Assignment.objects.get(pk=body["id"]).status == "done"
+        ("api", "complete", assignment.time_spent_ms, tuple(body["shown_order"]))}
+    assert about(assignment.time_spent_ms, 4200)
+    # The client's 4200 ms is no more than that: kept as its own figure.
+    assert assignment.status == "done" and assignment.client_time_ms == 4200
     again = client.post(url, {"judgements": answers}, format="json")
     assert again.status_code == 400  # stored once
     if protocol == "rankme":

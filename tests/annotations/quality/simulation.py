@@ -13,6 +13,7 @@ from annotations.models import Campaign
 from annotations.selectors import assignment_payload, enrolment_for
 from annotations.services.assignments import assignment_next
 from annotations.services.submissions import unit_submit
+from tests.annotations.server_time import worked
 
 
 class Annotator:
@@ -72,7 +73,10 @@ class Annotator:
             payload = assignment_payload(assignment=assignment,
                                          enrolment=enrolment_for(campaign=campaign, annotator=self.annotator))
             seen.append(payload)
+            # The time on the unit is the server's: the simulated annotator "works" by moving its hand-out back.
+            ms = self.rng.randint(3000, 20000) if self.careful else self.rng.randint(500, 2000)
+            worked(assignment.pk, ms)
             unit_submit(annotator=self.annotator, assignment_id=assignment.pk,
                         judgements=self.answers(campaign, payload), shown_order=payload["shown_order"],
-                        time_spent_ms=self.rng.randint(3000, 20000) if self.careful else self.rng.randint(500, 2000))
+                        time_spent_ms=ms)
         return seen
