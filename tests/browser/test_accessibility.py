@@ -50,7 +50,9 @@ def report(where: str, found: list[dict]) -> str:
     for v in found:
         lines.append(f"- {v['id']} ({v['impact']}): {v['help']}  {v['helpUrl']}")
         for node in v["nodes"][:8]:
-            lines.append(f"    {' '.join(map(str, node['target']))}: {node['failureSummary'].splitlines()[-1].strip()}")
+            # failureSummary: "Fix any of the following:" and the ways out, the first of them kept.
+            why = (node["failureSummary"].splitlines()[1:] or [""])[0].strip()
+            lines.append(f"    {' '.join(map(str, node['target']))}: {why}")
         if len(v["nodes"]) > 8:
             lines.append(f"    ... and {len(v['nodes']) - 8} more")
     return "\n".join(lines)
@@ -95,3 +97,64 @@ def test_a_unit_of_each_protocol(audited_page, axe_script, world, protocol, widt
         page.get_by_role("button", name=START).first.click()
     page.locator("body[data-unit-ready='1']").wait_for()
     assert_accessible(page, axe_script, f"{protocol} unit at {width} px")
+    # Half answered and submitted: the errors (and for ESA the marked spans with their severity
+    # menus) are on the page.
+    HALF_ANSWER[protocol](page)
+    page.get_by_role("button", name="Submit").click()
+    page.locator("#unit-errors").wait_for(state="visible")
+    assert_accessible(page, axe_script, f"{protocol} unit with errors shown at {width} px")
+
+
+def _esa_half(page):
+    page.locator("#esa-text").focus()
+    page.keyboard.press("Shift+ArrowRight")
+    page.keyboard.press("2")  # a major error on the first word
+    page.keyboard.press("m")  # a missing-content marker; the score slider untouched
+
+
+HALF_ANSWER = {
+    "likert": lambda page: page.keyboard.press("3"),  # fluency only; the adequacy slider untouched
+    "rankme": lambda page: page.locator("input[type=number]").first.fill("50"),  # one output of three
+    "pairwise": lambda page: page.keyboard.press("b"),  # the first criterion only
+    "bws": lambda page: page.keyboard.press("1"),  # best only
+    "esa": _esa_half,
+}
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_pages_after_the_last_unit(audited_page, axe_script, world, width):  # noqa: F811
+    """Every unit of a campaign done with the keyboard: the pages between and after them too."""
+    page = audited_page(width)
+    log_in(page, "ann", "pw-123456")
+    page.goto(f"/annotate/campaigns/{world['bws'].pk}/")
+    for _ in range(20):
+        if page.locator("#unit-form").count():
+            page.locator("body[data-unit-ready='1']").wait_for()
+            page.keyboard.press("1")
+            page.keyboard.press("3")
+            with page.expect_navigation():
+                page.keyboard.press("Enter")
+            continue
+        title = page.locator("h1").first.inner_text()
+        assert_accessible(page, axe_script, f"page {title!r} at {width} px")
+        following = page.locator("a#continue")
+        if not following.count():
+            break
+        following.click()
+    assert page.get_by_role("heading", name=re.compile("Nothing left")).count(), page.locator("h1").first.inner_text()
+
+
+def test_the_audit_reports_a_violation_it_is_shown(audited_page, axe_script, live_server):
+    """The audit is not blind: a password field stripped of its label is caught, and the
+    message names the rule, its impact, its help and the failing element."""
+    page = audited_page(1280)
+    page.goto("/accounts/login/")
+    page.evaluate("""() => {
+        const input = document.querySelector("input[name=password]");
+        input.closest("label").replaceWith(input);
+    }""")
+    found = violations(page, axe_script)
+    assert [(v["id"], v["impact"]) for v in found] == [("label", "critical")]
+    message = report("login page", found)
+    assert "label (critical): Form elements must have labels" in message
+    assert 'input[type="password"]: ' in message
