@@ -144,6 +144,24 @@ def test_the_pages_after_the_last_unit(audited_page, axe_script, world, width): 
     assert page.get_by_role("heading", name=re.compile("Nothing left")).count(), page.locator("h1").first.inner_text()
 
 
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_researchers_pages(audited_page, axe_script, demo, width):
+    """The owner's pages of the demo's first campaign, its project, dataset and an item (the
+    annotator's pages above are the requirement; these keep the fixes made for them)."""
+    from annotations.models import Campaign
+
+    campaign = Campaign.objects.select_related("dataset__project").order_by("pk").first()
+    item = campaign.dataset.items.order_by("position").first()
+    page = audited_page(width)
+    log_in(page, "demo", "demo")
+    for url in ["/", f"/projects/{campaign.dataset.project.pk}/", f"/datasets/{campaign.dataset.pk}/",
+                f"/items/{item.pk}/", f"/campaigns/{campaign.pk}/", f"/campaigns/{campaign.pk}/judgements/",
+                f"/campaigns/{campaign.pk}/quality/", f"/campaigns/{campaign.pk}/analysis/",
+                f"/campaigns/{campaign.pk}/analysis/meta/"]:
+        page.goto(url)
+        page.wait_for_load_state("networkidle")  # the pages' scripts have drawn their charts and tables
+        assert_accessible(page, axe_script, f"{url} at {width} px")
+
 def test_the_audit_reports_a_violation_it_is_shown(audited_page, axe_script, live_server):
     """The audit is not blind: a password field stripped of its label is caught, and the
     message names the rule, its impact, its help and the failing element."""
