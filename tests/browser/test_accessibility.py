@@ -38,6 +38,11 @@ def audited_page(new_page, axe_script):
     return open_page
 
 
+def onward(page):
+    """The way from a page between units (a landing page, a finished batch) to the next unit."""
+    return page.get_by_role("button", name=START).or_(page.get_by_role("link", name=START))
+
+
 def violations(page, axe_script) -> list[dict]:
     """axe.run() on the page as it is now: the serious and critical violations."""
     page.add_script_tag(path=str(axe_script))
@@ -94,7 +99,7 @@ def test_a_unit_of_each_protocol(audited_page, axe_script, world, protocol, widt
     if not page.locator("#unit-form").count():
         # A landing page before the unit: audited as it is, then left by its Start/Continue button.
         assert_accessible(page, axe_script, f"{protocol} campaign page at {width} px")
-        page.get_by_role("button", name=START).first.click()
+        onward(page).first.click()
     page.locator("body[data-unit-ready='1']").wait_for()
     assert_accessible(page, axe_script, f"{protocol} unit at {width} px")
     # Half answered and submitted: the errors (and for ESA the marked spans with their severity
@@ -137,10 +142,9 @@ def test_the_pages_after_the_last_unit(audited_page, axe_script, world, width): 
             continue
         title = page.locator("h1").first.inner_text()
         assert_accessible(page, axe_script, f"page {title!r} at {width} px")
-        following = page.locator("a#continue")
-        if not following.count():
+        if not onward(page).count():
             break
-        following.click()
+        onward(page).first.click()
     assert page.get_by_role("heading", name=re.compile("Nothing left")).count(), page.locator("h1").first.inner_text()
 
 
