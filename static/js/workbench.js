@@ -1,12 +1,4 @@
 // Small enhancements only; every page works without JavaScript.
-// Item pages: the left and right arrow keys follow the previous / next links.
-document.addEventListener("keydown", function (event) {
-  if (event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
-  var target = event.target;
-  if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
-  var link = document.querySelector('a[data-key="' + event.key + '"]');
-  if (link) window.location.href = link.href;
-});
 
 // A table that scrolls sideways (a narrow screen) must be reachable by the keyboard to be scrolled:
 // it gets a tab stop while it overflows, and loses it when it fits again.
@@ -34,3 +26,12 @@ document.addEventListener("keydown", function (event) {
   window.addEventListener("load", tabStops);
   window.addEventListener("resize", tabStops);
 })();
+
+// Item pages: the left and right arrow keys follow the previous / next links.
+document.addEventListener("keydown", function (event) {
+  if (event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
+  var target = event.target;
+  if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
+  var link = document.querySelector('a[data-key="' + event.key + '"]');
+  if (link) window.location.href = link.href;
+});
