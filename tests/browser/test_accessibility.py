@@ -1,7 +1,9 @@
 """An automated accessibility audit with axe-core (the npm package, fetched by `make axe`
 into var/axe-core/, never from a CDN) on the pages an annotator uses: the login page, the
-annotator's home, and a unit of each of the five protocols, at desktop and phone widths.
-No violation of impact "serious" or "critical" may remain."""
+annotator's home, a unit of each of the five protocols (fresh, and half answered with its
+errors shown), the pages between and after the units, and the owner's pages of a campaign,
+at desktop and phone widths. No violation of impact "serious" or "critical" may remain; a
+last test shows that the audit does catch one."""
 import re
 
 import pytest
