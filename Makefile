@@ -5,7 +5,7 @@ STAMP := .venv/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test venv services browser localdb migrate demo worker bench clean static
+.PHONY: run test venv services browser axe localdb migrate demo worker bench clean static
 
 venv: $(STAMP)
 $(STAMP): requirements.txt
@@ -29,6 +29,11 @@ localdb: .env services
 # Debian's Chromium for the browser tests (Playwright drives it; no browser download).
 browser:
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+
+# axe-core (the npm package's tarball, checked against its pinned sha512) for the
+# accessibility test, under var/axe-core/; with Python only, no node needed.
+axe:
+	@python3 tests/browser/axe_core.py
 
 # PostgreSQL and Redis on 127.0.0.1, started if they are down.
 services:
@@ -57,7 +62,7 @@ run: demo
 	  worker=$$!; trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	  $(PY) manage.py runserver $(HOST):$(PORT)
 
-test: venv .env services browser
+test: venv .env services browser axe
 	DJANGO_SETTINGS_MODULE=workbench.settings.test $(PY) -m pytest $(PYTEST_ARGS)
 
 bench: venv

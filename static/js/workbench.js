@@ -1,4 +1,32 @@
 // Small enhancements only; every page works without JavaScript.
+
+// A table that scrolls sideways (a narrow screen) must be reachable by the keyboard to be scrolled:
+// it gets a tab stop while it overflows, and loses it when it fits again.
+(function () {
+  function tabStops() {
+    document.querySelectorAll(".table, .table-wrap").forEach(function (box) {
+      var scrolls = box.scrollWidth > box.clientWidth + 1 && /^(auto|scroll)$/.test(getComputedStyle(box).overflowX);
+      if (scrolls && !box.hasAttribute("tabindex")) {
+        box.setAttribute("tabindex", "0");
+        box.dataset.scrollStop = "1";
+        if (box.tagName !== "TABLE" && !box.hasAttribute("role")) {
+          box.setAttribute("role", "region");
+          box.setAttribute("aria-label", "Table (scrolls sideways)");
+        }
+      } else if (!scrolls && box.dataset.scrollStop) {
+        box.removeAttribute("tabindex");
+        delete box.dataset.scrollStop;
+        if (box.getAttribute("aria-label") === "Table (scrolls sideways)") {
+          box.removeAttribute("role");
+          box.removeAttribute("aria-label");
+        }
+      }
+    });
+  }
+  window.addEventListener("load", tabStops);
+  window.addEventListener("resize", tabStops);
+})();
+
 // Item pages: the left and right arrow keys follow the previous / next links.
 document.addEventListener("keydown", function (event) {
   if (event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
