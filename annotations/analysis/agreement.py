@@ -184,8 +184,8 @@ def cohen_kappas(table: Table, names: dict[int, str] | None = None, *, min_commo
                  max_annotators: int = 60) -> dict[str, dict]:
     """Cohen's kappa (nominal) for every pair of annotators with `min_common` units in common.
 
-    A pair is named by its two names in sorted order joined by "|", and pairs come in the order
-    of those names: the same pair has the same key in any database holding the same data."""
+    A pair is named by its two names in sorted order joined by "|", and pairs come in the sorted
+    order of those keys: the same pair has the same key in any database holding the same data."""
     from statsmodels.stats.inter_rater import cohens_kappa
 
     domain, cats = np.unique(table.values, return_inverse=True)
@@ -215,7 +215,7 @@ def cohen_kappas(table: Table, names: dict[int, str] | None = None, *, min_commo
             with np.errstate(all="ignore"):
                 kappa = float(cohens_kappa(ct.astype(float), return_results=False))
         out[f"{label[a]}|{label[b]}"] = {"kappa": _clean(kappa), "n": int(len(ia))}
-    return out
+    return dict(sorted(out.items()))
 
 
 def _clean(x: float) -> float | None:
