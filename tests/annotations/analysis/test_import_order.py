@@ -126,3 +126,83 @@ def test_same_figures_in_any_import_order_and_after_a_round_trip(asset_files, tm
     # The same order of keys too (pairs, annotators): the printed JSON is the same text.
     assert json.dumps(second) == json.dumps(first)
     assert json.dumps(third) == json.dumps(first)
+
+
+def _choice_answers(tmp_path, name: str, protocol: str, shuffle: bool, judgements: list[dict],
+                    items: dict[str, dict[str, str]]) -> dict:
+    """`agreement --json` of a choice campaign, its dataset's outputs listed in system order or
+    shuffled per item (so output ids and system names no longer follow the same order)."""
+    rng = random.Random(SEED)
+    Project.objects.all().delete()
+    lines = []
+    for item, outputs in items.items():
+        systems = sorted(outputs)
+        if shuffle:
+            rng.shuffle(systems)
+        lines.append({"item": item, "outputs": {s: outputs[s] for s in systems}})
+    if shuffle:
+        lines.reverse()
+        judgements = list(judgements)
+        rng.shuffle(judgements)
+    _run("import_dataset", str(_write_jsonl(tmp_path / f"{name}-d.jsonl", lines)), "--dataset", "sim",
+         "--project", "sim")
+    _run("create_campaign", "--dataset", "sim", "--name", name, "--protocol", protocol, "--criteria", "overall",
+         "--redundancy", "3")
+    _run("import_judgements", str(_write_jsonl(tmp_path / f"{name}-j.jsonl", judgements)), "--campaign", name)
+    return _run("agreement", "--campaign", name, "--seed", str(SEED))
+
+
+def _simulated(n_items=30):
+    rng = random.Random(7)
+    systems = ("s1", "s2", "s3", "s4")
+    quality = dict(zip(systems, (0.2, 0.45, 0.6, 0.8)))
+    items = {f"i{k:02d}": {s: f"output {s} {k}" for s in systems} for k in range(n_items)}
+    return rng, items, quality
+
+
+def test_pairwise_figures_do_not_follow_output_ids(tmp_path):
+    """A pair's value is oriented by system name, not by which output got the smaller id: the alpha
+    equals krippendorff's on pairs coded in system-name order, and intervals match, in both orders."""
+    import krippendorff
+    import numpy as np
+
+    rng, items, quality = _simulated()
+    judgements, cells = [], {}
+    for item in items:
+        for a, b in (("s1", "s2"), ("s2", "s3"), ("s3", "s4"), ("s1", "s4")):
+            for annotator in rng.sample([f"w{k}" for k in range(6)], rng.choice([1, 2, 3])):
+                d = quality[a] - quality[b] + rng.gauss(0, 0.3)
+                winner = "tie" if abs(d) < 0.1 else "a" if d > 0 else "b"
+                shown = (a, b) if rng.random() < 0.5 else (b, a)  # either output shown first
+                said = winner if shown == (a, b) or winner == "tie" else {"a": "b", "b": "a"}[winner]
+                judgements.append({"item": item, "annotator": annotator, "criterion": "overall",
+                                   "a": shown[0], "b": shown[1], "winner": said})
+                cells[(annotator, (item, a, b))] = {"a": 0, "b": 1, "tie": 2}[winner]
+    annotators = sorted({a for a, _ in cells})
+    units = sorted({u for _, u in cells})
+    matrix = np.full((len(annotators), len(units)), np.nan)
+    for (a, u), v in cells.items():
+        matrix[annotators.index(a), units.index(u)] = v
+    expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal")
+
+    ordered = _choice_answers(tmp_path, "pairs", "pairwise", False, judgements, items)
+    shuffled = _choice_answers(tmp_path, "pairs", "pairwise", True, judgements, items)
+    for answer in (ordered, shuffled):
+        assert answer["criteria"]["overall"]["headline"]["value"] == pytest.approx(expected, abs=1e-12)
+    assert None not in ordered["criteria"]["overall"]["ci95"]["krippendorff_alpha_nominal"]
+    assert json.dumps(shuffled) == json.dumps(ordered)
+
+
+def test_best_worst_figures_do_not_follow_output_ids(tmp_path):
+    rng, items, quality = _simulated()
+    judgements = []
+    for item in items:
+        for annotator in rng.sample([f"w{k}" for k in range(6)], rng.choice([1, 2, 3])):
+            shown = rng.sample(["s1", "s2", "s3", "s4"], 4)
+            noisy = sorted(shown, key=lambda s: quality[s] + rng.gauss(0, 0.25))
+            judgements.append({"item": item, "annotator": annotator, "criterion": "overall", "outputs": shown,
+                               "best": noisy[-1], "worst": noisy[0]})
+    ordered = _choice_answers(tmp_path, "bws", "bws", False, judgements, items)
+    shuffled = _choice_answers(tmp_path, "bws", "bws", True, judgements, items)
+    assert None not in ordered["criteria"]["overall"]["ci95"]["krippendorff_alpha_nominal"]
+    assert json.dumps(shuffled) == json.dumps(ordered)
