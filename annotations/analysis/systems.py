@@ -87,7 +87,7 @@ def clusters(samples: dict[str, np.ndarray], *, higher_is_better: bool = True, p
     clean = {s: v for s, v in clean.items() if len(v)}
     sign = 1.0 if higher_is_better else -1.0
     key = {s: float(clean[s].mean()) if scores is None else float(scores[s]) for s in clean}
-    order = sorted(clean, key=lambda s: -sign * key[s])
+    order = sorted(clean, key=lambda s: (-sign * key[s], s))  # equal scores: by name, not read order
     better: dict[tuple[str, str], bool] = {}
     for i, a in enumerate(order):
         for b in order[i + 1:]:
