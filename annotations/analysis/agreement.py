@@ -182,7 +182,10 @@ def fleiss_kappa(table: np.ndarray, weights: np.ndarray | None = None) -> float:
 
 def cohen_kappas(table: Table, names: dict[int, str] | None = None, *, min_common: int = 2,
                  max_annotators: int = 60) -> dict[str, dict]:
-    """Cohen's kappa (nominal) for every pair of annotators with `min_common` units in common."""
+    """Cohen's kappa (nominal) for every pair of annotators with `min_common` units in common.
+
+    A pair is named by its two names in sorted order joined by "|", and pairs come in the sorted
+    order of those keys: the same pair has the same key in any database holding the same data."""
     from statsmodels.stats.inter_rater import cohens_kappa
 
     domain, cats = np.unique(table.values, return_inverse=True)
@@ -194,8 +197,9 @@ def cohen_kappas(table: Table, names: dict[int, str] | None = None, *, min_commo
     bounds = dict(zip(people.tolist(), zip(first.tolist(), np.r_[first[1:], len(ann)].tolist())))
     out = {}
     names = names or {}
+    label = {p: str(names.get(p, p)) for p in people.tolist()}
     v = len(domain)
-    for a, b in combinations(people.tolist(), 2):
+    for a, b in combinations(sorted(people.tolist(), key=lambda p: (label[p], p)), 2):
         (sa, ea), (sb, eb) = bounds[a], bounds[b]
         _, ia, ib = np.intersect1d(units[sa:ea], units[sb:eb], return_indices=True)
         if len(ia) < min_common:
@@ -210,8 +214,8 @@ def cohen_kappas(table: Table, names: dict[int, str] | None = None, *, min_commo
         else:
             with np.errstate(all="ignore"):
                 kappa = float(cohens_kappa(ct.astype(float), return_results=False))
-        out[f"{names.get(a, a)}|{names.get(b, b)}"] = {"kappa": _clean(kappa), "n": int(len(ia))}
-    return out
+        out[f"{label[a]}|{label[b]}"] = {"kappa": _clean(kappa), "n": int(len(ia))}
+    return dict(sorted(out.items()))
 
 
 def _clean(x: float) -> float | None:
@@ -247,6 +251,10 @@ def agreement_figures(table: Table, *, bootstrap: int = 200, seed: int = 0) -> d
 def bootstrap_intervals(counts: Counts, fl: np.ndarray, *, reps: int, seed: int) -> dict:
     """Percentile intervals from resampling units with replacement.
 
+    Units are drawn by their row in `counts`, i.e. in the order of the table's unit numbers:
+    `TableBuilder` numbers them in the data's own order (item external id, system name), so
+    the same seed gives the same intervals whatever the import order or database ids.
+
     A resample is a vector of multiplicity weights over units; the coincidence
     matrix, Fleiss' margins and percent agreement are all sums over units, so
     each unit's share is computed once and a resample is one sparse product.
@@ -255,10 +263,10 @@ def bootstrap_intervals(counts: Counts, fl: np.ndarray, *, reps: int, seed: int)
     samples["fleiss_kappa"] = []
     samples["percent_agreement"] = []
     if reps <= 0 or counts.n_units < 2:
-        return {k: [None, None] for k in samples} | {"reps": 0}
+        return {k: [None, None] for k in samples} | {"reps": 0, "seed": seed}
     if len(counts.domain) > DENSE_MAX:
         return {k: [None, None] for k in samples} | {
-            "reps": 0, "note": f"more than {DENSE_MAX} distinct values: no bootstrap intervals"}
+            "reps": 0, "seed": seed, "note": f"more than {DENSE_MAX} distinct values: no bootstrap intervals"}
     rng = np.random.default_rng(seed)
     m = counts.matrix.tocsr()
     u, v = m.shape
@@ -316,10 +324,11 @@ def alpha_without_each(table: Table, names: dict[int, str] | None = None, level:
     """Alpha after leaving out each annotator in turn: who lowers agreement."""
     names = names or {}
     out = {}
-    for a in np.unique(table.annotators):
+    # In the order of the names shown, not of database ids.
+    for a in sorted(np.unique(table.annotators).tolist(), key=lambda a: (str(names.get(a, a)), a)):
         keep = table.annotators != a
         sub = Table(table.units[keep], table.annotators[keep], table.values[keep])
-        out[str(names.get(int(a), int(a)))] = {
+        out[str(names.get(a, a))] = {
             "judgements": int((~keep).sum()),
             "alpha_without": _clean(krippendorff_alpha(value_counts(sub), level)),
         }
@@ -337,10 +346,14 @@ FEW_POINTS = 11
 class TableBuilder:
     """The reliability data of one criterion, fed with rows as they stream (the export feeds it
     chunk by chunk; the dashboard all at once): unit keys are numbered on the way and values
-    kept in numpy arrays, so memory grows with the number of judgements as three numbers each."""
+    kept in numpy arrays, so memory grows with the number of judgements as three numbers each.
 
-    def __init__(self, protocol, *, batch: int = 50_000):
-        self.protocol, self.batch = protocol, batch
+    `identity` (output id -> (item external id, system name), `annotations.analysis.selectors.
+    output_identities`) puts the units in the data's own order, whatever order the rows came in
+    (`Protocol.agreement_unit_identity`); without it they are ordered by their keys (database ids)."""
+
+    def __init__(self, protocol, *, batch: int = 50_000, identity: dict[int, tuple] | None = None):
+        self.protocol, self.batch, self.identity = protocol, batch, identity
         self._index: dict = {}
         self._parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._u: list[int] = []
@@ -361,6 +374,23 @@ class TableBuilder:
                             np.asarray(self._v, float)))
         self._u, self._a, self._v = [], [], []
 
+    def _canonical_units(self, table: Table) -> None:
+        """Number units by the rank of their identity and orient their values as it says."""
+        keys = list(self._index)
+        if not keys:
+            return
+        if self.identity is None:
+            found = [(key, False) for key in keys]
+        else:
+            found = [self.protocol.agreement_unit_identity(key, self.identity) for key in keys]
+        order = sorted(range(len(keys)), key=lambda k: found[k][0])
+        rank = np.empty(len(keys), np.int64)
+        rank[order] = np.arange(len(keys))
+        flip = np.array([f for _, f in found], dtype=bool)
+        if flip.any():
+            table.values = np.where(flip[table.units], -table.values, table.values)
+        table.units = rank[table.units]
+
     def table(self) -> Table:
         """Values z-scored per annotator when the protocol's variant is "z"."""
         from annotations.protocols.base import Z
@@ -368,14 +398,15 @@ class TableBuilder:
 
         self._flush()
         table = Table(*(np.concatenate([p[k] for p in self._parts]) for k in range(3)))
+        self._canonical_units(table)
         if self.protocol.agreement.variant == Z and len(table):
             table.values = zscore_by_annotator(table.annotators, table.values)
         return table
 
 
-def protocol_table(protocol, rows) -> Table:
+def protocol_table(protocol, rows, identity: dict[int, tuple] | None = None) -> Table:
     """The reliability data of one criterion's rows, as the protocol defines unit and value."""
-    builder = TableBuilder(protocol)
+    builder = TableBuilder(protocol, identity=identity)
     builder.add(rows)
     return builder.table()
 
@@ -401,13 +432,14 @@ def headline(protocol, figures: dict, *, annotators: str) -> dict:
 
 def criterion_agreement(protocol, rows, *, scale=(None, None), annotators: str, bootstrap: int = 0,
                         seed: int = 0, names: dict | None = None, cohen: bool = False,
-                        per_annotator: bool = False, table: Table | None = None) -> dict:
+                        per_annotator: bool = False, table: Table | None = None,
+                        identity: dict[int, tuple] | None = None) -> dict:
     """Every agreement figure of one criterion's rows, with the headline and its label.
 
     Called by the dashboard, the `agreement` command and API, the quality page and API,
     and the export's card and campaign.json: the same rows give the same numbers everywhere.
     """
-    table = protocol_table(protocol, rows) if table is None else table
+    table = protocol_table(protocol, rows, identity) if table is None else table
     figures = agreement_figures(table, bootstrap=bootstrap, seed=seed)
     figures["variant"] = protocol.agreement.variant
     figures["headline"] = headline(protocol, figures, annotators=annotators)

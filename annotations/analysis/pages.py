@@ -160,8 +160,10 @@ def meta_table(campaign: Campaign, *, annotators: str = INCLUDED, systems: list[
 
 # ---- disagreement inspector ----------------------------------------------------
 
-def pseudonyms(ids) -> dict[int, str]:
-    return {a: f"A{k + 1}" for k, a in enumerate(sorted(set(ids)))}
+def pseudonyms(names: dict[int, str]) -> dict[int, str]:
+    """A1, A2... in the order of the annotators' names (never of database ids), so the same
+    data gives the same labels in any database."""
+    return {a: f"A{k + 1}" for k, a in enumerate(sorted(names, key=lambda a: (str(names[a]), a)))}
 
 
 def disagreement(campaign: Campaign, *, sort: str = "annotators", run_id: int | None = None,
@@ -171,7 +173,7 @@ def disagreement(campaign: Campaign, *, sort: str = "annotators", run_id: int | 
         j = report.load(campaign=campaign, annotators=annotators)
         crit = criterion or (campaign.criteria[0] if campaign.criteria else None)
         outputs = _filter_outputs(output_index(campaign=campaign), systems)
-        names = pseudonyms({r.annotator_id for rows in j.rows.values() for r in rows})
+        names = pseudonyms(j.names())
         per_item_spread = _item_spread(j.protocol, j.rows.get(crit, []), outputs)
         annotator_score = {i: float(np.mean(v)) for i, v in per_item_spread.items()}
         metric_score: dict[int, float] = {}
@@ -191,7 +193,8 @@ def disagreement(campaign: Campaign, *, sort: str = "annotators", run_id: int | 
                     gaps[outputs[o]["item"]].append(abs(a - b))
                 metric_score = {i: float(np.mean(v)) for i, v in gaps.items()}
         key = metric_score if sort == "metric" and metric_score else annotator_score
-        order = sorted(key, key=lambda i: -key[i])
+        external = {info["item"]: str(info["item_ext"]) for info in outputs.values()}
+        order = sorted(key, key=lambda i: (-key[i], external.get(i, ""), i))  # ties in the data's order
         ranked = [{"item": i, "annotator_disagreement": annotator_score.get(i),
                    "metric_disagreement": metric_score.get(i)} for i in order]
         return {"criterion": crit, "annotators": annotators,

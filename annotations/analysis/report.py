@@ -11,7 +11,7 @@ from annotations.analysis import correlation as co
 from annotations.analysis import spans as sp
 from annotations.analysis import systems as sy
 from annotations.analysis.metric_scores import latest_done_runs, run_for_metric, scores_by_output, system_scores
-from annotations.analysis.selectors import output_index
+from annotations.analysis.selectors import output_identities, output_index
 from annotations.models import Campaign, Output
 from annotations.protocols.rows import JudgementRow
 from annotations.selectors.judgements import INCLUDED, JudgementSet, campaign_judgements
@@ -76,13 +76,14 @@ def agreement_report(*, campaign: Campaign, criterion: str | None = None, annota
                                 "label": protocol.agreement.label()},
                  "criteria": {}}
     names = j.names() if (cohen or per_annotator) else {}
+    identity = output_identities(dataset=campaign.dataset)
     for c in _criteria(j, criterion):
         rows = j.rows.get(c, [])
         figures = ag.criterion_agreement(protocol, rows, scale=campaign.criterion_scale(c),
                                          annotators=j.judgements.used, bootstrap=bootstrap, seed=seed,
-                                         names=names, cohen=cohen, per_annotator=per_annotator)
+                                         names=names, cohen=cohen, per_annotator=per_annotator, identity=identity)
         if protocol.per_output:
-            figures["per_system"] = _per_system(j, rows)
+            figures["per_system"] = _per_system(j, rows, identity)
         if protocol.agreement.variant == "z":
             figures["normalisation"] = f"{protocol.agreement.value}s z-scored per annotator"
         if protocol.has_spans:
@@ -91,7 +92,7 @@ def agreement_report(*, campaign: Campaign, criterion: str | None = None, annota
     return out
 
 
-def _per_system(j: Loaded, rows: list[JudgementRow]) -> dict:
+def _per_system(j: Loaded, rows: list[JudgementRow], identity: dict[int, tuple]) -> dict:
     """The headline level of alpha within each system's outputs (same units and values)."""
     systems = dict(Output.objects.filter(pk__in={r.output_id for r in rows}).values_list("pk", "system__name"))
     by_system: dict[str, list] = defaultdict(list)
@@ -100,7 +101,7 @@ def _per_system(j: Loaded, rows: list[JudgementRow]) -> dict:
     level = j.protocol.agreement.level
     out = {}
     for s, mine in sorted(by_system.items(), key=lambda kv: str(kv[0])):
-        counts = ag.value_counts(ag.protocol_table(j.protocol, mine))
+        counts = ag.value_counts(ag.protocol_table(j.protocol, mine, identity))
         out[s] = {f"krippendorff_alpha_{level}": ag._clean(ag.krippendorff_alpha(counts, level)),
                   "n_units": counts.n_units}
     return out
@@ -136,14 +137,17 @@ def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotato
     outputs = output_index(campaign=campaign)
     result: dict = {"campaign": campaign.name, "judgements_used": j.describe(), "criteria": {}, "metrics": {},
                     "test": "one-sided Mann-Whitney U (Wilcoxon rank-sum) on per-output scores, p < 0.05; "
-                            "a cluster boundary where every system above beats every system below"}
+                            "a cluster boundary where every system above beats every system below",
+                    "bootstrap": {"seed": seed, "reps": bootstrap, "resampled": "items (Bradley-Terry)",
+                                  "mean_ci95": "200 resamples of each system's per-output scores, "
+                                               "seed + (rank - 1)"}}
     for c in _criteria(j, criterion):
         scores = human_output_scores(j, c, normalize=normalize)
         samples: dict[str, list] = defaultdict(list)
         for o, v in scores.items():
             if o in outputs:
                 samples[outputs[o]["system"]].append(v)
-        rows = sy.clusters({s: np.array(v) for s, v in samples.items()})
+        rows = sy.clusters({s: np.array(v) for s, v in samples.items()}, seed=seed)
         if not j.protocol.scored:
             bt = _bradley_terry(j, c, outputs, list(samples), bootstrap=bootstrap, seed=seed)
             for r in rows:
@@ -160,11 +164,12 @@ def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotato
         system = system_scores(run=run)
         missing = system.missing(samples)
         if missing:
-            rows = sy.clusters({s: np.array(v) for s, v in samples.items()}, higher_is_better=run.higher_is_better)
+            rows = sy.clusters({s: np.array(v) for s, v in samples.items()}, higher_is_better=run.higher_is_better,
+                               seed=seed)
             label = f"mean of segment scores (the run stored no system score for {', '.join(sorted(missing))})"
         else:
             rows = sy.clusters({s: np.array(v) for s, v in samples.items()}, higher_is_better=run.higher_is_better,
-                               scores=system.scores)
+                               scores=system.scores, seed=seed)
             label = system.label
         for r in rows:
             r["corpus_score"] = system.scores.get(r["system"])
@@ -182,7 +187,9 @@ def _wins(j: Loaded, criterion: str, outputs: dict, items: set | None = None) ->
 
 def _bradley_terry(j, criterion, outputs, systems, *, bootstrap: int, seed: int) -> dict:
     point = sy.bradley_terry(_wins(j, criterion, outputs), systems)
-    items = sorted({r.item_id for r in j.rows.get(criterion, [])})
+    # Items in the data's own order (external id), so a seed draws the same items in any database.
+    external = {info["item"]: info["item_ext"] for info in outputs.values()}
+    items = sorted({r.item_id for r in j.rows.get(criterion, [])}, key=lambda i: (str(external.get(i, "")), i))
     rng = np.random.default_rng(seed)
     samples = defaultdict(list)
     if len(items) >= 2:
@@ -207,8 +214,11 @@ def _bradley_terry(j, criterion, outputs, systems, *, bootstrap: int, seed: int)
 def _matrices(outputs: dict, human: dict[int, float], metric: dict[int, float | None], sign: float):
     """systems x items matrices over the items with a human score (NaN where missing)."""
     used = [o for o in human if o in outputs]
+    external = {outputs[o]["item"]: outputs[o]["item_ext"] for o in used}
     systems = sorted({outputs[o]["system"] for o in outputs})
-    items = sorted({outputs[o]["item"] for o in used})
+    # Columns in the data's own order (item external id), never by database id: the bootstrap
+    # and PERM-BOTH draw by column, so the same seed gives the same figures in any database.
+    items = sorted({outputs[o]["item"] for o in used}, key=lambda i: (str(external[i]), i)) if used else []
     si = {s: k for k, s in enumerate(systems)}
     ii = {i: k for k, i in enumerate(items)}
     H = np.full((len(systems), len(items)), np.nan)
@@ -287,7 +297,7 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
         # PermutationSigDiff(corr(METRIC2), corr(METRIC)): p that METRIC correlates better than METRIC2.
         test = co.perm_both(Hc, M2c, Mc, method, avg, seed=seed)
         out.update({"compare": run2.metric, "compare_run": run2.pk, "p_value": test["p_value"],
-                    "delta": test["delta"], "resamples": test["resamples"],
+                    "delta": test["delta"], "resamples": test["resamples"], "test_seed": seed,
                     "test": "PERM-BOTH (mt-metrics-eval PermutationSigDiff); p_value: METRIC better than METRIC2"})
     return out
 

@@ -68,6 +68,8 @@ def bootstrap_mean_ci(values: np.ndarray, *, reps: int = 200, seed: int = 0) -> 
     values = values[~np.isnan(values)]
     if len(values) < 2 or reps <= 0:
         return [None, None]
+    # Sorted so that the draws do not depend on the order the scores were read in (import order).
+    values = np.sort(values)
     rng = np.random.default_rng(seed)
     means = values[rng.integers(0, len(values), (reps, len(values)))].mean(axis=1)
     lo, hi = np.percentile(means, [2.5, 97.5])
@@ -75,7 +77,7 @@ def bootstrap_mean_ci(values: np.ndarray, *, reps: int = 200, seed: int = 0) -> 
 
 
 def clusters(samples: dict[str, np.ndarray], *, higher_is_better: bool = True, p: float = 0.05,
-             scores: dict[str, float] | None = None) -> list[dict]:
+             scores: dict[str, float] | None = None, seed: int = 0) -> list[dict]:
     """Rank systems by mean score, or by `scores` when given (a metric's corpus score of each
     system: the test still compares per-output scores); significance clusters (rank 1 = best
     cluster). With `scores`, each row's "score" is that score and the mean of its per-output
@@ -85,7 +87,7 @@ def clusters(samples: dict[str, np.ndarray], *, higher_is_better: bool = True, p
     clean = {s: v for s, v in clean.items() if len(v)}
     sign = 1.0 if higher_is_better else -1.0
     key = {s: float(clean[s].mean()) if scores is None else float(scores[s]) for s in clean}
-    order = sorted(clean, key=lambda s: -sign * key[s])
+    order = sorted(clean, key=lambda s: (-sign * key[s], s))  # equal scores: by name, not read order
     better: dict[tuple[str, str], bool] = {}
     for i, a in enumerate(order):
         for b in order[i + 1:]:
@@ -98,7 +100,7 @@ def clusters(samples: dict[str, np.ndarray], *, higher_is_better: bool = True, p
     for i, s in enumerate(order):
         if i > 0 and all(better[(a, b)] for a in order[:i] for b in order[i:]):
             cluster += 1
-        ci = bootstrap_mean_ci(clean[s], seed=i)
+        ci = bootstrap_mean_ci(clean[s], seed=seed + i)
         row = {"system": s, "rank": i + 1, "cluster": cluster, "score": key[s], "n": int(len(clean[s])), "ci95": ci}
         if scores is not None:
             row.update({"ci95": [None, None], "segment_mean": float(clean[s].mean()), "segment_mean_ci95": ci})

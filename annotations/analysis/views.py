@@ -65,14 +65,18 @@ def _base(request, campaign, f, active: str) -> dict:
                     for k, label, name in links]}
 
 
+# The dashboard's agreement intervals: resamples of units and the seed, both shown on the page.
+DASHBOARD_REPS, DASHBOARD_SEED = 100, 0
+
+
 @login_required
 def dashboard(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = _campaign(request, pk)
     f = _filters(request, campaign)
     figures = pages.cached(campaign, "agreement", {"c": f["criterion"], "a": f["annotators"]},
                            lambda: report.agreement_report(campaign=campaign, criterion=f["criterion"],
-                                                           annotators=f["annotators"], bootstrap=100,
-                                                           per_annotator=False, cohen=False))
+                                                           annotators=f["annotators"], bootstrap=DASHBOARD_REPS,
+                                                           seed=DASHBOARD_SEED, per_annotator=False, cohen=False))
     rows = [{"criterion": c, **v, "headline_ci": v["ci95"].get(f"krippendorff_alpha_{v['headline']['level']}"),
              "minor": {k.split(".")[-1] for k in v["not_headline"]}} for c, v in figures["criteria"].items()]
     if request.GET.get("format") == "csv":
@@ -84,7 +88,8 @@ def dashboard(request: HttpRequest, pk: int) -> HttpResponse:
               r["krippendorff_alpha"]["interval"], r["fleiss_kappa"], r["percent_agreement"], r["n_units"],
               r["n_annotators"]] for r in rows])
     ctx = _base(request, campaign, f, "dashboard")
-    ctx.update({"agreement": rows, "used": figures["judgements_used"], "runs": f["runs"]})
+    ctx.update({"agreement": rows, "used": figures["judgements_used"], "runs": f["runs"],
+                "bootstrap": {"reps": DASHBOARD_REPS, "seed": DASHBOARD_SEED}})
     return render(request, "analysis/dashboard.html", ctx)
 
 

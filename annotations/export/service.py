@@ -24,6 +24,7 @@ from django.db.models import Count, Max
 
 from annotations import protocols
 from annotations.analysis import agreement as ag
+from annotations.analysis.selectors import output_identities
 from annotations.export.card import card_text, campaign_configuration
 from annotations.export.consensus import item_consensus
 from annotations.export.filters import Filters
@@ -186,7 +187,8 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
         tables = {name: JsonlTable(out / f"{name}.jsonl") for name in ("dataset", "judgements", "outputs")}
 
     # The one agreement definition (annotations.analysis.agreement), fed item by item.
-    agreement: dict[str, ag.TableBuilder] = defaultdict(lambda: ag.TableBuilder(protocol))
+    identity = output_identities(dataset=campaign.dataset)  # units in the data's own order
+    agreement: dict[str, ag.TableBuilder] = defaultdict(lambda: ag.TableBuilder(protocol, identity=identity))
     annotators_seen: set[int] = set()
     total_items = Item.objects.filter(dataset=campaign.dataset).count()
     chunk_items = options.chunk_items or _chunk_items(campaign, protocol, total_items)

@@ -152,6 +152,13 @@ class Protocol(ImportShape):
         for r in rows:
             yield r.output_id, r.annotator_id, float(r.score)
 
+    def agreement_unit_identity(self, key, identity: Mapping[int, tuple]) -> tuple[tuple, bool]:
+        """The unit `key` of `agreement_triples` in the data's own terms (each output as
+        `identity[output id]`: item external id, system name), and whether its values change
+        sign there. Units are ordered by it before any resampling, so a bootstrap draws the
+        same units from the same data however and in whatever order it was imported."""
+        return output_identity(identity, key), False
+
     # ---- human scores ------------------------------------------------------------------------
 
     def output_scores(self, rows: list[JudgementRow], *, normalize: str = "none") -> dict[int, float]:
@@ -382,3 +389,10 @@ class Protocol(ImportShape):
     def check_expected_bound(self, value, *, campaign, criterion: str) -> float:
         """A gold unit's expected `min` / `max` score: on the criterion's scale, like an answer."""
         return self.check_score(value, campaign=campaign, criterion=criterion)
+
+
+def output_identity(identity: Mapping[int, tuple], output_id: int) -> tuple:
+    """An output in the data's own terms; an output unknown to `identity` (none in practice)
+    after every known one, by id."""
+    found = identity.get(output_id)
+    return (0, *found) if found is not None else (1, str(output_id))

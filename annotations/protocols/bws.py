@@ -7,7 +7,7 @@ import random
 from collections.abc import Iterable, Iterator
 
 from annotations.models import BestWorstJudgement
-from annotations.protocols.base import RAW, AgreementSpec, Protocol
+from annotations.protocols.base import RAW, AgreementSpec, Protocol, output_identity
 from annotations.protocols.errors import AnswerError
 from annotations.protocols.imports import IMPORT_COMMON_OPTIONAL
 from annotations.protocols.rows import JudgementRow
@@ -83,6 +83,11 @@ class BestWorst(Protocol):
             key = tuple_key(r.outputs)
             for o in r.outputs:
                 yield (key, o), r.annotator_id, 1.0 if o == r.best_id else -1.0 if o == r.worst_id else 0.0
+
+    def agreement_unit_identity(self, key, identity) -> tuple[tuple, bool]:
+        members, output = key
+        return (tuple(sorted(output_identity(identity, int(o)) for o in members.split("-"))),
+                output_identity(identity, output)), False
 
     def output_scores(self, rows: list[JudgementRow], *, normalize: str = "none") -> dict[int, float]:
         """(#best - #worst) / #appearances of each output (Orme 2009's counting score)."""

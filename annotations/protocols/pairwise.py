@@ -6,7 +6,7 @@ import random
 from collections.abc import Iterable, Iterator
 
 from annotations.models import PairwiseJudgement
-from annotations.protocols.base import RAW, AgreementSpec, Protocol
+from annotations.protocols.base import RAW, AgreementSpec, Protocol, output_identity
 from annotations.protocols.errors import AnswerError
 from annotations.protocols.imports import IMPORT_COMMON_OPTIONAL
 from annotations.protocols.rows import JudgementRow
@@ -81,6 +81,12 @@ class Pairwise(Protocol):
     def agreement_triples(self, rows: Iterable[JudgementRow]) -> Iterator[tuple[object, int, float]]:
         for r in rows:
             yield (r.a_id, r.b_id), r.annotator_id, CODE[r.winner]
+
+    def agreement_unit_identity(self, key, identity) -> tuple[tuple, bool]:
+        # The stored pair is ordered by output id; in the data's terms it is ordered by
+        # (item, system), and a vote for "a" becomes a vote for "b" where the two orders differ.
+        a, b = (output_identity(identity, o) for o in key)
+        return ((a, b), False) if a <= b else ((b, a), True)
 
     def output_scores(self, rows: list[JudgementRow], *, normalize: str = "none") -> dict[int, float]:
         """Win rate of each output over its comparisons (a tie is half a win)."""

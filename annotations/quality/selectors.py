@@ -287,14 +287,16 @@ def campaign_agreement(*, campaign: Campaign) -> dict[str, dict]:
     """Per criterion, the headline agreement (the one definition, `annotations.analysis.agreement`)
     over all annotators and over the included ones: {criterion: {"all": headline, "included": headline}}."""
     from annotations.analysis import agreement as ag
+    from annotations.analysis.selectors import output_identities
     from annotations.selectors.judgements import ALL, INCLUDED, campaign_judgements
 
     out: dict[str, dict] = {}
+    identity = output_identities(dataset=campaign.dataset)
     for which in (ALL, INCLUDED):
         found = campaign_judgements(campaign=campaign, annotators=which)
         for criterion, rows in found.by_criterion().items():
             figures = ag.criterion_agreement(found.protocol, rows, scale=campaign.criterion_scale(criterion),
-                                             annotators=found.used)
+                                             annotators=found.used, identity=identity)
             out.setdefault(criterion, {})[which] = figures["headline"]
     return out
 
