@@ -171,6 +171,9 @@ CACHES = {"default": env.cache_url("WORKBENCH_CACHE_URL", default="locmemcache:/
 # the right. 0: the address the connection came from.
 WORKBENCH_TRUSTED_PROXIES = env.int("WORKBENCH_TRUSTED_PROXIES", default=0)
 
+# The server's public address, for links printed by commands (create_join_link).
+WORKBENCH_BASE_URL = env.str("WORKBENCH_BASE_URL", default="http://localhost:8000")
+
 # Join-link requests (GET or POST /join/<token>/) per client address and minute; 0 = no limit.
 WORKBENCH_JOIN_RATE = env.int("WORKBENCH_JOIN_RATE", default=30)
 
