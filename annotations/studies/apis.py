@@ -24,6 +24,8 @@ class JoinLinkSerializer(serializers.Serializer):
     url = serializers.SerializerMethodField()
     token = serializers.CharField()
     completion_url = serializers.CharField()
+    pass_code = serializers.CharField()
+    fail_code = serializers.CharField()
     max_annotators = serializers.IntegerField(allow_null=True)
     expires_at = serializers.DateTimeField(allow_null=True)
     revoked_at = serializers.DateTimeField(allow_null=True)
@@ -49,6 +51,8 @@ class JoinLinkListApi(ApiAuthMixin, APIView):
     class InputSerializer(serializers.Serializer):
         completion_url = serializers.CharField(required=False, allow_blank=True, max_length=1000, default="")
         max_annotators = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None)
+        pass_code = serializers.CharField(required=False, allow_blank=True, max_length=40, default="")
+        fail_code = serializers.CharField(required=False, allow_blank=True, max_length=40, default="")
         expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
         class Meta:

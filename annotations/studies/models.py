@@ -15,6 +15,10 @@ class JoinLink(models.Model):
     # Where the visitor goes at the end of the batch; "{code}" is replaced by the
     # completion code, else `cc=<code>` is appended (Prolific's parameter).
     completion_url = models.URLField(max_length=1000, blank=True, default="")
+    # The study-wide codes a platform expects (Prolific's completion codes), sent instead of the
+    # annotator's own code when set: the pass one when quality control passes them, else the fail one.
+    pass_code = models.CharField(max_length=40, blank=True, default="")
+    fail_code = models.CharField(max_length=40, blank=True, default="")
     max_annotators = models.PositiveIntegerField(null=True, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)

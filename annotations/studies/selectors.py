@@ -53,6 +53,15 @@ def completion_redirect_url(*, link: JoinLink, code: str | None) -> str:
     return urlunsplit((parts.scheme, parts.netloc, parts.path, query, parts.fragment))
 
 
+def completion_value(*, link: JoinLink, code) -> str | None:
+    """What the platform gets back: the link's study-wide pass / fail code when it has
+    one for the verdict, else the annotator's own code (None: no code issued)."""
+    if code is None:
+        return None
+    fixed = link.pass_code if code.passed else link.fail_code
+    return fixed or code.code
+
+
 def platform_ids_of(*, campaign: Campaign) -> dict[int, str]:
     """Annotator id -> platform id of the campaign's join visitors (export with --real-annotator-ids only)."""
     return dict(JoinParticipant.objects.filter(campaign=campaign).values_list("annotator_id", "platform_id"))

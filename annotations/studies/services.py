@@ -19,6 +19,7 @@ from annotations.studies.models import JoinLink, JoinParticipant
 # upper-case letters and digits; a generic id a short word. Anything else is refused
 # with a message (it is stored and exported, and shown back on the join page).
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_.@-]{1,100}$")
+CODE_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 # MTurk's hosts (production and sandbox): the only places a completion is posted to.
 MTURK_HOSTS = ("www.mturk.com", "workersandbox.mturk.com")
 MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
@@ -85,12 +86,17 @@ def _check_completion_url(url: str) -> str:
 
 @transaction.atomic
 def join_link_create(*, campaign: Campaign, user=None, completion_url: str = "", max_annotators: int | None = None,
-                     expires_at: datetime | None = None) -> JoinLink:
+                     expires_at: datetime | None = None, pass_code: str = "", fail_code: str = "") -> JoinLink:
     """A new study link for `campaign`.
 
     A link with a completion URL turns the campaign's completion codes on: the
-    visitor is sent back to the platform with the pass or fail code."""
+    visitor is sent back to the platform with the pass or fail code (the
+    link's own `pass_code` / `fail_code` when given, else the annotator's)."""
     completion_url = _check_completion_url(completion_url)
+    pass_code, fail_code = (pass_code or "").strip(), (fail_code or "").strip()
+    for name, value in (("pass_code", pass_code), ("fail_code", fail_code)):
+        if value and not CODE_PATTERN.match(value):
+            raise ValidationError({name: "A completion code is 1 to 40 letters, digits, - or _."})
     if max_annotators is not None and (isinstance(max_annotators, bool) or not isinstance(max_annotators, int)
                                        or max_annotators < 1):
         raise ValidationError({"max_annotators": "The cap must be a whole number of annotators, at least 1."})
@@ -100,7 +106,7 @@ def join_link_create(*, campaign: Campaign, user=None, completion_url: str = "",
         if expires_at <= timezone.now():
             raise ValidationError({"expires_at": "The expiry is in the past."})
     link = JoinLink(campaign=campaign, token=secrets.token_urlsafe(24), completion_url=completion_url,
-                    max_annotators=max_annotators, expires_at=expires_at,
+                    max_annotators=max_annotators, expires_at=expires_at, pass_code=pass_code, fail_code=fail_code,
                     created_by=user if getattr(user, "is_authenticated", False) else None)
     link.full_clean(exclude=["campaign", "created_by"])
     link.save()

@@ -108,7 +108,7 @@ def join_done(request: HttpRequest) -> HttpResponse:
     code = latest_completion_code(campaign=campaign, annotator=annotator)
     if not selectors.join_visit_finished(campaign=campaign, annotator=annotator, enrolment=enrolment, code=code):
         return redirect("annotate-campaign", pk=campaign.pk)
-    value = code.code if code is not None else None
+    value = selectors.completion_value(link=link, code=code)
     if link.completion_url and participant.platform == JoinParticipant.Platform.MTURK and participant.submit_to:
         return render(request, "studies/mturk_submit.html", {
             "action": f"{participant.submit_to}/mturk/externalSubmit", "assignment_id": participant.session_id,
@@ -148,7 +148,8 @@ def join_link_new(request: HttpRequest, pk: int) -> HttpResponse:
         expires = expires.replace(tzinfo=dt_timezone.utc)
     try:
         link = join_link_create(campaign=campaign, user=request.user, completion_url=data["completion_url"],
-                                max_annotators=data["max_annotators"], expires_at=expires)
+                                max_annotators=data["max_annotators"], expires_at=expires,
+                                pass_code=data["pass_code"], fail_code=data["fail_code"])
     except ValidationError as exc:
         for message in exc.messages:
             messages.error(request, message)

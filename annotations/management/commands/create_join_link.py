@@ -1,4 +1,5 @@
-"""`create_join_link --campaign NAME [--completion-url URL] [--max-annotators N] [--expires ISO8601] [--json]`."""
+"""`create_join_link --campaign NAME [--completion-url URL] [--pass-code C] [--fail-code C] [--max-annotators N]
+[--expires ISO8601] [--json]`."""
 import json
 from datetime import timezone as dt_timezone
 
@@ -22,6 +23,10 @@ class Command(BaseCommand):
         parser.add_argument("--completion-url", default="",
                             help="where participants go at the end of their batch; {code} is replaced by the "
                                  "completion code, else cc=<code> is appended")
+        parser.add_argument("--pass-code", default="",
+                            help="the platform's completion code for participants who pass quality control "
+                                 "(default: each participant's own code)")
+        parser.add_argument("--fail-code", default="", help="the code for participants who fail it")
         parser.add_argument("--max-annotators", type=int, help="cap on participants (returning ones never count)")
         parser.add_argument("--expires", help="ISO 8601 date and time, e.g. 2026-12-31T23:59:00Z (UTC if no zone)")
         parser.add_argument("--base-url", default="",
@@ -46,7 +51,8 @@ class Command(BaseCommand):
                 expires = expires.replace(tzinfo=dt_timezone.utc)
         try:
             link = join_link_create(campaign=campaigns[0], completion_url=options["completion_url"],
-                                    max_annotators=options["max_annotators"], expires_at=expires)
+                                    max_annotators=options["max_annotators"], expires_at=expires,
+                                    pass_code=options["pass_code"], fail_code=options["fail_code"])
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None
         base = (options["base_url"] or settings.WORKBENCH_BASE_URL).rstrip("/")

@@ -323,3 +323,23 @@ def test_campaign_page_creates_lists_and_revokes_links(client, campaign, researc
     client.force_login(annotator)
     assert client.post(reverse("campaign-join-link-new", args=[campaign.pk]), {}).status_code == 403
     assert Campaign.objects.count() == 1
+
+
+def test_study_wide_pass_and_fail_codes_replace_the_annotators_own(client, campaign):
+    from annotations.quality.models import CompletionCode
+    from annotations.studies.selectors import completion_value
+
+    link = join_link_create(campaign=campaign, completion_url="https://app.prolific.com/submissions/complete",
+                            pass_code="C1PASS7", fail_code="C1FAIL7")
+    _start(client, link)
+    for _ in range(2):
+        answer = _submit_current(client, campaign)
+        if answer.json().get("next_method") == "POST":
+            client.post(answer.json()["next"])
+    assert CompletionCode.objects.get().passed
+    assert client.get(reverse("join-done"))["Location"] == "https://app.prolific.com/submissions/complete?cc=C1PASS7"
+    assert completion_value(link=link, code=CompletionCode(code="AAAAA-BBBBB", passed=False)) == "C1FAIL7"
+    no_fail = JoinLink(pass_code="C1PASS7")
+    assert completion_value(link=no_fail, code=CompletionCode(code="AAAAA-BBBBB", passed=False)) == "AAAAA-BBBBB"
+    with pytest.raises(Exception, match="completion code"):
+        join_link_create(campaign=campaign, pass_code="no spaces allowed")
