@@ -20,7 +20,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_http_methods, require_POST
+
+from csp.decorators import csp_replace, csp_update
 
 from annotations import selectors as core
 from annotations.access import campaign_for_staff, request_annotator
@@ -30,6 +33,7 @@ from annotations.studies.forms import JoinLinkForm
 from annotations.studies.models import JoinLink, JoinParticipant
 from annotations.studies.ratelimit import join_rate_exceeded
 from annotations.studies.services import (
+    MTURK_HOSTS,
     CapReached,
     join_link_create,
     join_link_revoke,
@@ -38,6 +42,7 @@ from annotations.studies.services import (
 )
 from annotations.studies.session import join_bind, join_binding, join_leave
 
+MTURK_ORIGINS = [f"https://{host}" for host in MTURK_HOSTS]
 PARAMS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "workerId", "assignmentId", "hitId", "turkSubmitTo", "annotator")
 
 
@@ -48,6 +53,15 @@ def _too_many(request: HttpRequest) -> HttpResponse:
                    "link again."}, status=429)
 
 
+def _frameable_by_mturk(view):
+    """MTurk shows an ExternalQuestion in a frame on its own pages: the join page (which
+    writes nothing) may be framed there, and only there. Everything after it opens in a
+    tab of its own (the page's link), where the session cookie is first-party."""
+    view = xframe_options_exempt(view)
+    return csp_replace({"frame-ancestors": MTURK_ORIGINS})(view)
+
+
+@_frameable_by_mturk
 @require_http_methods(["GET", "HEAD", "POST"])
 def join(request: HttpRequest, token: str) -> HttpResponse:
     if join_rate_exceeded(request):
@@ -77,6 +91,8 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
                        "study on your platform."}, status=403)
     if request.method != "POST":
         context["returning"] = returning is not None
+        # In MTurk's frame a session cookie would be a third-party one: open the study in a tab instead.
+        context["framed"] = request.headers.get("Sec-Fetch-Dest") == "iframe"
         return render(request, "studies/join.html", context)
     try:
         participant = join_participant_enter(link=link, visitor=visitor)
@@ -93,6 +109,7 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
     return annotate_campaign(request, pk=campaign.pk)
 
 
+@csp_update({"form-action": MTURK_ORIGINS})  # the MTurk completion form posts to MTurk
 def join_done(request: HttpRequest) -> HttpResponse:
     """The end of a join visitor's batch: back to the platform with the completion code."""
     binding = join_binding(request)

@@ -343,3 +343,19 @@ def test_study_wide_pass_and_fail_codes_replace_the_annotators_own(client, campa
     assert completion_value(link=no_fail, code=CompletionCode(code="AAAAA-BBBBB", passed=False)) == "AAAAA-BBBBB"
     with pytest.raises(Exception, match="completion code"):
         join_link_create(campaign=campaign, pass_code="no spaces allowed")
+
+
+def test_mturk_frame_opens_the_study_in_a_tab_and_completion_may_post_to_mturk(client, campaign):
+    link = join_link_create(campaign=campaign, completion_url="https://example.org/unused")
+    params = dict(workerId="AWORKER2", assignmentId="ASSIGN2", hitId="HIT2",
+                  turkSubmitTo="https://www.mturk.com")
+    framed = client.get(_join_url(link, **params), HTTP_SEC_FETCH_DEST="iframe")
+    html = framed.content.decode()
+    assert 'id="open-tab"' in html and 'target="_blank"' in html and 'id="start"' not in html
+    assert "frame-ancestors https://www.mturk.com https://workersandbox.mturk.com" in framed["Content-Security-Policy"]
+    assert "X-Frame-Options" not in framed
+    # Other pages still refuse every frame.
+    client.post(reverse("join", args=[link.token]), params)
+    unit = client.get(reverse("annotate-unit", args=[campaign.pk]))
+    assert "frame-ancestors 'none'" in unit["Content-Security-Policy"] and unit["X-Frame-Options"] == "DENY"
+    assert "https://www.mturk.com" in client.get(reverse("join-done"))["Content-Security-Policy"]
