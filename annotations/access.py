@@ -12,13 +12,17 @@ exceptions 404 and 403 (`annotations.permissions` uses these checks too).
 """
 from __future__ import annotations
 
+from functools import wraps
+
+from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import Http404
+from django.http import Http404, HttpRequest
 from django.shortcuts import get_object_or_404
 
-from annotations.models import Campaign, Dataset, Membership, Project
+from annotations.models import Annotator, Campaign, Dataset, Membership, Project
 from annotations.selectors import STAFF_ROLES, User, campaign_list, dataset_list, project_role
+from annotations.studies.session import join_binding
 
 STAFF_ONLY = "Only owners and researchers of the project may do this."
 OWNERS_ONLY = "Only owners of the project may do this."
@@ -70,3 +74,58 @@ def dataset_for_staff(*, user: User, pk: int) -> Dataset:
     dataset = get_object_or_404(dataset_list(user=user), pk=pk)
     require_staff(user=user, project=dataset.project)
     return dataset
+
+
+# --- Who annotates: a logged-in member, or a join-link visitor -------------------------------
+
+
+def annotator_required(view):
+    """`login_required` for annotate pages: a logged-in user or a join session
+    (`annotations.studies.session`); anyone else goes to the login page."""
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs):
+        if not request.user.is_authenticated and join_binding(request) is None:
+            return redirect_to_login(request.get_full_path())
+        return view(request, *args, **kwargs)
+    return wrapper
+
+
+def annotate_campaign_for(request: HttpRequest, pk: int) -> Campaign:
+    """The campaign of an annotate page: any member's (404 otherwise), or the join session's own."""
+    if request.user.is_authenticated:
+        return campaign_for_any_member(user=request.user, pk=pk)
+    binding = join_binding(request)
+    if binding is None or binding["campaign"] != pk:
+        raise Http404()
+    return get_object_or_404(Campaign.objects.select_related("dataset__project"), pk=pk)
+
+
+def request_annotator(request: HttpRequest, campaign: Campaign, *, create: bool = False) -> Annotator | None:
+    """THE identity of whoever annotates `campaign` in this request.
+
+    - A logged-in member: their account's annotator (created when `create`,
+      else None until they have one); non-members get 404.
+    - A join visitor: the imported-namespace annotator their session is bound
+      to, only for the session's campaign and while its link is not revoked
+      (404 otherwise).
+    """
+    if request.user.is_authenticated:
+        require_member(user=request.user, project=campaign.project)
+        if create:
+            from annotations.services.projects import annotator_get_or_create
+
+            return annotator_get_or_create(project=campaign.project, name=request.user.get_username(),
+                                           user=request.user)
+        from annotations.selectors import annotator_for_user
+
+        return annotator_for_user(user=request.user, project=campaign.project)
+    binding = join_binding(request)
+    if binding is None or binding["campaign"] != campaign.pk:
+        raise Http404()
+    annotator = Annotator.objects.filter(
+        pk=binding["annotator"], project_id=campaign.dataset.project_id, namespace=Annotator.Namespace.IMPORT,
+        join_participants__pk=binding["participant"], join_participants__link_id=binding["link"],
+        join_participants__link__revoked_at__isnull=True).first()
+    if annotator is None:
+        raise Http404()
+    return annotator

@@ -151,3 +151,6 @@ class ExportJobAdmin(admin.ModelAdmin):
 
 # Quality control (annotations.quality)
 from annotations.quality import admin as quality_admin  # noqa: E402,F401
+
+# Study links (annotations.studies)
+from annotations.studies import admin as studies_admin  # noqa: E402,F401

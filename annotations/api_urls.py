@@ -3,6 +3,7 @@ from django.urls import path
 
 from annotations.apis import auth, campaigns, datasets, exports, imports, judgements, projects
 from annotations.quality import apis as quality
+from annotations.studies import apis as studies
 
 urlpatterns = [
     path("auth/token/", auth.TokenObtainApi.as_view(), name="api-token"),
@@ -46,6 +47,9 @@ urlpatterns = [
          name="api-campaign-completion-code-verify"),
     path("campaigns/<int:pk>/completion-code/", quality.CompletionCodeMineApi.as_view(),
          name="api-campaign-my-completion-code"),
+    # Study links (annotations.studies): researchers only.
+    path("campaigns/<int:pk>/join-links/", studies.JoinLinkListApi.as_view(), name="api-campaign-join-links"),
+    path("join-links/<int:pk>/", studies.JoinLinkDetailApi.as_view(), name="api-join-link-detail"),
     path("imports/<int:pk>/", imports.ImportJobDetailApi.as_view(), name="api-import-job-detail"),
     # Exports (annotations.export): researchers only.
     path("campaigns/<int:pk>/exports/", exports.CampaignExportApi.as_view(), name="api-campaign-export"),

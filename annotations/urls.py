@@ -3,6 +3,7 @@ from django.urls import path
 
 from annotations import views
 from annotations.quality import views as quality
+from annotations.studies import views as studies
 from annotations.views import exports
 
 urlpatterns = [
@@ -18,6 +19,7 @@ urlpatterns = [
     path("campaigns/<int:pk>/judgements/", views.campaign_judgements, name="campaign-judgements"),
     path("annotate/", views.annotate_home, name="annotate-home"),
     path("annotate/campaigns/<int:pk>/", views.annotate_campaign, name="annotate-campaign"),
+    path("annotate/campaigns/<int:pk>/unit/", views.annotate_unit, name="annotate-unit"),
     path("annotate/assignments/<int:pk>/submit/", views.annotate_submit, name="annotate-submit"),
     path("annotate/assignments/<int:pk>/draft/", views.annotate_draft, name="annotate-draft"),
     path("annotate/assignments/<int:pk>/release/", views.annotate_release, name="annotate-release"),
@@ -29,6 +31,12 @@ urlpatterns = [
     path("campaigns/<int:pk>/quality/verify/", quality.quality_verify_code, name="campaign-quality-verify"),
     path("campaigns/<int:pk>/quality/codes.csv", quality.quality_codes_csv, name="campaign-completion-codes-csv"),
     path("annotate/campaigns/<int:pk>/code/", quality.annotate_completion_code, name="annotate-completion-code"),
+    # Crowd studies (annotations.studies): join links and the researchers' study-link section.
+    path("join/done/", studies.join_done, name="join-done"),
+    path("join/leave/", studies.join_leave_view, name="join-leave"),
+    path("join/<str:token>/", studies.join, name="join"),
+    path("campaigns/<int:pk>/join-links/new/", studies.join_link_new, name="campaign-join-link-new"),
+    path("join-links/<int:pk>/revoke/", studies.join_link_revoke_view, name="join-link-revoke"),
     path("imports/<int:pk>/", views.import_job_detail, name="import-job-detail"),
     # Exports (annotations.export): researchers only.
     path("campaigns/<int:pk>/export/", exports.campaign_export, name="campaign-export"),

@@ -174,7 +174,8 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
             "carriage return) start with an added apostrophe `'`; remove it to get the original text. Nested "
             "values are dotted columns; lists are JSON.")
         add("")
-    add("Annotators are " + ("named by their ids in the workbench (`--real-annotator-ids`)." if
+    add("Annotators are " + ("named by their ids in the workbench (`--real-annotator-ids`); visitors of study links by "
+                             "their crowd platform id (e.g. PROLIFIC_PID, MTurk workerId)." if
                              options.real_annotator_ids else
                              "pseudonymised: `annotator-` followed by an HMAC of the annotator under a key drawn "
                              "for this export and not kept, stable within this export only. No name, username or "

@@ -170,6 +170,11 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
     names = {}
     if options.real_annotator_ids:
         names = dict(Annotator.objects.filter(project=campaign.dataset.project).values_list("id", "name"))
+        # Join-link visitors are named by their platform id (PROLIFIC_PID, workerId...): personal
+        # data, written only here, never without --real-annotator-ids.
+        from annotations.studies.selectors import platform_ids_of
+
+        names.update(platform_ids_of(campaign=campaign))
     pseudonym = Pseudonyms(real_ids=options.real_annotator_ids, names=names)
     runs = metric_scores(dataset=campaign.dataset)
     reliability = {pk: _reliability(q) for pk, q in quality.items()}

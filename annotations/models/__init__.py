@@ -30,3 +30,6 @@ from annotations.quality.models import (  # noqa: E402,F401
 
 # Export jobs live with the export (annotations.export.models).
 from annotations.export.models import ExportJob  # noqa: E402,F401
+
+# Join links of crowd studies (annotations.studies).
+from annotations.studies.models import JoinLink, JoinParticipant  # noqa: E402,F401

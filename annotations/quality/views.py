@@ -18,12 +18,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotations import selectors as core
-from annotations.access import campaign_for_staff
+from annotations.access import annotate_campaign_for, annotator_required, campaign_for_staff, request_annotator
 from annotations.export.csvsafe import csv_response
 from annotations.models import Annotator
 from annotations.quality import selectors, services
 from annotations.quality.forms import CodeForm, DecisionForm, GoldForm, SettingsForm
 from annotations.quality.models import CompletionCode
+from annotations.studies.session import join_binding
 from workbench import strictjson
 from workbench.exceptions import DomainError
 
@@ -224,11 +225,14 @@ def quality_codes_csv(request: HttpRequest, pk: int) -> HttpResponse:
                         ["annotator", "batch", "code", "verdict", "included_now", "issued_at"], rows)
 
 
-@login_required
+@annotator_required
 def annotate_completion_code(request: HttpRequest, pk: int) -> HttpResponse:
-    """An annotator's code at the end of a batch, with a button to go on."""
-    campaign = get_object_or_404(core.campaign_list(user=request.user), pk=pk)
-    annotator = core.annotator_for_user(user=request.user, project=campaign.project)
+    """An annotator's code at the end of a batch, with a button to go on (a join
+    visitor goes back to the crowd platform instead: `join-done`)."""
+    campaign = annotate_campaign_for(request, pk)
+    if join_binding(request) is not None:
+        return redirect("join-done")
+    annotator = request_annotator(request, campaign)
     code = None if annotator is None else selectors.latest_completion_code(campaign=campaign, annotator=annotator)
     if code is None:
         return redirect("annotate-campaign", pk=campaign.pk)

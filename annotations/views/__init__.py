@@ -4,7 +4,14 @@ Every page takes its object from a selector scoped to the user, so a
 non-member gets 404 (nothing about other projects leaks); staff-only pages
 answer 403 to annotators of the project.
 """
-from annotations.views.annotate import annotate_campaign, annotate_draft, annotate_home, annotate_release, annotate_submit
+from annotations.views.annotate import (
+    annotate_campaign,
+    annotate_draft,
+    annotate_home,
+    annotate_release,
+    annotate_submit,
+    annotate_unit,
+)
 from annotations.views.campaigns import (
     campaign_detail,
     campaign_judgements,
@@ -18,7 +25,7 @@ from annotations.views.items import item_detail
 from annotations.views.projects import project_detail, project_list
 
 __all__ = [
-    "annotate_campaign", "annotate_draft", "annotate_home", "annotate_release", "annotate_submit",
+    "annotate_campaign", "annotate_draft", "annotate_home", "annotate_release", "annotate_submit", "annotate_unit",
     "campaign_detail", "campaign_judgements", "campaign_new", "campaign_progress_json", "dataset_detail",
     "dataset_upload", "import_job_detail", "item_detail", "project_detail", "project_list", "project_members",
 ]

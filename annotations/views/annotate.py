@@ -13,19 +13,19 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.db.models import Count, F, Q
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from annotations import protocols, selectors
-from annotations.access import campaign_for_any_member
+from annotations.access import annotate_campaign_for, annotator_required, request_annotator
 from annotations.models import Assignment, Campaign, JudgementBase, Unit
 from annotations.quality.services import completion_code_at_batch_end
 from annotations.services.assignment_work import assignment_draft_save, assignment_release
 from annotations.services.assignments import assignment_next
-from annotations.services.projects import annotator_get_or_create
 from annotations.services.submissions import unit_submit
+from annotations.studies.session import join_binding
 from workbench import strictjson
 
 DRAFT_MAX_BYTES = 200_000
@@ -109,23 +109,84 @@ def annotate_home(request: HttpRequest) -> HttpResponse:
     return render(request, "annotate/home.html", {"rows": rows})
 
 
-@login_required
+def _batch_done_for_join(request: HttpRequest, campaign: Campaign, enrolment) -> bool:
+    """A join visitor does one batch: once it is done (or nothing is left), no more units."""
+    if join_binding(request) is None or enrolment is None:
+        return False
+    return enrolment.n_done >= max(1, campaign.units_per_batch)
+
+
+def _pending_of(*, campaign: Campaign, annotator) -> Assignment | None:
+    if annotator is None:
+        return None
+    return Assignment.objects.filter(campaign=campaign, annotator=annotator,
+                                     status=Assignment.Status.PENDING).order_by("-id").first()
+
+
+@annotator_required
 def annotate_campaign(request: HttpRequest, pk: int) -> HttpResponse:
-    """The protocol page: the annotator's pending unit, or the next one."""
-    campaign = campaign_for_any_member(user=request.user, pk=pk)
-    annotator = annotator_get_or_create(project=campaign.project, name=request.user.get_username(), user=request.user)
+    """GET: the campaign's landing page (instructions, the annotator's batch,
+    a Start / Continue button); it never hands out a unit. POST: hand out the
+    annotator's pending unit or the next one (a write: the unit's slot, the
+    deadline), then redirect to the unit page (POST, redirect, GET)."""
+    campaign = annotate_campaign_for(request, pk)
+    if request.method == "POST":
+        return _take_next(request, campaign)
+    if request.method != "GET" and request.method != "HEAD":
+        return HttpResponseNotAllowed(["GET", "POST"])
+    annotator = request_annotator(request, campaign)
+    enrolment = selectors.enrolment_for(campaign=campaign, annotator=annotator)
+    join = join_binding(request)
+    if join is not None and _batch_done_for_join(request, campaign, enrolment) and \
+            _pending_of(campaign=campaign, annotator=annotator) is None:
+        return redirect("join-done")
+    return render(request, "annotate/landing.html", {
+        "campaign": campaign, "progress": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
+        "pending": _pending_of(campaign=campaign, annotator=annotator) is not None,
+        "started": enrolment is not None and enrolment.n_assigned > 0, "join": join is not None,
+        "overall": campaign_progress(campaign=campaign) if join is None else None,
+    })
+
+
+def _take_next(request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    annotator = request_annotator(request, campaign, create=True)
+    enrolment = selectors.enrolment_for(campaign=campaign, annotator=annotator)
+    if _batch_done_for_join(request, campaign, enrolment) and _pending_of(campaign=campaign,
+                                                                          annotator=annotator) is None:
+        return redirect("join-done")
     try:
         assignment, _ = assignment_next(campaign=campaign, annotator=annotator)
     except ValidationError as exc:  # too busy: say so, do not crash
         return render(request, "annotate/busy.html", {"campaign": campaign, "message": " ".join(exc.messages)},
                       status=503)
+    if assignment is not None:
+        return redirect("annotate-unit", pk=campaign.pk)
+    code = completion_code_at_batch_end(campaign=campaign, annotator=annotator, finished=True)
     enrolment = selectors.enrolment_for(campaign=campaign, annotator=annotator)
+    if join_binding(request) is not None:
+        if code is not None or (enrolment is not None and enrolment.n_done > 0):
+            return redirect("join-done")
+        return render(request, "studies/message.html", {
+            "title": "No units left", "message": "Every unit of this study has its annotators already. Thank you "
+                                                 "for your interest: please return the study on your platform."})
+    return render(request, "annotate/finished.html", {
+        "campaign": campaign, "progress": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
+        "overall": campaign_progress(campaign=campaign), "completion_code": code})
+
+
+@annotator_required
+@require_GET
+def annotate_unit(request: HttpRequest, pk: int) -> HttpResponse:
+    """The annotator's pending unit, shown (never handed out: a GET writes nothing;
+    reloading it shows the same unit). Nothing pending: back to the landing page."""
+    campaign = annotate_campaign_for(request, pk)
+    annotator = request_annotator(request, campaign)
+    enrolment = selectors.enrolment_for(campaign=campaign, annotator=annotator)
+    assignment = _pending_of(campaign=campaign, annotator=annotator)
     context = {"campaign": campaign, "progress": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
-               "overall": campaign_progress(campaign=campaign)}
+               "overall": campaign_progress(campaign=campaign), "join": join_binding(request) is not None}
     if assignment is None:
-        context["completion_code"] = completion_code_at_batch_end(campaign=campaign, annotator=annotator,
-                                                                  finished=True)
-        return render(request, "annotate/finished.html", context)
+        return redirect("annotate-campaign", pk=campaign.pk)
     assignment.campaign, assignment.annotator = campaign, annotator
     payload = selectors.assignment_payload(assignment=assignment, enrolment=enrolment)
     context.update(unit_context(campaign=campaign, payload=payload))
@@ -134,11 +195,21 @@ def annotate_campaign(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _own_pending(request: HttpRequest, pk: int) -> Assignment:
-    assignment = Assignment.objects.select_related("campaign__dataset__project", "annotator").filter(
-        pk=pk, annotator__user=request.user).first()
-    if assignment is None or selectors.project_role(user=request.user,
-                                                    project=assignment.campaign.dataset.project) is None:
+    """The assignment `pk` when it is the requester's: a logged-in member's own, or the
+    join session's annotator's in its campaign (404 otherwise, whatever the reason)."""
+    qs = Assignment.objects.select_related("campaign__dataset__project", "annotator")
+    if request.user.is_authenticated:
+        assignment = qs.filter(pk=pk, annotator__user=request.user).first()
+        if assignment is None or selectors.project_role(user=request.user,
+                                                        project=assignment.campaign.dataset.project) is None:
+            raise Http404()
+        return assignment
+    binding = join_binding(request)
+    assignment = None if binding is None else qs.filter(
+        pk=pk, annotator_id=binding["annotator"], campaign_id=binding["campaign"]).first()
+    if assignment is None:
         raise Http404()
+    request_annotator(request, assignment.campaign)  # the link may have been revoked since
     return assignment
 
 
@@ -160,7 +231,7 @@ def _errors(exc: ValidationError) -> list[str]:
     return exc.messages
 
 
-@login_required
+@annotator_required
 @require_POST
 def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
     """The page's submission of a whole unit (JSON); answers with where to go next."""
@@ -186,12 +257,19 @@ def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
     if result.retry:
         # A tutorial unit answered wrongly (annotations.quality): stay on it, with the explanation.
         return JsonResponse({"retry": True, "explanation": result.explanation, "problems": result.problems})
-    if completion_code_at_batch_end(campaign=assignment.campaign, annotator=assignment.annotator):
+    code = completion_code_at_batch_end(campaign=assignment.campaign, annotator=assignment.annotator)
+    if join_binding(request) is not None:
+        enrolment = selectors.enrolment_for(campaign=assignment.campaign, annotator=assignment.annotator)
+        if code is not None or _batch_done_for_join(request, assignment.campaign, enrolment):
+            return JsonResponse({"next": reverse("join-done")}, status=201)
+    elif code is not None:
         return JsonResponse({"next": reverse("annotate-completion-code", args=[assignment.campaign_id])}, status=201)
-    return JsonResponse({"next": reverse("annotate-campaign", args=[assignment.campaign_id])}, status=201)
+    # The next unit is handed out by a POST: the page's script follows `next` with one (`next_method`).
+    return JsonResponse({"next": reverse("annotate-campaign", args=[assignment.campaign_id]), "next_method": "POST"},
+                        status=201)
 
 
-@login_required
+@annotator_required
 @require_POST
 def annotate_draft(request: HttpRequest, pk: int) -> JsonResponse:
     """Autosave of a half-finished unit (also keeps it from timing out)."""
@@ -209,10 +287,10 @@ def annotate_draft(request: HttpRequest, pk: int) -> JsonResponse:
     return JsonResponse({"saved": True})
 
 
-@login_required
+@annotator_required
 @require_POST
 def annotate_release(request: HttpRequest, pk: int) -> HttpResponse:
-    """Skip the unit (it goes back to the pool) and go on with the next one."""
+    """Skip the unit (it goes back to the pool) and go on with the next one (this POST hands it out)."""
     assignment = _own_pending(request, pk)
     assignment_release(assignment_id=assignment.pk, annotator=assignment.annotator)
-    return redirect("annotate-campaign", pk=assignment.campaign_id)
+    return _take_next(request, assignment.campaign)

@@ -19,6 +19,7 @@ from annotations.forms import CampaignForm, CriterionFormSet, MemberAddForm
 from annotations.models import Campaign, Membership, Output
 from annotations.services.campaigns import campaign_create
 from annotations.services.projects import membership_add, membership_remove
+from annotations.studies.views import join_links_context
 from annotations.views.annotate import unit_context
 
 JUDGEMENTS_PER_PAGE = 50
@@ -38,6 +39,7 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "dashboard": selectors.campaign_dashboard(campaign=campaign),
         "protocol_settings": protocols.of(campaign).settings_summary(campaign),
         "api_url": f"{protocols.of(campaign).api_path}?campaign={campaign.pk}",
+        **join_links_context(request, campaign),
     })
 
 

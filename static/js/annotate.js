@@ -242,7 +242,7 @@
         if (response.ok) {
           try { window.localStorage.removeItem(storageKey); } catch (e) { /* ignore */ }
           say("Saved. Loading the next unit…");
-          window.location.assign(data.next || window.location.href);
+          go(data);
           return;
         }
         submitting = false;
@@ -252,6 +252,21 @@
       submitting = false;
       showErrors(["The server could not be reached; your answers are kept. Try again in a moment."]);
     });
+  }
+  // After a submit: the next unit is handed out by a POST (`next_method`), anything else is a page to open.
+  function go(data) {
+    if (!data.next) { window.location.reload(); return; }
+    if (String(data.next_method || "GET").toUpperCase() !== "POST") { window.location.assign(data.next); return; }
+    var next = document.createElement("form");
+    next.method = "post";
+    next.action = data.next;
+    var token = document.createElement("input");
+    token.type = "hidden";
+    token.name = "csrfmiddlewaretoken";
+    token.value = csrfToken();
+    next.appendChild(token);
+    document.body.appendChild(next);
+    next.submit();
   }
   form.addEventListener("submit", function (event) { event.preventDefault(); submit(); });
   form.addEventListener("change", changed);

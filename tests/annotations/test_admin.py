@@ -63,6 +63,11 @@ def data(db):
     from annotations.export.models import ExportJob
 
     ExportJob.objects.create(campaign=likert, user=annotator.user, options={"format": "jsonl"})
+    # Study links (annotations.studies): a link and one visitor.
+    from annotations.studies.services import Visitor, join_link_create, join_participant_enter
+
+    link = join_link_create(campaign=likert, completion_url="https://example.org/done?cc={code}")
+    join_participant_enter(link=link, visitor=Visitor(platform="prolific", platform_id="5f0c1e2d3b4a596877665544"))
 
 
 @pytest.fixture

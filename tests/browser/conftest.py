@@ -161,3 +161,11 @@ def log_in(page, username: str, password: str) -> None:
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Log in").click()
     page.wait_for_url("**/")
+
+
+def open_unit(page, campaign_pk: int) -> None:
+    """Open a campaign's landing page and press Start / Continue: the POST that hands out
+    (or resumes) the unit, then the unit page (GETs never hand out a unit)."""
+    page.goto(f"/annotate/campaigns/{campaign_pk}/")
+    page.locator("#start").click()
+    page.wait_for_url(f"**/annotate/campaigns/{campaign_pk}/unit/")

@@ -14,7 +14,7 @@ from tests.annotations.factories import (
     SystemFactory,
     UserFactory,
 )
-from tests.browser.conftest import browser_wait_until, log_in
+from tests.browser.conftest import browser_wait_until, log_in, open_unit
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -51,7 +51,7 @@ def world(live_server):
 
 
 def _open(page, campaign):
-    page.goto(f"/annotate/campaigns/{campaign.pk}/")
+    open_unit(page, campaign.pk)
     page.locator("body[data-unit-ready='1']").wait_for()  # a selector: polling a JS string needs eval, which the CSP forbids
     html = page.content()
     for name in SYSTEMS:
@@ -115,7 +115,7 @@ def test_likert_with_the_keyboard_and_autosave_across_a_reload(page, world, new_
     # A fresh browser (no local storage) gets the draft from the server.
     fresh = new_page()
     log_in(fresh, "ann", "pw-123456")
-    fresh.goto(f"/annotate/campaigns/{world['likert'].pk}/")
+    open_unit(fresh, world['likert'].pk)
     fresh.locator("body[data-unit-ready='1']").wait_for()
     assert fresh.locator('input[type=radio][value="3"]').first.is_checked()
     fresh.context.close()
@@ -260,7 +260,7 @@ def test_a_phone_sized_page_has_no_horizontal_scroll(new_page, world):
     page = new_page(viewport={"width": 390, "height": 800})
     log_in(page, "ann", "pw-123456")
     for protocol, campaign in world.items():
-        page.goto(f"/annotate/campaigns/{campaign.pk}/")
+        open_unit(page, campaign.pk)
         page.locator("body[data-unit-ready='1']").wait_for()  # a selector: polling a JS string needs eval, which the CSP forbids
         assert page.evaluate("document.documentElement.scrollWidth") <= 390, protocol
 
@@ -288,7 +288,7 @@ def test_the_set_up_preview_runs_the_previewed_protocols_script(page, live_serve
 def test_a_protocol_script_that_does_not_load_is_reported(page, world):
     log_in(page, "ann", "pw-123456")
     page.route("**/static/js/protocols/**", lambda route: route.abort())
-    page.goto(f"/annotate/campaigns/{world['likert'].pk}/")
+    open_unit(page, world['likert'].pk)
     page.locator("#unit-errors").wait_for(state="visible")
     assert "did not load" in page.locator("#unit-errors").inner_text()
     assert page.locator("body[data-unit-ready='1']").count() == 0

@@ -4,7 +4,7 @@ the README) when it is set."""
 import pytest
 
 from annotations.models import Campaign, System
-from tests.browser.conftest import log_in
+from tests.browser.conftest import log_in, open_unit
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -34,7 +34,7 @@ def test_protocol_pages_at_desktop_and_phone_width(new_page, demo, screenshot_di
     log_in(page, "annot", "annot")
     names = list(System.objects.values_list("name", flat=True))
     for campaign in Campaign.objects.order_by("pk"):
-        page.goto(f"/annotate/campaigns/{campaign.pk}/")
+        open_unit(page, campaign.pk)
         page.locator("body[data-unit-ready='1']").wait_for()  # a selector: polling a JS string needs eval, which the CSP forbids
         _half_answer(page, campaign.protocol)
         html = page.content()

@@ -8,7 +8,7 @@ from annotations.quality.models import CompletionCode, ControlJudgement, GoldUni
 from annotations.quality.services import gold_unit_create, quality_settings_update
 from annotations.services.campaigns import campaign_create
 from tests.annotations.factories import DatasetFactory, ItemFactory, MembershipFactory, OutputFactory, SystemFactory, UserFactory
-from tests.browser.conftest import log_in
+from tests.browser.conftest import log_in, open_unit
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -49,7 +49,7 @@ def _answer(page, fluency: str, adequacy: str, *, advances: bool = True) -> None
 
 def test_tutorial_explains_and_holds_then_batch_ends_with_a_code(page, campaign, screenshot_dir):
     log_in(page, "ann", "pw-123456")
-    page.goto(f"/annotate/campaigns/{campaign.pk}/")
+    open_unit(page, campaign.pk)
     url = page.url
     _answer(page, "5", "5", advances=False)  # wrong: the tutorial expects adequacy 1-2
     errors = page.locator("#unit-errors")
@@ -78,6 +78,7 @@ def test_tutorial_explains_and_holds_then_batch_ends_with_a_code(page, campaign,
     assert code_box.text_content().strip() == issued.code
     page.screenshot(path=str(screenshot_dir / "completion-code.png"), full_page=True)
     page.get_by_role("link", name="Continue with the next batch").click()
+    page.locator("#start").click()  # the landing page: Continue POSTs, which hands out the next unit
     page.locator("body[data-unit-ready='1']").wait_for()  # a selector: polling a JS string needs eval, which the CSP forbids
 
 

@@ -60,6 +60,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # A join-link visitor's session reaches only its campaign's annotate pages (annotations.studies).
+    "annotations.studies.middleware.JoinConfinementMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # A DomainError raised by a page view: a 400 with its message (the API maps it itself).
     "workbench.middleware.DomainErrorMiddleware",
@@ -168,6 +170,12 @@ CACHES = {"default": env.cache_url("WORKBENCH_CACHE_URL", default="locmemcache:/
 # client's address (for lock-outs and throttles) is read that many hops from
 # the right. 0: the address the connection came from.
 WORKBENCH_TRUSTED_PROXIES = env.int("WORKBENCH_TRUSTED_PROXIES", default=0)
+
+# The server's public address, for links printed by commands (create_join_link).
+WORKBENCH_BASE_URL = env.str("WORKBENCH_BASE_URL", default="http://localhost:8000")
+
+# Join-link requests (GET or POST /join/<token>/) per client address and minute; 0 = no limit.
+WORKBENCH_JOIN_RATE = env.int("WORKBENCH_JOIN_RATE", default=30)
 
 # Lock-out after failed logins (django-axes), on every login path (pages,
 # admin, API token): per account and, separately, per address.

@@ -62,7 +62,7 @@ def make(client, tmp_path):
         campaign = campaign_create(dataset=dataset, name=f"v-{protocol}", protocol=protocol, criteria=["quality"],
                                    **options)
         client.force_login(user)
-        assert client.get(reverse("annotate-campaign", args=[campaign.pk])).status_code == 200
+        assert client.post(reverse("annotate-campaign", args=[campaign.pk]), follow=True).status_code == 200
         assignment = Assignment.objects.select_related("unit").get(campaign=campaign, annotator__user=user)
         api = APIClient()
         api.force_authenticate(user)

@@ -86,7 +86,7 @@ def test_control_pages_have_the_structure_of_any_page(world):
     client = clients["annotator"]
     pages = []
     for _ in range(20):
-        page = client.get(f"/annotate/campaigns/{campaign.pk}/")
+        page = client.post(f"/annotate/campaigns/{campaign.pk}/", follow=True)
         html = page.content.decode()
         if 'id="unit-config"' not in html:
             break
@@ -116,7 +116,7 @@ def test_control_pages_have_the_structure_of_any_page(world):
 
 def test_quality_page_and_forms_are_for_researchers(world):
     campaign, clients = world
-    clients["annotator"].get(f"/annotate/campaigns/{campaign.pk}/")
+    clients["annotator"].post(f"/annotate/campaigns/{campaign.pk}/")
     url = f"/campaigns/{campaign.pk}/quality/"
     assert clients["annotator"].get(url).status_code == 403
     assert clients["annotator"].post(url + "decide/", {"annotator": 1, "included": "exclude",

@@ -27,7 +27,7 @@ def test_annotator_home_lists_campaigns_with_continue(client, annotator, campaig
 
 def test_protocol_page_is_blind_and_escapes_instructions(client, annotator, campaign):
     client.force_login(annotator)
-    response = client.get(reverse("annotate-campaign", args=[campaign.pk]))
+    response = client.post(reverse("annotate-campaign", args=[campaign.pk]), follow=True)
     html = response.content.decode()
     assert response.status_code == 200
     assert "sysA" not in html and "sysB" not in html
@@ -46,12 +46,13 @@ def test_protocol_page_is_blind_and_escapes_instructions(client, annotator, camp
                                       "shown_order": assignment.shown_order, "time_spent_ms": 1500.0}),
                      content_type="application/json")
     assert ok.status_code == 201 and ok.json()["next"] == reverse("annotate-campaign", args=[campaign.pk])
+    assert ok.json()["next_method"] == "POST"  # the next unit is handed out by a POST
     assert RatingJudgement.objects.get().origin == "browser"
 
 
 def test_someone_elses_assignment_is_not_found(client, annotator, researcher, campaign):
     client.force_login(annotator)
-    client.get(reverse("annotate-campaign", args=[campaign.pk]))
+    client.post(reverse("annotate-campaign", args=[campaign.pk]))
     assignment = Assignment.objects.get(annotator__user=annotator)
     client.force_login(researcher)
     for name in ("annotate-submit", "annotate-draft", "annotate-release"):

@@ -18,7 +18,7 @@ def pending(client, annotator, dataset):
     campaign = campaign_create(dataset=dataset, name="Rate me", protocol="likert", criteria=["fluency"],
                                scale_min=1, scale_max=5, redundancy=2)
     client.force_login(annotator)
-    assert client.get(reverse("annotate-campaign", args=[campaign.pk])).status_code == 200
+    assert client.post(reverse("annotate-campaign", args=[campaign.pk]), follow=True).status_code == 200
     return Assignment.objects.get(annotator__user=annotator)
 
 

@@ -1,9 +1,10 @@
 """GETs never write: every page and API read leaves every table as it was.
 
-The one GET that writes by design is the annotator's campaign page
-(`annotate-campaign`): opening it hands out the next unit (an assignment, the
-annotator's enrolment and, at the end, the last completion code). It is left
-out here on purpose; a POST "start" step for it is another issue's work.
+The annotator's campaign page (`annotate-campaign`) is a landing page on GET;
+its Start / Continue button POSTs, and only that hands out a unit (an
+assignment, the annotator's enrolment and, at the end, the last completion
+code). The unit page (`annotate-unit`) only shows the pending unit. A join
+link's page (`join`) writes nothing either: its Start button POSTs.
 """
 import pytest
 from django.apps import apps
@@ -70,7 +71,7 @@ def _page_urls(campaign, job) -> list[str]:
     names = ["campaign-detail", "campaign-progress", "campaign-judgements", "campaign-quality",
              "campaign-completion-codes-csv", "campaign-export", "annotate-completion-code", "analysis-dashboard",
              "analysis-scatter", "analysis-rankings", "analysis-meta", "analysis-disagreement", "analysis-errors",
-             "analysis-facts"]
+             "analysis-facts", "annotate-campaign", "annotate-unit"]
     urls = [reverse(name, args=[pk]) for name in names]
     urls += [reverse("analysis-dashboard", args=[pk]) + "?format=csv",
              reverse("analysis-rankings", args=[pk]) + "?format=csv"]
@@ -127,3 +128,29 @@ def test_the_last_code_is_issued_by_the_write_that_finds_nothing_left(world):
     last = api.get(url).json()
     assert last["batch"] == 2 and last["code"] != full_batch["code"]
     assert CompletionCode.objects.count() == 2
+
+
+def test_the_landing_and_unit_pages_hand_out_nothing_on_get(client, world, dataset):
+    """The campaign's landing page and the unit page, with a unit pending and without."""
+    from annotations.models import Annotator, Assignment
+    from annotations.services.campaigns import campaign_create
+    from annotations.studies.services import join_link_create
+
+    campaign = campaign_create(dataset=dataset, name="Fresh", protocol="likert", criteria=["fluency"],
+                               scale_min=1, scale_max=5, redundancy=1, units_per_batch=4)
+    link = join_link_create(campaign=campaign, completion_url="https://example.org/done?cc={code}")
+    from tests.annotations.factories import MembershipFactory, UserFactory
+
+    fresh = MembershipFactory(project=dataset.project, user=UserFactory(username="fresh"), role="annotator").user
+    client.force_login(fresh)
+    urls = [reverse("annotate-campaign", args=[campaign.pk]), reverse("annotate-unit", args=[campaign.pk])]
+    _check_reads(client, urls)
+    assert not Assignment.objects.filter(campaign=campaign).exists()
+    client.post(urls[0])
+    assert Assignment.objects.filter(campaign=campaign, status="pending").count() == 1
+    _check_reads(client, urls)
+    client.logout()
+    n_annotators = Annotator.objects.count()
+    _check_reads(client, [reverse("join", args=[link.token]) + "?PROLIFIC_PID=5f0c1e2d3b4a596877665544&STUDY_ID=s1"
+                                                                "&SESSION_ID=x1"])
+    assert Annotator.objects.count() == n_annotators

@@ -45,7 +45,7 @@ def test_the_work_page_loads_annotate_js_and_its_protocol_script_only(client, an
     campaign = campaign_create(dataset=dataset, name=f"C {name}", protocol=name, criteria=["quality"],
                                redundancy=1, seed=3, **extra)
     client.force_login(annotator)
-    html = client.get(reverse("annotate-campaign", args=[campaign.pk])).content.decode()
+    html = client.post(reverse("annotate-campaign", args=[campaign.pk]), follow=True).content.decode()
     protocol = protocols.get(name)
     mine = {s for s in _scripts(html) if "/js/annotate.js" in s or "/js/protocols/" in s}
     assert mine == _expected(protocol)

@@ -1,0 +1,12 @@
+"""Crowd studies: join links (study links) for Prolific, MTurk or any crowd platform.
+
+A researcher creates a `JoinLink` for a campaign; a visitor who opens it with
+their platform ids gets an imported-namespace `Annotator` (never an account)
+and a session bound to that link, campaign and annotator, which reaches only
+the campaign's annotate pages (`annotations.studies.middleware`). At the end
+of the batch the visitor goes back to the platform with the completion code
+that quality control decides (pass or fail).
+
+Models are imported into `annotations.models` so they belong to the
+`annotations` app (migrations live there).
+"""
