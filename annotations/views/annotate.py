@@ -22,6 +22,7 @@ from annotations import protocols, selectors
 from annotations.access import campaign_for_any_member
 from annotations.models import Assignment, Campaign, JudgementBase, Unit
 from annotations.quality.services import completion_code_at_batch_end
+from annotations.selectors.batches import annotator_batch
 from annotations.services.assignment_work import assignment_draft_save, assignment_release
 from annotations.services.assignments import assignment_next
 from annotations.services.projects import annotator_get_or_create
@@ -103,7 +104,9 @@ def annotate_home(request: HttpRequest) -> HttpResponse:
         rows.append({
             "campaign": campaign,
             "mine": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
-            "overall": campaign_progress(campaign=campaign),
+            # The campaign's progress is for its researchers: an annotator sees their own batch.
+            "overall": campaign_progress(campaign=campaign)
+            if selectors.is_project_staff(user=request.user, project=campaign.project) else None,
             "pending": pending,
         })
     return render(request, "annotate/home.html", {"rows": rows})
@@ -121,7 +124,8 @@ def annotate_campaign(request: HttpRequest, pk: int) -> HttpResponse:
                       status=503)
     enrolment = selectors.enrolment_for(campaign=campaign, annotator=annotator)
     context = {"campaign": campaign, "progress": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
-               "overall": campaign_progress(campaign=campaign)}
+               "overall": campaign_progress(campaign=campaign)
+               if selectors.is_project_staff(user=request.user, project=campaign.project) else None}
     if assignment is None:
         context["completion_code"] = completion_code_at_batch_end(campaign=campaign, annotator=annotator,
                                                                   finished=True)
@@ -130,6 +134,8 @@ def annotate_campaign(request: HttpRequest, pk: int) -> HttpResponse:
     payload = selectors.assignment_payload(assignment=assignment, enrolment=enrolment)
     context.update(unit_context(campaign=campaign, payload=payload))
     context["assignment"] = assignment
+    batch = annotator_batch(campaign=campaign, annotator=annotator)  # the strip of units to revise
+    context.update(batch=batch, slots=batch.slots(current_id=assignment.pk))
     return render(request, "annotate/unit.html", context)
 
 
