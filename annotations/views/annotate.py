@@ -55,6 +55,10 @@ def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) ->
             criterion["points"] = [
                 {"value": v, "key": str((v - low + 1) % 10)} for v in range(low, high + 1)
             ]
+        elif criterion["widget"] == Campaign.Widget.SLIDER:
+            # Tick labels under the slider: its ends and quarters (0, 25, 50, 75, 100 on ESA's scale).
+            low, high = float(criterion["scale_min"]), float(criterion["scale_max"])
+            criterion["ticks"] = [round(low + (high - low) * q / 4, 2) for q in range(5)]
     outputs = payload["item"]["outputs"]
     for position, output in enumerate(outputs):
         output["label"] = protocol.output_labels[position] if protocol.output_labels else str(position + 1)
