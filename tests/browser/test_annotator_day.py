@@ -65,6 +65,7 @@ def _counts(campaign):
 def _phone_shot(page, path):
     """A whole-page screenshot of a touch page: Playwright's full_page capture drops the touch
     media features ((hover: none), (pointer: coarse)), so the viewport is made as tall as the page."""
+    page.evaluate("window.scrollTo(0, 0)")
     height = page.evaluate("document.documentElement.scrollHeight")
     page.set_viewport_size({"width": 390, "height": height})
     page.screenshot(path=path)

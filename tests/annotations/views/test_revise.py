@@ -164,3 +164,36 @@ def test_an_esa_revision_replaces_the_spans(client, annotator, esa):
     assert row.score == 90
     assert list(ErrorSpan.objects.values_list("start", "end", "severity", "missing")) == [
         (None, None, "major", True)]
+
+
+def test_a_control_unit_is_revised_like_any_other(client, annotator, dataset):
+    """Controls stay indistinguishable: reopened with their answers, revised through the same door,
+    their answer replaced in quality control (never written to the judgement tables)."""
+    from annotations.quality.models import ControlJudgement
+
+    campaign = campaign_create(dataset=dataset, name="Controlled", protocol="likert", criteria=["fluency"],
+                               scale_min=1, scale_max=5, redundancy=1, units_per_batch=20)
+    quality_settings_update(campaign=campaign, degraded_share=0.5, repeat_share=0.5)
+    me = annotator_get_or_create(project=campaign.project, name=annotator.username, user=annotator)
+    done = []
+    for _ in range(12):
+        assignment, _ = assignment_next(campaign=campaign, annotator=me)
+        if assignment is None:
+            break
+        unit_submit(annotator=me, assignment_id=assignment.pk, judgements=[
+            {"criterion": "fluency", "output": assignment.shown_order[0], "score": 2}], time_spent_ms=900)
+        done.append(Assignment.objects.select_related("unit").get(pk=assignment.pk))
+    control = next(a for a in done if a.unit.kind != Unit.Kind.REGULAR)
+    regular_rows = RatingJudgement.objects.count()
+    client.force_login(annotator)
+    page = client.get(reverse("annotate-revise", args=[control.pk])).content.decode()
+    config = json.loads(page.split('id="unit-config" type="application/json">')[1].split("</script>")[0])
+    output = config["outputs"][0]["id"]
+    assert config["draft"]["fields"] == {f"s-0-{output}": "2"}
+    response = client.post(reverse("annotate-revise-submit", args=[control.pk]), json.dumps({
+        "judgements": [{"criterion": "fluency", "output": output, "score": 5}],
+        "shown_order": config["shown_order"]}), content_type="application/json")
+    assert response.status_code == 200, response.content
+    (answer,) = ControlJudgement.objects.filter(assignment=control)
+    assert answer.answer["scores"] == {str(output): 5}
+    assert RatingJudgement.objects.count() == regular_rows
