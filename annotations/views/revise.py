@@ -38,7 +38,7 @@ def _number(value) -> str:
     return str(value)
 
 
-def answers_draft(*, campaign, answers: list[dict], shown: list, handles: list) -> dict:
+def answers_draft(*, campaign, answers: list[dict], shown: list, handles: list, saved_at: int = 0) -> dict:
     """Stored answers as the draft `annotate.js` restores (`{v: 1, fields, touched}`, ESA `spans`).
 
     `shown` are the output ids in the order shown, `handles` the ids the page names those outputs
@@ -64,8 +64,9 @@ def answers_draft(*, campaign, answers: list[dict], shown: list, handles: list) 
         else:
             fields[f"b-{ci}"] = str(by_id.get(answer["best"], answer["best"]))
             fields[f"x-{ci}"] = str(by_id.get(answer["worst"], answer["worst"]))
-    # saved_at 0: a half-done revision kept in this browser (newer) wins over the stored answers.
-    return {"v": 1, "fields": fields, "touched": touched, "spans": spans, "elapsed_ms": 0, "saved_at": 0}
+    # saved_at = when the answers were last stored (ms): a half-done revision kept in this browser
+    # since then wins over them, an older copy (the answers were revised elsewhere since) does not.
+    return {"v": 1, "fields": fields, "touched": touched, "spans": spans, "elapsed_ms": 0, "saved_at": saved_at}
 
 
 @login_required
@@ -87,7 +88,8 @@ def annotate_revise(request: HttpRequest, pk: int) -> HttpResponse:
     outputs = payload["item"]["outputs"]
     draft = answers_draft(campaign=campaign, answers=assignment_answers(assignment=assignment),
                           shown=list(assignment.shown_order) or [o["id"] for o in outputs],
-                          handles=[o["id"] for o in outputs])
+                          handles=[o["id"] for o in outputs],
+                          saved_at=int(assignment.updated_at.timestamp() * 1000))
     context["unit_config"].update(draft=draft, revising=True, draft_url=None,
                                   submit_url=reverse("annotate-revise-submit", args=[assignment.pk]))
     return render(request, "annotate/unit.html", context)

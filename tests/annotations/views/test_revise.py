@@ -197,3 +197,40 @@ def test_a_control_unit_is_revised_like_any_other(client, annotator, dataset):
     (answer,) = ControlJudgement.objects.filter(assignment=control)
     assert answer.answer["scores"] == {str(output): 5}
     assert RatingJudgement.objects.count() == regular_rows
+
+
+@pytest.mark.parametrize("protocol", ["pairwise", "bws"])
+def test_choice_answers_are_shown_as_the_page_names_them_and_revised(client, annotator, dataset, protocol):
+    """Pairwise winners are stored for the pair ordered by id but shown as A (first shown) / B; best-worst
+    choices by output id: the reopened page must name the choice the annotator made."""
+    from annotations.models import BestWorstJudgement, PairwiseJudgement
+
+    campaign = campaign_create(dataset=dataset, name=protocol, protocol=protocol, criteria=["quality"], redundancy=1,
+                               units_per_batch=5, **({"tuple_size": 2} if protocol == "bws" else {}))
+    me = annotator_get_or_create(project=campaign.project, name=annotator.username, user=annotator)
+    assignment, _ = assignment_next(campaign=campaign, annotator=me)
+    # Shown against the id order (as the server may choose), so A is not simply the lower id.
+    Assignment.objects.filter(pk=assignment.pk).update(shown_order=sorted(assignment.shown_order, reverse=True))
+    assignment.refresh_from_db()
+    first, second = assignment.shown_order
+    answer = {"criterion": "quality", "winner": "a"} if protocol == "pairwise" else \
+        {"criterion": "quality", "best": second, "worst": first}
+    unit_submit(annotator=me, assignment_id=assignment.pk, judgements=[answer])
+    client.force_login(annotator)
+    page = client.get(reverse("annotate-revise", args=[assignment.pk])).content.decode()
+    draft = json.loads(page.split('id="unit-config" type="application/json">')[1].split("</script>")[0])["draft"]
+    if protocol == "pairwise":
+        assert draft["fields"] == {"w-0": "a"}
+        revised = {"criterion": "quality", "winner": "b"}
+    else:
+        assert draft["fields"] == {"b-0": str(second), "x-0": str(first)}
+        revised = {"criterion": "quality", "best": first, "worst": second}
+    response = client.post(reverse("annotate-revise-submit", args=[assignment.pk]),
+                           json.dumps({"judgements": [revised]}), content_type="application/json")
+    assert response.status_code == 200, response.content
+    if protocol == "pairwise":
+        (row,) = PairwiseJudgement.objects.filter(assignment=assignment)
+        assert (row.output_a_id if row.winner == "a" else row.output_b_id) == second  # B, the one shown second
+    else:
+        (row,) = BestWorstJudgement.objects.filter(assignment=assignment)
+        assert (row.best_id, row.worst_id) == (first, second)
