@@ -234,3 +234,16 @@ def test_choice_answers_are_shown_as_the_page_names_them_and_revised(client, ann
     else:
         (row,) = BestWorstJudgement.objects.filter(assignment=assignment)
         assert (row.best_id, row.worst_id) == (first, second)
+
+
+def test_the_esa_slider_has_tick_labels_and_the_scales_end_descriptions(client, annotator, dataset):
+    campaign = campaign_create(dataset=dataset, name="Ticks", protocol="esa", criteria=["quality"], redundancy=1,
+                               criteria_config=[{"name": "quality", "scale_min": 0, "scale_max": 100,
+                                                 "min_label": "broken <b>", "max_label": "perfect"}])
+    client.force_login(annotator)
+    html = client.get(reverse("annotate-campaign", args=[campaign.pk])).content.decode()
+    ticks = html.split('class="slider-ticks"')[1].split("</div>")[0]
+    assert [t.split("<")[0] for t in ticks.split('<span class="tick">')[1:]] == ["0", "25", "50", "75", "100"]
+    anchors = html.split('class="slider-anchors')[1].split("</div>")[0]
+    assert "broken &lt;b&gt;" in anchors and "perfect" in anchors  # escaped
+    assert 'id="esa-text" dir="auto"' in html  # right-to-left outputs laid out right to left
