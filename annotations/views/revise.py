@@ -18,17 +18,12 @@ from annotations import protocols, selectors
 from annotations.models import Assignment, JudgementBase
 from annotations.selectors.batches import annotator_batch, assignment_answers
 from annotations.services.revisions import LOCKED_MESSAGE, unit_revise
-from annotations.views.annotate import _errors, _json_body, unit_context
+from annotations.views.annotate import _errors, _json_body, _own_pending, unit_context
 
 
 def _own(request: HttpRequest, pk: int) -> Assignment:
-    """The user's own assignment in a project they still belong to (404 otherwise)."""
-    assignment = Assignment.objects.select_related("campaign__dataset__project", "annotator", "unit").filter(
-        pk=pk, annotator__user=request.user).first()
-    if assignment is None or selectors.project_role(user=request.user,
-                                                    project=assignment.campaign.dataset.project) is None:
-        raise Http404()
-    return assignment
+    """The requester's own assignment (404 otherwise): the work page's own lookup, whatever its status."""
+    return _own_pending(request, pk)
 
 
 def _number(value) -> str:

@@ -47,14 +47,23 @@ def esa(live_server):
     return _world([f"Output {i}.0 has a few words" for i in range(4)], protocol="esa", criteria=["quality"])
 
 
+def _arrive(page):
+    """The unit page, through the campaign's landing page when there is one (its Start / Continue
+    button, #start, hands the unit out with a POST)."""
+    page.locator("body[data-unit-ready='1'], #start").first.wait_for()
+    if page.locator("#start").count():
+        page.locator("#start").click()
+    _ready(page)
+
+
 def _open(page, campaign):
     page.goto(f"/annotate/campaigns/{campaign.pk}/")
-    page.locator("body[data-unit-ready='1']").wait_for()  # a selector: polling a JS string needs eval (CSP)
+    _arrive(page)
     return Assignment.objects.filter(campaign=campaign, status="pending").latest("id")
 
 
 def _ready(page):
-    page.locator("body[data-unit-ready='1']").wait_for()
+    page.locator("body[data-unit-ready='1']").wait_for()  # a selector: polling a JS string needs eval (CSP)
 
 
 def _counts(campaign):
@@ -116,7 +125,7 @@ def test_revise_an_earlier_unit_until_the_batch_is_complete(new_page, likert, sc
     page.locator("fieldset").get_by_text("5", exact=True).click()
     with page.expect_navigation():
         page.get_by_role("button", name="Save changes").click()
-    _ready(page)
+    _arrive(page)
     (row,) = RatingJudgement.objects.filter(assignment=first)
     assert (row.score, row.status, row.origin) == (5, "complete", "browser")  # replaced
     assert RatingJudgement.objects.filter(campaign=likert).count() == 2  # nothing added
@@ -128,7 +137,7 @@ def test_revise_an_earlier_unit_until_the_batch_is_complete(new_page, likert, sc
     with page.expect_navigation():
         page.keyboard.press("3")
         page.keyboard.press("Enter")
-    _ready(page)
+    _arrive(page)
     assert page.locator("#batch-progress").inner_text() == "Your batch 2: 0 / 3 done"
     assert page.locator(".batch-strip a.done").count() == 0
     response = page.goto(f"/annotate/assignments/{first.pk}/revise/")
