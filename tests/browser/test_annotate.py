@@ -218,7 +218,7 @@ def test_esa_with_the_mouse(page, world):
     page.get_by_role("button", name="Missing content").first.click()
     # Missing content asks for its severity before it is added.
     assert page.locator("#span-list li").count() == 1
-    page.get_by_role("button", name="Missing content: major").click()
+    page.locator("#esa-missing-ask").get_by_role("button", name="Major").click()
     assert page.locator("#span-list li").count() == 2
     assert page.get_by_label("Severity of error 2").input_value() == "major"
     slider = page.locator("input[type=range]")

@@ -214,7 +214,7 @@ def test_a_span_marked_on_a_touch_phone_and_missing_content_with_its_severity(ne
     page.get_by_role("button", name="Mark minor").tap()
     assert page.locator("#span-list li").count() == 1
     page.get_by_role("button", name="Missing content").first.tap()
-    page.get_by_role("button", name="Missing content: major").tap()
+    page.locator("#esa-missing-ask").get_by_role("button", name="Major").tap()
     assert page.locator("#span-list li").count() == 2
     slider = page.locator("input[type=range]")
     slider.scroll_into_view_if_needed()
