@@ -1,7 +1,7 @@
 """REST API routes (mounted under /api/)."""
 from django.urls import path
 
-from annotations.apis import auth, campaigns, datasets, exports, imports, judgements, projects
+from annotations.apis import auth, campaigns, datasets, exports, imports, judgements, projects, revisions
 from annotations.quality import apis as quality
 from annotations.studies import apis as studies
 
@@ -29,6 +29,7 @@ urlpatterns = [
     ),
     path("assignments/", campaigns.AssignmentListApi.as_view(), name="api-assignment-list"),
     path("assignments/<int:pk>/submit/", campaigns.UnitSubmitApi.as_view(), name="api-assignment-submit"),
+    path("assignments/<int:pk>/revise/", revisions.UnitReviseApi.as_view(), name="api-assignment-revise"),
     path("assignments/<int:pk>/release/", campaigns.AssignmentReleaseApi.as_view(), name="api-assignment-release"),
     path("assignments/<int:pk>/draft/", campaigns.AssignmentDraftApi.as_view(), name="api-assignment-draft"),
     path("judgements/ratings/", judgements.RatingJudgementListApi.as_view(), name="api-rating-list"),

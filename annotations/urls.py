@@ -4,7 +4,7 @@ from django.urls import path
 from annotations import views
 from annotations.quality import views as quality
 from annotations.studies import views as studies
-from annotations.views import exports
+from annotations.views import exports, revise
 
 urlpatterns = [
     path("", views.project_list, name="project-list"),
@@ -23,6 +23,10 @@ urlpatterns = [
     path("annotate/assignments/<int:pk>/submit/", views.annotate_submit, name="annotate-submit"),
     path("annotate/assignments/<int:pk>/draft/", views.annotate_draft, name="annotate-draft"),
     path("annotate/assignments/<int:pk>/release/", views.annotate_release, name="annotate-release"),
+    # Reopening a finished unit of the batch in progress (annotations.services.revisions).
+    path("annotate/assignments/<int:pk>/revise/", revise.annotate_revise, name="annotate-revise"),
+    path("annotate/assignments/<int:pk>/revise/submit/", revise.annotate_revise_submit,
+         name="annotate-revise-submit"),
     # Quality control (annotations.quality)
     path("campaigns/<int:pk>/quality/", quality.quality_page, name="campaign-quality"),
     path("campaigns/<int:pk>/quality/decide/", quality.quality_decide, name="campaign-quality-decide"),

@@ -14,7 +14,8 @@ from django.urls import Resolver404, resolve
 from annotations.studies.session import join_binding
 
 # URL names open to a join session whatever their arguments (each view checks the session itself).
-OPEN = {"join", "join-done", "join-leave", "annotate-submit", "annotate-draft", "annotate-release"}
+OPEN = {"join", "join-done", "join-leave", "annotate-submit", "annotate-draft", "annotate-release",
+        "annotate-revise", "annotate-revise-submit"}
 # URL names open only for the session's own campaign (`pk`).
 OWN_CAMPAIGN = {"annotate-campaign", "annotate-unit", "annotate-completion-code"}
 

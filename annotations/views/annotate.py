@@ -22,6 +22,7 @@ from annotations import protocols, selectors
 from annotations.access import annotate_campaign_for, annotator_required, request_annotator
 from annotations.models import Assignment, Campaign, JudgementBase, Unit
 from annotations.quality.services import completion_code_at_batch_end
+from annotations.selectors.batches import annotator_batch
 from annotations.services.assignment_work import assignment_draft_save, assignment_release
 from annotations.services.assignments import assignment_next
 from annotations.services.submissions import unit_submit
@@ -54,6 +55,10 @@ def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) ->
             criterion["points"] = [
                 {"value": v, "key": str((v - low + 1) % 10)} for v in range(low, high + 1)
             ]
+        elif criterion["widget"] == Campaign.Widget.SLIDER:
+            # Tick labels under the slider: its ends and quarters (0, 25, 50, 75, 100 on ESA's scale).
+            low, high = float(criterion["scale_min"]), float(criterion["scale_max"])
+            criterion["ticks"] = [round(low + (high - low) * q / 4, 2) for q in range(5)]
     outputs = payload["item"]["outputs"]
     for position, output in enumerate(outputs):
         output["label"] = protocol.output_labels[position] if protocol.output_labels else str(position + 1)
@@ -103,10 +108,19 @@ def annotate_home(request: HttpRequest) -> HttpResponse:
         rows.append({
             "campaign": campaign,
             "mine": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
-            "overall": campaign_progress(campaign=campaign),
+            # The campaign's progress is for its researchers: an annotator sees their own batch.
+            "overall": _overall_for(request, campaign),
             "pending": pending,
         })
     return render(request, "annotate/home.html", {"rows": rows})
+
+
+def _overall_for(request: HttpRequest, campaign: Campaign) -> dict | None:
+    """The campaign's progress, for its researchers only: an annotator (or a join visitor,
+    never logged in) sees their own batch."""
+    if selectors.is_project_staff(user=request.user, project=campaign.project):
+        return campaign_progress(campaign=campaign)
+    return None
 
 
 def _batch_done_for_join(request: HttpRequest, campaign: Campaign, enrolment) -> bool:
@@ -144,7 +158,7 @@ def annotate_campaign(request: HttpRequest, pk: int) -> HttpResponse:
         "campaign": campaign, "progress": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
         "pending": _pending_of(campaign=campaign, annotator=annotator) is not None,
         "started": enrolment is not None and enrolment.n_assigned > 0, "join": join is not None,
-        "overall": campaign_progress(campaign=campaign) if join is None else None,
+        "overall": _overall_for(request, campaign),
     })
 
 
@@ -171,7 +185,7 @@ def _take_next(request: HttpRequest, campaign: Campaign) -> HttpResponse:
                                                  "for your interest: please return the study on your platform."})
     return render(request, "annotate/finished.html", {
         "campaign": campaign, "progress": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
-        "overall": campaign_progress(campaign=campaign), "completion_code": code})
+        "overall": _overall_for(request, campaign), "completion_code": code})
 
 
 @annotator_required
@@ -184,13 +198,15 @@ def annotate_unit(request: HttpRequest, pk: int) -> HttpResponse:
     enrolment = selectors.enrolment_for(campaign=campaign, annotator=annotator)
     assignment = _pending_of(campaign=campaign, annotator=annotator)
     context = {"campaign": campaign, "progress": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
-               "overall": campaign_progress(campaign=campaign), "join": join_binding(request) is not None}
+               "overall": _overall_for(request, campaign), "join": join_binding(request) is not None}
     if assignment is None:
         return redirect("annotate-campaign", pk=campaign.pk)
     assignment.campaign, assignment.annotator = campaign, annotator
     payload = selectors.assignment_payload(assignment=assignment, enrolment=enrolment)
     context.update(unit_context(campaign=campaign, payload=payload))
     context["assignment"] = assignment
+    batch = annotator_batch(campaign=campaign, annotator=annotator)  # the strip of units to revise
+    context.update(batch=batch, slots=batch.slots(current_id=assignment.pk))
     return render(request, "annotate/unit.html", context)
 
 

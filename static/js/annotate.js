@@ -41,7 +41,9 @@
   var statusNode = document.getElementById("unit-status");
   var errorsNode = document.getElementById("unit-errors");
   var timerNode = document.getElementById("unit-timer");
-  var storageKey = "workbench-draft-" + config.assignment;
+  // A reopened unit (config.revising) keeps its half-done changes under its own key: its stored
+  // answers come as config.draft, and nothing is autosaved to the server until it is sent again.
+  var storageKey = (config.revising ? "workbench-revise-" : "workbench-draft-") + config.assignment;
   var rows = Array.prototype.slice.call(form.querySelectorAll("[data-row]"));
   var activeRow = 0;
   var elapsed = 0;
@@ -122,12 +124,24 @@
   // ---------------------------------------------------------------- sliders (annotate/_scale.html)
   function markTouched(slider) {
     slider.classList.remove("untouched");
-    var out = slider.parentNode.querySelector(".slider-value");
+    var box = slider.closest(".scale-slider") || slider.parentNode;
+    var out = box.querySelector(".slider-value");
     if (out) out.textContent = slider.value;
   }
   form.querySelectorAll("input[type=range]").forEach(function (slider) {
     ["input", "change"].forEach(function (type) {
       slider.addEventListener(type, function () { markTouched(slider); changed(); });
+    });
+    // The ends are answers too: an untouched slider rests at its minimum, so a click, a tap or
+    // Home there changes no value and fires no input event; count the gesture itself.
+    function touchedByGesture() {
+      if (!slider.classList.contains("untouched")) return;
+      markTouched(slider);
+      changed();
+    }
+    slider.addEventListener("pointerup", touchedByGesture);
+    slider.addEventListener("keyup", function (event) {
+      if (/^(Home|End|PageUp|PageDown|Arrow(Left|Right|Up|Down))$/.test(event.key)) touchedByGesture();
     });
   });
 
@@ -304,9 +318,19 @@
     try { local = JSON.parse(window.localStorage.getItem(storageKey) || "null"); } catch (e) { local = null; }
     var server = config.draft && config.draft.v ? config.draft : null;
     var draft = local && (!server || (local.saved_at || 0) >= (server.saved_at || 0)) ? local : server;
-    if (!config.preview && restore(draft)) say("Your unfinished answers were restored.");
+    if (!config.preview && restore(draft)) {
+      say(config.revising ? "Your answers to this unit are shown: change them and press Save changes."
+        : "Your unfinished answers were restored.");
+    }
     if (rows.length) setActive(0, false);
     if (protocol.ready) protocol.ready(unit);
+    // The keyboard works at once: the first control has the focus on arrival (a protocol's `ready`
+    // may have focused its own, e.g. ESA's text), without scrolling past the instructions.
+    if (!config.preview && (!document.activeElement || document.activeElement === document.body)) {
+      var first = rows.length ? (rows[0].querySelector("input[type=range]") || rows[0].querySelector("input:checked") ||
+        rows[0].querySelector("input")) : form.querySelector("input, select, textarea, [tabindex='0']");
+      if (first) first.focus({preventScroll: true});
+    }
 
     var last = Date.now();
     window.setInterval(function () {

@@ -143,7 +143,9 @@ def test_rankme_with_the_keyboard(page, world):
     log_in(page, "ann", "pw-123456")
     assignment = _open(page, world["rankme"])
     count = page.locator("input[type=number]").count()
-    _tab_to(page, "input[type=number]")
+    # The first field has the focus on arrival: typing works at once.
+    assert page.evaluate("document.activeElement.matches('input[type=number]')")
+    assert page.evaluate("document.activeElement === document.querySelectorAll('input[type=number]')[0]")
     for i in range(count):
         page.keyboard.type(str(100 + 10 * i))
         if i < count - 1:
@@ -216,9 +218,12 @@ def test_esa_with_the_mouse(page, world):
     page.mouse.move(second["x"] + second["width"] - 1, second["y"] + second["height"] / 2)
     page.mouse.up()
     page.get_by_role("button", name="Mark major").click()
-    page.get_by_role("button", name="Missing content").click()
+    page.get_by_role("button", name="Missing content").first.click()
+    # Missing content asks for its severity before it is added.
+    assert page.locator("#span-list li").count() == 1
+    page.locator("#esa-missing-ask").get_by_role("button", name="Major").click()
     assert page.locator("#span-list li").count() == 2
-    page.get_by_label("Severity of error 2").select_option("major")
+    assert page.get_by_label("Severity of error 2").input_value() == "major"
     slider = page.locator("input[type=range]")
     box = slider.bounding_box()
     page.mouse.click(box["x"] + box["width"] * 0.3, box["y"] + box["height"] / 2)
@@ -240,7 +245,9 @@ def test_esa_with_the_keyboard_and_the_low_score_warning(page, world):
     _tab_to(page, "#esa-text", key="Shift+Tab")  # back from the slider to the text
     page.keyboard.press("Shift+ArrowRight")
     page.keyboard.press("2")  # major: the first two words
-    page.keyboard.press("m")  # a missing-content marker
+    page.keyboard.press("m")  # a missing-content marker: which severity?
+    page.locator("#esa-missing-ask").wait_for(state="visible")
+    page.keyboard.press("1")  # minor
     assert page.locator("#span-list li").count() == 2
     # Autosave keeps the spans across a reload.
     page.reload()

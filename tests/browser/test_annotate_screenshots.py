@@ -26,6 +26,7 @@ def _half_answer(page, protocol):
         page.keyboard.press("Shift+ArrowRight")
         page.keyboard.press("2")
         page.keyboard.press("m")
+        page.keyboard.press("1")
 
 
 @pytest.mark.parametrize("width,height", [(1280, 800), (390, 844)])

@@ -1,6 +1,9 @@
 // Error span annotation (ESA): mark error spans in the output (mouse or keyboard), then a 0-100
 // score (annotate/protocols/esa.html). Spans are kept in code points, as the server stores them,
 // and travel in the draft; a low score with no span is warned about once before sending.
+// Phones select with the system's handles (no mouseup): the selection is read on
+// `selectionchange`. Right-to-left outputs (dir="auto") keep logical offsets; the arrow keys
+// follow the text's direction. "Missing content" asks for its severity before it is added.
 (function () {
   "use strict";
   var unit = null;
@@ -12,6 +15,7 @@
   var selection = null; // {start, end} pending selection, code points
   var selectedSpan = -1;
   var warned = false;
+  var askingMissing = false; // the "how severe is the missing content?" question is open
 
   function say(text) { unit.say(text); }
   function spanText(span) {
@@ -59,6 +63,7 @@
       li.className = "span-row sev-" + span.severity + (index === selectedSpan ? " picked" : "");
       var quote = document.createElement("q");
       quote.textContent = spanText(span);
+      quote.dir = "auto";
       li.appendChild(quote);
       var select = document.createElement("select");
       select.setAttribute("aria-label", "Severity of error " + (index + 1));
@@ -109,18 +114,51 @@
     unit.changed();
     say("Marked a " + severity + " error.");
   }
-  function addMissing() {
-    var severities = unit.config.severities;
-    spans.push({start: null, end: null, severity: severities[0], missing: true});
+  function missingAsk(open) {
+    var ask = document.getElementById("esa-missing-ask");
+    askingMissing = Boolean(open && ask);
+    if (!ask) return;
+    ask.hidden = !askingMissing;
+    if (askingMissing) {
+      var first = ask.querySelector("[data-missing-severity]");
+      if (first) first.focus();
+      say("How severe is the missing content? Choose a severity (1-" + unit.config.severities.length + "), or Esc.");
+    }
+  }
+  function addMissing(severity) {
+    missingAsk(false);
+    spans.push({start: null, end: null, severity: severity, missing: true});
     render();
     unit.changed();
-    say("Added a missing-content marker (" + severities[0] + "); change its severity in the list.");
+    say("Added a " + severity + " missing-content marker.");
+    if (esaText) esaText.focus({preventScroll: true});
   }
   function offsetIn(node, offset) {
     var element = node.nodeType === 3 ? node.parentNode : node;
     if (!element || !element.dataset || element.dataset.s === undefined) return null;
     var within = node.nodeType === 3 ? Array.from(node.textContent.slice(0, offset)).length : 0;
     return Number(element.dataset.s) + within;
+  }
+  // The selection's [start, end) in code points, trimmed of white space; null outside the text.
+  function rangeOf(sel) {
+    var a = offsetIn(sel.anchorNode, sel.anchorOffset), b = offsetIn(sel.focusNode, sel.focusOffset);
+    if (a === null || b === null) return null;
+    var start = Math.min(a, b), end = Math.max(a, b);
+    while (start < end && /\s/.test(chars[start])) start++;
+    while (end > start && /\s/.test(chars[end - 1])) end--;
+    return start < end ? {start: start, end: end} : null;
+  }
+  // Touch screens: the selection grows with the handles and no mouseup comes; keep the latest
+  // one without re-rendering (that would drop the selection still being dragged). A collapsed
+  // selection (a tap on a button clears it) keeps the one chosen.
+  function onSelectionChange() {
+    var sel = window.getSelection();
+    if (!esaText || !sel || sel.rangeCount === 0 || sel.isCollapsed) return;
+    if (!esaText.contains(sel.anchorNode) || !esaText.contains(sel.focusNode)) return;
+    var range = rangeOf(sel);
+    if (!range) return;
+    selection = range;
+    say("Selected “" + chars.slice(range.start, range.end).join("") + "”: choose a severity.");
   }
   function onMouseUp() {
     var sel = window.getSelection();
@@ -135,14 +173,10 @@
       render();
       return;
     }
-    var a = offsetIn(sel.anchorNode, sel.anchorOffset), b = offsetIn(sel.focusNode, sel.focusOffset);
-    if (a === null || b === null) return;
-    var start = Math.min(a, b), end = Math.max(a, b);
-    while (start < end && /\s/.test(chars[start])) start++;
-    while (end > start && /\s/.test(chars[end - 1])) end--;
-    if (start >= end) return;
-    selection = {start: start, end: end};
-    say("Selected “" + chars.slice(start, end).join("") + "”: choose a severity.");
+    var range = rangeOf(sel);
+    if (!range) return;
+    selection = range;
+    say("Selected “" + chars.slice(range.start, range.end).join("") + "”: choose a severity.");
     render();
   }
 
@@ -159,12 +193,19 @@
         tokens.push({start: start, end: start + Array.from(match[0]).length});
       }
       esaText.addEventListener("mouseup", onMouseUp);
+      document.addEventListener("selectionchange", onSelectionChange);
       unit.root.querySelectorAll("[data-severity]").forEach(function (button) {
         button.addEventListener("mousedown", function (event) { event.preventDefault(); });
         button.addEventListener("click", function () { mark(button.dataset.severity); });
       });
       var missingButton = document.getElementById("esa-missing");
-      if (missingButton) missingButton.addEventListener("click", addMissing);
+      if (missingButton) missingButton.addEventListener("click", function () { missingAsk(true); });
+      unit.root.querySelectorAll("[data-missing-severity]").forEach(function (button) {
+        button.addEventListener("click", function () { addMissing(button.dataset.missingSeverity); });
+      });
+      unit.root.querySelectorAll("[data-missing-cancel]").forEach(function (button) {
+        button.addEventListener("click", function () { missingAsk(false); say("No missing content added."); });
+      });
     },
     collect: function (shared) {
       return shared.scores(function (answer) {
@@ -193,21 +234,29 @@
     keydown: function (event) {
       var key = event.key;
       var target = event.target;
+      var severities = unit.config.severities;
+      var digit = Number(key);
+      if (askingMissing) {
+        if (digit >= 1 && digit <= severities.length) { addMissing(severities[digit - 1]); return true; }
+        if (key === "Escape") { missingAsk(false); say("No missing content added."); return true; }
+        return false; // Tab, Enter on a focused choice: the browser's
+      }
       if (target && target.tagName === "INPUT" && target.type === "range" && /^Arrow/.test(key)) return false;
       if (key === "ArrowRight" || key === "ArrowLeft") {
         if (!tokens.length) return false;
         if (event.shiftKey) { if (anchor === null) anchor = cursor; } else { anchor = null; }
-        cursor = Math.max(0, Math.min(tokens.length - 1, cursor + (key === "ArrowRight" ? 1 : -1)));
+        // In a right-to-left text the next word is on the left.
+        var rtl = esaText && window.getComputedStyle(esaText).direction === "rtl";
+        var step = (key === "ArrowRight") !== rtl ? 1 : -1;
+        cursor = Math.max(0, Math.min(tokens.length - 1, cursor + step));
         selection = event.shiftKey ? keyboardSelection() : null;
         render();
         say(event.shiftKey ? "Selected “" + chars.slice(selection.start, selection.end).join("") + "”"
           : "At “" + chars.slice(tokens[cursor].start, tokens[cursor].end).join("") + "”");
         return true;
       }
-      var severities = unit.config.severities;
-      var digit = Number(key);
       if (digit >= 1 && digit <= severities.length) { mark(severities[digit - 1]); return true; }
-      if (key === "m" || key === "M") { addMissing(); return true; }
+      if (key === "m" || key === "M") { missingAsk(true); return true; }
       if (key === "Delete" || key === "Backspace") {
         var index = selectedSpan;
         if (index < 0 && tokens[cursor]) {

@@ -1,0 +1,125 @@
+"""An annotator's current batch: which of their units belong to it, and which may still be revised.
+
+A batch is `Campaign.units_per_batch` units in the order the annotator finished them (the same
+count `annotations.quality.services.completion_code_at_batch_end` uses: the n-th batch ends with
+the annotator's (n * size)-th finished unit). Units of the batch in progress may be reopened and
+resubmitted (`annotations.services.revisions.unit_revise`); once the batch is complete (its last
+unit submitted) or a completion code was issued for it (nothing left after part of a batch), its
+units are locked: the code the annotator pasted must stand for the answers stored.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from annotations.models import Annotator, Assignment, Campaign
+
+
+@dataclass
+class Batch:
+    number: int  # 1-based: "your batch n"
+    size: int  # units per batch
+    done: list[Assignment] = field(default_factory=list)  # this batch's finished units, in finishing order
+    pending: Assignment | None = None  # the unit being worked on (not in `done`)
+    closed: bool = False  # a completion code stands for this batch: nothing in it may change
+
+    @property
+    def revisable_ids(self) -> set[int]:
+        return set() if self.closed else {a.pk for a in self.done}
+
+    def slots(self, *, current_id: int | None = None) -> list[dict]:
+        """The strip "1 2 3 … of N": one slot per unit of the batch (done, current, or still to come)."""
+        out = []
+        for position, assignment in enumerate(self.done, start=1):
+            out.append({"position": position, "state": "done", "assignment": assignment.pk,
+                        "current": assignment.pk == current_id, "revisable": not self.closed})
+        position = len(self.done) + 1
+        if self.pending is not None and position <= self.size:
+            out.append({"position": position, "state": "pending", "assignment": self.pending.pk,
+                        "current": self.pending.pk == current_id or current_id is None, "revisable": False})
+            position += 1
+        for rest in range(position, self.size + 1):
+            out.append({"position": rest, "state": "todo", "assignment": None, "current": False,
+                        "revisable": False})
+        return out
+
+
+def annotator_batch(*, campaign: Campaign, annotator: Annotator | None) -> Batch:
+    """The annotator's current batch (two or three small queries; read on every unit page)."""
+    from annotations.quality.models import CompletionCode
+
+    size = max(1, campaign.units_per_batch)
+    if annotator is None:
+        return Batch(number=1, size=size)
+    mine = Assignment.objects.filter(campaign=campaign, annotator=annotator)
+    done_count = mine.filter(status=Assignment.Status.DONE).count()
+    index, in_batch = divmod(done_count, size)  # 0-based batch index, units of it finished
+    done = []
+    if in_batch:
+        done = list(mine.filter(status=Assignment.Status.DONE).order_by("-completed_at", "-id")[:in_batch])[::-1]
+    pending = mine.filter(status=Assignment.Status.PENDING).order_by("-id").first()
+    # A code issued after part of a batch (nothing left to hand out) closes it too.
+    closed = bool(in_batch) and CompletionCode.objects.filter(campaign=campaign, annotator=annotator,
+                                                              batch=index).exists()
+    return Batch(number=index + 1, size=size, done=done, pending=pending, closed=closed)
+
+
+def assignment_answers(*, assignment: Assignment) -> list[dict]:
+    """The answers stored for a finished unit, in the shape a submission sends them (output ids as
+    shown with the unit; pairwise `winner` a / b / tie for the output shown first / second), for
+    the page that reopens it. A control unit's answers come from quality control, as stored there."""
+    from annotations import protocols
+    from annotations.quality.models import ControlJudgement
+
+    campaign = assignment.campaign
+    protocol = protocols.of(campaign)
+    order = list(assignment.shown_order) or list(assignment.unit.outputs if assignment.unit_id else [])
+    controls = list(ControlJudgement.objects.filter(assignment=assignment).order_by("-attempt", "id"))
+    if controls:
+        latest = controls[0].attempt
+        return _control_answers(protocol, order, [c for c in controls if c.attempt == latest])
+    answers = []
+    judgements = protocol.model.objects.filter(assignment=assignment).order_by("id")
+    if protocol.has_spans:
+        judgements = judgements.prefetch_related("spans")
+    for j in judgements:
+        if protocol.per_output:
+            answer = {"criterion": j.criterion, "output": j.output_id, "score": j.score}
+            if protocol.has_spans:
+                answer["spans"] = [{"missing": True, "severity": s.severity} if s.missing else
+                                   {"start": s.start, "end": s.end, "severity": s.severity}
+                                   for s in sorted(j.spans.all(), key=lambda s: s.pk)]
+            answers.append(answer)
+        elif protocol.answer_shape == "pair":
+            answers.append({"criterion": j.criterion, "winner": _shown_winner(order, j.output_a_id, j.output_b_id,
+                                                                              j.winner)})
+        else:
+            answers.append({"criterion": j.criterion, "best": j.best_id, "worst": j.worst_id})
+    return answers
+
+
+def _shown_winner(order: list[int], a_id: int, b_id: int, winner: str) -> str:
+    """The stored winner (of the pair ordered by id) as the page names it (of the pair as shown)."""
+    if winner == "tie" or not order:
+        return "tie" if winner == "tie" else winner
+    won = a_id if winner == "a" else b_id
+    return "a" if won == order[0] else "b"
+
+
+def _control_answers(protocol, order: list[int], rows) -> list[dict]:
+    """A control's answers (one dict per criterion, see `Protocol.control_answer`) as a submission's."""
+    answers = []
+    for row in rows:
+        answer = row.answer or {}
+        if protocol.per_output:
+            for output, score in (answer.get("scores") or {}).items():
+                one = {"criterion": row.criterion, "output": int(output), "score": score}
+                if protocol.has_spans:
+                    one["spans"] = list((answer.get("spans") or {}).get(output, []))
+                answers.append(one)
+        elif protocol.answer_shape == "pair":
+            winner = answer.get("winner")
+            shown = "tie" if winner in (None, "tie") else ("a" if order and int(winner) == order[0] else "b")
+            answers.append({"criterion": row.criterion, "winner": shown})
+        else:
+            answers.append({"criterion": row.criterion, "best": answer.get("best"), "worst": answer.get("worst")})
+    return answers

@@ -1,0 +1,249 @@
+"""Revising a finished unit of the batch in progress: the service, the page, its JSON submit and
+`POST /api/assignments/{id}/revise/` (replace the judgements, count nothing twice, lock the batch
+once it is complete)."""
+import json
+
+import pytest
+from django.urls import reverse
+
+from annotations.models import Assignment, Enrolment, ErrorSpan, RatingJudgement, SpanJudgement, Unit
+from annotations.quality.models import CompletionCode
+from annotations.quality.services import quality_settings_update
+from annotations.services.assignments import assignment_next
+from annotations.services.campaigns import campaign_create
+from annotations.services.projects import annotator_get_or_create
+from annotations.services.submissions import unit_submit
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def campaign(dataset):
+    # Five single-output units (item-1 and item-3 have two outputs, item-2 one), batches of 3.
+    return campaign_create(dataset=dataset, name="Rate me", protocol="likert", criteria=["fluency"], scale_min=1,
+                           scale_max=5, redundancy=2, units_per_batch=3)
+
+
+@pytest.fixture
+def me(campaign, annotator):
+    return annotator_get_or_create(project=campaign.project, name=annotator.username, user=annotator)
+
+
+def _do(campaign, me, score=3):
+    assignment, _ = assignment_next(campaign=campaign, annotator=me)
+    unit_submit(annotator=me, assignment_id=assignment.pk, judgements=[
+        {"criterion": "fluency", "output": assignment.unit.outputs[0], "score": score}], time_spent_ms=1000)
+    return Assignment.objects.get(pk=assignment.pk)
+
+
+def _counts(campaign, me):
+    return (Enrolment.objects.get(campaign=campaign, annotator=me).n_done,
+            sorted(Unit.objects.filter(campaign=campaign).values_list("id", "n_done")))
+
+
+def _body(assignment, score):
+    return json.dumps({"judgements": [{"criterion": "fluency", "output": assignment.unit.outputs[0], "score": score}],
+                       "shown_order": assignment.shown_order})
+
+
+def test_the_page_reopens_a_done_unit_with_its_answer_and_replaces_it(client, annotator, campaign, me):
+    first, second = _do(campaign, me, 2), _do(campaign, me, 4)
+    before = _counts(campaign, me)
+    client.force_login(annotator)
+    page = client.get(reverse("annotate-revise", args=[first.pk]))
+    assert page.status_code == 200
+    config = json.loads(page.content.decode().split('id="unit-config" type="application/json">')[1].split("</script>")[0])
+    # The stored answer, as the draft the page restores; sent to the revise endpoint, not submit.
+    assert config["draft"]["fields"] == {f"s-0-{first.unit.outputs[0]}": "2"}
+    assert config["submit_url"] == reverse("annotate-revise-submit", args=[first.pk]) and not config["draft_url"]
+    response = client.post(reverse("annotate-revise-submit", args=[first.pk]), _body(first, 5),
+                           content_type="application/json")
+    assert response.status_code == 200, response.content
+    assert response.json()["next"] == reverse("annotate-campaign", args=[campaign.pk])
+    (row,) = RatingJudgement.objects.filter(assignment=first)
+    assert (row.score, row.origin, row.status, row.time_spent_ms) == (5, "browser", "complete", 1000)
+    assert RatingJudgement.objects.filter(annotator=me).count() == 2  # replaced, not added
+    assert _counts(campaign, me) == before  # nothing counted twice
+    assert RatingJudgement.objects.get(assignment=second).score == 4
+
+
+def test_the_api_revises_and_refuses_bad_answers_with_the_submit_rules(client, annotator, campaign, me):
+    first = _do(campaign, me, 2)
+    client.force_login(annotator)
+    url = reverse("api-assignment-revise", args=[first.pk])
+    bad = client.post(url, json.dumps({"judgements": [{"criterion": "fluency", "output": first.unit.outputs[0],
+                                                       "score": 9}]}), content_type="application/json")
+    assert bad.status_code == 400 and "judgement 1" in json.dumps(bad.json())
+    assert RatingJudgement.objects.get(assignment=first).score == 2  # the refused revision changed nothing
+    ok = client.post(url, _body(first, 1), content_type="application/json")
+    assert ok.status_code == 200 and ok.json()["judgements"] == 1
+    assert RatingJudgement.objects.get(assignment=first).score == 1
+    assert RatingJudgement.objects.get(assignment=first).origin == "api"
+
+
+def test_a_complete_batch_is_locked_and_a_pending_unit_cannot_be_revised(client, annotator, campaign, me):
+    units = [_do(campaign, me, 3) for _ in range(3)]  # batch 1 complete
+    client.force_login(annotator)
+    for unit in units:
+        page = client.get(reverse("annotate-revise", args=[unit.pk]))
+        assert page.status_code == 400 and "batch is complete" in page.content.decode()
+        api = client.post(reverse("api-assignment-revise", args=[unit.pk]), _body(unit, 1),
+                          content_type="application/json")
+        assert api.status_code == 400 and "batch is complete" in json.dumps(api.json())
+        form = client.post(reverse("annotate-revise-submit", args=[unit.pk]), _body(unit, 1),
+                           content_type="application/json")
+        assert form.status_code == 400 and "batch is complete" in " ".join(form.json()["errors"])
+    assert set(RatingJudgement.objects.filter(annotator=me).values_list("score", flat=True)) == {3}
+    # Batch 2: its first unit may be revised, the pending one not (submit it).
+    fourth = _do(campaign, me, 3)
+    assert client.post(reverse("api-assignment-revise", args=[fourth.pk]), _body(fourth, 5),
+                       content_type="application/json").status_code == 200
+    pending, _ = assignment_next(campaign=campaign, annotator=me)
+    response = client.post(reverse("api-assignment-revise", args=[pending.pk]), _body(pending, 5),
+                           content_type="application/json")
+    assert response.status_code == 400 and "not submitted yet" in json.dumps(response.json())
+
+
+def test_a_completion_code_after_part_of_a_batch_locks_it(client, annotator, campaign, me):
+    quality_settings_update(campaign=campaign, completion_codes=True)
+    first = _do(campaign, me, 3)
+    CompletionCode.objects.create(campaign=campaign, annotator=me, batch=0, code="ABCD-EFGH-J", passed=True)
+    client.force_login(annotator)
+    response = client.post(reverse("api-assignment-revise", args=[first.pk]), _body(first, 5),
+                           content_type="application/json")
+    assert response.status_code == 400 and "batch is complete" in json.dumps(response.json())
+
+
+def test_someone_elses_unit_is_not_found(client, researcher, annotator, campaign, me):
+    first = _do(campaign, me, 3)
+    client.force_login(researcher)
+    assert client.get(reverse("annotate-revise", args=[first.pk])).status_code == 404
+    assert client.post(reverse("annotate-revise-submit", args=[first.pk]), _body(first, 1),
+                       content_type="application/json").status_code == 404
+    assert client.post(reverse("api-assignment-revise", args=[first.pk]), _body(first, 1),
+                       content_type="application/json").status_code == 404
+
+
+def test_the_unit_page_shows_the_batch_strip_and_no_campaign_progress_to_annotators(client, annotator, researcher,
+                                                                                     campaign, me):
+    first = _do(campaign, me, 3)
+    client.force_login(annotator)
+    html = client.get(reverse("annotate-campaign", args=[campaign.pk])).content.decode()
+    assert reverse("annotate-revise", args=[first.pk]) in html
+    assert "Your batch: <strong>1 / 3</strong>" in html
+    assert "complete" not in html.split('class="work-progress"')[1].split("</div>\n</div>")[0]
+    home = client.get(reverse("annotate-home")).content.decode()
+    assert "Your batch: 1 / 3" in home and "of the campaign complete" not in home
+    client.force_login(researcher)
+    assert "of the campaign complete" in client.get(reverse("annotate-home")).content.decode()
+
+
+@pytest.fixture
+def esa(dataset):
+    return campaign_create(dataset=dataset, name="Spans", protocol="esa", criteria=["quality"], redundancy=1,
+                           units_per_batch=5)
+
+
+def test_an_esa_revision_replaces_the_spans(client, annotator, esa):
+    me = annotator_get_or_create(project=esa.project, name=annotator.username, user=annotator)
+    assignment, _ = assignment_next(campaign=esa, annotator=me)
+    output = assignment.unit.outputs[0]
+    unit_submit(annotator=me, assignment_id=assignment.pk, judgements=[
+        {"criterion": "quality", "output": output, "score": 40,
+         "spans": [{"start": 0, "end": 3, "severity": "major"}, {"missing": True, "severity": "minor"}]}])
+    client.force_login(annotator)
+    page = client.get(reverse("annotate-revise", args=[assignment.pk])).content.decode()
+    draft = json.loads(page.split('id="unit-config" type="application/json">')[1].split("</script>")[0])["draft"]
+    assert draft["spans"] == [{"start": 0, "end": 3, "severity": "major", "missing": False},
+                              {"start": None, "end": None, "severity": "minor", "missing": True}]
+    response = client.post(reverse("annotate-revise-submit", args=[assignment.pk]), json.dumps({"judgements": [
+        {"criterion": "quality", "output": output, "score": 90, "spans": [{"missing": True, "severity": "major"}]}
+    ]}), content_type="application/json")
+    assert response.status_code == 200, response.content
+    (row,) = SpanJudgement.objects.filter(assignment=assignment)
+    assert row.score == 90
+    assert list(ErrorSpan.objects.values_list("start", "end", "severity", "missing")) == [
+        (None, None, "major", True)]
+
+
+def test_a_control_unit_is_revised_like_any_other(client, annotator, dataset):
+    """Controls stay indistinguishable: reopened with their answers, revised through the same door,
+    their answer replaced in quality control (never written to the judgement tables)."""
+    from annotations.quality.models import ControlJudgement
+
+    campaign = campaign_create(dataset=dataset, name="Controlled", protocol="likert", criteria=["fluency"],
+                               scale_min=1, scale_max=5, redundancy=1, units_per_batch=20)
+    quality_settings_update(campaign=campaign, degraded_share=0.5, repeat_share=0.5)
+    me = annotator_get_or_create(project=campaign.project, name=annotator.username, user=annotator)
+    done = []
+    for _ in range(12):
+        assignment, _ = assignment_next(campaign=campaign, annotator=me)
+        if assignment is None:
+            break
+        unit_submit(annotator=me, assignment_id=assignment.pk, judgements=[
+            {"criterion": "fluency", "output": assignment.shown_order[0], "score": 2}], time_spent_ms=900)
+        done.append(Assignment.objects.select_related("unit").get(pk=assignment.pk))
+    control = next(a for a in done if a.unit.kind != Unit.Kind.REGULAR)
+    regular_rows = RatingJudgement.objects.count()
+    client.force_login(annotator)
+    page = client.get(reverse("annotate-revise", args=[control.pk])).content.decode()
+    config = json.loads(page.split('id="unit-config" type="application/json">')[1].split("</script>")[0])
+    output = config["outputs"][0]["id"]
+    assert config["draft"]["fields"] == {f"s-0-{output}": "2"}
+    response = client.post(reverse("annotate-revise-submit", args=[control.pk]), json.dumps({
+        "judgements": [{"criterion": "fluency", "output": output, "score": 5}],
+        "shown_order": config["shown_order"]}), content_type="application/json")
+    assert response.status_code == 200, response.content
+    (answer,) = ControlJudgement.objects.filter(assignment=control)
+    assert answer.answer["scores"] == {str(output): 5}
+    assert RatingJudgement.objects.count() == regular_rows
+
+
+@pytest.mark.parametrize("protocol", ["pairwise", "bws"])
+def test_choice_answers_are_shown_as_the_page_names_them_and_revised(client, annotator, dataset, protocol):
+    """Pairwise winners are stored for the pair ordered by id but shown as A (first shown) / B; best-worst
+    choices by output id: the reopened page must name the choice the annotator made."""
+    from annotations.models import BestWorstJudgement, PairwiseJudgement
+
+    campaign = campaign_create(dataset=dataset, name=protocol, protocol=protocol, criteria=["quality"], redundancy=1,
+                               units_per_batch=5, **({"tuple_size": 2} if protocol == "bws" else {}))
+    me = annotator_get_or_create(project=campaign.project, name=annotator.username, user=annotator)
+    assignment, _ = assignment_next(campaign=campaign, annotator=me)
+    # Shown against the id order (as the server may choose), so A is not simply the lower id.
+    Assignment.objects.filter(pk=assignment.pk).update(shown_order=sorted(assignment.shown_order, reverse=True))
+    assignment.refresh_from_db()
+    first, second = assignment.shown_order
+    answer = {"criterion": "quality", "winner": "a"} if protocol == "pairwise" else \
+        {"criterion": "quality", "best": second, "worst": first}
+    unit_submit(annotator=me, assignment_id=assignment.pk, judgements=[answer])
+    client.force_login(annotator)
+    page = client.get(reverse("annotate-revise", args=[assignment.pk])).content.decode()
+    draft = json.loads(page.split('id="unit-config" type="application/json">')[1].split("</script>")[0])["draft"]
+    if protocol == "pairwise":
+        assert draft["fields"] == {"w-0": "a"}
+        revised = {"criterion": "quality", "winner": "b"}
+    else:
+        assert draft["fields"] == {"b-0": str(second), "x-0": str(first)}
+        revised = {"criterion": "quality", "best": first, "worst": second}
+    response = client.post(reverse("annotate-revise-submit", args=[assignment.pk]),
+                           json.dumps({"judgements": [revised]}), content_type="application/json")
+    assert response.status_code == 200, response.content
+    if protocol == "pairwise":
+        (row,) = PairwiseJudgement.objects.filter(assignment=assignment)
+        assert (row.output_a_id if row.winner == "a" else row.output_b_id) == second  # B, the one shown second
+    else:
+        (row,) = BestWorstJudgement.objects.filter(assignment=assignment)
+        assert (row.best_id, row.worst_id) == (first, second)
+
+
+def test_the_esa_slider_has_tick_labels_and_the_scales_end_descriptions(client, annotator, dataset):
+    campaign = campaign_create(dataset=dataset, name="Ticks", protocol="esa", criteria=["quality"], redundancy=1,
+                               criteria_config=[{"name": "quality", "scale_min": 0, "scale_max": 100,
+                                                 "min_label": "broken <b>", "max_label": "perfect"}])
+    client.force_login(annotator)
+    html = client.get(reverse("annotate-campaign", args=[campaign.pk])).content.decode()
+    ticks = html.split('class="slider-ticks"')[1].split("</div>")[0]
+    assert [t.split("<")[0] for t in ticks.split('<span class="tick">')[1:]] == ["0", "25", "50", "75", "100"]
+    anchors = html.split('class="slider-anchors')[1].split("</div>")[0]
+    assert "broken &lt;b&gt;" in anchors and "perfect" in anchors  # escaped
+    assert 'id="esa-text" dir="auto"' in html  # right-to-left outputs laid out right to left
