@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
@@ -69,11 +69,11 @@ def annotate_revise(request: HttpRequest, pk: int) -> HttpResponse:
     """A finished unit of the batch in progress, reopened with its answers (400 once the batch is complete)."""
     assignment = _own(request, pk)
     campaign, annotator = assignment.campaign, assignment.annotator
+    if assignment.status == Assignment.Status.PENDING:  # the unit in progress: its own page
+        return redirect("annotate-unit", pk=campaign.pk)
     batch = annotator_batch(campaign=campaign, annotator=annotator)
     if assignment.status != Assignment.Status.DONE or assignment.pk not in batch.revisable_ids:
-        message = LOCKED_MESSAGE if assignment.status == Assignment.Status.DONE else \
-            "This unit is not submitted yet: it is the one you are working on."
-        return render(request, "annotate/locked.html", {"campaign": campaign, "message": message}, status=400)
+        return render(request, "annotate/locked.html", {"campaign": campaign, "message": LOCKED_MESSAGE}, status=400)
     enrolment = selectors.enrolment_for(campaign=campaign, annotator=annotator)
     payload = selectors.assignment_payload(assignment=assignment, enrolment=enrolment)
     context = {"campaign": campaign, "assignment": assignment, "revising": True,

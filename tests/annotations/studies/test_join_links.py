@@ -231,7 +231,8 @@ def test_a_join_session_reaches_only_its_campaigns_annotate_pages(client, campai
             response = client.get(path)
             assert response.status_code in (200, 302, 404, 405), (path, response.status_code)
             if response.status_code == 302:
-                assert response["Location"] in (reverse("annotate-campaign", args=[campaign.pk]), reverse("join-done")), path
+                assert response["Location"] in (reverse("annotate-campaign", args=[campaign.pk]), reverse("join-done"),
+                                               reverse("annotate-unit", args=[campaign.pk])), path
             if response.status_code == 200:
                 ok.add(path)
     assert seen > 80

@@ -49,6 +49,7 @@ def _body(assignment, score):
 def test_the_page_reopens_a_done_unit_with_its_answer_and_replaces_it(client, annotator, campaign, me):
     first, second = _do(campaign, me, 2), _do(campaign, me, 4)
     before = _counts(campaign, me)
+    first_time = RatingJudgement.objects.get(assignment=first).time_spent_ms  # the server's figure
     client.force_login(annotator)
     page = client.get(reverse("annotate-revise", args=[first.pk]))
     assert page.status_code == 200
@@ -59,9 +60,9 @@ def test_the_page_reopens_a_done_unit_with_its_answer_and_replaces_it(client, an
     response = client.post(reverse("annotate-revise-submit", args=[first.pk]), _body(first, 5),
                            content_type="application/json")
     assert response.status_code == 200, response.content
-    assert response.json()["next"] == reverse("annotate-campaign", args=[campaign.pk])
+    assert response.json()["next"] == reverse("annotate-unit", args=[campaign.pk])
     (row,) = RatingJudgement.objects.filter(assignment=first)
-    assert (row.score, row.origin, row.status, row.time_spent_ms) == (5, "browser", "complete", 1000)
+    assert (row.score, row.origin, row.status, row.time_spent_ms) == (5, "browser", "complete", first_time)
     assert RatingJudgement.objects.filter(annotator=me).count() == 2  # replaced, not added
     assert _counts(campaign, me) == before  # nothing counted twice
     assert RatingJudgement.objects.get(assignment=second).score == 4
@@ -128,7 +129,7 @@ def test_the_unit_page_shows_the_batch_strip_and_no_campaign_progress_to_annotat
                                                                                      campaign, me):
     first = _do(campaign, me, 3)
     client.force_login(annotator)
-    html = client.get(reverse("annotate-campaign", args=[campaign.pk])).content.decode()
+    html = client.post(reverse("annotate-campaign", args=[campaign.pk]), follow=True).content.decode()  # Start (a POST)
     assert reverse("annotate-revise", args=[first.pk]) in html
     assert "Your batch: <strong>1 / 3</strong>" in html
     assert "complete" not in html.split('class="work-progress"')[1].split("</div>\n</div>")[0]
@@ -241,7 +242,7 @@ def test_the_esa_slider_has_tick_labels_and_the_scales_end_descriptions(client, 
                                criteria_config=[{"name": "quality", "scale_min": 0, "scale_max": 100,
                                                  "min_label": "broken <b>", "max_label": "perfect"}])
     client.force_login(annotator)
-    html = client.get(reverse("annotate-campaign", args=[campaign.pk])).content.decode()
+    html = client.post(reverse("annotate-campaign", args=[campaign.pk]), follow=True).content.decode()  # Start (a POST)
     ticks = html.split('class="slider-ticks"')[1].split("</div>")[0]
     assert [t.split("<")[0] for t in ticks.split('<span class="tick">')[1:]] == ["0", "25", "50", "75", "100"]
     anchors = html.split('class="slider-anchors')[1].split("</div>")[0]
