@@ -3,7 +3,7 @@ from django.urls import path
 
 from annotations import views
 from annotations.quality import views as quality
-from annotations.views import exports
+from annotations.views import exports, login_links
 
 urlpatterns = [
     path("", views.project_list, name="project-list"),
@@ -30,6 +30,9 @@ urlpatterns = [
     path("campaigns/<int:pk>/quality/codes.csv", quality.quality_codes_csv, name="campaign-completion-codes-csv"),
     path("annotate/campaigns/<int:pk>/code/", quality.annotate_completion_code, name="annotate-completion-code"),
     path("imports/<int:pk>/", views.import_job_detail, name="import-job-detail"),
+    # One-time login links for accounts made by owners (annotations.services.login_links).
+    path("login/<str:token>/", login_links.login_link, name="login-link"),
+    path("accounts/password/set/", login_links.password_set, name="password-set"),
     # Exports (annotations.export): researchers only.
     path("campaigns/<int:pk>/export/", exports.campaign_export, name="campaign-export"),
     path("exports/<int:pk>/", exports.export_job_detail, name="export-job-detail"),

@@ -30,3 +30,6 @@ from annotations.quality.models import (  # noqa: E402,F401
 
 # Export jobs live with the export (annotations.export.models).
 from annotations.export.models import ExportJob  # noqa: E402,F401
+
+# One-time login links for accounts made by owners (annotations.services.login_links).
+from annotations.models.login_links import LoginLink  # noqa: E402,F401
