@@ -61,8 +61,9 @@ def login_link(request: HttpRequest, token: str) -> HttpResponse:
         if user is None:
             return _failed(request)
         login(request, user, backend=BACKEND)
-        messages.success(request, f"You are logged in as {user.get_username()}. This link is now used up: "
-                                  "bookmark this page, or set a password to log in again later.")
+        messages.success(request, f"You are logged in as {user.get_username()}. The link is used up now: to come "
+                                  "back from another browser, set a password (top right) or ask your project's "
+                                  "owner for a new link.")
         return redirect("annotate-home")
     link = login_link_usable(token=token)
     if link is None:
