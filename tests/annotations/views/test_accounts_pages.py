@@ -221,3 +221,15 @@ def test_project_create_api_follows_the_creators_setting(owner, annotator, setti
     created = api.post("/api/projects/", {"name": "P2"}, format="json")
     assert created.status_code == 201 and created.json()["role"] == "owner"
     assert api.post("/api/projects/", {"name": "P2"}, format="json").status_code == 400
+
+
+@pytest.mark.parametrize("text", ["a\x00b\nok", "\u202e\nok", "ok\n" + "é" * 200, ",".join(f"u{i}" for i in range(1200))])
+def test_hostile_pastes_answer_400_with_line_numbers(client, owner, project, text):
+    client.force_login(owner)
+    response = client.post(reverse("project-members", args=[project.pk]), {"action": "bulk", "usernames": text})
+    assert response.status_code == 400
+    assert not User.objects.filter(username="ok").exists()
+    api = APIClient()
+    api.force_authenticate(owner)
+    answer = api.post(f"/api/projects/{project.pk}/members/bulk/", {"text": text}, format="json")
+    assert answer.status_code == 400 and answer.json()  # a message; NUL is refused by the field itself
