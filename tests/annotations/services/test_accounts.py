@@ -125,3 +125,31 @@ def test_a_deactivated_account_gets_no_link_and_cannot_use_one(project, owner):
     user.save()
     assert login_link_refusal(user=user, project=project, issuer=owner) == "the account is deactivated"
     assert login_link_redeem(token=token) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_clicks_at_once_log_in_once():
+    """Both requests find the unused row; the row lock lets only the first one spend it."""
+    import threading
+
+    from django.db import connections
+
+    project = ProjectFactory(name="race")
+    user = User.objects.create_user("ann")
+    token = login_link_create(user=user, project=project)[1]
+    barrier = threading.Barrier(4)
+    results = []
+
+    def click():
+        barrier.wait()
+        try:
+            results.append(login_link_redeem(token=token))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=click) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(r is not None for r in results) == [False, False, False, True]

@@ -11,7 +11,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotations.models import LoginLink, Membership, Project
-from tests.annotations.factories import MembershipFactory, ProjectFactory, UserFactory
+from tests.annotations.factories import UserFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_throttles")]
 User = get_user_model()
