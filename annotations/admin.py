@@ -149,6 +149,19 @@ class ExportJobAdmin(admin.ModelAdmin):
     readonly_fields = ["options", "errors", "result", "archive", "size", "started_at", "finished_at"]
 
 
+@admin.register(models.LoginLink)
+class LoginLinkAdmin(admin.ModelAdmin):
+    """Read-only: a link is issued where its token can be shown once (the members page,
+    `add_member --links`); the admin sees only the hash."""
+
+    list_display = ["user", "project", "created_by", "created_at", "expires_at", "used_at"]
+    list_select_related = ["user", "project", "created_by"]
+    readonly_fields = ["token_hash", "user", "project", "created_by", "expires_at", "used_at"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
 # Quality control (annotations.quality)
 from annotations.quality import admin as quality_admin  # noqa: E402,F401
 

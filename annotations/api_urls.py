@@ -10,6 +10,7 @@ urlpatterns = [
     path("projects/", projects.ProjectListApi.as_view(), name="api-project-list"),
     path("projects/<int:pk>/", projects.ProjectDetailApi.as_view(), name="api-project-detail"),
     path("projects/<int:pk>/members/", projects.MembershipListApi.as_view(), name="api-project-members"),
+    path("projects/<int:pk>/members/bulk/", projects.MembersBulkApi.as_view(), name="api-project-members-bulk"),
     path(
         "projects/<int:pk>/members/<int:member_pk>/",
         projects.MembershipDetailApi.as_view(),

@@ -105,6 +105,47 @@ class MemberAddForm(forms.Form):
     role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.ANNOTATOR)
 
 
+class ProjectCreateForm(forms.Form):
+    """The project list's "New project" form; the rules (who, unique names) live in `project_create`."""
+
+    name = forms.CharField(max_length=200, label="Project name", error_messages={"required": "A project needs a name."})
+    description = forms.CharField(max_length=2000, required=False, label="Description (optional)")
+
+
+class AnnotatorsBulkForm(forms.Form):
+    """Annotators in bulk: a paste, or a text / CSV file (parsed by `annotators_add_bulk`)."""
+
+    # A list of a thousand usernames is far below this.
+    MAX_FILE_BYTES = 256 * 1024
+
+    usernames = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false", "autocapitalize": "none"}),
+        label="Usernames", help_text="One per line, or comma separated.")
+    file = forms.FileField(required=False, label="Or a text / CSV file",
+                           widget=forms.ClearableFileInput(attrs={"accept": ".txt,.csv,text/plain,text/csv"}),
+                           help_text="A CSV with a header row reads its username column.")
+    links_for_existing = forms.BooleanField(required=False, label="Also new login links for existing accounts")
+
+    def clean(self):
+        data = super().clean()
+        upload = data.get("file")
+        text = data.get("usernames") or ""
+        if upload is not None and text.strip():
+            # Line numbers in error messages must point into one text.
+            raise forms.ValidationError("Paste usernames or choose a file, not both.")
+        if upload is not None:
+            if upload.size > self.MAX_FILE_BYTES:
+                raise forms.ValidationError(f"The file is larger than {self.MAX_FILE_BYTES // 1024} KiB.")
+            try:
+                text = upload.read().decode("utf-8-sig")
+            except UnicodeDecodeError:
+                raise forms.ValidationError("The file is not UTF-8 text.") from None
+        if not text.strip():
+            raise forms.ValidationError("Paste usernames or choose a file.")
+        data["text"] = text
+        return data
+
+
 class ExportForm(forms.Form):
     """The options of `export_dataset` (annotations.export) for one campaign."""
 

@@ -4,7 +4,7 @@ from django.urls import path
 from annotations import views
 from annotations.quality import views as quality
 from annotations.studies import views as studies
-from annotations.views import exports, revise
+from annotations.views import exports, login_links, revise
 
 urlpatterns = [
     path("", views.project_list, name="project-list"),
@@ -42,6 +42,9 @@ urlpatterns = [
     path("campaigns/<int:pk>/join-links/new/", studies.join_link_new, name="campaign-join-link-new"),
     path("join-links/<int:pk>/revoke/", studies.join_link_revoke_view, name="join-link-revoke"),
     path("imports/<int:pk>/", views.import_job_detail, name="import-job-detail"),
+    # One-time login links for accounts made by owners (annotations.services.login_links).
+    path("login/<str:token>/", login_links.login_link, name="login-link"),
+    path("accounts/password/set/", login_links.password_set, name="password-set"),
     # Exports (annotations.export): researchers only.
     path("campaigns/<int:pk>/export/", exports.campaign_export, name="campaign-export"),
     path("exports/<int:pk>/", exports.export_job_detail, name="export-job-detail"),

@@ -14,6 +14,8 @@ from annotations.apis.common import paginated, paginated_response
 from annotations.models import Membership, Project
 from annotations.permissions import ApiAuthMixin, require_owner
 from annotations.selectors import membership_list, project_list_with_roles
+from annotations.services.accounts import MAX_USERNAMES, annotators_add_bulk
+from annotations.services.login_links import login_link_url
 from annotations.services.projects import membership_add, membership_remove, project_create
 
 # The same answer whether the username is unknown or belongs to an account that
@@ -158,3 +160,53 @@ class MembershipDetailApi(ApiAuthMixin, APIView):
         membership = self._membership(request, pk, member_pk)
         membership_remove(project=membership.project, membership_id=membership.pk)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class MembersBulkApi(ApiAuthMixin, APIView):
+    """Annotators in bulk (owners only): missing accounts are created with no password, and each
+    created account (with `links_for_existing`, each existing one that may have one) gets a
+    one-time login link. All or nothing: 400 lists every bad line as "line N: ..."."""
+
+    class InputSerializer(serializers.Serializer):
+        usernames = serializers.ListField(child=serializers.CharField(max_length=1000, allow_blank=True),
+                                          required=False, max_length=MAX_USERNAMES,
+                                          help_text="Usernames, one per entry.")
+        text = serializers.CharField(required=False, allow_blank=True, max_length=256 * 1024,
+                                     help_text="Or a text: one username per line, or comma separated.")
+        links_for_existing = serializers.BooleanField(default=False)
+
+        class Meta:
+            ref_name = "MembersBulk"
+
+    class OutputSerializer(serializers.Serializer):
+        project = serializers.CharField()
+        members = serializers.IntegerField()
+        created = serializers.ListField(child=serializers.CharField())
+        added = serializers.ListField(child=serializers.CharField())
+        unchanged = serializers.ListField(child=serializers.CharField())
+        links = serializers.DictField(child=serializers.URLField(), help_text="username -> one-time login link")
+        no_link = serializers.DictField(child=serializers.CharField(), help_text="username -> why no link")
+
+        class Meta:
+            ref_name = "MembersBulkResult"
+
+    @extend_schema(operation_id="projects_members_bulk", request=InputSerializer, responses={200: OutputSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        project = get_object_or_404(project_list_with_roles(user=request.user), pk=pk)
+        require_owner(user=request.user, project=project)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        # A list is numbered like the lines of a text: entry 1 is line 1.
+        text = "\n".join(data["usernames"]) if "usernames" in data else data.get("text", "")
+        try:
+            result = annotators_add_bulk(project=project, text=text, created_by=request.user,
+                                         links_for_existing=data["links_for_existing"])
+        except ValidationError as exc:
+            raise ValidationError({"usernames": exc.messages}) from None
+        base = request.build_absolute_uri("/")
+        return Response(self.OutputSerializer({
+            "project": project.name, "members": result.members, "created": result.created,
+            "added": result.added, "unchanged": result.unchanged, "no_link": result.no_link,
+            "links": {name: login_link_url(token=token, base_url=base) for name, token in result.links.items()},
+        }).data)

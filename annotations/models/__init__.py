@@ -33,3 +33,5 @@ from annotations.export.models import ExportJob  # noqa: E402,F401
 
 # Join links of crowd studies (annotations.studies).
 from annotations.studies.models import JoinLink, JoinParticipant  # noqa: E402,F401
+# One-time login links for accounts made by owners (annotations.services.login_links).
+from annotations.models.login_links import LoginLink  # noqa: E402,F401

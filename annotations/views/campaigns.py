@@ -15,11 +15,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from annotations import protocols, selectors
 from annotations.access import campaign_for_staff, require_owner, require_staff
 from annotations.apis.projects import NO_SUCH_ACCOUNT, addable_user
-from annotations.forms import CampaignForm, CriterionFormSet, MemberAddForm
+from annotations.forms import AnnotatorsBulkForm, CampaignForm, CriterionFormSet, MemberAddForm
 from annotations.models import Campaign, Membership, Output
 from annotations.services.campaigns import campaign_create
 from annotations.services.projects import membership_add, membership_remove
 from annotations.studies.views import join_links_context
+from annotations.views import members
 from annotations.views.annotate import unit_context
 
 JUDGEMENTS_PER_PAGE = 50
@@ -217,10 +218,21 @@ def project_members(request: HttpRequest, pk: int) -> HttpResponse:
     project = get_object_or_404(selectors.project_list(user=request.user), pk=pk)
     require_owner(user=request.user, project=project, message="Only owners of the project may manage its members.")
     form = MemberAddForm()
+    bulk_form = AnnotatorsBulkForm()
+    shown: dict = {}
     if request.method == "POST":
         action = request.POST.get("action")
         try:
-            if action == "add":
+            if action == "csv":
+                return members.links_csv(request, project)
+            if action == "bulk":
+                bulk_form, shown = members.bulk_add(request, project)
+                if shown:
+                    return _members_page(request, project, form, bulk_form, shown, status=200)
+            elif action == "link":
+                shown = members.new_link(request, project)
+                return _members_page(request, project, form, bulk_form, shown, status=200)
+            elif action == "add":
                 form = MemberAddForm(request.POST)
                 if form.is_valid():
                     user = addable_user(form.cleaned_data["username"])
@@ -242,12 +254,17 @@ def project_members(request: HttpRequest, pk: int) -> HttpResponse:
                 return redirect("project-members", pk=project.pk)
         except ValidationError as exc:
             text = " ".join(m for ms in getattr(exc, "message_dict", {"": exc.messages}).values() for m in ms)
-            if action != "add":
+            if action not in ("add", "bulk"):
                 messages.error(request, text)
                 return redirect("project-members", pk=project.pk)
             form.add_error(None, text)
+    return _members_page(request, project, form, bulk_form, shown,
+                         status=400 if request.method == "POST" else 200)
+
+
+def _members_page(request, project, form, bulk_form, shown: dict, status: int) -> HttpResponse:
     return render(request, "projects/members.html", {
         "project": project, "members": selectors.membership_list(project=project), "form": form,
-        "roles": Membership.Role.choices,
-    }, status=400 if request.method == "POST" else 200)
+        "bulk_form": bulk_form, "roles": Membership.Role.choices, **shown,
+    }, status=status)
 

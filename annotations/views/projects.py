@@ -1,11 +1,17 @@
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 
 from annotations import selectors
+from annotations.forms import ProjectCreateForm
 from annotations.models import Campaign, Dataset, Item, Output, System
+from annotations.services.projects import project_create, user_may_create_projects
+
+CREATORS_ONLY = "You may not create projects; ask an administrator or the owner of a project."
 
 
 def count_of(model, **lookup) -> Coalesce:
@@ -16,12 +22,33 @@ def count_of(model, **lookup) -> Coalesce:
 
 @login_required
 def project_list(request: HttpRequest) -> HttpResponse:
+    """The user's projects; users allowed by WORKBENCH_PROJECT_CREATORS create one here (they own it)."""
+    may_create = user_may_create_projects(user=request.user)
+    form = ProjectCreateForm()
+    if request.method == "POST":
+        if not may_create:
+            raise PermissionDenied(CREATORS_ONLY)
+        form = ProjectCreateForm(request.POST)
+        if form.is_valid():
+            try:
+                project = project_create(name=form.cleaned_data["name"], owner=request.user,
+                                         description=form.cleaned_data["description"])
+            except ValidationError as exc:
+                for field, errors in exc.message_dict.items():
+                    for error in errors:
+                        form.add_error(field if field in form.fields else None, error)
+            else:
+                messages.success(request, f"Project {project.name} created: you are its owner. "
+                                          "Import a dataset and add members next.")
+                return redirect("project-detail", pk=project.pk)
     projects = selectors.project_list_with_roles(user=request.user).annotate(
         n_datasets=count_of(Dataset, project=OuterRef("pk")),
         n_campaigns=count_of(Campaign, dataset__project=OuterRef("pk")),
     )
     can_upload = selectors.staff_project_list(user=request.user).exists()
-    return render(request, "annotations/project_list.html", {"projects": projects, "can_upload": can_upload})
+    return render(request, "annotations/project_list.html", {
+        "projects": projects, "can_upload": can_upload, "may_create": may_create, "form": form,
+    }, status=400 if request.method == "POST" else 200)
 
 
 @login_required

@@ -35,3 +35,20 @@ document.addEventListener("keydown", function (event) {
   var link = document.querySelector('a[data-key="' + event.key + '"]');
   if (link) window.location.href = link.href;
 });
+
+// Members page: "Copy" puts a login link on the clipboard (the field stays selectable without JavaScript).
+document.addEventListener("click", function (event) {
+  var button = event.target.closest && event.target.closest("button[data-copy]");
+  if (!button) return;
+  var field = document.getElementById(button.getAttribute("data-copy"));
+  if (!field) return;
+  field.focus();
+  field.select();
+  var done = function () { button.textContent = "Copied"; };
+  if (navigator.clipboard && window.isSecureContext) {
+    navigator.clipboard.writeText(field.value).then(done, function () { document.execCommand("copy"); done(); });
+  } else {
+    document.execCommand("copy");
+    done();
+  }
+});

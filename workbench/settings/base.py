@@ -162,6 +162,15 @@ WORKBENCH_MAX_TEXT_CHARS = env.int("WORKBENCH_MAX_TEXT_CHARS", default=20_000)
 # users who already own a project), "staff" (staff users only) or "anyone".
 WORKBENCH_PROJECT_CREATORS = env.str("WORKBENCH_PROJECT_CREATORS", default="owners")
 
+# The server's public address, which links printed by commands start with
+# (`add_member --links`, `create_join_link`; pages use the request's own host).
+# One-time login links (annotations.services.login_links): how long a link lives, and how many wrong tokens one address may
+# try per WORKBENCH_LOGIN_LINK_FAILURE_MINUTES before it gets 429.
+WORKBENCH_BASE_URL = env.str("WORKBENCH_BASE_URL", default="http://127.0.0.1:8000")
+WORKBENCH_LOGIN_LINK_DAYS = env.int("WORKBENCH_LOGIN_LINK_DAYS", default=14)
+WORKBENCH_LOGIN_LINK_FAILURE_LIMIT = env.int("WORKBENCH_LOGIN_LINK_FAILURE_LIMIT", default=20)
+WORKBENCH_LOGIN_LINK_FAILURE_MINUTES = env.int("WORKBENCH_LOGIN_LINK_FAILURE_MINUTES", default=15)
+
 # Shared by the web processes: API throttles count here. Production should
 # point it at Redis (each gunicorn worker has its own local memory).
 CACHES = {"default": env.cache_url("WORKBENCH_CACHE_URL", default="locmemcache://")}
@@ -170,9 +179,6 @@ CACHES = {"default": env.cache_url("WORKBENCH_CACHE_URL", default="locmemcache:/
 # client's address (for lock-outs and throttles) is read that many hops from
 # the right. 0: the address the connection came from.
 WORKBENCH_TRUSTED_PROXIES = env.int("WORKBENCH_TRUSTED_PROXIES", default=0)
-
-# The server's public address, for links printed by commands (create_join_link).
-WORKBENCH_BASE_URL = env.str("WORKBENCH_BASE_URL", default="http://localhost:8000")
 
 # Join-link requests (GET or POST /join/<token>/) per client address and minute; 0 = no limit.
 WORKBENCH_JOIN_RATE = env.int("WORKBENCH_JOIN_RATE", default=30)
