@@ -24,6 +24,7 @@ from annotations.models import Assignment, Campaign, JudgementBase, Unit
 from annotations.quality.services import completion_code_at_batch_end
 from annotations.services.assignment_work import assignment_draft_save, assignment_release
 from annotations.services.assignments import assignment_next
+from annotations.services.handles import handles_for, payload_for_annotator, unit_submission_translate
 from annotations.services.projects import annotator_get_or_create
 from annotations.services.submissions import unit_submit
 from workbench import strictjson
@@ -127,7 +128,8 @@ def annotate_campaign(request: HttpRequest, pk: int) -> HttpResponse:
                                                                   finished=True)
         return render(request, "annotate/finished.html", context)
     assignment.campaign, assignment.annotator = campaign, annotator
-    payload = selectors.assignment_payload(assignment=assignment, enrolment=enrolment)
+    # The page shows handles, never output or item ids (annotations.services.handles).
+    payload = payload_for_annotator(selectors.assignment_payload(assignment=assignment, enrolment=enrolment))
     context.update(unit_context(campaign=campaign, payload=payload))
     context["assignment"] = assignment
     return render(request, "annotate/unit.html", context)
@@ -170,11 +172,14 @@ def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
         time_spent = body.get("time_spent_ms")
         if isinstance(time_spent, float) and time_spent.is_integer():
             time_spent = int(time_spent)
+        judgements, shown_order = unit_submission_translate(
+            handles_for(assignment, allow_ids=False), judgements=body.get("judgements"),
+            shown_order=body.get("shown_order"))
         result = unit_submit(
             annotator=assignment.annotator,
             assignment_id=assignment.pk,
-            judgements=body.get("judgements"),
-            shown_order=body.get("shown_order"),
+            judgements=judgements,
+            shown_order=shown_order,
             time_spent_ms=time_spent,
             origin=JudgementBase.Origin.BROWSER,
         )

@@ -2,9 +2,10 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 
 from annotations import selectors
+from annotations.access import annotates_only, require_staff
 from annotations.models import Campaign, Dataset, Item, Output, System
 
 
@@ -16,6 +17,8 @@ def count_of(model, **lookup) -> Coalesce:
 
 @login_required
 def project_list(request: HttpRequest) -> HttpResponse:
+    if annotates_only(user=request.user):
+        return redirect("annotate-home")  # their campaigns; projects, datasets... are for staff
     projects = selectors.project_list_with_roles(user=request.user).annotate(
         n_datasets=count_of(Dataset, project=OuterRef("pk")),
         n_campaigns=count_of(Campaign, dataset__project=OuterRef("pk")),
@@ -27,7 +30,7 @@ def project_list(request: HttpRequest) -> HttpResponse:
 @login_required
 def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
     project = get_object_or_404(selectors.project_list(user=request.user), pk=pk)
-    role = selectors.project_role(user=request.user, project=project)
+    role = require_staff(user=request.user, project=project)
     datasets = selectors.dataset_list(user=request.user).filter(project=project).annotate(
         n_items=count_of(Item, dataset=OuterRef("pk")),
         n_systems=count_of(System, dataset=OuterRef("pk")),
