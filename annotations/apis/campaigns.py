@@ -386,8 +386,8 @@ class AssignmentReleaseApi(ApiAuthMixin, APIView):
         answers already sent for it are kept as abandoned, and you will not get
         it again."""
         assignment = _own_assignment(request, pk)
-        assignment = assignment_release(assignment_id=assignment.pk, annotator=assignment.annotator)
         staff = assignment.member_role in STAFF_ROLES
+        assignment = assignment_release(assignment_id=assignment.pk, annotator=assignment.annotator)
         assignment = Assignment.objects.select_related("annotator").get(pk=assignment.pk)
         data = AssignmentOutputSerializer(assignment).data
         return Response(data if staff else brief_for_annotator(data))

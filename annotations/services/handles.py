@@ -23,6 +23,7 @@ import hmac
 from collections.abc import Iterable
 
 from django.conf import settings
+from django.http import Http404
 
 from annotations.protocols.errors import AnswerError
 
@@ -49,10 +50,15 @@ def item_handle(assignment_id: int, item_id: int) -> str:
 
 
 def unit_output_ids(assignment) -> list[int]:
-    """The ids an assignment shows (alias ids for a control unit)."""
+    """The ids an assignment shows (alias ids for a control unit; every output of the item
+    for an assignment made before units existed, as `selectors.assignment_payload`)."""
     order = list(assignment.shown_order or [])
     if not order and assignment.unit_id:
         order = list(assignment.unit.outputs)
+    if not order and assignment.item_id:
+        from annotations.models import Output
+
+        order = list(Output.objects.filter(item_id=assignment.item_id).order_by("id").values_list("id", flat=True))
     return order
 
 
@@ -201,8 +207,10 @@ def judgement_handles(*, user, campaign_id: int, values: list) -> Handles:
     from annotations.selectors import campaign_list, is_project_staff
 
     campaign = campaign_list(user=user).filter(pk=campaign_id).first()
-    staff = campaign is not None and is_project_staff(user=user, project=campaign.project)
-    if campaign is None or not all(isinstance(v, str) for v in values):
+    if campaign is None:
+        raise Http404()
+    staff = is_project_staff(user=user, project=campaign.project)
+    if not all(isinstance(v, str) for v in values):
         return Handles(assignment_id=0, output_ids=[], allow_ids=staff)
     pending_first = Case(When(status=Assignment.Status.PENDING, then=Value(0)), default=Value(1),
                          output_field=IntegerField())
