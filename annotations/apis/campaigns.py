@@ -169,7 +169,7 @@ class BlindOutputSerializer(serializers.Serializer):
 
 class AssignmentItemSerializer(serializers.Serializer):
     id = OutputRefField(help_text="Annotators: an opaque handle; owners and researchers: the item id.")
-    external_id = serializers.CharField()
+    external_id = serializers.CharField(allow_blank=True, help_text="Empty for annotators.")
     source = serializers.CharField(help_text="Empty when the campaign does not show the input.")
     data = serializers.JSONField()
     references = ReferenceOutputSerializer(many=True, help_text="Empty unless the campaign shows references.")
