@@ -55,7 +55,7 @@ def _sentence(rng: random.Random) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(rng.randint(9, 14))).capitalize() + "."
 
 
-def _study(n_items: int, n_systems: int = 3, gold: int = 0):
+def _study(n_items: int, n_systems: int = 3, gold: int = 0, protocol: str = Campaign.Protocol.LIKERT):
     """A project with a Likert campaign with quality control on, and one annotator (an account)."""
     rng = random.Random(7)
     project = ProjectFactory(name="Study")
@@ -70,8 +70,10 @@ def _study(n_items: int, n_systems: int = 3, gold: int = 0):
         ReferenceFactory(item=item, position=0, text=_sentence(rng))
         for system in systems:
             OutputFactory(item=item, system=system, text=_sentence(rng))
-    campaign = CampaignFactory(dataset=dataset, protocol=Campaign.Protocol.LIKERT, criteria=["quality"],
-                               scale_min=0, scale_max=100, redundancy=1, units_per_batch=10)
+    campaign = CampaignFactory(dataset=dataset, protocol=protocol, criteria=["quality"], redundancy=1,
+                               units_per_batch=10, tuple_size=n_systems,
+                               **({"scale_min": 0, "scale_max": 100} if protocol == Campaign.Protocol.LIKERT
+                                  else {"scale_min": None, "scale_max": None}))
     quality_settings_update(campaign=campaign, degraded_share=0.2, repeat_share=0.1, completion_codes=True,
                             degrade_kinds=["drop", "shuffle", "invert"])
     for item in list(dataset.items.order_by("position"))[:gold]:
@@ -163,10 +165,11 @@ class Category:
         return self.codes.setdefault(json.dumps(value, sort_keys=True, default=str), len(self.codes))
 
 
-def _work(n_units: int, n_items: int, gold: int = 0):
+def _work(n_units: int, n_items: int, gold: int = 0, protocol: str = Campaign.Protocol.LIKERT, probes: bool = True):
     """The annotator takes and submits `n_units` units through the API; returns, per unit, what they
-    received (`seen`: every answer, its status, size, timing) and the truth (`unit`, `assignment`)."""
-    project, dataset, campaign, users, _ = _study(n_items=n_items, gold=gold)
+    received (every answer, its status, size, timing; with `probes`, also the answers to bad
+    submissions and a draft) and the truth (`unit`, `assignment`)."""
+    project, dataset, campaign, users, _ = _study(n_items=n_items, gold=gold, protocol=protocol)
     api = APIClient()
     api.force_authenticate(users["annotator"])
     rng = random.Random(1)
@@ -180,15 +183,17 @@ def _work(n_units: int, n_items: int, gold: int = 0):
         body = fetched.json()
         url = f"/api/assignments/{body['id']}/submit/"
         handles = [o["id"] for o in body["item"]["outputs"]]
-        # Deliberately bad submissions first: a score off the scale, then an output this unit does not show.
-        off_scale = api.post(url, {"judgements": [{"criterion": "quality", "output": h, "score": 1000}
-                                                  for h in handles]}, format="json")
-        unknown = api.post(url, {"judgements": [{"criterion": "quality", "output": "a" * HANDLE_LENGTH,
-                                                 "score": 50}]}, format="json")
-        draft = api.put(f"/api/assignments/{body['id']}/draft/", {"draft": {"scores": {handles[0]: 40}}},
-                        format="json")
+        off_scale = unknown = draft = None
+        if probes:
+            # Deliberately bad submissions first: a score off the scale, then an output this unit does not show.
+            off_scale = api.post(url, {"judgements": [{"criterion": "quality", "output": h, "score": 1000}
+                                                      for h in handles]}, format="json")
+            unknown = api.post(url, {"judgements": [{"criterion": "quality", "output": "a" * HANDLE_LENGTH,
+                                                     "score": 50}]}, format="json")
+            draft = api.put(f"/api/assignments/{body['id']}/draft/", {"draft": {"scores": {handles[0]: 40}}},
+                            format="json")
         started = time.perf_counter()
-        done = api.post(url, {"judgements": [{"criterion": "quality", "output": h, "score": rng.randint(0, 100)}
+        done = api.post(url, {"judgements": [{"criterion": "quality", "output": h, "score": rng.randint(1, 100)}
                                              for h in handles], "shown_order": body["shown_order"]}, format="json")
         submit_ms = (time.perf_counter() - started) * 1000
         assert done.status_code == 201, done.content
@@ -281,7 +286,8 @@ def test_a_classifier_with_everything_the_annotator_receives_cannot_spot_control
 
 
 def test_handles_say_nothing_of_output_ids_import_order_or_systems():
-    campaign, units = _work(n_units=200, n_items=200)
+    # RankME: three outputs per unit, so the order within a unit can be tested too.
+    campaign, units = _work(n_units=200, n_items=200, protocol=Campaign.Protocol.RANKME, probes=False)
     assert len(units) == 200
     system_index = {s: i for i, s in enumerate(campaign.dataset.systems.order_by("id").values_list("id", flat=True))}
     output_system = dict(Output.objects.filter(item__dataset=campaign.dataset).values_list("id", "system_id"))
@@ -301,7 +307,7 @@ def test_handles_say_nothing_of_output_ids_import_order_or_systems():
     handle_rank = [rank[h] for h in handles]
     output_ids = [real for _, real, _, _ in shown]
     systems = [s for _, _, s, _ in shown]
-    assert len(shown) >= 500
+    assert len(shown) == 600
     # Sorting the handles orders neither the output ids (= import order) nor the systems.
     assert spearmanr(handle_rank, output_ids).pvalue > 0.001
     assert kendalltau(handle_rank, output_ids).pvalue > 0.001
