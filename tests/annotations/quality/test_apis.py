@@ -225,7 +225,7 @@ def test_one_judgement_at_a_time_works_on_controls_and_looks_the_same(setup):
     # The second criterion completes every unit, control or not.
     assert {r["status"] for _, r in responses[1::2]} == {"complete"}
     assert {r["status"] for _, r in responses[0::2]} == {"partial"}
-    from annotations.models import Assignment, RatingJudgement
+    from annotations.models import RatingJudgement
     assert not Assignment.objects.filter(campaign=campaign).exclude(status="done").exists()
     assert not RatingJudgement.objects.filter(output_id__in=aliases).exists()
     stored = ControlJudgement.objects.filter(campaign=campaign)
