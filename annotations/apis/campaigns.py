@@ -41,6 +41,7 @@ from annotations.services.handles import (
 )
 from annotations.services.projects import annotator_get_or_create
 from annotations.services.submissions import unit_submit
+from annotations.timing import unit_response_floor
 
 SMALLINT_MAX = 32767
 DRAFT_MAX_BYTES = 200_000
@@ -249,6 +250,7 @@ class NextAssignmentApi(ApiAuthMixin, APIView):
             204: OpenApiResponse(description="Nothing left for you in this campaign."),
         },
     )
+    @unit_response_floor
     def post(self, request: Request, pk: int) -> Response:
         """Hand the next unit of the campaign to the requesting member.
 
@@ -337,6 +339,7 @@ class UnitSubmitApi(ApiAuthMixin, APIView):
             ref_name = "UnitSubmitResult"
 
     @extend_schema(operation_id="assignments_submit", request=InputSerializer, responses={201: OutputSerializer})
+    @unit_response_floor
     def post(self, request: Request, pk: int) -> Response:
         """Submit every judgement of one of your units in one atomic request.
 

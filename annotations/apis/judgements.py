@@ -51,6 +51,7 @@ from annotations.services.judgements import (
 )
 from annotations.services.handles import OUTPUT_KEYS, OUTPUT_LIST_KEYS, Handles, judgement_for_annotator, judgement_handles
 from annotations.services.submissions import judgement_submit
+from annotations.timing import unit_response_floor
 
 JUDGEMENT_FIELDS = [
     "id", "campaign", "annotator", "annotator_name", "item", "criterion", "time_spent_ms", "shown_order",
@@ -242,6 +243,7 @@ class RatingJudgementListApi(ApiAuthMixin, APIView):
     @extend_schema(
         operation_id="judgements_ratings_create", request=InputSerializer, responses={201: RatingOutputSerializer}
     )
+    @unit_response_floor
     def post(self, request: Request) -> Response:
         """Rate one output of an item you were assigned (Likert, direct assessment, RankME)."""
         serializer = self.InputSerializer(data=request.data)
@@ -280,6 +282,7 @@ class PairwiseJudgementListApi(ApiAuthMixin, APIView):
     @extend_schema(
         operation_id="judgements_pairwise_create", request=InputSerializer, responses={201: PairwiseOutputSerializer}
     )
+    @unit_response_floor
     def post(self, request: Request) -> Response:
         """Prefer one of two outputs of an item you were assigned (or call a tie).
 
@@ -327,6 +330,7 @@ class BestWorstJudgementListApi(ApiAuthMixin, APIView):
         request=InputSerializer,
         responses={201: BestWorstOutputSerializer},
     )
+    @unit_response_floor
     def post(self, request: Request) -> Response:
         """Pick the best and the worst output of a tuple from an item you were assigned."""
         serializer = self.InputSerializer(data=request.data)
@@ -378,6 +382,7 @@ class SpanJudgementListApi(ApiAuthMixin, APIView):
     @extend_schema(
         operation_id="judgements_spans_create", request=InputSerializer, responses={201: SpanOutputSerializer}
     )
+    @unit_response_floor
     def post(self, request: Request) -> Response:
         """Error span annotation (ESA) of one output of a unit you were assigned: spans, then a 0-100 score."""
         serializer = self.InputSerializer(data=request.data)

@@ -27,6 +27,7 @@ from annotations.services.assignments import assignment_next
 from annotations.services.handles import handles_for, payload_for_annotator, unit_submission_translate
 from annotations.services.projects import annotator_get_or_create
 from annotations.services.submissions import unit_submit
+from annotations.timing import unit_response_floor
 from workbench import strictjson
 
 DRAFT_MAX_BYTES = 200_000
@@ -111,6 +112,7 @@ def annotate_home(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@unit_response_floor
 def annotate_campaign(request: HttpRequest, pk: int) -> HttpResponse:
     """The protocol page: the annotator's pending unit, or the next one."""
     campaign = campaign_for_any_member(user=request.user, pk=pk)
@@ -164,6 +166,7 @@ def _errors(exc: ValidationError) -> list[str]:
 
 @login_required
 @require_POST
+@unit_response_floor
 def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
     """The page's submission of a whole unit (JSON); answers with where to go next."""
     assignment = _own_pending(request, pk)
