@@ -81,9 +81,6 @@ class Handles:
     def handle(self, output_id: int) -> str:
         return output_handle(self.assignment_id, output_id)
 
-    def knows(self, values: Iterable) -> bool:
-        return all(self.output(v) is not self.UNKNOWN for v in values)
-
     def output(self, value):
         """The id a client's value stands for; `UNKNOWN` when it names nothing of this unit."""
         if isinstance(value, str) and value in self.by_handle:

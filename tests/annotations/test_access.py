@@ -1,6 +1,5 @@
 """`annotations.access`: one answer for "this object, for the project's staff", on pages and in the API."""
 import pytest
-from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from rest_framework.test import APIClient
 
