@@ -31,6 +31,8 @@ HANDLE_LENGTH = 16
 # The keys of an answer (unit submit, one-judgement endpoints) that name one output or a list of them.
 OUTPUT_KEYS = ("output", "best", "worst", "output_a", "output_b")
 OUTPUT_LIST_KEYS = ("outputs",)
+# What the protocols answer for a value that names no output of the unit, by key ("output" otherwise).
+UNKNOWN_RULE = {"best": "best_worst_in_tuple", "worst": "best_worst_in_tuple"}
 
 
 def handle_of(*, assignment_id: int, kind: str, object_id: int) -> str:
@@ -95,7 +97,8 @@ class Handles:
         if found is self.UNKNOWN:
             if self.allow_ids and not isinstance(value, str):
                 return value  # the services' own check and message (staff, a non-id value)
-            raise AnswerError("output", field=field, value=value)
+            # The protocol's own message for that key (one rule, one message on every path).
+            raise AnswerError(UNKNOWN_RULE.get(field, "output"), field=field, value=value)
         return found
 
     def answer(self, answer):
