@@ -5,7 +5,11 @@ outcomes, the same everywhere:
 
 - a project the user is not a member of (or an id that does not exist): 404
   (`Http404`), so ids of other projects leak nothing;
-- a member without the needed role: 403 (`PermissionDenied`, with the reason).
+- a member without the needed role: 403 (`PermissionDenied`, with the reason);
+- except annotators: for them staff pages and APIs answer 404, as if absent
+  (they reach their home, their campaigns' unit pages and the unit API only;
+  datasets, items, outputs, search, judgements lists, analysis... are not theirs
+  to know about).
 
 Pages get Django's 404/403 pages; the API's exception handler answers the same
 exceptions 404 and 403 (`annotations.permissions` uses these checks too).
@@ -21,7 +25,7 @@ from django.http import Http404, HttpRequest
 from django.shortcuts import get_object_or_404
 
 from annotations.models import Annotator, Campaign, Dataset, Membership, Project
-from annotations.selectors import STAFF_ROLES, User, campaign_list, dataset_list, project_role
+from annotations.selectors import STAFF_ROLES, User, campaign_list, dataset_list, project_role, staff_project_list
 from annotations.studies.session import join_binding
 
 STAFF_ONLY = "Only owners and researchers of the project may do this."
@@ -39,6 +43,8 @@ def require_member(*, user: User, project: Project) -> str:
 def require_staff(*, user: User, project: Project, message: str = STAFF_ONLY) -> str:
     """Owners and researchers: import, set up campaigns, see every judgement and figure."""
     role = require_member(user=user, project=project)
+    if role == Membership.Role.ANNOTATOR:
+        raise Http404()
     if role not in STAFF_ROLES:
         raise PermissionDenied(message)
     return role
@@ -46,10 +52,26 @@ def require_staff(*, user: User, project: Project, message: str = STAFF_ONLY) ->
 
 def require_owner(*, user: User, project: Project, message: str = OWNERS_ONLY) -> str:
     """Owners: manage members."""
-    role = require_member(user=user, project=project)
+    role = require_staff(user=user, project=project, message=message)
     if role != Membership.Role.OWNER:
         raise PermissionDenied(message)
     return role
+
+
+def annotates_only(*, user: User) -> bool:
+    """A user who annotates in some project and is owner or researcher in none."""
+    if not user.is_authenticated or user.is_superuser:
+        return False
+    return (Membership.objects.filter(user=user, role=Membership.Role.ANNOTATOR).exists()
+            and not staff_project_list(user=user).exists())
+
+
+def require_staff_somewhere(*, user: User) -> None:
+    """Lists across projects meant for staff (datasets, items, outputs, judgements, projects):
+    404 for users who only annotate, as for a page that does not exist; others get their
+    lists, scoped by the selectors (empty for users in no project)."""
+    if annotates_only(user=user):
+        raise Http404()
 
 
 def campaign_for_staff(*, user: User, pk: int, queryset: QuerySet[Campaign] | None = None) -> Campaign:

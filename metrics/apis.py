@@ -1,6 +1,6 @@
 """REST API of metric runs: start, list, read (with progress), cancel, re-run,
 and the per-output scores. Owners and researchers of the dataset's project
-only: annotators get 403 (they never see scores), non-members 404."""
+only: annotators and non-members get 404 (annotators never see scores)."""
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404

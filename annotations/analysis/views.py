@@ -1,4 +1,4 @@
-"""Analysis pages (owners and researchers only: annotators 403, non-members 404).
+"""Analysis pages (owners and researchers only: annotators and non-members 404).
 
 Every page takes the same filters in its query string: `criterion`, `system`
 (repeatable), `annotators` (included|all) and, where a metric is shown,

@@ -12,7 +12,15 @@ from rest_framework.response import Response
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.views import APIView
 
-from annotations.apis.common import MAX_ID, TIME_SPENT_HELP, id_field, paginated, paginated_response, validated_filters
+from annotations.apis.common import (
+    TIME_SPENT_HELP,
+    OutputRefField,
+    id_field,
+    output_ref_list,
+    paginated,
+    paginated_response,
+    validated_filters,
+)
 from annotations.apis.datasets import ReferenceOutputSerializer
 from annotations.models import Assignment, Campaign, ErrorSpan, JudgementBase
 from annotations.permissions import ApiAuthMixin, require_staff
@@ -33,8 +41,15 @@ from annotations.selectors import (
 from annotations.services.assignment_work import assignment_draft_save, assignment_release
 from annotations.services.assignments import assignment_next
 from annotations.services.campaigns import campaign_create
+from annotations.services.handles import (
+    brief_for_annotator,
+    handles_for,
+    payload_for_annotator,
+    unit_submission_translate,
+)
 from annotations.services.projects import annotator_get_or_create
 from annotations.services.submissions import unit_submit
+from annotations.timing import unit_response_floor
 
 SMALLINT_MAX = 32767
 DRAFT_MAX_BYTES = 200_000
@@ -153,7 +168,8 @@ class CampaignDetailApi(ApiAuthMixin, APIView):
 class BlindOutputSerializer(serializers.Serializer):
     """An output as shown to annotators: no system name, so judging stays blind."""
 
-    id = serializers.IntegerField()
+    id = OutputRefField(help_text="Annotators: an opaque handle, valid in this assignment only; owners and "
+                                  "researchers: the output id. Send it back as is.")
     text = serializers.CharField()
 
     class Meta:
@@ -161,8 +177,8 @@ class BlindOutputSerializer(serializers.Serializer):
 
 
 class AssignmentItemSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    external_id = serializers.CharField()
+    id = OutputRefField(help_text="Annotators: an opaque handle; owners and researchers: the item id.")
+    external_id = serializers.CharField(allow_blank=True, help_text="Empty for annotators.")
     source = serializers.CharField(help_text="Empty when the campaign does not show the input.")
     data = serializers.JSONField()
     references = ReferenceOutputSerializer(many=True, help_text="Empty unless the campaign shows references.")
@@ -221,8 +237,8 @@ class NextAssignmentOutputSerializer(serializers.Serializer):
     seq = serializers.IntegerField(help_text="Your n-th unit in this campaign (0-based).")
     created_at = serializers.DateTimeField()
     expires_at = serializers.DateTimeField(allow_null=True)
-    shown_order = serializers.ListField(child=serializers.IntegerField(),
-                                        help_text="Output ids in the order to show them (report it back as is).")
+    shown_order = output_ref_list(help_text="The outputs (handles or ids, as in `item.outputs`) in the order to "
+                                            "show them (report it back as is).")
     item = AssignmentItemSerializer()
     anchor = AnchorSerializer(allow_null=True, help_text="RankME: the reference shown with its fixed magnitude.")
     draft = serializers.JSONField()
@@ -242,6 +258,7 @@ class NextAssignmentApi(ApiAuthMixin, APIView):
             204: OpenApiResponse(description="Nothing left for you in this campaign."),
         },
     )
+    @unit_response_floor
     def post(self, request: Request, pk: int) -> Response:
         """Hand the next unit of the campaign to the requesting member.
 
@@ -270,7 +287,10 @@ def _assignment_payload(assignment: Assignment, *, campaign: Campaign, annotator
     # tests); rendering it directly saves running the nested serializers per request.
     assignment.campaign, assignment.annotator = campaign, annotator
     enrolment = getattr(assignment, "enrolment", None) or enrolment_for(campaign=campaign, annotator=annotator)
-    return assignment_payload(assignment=assignment, enrolment=enrolment, show_unit=role in STAFF_ROLES)
+    staff = role in STAFF_ROLES
+    payload = assignment_payload(assignment=assignment, enrolment=enrolment, show_unit=staff)
+    # Annotators see handles, never output or item ids (annotations.services.handles).
+    return payload if staff else payload_for_annotator(payload)
 
 
 def _next_payload(*, campaign: Campaign, annotator, role) -> dict | None:
@@ -299,8 +319,7 @@ class UnitSubmitApi(ApiAuthMixin, APIView):
                 "winner: a|b|tie} (a = the output shown first); best-worst: {criterion, best, worst}."
             ),
         )
-        shown_order = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
-                                            required=False, allow_null=True, max_length=100)
+        shown_order = output_ref_list(required=False, allow_null=True, max_length=100)
         time_spent_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=2**31 - 1,
                                                  help_text=TIME_SPENT_HELP)
         next = serializers.BooleanField(
@@ -329,6 +348,7 @@ class UnitSubmitApi(ApiAuthMixin, APIView):
             ref_name = "UnitSubmitResult"
 
     @extend_schema(operation_id="assignments_submit", request=InputSerializer, responses={201: OutputSerializer})
+    @unit_response_floor
     def post(self, request: Request, pk: int) -> Response:
         """Submit every judgement of one of your units in one atomic request.
 
@@ -340,12 +360,16 @@ class UnitSubmitApi(ApiAuthMixin, APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         assignment = _own_assignment(request, pk)
+        staff = assignment.member_role in STAFF_ROLES
+        # Handles (and, for owners and researchers, ids) to ids, here at the boundary.
+        judgements, shown_order = unit_submission_translate(
+            handles_for(assignment, allow_ids=staff), judgements=data["judgements"], shown_order=data.get("shown_order"))
         result = unit_submit(
             annotator=assignment.annotator,
             assignment_id=assignment.pk,
             campaign=assignment.campaign,
-            judgements=data["judgements"],
-            shown_order=data.get("shown_order"),
+            judgements=judgements,
+            shown_order=shown_order,
             time_spent_ms=data.get("time_spent_ms"),
             origin=JudgementBase.Origin.API,
         )
@@ -355,8 +379,8 @@ class UnitSubmitApi(ApiAuthMixin, APIView):
         # Built to the documented shape (OutputSerializer, checked in the tests) without running the
         # nested model serializer, which introspected the model's fields on every submit.
         result.assignment.annotator = assignment.annotator
-        data = {"assignment": assignment_brief(assignment=result.assignment,
-                                               show_unit=assignment.member_role in STAFF_ROLES),
+        brief = assignment_brief(assignment=result.assignment, show_unit=staff)
+        data = {"assignment": brief if staff else brief_for_annotator(brief),
                 "judgements": result.judgements, "retry": result.retry, "explanation": result.explanation,
                 "problems": [str(problem) for problem in result.problems],
                 "completion_code": code.code if code else None}
@@ -374,9 +398,11 @@ class AssignmentReleaseApi(ApiAuthMixin, APIView):
         answers already sent for it are kept as abandoned, and you will not get
         it again."""
         assignment = _own_assignment(request, pk)
+        staff = assignment.member_role in STAFF_ROLES
         assignment = assignment_release(assignment_id=assignment.pk, annotator=assignment.annotator)
         assignment = Assignment.objects.select_related("annotator").get(pk=assignment.pk)
-        return Response(AssignmentOutputSerializer(assignment).data)
+        data = AssignmentOutputSerializer(assignment).data
+        return Response(data if staff else brief_for_annotator(data))
 
 
 class AssignmentDraftApi(ApiAuthMixin, APIView):
@@ -420,5 +446,8 @@ class AssignmentListApi(ApiAuthMixin, APIView):
         page = paginator.paginate_queryset(assignments.select_related("campaign__dataset").order_by("campaign_id", "id"),
                                            request, view=self)
         staff = set(staff_project_list(user=request.user).values_list("id", flat=True))
-        return paginator.get_paginated_response(
-            AssignmentOutputSerializer(page, many=True, context={"staff_projects": staff}).data)
+        rows = AssignmentOutputSerializer(page, many=True, context={"staff_projects": staff}).data
+        # An annotator's own assignments: handles, never output or item ids.
+        rows = [row if assignment.campaign.dataset.project_id in staff else brief_for_annotator(row)
+                for row, assignment in zip(rows, page)]
+        return paginator.get_paginated_response(rows)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from django.db.models import QuerySet
-from drf_spectacular.utils import inline_serializer
+from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
@@ -21,6 +21,28 @@ TIME_SPENT_HELP = ("Your own measure of the time spent, in ms (optional). The wo
 def id_field(**kwargs) -> serializers.IntegerField:
     kwargs.setdefault("required", False)
     return serializers.IntegerField(min_value=1, max_value=MAX_ID, **kwargs)
+
+
+@extend_schema_field({"oneOf": [{"type": "integer"}, {"type": "string"}]})
+class OutputRefField(serializers.Field):
+    """An output as a client names it: the handle it was shown (a string, annotators) or,
+    for owners and researchers, its id. Translated by `annotations.services.handles`."""
+
+    default_error_messages = {"invalid": "An output handle (string) or id (integer) is required."}
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, (int, str)) or (isinstance(data, str) and len(data) > 64):
+            self.fail("invalid")
+        if isinstance(data, int) and not 1 <= data <= MAX_ID:
+            self.fail("invalid")
+        return data
+
+    def to_representation(self, value):
+        return value
+
+
+def output_ref_list(**kwargs) -> serializers.ListField:
+    return serializers.ListField(child=OutputRefField(), **kwargs)
 
 
 def validated_filters(serializer_class: type[serializers.Serializer], request: Request) -> dict:

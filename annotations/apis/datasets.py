@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 from annotations.apis.common import id_field, paginated, paginated_response, validated_filters
 from annotations.models import Dataset, ImportJob, Item, Output, Reference
 from annotations.pagination import CappedPagination
+from annotations.access import require_staff_somewhere
 from annotations.permissions import ApiAuthMixin, require_staff
 from annotations.selectors import (
     blind_order_key,
@@ -76,6 +77,7 @@ class DatasetListApi(ApiAuthMixin, APIView):
         operation_id="datasets_list", parameters=[FilterSerializer], responses=paginated(DatasetOutputSerializer)
     )
     def get(self, request: Request) -> Response:
+        require_staff_somewhere(user=request.user)
         filters = validated_filters(self.FilterSerializer, request)
         datasets = dataset_list(user=request.user, project_id=filters.get("project"))
         return paginated_response(
@@ -207,6 +209,7 @@ class ItemListApi(ApiAuthMixin, APIView):
 
     @extend_schema(operation_id="items_list", parameters=[FilterSerializer], responses=paginated(ItemOutputSerializer))
     def get(self, request: Request) -> Response:
+        require_staff_somewhere(user=request.user)
         filters = validated_filters(self.FilterSerializer, request)
         items = item_api_list(
             user=request.user,
@@ -240,6 +243,7 @@ class OutputListApi(ApiAuthMixin, APIView):
         operation_id="outputs_list", parameters=[FilterSerializer], responses=paginated(OutputOutputSerializer)
     )
     def get(self, request: Request) -> Response:
+        require_staff_somewhere(user=request.user)
         filters = validated_filters(self.FilterSerializer, request)
         outputs = output_api_list(
             user=request.user,

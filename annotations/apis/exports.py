@@ -1,6 +1,6 @@
 """Exports through the REST API: start one for a campaign (a worker writes it), follow it, download it.
 
-Owners and researchers only: 404 for non-members, 403 for annotators.
+Owners and researchers only: 404 for non-members and annotators.
 """
 from __future__ import annotations
 

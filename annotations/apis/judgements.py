@@ -16,7 +16,16 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotations.apis.common import MAX_ID, TIME_SPENT_HELP, id_field, paginated, paginated_response, validated_filters
+from annotations.apis.common import (
+    MAX_ID,
+    TIME_SPENT_HELP,
+    OutputRefField,
+    id_field,
+    output_ref_list,
+    paginated,
+    paginated_response,
+    validated_filters,
+)
 from annotations.models import (
     BestWorstJudgement,
     ErrorSpan,
@@ -25,6 +34,7 @@ from annotations.models import (
     RatingJudgement,
     SpanJudgement,
 )
+from annotations.access import require_staff_somewhere
 from annotations.permissions import ApiAuthMixin
 from annotations.protocols.errors import AnswerError
 from annotations.selectors import (
@@ -40,7 +50,9 @@ from annotations.services.judgements import (
     rating_judgement_create,
     span_judgement_create,
 )
+from annotations.services.handles import OUTPUT_KEYS, OUTPUT_LIST_KEYS, Handles, judgement_for_annotator, judgement_handles
 from annotations.services.submissions import judgement_submit
+from annotations.timing import unit_response_floor
 
 JUDGEMENT_FIELDS = [
     "id", "campaign", "annotator", "annotator_name", "item", "criterion", "time_spent_ms", "shown_order",
@@ -146,16 +158,20 @@ class JudgementFilterSerializer(serializers.Serializer):
 
 
 class JudgementInputSerializer(serializers.Serializer):
-    """Fields every submission has; `shown_order` lists output ids left to right."""
+    """Fields every submission has; `shown_order` lists the outputs left to right.
+
+    Outputs are named by the handles the unit showed (annotators) or, for owners and
+    researchers, by their ids (`annotations.services.handles`)."""
 
     campaign = id_field(required=True)
     criterion = serializers.CharField(min_length=1, max_length=100)
     time_spent_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=2**31 - 1,
                                              help_text=TIME_SPENT_HELP)
-    shown_order = _output_id_list(required=False, allow_null=True, max_length=100)
+    shown_order = output_ref_list(required=False, allow_null=True, max_length=100)
 
 
 def _filtered(queryset: QuerySet, request: Request) -> QuerySet:
+    require_staff_somewhere(user=request.user)  # judgement lists are for owners and researchers
     filters = validated_filters(JudgementFilterSerializer, request)
     return judgements_filtered(queryset, campaign_id=filters.get("campaign"), item_id=filters.get("item"),
                                criterion=filters.get("criterion"), status=filters.get("status"))
@@ -165,6 +181,37 @@ def _common(data: dict) -> dict:
     # No `time_spent_ms`: a judgement's time is measured on the server (judgement_submit passes it);
     # the client's figure is accepted for compatibility and not stored.
     return {"criterion": data["criterion"]}
+
+
+def _translated(request: Request, data: dict) -> tuple[dict, Handles]:
+    """The submission with real output ids: handles translated at the boundary."""
+    named = [data[k] for k in OUTPUT_KEYS if k in data] + [v for k in OUTPUT_LIST_KEYS for v in data.get(k) or []]
+    handles = judgement_handles(user=request.user, campaign_id=data["campaign"], values=named)
+    data = dict(data)
+    try:
+        for key in OUTPUT_KEYS:
+            if key in data:
+                data[key] = handles.output_or_error(data[key], field=key)
+        for key in OUTPUT_LIST_KEYS:
+            if key in data:
+                data[key] = [handles.output_or_error(v, field=key) for v in data[key]]
+    except AnswerError as exc:
+        raise serializers.ValidationError({exc.field: exc.messages}) from None
+    if data.get("shown_order"):
+        try:
+            data["shown_order"] = handles.order(data["shown_order"])
+        except AnswerError:
+            raise serializers.ValidationError(
+                {"shown_order": ["shown_order differs from the order this unit was shown in."]}) from None
+    return data, handles
+
+
+def _answer(serializer_class, judgement: JudgementBase, *, handles: Handles, sent: dict) -> dict:
+    """The stored judgement; for annotators with handles instead of ids."""
+    data = serializer_class(judgement).data
+    if handles.allow_ids:
+        return data
+    return judgement_for_annotator(data, assignment_id=judgement.assignment_id, sent=sent)
 
 
 def _submit(*, request: Request, data: dict, output_ids, create) -> JudgementBase:
@@ -181,7 +228,7 @@ def _submit(*, request: Request, data: dict, output_ids, create) -> JudgementBas
 
 class RatingJudgementListApi(ApiAuthMixin, APIView):
     class InputSerializer(JudgementInputSerializer):
-        output = id_field(required=True)
+        output = OutputRefField()
         score = ScoreField()
         rank = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=32767)
 
@@ -200,11 +247,12 @@ class RatingJudgementListApi(ApiAuthMixin, APIView):
     @extend_schema(
         operation_id="judgements_ratings_create", request=InputSerializer, responses={201: RatingOutputSerializer}
     )
+    @unit_response_floor
     def post(self, request: Request) -> Response:
         """Rate one output of an item you were assigned (Likert, direct assessment, RankME)."""
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data, handles = _translated(request, serializer.validated_data)
         judgement = _submit(
             request=request,
             data=data,
@@ -213,13 +261,14 @@ class RatingJudgementListApi(ApiAuthMixin, APIView):
                 output=outputs[data["output"]], score=data["score"], rank=data.get("rank"), **common, **_common(data),
             ),
         )
-        return Response(RatingOutputSerializer(judgement).data, status=status.HTTP_201_CREATED)
+        return Response(_answer(RatingOutputSerializer, judgement, handles=handles, sent=serializer.validated_data),
+                        status=status.HTTP_201_CREATED)
 
 
 class PairwiseJudgementListApi(ApiAuthMixin, APIView):
     class InputSerializer(JudgementInputSerializer):
-        output_a = id_field(required=True, help_text="The output shown first (left).")
-        output_b = id_field(required=True)
+        output_a = OutputRefField(help_text="The output shown first (left).")
+        output_b = OutputRefField()
         winner = WinnerField()
 
         class Meta:
@@ -237,6 +286,7 @@ class PairwiseJudgementListApi(ApiAuthMixin, APIView):
     @extend_schema(
         operation_id="judgements_pairwise_create", request=InputSerializer, responses={201: PairwiseOutputSerializer}
     )
+    @unit_response_floor
     def post(self, request: Request) -> Response:
         """Prefer one of two outputs of an item you were assigned (or call a tie).
 
@@ -245,7 +295,7 @@ class PairwiseJudgementListApi(ApiAuthMixin, APIView):
         """
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data, handles = _translated(request, serializer.validated_data)
         judgement = _submit(
             request=request,
             data=data,
@@ -255,14 +305,15 @@ class PairwiseJudgementListApi(ApiAuthMixin, APIView):
                 **common, **_common(data),
             ),
         )
-        return Response(PairwiseOutputSerializer(judgement).data, status=status.HTTP_201_CREATED)
+        return Response(_answer(PairwiseOutputSerializer, judgement, handles=handles, sent=serializer.validated_data),
+                        status=status.HTTP_201_CREATED)
 
 
 class BestWorstJudgementListApi(ApiAuthMixin, APIView):
     class InputSerializer(JudgementInputSerializer):
-        outputs = _output_id_list(min_length=2, max_length=50, help_text="The tuple, in the order shown.")
-        best = id_field(required=True)
-        worst = id_field(required=True)
+        outputs = output_ref_list(min_length=2, max_length=50, help_text="The tuple, in the order shown.")
+        best = OutputRefField()
+        worst = OutputRefField()
 
         class Meta:
             ref_name = "BestWorstJudgementCreate"
@@ -283,11 +334,12 @@ class BestWorstJudgementListApi(ApiAuthMixin, APIView):
         request=InputSerializer,
         responses={201: BestWorstOutputSerializer},
     )
+    @unit_response_floor
     def post(self, request: Request) -> Response:
         """Pick the best and the worst output of a tuple from an item you were assigned."""
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data, handles = _translated(request, serializer.validated_data)
         judgement = _submit(
             request=request,
             data=data,
@@ -297,7 +349,8 @@ class BestWorstJudgementListApi(ApiAuthMixin, APIView):
                 worst=outputs[data["worst"]], **common, **_common(data),
             ),
         )
-        return Response(BestWorstOutputSerializer(judgement).data, status=status.HTTP_201_CREATED)
+        return Response(_answer(BestWorstOutputSerializer, judgement, handles=handles, sent=serializer.validated_data),
+                        status=status.HTTP_201_CREATED)
 
 
 class SpanInputSerializer(serializers.Serializer):
@@ -312,7 +365,7 @@ class SpanInputSerializer(serializers.Serializer):
 
 class SpanJudgementListApi(ApiAuthMixin, APIView):
     class InputSerializer(JudgementInputSerializer):
-        output = id_field(required=True)
+        output = OutputRefField()
         score = ScoreField()
         spans = SpanInputSerializer(many=True, required=False, max_length=200,
                                     help_text="Character offsets into the output (end exclusive), or "
@@ -333,11 +386,12 @@ class SpanJudgementListApi(ApiAuthMixin, APIView):
     @extend_schema(
         operation_id="judgements_spans_create", request=InputSerializer, responses={201: SpanOutputSerializer}
     )
+    @unit_response_floor
     def post(self, request: Request) -> Response:
         """Error span annotation (ESA) of one output of a unit you were assigned: spans, then a 0-100 score."""
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data, handles = _translated(request, serializer.validated_data)
         spans = [
             {k: v for k, v in span.items() if not (k in ("start", "end") and v is None)
              and not (k == "missing" and v is False)}
@@ -351,5 +405,12 @@ class SpanJudgementListApi(ApiAuthMixin, APIView):
                 output=outputs[data["output"]], score=data["score"], spans=spans, **common, **_common(data),
             ),
         )
-        judgement = span_judgement_list(user=request.user).get(pk=judgement.pk)
-        return Response(SpanOutputSerializer(judgement).data, status=status.HTTP_201_CREATED)
+        if handles.allow_ids:
+            judgement = span_judgement_list(user=request.user).get(pk=judgement.pk)
+            return Response(SpanOutputSerializer(judgement).data, status=status.HTTP_201_CREATED)
+        # Annotators: the spans as sent, whatever kind of unit (a control's judgement is not
+        # stored in the judgement tables: reading it back would tell it apart).
+        answer = _answer(SpanOutputSerializer, judgement, handles=handles, sent=serializer.validated_data)
+        answer["spans"] = [{"start": span.get("start"), "end": span.get("end"), "severity": span["severity"],
+                            "missing": bool(span.get("missing"))} for span in spans]
+        return Response(answer, status=status.HTTP_201_CREATED)

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from annotations.apis.common import paginated, paginated_response
 from annotations.models import Membership, Project
+from annotations.access import require_staff, require_staff_somewhere
 from annotations.permissions import ApiAuthMixin, require_owner
 from annotations.selectors import membership_list, project_list_with_roles
 from annotations.services.accounts import MAX_USERNAMES, annotators_add_bulk
@@ -46,6 +47,7 @@ class ProjectListApi(ApiAuthMixin, APIView):
 
     @extend_schema(operation_id="projects_list", responses=paginated(ProjectOutputSerializer))
     def get(self, request: Request) -> Response:
+        require_staff_somewhere(user=request.user)  # annotators: their campaigns are at /api/campaigns/
         projects = project_list_with_roles(user=request.user)
         return paginated_response(
             queryset=projects, serializer_class=ProjectOutputSerializer, request=request, view=self
@@ -71,6 +73,7 @@ class ProjectDetailApi(ApiAuthMixin, APIView):
     @extend_schema(operation_id="projects_retrieve", responses=ProjectOutputSerializer)
     def get(self, request: Request, pk: int) -> Response:
         project = get_object_or_404(project_list_with_roles(user=request.user), pk=pk)
+        require_staff(user=request.user, project=project)
         return Response(ProjectOutputSerializer(project).data)
 
 

@@ -1,7 +1,7 @@
 """Quality control through the REST API: figures, settings, decisions, gold units and
 completion codes for researchers; an annotator's own completion code.
 
-Owners and researchers only (403 for annotators, 404 for non-members), except
+Owners and researchers only (404 for annotators and non-members), except
 `CompletionCodeMineApi`, which shows an annotator their own code.
 """
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Who may see what: roles, and every list scoped to what the user may see.
 
 Roles: owners and researchers of a project see everything in it; annotators
-see the project's datasets and campaigns but only their own assignments and
-judgements, never other annotators' judgements or metric scores. Non-members
+see only the project's campaigns and their own assignments: never its datasets,
+items, outputs, judgements (their own included: only the unit API shows them
+their units, with opaque handles) or metric scores. Non-members
 see nothing (404, not 403, so ids of other projects leak nothing).
 """
 
@@ -80,16 +81,16 @@ def blind_order_key(*, user: User, output_id: int) -> str:
 
 
 def dataset_list(*, user: User, project_id: int | None = None) -> QuerySet[Dataset]:
-    datasets = Dataset.objects.filter(project__in=project_list(user=user)).select_related("project")
+    datasets = Dataset.objects.filter(project__in=staff_project_list(user=user)).select_related("project")
     return datasets if project_id is None else datasets.filter(project_id=project_id)
 
 
 def item_list(*, user: User) -> QuerySet[Item]:
-    return Item.objects.filter(dataset__project__in=project_list(user=user)).select_related("dataset")
+    return Item.objects.filter(dataset__project__in=staff_project_list(user=user)).select_related("dataset")
 
 
 def output_list(*, user: User) -> QuerySet[Output]:
-    return Output.objects.filter(item__dataset__project__in=project_list(user=user)).select_related(
+    return Output.objects.filter(item__dataset__project__in=staff_project_list(user=user)).select_related(
         "item", "item__dataset", "system"
     )
 
@@ -102,14 +103,13 @@ def campaign_list(*, user: User, dataset_id: int | None = None) -> QuerySet[Camp
 
 
 def _judgement_scope(qs: QuerySet, *, user: User) -> QuerySet:
-    """Staff see all judgements of their projects; annotators only their own."""
+    """Staff see all judgements of their projects; annotators none (a judgement names real
+    output and item ids: their units reach them through the unit API, with handles)."""
     if not user.is_authenticated:
         return qs.none()
     if user.is_superuser:
         return qs
-    staff = qs.filter(campaign__dataset__project__in=staff_project_list(user=user))
-    own = qs.filter(annotator__user=user)
-    return (staff | own).distinct()
+    return qs.filter(campaign__dataset__project__in=staff_project_list(user=user))
 
 
 def rating_judgement_list(*, user: User) -> QuerySet[RatingJudgement]:

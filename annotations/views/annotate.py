@@ -25,8 +25,10 @@ from annotations.quality.services import completion_code_at_batch_end
 from annotations.selectors.batches import annotator_batch
 from annotations.services.assignment_work import assignment_draft_save, assignment_release
 from annotations.services.assignments import assignment_next
+from annotations.services.handles import handles_for, payload_for_annotator, unit_submission_translate
 from annotations.services.submissions import unit_submit
 from annotations.studies.session import join_binding
+from annotations.timing import unit_response_floor
 from workbench import strictjson
 
 DRAFT_MAX_BYTES = 200_000
@@ -138,6 +140,7 @@ def _pending_of(*, campaign: Campaign, annotator) -> Assignment | None:
 
 
 @annotator_required
+@unit_response_floor
 def annotate_campaign(request: HttpRequest, pk: int) -> HttpResponse:
     """GET: the campaign's landing page (instructions, the annotator's batch,
     a Start / Continue button); it never hands out a unit. POST: hand out the
@@ -190,6 +193,7 @@ def _take_next(request: HttpRequest, campaign: Campaign) -> HttpResponse:
 
 @annotator_required
 @require_GET
+@unit_response_floor
 def annotate_unit(request: HttpRequest, pk: int) -> HttpResponse:
     """The annotator's pending unit, shown (never handed out: a GET writes nothing;
     reloading it shows the same unit). Nothing pending: back to the landing page."""
@@ -202,7 +206,8 @@ def annotate_unit(request: HttpRequest, pk: int) -> HttpResponse:
     if assignment is None:
         return redirect("annotate-campaign", pk=campaign.pk)
     assignment.campaign, assignment.annotator = campaign, annotator
-    payload = selectors.assignment_payload(assignment=assignment, enrolment=enrolment)
+    # The page shows handles, never output or item ids (annotations.services.handles).
+    payload = payload_for_annotator(selectors.assignment_payload(assignment=assignment, enrolment=enrolment))
     context.update(unit_context(campaign=campaign, payload=payload))
     context["assignment"] = assignment
     batch = annotator_batch(campaign=campaign, annotator=annotator)  # the strip of units to revise
@@ -249,6 +254,7 @@ def _errors(exc: ValidationError) -> list[str]:
 
 @annotator_required
 @require_POST
+@unit_response_floor
 def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
     """The page's submission of a whole unit (JSON); answers with where to go next."""
     assignment = _own_pending(request, pk)
@@ -257,11 +263,14 @@ def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
         time_spent = body.get("time_spent_ms")
         if isinstance(time_spent, float) and time_spent.is_integer():
             time_spent = int(time_spent)
+        judgements, shown_order = unit_submission_translate(
+            handles_for(assignment, allow_ids=False), judgements=body.get("judgements"),
+            shown_order=body.get("shown_order"))
         result = unit_submit(
             annotator=assignment.annotator,
             assignment_id=assignment.pk,
-            judgements=body.get("judgements"),
-            shown_order=body.get("shown_order"),
+            judgements=judgements,
+            shown_order=shown_order,
             time_spent_ms=time_spent,
             origin=JudgementBase.Origin.BROWSER,
         )
@@ -305,6 +314,7 @@ def annotate_draft(request: HttpRequest, pk: int) -> JsonResponse:
 
 @annotator_required
 @require_POST
+@unit_response_floor
 def annotate_release(request: HttpRequest, pk: int) -> HttpResponse:
     """Skip the unit (it goes back to the pool) and go on with the next one (this POST hands it out)."""
     assignment = _own_pending(request, pk)

@@ -6,7 +6,7 @@ from django.db.models import OuterRef, Subquery
 from django.shortcuts import get_object_or_404, redirect, render
 
 from annotations import selectors
-from annotations.access import require_staff
+from annotations.access import require_staff, require_staff_somewhere
 from annotations.views.items import item_preview
 from annotations.views.projects import count_of
 from annotations.forms import DatasetUploadForm
@@ -84,10 +84,11 @@ def _page_columns(items: list, system: System | None) -> list:
 
 @login_required
 def dataset_upload(request: HttpRequest) -> HttpResponse:
+    require_staff_somewhere(user=request.user)  # users who only annotate: 404
     projects = selectors.staff_project_list(user=request.user)
     initial = {}
     if request.GET.get("project"):
-        # 404 outside the user's projects (and for what is not an id), 403 where they only annotate.
+        # 404 outside the user's projects (and for what is not an id) and where they only annotate.
         project_id = request.GET["project"]
         if not (project_id.isascii() and project_id.isdigit() and len(project_id) < 19):
             raise Http404("No such project.")

@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from annotations import selectors
+from annotations.access import annotates_only, require_staff
 from annotations.forms import ProjectCreateForm
 from annotations.models import Campaign, Dataset, Item, Output, System
 from annotations.services.projects import project_create, user_may_create_projects
@@ -24,6 +25,8 @@ def count_of(model, **lookup) -> Coalesce:
 def project_list(request: HttpRequest) -> HttpResponse:
     """The user's projects; users allowed by WORKBENCH_PROJECT_CREATORS create one here (they own it)."""
     may_create = user_may_create_projects(user=request.user)
+    if annotates_only(user=request.user) and not may_create:
+        return redirect("annotate-home")  # their campaigns; projects, datasets... are for staff
     form = ProjectCreateForm()
     if request.method == "POST":
         if not may_create:
@@ -54,7 +57,7 @@ def project_list(request: HttpRequest) -> HttpResponse:
 @login_required
 def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
     project = get_object_or_404(selectors.project_list(user=request.user), pk=pk)
-    role = selectors.project_role(user=request.user, project=project)
+    role = require_staff(user=request.user, project=project)
     datasets = selectors.dataset_list(user=request.user).filter(project=project).annotate(
         n_items=count_of(Item, dataset=OuterRef("pk")),
         n_systems=count_of(System, dataset=OuterRef("pk")),

@@ -158,6 +158,9 @@ FILE_UPLOAD_HANDLERS = ["django.core.files.uploadhandler.TemporaryFileUploadHand
 WORKBENCH_IMPORT_ASYNC_BYTES = env.int("WORKBENCH_IMPORT_ASYNC_BYTES", default=2 * 1024 * 1024)
 # Longest accepted text (source, reference or output) in characters.
 WORKBENCH_MAX_TEXT_CHARS = env.int("WORKBENCH_MAX_TEXT_CHARS", default=20_000)
+# Every answer about an annotator's unit (handing it out, submitting it) takes at least this
+# long, so the extra work of a control unit cannot be timed (annotations.timing); 0: off.
+WORKBENCH_UNIT_RESPONSE_FLOOR_MS = env.int("WORKBENCH_UNIT_RESPONSE_FLOOR_MS", default=150)
 # Who may create projects in the browser and the API: "owners" (staff users and
 # users who already own a project), "staff" (staff users only) or "anyone".
 WORKBENCH_PROJECT_CREATORS = env.str("WORKBENCH_PROJECT_CREATORS", default="owners")

@@ -10,7 +10,7 @@
         if (best === null) missing.push(criterion.name + ": best");
         if (worst === null) missing.push(criterion.name + ": worst");
         if (best !== null && worst !== null) {
-          judgements.push({criterion: criterion.name, best: Number(best), worst: Number(worst)});
+          judgements.push({criterion: criterion.name, best: best, worst: worst});
         }
       });
       return {judgements: judgements, missing: missing};

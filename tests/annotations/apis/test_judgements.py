@@ -1,11 +1,23 @@
-"""Submitting judgements through the API."""
+"""Submitting judgements through the API.
+
+Annotators name outputs by the handles their assignment showed them
+(`annotations.services.handles`); the judgements store real ids."""
 from annotations.models import Assignment, PairwiseJudgement, RatingJudgement
+from annotations.services.handles import output_handle
 from tests.annotations.server_time import about, worked
 
 
+def _h(world, campaign, output, user=None):
+    """The handle the annotator's assignment in `campaign` shows for `output`."""
+    assignment = Assignment.objects.get(campaign=campaign, annotator__user=user or world.users["annotator"],
+                                        item=world.mine.items[0])
+    return output_handle(assignment.pk, output.pk)
+
+
 def _rate(client, world, output, criterion, score=3):
-    body = {"campaign": world.mine.campaign.pk, "output": output.pk, "criterion": criterion, "score": score,
-            "time_spent_ms": 1200, "shown_order": [world.mine.outputs[1].pk, world.mine.outputs[0].pk]}
+    c = world.mine.campaign
+    body = {"campaign": c.pk, "output": _h(world, c, output), "criterion": criterion, "score": score,
+            "time_spent_ms": 1200, "shown_order": [_h(world, c, world.mine.outputs[1]), _h(world, c, world.mine.outputs[0])]}
     return client.post("/api/judgements/ratings/", body, format="json")
 
 
@@ -27,21 +39,20 @@ def test_ratings_complete_the_assignment_when_every_output_and_criterion_is_judg
     response = _rate(client, world, out1, "adequacy", score=5)
     assert response.status_code == 201
     body = response.json()
-    assert (body["score"], body["output"], body["annotator_name"]) == (5.0, out1.pk, "annotator")
+    c = world.mine.campaign
+    assert (body["score"], body["output"], body["annotator_name"]) == (5.0, _h(world, c, out1), "annotator")
     # The time since the unit was handed out, measured on the server; not the client's 1200 ms.
     assert about(body["time_spent_ms"], 5000)
     mine.refresh_from_db()
     assert about(mine.time_spent_ms, 5000) and mine.time_spent_ms >= body["time_spent_ms"]
-    assert body["shown_order"] == [out1.pk, out0.pk]
+    assert body["shown_order"] == [_h(world, c, out1), _h(world, c, out0)]
+    assert RatingJudgement.objects.get(pk=body["id"]).shown_order == [out1.pk, out0.pk]
     assert _status(world, world.mine.campaign, user) == "done"
     # The other annotator's assignment on the same item is untouched.
     assert _status(world, world.mine.campaign, world.other_annotator) == "pending"
-    # Staff see the new judgements; the other annotator still only their own.
+    # Staff see the new judgements; annotators list none (real ids): 404.
     assert world.client("researcher").get("/api/judgements/ratings/").json()["count"] == 5
-    assert world.client("annotator").get("/api/judgements/ratings/").json()["count"] == 4
-    other = world.client("annotator")
-    other.force_authenticate(world.other_annotator)
-    assert other.get("/api/judgements/ratings/").json()["count"] == 1
+    assert world.client("annotator").get("/api/judgements/ratings/").status_code == 404
 
 
 def test_rejected_ratings_write_nothing(world):
@@ -54,10 +65,15 @@ def test_rejected_ratings_write_nothing(world):
     foreign = world.other.outputs[0]
     response = _rate(client, world, foreign, "fluency")
     assert response.status_code == 400 and "output" in response.json()
-    # Item 1 was never assigned to the annotator.
-    assert _rate(client, world, world.mine.outputs[2], "fluency").status_code == 403
+    # Item 1 was never assigned to the annotator: its outputs have no handle for them, and real ids
+    # are not accepted from annotators (they would confirm which output is which).
+    response = _rate(client, world, world.mine.outputs[2], "fluency")
+    assert response.status_code == 400 and "is not part of this unit" in response.json()["output"][0]
+    real_id = {"campaign": world.mine.campaign.pk, "output": world.mine.outputs[1].pk, "criterion": "adequacy",
+               "score": 3}
+    assert client.post("/api/judgements/ratings/", real_id, format="json").status_code == 400
     # A campaign of another project is not found.
-    body = {"campaign": world.other.campaign.pk, "output": foreign.pk, "criterion": "fluency", "score": 3}
+    body = {"campaign": world.other.campaign.pk, "output": "abcdefghijklmnop", "criterion": "fluency", "score": 3}
     assert client.post("/api/judgements/ratings/", body, format="json").status_code == 404
     assert RatingJudgement.objects.count() == before
     assert _status(world, world.mine.campaign, world.users["annotator"]) == "pending"
@@ -66,31 +82,40 @@ def test_rejected_ratings_write_nothing(world):
 def test_pairwise_judgement_is_stored_canonically_and_completes_the_item(world):
     client = world.client("annotator")
     low, high = sorted([world.mine.outputs[0], world.mine.outputs[1]], key=lambda o: o.pk)
-    body = {"campaign": world.mine.pairwise.pk, "output_a": high.pk, "output_b": low.pk, "criterion": "overall",
+    h = lambda o: _h(world, world.mine.pairwise, o)  # noqa: E731
+    body = {"campaign": world.mine.pairwise.pk, "output_a": h(high), "output_b": h(low), "criterion": "overall",
             "winner": "a"}
     response = client.post("/api/judgements/pairwise/", body, format="json")
     assert response.status_code == 201, response.content
+    # Told back as sent: the stored (lower id first) order would rank the two ids.
+    assert (response.json()["output_a"], response.json()["output_b"], response.json()["winner"]) == (
+        h(high), h(low), "a")
     stored = PairwiseJudgement.objects.get(pk=response.json()["id"])
     # Shown first was `high` and it won: stored with the lower id first, winner flipped.
     assert (stored.output_a, stored.output_b, stored.winner, stored.shown_order) == (low, high, "b", [high.pk, low.pk])
     assert _status(world, world.mine.pairwise, world.users["annotator"]) == "done"
     again = client.post("/api/judgements/pairwise/", body, format="json")
     assert again.status_code == 400
-    wrong_protocol = {**body, "campaign": world.mine.campaign.pk, "criterion": "fluency"}
+    wrong_protocol = {**body, "campaign": world.mine.campaign.pk, "criterion": "fluency",
+                      "output_a": _h(world, world.mine.campaign, high), "output_b": _h(world, world.mine.campaign, low)}
     assert client.post("/api/judgements/pairwise/", wrong_protocol, format="json").status_code == 400
 
 
 def test_bestworst_judgement(world):
     client = world.client("annotator")
     out0, out1 = world.mine.outputs[0], world.mine.outputs[1]
-    body = {"campaign": world.mine.bestworst.pk, "outputs": [out1.pk, out0.pk], "best": out1.pk, "worst": out0.pk,
+    h = lambda o: _h(world, world.mine.bestworst, o)  # noqa: E731
+    body = {"campaign": world.mine.bestworst.pk, "outputs": [h(out1), h(out0)], "best": h(out1), "worst": h(out0),
             "criterion": "overall"}
-    bad = client.post("/api/judgements/bestworst/", {**body, "worst": out1.pk}, format="json")
+    bad = client.post("/api/judgements/bestworst/", {**body, "worst": h(out1)}, format="json")
     assert bad.status_code == 400
-    mixed = {**body, "outputs": [out0.pk, world.mine.outputs[2].pk]}  # outputs of two items
+    mixed = {**body, "outputs": [h(out0), "zzzzzzzzzzzzzzzz"]}  # not an output of the unit
     assert client.post("/api/judgements/bestworst/", mixed, format="json").status_code == 400
     response = client.post("/api/judgements/bestworst/", body, format="json")
     assert response.status_code == 201, response.content
-    assert response.json()["outputs"] == sorted([out0.pk, out1.pk])
-    assert (response.json()["best"], response.json()["worst"]) == (out1.pk, out0.pk)
+    assert response.json()["outputs"] == [h(out1), h(out0)]  # as sent, not sorted by id
+    assert (response.json()["best"], response.json()["worst"]) == (h(out1), h(out0))
+    stored = response.json()["id"]
+    from annotations.models import BestWorstJudgement
+    assert BestWorstJudgement.objects.get(pk=stored).best_id == out1.pk
     assert _status(world, world.mine.bestworst, world.users["annotator"]) == "done"

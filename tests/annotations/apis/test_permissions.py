@@ -13,12 +13,17 @@ from tests.annotations.factories import UserFactory
 #               anonymous annotator researcher owner outsider
 READ_MEMBER = (401, 200, 200, 200, 404)
 LIST = (401, 200, 200, 200, 200)
-STAFF_WRITE = (401, 403, 201, 201, 404)
+# Annotators are confined to their units: staff objects and lists answer them 404.
+STAFF_READ = (401, 404, 200, 200, 404)
+STAFF_LIST = (401, 404, 200, 200, 200)
+STAFF_WRITE = (401, 404, 201, 201, 404)
 
 
-def _judgement_bodies(w):
+def _judgement_bodies(w, role):
     m = w.mine
     # outputs[0], outputs[1]: item 0 of "mine", systems 0 and 1.
+    if role == "annotator":  # annotators name outputs by the handles their assignment showed
+        return _as_handles(w, _judgement_bodies(w, "staff"))
     return {
         "ratings": {"campaign": m.campaign.pk, "output": m.outputs[1].pk, "criterion": "fluency", "score": 3},
         "pairwise": {"campaign": m.pairwise.pk, "output_a": m.outputs[1].pk, "output_b": m.outputs[0].pk,
@@ -28,27 +33,40 @@ def _judgement_bodies(w):
     }
 
 
+def _as_handles(w, bodies):
+    from annotations.models import Assignment
+    from annotations.services.handles import output_handle
+
+    converted = {}
+    for kind, body in bodies.items():
+        assignment = Assignment.objects.get(campaign_id=body["campaign"], annotator__user=w.users["annotator"])
+        h = lambda i: output_handle(assignment.pk, i)  # noqa: E731
+        converted[kind] = {k: ([h(i) for i in v] if k == "outputs" else h(v) if k in (
+            "output", "output_a", "output_b", "best", "worst") else v) for k, v in body.items()}
+    return converted
+
+
 # (name, method, url(world, role), body(world, role) or None, expected statuses per ROLES)
 CASES = [
-    ("projects-list", "get", lambda w, r: "/api/projects/", None, LIST),
+    ("projects-list", "get", lambda w, r: "/api/projects/", None, STAFF_LIST),
     # Project creation: staff users and users who already own a project (WORKBENCH_PROJECT_CREATORS).
     ("projects-create", "post", lambda w, r: "/api/projects/", lambda w, r: {"name": f"new-{r}"},
      (401, 403, 403, 201, 403)),
-    ("project-detail", "get", lambda w, r: f"/api/projects/{w.mine.project.pk}/", None, READ_MEMBER),
+    ("project-detail", "get", lambda w, r: f"/api/projects/{w.mine.project.pk}/", None, STAFF_READ),
     ("members-list", "get", lambda w, r: f"/api/projects/{w.mine.project.pk}/members/", None,
-     (401, 403, 403, 200, 404)),
+     (401, 404, 403, 200, 404)),
     ("members-add", "post", lambda w, r: f"/api/projects/{w.mine.project.pk}/members/",
      lambda w, r: {"username": UserFactory(username=f"newcomer-{r}").username, "role": "annotator"},
-     (401, 403, 403, 201, 404)),
-    ("datasets-list", "get", lambda w, r: "/api/datasets/", None, LIST),
+     (401, 404, 403, 201, 404)),
+    ("datasets-list", "get", lambda w, r: "/api/datasets/", None, STAFF_LIST),
     ("datasets-import", "post", lambda w, r: "/api/datasets/",
      lambda w, r: {"project": w.mine.project.pk, "name": f"upload-{r}",
                    "file": SimpleUploadedFile("d.jsonl", b'{"item": "u1", "outputs": {"s": "t"}}')},
      STAFF_WRITE),
-    ("dataset-detail", "get", lambda w, r: f"/api/datasets/{w.mine.dataset.pk}/", None, READ_MEMBER),
-    ("items-list", "get", lambda w, r: "/api/items/", None, LIST),
-    ("item-detail", "get", lambda w, r: f"/api/items/{w.mine.items[0].pk}/", None, READ_MEMBER),
-    ("outputs-list", "get", lambda w, r: "/api/outputs/", None, LIST),
+    ("dataset-detail", "get", lambda w, r: f"/api/datasets/{w.mine.dataset.pk}/", None, STAFF_READ),
+    ("items-list", "get", lambda w, r: "/api/items/", None, STAFF_LIST),
+    ("item-detail", "get", lambda w, r: f"/api/items/{w.mine.items[0].pk}/", None, STAFF_READ),
+    ("outputs-list", "get", lambda w, r: "/api/outputs/", None, STAFF_LIST),
     ("campaigns-list", "get", lambda w, r: "/api/campaigns/", None, LIST),
     ("campaign-detail", "get", lambda w, r: f"/api/campaigns/{w.mine.campaign.pk}/", None, READ_MEMBER),
     ("campaigns-create", "post", lambda w, r: "/api/campaigns/",
@@ -59,13 +77,13 @@ CASES = [
     ("next-assignment", "post", lambda w, r: f"/api/campaigns/{w.mine.campaign.pk}/next-assignment/", None,
      (401, 200, 201, 201, 404)),
     ("assignments-list", "get", lambda w, r: "/api/assignments/", None, LIST),
-    ("ratings-list", "get", lambda w, r: "/api/judgements/ratings/", None, LIST),
-    ("pairwise-list", "get", lambda w, r: "/api/judgements/pairwise/", None, LIST),
-    ("bestworst-list", "get", lambda w, r: "/api/judgements/bestworst/", None, LIST),
+    ("ratings-list", "get", lambda w, r: "/api/judgements/ratings/", None, STAFF_LIST),
+    ("pairwise-list", "get", lambda w, r: "/api/judgements/pairwise/", None, STAFF_LIST),
+    ("bestworst-list", "get", lambda w, r: "/api/judgements/bestworst/", None, STAFF_LIST),
     # Only the annotator holds an assignment for item 0; staff without one may not judge it.
     *[
         (f"{kind}-create", "post", lambda w, r, kind=kind: f"/api/judgements/{kind}/",
-         lambda w, r, kind=kind: _judgement_bodies(w)[kind], (401, 201, 403, 403, 404))
+         lambda w, r, kind=kind: _judgement_bodies(w, r)[kind], (401, 201, 403, 403, 404))
         for kind in ("ratings", "pairwise", "bestworst")
     ],
 ]

@@ -81,7 +81,10 @@ def test_the_submit_answer_is_what_the_assignment_serializer_renders(setup):
     assert set(answer) == set(UnitSubmitApi.OutputSerializer().fields) - {"next"}
     stored = Assignment.objects.select_related("campaign__dataset", "annotator").get(pk=body["id"])
     rendered = AssignmentOutputSerializer(stored, context={"staff_projects": ()}).data
-    assert answer["assignment"] == rendered
+    # An annotator's: with handles for the item and outputs (annotations.services.handles).
+    from annotations.services.handles import brief_for_annotator
+    assert answer["assignment"] == brief_for_annotator(rendered)
+    assert answer["assignment"]["shown_order"] == body["shown_order"]
     # The time is the server's (stored on the assignment), not the 1234 ms the client reported.
     assert rendered["status"] == "done" and rendered["time_spent_ms"] == stored.time_spent_ms
     assert rendered["unit"] is None

@@ -11,6 +11,7 @@ from annotations.models import (
     SpanJudgement,
 )
 from annotations.services.campaigns import campaign_create
+from annotations.services.handles import output_handle
 from tests.annotations.server_time import about, worked
 from tests.annotations.factories import (
     DatasetFactory,
@@ -93,12 +94,15 @@ def test_a_whole_unit_in_one_request(setup, protocol):
     done = client.post(url, {"judgements": answers, "shown_order": body["shown_order"], "time_spent_ms": 4200},
                        format="json")
     assert done.status_code == 201, done.content
+    # The annotator saw handles of this assignment; the judgements store the real output ids.
+    real_order = list(Assignment.objects.get(pk=body["id"]).shown_order)
+    assert body["shown_order"] == [output_handle(body["id"], i) for i in real_order]
     stored = MODELS[protocol].objects.filter(campaign=campaign)
     assert stored.count() == len(answers)
     assignment = Assignment.objects.get(pk=body["id"])
     # Every judgement of the unit carries the unit's time as the server measured it.
     assert {(j.origin, j.status, j.time_spent_ms, tuple(j.shown_order)) for j in stored} == {
-        ("api", "complete", assignment.time_spent_ms, tuple(body["shown_order"]))}
+        ("api", "complete", assignment.time_spent_ms, tuple(real_order))}
     assert about(assignment.time_spent_ms, 4200)
     # The client's 4200 ms is no more than that: kept as its own figure.
     assert assignment.status == "done" and assignment.client_time_ms == 4200
@@ -110,14 +114,14 @@ def test_a_whole_unit_in_one_request(setup, protocol):
         expected = {3: [(50.0, 3), (80.0, 1), (80.0, 1)], 4: [(20.0, 4), (50.0, 3), (80.0, 1), (80.0, 1)]}
         assert ranks == expected[len(body["shown_order"])]
     if protocol == "pairwise":
-        first = body["shown_order"][0]
+        first = real_order[0]
         j = stored.first()
         winner = j.output_a_id if j.winner == "a" else j.output_b_id
         assert winner == first  # "a" means the output shown first
     if protocol == "esa":
-        listed = client.get(f"/api/judgements/spans/?campaign={campaign.pk}").json()["results"]
-        assert listed[0]["spans"] == [{"start": 0, "end": 4, "severity": "major", "missing": False},
-                                      {"start": None, "end": None, "severity": "minor", "missing": True}]
+        spans = stored.first().spans.order_by("id")
+        assert [(s.start, s.end, s.severity, s.missing) for s in spans] == [(0, 4, "major", False),
+                                                                          (None, None, "minor", True)]
 
 
 def test_esa_spans_are_checked_against_the_output(setup):
@@ -149,11 +153,13 @@ def test_single_judgements_are_partial_until_the_unit_is_covered(setup):
     first = client.post("/api/judgements/ratings/", {"campaign": campaign.pk, "output": output,
                                                      "criterion": "quality", "score": 3}, format="json")
     assert first.status_code == 201 and first.json()["status"] == "partial"
-    assert client.get(f"/api/judgements/ratings/?campaign={campaign.pk}&status=complete").json()["count"] == 0
+    assert first.json()["output"] == output  # told back as the handle sent
+    complete = RatingJudgement.objects.filter(campaign=campaign, status="complete")
+    assert complete.count() == 0
     second = client.post("/api/judgements/ratings/", {"campaign": campaign.pk, "output": output,
                                                       "criterion": "fluency", "score": 4}, format="json")
     assert second.json()["status"] == "complete"
-    assert client.get(f"/api/judgements/ratings/?campaign={campaign.pk}&status=complete").json()["count"] == 2
+    assert complete.count() == 2
 
 
 def test_release_and_other_peoples_assignments(setup):
@@ -175,25 +181,21 @@ def test_annotators_never_see_system_names_in_items_outputs_or_campaigns(setup):
     dataset, client, _ = setup
     campaign = _campaign(dataset, "pairwise", criteria=["quality"], systems=["alpha", "beta"])
     texts = []
-    for url in ("/api/items/", f"/api/items/{dataset.items.first().pk}/", "/api/outputs/",
-                f"/api/campaigns/{campaign.pk}/", "/api/campaigns/"):
+    for url in (f"/api/campaigns/{campaign.pk}/", "/api/campaigns/"):
         response = client.get(url)
         assert response.status_code == 200
         texts.append(response.content.decode())
+    body = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/")
+    texts.append(body.content.decode())
     blob = "\n".join(texts)
     for name in ("alpha", "beta", "gamma", "delta"):
         # Output texts contain the names here; the fields never do.
         assert f'"{name}"' not in blob and '"system_name"' not in blob and '"system"' not in blob
-    # Filtering by system does not group an annotator's outputs either.
+    # Items and outputs (even filtered by system) are not theirs to list: 404, as for a missing page.
     system = dataset.systems.first()
-    assert client.get(f"/api/outputs/?system={system.pk}").json()["count"] == 0
-    assert client.get(f"/api/items/?system={system.pk}").json()["count"] == 0
-    # Not alphabetical by system: the annotator's order differs from the system order on some item.
-    rows = client.get("/api/outputs/").json()["results"]
-    by_item = {}
-    for row in rows:
-        by_item.setdefault(row["item"], []).append(row["text"].split()[0])
-    assert any(names != sorted(names) for names in by_item.values())
+    for url in ("/api/items/", f"/api/items/{dataset.items.first().pk}/", "/api/outputs/",
+                f"/api/outputs/?system={system.pk}", f"/api/items/?system={system.pk}"):
+        assert client.get(url).status_code == 404, url
 
 
 def test_members_api_does_not_tell_which_usernames_exist(setup):

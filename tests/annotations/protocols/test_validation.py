@@ -20,6 +20,7 @@ from rest_framework.test import APIClient
 from annotations.models import Assignment, Campaign, JudgementBase, Membership, Output
 from annotations.quality.models import ControlJudgement, GoldUnit
 from annotations.services.campaigns import campaign_create
+from annotations.services.handles import output_handle
 from tests.annotations.factories import (
     DatasetFactory,
     ItemFactory,
@@ -83,16 +84,32 @@ def _messages(body) -> list[str]:
     return [str(body)]
 
 
+OUTPUT_KEYS = ("output", "output_a", "output_b", "best", "worst", "outputs", "shown_order")
+
+
+def _handles(w: World, answer):
+    """The answer as the annotator sends it: outputs named by the handles their unit showed
+    (annotations.services.handles); anything else (another id, a bad value) as it is."""
+    def one(value):
+        return output_handle(w.assignment.pk, value) if isinstance(value, int) and value in w.outputs else value
+    if not isinstance(answer, dict):
+        return answer
+    return {k: ([one(v) for v in value] if isinstance(value, list) else one(value)) if k in OUTPUT_KEYS else value
+            for k, value in answer.items()}
+
+
 def via_api(w: World, body: dict) -> list[str]:
     response = w.api.post(f"/api/judgements/{ENDPOINT[w.campaign.protocol]}/",
-                          {"campaign": w.campaign.pk, **body}, format="json")
+                          {"campaign": w.campaign.pk, **_handles(w, body)}, format="json")
     assert response.status_code == 400, response.content
     return _messages(response.json())
 
 
 def via_page(w: World, answers: list[dict]) -> list[str]:
     response = w.page.post(reverse("annotate-submit", args=[w.assignment.pk]),
-                           json.dumps({"judgements": answers, "shown_order": w.assignment.shown_order}),
+                           json.dumps({"judgements": [_handles(w, a) for a in answers],
+                                       "shown_order": _handles(w, {"shown_order": w.assignment.shown_order})[
+                                           "shown_order"]}),
                            content_type="application/json")
     assert response.status_code == 400, response.content
     return response.json()["errors"]
@@ -344,7 +361,7 @@ def test_good_answers_pass_every_path(make, tmp_path):
     call_command("quality", "--campaign", w.campaign.name, "--gold", str(gold), stderr=StringIO())
     assert GoldUnit.objects.count() == 1 and ControlJudgement.objects.count() == 1
     response = w.page.post(reverse("annotate-submit", args=[w.assignment.pk]),
-                           json.dumps({"judgements": [{"criterion": "quality", "output": out, "score": 50,
-                                                       "spans": [span]}]}),
+                           json.dumps({"judgements": [_handles(w, {"criterion": "quality", "output": out, "score": 50,
+                                                                   "spans": [span]})]}),
                            content_type="application/json")
     assert response.status_code == 201, response.content

@@ -5,9 +5,10 @@ import random
 import pytest
 from rest_framework.test import APIClient
 
-from annotations.models import Campaign, Membership, Output
+from annotations.models import Assignment, Campaign, Membership, Output
 from annotations.quality.models import CompletionCode, ControlJudgement, ControlUnit, GoldUnit
 from annotations.quality.services import gold_unit_create, quality_settings_update
+from annotations.services.handles import HANDLE_LENGTH, output_handle
 from tests.annotations.factories import (
     CampaignFactory,
     ItemFactory,
@@ -96,8 +97,9 @@ def test_controls_look_like_any_unit_and_tutorials_send_wrong_answers_back(setup
     controls = {c.unit_id: c for c in ControlUnit.objects.filter(campaign=campaign)}
     kinds = {c.kind for c in controls.values()}
     assert kinds == {"degraded", "repeat", "gold"}
+    # Annotators see handles (annotations.services.handles): a control's are those of its alias ids.
     control_payloads = [p for p in payloads if any(
-        p["shown_order"] == [int(a) for a in c.aliases] for c in controls.values())]
+        p["shown_order"] == [output_handle(p["id"], int(a)) for a in c.aliases] for c in controls.values())]
     regular_payloads = [p for p in payloads if p not in control_payloads]
     assert len(control_payloads) == len(controls) and regular_payloads
     # Same structure, same types, for every unit and every submission response.
@@ -106,12 +108,14 @@ def test_controls_look_like_any_unit_and_tutorials_send_wrong_answers_back(setup
     assert {repr(shape({**r, "completion_code": None})) for r in responses} == {
         repr(shape({**responses[0], "completion_code": None}))}
     assert all(p["unit"] is None for p in payloads)
-    # Control outputs carry fresh ids: never a real output's, never one the annotator saw before.
+    # Every output shown is a handle of the same shape, never one the annotator saw before; behind a
+    # control's handles are fresh (alias) ids, never a real output's.
     shown_ids = [o["id"] for p in payloads for o in p["item"]["outputs"]]
     assert len(shown_ids) == len(set(shown_ids))
+    assert all(isinstance(i, str) and len(i) == HANDLE_LENGTH for i in shown_ids)
     real = set(Output.objects.values_list("id", flat=True))
     for p in control_payloads:
-        assert not {o["id"] for o in p["item"]["outputs"]} & real
+        assert not set(Assignment.objects.get(pk=p["id"]).shown_order) & real
     # Degraded copies differ from their originals, carry no mark, and keep the item shown.
     for control in controls.values():
         for alias, entry in control.aliases.items():
@@ -151,14 +155,15 @@ def test_quality_endpoints_are_for_researchers(setup):
     campaign, clients = setup
     url = f"/api/campaigns/{campaign.pk}/quality/"
     assert clients["researcher"].get(url).status_code == 200
-    assert clients["annotator"].get(url).status_code == 403
+    # Annotators are confined to their units: 404, as for outsiders.
+    assert clients["annotator"].get(url).status_code == 404
     assert clients["outsider"].get(url).status_code == 404
     assert APIClient().get(url).status_code == 401
     for path in ("settings/", "gold/", "codes/"):
-        assert clients["annotator"].get(url + path).status_code == 403
+        assert clients["annotator"].get(url + path).status_code == 404
     denied = clients["annotator"].post(url + "decisions/", {"annotator": 1, "included": False, "reason": "x"},
                                        format="json")
-    assert denied.status_code == 403
+    assert denied.status_code == 404
 
 
 def test_settings_and_decisions_through_the_api(setup):
@@ -211,13 +216,16 @@ def test_one_judgement_at_a_time_works_on_controls_and_looks_the_same(setup):
         assert again.status_code == 400  # the same answer twice: refused, for every kind of unit
     controls = ControlUnit.objects.filter(campaign=campaign)
     aliases = {int(a) for c in controls for a in c.aliases}
-    assert controls.exists() and aliases & {o for o, _ in responses}
+
+    control_handles = {output_handle(a.pk, i) for a in Assignment.objects.filter(
+        campaign=campaign, unit_id__in=controls.values("unit_id")) for i in a.shown_order}
+    assert controls.exists() and control_handles & {o for o, _ in responses}
     shapes = {repr(shape({**r, "status": None})) for _, r in responses}
     assert len(shapes) == 1
     # The second criterion completes every unit, control or not.
     assert {r["status"] for _, r in responses[1::2]} == {"complete"}
     assert {r["status"] for _, r in responses[0::2]} == {"partial"}
-    from annotations.models import Assignment, RatingJudgement
+    from annotations.models import RatingJudgement
     assert not Assignment.objects.filter(campaign=campaign).exclude(status="done").exists()
     assert not RatingJudgement.objects.filter(output_id__in=aliases).exists()
     stored = ControlJudgement.objects.filter(campaign=campaign)

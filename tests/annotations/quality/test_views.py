@@ -126,9 +126,9 @@ def test_quality_page_and_forms_are_for_researchers(world):
     campaign, clients = world
     clients["annotator"].post(f"/annotate/campaigns/{campaign.pk}/")
     url = f"/campaigns/{campaign.pk}/quality/"
-    assert clients["annotator"].get(url).status_code == 403
+    assert clients["annotator"].get(url).status_code == 404  # confined to their units
     assert clients["annotator"].post(url + "decide/", {"annotator": 1, "included": "exclude",
-                                                       "reason": "x"}).status_code == 403
+                                                       "reason": "x"}).status_code == 404
     page = clients["researcher"].get(url)
     assert page.status_code == 200 and "page-ann" in page.content.decode()
     annotator = Assignment.objects.filter(campaign=campaign).first().annotator

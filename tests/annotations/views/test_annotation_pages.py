@@ -7,6 +7,7 @@ from django.urls import reverse
 
 from annotations.models import Assignment, Campaign, Membership, RatingJudgement
 from annotations.services.campaigns import campaign_create
+from annotations.services.handles import output_handle
 from annotations.templatetags.workbench import markdown_html
 from tests.annotations.factories import UserFactory
 
@@ -37,13 +38,21 @@ def test_protocol_page_is_blind_and_escapes_instructions(client, annotator, camp
     assert scripts and all("src=" in tag or 'type="application/json"' in tag for tag in scripts)
     assert not re.findall(r"<[a-z]+ [^>]*\son[a-z]+=", html)  # no inline event handlers
     assignment = Assignment.objects.get(annotator__user=annotator)
+    # The page names outputs by opaque handles of this assignment, never by their ids.
+    handles = [output_handle(assignment.pk, i) for i in assignment.shown_order]
+    config = json.loads(re.search(r'<script id="unit-config" type="application/json">(.*?)</script>', html,
+                                  re.S).group(1))
+    assert config["shown_order"] == handles and [o["id"] for o in config["outputs"]] == handles
+    assert f'data-output="{handles[0]}"' in html and f'data-output="{assignment.shown_order[0]}"' not in html
     # Submitting through the page stores the unit with origin "browser".
-    output = assignment.unit.outputs[0]
     url = reverse("annotate-submit", args=[assignment.pk])
     bad = client.post(url, "not json", content_type="application/json")
     assert bad.status_code == 400 and "JSON" in bad.json()["errors"][0]
-    ok = client.post(url, json.dumps({"judgements": [{"criterion": "fluency", "output": output, "score": 4}],
-                                      "shown_order": assignment.shown_order, "time_spent_ms": 1500.0}),
+    real_id = client.post(url, json.dumps({"judgements": [{"criterion": "fluency", "output": assignment.shown_order[0],
+                                                           "score": 4}]}), content_type="application/json")
+    assert real_id.status_code == 400 and "is not part of this unit" in real_id.json()["errors"][0]
+    ok = client.post(url, json.dumps({"judgements": [{"criterion": "fluency", "output": handles[0], "score": 4}],
+                                      "shown_order": handles, "time_spent_ms": 1500.0}),
                      content_type="application/json")
     assert ok.status_code == 201 and ok.json()["next"] == reverse("annotate-campaign", args=[campaign.pk])
     assert ok.json()["next_method"] == "POST"  # the next unit is handed out by a POST
@@ -68,8 +77,8 @@ def test_campaign_page_for_staff_and_redirect_for_annotators(client, annotator, 
     assert client.get(reverse("campaign-judgements", args=[campaign.pk])).status_code == 200
     client.force_login(annotator)
     assert client.get(url)["Location"] == reverse("annotate-campaign", args=[campaign.pk])
-    assert client.get(reverse("campaign-progress", args=[campaign.pk])).status_code == 403
-    assert client.get(reverse("campaign-judgements", args=[campaign.pk])).status_code == 403
+    assert client.get(reverse("campaign-progress", args=[campaign.pk])).status_code == 404
+    assert client.get(reverse("campaign-judgements", args=[campaign.pk])).status_code == 404
     client.force_login(outsider)
     assert client.get(url).status_code == 404
 
@@ -78,17 +87,17 @@ def test_project_page_links_campaign_names(client, annotator, researcher, projec
     client.force_login(researcher)
     assert reverse("campaign-detail", args=[campaign.pk]) in client.get(
         reverse("project-detail", args=[project.pk])).content.decode()
-    client.force_login(annotator)
-    assert reverse("annotate-campaign", args=[campaign.pk]) in client.get(
-        reverse("project-detail", args=[project.pk])).content.decode()
+    client.force_login(annotator)  # their campaigns are on their home page; the project page is for staff
+    assert client.get(reverse("project-detail", args=[project.pk])).status_code == 404
 
 
 def test_item_and_dataset_pages_hide_system_names_from_annotators(client, annotator, researcher, dataset):
     item = dataset.items.get(external_id="item-1")
     client.force_login(annotator)
     for url in (reverse("item-detail", args=[item.pk]), reverse("dataset-detail", args=[dataset.pk])):
-        html = client.get(url).content.decode()
-        assert "sysA" not in html and "sysB" not in html, url
+        response = client.get(url)
+        assert response.status_code == 404, url
+        assert "sysA" not in response.content.decode() and "sysB" not in response.content.decode(), url
     client.force_login(researcher)
     assert "sysA" in client.get(reverse("item-detail", args=[item.pk])).content.decode()
 
@@ -96,7 +105,7 @@ def test_item_and_dataset_pages_hide_system_names_from_annotators(client, annota
 def test_campaign_set_up_page_creates_and_previews(client, researcher, annotator, project, dataset):
     url = reverse("campaign-new", args=[project.pk])
     client.force_login(annotator)
-    assert client.get(url).status_code == 403
+    assert client.get(url).status_code == 404
     client.force_login(researcher)
     assert client.get(url).status_code == 200
     data = {

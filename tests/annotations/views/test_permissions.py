@@ -1,4 +1,5 @@
-"""Who may open which page: anonymous -> login, non-member -> 404, annotator -> read only."""
+"""Who may open which page: anonymous -> login, non-member -> 404, annotator -> 404 too (they reach only their
+home, their campaigns' unit pages and the unit API; tests/annotations/test_confinement.py crawls every URL)."""
 import pytest
 from django.urls import reverse
 
@@ -37,30 +38,42 @@ def test_non_member_does_not_see_the_project_in_the_list(client, project, datase
     assert "Alpha" not in response.content.decode()
 
 
-@pytest.mark.parametrize("role_fixture", ["owner", "researcher", "annotator"])
-def test_members_can_browse(client, project, dataset, role_fixture, request):
+@pytest.mark.parametrize("role_fixture", ["owner", "researcher"])
+def test_staff_can_browse(client, project, dataset, role_fixture, request):
     client.force_login(request.getfixturevalue(role_fixture))
     for url in _pages(project, dataset):
         assert client.get(url).status_code == 200, url
 
 
-def test_project_list_shows_the_users_role(client, project, annotator):
+def test_annotators_get_404_on_project_dataset_and_item_pages(client, project, dataset, annotator):
     client.force_login(annotator)
+    for url in _pages(project, dataset):
+        assert client.get(url).status_code == 404, url
+
+
+def test_project_list_shows_the_users_role(client, project, researcher):
+    client.force_login(researcher)
     html = client.get(reverse("project-list")).content.decode()
     assert "Alpha" in html
-    assert "annotator" in html
+    assert "researcher" in html
+
+
+def test_project_list_sends_annotators_to_their_home(client, project, annotator):
+    client.force_login(annotator)
+    response = client.get(reverse("project-list"))
+    assert response.status_code == 302 and response["Location"] == reverse("annotate-home")
 
 
 def test_annotator_cannot_open_the_upload_form(client, project, annotator):
     client.force_login(annotator)
-    assert client.get(reverse("dataset-upload")).status_code == 403
-    assert client.get(reverse("dataset-upload"), {"project": project.pk}).status_code == 403
+    assert client.get(reverse("dataset-upload")).status_code == 404
+    assert client.get(reverse("dataset-upload"), {"project": project.pk}).status_code == 404
 
 
 def test_upload_link_only_for_staff(client, project, dataset, annotator, researcher):
     url = reverse("dataset-upload")
     client.force_login(annotator)
-    assert url not in client.get(reverse("project-detail", args=[project.pk])).content.decode()
+    assert client.get(reverse("project-detail", args=[project.pk])).status_code == 404
     client.force_login(researcher)
     assert url in client.get(reverse("project-detail", args=[project.pk])).content.decode()
     assert client.get(url, {"project": project.pk}).status_code == 200
