@@ -12,7 +12,9 @@ from annotations.apis.campaigns import AssignmentOutputSerializer, UnitSubmitApi
 from annotations.models import JudgementBase
 from annotations.permissions import ApiAuthMixin
 from annotations.selectors import STAFF_ROLES, assignment_brief
+from annotations.services.handles import brief_for_annotator, handles_for, unit_submission_translate
 from annotations.services.revisions import unit_revise
+from annotations.timing import unit_response_floor
 
 
 class UnitReviseApi(ApiAuthMixin, APIView):
@@ -30,6 +32,7 @@ class UnitReviseApi(ApiAuthMixin, APIView):
             ref_name = "UnitReviseResult"
 
     @extend_schema(operation_id="assignments_revise", request=InputSerializer, responses={200: OutputSerializer})
+    @unit_response_floor
     def post(self, request: Request, pk: int) -> Response:
         """Replace your answers to a unit you already submitted, while its batch is in progress.
 
@@ -41,16 +44,19 @@ class UnitReviseApi(ApiAuthMixin, APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         assignment = _own_assignment(request, pk)
+        staff = assignment.member_role in STAFF_ROLES
+        # Handles (and, for owners and researchers, ids) to ids, at the boundary as in submit.
+        judgements, shown_order = unit_submission_translate(
+            handles_for(assignment, allow_ids=staff), judgements=data["judgements"], shown_order=data.get("shown_order"))
         result = unit_revise(
             annotator=assignment.annotator,
             assignment_id=assignment.pk,
             campaign=assignment.campaign,
-            judgements=data["judgements"],
-            shown_order=data.get("shown_order"),
+            judgements=judgements,
+            shown_order=shown_order,
             origin=JudgementBase.Origin.API,
         )
         result.assignment.annotator = assignment.annotator
-        body = {"assignment": assignment_brief(assignment=result.assignment,
-                                               show_unit=assignment.member_role in STAFF_ROLES),
-                "judgements": result.judgements}
+        brief = assignment_brief(assignment=result.assignment, show_unit=staff)
+        body = {"assignment": brief if staff else brief_for_annotator(brief), "judgements": result.judgements}
         return Response(body, status=status.HTTP_200_OK)

@@ -17,7 +17,9 @@ from annotations import protocols, selectors
 from annotations.access import annotator_required
 from annotations.models import Assignment, JudgementBase
 from annotations.selectors.batches import annotator_batch, assignment_answers
+from annotations.services.handles import handles_for, payload_for_annotator, unit_submission_translate
 from annotations.services.revisions import LOCKED_MESSAGE, unit_revise
+from annotations.timing import unit_response_floor
 from annotations.views.annotate import _errors, _json_body, _own_pending, unit_context
 
 
@@ -65,6 +67,7 @@ def answers_draft(*, campaign, answers: list[dict], shown: list, handles: list, 
 
 
 @annotator_required
+@unit_response_floor
 def annotate_revise(request: HttpRequest, pk: int) -> HttpResponse:
     """A finished unit of the batch in progress, reopened with its answers (400 once the batch is complete)."""
     assignment = _own(request, pk)
@@ -75,7 +78,8 @@ def annotate_revise(request: HttpRequest, pk: int) -> HttpResponse:
     if assignment.status != Assignment.Status.DONE or assignment.pk not in batch.revisable_ids:
         return render(request, "annotate/locked.html", {"campaign": campaign, "message": LOCKED_MESSAGE}, status=400)
     enrolment = selectors.enrolment_for(campaign=campaign, annotator=annotator)
-    payload = selectors.assignment_payload(assignment=assignment, enrolment=enrolment)
+    # The page shows handles, never output or item ids (annotations.services.handles).
+    payload = payload_for_annotator(selectors.assignment_payload(assignment=assignment, enrolment=enrolment))
     context = {"campaign": campaign, "assignment": assignment, "revising": True,
                "progress": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
                "batch": batch, "slots": batch.slots(current_id=assignment.pk)}
@@ -92,17 +96,21 @@ def annotate_revise(request: HttpRequest, pk: int) -> HttpResponse:
 
 @annotator_required
 @require_POST
+@unit_response_floor
 def annotate_revise_submit(request: HttpRequest, pk: int) -> JsonResponse:
     """The reopened unit's new answers (JSON, the body of a submission); back to the unit in progress."""
     assignment = _own(request, pk)
     try:
         body = _json_body(request)
+        judgements, shown_order = unit_submission_translate(
+            handles_for(assignment, allow_ids=False), judgements=body.get("judgements"),
+            shown_order=body.get("shown_order"))
         result = unit_revise(
             annotator=assignment.annotator,
             assignment_id=assignment.pk,
             campaign=assignment.campaign,
-            judgements=body.get("judgements"),
-            shown_order=body.get("shown_order"),
+            judgements=judgements,
+            shown_order=shown_order,
             origin=JudgementBase.Origin.BROWSER,
         )
     except ValidationError as exc:
