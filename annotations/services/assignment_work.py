@@ -22,6 +22,8 @@ from django.utils import timezone
 
 from annotations import protocols, rows
 from annotations.models import Annotator, Assignment, Campaign, Enrolment, JudgementBase, Unit
+from annotations.quality.services import controls_possible_sql
+from annotations.timing import controls_in_play
 from annotations.services.assignments import (
     JUDGEMENT_MODELS,
     MAX_TIME_MS,
@@ -50,9 +52,14 @@ def assignment_lock_for(
     if campaign_id is None:
         raise Assignment.DoesNotExist()
     with rows.cursor() as cursor:
-        cursor.execute(_enrolment_select(), [campaign_id, annotator.pk])
+        # Whether the campaign can hand out controls rides along (annotations.timing: its unit
+        # answers are held to a floor, so a control's extra work cannot be timed).
+        cursor.execute(_enrolment_select(extra=f", {controls_possible_sql('e.campaign_id')}"),
+                       [campaign_id, annotator.pk])
         row = cursor.fetchone()
         enrolment = rows.from_row(Enrolment, row) if row is not None else None
+        if row is not None:
+            controls_in_play(row[-1])
         partials = " OR ".join(f"EXISTS (SELECT 1 FROM {rows.table(model)} j WHERE j.assignment_id = a.id)"
                                for model in JUDGEMENT_MODELS) if with_partials else "NULL"
         cursor.execute(

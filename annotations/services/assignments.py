@@ -57,6 +57,7 @@ from annotations.services.units import campaign_units_ensure
 from annotations.services.walk import walk_positions
 from annotations import rows
 from annotations.quality.services import control_next, controls_possible_sql
+from annotations.timing import controls_in_play
 
 JUDGEMENT_MODELS = (RatingJudgement, PairwiseJudgement, BestWorstJudgement, SpanJudgement)
 # How many times a pick retries after losing a unit to a concurrent request.
@@ -114,6 +115,7 @@ def enrolment_lock(*, campaign: Campaign, annotator: Annotator) -> Enrolment:
         if row is not None:
             enrolment = rows.from_row(Enrolment, row)
             enrolment.pending_id, enrolment.qc_possible = row[-2:]
+            controls_in_play(enrolment.qc_possible)  # answers in such campaigns are held to a floor
             return enrolment
         Enrolment.objects.bulk_create(
             [Enrolment(campaign=campaign, annotator=annotator, seed=secrets.randbits(62))], ignore_conflicts=True

@@ -28,7 +28,7 @@ from annotations.services.assignments import assignment_next
 from annotations.services.handles import handles_for, payload_for_annotator, unit_submission_translate
 from annotations.services.submissions import unit_submit
 from annotations.studies.session import join_binding
-from annotations.timing import unit_response_floor
+from annotations.timing import campaign_controls_check, unit_response_floor
 from workbench import strictjson
 
 DRAFT_MAX_BYTES = 200_000
@@ -205,6 +205,7 @@ def annotate_unit(request: HttpRequest, pk: int) -> HttpResponse:
                "overall": _overall_for(request, campaign), "join": join_binding(request) is not None}
     if assignment is None:
         return redirect("annotate-campaign", pk=campaign.pk)
+    campaign_controls_check(campaign.pk)  # no lock taken here: ask whether answers are held to the floor
     assignment.campaign, assignment.annotator = campaign, annotator
     # The page shows handles, never output or item ids (annotations.services.handles).
     payload = payload_for_annotator(selectors.assignment_payload(assignment=assignment, enrolment=enrolment))

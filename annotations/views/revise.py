@@ -19,7 +19,7 @@ from annotations.models import Assignment, JudgementBase
 from annotations.selectors.batches import annotator_batch, assignment_answers
 from annotations.services.handles import handles_for, payload_for_annotator, unit_submission_translate
 from annotations.services.revisions import LOCKED_MESSAGE, unit_revise
-from annotations.timing import unit_response_floor
+from annotations.timing import campaign_controls_check, unit_response_floor
 from annotations.views.annotate import _errors, _json_body, _own_pending, unit_context
 
 
@@ -78,6 +78,7 @@ def annotate_revise(request: HttpRequest, pk: int) -> HttpResponse:
     if assignment.status != Assignment.Status.DONE or assignment.pk not in batch.revisable_ids:
         return render(request, "annotate/locked.html", {"campaign": campaign, "message": LOCKED_MESSAGE}, status=400)
     enrolment = selectors.enrolment_for(campaign=campaign, annotator=annotator)
+    campaign_controls_check(campaign.pk)  # no lock taken here: ask whether answers are held to the floor
     # The page shows handles, never output or item ids (annotations.services.handles).
     payload = payload_for_annotator(selectors.assignment_payload(assignment=assignment, enrolment=enrolment))
     context = {"campaign": campaign, "assignment": assignment, "revising": True,

@@ -336,3 +336,30 @@ def test_handles_say_nothing_of_output_ids_import_order_or_systems():
     assert any(len(h) > 1 for h in again.values())
     some_output = output_ids[0]
     assert len({output_handle(a.pk, some_output) for a in Assignment.objects.all()}) == Assignment.objects.count()
+
+
+def test_answers_are_held_to_the_floor_only_where_controls_can_be_handed_out(settings, monkeypatch):
+    # A campaign without controls has nothing to hide: its unit answers are not held back
+    # (annotations.timing); one with controls holds every unit answer, regular ones too.
+    from annotations import timing
+
+    settings.WORKBENCH_UNIT_RESPONSE_FLOOR_MS = 600_000
+    held = []
+    monkeypatch.setattr(timing.time, "sleep", lambda seconds: held.append(seconds) if seconds > 60 else None)
+    project, dataset, campaign, users, _ = _study(n_items=4)
+    api = APIClient()
+    api.force_authenticate(users["annotator"])
+
+    def one_unit():
+        body = api.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
+        done = api.post(f"/api/assignments/{body['id']}/submit/", {"judgements": [
+            {"criterion": "quality", "output": o["id"], "score": 50} for o in body["item"]["outputs"]],
+            "shown_order": body["shown_order"]}, format="json")
+        assert done.status_code == 201, done.content
+
+    one_unit()
+    assert len(held) == 2  # the hand-out and the submit, each held to the floor
+    quality_settings_update(campaign=campaign, degraded_share=0, repeat_share=0)
+    held.clear()
+    one_unit()
+    assert held == []
