@@ -250,7 +250,8 @@ def test_logged_in_annotators_keep_working_and_never_get_a_join_identity(client,
     assert client.post(reverse("annotate-campaign", args=[campaign.pk]))["Location"] == reverse(
         "annotate-unit", args=[campaign.pk])
     assert Assignment.objects.get().annotator.user == annotator
-    assert client.get(reverse("project-list")).status_code == 200
+    assert client.get(reverse("project-list"))["Location"] == reverse("annotate-home")  # annotators go home
+    assert client.get(reverse("annotate-home")).status_code == 200
 
 
 def test_someone_elses_assignment_is_404_to_a_join_session(client, annotator, campaign, link):
