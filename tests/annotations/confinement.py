@@ -20,19 +20,20 @@ CONVERTER = re.compile(r"<(?:(?P<conv>\w+):)?(?P<name>\w+)>")
 
 # What an annotator reaches: their home, their campaigns' unit pages and the unit API.
 ANNOTATOR_200 = {
-    "annotate-home", "annotate-campaign",
+    "annotate-home", "annotate-campaign", "annotate-unit",
     "api-campaign-list", "api-campaign-detail", "api-assignment-list", "api-campaign-my-completion-code",
 }
 # The unit API's writes and the page's posts: GET is not allowed, for anyone.
 ANNOTATOR_POST_ONLY = {
     "api-campaign-next-assignment", "api-assignment-submit", "api-assignment-release", "api-assignment-draft",
     "annotate-submit", "annotate-draft", "annotate-release", "api-token",
+    "annotate-revise-submit", "api-assignment-revise",
 }
 # The same for everyone, signed in or not: sign-in pages, API documentation, the icon.
 PUBLIC = {
     "favicon", "schema", "api-docs", "api-redoc", "api-redoc-bundle", "login", "logout", "password_change",
     "password_change_done", "password_reset", "password_reset_done", "password_reset_confirm",
-    "password_reset_complete",
+    "password_reset_complete", "password-set",
 }
 
 
@@ -117,6 +118,8 @@ def verdict(name: str | None, route: str, response) -> str | None:
     if name == "annotate-completion-code":  # no code yet: back to the unit page
         return None if status == 200 or (status == 302 and "/annotate/campaigns/" in response["Location"]) \
             else f"got {status}"
+    if name == "annotate-revise":  # their own unit in progress: reopening it is its unit page
+        return None if status == 302 and response["Location"].endswith("/unit/") else f"got {status}"
     if name == "project-list":  # the project list sends an annotator to their home
         return None if status == 302 and response["Location"].endswith("/annotate/") else f"got {status}"
     if name == "campaign-detail":  # the researchers' campaign page sends an annotator to the unit page

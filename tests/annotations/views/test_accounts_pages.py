@@ -45,13 +45,16 @@ def test_new_project_errors_are_clear(client, owner, name, message):
 def test_annotators_cannot_create_projects_unless_the_setting_says_anyone(client, annotator, settings):
     client.force_login(annotator)
     assert "New project" not in client.get("/").content.decode()
-    assert client.post("/", {"name": "mine"}).status_code == 403
+    # An annotator who may not create projects is sent home (the project list is for staff).
+    assert client.post("/", {"name": "mine"})["Location"] == reverse("annotate-home")
     assert not Project.objects.filter(name="mine").exists()
     settings.WORKBENCH_PROJECT_CREATORS = "anyone"
     assert "New project" in client.get("/").content.decode()
     assert client.post("/", {"name": "mine"}).status_code == 302
     settings.WORKBENCH_PROJECT_CREATORS = "staff"
+    # Now the owner of "mine", they see the project list, but may not create another.
     assert client.post("/", {"name": "mine too"}).status_code == 403
+    assert not Project.objects.filter(name="mine too").exists()
 
 
 # --- Bulk annotators -------------------------------------------------------------------------------
@@ -130,7 +133,8 @@ def test_no_link_for_a_member_with_a_password(client, owner, researcher, project
     assert not LoginLink.objects.exists()
 
 
-@pytest.mark.parametrize("who,status", [("researcher", 403), ("annotator", 403), ("outsider", 404)])
+# Annotators: as if the members page did not exist (they reach only their units).
+@pytest.mark.parametrize("who,status", [("researcher", 403), ("annotator", 404), ("outsider", 404)])
 def test_only_owners_add_annotators_in_bulk(client, project, owner, who, status, request):
     client.force_login(request.getfixturevalue(who))
     url = reverse("project-members", args=[project.pk])
@@ -206,9 +210,9 @@ def test_bulk_api_returns_links_and_is_for_owners_only(owner, researcher, annota
     bad = api.post(url, {"text": "ok1\nnot ok"}, format="json")
     assert bad.status_code == 400 and bad.json()["usernames"][0].startswith("line 2: not ok:")
     assert not User.objects.filter(username="ok1").exists()
-    for user in (researcher, annotator):
+    for user, code in ((researcher, 403), (annotator, 404)):
         api.force_authenticate(user)
-        assert api.post(url, {"usernames": ["z"]}, format="json").status_code == 403
+        assert api.post(url, {"usernames": ["z"]}, format="json").status_code == code
     api.force_authenticate(UserFactory(username="stranger"))
     assert api.post(url, {"usernames": ["z"]}, format="json").status_code == 404
 

@@ -11,6 +11,7 @@ from annotations.quality.models import CompletionCode
 from annotations.quality.services import quality_settings_update
 from annotations.services.assignments import assignment_next
 from annotations.services.campaigns import campaign_create
+from annotations.services.handles import output_handle
 from annotations.services.projects import annotator_get_or_create
 from annotations.services.submissions import unit_submit
 
@@ -42,8 +43,11 @@ def _counts(campaign, me):
 
 
 def _body(assignment, score):
-    return json.dumps({"judgements": [{"criterion": "fluency", "output": assignment.unit.outputs[0], "score": score}],
-                       "shown_order": assignment.shown_order})
+    # As the page sends it: outputs named by the handles the assignment showed (annotations.services.handles).
+    return json.dumps({"judgements": [{"criterion": "fluency", "output": output_handle(assignment.pk,
+                                                                                       assignment.unit.outputs[0]),
+                                       "score": score}],
+                       "shown_order": [output_handle(assignment.pk, i) for i in assignment.shown_order]})
 
 
 def test_the_page_reopens_a_done_unit_with_its_answer_and_replaces_it(client, annotator, campaign, me):
@@ -55,7 +59,7 @@ def test_the_page_reopens_a_done_unit_with_its_answer_and_replaces_it(client, an
     assert page.status_code == 200
     config = json.loads(page.content.decode().split('id="unit-config" type="application/json">')[1].split("</script>")[0])
     # The stored answer, as the draft the page restores; sent to the revise endpoint, not submit.
-    assert config["draft"]["fields"] == {f"s-0-{first.unit.outputs[0]}": "2"}
+    assert config["draft"]["fields"] == {f"s-0-{output_handle(first.pk, first.unit.outputs[0])}": "2"}
     assert config["submit_url"] == reverse("annotate-revise-submit", args=[first.pk]) and not config["draft_url"]
     response = client.post(reverse("annotate-revise-submit", args=[first.pk]), _body(first, 5),
                            content_type="application/json")
@@ -72,7 +76,8 @@ def test_the_api_revises_and_refuses_bad_answers_with_the_submit_rules(client, a
     first = _do(campaign, me, 2)
     client.force_login(annotator)
     url = reverse("api-assignment-revise", args=[first.pk])
-    bad = client.post(url, json.dumps({"judgements": [{"criterion": "fluency", "output": first.unit.outputs[0],
+    bad = client.post(url, json.dumps({"judgements": [{"criterion": "fluency",
+                                                       "output": output_handle(first.pk, first.unit.outputs[0]),
                                                        "score": 9}]}), content_type="application/json")
     assert bad.status_code == 400 and "judgement 1" in json.dumps(bad.json())
     assert RatingJudgement.objects.get(assignment=first).score == 2  # the refused revision changed nothing
@@ -158,7 +163,8 @@ def test_an_esa_revision_replaces_the_spans(client, annotator, esa):
     assert draft["spans"] == [{"start": 0, "end": 3, "severity": "major", "missing": False},
                               {"start": None, "end": None, "severity": "minor", "missing": True}]
     response = client.post(reverse("annotate-revise-submit", args=[assignment.pk]), json.dumps({"judgements": [
-        {"criterion": "quality", "output": output, "score": 90, "spans": [{"missing": True, "severity": "major"}]}
+        {"criterion": "quality", "output": output_handle(assignment.pk, output), "score": 90,
+         "spans": [{"missing": True, "severity": "major"}]}
     ]}), content_type="application/json")
     assert response.status_code == 200, response.content
     (row,) = SpanJudgement.objects.filter(assignment=assignment)
@@ -196,7 +202,7 @@ def test_a_control_unit_is_revised_like_any_other(client, annotator, dataset):
         "shown_order": config["shown_order"]}), content_type="application/json")
     assert response.status_code == 200, response.content
     (answer,) = ControlJudgement.objects.filter(assignment=control)
-    assert answer.answer["scores"] == {str(output): 5}
+    assert answer.answer["scores"] == {str(control.shown_order[0]): 5}  # stored by the (alias) id, not the handle
     assert RatingJudgement.objects.count() == regular_rows
 
 
@@ -224,8 +230,9 @@ def test_choice_answers_are_shown_as_the_page_names_them_and_revised(client, ann
         assert draft["fields"] == {"w-0": "a"}
         revised = {"criterion": "quality", "winner": "b"}
     else:
-        assert draft["fields"] == {"b-0": str(second), "x-0": str(first)}
-        revised = {"criterion": "quality", "best": first, "worst": second}
+        h = {i: output_handle(assignment.pk, i) for i in (first, second)}
+        assert draft["fields"] == {"b-0": h[second], "x-0": h[first]}
+        revised = {"criterion": "quality", "best": h[first], "worst": h[second]}
     response = client.post(reverse("annotate-revise-submit", args=[assignment.pk]),
                            json.dumps({"judgements": [revised]}), content_type="application/json")
     assert response.status_code == 200, response.content
