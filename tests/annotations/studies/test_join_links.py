@@ -220,6 +220,9 @@ def _concrete(route: str, value: int) -> str | None:
 def test_a_join_session_reaches_only_its_campaigns_annotate_pages(client, campaign, other_campaign, link):
     _start(client, link)
     assignment = Assignment.objects.get(status="pending")
+    # The unit page links nowhere the visitor cannot go: no project list behind the brand.
+    unit_page = client.get(reverse("annotate-unit", args=[campaign.pk])).content.decode()
+    assert f'href="{reverse("project-list")}"' not in unit_page and "NLG Workbench" in unit_page
     ok = set()
     seen = 0
     for route, name in _patterns(get_resolver()):

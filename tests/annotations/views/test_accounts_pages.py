@@ -28,6 +28,8 @@ def test_an_owner_creates_a_project_and_owns_it(client, owner):
     client.force_login(owner)
     page = client.get("/").content.decode()
     assert "New project" in page
+    # The form is in the page, once, not in the window title.
+    assert "<title>Projects · NLG Workbench</title>" in page and page.count('id="new-project-heading"') == 1
     response = client.post("/", {"name": "  RankME study ", "description": "three annotators"})
     project = Project.objects.get(name="RankME study")
     assert response.status_code == 302 and response["Location"] == reverse("project-detail", args=[project.pk])
