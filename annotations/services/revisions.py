@@ -15,16 +15,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.http import Http404
 from django.utils import timezone
 
-from annotations import rows as rows_sql
-from annotations.models import Annotator, Assignment, Campaign, ErrorSpan, JudgementBase
+from annotations.models import Annotator, Assignment, Campaign, JudgementBase
 from annotations.protocols import registry as protocols
 from annotations.quality.services import control_answers_record, unit_texts
 from annotations.selectors.batches import annotator_batch
-from annotations.services import judgements as checks
 from annotations.services.assignment_work import assignment_lock_for
 from annotations.services.assignments import retry_on_deadlock
 
@@ -35,6 +33,7 @@ from annotations.services.submissions import (  # noqa: I001
     _partials_delete,
     _rows,
     _shown_order_verify,
+    unit_rows_insert,
 )
 from workbench.exceptions import DomainError
 
@@ -110,22 +109,7 @@ def unit_revise(
         stored = _control_answers_replace(assignment=assignment, rows=rows, time_spent_ms=time_spent_ms, origin=origin)
         return UnitSubmitResult(assignment=assignment, judgements=stored)
 
-    model = protocol.model
-    _partials_delete(model, assignment)  # every judgement of this assignment (spans first)
-    instances = []
-    for row, _ in rows:
-        row.origin = origin
-        row.time_spent_ms = time_spent_ms
-        instances.append(row)
-    try:
-        rows_sql.insert(model, instances)
-    except IntegrityError as exc:
-        if any(name in str(exc) for name in checks.UNIQUE_CONSTRAINTS):
-            raise checks.DuplicateJudgement(
-                "Some of these outputs were already judged by you in this campaign (e.g. imported under your "
-                "account); this unit cannot be revised."
-            ) from None
-        raise ValidationError(f"The database refused the judgements: {str(exc).splitlines()[0]}") from None
-    if protocol.has_spans:
-        rows_sql.insert(ErrorSpan, [ErrorSpan(judgement=row, **span) for row, spans in rows for span in spans])
-    return UnitSubmitResult(assignment=assignment, judgements=len(instances))
+    _partials_delete(protocol.model, assignment)  # every judgement of this assignment (spans first)
+    stored = unit_rows_insert(protocol, rows, origin=origin, time_spent_ms=time_spent_ms,
+                              then="this unit cannot be revised")
+    return UnitSubmitResult(assignment=assignment, judgements=stored)

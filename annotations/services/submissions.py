@@ -303,27 +303,35 @@ def unit_submit(
                           server_ms=server_ms)
         return UnitSubmitResult(assignment=assignment, judgements=len(rows))
 
-    model = protocols.of(campaign).model
+    protocol = protocols.of(campaign)
     if assignment.has_partials:
-        _partials_delete(model, assignment)
+        _partials_delete(protocol.model, assignment)
+    stored = unit_rows_insert(protocol, rows, origin=origin, time_spent_ms=server_ms, then="skip this unit")
+    assignment_finish(assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms, server_ms=server_ms)
+    return UnitSubmitResult(assignment=assignment, judgements=stored)
+
+
+def unit_rows_insert(protocol, rows, *, origin: str, time_spent_ms: int | None, then: str) -> int:
+    """Write a unit's checked judgement rows (and their spans) with one INSERT each: the
+    submit and the revision of a unit alike. `then` ends the message for a judgement the
+    annotator already has (e.g. imported under their account). Returns the rows stored."""
     instances = []
     for row, _ in rows:
         row.origin = origin
-        row.time_spent_ms = server_ms
+        row.time_spent_ms = time_spent_ms
         instances.append(row)
     try:
         # No savepoint: on a refusal the whole request rolls back anyway.
-        rows_sql.insert(model, instances)
+        rows_sql.insert(protocol.model, instances)
     except IntegrityError as exc:
         if any(name in str(exc) for name in checks.UNIQUE_CONSTRAINTS):
             raise checks.DuplicateJudgement(
                 "Some of these outputs were already judged by you in this campaign (e.g. imported under your "
-                "account); skip this unit."
+                f"account); {then}."
             ) from None
         raise ValidationError(f"The database refused the judgements: {str(exc).splitlines()[0]}") from None
-    if protocols.of(campaign).has_spans:
+    if protocol.has_spans:
         rows_sql.insert(ErrorSpan, [ErrorSpan(judgement=row, **span) for row, spans in rows for span in spans])
-    assignment_finish(assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms, server_ms=server_ms)
-    return UnitSubmitResult(assignment=assignment, judgements=len(instances))
+    return len(instances)
 
 
