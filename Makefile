@@ -1,30 +1,39 @@
 # Two commands: `make run` and `make test`. Everything they need installs here.
 SHELL := /bin/bash
 PY := .venv/bin/python
-STAMP := .venv/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
+# The application's requirements (`make run`) and the test tools on top (`make test`): a first
+# `make run` does not wait for the browser, fuzzing and reference-implementation packages.
+APP_STAMP := .venv/.installed-app-$(shell cat requirements.txt | sha1sum | cut -c1-12)
+DEV_STAMP := .venv/.installed-dev-$(shell cat requirements.txt requirements-dev.txt | sha1sum | cut -c1-12)
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test venv services browser axe localdb migrate demo worker bench clean static
+.PHONY: run test venv venv-dev services browser axe localdb stop migrate demo worker bench clean static
 
-venv: $(STAMP)
-$(STAMP): requirements.txt
+venv: $(APP_STAMP)
+$(APP_STAMP): requirements.txt
 	test -x $(PY) || python3 -m venv .venv
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
-	rm -f .venv/.installed-*; touch $@
+	rm -f .venv/.installed-app-*; touch $@
 
-# Local settings for `make run` and the CLI: debug mode, the local PostgreSQL
-# (database `workbench`), filesystem broker. PostgreSQL, not SQLite: handing out
-# units relies on row locks with SKIP LOCKED and PostgreSQL functions.
-LOCAL_DB_URL := postgres://postgres@127.0.0.1:5432/workbench
+venv-dev: $(DEV_STAMP)
+$(DEV_STAMP): requirements.txt requirements-dev.txt | $(APP_STAMP)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+	rm -f .venv/.installed-dev-*; touch $@
+
+# Local settings for `make run` and the CLI: debug mode and a secret key of this checkout's own
+# (completion codes and handles are HMACs keyed with it: a shared public key would let anyone
+# compute them). No DATABASE_URL here: set one (environment or .env) to use your own PostgreSQL.
 .env:
-	printf 'DJANGO_DEBUG=1\nDATABASE_URL=$(LOCAL_DB_URL)\n' > .env
+	printf 'DJANGO_DEBUG=1\nDJANGO_SECRET_KEY=%s\n' "$$(python3 -c 'import secrets; print(secrets.token_urlsafe(50))')" > .env
 
-# The local database, created if missing (an older .env without DATABASE_URL gains it).
-localdb: .env services
-	@grep -q '^DATABASE_URL=' .env || printf 'DATABASE_URL=$(LOCAL_DB_URL)\n' >> .env
-	@psql -h 127.0.0.1 -U postgres -Atc "SELECT 1 FROM pg_database WHERE datname = 'workbench'" | grep -q 1 \
-	  || createdb -h 127.0.0.1 -U postgres workbench
+# The database: DATABASE_URL when given (environment or .env), otherwise an embedded PostgreSQL
+# from a wheel under var/pgdata (no system server, no psql needed; `make stop` stops it).
+localdb: .env venv
+	@$(PY) -m workbench.localdb ensure
+
+stop:
+	@$(PY) -m workbench.localdb stop
 
 # Debian's Chromium for the browser tests (Playwright drives it; no browser download).
 browser:
@@ -62,10 +71,10 @@ run: demo
 	  worker=$$!; trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	  $(PY) manage.py runserver $(HOST):$(PORT)
 
-test: venv .env services browser axe
+test: venv-dev .env services browser axe
 	DJANGO_SETTINGS_MODULE=workbench.settings.test $(PY) -m pytest $(PYTEST_ARGS)
 
-bench: venv
+bench: venv-dev
 	$(PY) bench/run_all.py
 
 clean:

@@ -145,7 +145,7 @@ def screenshot_dir(tmp_path) -> Path:
 @pytest.fixture
 def demo(live_server):
     """The demo projects (`load_demo`); its users are demo/demo (owner) and annot/annot (annotator)."""
-    call_command("load_demo", verbosity=0, stdout=open(os.devnull, "w"))
+    call_command("load_demo", "--without-finished", verbosity=0, stdout=open(os.devnull, "w"))
 
 
 def browser_wait_until(page, predicate, timeout: float, what: str):

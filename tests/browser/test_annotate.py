@@ -275,7 +275,7 @@ def test_a_phone_sized_page_has_no_horizontal_scroll(new_page, world):
 def test_the_set_up_preview_runs_the_previewed_protocols_script(page, live_server):
     from django.core.management import call_command
 
-    call_command("load_demo", verbosity=0, stdout=open("/dev/null", "w"))
+    call_command("load_demo", "--without-finished", verbosity=0, stdout=open("/dev/null", "w"))
     log_in(page, "demo", "demo")
     project = Membership.objects.filter(user__username="demo").first().project
     page.goto(f"/projects/{project.pk}/campaigns/new/")
@@ -307,7 +307,7 @@ def test_the_set_up_form_shows_each_protocols_own_fields(page, live_server):
 
     from annotations import protocols
 
-    call_command("load_demo", verbosity=0, stdout=open("/dev/null", "w"))
+    call_command("load_demo", "--without-finished", verbosity=0, stdout=open("/dev/null", "w"))
     log_in(page, "demo", "demo")
     project = Membership.objects.filter(user__username="demo").first().project
     page.goto(f"/projects/{project.pk}/campaigns/new/")

@@ -1,7 +1,7 @@
 """Settings read from the environment (django-environ).
 
-`make run` sets DJANGO_DEBUG=1 and uses the local PostgreSQL (database
-`workbench`, the default below) plus Celery's filesystem broker;
+`make run` sets DJANGO_DEBUG=1 and uses DATABASE_URL when given, otherwise an
+embedded PostgreSQL under var/ (workbench/localdb.py), plus Celery's filesystem broker;
 production sets DATABASE_URL, CELERY_BROKER_URL and DJANGO_SECRET_KEY, and
 runs behind a TLS-terminating proxy that sets `X-Forwarded-Proto` (trusted
 here): HTTPS only, HSTS, secure cookies; `manage.py check --deploy` passes.
@@ -87,9 +87,13 @@ TEMPLATES = [
     },
 ]
 
+# Without DATABASE_URL (environment or .env): the embedded PostgreSQL that `make run` starts under
+# var/ (workbench/localdb.py writes its URL there), else a local server's database `workbench`.
+_LOCALDB_URL = VAR_DIR / "localdb.url"
 DATABASES = {
     # PostgreSQL only: handing out units relies on its row locks (SKIP LOCKED), COPY and trigram indexes.
-    "default": env.db("DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/workbench"),
+    "default": env.db("DATABASE_URL", default=(_LOCALDB_URL.read_text().strip() if _LOCALDB_URL.is_file()
+                                               else "postgres://postgres@127.0.0.1:5432/workbench")),
 }
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 # Persistent connections: opening one per request costs more than most requests.

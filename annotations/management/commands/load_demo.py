@@ -12,10 +12,13 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from annotations.demo import demo_datasets
-from annotations.models import Campaign, Dataset, Membership
+from annotations.demo.simulated import NOTICE, SIMULATED, campaign_simulate
+from annotations.models import Assignment, Campaign, Dataset, Membership
 from annotations.services.campaigns import campaign_create
 from annotations.services.imports import ImportFailed, dataset_import
 from annotations.services.projects import annotator_get_or_create, membership_add, project_get_or_create
+from metrics.models import RunStatus
+from metrics.services import RunInputError, run_create, run_execute_sync
 
 PROJECT = "Demo"
 USERS = [("demo", "demo", Membership.Role.OWNER), ("annot", "annot", Membership.Role.ANNOTATOR)]
@@ -94,16 +97,35 @@ CAMPAIGNS = [
 ]
 
 
+# Finished copies of every campaign above, judged by simulated annotators (labelled so in their
+# names, instructions and annotator names), and done metric runs: every analysis view has
+# something to show on a first visit. The campaigns above stay open for `annot` to try.
+SIMULATED_ANNOTATORS = 3
+METRICS = [("bleu", {}), ("chrf", {}), ("bertscore", {})]
+
+
+def simulated_spec(spec: dict) -> dict:
+    spec = dict(spec)
+    spec["name"] = f"{spec['name']} {SIMULATED}"
+    spec["instructions"] = NOTICE + "\n\n" + spec.get("instructions", "")
+    spec["redundancy"] = SIMULATED_ANNOTATORS
+    return spec
+
+
 class Command(BaseCommand):
     help = "Create the demo project, its users (demo/demo, annot/annot), datasets and campaigns (idempotent)."
 
     def add_arguments(self, parser):
         parser.add_argument("--json", action="store_true", help="print a JSON summary")
+        parser.add_argument("--without-finished", action="store_true",
+                            help="only the open campaigns: no simulated judgements, no metric runs (faster)")
 
     def handle(self, *args, **options):
         log: list[str] = []
         try:
-            summary = self._load(log)
+            summary = self._load(log, finished=not options["without_finished"])
+            if not options["without_finished"]:
+                self._finish(summary, log)
         except ImportFailed as exc:
             raise CommandError("\n".join(str(e) for e in exc.errors)) from exc
         if options["json"]:
@@ -114,7 +136,7 @@ class Command(BaseCommand):
             self.stdout.write(self.style.SUCCESS("Demo ready: log in as demo / demo (owner) or annot / annot (annotator)."))
 
     @transaction.atomic
-    def _load(self, log: list[str]) -> dict:
+    def _load(self, log: list[str], *, finished: bool) -> dict:
         User = get_user_model()
         users = {}
         for username, password, role in USERS:
@@ -148,14 +170,44 @@ class Command(BaseCommand):
             datasets.append({"dataset": demo.name, "items": result.items, "outputs": result.outputs, "state": state})
 
         campaigns = []
-        for spec in CAMPAIGNS:
+        for spec in CAMPAIGNS + ([simulated_spec(spec) for spec in CAMPAIGNS] if finished else []):
             spec = dict(spec)
             dataset = Dataset.objects.get(name=spec.pop("dataset"))
-            if Campaign.objects.filter(name=spec["name"]).exists():
+            campaign = Campaign.objects.filter(name=spec["name"]).first()
+            if campaign is not None:
                 state = "exists"
             else:
-                campaign_create(dataset=dataset, seed=len(campaigns) + 1, **spec)
+                campaign = campaign_create(dataset=dataset, seed=len(campaigns) + 1, **spec)
                 state = "created"
             log.append(f"campaign {spec['name']}: {state}")
-            campaigns.append({"campaign": spec["name"], "state": state})
+            campaigns.append({"campaign": spec["name"], "state": state, "id": campaign.pk})
+        for entry in campaigns if not finished else []:
+            entry.pop("id")
+
         return {"project": PROJECT, "users": sorted(users), "datasets": datasets, "campaigns": campaigns}
+
+    def _finish(self, summary: dict, log: list[str]) -> None:
+        """Outside the import's transaction: the engine and the metric runs commit as they go."""
+        for n, entry in enumerate(summary["campaigns"], start=1):
+            campaign = Campaign.objects.get(pk=entry.pop("id"))
+            if campaign.name.endswith(SIMULATED) and not Assignment.objects.filter(campaign=campaign).exists():
+                units = campaign_simulate(campaign, annotators=SIMULATED_ANNOTATORS, seed=n)
+                log.append(f"campaign {campaign.name}: {units} units judged by simulated annotators")
+                entry["simulated_units"] = units
+        owner = get_user_model().objects.get(username="demo")
+        runs = []
+        for demo in demo_datasets():
+            dataset = Dataset.objects.get(name=demo.name)
+            for metric, options in METRICS:
+                try:
+                    run, reused = run_create(dataset=dataset, metric=metric, options=options, user=owner,
+                                             sync=True)
+                    if not reused and run.status != RunStatus.DONE:
+                        run = run_execute_sync(run=run)
+                except RunInputError as exc:  # e.g. a model that is not installed: the demo goes on without it
+                    log.append(f"metric {metric} on {demo.name}: skipped ({exc})")
+                    continue
+                log.append(f"metric {metric} on {demo.name}: {run.status}")
+                runs.append({"dataset": demo.name, "metric": metric, "run": run.pk, "status": run.status})
+        summary["runs"] = runs
+

@@ -7,7 +7,8 @@ from django.contrib.auth import authenticate
 from django.core.management import call_command
 
 from annotations.demo import demo_datasets
-from annotations.models import Campaign, Dataset, Item, Membership, Output, Project, Reference, System
+from annotations.demo.simulated import NOTICE, SIMULATED
+from annotations.models import Assignment, Campaign, Dataset, Item, Membership, Output, Project, Reference, System, Unit
 
 pytestmark = pytest.mark.django_db
 
@@ -53,20 +54,48 @@ def test_load_demo_creates_users_project_datasets_and_campaigns():
         assert dataset.items.count() == len(demo.items)
         assert Output.objects.filter(item__dataset=dataset).count() == sum(len(i["outputs"]) for i in demo.items)
 
-    likert = Campaign.objects.get(dataset__name="demo-restaurants-d2t", protocol="likert")
+    likert = Campaign.objects.exclude(name__endswith=SIMULATED).get(dataset__name="demo-restaurants-d2t", protocol="likert")
     assert likert.criteria == ["fluency", "adequacy"]
     assert (likert.scale_min, likert.scale_max) == (1, 5)
-    # A campaign of every protocol, and annot can work on each.
-    assert sorted(Campaign.objects.values_list("protocol", flat=True)) == ["bws", "esa", "likert", "pairwise",
-                                                                           "rankme"]
+    # A campaign of every protocol open for annot, and a finished one of every protocol.
+    open_campaigns = Campaign.objects.exclude(name__endswith=SIMULATED)
+    assert sorted(open_campaigns.values_list("protocol", flat=True)) == ["bws", "esa", "likert", "pairwise", "rankme"]
+    assert sorted(Campaign.objects.filter(name__endswith=SIMULATED).values_list("protocol", flat=True)) == [
+        "bws", "esa", "likert", "pairwise", "rankme"]
     from annotations.services.assignments import assignment_next
     from annotations.services.projects import annotator_get_or_create
 
     annot = annotator_get_or_create(project=project, name="annot",
                                     user=Membership.objects.get(user__username="annot").user)
-    for campaign in Campaign.objects.all():
+    for campaign in open_campaigns:
         assignment, created = assignment_next(campaign=campaign, annotator=annot)
         assert assignment is not None and created, campaign.name
+
+
+def test_finished_campaigns_are_complete_labelled_and_analysable(client):
+    """The first visit shows figures: every unit of the simulated campaigns judged k times by
+    annotators named as simulated, done metric runs, and agreement on the dashboard."""
+    summary = json.loads(_load("--json"))
+    finished = Campaign.objects.filter(name__endswith=SIMULATED)
+    assert finished.count() == 5
+    for campaign in finished:
+        assert campaign.instructions.startswith(NOTICE), campaign.name
+        units = Unit.objects.filter(campaign=campaign, kind=Unit.Kind.REGULAR)
+        done = Assignment.objects.filter(campaign=campaign, status=Assignment.Status.DONE)
+        assert units.exists() and done.count() == units.count() * campaign.redundancy, campaign.name
+        names = set(done.values_list("annotator__name", flat=True))
+        assert names and all(n.startswith("simulated-") for n in names), names
+        report = io.StringIO()
+        call_command("agreement", "--campaign", campaign.name, "--json", stdout=report)
+        for criterion, figures in json.loads(report.getvalue())["criteria"].items():
+            assert figures["n_units"] > 0 and figures["headline"]["value"] is not None, (campaign.name, criterion)
+    runs = {(r["dataset"], r["metric"]) for r in summary["runs"] if r["status"] == "done"}
+    assert runs == {(d.name, m) for d in demo_datasets() for m in ("bleu", "chrf", "bertscore")}
+    # The researcher's first visit: the dashboard names the campaign as simulated.
+    assert client.login(username="demo", password="demo")
+    likert = finished.get(protocol="likert")
+    page = client.get(f"/campaigns/{likert.pk}/analysis/")
+    assert page.status_code == 200 and b"simulated annotators" in page.content
 
 
 def test_load_demo_twice_changes_nothing():
