@@ -166,6 +166,10 @@ class ExportForm(forms.Form):
     licence = forms.CharField(required=False, max_length=200, label="Licence of the data",
                               help_text="E.g. cc-by-4.0; written into the dataset card.")
     real_annotator_ids = forms.BooleanField(required=False, label="Real annotator ids instead of pseudonyms")
+    annotator_figures = forms.BooleanField(
+        required=False, label="Per-annotator figures (annotators table)",
+        help_text="Quality-control inclusion and reliability per annotator. The same in every export: it tells "
+                  "which pseudonyms of two exports are one annotator.")
 
     def __init__(self, *args, systems: list[str], criteria: list[str], **kwargs):
         super().__init__(*args, **kwargs)

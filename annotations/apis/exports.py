@@ -49,6 +49,7 @@ class ExportJobOutputSerializer(serializers.ModelSerializer):
 class ExportCreateInputSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=FORMATS, default="jsonl")
     real_annotator_ids = serializers.BooleanField(default=False)
+    annotator_figures = serializers.BooleanField(default=False)
     included_only = serializers.BooleanField(default=False)
     min_consensus = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1)
     complete_units_only = serializers.BooleanField(default=False)

@@ -161,12 +161,15 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
     add(f"| `dataset.{ext}` | {result.items} | one item a row: input, references, the outputs of the exported "
         "systems (the workbench's dataset import format) |")
     add(f"| `judgements.{ext}` | {result.judgements} | one judgement a row (the workbench's judgement import "
-        "format, plus `shown_order`, `time_spent_ms` and `provenance`: output text, status, origin, time, the "
-        "annotator's quality-control status and reliability figures). `time_spent_ms` is measured on the "
+        "format, plus `shown_order`, `time_spent_ms` and `provenance`: output text, status, origin, the day "
+        "it was judged). `time_spent_ms` is measured on the "
         "workbench's server, from handing the unit out (or resuming it) to its submission, never taken from the "
         "annotator's browser; for imported judgements it is the figure imported (`provenance.time_measured_by`) |")
     add(f"| `outputs.{ext}` | {result.outputs} | one output a row: its text, aggregated human scores per "
         "criterion, the item's consensus, metric scores with their signatures |")
+    if options.annotator_figures or options.real_annotator_ids:
+        add(f"| `annotators.{ext}` | {result.annotators} | one annotator a row: quality-control inclusion and "
+            "reliability figures |")
     add("| `campaign.json` | – | the campaign's configuration |")
     add("")
     if ext == "csv":
@@ -179,7 +182,14 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
                              options.real_annotator_ids else
                              "pseudonymised: `annotator-` followed by an HMAC of the annotator under a key drawn "
                              "for this export and not kept, stable within this export only. No name, username or "
-                             "email is exported."))
+                             "email is exported. So that two exports of this campaign cannot be joined by anything "
+                             "but the judgements themselves, rows give the day a judgement was made (not the "
+                             "moment) and no per-annotator figures" + (
+                                 "; `annotators." + ext + "` has those figures, and they are the same in every "
+                                 "export: publish that table with one export only." if options.annotator_figures
+                                 else " (`--annotator-figures` adds them as a table of their own).") +
+                             " Two exports that hold the same judgements can still be aligned by those "
+                             "judgements (which outputs an annotator judged, how, and in how much time)."))
     add("")
 
     add("## 1. Paper and resources")
@@ -216,7 +226,7 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
         add("- Quality control: not in use for this campaign (no controls, rules or decisions): every annotator "
             "counts as included")
     if not reliability_computed:
-        add("- Annotator reliability figures (`provenance.annotator_reliability`) were not computed for this "
+        add("- Annotator reliability figures were not computed for this "
             "export (a large campaign without quality control); `manage.py quality --campaign NAME` gives them")
     add("")
     add("### 3.3 Experimental design")

@@ -66,7 +66,8 @@ def options_from_json(data: dict) -> ExportOptions:
         included_only=bool(data.get("included_only")), min_consensus=data.get("min_consensus"),
         complete_units_only=bool(data.get("complete_units_only")), systems=data.get("systems") or None,
         criteria=data.get("criteria") or None, licence=data.get("licence") or "",
-        chunk_items=int(data["chunk_items"]) if data.get("chunk_items") else None)
+        chunk_items=int(data["chunk_items"]) if data.get("chunk_items") else None,
+        annotator_figures=bool(data.get("annotator_figures")))
 
 
 def export_job_run(*, job_id: int) -> ExportJob | None:

@@ -70,6 +70,9 @@ class ExportOptions:
     systems: list[str] | None = None
     criteria: list[str] | None = None
     licence: str = ""
+    # Per-annotator figures (quality-control inclusion, reliability) as a table of their own. Off by
+    # default: the same figures in two exports of one campaign would tell which pseudonyms are the same.
+    annotator_figures: bool = False
     # Items read per chunk; None: enough for about CHUNK_JUDGEMENTS judgements (at most 500 items).
     chunk_items: int | None = None
 
@@ -77,7 +80,7 @@ class ExportOptions:
         return {"format": self.fmt, "real_annotator_ids": self.real_annotator_ids,
                 "included_only": self.included_only, "min_consensus": self.min_consensus,
                 "complete_units_only": self.complete_units_only, "systems": self.systems,
-                "criteria": self.criteria, "licence": self.licence}
+                "criteria": self.criteria, "licence": self.licence, "annotator_figures": self.annotator_figures}
 
 
 @dataclass
@@ -190,6 +193,7 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
                   "judgements": CsvTable(out / "judgements.csv"), "outputs": CsvTable(out / "outputs.csv")}
     else:
         tables = {name: JsonlTable(out / f"{name}.jsonl") for name in ("dataset", "judgements", "outputs")}
+    exact = options.real_annotator_ids  # nothing to unlink: times as measured
 
     # The one agreement definition (annotations.analysis.agreement), fed item by item.
     identity = output_identities(dataset=campaign.dataset)  # units in the data's own order
@@ -230,8 +234,8 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
                                                      [(systems[s], t) for _, s, t in item_outputs]))
                 for j in kept:
                     tables["judgements"].write(_judgement_row(
-                        protocol, j, external_id, all_names, output_system, output_text, pseudonym,
-                        included if qc_active else None, reliability.get(j.annotator_id), systems))
+                        protocol, j, external_id, all_names, output_system, output_text, pseudonym, systems,
+                        exact=exact))
                     annotators_seen.add(j.annotator_id)
                 for j in kept:
                     agreement[j.criterion].add([j])
@@ -251,6 +255,15 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
     finally:
         for table in tables.values():
             table.close()
+    if options.annotator_figures or options.real_annotator_ids:
+        annotators = CsvTable(out / "annotators.csv") if ext == "csv" else JsonlTable(out / "annotators.jsonl")
+        try:
+            for pk in sorted(annotators_seen, key=pseudonym):
+                annotators.write({"annotator": pseudonym(pk),
+                                  "included": None if not qc_active else pk in included,
+                                  **(reliability.get(pk) or {key: None for key in RELIABILITY_KEYS})})
+        finally:
+            annotators.close()
 
     step = filters.step("annotators")
     if step is not None and step.judgements_before == -1:
@@ -354,8 +367,13 @@ def _dataset_row(ext: str, external_id: str, source: str, data, meta, references
 
 
 def _judgement_row(protocol: Protocol, j: JudgementRow, external_id: str, names: dict[int, str],
-                   output_system: dict, output_text: dict, pseudonym: Pseudonyms, included: set[int] | None,
-                   reliability: dict | None, exported: dict[int, str]) -> dict:
+                   output_system: dict, output_text: dict, pseudonym: Pseudonyms, exported: dict[int, str], *,
+                   exact: bool) -> dict:
+    """One judgement. With pseudonyms, nothing on the row is peculiar to its annotator beyond the
+    judgement itself (what was judged, how, and the time spent on it): no per-annotator figures
+    (annotators.jsonl has them, on request) and the day instead of the moment it was judged. A
+    microsecond timestamp is the same in every export of the judgement, so it would tell which
+    pseudonyms of two exports are one annotator."""
     def name(output_id):
         return names.get(output_system.get(output_id))
 
@@ -367,15 +385,15 @@ def _judgement_row(protocol: Protocol, j: JudgementRow, external_id: str, names:
     row: dict = {"item": external_id, **fields}
     row["time_spent_ms"] = j.time_spent_ms
     row["shown_order"] = [name(o) for o in shown]
+    judged = j.created_at
     row["provenance"] = {
         **texts,
         "status": j.status,
         "origin": j.origin,
-        "judged_at": j.created_at.isoformat() if j.created_at else None,
+        "judged_at" if exact else "judged_on": (judged.isoformat() if exact else judged.date().isoformat())
+        if judged else None,
         # Whose clock `time_spent_ms` is: the workbench's server (hand-out to submit), or the tool the
         # judgement was imported from (kept as imported).
         "time_measured_by": "import" if j.origin == "import" else "server",
-        "annotator_included": None if included is None else j.annotator_id in included,
-        "annotator_reliability": reliability or {key: None for key in RELIABILITY_KEYS},
     }
     return row

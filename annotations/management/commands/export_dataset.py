@@ -36,6 +36,9 @@ class Command(BaseCommand):
                             help="licence of the exported data, e.g. cc-by-4.0 (goes into the card)")
         parser.add_argument("--chunk-items", type=int,
                             help="items read per chunk (default: about 10,000 judgements' worth, at most 500)")
+        parser.add_argument("--annotator-figures", action="store_true",
+                            help="add annotators.jsonl (or .csv): quality-control inclusion and reliability per "
+                                 "annotator; the same in every export, so it links the pseudonyms of two exports")
         parser.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
 
     def handle(self, *args, **options):
@@ -46,7 +49,8 @@ class Command(BaseCommand):
             fmt=options["format"], real_annotator_ids=options["real_annotator_ids"],
             included_only=options["included_only"], min_consensus=options["min_consensus"],
             complete_units_only=options["complete_units_only"], systems=_names(options["systems"]),
-            criteria=_names(options["criteria"]), licence=options["licence"], chunk_items=options["chunk_items"])
+            criteria=_names(options["criteria"]), licence=options["licence"], chunk_items=options["chunk_items"],
+            annotator_figures=options["annotator_figures"])
 
         def progress(fraction: float) -> None:
             sys.stderr.write(f"\rexporting: {100 * fraction:5.1f}%")

@@ -87,7 +87,7 @@ def test_filters_change_the_counts_as_the_card_says(likert, tmp_path):
                                      included=False, reason="careless")
 
     summary, out = _export(tmp_path, "--systems", "A,B", "--criteria", "fluency", "--included-only",
-                           "--complete-units-only", "--min-consensus", "0.9")
+                           "--complete-units-only", "--min-consensus", "0.9", "--annotator-figures")
     # Independently: each filter in turn on the rows written above.
     step1 = [r for r in counted if r["system"] in ("A", "B")]
     step2 = [r for r in step1 if r["criterion"] == "fluency"]
@@ -123,9 +123,14 @@ def test_filters_change_the_counts_as_the_card_says(likert, tmp_path):
         assert f["label"] in card
     assert f"| {len(step4)} | {len(step5)} | {len(ITEMS)} | {len(passing)} |" in card
     assert "included annotators only (3 of 4 kept by quality control)" in card
+    exported_annotators = set()
     for row in read_jsonl(out / "judgements.jsonl"):
-        assert row["provenance"]["annotator_included"] is True
         assert row["system"] in ("A", "B") and row["criterion"] == "fluency"
+        exported_annotators.add(row["annotator"])
+    # Per-annotator figures are a table of their own, keyed by this export's pseudonyms.
+    figures = read_jsonl(out / "annotators.jsonl")
+    assert {f["annotator"] for f in figures} == exported_annotators and len(figures) == 3
+    assert all(f["included"] is True for f in figures)
     outputs = read_jsonl(out / "outputs.jsonl")
     assert set(outputs[0]["human"]) == {"fluency"}
 
