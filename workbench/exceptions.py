@@ -7,8 +7,10 @@ API (`api_exception_handler`, a 400 with `detail`) and once for pages
 (`workbench.middleware.DomainErrorMiddleware`, a 400 page with the message, or
 JSON for a script), so views and APIs let it through instead of translating
 it themselves.
+
+No Django import at module level: the scorers (a pure library) and `python -m metrics.score`
+import `DomainError` without loading Django.
 """
-from django.core.exceptions import PermissionDenied, ValidationError as DjangoValidationError
 
 
 class DomainError(Exception):
@@ -28,8 +30,9 @@ class DomainError(Exception):
 
 
 def api_exception_handler(exc, context):
-    # DRF is imported here: modules outside the web process (scorers, workers)
-    # import DomainError without setting up DRF.
+    # Django and DRF are imported here: modules outside the web process (scorers, workers)
+    # import DomainError without them.
+    from django.core.exceptions import PermissionDenied, ValidationError as DjangoValidationError
     from rest_framework import exceptions as drf_exceptions
     from rest_framework.views import exception_handler
 

@@ -27,147 +27,18 @@ otherwise one line `SIGNATURE = SCORE [details]`. `--segments OUT.jsonl` writes
 """
 from __future__ import annotations
 
-import json
-import math
-import sys
-import time
-from pathlib import Path
-from typing import Any
-
 from django.core.management.base import BaseCommand, CommandError
 
-from metrics.scorers import MetricError, available, get_metric
-
-
-def read_lines(path: str, flag: str) -> list[str]:
-    """Lines of a UTF-8 text file, as sacrebleu's CLI reads them."""
-    try:
-        if path == "-":
-            stream = open(sys.stdin.fileno(), encoding="utf-8-sig", newline="\n", closefd=False)
-        else:
-            if not Path(path).is_file():
-                raise CommandError(f"{flag} {path}: no such file")
-            stream = open(path, encoding="utf-8-sig", newline="\n")
-        with stream:
-            return [line.rstrip() for line in stream]
-    except UnicodeDecodeError as exc:
-        raise CommandError(f"{flag} {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise CommandError(f"{flag} {path}: {exc.strerror or exc}") from None
-
-
-# Deeper than a list of triples needs; refused before the JSON parser can recurse.
-_MAX_DATA_DEPTH = 8
-
-
-def _nesting_depth(line: str) -> int:
-    """Deepest bracket nesting outside JSON strings (a cheap pre-check)."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for ch in line:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif ch in "]}":
-            depth -= 1
-    return deepest
-
-
-def _has_lone_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-def read_triples(path: str) -> list[list[tuple[str, str, str]]]:
-    """`--data` JSONL: one list of [subject, predicate, object] a line; any other
-    line (not JSON, nested too deep, lone surrogates such as "\\ud800") is a `line N` error."""
-    data = []
-    for lineno, line in enumerate(read_lines(path, "--data"), 1):
-        if not line.strip():
-            data.append([])
-            continue
-        if _nesting_depth(line) > _MAX_DATA_DEPTH:
-            raise CommandError(f"--data {path} line {lineno}: nested deeper than {_MAX_DATA_DEPTH} levels; "
-                               "expected a list of [subject, predicate, object] string triples")
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CommandError(f"--data {path} line {lineno}: not JSON ({exc.msg})") from None
-        except RecursionError:
-            raise CommandError(f"--data {path} line {lineno}: nested too deeply") from None
-        if not isinstance(value, list) or not all(
-            isinstance(t, list) and len(t) == 3 and all(isinstance(x, str) for x in t) for t in value
-        ):
-            raise CommandError(
-                f"--data {path} line {lineno}: expected a list of [subject, predicate, object] string triples"
-            )
-        if any(_has_lone_surrogate(x) for t in value for x in t):
-            raise CommandError(f"--data {path} line {lineno}: a string holds a lone surrogate "
-                               "(e.g. \\ud800), which is not text")
-        data.append([tuple(t) for t in value])
-    return data
-
-
-class Progress:
-    """done/total, rate and ETA on stderr: redrawn in place on a terminal,
-    one line every few seconds otherwise (logs)."""
-
-    def __init__(self, stream, label: str, total: int) -> None:
-        self.stream, self.label, self.total = stream, label, total
-        self.start = self.last = time.monotonic()
-        self.tty = bool(getattr(stream, "isatty", lambda: False)())
-
-    def update(self, done: int) -> None:
-        now = time.monotonic()
-        if done < self.total and not self.tty and now - self.last < 5.0:
-            return
-        self.last = now
-        elapsed = max(now - self.start, 1e-9)
-        rate = done / elapsed
-        eta = (self.total - done) / rate if rate > 0 else float("inf")
-        eta_text = time.strftime("%H:%M:%S", time.gmtime(eta)) if math.isfinite(eta) else "?"
-        line = (f"{self.label}: {done}/{self.total} segments ({100 * done / self.total:.0f}%), "
-                f"{rate:.1f}/s, ETA {eta_text}")
-        if self.tty:
-            self.stream.write("\r" + line, ending="\n" if done >= self.total else "")
-            self.stream.flush()
-        else:
-            self.stream.write(line)
-
-
-def parse_options(pairs: list[str]) -> dict[str, str]:
-    options = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise CommandError(f"--option {pair!r}: expected KEY=VALUE")
-        options[key.strip()] = value
-    return options
-
-
-def jsonable(value: Any) -> Any:
-    """Plain JSON values: NaN/inf become null, numpy scalars and arrays plain numbers and lists."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if hasattr(value, "tolist"):  # numpy / torch scalars and arrays
-        return jsonable(value.tolist())
-    return value
+from metrics.score import (  # noqa: F401  (run_metric and tests import these from here)
+    Progress,
+    ScoreError,
+    add_arguments,
+    jsonable,
+    parse_options,
+    read_lines,
+    read_triples,
+    run,
+)
 
 
 class Command(BaseCommand):
@@ -176,128 +47,10 @@ class Command(BaseCommand):
     requires_system_checks: list[str] = []
 
     def add_arguments(self, parser):
-        parser.add_argument("--metric", help="metric name (see --list)")
-        parser.add_argument("--hyp", help="system outputs, one segment a line ('-' for stdin)")
-        parser.add_argument("--ref", action="append", default=[], help="references, one file per reference "
-                            "stream; repeat for several references per segment")
-        parser.add_argument("--src", help="source texts, one a line (sari, yisi2, relbertscore ...)")
-        parser.add_argument("--data", help="JSONL, one list of [subject, predicate, object] triples a line (nli)")
-        parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                            help="metric option (repeatable), e.g. --option tokenize=intl")
-        parser.add_argument("--segments", metavar="OUT.jsonl", help="write one JSON line per segment, in order")
-        parser.add_argument("--skip-empty-refs", action="store_true",
-                            help="an empty line in a --ref file means no reference there (default: an empty reference)")
-        parser.add_argument("--width", type=int, default=4, help="decimals in the text output (default 4)")
-        parser.add_argument("--chunk-size", type=int, default=1000,
-                            help="segments per scoring call; progress is shown when there is more than one")
-        parser.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
-        parser.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
-        parser.add_argument("--list", action="store_true", help="list the available metrics and exit")
+        add_arguments(parser)
 
     def handle(self, *args, **opts):
-        if opts["list"]:
-            names = available()
-            self.stdout.write(json.dumps({"metrics": names}) if opts["json"] else "\n".join(names))
-            return
-        if not opts["metric"]:
-            raise CommandError("--metric is required (see --list for the names)")
-        if not opts["hyp"]:
-            raise CommandError("--hyp is required")
         try:
-            metric = get_metric(opts["metric"], **parse_options(opts["option"]))
-        except MetricError as exc:
+            run(opts, self.stdout, self.stderr)
+        except ScoreError as exc:
             raise CommandError(str(exc)) from None
-        except ImportError as exc:  # a registered metric whose module or library is not installed
-            raise CommandError(f"metric {opts['metric']!r} cannot be loaded: {exc}") from None
-
-        hyps = read_lines(opts["hyp"], "--hyp")
-        if not hyps:
-            raise CommandError(f"--hyp {opts['hyp']}: no lines to score")
-        n = len(hyps)
-
-        def check_count(count: int, flag: str, path: str) -> None:
-            if count != n:
-                raise CommandError(f"{flag} {path} has {count} lines but --hyp {opts['hyp']} has {n}")
-
-        refs = None
-        if opts["ref"]:
-            streams = []
-            for path in opts["ref"]:
-                lines = read_lines(path, "--ref")
-                check_count(len(lines), "--ref", path)
-                streams.append(lines)
-            skip = opts["skip_empty_refs"]
-            refs = [[s[i] for s in streams if not (skip and s[i] == "")] for i in range(n)]
-        elif metric.needs_refs:
-            raise CommandError(f"{metric.name} needs references: give one or more --ref files")
-
-        srcs = None
-        if opts["src"]:
-            srcs = read_lines(opts["src"], "--src")
-            check_count(len(srcs), "--src", opts["src"])
-        elif metric.needs_source:
-            raise CommandError(f"{metric.name} needs source texts: give --src FILE")
-
-        data = None
-        if opts["data"]:
-            data = read_triples(opts["data"])
-            check_count(len(data), "--data", opts["data"])
-        elif metric.needs_data:
-            raise CommandError(f"{metric.name} needs input data: give --data FILE (JSONL of triples)")
-
-        if not 1 <= opts["chunk_size"] <= 1_000_000:
-            raise CommandError("--chunk-size must be from 1 to 1000000")
-        if not 0 <= opts["width"] <= 20:
-            raise CommandError("--width must be from 0 to 20")
-        try:
-            segments = self._score(metric, hyps, refs, srcs, data, opts)
-            corpus = metric.corpus_score(segments)
-            signature = metric.signature()
-        except MetricError as exc:
-            raise CommandError(str(exc)) from None
-        if len(segments) != n:  # a metric bug, but never write misaligned segment files
-            raise CommandError(f"{metric.name} returned {len(segments)} results for {n} segments")
-
-        if opts["segments"]:
-            self._write_segments(opts["segments"], segments)
-
-        if opts["json"]:
-            summary = {k: v for k, v in corpus.extra.items() if k not in ("metric", "score", "signature", "segments")}
-            summary = {"metric": metric.name, "score": corpus.score, "signature": signature,
-                       "segments": n, **summary}
-            self.stdout.write(json.dumps(jsonable(summary), ensure_ascii=False))
-        else:
-            value = "nan" if not math.isfinite(corpus.score) else f"{corpus.score:.{opts['width']}f}"
-            line = f"{signature} = {value}"
-            if isinstance(corpus.extra.get("verbose"), str):
-                line += f" {corpus.extra['verbose']}"
-            self.stdout.write(line)
-
-    def _score(self, metric, hyps, refs, srcs, data, opts) -> list:
-        """One call, or chunks after the corpus state is computed over everything
-        (the contract of `Metric.corpus_state`: the same scores as one call)."""
-        metric.load_corpus_state(metric.corpus_state(hyps, refs, srcs, data))
-        n, size = len(hyps), opts["chunk_size"]
-        if metric.level == "system" or n <= size:
-            return metric.score(hyps, refs, srcs, data)
-        progress = None if opts["no_progress"] else Progress(self.stderr, f"score {metric.name}", n)
-        segments: list = []
-        for start in range(0, n, size):
-            end = min(start + size, n)
-
-            def part(values):
-                return None if values is None else values[start:end]
-
-            segments.extend(metric.score(hyps[start:end], part(refs), part(srcs), part(data)))
-            if progress is not None:
-                progress.update(len(segments))
-        return segments
-
-    def _write_segments(self, path: str, segments) -> None:
-        try:
-            with open(path, "w", encoding="utf-8") as out:
-                for i, seg in enumerate(segments):
-                    row = {"segment": i, **{k: v for k, v in seg.as_dict().items() if k != "segment"}}
-                    out.write(json.dumps(jsonable(row), ensure_ascii=False) + "\n")
-        except OSError as exc:
-            raise CommandError(f"--segments {path}: {exc.strerror or exc}") from None

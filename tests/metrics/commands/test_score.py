@@ -220,3 +220,29 @@ def test_cli_mincer_edge_space_case(tmp_path):
     [row] = [json.loads(line) for line in seg_path.read_text().splitlines()]
     assert [e["hyp"] for e in row["errors"]] == ["x", "y", " "]
     assert row["corrected"] == [0, 1]
+
+
+@pytest.mark.parametrize("metric", ["bleu", "chrf"])
+def test_light_entry_point_gives_the_same_answer_without_django(files, metric):
+    """`python -m metrics.score` is the same program as `manage.py score`, started without Django
+    (so its start-up is sacrebleu's, not the web application's); its score is sacrebleu's."""
+    probe = ("import runpy, sys; sys.argv = ['metrics.score'] + sys.argv[1:]\n"
+             "try:\n    runpy.run_module('metrics.score', run_name='__main__')\n"
+             "except SystemExit as exit:\n    code = exit.code\n"
+             "sys.stderr.write('django loaded\\n' if 'django' in sys.modules else 'no django\\n'); sys.exit(code)")
+    args = ["--metric", metric, "--hyp", files["hyp"], "--ref", files["ref1"], "--ref", files["ref2"], "--json"]
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    light = subprocess.run([sys.executable, "-c", probe, *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                           timeout=120)
+    assert light.returncode == 0, light.stderr
+    assert light.stderr.strip().endswith("no django")
+    assert json.loads(light.stdout) == json.loads(run(*args))
+    scorer = BLEU() if metric == "bleu" else CHRF()
+    assert json.loads(light.stdout)["score"] == pytest.approx(scorer.corpus_score(HYPS, [REF1, REF2]).score)
+
+
+def test_light_entry_point_bad_input_is_one_line(files):
+    result = subprocess.run([sys.executable, "-m", "metrics.score", "--metric", "bleu", "--hyp", "/nonexistent/x"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == ["score: --hyp /nonexistent/x: no such file"]
