@@ -30,10 +30,13 @@ TIMEOUT = 60 * 60
 
 
 def stamp(campaign: Campaign) -> str:
+    from annotations.quality.models import ControlJudgement, GoldUnit
+
     parts = []
-    for model in (RatingJudgement, PairwiseJudgement, BestWorstJudgement, SpanJudgement):
+    for model in (RatingJudgement, PairwiseJudgement, BestWorstJudgement, SpanJudgement, ControlJudgement):
         agg = model.objects.filter(campaign=campaign).aggregate(t=Max("updated_at"), n=Max("id"))
         parts.append(f"{agg['t']}/{agg['n']}")
+    parts.append(str(GoldUnit.objects.filter(campaign=campaign).aggregate(t=Max("updated_at"), n=Max("id"))))
     runs = latest_done_runs(dataset=campaign.dataset)
     parts.append(",".join(str(pk) for pk in runs.values_list("pk", flat=True)))
     parts.append(str(AnnotatorDecision.objects.filter(campaign=campaign).aggregate(t=Max("id"))["t"]))

@@ -116,7 +116,17 @@ def _campaign_annotators(campaign: Campaign) -> dict[int, str]:
 
 
 def campaign_figures(*, campaign: Campaign) -> dict[int, reliability.Figures]:
-    """Reliability figures of every annotator of the campaign, by annotator id."""
+    """Reliability figures of every annotator of the campaign, by annotator id.
+
+    Cached like the analysis figures (`annotations.analysis.pages.cached`): a new or changed
+    judgement, control answer, gold unit, decision or setting changes the key. Computing them
+    reads every judgement of the campaign (minutes at a million); reloads answer from the cache."""
+    from annotations.analysis.pages import cached
+
+    return cached(campaign, "quality-figures", {}, lambda: _campaign_figures(campaign))
+
+
+def _campaign_figures(campaign: Campaign) -> dict[int, reliability.Figures]:
     names = _campaign_annotators(campaign)
     answers = _regular_answers(campaign)
     figures = {pk: reliability.Figures(annotator=name) for pk, name in names.items()}
@@ -285,7 +295,14 @@ def gold_unit_list(*, campaign: Campaign) -> QuerySet[GoldUnit]:
 
 def campaign_agreement(*, campaign: Campaign) -> dict[str, dict]:
     """Per criterion, the headline agreement (the one definition, `annotations.analysis.agreement`)
-    over all annotators and over the included ones: {criterion: {"all": headline, "included": headline}}."""
+    over all annotators and over the included ones: {criterion: {"all": headline, "included": headline}}.
+    Cached like `campaign_figures`."""
+    from annotations.analysis.pages import cached
+
+    return cached(campaign, "quality-agreement", {}, lambda: _campaign_agreement(campaign))
+
+
+def _campaign_agreement(campaign: Campaign) -> dict[str, dict]:
     from annotations.analysis import agreement as ag
     from annotations.analysis.selectors import output_identities
     from annotations.selectors.judgements import ALL, INCLUDED, campaign_judgements
