@@ -44,3 +44,38 @@ class CappedPagination(PageNumberPagination):
     """The API's page-number pagination, counting at most SEARCH_COUNT_CAP matches."""
 
     django_paginator_class = CappedPaginator
+
+
+# Lists that can hold millions of rows (outputs, items, judgements): counting them all and
+# OFFSETs deep into them take seconds each. They are counted up to this many rows, and paged no
+# deeper; narrower filters, the export or the dataset download give the rest.
+LIST_COUNT_CAP = 10_000
+
+
+class BoundedPaginator(CappedPaginator):
+    def __init__(self, object_list, per_page, *args, **kwargs):
+        kwargs.setdefault("count_cap", LIST_COUNT_CAP)
+        super().__init__(object_list, per_page, *args, **kwargs)
+
+
+class BoundedPagination(PageNumberPagination):
+    """The API's page-number pagination for lists: `count` stops at LIST_COUNT_CAP (with
+    `"count_capped": true` when there are more), and a page beyond it is a 404 that says so."""
+
+    django_paginator_class = BoundedPaginator
+
+    def paginate_queryset(self, queryset, request, view=None):
+        from rest_framework.exceptions import NotFound
+
+        try:
+            return super().paginate_queryset(queryset, request, view=view)
+        except NotFound:
+            raise NotFound(f"No such page: lists are paged through their first {LIST_COUNT_CAP:,} rows. "
+                           "Narrow the list with its filters (e.g. item, system, campaign), or export the "
+                           "campaign or dataset for everything.") from None
+
+    def get_paginated_response(self, data):
+        response = super().get_paginated_response(data)
+        if self.page.paginator.capped:
+            response.data["count_capped"] = True
+        return response

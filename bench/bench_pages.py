@@ -168,8 +168,11 @@ def pages() -> list[tuple[str, str]]:
 
     from annotations.models import Output
 
+    from annotations.pagination import LIST_COUNT_CAP
+
     n_outputs = Output.objects.filter(item__dataset=dataset).count()
-    last_page = max(1, -(-n_outputs // settings.REST_FRAMEWORK["PAGE_SIZE"]))
+    # The deepest page the API serves (lists are paged through their first LIST_COUNT_CAP rows).
+    last_page = max(1, -(-min(n_outputs, LIST_COUNT_CAP) // settings.REST_FRAMEWORK["PAGE_SIZE"]))
     return [
         ("project page", f"/projects/{project}/"),
         ("dataset page", f"/datasets/{dataset.pk}/"),

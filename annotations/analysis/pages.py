@@ -30,13 +30,14 @@ TIMEOUT = 60 * 60
 
 
 def stamp(campaign: Campaign) -> str:
+    """The campaign's state as far as figures go: the newest change of its judgements, control
+    answers, gold units, decisions and settings, and its done runs. Each part is one probe of a
+    (campaign, updated_at) index, so the key costs the same at a million judgements as at ten."""
     from annotations.quality.models import ControlJudgement, GoldUnit
 
     parts = []
-    for model in (RatingJudgement, PairwiseJudgement, BestWorstJudgement, SpanJudgement, ControlJudgement):
-        agg = model.objects.filter(campaign=campaign).aggregate(t=Max("updated_at"), n=Max("id"))
-        parts.append(f"{agg['t']}/{agg['n']}")
-    parts.append(str(GoldUnit.objects.filter(campaign=campaign).aggregate(t=Max("updated_at"), n=Max("id"))))
+    for model in (RatingJudgement, PairwiseJudgement, BestWorstJudgement, SpanJudgement, ControlJudgement, GoldUnit):
+        parts.append(str(model.objects.filter(campaign=campaign).aggregate(t=Max("updated_at"))["t"]))
     runs = latest_done_runs(dataset=campaign.dataset)
     parts.append(",".join(str(pk) for pk in runs.values_list("pk", flat=True)))
     parts.append(str(AnnotatorDecision.objects.filter(campaign=campaign).aggregate(t=Max("id"))["t"]))
@@ -298,4 +299,14 @@ def judgements_summary(j) -> dict:
 
 
 def output_index_systems(campaign: Campaign) -> set[str]:
-    return {v["system"] for v in output_index(campaign=campaign).values()}
+    """The names of the systems with outputs in the campaign (the filters' choices): from the
+    systems table, not by reading every output (a million of them take seconds)."""
+    from django.db.models import Exists, OuterRef
+
+    from annotations.models import System
+
+    systems = System.objects.filter(dataset=campaign.dataset)
+    chosen = list(campaign.systems.values_list("pk", flat=True))
+    if chosen:
+        systems = systems.filter(pk__in=chosen)
+    return set(systems.filter(Exists(Output.objects.filter(system=OuterRef("pk")))).values_list("name", flat=True))

@@ -8,6 +8,8 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from annotations.pagination import BoundedPagination
+
 # Ids are PostgreSQL bigints: larger numbers are refused with a 400 rather
 # than reaching the database.
 MAX_ID = 2**63 - 1
@@ -54,7 +56,7 @@ def validated_filters(serializer_class: type[serializers.Serializer], request: R
 def paginated_response(
     *, queryset: QuerySet, serializer_class: type[serializers.Serializer], request: Request, view,
     context: dict | None = None,
-    pagination_class: type[PageNumberPagination] = PageNumberPagination,
+    pagination_class: type[PageNumberPagination] = BoundedPagination,
 ) -> Response:
     paginator = pagination_class()
     page = paginator.paginate_queryset(queryset, request, view=view)

@@ -264,4 +264,6 @@ class Assignment(TimeStampedModel):
         indexes = [
             models.Index(fields=["campaign", "expires_at"], condition=Q(status="pending"), name="assignment_pending"),
             models.Index(fields=["annotator", "campaign", "status"], name="assignment_annotator_status"),
+            # The newest hand-out or change of a campaign's assignments (the progress figures' cache key).
+            models.Index(fields=["campaign", "updated_at"], name="assignment_campaign_updated"),
         ]

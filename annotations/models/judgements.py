@@ -56,6 +56,9 @@ class RatingJudgement(JudgementBase):
 
     class Meta:
         ordering = ["campaign", "item", "id"]
+        # The newest change of a campaign's judgements in one index probe: the key of the cached
+        # figures (annotations.analysis.pages.stamp).
+        indexes = [models.Index(fields=["campaign", "updated_at"], name="rating_campaign_updated")]
         constraints = [
             models.UniqueConstraint(
                 fields=["campaign", "annotator", "output", "criterion"], name="rating_one_per_annotator_unit"
@@ -84,6 +87,9 @@ class PairwiseJudgement(JudgementBase):
 
     class Meta:
         ordering = ["campaign", "item", "id"]
+        # The newest change of a campaign's judgements in one index probe: the key of the cached
+        # figures (annotations.analysis.pages.stamp).
+        indexes = [models.Index(fields=["campaign", "updated_at"], name="pairwise_campaign_updated")]
         constraints = [
             models.UniqueConstraint(
                 fields=["campaign", "annotator", "output_a", "output_b", "criterion"],
@@ -104,6 +110,9 @@ class BestWorstJudgement(JudgementBase):
 
     class Meta:
         ordering = ["campaign", "item", "id"]
+        # The newest change of a campaign's judgements in one index probe: the key of the cached
+        # figures (annotations.analysis.pages.stamp).
+        indexes = [models.Index(fields=["campaign", "updated_at"], name="bestworst_campaign_updated")]
         constraints = [
             models.UniqueConstraint(
                 fields=["campaign", "annotator", "tuple_key", "criterion"], name="bws_one_per_annotator_unit"
@@ -123,6 +132,9 @@ class SpanJudgement(JudgementBase):
 
     class Meta:
         ordering = ["campaign", "item", "id"]
+        # The newest change of a campaign's judgements in one index probe: the key of the cached
+        # figures (annotations.analysis.pages.stamp).
+        indexes = [models.Index(fields=["campaign", "updated_at"], name="span_campaign_updated")]
         constraints = [
             models.UniqueConstraint(
                 fields=["campaign", "annotator", "output", "criterion"], name="span_one_per_annotator_unit"

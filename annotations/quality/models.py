@@ -158,7 +158,8 @@ class ControlJudgement(TimeStampedModel):
             models.UniqueConstraint(fields=["control", "criterion", "attempt"], condition=Q(control__isnull=False),
                                     name="control_judgement_once_per_try"),
         ]
-        indexes = [models.Index(fields=["campaign", "annotator"], name="control_judgement_annotator")]
+        indexes = [models.Index(fields=["campaign", "annotator"], name="control_judgement_annotator"),
+                   models.Index(fields=["campaign", "updated_at"], name="control_judgement_updated")]
 
 
 class AnnotatorDecision(TimeStampedModel):

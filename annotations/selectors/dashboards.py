@@ -1,39 +1,73 @@
 """The campaign's live progress for researchers, and the import and export job lists."""
 
-from django.db.models import Count, Q, QuerySet
+import hashlib
+
+from django.core.cache import cache
+from django.db import connection
+from django.db.models import Count, Max, Q, QuerySet
 
 from annotations.models import (
+    Annotator,
     Assignment,
-    BestWorstJudgement,
     Campaign,
     ImportJob,
-    PairwiseJudgement,
-    RatingJudgement,
-    SpanJudgement,
 )
 from annotations.selectors.roles import User, staff_project_list
+
+
+PROGRESS_TIMEOUT = 60 * 60
+
+
+def _progress_stamp(campaign: Campaign) -> str:
+    """The newest hand-out, answer or change of the campaign (index probes, see the migration
+    0011): progress figures are computed again only when one of these moved."""
+    model = _judgement_model(campaign)
+    parts = [campaign.updated_at,
+             Assignment.objects.filter(campaign=campaign).aggregate(t=Max("updated_at"))["t"],
+             model.objects.filter(campaign=campaign).aggregate(t=Max("updated_at"))["t"]]
+    return hashlib.sha1("|".join(str(p) for p in parts).encode()).hexdigest()[:16]
+
+
+def _judgement_model(campaign: Campaign):
+    from annotations.protocols import registry as protocols
+
+    return protocols.of(campaign).model
 
 
 def campaign_dashboard(*, campaign: Campaign) -> dict:
     """Live progress of a campaign for its researchers: units, judgements by
     status, per annotator (done, pending, abandoned, median seconds per unit)
-    and per system (units complete)."""
-    import statistics
-    from collections import defaultdict
+    and per system (units complete). Aggregated in the database (a million
+    assignments never travel to Python) and cached until the campaign changes."""
+    key = f"progress:{campaign.pk}:{_progress_stamp(campaign)}"
+    value = cache.get(key)
+    if value is None:
+        value = _campaign_dashboard(campaign)
+        cache.set(key, value, PROGRESS_TIMEOUT)
+    return value
 
+
+def _campaign_dashboard(campaign: Campaign) -> dict:
     from annotations.models import Unit
 
     # Regular units only: control units (annotations.quality) have their own page.
-    units = list(Unit.objects.filter(campaign=campaign, kind=Unit.Kind.REGULAR).values_list(
-        "systems", "n_done", "redundancy"))
-    complete = sum(1 for _, done, k in units if done >= k)
-    per_system: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0])  # units, complete, judged
-    for systems, done, k in units:
-        for system_id in systems:
-            row = per_system[system_id]
-            row[0] += 1
-            row[1] += done >= k
-            row[2] += done
+    regular = Unit.objects.filter(campaign=campaign, kind=Unit.Kind.REGULAR)
+    n_units = complete = 0
+    for done, k, n in regular.order_by().values_list("n_done", "redundancy").annotate(n=Count("id")):
+        n_units += n
+        complete += n if done >= k else 0
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT s.value::bigint, count(*), count(*) FILTER (WHERE u.n_done >= u.redundancy), sum(u.n_done) "
+            "FROM annotations_unit u CROSS JOIN LATERAL jsonb_array_elements_text(u.systems) s "
+            "WHERE u.campaign_id = %s AND u.kind = %s GROUP BY 1", [campaign.pk, Unit.Kind.REGULAR])
+        per_system = {pk: (u, c, int(j or 0)) for pk, u, c, j in cursor.fetchall()}
+        cursor.execute(
+            "SELECT a.annotator_id, count(*) FILTER (WHERE a.status = 'done'), "
+            "count(*) FILTER (WHERE a.status = 'pending'), count(*) FILTER (WHERE a.status NOT IN ('done', 'pending')), "
+            "percentile_cont(0.5) WITHIN GROUP (ORDER BY a.time_spent_ms) FILTER (WHERE a.status = 'done') "
+            "FROM annotations_assignment a WHERE a.campaign_id = %s GROUP BY 1", [campaign.pk])
+        by_annotator = cursor.fetchall()
     names = dict(campaign.dataset.systems.filter(pk__in=list(per_system)).values_list("pk", "name"))
     systems = [
         {"system": names.get(pk, str(pk)), "units": u, "complete": c, "judged": j, "slots": u * campaign.redundancy,
@@ -42,33 +76,22 @@ def campaign_dashboard(*, campaign: Campaign) -> dict:
     ]
     systems.sort(key=lambda row: row["system"])
 
-    rows: dict[int, dict] = {}
-    times: dict[int, list[int]] = defaultdict(list)
-    for annotator_id, name, status, spent in Assignment.objects.filter(campaign=campaign).values_list(
-        "annotator_id", "annotator__name", "status", "time_spent_ms"
-    ):
-        row = rows.setdefault(annotator_id, {"annotator": name, "done": 0, "pending": 0, "abandoned": 0})
-        if status == Assignment.Status.DONE:
-            row["done"] += 1
-            if spent is not None:
-                times[annotator_id].append(spent)
-        elif status == Assignment.Status.PENDING:
-            row["pending"] += 1
-        else:
-            row["abandoned"] += 1
-    for annotator_id, row in rows.items():
-        row["median_seconds"] = round(statistics.median(times[annotator_id]) / 1000, 1) if times[annotator_id] else None
-    annotators = sorted(rows.values(), key=lambda row: (-row["done"], row["annotator"]))
+    annotator_names = dict(Annotator.objects.filter(pk__in=[row[0] for row in by_annotator]).values_list("id", "name"))
+    annotators = sorted(
+        ({"annotator": annotator_names.get(pk, str(pk)), "done": done, "pending": pending, "abandoned": abandoned,
+          # statistics.median's value (the mean of the two middle ones for an even count), in seconds
+          "median_seconds": round(median / 1000, 1) if median is not None else None}
+         for pk, done, pending, abandoned, median in by_annotator),
+        key=lambda row: (-row["done"], row["annotator"]))
 
-    model = {"likert": RatingJudgement, "rankme": RatingJudgement, "pairwise": PairwiseJudgement,
-             "bws": BestWorstJudgement, "esa": SpanJudgement}[campaign.protocol]
     by_status = dict(
-        model.objects.filter(campaign=campaign).order_by().values_list("status").annotate(n=Count("id"))
+        _judgement_model(campaign).objects.filter(campaign=campaign).order_by().values_list("status")
+        .annotate(n=Count("id"))
     )
     return {
-        "units": len(units),
+        "units": n_units,
         "complete": complete,
-        "percent": round(100 * complete / len(units)) if units else 0,
+        "percent": round(100 * complete / n_units) if n_units else 0,
         "judgements": {status: by_status.get(status, 0) for status in ("complete", "partial", "abandoned")},
         "annotators": annotators,
         "systems": systems,

@@ -125,7 +125,7 @@ def assignment_reclaim(*, assignment: Assignment) -> None:
     assignment.expires_at = _expires_at(assignment.campaign, now)
     Assignment.objects.filter(pk=assignment.pk).update(
         status=assignment.status, expires_at=assignment.expires_at, active_since=now,
-        server_time_ms=assignment.server_time_ms)
+        server_time_ms=assignment.server_time_ms, updated_at=now)
     _judgements_mark([assignment.pk], JudgementBase.Status.PARTIAL)
 
 

@@ -149,7 +149,9 @@ def _units_free(unit_counts: dict[int, int]) -> None:
 
 def _judgements_mark(assignment_ids: list[int], status: str) -> None:
     for model in JUDGEMENT_MODELS:
-        model.objects.filter(assignment_id__in=assignment_ids).exclude(status=status).update(status=status)
+        # updated_at too: the cached figures and progress follow the newest change (analysis.pages.stamp).
+        model.objects.filter(assignment_id__in=assignment_ids).exclude(status=status).update(
+            status=status, updated_at=timezone.now())
 
 
 @retry_on_deadlock

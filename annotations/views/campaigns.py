@@ -8,7 +8,6 @@ import random
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
@@ -17,6 +16,7 @@ from annotations.access import campaign_for_staff, require_owner, require_staff
 from annotations.apis.projects import NO_SUCH_ACCOUNT, addable_user
 from annotations.forms import AnnotatorsBulkForm, CampaignForm, CriterionFormSet, MemberAddForm
 from annotations.models import Campaign, Membership, Output
+from annotations.pagination import CappedPaginator
 from annotations.services.campaigns import campaign_create
 from annotations.services.projects import membership_add, membership_remove
 from annotations.studies.views import join_links_context
@@ -24,6 +24,7 @@ from annotations.views import members
 from annotations.views.annotate import unit_context
 
 JUDGEMENTS_PER_PAGE = 50
+JUDGEMENTS_COUNT_CAP = 10_000
 
 
 @login_required
@@ -61,8 +62,10 @@ def campaign_judgements(request: HttpRequest, pk: int) -> HttpResponse:
     status = request.GET.get("status", "")
     if status in ("complete", "partial", "abandoned"):
         rows = rows.filter(status=status)
-    page = Paginator(rows.order_by("item__position", "item_id", "id"), JUDGEMENTS_PER_PAGE).get_page(
-        request.GET.get("page"))
+    # Counted up to JUDGEMENTS_COUNT_CAP (counting a million rows, and deep OFFSETs, take
+    # seconds): the page says when there are more; the export and the API have them all.
+    page = CappedPaginator(rows.order_by("item__position", "item_id", "id"), JUDGEMENTS_PER_PAGE,
+                           count_cap=JUDGEMENTS_COUNT_CAP).get_page(request.GET.get("page"))
     output_ids = set()
     for row in page.object_list:
         output_ids.update(row.shown_order or [])
