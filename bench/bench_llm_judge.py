@@ -76,11 +76,16 @@ def build_judge(directory: Path, texts: list[str], *, gpu: bool) -> Path:
     tokenizer.save_pretrained(str(directory))
     shape = dict(LLAMA_8B) if gpu else dict(TINY, vocab_size=len(tokenizer))
     config = LlamaConfig(**shape, pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
-                         eos_token_id=tokenizer.eos_token_id, torch_dtype="bfloat16" if gpu else "float32")
+                         eos_token_id=tokenizer.eos_token_id)
     torch.manual_seed(0)
     if gpu:
-        with torch.device("cuda"):
-            model = LlamaForCausalLM(config).to(torch.bfloat16)
+        # Built in bf16 directly on the GPU: 16 GB instead of 32 GB of fp32 first.
+        torch.set_default_dtype(torch.bfloat16)
+        try:
+            with torch.device("cuda"):
+                model = LlamaForCausalLM(config)
+        finally:
+            torch.set_default_dtype(torch.float32)
     else:
         model = LlamaForCausalLM(config)
     n_params = sum(p.numel() for p in model.parameters())
