@@ -531,6 +531,7 @@ class LLMJudgeMetric(Metric):
     # One call per chunk runs several forward passes (or a generation) per output.
     chunk_outputs: ClassVar[int | None] = 64
     corpus_state_reads: ClassVar[frozenset[str]] = frozenset()
+    optional_inputs: ClassVar[frozenset[str]] = frozenset({"source", "data"})
     defaults: ClassVar[dict[str, Any]] = {
         "model": None,
         "mode": "score",
