@@ -528,8 +528,6 @@ class LLMJudgeMetric(Metric):
     needs_refs: ClassVar[bool] = False
     uses_model: ClassVar[bool] = True
     corpus_label: ClassVar[str] = "mean of segment scores"
-    # One call per chunk runs several forward passes (or a generation) per output.
-    chunk_outputs: ClassVar[int | None] = 64
     corpus_state_reads: ClassVar[frozenset[str]] = frozenset()
     optional_inputs: ClassVar[frozenset[str]] = frozenset({"source", "data"})
     defaults: ClassVar[dict[str, Any]] = {
@@ -589,6 +587,12 @@ class LLMJudgeMetric(Metric):
                               f"{', '.join('{' + m + '}' for m in sorted(missing))} that mode {mode} fills")
         self.categories = MQM_CATEGORIES if protocol == "mqm" else ()
         self.truncated_total = 0
+
+    @property
+    def chunk_outputs(self) -> int:
+        """Outputs per chunk of a run: a chunk must end well within the broker's visibility
+        timeout (90 s): 64 one-pass prompts, but 16 generations of up to max_new_tokens."""
+        return 16 if self.options["mode"] == "spans" else 64
 
     # ---- what the workbench passes ---------------------------------------------
     @property
