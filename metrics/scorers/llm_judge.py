@@ -118,6 +118,13 @@ def load_template(prompt: str | None, mode: str, protocol: str) -> Template:
         return Template(name, BUILTIN[name])
     if prompt in BUILTIN:
         return Template(prompt, BUILTIN[prompt])
+    return Template(Path(prompt).name, read_prompt_file(prompt))
+
+
+def read_prompt_file(prompt: str) -> str:
+    """The text of a template file. Read only where the metric scores (a worker, the
+    `score` command), never where a run is merely requested; the path rules of the
+    other path-valued options apply here too."""
     path = Path(prompt).expanduser()
     if not path.is_file():
         raise OptionError(
@@ -132,7 +139,7 @@ def load_template(prompt: str | None, mode: str, protocol: str) -> Template:
         raise OptionError(f"llm-judge: cannot read prompt file {path} ({exc.strerror or exc})") from None
     except UnicodeDecodeError:
         raise OptionError(f"llm-judge: prompt file {path} is not UTF-8 text") from None
-    return Template(path.name, text)
+    return text
 
 
 def parse_scale(value: str) -> tuple[int, int]:
@@ -556,7 +563,14 @@ class LLMJudgeMetric(Metric):
         if not opts["model"]:
             raise OptionError("llm-judge needs model=/path/to/a/local/causal-LM directory (save_pretrained) "
                               "or a name mapped in WORKBENCH_MODELS")
-        self.path = resolve_model_path(str(opts["model"]))
+        if not isinstance(opts["model"], str) or len(opts["model"]) > 1024:
+            raise OptionError("llm-judge: model must be a path or a name of at most 1024 characters")
+        if opts["prompt"] is not None and (not isinstance(opts["prompt"], str) or len(opts["prompt"]) > 1024):
+            raise OptionError("llm-judge: prompt must be a built-in template name or a path of at most 1024 characters")
+        # Files are resolved only where the metric scores: the web process that checks a run's
+        # options never opens what they name (the model directory, a prompt file).
+        self._path: Path | None = None
+        self._template: Template | None = None
         mode = str(opts["mode"] or "score").strip().lower()
         if mode not in MODES:
             raise OptionError(f"llm-judge: mode={opts['mode']!r}; use one of {', '.join(MODES)}")
@@ -579,12 +593,8 @@ class LLMJudgeMetric(Metric):
         if mode == "spans" and opts["max_new_tokens"] < 16:
             raise OptionError("llm-judge: max_new_tokens must be at least 16 in spans mode (the empty answer "
                               '{"errors":[]} alone takes 13 tokens at worst)')
-        self.template = load_template(opts["prompt"], mode, protocol)
-        needed = {"score": {"output"}, "spans": {"output"}, "pairwise": {"output_a", "output_b"}}[mode]
-        missing = needed - self.template.fields
-        if missing:
-            raise OptionError(f"llm-judge: prompt {self.template.name!r} lacks the placeholder(s) "
-                              f"{', '.join('{' + m + '}' for m in sorted(missing))} that mode {mode} fills")
+        if not opts["prompt"] or opts["prompt"] in BUILTIN:
+            _ = self.template  # a built-in template is checked against the mode at once
         self.categories = MQM_CATEGORIES if protocol == "mqm" else ()
         self.truncated_total = 0
 
@@ -593,6 +603,27 @@ class LLMJudgeMetric(Metric):
         """Outputs per chunk of a run: a chunk must end well within the broker's visibility
         timeout (90 s): 64 one-pass prompts, but 16 generations of up to max_new_tokens."""
         return 16 if self.options["mode"] == "spans" else 64
+
+    @property
+    def path(self) -> Path:
+        """The model directory (resolved on first use)."""
+        if self._path is None:
+            self._path = resolve_model_path(str(self.options["model"]))
+        return self._path
+
+    @property
+    def template(self) -> Template:
+        """The prompt template (a file is read on first use), checked against the mode."""
+        if self._template is None:
+            mode = self.options["mode"]
+            template = load_template(self.options["prompt"], mode, self.options["protocol"])
+            needed = {"score": {"output"}, "spans": {"output"}, "pairwise": {"output_a", "output_b"}}[mode]
+            missing = needed - template.fields
+            if missing:
+                raise OptionError(f"llm-judge: prompt {template.name!r} lacks the placeholder(s) "
+                                  f"{', '.join('{' + m + '}' for m in sorted(missing))} that mode {mode} fills")
+            self._template = template
+        return self._template
 
     # ---- what the workbench passes ---------------------------------------------
     @property

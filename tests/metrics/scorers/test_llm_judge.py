@@ -277,20 +277,23 @@ def test_signature_follows_prompt_weights_and_decoding(judge_models, tmp_path):
 def test_bad_options_are_clear_errors(judge_models, options, message):
     if "model" not in options and options:
         options = {"model": judge_models["llama"], **options}
+    # Errors about files (model directory, prompt file) come where the metric first reads them.
     with pytest.raises((OptionError, ModelNotAvailable), match=message.replace("(", r"\(").replace(")", r"\)")):
-        get_metric("llm-judge", **options)
+        get_metric("llm-judge", **options).signature()
 
 
 def test_prompt_file_must_fill_the_mode(judge_models, tmp_path):
     prompt = tmp_path / "p.txt"
     prompt.write_text("Rate {output}.\n[answer]\nScore:", encoding="utf-8")
     with pytest.raises(OptionError, match=r"lacks the placeholder\(s\) \{output_a\}, \{output_b\}"):
-        get_metric("llm-judge", model=judge_models["llama"], mode="pairwise", prompt=str(prompt))
+        get_metric("llm-judge", model=judge_models["llama"], mode="pairwise", prompt=str(prompt)).signature()
+    with pytest.raises(OptionError, match=r"prompt 'pairwise.v1' lacks the placeholder\(s\) \{output\}"):
+        get_metric("llm-judge", model=judge_models["llama"], prompt="pairwise.v1")  # built-in: checked at once
     assert get_metric("llm-judge", model=judge_models["llama"], prompt=str(prompt), device="cpu").score(["x"])
     binary = tmp_path / "b.txt"
     binary.write_bytes(b"\xff\xfe{output}")
     with pytest.raises(OptionError, match="not UTF-8"):
-        get_metric("llm-judge", model=judge_models["llama"], prompt=str(binary))
+        get_metric("llm-judge", model=judge_models["llama"], prompt=str(binary)).score(["x"])
 
 
 def test_a_directory_without_a_causal_lm_is_a_clear_error(tmp_path):
