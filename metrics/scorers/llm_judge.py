@@ -57,6 +57,7 @@ import hashlib
 import json
 import logging
 import math
+import os
 import re
 import threading
 from collections.abc import Sequence
@@ -157,24 +158,61 @@ _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json",
                     "merges.txt", "tokenizer.model", "added_tokens.json", "chat_template.jinja",
                     "chat_template.json")
-_DIGESTS: dict[tuple, str] = {}
+_DIGESTS: dict[str, str] = {}
+DIGEST_CACHE_MIN_BYTES = 64 * 2**20
 _DIGESTS_LOCK = threading.Lock()
 
 
+def _digest_cache_file() -> Path:
+    return Path(os.environ.get("WORKBENCH_DIGEST_CACHE") or Path.home() / ".cache" / "workbench" / "file-digests.json")
+
+
+def _read_digest_cache() -> dict[str, str]:
+    try:
+        value = json.loads(_digest_cache_file().read_text(encoding="utf-8"))
+        return value if isinstance(value, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _store_digest(key: str, value: str) -> None:
+    """Remember a digest across processes (an 8B checkpoint is 16 GB: reading it costs
+    10 s to minutes); written atomically, and a failure to write only costs a re-read."""
+    path = _digest_cache_file()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        table = _read_digest_cache()
+        table[key] = value
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(dict(list(table.items())[-1000:])), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        logger.warning("llm-judge: cannot write the digest cache %s", path)
+
+
 def files_digest(files: Sequence[Path]) -> str:
-    """sha256 over the names and bytes of `files` (12 hex digits), cached per
-    (path, size, mtime) so a multi-GB checkpoint is read once per process."""
-    key = tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files)
+    """sha256 over the names and bytes of `files` (12 hex digits). Cached per (real path,
+    inode, size, mtime) of every file, in the process and in WORKBENCH_DIGEST_CACHE
+    (default ~/.cache/workbench/file-digests.json), so a checkpoint is read once."""
+    parts = []
+    for f in files:
+        st = f.stat()
+        parts.append(f"{os.path.realpath(f)}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}")
+    key = hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
     with _DIGESTS_LOCK:
         if key in _DIGESTS:
             return _DIGESTS[key]
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(path.name.encode("utf-8") + b"\0")
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 22), b""):
-                digest.update(block)
-    value = digest.hexdigest()[:12]
+    value = _read_digest_cache().get(key)
+    if not isinstance(value, str):
+        digest = hashlib.sha256()
+        for path in files:
+            digest.update(path.name.encode("utf-8") + b"\0")
+            with path.open("rb") as handle:
+                for block in iter(lambda: handle.read(1 << 22), b""):
+                    digest.update(block)
+        value = digest.hexdigest()[:12]
+        if sum(f.stat().st_size for f in files) >= DIGEST_CACHE_MIN_BYTES:  # small files: re-reading is cheap
+            _store_digest(key, value)
     with _DIGESTS_LOCK:
         _DIGESTS[key] = value
     return value

@@ -301,3 +301,29 @@ def test_a_directory_without_a_causal_lm_is_a_clear_error(tmp_path):
     metric = get_metric("llm-judge", model=str(tmp_path), device="cpu")
     with pytest.raises(ModelNotAvailable, match="cannot load a tokenizer"):
         metric.score(["x"])
+
+
+def test_weights_digest_is_sha256_of_the_files_and_cached_across_processes(tmp_path, monkeypatch):
+    import hashlib
+    import os
+
+    from metrics.scorers import llm_judge
+
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(os.urandom(4096))
+    expected = hashlib.sha256(b"model.safetensors\0" + weights.read_bytes()).hexdigest()[:12]
+    cache = tmp_path / "digests.json"
+    monkeypatch.setenv("WORKBENCH_DIGEST_CACHE", str(cache))
+    monkeypatch.setattr(llm_judge, "DIGEST_CACHE_MIN_BYTES", 0)
+    monkeypatch.setattr(llm_judge, "_DIGESTS", {})
+    assert llm_judge.files_digest([weights]) == expected
+    stored = json.loads(cache.read_text())
+    assert list(stored.values()) == [expected]
+    # Another process (empty in-process cache) takes the stored value without reading the file...
+    cache.write_text(json.dumps({key: "feedbeef0000" for key in stored}))
+    monkeypatch.setattr(llm_judge, "_DIGESTS", {})
+    assert llm_judge.files_digest([weights]) == "feedbeef0000"
+    # ...until the file changes (size, mtime or inode).
+    weights.write_bytes(os.urandom(4097))
+    monkeypatch.setattr(llm_judge, "_DIGESTS", {})
+    assert llm_judge.files_digest([weights]) == hashlib.sha256(b"model.safetensors\0" + weights.read_bytes()).hexdigest()[:12]
