@@ -14,11 +14,13 @@ Modes:
   token whose text, stripped of spaces, is one value of `scale` ("1".."5"; "7"
   and " 7" both count for 7). Their probabilities, renormalised to sum to 1,
   weigh the values: score = sum(v * p(v)). Nothing is parsed from generated
-  text. Every value of the scale must be a single token of the tokenizer (a
-  clear error says otherwise: e.g. 0-100 needs a tokenizer with whole numbers
-  as tokens, as Llama 3's; use 1-5 or 0-9 with digit tokenizers). Segment
-  JSON: `probabilities` {value: p}, `mass` (the probability the model put on
-  score tokens at all, before renormalising).
+  text. Where some value of the scale is several tokens (0-100 with a
+  tokenizer that splits numbers into digits), p(v) is read by teacher forcing
+  instead: the probability of v's tokens one after the other, times the
+  probability that the next token does not continue the number (does not
+  start with a digit), renormalised over the scale. Segment JSON:
+  `probabilities` {value: p}, `mass` (the probability the model put on the
+  scale's values at all, before renormalising).
 * `pairwise`: for every two outputs of the same item, the judge is asked
   "A or B?" in both orders; the preference for the first output shown is
   P(A) / (P(A) + P(B)) over the answer tokens ("A"/" A", "B"/" B"). Each output
@@ -362,6 +364,34 @@ class JudgeModel:
                 probs = torch.softmax(logits.float(), dim=-1).index_select(-1, index).double().cpu().tolist()
                 for row, i in enumerate(batch):
                     out[i] = probs[row]
+        return out
+
+    def continuation_probs(self, prompt: list[int], conts: list[list[int]], continuing: list[int],
+                           batch_size: int) -> list[float]:
+        """P(the model writes `cont` next, then a token not in `continuing`) after `prompt`,
+        for each continuation, by teacher forcing (left-padded batches of prompt + cont)."""
+        out: list[float] = []
+        if not conts:
+            return out
+        excluded = torch.tensor(continuing, dtype=torch.long, device=self.device)
+        with self.lock, torch.inference_mode():
+            for start in range(0, len(conts), batch_size):
+                part = conts[start:start + batch_size]
+                ids, mask = self._padded([prompt + c for c in part])
+                positions = (mask.cumsum(-1) - 1).clamp(min=0)
+                keep = max(len(c) for c in part) + 1
+                try:
+                    logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions,
+                                        logits_to_keep=keep).logits[:, -keep:]
+                except TypeError:
+                    logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions).logits[:, -keep:]
+                logp = torch.log_softmax(logits.double(), dim=-1)
+                for row, cont in enumerate(part):
+                    k = len(cont)
+                    steps = logp[row, keep - k - 1:]  # the distributions before each token, then after the last
+                    total = sum(float(steps[i, cont[i]]) for i in range(k))
+                    go_on = float(torch.logsumexp(steps[k].index_select(0, excluded), 0)) if len(continuing) else -math.inf
+                    out.append(math.exp(total) * max(0.0, 1.0 - math.exp(go_on)))
         return out
 
     def _last_logits(self, ids, mask, positions):
@@ -776,28 +806,46 @@ class LLMJudgeMetric(Metric):
                            cut, len(hyps), self.input_limit())
         return results
 
-    def score_tokens(self, judge: JudgeModel) -> tuple[list[int], list[int]]:
-        """(token ids, value of each) for every value of the scale."""
+    def score_tokens(self, judge: JudgeModel) -> tuple[list[int], list[int]] | None:
+        """(token ids, value of each) for every value of the scale; None when some value
+        is not a single token (then `value_sequences` are used)."""
         ids, values = [], []
         for value in range(self.low, self.high + 1):
             tokens = judge.tokens_for(str(value))
             if not tokens:
-                raise OptionError(
-                    f"llm-judge: scale {self.options['scale']}: {str(value)!r} is not a single token of this tokenizer, "
-                    "so its probability cannot be read in one step; use a scale whose values are single tokens "
-                    "(e.g. 1-5 or 0-9 for tokenizers that split numbers into digits)")
+                return None
             ids += tokens
             values += [value] * len(tokens)
         return ids, values
 
+    def value_sequences(self, judge: JudgeModel) -> list[list[int]]:
+        """Each scale value as the tokenizer spells it (e.g. "57" -> "5", "7")."""
+        out = []
+        for value in range(self.low, self.high + 1):
+            ids = judge.tokenizer(str(value), add_special_tokens=False)["input_ids"]
+            if not ids:
+                raise OptionError(f"llm-judge: scale {self.options['scale']}: the tokenizer writes {value} as nothing")
+            out.append(ids)
+        return out
+
     def _score(self, judge, hyps, refs, srcs, data) -> list[SegmentResult]:
-        select, values = self.score_tokens(judge)
+        single = self.score_tokens(judge)
         seqs, cut = [], []
         for k, hyp in enumerate(hyps):
             ids, _, truncated = self._fit(judge, {**self._values(k, refs, srcs, data), "output": hyp}, ("output",))
             seqs.append(ids)
             cut.append(truncated)
-        rows = judge.next_token_probs(seqs, select, self.options["batch_size"])
+        if single is not None:
+            select, values = single
+            rows = judge.next_token_probs(seqs, select, self.options["batch_size"])
+        else:
+            # Values of several tokens (0-100 with digit tokenizers): each value's probability is
+            # that of its tokens followed by a token that does not continue the number.
+            values = list(range(self.low, self.high + 1))
+            conts = self.value_sequences(judge)
+            surfaces = judge.surfaces()
+            digits = [t for t, text in enumerate(surfaces) if text and text[0].isdigit()]
+            rows = [judge.continuation_probs(ids, conts, digits, self.options["batch_size"]) for ids in seqs]
         results = []
         for row, truncated in zip(rows, cut):
             per_value: dict[int, float] = {}

@@ -77,10 +77,30 @@ def test_score_batches_and_models_without_chat_template(judge_models):
     assert all(1 <= r.score <= 5 for r in gpt2.score(HYPS))
 
 
-def test_scale_values_must_be_single_tokens(judge_models):
-    metric = get_metric("llm-judge", model=judge_models["llama"], scale="0-100", device="cpu")
-    with pytest.raises(OptionError, match="'10' is not a single token"):
-        metric.score(HYPS[:1])
+def test_multi_token_scale_values_by_teacher_forcing(judge_models, hf):
+    """0-100 with a tokenizer that splits numbers into digits: P(v) = product of the
+    probabilities of v's digit tokens, times the probability that the next token does
+    not continue the number; renormalised over 0..100; score = sum v * p(v)."""
+    tokenizer, model = hf
+    metric = get_metric("llm-judge", model=judge_models["llama"], scale="0-100", batch_size=7, device="cpu")
+    result = metric.score(HYPS[:1], srcs=SRCS[:1])[0]
+    prompt = metric.prompt_ids(HYPS[:1], srcs=SRCS[:1])[0]
+    continuing = [i for i in range(len(tokenizer)) if i not in tokenizer.all_special_ids
+                  and tokenizer.decode([i])[:1].isdigit()]
+    weights = {}
+    for v in range(101):
+        digits = [tokenizer.convert_tokens_to_ids(d) for d in str(v)]  # one token per digit
+        p, seen = 1.0, list(prompt)
+        for d in digits:
+            p *= float(next_token_probs(model, seen)[d])
+            seen.append(d)
+        after = next_token_probs(model, seen)
+        weights[v] = p * (1 - sum(float(after[t]) for t in continuing))
+    total = sum(weights.values())
+    expected = sum(v * w for v, w in weights.items()) / total
+    assert result.score == pytest.approx(expected, abs=1e-6)
+    assert result.extra["mass"] == pytest.approx(total, rel=1e-5)
+    assert result.extra["probabilities"]["57"] == pytest.approx(weights[57] / total, rel=1e-5)
 
 
 # ---- pairwise mode -------------------------------------------------------------------
