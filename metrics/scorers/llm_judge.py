@@ -70,7 +70,7 @@ from metrics.scorers.base import CorpusResult, Metric, SegmentResult
 from metrics.scorers.errors import InputError, MetricError, ModelNotAvailable, OptionError
 from metrics.scorers.llm_judge_prompts import BUILTIN, DEFAULTS, MQM_CATEGORIES
 from metrics.scorers.loading import LazyModule, compute_dtype_name, pick_device, resolve_model_path, torch_dtype
-from metrics.scorers.span_grammar import END, SpanAutomaton, parse_answer, resolve_spans
+from metrics.scorers.span_grammar import END, SpanAutomaton, parse_answer, quotable, resolve_spans
 
 torch = LazyModule("torch")  # imported on first use (see LazyModule)
 
@@ -509,7 +509,7 @@ class _Tracker:
         subs: set[str] = set()
         for pos in state[2]:
             for end in range(pos + 1, min(len(text), pos + judge.max_surface) + 1):
-                if not _quotable(text[end - 1]):
+                if not quotable(text[end - 1]):
                     break
                 subs.add(text[pos:end])
         out = []
@@ -559,10 +559,6 @@ class _Tracker:
                 return torch.tensor([s is END for s in tracker.states], dtype=torch.bool, device=input_ids.device)
 
         return _Finished()
-
-
-def _quotable(char: str) -> bool:
-    return char not in '"\\' and ord(char) >= 0x20
 
 
 def _first_line(exc: BaseException) -> str:
@@ -635,6 +631,10 @@ class LLMJudgeMetric(Metric):
             raise OptionError("llm-judge: model must be a path or a name of at most 1024 characters")
         if opts["prompt"] is not None and (not isinstance(opts["prompt"], str) or len(opts["prompt"]) > 1024):
             raise OptionError("llm-judge: prompt must be a built-in template name or a path of at most 1024 characters")
+        dtype = str(opts["dtype"] or "auto").strip().lower()
+        if dtype not in ("auto", "float32", "fp32", "bfloat16", "bf16", "float16", "fp16"):
+            raise OptionError(f"llm-judge: dtype={opts['dtype']!r}: use auto, float32, bfloat16 or float16")
+        opts["dtype"] = dtype
         # Files are resolved only where the metric scores: the web process that checks a run's
         # options never opens what they name (the model directory, a prompt file).
         self._path: Path | None = None

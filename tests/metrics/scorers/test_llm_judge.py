@@ -293,6 +293,7 @@ def test_signature_follows_prompt_weights_and_decoding(judge_models, tmp_path):
     ({"batch_size": 0}, "batch_size=0 is out of range"),
     ({"temperature": "hot"}, "expected float"),
     ({"beam": 4}, "unknown option(s) beam"),
+    ({"dtype": "int8"}, "dtype='int8': use auto, float32, bfloat16 or float16"),
 ])
 def test_bad_options_are_clear_errors(judge_models, options, message):
     if "model" not in options and options:
