@@ -239,14 +239,14 @@ def run(opts: dict, stdout, stderr) -> None:
     if opts["src"]:
         srcs = read_lines(opts["src"], "--src")
         check_count(len(srcs), "--src", opts["src"])
-    elif metric.needs_source:
+    elif metric.needs_source and "source" not in metric.optional_inputs:
         raise ScoreError(f"{metric.name} needs source texts: give --src FILE")
 
     data = None
     if opts["data"]:
         data = read_triples(opts["data"])
         check_count(len(data), "--data", opts["data"])
-    elif metric.needs_data:
+    elif metric.needs_data and "data" not in metric.optional_inputs:
         raise ScoreError(f"{metric.name} needs input data: give --data FILE (JSONL of triples)")
 
     if not 1 <= opts["chunk_size"] <= 1_000_000:
@@ -283,7 +283,8 @@ def _score(metric, hyps, refs, srcs, data, opts, stderr) -> list:
     (the contract of `Metric.corpus_state`: the same scores as one call)."""
     metric.load_corpus_state(metric.corpus_state(hyps, refs, srcs, data))
     n, size = len(hyps), opts["chunk_size"]
-    if metric.level == "system" or n <= size:
+    # A metric comparing the outputs of an item (pairwise judge) sees them all at once.
+    if metric.level == "system" or n <= size or getattr(metric, "needs_items", False):
         return metric.score(hyps, refs, srcs, data)
     progress = None if opts["no_progress"] else Progress(stderr, f"score {metric.name}", n)
     segments: list = []

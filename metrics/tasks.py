@@ -44,8 +44,8 @@ def worker_label(task) -> str:
     """Who scored a chunk: worker name, process id and how many models this
     process has loaded so far (a model is loaded once per process, not per chunk)."""
     # Read without importing the encoder module (and torch) into CPU-only workers.
-    encoder = sys.modules.get("metrics.scorers.encoder")
-    loads = getattr(encoder, "LOADS", 0)
+    loads = sum(getattr(sys.modules.get(name), "LOADS", 0)
+                for name in ("metrics.scorers.encoder", "metrics.scorers.llm_judge"))
     return f"{task.request.hostname or 'local'} pid={os.getpid()} models_loaded={loads}"
 
 

@@ -105,6 +105,9 @@ class Metric(ABC):
     needs_refs: ClassVar[bool] = True
     needs_source: ClassVar[bool] = False
     needs_data: ClassVar[bool] = False
+    # Inputs read when given but never required ("source", "data"): `needs_source` /
+    # `needs_data` then say that the metric reads them, not that it fails without them.
+    optional_inputs: ClassVar[frozenset[str]] = frozenset()
     # True when scoring runs a neural model (routes runs to the `gpu` queue).
     uses_model: ClassVar[bool] = False
     # "system": the score describes a set of outputs (diversity metrics), and

@@ -29,6 +29,7 @@ _REGISTRY: dict[str, str] = {
     "nli": "metrics.scorers.nli:NLIMetric",
     "minwed": "metrics.scorers.mined:MinWEDMetric",
     "mincer": "metrics.scorers.mined:MinCERMetric",
+    "llm-judge": "metrics.scorers.llm_judge:LLMJudgeMetric",
 }
 
 

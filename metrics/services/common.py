@@ -37,11 +37,14 @@ def metric_inputs(metric: Metric, inputs) -> dict[str, Any]:
     """Keyword arguments for score()/corpus_state(): only what the metric reads,
     so items without references do not break reference-free metrics."""
     refs = inputs.refs if metric.needs_refs or all(inputs.refs) else None
-    return {
+    kwargs = {
         "refs": refs,
         "srcs": inputs.srcs if metric.needs_source else None,
         "data": inputs.data if metric.needs_data else None,
     }
+    if getattr(metric, "needs_items", False):  # pairwise judges: which outputs share an item
+        kwargs["items"] = inputs.item_ids
+    return kwargs
 
 
 def jsonable(value: Any) -> Any:

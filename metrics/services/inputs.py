@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from django.db import connection
@@ -30,6 +30,8 @@ class Inputs:
     refs: list[list[str]]
     srcs: list[str]
     data: list[list[tuple[str, str, str]]]
+    # The item of each output (pairwise judges compare the outputs of one item).
+    item_ids: list[int] = field(default_factory=list)
 
 
 def dataset_outputs(*, dataset: Dataset):
@@ -74,6 +76,7 @@ def _inputs(rows: list[tuple]) -> Inputs:
         refs=[list(r[7]) for r in rows],
         srcs=[r[5] for r in rows],
         data=[data[r[4]] for r in rows],
+        item_ids=[r[4] for r in rows],
     )
 
 
@@ -108,10 +111,11 @@ def load_dataset_inputs(*, dataset_id: int, metric: Metric | None = None, state:
     `state`: only what the metric's corpus_state reads (no text at all when that
     is nothing or only the number of references: empty strings stand in)."""
     if state and metric is not None and metric.corpus_state_reads <= {"nrefs"}:
-        ids, system_ids, nrefs = _plan_rows(dataset_id=dataset_id, nrefs="nrefs" in metric.corpus_state_reads)
+        ids, system_ids, nrefs, item_ids = _plan_rows(dataset_id=dataset_id, nrefs="nrefs" in metric.corpus_state_reads)
         n = len(ids)
         return Inputs(output_ids=ids, system_ids=system_ids, system_names=[""] * n, hyps=[""] * n,
-                      refs=[[""] * k for k in nrefs], srcs=[""] * n, data=[[] for _ in range(n)])
+                      refs=[[""] * k for k in nrefs], srcs=[""] * n, data=[[] for _ in range(n)],
+                      item_ids=item_ids)
     with connection.cursor() as cursor:
         order = "ORDER BY i.position, i.id, s.name, o.id"
         cursor.execute(_inputs_sql("i.dataset_id = %s", **_reads(metric, state=state), order=order),
@@ -119,27 +123,33 @@ def load_dataset_inputs(*, dataset_id: int, metric: Metric | None = None, state:
         return _inputs(cursor.fetchall())
 
 
-def _plan_rows(*, dataset_id: int, nrefs: bool = False) -> tuple[list[int], list[int], list[int]]:
-    """Output ids, system ids and (with `nrefs`) each output's number of references, in plan order."""
+def _plan_rows(*, dataset_id: int, nrefs: bool = False) -> tuple[list[int], list[int], list[int], list[int]]:
+    """Output ids, system ids, (with `nrefs`) each output's number of references, and item ids, in plan order."""
     output, item, system, reference = (m._meta.db_table for m in (Output, Item, System, Reference))
     counts = (f"LEFT JOIN (SELECT r.item_id, count(*) AS n FROM {reference} r JOIN {item} ri ON ri.id = r.item_id "
               "WHERE ri.dataset_id = %s GROUP BY r.item_id) rc ON rc.item_id = o.item_id ") if nrefs else ""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT o.id, o.system_id, {'coalesce(rc.n, 0)' if nrefs else '0'} FROM {output} o "
+            f"SELECT o.id, o.system_id, {'coalesce(rc.n, 0)' if nrefs else '0'}, o.item_id FROM {output} o "
             f"JOIN {item} i ON i.id = o.item_id JOIN {system} s ON s.id = o.system_id {counts}"
             "WHERE i.dataset_id = %s ORDER BY i.position, i.id, s.name, o.id",
             [dataset_id, dataset_id] if nrefs else [dataset_id],
         )
         rows = cursor.fetchall()
-    return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+    return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows]
 
 
 def dataset_plan_ids(*, dataset_id: int) -> tuple[list[int], list[int]]:
     """(output ids, system ids) of a dataset in plan order, without reading any
     text: all a run needs to plan its chunks when its metric has no corpus state."""
-    ids, system_ids, _ = _plan_rows(dataset_id=dataset_id)
+    ids, system_ids, _, _ = _plan_rows(dataset_id=dataset_id)
     return ids, system_ids
+
+
+def dataset_plan_items(*, dataset_id: int) -> tuple[list[int], list[int], list[int]]:
+    """(output ids, system ids, item ids) in plan order, for metrics whose chunks hold whole items."""
+    ids, system_ids, _, item_ids = _plan_rows(dataset_id=dataset_id)
+    return ids, system_ids, item_ids
 
 
 def inputs_digest(*, dataset: Dataset) -> tuple[int, str]:

@@ -25,7 +25,7 @@ from metrics.models import ChunkStatus, MetricChunk, MetricRun, OutputScore, Run
 from metrics.scorers import MetricError, get_metric
 from metrics.scorers.base import Metric, SegmentResult
 from metrics.services.common import TRANSIENT_ERRORS, build_metric, jsonable, metric_inputs, one_line
-from metrics.services.inputs import dataset_plan_ids, inputs_digest, load_dataset_inputs
+from metrics.services.inputs import dataset_plan_ids, dataset_plan_items, inputs_digest, load_dataset_inputs
 from workbench.exceptions import DomainError
 
 logger = logging.getLogger(__name__)
@@ -170,9 +170,25 @@ def reuse_key_fill_start() -> None:
         threading.Thread(target=fill, name=f"reuse-key-{run_id}", daemon=True).start()
 
 
-def plan_chunks(*, ids: list[int], system_ids: list[int], size: int, system_level: bool) -> list[list[int]]:
+def plan_chunks(*, ids: list[int], system_ids: list[int], size: int, system_level: bool,
+                item_ids: list[int] | None = None) -> list[list[int]]:
     """The chunk plan, deterministic in the output order: slices of `size`,
-    or one chunk per system (by system name) for system-level metrics."""
+    or one chunk per system (by system name) for system-level metrics, or, with
+    `item_ids` (metrics comparing the outputs of an item), whole items: a chunk
+    takes the next item while it holds fewer than `size` outputs (an item larger
+    than `size` is one chunk)."""
+    if item_ids is not None and not system_level:
+        chunks: list[list[int]] = []
+        current: list[int] = []
+        for k, oid in enumerate(ids):
+            new_item = k == 0 or item_ids[k] != item_ids[k - 1]
+            if new_item and len(current) >= size:
+                chunks.append(current)
+                current = []
+            current.append(oid)
+        if current:
+            chunks.append(current)
+        return chunks
     if not system_level:
         return [ids[start:start + size] for start in range(0, len(ids), size)]
     names = dict(System.objects.filter(pk__in=set(system_ids)).values_list("pk", "name"))
@@ -192,13 +208,19 @@ def run_prepare(*, run_id: int) -> list[int]:
         return []
     try:
         metric = build_metric(run)
+        by_item = bool(getattr(metric, "needs_items", False))
+        item_ids = None
         if type(metric).corpus_state is Metric.corpus_state:
             # No state shared by the chunks: the plan needs ids, not texts.
-            ids, system_ids = dataset_plan_ids(dataset_id=run.dataset_id)
+            if by_item:
+                ids, system_ids, item_ids = dataset_plan_items(dataset_id=run.dataset_id)
+            else:
+                ids, system_ids = dataset_plan_ids(dataset_id=run.dataset_id)
             state = None
         else:
             inputs = load_dataset_inputs(dataset_id=run.dataset_id, metric=metric, state=True)
             ids, system_ids = inputs.output_ids, inputs.system_ids
+            item_ids = inputs.item_ids if by_item else None
             state = metric.corpus_state(inputs.hyps, **metric_inputs(metric, inputs)) if ids else None
         if not ids:
             raise LookupError("the dataset has no outputs any more")
@@ -208,6 +230,7 @@ def run_prepare(*, run_id: int) -> list[int]:
             ids=ids, system_ids=system_ids,
             size=run.chunk_size or default_chunk_size(metric),
             system_level=metric.level == "system",
+            item_ids=item_ids,
         )
     except TRANSIENT_ERRORS:
         raise

@@ -30,3 +30,17 @@ def build_dataset(*, name: str = "metric-ds", items: int = 12, systems: int = 3,
 @pytest.fixture
 def metric_dataset(db) -> Dataset:
     return build_dataset()
+
+
+@pytest.fixture(scope="session")
+def judge_models(tmp_path_factory):
+    """Tiny random causal LMs for llm-judge: `llama` (chat template), `llama_seed1`
+    (same shape, other weights), `gpt2` (no chat template)."""
+    from tests.metrics.llm_judge_models import build_model
+
+    root = tmp_path_factory.mktemp("judges")
+    return {
+        "llama": str(build_model(root / "llama", seed=0)),
+        "llama_seed1": str(build_model(root / "llama_seed1", seed=1)),
+        "gpt2": str(build_model(root / "gpt2", shape="gpt2", chat=False)),
+    }

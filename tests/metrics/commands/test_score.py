@@ -246,3 +246,22 @@ def test_light_entry_point_bad_input_is_one_line(files):
                             cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == ["score: --hyp /nonexistent/x: no such file"]
+
+
+def test_llm_judge_reads_the_source_when_given_and_pairwise_groups_by_it(files, tmp_path, judge_models):
+    hyps = write(tmp_path / "h.txt", ["the cat sat", "a cat sat on a mat", "old men", "dogs ran"])
+    srcs = write(tmp_path / "s.txt", ["le chat", "le chat", "vieux", "vieux"])
+    common = ["--metric", "llm-judge", "--hyp", hyps, "--option", f"model={judge_models['llama']}",
+              "--option", "device=cpu", "--json", "--chunk-size", "2"]
+    plain = json.loads(run(*common))  # no --src: the template's Source line is left out
+    assert 1 <= plain["score"] <= 5 and plain["signature"].startswith("llm-judge|v:1|model:llama|mode:score")
+    segments = tmp_path / "seg.jsonl"
+    pairwise = json.loads(run(*common, "--src", srcs, "--option", "mode=pairwise", "--segments", str(segments)))
+    rows = [json.loads(line) for line in segments.read_text().splitlines()]
+    # Outputs sharing a source are one item; chunks of 2 lines would not split them anyway.
+    assert [len(r["pairs"]) for r in rows] == [1, 1, 1, 1]
+    assert rows[0]["score"] + rows[1]["score"] == pytest.approx(1.0)
+    assert pairwise["score"] == pytest.approx(0.5)
+    with pytest.raises(CommandError, match="^llm-judge: mode='rank'"):
+        run(*common, "--option", "mode=rank")
+

@@ -63,6 +63,9 @@ CASES = [
     ("nli", {"device": "cpu", "model": "TINY_NLI"}), ("nli", {"device": "cpu", "model": "TINY_NLI", "compat": "nlgi_eval"}),
     ("minwed", {"metric": "wer", "threshold": 0.2}), ("mincer", {"metric": "cer", "threshold": 0.05}),
     ("minwed", {"threshold": 0.05, "metric_options": {"device": "cpu"}}),
+    # One prompt per forward pass: the same numbers whatever the chunk (padding would change the last bits).
+    ("llm-judge", {"device": "cpu", "model": "TINY_JUDGE", "batch_size": 1}),
+    ("llm-judge", {"device": "cpu", "model": "TINY_JUDGE", "batch_size": 1, "mode": "spans", "max_new_tokens": 24}),
 ]
 SYSTEM_LEVEL = ["distinct-n", "ttr", "self-bleu"]
 
@@ -86,8 +89,9 @@ def _inputs(metric, rows):
 
 
 @pytest.mark.parametrize(("name", "options"), CASES, ids=[f"{n}-{'-'.join(map(str, o.values()))}" for n, o in CASES])
-def test_chunks_with_the_corpus_state_give_the_whole_corpus_result(name, options, tiny_models):
-    options = {k: (str(tiny_models[0]) if v == "TINY_NLI" else v) for k, v in options.items()}
+def test_chunks_with_the_corpus_state_give_the_whole_corpus_result(name, options, tiny_models, judge_models):
+    stand_ins = {"TINY_NLI": str(tiny_models[0]), "TINY_JUDGE": judge_models["llama"]}
+    options = {k: (stand_ins.get(v, v) if isinstance(v, str) else v) for k, v in options.items()}
     everything = list(range(len(HYPS)))
     whole_metric = get_metric(name, **options)
     whole = whole_metric.score(*_inputs(whole_metric, everything))
@@ -141,7 +145,7 @@ def test_system_level_metrics_need_no_state(name):
 def test_uses_model_routes_model_metrics():
     with_model = {n for n in available() if metric_class(n).uses_model}
     assert with_model == {"bertscore", "semdist", "simplicity-bertscore", "relbertscore", "yisi1", "yisi2", "nli",
-                          "minwed", "mincer"}
+                          "minwed", "mincer", "llm-judge"}
     # minED runs a model only when its embedded metric does.
     assert get_metric("minwed", metric="wer").uses_model is False
     assert get_metric("mincer").uses_model is True
