@@ -52,7 +52,7 @@ def test_the_work_page_loads_annotate_js_and_its_protocol_script_only(client, an
     assert f'class="unit unit-{name}"' in html and '"protocol": "' + name + '"' in html
     if name == "pairwise":  # output_labels: the pair is A and B, tuples are numbered
         assert "Output A" in html and "Output B" in html
-    elif name in ("rankme", "bws"):
+    elif name in ("rankme", "bws", "cesa"):
         assert "Output 1" in html and "Output A" not in html
 
 
