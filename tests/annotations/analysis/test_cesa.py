@@ -166,3 +166,22 @@ def test_the_export_imports_back_with_its_screens_spans_and_figures(cesa, tmp_pa
                        tuple(sorted((s.start or -1, s.end or -1, s.severity, s.missing) for s in j.spans.all())))
                       for j in SpanJudgement.objects.filter(campaign=c).select_related("item", "output__system"))
     assert stored(again) == stored(campaign)
+
+
+def test_the_rankings_and_dashboard_pages_show_the_derived_figures_labelled(cesa, client):
+    from django.contrib.auth import get_user_model
+    from django.urls import reverse
+
+    from annotations.models import Membership
+
+    campaign = Campaign.objects.get(name="contrastive")
+    user = get_user_model().objects.create_user("researcher-cesa", password="pw")
+    Membership.objects.create(project=campaign.project, user=user, role=Membership.Role.RESEARCHER)
+    client.force_login(user)
+    page = client.get(reverse("analysis-rankings", args=[campaign.pk])).content.decode()
+    assert "<th class=\"num\">Bradley-Terry</th><th class=\"num\">Win rate</th>" in page
+    assert 'id="pairs-derived"' in page and "derived from cESA scores" in page
+    page = client.get(reverse("analysis-dashboard", args=[campaign.pk])).content.decode()
+    assert 'data-derived="pairs"' in page and "quality (pairs derived from the scores)" in page
+    csv_text = client.get(reverse("analysis-dashboard", args=[campaign.pk]), {"format": "csv"}).content.decode()
+    assert "quality (pairs derived from the scores)" in csv_text
