@@ -126,3 +126,34 @@ def test_cesa_with_the_keyboard_and_the_low_score_warning(page, world):  # noqa:
     stored = _stored(_submitted(page, assignment), assignment)
     assert stored == [(30.0, [(0, 10, "major", False)]), (100.0, [(None, None, "minor", True)]),
                       (50.0, [(7, 10, "minor", False)])]
+
+
+def test_a_done_cesa_unit_reopens_with_every_outputs_spans_and_scores(page, world):  # noqa: F811
+    from annotations.services.submissions import unit_submit
+
+    log_in(page, "ann", "pw-123456")
+    assignment = _open(page, world["cesa"])
+    first, second, third = assignment.shown_order
+    unit_submit(annotator=assignment.annotator, assignment_id=assignment.pk, shown_order=assignment.shown_order,
+                judgements=[
+                    {"criterion": "quality", "output": first, "score": 40,
+                     "spans": [{"start": 0, "end": 6, "severity": "major"}]},
+                    {"criterion": "quality", "output": second, "score": 70, "spans": []},
+                    {"criterion": "quality", "output": third, "score": 20,
+                     "spans": [{"start": 0, "end": 6, "severity": "minor"}, {"missing": True, "severity": "major"}]}])
+    page.goto(f"/annotate/assignments/{assignment.pk}/revise/")
+    page.locator("body[data-unit-ready='1']").wait_for()
+    cards = _cards(page, assignment)
+    assert [cards.nth(p).locator("[data-span-list] li").count() for p in range(3)] == [1, 0, 2]
+    assert [cards.nth(p).locator(".slider-value").inner_text() for p in range(3)] == ["40", "70", "20"]
+    # The second output gets an error and a lower score; the others stay as they were.
+    page.locator("[data-span-card]").nth(1).locator("[data-esa-text]").focus()
+    page.keyboard.press("1")  # a minor error on its first word
+    page.keyboard.press("s")
+    page.keyboard.press("PageDown")  # 60
+    with page.expect_navigation():
+        page.get_by_role("button", name="Save changes").click()
+    rows = list(assignment.spanjudgements.all())
+    assert _stored(rows, assignment) == [
+        (40.0, [(0, 6, "major", False)]), (60.0, [(0, 6, "minor", False)]),
+        (20.0, [(0, 6, "minor", False), (None, None, "major", True)])]
