@@ -149,6 +149,13 @@ def test_the_export_imports_back_with_its_screens_spans_and_figures(cesa, tmp_pa
         len(s) for screens_ in SCREENS.values() for s in screens_ for _ in range(12))
     config = json.loads((out / "campaign.json").read_text())
     assert config["protocol"] == "cesa" and config["tuple_size"] == 4
+    # The card and campaign.json give ESA's headline and, labelled, the one on the derived pairs.
+    assert config["agreement"]["quality"]["value"] == pytest.approx(before["headline"]["value"], abs=1e-12)
+    derived = config["agreement_pairwise_derived"]["quality"]
+    assert derived["value"] == pytest.approx(before["pairwise_derived"]["headline"]["value"], abs=1e-12)
+    assert "derived from cESA scores" in derived["label"]
+    card = (out / "README.md").read_text()
+    assert "- Agreement on the pairs derived from the scores: " in card
 
     run("create_campaign", "--dataset", "toy", "--name", "again", "--protocol", "cesa", "--criteria", "quality",
         "--tuple-size", "4", "--severities", "minor,major")
