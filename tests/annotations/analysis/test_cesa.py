@@ -94,6 +94,13 @@ def test_agreement_like_esa_and_on_the_derived_pairs(cesa):
     assert derived["headline"]["value"] == pytest.approx(_alpha(votes, "nominal"), abs=1e-12)
     assert derived["n_units"] == sum(1 for v in votes.values() if len(v) >= 2)
     assert "derived from cESA scores" in derived["headline"]["label"] and derived["derived_from"]
+    # The command's text output prints it too, under its label.
+    from io import StringIO
+
+    from django.core.management import call_command
+    text = StringIO()
+    call_command("agreement", "--campaign", "contrastive", "--bootstrap", "0", stdout=text)
+    assert f"  pairs: {derived['headline']['label']} = {derived['headline']['value']:.4f}" in text.getvalue()
 
 
 def test_bradley_terry_and_win_rates_from_the_derived_pairs(cesa):
