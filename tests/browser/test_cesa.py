@@ -157,3 +157,32 @@ def test_a_done_cesa_unit_reopens_with_every_outputs_spans_and_scores(page, worl
     assert _stored(rows, assignment) == [
         (40.0, [(0, 6, "major", False)]), (60.0, [(0, 6, "minor", False)]),
         (20.0, [(0, 6, "minor", False), (None, None, "major", True)])]
+
+
+def test_cesa_on_a_touch_phone_marks_the_span_in_the_output_selected(new_page, world):  # noqa: F811
+    """A phone selects with its handles (selection changes, no mouseup): the span goes to the card
+    whose text holds the selection, and the cards stack without sideways scrolling."""
+    page = new_page(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    log_in(page, "ann", "pw-123456")
+    assignment = _open(page, world["cesa"])
+    cards = _cards(page, assignment)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    boxes = [cards.nth(p).bounding_box() for p in range(3)]
+    assert boxes[0]["y"] + boxes[0]["height"] <= boxes[1]["y"] and boxes[1]["x"] == boxes[0]["x"]  # stacked
+    cards.nth(2).locator("[data-esa-text]").evaluate(
+        """(root) => {
+          const pieces = root.querySelectorAll('span');
+          document.getSelection().setBaseAndExtent(pieces[0].firstChild, 0, pieces[2].firstChild,
+                                                   pieces[2].textContent.length);
+        }""")
+    page.get_by_role("button", name="Mark minor in output 3").tap()
+    assert [cards.nth(p).locator("[data-span-list] li").count() for p in range(3)] == [0, 0, 1]
+    for p in range(3):
+        slider = cards.nth(p).locator("input[type=range]")
+        slider.scroll_into_view_if_needed()
+        box = slider.bounding_box()
+        page.touchscreen.tap(box["x"] + box["width"] - 1, box["y"] + box["height"] / 2)
+    with page.expect_navigation():
+        page.get_by_role("button", name="Submit").tap()
+    stored = _stored(_submitted(page, assignment), assignment)
+    assert stored == [(100.0, []), (100.0, []), (100.0, [(0, 10, "minor", False)])]
