@@ -60,10 +60,10 @@ class CampaignForm(forms.Form):
     anchor_value = forms.FloatField(required=False, initial=100, label="RankME anchor value",
                                     help_text="The reference is shown with this fixed magnitude.")
     tuple_size = forms.IntegerField(required=False, min_value=2, max_value=20, label="Outputs per screen",
-                                    help_text="Best-worst tuple size (default 4); RankME 3-5 (default 3).")
+                                    help_text="Best-worst tuple size (default 4); RankME 3-5 (default 3); cESA 2-5 (default 3).")
     severities = forms.MultipleChoiceField(
         choices=[("minor", "Minor"), ("major", "Major"), ("critical", "Critical")], required=False,
-        initial=["minor", "major"], widget=forms.CheckboxSelectMultiple, label="ESA severities",
+        initial=["minor", "major"], widget=forms.CheckboxSelectMultiple, label="Error severities (ESA, cESA)",
     )
     pair_rounds = forms.IntegerField(min_value=0, max_value=1000, initial=0, label="Pairwise rounds per item",
                                      help_text="0 = every pair of outputs; r = r balanced rounds per item "

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from annotations import protocols
 from annotations.analysis import agreement as ag
 from annotations.analysis import correlation as co
 from annotations.analysis import spans as sp
@@ -88,8 +89,24 @@ def agreement_report(*, campaign: Campaign, criterion: str | None = None, annota
             figures["normalisation"] = f"{protocol.agreement.value}s z-scored per annotator"
         if protocol.has_spans:
             figures["spans"] = span_agreement(rows)
+        if protocol.derives_pairs:
+            figures["pairwise_derived"] = derived_pair_agreement(protocol, rows, scale=campaign.criterion_scale(c),
+                                                                 annotators=j.judgements.used, bootstrap=bootstrap,
+                                                                 seed=seed, identity=identity)
         out["criteria"][c] = figures
     return out
+
+
+def derived_pair_agreement(protocol, rows: list[JudgementRow], *, scale, annotators: str, bootstrap: int,
+                           seed: int, identity: dict[int, tuple]) -> dict:
+    """The pairwise protocol's agreement figures over the preferences a scored protocol's answers
+    imply (cESA: two outputs of one screen, the higher score wins), labelled as derived."""
+    pairwise = protocols.get("pairwise")
+    figures = ag.criterion_agreement(pairwise, protocol.pair_rows(rows), scale=(None, None), annotators=annotators,
+                                     bootstrap=bootstrap, seed=seed, identity=identity)
+    figures["derived_from"] = protocol.derived_pairs_label
+    figures["headline"]["label"] = f"{figures['headline']['label']}, {protocol.derived_pairs_label}"
+    return figures
 
 
 def _per_system(j: Loaded, rows: list[JudgementRow], identity: dict[int, tuple]) -> dict:
@@ -148,10 +165,17 @@ def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotato
             if o in outputs:
                 samples[outputs[o]["system"]].append(v)
         rows = sy.clusters({s: np.array(v) for s, v in samples.items()}, seed=seed)
-        if not j.protocol.scored:
+        if not j.protocol.scored or j.protocol.derives_pairs:
             bt = _bradley_terry(j, c, outputs, list(samples), bootstrap=bootstrap, seed=seed)
             for r in rows:
                 r["bradley_terry"], r["bradley_terry_ci95"] = bt.get(r["system"], (None, [None, None]))
+        if j.protocol.derives_pairs:
+            rates = _derived_win_rates(j, c, outputs)
+            for r in rows:
+                r["win_rate"] = rates.get(r["system"])
+            result["pairwise_derived"] = {"from": j.protocol.derived_pairs_label,
+                                          "figures": "bradley_terry, bradley_terry_ci95, win_rate (a tie is half a "
+                                                     "win; mean over the system's outputs, as for pairwise)"}
         result["criteria"][c] = rows
     for run in latest_done_runs(dataset=campaign.dataset):
         seg = scores_by_output(run=run)
@@ -178,6 +202,17 @@ def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotato
                                                        "higher_is_better": run.higher_is_better,
                                                        "score_label": label, "ranking": rows}
     return result
+
+
+def _derived_win_rates(j: Loaded, criterion: str, outputs: dict) -> dict[str, float]:
+    """Each system's win rate over the pairs derived from the scores, as the pairwise protocol
+    scores its outputs (the mean of its outputs' win rates)."""
+    per_output = protocols.get("pairwise").output_scores(j.protocol.pair_rows(j.rows.get(criterion, [])))
+    by_system: dict[str, list] = defaultdict(list)
+    for o, v in per_output.items():
+        if o in outputs:
+            by_system[outputs[o]["system"]].append(v)
+    return {s: float(np.mean(v)) for s, v in by_system.items()}
 
 
 def _wins(j: Loaded, criterion: str, outputs: dict, items: set | None = None) -> list[tuple[str, str]]:
@@ -258,6 +293,13 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
     if j.protocol.correlate_as_pair_agreement:
         return {**base, **pairwise_agreement(j, criterion, scores_by_output(run=run), run.higher_is_better,
                                              min_votes=min_votes, min_consensus=min_consensus)}
+    if j.protocol.derives_pairs:
+        # Pairs judged on one screen: the metric's agreement with the preferences the scores imply.
+        derived = Loaded(judgements=j.judgements, rows={criterion: j.protocol.pair_rows(j.rows.get(criterion, []))})
+        base["pairwise_derived"] = {"from": j.protocol.derived_pairs_label,
+                                    **pairwise_agreement(derived, criterion, scores_by_output(run=run),
+                                                         run.higher_is_better, min_votes=min_votes,
+                                                         min_consensus=min_consensus)}
     human = human_output_scores(j, criterion, normalize=normalize)
     sign = 1.0 if run.higher_is_better else -1.0
     systems, items, H, M = _matrices(outputs, human, scores_by_output(run=run), sign)

@@ -77,13 +77,19 @@ def dashboard(request: HttpRequest, pk: int) -> HttpResponse:
                            lambda: report.agreement_report(campaign=campaign, criterion=f["criterion"],
                                                            annotators=f["annotators"], bootstrap=DASHBOARD_REPS,
                                                            seed=DASHBOARD_SEED, per_annotator=False, cohen=False))
-    rows = [{"criterion": c, **v, "headline_ci": v["ci95"].get(f"krippendorff_alpha_{v['headline']['level']}"),
-             "minor": {k.split(".")[-1] for k in v["not_headline"]}} for c, v in figures["criteria"].items()]
+    rows = []
+    for c, v in figures["criteria"].items():
+        # cESA: the pairwise protocol's figure over the preferences its scores imply, on a row of its own.
+        for shown, fig in ((c, v), (f"{c} (pairs derived from the scores)", v.get("pairwise_derived"))):
+            if fig is not None:
+                rows.append({"criterion": c, "shown": shown, **fig, "derived": fig is not v,
+                             "headline_ci": fig["ci95"].get(f"krippendorff_alpha_{fig['headline']['level']}"),
+                             "minor": {k.split(".")[-1] for k in fig["not_headline"]}})
     if request.GET.get("format") == "csv":
         return _csv(f"{campaign.name}-agreement", [
             "criterion", "headline", "headline_value", "headline_ci_low", "headline_ci_high", "alpha_nominal",
             "alpha_ordinal", "alpha_interval", "fleiss_kappa", "percent_agreement", "units", "annotators"],
-            [[r["criterion"], r["headline"]["label"], r["headline"]["value"], *(r["headline_ci"] or [None, None]),
+            [[r["shown"], r["headline"]["label"], r["headline"]["value"], *(r["headline_ci"] or [None, None]),
               r["krippendorff_alpha"]["nominal"], r["krippendorff_alpha"]["ordinal"],
               r["krippendorff_alpha"]["interval"], r["fleiss_kappa"], r["percent_agreement"], r["n_units"],
               r["n_annotators"]] for r in rows])

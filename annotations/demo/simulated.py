@@ -18,6 +18,7 @@ from datetime import timedelta
 
 from django.db.models import F
 
+from annotations import protocols
 from annotations.models import Assignment, Campaign, Output
 from annotations.selectors import assignment_payload, enrolment_for
 from annotations.services.assignments import assignment_next
@@ -85,13 +86,13 @@ class SimulatedAnnotator:
             elif campaign.protocol == Campaign.Protocol.BWS:
                 ranked = sorted(outputs, key=lambda o: self.value(o["text"]))
                 answers.append({"criterion": criterion, "best": ranked[-1]["id"], "worst": ranked[0]["id"]})
-            else:  # one score per output: Likert, RankME, ESA
+            else:  # one score per output: Likert, RankME, and the span protocols (ESA, cESA, ...)
+                spans = protocols.of(campaign).has_spans
                 for output in outputs:
                     value = self.value(output["text"])
                     answer = {"criterion": criterion, "output": output["id"],
-                              "score": self.score(output["text"], low, high) if campaign.protocol != Campaign.Protocol.ESA
-                              else float(round(value))}
-                    if campaign.protocol == Campaign.Protocol.ESA:
+                              "score": float(round(value)) if spans else self.score(output["text"], low, high)}
+                    if spans:
                         answer["spans"] = self.spans(output["text"], value)
                     answers.append(answer)
         return answers

@@ -283,6 +283,11 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
             + (f" (unrounded {head['value']!r})" if isinstance(head.get("value"), float) else "") + " over "
             f"{figures.get('n_units', 0)} units judged at least twice, {figures.get('n_annotators', 0)} annotators, "
             f"{figures.get('n_judgements', 0)} judgements" + (f" (other levels: {', '.join(others)})" if others else ""))
+        pairs = figures.get("pairwise_derived")
+        if pairs:  # cESA: agreement on the preferences the scores of one screen imply
+            add(f"- Agreement on the pairs derived from the scores: {_md(pairs['headline']['label'])} = "
+                f"{_fmt(pairs['headline']['value'])} over {pairs.get('n_units', 0)} pairs of outputs judged at "
+                "least twice")
         add("")
     add("## Automatic metrics")
     add("")

@@ -198,6 +198,9 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
     # The one agreement definition (annotations.analysis.agreement), fed item by item.
     identity = output_identities(dataset=campaign.dataset)  # units in the data's own order
     agreement: dict[str, ag.TableBuilder] = defaultdict(lambda: ag.TableBuilder(protocol, identity=identity))
+    # cESA: the pairwise protocol's agreement on the preferences its scores imply, labelled derived.
+    pairwise = protocols.get("pairwise")
+    derived: dict[str, ag.TableBuilder] = defaultdict(lambda: ag.TableBuilder(pairwise, identity=identity))
     annotators_seen: set[int] = set()
     total_items = Item.objects.filter(dataset=campaign.dataset).count()
     chunk_items = options.chunk_items or _chunk_items(campaign, protocol, total_items)
@@ -239,6 +242,9 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
                     annotators_seen.add(j.annotator_id)
                 for j in kept:
                     agreement[j.criterion].add([j])
+                if protocol.derives_pairs:  # a screen's judgements are all of one item
+                    for pair in protocol.pair_rows(kept):
+                        derived[pair.criterion].add([pair])
                 stats = protocol.output_stats(kept, output_ids=[o[0] for o in item_outputs], criteria=criteria,
                                               scales=scales)
                 consensus = item_consensus(protocol, kept, scales)
@@ -275,12 +281,22 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
     figures = {c: _agreement_json(ag.criterion_agreement(protocol, None, table=agreement[c].table(),
                                                          scale=campaign.criterion_scale(c), annotators=who))
                for c in [c for c in campaign.criteria if c in agreement] + sorted(set(agreement) - set(campaign.criteria))}
+    if protocol.derives_pairs:
+        for c, builder in derived.items():
+            if c in figures:
+                found = _agreement_json(ag.criterion_agreement(pairwise, None, table=builder.table(),
+                                                               scale=(None, None), annotators=who))
+                found["headline"]["label"] = f"{found['headline']['label']}, {protocol.derived_pairs_label}"
+                figures[c]["pairwise_derived"] = found
     result = ExportResult(
         campaign=campaign.name, out=out, files=[], judgements=tables["judgements"].rows,
         outputs=tables["outputs"].rows, items=tables["dataset"].rows, annotators=len(annotators_seen),
         filters=[s.as_json() for s in filters.steps], agreement=figures)
     configuration = campaign_configuration(campaign=campaign, systems=sorted(systems.values()), criteria=criteria)
     configuration["agreement"] = {c: f["headline"] for c, f in figures.items()}
+    if protocol.derives_pairs:
+        configuration["agreement_pairwise_derived"] = {c: f["pairwise_derived"]["headline"]
+                                                       for c, f in figures.items() if "pairwise_derived" in f}
     (out / "campaign.json").write_text(json.dumps(configuration, ensure_ascii=False, indent=2) + "\n",
                                        encoding="utf-8")
     (out / "README.md").write_text(card_text(

@@ -14,6 +14,7 @@ class Campaign(TimeStampedModel):
         PAIRWISE = "pairwise", "Side-by-side pairwise"
         BWS = "bws", "Best-worst scaling"
         ESA = "esa", "Error span annotation (ESA)"
+        CESA = "cesa", "Contrastive ESA (cESA)"
 
     class Widget(models.TextChoices):
         RADIO = "radio", "Buttons, one per point of the scale"
@@ -31,7 +32,7 @@ class Campaign(TimeStampedModel):
     redundancy = models.PositiveSmallIntegerField(default=1)
     # RankME: the fixed magnitude of the anchor output.
     anchor_value = models.FloatField(null=True, blank=True)
-    # Best-worst scaling: outputs per tuple; RankME: outputs side by side (3-5).
+    # Best-worst scaling: outputs per tuple; RankME (3-5) and cESA (2-5): outputs side by side.
     tuple_size = models.PositiveSmallIntegerField(default=4)
     # The systems judged; none selected means all systems of the dataset.
     systems = models.ManyToManyField(System, blank=True, related_name="campaigns")
@@ -63,8 +64,8 @@ class Campaign(TimeStampedModel):
         ordering = ["name"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(protocol__in=["likert", "rankme", "pairwise", "bws", "esa"]),
-                name="campaign_protocol_valid_v2",
+                condition=Q(protocol__in=["likert", "rankme", "pairwise", "bws", "esa", "cesa"]),
+                name="campaign_protocol_valid_v3",
             ),
             models.CheckConstraint(
                 condition=Q(scale_min__isnull=True) | Q(scale_max__isnull=True) | Q(scale_min__lt=F("scale_max")),

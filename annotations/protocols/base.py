@@ -91,6 +91,10 @@ class Protocol(ImportShape):
     # ESA-style spans with severities, and the RankME anchor shown beside the outputs.
     has_spans: bool = False
     shows_anchor: bool = False
+    # Scores of several outputs on one screen that also give pairwise preferences (cESA): the
+    # analysis adds the pairwise protocol's figures over `pair_rows`, labelled with this.
+    derives_pairs: bool = False
+    derived_pairs_label: str = ""
 
     # The protocol's own fields of the campaign set-up form (shown only when it is chosen).
     setup_fields: tuple[str, ...] = ()
@@ -173,6 +177,10 @@ class Protocol(ImportShape):
         for r, v in zip(rows, values):
             sums[r.output_id].append(v)
         return {o: float(np.mean(v)) for o, v in sums.items()}
+
+    def pair_rows(self, rows: Iterable[JudgementRow]) -> list[JudgementRow]:
+        """Pairwise rows (a_id < b_id, winner) implied by the answers (`derives_pairs` protocols)."""
+        return []
 
     def wins(self, rows: list[JudgementRow], system_of: dict[int, str]) -> list[tuple[str, str]]:
         """(winner system, loser system) pairs for Bradley-Terry; empty for scored protocols."""

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from annotations.protocols.base import Protocol
 from annotations.protocols.bws import BestWorst
+from annotations.protocols.cesa import Cesa
 from annotations.protocols.esa import Esa
 from annotations.protocols.likert import Likert
 from annotations.protocols.pairwise import Pairwise
@@ -18,7 +19,7 @@ def register(protocol: Protocol) -> Protocol:
     return protocol
 
 
-for _cls in (Likert, RankMe, Pairwise, BestWorst, Esa):
+for _cls in (Likert, RankMe, Pairwise, BestWorst, Esa, Cesa):
     register(_cls())
 
 

@@ -90,8 +90,10 @@ def _spec_clean(protocol, campaign, criterion, spec, keys, output_ids, texts) ->
         if not isinstance(spans, list):
             raise InvalidExpectation(f"{criterion}: spans must be a list of {{\"start\", \"end\"}} "
                                      "character offsets")
-        # ESA units show one output: the offsets are into its text.
-        text = (texts or {}).get(output_ids[0]) if len(output_ids) == 1 else None
+        # The offsets are into the output's text; a unit of several outputs (cESA) expects them in
+        # each output's answer, so they must fit the shortest text.
+        known = [(texts or {}).get(o) for o in output_ids]
+        text = min(known, key=len) if known and None not in known else None
         for index, span in enumerate(spans, start=1):
             if not isinstance(span, Mapping):
                 raise InvalidExpectation(f"{criterion}: span {index} must be an object")

@@ -6,12 +6,8 @@ from django.core.cache import cache
 from django.db import connection
 from django.db.models import Count, Max, Q, QuerySet
 
-from annotations.models import (
-    Annotator,
-    Assignment,
-    Campaign,
-    ImportJob,
-)
+from annotations import protocols
+from annotations.models import Annotator, Assignment, Campaign, ImportJob
 from annotations.selectors.roles import User, staff_project_list
 
 
@@ -29,8 +25,6 @@ def _progress_stamp(campaign: Campaign) -> str:
 
 
 def _judgement_model(campaign: Campaign):
-    from annotations.protocols import registry as protocols
-
     return protocols.of(campaign).model
 
 

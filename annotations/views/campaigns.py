@@ -55,10 +55,9 @@ def campaign_progress_json(request: HttpRequest, pk: int) -> JsonResponse:
 def campaign_judgements(request: HttpRequest, pk: int) -> HttpResponse:
     """Every judgement of the campaign, with its status (complete / partial / abandoned)."""
     campaign = campaign_for_staff(user=request.user, pk=pk)
-    lists = {"likert": selectors.rating_judgement_list, "rankme": selectors.rating_judgement_list,
-             "pairwise": selectors.pairwise_judgement_list, "bws": selectors.bestworst_judgement_list,
-             "esa": selectors.span_judgement_list}
-    rows = lists[campaign.protocol](user=request.user).filter(campaign=campaign)
+    lists = {"RatingJudgement": selectors.rating_judgement_list, "PairwiseJudgement": selectors.pairwise_judgement_list,
+             "BestWorstJudgement": selectors.bestworst_judgement_list, "SpanJudgement": selectors.span_judgement_list}
+    rows = lists[protocols.of(campaign).model.__name__](user=request.user).filter(campaign=campaign)
     status = request.GET.get("status", "")
     if status in ("complete", "partial", "abandoned"):
         rows = rows.filter(status=status)

@@ -36,7 +36,8 @@ def _number(value) -> str:
 
 
 def answers_draft(*, campaign, answers: list[dict], shown: list, handles: list, saved_at: int = 0) -> dict:
-    """Stored answers as the draft `annotate.js` restores (`{v: 1, fields, touched}`, ESA `spans`).
+    """Stored answers as the draft `annotate.js` restores (`{v: 1, fields, touched}`, ESA `spans` and,
+    per output, `spans_by_output`).
 
     `shown` are the output ids in the order shown, `handles` the ids the page names those outputs
     by (the same position): field names and values use the page's ids, whatever they are.
@@ -44,7 +45,7 @@ def answers_draft(*, campaign, answers: list[dict], shown: list, handles: list, 
     protocol = protocols.of(campaign)
     index = {c: i for i, c in enumerate(campaign.criteria)}
     by_id = dict(zip(shown, handles))
-    fields, touched, spans = {}, [], []
+    fields, touched, spans, spans_by_output = {}, [], [], {}
     for answer in answers:
         ci = index.get(answer.get("criterion"))
         if ci is None:
@@ -53,9 +54,12 @@ def answers_draft(*, campaign, answers: list[dict], shown: list, handles: list, 
             name = f"s-{ci}-{by_id.get(answer['output'], answer['output'])}"
             fields[name] = _number(answer["score"])
             touched.append(name)
-            if protocol.has_spans and not spans:
-                spans = [{"start": s.get("start"), "end": s.get("end"), "severity": s.get("severity"),
-                          "missing": bool(s.get("missing"))} for s in answer.get("spans") or []]
+            if protocol.has_spans:
+                # Each output's spans under its page id (cESA shows several); `spans`: the first's (ESA).
+                mine = [{"start": s.get("start"), "end": s.get("end"), "severity": s.get("severity"),
+                         "missing": bool(s.get("missing"))} for s in answer.get("spans") or []]
+                spans_by_output.setdefault(str(by_id.get(answer["output"], answer["output"])), mine)
+                spans = spans or mine
         elif protocol.answer_shape == "pair":
             fields[f"w-{ci}"] = answer["winner"]
         else:
@@ -63,7 +67,10 @@ def answers_draft(*, campaign, answers: list[dict], shown: list, handles: list, 
             fields[f"x-{ci}"] = str(by_id.get(answer["worst"], answer["worst"]))
     # saved_at = when the answers were last stored (ms): a half-done revision kept in this browser
     # since then wins over them, an older copy (the answers were revised elsewhere since) does not.
-    return {"v": 1, "fields": fields, "touched": touched, "spans": spans, "elapsed_ms": 0, "saved_at": saved_at}
+    draft = {"v": 1, "fields": fields, "touched": touched, "spans": spans, "elapsed_ms": 0, "saved_at": saved_at}
+    if spans_by_output:
+        draft["spans_by_output"] = spans_by_output
+    return draft
 
 
 @annotator_required

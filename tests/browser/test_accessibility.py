@@ -1,6 +1,6 @@
 """An automated accessibility audit with axe-core (the npm package, fetched by `make axe`
 into var/axe-core/, never from a CDN) on the pages an annotator uses: the login page, the
-annotator's home, a unit of each of the five protocols (fresh, and half answered with its
+annotator's home, a unit of each protocol (fresh, and half answered with its
 errors shown), the pages between and after the units, and the owner's pages of a campaign,
 at desktop and phone widths. No violation of impact "serious" or "critical" may remain; a
 last test shows that the audit does catch one."""
@@ -93,7 +93,7 @@ def test_the_annotators_home(audited_page, axe_script, world, width):  # noqa: F
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("protocol", ["likert", "rankme", "pairwise", "bws", "esa"])
+@pytest.mark.parametrize("protocol", ["likert", "rankme", "pairwise", "bws", "esa", "cesa"])
 def test_a_unit_of_each_protocol(audited_page, axe_script, world, protocol, width):  # noqa: F811
     page = audited_page(width)
     log_in(page, "ann", "pw-123456")
@@ -119,12 +119,23 @@ def _esa_half(page):
     page.keyboard.press("m")  # a missing-content marker; the score slider untouched
 
 
+def _cesa_half(page):
+    page.locator("[data-esa-text]").first.focus()
+    page.keyboard.press("Shift+ArrowRight")
+    page.keyboard.press("2")  # a major error in output 1
+    page.keyboard.press("ArrowDown")  # output 2 (outlined as the current one)
+    page.keyboard.press("m")
+    page.keyboard.press("1")  # a minor missing-content marker; every score slider untouched
+    page.keyboard.press("m")  # and the question open again
+
+
 HALF_ANSWER = {
     "likert": lambda page: page.keyboard.press("3"),  # fluency only; the adequacy slider untouched
     "rankme": lambda page: page.locator("input[type=number]").first.fill("50"),  # one output of three
     "pairwise": lambda page: page.keyboard.press("b"),  # the first criterion only
     "bws": lambda page: page.keyboard.press("1"),  # best only
     "esa": _esa_half,
+    "cesa": _cesa_half,
 }
 
 

@@ -1,4 +1,4 @@
-"""The five protocol pages in Debian's Chromium: a unit of each completed with the
+"""The protocol pages in Debian's Chromium: a unit of each completed with the
 mouse and with the keyboard only, autosave across a reload, HTML in outputs shown as
 text, and no system name on an annotator's page."""
 import pytest
@@ -46,6 +46,8 @@ def world(live_server):
         "bws": campaign_create(dataset=dataset, name="BWS", protocol="bws", criteria=["quality"], tuple_size=3,
                                **common),
         "esa": campaign_create(dataset=dataset, name="ESA", protocol="esa", criteria=["quality"], **common),
+        "cesa": campaign_create(dataset=dataset, name="cESA", protocol="cesa", criteria=["quality"], tuple_size=3,
+                                **common),
     }
     return campaigns
 
@@ -65,7 +67,7 @@ def _submitted(page, assignment):
     assignment.refresh_from_db()
     assert assignment.status == "done"
     model = {"likert": "ratingjudgements", "rankme": "ratingjudgements", "pairwise": "pairwisejudgements",
-             "bws": "bestworstjudgements", "esa": "spanjudgements"}[assignment.campaign.protocol]
+             "bws": "bestworstjudgements", "esa": "spanjudgements", "cesa": "spanjudgements"}[assignment.campaign.protocol]
     rows = list(getattr(assignment, model).all())
     assert rows and all(r.origin == JudgementBase.Origin.BROWSER and r.status == "complete" for r in rows)
     assert all(r.shown_order == assignment.shown_order for r in rows)

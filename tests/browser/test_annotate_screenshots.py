@@ -1,4 +1,4 @@
-"""The demo's five protocol pages half-answered, at 1280 px and 390 px: no horizontal
+"""The demo's protocol pages half-answered, at 1280 px and 390 px: no horizontal
 scroll, no system name; screenshots go to $WORKBENCH_SCREENSHOTS (docs/screenshots in
 the README) when it is set."""
 import pytest
@@ -21,6 +21,17 @@ def _half_answer(page, protocol):
     elif protocol == "bws":
         page.keyboard.press("1")
         page.keyboard.press("3")
+    elif protocol == "cesa":
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("Shift+ArrowRight")
+        page.keyboard.press("2")  # a major error in output 1
+        page.keyboard.press("s")
+        page.keyboard.press("PageUp")
+        page.keyboard.press("PageUp")  # output 1 scored 20
+        page.keyboard.press("t")
+        page.keyboard.press("ArrowDown")  # output 2
+        page.keyboard.press("m")
+        page.keyboard.press("1")  # a minor missing-content marker
     elif protocol == "esa":
         page.keyboard.press("ArrowRight")
         page.keyboard.press("Shift+ArrowRight")

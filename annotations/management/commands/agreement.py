@@ -56,6 +56,10 @@ class Command(BaseCommand):
                        if key not in minor]
             if others:
                 self.stdout.write("  also: " + "; ".join(others))
+            pairs = f.get("pairwise_derived")
+            if pairs:  # cESA: the preferences the scores of one screen imply
+                self.stdout.write(f"  pairs: {pairs['headline']['label']} = {_num(pairs['headline']['value'])}; "
+                                  f"{pairs['n_units']} pairs of outputs")
 
 
 def _num(value) -> str:

@@ -1,4 +1,4 @@
-"""`create_campaign --dataset NAME --name NAME --protocol likert|rankme|pairwise|bws|esa --criteria a,b
+"""`create_campaign --dataset NAME --name NAME --protocol likert|rankme|pairwise|bws|esa|cesa --criteria a,b
 [--scale MIN-MAX] [--redundancy K] [--systems s1,s2] [--instructions TEXT | --instructions-file F] [--json]`."""
 import json
 import re
@@ -31,8 +31,9 @@ class Command(BaseCommand):
         parser.add_argument("--systems", help="comma-separated system names (default: all systems)")
         parser.add_argument("--anchor", type=float, help="RankME: magnitude of the anchor (default 100)")
         parser.add_argument("--tuple-size", type=int, help="best-worst: outputs per tuple (default 4); "
-                                                           "RankME: outputs side by side, 3-5 (default 3)")
-        parser.add_argument("--severities", help="ESA: comma-separated, from minor,major,critical "
+                                                           "RankME: outputs side by side, 3-5 (default 3); "
+                                                           "cESA: outputs side by side, 2-5 (default 3)")
+        parser.add_argument("--severities", help="ESA and cESA: comma-separated, from minor,major,critical "
                                                   "(default minor,major)")
         parser.add_argument("--units-per-batch", type=int, default=10)
         parser.add_argument("--pair-rounds", type=int, default=0,

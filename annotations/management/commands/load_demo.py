@@ -94,6 +94,19 @@ CAMPAIGNS = [
                         "add a *missing content* marker.\n3. Then give an overall score from 0 (broken) to 100 "
                         "(perfect).",
     },
+    {
+        "dataset": "demo-news-de-en",
+        "name": "Demo translation: contrastive ESA",
+        "protocol": Campaign.Protocol.CESA,
+        "criteria": ["quality"],
+        "redundancy": 2,
+        "tuple_size": 3,
+        "severities": ["minor", "major"],
+        "instructions": "Three translations of the same sentence. For **each**: select its errors and mark them "
+                        "*minor* or *major*, add a *missing content* marker if something is left out, then score "
+                        "it from 0 (broken) to 100 (perfect). Compare them: the better translation gets the "
+                        "higher score.",
+    },
 ]
 
 

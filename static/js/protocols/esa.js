@@ -1,237 +1,211 @@
-// Error span annotation (ESA): mark error spans in the output (mouse or keyboard), then a 0-100
-// score (annotate/protocols/esa.html). Spans are kept in code points, as the server stores them,
-// and travel in the draft; a low score with no span is warned about once before sending.
-// Phones select with the system's handles (no mouseup): the selection is read on
-// `selectionchange`. Right-to-left outputs (dir="auto") keep logical offsets; the arrow keys
-// follow the text's direction. "Missing content" asks for its severity before it is added.
+// Error span annotation: mark error spans in an output (mouse or keyboard), then a 0-100 score.
+// One module for ESA (one output, annotate/protocols/esa.html) and contrastive ESA (2-5 outputs of
+// one input on one screen, annotate/protocols/cesa.html): each output card gets a span marker of
+// its own. Spans are kept in code points, as the server stores them, and travel in the draft; a
+// low score with no span is warned about once before sending. Phones select with the system's
+// handles (no mouseup): the selection is read on `selectionchange`. Right-to-left outputs
+// (dir="auto") keep logical offsets; the arrow keys follow the text's direction. "Missing content"
+// asks for its severity before it is added. cESA: Up / Down (or a click) move between the
+// outputs, S goes to the current output's score, T back to its text.
 (function () {
   "use strict";
   var unit = null;
-  var esaText = null;
-  var chars = [];
-  var tokens = []; // word tokens: {start, end} in code points
-  var spans = []; // {start, end, severity, missing}
-  var cursor = 0, anchor = null; // keyboard selection over tokens
-  var selection = null; // {start, end} pending selection, code points
-  var selectedSpan = -1;
+  var markers = []; // one per output card, in the order shown
+  var current = 0; // the marker the keys act on
   var warned = false;
-  var askingMissing = false; // the "how severe is the missing content?" question is open
 
   function say(text) { unit.say(text); }
-  function spanText(span) {
-    return span.missing ? "[missing content]" : chars.slice(span.start, span.end).join("");
-  }
-  function render() {
-    if (!esaText) return;
-    var cuts = {0: true};
-    cuts[chars.length] = true;
-    tokens.forEach(function (t) { cuts[t.start] = true; cuts[t.end] = true; });
-    spans.forEach(function (s) { if (!s.missing) { cuts[s.start] = true; cuts[s.end] = true; } });
-    if (selection) { cuts[selection.start] = true; cuts[selection.end] = true; }
-    var points = Object.keys(cuts).map(Number).sort(function (a, b) { return a - b; });
-    esaText.textContent = "";
-    var cursorToken = tokens[cursor];
-    for (var i = 0; i + 1 < points.length; i++) {
-      var s = points[i], e = points[i + 1];
-      var piece = document.createElement("span");
-      piece.textContent = chars.slice(s, e).join("");
-      piece.dataset.s = s;
-      piece.dataset.e = e;
-      var covering = -1;
-      spans.forEach(function (span, index) {
-        if (!span.missing && span.start <= s && e <= span.end) covering = index;
-      });
-      if (covering >= 0) {
-        piece.className = "err sev-" + spans[covering].severity + (covering === selectedSpan ? " picked" : "");
-        piece.dataset.span = covering;
-        piece.title = spans[covering].severity + " error";
-      }
-      if (selection && selection.start <= s && e <= selection.end) piece.classList.add("selecting");
-      if (cursorToken && cursorToken.start <= s && e <= cursorToken.end) piece.classList.add("cursor");
-      esaText.appendChild(piece);
-    }
-    renderSpanList();
-  }
-  function renderSpanList() {
-    var list = document.getElementById("span-list");
-    var count = document.getElementById("span-count");
-    if (!list) return;
-    list.textContent = "";
-    if (count) count.textContent = String(spans.length);
-    spans.forEach(function (span, index) {
-      var li = document.createElement("li");
-      li.className = "span-row sev-" + span.severity + (index === selectedSpan ? " picked" : "");
-      var quote = document.createElement("q");
-      quote.textContent = spanText(span);
-      quote.dir = "auto";
-      li.appendChild(quote);
-      var select = document.createElement("select");
-      select.setAttribute("aria-label", "Severity of error " + (index + 1));
-      unit.config.severities.forEach(function (severity) {
-        var option = document.createElement("option");
-        option.value = severity;
-        option.textContent = severity;
-        option.selected = severity === span.severity;
-        select.appendChild(option);
-      });
-      select.addEventListener("change", function () { span.severity = select.value; render(); unit.changed(); });
-      li.appendChild(select);
-      var remove = document.createElement("button");
-      remove.type = "button";
-      remove.className = "btn btn-small btn-quiet";
-      remove.textContent = "Remove";
-      remove.setAttribute("aria-label", "Remove error " + (index + 1));
-      remove.addEventListener("click", function () { removeSpan(index); });
-      li.appendChild(remove);
-      list.appendChild(li);
-    });
-  }
-  function removeSpan(index) {
-    spans.splice(index, 1);
-    selectedSpan = -1;
-    render();
-    unit.changed();
-    say("Error removed.");
-  }
-  function keyboardSelection() {
-    if (!tokens.length) return null;
-    var a = anchor === null ? cursor : anchor;
-    var lo = Math.min(a, cursor), hi = Math.max(a, cursor);
-    return {start: tokens[lo].start, end: tokens[hi].end};
-  }
-  function mark(severity) {
-    var range = selection || keyboardSelection();
-    if (!range || range.start >= range.end) { say("Select some text first."); return; }
-    // A new span replaces the parts of older spans it overlaps.
-    spans = spans.filter(function (s) { return s.missing || s.end <= range.start || s.start >= range.end; });
-    spans.push({start: range.start, end: range.end, severity: severity, missing: false});
-    spans.sort(function (x, y) { return (x.missing ? 1e12 : x.start) - (y.missing ? 1e12 : y.start); });
-    selection = null;
-    anchor = null;
-    selectedSpan = -1;
-    window.getSelection().removeAllRanges();
-    render();
-    unit.changed();
-    say("Marked a " + severity + " error.");
-  }
-  function missingAsk(open) {
-    var ask = document.getElementById("esa-missing-ask");
-    askingMissing = Boolean(open && ask);
-    if (!ask) return;
-    ask.hidden = !askingMissing;
-    if (askingMissing) {
-      var first = ask.querySelector("[data-missing-severity]");
-      if (first) first.focus();
-      say("How severe is the missing content? Choose a severity (1-" + unit.config.severities.length + "), or Esc.");
-    }
-  }
-  function addMissing(severity) {
-    missingAsk(false);
-    spans.push({start: null, end: null, severity: severity, missing: true});
-    render();
-    unit.changed();
-    say("Added a " + severity + " missing-content marker.");
-    if (esaText) esaText.focus({preventScroll: true});
-  }
-  function offsetIn(node, offset) {
-    var element = node.nodeType === 3 ? node.parentNode : node;
-    if (!element || !element.dataset || element.dataset.s === undefined) return null;
-    var within = node.nodeType === 3 ? Array.from(node.textContent.slice(0, offset)).length : 0;
-    return Number(element.dataset.s) + within;
-  }
-  // The selection's [start, end) in code points, trimmed of white space; null outside the text.
-  function rangeOf(sel) {
-    var a = offsetIn(sel.anchorNode, sel.anchorOffset), b = offsetIn(sel.focusNode, sel.focusOffset);
-    if (a === null || b === null) return null;
-    var start = Math.min(a, b), end = Math.max(a, b);
-    while (start < end && /\s/.test(chars[start])) start++;
-    while (end > start && /\s/.test(chars[end - 1])) end--;
-    return start < end ? {start: start, end: end} : null;
-  }
-  // Touch screens: the selection grows with the handles and no mouseup comes; keep the latest
-  // one without re-rendering (that would drop the selection still being dragged). A collapsed
-  // selection (a tap on a button clears it) keeps the one chosen.
-  function onSelectionChange() {
-    var sel = window.getSelection();
-    if (!esaText || !sel || sel.rangeCount === 0 || sel.isCollapsed) return;
-    if (!esaText.contains(sel.anchorNode) || !esaText.contains(sel.focusNode)) return;
-    var range = rangeOf(sel);
-    if (!range) return;
-    selection = range;
-    say("Selected “" + chars.slice(range.start, range.end).join("") + "”: choose a severity.");
-  }
-  function onMouseUp() {
-    var sel = window.getSelection();
-    if (!sel || sel.rangeCount === 0) return;
-    if (sel.isCollapsed) {
-      var target = sel.anchorNode && sel.anchorNode.parentNode;
-      selection = null;
-      if (target && target.dataset && target.dataset.span !== undefined) {
-        selectedSpan = Number(target.dataset.span);
-        say("Selected error " + (selectedSpan + 1) + ": change its severity or remove it below.");
-      }
-      render();
-      return;
-    }
-    var range = rangeOf(sel);
-    if (!range) return;
-    selection = range;
-    say("Selected “" + chars.slice(range.start, range.end).join("") + "”: choose a severity.");
-    render();
-  }
 
-  window.Annotate.register("esa", {
-    init: function (shared) {
-      unit = shared;
-      esaText = document.getElementById("esa-text");
-      if (!esaText) return;
-      chars = Array.from(unit.config.outputs[0].text);
-      var re = /\S+/gu, text = chars.join(""), match;
-      // Word tokens in code points (regex indices are UTF-16 units: convert).
-      while ((match = re.exec(text)) !== null) {
-        var start = Array.from(text.slice(0, match.index)).length;
-        tokens.push({start: start, end: start + Array.from(match[0]).length});
-      }
-      esaText.addEventListener("mouseup", onMouseUp);
-      document.addEventListener("selectionchange", onSelectionChange);
-      unit.root.querySelectorAll("[data-severity]").forEach(function (button) {
-        button.addEventListener("mousedown", function (event) { event.preventDefault(); });
-        button.addEventListener("click", function () { mark(button.dataset.severity); });
-      });
-      var missingButton = document.getElementById("esa-missing");
-      if (missingButton) missingButton.addEventListener("click", function () { missingAsk(true); });
-      unit.root.querySelectorAll("[data-missing-severity]").forEach(function (button) {
-        button.addEventListener("click", function () { addMissing(button.dataset.missingSeverity); });
-      });
-      unit.root.querySelectorAll("[data-missing-cancel]").forEach(function (button) {
-        button.addEventListener("click", function () { missingAsk(false); say("No missing content added."); });
-      });
-    },
-    collect: function (shared) {
-      return shared.scores(function (answer) {
-        answer.spans = spans.map(function (s) {
-          return s.missing ? {missing: true, severity: s.severity} : {start: s.start, end: s.end, severity: s.severity};
+  // The span marker of one output card: the card holds [data-esa-text] (the output), the
+  // severity buttons, the missing-content question and the span list, all found inside it.
+  function Marker(card, output, position) {
+    var self = this;
+    var textNode = card.querySelector("[data-esa-text]");
+    var chars = Array.from(output.text);
+    var tokens = []; // word tokens: {start, end} in code points
+    var cursor = 0, anchor = null; // keyboard selection over tokens
+    var selection = null; // {start, end} pending selection, code points
+    var selectedSpan = -1;
+    var askingMissing = false;
+    var many = unit.config.outputs.length > 1;
+    var name = many ? "output " + (position + 1) : "the output";
+    self.card = card;
+    self.text = textNode;
+    self.output = output;
+    self.spans = []; // {start, end, severity, missing}
+
+    var re = /\S+/gu, joined = chars.join(""), match;
+    // Word tokens in code points (regex indices are UTF-16 units: convert).
+    while ((match = re.exec(joined)) !== null) {
+      var first = Array.from(joined.slice(0, match.index)).length;
+      tokens.push({start: first, end: first + Array.from(match[0]).length});
+    }
+
+    function spanText(span) {
+      return span.missing ? "[missing content]" : chars.slice(span.start, span.end).join("");
+    }
+    function render() {
+      if (!textNode) return;
+      var cuts = {0: true};
+      cuts[chars.length] = true;
+      tokens.forEach(function (t) { cuts[t.start] = true; cuts[t.end] = true; });
+      self.spans.forEach(function (s) { if (!s.missing) { cuts[s.start] = true; cuts[s.end] = true; } });
+      if (selection) { cuts[selection.start] = true; cuts[selection.end] = true; }
+      var points = Object.keys(cuts).map(Number).sort(function (a, b) { return a - b; });
+      textNode.textContent = "";
+      var cursorToken = tokens[cursor];
+      for (var i = 0; i + 1 < points.length; i++) {
+        var s = points[i], e = points[i + 1];
+        var piece = document.createElement("span");
+        piece.textContent = chars.slice(s, e).join("");
+        piece.dataset.s = s;
+        piece.dataset.e = e;
+        var covering = -1;
+        self.spans.forEach(function (span, index) {
+          if (!span.missing && span.start <= s && e <= span.end) covering = index;
         });
-      });
-    },
-    // A score below 66 ("flawed" or worse) with no error marked: warn once, send on the next try.
-    check: function (result) {
-      if (!warned && !spans.length && result.judgements.some(function (j) { return j.score < 66; })) {
-        var warning = document.getElementById("esa-warning");
-        if (warning) warning.hidden = false;
-        warned = true;
-        return false;
+        if (covering >= 0) {
+          piece.className = "err sev-" + self.spans[covering].severity + (covering === selectedSpan ? " picked" : "");
+          piece.dataset.span = covering;
+          piece.title = self.spans[covering].severity + " error";
+        }
+        if (selection && selection.start <= s && e <= selection.end) piece.classList.add("selecting");
+        if (cursorToken && cursorToken.start <= s && e <= cursorToken.end) piece.classList.add("cursor");
+        textNode.appendChild(piece);
       }
-      return true;
-    },
-    changed: function () {
-      warned = false;
-      var warning = document.getElementById("esa-warning");
-      if (warning) warning.hidden = true;
-    },
-    // The keys work on the text (no question rows): arrows move a word cursor, Shift extends the
-    // selection, 1-n mark a severity, M a missing-content marker, Del removes, S goes to the score.
-    keydown: function (event) {
+      renderSpanList();
+    }
+    function renderSpanList() {
+      var list = card.querySelector("[data-span-list]");
+      var count = card.querySelector("[data-span-count]");
+      if (!list) return;
+      list.textContent = "";
+      if (count) count.textContent = String(self.spans.length);
+      var prefix = many ? "output " + (position + 1) + ", " : "";
+      self.spans.forEach(function (span, index) {
+        var li = document.createElement("li");
+        li.className = "span-row sev-" + span.severity + (index === selectedSpan ? " picked" : "");
+        var quote = document.createElement("q");
+        quote.textContent = spanText(span);
+        quote.dir = "auto";
+        li.appendChild(quote);
+        var select = document.createElement("select");
+        select.setAttribute("aria-label", "Severity of " + prefix + "error " + (index + 1));
+        unit.config.severities.forEach(function (severity) {
+          var option = document.createElement("option");
+          option.value = severity;
+          option.textContent = severity;
+          option.selected = severity === span.severity;
+          select.appendChild(option);
+        });
+        select.addEventListener("change", function () { span.severity = select.value; render(); unit.changed(); });
+        li.appendChild(select);
+        var remove = document.createElement("button");
+        remove.type = "button";
+        remove.className = "btn btn-small btn-quiet";
+        remove.textContent = "Remove";
+        remove.setAttribute("aria-label", "Remove " + prefix + "error " + (index + 1));
+        remove.addEventListener("click", function () { removeSpan(index); });
+        li.appendChild(remove);
+        list.appendChild(li);
+      });
+    }
+    function removeSpan(index) {
+      self.spans.splice(index, 1);
+      selectedSpan = -1;
+      render();
+      unit.changed();
+      say("Error removed from " + name + ".");
+    }
+    function keyboardSelection() {
+      if (!tokens.length) return null;
+      var a = anchor === null ? cursor : anchor;
+      var lo = Math.min(a, cursor), hi = Math.max(a, cursor);
+      return {start: tokens[lo].start, end: tokens[hi].end};
+    }
+    function mark(severity) {
+      var range = selection || keyboardSelection();
+      if (!range || range.start >= range.end) { say("Select some text first."); return; }
+      // A new span replaces the parts of older spans it overlaps.
+      self.spans = self.spans.filter(function (s) { return s.missing || s.end <= range.start || s.start >= range.end; });
+      self.spans.push({start: range.start, end: range.end, severity: severity, missing: false});
+      self.spans.sort(function (x, y) { return (x.missing ? 1e12 : x.start) - (y.missing ? 1e12 : y.start); });
+      selection = null;
+      anchor = null;
+      selectedSpan = -1;
+      window.getSelection().removeAllRanges();
+      render();
+      unit.changed();
+      say("Marked a " + severity + " error in " + name + ".");
+    }
+    function missingAsk(open) {
+      var ask = card.querySelector("[data-missing-ask]");
+      askingMissing = Boolean(open && ask);
+      if (!ask) return;
+      ask.hidden = !askingMissing;
+      if (askingMissing) {
+        var button = ask.querySelector("[data-missing-severity]");
+        if (button) button.focus();
+        say("How severe is the content missing from " + name + "? Choose a severity (1-" +
+          unit.config.severities.length + "), or Esc.");
+      }
+    }
+    function addMissing(severity) {
+      missingAsk(false);
+      self.spans.push({start: null, end: null, severity: severity, missing: true});
+      render();
+      unit.changed();
+      say("Added a " + severity + " missing-content marker to " + name + ".");
+      if (textNode) textNode.focus({preventScroll: true});
+    }
+    function offsetIn(node, offset) {
+      var element = node.nodeType === 3 ? node.parentNode : node;
+      if (!element || !element.dataset || element.dataset.s === undefined) return null;
+      var within = node.nodeType === 3 ? Array.from(node.textContent.slice(0, offset)).length : 0;
+      return Number(element.dataset.s) + within;
+    }
+    // The selection's [start, end) in code points, trimmed of white space; null outside the text.
+    function rangeOf(sel) {
+      var a = offsetIn(sel.anchorNode, sel.anchorOffset), b = offsetIn(sel.focusNode, sel.focusOffset);
+      if (a === null || b === null) return null;
+      var start = Math.min(a, b), end = Math.max(a, b);
+      while (start < end && /\s/.test(chars[start])) start++;
+      while (end > start && /\s/.test(chars[end - 1])) end--;
+      return start < end ? {start: start, end: end} : null;
+    }
+    // Touch screens: the selection grows with the handles and no mouseup comes; keep the latest
+    // one without re-rendering (that would drop the selection still being dragged).
+    self.selectionChanged = function (sel) {
+      if (!textNode.contains(sel.anchorNode) || !textNode.contains(sel.focusNode)) return;
+      var range = rangeOf(sel);
+      if (!range) return;
+      selection = range;
+      setCurrent(position, false);
+      say("Selected “" + chars.slice(range.start, range.end).join("") + "” in " + name + ": choose a severity.");
+    };
+    function onMouseUp() {
+      setCurrent(position, false);
+      var sel = window.getSelection();
+      if (!sel || sel.rangeCount === 0) return;
+      if (sel.isCollapsed) {
+        var target = sel.anchorNode && sel.anchorNode.parentNode;
+        selection = null;
+        if (target && target.dataset && target.dataset.span !== undefined) {
+          selectedSpan = Number(target.dataset.span);
+          say("Selected error " + (selectedSpan + 1) + " of " + name + ": change its severity or remove it below.");
+        }
+        render();
+        return;
+      }
+      var range = rangeOf(sel);
+      if (!range) return;
+      selection = range;
+      say("Selected “" + chars.slice(range.start, range.end).join("") + "” in " + name + ": choose a severity.");
+      render();
+    }
+    // The keys of one output: arrows move a word cursor, Shift extends the selection, 1-n mark a
+    // severity, M a missing-content marker, Del removes. True when handled.
+    self.keydown = function (event) {
       var key = event.key;
       var target = event.target;
       var severities = unit.config.severities;
@@ -246,7 +220,7 @@
         if (!tokens.length) return false;
         if (event.shiftKey) { if (anchor === null) anchor = cursor; } else { anchor = null; }
         // In a right-to-left text the next word is on the left.
-        var rtl = esaText && window.getComputedStyle(esaText).direction === "rtl";
+        var rtl = textNode && window.getComputedStyle(textNode).direction === "rtl";
         var step = (key === "ArrowRight") !== rtl ? 1 : -1;
         cursor = Math.max(0, Math.min(tokens.length - 1, cursor + step));
         selection = event.shiftKey ? keyboardSelection() : null;
@@ -261,27 +235,149 @@
         var index = selectedSpan;
         if (index < 0 && tokens[cursor]) {
           var t = tokens[cursor];
-          index = spans.findIndex(function (s) { return !s.missing && s.start < t.end && t.start < s.end; });
+          index = self.spans.findIndex(function (s) { return !s.missing && s.start < t.end && t.start < s.end; });
         }
         if (index >= 0) removeSpan(index);
         return true;
       }
+      return false;
+    };
+    self.render = render;
+    self.restore = function (list) {
+      self.spans = Array.isArray(list) ? list.filter(function (s) {
+        return s && (s.missing || (s.start >= 0 && s.end <= chars.length && s.start < s.end));
+      }) : [];
+    };
+    self.answerSpans = function () {
+      return self.spans.map(function (s) {
+        return s.missing ? {missing: true, severity: s.severity} : {start: s.start, end: s.end, severity: s.severity};
+      });
+    };
+
+    if (textNode) textNode.addEventListener("mouseup", onMouseUp);
+    card.querySelectorAll("[data-severity]").forEach(function (button) {
+      button.addEventListener("mousedown", function (event) { event.preventDefault(); });
+      button.addEventListener("click", function () { setCurrent(position, false); mark(button.dataset.severity); });
+    });
+    card.querySelectorAll("[data-missing-open]").forEach(function (button) {
+      button.addEventListener("click", function () { setCurrent(position, false); missingAsk(true); });
+    });
+    card.querySelectorAll("[data-missing-severity]").forEach(function (button) {
+      button.addEventListener("click", function () { addMissing(button.dataset.missingSeverity); });
+    });
+    card.querySelectorAll("[data-missing-cancel]").forEach(function (button) {
+      button.addEventListener("click", function () { missingAsk(false); say("No missing content added."); });
+    });
+    card.addEventListener("focusin", function () { setCurrent(position, false); });
+  }
+
+  // The output the keys act on; `focus` moves the keyboard focus to its text.
+  function setCurrent(position, focus) {
+    if (!markers.length) return;
+    current = Math.max(0, Math.min(markers.length - 1, position));
+    if (markers.length > 1) {
+      markers.forEach(function (m, i) { m.card.classList.toggle("active", i === current); });
+    }
+    var m = markers[current];
+    if (focus && m.text) {
+      m.text.focus({preventScroll: true});
+      m.card.scrollIntoView({block: "nearest"});
+      say("Output " + (current + 1) + " of " + markers.length + ".");
+    }
+  }
+  function onSelectionChange() {
+    var sel = window.getSelection();
+    if (!sel || sel.rangeCount === 0 || sel.isCollapsed) return;
+    markers.forEach(function (m) { if (m.text) m.selectionChanged(sel); });
+  }
+  function spansByOutput() {
+    var out = {};
+    markers.forEach(function (m) { out[m.output.id] = m.spans; });
+    return out;
+  }
+
+  var behaviour = {
+    init: function (shared) {
+      unit = shared;
+      unit.root.querySelectorAll("[data-span-card]").forEach(function (card) {
+        var id = card.dataset.output;
+        var position = unit.config.outputs.findIndex(function (o) { return String(o.id) === id; });
+        if (position < 0) return;
+        markers.push(new Marker(card, unit.config.outputs[position], markers.length));
+      });
+      document.addEventListener("selectionchange", onSelectionChange);
+    },
+    collect: function (shared) {
+      var byId = {};
+      markers.forEach(function (m) { byId[m.output.id] = m; });
+      return shared.scores(function (answer) {
+        var m = byId[answer.output];
+        answer.spans = m ? m.answerSpans() : [];
+      });
+    },
+    // A score below 66 ("flawed" or worse) for an output with no error marked: warn once, send on
+    // the next try.
+    check: function (result) {
+      var bare = {};
+      markers.forEach(function (m, i) { if (!m.spans.length) bare[m.output.id] = i + 1; });
+      var low = [];
+      result.judgements.forEach(function (j) {
+        if (j.score < 66 && bare[j.output] && low.indexOf(bare[j.output]) < 0) low.push(bare[j.output]);
+      });
+      if (!warned && low.length) {
+        var warning = document.getElementById("esa-warning");
+        var which = document.getElementById("esa-warning-outputs");
+        if (which) which.textContent = low.sort().join(", ");
+        if (warning) warning.hidden = false;
+        warned = true;
+        return false;
+      }
+      return true;
+    },
+    changed: function () {
+      warned = false;
+      var warning = document.getElementById("esa-warning");
+      if (warning) warning.hidden = true;
+    },
+    // The keys work on the current output's text (no question rows); S goes to its score.
+    keydown: function (event) {
+      var m = markers[current];
+      if (!m) return false;
+      var key = event.key;
+      var target = event.target;
+      var onSlider = target && target.tagName === "INPUT" && target.type === "range";
+      if (m.keydown(event)) return true;
       if (key === "s" || key === "S") {
-        var slider = unit.form.querySelector("input[type=range]");
+        var slider = m.card.querySelector("input[type=range]") || unit.form.querySelector("input[type=range]");
         if (slider) slider.focus();
         return true;
       }
+      if (markers.length > 1) {
+        if (key === "t" || key === "T") { setCurrent(current, true); return true; }
+        if (!onSlider && (key === "ArrowDown" || key === "ArrowUp")) {
+          setCurrent(current + (key === "ArrowDown" ? 1 : -1), true);
+          return true;
+        }
+      }
       return false;
     },
-    snapshot: function (draft) { draft.spans = spans; },
+    snapshot: function (draft) {
+      draft.spans_by_output = spansByOutput();
+      draft.spans = markers.length ? markers[0].spans : [];
+    },
     restore: function (draft) {
-      spans = Array.isArray(draft.spans) ? draft.spans.filter(function (s) {
-        return s && (s.missing || (s.start >= 0 && s.end <= chars.length && s.start < s.end));
-      }) : [];
+      var by = draft.spans_by_output;
+      markers.forEach(function (m, i) {
+        if (by && typeof by === "object") m.restore(by[m.output.id]);
+        else if (i === 0) m.restore(draft.spans); // a draft saved before several outputs had spans
+      });
     },
     ready: function () {
-      render();
-      if (esaText) esaText.focus({preventScroll: true});
+      markers.forEach(function (m) { m.render(); });
+      setCurrent(0, false);
+      if (markers.length && markers[0].text) markers[0].text.focus({preventScroll: true});
     }
-  });
+  };
+  window.Annotate.register("esa", behaviour);
+  window.Annotate.register("cesa", behaviour);
 })();

@@ -217,3 +217,34 @@ def test_esa_scores_agree_everywhere(tmp_path):
     _check(campaign, tmp_path, expected, "interval, raw values; unit: output")
     exported = read_jsonl(tmp_path / f"export-{campaign.pk}" / "judgements.jsonl")
     assert len(exported) == len(judgements)
+
+
+def test_cesa_scores_agree_everywhere_and_the_dashboard_adds_the_derived_pairs(tmp_path):
+    """Contrastive ESA: ESA's figure on every surface; the dashboard adds, on a row of its own, the
+    nominal alpha of the preferences the scores of one screen imply (krippendorff on votes built
+    here: the higher score wins, equal scores tie; units are (item, system x, system y))."""
+    rng, items, quality = _simulated_dataset(tmp_path)
+    judgements, cells, votes = [], {}, {}
+    for item in items:
+        for annotator in rng.sample([f"w{k}" for k in range(5)], rng.choice([1, 2, 3])):
+            screen = rng.sample(["s1", "s2", "s3", "s4"], 3)
+            scores = {s: max(0, min(100, 10 * round(10 * quality[s] + rng.gauss(0, 1.5)))) for s in screen}
+            for system, score in scores.items():
+                judgements.append({"item": item, "system": system, "annotator": annotator, "criterion": "quality",
+                                   "score": score, "spans": [], "shown_order": screen})
+                cells[(annotator, (item, system))] = float(score)
+            for x, y in ((x, y) for x in sorted(screen) for y in sorted(screen) if x < y):
+                votes[(annotator, (item, x, y))] = int(np.sign(scores[x] - scores[y]))
+    campaign = _campaign(tmp_path, "cesa", "cesa", "quality", judgements)
+    expected = {"quality": krippendorff.alpha(reliability_data=_matrix(cells), level_of_measurement="interval")}
+    _check(campaign, tmp_path, expected, "interval, raw values; unit: output")
+    user = get_user_model().objects.get(username="researcher-one-alpha")
+    client = Client()
+    client.force_login(user)
+    page = html.unescape(client.get(reverse("analysis-dashboard", args=[campaign.pk])).content.decode())
+    derived = re.search(r'<tr data-criterion="quality" data-derived="pairs">\s*<td>([^<]*)</td>\s*'
+                        r'<td class="small">([^<]*)<br>.*?data-alpha="([^"]+)"', page, flags=re.S)
+    assert derived.group(1) == "quality (pairs derived from the scores)"
+    assert "nominal" in derived.group(2) and "derived from cESA scores" in derived.group(2)
+    assert float(derived.group(3)) == pytest.approx(
+        krippendorff.alpha(reliability_data=_matrix(votes), level_of_measurement="nominal"), abs=1e-9)

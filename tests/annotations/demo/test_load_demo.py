@@ -58,10 +58,10 @@ def test_load_demo_creates_users_project_datasets_and_campaigns():
     assert likert.criteria == ["fluency", "adequacy"]
     assert (likert.scale_min, likert.scale_max) == (1, 5)
     # A campaign of every protocol open for annot, and a finished one of every protocol.
+    protocols = ["bws", "cesa", "esa", "likert", "pairwise", "rankme"]
     open_campaigns = Campaign.objects.exclude(name__endswith=SIMULATED)
-    assert sorted(open_campaigns.values_list("protocol", flat=True)) == ["bws", "esa", "likert", "pairwise", "rankme"]
-    assert sorted(Campaign.objects.filter(name__endswith=SIMULATED).values_list("protocol", flat=True)) == [
-        "bws", "esa", "likert", "pairwise", "rankme"]
+    assert sorted(open_campaigns.values_list("protocol", flat=True)) == protocols
+    assert sorted(Campaign.objects.filter(name__endswith=SIMULATED).values_list("protocol", flat=True)) == protocols
     from annotations.services.assignments import assignment_next
     from annotations.services.projects import annotator_get_or_create
 
@@ -77,7 +77,7 @@ def test_finished_campaigns_are_complete_labelled_and_analysable(client):
     annotators named as simulated, done metric runs, and agreement on the dashboard."""
     summary = json.loads(_load("--json"))
     finished = Campaign.objects.filter(name__endswith=SIMULATED)
-    assert finished.count() == 5
+    assert finished.count() == Campaign.objects.exclude(name__endswith=SIMULATED).count()
     for campaign in finished:
         assert campaign.instructions.startswith(NOTICE), campaign.name
         units = Unit.objects.filter(campaign=campaign, kind=Unit.Kind.REGULAR)

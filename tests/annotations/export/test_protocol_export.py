@@ -14,6 +14,7 @@ IMPORT_KEYS = {
     "likert": ["system", "annotator", "criterion", "score", "rank"],
     "rankme": ["system", "annotator", "criterion", "score", "rank"],
     "esa": ["system", "annotator", "criterion", "score", "spans"],
+    "cesa": ["system", "annotator", "criterion", "score", "spans"],
     "pairwise": ["annotator", "criterion", "a", "b", "winner"],
     "bws": ["annotator", "criterion", "outputs", "best", "worst"],
 }
@@ -33,6 +34,7 @@ SAMPLE = {
     "likert": _row(output_id=2, score=4.0, rank=None),
     "rankme": _row(output_id=2, score=120.0, rank=1),
     "esa": _row(output_id=2, score=40.0, spans=[{"start": 0, "end": 2, "severity": "major"}]),
+    "cesa": _row(output_id=2, score=40.0, spans=[{"start": 0, "end": 2, "severity": "major"}]),
     "pairwise": _row(a_id=1, b_id=3, winner="a"),
     "bws": _row(outputs=[1, 2, 3, 4], best_id=4, worst_id=2),
 }
@@ -139,3 +141,7 @@ def test_card_design_lines_name_the_protocols_settings():
     assert protocols.get("bws").card_design(config, str) == ["- Best-worst tuple size: 4"]
     assert protocols.get("pairwise").card_design(config, str) == ["- Pairs: every pair of outputs of an item"]
     assert protocols.get("esa").card_design(config, str) == ["- Error severities: minor, major"]
+    assert protocols.get("cesa").card_design(config, str) == [
+        "- Error severities: minor, major",
+        "- Contrastive ESA: 4 outputs of one input per screen, each with its error spans and 0-100 score; "
+        "pairwise figures derived from the scores of one screen"]

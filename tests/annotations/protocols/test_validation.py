@@ -35,7 +35,8 @@ pytestmark = pytest.mark.django_db
 
 # Every output text is 12 characters long, so a span's reason does not depend on the output.
 TEXTS = {"A": "The cat sat.", "B": "A dog ran up", "C": "Birds flew!!"}
-ENDPOINT = {"likert": "ratings", "rankme": "ratings", "pairwise": "pairwise", "bws": "bestworst", "esa": "spans"}
+ENDPOINT = {"likert": "ratings", "rankme": "ratings", "pairwise": "pairwise", "bws": "bestworst", "esa": "spans",
+            "cesa": "spans"}
 
 
 @dataclass
@@ -299,48 +300,68 @@ def test_best_and_worst_must_be_outputs_of_the_tuple(make, tmp_path):
     )
 
 
-def _esa(make):
-    w = make("esa")
-    return w, w.outputs[0]
+# ESA (one output per unit) and contrastive ESA (the three outputs on one screen): the same rules.
+SPAN_PROTOCOLS = ("esa", "cesa")
 
 
-def test_span_outside_the_output_text(make, tmp_path):
-    w, out = _esa(make)
+def _esa(make, protocol="esa"):
+    w = make(protocol)
+    # cESA: an output in the middle of the screen; ESA: the unit's only output.
+    return w, w.outputs[len(w.outputs) // 2]
+
+
+def _unit_answers(w: World, out: int, bad: dict) -> list[dict]:
+    """The page's unit submit: the bad answer first, good ones for the screen's other outputs."""
+    return [bad] + [{"criterion": "quality", "output": o, "score": 50, "spans": []} for o in w.outputs if o != out]
+
+
+def _gold_systems(w: World, out: int) -> list[str]:
+    return [w.system[out]] + [w.system[o] for o in w.outputs if o != out][: len(w.outputs) > 1]
+
+
+@pytest.mark.parametrize("protocol", SPAN_PROTOCOLS)
+def test_span_outside_the_output_text(make, tmp_path, protocol):
+    w, out = _esa(make, protocol)
     span = {"start": 4, "end": 40, "severity": "minor"}
     reason = "span 1: need 0 <= start < end <= 12 (the output's length), got 4-40"
+    bad = {"criterion": "quality", "output": out, "score": 50, "spans": [span]}
     refused_alike(
         reason,
-        api=via_api(w, {"criterion": "quality", "output": out, "score": 50, "spans": [span]}),
-        page=via_page(w, [{"criterion": "quality", "output": out, "score": 50, "spans": [span]}]),
+        api=via_api(w, bad),
+        page=via_page(w, _unit_answers(w, out, bad)),
         imported=via_import(w, tmp_path, _system_line(w, out, score=50, spans=[span])),
         # The control import did not check offsets against the text before.
         control=via_control_import(w, tmp_path, _system_line(w, out, score=50, spans=[span])),
-        gold=via_gold_import(w, tmp_path, [w.system[out]], {"*": {"spans": [{"start": 4, "end": 40}]}}),
+        gold=via_gold_import(w, tmp_path, _gold_systems(w, out), {"*": {"spans": [{"start": 4, "end": 40}]}}),
     )
 
 
-def test_span_severity_must_be_the_campaigns(make, tmp_path):
-    w, out = _esa(make)
+@pytest.mark.parametrize("protocol", SPAN_PROTOCOLS)
+def test_span_severity_must_be_the_campaigns(make, tmp_path, protocol):
+    w, out = _esa(make, protocol)
     # "critical" is a severity the workbench knows, but not one this campaign offers.
     span = {"start": 0, "end": 3, "severity": "critical"}
     reason = "span 1: severity must be one of minor, major, got 'critical'"
     refused_alike(
         reason,
         api=via_api(w, {"criterion": "quality", "output": out, "score": 50, "spans": [span]}),
-        page=via_page(w, [{"criterion": "quality", "output": out, "score": 50, "spans": [span]}]),
+        page=via_page(w, _unit_answers(w, out, {"criterion": "quality", "output": out, "score": 50,
+                                                "spans": [span]})),
         imported=via_import(w, tmp_path, _system_line(w, out, score=50, spans=[span])),
         control=via_control_import(w, tmp_path, _system_line(w, out, score=50, spans=[span])),
     )
 
 
-def test_missing_content_marker_has_no_offsets(make, tmp_path):
-    w, out = _esa(make)
+@pytest.mark.parametrize("protocol", SPAN_PROTOCOLS)
+def test_missing_content_marker_has_no_offsets(make, tmp_path, protocol):
+    w, out = _esa(make, protocol)
     span = {"missing": True, "start": 1, "end": 3, "severity": "major"}
     reason = "span 1: a missing-content marker has no start or end"
     refused_alike(
         reason,
         api=via_api(w, {"criterion": "quality", "output": out, "score": 50, "spans": [span]}),
-        page=via_page(w, [{"criterion": "quality", "output": out, "score": 50, "spans": [span]}]),
+        page=via_page(w, _unit_answers(w, out, {"criterion": "quality", "output": out, "score": 50,
+                                                "spans": [span]})),
         imported=via_import(w, tmp_path, _system_line(w, out, score=50, spans=[span])),
         control=via_control_import(w, tmp_path, _system_line(w, out, score=50, spans=[span])),
     )

@@ -45,11 +45,12 @@ class Annotator:
             low, high = campaign.criterion_scale(criterion)
             if low is None or high is None:  # unbounded RankME magnitudes
                 low, high = 1, 200
-            if campaign.protocol in (Campaign.Protocol.LIKERT, Campaign.Protocol.RANKME, Campaign.Protocol.ESA):
+            if campaign.protocol in (Campaign.Protocol.LIKERT, Campaign.Protocol.RANKME, Campaign.Protocol.ESA,
+                                     Campaign.Protocol.CESA):
                 for output in outputs:
                     answer = {"criterion": criterion, "output": output["id"],
                               "score": self.score(output["text"], low, high)}
-                    if campaign.protocol == Campaign.Protocol.ESA:
+                    if campaign.protocol in (Campaign.Protocol.ESA, Campaign.Protocol.CESA):
                         answer["spans"] = []
                     answers.append(answer)
             elif campaign.protocol == Campaign.Protocol.PAIRWISE:

@@ -49,8 +49,9 @@ def test_rating_degraded_copy_passes_when_scored_lower(name):
     assert protocol.degraded_pair(_answer({"score": 10.0}, output_id=12), None, originals=originals, floor=0) is None
 
 
-def test_esa_degraded_copy_with_the_same_score_passes_with_heavier_spans():
-    protocol = protocols.get("esa")
+@pytest.mark.parametrize("name", ["esa", "cesa"])  # cESA: the damaged copy among the screen's outputs
+def test_esa_degraded_copy_with_the_same_score_passes_with_heavier_spans(name):
+    protocol = protocols.get(name)
     originals = _originals(protocol, [_row(output_id=11, score=60.0, spans=[{"start": 0, "end": 1, "severity": "minor"}])])
     heavier = _answer({"scores": {"901": 60.0}, "spans": {"901": [{"start": 0, "end": 3, "severity": "major"}]}})
     lighter = _answer({"scores": {"901": 60.0}, "spans": {"901": []}})

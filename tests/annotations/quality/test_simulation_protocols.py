@@ -22,6 +22,7 @@ WORDS = "the pub serves cheap food near the river and has a high customer rating
     ("pairwise", {}),
     ("bws", {"tuple_size": 3}),
     ("esa", {}),
+    ("cesa", {"tuple_size": 3}),
 ])
 def test_controls_in_every_protocol(protocol, options):
     rng = random.Random(7)

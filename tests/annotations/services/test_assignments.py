@@ -60,7 +60,8 @@ def test_each_annotator_walks_the_pool_in_the_order_of_their_recorded_seed():
     assert orders[a.pk] != sorted(orders[a.pk])
 
 
-@pytest.mark.parametrize("protocol,n_systems,tuple_size", [("pairwise", 4, None), ("bws", 4, 3), ("rankme", 3, 3)])
+@pytest.mark.parametrize("protocol,n_systems,tuple_size", [("pairwise", 4, None), ("bws", 4, 3), ("rankme", 3, 3),
+                                                              ("cesa", 3, 3), ("cesa", 4, 2), ("cesa", 5, 5)])
 def test_output_positions_are_counterbalanced(protocol, n_systems, tuple_size):
     """Each system appears about equally often in each position: per annotator within 2
     (each unit's order is chosen greedily as it is handed out, so for pairs the counts can

@@ -52,6 +52,16 @@ CASES = {
                  rating(score=70, spans=[{**SPANS[0], "severity": "major"}, SPANS[1]]),
                  rating(system="B", score=100, spans=SPANS[:1])],
     ),
+    # cESA: ESA's lines, the outputs of one screen named in shown_order.
+    "cesa": dict(
+        settings={},
+        file=[rating(score=70, spans=SPANS, shown_order=["A", "B", "C"]),
+              rating(system="B", score=100, shown_order=["A", "B", "C"]),
+              rating(system="C", score=40, spans=SPANS[:1], shown_order=["A", "B", "C"])],
+        same=[rating(score=70, spans=SPANS[::-1], shown_order=["A", "B", "C"]), rating(system="B", score=100)],
+        changed=[rating(score=71, spans=SPANS), rating(system="C", score=40, spans=SPANS),
+                 rating(system="B", score=100, spans=SPANS[:1])],
+    ),
     "pairwise": dict(
         settings={},
         file=[pair(), pair("C", "B", "tie"), pair("A", "C", "b", annotator="w2")],

@@ -52,7 +52,7 @@ def test_the_work_page_loads_annotate_js_and_its_protocol_script_only(client, an
     assert f'class="unit unit-{name}"' in html and '"protocol": "' + name + '"' in html
     if name == "pairwise":  # output_labels: the pair is A and B, tuples are numbered
         assert "Output A" in html and "Output B" in html
-    elif name in ("rankme", "bws"):
+    elif name in ("rankme", "bws", "cesa"):
         assert "Output 1" in html and "Output A" not in html
 
 
@@ -72,3 +72,25 @@ def test_the_set_up_preview_loads_the_previewed_protocols_script(client, researc
     assert 'id="esa-text"' in html
     mine = {s for s in _scripts(html) if "/js/annotate.js" in s or "/js/protocols/" in s}
     assert mine == _expected(protocols.get("esa"))
+
+
+def test_the_set_up_preview_of_a_cesa_campaign_shows_its_outputs_side_by_side(client, researcher, project,
+                                                                                dataset):
+    url = reverse("campaign-new", args=[project.pk])
+    client.force_login(researcher)
+    data = {
+        "dataset": dataset.pk, "name": "Preview cESA", "protocol": "cesa", "redundancy": 1, "tuple_size": 2,
+        "units_per_batch": 5, "show_source": "on", "pair_rounds": 0, "assignment_timeout_minutes": 30,
+        "instructions": "", "criteria-TOTAL_FORMS": 1, "criteria-INITIAL_FORMS": 0,
+        "criteria-MIN_NUM_FORMS": 1, "criteria-MAX_NUM_FORMS": 20,
+        "criteria-0-name": "quality", "criteria-0-scale_min": 0, "criteria-0-scale_max": 100,
+        "systems": [s.pk for s in dataset.systems.all()], "action": "preview",
+    }
+    html = client.post(url, data).content.decode()
+    assert html.count("data-span-card") == 2 and 'id="esa-text-1"' in html and 'id="esa-text-2"' in html
+    assert "Output 1" in html and "Output 2" in html
+    mine = {s for s in _scripts(html) if "/js/annotate.js" in s or "/js/protocols/" in s}
+    assert mine == _expected(protocols.get("cesa"))  # ESA's span marker, which registers "cesa" too
+    # Six outputs side by side is not cESA: the form says why.
+    html = client.post(url, {**data, "tuple_size": 6}).content.decode()
+    assert "Contrastive ESA shows 2 to 5 outputs side by side." in html

@@ -173,6 +173,29 @@ def test_an_esa_revision_replaces_the_spans(client, annotator, esa):
         (None, None, "major", True)]
 
 
+def test_a_cesa_revision_reopens_each_outputs_spans(client, annotator, dataset):
+    cesa = campaign_create(dataset=dataset, name="Contrastive", protocol="cesa", criteria=["quality"],
+                           redundancy=1, units_per_batch=5, tuple_size=2)
+    me = annotator_get_or_create(project=cesa.project, name=annotator.username, user=annotator)
+    assignment, _ = assignment_next(campaign=cesa, annotator=me)
+    while len(assignment.unit.outputs) < 2:  # item-2 has one output: a unit of its own
+        unit_submit(annotator=me, assignment_id=assignment.pk, judgements=[
+            {"criterion": "quality", "output": assignment.unit.outputs[0], "score": 50}])
+        assignment, _ = assignment_next(campaign=cesa, annotator=me)
+    first, second = assignment.shown_order
+    unit_submit(annotator=me, assignment_id=assignment.pk, shown_order=[first, second], judgements=[
+        {"criterion": "quality", "output": first, "score": 40, "spans": [{"start": 0, "end": 3, "severity": "major"}]},
+        {"criterion": "quality", "output": second, "score": 70, "spans": [{"missing": True, "severity": "minor"}]}])
+    client.force_login(annotator)
+    page = client.get(reverse("annotate-revise", args=[assignment.pk])).content.decode()
+    draft = json.loads(page.split('id="unit-config" type="application/json">')[1].split("</script>")[0])["draft"]
+    # Keyed by the handles the page names the outputs by, never by their ids.
+    assert draft["spans_by_output"] == {
+        output_handle(assignment.pk, first): [{"start": 0, "end": 3, "severity": "major", "missing": False}],
+        output_handle(assignment.pk, second): [{"start": None, "end": None, "severity": "minor", "missing": True}]}
+    assert f's-0-{output_handle(assignment.pk, second)}' in draft["fields"]
+
+
 def test_a_control_unit_is_revised_like_any_other(client, annotator, dataset):
     """Controls stay indistinguishable: reopened with their answers, revised through the same door,
     their answer replaced in quality control (never written to the judgement tables)."""

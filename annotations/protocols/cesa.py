@@ -1,0 +1,99 @@
+"""Contrastive ESA (cESA, WMT25 and Pearmut): 2-5 outputs of one input on one screen, error spans
+and a 0-100 score for each. Stored and validated exactly as ESA (one span judgement per output,
+the screen's outputs in `shown_order`); analysed like ESA and, pairwise, like side-by-side
+preferences: every two outputs of one screen give a preference from their two scores."""
+from __future__ import annotations
+
+import itertools
+import random
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+
+from annotations.protocols.esa import Esa
+from annotations.protocols.rankme import chunks_even
+from annotations.protocols.rows import JudgementRow
+
+# What the derived pairwise figures are, printed next to each of them.
+DERIVED_LABEL = "pairwise preferences derived from cESA scores (the higher score wins; equal scores tie)"
+
+
+def screen_key(row: JudgementRow) -> tuple:
+    """The screen a judgement was given on: one annotator, item and criterion, and the outputs
+    shown together (an imported line without `shown_order` counts on the item's one screen)."""
+    return (row.annotator_id, row.item_id, row.criterion, tuple(sorted(row.shown_order or ())))
+
+
+def derived_pairs(rows: Iterable[JudgementRow]) -> list[JudgementRow]:
+    """Pairwise rows (canonical a_id < b_id, winner a / b / tie) from every two outputs scored on
+    one screen: what the annotator's two scores say about the pair."""
+    screens: dict[tuple, dict[int, JudgementRow]] = defaultdict(dict)
+    for r in rows:
+        screens[screen_key(r)][r.output_id] = r
+    out = []
+    for judged in screens.values():
+        for a, b in itertools.combinations(sorted(judged), 2):
+            ra, rb = judged[a], judged[b]
+            winner = "a" if ra.score > rb.score else "b" if rb.score > ra.score else "tie"
+            out.append(JudgementRow(
+                id=min(ra.id, rb.id), annotator_id=ra.annotator_id, item_id=ra.item_id, criterion=ra.criterion,
+                status=ra.status, origin=ra.origin, time_spent_ms=None, shown_order=ra.shown_order,
+                created_at=ra.created_at, a_id=a, b_id=b, winner=winner))
+    return out
+
+
+class Cesa(Esa):
+    name = "cesa"
+    label = "Contrastive ESA (cESA)"
+    template = "annotate/protocols/cesa.html"
+    # The span marker of ESA serves one output or several: one module for both pages.
+    script = "js/protocols/esa.js"
+    shortcuts = "annotate/protocols/cesa_keys.html"
+    default_tuple_size = 3
+    setup_fields = ("severities", "tuple_size")
+    unit_sizes = (2, 5)
+    one_output_per_unit = False
+    derives_pairs = True
+    derived_pairs_label = DERIVED_LABEL
+
+    def settings_summary(self, campaign) -> list[tuple[str, str]]:
+        return [*super().settings_summary(campaign), ("Outputs per screen", str(campaign.tuple_size))]
+
+    def settings_check(self, *, scale: tuple, anchor_value: float | None, tuple_size: int | None) -> dict:
+        from django.core.exceptions import ValidationError
+
+        found = super().settings_check(scale=scale, anchor_value=anchor_value, tuple_size=tuple_size)
+        if not 2 <= found["tuple_size"] <= 5:
+            raise ValidationError({"tuple_size": "Contrastive ESA shows 2 to 5 outputs side by side."})
+        return found
+
+    def outputs_per_unit(self, campaign) -> int:
+        return campaign.tuple_size or self.default_tuple_size
+
+    def plan_item(self, campaign, item_index: int, outputs: list[tuple[int, int]],
+                  rng: random.Random) -> Iterator[list[tuple[int, int]]]:
+        # Which systems share a screen is drawn per item; where each is shown is the engine's
+        # counterbalancing (assignments.shown_order_choose), per annotator.
+        shuffled = outputs[:]
+        rng.shuffle(shuffled)
+        yield from chunks_even(shuffled, max(2, campaign.tuple_size))
+
+    def card_design(self, config: dict, fmt) -> list[str]:
+        return [*super().card_design(config, fmt),
+                f"- Contrastive ESA: {config['tuple_size']} outputs of one input per screen, each with its "
+                "error spans and 0-100 score; pairwise figures derived from the scores of one screen"]
+
+    # ---- pairwise, derived from the scores ------------------------------------------------------
+
+    def pair_rows(self, rows: Iterable[JudgementRow]) -> list[JudgementRow]:
+        return derived_pairs(rows)
+
+    def wins(self, rows: list[JudgementRow], system_of: dict[int, str]) -> list[tuple[str, str]]:
+        """(winner, loser) systems of every pair of outputs one annotator scored on one screen
+        (ties dropped, as for the pairwise protocol): Bradley-Terry over cESA."""
+        out = []
+        for p in derived_pairs(rows):
+            if p.winner == "tie" or p.a_id not in system_of or p.b_id not in system_of:
+                continue
+            win, lose = (p.a_id, p.b_id) if p.winner == "a" else (p.b_id, p.a_id)
+            out.append((system_of[win], system_of[lose]))
+        return out
