@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotations', '0010_login_links'),
+        ('annotations', '0011_figures_cache_indexes'),
     ]
 
     operations = [
