@@ -144,6 +144,7 @@ def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotato
     result: dict = {"campaign": campaign.name, "judgements_used": j.describe(), "criteria": {}, "metrics": {},
                     "test": "one-sided Mann-Whitney U (Wilcoxon rank-sum) on per-output scores, p < 0.05; "
                             "a cluster boundary where every system above beats every system below",
+                    "paired_test": sy.PAIRED_TEST,
                     "bootstrap": {"seed": seed, "reps": bootstrap, "resampled": "items (Bradley-Terry)",
                                   "mean_ci95": "200 resamples of each system's per-output scores, "
                                                "seed + (rank - 1)"}}
@@ -154,6 +155,7 @@ def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotato
             if o in outputs:
                 samples[outputs[o]["system"]].append(v)
         rows = sy.clusters({s: np.array(v) for s, v in samples.items()}, seed=seed)
+        _add_paired(rows, _by_item(scores, outputs), True)
         if not j.protocol.scored:
             bt = _bradley_terry(j, c, outputs, list(samples), bootstrap=bootstrap, seed=seed)
             for r in rows:
@@ -177,6 +179,7 @@ def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotato
             rows = sy.clusters({s: np.array(v) for s, v in samples.items()}, higher_is_better=run.higher_is_better,
                                scores=system.scores, seed=seed)
             label = system.label
+        _add_paired(rows, _by_item(seg, outputs), run.higher_is_better)
         for r in rows:
             r["corpus_score"] = system.scores.get(r["system"])
         result["metrics"][f"{run.metric}#{run.pk}"] = {"metric": run.metric, "run": run.pk,
@@ -184,6 +187,21 @@ def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotato
                                                        "higher_is_better": run.higher_is_better,
                                                        "score_label": label, "ranking": rows}
     return result
+
+
+def _by_item(scores: dict, outputs: dict) -> dict[str, dict]:
+    """{system: {item: score}} over the outputs with a score."""
+    out: dict[str, dict] = defaultdict(dict)
+    for o, v in scores.items():
+        if o in outputs and v is not None:
+            out[outputs[o]["system"]][outputs[o]["item"]] = v
+    return out
+
+
+def _add_paired(rows: list[dict], by_item: dict, higher_is_better: bool) -> None:
+    paired = sy.paired_ranks(by_item, [r["system"] for r in rows], higher_is_better=higher_is_better)
+    for r in rows:
+        r.update(paired[r["system"]])
 
 
 def _wins(j: Loaded, criterion: str, outputs: dict, items: set | None = None) -> list[tuple[str, str]]:
@@ -285,6 +303,7 @@ class _Statistic:
         matrix (the permutations need a full rectangle), and the humans' p-values once."""
         if self.method != "spa":
             return (H, *Ms)
+        self._human_p = None
         kept = co.complete_columns(H, *Ms)
         if kept[0].shape[0] >= 2 and kept[0].shape[1]:
             signs = co.permutation_signs(kept[0].shape[1], k=self.spa_k, seed=self.spa_seed)
@@ -436,7 +455,8 @@ def waves_report(*, campaign: Campaign, criterion: str | None = None, annotators
 def compare_all_report(*, campaign: Campaign, criterion: str, level: str = "system", method: str = "spa",
                        group_by: str = "none", normalize: str = "none", annotators: str = INCLUDED,
                        seed: int = 0, resamples: int = 1000, threshold: float = 0.05,
-                       spa_permutations: int = co.SPA_PERMUTATIONS, spa_seed: int = co.SPA_SEED) -> dict:
+                       spa_permutations: int = co.SPA_PERMUTATIONS, spa_seed: int = co.SPA_SEED,
+                       systems: list[str] | None = None) -> dict:
     """Every done metric run ranked by one figure, PERM-BOTH between every pair, and clusters as
     mt-metrics-eval's `CompareMetrics` + `AssignRanks` make them."""
     _check_method(method, group_by, level)
@@ -449,7 +469,7 @@ def compare_all_report(*, campaign: Campaign, criterion: str, level: str = "syst
     runs = list(latest_done_runs(dataset=campaign.dataset))
     if len(runs) < 2:
         raise AnalysisError(f"--compare-all needs at least two done metric runs on dataset {campaign.dataset.name!r}")
-    outputs = output_index(campaign=campaign)
+    outputs = {o: v for o, v in output_index(campaign=campaign).items() if not systems or v["system"] in systems}
     human = human_output_scores(j, criterion, normalize=normalize)
     stat = _Statistic(method, level, group_by, spa_k=spa_permutations, spa_seed=spa_seed)
     names = _run_names(runs)

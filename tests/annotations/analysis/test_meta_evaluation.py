@@ -144,3 +144,34 @@ def test_correlate_spa_command_and_compare_all(scored):
         run("correlate", "--campaign", "likert", "--criterion", "adequacy", "--compare-all", "--metric", "bleu")
     with pytest.raises(CommandError, match="give --metric"):
         run("correlate", "--campaign", "likert", "--criterion", "adequacy")
+
+
+def test_paired_wilcoxon_rank_ranges_against_scipy():
+    from scipy import stats
+
+    from annotations.analysis import systems as sy
+
+    rng = np.random.default_rng(3)
+    base = rng.normal(60, 10, 12)  # items differ a lot: only a paired test sees small system gaps
+    wobble = np.array([0.5, -0.5] * 6)
+    scores = {"A": base + 2, "B": base + 2 + wobble, "C": base, "D": base - 2}
+    by_item = {s: {f"i{k}": float(v) for k, v in enumerate(vals)} for s, vals in scores.items()}
+    order = ["B", "A", "C", "D"]  # best first (B's mean is A's; the order given is kept)
+    for a in order:
+        for b in order:
+            if a != b:
+                expected = stats.wilcoxon(scores[a] - scores[b], alternative="greater").pvalue
+                assert sy.paired_p(by_item[a], by_item[b]) == pytest.approx(expected, rel=1e-12)
+    got = sy.paired_ranks(by_item, order)
+    # A and B tie (alternating +-0.5: p = 0.5 both ways); both beat C and D on every item
+    # (exact p = 1/4096), C beats D.
+    assert got == {"B": {"rank_range": [1, 2], "paired_cluster": 1}, "A": {"rank_range": [1, 2], "paired_cluster": 1},
+                   "C": {"rank_range": [3, 3], "paired_cluster": 2}, "D": {"rank_range": [4, 4], "paired_cluster": 3}}
+    # The unpaired rank-sum clusters cannot separate them (items vary by 10 points).
+    assert {r["cluster"] for r in sy.clusters({s: v for s, v in scores.items()})} == {1}
+    # Lower-is-better flips the direction; missing items are left out of the pairs.
+    flipped = sy.paired_ranks(by_item, ["D", "C", "A", "B"], higher_is_better=False)
+    assert flipped["D"]["rank_range"] == [1, 1] and flipped["B"]["rank_range"] == [3, 4]
+    del by_item["C"]["i0"]
+    assert sy.paired_p(by_item["A"], by_item["C"]) == pytest.approx(
+        stats.wilcoxon((scores["A"] - scores["C"])[1:], alternative="greater").pvalue)
