@@ -15,8 +15,9 @@ p < 0.05, as WMT's human rankings do (Barrault et al. 2019).
 
 Paired clusters and rank ranges (`paired_ranks`), as the WMT 2025 human evaluation
 computes them: for every ordered pair of systems, a one-sided paired Wilcoxon
-signed-rank test (scipy's default: zero differences dropped, exact p for small
-samples) over the items both systems have a score for, p < 0.05. A system's rank
+signed-rank test (scipy, zero differences dropped; the exact distribution for up to
+50 differences without ties or zeros, else the normal approximation with tie and zero
+corrections) over the items both systems have a score for, p < 0.05. A system's rank
 range runs from 1 + the number of systems significantly better than it to N - the
 number significantly worse; its paired cluster ends where every system above is
 significantly better than every system below, the rule of the Mann-Whitney clusters.
@@ -127,7 +128,16 @@ def paired_p(x: dict, y: dict) -> float:
     d = d[~np.isnan(d)]
     if len(d) == 0 or not np.any(d != 0):
         return 1.0
-    return float(stats.wilcoxon(d, alternative="greater").pvalue)
+    return float(stats.wilcoxon(d, alternative="greater", method=wilcoxon_method(d)).pvalue)
+
+
+def wilcoxon_method(d: np.ndarray) -> str:
+    """scipy's exact distribution for up to 50 differences without ties or zeros, else the normal
+    approximation with its tie and zero corrections. (scipy >= 1.15's default would run a
+    permutation test on small samples with ties: seconds per pair, too slow for a page.)"""
+    nonzero = d[d != 0]
+    tied = len(np.unique(np.abs(nonzero))) < len(nonzero)
+    return "exact" if len(nonzero) == len(d) and not tied and len(d) <= 50 else "asymptotic"
 
 
 def paired_ranks(by_item: dict[str, dict], order: list[str], *, higher_is_better: bool = True,

@@ -154,16 +154,21 @@ def test_paired_wilcoxon_rank_ranges_against_scipy():
     rng = np.random.default_rng(3)
     base = rng.normal(60, 10, 12)  # items differ a lot: only a paired test sees small system gaps
     wobble = np.array([0.5, -0.5] * 6)
-    scores = {"A": base + 2, "B": base + 2 + wobble, "C": base, "D": base - 2}
+    gaps = np.linspace(1, 3, 12)  # distinct differences: scipy's exact distribution
+    scores = {"A": base + 2, "B": base + 2 + wobble, "C": base + 2 - gaps, "D": base - 2 - gaps}
     by_item = {s: {f"i{k}": float(v) for k, v in enumerate(vals)} for s, vals in scores.items()}
     order = ["B", "A", "C", "D"]  # best first (B's mean is A's; the order given is kept)
     for a in order:
         for b in order:
             if a != b:
-                expected = stats.wilcoxon(scores[a] - scores[b], alternative="greater").pvalue
+                d = scores[a] - scores[b]
+                # Ties (A vs B: every |d| is 0.5): the normal approximation; none: the exact distribution.
+                method = "asymptotic" if len(np.unique(np.abs(d))) < len(d) else "exact"
+                assert sy.wilcoxon_method(d) == method
+                expected = stats.wilcoxon(d, alternative="greater", method=method).pvalue
                 assert sy.paired_p(by_item[a], by_item[b]) == pytest.approx(expected, rel=1e-12)
     got = sy.paired_ranks(by_item, order)
-    # A and B tie (alternating +-0.5: p = 0.5 both ways); both beat C and D on every item
+    # A and B tie (alternating +-0.5: p about 0.5 both ways); both beat C and D on every item
     # (exact p = 1/4096), C beats D.
     assert got == {"B": {"rank_range": [1, 2], "paired_cluster": 1}, "A": {"rank_range": [1, 2], "paired_cluster": 1},
                    "C": {"rank_range": [3, 3], "paired_cluster": 2}, "D": {"rank_range": [4, 4], "paired_cluster": 3}}
@@ -174,4 +179,4 @@ def test_paired_wilcoxon_rank_ranges_against_scipy():
     assert flipped["D"]["rank_range"] == [1, 1] and flipped["B"]["rank_range"] == [3, 4]
     del by_item["C"]["i0"]
     assert sy.paired_p(by_item["A"], by_item["C"]) == pytest.approx(
-        stats.wilcoxon((scores["A"] - scores["C"])[1:], alternative="greater").pvalue)
+        stats.wilcoxon((scores["A"] - scores["C"])[1:], alternative="greater", method="exact").pvalue)
