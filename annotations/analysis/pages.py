@@ -112,6 +112,9 @@ def rankings(campaign: Campaign, *, criterion: str | None, annotators: str = INC
 # PERM-BOTH resamples behind the clusters of the page's SPA column (`correlate --compare-all`
 # runs 1000 by default); few enough that the page answers in seconds on a large campaign.
 META_CLUSTER_RESAMPLES = 200
+# Multiply-adds the page may spend on them (metric pairs x resamples x 2 SPA computations x
+# permutations x systems x items); above it the page says to run `correlate --compare-all`.
+META_CLUSTER_BUDGET = 5e10
 
 
 def meta_table(campaign: Campaign, *, annotators: str = INCLUDED, systems: list[str] | None = None,
@@ -161,7 +164,14 @@ def meta_table(campaign: Campaign, *, annotators: str = INCLUDED, systems: list[
             for r in rows:
                 r["cells"][k]["best"] = best is not None and r["cells"][k]["value"] == best
         clusters = {}
-        if not pairwise and len(runs) >= 2:
+        n_sys = len({v["system"] for v in outputs.values()})
+        n_items = len({v["item"] for v in outputs.values()})
+        cost = (len(runs) * (len(runs) - 1) / 2 * META_CLUSTER_RESAMPLES * 2 * co.SPA_PERMUTATIONS
+                * n_sys * n_items)
+        skipped = None
+        if cost > META_CLUSTER_BUDGET:
+            skipped = "too many metrics, systems and items to test on this page: run `correlate --compare-all`"
+        if not pairwise and len(runs) >= 2 and skipped is None:
             for k, col in enumerate(columns):
                 if col["method"] != "spa":
                     continue
@@ -174,7 +184,7 @@ def meta_table(campaign: Campaign, *, annotators: str = INCLUDED, systems: list[
                     r["cells"][k]["cluster"] = ranks.get(names[r["run"]])
                 clusters[col["criterion"]] = found["clusters"]
         return {"columns": columns, "rows": rows, "used": j.describe(), "waves": waves, "clusters": clusters,
-                "cluster_test": {"resamples": META_CLUSTER_RESAMPLES, "seed": 0, "threshold": 0.05,
+                "cluster_test": {"resamples": META_CLUSTER_RESAMPLES, "seed": 0, "threshold": 0.05, "skipped": skipped,
                                  "spa_seed": co.SPA_SEED, "spa_permutations": co.SPA_PERMUTATIONS}}
     return cached(campaign, "meta", {"a": annotators, "s": systems, "z": normalize}, compute)
 
