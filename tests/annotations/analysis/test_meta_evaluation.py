@@ -180,3 +180,29 @@ def test_paired_wilcoxon_rank_ranges_against_scipy():
     del by_item["C"]["i0"]
     assert sy.paired_p(by_item["A"], by_item["C"]) == pytest.approx(
         stats.wilcoxon((scores["A"] - scores["C"])[1:], alternative="greater", method="exact").pvalue)
+
+
+@pytest.mark.django_db
+def test_rankings_carry_the_paired_clusters(scored, client):
+    from annotations.analysis import systems as sy
+    from annotations.models import Campaign, Membership
+    from tests.annotations.factories import MembershipFactory, UserFactory
+
+    campaign = Campaign.objects.get(name="likert")
+    user = UserFactory()
+    MembershipFactory(project=campaign.dataset.project, user=user, role=Membership.Role.RESEARCHER)
+    client.force_login(user)
+    body = client.get(f"/api/campaigns/{campaign.pk}/rankings/").json()
+    assert "paired Wilcoxon signed-rank" in body["paired_test"]
+    rows = body["criteria"]["adequacy"]
+    # Rebuilt here from the imported judgements: each output's mean score, by system and item.
+    by_item = {}
+    for j in scored:
+        by_item.setdefault(j["system"], {}).setdefault(j["item"], []).append(j["score"])
+    by_item = {s: {i: float(np.mean(v)) for i, v in items.items()} for s, items in by_item.items()}
+    expected = sy.paired_ranks(by_item, [r["system"] for r in rows])
+    assert {r["system"]: {"rank_range": r["rank_range"], "paired_cluster": r["paired_cluster"]} for r in rows} == expected
+    for metric in body["metrics"].values():
+        assert all(len(r["rank_range"]) == 2 for r in metric["ranking"])
+    csv_text = client.get(f"/campaigns/{campaign.pk}/analysis/rankings/", {"format": "csv"}).content.decode()
+    assert "paired_cluster,rank_range_low,rank_range_high" in csv_text.splitlines()[0]
