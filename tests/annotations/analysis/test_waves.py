@@ -186,3 +186,17 @@ def test_wave_api_and_form(dataset, tmp_path, client):  # noqa: F811
     assert client.post(f"/api/campaigns/{campaign.pk}/waves/", {"name": "y"},
                        content_type="application/json").status_code == 404
     assert client.post(reverse("campaign-wave-new", args=[campaign.pk]), {"name": "y"}).status_code == 404
+
+
+def test_the_unit_page_tells_a_first_wave_annotator_why(waves, client):
+    first, second = Campaign.objects.get(name="likert"), Campaign.objects.get(name="likert-2")
+    user = UserFactory()
+    MembershipFactory(project=first.dataset.project, user=user, role=Membership.Role.ANNOTATOR)
+    client.force_login(user)
+    started = client.post(reverse("annotate-campaign", args=[first.pk]))
+    assert started.status_code == 302 and started["Location"].endswith("/unit/")
+    refused = client.post(reverse("annotate-campaign", args=[second.pk]))
+    assert refused.status_code == 400
+    assert "a second wave needs different annotators" in refused.content.decode()
+    api = client.post(f"/api/campaigns/{second.pk}/next-assignment/")
+    assert api.status_code == 400 and "second wave needs different annotators" in api.json()["detail"]
