@@ -448,7 +448,10 @@ def waves_report(*, campaign: Campaign, criterion: str | None = None, annotators
            "annotators_in_both": wave_annotators_overlap(first=first, second=second), "criteria": {}}
     for c in _criteria(j1, criterion):
         h1, h2 = human_output_scores(j1, c), human_output_scores(j2, c)
-        out["criteria"][c] = wv.agreement(h1, h2, outputs, shift=wv.scale_shift(first, c, j1.protocol))
+        figures = wv.agreement(h1, h2, outputs, shift=wv.scale_shift(first, c, j1.protocol))
+        # The protocol's scores as its headline reads them ("z": RankME's per-annotator z-scores).
+        figures["variant"] = j1.protocol.agreement.variant
+        out["criteria"][c] = figures
     return out
 
 
