@@ -486,6 +486,9 @@ def compare_all_report(*, campaign: Campaign, criterion: str, level: str = "syst
     by_name = {names[r.pk]: M for r, M in zip(runs, mats)}
     # Decreasing value, the name breaking ties (mt-metrics-eval sorts by (-corr, name)); NaN last.
     order = sorted(values, key=lambda n: (-values[n] if np.isfinite(values[n]) else np.inf, n))
+    # A figure that cannot be computed (one system, constant scores) gets no rank and no test.
+    undefined = [m for m in order if not np.isfinite(values[m])]
+    order = [m for m in order if np.isfinite(values[m])]
     n = len(order)
     P = np.zeros((n, n))
     p_values: dict = {}
@@ -507,7 +510,8 @@ def compare_all_report(*, campaign: Campaign, criterion: str, level: str = "syst
         clusters[-1].append(name)
     return {"campaign": campaign.name, "criterion": criterion, "method": method, "level": stat.level,
             "group_by": group_by, "normalize": normalize, "judgements_used": j.describe(),
-            "metrics": [{"metric": name, "value": _num(values[name]), "rank": rank} for name, rank in zip(order, ranks)],
+            "metrics": [{"metric": name, "value": _num(values[name]), "rank": rank} for name, rank in zip(order, ranks)]
+            + [{"metric": name, "value": None, "rank": None} for name in undefined],
             "clusters": clusters, "p_values": p_values, "threshold": threshold,
             "test": "PERM-BOTH (mt-metrics-eval PermutationSigDiff) between every pair; p_values[A][B]: p that A "
                     "(ranked above) is not better than B; ranks as mt-metrics-eval's AssignRanks",
