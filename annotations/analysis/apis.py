@@ -35,7 +35,8 @@ class CorrelationQuery(serializers.Serializer):
     metric = serializers.CharField(max_length=64)
     criterion = serializers.CharField(max_length=100)
     level = serializers.ChoiceField(choices=["segment", "system"], default="segment")
-    method = serializers.ChoiceField(choices=["pearson", "spearman", "kendall", "acc23"], default="pearson")
+    method = serializers.ChoiceField(choices=["pearson", "spearman", "kendall", "acc23", "spa", "pdp"],
+                                     default="pearson")
     group_by = serializers.ChoiceField(choices=["none", "item", "system"], default="none")
     normalize = serializers.ChoiceField(choices=["none", "z"], default="none")
     min_votes = serializers.IntegerField(min_value=0, default=1)

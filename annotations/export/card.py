@@ -138,8 +138,50 @@ def _system_scores(add, runs: list, systems: list[str]) -> None:
         add(f"| `{_cell(name)}` | " + " | ".join(_fmt(run.systems["scores"].get(name)) for run in runs) + " |")
 
 
+def _rankings_section(add, rankings: dict | None) -> None:
+    if not rankings or not rankings.get("criteria"):
+        return
+    add("## System rankings by the humans")
+    add("")
+    add(f"- Cluster (rank-sum): {_md(rankings['test'])}")
+    add(f"- Paired cluster and rank range: {_md(rankings['paired_test'])}")
+    add(f"- Judgements: {_md(rankings['judgements_used'].get('annotators', ''))}, all counted judgements of the "
+        "campaign (not only this export's filters)")
+    add("")
+    for c, rows in rankings["criteria"].items():
+        add(f"### `{_cell(c)}`")
+        add("")
+        add("| rank | system | score | cluster (rank-sum) | cluster (paired) | rank range (paired) |\n|---|---|---|---|---|---|")
+        for r in rows:
+            low, high = r.get("rank_range", [None, None])
+            add(f"| {r['rank']} | `{_cell(r['system'])}` | {_fmt(r['score'])} | {r['cluster']} | "
+                f"{r.get('paired_cluster', '–')} | {low}–{high} |")
+        add("")
+
+
+def _waves_section(add, waves: dict | None) -> None:
+    if not waves:
+        return
+    add("## Second human wave")
+    add("")
+    add(f"- Waves: `{_cell(waves['human1'])}` (human1) and `{_cell(waves['human2'])}` (human2), the same units, "
+        f"annotators disjoint ({waves['annotators_in_both']} annotator(s) found in both)")
+    add("- Reproducibility: CV*, the small-sample coefficient of variation of each system's score over the two "
+        "waves (Belz, Popovic & Mille 2022, Quantified Reproducibility Assessment), scale shifted to start at 0, "
+        "mean over systems; lower is more reproducible")
+    add("")
+    add("| criterion | segment Pearson | segment Kendall | outputs | system Pearson | system Kendall | systems | "
+        "CV* (mean) |\n|---|---|---|---|---|---|---|---|")
+    for c, f in waves["criteria"].items():
+        seg, sys_, rep = f["segment"], f["system"], f["reproducibility"]
+        add(f"| `{_cell(c)}` | {_fmt(seg['pearson'])} | {_fmt(seg['kendall'])} | {seg['n']} | "
+            f"{_fmt(sys_['pearson'])} | {_fmt(sys_['kendall'])} | {sys_['n']} | {_fmt(rep['cv_star_mean'])} |")
+    add("")
+
+
 def card_text(*, campaign: Campaign, options, result, configuration: dict, runs: list, qc_active: bool,
-              n_quality: int, n_included: int, items_total: int, ext: str, reliability_computed: bool = True) -> str:
+              n_quality: int, n_included: int, items_total: int, ext: str, reliability_computed: bool = True,
+              rankings: dict | None = None, waves: dict | None = None) -> str:
     c = configuration
     protocol = protocols.of(campaign)
     scale = c["scale"]
@@ -289,6 +331,8 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
                 f"{_fmt(pairs['headline']['value'])} over {pairs.get('n_units', 0)} pairs of outputs judged at "
                 "least twice")
         add("")
+    _rankings_section(add, rankings)
+    _waves_section(add, waves)
     add("## Automatic metrics")
     add("")
     if runs:

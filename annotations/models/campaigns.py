@@ -59,6 +59,9 @@ class Campaign(TimeStampedModel):
     # Regular units planned (positions 0 .. n_units-1), set with planned_at: the
     # domain of the annotators' walks. None for units not planned that way.
     n_units = models.PositiveIntegerField(null=True, blank=True, editable=False)
+    # A second wave (WMT's human2): the same units judged again by other annotators; its
+    # agreement with the first wave is the ceiling a metric is compared to (services/waves.py).
+    wave_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="waves")
 
     class Meta:
         ordering = ["name"]

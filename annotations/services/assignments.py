@@ -55,6 +55,7 @@ from annotations.models import (
 )
 from annotations.services.units import campaign_units_ensure
 from annotations.services.walk import walk_positions
+from annotations.services.waves import wave_enrolment_check
 from annotations import rows
 from annotations.quality.services import control_next, controls_possible_sql
 from annotations.timing import controls_in_play
@@ -117,6 +118,7 @@ def enrolment_lock(*, campaign: Campaign, annotator: Annotator) -> Enrolment:
             enrolment.pending_id, enrolment.qc_possible = row[-2:]
             controls_in_play(enrolment.qc_possible)  # answers in such campaigns are held to a floor
             return enrolment
+        wave_enrolment_check(campaign=campaign, annotator=annotator)  # second waves: other annotators only
         Enrolment.objects.bulk_create(
             [Enrolment(campaign=campaign, annotator=annotator, seed=secrets.randbits(62))], ignore_conflicts=True
         )

@@ -1,5 +1,8 @@
 """`create_campaign --dataset NAME --name NAME --protocol likert|rankme|pairwise|bws|esa|cesa --criteria a,b
-[--scale MIN-MAX] [--redundancy K] [--systems s1,s2] [--instructions TEXT | --instructions-file F] [--json]`."""
+[--scale MIN-MAX] [--redundancy K] [--systems s1,s2] [--instructions TEXT | --instructions-file F] [--json]`.
+
+`create_campaign --wave-of CAMPAIGN --name NAME`: a second wave of CAMPAIGN (its settings and
+units, annotators disjoint from its own)."""
 import json
 import re
 from pathlib import Path
@@ -9,6 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotations.models import Campaign, Dataset
 from annotations.services.campaigns import campaign_create, criteria_parse, scale_parse
+from annotations.services.waves import wave_create
 
 
 # Service fields -> the flags that set them, for error messages.
@@ -21,10 +25,12 @@ class Command(BaseCommand):
     help = "Create an annotation campaign over a dataset."
 
     def add_arguments(self, parser):
-        parser.add_argument("--dataset", required=True)
+        parser.add_argument("--dataset", help="required unless --wave-of")
         parser.add_argument("--name", required=True)
-        parser.add_argument("--protocol", required=True, choices=Campaign.Protocol.values)
-        parser.add_argument("--criteria", required=True, help="comma-separated, e.g. fluency,adequacy")
+        parser.add_argument("--protocol", choices=Campaign.Protocol.values, help="required unless --wave-of")
+        parser.add_argument("--criteria", help="comma-separated, e.g. fluency,adequacy (required unless --wave-of)")
+        parser.add_argument("--wave-of", metavar="CAMPAIGN",
+                            help="a second wave of CAMPAIGN: the same units and settings, other annotators")
         parser.add_argument("--scale", help="MIN-MAX, e.g. 1-5, 0-100 or -3-3 (Likert; optional for RankME; "
                                                 "ESA defaults to 0-100)")
         parser.add_argument("--redundancy", type=int, default=1, help="annotators per unit (k)")
@@ -56,6 +62,11 @@ class Command(BaseCommand):
         return parser
 
     def handle(self, *args, **options):
+        if options["wave_of"]:
+            return self._wave(options)
+        missing = [f"--{f}" for f in ("dataset", "protocol", "criteria") if not options[f]]
+        if missing:
+            raise CommandError(f"the following arguments are required: {', '.join(missing)} (or --wave-of)")
         dataset = Dataset.objects.filter(name=options["dataset"]).first()
         if dataset is None:
             raise CommandError(f"no dataset called {options['dataset']!r}")
@@ -85,13 +96,36 @@ class Command(BaseCommand):
             for message in messages:
                 self.stderr.write(message)
             raise CommandError(f"campaign {options['name']!r} not created") from None
+        self._summary(campaign, options)
+
+    def _wave(self, options):
+        first = Campaign.objects.filter(name=options["wave_of"]).select_related("dataset", "wave_of").first()
+        if first is None:
+            raise CommandError(f"no campaign named {options['wave_of']!r}")
+        fixed = [f"--{f.replace('_', '-')}" for f in ("dataset", "protocol", "criteria", "scale", "systems", "seed")
+                 if options[f] not in (None, "")]
+        if fixed:
+            raise CommandError(f"a second wave takes every setting from {first.name!r}: leave out {', '.join(fixed)}")
+        try:
+            campaign = wave_create(first=first, name=options["name"])
+        except ValidationError as exc:
+            messages = [m for ms in getattr(exc, "message_dict", {"": exc.messages}).values() for m in ms]
+            for message in messages:
+                self.stderr.write(message)
+            raise CommandError(f"second wave {options['name']!r} not created") from None
+        self._summary(campaign, options)
+
+    def _summary(self, campaign, options):
+        dataset = campaign.dataset
         summary = {
             "campaign": campaign.name, "id": campaign.pk, "dataset": dataset.name, "protocol": campaign.protocol,
             "criteria": campaign.criteria, "scale": [campaign.scale_min, campaign.scale_max],
             "redundancy": campaign.redundancy, "systems": sorted(s.name for s in campaign.systems.all()),
             "units": campaign.units.count(), "seed": campaign.seed,
+            "wave_of": campaign.wave_of.name if campaign.wave_of_id else None,
         }
         if options["json"]:
             self.stdout.write(json.dumps(summary))
         else:
-            self.stdout.write(f"created campaign {campaign.name} ({campaign.protocol}) on {dataset.name}")
+            self.stdout.write(f"created campaign {campaign.name} ({campaign.protocol}) on {dataset.name}"
+                              + (f", second wave of {campaign.wave_of.name}" if campaign.wave_of_id else ""))
