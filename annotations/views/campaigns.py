@@ -63,7 +63,8 @@ def campaign_judgements(request: HttpRequest, pk: int) -> HttpResponse:
         rows = rows.filter(status=status)
     # Counted up to JUDGEMENTS_COUNT_CAP (counting a million rows, and deep OFFSETs, take
     # seconds): the page says when there are more; the export and the API have them all.
-    page = CappedPaginator(rows.order_by("item__position", "item_id", "id"), JUDGEMENTS_PER_PAGE,
+    # Newest first: the primary key's index gives the page without sorting the campaign's judgements.
+    page = CappedPaginator(rows.order_by("-id"), JUDGEMENTS_PER_PAGE,
                            count_cap=JUDGEMENTS_COUNT_CAP).get_page(request.GET.get("page"))
     output_ids = set()
     for row in page.object_list:
