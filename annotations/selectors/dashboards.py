@@ -65,14 +65,54 @@ def campaign_dashboard(*, campaign: Campaign) -> dict:
     by_status = dict(
         model.objects.filter(campaign=campaign).order_by().values_list("status").annotate(n=Count("id"))
     )
+    # Units by judgements done (0 .. k): how far overlap has come; agreement needs units with k.
+    k = campaign.redundancy
+    by_done = [0] * (k + 1)
+    for _, done, unit_k in units:
+        by_done[min(done, k)] += 1
+    most = max(by_done) if units else 0
     return {
         "units": len(units),
         "complete": complete,
+        "by_judgements": [{"judgements": j, "units": n, "bar": round(100 * n / most) if most else 0}
+                          for j, n in enumerate(by_done)],
+        "agreement_units": complete,
+        "allocation": allocation_summary(campaign=campaign, names=names),
+        "stopped": ({"at": campaign.stopped_at.isoformat(), "by": campaign.stopped_by,
+                     "reason": campaign.stop_reason} if campaign.stopped_at else None),
         "percent": round(100 * complete / len(units)) if units else 0,
         "judgements": {status: by_status.get(status, 0) for status in ("complete", "partial", "abandoned")},
         "annotators": annotators,
         "systems": systems,
     }
+
+
+def allocation_summary(*, campaign: Campaign, names: dict | None = None) -> dict:
+    """The campaign's allocation policy, its parameters and (adaptive) the last verdict with system
+    names: for researchers only (annotators never learn system names)."""
+    summary = {"policy": campaign.allocation, "params": dict(campaign.allocation_params or {})}
+    if campaign.allocation != Campaign.Allocation.ADAPTIVE:
+        return summary
+    state = campaign.allocation_state or {}
+    verdict = state.get("verdict")
+    if names is None or verdict and any(int(s) not in names for s in verdict["ranking"] if s.isdigit()):
+        names = dict(campaign.dataset.systems.values_list("pk", "name"))
+
+    def name(system_id: str) -> str:
+        return names.get(int(system_id), system_id) if system_id.isdigit() else system_id
+
+    summary.update({"checks": state.get("checks", 0), "at_judgements": state.get("at_judgements"),
+                    "checked_at": state.get("checked_at"), "closed_units": state.get("closed_units", 0),
+                    "verdict": None})
+    if verdict:
+        summary["verdict"] = {
+            "cold": verdict["cold"], "stable": verdict["stable"], "stop": verdict["stop"],
+            "reason": verdict["reason"], "ranking": [name(s) for s in verdict["ranking"]],
+            "clusters": [[name(s) for s in c] for c in verdict["clusters"]],
+            "decided": sorted(sorted(name(s) for s in pair) for pair in verdict["decided"]),
+            "undecided": sorted(sorted(name(s) for s in pair) for pair in verdict["undecided"]),
+        }
+    return summary
 
 
 # --- Imports running on a worker ------------------------------------------------
