@@ -74,6 +74,7 @@ class CampaignForm(forms.Form):
 
     allocation = forms.ChoiceField(
         choices=Campaign.Allocation.choices, initial=Campaign.Allocation.OVERLAP_FIRST, label="Allocation",
+        required=False,
         help_text="How units are handed out. Overlap first: every unit reaches k early (agreement from the first "
                   "units). Spread: each annotator in their own random order. Adaptive: judgements go where the "
                   "system ranking is still undecided, and the campaign can stop early.")

@@ -93,7 +93,11 @@ def _allocation_text(c: dict) -> str:
     text = ALLOCATION_TEXT.get(c.get("allocation"), str(c.get("allocation")))
     params = c.get("allocation_params") or {}
     if params:
-        text += "; parameters: " + ", ".join(f"{k} {_fmt(v)}" for k, v in params.items())
+        from annotations.allocation.state import PARAM_BOUNDS  # the knobs in their documented order
+
+        names = [k for k in PARAM_BOUNDS if k in params] + sorted(set(params) - set(PARAM_BOUNDS))
+        text += "; parameters: " + ", ".join(
+            f"{k} {params[k]:g}" if isinstance(params[k], (int, float)) else f"{k} {params[k]}" for k in names)
     return text
 
 
