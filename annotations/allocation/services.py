@@ -104,8 +104,8 @@ def allocation_check(*, campaign_id: int) -> adaptive.Verdict | None:
         params = params_from(campaign.allocation_params)
         state = dict(campaign.allocation_state or {})
         previous = verdict_from_json(state.get("verdict"))
-        v = adaptive.verdict(observations(campaign=campaign), campaign_systems(campaign=campaign), params,
-                             previous=previous)
+        seen = observations(campaign=campaign)
+        v = adaptive.verdict(seen, campaign_systems(campaign=campaign), params, previous=previous)
         stopping = v.stop and not campaign.stopped_by
         keep_closed = bool(campaign.stopped_by) or stopping
         # Units first, the campaign row last: a submit holds its unit, then counts on the campaign row.
@@ -122,7 +122,7 @@ def allocation_check(*, campaign_id: int) -> adaptive.Verdict | None:
             Unit.objects.filter(pk__in=reopen).update(wanted=True)
         now = timezone.now()
         state.update({"verdict": verdict_to_json(v), "checks": int(state.get("checks", 0)) + 1,
-                      "at_judgements": campaign.n_judged, "checked_at": now.isoformat(),
+                      "at_judgements": campaign.n_judged, "observations": len(seen), "checked_at": now.isoformat(),
                       "closed_units": Unit.objects.filter(campaign=campaign, kind=Unit.Kind.REGULAR,
                                                           wanted=False).count()})
         fields = {"allocation_state": state}

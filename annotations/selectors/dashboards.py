@@ -102,6 +102,7 @@ def allocation_summary(*, campaign: Campaign, names: dict | None = None) -> dict
         return names.get(int(system_id), system_id) if system_id.isdigit() else system_id
 
     summary.update({"checks": state.get("checks", 0), "at_judgements": state.get("at_judgements"),
+                    "observations": state.get("observations"),
                     "checked_at": state.get("checked_at"), "closed_units": state.get("closed_units", 0),
                     "verdict": None})
     if verdict:
