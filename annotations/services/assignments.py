@@ -246,11 +246,10 @@ STARTED_CANDIDATES = 64
 STARTED_WINDOW = 512
 
 
-@functools.cache
-def _overlap_sql() -> str:
-    """Overlap-first: the first started unit (0 < n_taken < k) not theirs that nobody holds, else the
-    first fresh unit (n_taken = 0, still wanted) not theirs, in planned order; locked, its slot taken in
-    the same statement; RETURNING the unit and whether it was fresh."""
+def _overlap_candidates() -> str:
+    """The candidates of overlap-first's pick, with their tier (0 started, 1 fresh) and position:
+    the first started units (0 < n_taken < k) not theirs, then the first fresh units (n_taken = 0,
+    still wanted) not theirs, each read in planned order from its partial index."""
     unit, assignment = Unit._meta.db_table, Assignment._meta.db_table
     mine = f"NOT EXISTS (SELECT 1 FROM {assignment} a WHERE a.unit_id = u.id AND a.annotator_id = %s)"
     return (
@@ -259,7 +258,17 @@ def _overlap_sql() -> str:
         f"ORDER BY position LIMIT {STARTED_WINDOW}) u WHERE {mine} ORDER BY u.position LIMIT {STARTED_CANDIDATES}), "
         f"f AS (SELECT u.id, u.position, 1 AS tier FROM {unit} u WHERE u.campaign_id = %s AND u.n_taken = 0 "
         f"AND u.kind = 'regular' AND u.wanted AND {mine} ORDER BY u.position LIMIT {PICK_CANDIDATES}), "
-        "c AS (SELECT * FROM s UNION ALL SELECT * FROM f), "
+        "c AS (SELECT * FROM s UNION ALL SELECT * FROM f) "
+    )
+
+
+@functools.cache
+def _overlap_sql() -> str:
+    """Overlap-first: the first candidate (`_overlap_candidates`) that nobody holds, locked, its slot
+    taken in the same statement; RETURNING the unit and its tier."""
+    unit = Unit._meta.db_table
+    return (
+        _overlap_candidates()[:-1] + ", "
         f"picked AS (SELECT u.id, c.tier FROM {unit} u JOIN c ON c.id = u.id WHERE u.n_taken < u.redundancy "
         "AND (u.n_taken > 0 OR u.wanted) ORDER BY c.tier, c.position LIMIT 1 FOR UPDATE OF u SKIP LOCKED) "
         f"UPDATE {unit} SET n_taken = {unit}.n_taken + 1 FROM picked WHERE {unit}.id = picked.id "
@@ -267,12 +276,36 @@ def _overlap_sql() -> str:
     )
 
 
+@functools.cache
+def _overlap_first_candidate_sql() -> str:
+    """The first candidate with a free slot, held or not (no lock): the one to wait for."""
+    unit = Unit._meta.db_table
+    return (_overlap_candidates() + f"SELECT u.id FROM {unit} u JOIN c ON c.id = u.id WHERE "
+            "u.n_taken < u.redundancy AND (u.n_taken > 0 OR u.wanted) ORDER BY c.tier, c.position LIMIT 1")
+
+
 def _overlap_unit(*, campaign: Campaign, annotator: Annotator) -> Unit | None:
-    """Overlap-first's pick (one statement, `_overlap_sql`), or None when every candidate is held or
-    theirs (the full scan, `_pick_unit`, then decides)."""
+    """Overlap-first's pick: one statement (`_overlap_sql`) on the fast path. When every candidate is
+    held by a request in flight, wait for the first of them in overlap order (as `_pick_unit` does in
+    its own order, one row at a time, holding no other unit), so that a started unit freed a moment
+    later is still preferred to a fresh one. None when the candidates hold nothing (the full scan,
+    `_pick_unit`, then decides)."""
+    params = [campaign.pk, annotator.pk, campaign.pk, annotator.pk]
     with rows.cursor() as cursor:
-        row = _take(cursor, _overlap_sql(), [campaign.pk, annotator.pk, campaign.pk, annotator.pk])
-    return None if row is None else _unit_from_row(row[:4], campaign)
+        for _ in range(MAX_PICK_ROUNDS):
+            row = _take(cursor, _overlap_sql(), params)
+            if row is not None:
+                return _unit_from_row(row[:4], campaign)
+            cursor.execute(_overlap_first_candidate_sql(), params)
+            candidate = cursor.fetchone()
+            if candidate is None:
+                return None
+            row = _take(cursor, f"UPDATE {Unit._meta.db_table} SET n_taken = n_taken + 1 WHERE id = %s "
+                                "AND n_taken < redundancy AND (n_taken > 0 OR wanted) "
+                                "RETURNING id, item_id, outputs, systems", [candidate[0]])
+            if row is not None:
+                return _unit_from_row(row, campaign)
+    raise ValidationError("The campaign is too busy right now; please try again in a moment.")
 
 
 class _Filled(Exception):

@@ -1,11 +1,12 @@
 """Overlap-first under fifty concurrent annotators on PostgreSQL: a unit is opened only when no
 started unit below k was free for the annotator (each was theirs already, or held by a request in
-flight), so units reach k one after the other. The same check finds many violations under `spread`,
+flight), so units reach k one after the other. The same check flags most openings under `spread`,
 which shows it can fail.
 
 Each request's interval [start, end] is recorded around `assignment_next` (it commits before it
-returns). A taker of a unit commits before the next taker can lock it (SKIP LOCKED), so the first
-event on a unit by end time opened it. Opening event E of annotator A violates the rule when some
+returns). A taker of a unit commits before the next taker can lock it (SKIP LOCKED) and inserts its
+assignment before that, so the event with the lowest assignment id on a unit opened it (end times
+recorded by threads can come out of order). Opening event E of annotator A violates the rule when some
 other unit V, at E's pick, certainly:
 - was started: an event on V ended before E started;
 - was below k: fewer than k events on V started before E ended;
@@ -39,7 +40,7 @@ def _race(campaign, annotators):
                 if assignment is None:
                     return
                 with lock:
-                    events.append((annotator.pk, assignment.unit_id, began, ended))
+                    events.append((annotator.pk, assignment.unit_id, began, ended, assignment.pk))
                 Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.DONE)
         except BaseException as exc:
             errors.append(exc)
@@ -60,18 +61,19 @@ def _violations(events, k):
     by_unit = defaultdict(list)
     for event in events:
         by_unit[event[1]].append(event)
-    opening = [min(unit_events, key=lambda e: e[3]) for unit_events in by_unit.values()]
+    opening = [min(unit_events, key=lambda e: e[4]) for unit_events in by_unit.values()]
     found = []
-    for annotator, unit, s, e in opening:
+    for annotator, unit, s, e, _ in opening:
         for other, v_events in by_unit.items():
             if other == unit:
                 continue
-            started = any(ve < s for _, _, _, ve in v_events)
-            below_k = sum(1 for _, _, vs, _ in v_events if vs < e) < k
-            mine = any(va == annotator and vs < s for va, _, vs, _ in v_events)
-            held = any(va != annotator and vs <= e and ve >= s for va, _, vs, ve in v_events)
+            started = any(ve < s for _, _, _, ve, _ in v_events)
+            below_k = sum(1 for _, _, vs, _, _ in v_events if vs < e) < k
+            mine = any(va == annotator and vs < s for va, _, vs, _, _ in v_events)
+            held = any(va != annotator and vs <= e and ve >= s for va, _, vs, ve, _ in v_events)
             if started and below_k and not mine and not held:
-                found.append((unit, other))
+                found.append(unit)
+                break
     return found
 
 
@@ -81,11 +83,16 @@ def test_overlap_first_completes_started_units_before_opening_new_ones(allocatio
     k = 3
     campaign, annotators = _campaign(n_items=60, redundancy=k, n_annotators=n_annotators, allocation=allocation)
     events = _race(campaign, annotators)
-    per_unit = Counter(unit for _, unit, _, _ in events)
+    per_unit = Counter(event[1] for event in events)
     assert len(per_unit) == 60 and set(per_unit.values()) == {k}
-    assert len({(a, u) for a, u, _, _ in events}) == len(events)  # nobody twice on a unit
+    assert len({(event[0], event[1]) for event in events}) == len(events)  # nobody twice on a unit
     violations = _violations(events, k)
+    # For the record (pytest -s): units with all k slots taken after a quarter of the assignments.
+    quarter = sorted(events, key=lambda e: e[4])[:len(events) // 4]
+    full = sum(1 for n in Counter(event[1] for event in quarter).values() if n == k)
+    print(f"{allocation}: {full} units with k after {len(quarter)} of {len(events)} assignments; "
+          f"{len(violations)} of {len(per_unit)} openings while a started unit was free")
     if allocation == "spread":
-        assert len(violations) > 20  # its annotators open units all over the campaign
+        assert len(violations) > 30  # of 60 openings: its annotators open units all over the campaign
     else:
-        assert violations == [], violations[:5]
+        assert violations == [], violations
