@@ -75,6 +75,7 @@ class CampaignOutputSerializer(serializers.ModelSerializer):
     criteria = serializers.ListField(child=serializers.CharField(), read_only=True)
     criteria_config = serializers.SerializerMethodField()
     systems = serializers.SerializerMethodField()
+    stop_reason = serializers.SerializerMethodField()
 
     class Meta:
         model = Campaign
@@ -89,6 +90,13 @@ class CampaignOutputSerializer(serializers.ModelSerializer):
     @extend_schema_field(CriterionSerializer(many=True))
     def get_criteria_config(self, campaign: Campaign) -> list[dict]:
         return campaign.criteria_configs()
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_stop_reason(self, campaign: Campaign) -> str | None:
+        # A researcher's free text may name systems: not for annotators.
+        if campaign.dataset.project_id in self.context.get("blind", ()):
+            return None
+        return campaign.stop_reason
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField(), allow_null=True))
     def get_systems(self, campaign: Campaign) -> list[str] | None:

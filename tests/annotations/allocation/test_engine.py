@@ -205,6 +205,9 @@ def test_a_researcher_stops_a_campaign_early_and_it_hands_out_nothing_new(client
     # Nothing new for anyone; the pending unit is still theirs and can be submitted.
     api.force_authenticate(annotator_user)
     assert api.post(f"/api/campaigns/{campaign.pk}/next-assignment/").status_code == 204
+    # An annotator sees that it stopped, not the researcher's words (they may name systems).
+    seen = api.get(f"/api/campaigns/{campaign.pk}/").json()
+    assert seen["stopped_by"] == "researcher" and seen["stop_reason"] is None
     same, created = assignment_next(campaign=campaign, annotator=early)
     assert same.pk == pending.pk and not created
     unit_submit(annotator=early, assignment_id=pending.pk, shown_order=pending.shown_order,
