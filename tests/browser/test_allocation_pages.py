@@ -48,8 +48,8 @@ def campaign(tmp_path):
 
 
 @pytest.mark.parametrize("width", (1280, 390))
-def test_the_campaign_page_shows_overlap_and_decided_pairs(audited_page, axe_script, campaign, screenshot_dir,  # noqa: F811
-                                                          width):
+def test_the_campaign_page_shows_overlap_and_decided_pairs(audited_page, axe_script, campaign,  # noqa: F811
+                                                          screenshot_dir, width):
     page = audited_page(width)
     log_in(page, "rita", "pw-123456")
     page.goto(f"/campaigns/{campaign.pk}/")

@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from annotations.allocation.adaptive import unit_wanted
 from annotations.allocation.state import verdict_from_json
-from annotations.models import Assignment, Campaign, Membership, Output, Unit
+from annotations.models import Campaign, Membership, Output, Unit
 from annotations.services.assignments import assignment_next
 from annotations.services.campaigns import campaign_create
 from annotations.services.submissions import unit_submit
@@ -82,6 +82,7 @@ def test_adaptive_hands_no_unit_to_a_decided_pair_and_stops():
     left = Unit.objects.filter(campaign=campaign, n_taken=0)
     assert left.exists() and not left.filter(wanted=True).exists()
     assert handed < 160
+    print(f"adaptive: {handed} of 160 units judged before the stop ({campaign.allocation_state['checks']} checks)")
     assert campaign.stopped_by == "adaptive" and campaign.stopped_at is not None
     assert "adaptive allocation's stopping rule" in campaign.stop_reason
     # Every unit judged has its k = 1.
@@ -172,7 +173,7 @@ def test_adaptive_progress_names_decided_pairs_for_staff_only(client):
                         "shown_order": body["shown_order"]}, format="json").status_code == 201
     assert len(seen) == 30
     client.force_login(annotator_user)
-    pages = [client.get("/annotate/").content.decode(), client.get(f"/annotate/campaigns/{campaign.pk}/").content.decode()]
+    pages = [client.get(url).content.decode() for url in ("/annotate/", f"/annotate/campaigns/{campaign.pk}/")]
     for text in seen + pages:
         for name in MEANS:
             assert name not in text

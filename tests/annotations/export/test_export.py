@@ -254,7 +254,8 @@ def test_the_card_and_campaign_json_state_the_allocation_and_the_early_stop(like
     assert config["allocation"] == "overlap-first" and config["stopped"] is None
     Campaign.objects.filter(pk=campaign.pk).update(allocation="adaptive", allocation_params={
         "min_per_system": 10, "alpha": 0.05, "stable_checks": 3, "check_every": 20})
-    call_command("stop_campaign", "--campaign", "toy-likert", "--reason", "budget | spent", stdout=open("/dev/null", "w"))
+    call_command("stop_campaign", "--campaign", "toy-likert", "--reason", "budget | spent",
+                 stdout=open("/dev/null", "w"))
     _, out = _export(tmp_path, name="after")
     card = (out / "README.md").read_text()
     assert ("- Allocation: adaptive (after a cold start, only units holding a system pair whose order was still "
