@@ -39,10 +39,20 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "systems": sorted(s.name for s in campaign.systems.all()),
         "dashboard": selectors.campaign_dashboard(campaign=campaign),
         "allocation_label": Campaign.Allocation(campaign.allocation).label,
+        "allocation_params": _params_in_order(campaign.allocation_params),
         "protocol_settings": protocols.of(campaign).settings_summary(campaign),
         "api_url": f"{protocols.of(campaign).api_path}?campaign={campaign.pk}",
         **join_links_context(request, campaign),
     })
+
+
+def _params_in_order(params: dict | None) -> list[tuple[str, object]]:
+    """Adaptive knobs in their documented order (jsonb keeps its own)."""
+    from annotations.allocation.state import PARAM_BOUNDS
+
+    params = params or {}
+    return [(k, params[k]) for k in PARAM_BOUNDS if k in params] + sorted(
+        (k, v) for k, v in params.items() if k not in PARAM_BOUNDS)
 
 
 @login_required
