@@ -24,6 +24,8 @@ urlpatterns = [
     path("campaigns/", campaigns.CampaignListApi.as_view(), name="api-campaign-list"),
     path("campaigns/<int:pk>/", campaigns.CampaignDetailApi.as_view(), name="api-campaign-detail"),
     path("campaigns/<int:pk>/waves/", waves.WaveCreateApi.as_view(), name="api-campaign-waves"),
+    path("campaigns/<int:pk>/progress/", campaigns.CampaignProgressApi.as_view(), name="api-campaign-progress"),
+    path("campaigns/<int:pk>/stop/", campaigns.CampaignStopApi.as_view(), name="api-campaign-stop"),
     path(
         "campaigns/<int:pk>/next-assignment/",
         campaigns.NextAssignmentApi.as_view(),

@@ -16,6 +16,7 @@ urlpatterns = [
     path("projects/<int:pk>/campaigns/new/", views.campaign_new, name="campaign-new"),
     path("campaigns/<int:pk>/", views.campaign_detail, name="campaign-detail"),
     path("campaigns/<int:pk>/progress.json", views.campaign_progress_json, name="campaign-progress"),
+    path("campaigns/<int:pk>/stop/", views.campaign_stop_view, name="campaign-stop"),
     path("campaigns/<int:pk>/judgements/", views.campaign_judgements, name="campaign-judgements"),
     path("annotate/", views.annotate_home, name="annotate-home"),
     path("annotate/campaigns/<int:pk>/", views.annotate_campaign, name="annotate-campaign"),

@@ -59,6 +59,11 @@ def campaign_configuration(*, campaign: Campaign, systems: list[str], criteria: 
         "assignment_timeout_minutes": campaign.assignment_timeout_minutes,
         "seed": campaign.seed,
         "counterbalancing": _counterbalancing(campaign),
+        # annotations.allocation: how units were handed out, and whether (when, why) the campaign stopped early.
+        "allocation": campaign.allocation,
+        "allocation_params": dict(campaign.allocation_params or {}),
+        "stopped": ({"at": campaign.stopped_at.isoformat(), "by": campaign.stopped_by, "reason": campaign.stop_reason}
+                    if campaign.stopped_at else None),
         "quality_control": {
             "degraded_share": qs.degraded_share, "repeat_share": qs.repeat_share,
             "degrade_kinds": qs.degrade_kinds, "degrade_strength": qs.degrade_strength, "rules": qs.rules,
@@ -73,6 +78,27 @@ def _counterbalancing(campaign: Campaign) -> str:
                 f"(campaign seed {campaign.seed})")
     return ("the outputs of a unit are shown in an order chosen per assignment that balances how often each "
             "system appears in each position for each annotator; the order shown is in `shown_order`")
+
+
+ALLOCATION_TEXT = {
+    "overlap-first": "overlap-first (units already started were completed to k before new ones were opened, "
+                     "in the campaign's planned order)",
+    "spread": "spread (each annotator walked the units in their own random order)",
+    "adaptive": "adaptive (after a cold start, only units holding a system pair whose order was still undecided "
+                "by a bootstrap interval were opened; annotations.allocation.adaptive)",
+}
+
+
+def _allocation_text(c: dict) -> str:
+    text = ALLOCATION_TEXT.get(c.get("allocation"), str(c.get("allocation")))
+    params = c.get("allocation_params") or {}
+    if params:
+        from annotations.allocation.state import PARAM_BOUNDS  # the knobs in their documented order
+
+        names = [k for k in PARAM_BOUNDS if k in params] + sorted(set(params) - set(PARAM_BOUNDS))
+        text += "; parameters: " + ", ".join(
+            f"{k} {params[k]:g}" if isinstance(params[k], (int, float)) else f"{k} {params[k]}" for k in names)
+    return text
 
 
 def _yaml_header(options, campaign: Campaign) -> str:
@@ -278,6 +304,13 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
     add(f"- Annotators per unit (redundancy k): {c['redundancy']}")
     lines += protocol.card_design(c, _fmt)
     add(f"- Counterbalancing: {c['counterbalancing']}")
+    add(f"- Allocation: {_allocation_text(c)}")
+    stopped = c.get("stopped")
+    if stopped:
+        who = "a researcher" if stopped["by"] == "researcher" else "adaptive allocation's stopping rule"
+        add(f"- Stopped early on {stopped['at'][:16].replace('T', ' ')} UTC by {who}: {_md(stopped['reason'])}")
+    else:
+        add("- Stopped early: no")
     qc = c["quality_control"]
     add(f"- Controls mixed into the annotators' batches: degraded copies {qc['degraded_share']:g} of a batch"
         + (f" ({', '.join(qc['degrade_kinds'])}, strength {qc['degrade_strength']:g})" if qc["degrade_kinds"] else "")

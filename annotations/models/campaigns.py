@@ -63,6 +63,32 @@ class Campaign(TimeStampedModel):
     # agreement with the first wave is the ceiling a metric is compared to (services/waves.py).
     wave_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="waves")
 
+    class Allocation(models.TextChoices):
+        # annotations.allocation: how units are handed out.
+        OVERLAP_FIRST = "overlap-first", "Overlap first: complete started units to k before opening new ones"
+        SPREAD = "spread", "Spread: each annotator walks their own random order of the units"
+        ADAPTIVE = "adaptive", "Adaptive: after a cold start, only units whose system pairs are still undecided"
+
+    class StoppedBy(models.TextChoices):
+        NOT_STOPPED = "", "Not stopped"
+        RESEARCHER = "researcher", "A researcher"
+        ADAPTIVE = "adaptive", "Adaptive allocation's stopping rule"
+
+    allocation = models.CharField(max_length=20, choices=Allocation.choices, default=Allocation.OVERLAP_FIRST,
+                                  db_default=Allocation.OVERLAP_FIRST.value)
+    # Adaptive: the knobs of annotations.allocation.adaptive.AdaptiveParams, all filled in.
+    allocation_params = models.JSONField(default=dict, blank=True)
+    # Adaptive: the last verdict ({"verdict": ..., "checks": n, "at_judgements": n, "checked_at": iso}),
+    # recomputed every `check_every` judgements (annotations.allocation.services).
+    allocation_state = models.JSONField(default=dict, blank=True)
+    # Adaptive: units completed (counted at each submit, to know when the next check is due).
+    n_judged = models.PositiveIntegerField(default=0, editable=False)
+    # A stopped campaign opens no new units: a researcher's stop hands out nothing more; adaptive's rule
+    # lets the units already started reach k.
+    stopped_at = models.DateTimeField(null=True, blank=True)
+    stopped_by = models.CharField(max_length=20, choices=StoppedBy.choices, default="", blank=True)
+    stop_reason = models.TextField(blank=True, default="")
+
     class Meta:
         ordering = ["name"]
         constraints = [
@@ -75,6 +101,8 @@ class Campaign(TimeStampedModel):
                 name="campaign_scale_ordered",
             ),
             models.CheckConstraint(condition=Q(redundancy__gte=1), name="campaign_redundancy_positive"),
+            models.CheckConstraint(condition=Q(allocation__in=["overlap-first", "spread", "adaptive"]),
+                                   name="campaign_allocation_valid"),
         ]
 
     def __str__(self) -> str:
@@ -184,6 +212,9 @@ class Unit(TimeStampedModel):
     redundancy = models.PositiveSmallIntegerField()
     n_taken = models.PositiveSmallIntegerField(default=0)
     n_done = models.PositiveSmallIntegerField(default=0)
+    # Whether the unit may be opened (handed out while nobody has it): false once adaptive allocation
+    # decided every system pair in it, or the campaign stopped. Started units are completed to k regardless.
+    wanted = models.BooleanField(default=True, db_default=True)
 
     class Meta:
         ordering = ["campaign", "position"]
@@ -194,6 +225,12 @@ class Unit(TimeStampedModel):
         ]
         indexes = [
             models.Index(fields=["campaign", "id"], condition=Q(n_taken__lt=F("redundancy")), name="unit_open_slots"),
+            # Overlap-first and adaptive picks (annotations.services.assignments): started units short of k,
+            # then fresh units, each in the campaign's planned order.
+            models.Index(fields=["campaign", "position"], name="unit_started_by_position",
+                         condition=Q(n_taken__gt=0, n_taken__lt=F("redundancy"), kind="regular")),
+            models.Index(fields=["campaign", "position"], name="unit_fresh_by_position",
+                         condition=Q(n_taken=0, kind="regular", wanted=True)),
         ]
 
 

@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from annotations import protocols
+from annotations.allocation.state import params_clean
 from annotations.models import Campaign, Dataset, ErrorSpan, System
 from annotations.services.units import campaign_units_plan
 
@@ -169,6 +170,8 @@ def campaign_create(
     pair_rounds: int = 0,
     assignment_timeout_minutes: int = 60,
     seed: int | None = None,
+    allocation: str = Campaign.Allocation.OVERLAP_FIRST,
+    allocation_params: dict | None = None,
 ) -> Campaign:
     """Create a campaign and plan its units.
 
@@ -177,7 +180,9 @@ def campaign_create(
     and the anchor defaults to 100; pairwise and best-worst campaigns have no
     scale. `systems` (names) restricts the campaign to some of the dataset's
     systems. `tuple_size` is the best-worst tuple (default 4) or the number
-    of RankME outputs side by side (3-5, default 3).
+    of RankME outputs side by side (3-5, default 3). `allocation` is how units are handed out
+    (annotations.allocation: overlap-first, spread, adaptive); `allocation_params` the adaptive knobs
+    (annotations.allocation.adaptive.AdaptiveParams; defaults filled in).
     """
     name = (name or "").strip()
     if not name:
@@ -212,6 +217,16 @@ def campaign_create(
     if seed is None:
         seed = secrets.randbits(62)
     seed = _whole(seed, "seed", 0, 2**62)
+    allocation = allocation or Campaign.Allocation.OVERLAP_FIRST
+    if allocation not in Campaign.Allocation.values:
+        raise ValidationError({"allocation": f"Unknown allocation {allocation!r}; expected one of "
+                                             f"{', '.join(Campaign.Allocation.values)}."})
+    if allocation_params and allocation != Campaign.Allocation.ADAPTIVE:
+        raise ValidationError({"allocation_params": "Adaptive parameters need allocation 'adaptive'."})
+    try:
+        allocation_params = params_clean(allocation_params) if allocation == Campaign.Allocation.ADAPTIVE else {}
+    except ValueError as exc:
+        raise ValidationError({"allocation_params": str(exc)}) from None
     chosen = _systems_resolve(dataset, systems)
     if Campaign.objects.filter(name=name).exists():
         raise ValidationError({"name": f"A campaign called {name!r} already exists."})
@@ -235,6 +250,8 @@ def campaign_create(
         pair_rounds=pair_rounds,
         assignment_timeout_minutes=assignment_timeout_minutes,
         seed=seed,
+        allocation=allocation,
+        allocation_params=allocation_params,
     )
     _widgets_check(campaign)
     campaign.full_clean()

@@ -39,16 +39,45 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "criteria": campaign.criteria_configs(),
         "systems": sorted(s.name for s in campaign.systems.all()),
         "dashboard": selectors.campaign_dashboard(campaign=campaign),
+        "allocation_label": Campaign.Allocation(campaign.allocation).label,
+        "allocation_params": _params_in_order(campaign.allocation_params),
         "protocol_settings": protocols.of(campaign).settings_summary(campaign),
         "api_url": f"{protocols.of(campaign).api_path}?campaign={campaign.pk}",
         **join_links_context(request, campaign),
     })
 
 
+def _params_in_order(params: dict | None) -> list[tuple[str, object]]:
+    """Adaptive knobs in their documented order (jsonb keeps its own)."""
+    from annotations.allocation.state import PARAM_BOUNDS
+
+    params = params or {}
+    return [(k, params[k]) for k in PARAM_BOUNDS if k in params] + sorted(
+        (k, v) for k, v in params.items() if k not in PARAM_BOUNDS)
+
+
 @login_required
 def campaign_progress_json(request: HttpRequest, pk: int) -> JsonResponse:
     campaign = campaign_for_staff(user=request.user, pk=pk)
     return JsonResponse(selectors.campaign_dashboard(campaign=campaign))
+
+
+@login_required
+def campaign_stop_view(request: HttpRequest, pk: int) -> HttpResponse:
+    """Stop the campaign early with a reason (POST, owners and researchers)."""
+    from annotations.allocation.services import campaign_stop
+
+    campaign = campaign_for_staff(user=request.user, pk=pk)
+    if request.method != "POST":
+        return redirect("campaign-detail", pk=campaign.pk)
+    try:
+        campaign_stop(campaign=campaign, reason=request.POST.get("reason", ""))
+    except ValidationError as exc:
+        for message in [m for ms in getattr(exc, "message_dict", {"": exc.messages}).values() for m in ms]:
+            messages.error(request, message)
+    else:
+        messages.success(request, "The campaign is stopped: no new units are handed out.")
+    return redirect("campaign-detail", pk=campaign.pk)
 
 
 @login_required
@@ -145,6 +174,10 @@ def _campaign_fields(form: CampaignForm, criteria: list[dict]) -> dict:
         fields["anchor_value"] = data.get("anchor_value")
     if protocols.get(protocol).has_spans:
         fields["severities"] = data.get("severities") or list(protocols.get(protocol).default_severities)
+    fields["allocation"] = data.get("allocation") or Campaign.Allocation.OVERLAP_FIRST
+    if fields["allocation"] == Campaign.Allocation.ADAPTIVE:
+        fields["allocation_params"] = {name: data.get(f"adaptive_{name}") for name in CampaignForm.ADAPTIVE_FIELDS
+                                       if data.get(f"adaptive_{name}") is not None}
     return fields
 
 

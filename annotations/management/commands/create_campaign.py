@@ -18,7 +18,8 @@ from annotations.services.waves import wave_create
 # Service fields -> the flags that set them, for error messages.
 FLAGS = {"scale_min": "scale", "scale_max": "scale", "anchor_value": "anchor", "tuple_size": "tuple-size",
          "units_per_batch": "units-per-batch", "pair_rounds": "pair-rounds",
-         "assignment_timeout_minutes": "timeout-minutes"}
+         "assignment_timeout_minutes": "timeout-minutes", "allocation_params": "adaptive-*"}
+ADAPTIVE_FLAGS = ("min_per_system", "alpha", "stable_checks", "check_every")
 
 
 class Command(BaseCommand):
@@ -49,6 +50,19 @@ class Command(BaseCommand):
         parser.add_argument("--show-reference", action="store_true", help="show the references to annotators")
         parser.add_argument("--hide-source", action="store_true", help="do not show the input to annotators")
         parser.add_argument("--seed", type=int, help="seed of the unit plan (default: random, recorded)")
+        parser.add_argument("--allocation", choices=Campaign.Allocation.values, default="overlap-first",
+                            help="how units are handed out: overlap-first (default: started units reach k "
+                                 "first), spread (each annotator's own order), adaptive (only undecided "
+                                 "system pairs, may stop early)")
+        parser.add_argument("--adaptive-min-per-system", type=int,
+                            help="adaptive: cold start, every system in this many judged units (default 10)")
+        parser.add_argument("--adaptive-alpha", type=float,
+                            help="adaptive: significance level of a decided pair (default 0.05)")
+        parser.add_argument("--adaptive-stable-checks", type=int,
+                            help="adaptive: stop after the ranking and clusters stayed the same this many "
+                                 "checks (default 3)")
+        parser.add_argument("--adaptive-check-every", type=int,
+                            help="adaptive: units completed between two checks (default 20)")
         group = parser.add_mutually_exclusive_group()
         group.add_argument("--instructions", default="")
         group.add_argument("--instructions-file", help="UTF-8 text file holding the instructions")
@@ -76,6 +90,8 @@ class Command(BaseCommand):
                 instructions = Path(options["instructions_file"]).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
                 raise CommandError(f"--instructions-file: {exc}") from None
+        adaptive = {name: options[f"adaptive_{name}"] for name in ADAPTIVE_FLAGS
+                     if options[f"adaptive_{name}"] is not None}
         try:
             scale = scale_parse(options["scale"]) if options["scale"] else (None, None)
             campaign = campaign_create(
@@ -87,6 +103,7 @@ class Command(BaseCommand):
                 units_per_batch=options["units_per_batch"], pair_rounds=options["pair_rounds"],
                 assignment_timeout_minutes=options["timeout_minutes"], show_reference=options["show_reference"],
                 show_source=not options["hide_source"], seed=options["seed"],
+                allocation=options["allocation"], allocation_params=adaptive or None,
             )
         except ValidationError as exc:
             if hasattr(exc, "error_dict"):
@@ -123,6 +140,7 @@ class Command(BaseCommand):
             "redundancy": campaign.redundancy, "systems": sorted(s.name for s in campaign.systems.all()),
             "units": campaign.units.count(), "seed": campaign.seed,
             "wave_of": campaign.wave_of.name if campaign.wave_of_id else None,
+            "allocation": campaign.allocation, "allocation_params": campaign.allocation_params,
         }
         if options["json"]:
             self.stdout.write(json.dumps(summary))
