@@ -1,0 +1,1 @@
+"""Allocation of units to annotators: which units are worth handing out next (`adaptive`)."""
