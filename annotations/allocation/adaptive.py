@@ -215,13 +215,19 @@ def unit_wanted(unit_systems: Iterable[str], v: Verdict) -> bool:
     """Is a unit showing these systems worth handing out? During the cold start every unit is;
     after the stop none is; while every pair is decided but the stopping rule still counts its
     stable checks, every unit is (the checks need judgements); otherwise a unit is wanted when
-    some pair of its systems is undecided. A unit showing one system (a single-output rating)
-    holds no pair: it is wanted while that system is in an undecided pair."""
+    some pair of its systems is undecided.
+
+    A unit showing one or two systems (a single-output rating, a pairwise comparison) is
+    wanted while one of its systems is in an undecided pair: with S systems such units rarely
+    hold the very pair (S(S-1)/2 pairs; some designs never show it, such as ASSET's
+    comparisons, always against ASSET), and the clusters' test compares per-output scores, which
+    every judged output of either system moves. A screen of three or more systems holds several
+    pairs at once, and only the screens holding an undecided pair are wanted."""
     if v.stop:
         return False
     if v.cold or not v.undecided:
         return True
     shown = sorted(set(unit_systems))
-    if len(shown) == 1:
-        return any(shown[0] in pair for pair in v.undecided)
+    if len(shown) <= 2:
+        return any(s in pair for s in shown for pair in v.undecided)
     return any(frozenset(pair) in v.undecided for pair in combinations(shown, 2))
