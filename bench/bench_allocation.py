@@ -32,7 +32,7 @@ system, so there is one system and nothing to rank) and, in its place as a ranki
 pairwise comparisons (simplicity of ASSET vs TurkCorpus vs HSplit references; one judgement a
 screen).
 
-    .venv/bin/python bench/bench_allocation.py [--seeds 20] [--quick] [--only e2e-quality,hats]
+    .venv/bin/python bench/bench_allocation.py [--seeds 10] [--grid 20] [--quick] [--only e2e-quality,hats]
 """
 from __future__ import annotations
 
@@ -348,15 +348,15 @@ def table(results: list[dict]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seeds", type=int, default=20)
-    parser.add_argument("--grid", type=int, default=50, help="check points (default 50: every 2%%)")
-    parser.add_argument("--quick", action="store_true", help="5 seeds, 25 check points")
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--grid", type=int, default=20, help="check points (default 20: every 5%%)")
+    parser.add_argument("--quick", action="store_true", help="3 seeds, 10 check points (about a minute)")
     parser.add_argument("--only", default="", help="comma-separated study names")
     parser.add_argument("--data", default=str(DATA))
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "out" / "allocation.json"))
     args = parser.parse_args()
     if args.quick:
-        args.seeds, args.grid = 5, 25
+        args.seeds, args.grid = 3, 10
     data = Path(args.data)
     if not (data / "e2e-human").is_dir():
         sys.exit(f"no shared data at {data} (see SOURCES.md): nothing to replay")
