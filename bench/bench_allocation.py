@@ -9,6 +9,11 @@ recorded judgement is drawn instead. Policies:
   annotator walks their own random permutation of the units) hands out the same judgements in
   an order that is, for this purpose, just as random: it is uniform here and not run twice.
 - `overlap-first`: units in a random order, each unit's k judgements before the next unit opens.
+- `uniform+stop`: uniform, with the adaptive stopping rule (verdicts every `check_every`
+  judgements, no targeting): only its stopping point is measured. It separates what the
+  stopping rule saves from what targeting the undecided pairs saves.
+- `adaptive-any`: adaptive without the engine's "complete a started unit to k first": any
+  remaining judgement of a wanted unit may come next (breadth first, as uniform).
 - `adaptive`: annotations/allocation/adaptive.py. A started unit is completed to k first (the
   engine keeps "exactly k annotators per judged unit"); a new unit opens only if the current
   verdict wants it; the verdict is recomputed every `check_every` judgements, from the
@@ -174,10 +179,12 @@ def order_overlap_first(study: Study, rng) -> list[tuple[int, int]]:
     return [(u, j) for u in rng.permutation(len(study.units)) for j in range(len(study.units[u].judgements))]
 
 
-def order_adaptive(study: Study, rng, params: AdaptiveParams, *, fill: bool = True) -> tuple[list[tuple[int, int]], dict]:
+def order_adaptive(study: Study, rng, params: AdaptiveParams, *, fill: bool = True,
+                   target: bool = True) -> tuple[list[tuple[int, int]], dict]:
     """fill: complete every started unit to k before opening another (the engine's rule); without
     it the next judgement is any remaining judgement of a wanted unit (what the verdict alone
-    would choose, breadth first like uniform)."""
+    would choose, breadth first like uniform). target=False: every unit is wanted until the
+    stopping rule fires (uniform allocation with the adaptive stopping rule)."""
     units = study.units
     systems = sorted({s for u in units for s in u.systems})
     planned: dict[str, int] = defaultdict(int)
@@ -189,7 +196,10 @@ def order_adaptive(study: Study, rng, params: AdaptiveParams, *, fill: bool = Tr
     observations: list[tuple] = []
     started: set[int] = set()
     v = verdict([], systems, params, planned=planned)
-    wanted = [u for u in range(len(units)) if unit_wanted(units[u].systems, v)]
+    def wanted_units():
+        return [u for u in range(len(units)) if queues[u] and (not target or unit_wanted(units[u].systems, v))]
+
+    wanted = wanted_units()
     checks = 0
     while True:
         open_started = [u for u in started if queues[u]]
@@ -210,7 +220,7 @@ def order_adaptive(study: Study, rng, params: AdaptiveParams, *, fill: bool = Tr
         observations.extend(units[u].judgements[j])
         if len(order) % params.check_every == 0:
             v = verdict(observations, systems, params, previous=v, planned=planned)
-            wanted = [u for u in range(len(units)) if queues[u] and unit_wanted(units[u].systems, v)]
+            wanted = wanted_units()
             checks += 1
             if v.stop:
                 break
@@ -283,12 +293,16 @@ def run_study(study: Study, seeds: int, grid: int, params: AdaptiveParams) -> di
                   "overlap-first": order_overlap_first(study, np.random.default_rng([seed, 2]))}
         orders["adaptive"], stop = order_adaptive(study, np.random.default_rng([seed, 3]), params)
         orders["adaptive-any"], stop_any = order_adaptive(study, np.random.default_rng([seed, 4]), params, fill=False)
+        # The stopping rule alone, no targeting: only its stopping point is measured.
+        order_stop, stop_uniform = order_adaptive(study, np.random.default_rng([seed, 5]), params, fill=False,
+                                                  target=False)
         for policy, order in orders.items():
             for criterion, share in needed(study, order, full, grid).items():
                 per[policy][criterion].append(share)
             per[policy]["ten_complete_units"].append(complete_units(study, order))
-        for policy, st in (("adaptive", stop), ("adaptive-any", stop_any)):
-            drawn = [study.units[u].judgements[j] for u, j in orders[policy][:st["judgements"]]]
+        for policy, st, order in (("adaptive", stop, orders["adaptive"]), ("adaptive-any", stop_any, orders["adaptive-any"]),
+                                  ("uniform+stop", stop_uniform, order_stop)):
+            drawn = [study.units[u].judgements[j] for u, j in order[:st["judgements"]]]
             ranking, clusters = conclusions(study, drawn)
             per[policy]["stop_share"].append(st["judgements"] / total)
             per[policy]["stop_fired"].append(st["stopped"])
@@ -339,10 +353,27 @@ def table(results: list[dict]) -> str:
             lines.append(f"| {r['study']} ({r['judgements']}, {r['systems']}, {sizes}) | {policy} | {_cell(f['clusters'])} "
                          f"| {_cell(f['exact'])} | {'' if ratio is None else f'{ratio:.2f}'} "
                          f"| {_cell(f['ten_complete_units'])} |")
-        for policy in ("adaptive", "adaptive-any"):
+        for policy in ("adaptive", "adaptive-any", "uniform+stop"):
             a = r["policies"][policy]
             lines.append(f"| {r['study']} | {policy}: stop | at {_cell(a['stop_share'])} (rule fired {a['stop_fired']}) "
                          f"| clusters equal at stop {a['stop_clusters_equal']}, exact {a['stop_exact_equal']} | | |")
+    return "\n".join(lines)
+
+
+def summary(results: list[dict]) -> str:
+    """Ratios: judgements spent by adaptive (its stopping point, when its conclusions were the
+    full data's) against uniform, which has no stopping rule and spends everything, and
+    against uniform with the same stopping rule."""
+    lines = ["| study | adaptive stops at (conclusions = full data's) | vs uniform (all judgements) "
+             "| uniform+stop stops at (= full data's) | adaptive / uniform+stop | hindsight: adaptive / uniform |",
+             "|---|---|---|---|---|---|"]
+    for r in results:
+        a, us = r["policies"]["adaptive"], r["policies"]["uniform+stop"]
+        u = r["policies"]["uniform"]["clusters"]["median"]
+        stop, ustop = a["stop_share"]["median"], us["stop_share"]["median"]
+        lines.append(f"| {r['study']} | {_pct(stop)} ({a['stop_clusters_equal']}) | {stop:.2f} "
+                     f"| {_pct(ustop)} ({us['stop_clusters_equal']}) | {stop / ustop:.2f} "
+                     f"| {a['clusters']['median'] / u:.2f} |")
     return "\n".join(lines)
 
 
@@ -374,6 +405,8 @@ def main() -> None:
     print(f"{args.seeds} seeds, conclusions checked every {100 / args.grid:g}% of the judgements; "
           f"median [IQR] share of all judgements")
     print(table(results))
+    print()
+    print(summary(results))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"seeds": args.seeds, "grid": args.grid, "params": asdict(params),
