@@ -381,7 +381,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--grid", type=int, default=20, help="check points (default 20: every 5%%)")
-    parser.add_argument("--quick", action="store_true", help="3 seeds, 10 check points (about a minute)")
+    parser.add_argument("--quick", action="store_true", help="3 seeds, 10 check points (about 1.5 minutes of CPU)")
     parser.add_argument("--only", default="", help="comma-separated study names")
     parser.add_argument("--data", default=str(DATA))
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "out" / "allocation.json"))
