@@ -83,10 +83,18 @@ def observations(*, campaign: Campaign) -> list[tuple]:
 
 def campaign_systems(*, campaign: Campaign) -> list[str]:
     """The systems of the campaign's regular units (ids as text, as in the verdict)."""
-    systems = set()
-    for row in Unit.objects.filter(campaign=campaign, kind=Unit.Kind.REGULAR).values_list("systems", flat=True):
-        systems.update(str(s) for s in row)
-    return sorted(systems)
+    return sorted(planned_outputs(campaign=campaign))
+
+
+def planned_outputs(*, campaign: Campaign) -> dict[str, int]:
+    """{system id as text: how many outputs (items) of it the campaign's regular units show}: what the campaign can
+    judge in all, so the verdict can tell a pair still open from one beyond reach (adaptive.verdict's
+    `planned`). One aggregate over the units."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT s.value, count(DISTINCT u.item_id) FROM annotations_unit u CROSS JOIN LATERAL "
+                       "jsonb_array_elements_text(u.systems) s WHERE u.campaign_id = %s AND u.kind = %s GROUP BY 1",
+                       [campaign.pk, Unit.Kind.REGULAR])
+        return {str(system): int(n) for system, n in cursor.fetchall()}
 
 
 def allocation_check(*, campaign_id: int) -> adaptive.Verdict | None:
@@ -105,7 +113,8 @@ def allocation_check(*, campaign_id: int) -> adaptive.Verdict | None:
         state = dict(campaign.allocation_state or {})
         previous = verdict_from_json(state.get("verdict"))
         seen = observations(campaign=campaign)
-        v = adaptive.verdict(seen, campaign_systems(campaign=campaign), params, previous=previous)
+        planned = planned_outputs(campaign=campaign)
+        v = adaptive.verdict(seen, sorted(planned), params, previous=previous, planned=planned)
         stopping = v.stop and not campaign.stopped_by
         keep_closed = bool(campaign.stopped_by) or stopping
         # Units first, the campaign row last: a submit holds its unit, then counts on the campaign row.
