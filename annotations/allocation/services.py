@@ -122,7 +122,7 @@ def allocation_check(*, campaign_id: int) -> adaptive.Verdict | None:
         close, reopen = [], []
         for pk, systems, wanted in Unit.objects.filter(
                 campaign=campaign, kind=Unit.Kind.REGULAR, n_taken=0).values_list("pk", "systems", "wanted"):
-            want = not keep_closed and adaptive.unit_wanted(systems, v)
+            want = not keep_closed and adaptive.unit_wanted([str(s) for s in systems], v)
             if want != wanted:
                 (reopen if want else close).append(pk)
         if close:

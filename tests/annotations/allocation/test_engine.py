@@ -257,7 +257,7 @@ def test_create_campaign_allocation_flags():
     summary = json.loads(out.getvalue())
     assert summary["allocation"] == "adaptive"
     assert summary["allocation_params"] == {"min_per_system": 4, "alpha": 0.1, "stable_checks": 3,
-                                            "check_every": 20}
+                                            "check_every": 20, "certainty": 0.9}
     call_command("create_campaign", "--dataset", "d", "--name", "b", "--protocol", "likert", "--criteria", "q",
                  "--scale", "1-5", stdout=io.StringIO())
     assert Campaign.objects.get(name="b").allocation == "overlap-first"
