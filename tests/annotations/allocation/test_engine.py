@@ -95,11 +95,13 @@ def test_adaptive_lets_started_units_reach_k_after_closing():
     dataset, systems = _dataset(12)
     campaign = campaign_create(dataset=dataset, name="k2", protocol="likert", criteria=["q"], scale_min=0,
                                scale_max=100, redundancy=2, allocation="adaptive",
-                               allocation_params={"min_per_system": 3, "check_every": 4})
+                               allocation_params={"min_per_system": 3, "check_every": 4, "stable_checks": 1})
     first, second = AnnotatorFactory(project=dataset.project), AnnotatorFactory(project=dataset.project)
     rng = random.Random(1)
     started = []
-    for _ in range(40):  # the first annotator alone: every unit they take waits for a second annotator
+    # The first annotator alone, until the campaign stops itself and closes the fresh units: every
+    # unit they took waits for a second annotator.
+    for _ in range(48):
         campaign.refresh_from_db()
         assignment, _ = assignment_next(campaign=campaign, annotator=first)
         if assignment is None:
