@@ -303,6 +303,19 @@ CELERY_TASK_ROUTES = {"metrics.tasks.*": {"queue": env("WORKBENCH_METRIC_QUEUE",
 WORKBENCH_DEVICE = env("WORKBENCH_DEVICE", default="auto")
 # JSON object mapping a configured model name to a local directory.
 WORKBENCH_MODELS = env.json("WORKBENCH_MODELS", default={})
+# Directories metric options may name (metrics.scorers.files), colon-separated. A run's
+# `model=` is a configured or packaged name, or a directory inside WORKBENCH_MODEL_DIRS;
+# `baseline=`, `frequency_file=`, `templates_file=` and `templates=<path>` are files inside
+# WORKBENCH_DATA_DIRS (a relative path is looked up in each). Links are followed only if
+# they stay inside; only regular files, at most WORKBENCH_METRIC_FILE_MAX_BYTES each; read by
+# the worker, never by the web process. Anything else: "not allowed or not found".
+def _dirs(name: str, default: Path) -> list[str]:
+    return [d for d in env.str(name, default=str(default)).split(":") if d.strip()]
+
+
+WORKBENCH_MODEL_DIRS = _dirs("WORKBENCH_MODEL_DIRS", VAR_DIR / "models")
+WORKBENCH_DATA_DIRS = _dirs("WORKBENCH_DATA_DIRS", VAR_DIR / "metric-files")
+WORKBENCH_METRIC_FILE_MAX_BYTES = env.int("WORKBENCH_METRIC_FILE_MAX_BYTES", default=64 * 1024 * 1024)
 # Test hook only: seconds each metric chunk waits before scoring (keeps one in flight).
 WORKBENCH_METRIC_CHUNK_DELAY = env.float("WORKBENCH_METRIC_CHUNK_DELAY", default=0.0)
 

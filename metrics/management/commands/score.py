@@ -37,6 +37,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from metrics.scorers import MetricError, available, get_metric
+from metrics.scorers.files import trusted_paths
 
 
 def read_lines(path: str, flag: str) -> list[str]:
@@ -195,6 +196,13 @@ class Command(BaseCommand):
         parser.add_argument("--list", action="store_true", help="list the available metrics and exit")
 
     def handle(self, *args, **opts):
+        # The operator's own command on their own files: option paths need not lie in
+        # WORKBENCH_DATA_DIRS / WORKBENCH_MODEL_DIRS (those guard runs that web users start).
+        # They must still be regular files within WORKBENCH_METRIC_FILE_MAX_BYTES.
+        with trusted_paths():
+            return self._handle(*args, **opts)
+
+    def _handle(self, *args, **opts):
         if opts["list"]:
             names = available()
             self.stdout.write(json.dumps({"metrics": names}) if opts["json"] else "\n".join(names))
