@@ -59,6 +59,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # An upload body above the JSON limit only from a researcher, refused unread otherwise.
+    "workbench.middleware.UploadGateMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     # A join-link visitor's session reaches only its campaign's annotate pages (annotations.studies).
     "annotations.studies.middleware.JoinConfinementMiddleware",
@@ -144,8 +146,9 @@ LOGOUT_REDIRECT_URL = "login"
 
 # Request sizes (workbench.middleware): every body is refused above
 # WORKBENCH_REQUEST_MAX_BYTES before it is read, except file uploads to the
-# import endpoints, which may reach WORKBENCH_UPLOAD_MAX_BYTES and are
-# streamed to a temporary file on disk, never held in memory.
+# import endpoints by an authenticated researcher or owner of some project,
+# which may reach WORKBENCH_UPLOAD_MAX_BYTES and are streamed to a temporary
+# file on disk, never held in memory. Anyone else's large upload: 413, unread.
 WORKBENCH_REQUEST_MAX_BYTES = env.int("WORKBENCH_REQUEST_MAX_BYTES", default=1024 * 1024)
 WORKBENCH_UPLOAD_MAX_BYTES = env.int("WORKBENCH_UPLOAD_MAX_BYTES", default=200 * 1024 * 1024)
 # URL names of the views that take file uploads.
