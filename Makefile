@@ -17,12 +17,15 @@ $(STAMP): requirements.txt
 # (database `workbench`), filesystem broker. PostgreSQL, not SQLite: handing out
 # units relies on row locks with SKIP LOCKED and PostgreSQL functions.
 LOCAL_DB_URL := postgres://postgres@127.0.0.1:5432/workbench
+# A random secret key, made once: with a public one, completion codes (HMACs keyed with it)
+# could be computed offline by anyone.
 .env:
-	printf 'DJANGO_DEBUG=1\nDATABASE_URL=$(LOCAL_DB_URL)\n' > .env
+	printf 'DJANGO_DEBUG=1\nDATABASE_URL=$(LOCAL_DB_URL)\nDJANGO_SECRET_KEY=%s\n' "$$(python3 -c 'import secrets; print(secrets.token_urlsafe(50))')" > .env
 
 # The local database, created if missing (an older .env without DATABASE_URL gains it).
 localdb: .env services
 	@grep -q '^DATABASE_URL=' .env || printf 'DATABASE_URL=$(LOCAL_DB_URL)\n' >> .env
+	@grep -q '^DJANGO_SECRET_KEY=' .env || printf 'DJANGO_SECRET_KEY=%s\n' "$$(python3 -c 'import secrets; print(secrets.token_urlsafe(50))')" >> .env
 	@psql -h 127.0.0.1 -U postgres -Atc "SELECT 1 FROM pg_database WHERE datname = 'workbench'" | grep -q 1 \
 	  || createdb -h 127.0.0.1 -U postgres workbench
 

@@ -13,6 +13,7 @@ from django.db import IntegrityError, transaction
 from annotations import protocols
 from annotations.models import Campaign, Dataset, ErrorSpan, System
 from annotations.services.units import campaign_units_plan
+from workbench.names import name_clean, taken
 
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)"
 _SCALE_RE = re.compile(rf"^\s*({_NUMBER})\s*(?:-|\.\.|:|,|\s+to\s+)\s*({_NUMBER})\s*$")
@@ -179,9 +180,13 @@ def campaign_create(
     systems. `tuple_size` is the best-worst tuple (default 4) or the number
     of RankME outputs side by side (3-5, default 3).
     """
-    name = (name or "").strip()
+    name = (name or "").strip() if isinstance(name, str) or name is None else name
     if not name:
         raise ValidationError({"name": "A campaign needs a name."})
+    try:
+        name = name_clean(name, "The name")
+    except ValueError as exc:
+        raise ValidationError({"name": str(exc)}) from None
     if protocol not in protocols.names():
         raise ValidationError(
             {"protocol": f"Unknown protocol {protocol!r}; expected one of {', '.join(protocols.names())}."}
@@ -213,8 +218,8 @@ def campaign_create(
         seed = secrets.randbits(62)
     seed = _whole(seed, "seed", 0, 2**62)
     chosen = _systems_resolve(dataset, systems)
-    if Campaign.objects.filter(name=name).exists():
-        raise ValidationError({"name": f"A campaign called {name!r} already exists."})
+    if taken(Campaign.objects.all(), "name", name):
+        raise ValidationError({"name": f"A campaign called {name!r} already exists (or one whose name looks the same)."})
 
     campaign = Campaign(
         dataset=dataset,

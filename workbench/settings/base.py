@@ -6,11 +6,14 @@ production sets DATABASE_URL, CELERY_BROKER_URL and DJANGO_SECRET_KEY, and
 runs behind a TLS-terminating proxy that sets `X-Forwarded-Proto` (trusted
 here): HTTPS only, HSTS, secure cookies; `manage.py check --deploy` passes.
 """
+import os
 from datetime import timedelta
 from pathlib import Path
 
 import environ
 from csp.constants import NONE, SELF, UNSAFE_INLINE
+
+from workbench.static_headers import static_headers
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -22,8 +25,28 @@ if env.bool("DJANGO_READ_DOT_ENV_FILE", default=True):
     environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
+def _local_secret_key() -> str:
+    """A random key made once for this checkout (var/secret_key), for `make run` without a key in
+    .env: a fixed public development key would let anyone compute the completion codes (HMACs keyed
+    with it) and forge sessions of a demo reachable on a network."""
+    path = VAR_DIR / "secret_key"
+    try:
+        key = path.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        key = ""
+    if len(key) < 40:
+        import secrets
+
+        key = secrets.token_urlsafe(50)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as handle:
+            handle.write(key + "\n")
+    return key
+
+
 if DEBUG:
-    SECRET_KEY = env("DJANGO_SECRET_KEY", default="insecure-dev-key-only-for-make-run")
+    SECRET_KEY = env("DJANGO_SECRET_KEY", default=None) or _local_secret_key()
 else:
     # No default: a production deployment that forgets the key must not start.
     SECRET_KEY = env("DJANGO_SECRET_KEY")
@@ -115,8 +138,13 @@ AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",
 ]
 
+# Django's four validators, on every page and command that sets a password (the first-password
+# page, password change, the admin, `changepassword`, `createsuperuser`).
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
 LANGUAGE_CODE = "en-us"
@@ -136,6 +164,8 @@ STORAGES = {
         if DEBUG else "whitenoise.storage.CompressedManifestStaticFilesStorage",
     },
 }
+# Security headers on the static files too (workbench.security.static_headers).
+WHITENOISE_ADD_HEADERS_FUNCTION = static_headers
 # Uploaded import files wait here for a worker; with workers on other
 # machines it must be shared storage (the same path everywhere).
 MEDIA_ROOT = env.path("WORKBENCH_MEDIA_ROOT", default=VAR_DIR / "media")
