@@ -82,7 +82,7 @@ class CampaignOutputSerializer(serializers.ModelSerializer):
             "id", "name", "dataset", "protocol", "criteria", "criteria_config", "scale_min", "scale_max",
             "instructions", "redundancy", "anchor_value", "tuple_size", "units_per_batch", "show_source",
             "show_reference", "severities", "pair_rounds", "assignment_timeout_minutes", "seed", "systems",
-            "created_at",
+            "created_at", "n_units", "plan_status", "plan_done", "plan_total",
         ]
         ref_name = "Campaign"
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import secrets
 
@@ -12,7 +12,9 @@ from django.db import IntegrityError, transaction
 
 from annotations import protocols
 from annotations.models import Campaign, Dataset, ErrorSpan, System
-from annotations.services.units import campaign_units_plan
+from annotations.services.units import (
+    campaign_units_count, campaign_units_plan, campaign_units_plan_queue, plan_limits, units_cap_check,
+)
 from workbench.names import name_clean, taken
 
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)"
@@ -170,6 +172,8 @@ def campaign_create(
     pair_rounds: int = 0,
     assignment_timeout_minutes: int = 60,
     seed: int | None = None,
+    plan: str = "auto",
+    progress: Callable[[int, int], None] | None = None,
 ) -> Campaign:
     """Create a campaign and plan its units.
 
@@ -179,6 +183,12 @@ def campaign_create(
     scale. `systems` (names) restricts the campaign to some of the dataset's
     systems. `tuple_size` is the best-worst tuple (default 4) or the number
     of RankME outputs side by side (3-5, default 3).
+
+    Its size is known before anything is written: above WORKBENCH_CAMPAIGN_MAX_UNITS units it is
+    refused. `plan`: "auto" plans the units here up to WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS and
+    leaves bigger plans to a worker (the campaign's page shows the progress); "sync" plans here
+    whatever the size, with `progress(done, total)` (the command line); "none" plans nothing (the
+    set-up page's preview).
     """
     name = (name or "").strip() if isinstance(name, str) or name is None else name
     if not name:
@@ -243,6 +253,8 @@ def campaign_create(
     )
     _widgets_check(campaign)
     campaign.full_clean()
+    n_units = campaign_units_count(campaign=campaign, system_ids=[s.pk for s in chosen])
+    units_cap_check(n_units)
     try:
         with transaction.atomic():
             campaign.save()
@@ -251,6 +263,11 @@ def campaign_create(
         raise ValidationError({"name": f"A campaign called {name!r} already exists."}) from None
     if chosen:
         campaign.systems.set(chosen)
-    campaign_units_plan(campaign=campaign)
-    campaign.refresh_from_db(fields=["planned_at", "n_units"])
+    if plan == "none":
+        return campaign
+    if plan == "auto" and n_units > plan_limits()[1]:
+        campaign_units_plan_queue(campaign=campaign, total=n_units)
+    else:
+        campaign_units_plan(campaign=campaign, progress=progress)
+    campaign.refresh_from_db(fields=["planned_at", "n_units", "plan_status", "plan_done", "plan_total"])
     return campaign

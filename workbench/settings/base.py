@@ -189,6 +189,11 @@ FILE_UPLOAD_HANDLERS = ["django.core.files.uploadhandler.TemporaryFileUploadHand
 # Imports of files above this size run on a Celery worker, with progress on
 # the page; the web process never parses them.
 WORKBENCH_IMPORT_ASYNC_BYTES = env.int("WORKBENCH_IMPORT_ASYNC_BYTES", default=2 * 1024 * 1024)
+# Campaign sizes (annotations.services.units): a campaign of more units than this is refused
+# when it is created, with its count; one of more than WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS is
+# planned by a Celery worker (its page shows the progress) instead of in the web request.
+WORKBENCH_CAMPAIGN_MAX_UNITS = env.int("WORKBENCH_CAMPAIGN_MAX_UNITS", default=1_000_000)
+WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS = env.int("WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS", default=20_000)
 # Longest accepted text (source, reference or output) in characters.
 WORKBENCH_MAX_TEXT_CHARS = env.int("WORKBENCH_MAX_TEXT_CHARS", default=20_000)
 # Every answer about an annotator's unit (handing it out, submitting it) takes at least this
