@@ -95,6 +95,12 @@ def test_token_throttle_counts_a_padded_username_as_the_same_account(fresh_throt
     from annotations.apis.auth import throttle_ident
 
     assert throttle_ident(" w47") == throttle_ident("w47 ") == throttle_ident("Ｗ47") == throttle_ident("W47")
+
+
+def test_token_throttle_over_http_with_a_padded_username(fresh_throttles, settings):
+    # The lock-out (django-axes) would answer 429 by itself after 5 failures: high here, so the
+    # 429 below can only come from the per-account throttle.
+    settings.AXES_FAILURE_LIMIT = 1000
     UserFactory(username="w47")
     api = APIClient()
     statuses = []
