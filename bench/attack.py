@@ -219,10 +219,13 @@ def issue24(run: Run, token: str, project_id: int, campaign_id: int, port: int, 
     run.request("GET", f"/datasets/{dataset['id']}/?q=a%00b", channel="form")
     for name in ("D\u0435mo", "De\u200bmo", "bad\r\nname", 'q"uote\u0000'):
         run.json("/api/projects/", json.dumps({"name": name}), token=token)
-    for name in ("\uff24\uff45\uff4d\uff4f", "De\u200bmo"):
-        run.json("/api/campaigns/", json.dumps({"dataset": dataset["id"], "name": name, "protocol": "likert",
-                                                "criteria": ["fluency"], "scale_min": 1, "scale_max": 5}),
-                 token=token)
+    def fullwidth(text: str) -> str:
+        return "".join(chr(ord(c) + 0xFEE0) if c.isascii() and c.isalnum() else c for c in text)
+
+    campaign = {"dataset": dataset["id"], "protocol": "likert", "criteria": ["fluency"], "scale_min": 1, "scale_max": 5}
+    run.json("/api/campaigns/", json.dumps({**campaign, "name": "Attack 24"}), token=token, expect=(201,))
+    for name in (fullwidth("Attack 24"), "ATTACK 24", "Atta\u200bck 24", "\u0410ttack 24", "Attack 24\r\nX: 1"):
+        run.json("/api/campaigns/", json.dumps({**campaign, "name": name}), token=token)
     run.request("GET", "/accounts/password_reset/", expect=(404,), channel="form")
     run.request("POST", "/accounts/password_reset/", b"email=a%40b.c", {"Content-Type":
                 "application/x-www-form-urlencoded"}, expect=(403, 404), channel="form")
@@ -254,6 +257,7 @@ def issue24(run: Run, token: str, project_id: int, campaign_id: int, port: int, 
     if b"at most 20" not in body:
         run.failures.append("a 1,000-form criteria formset was not refused")
     run.request("GET", f"/datasets/{dataset['id']}/?q=a%00b", channel="form")
+    run.cookies.clear()  # the token requests below are anonymous
     # A campaign over the unit cap, from the command line: one line, non-zero exit.
     capped = cli("create_campaign", "--dataset", "demo-restaurants-d2t", "--name", "attack-capped", "--protocol",
                  "pairwise", "--criteria", "overall", extra_env={"WORKBENCH_CAMPAIGN_MAX_UNITS": "5"})
