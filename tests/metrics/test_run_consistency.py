@@ -14,19 +14,27 @@ from tests.metrics.conftest import build_dataset
 
 
 @pytest.fixture
-def broker_down():
+def broker_down(monkeypatch):
     """The real Celery app pointed at a port where nothing listens (no mock of the task)."""
     from workbench.celery import app
 
-    saved = (app.conf.broker_url, app.conf.broker_connection_retry, app.conf.broker_transport_options)
+    saved = (app.conf.broker_url, app.conf.broker_transport_options, app.conf.task_publish_retry_policy)
+
+    def fresh_pools():  # the next send connects anew, to whatever broker_url says then
+        app._pool = None
+        app.amqp._producer_pool = None
+
+    # Celery reads CELERY_BROKER_URL from the environment before its settings.
+    monkeypatch.setenv("CELERY_BROKER_URL", "redis://127.0.0.1:9/0")
     app.conf.broker_url = "redis://127.0.0.1:9/0"
     app.conf.broker_transport_options = {}
     app.conf.task_publish_retry_policy = {"max_retries": 0}
-    app.pool.force_close_all()
-    app._pool = None
+    fresh_pools()
+    assert "127.0.0.1:9/" in app.connection_for_write().as_uri()
     yield
-    app.conf.broker_url, app.conf.broker_connection_retry, app.conf.broker_transport_options = saved
-    app._pool = None
+    monkeypatch.undo()
+    app.conf.broker_url, app.conf.broker_transport_options, app.conf.task_publish_retry_policy = saved
+    fresh_pools()
 
 
 @pytest.mark.django_db
