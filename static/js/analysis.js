@@ -16,8 +16,9 @@
   // string from the data goes through here; Plotly turns the entities back into characters.
   // "%{" is broken too, so a name cannot pull other fields into a hover template.
   function esc(value) {
+    // (Quotes stay: with "<" escaped no attribute can open, and Plotly has no &quot;.)
     return String(value).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
-      .replace(/"/g, "&quot;").replace(/%\{/g, "%&#123;");
+      .replace(/%\{/g, "%&#123;");
   }
 
   function layout(extra) {
