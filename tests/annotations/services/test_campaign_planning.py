@@ -111,7 +111,7 @@ def test_broker_down_fails_the_planning_with_a_message(settings, django_capture_
 
 
 def test_the_command_plans_in_process_with_a_progress_line(capsys):
-    dataset = dataset_with(systems=210)  # 21,945 pairs: three batches
+    dataset_with(systems=210)  # 21,945 pairs: three batches
     call_command("create_campaign", dataset="plan-ds", name="cli-big", protocol="pairwise", criteria="overall")
     err = capsys.readouterr().err
     assert "planning units [" in err and "21,945 / 21,945" in err
