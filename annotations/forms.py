@@ -117,7 +117,9 @@ class CriterionForm(forms.Form):
     max_label = forms.CharField(max_length=100, required=False)
 
 
-CriterionFormSet = forms.formset_factory(CriterionForm, extra=0, min_num=1, max_num=20)
+# validate_max and absolute_max: a forged criteria-TOTAL_FORMS=1000 is refused, not built into 1000 forms.
+CriterionFormSet = forms.formset_factory(CriterionForm, extra=0, min_num=1, max_num=20, validate_max=True,
+                                         absolute_max=20)
 
 
 class MemberAddForm(forms.Form):

@@ -84,6 +84,7 @@ class CampaignOutputSerializer(serializers.ModelSerializer):
             "instructions", "redundancy", "anchor_value", "tuple_size", "units_per_batch", "show_source",
             "show_reference", "severities", "pair_rounds", "assignment_timeout_minutes", "seed", "systems",
             "allocation", "allocation_params", "stopped_at", "stopped_by", "stop_reason", "created_at",
+            "n_units", "plan_status", "plan_done", "plan_total",
         ]
         ref_name = "Campaign"
 

@@ -88,6 +88,13 @@ class Campaign(TimeStampedModel):
     stopped_at = models.DateTimeField(null=True, blank=True)
     stopped_by = models.CharField(max_length=20, choices=StoppedBy.choices, default="", blank=True)
     stop_reason = models.TextField(blank=True, default="")
+    # Planning on a worker (campaigns above WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS units,
+    # annotations.services.units): "queued", "running" or "failed" until it ends ("" once
+    # planned, and for campaigns planned in the request), with units written so far of the total.
+    plan_status = models.CharField(max_length=10, blank=True, default="", editable=False)
+    plan_done = models.PositiveIntegerField(default=0, editable=False)
+    plan_total = models.PositiveIntegerField(null=True, blank=True, editable=False)
+    plan_error = models.TextField(blank=True, default="", editable=False)
 
     class Meta:
         ordering = ["name"]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import secrets
 
@@ -13,7 +13,10 @@ from django.db import IntegrityError, transaction
 from annotations import protocols
 from annotations.allocation.state import params_clean
 from annotations.models import Campaign, Dataset, ErrorSpan, System
-from annotations.services.units import campaign_units_plan
+from annotations.services.units import (
+    campaign_units_count, campaign_units_plan, campaign_units_plan_queue, plan_limits, units_cap_check,
+)
+from workbench.names import name_clean, taken
 
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)"
 _SCALE_RE = re.compile(rf"^\s*({_NUMBER})\s*(?:-|\.\.|:|,|\s+to\s+)\s*({_NUMBER})\s*$")
@@ -172,6 +175,8 @@ def campaign_create(
     seed: int | None = None,
     allocation: str = Campaign.Allocation.OVERLAP_FIRST,
     allocation_params: dict | None = None,
+    plan: str = "auto",
+    progress: Callable[[int, int], None] | None = None,
 ) -> Campaign:
     """Create a campaign and plan its units.
 
@@ -183,10 +188,20 @@ def campaign_create(
     of RankME outputs side by side (3-5, default 3). `allocation` is how units are handed out
     (annotations.allocation: overlap-first, spread, adaptive); `allocation_params` the adaptive knobs
     (annotations.allocation.adaptive.AdaptiveParams; defaults filled in).
+
+    Its size is known before anything is written: above WORKBENCH_CAMPAIGN_MAX_UNITS units it is
+    refused. `plan`: "auto" plans the units here up to WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS and
+    leaves bigger plans to a worker (the campaign's page shows the progress); "sync" plans here
+    whatever the size, with `progress(done, total)` (the command line); "none" plans nothing (the
+    set-up page's preview).
     """
-    name = (name or "").strip()
+    name = (name or "").strip() if isinstance(name, str) or name is None else name
     if not name:
         raise ValidationError({"name": "A campaign needs a name."})
+    try:
+        name = name_clean(name, "The name")
+    except ValueError as exc:
+        raise ValidationError({"name": str(exc)}) from None
     if protocol not in protocols.names():
         raise ValidationError(
             {"protocol": f"Unknown protocol {protocol!r}; expected one of {', '.join(protocols.names())}."}
@@ -228,8 +243,8 @@ def campaign_create(
     except ValueError as exc:
         raise ValidationError({"allocation_params": str(exc)}) from None
     chosen = _systems_resolve(dataset, systems)
-    if Campaign.objects.filter(name=name).exists():
-        raise ValidationError({"name": f"A campaign called {name!r} already exists."})
+    if taken(Campaign.objects.all(), "name", name):
+        raise ValidationError({"name": f"A campaign called {name!r} already exists (or one whose name looks the same)."})
 
     campaign = Campaign(
         dataset=dataset,
@@ -255,6 +270,8 @@ def campaign_create(
     )
     _widgets_check(campaign)
     campaign.full_clean()
+    n_units = campaign_units_count(campaign=campaign, system_ids=[s.pk for s in chosen])
+    units_cap_check(n_units)
     try:
         with transaction.atomic():
             campaign.save()
@@ -263,6 +280,11 @@ def campaign_create(
         raise ValidationError({"name": f"A campaign called {name!r} already exists."}) from None
     if chosen:
         campaign.systems.set(chosen)
-    campaign_units_plan(campaign=campaign)
-    campaign.refresh_from_db(fields=["planned_at", "n_units"])
+    if plan == "none":
+        return campaign
+    if plan == "auto" and n_units > plan_limits()[1]:
+        campaign_units_plan_queue(campaign=campaign, total=n_units)
+    else:
+        campaign_units_plan(campaign=campaign, progress=progress)
+    campaign.refresh_from_db(fields=["planned_at", "n_units", "plan_status", "plan_done", "plan_total"])
     return campaign

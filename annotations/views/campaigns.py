@@ -236,7 +236,8 @@ def _preview_campaign(*, dataset, fields: dict) -> Campaign:
 
     try:
         with transaction.atomic():
-            created = campaign_create(dataset=dataset, **{**fields, "name": f"preview {random.random()}"})
+            created = campaign_create(dataset=dataset, **{**fields, "name": f"preview {random.random()}"},
+                                      plan="none")
             holder["campaign"] = Campaign(**{f.attname: getattr(created, f.attname)
                                              for f in Campaign._meta.concrete_fields})
             raise _Rollback()

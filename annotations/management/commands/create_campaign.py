@@ -67,6 +67,8 @@ class Command(BaseCommand):
         group.add_argument("--instructions", default="")
         group.add_argument("--instructions-file", help="UTF-8 text file holding the instructions")
         parser.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+        parser.add_argument("--no-progress", action="store_true",
+                            help="no progress lines on stderr while the units are planned")
 
     def create_parser(self, prog_name, subcommand, **kwargs):
         parser = super().create_parser(prog_name, subcommand, **kwargs)
@@ -74,6 +76,18 @@ class Command(BaseCommand):
         parser._negative_number_matcher = re.compile(r"^-\d[\d.]*(-+\d[\d.]*)?$")
         parser._has_negative_number_optionals = []
         return parser
+
+    _shown = False
+
+    def _progress(self, done: int, total: int) -> None:
+        if total < 2 * 10_000:  # one batch or two: no bar
+            return
+        width = 30
+        filled = width * done // total
+        self.stderr.write(f"\rplanning units [{'#' * filled}{'.' * (width - filled)}] {done:,} / {total:,}",
+                          ending="")
+        self.stderr.flush()
+        self._shown = True
 
     def handle(self, *args, **options):
         if options["wave_of"]:
@@ -104,6 +118,9 @@ class Command(BaseCommand):
                 assignment_timeout_minutes=options["timeout_minutes"], show_reference=options["show_reference"],
                 show_source=not options["hide_source"], seed=options["seed"],
                 allocation=options["allocation"], allocation_params=adaptive or None,
+                # Planned here, whatever the size (no worker needed), with a progress line
+                # (WORKBENCH_CAMPAIGN_MAX_UNITS still applies).
+                plan="sync", progress=None if options["no_progress"] else self._progress,
             )
         except ValidationError as exc:
             if hasattr(exc, "error_dict"):
@@ -113,6 +130,8 @@ class Command(BaseCommand):
             for message in messages:
                 self.stderr.write(message)
             raise CommandError(f"campaign {options['name']!r} not created") from None
+        if self._shown:
+            self.stderr.write("")
         self._summary(campaign, options)
 
     def _wave(self, options):
