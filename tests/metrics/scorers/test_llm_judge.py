@@ -281,7 +281,8 @@ def test_signature_follows_prompt_weights_and_decoding(judge_models, tmp_path):
 
 @pytest.mark.parametrize("options, message", [
     ({}, "needs model="),
-    ({"model": "/nonexistent/judge"}, "not available on this machine"),
+    # Path options: the one answer every refusal gets (metrics.scorers.files), telling nothing of the disk.
+    ({"model": "/nonexistent/judge"}, "model: not allowed or not found"),
     ({"mode": "rank"}, "mode='rank'; use one of score, pairwise, spans"),
     ({"mode": "spans", "protocol": "da"}, "protocol='da' in mode spans; use one of esa, mqm"),
     ({"scale": "5-1"}, "scale='5-1': expected LOW-HIGH"),
@@ -289,7 +290,7 @@ def test_signature_follows_prompt_weights_and_decoding(judge_models, tmp_path):
     ({"mode": "pairwise", "scale": "1-5"}, "scale applies to mode=score only"),
     ({"temperature": 0.5}, "temperature applies to mode=spans only"),
     ({"mode": "spans", "max_new_tokens": 8}, "at least 16 in spans mode"),
-    ({"prompt": "no-such-template.v9"}, "neither a built-in template"),
+    ({"prompt": "no-such-template.v9"}, "prompt: not allowed or not found"),
     ({"batch_size": 0}, "batch_size=0 is out of range"),
     ({"temperature": "hot"}, "expected float"),
     ({"beam": 4}, "unknown option(s) beam"),
