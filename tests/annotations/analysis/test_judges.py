@@ -1,0 +1,182 @@
+"""A judge run against the campaign's humans: bias probes and the alternative annotator test.
+
+Expected values: the probes from numpy/scipy on the constructed data, computed here
+independently of the code under test; the alt-test from the authors' reference
+implementation (nitaytech/AltTest, `alt_test_example.ipynb`, function `alt_test`), run in a
+scratch directory on the data `generate` below produces (same function, same seeds):
+    for seed, eps, scoring in CASES: judge, humans = generate(seed)
+        alt_test(judge, humans, scoring, epsilon=eps)   # -> (winning_rate, advantage_probability)
+"""
+import json
+from io import StringIO
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from scipy import stats
+
+from annotations.analysis import alt_test as at
+from annotations.models import Dataset
+from tests.annotations.analysis.judge_runs import judge_run, outputs_by_key
+from tests.annotations.test_real_data import write_jsonl
+
+pytestmark = pytest.mark.django_db
+
+# (seed, epsilon, scoring) -> (winning rate, advantage probability) of the reference implementation.
+REFERENCE = {
+    (1, 0.2, "neg_rmse"): (0.8, 0.7688811188811189),
+    (1, 0.1, "accuracy"): (0.0, 0.7423776223776224),
+    (2, 0.2, "accuracy"): (1.0, 0.8324231361630284),
+    (3, 0.15, "neg_rmse"): (0.2, 0.7761614531891529),
+    (7, 0.0, "neg_rmse"): (0.2, 0.8160316964919037),
+}
+
+
+def generate(seed, n_items=60, n_annotators=5):
+    """Annotators rate 1-5 (gold + noise, rounded, clipped); each skips ~15% of the items; the
+    judge is gold + its own noise. Returns (judge {item: v}, humans {annotator: {item: v}})."""
+    rng = np.random.default_rng(seed)
+    gold = rng.integers(1, 6, n_items)
+    humans = {}
+    for a in range(n_annotators):
+        noise = 0.6 + 0.3 * a
+        vals = np.clip(np.rint(gold + rng.normal(0, noise, n_items)), 1, 5).astype(int)
+        keep = rng.random(n_items) > 0.15
+        humans[f"ann{a}"] = {f"it{i:03d}": int(vals[i]) for i in range(n_items) if keep[i]}
+    judge = {f"it{i:03d}": int(np.clip(np.rint(gold[i] + rng.normal(0, 0.8)), 1, 5)) for i in range(n_items)}
+    return judge, humans
+
+
+def cmd(*args) -> dict:
+    out = StringIO()
+    call_command(*args, "--json", stdout=out)
+    return json.loads(out.getvalue())
+
+
+@pytest.mark.parametrize("case", sorted(REFERENCE))
+def test_alt_test_equals_reference(case):
+    seed, epsilon, scoring = case
+    judge, humans = generate(seed)
+    result = at.alt_test(judge, humans, scoring=scoring, epsilon=epsilon)
+    assert result["winning_rate"] == pytest.approx(REFERENCE[case][0], abs=1e-12)
+    assert result["advantage_probability"] == pytest.approx(REFERENCE[case][1], abs=1e-12)
+    assert result["passed"] == (REFERENCE[case][0] >= 0.5)
+
+
+def test_benjamini_yekutieli_against_hand_computation():
+    # m = 4, H_4 = 25/12; thresholds k/4 * 0.05 / H_4 = 0.006, 0.012, 0.018, 0.024.
+    assert at.benjamini_yekutieli([0.02, 0.001, 0.5, 0.011], 0.05) == [1, 3]
+    assert at.benjamini_yekutieli([0.02, float("nan"), 0.5], 0.05) == []
+    assert at.benjamini_yekutieli([], 0.05) == []
+
+
+def _alt_campaign(tmp_path, seed):
+    judge, humans = generate(seed)
+    items = sorted(judge)
+    cmd("import_dataset", str(write_jsonl(tmp_path / "d.jsonl", [
+        {"item": i, "source": f"source {i}", "outputs": {"judged": f"output {i}"}} for i in items])),
+        "--dataset", "alt", "--project", "alt")
+    cmd("create_campaign", "--dataset", "alt", "--name", "alt", "--protocol", "likert", "--criteria", "quality",
+        "--scale", "1-5")
+    rows = [{"item": i, "system": "judged", "annotator": a, "criterion": "quality", "score": v}
+            for a, answers in humans.items() for i, v in answers.items()]
+    cmd("import_judgements", str(write_jsonl(tmp_path / "j.jsonl", rows)), "--campaign", "alt")
+    dataset = Dataset.objects.get(name="alt")
+    return dataset, judge, outputs_by_key(dataset)
+
+
+def test_correlate_alt_test_equals_reference(tmp_path):
+    dataset, judge, outputs = _alt_campaign(tmp_path, 1)
+    # The judge scored on 0-100: mapped linearly back to the campaign's 1-5 before comparing.
+    run = judge_run(dataset, {outputs[(i, "judged")].pk: (v - 1) * 25.0 for i, v in judge.items()})
+    for (seed, epsilon, scoring) in [(1, 0.2, "neg_rmse"), (1, 0.1, "accuracy")]:
+        result = cmd("correlate", "--campaign", "alt", "--metric", "llm-judge", "--criterion", "quality",
+                     "--method", "alt-test", "--epsilon", str(epsilon), "--alt-scoring", scoring)
+        winning, advantage = REFERENCE[(seed, epsilon, scoring)]
+        assert result["alt-test"] == pytest.approx(winning) and result["winning_rate"] == pytest.approx(winning)
+        assert result["advantage_probability"] == pytest.approx(advantage, abs=1e-12)
+        assert result["run"] == run.pk and result["annotators_tested"] == 5 and result["n"] == 60
+        assert result["judge_scale"] == "0-100 mapped linearly to 1-5"
+        assert set(result["annotators"]) == {f"ann{a}" for a in range(5)}
+    with pytest.raises(CommandError, match="epsilon"):
+        cmd("correlate", "--campaign", "alt", "--metric", "llm-judge", "--criterion", "quality",
+            "--method", "alt-test", "--epsilon", "1.5")
+
+
+# ---- probes ----------------------------------------------------------------------------------
+
+@pytest.fixture
+def probe_world(tmp_path):
+    rng = np.random.default_rng(5)
+    rows = []
+    for i in range(10):
+        rows.append({"item": f"p{i}", "source": f"src {i}",
+                     "outputs": {"s1": " ".join(["good"] * (3 + i)), "s2": " ".join(["fine"] * (12 - i % 7))},
+                     "meta": {"systems": {"s2": {"model": "org/Tiny-Judge-7B", "note": "sampled"}}}})
+    cmd("import_dataset", str(write_jsonl(tmp_path / "d.jsonl", rows)), "--dataset", "probe", "--project", "probe")
+    cmd("create_campaign", "--dataset", "probe", "--name", "probe", "--protocol", "likert", "--criteria",
+        "quality", "--scale", "1-5")
+    judgements = [{"item": r["item"], "system": s, "annotator": a, "criterion": "quality",
+                   "score": int(rng.integers(1, 6))} for r in rows for s in ("s1", "s2") for a in ("x", "y", "z")]
+    cmd("import_judgements", str(write_jsonl(tmp_path / "j.jsonl", judgements)), "--campaign", "probe")
+    dataset = Dataset.objects.get(name="probe")
+    outputs = outputs_by_key(dataset)
+    keys = sorted(outputs)
+    score = {k: float(rng.uniform(0, 100)) for k in keys}
+    prefer, swapped = {k: float(rng.uniform(0, 1)) for k in keys}, {k: float(rng.uniform(0, 1)) for k in keys}
+    seed2 = {k: score[k] + float(rng.normal(0, 15)) for k in keys}
+    sampling = {"model": "/models/tiny-judge-7b", "temperature": "0.7"}
+    runs = {
+        "score": judge_run(dataset, {outputs[k].pk: score[k] for k in keys}, options={**sampling, "seed": "1"}),
+        "seed2": judge_run(dataset, {outputs[k].pk: seed2[k] for k in keys}, options={**sampling, "seed": "2"}),
+        "pairwise": judge_run(dataset, {outputs[k].pk: prefer[k] for k in keys},
+                              extras={outputs[k].pk: {"swapped": swapped[k]} for k in keys},
+                              options={"mode": "pairwise", "model": "/models/other"}),
+    }
+    return {"rows": rows, "judgements": judgements, "keys": keys, "outputs": outputs, "score": score,
+            "seed2": seed2, "prefer": prefer, "swapped": swapped, "runs": runs}
+
+
+def test_probes_in_correlate_json(probe_world):
+    w = probe_world
+    keys = w["keys"]
+    result = cmd("correlate", "--campaign", "probe", "--metric", f"#{w['runs']['score'].pk}",
+                 "--criterion", "quality")
+    probes = result["probes"]
+    lengths = [len(w["outputs"][k].text.split()) for k in keys]
+    human = [np.mean([j["score"] for j in w["judgements"] if (j["item"], j["system"]) == k]) for k in keys]
+    length = probes["length"]
+    assert length["outputs"] == 20
+    assert length["judge"]["pearson"] == pytest.approx(stats.pearsonr(lengths, [w["score"][k] for k in keys])[0])
+    assert length["judge"]["spearman"] == pytest.approx(stats.spearmanr(lengths, [w["score"][k] for k in keys])[0])
+    assert length["humans"]["pearson"] == pytest.approx(stats.pearsonr(lengths, human)[0])
+    # Self-preference: s2's metadata names the judge's model (directory basename tiny-judge-7b).
+    sp = probes["self_preference"]
+    assert sp["judge_model"] == ["tiny-judge-7b"]
+    assert [(x["system"], x["matched"]) for x in sp["warnings"]] == [("s2", "org/Tiny-Judge-7B")]
+    judge_means = {s: np.mean([w["score"][k] for k in keys if k[1] == s]) for s in ("s1", "s2")}
+    assert sp["warnings"][0]["judge_rank"] == (1 if judge_means["s2"] > judge_means["s1"] else 2)
+    # Two runs differing only in seed, with sampling on: their correlation.
+    seeds = probes["seeds"]
+    assert seeds["other_run"] == w["runs"]["seed2"].pk and seeds["sampling"] is True
+    assert seeds["pearson"] == pytest.approx(np.corrcoef([w["score"][k] for k in keys],
+                                                         [w["seed2"][k] for k in keys])[0, 1])
+    assert probes["position"] is None  # a score-mode run stores no swapped preference
+
+    pairwise = cmd("correlate", "--campaign", "probe", "--metric", f"#{w['runs']['pairwise'].pk}",
+                   "--criterion", "quality")["probes"]
+    p = np.array([w["prefer"][k] for k in keys])
+    s = np.array([w["swapped"][k] for k in keys])
+    assert pairwise["position"]["pairs"] == 20
+    assert pairwise["position"]["flip_rate"] == pytest.approx(np.mean((p > 0.5) != (s > 0.5)))
+    assert pairwise["position"]["first_position_wins"] == pytest.approx(
+        (np.sum(p > 0.5) + np.sum(s < 0.5)) / 40)
+    assert pairwise["self_preference"]["warnings"] == [] and pairwise["seeds"] is None
+
+
+def test_no_probes_for_other_metrics(probe_world):
+    dataset = Dataset.objects.get(name="probe")
+    judge_run(dataset, {o.pk: 1.0 for o in probe_world["outputs"].values()}, metric="bleu-like")
+    result = cmd("correlate", "--campaign", "probe", "--metric", "bleu-like", "--criterion", "quality")
+    assert "probes" not in result
