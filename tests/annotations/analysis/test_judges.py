@@ -106,11 +106,14 @@ def test_correlate_alt_test_equals_reference(tmp_path):
 
 # ---- probes ----------------------------------------------------------------------------------
 
+ITEMS = 16  # 32 outputs per annotator: enough for the alt-test's 30 instances
+
+
 @pytest.fixture
 def probe_world(tmp_path):
     rng = np.random.default_rng(5)
     rows = []
-    for i in range(10):
+    for i in range(ITEMS):
         rows.append({"item": f"p{i}", "source": f"src {i}",
                      "outputs": {"s1": " ".join(["good"] * (3 + i)), "s2": " ".join(["fine"] * (12 - i % 7))},
                      "meta": {"systems": {"s2": {"model": "org/Tiny-Judge-7B", "note": "sampled"}}}})
@@ -147,7 +150,7 @@ def test_probes_in_correlate_json(probe_world):
     lengths = [len(w["outputs"][k].text.split()) for k in keys]
     human = [np.mean([j["score"] for j in w["judgements"] if (j["item"], j["system"]) == k]) for k in keys]
     length = probes["length"]
-    assert length["outputs"] == 20
+    assert length["outputs"] == 2 * ITEMS
     assert length["judge"]["pearson"] == pytest.approx(stats.pearsonr(lengths, [w["score"][k] for k in keys])[0])
     assert length["judge"]["spearman"] == pytest.approx(stats.spearmanr(lengths, [w["score"][k] for k in keys])[0])
     assert length["humans"]["pearson"] == pytest.approx(stats.pearsonr(lengths, human)[0])
@@ -168,10 +171,10 @@ def test_probes_in_correlate_json(probe_world):
                    "--criterion", "quality")["probes"]
     p = np.array([w["prefer"][k] for k in keys])
     s = np.array([w["swapped"][k] for k in keys])
-    assert pairwise["position"]["pairs"] == 20
+    assert pairwise["position"]["pairs"] == 2 * ITEMS
     assert pairwise["position"]["flip_rate"] == pytest.approx(np.mean((p > 0.5) != (s > 0.5)))
     assert pairwise["position"]["first_position_wins"] == pytest.approx(
-        (np.sum(p > 0.5) + np.sum(s < 0.5)) / 40)
+        (np.sum(p > 0.5) + np.sum(s < 0.5)) / (4 * ITEMS))
     assert pairwise["self_preference"]["warnings"] == [] and pairwise["seeds"] is None
 
 
