@@ -93,6 +93,10 @@ def agreement_report(*, campaign: Campaign, criterion: str | None = None, annota
             figures["normalisation"] = f"{protocol.agreement.value}s z-scored per annotator"
         if protocol.has_spans:
             figures["spans"] = span_agreement(rows)
+            if campaign.prefilled:
+                from annotations.analysis.suggestions import suggestion_report
+
+                figures["suggestions"] = suggestion_report(campaign, rows)
         out["criteria"][c] = figures
     return out
 

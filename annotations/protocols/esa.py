@@ -124,7 +124,8 @@ class Esa(Protocol):
         for index, span in enumerate(spans, start=1):
             if not isinstance(span, Mapping):
                 raise AnswerError("span_object", "spans", index=index)
-            unknown = set(span) - {"start", "end", "severity", "missing"}
+            # `suggestion`: the suggested span (ESA^AI, annotations.services.prefill) this one keeps or edits.
+            unknown = set(span) - {"start", "end", "severity", "missing", "suggestion"}
             if unknown:
                 raise AnswerError("span_keys", "spans", index=index, keys=", ".join(sorted(map(str, unknown))))
             severity = span.get("severity")
@@ -145,8 +146,12 @@ class Esa(Protocol):
     def check_value(self, answer, *, campaign, criterion, unit_outputs, texts) -> dict:
         out = super().check_value(answer, campaign=campaign, criterion=criterion, unit_outputs=unit_outputs,
                                   texts=texts)
-        text = (texts or {}).get(out.get("output", answer.get("output")))
+        output = out.get("output", answer.get("output"))
+        text = (texts or {}).get(output)
         out["spans"] = self.check_spans(answer.get("spans"), campaign=campaign, text=text)
+        from annotations.services.prefill import suggestion_links_check
+
+        out["suggestion_links"] = suggestion_links_check(answer.get("spans"), campaign=campaign, output_id=output)
         return out
 
     # ---- import -----------------------------------------------------------------------------------

@@ -4,6 +4,10 @@
 // Phones select with the system's handles (no mouseup): the selection is read on
 // `selectionchange`. Right-to-left outputs (dir="auto") keep logical offsets; the arrow keys
 // follow the text's direction. "Missing content" asks for its severity before it is added.
+// ESA^AI: an output may come with suggested spans (`suggestions`, no source named). Each is
+// pending until the annotator accepts it (a span that keeps `suggestion: k`), edits it (its
+// severity, or a new extent marked while editing) or deletes it; a unit with a pending
+// suggestion is not sent. The server derives accepted / edited / deleted / added from that.
 (function () {
   "use strict";
   var unit = null;
@@ -16,6 +20,8 @@
   var selectedSpan = -1;
   var warned = false;
   var askingMissing = false; // the "how severe is the missing content?" question is open
+  var suggestions = []; // {start, end, severity, missing, position, state: pending|taken|deleted}
+  var editing = -1; // index in `spans` of a suggestion whose extent the next mark replaces
 
   function say(text) { unit.say(text); }
   function spanText(span) {
@@ -27,6 +33,7 @@
     cuts[chars.length] = true;
     tokens.forEach(function (t) { cuts[t.start] = true; cuts[t.end] = true; });
     spans.forEach(function (s) { if (!s.missing) { cuts[s.start] = true; cuts[s.end] = true; } });
+    pending().forEach(function (s) { if (!s.missing) { cuts[s.start] = true; cuts[s.end] = true; } });
     if (selection) { cuts[selection.start] = true; cuts[selection.end] = true; }
     var points = Object.keys(cuts).map(Number).sort(function (a, b) { return a - b; });
     esaText.textContent = "";
@@ -45,6 +52,12 @@
         piece.className = "err sev-" + spans[covering].severity + (covering === selectedSpan ? " picked" : "");
         piece.dataset.span = covering;
         piece.title = spans[covering].severity + " error";
+      } else {
+        var suggested = pending().filter(function (sg) { return !sg.missing && sg.start <= s && e <= sg.end; })[0];
+        if (suggested) {
+          piece.className = "err suggested sev-" + suggested.severity;
+          piece.title = "AI suggestion: " + suggested.severity + " error (accept, edit or delete it below)";
+        }
       }
       if (selection && selection.start <= s && e <= selection.end) piece.classList.add("selecting");
       if (cursorToken && cursorToken.start <= s && e <= cursorToken.end) piece.classList.add("cursor");
@@ -58,9 +71,16 @@
     if (!list) return;
     list.textContent = "";
     if (count) count.textContent = String(spans.length);
+    renderSuggestions();
     spans.forEach(function (span, index) {
       var li = document.createElement("li");
       li.className = "span-row sev-" + span.severity + (index === selectedSpan ? " picked" : "");
+      if (span.suggestion !== undefined) {
+        var from = suggestions.filter(function (sg) { return sg.position === span.suggestion; })[0];
+        var same = from && from.start === span.start && from.end === span.end && from.severity === span.severity;
+        li.appendChild(badge(same ? "AI suggestion, accepted" : "AI suggestion, edited"));
+        if (index === editing) li.appendChild(badge("editing: select the new extent, then a severity"));
+      }
       var quote = document.createElement("q");
       quote.textContent = spanText(span);
       quote.dir = "auto";
@@ -86,7 +106,90 @@
       list.appendChild(li);
     });
   }
+  function pending() { return suggestions.filter(function (sg) { return sg.state === "pending"; }); }
+  function badge(text) {
+    var b = document.createElement("span");
+    b.className = "badge suggestion-badge";
+    b.textContent = text;
+    return b;
+  }
+  function button(text, label, handler) {
+    var b = document.createElement("button");
+    b.type = "button";
+    b.className = "btn btn-small";
+    b.textContent = text;
+    b.setAttribute("aria-label", label);
+    b.addEventListener("click", handler);
+    return b;
+  }
+  // Pending suggestions, each with Accept, Edit and Delete (and its severity, changed = edited).
+  function renderSuggestions() {
+    var box = document.getElementById("suggestion-list");
+    if (!box) return;
+    box.textContent = "";
+    var left = pending();
+    var counter = document.getElementById("suggestion-count");
+    if (counter) counter.textContent = String(left.length);
+    left.forEach(function (sg) {
+      var n = suggestions.indexOf(sg) + 1;
+      var li = document.createElement("li");
+      li.className = "span-row suggestion-row sev-" + sg.severity;
+      li.dataset.suggestion = sg.position;
+      li.appendChild(badge("AI suggestion"));
+      var quote = document.createElement("q");
+      quote.textContent = spanText(sg);
+      quote.dir = "auto";
+      li.appendChild(quote);
+      var select = document.createElement("select");
+      select.setAttribute("aria-label", "Severity of AI suggestion " + n + " (changing it edits the suggestion)");
+      unit.config.severities.forEach(function (severity) {
+        var option = document.createElement("option");
+        option.value = severity;
+        option.textContent = severity;
+        option.selected = severity === sg.severity;
+        select.appendChild(option);
+      });
+      select.addEventListener("change", function () { take(sg, select.value, false); });
+      li.appendChild(select);
+      li.appendChild(button("Accept", "Accept AI suggestion " + n, function () { take(sg, sg.severity, false); }));
+      if (!sg.missing) {
+        li.appendChild(button("Edit", "Edit the extent of AI suggestion " + n, function () { take(sg, sg.severity, true); }));
+      }
+      li.appendChild(button("Delete", "Delete AI suggestion " + n, function () {
+        sg.state = "deleted";
+        render();
+        unit.changed();
+        say("Suggestion deleted.");
+      }));
+      box.appendChild(li);
+    });
+    var group = document.getElementById("esa-suggestions");
+    if (group) group.hidden = !suggestions.length;
+  }
+  // A suggestion becomes one of the annotator's spans, still naming it (`suggestion`).
+  function take(sg, severity, edit) {
+    sg.state = "taken";
+    var span = {start: sg.start, end: sg.end, severity: severity, missing: sg.missing, suggestion: sg.position};
+    spans = spans.filter(function (s) { return s.missing || span.missing || s.end <= span.start || s.start >= span.end; });
+    spans.push(span);
+    sortSpans();
+    editing = edit ? spans.indexOf(span) : -1;
+    selectedSpan = editing;
+    render();
+    unit.changed();
+    say(edit ? "Editing the suggestion: select its new extent, then a severity."
+      : severity === sg.severity ? "Suggestion accepted." : "Suggestion accepted as " + severity + ".");
+  }
+  function sortSpans() {
+    spans.sort(function (x, y) { return (x.missing ? 1e12 : x.start) - (y.missing ? 1e12 : y.start); });
+  }
   function removeSpan(index) {
+    var gone = spans[index];
+    if (gone && gone.suggestion !== undefined) {
+      // Removing a span that came from a suggestion deletes the suggestion.
+      suggestions.forEach(function (sg) { if (sg.position === gone.suggestion) sg.state = "deleted"; });
+    }
+    editing = -1;
     spans.splice(index, 1);
     selectedSpan = -1;
     render();
@@ -102,10 +205,17 @@
   function mark(severity) {
     var range = selection || keyboardSelection();
     if (!range || range.start >= range.end) { say("Select some text first."); return; }
+    var fresh = {start: range.start, end: range.end, severity: severity, missing: false};
+    if (editing >= 0 && spans[editing]) {
+      // The suggestion being edited takes the new extent and severity.
+      fresh.suggestion = spans[editing].suggestion;
+      spans.splice(editing, 1);
+      editing = -1;
+    }
     // A new span replaces the parts of older spans it overlaps.
     spans = spans.filter(function (s) { return s.missing || s.end <= range.start || s.start >= range.end; });
-    spans.push({start: range.start, end: range.end, severity: severity, missing: false});
-    spans.sort(function (x, y) { return (x.missing ? 1e12 : x.start) - (y.missing ? 1e12 : y.start); });
+    spans.push(fresh);
+    sortSpans();
     selection = null;
     anchor = null;
     selectedSpan = -1;
@@ -186,6 +296,10 @@
       esaText = document.getElementById("esa-text");
       if (!esaText) return;
       chars = Array.from(unit.config.outputs[0].text);
+      suggestions = (unit.config.outputs[0].suggestions || []).map(function (sg, k) {
+        return {start: sg.start, end: sg.end, severity: sg.severity, missing: Boolean(sg.missing), position: k,
+                state: "pending"};
+      });
       var re = /\S+/gu, text = chars.join(""), match;
       // Word tokens in code points (regex indices are UTF-16 units: convert).
       while ((match = re.exec(text)) !== null) {
@@ -210,12 +324,23 @@
     collect: function (shared) {
       return shared.scores(function (answer) {
         answer.spans = spans.map(function (s) {
-          return s.missing ? {missing: true, severity: s.severity} : {start: s.start, end: s.end, severity: s.severity};
+          var out = s.missing ? {missing: true, severity: s.severity} : {start: s.start, end: s.end, severity: s.severity};
+          if (s.suggestion !== undefined) out.suggestion = s.suggestion;
+          return out;
         });
       });
     },
     // A score below 66 ("flawed" or worse) with no error marked: warn once, send on the next try.
     check: function (result) {
+      var left = pending().length;
+      var note = document.getElementById("esa-pending");
+      if (note) note.hidden = !left;
+      if (left) {
+        if (note) note.textContent = left + " AI suggestion" + (left > 1 ? "s are" : " is") +
+          " still open: accept, edit or delete each before sending.";
+        say("Decide on every AI suggestion first.");
+        return false;
+      }
       if (!warned && !spans.length && result.judgements.some(function (j) { return j.score < 66; })) {
         var warning = document.getElementById("esa-warning");
         if (warning) warning.hidden = false;
@@ -226,6 +351,8 @@
     },
     changed: function () {
       warned = false;
+      var note = document.getElementById("esa-pending");
+      if (note && !pending().length) note.hidden = true;
       var warning = document.getElementById("esa-warning");
       if (warning) warning.hidden = true;
     },
@@ -273,11 +400,18 @@
       }
       return false;
     },
-    snapshot: function (draft) { draft.spans = spans; },
+    snapshot: function (draft) {
+      draft.spans = spans;
+      draft.suggestionStates = suggestions.map(function (sg) { return sg.state; });
+    },
     restore: function (draft) {
       spans = Array.isArray(draft.spans) ? draft.spans.filter(function (s) {
         return s && (s.missing || (s.start >= 0 && s.end <= chars.length && s.start < s.end));
       }) : [];
+      var states = Array.isArray(draft.suggestionStates) ? draft.suggestionStates : [];
+      suggestions.forEach(function (sg, k) {
+        if (states[k] === "taken" || states[k] === "deleted") sg.state = states[k];
+      });
     },
     ready: function () {
       render();
