@@ -222,7 +222,12 @@ def alt_test_report(*, campaign, run: MetricRun, j: report.Loaded, criterion: st
     the winner (a, b or tie), the judge's the output it scores better; scoring accuracy."""
     protocol = j.protocol
     rows = j.rows.get(criterion, [])
-    names = j.names()
+    raw = j.names()
+    # Two annotators may share a name (an account and an imported worker): keep them apart.
+    taken = defaultdict(int)
+    for n in raw.values():
+        taken[n] += 1
+    names = {a: n if taken[n] == 1 else f"{n} (#{a})" for a, n in raw.items()}
     metric = scores_by_output(run=run)
     sign = 1.0 if run.higher_is_better else -1.0
     humans: dict[str, dict] = defaultdict(dict)

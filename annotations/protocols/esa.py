@@ -36,7 +36,7 @@ class Esa(Protocol):
     default_scale = (0.0, 100.0)
     default_severities = ("minor", "major")
     api_path = "/api/judgements/spans/"
-    setup_fields = ("severities",)
+    setup_fields = ("severities", "prefill_run", "prefill_holdout")
 
     def settings_summary(self, campaign) -> list[tuple[str, str]]:
         return [("Severities", ", ".join(campaign.severities or self.default_severities))]

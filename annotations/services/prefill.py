@@ -105,6 +105,15 @@ def _merge(spans: list[dict]) -> list[dict]:
     return out[:MAX_SUGGESTIONS]
 
 
+def span_runs(*, project) -> list:
+    """Done runs on the project's datasets whose metric produces spans (the set-up page's choices)."""
+    from metrics.models import MetricRun, RunStatus
+
+    return list(MetricRun.objects.filter(dataset__project=project, status=RunStatus.DONE,
+                                         metric__in=sorted(SPAN_SOURCES)).select_related("dataset")
+                .order_by("dataset__name", "-id")[:200])
+
+
 def prefill_check(*, campaign_dataset, protocol: str, run_id, holdout) -> tuple:
     """The run (done, on the campaign's dataset, of a metric that produces spans) and the held-back share."""
     from metrics.models import MetricRun, RunStatus
@@ -180,6 +189,9 @@ def decisions_record(*, campaign: Campaign, judgements: list) -> None:
     the suggestion's position or None) and `final_spans` set by the answer's check."""
     if not campaign.prefilled or not judgements:
         return
+    # Held-back units had nothing to decide on: their spans are plain ESA spans, not "added".
+    held = set(SpanPrefill.objects.filter(campaign=campaign).values_list("held_back", flat=True).first() or [])
+    judgements = [j for j in judgements if j.output_id not in held]
     shown: dict[int, list[SpanSuggestion]] = defaultdict(list)
     for s in SpanSuggestion.objects.filter(campaign=campaign, held_back=False,
                                            output_id__in={j.output_id for j in judgements}).order_by("position"):

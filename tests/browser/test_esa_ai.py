@@ -52,7 +52,7 @@ def test_accept_edit_delete_add(page, esa_ai, new_page, screenshot_dir):
     assert page.locator("#esa-text .err.suggested").count() == 3  # marked in the text too
     # Screen readers: each suggestion is labelled as one, in its text and its buttons' names.
     assert page.locator("#suggestion-list li").first.text_content().startswith("AI suggestion")
-    page.screenshot(path=str(screenshot_dir / "esa-ai-1280.png"), full_page=True)
+    page.screenshot(path=str(screenshot_dir / "annotate-esa-ai-1280.png"), full_page=True)
 
     # Sending with a suggestion still open is refused on the page.
     page.get_by_label("quality (0 to 100)").click()
@@ -73,7 +73,7 @@ def test_accept_edit_delete_add(page, esa_ai, new_page, screenshot_dir):
     assert "AI suggestion, edited" in page.locator("#span-list li").nth(1).text_content()
     page.set_viewport_size({"width": 390, "height": 844})
     assert page.evaluate("document.documentElement.scrollWidth") <= 400
-    page.screenshot(path=str(screenshot_dir / "esa-ai-390.png"), full_page=True)
+    page.screenshot(path=str(screenshot_dir / "annotate-esa-ai-390.png"), full_page=True)
     page.set_viewport_size({"width": 1280, "height": 900})
     assignment = Assignment.objects.get(campaign=esa_ai, status="pending")
     with page.expect_navigation():
