@@ -13,6 +13,7 @@ from annotations.services.campaigns import campaign_create
 from tests.annotations.analysis.judge_runs import judge_run
 from tests.annotations.factories import DatasetFactory, ItemFactory, MembershipFactory, OutputFactory, SystemFactory, UserFactory
 from tests.browser.conftest import log_in, open_unit
+from tests.browser.test_accessibility import assert_accessible, axe_script  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -41,7 +42,8 @@ def esa_ai(live_server):
     return campaign
 
 
-def test_accept_edit_delete_add(page, esa_ai, new_page, screenshot_dir):
+def test_accept_edit_delete_add(esa_ai, new_page, screenshot_dir, axe_script):  # noqa: F811
+    page = new_page(bypass_csp=True)  # the injected axe-core engine needs it; the page's own scripts are files
     page.set_default_timeout(30_000)
     log_in(page, "ann", "pw-123456")
     open_unit(page, esa_ai.pk)
@@ -53,6 +55,7 @@ def test_accept_edit_delete_add(page, esa_ai, new_page, screenshot_dir):
     # Screen readers: each suggestion is labelled as one, in its text and its buttons' names.
     assert page.locator("#suggestion-list li").first.text_content().startswith("AI suggestion")
     page.screenshot(path=str(screenshot_dir / "annotate-esa-ai-1280.png"), full_page=True)
+    assert_accessible(page, axe_script, "ESA^AI unit with pending suggestions")
 
     # Sending with a suggestion still open is refused on the page.
     page.get_by_label("quality (0 to 100)").click()
@@ -71,6 +74,7 @@ def test_accept_edit_delete_add(page, esa_ai, new_page, screenshot_dir):
     assert page.locator("#span-list li").count() == 3
     assert "AI suggestion, accepted" in page.locator("#span-list li").nth(0).text_content()
     assert "AI suggestion, edited" in page.locator("#span-list li").nth(1).text_content()
+    assert_accessible(page, axe_script, "ESA^AI unit with decided suggestions")
     page.set_viewport_size({"width": 390, "height": 844})
     assert page.evaluate("document.documentElement.scrollWidth") <= 400
     page.screenshot(path=str(screenshot_dir / "annotate-esa-ai-390.png"), full_page=True)
@@ -104,10 +108,11 @@ def test_accept_edit_delete_add(page, esa_ai, new_page, screenshot_dir):
     assert figures["agreement_with_suggestions"]["held_back"]["judgements"] == 0
     assert figures["automation_bias"] is None  # nothing held back
 
-    research = new_page()
+    research = new_page(bypass_csp=True)
     log_in(research, "res", "pw-123456")
     research.goto(f"/campaigns/{esa_ai.pk}/analysis/")
     for key in ("accepted", "edited", "deleted", "added"):
         assert research.locator(f"#sg-{key}").inner_text() == "1"
     assert research.locator("#suggestion-agreement tr[data-group=shown] .sg-f1").inner_text() == \
         f"{shown['f1']:.3f}"
+    assert_accessible(research, axe_script, "analysis dashboard with suggestion figures")

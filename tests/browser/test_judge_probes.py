@@ -10,6 +10,7 @@ from annotations.models import Campaign, Membership
 from tests.annotations.analysis.test_judges import ITEMS, probe_world  # noqa: F401
 from tests.annotations.factories import MembershipFactory, UserFactory
 from tests.browser.conftest import log_in
+from tests.browser.test_accessibility import assert_accessible, axe_script  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -20,7 +21,8 @@ def _json(*args) -> dict:
     return json.loads(out.getvalue())
 
 
-def test_meta_page_shows_judge_probes(page, probe_world, screenshot_dir):  # noqa: F811
+def test_meta_page_shows_judge_probes(new_page, probe_world, screenshot_dir, axe_script):  # noqa: F811
+    page = new_page(bypass_csp=True)  # the injected axe-core engine needs it
     campaign = Campaign.objects.get(name="probe")
     MembershipFactory(project=campaign.dataset.project, user=UserFactory(username="res"),
                       role=Membership.Role.RESEARCHER)
@@ -65,6 +67,7 @@ def test_meta_page_shows_judge_probes(page, probe_world, screenshot_dir):  # noq
         f"{alt3['winning_rate']:.2f}"
 
     page.screenshot(path=str(screenshot_dir / "analysis-judges-1280.png"), full_page=True)
+    assert_accessible(page, axe_script, "meta-evaluation page with judge probes")
     page.set_viewport_size({"width": 390, "height": 844})
     assert page.evaluate("document.documentElement.scrollWidth") <= 400
     page.locator("#judge-probes").scroll_into_view_if_needed()

@@ -7,6 +7,10 @@ bootstrap 95% interval over items; `--compare METRIC2` adds the PERM-BOTH
 p-value that METRIC correlates better than METRIC2. Pairwise campaigns: the
 share of pairs where the metric prefers the output most humans preferred. The
 metric's direction (higher or lower is better) is respected.
+
+An LLM judge's run (`llm-judge`) adds its bias probes under `probes` (annotations.analysis.judges).
+`--method alt-test` runs the alternative annotator test (Calderon et al. 2025) of the run on the
+criterion instead of a correlation: `--epsilon`, `--alt-scoring`, `--q-fdr`, `--min-instances`.
 """
 import json
 

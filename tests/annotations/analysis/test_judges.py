@@ -183,3 +183,22 @@ def test_no_probes_for_other_metrics(probe_world):
     judge_run(dataset, {o.pk: 1.0 for o in probe_world["outputs"].values()}, metric="bleu-like")
     result = cmd("correlate", "--campaign", "probe", "--metric", "bleu-like", "--criterion", "quality")
     assert "probes" not in result
+
+
+def test_alt_test_through_the_api(client, tmp_path):
+    from annotations.models import Campaign, Membership
+    from tests.annotations.factories import MembershipFactory, UserFactory
+
+    dataset, judge, outputs = _alt_campaign(tmp_path, 2)
+    judge_run(dataset, {outputs[(i, "judged")].pk: float(v) for i, v in judge.items()}, options={"scale": "1-5"})
+    user = UserFactory()
+    MembershipFactory(project=dataset.project, user=user, role=Membership.Role.RESEARCHER)
+    client.force_login(user)
+    url = f"/api/campaigns/{Campaign.objects.get(name='alt').pk}/correlation/"
+    body = client.get(url, {"metric": "llm-judge", "criterion": "quality", "method": "alt-test",
+                            "alt_scoring": "accuracy", "epsilon": 0.2}).json()
+    assert body["winning_rate"] == pytest.approx(REFERENCE[(2, 0.2, "accuracy")][0])
+    assert body["advantage_probability"] == pytest.approx(REFERENCE[(2, 0.2, "accuracy")][1], abs=1e-12)
+    assert body["judge_scale"] is None
+    assert client.get(url, {"metric": "llm-judge", "criterion": "quality", "method": "alt-test",
+                            "epsilon": 2}).status_code == 400
