@@ -48,6 +48,32 @@ def generate(seed, n_items=60, n_annotators=5):
     return judge, humans
 
 
+# Pairwise labels: (seed, epsilon) -> the reference's (winning rate, advantage probability), scoring
+# accuracy, on `generate_pairs(seed)` (same procedure as above).
+REFERENCE_PAIRS = {(4, 0.2): (1.0, 0.9024099883855982), (5, 0.1): (0.75, 0.9554487179487179),
+                   (6, 0.15): (1.0, 0.9268809902991695)}
+LABELS = ["a", "b", "tie"]
+
+
+def generate_pairs(seed, n_items=45, n_annotators=4):
+    """Winner labels: gold drawn with p (0.45, 0.45, 0.1); each annotator keeps the gold label with
+    probability 0.55 + 0.1 * k, else draws any label; each skips ~10% of the items; the judge keeps
+    the gold with probability 0.8. Returns (judge {item: label}, humans {annotator: {item: label}})."""
+    rng = np.random.default_rng(seed)
+    gold = rng.choice(3, n_items, p=[0.45, 0.45, 0.1])
+    humans = {}
+    for k in range(n_annotators):
+        keep = rng.random(n_items) < 0.55 + 0.1 * k
+        other = rng.integers(0, 3, n_items)
+        present = rng.random(n_items) > 0.1
+        humans[f"ann{k}"] = {f"q{i:02d}": LABELS[int(gold[i] if keep[i] else other[i])]
+                             for i in range(n_items) if present[i]}
+    keep = rng.random(n_items) < 0.8
+    other = rng.integers(0, 3, n_items)
+    judge = {f"q{i:02d}": LABELS[int(gold[i] if keep[i] else other[i])] for i in range(n_items)}
+    return judge, humans
+
+
 def cmd(*args) -> dict:
     out = StringIO()
     call_command(*args, "--json", stdout=out)
@@ -202,3 +228,31 @@ def test_alt_test_through_the_api(client, tmp_path):
     assert body["judge_scale"] is None
     assert client.get(url, {"metric": "llm-judge", "criterion": "quality", "method": "alt-test",
                             "epsilon": 2}).status_code == 400
+
+
+@pytest.mark.parametrize("case", sorted(REFERENCE_PAIRS))
+def test_alt_test_on_a_pairwise_campaign_equals_reference(tmp_path, case):
+    seed, epsilon = case
+    judge, humans = generate_pairs(seed)
+    items = sorted(judge)
+    cmd("import_dataset", str(write_jsonl(tmp_path / "d.jsonl", [
+        {"item": i, "source": f"s {i}", "outputs": {"s1": f"one {i}", "s2": f"two {i}"}} for i in items])),
+        "--dataset", "pairs", "--project", "pairs")
+    cmd("create_campaign", "--dataset", "pairs", "--name", "pairs", "--protocol", "pairwise", "--criteria", "pref")
+    rows = [{"item": i, "annotator": a, "criterion": "pref", "a": "s1", "b": "s2", "winner": w}
+            for a, answers in humans.items() for i, w in answers.items()]
+    cmd("import_judgements", str(write_jsonl(tmp_path / "j.jsonl", rows)), "--campaign", "pairs")
+    dataset = Dataset.objects.get(name="pairs")
+    outputs = outputs_by_key(dataset)
+    assert all(outputs[(i, "s1")].pk < outputs[(i, "s2")].pk for i in items)  # stored as imported (a = s1)
+    # The judge's preference as its two outputs' scores: the better output scores higher.
+    value = {"a": (1.0, 0.0), "b": (0.0, 1.0), "tie": (0.5, 0.5)}
+    scores = {}
+    for i, label in judge.items():
+        scores[outputs[(i, "s1")].pk], scores[outputs[(i, "s2")].pk] = value[label]
+    judge_run(dataset, scores, options={"mode": "pairwise"})
+    result = cmd("correlate", "--campaign", "pairs", "--metric", "llm-judge", "--criterion", "pref",
+                 "--method", "alt-test", "--epsilon", str(epsilon))
+    assert result["scoring"] == "accuracy"
+    assert result["winning_rate"] == pytest.approx(REFERENCE_PAIRS[case][0])
+    assert result["advantage_probability"] == pytest.approx(REFERENCE_PAIRS[case][1], abs=1e-12)
