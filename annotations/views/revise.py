@@ -55,7 +55,9 @@ def answers_draft(*, campaign, answers: list[dict], shown: list, handles: list, 
             touched.append(name)
             if protocol.has_spans and not spans:
                 spans = [{"start": s.get("start"), "end": s.get("end"), "severity": s.get("severity"),
-                          "missing": bool(s.get("missing"))} for s in answer.get("spans") or []]
+                          "missing": bool(s.get("missing")),
+                          **({"suggestion": s["suggestion"]} if "suggestion" in s else {})}
+                         for s in answer.get("spans") or []]
         elif protocol.answer_shape == "pair":
             fields[f"w-{ci}"] = answer["winner"]
         else:
@@ -63,7 +65,11 @@ def answers_draft(*, campaign, answers: list[dict], shown: list, handles: list, 
             fields[f"x-{ci}"] = str(by_id.get(answer["worst"], answer["worst"]))
     # saved_at = when the answers were last stored (ms): a half-done revision kept in this browser
     # since then wins over them, an older copy (the answers were revised elsewhere since) does not.
-    return {"v": 1, "fields": fields, "touched": touched, "spans": spans, "elapsed_ms": 0, "saved_at": saved_at}
+    draft = {"v": 1, "fields": fields, "touched": touched, "spans": spans, "elapsed_ms": 0, "saved_at": saved_at}
+    if campaign.prefilled:
+        # ESA^AI: every suggestion was decided when the unit was sent; those no span names were deleted.
+        draft["suggestionsDecided"] = True
+    return draft
 
 
 @annotator_required

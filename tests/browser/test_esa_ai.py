@@ -93,6 +93,21 @@ def test_accept_edit_delete_add(esa_ai, new_page, screenshot_dir, axe_script):  
                  for d in SuggestionDecision.objects.filter(judgement=judgement).select_related("suggestion")}
     assert decisions == {("accepted", 0, "minor"), ("edited", 1, "minor"), ("deleted", 2, ""), ("added", None, "major")}
 
+    # Revised: the page starts where the unit was left (decided suggestions, the same spans), and
+    # sending it again changes one severity; the decisions are recorded afresh.
+    page.goto(f"/annotate/assignments/{assignment.pk}/revise/")
+    page.locator("body[data-unit-ready='1']").wait_for()
+    assert page.locator("#suggestion-list li").count() == 0 and page.locator("#span-list li").count() == 3
+    assert "AI suggestion, accepted" in page.locator("#span-list li").nth(0).text_content()
+    page.get_by_label("Severity of error 3").select_option("minor")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Save changes").click()
+    (judgement,) = assignment.spanjudgements.all()
+    decisions = {(d.decision, d.suggestion.position if d.suggestion else None, d.severity)
+                 for d in SuggestionDecision.objects.filter(judgement=judgement).select_related("suggestion")}
+    assert decisions == {("accepted", 0, "minor"), ("edited", 1, "minor"), ("deleted", 2, ""), ("added", None, "minor")}
+    assert SuggestionDecision.objects.count() == 4  # the first answer's decisions went with its judgement
+
     out = StringIO()
     call_command("agreement", "--campaign", "ESA-AI", "--json", stdout=out)
     figures = json.loads(out.getvalue())["criteria"]["quality"]["suggestions"]
@@ -101,6 +116,7 @@ def test_accept_edit_delete_add(esa_ai, new_page, screenshot_dir, axe_script):  
     chars = lambda words: {k for w in words for k in range(TEXT.index(w), TEXT.index(w) + len(w))}  # noqa: E731
     suggested, marked = chars(["quick", "fox", "lazy"]), chars(["quick", "fox", "today"])
     tp = len(suggested & marked)
+    assert len(marked) == 13 and tp == 8
     shown = figures["agreement_with_suggestions"]["shown"]
     assert shown["precision"] == pytest.approx(tp / len(suggested))
     assert shown["recall"] == pytest.approx(tp / len(marked))

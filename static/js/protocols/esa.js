@@ -411,6 +411,11 @@
       var states = Array.isArray(draft.suggestionStates) ? draft.suggestionStates : [];
       suggestions.forEach(function (sg, k) {
         if (states[k] === "taken" || states[k] === "deleted") sg.state = states[k];
+        if (draft.suggestionsDecided) {
+          // A revision: the stored answer decided every suggestion (named by a span, or deleted).
+          var named = spans.some(function (s) { return s.suggestion === sg.position; });
+          sg.state = named ? "taken" : "deleted";
+        }
       });
     },
     ready: function () {
