@@ -233,6 +233,9 @@ def alt_test_report(*, campaign, run: MetricRun, j: report.Loaded, criterion: st
     humans: dict[str, dict] = defaultdict(dict)
     judge: dict = {}
     if protocol.per_output and protocol.scored:
+        if (run.options or {}).get("mode") == "pairwise":
+            raise report.AnalysisError("a pairwise-mode judge gives preferences, not scores on the criterion's "
+                                       "scale: run the alt-test with a score-mode run")
         scoring = scoring or "neg_rmse"
         low, high = campaign.criterion_scale(criterion)
         own = parse_scale((run.options or {}).get("scale"))

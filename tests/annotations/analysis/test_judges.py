@@ -256,3 +256,17 @@ def test_alt_test_on_a_pairwise_campaign_equals_reference(tmp_path, case):
     assert result["scoring"] == "accuracy"
     assert result["winning_rate"] == pytest.approx(REFERENCE_PAIRS[case][0])
     assert result["advantage_probability"] == pytest.approx(REFERENCE_PAIRS[case][1], abs=1e-12)
+
+
+def test_alt_test_says_when_it_cannot_test(probe_world):
+    # 3 annotators x 32 outputs: testable; with --min-instances above that, nobody is: no verdict.
+    w = probe_world
+    result = cmd("correlate", "--campaign", "probe", "--metric", f"#{w['runs']['score'].pk}", "--criterion",
+                 "quality", "--method", "alt-test", "--min-instances", "40")
+    assert result["passed"] is None and result["winning_rate"] is None and result["annotators_tested"] == 0
+    assert all(a["skipped"] for a in result["annotators"].values())
+    with pytest.raises(CommandError, match="pairwise-mode judge"):
+        cmd("correlate", "--campaign", "probe", "--metric", f"#{w['runs']['pairwise'].pk}", "--criterion",
+            "quality", "--method", "alt-test")
+    with pytest.raises(CommandError, match="no done run"):
+        cmd("correlate", "--campaign", "probe", "--metric", "nope", "--criterion", "quality", "--method", "alt-test")
