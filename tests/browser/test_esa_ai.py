@@ -132,3 +132,35 @@ def test_accept_edit_delete_add(esa_ai, new_page, screenshot_dir, axe_script):  
     assert research.locator("#suggestion-agreement tr[data-group=shown] .sg-f1").inner_text() == \
         f"{shown['f1']:.3f}"
     assert_accessible(research, axe_script, "analysis dashboard with suggestion figures")
+
+
+def test_suggestions_with_the_keyboard_only(page, esa_ai):
+    page.set_default_timeout(30_000)
+    log_in(page, "ann", "pw-123456")
+    open_unit(page, esa_ai.pk)
+    page.locator("body[data-unit-ready='1']").wait_for()
+    assert "accept / edit the AI suggestion" in page.locator(".shortcuts").inner_text()
+    page.locator("#esa-text").focus()
+    page.keyboard.press("ArrowRight")  # "quick"
+    assert "AI suggestion" in page.locator("#unit-status").inner_text()
+    page.keyboard.press("a")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")  # "fox"
+    page.keyboard.press("Delete")
+    for _ in range(4):
+        page.keyboard.press("ArrowRight")  # "lazy"
+    page.keyboard.press("e")
+    page.keyboard.press("Shift+ArrowRight")  # "lazy dog"
+    page.keyboard.press("2")
+    assert page.locator("#suggestion-list li").count() == 0
+    page.keyboard.press("s")
+    page.keyboard.press("End")
+    assignment = Assignment.objects.get(campaign=esa_ai, status="pending")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    (judgement,) = Assignment.objects.get(pk=assignment.pk).spanjudgements.all()
+    start = TEXT.index("lazy")
+    decisions = {(d.decision, d.suggestion.position if d.suggestion else None, d.start, d.end, d.severity)
+                 for d in SuggestionDecision.objects.filter(judgement=judgement).select_related("suggestion")}
+    assert decisions == {("accepted", 0, *_span("quick", "minor").values()), ("deleted", 1, None, None, ""),
+                         ("edited", 2, start, start + len("lazy dog"), "major")}

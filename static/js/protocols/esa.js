@@ -180,6 +180,12 @@
     say(edit ? "Editing the suggestion: select its new extent, then a severity."
       : severity === sg.severity ? "Suggestion accepted." : "Suggestion accepted as " + severity + ".");
   }
+  // The pending suggestion under the keyboard's word cursor, if any.
+  function suggestionAtCursor() {
+    var t = tokens[cursor];
+    if (!t) return null;
+    return pending().filter(function (sg) { return !sg.missing && sg.start < t.end && t.start < sg.end; })[0] || null;
+  }
   function sortSpans() {
     spans.sort(function (x, y) { return (x.missing ? 1e12 : x.start) - (y.missing ? 1e12 : y.start); });
   }
@@ -378,10 +384,15 @@
         cursor = Math.max(0, Math.min(tokens.length - 1, cursor + step));
         selection = event.shiftKey ? keyboardSelection() : null;
         render();
-        say(event.shiftKey ? "Selected “" + chars.slice(selection.start, selection.end).join("") + "”"
-          : "At “" + chars.slice(tokens[cursor].start, tokens[cursor].end).join("") + "”");
+        var here = suggestionAtCursor();
+        say((event.shiftKey ? "Selected “" + chars.slice(selection.start, selection.end).join("") + "”"
+          : "At “" + chars.slice(tokens[cursor].start, tokens[cursor].end).join("") + "”") +
+          (here ? ": AI suggestion, " + here.severity + " error (A accepts, E edits, Delete deletes)" : ""));
         return true;
       }
+      var suggested = suggestionAtCursor();
+      if (suggested && (key === "a" || key === "A")) { take(suggested, suggested.severity, false); return true; }
+      if (suggested && (key === "e" || key === "E")) { take(suggested, suggested.severity, true); return true; }
       if (digit >= 1 && digit <= severities.length) { mark(severities[digit - 1]); return true; }
       if (key === "m" || key === "M") { missingAsk(true); return true; }
       if (key === "Delete" || key === "Backspace") {
@@ -391,6 +402,12 @@
           index = spans.findIndex(function (s) { return !s.missing && s.start < t.end && t.start < s.end; });
         }
         if (index >= 0) removeSpan(index);
+        else if (suggested) {
+          suggested.state = "deleted";
+          render();
+          unit.changed();
+          say("Suggestion deleted.");
+        }
         return true;
       }
       if (key === "s" || key === "S") {
