@@ -21,7 +21,6 @@ from django.db import IntegrityError, transaction
 from django.http import Http404
 
 from annotations import rows as rows_sql
-from annotations.services.prefill import decisions_record
 from annotations.models import (
     Annotator,
     Assignment,
@@ -43,6 +42,7 @@ from annotations.services.assignment_work import (
     assignment_time_ms,
 )
 from annotations.services.assignments import retry_on_deadlock
+from annotations.services.prefill import decisions_record
 
 
 def _shown_order_verify(*, assignment: Assignment, reported) -> list[int] | None:
