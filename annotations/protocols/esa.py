@@ -63,7 +63,14 @@ class Esa(Protocol):
         return stats
 
     def card_design(self, config: dict, fmt) -> list[str]:
-        return [f"- Error severities: {', '.join(config['severities']) or 'minor, major'}"]
+        lines = [f"- Error severities: {', '.join(config['severities']) or 'minor, major'}"]
+        prefill = config.get("prefill")
+        if prefill:
+            lines.append(f"- AI-suggested spans (ESA^AI): from {prefill['metric']} run {prefill['run']} "
+                         f"(signature {prefill['signature'] or 'none'}); annotators accepted, edited or deleted "
+                         f"each and were not told the source; {prefill['held_back_outputs']} output(s) "
+                         f"(share {prefill['holdout']}) shown without suggestions")
+        return lines
 
     # ---- quality control -----------------------------------------------------------------------
 

@@ -216,3 +216,15 @@ def test_set_up_page_and_api_create_a_prefilled_campaign(client, world):
     bad = client.post("/api/campaigns/", {**body, "name": "bad", "prefill_holdout": 3},
                       content_type="application/json")
     assert bad.status_code == 400 and "prefill_holdout" in bad.json().get("errors", bad.json())
+
+
+def test_export_records_where_the_suggestions_came_from(world, tmp_path):
+    campaign = _campaign(world, holdout=0.1)
+    out = tmp_path / "export"
+    call_command("export_dataset", "--campaign", campaign.name, "--format", "jsonl", "--out", str(out),
+                 stdout=StringIO())
+    config = json.loads((out / "campaign.json").read_text())
+    assert config["prefill"] == {"run": world["run"].pk, "metric": "llm-judge",
+                                 "signature": world["run"].signature, "holdout": 0.1, "held_back_outputs": 2}
+    card = (out / "README.md").read_text()
+    assert f"AI-suggested spans (ESA^AI): from llm-judge run {world['run'].pk}" in card
