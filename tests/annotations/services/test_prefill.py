@@ -228,3 +228,20 @@ def test_export_records_where_the_suggestions_came_from(world, tmp_path):
                                  "signature": world["run"].signature, "holdout": 0.1, "held_back_outputs": 2}
     card = (out / "README.md").read_text()
     assert f"AI-suggested spans (ESA^AI): from llm-judge run {world['run'].pk}" in card
+
+
+def test_next_assignment_api_carries_suggestions_and_nothing_of_their_source(client, world):
+    from annotations.models import Membership
+    from tests.annotations.factories import MembershipFactory, UserFactory
+
+    campaign = _campaign(world, holdout=0.0)
+    user = UserFactory()
+    MembershipFactory(project=world["dataset"].project, user=user, role=Membership.Role.ANNOTATOR)
+    client.force_login(user)
+    response = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/")
+    assert response.status_code in (200, 201)
+    (output,) = response.json()["item"]["outputs"]
+    assert [(s["start"], s["end"], s["severity"]) for s in output["suggestions"]][:2] == [
+        (*at("beta"), "minor"), (at("gamma")[0], at("delta")[1], "major")]
+    body = response.content.decode()
+    assert "llm-judge" not in body and world["run"].signature not in body and "category" not in body
