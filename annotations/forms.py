@@ -87,7 +87,7 @@ class CampaignForm(forms.Form):
         self.fields["systems"].label_from_instance = lambda s: s.name
         from annotations.services.prefill import span_runs
 
-        self.fields["prefill_run"].choices = [("", "None: annotators start from an empty output")] + [
+        self.fields["prefill_run"].choices = [("", "None")] + [
             (str(run.pk), f"{run.dataset.name}: {run.metric} (run {run.pk})") for run in span_runs(project=project)]
 
     def clean(self):
