@@ -19,6 +19,11 @@ from annotations.selectors.judgements import INCLUDED, JudgementSet, campaign_ju
 from workbench.exceptions import DomainError
 
 GROUP_BY = {"none": "none", "item": "item", "system": "sys"}
+ALT_TEST = "alt-test"
+ALT_TEST_LABEL = ("alternative annotator test (Calderon et al. 2025): leave one annotator out; the judge wins "
+                  "against them when a one-sided t-test finds their advantage below epsilon (Benjamini-Yekutieli "
+                  "over annotators at q_fdr); winning rate = share of annotators the judge wins against; "
+                  "passed when at least 0.5")
 
 
 class AnalysisError(DomainError, ValueError):
@@ -89,6 +94,10 @@ def agreement_report(*, campaign: Campaign, criterion: str | None = None, annota
             figures["normalisation"] = f"{protocol.agreement.value}s z-scored per annotator"
         if protocol.has_spans:
             figures["spans"] = span_agreement(rows)
+            if campaign.prefilled:
+                from annotations.analysis.suggestions import suggestion_report
+
+                figures["suggestions"] = suggestion_report(campaign, rows)
         if protocol.derives_pairs:
             figures["pairwise_derived"] = derived_pair_agreement(protocol, rows, scale=campaign.criterion_scale(c),
                                                                  annotators=j.judgements.used, bootstrap=bootstrap,
@@ -273,9 +282,11 @@ def _matrices(outputs: dict, human: dict[int, float], metric: dict[int, float | 
 def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: str = "segment",
                      method: str = "pearson", group_by: str = "none", normalize: str = "none",
                      min_votes: int = 1, min_consensus: float = 0.0, compare: str | None = None,
-                     annotators: str = INCLUDED, bootstrap: int = 200, seed: int = 0) -> dict:
-    if method not in co.METHODS:
-        raise AnalysisError(f"--method must be one of {', '.join(co.METHODS)}")
+                     annotators: str = INCLUDED, bootstrap: int = 200, seed: int = 0,
+                     epsilon: float = 0.2, alt_scoring: str | None = None, q_fdr: float = 0.05,
+                     min_instances: int = 30) -> dict:
+    if method not in co.METHODS and method != ALT_TEST:
+        raise AnalysisError(f"--method must be one of {', '.join(co.METHODS)}, {ALT_TEST}")
     if group_by not in GROUP_BY:
         raise AnalysisError("--group-by must be none, item or system")
     if level not in ("segment", "system"):
@@ -289,6 +300,16 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
     j = load(campaign=campaign, annotators=annotators, criterion=criterion)
     base = {"campaign": campaign.name, "metric": run.metric, "run": run.pk, "signature": run.signature,
             "higher_is_better": run.higher_is_better, "criterion": criterion, "judgements_used": j.describe()}
+    from annotations.analysis import judges  # judges reads through this module
+
+    if method == ALT_TEST:
+        figures = judges.alt_test_report(campaign=campaign, run=run, j=j, criterion=criterion, epsilon=epsilon,
+                                         scoring=alt_scoring, q_fdr=q_fdr, min_instances=min_instances)
+        return {**base, "method": ALT_TEST, "n": figures["instances"], ALT_TEST: figures["winning_rate"],
+                **figures, "test": ALT_TEST_LABEL}
+    if judges.is_judge(run):
+        base["probes"] = judges.judge_probes(campaign=campaign, run=run, j=j, criterion=criterion,
+                                             normalize=normalize)
     outputs = output_index(campaign=campaign)
     if j.protocol.correlate_as_pair_agreement:
         return {**base, **pairwise_agreement(j, criterion, scores_by_output(run=run), run.higher_is_better,

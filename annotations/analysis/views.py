@@ -173,8 +173,15 @@ def meta(request: HttpRequest, pk: int) -> HttpResponse:
                                       for c in data["columns"]]
         return _csv(f"{campaign.name}-meta-evaluation", header,
                     [[r["metric"], r["run"], *[cell["value"] for cell in r["cells"]]] for r in data["rows"]])
+    try:
+        epsilon = float(request.GET.get("epsilon", 0.2))
+    except ValueError:
+        epsilon = 0.2
+    epsilon = epsilon if epsilon in pages.ALT_EPSILONS else 0.2
     ctx = _base(request, campaign, f, "meta")
-    ctx.update({"data": data, "normalize": normalize})
+    ctx.update({"data": data, "normalize": normalize, "epsilon": epsilon, "epsilons": pages.ALT_EPSILONS,
+                "judges": pages.judge_panel(campaign, annotators=f["annotators"], normalize=normalize,
+                                            epsilon=epsilon)})
     return render(request, "analysis/meta.html", ctx)
 
 

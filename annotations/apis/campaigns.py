@@ -126,6 +126,13 @@ class CampaignListApi(ApiAuthMixin, APIView):
         pair_rounds = serializers.IntegerField(required=False, min_value=0, max_value=1000)
         assignment_timeout_minutes = serializers.IntegerField(required=False, min_value=1, max_value=7 * 24 * 60)
         seed = serializers.IntegerField(required=False, min_value=0, max_value=2**62)
+        prefill_run = serializers.IntegerField(
+            required=False, allow_null=True, min_value=1,
+            help_text="Span protocols (ESA^AI): a done run whose spans become suggestions (llm-judge spans mode, "
+                      "minwed/mincer, nli).")
+        prefill_holdout = serializers.FloatField(
+            required=False, min_value=0, max_value=0.999999,
+            help_text="With prefill_run: the random share of outputs shown without suggestions.")
 
         class Meta:
             ref_name = "CampaignCreate"
@@ -171,6 +178,10 @@ class BlindOutputSerializer(serializers.Serializer):
     id = OutputRefField(help_text="Annotators: an opaque handle, valid in this assignment only; owners and "
                                   "researchers: the output id. Send it back as is.")
     text = serializers.CharField()
+    suggestions = serializers.ListField(
+        child=serializers.DictField(), required=False,
+        help_text="ESA^AI campaigns: suggested spans ({start, end, severity, missing}); name one in an answered "
+                  "span as \"suggestion\": its index, to accept or edit it; a suggestion no span names is deleted.")
 
     class Meta:
         ref_name = "BlindOutput"

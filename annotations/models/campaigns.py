@@ -59,6 +59,9 @@ class Campaign(TimeStampedModel):
     # Regular units planned (positions 0 .. n_units-1), set with planned_at: the
     # domain of the annotators' walks. None for units not planned that way.
     n_units = models.PositiveIntegerField(null=True, blank=True, editable=False)
+    # Span protocols: the outputs come with AI-suggested spans (annotations.models.prefill.SpanPrefill);
+    # a flag so the unit submit knows without a query.
+    prefilled = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["name"]

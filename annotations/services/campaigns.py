@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 
 from annotations import protocols
 from annotations.models import Campaign, Dataset, ErrorSpan, System
+from annotations.services.prefill import campaign_prefill, prefill_check
 from annotations.services.units import campaign_units_plan
 
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)"
@@ -169,6 +170,8 @@ def campaign_create(
     pair_rounds: int = 0,
     assignment_timeout_minutes: int = 60,
     seed: int | None = None,
+    prefill_run: int | None = None,
+    prefill_holdout: float = 0.0,
 ) -> Campaign:
     """Create a campaign and plan its units.
 
@@ -176,7 +179,9 @@ def campaign_create(
     0-100 unless told otherwise; RankME magnitudes are unbounded by default
     and the anchor defaults to 100; pairwise and best-worst campaigns have no
     scale. `systems` (names) restricts the campaign to some of the dataset's
-    systems. `tuple_size` is the best-worst tuple (default 4) or the number
+    systems. Span protocols may start from a done run's spans (`prefill_run`,
+    ESA^AI: annotations.services.prefill), holding back `prefill_holdout` of the
+    outputs without suggestions. `tuple_size` is the best-worst tuple (default 4) or the number
     of RankME outputs side by side (3-5, default 3).
     """
     name = (name or "").strip()
@@ -213,6 +218,10 @@ def campaign_create(
         seed = secrets.randbits(62)
     seed = _whole(seed, "seed", 0, 2**62)
     chosen = _systems_resolve(dataset, systems)
+    prefill = None
+    if prefill_run not in (None, ""):
+        prefill = prefill_check(campaign_dataset=dataset, protocol=protocol, run_id=prefill_run,
+                                holdout=prefill_holdout)
     if Campaign.objects.filter(name=name).exists():
         raise ValidationError({"name": f"A campaign called {name!r} already exists."})
 
@@ -246,6 +255,8 @@ def campaign_create(
         raise ValidationError({"name": f"A campaign called {name!r} already exists."}) from None
     if chosen:
         campaign.systems.set(chosen)
+    if prefill:
+        campaign_prefill(campaign=campaign, run=prefill[0], holdout=prefill[1])
     campaign_units_plan(campaign=campaign)
     campaign.refresh_from_db(fields=["planned_at", "n_units"])
     return campaign

@@ -71,7 +71,8 @@ def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) ->
         "protocol": protocol.name,
         "assignment": payload["id"],
         "shown_order": payload["shown_order"],
-        "outputs": [{"id": o["id"], "text": o["text"]} for o in outputs],
+        "outputs": [{"id": o["id"], "text": o["text"], **({"suggestions": o["suggestions"]} if "suggestions" in o else {})}
+                    for o in outputs],
         "criteria": [{k: c[k] for k in ("name", "widget", "scale_min", "scale_max", "index")} for c in criteria],
         "severities": settings["severities"],
         "anchor": payload.get("anchor"),

@@ -14,7 +14,8 @@ from annotations.services.campaigns import campaign_create, criteria_parse, scal
 # Service fields -> the flags that set them, for error messages.
 FLAGS = {"scale_min": "scale", "scale_max": "scale", "anchor_value": "anchor", "tuple_size": "tuple-size",
          "units_per_batch": "units-per-batch", "pair_rounds": "pair-rounds",
-         "assignment_timeout_minutes": "timeout-minutes"}
+         "assignment_timeout_minutes": "timeout-minutes", "prefill_run": "prefill-run",
+         "prefill_holdout": "prefill-holdout"}
 
 
 class Command(BaseCommand):
@@ -43,6 +44,12 @@ class Command(BaseCommand):
         parser.add_argument("--show-reference", action="store_true", help="show the references to annotators")
         parser.add_argument("--hide-source", action="store_true", help="do not show the input to annotators")
         parser.add_argument("--seed", type=int, help="seed of the unit plan (default: random, recorded)")
+        parser.add_argument("--prefill-run", type=int, metavar="RUN_ID",
+                            help="ESA (span protocols): start from this done run's spans as suggestions "
+                                 "(llm-judge spans mode, minwed/mincer errors, nli omitted facts)")
+        parser.add_argument("--prefill-holdout", type=float, default=0.0, metavar="SHARE",
+                            help="with --prefill-run: the random share of outputs shown without suggestions "
+                                 "(0 to under 1, e.g. 0.2), to measure automation bias")
         group = parser.add_mutually_exclusive_group()
         group.add_argument("--instructions", default="")
         group.add_argument("--instructions-file", help="UTF-8 text file holding the instructions")
@@ -76,6 +83,7 @@ class Command(BaseCommand):
                 units_per_batch=options["units_per_batch"], pair_rounds=options["pair_rounds"],
                 assignment_timeout_minutes=options["timeout_minutes"], show_reference=options["show_reference"],
                 show_source=not options["hide_source"], seed=options["seed"],
+                prefill_run=options["prefill_run"], prefill_holdout=options["prefill_holdout"],
             )
         except ValidationError as exc:
             if hasattr(exc, "error_dict"):
@@ -91,6 +99,11 @@ class Command(BaseCommand):
             "redundancy": campaign.redundancy, "systems": sorted(s.name for s in campaign.systems.all()),
             "units": campaign.units.count(), "seed": campaign.seed,
         }
+        if campaign.prefilled:
+            prefill = campaign.prefill
+            summary["prefill"] = {"run": prefill.run_id, "metric": prefill.metric, "holdout": prefill.holdout,
+                                  "held_back_outputs": len(prefill.held_back),
+                                  "suggestions": campaign.span_suggestions.filter(held_back=False).count()}
         if options["json"]:
             self.stdout.write(json.dumps(summary))
         else:
