@@ -47,8 +47,8 @@ def test_meta_page_shows_judge_probes(new_page, probe_world, screenshot_dir, axe
 
     position = _json("correlate", "--campaign", "probe", "--metric", f"#{runs['pairwise'].pk}",
                      "--criterion", "quality")["probes"]["position"]
-    assert position["pairs"] == 2 * ITEMS
-    assert (f"{position['flipped']} of {2 * ITEMS} pairs flip ({position['flip_rate']:.3f})"
+    assert position["pairs"] == ITEMS  # one pair per item (s1, s2), counted once
+    assert (f"{position['flipped']} of {ITEMS} pairs flip ({position['flip_rate']:.3f})"
             in pairwise.locator(".probe-position").inner_text())
 
     alt = _json("correlate", "--campaign", "probe", "--metric", f"#{runs['score'].pk}", "--criterion", "quality",
