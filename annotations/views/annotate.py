@@ -91,6 +91,8 @@ def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) ->
         "criteria": criteria,
         "payload": payload,
         "outputs": outputs,
+        # ESA^AI: some output of the unit comes with suggested spans (the keys to decide on them).
+        "suggested": any(o.get("suggestions") for o in outputs),
         "triples": triples,
         "other_data": data if data and not triples else None,
         "unit_config": config,

@@ -8,7 +8,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from annotations.models import Assignment, Membership, SuggestionDecision
+from annotations.models import Assignment, Membership, Output, SuggestionDecision
 from annotations.services.campaigns import campaign_create
 from tests.annotations.analysis.judge_runs import judge_run
 from tests.annotations.factories import DatasetFactory, ItemFactory, MembershipFactory, OutputFactory, SystemFactory, UserFactory
@@ -164,3 +164,115 @@ def test_suggestions_with_the_keyboard_only(page, esa_ai):
                  for d in SuggestionDecision.objects.filter(judgement=judgement).select_related("suggestion")}
     assert decisions == {("accepted", 0, *_span("quick", "minor").values()), ("deleted", 1, None, None, ""),
                          ("edited", 2, start, start + len("lazy dog"), "major")}
+
+
+# ---- contrastive ESA: suggestions on every output card -----------------------------------------
+
+CESA_TEXTS = {"SYSA": "Alpha quick brown fox", "SYSB": "Beta quick brown fox", "SYSC": "Gamma quick brown fox"}
+
+
+def _word(text, word, severity):
+    start = text.index(word)
+    return {"start": start, "end": start + len(word), "severity": severity}
+
+
+@pytest.fixture
+def cesa_ai(live_server):
+    dataset = DatasetFactory(name="cesa-ai")
+    item = ItemFactory(dataset=dataset, position=0, external_id="c0")
+    outputs = {name: OutputFactory(item=item, system=SystemFactory(dataset=dataset, name=name), text=text)
+               for name, text in CESA_TEXTS.items()}
+    # Every output: its first word (minor) and "fox" (major) suggested.
+    run = judge_run(dataset, {o.pk: -6.0 for o in outputs.values()}, options={"mode": "spans"},
+                    extras={o.pk: {"spans": [_word(o.text, o.text.split()[0], "minor"), _word(o.text, "fox", "major")]}
+                            for o in outputs.values()})
+    campaign = campaign_create(dataset=dataset, name="cESA-AI", protocol="cesa", criteria=["quality"], seed=3,
+                               tuple_size=3, prefill_run=run.pk)
+    MembershipFactory(project=dataset.project, user=UserFactory(username="ann"), role=Membership.Role.ANNOTATOR)
+    return campaign
+
+
+def test_cesa_suggestions_per_output(cesa_ai, new_page, screenshot_dir, axe_script):  # noqa: F811
+    """Each cESA card lists its own output's suggestions; the mouse decides output 1's, the keyboard
+    (Down to the next output, A / E / Delete at the word cursor) outputs 2 and 3; sending waits
+    until all are decided; the decisions are stored per output and a revision restores them."""
+    page = new_page(bypass_csp=True)
+    page.set_default_timeout(30_000)
+    log_in(page, "ann", "pw-123456")
+    open_unit(page, cesa_ai.pk)
+    page.locator("body[data-unit-ready='1']").wait_for()
+    assignment = Assignment.objects.get(campaign=cesa_ai, status="pending")
+    texts = [Output.objects.get(pk=o).text for o in assignment.shown_order]
+    html = page.content()
+    assert not any(name in html for name in CESA_TEXTS) and "llm-judge" not in html  # blind
+    cards = page.locator("[data-span-card]")
+    for p in range(3):
+        assert cards.nth(p).locator("[data-suggestion-list] li").count() == 2
+        assert cards.nth(p).locator(".err.suggested").count() == 2
+        assert cards.nth(p).locator(".err.suggested").first.inner_text() == texts[p].split()[0]
+    assert "accept / edit the AI suggestion" in page.locator(".shortcuts").inner_text()
+    assert_accessible(page, axe_script, "cESA^AI unit with pending suggestions")
+    page.screenshot(path=str(screenshot_dir / "annotate-cesa-ai-1280.png"), full_page=True)
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert page.evaluate("document.documentElement.scrollWidth") <= 400
+    page.screenshot(path=str(screenshot_dir / "annotate-cesa-ai-390.png"), full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    for p in range(3):
+        box = cards.nth(p).locator("input[type=range]").bounding_box()
+        page.mouse.click(box["x"] + box["width"] * 0.85, box["y"] + box["height"] / 2)  # above 66: no warning
+    page.get_by_role("button", name="Submit").click()
+    assert "6 AI suggestions are still open (output 1, 2, 3)" in page.locator("#esa-pending").inner_text()
+
+    # Output 1 with the mouse: accept the first, delete the second.
+    page.get_by_role("button", name="Accept AI suggestion 1 of output 1").click()
+    page.get_by_role("button", name="Delete AI suggestion 2 of output 1").click()
+    assert cards.nth(0).locator("[data-suggestion-list] li").count() == 0
+    assert cards.nth(1).locator("[data-suggestion-list] li").count() == 2  # the others keep theirs
+    # Output 2 with the keys: accept its first word, then edit "fox" into "brown fox", minor.
+    cards.nth(0).locator("[data-esa-text]").focus()
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("a")
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")  # "fox"
+    assert "AI suggestion, major error" in page.locator("#unit-status").inner_text()
+    page.keyboard.press("e")
+    page.keyboard.press("Shift+ArrowLeft")
+    page.keyboard.press("1")
+    # Output 3: delete both at the cursor.
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Delete")
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
+    page.keyboard.press("Delete")
+    assert page.locator("[data-suggestion-list] li").count() == 0
+    assert "AI suggestion, edited" in cards.nth(1).locator("[data-span-list] li").nth(1).text_content()
+    with page.expect_navigation():
+        page.get_by_role("button", name="Submit").click()
+    assignment.refresh_from_db()
+    assert assignment.status == "done"
+
+    def decisions():
+        by_output = {}
+        for d in SuggestionDecision.objects.filter(judgement__assignment=assignment).select_related(
+                "suggestion", "judgement"):
+            by_output.setdefault(d.judgement.output_id, set()).add(
+                (d.decision, d.suggestion.position if d.suggestion else None, d.start, d.end, d.severity))
+        return [by_output.get(o, set()) for o in assignment.shown_order]
+
+    first = [len(t.split()[0]) for t in texts]
+    fox = [t.index("fox") for t in texts]
+    brown = texts[1].index("brown")
+    expected = [{("accepted", 0, 0, first[0], "minor"), ("deleted", 1, None, None, "")},
+                {("accepted", 0, 0, first[1], "minor"), ("edited", 1, brown, fox[1] + 3, "minor")},
+                {("deleted", 0, None, None, ""), ("deleted", 1, None, None, "")}]
+    assert decisions() == expected
+
+    # Revised: every card starts decided, with its spans and their badges; sent again unchanged.
+    page.goto(f"/annotate/assignments/{assignment.pk}/revise/")
+    page.locator("body[data-unit-ready='1']").wait_for()
+    assert page.locator("[data-suggestion-list] li").count() == 0
+    assert [cards.nth(p).locator("[data-span-list] li").count() for p in range(3)] == [1, 2, 0]
+    assert "AI suggestion, accepted" in cards.nth(0).locator("[data-span-list] li").first.text_content()
+    with page.expect_navigation():
+        page.get_by_role("button", name="Save changes").click()
+    assert decisions() == expected
