@@ -54,8 +54,8 @@ def words(text: str) -> int:
 
 # ---- position consistency ----------------------------------------------------------------
 
-def judged_pairs(*, run: MetricRun, outputs) -> list[tuple[float, float]]:
-    """Pairwise mode: (preference, swapped) of every pair of two of `outputs` the judge compared,
+def judged_pairs(*, run: MetricRun, outputs) -> list[tuple[int, int, float, float]]:
+    """Pairwise mode: (output, opponent, preference, swapped) of every pair of two of `outputs` the judge compared,
     each pair once, read from the entry of its output that comes first in the judge's plan order.
     The judge stores per output `pairs` [{opponent, preference, swapped}]: `opponent` is the other
     output's index among the item's outputs in plan order (item position, system name, output id),
@@ -79,7 +79,17 @@ def judged_pairs(*, run: MetricRun, outputs) -> list[tuple[float, float]]:
                     continue
                 preference, swapped = _num(e.get("preference")), _num(e.get("swapped"))
                 if preference is not None and swapped is not None:
-                    out.append((preference, swapped))
+                    out.append((o, ids[other], preference, swapped))
+    return out
+
+
+def pair_preferences(*, run: MetricRun, outputs) -> dict[tuple[int, int], float]:
+    """Pairwise mode: P(x is better than y), both orders averaged, keyed (x, y) and (y, x): the
+    judge's own verdict on that pair (its per-output score averages over all the item's opponents)."""
+    out = {}
+    for o, other, preference, swapped in judged_pairs(run=run, outputs=outputs):
+        out[(o, other)] = (preference + swapped) / 2
+        out[(other, o)] = 1 - out[(o, other)]
     return out
 
 
@@ -93,9 +103,9 @@ def position_consistency(*, run: MetricRun, outputs) -> dict | None:
     pairs = judged_pairs(run=run, outputs=outputs)
     if not pairs:
         return None
-    flips = sum((s > 0.5) != (w > 0.5) for s, w in pairs)
+    flips = sum((s > 0.5) != (w > 0.5) for _, _, s, w in pairs)
     # As shown first the output wins when s > 0.5; as shown second the first (the other) wins when w < 0.5.
-    first_wins = sum((s > 0.5) + (w < 0.5) for s, w in pairs)
+    first_wins = sum((s > 0.5) + (w < 0.5) for _, _, s, w in pairs)
     return {"pairs": len(pairs), "flipped": flips, "flip_rate": flips / len(pairs),
             "consistency": 1 - flips / len(pairs), "first_position_wins": first_wins / (2 * len(pairs)),
             "definition": "share of pairs whose preference (probability > 0.5) flips when the two outputs "
@@ -250,7 +260,9 @@ def alt_test_report(*, campaign, run: MetricRun, j: report.Loaded, criterion: st
     human annotation an annotator's score, the judge's its score mapped linearly from its own
     `scale` option to the criterion's scale (rounded to the scale's points for accuracy);
     default scoring negative RMSE. Pair protocols: an instance is a pair, the annotation
-    the winner (a, b or tie), the judge's the output it scores better; scoring accuracy."""
+    the winner (a, b or tie), the judge's its verdict on that pair (pairwise mode: P(a better),
+    both orders averaged, above / below / at 0.5) or else the output it scores better; scoring
+    accuracy."""
     protocol = j.protocol
     rows = j.rows.get(criterion, [])
     raw = j.names()
@@ -284,9 +296,15 @@ def alt_test_report(*, campaign, run: MetricRun, j: report.Loaded, criterion: st
         scoring = scoring or "accuracy"
         for r in rows:
             humans[names.get(r.annotator_id, str(r.annotator_id))][(r.item_id, r.a_id, r.b_id)] = r.winner
+        # A pairwise-mode judge's verdict on the pair itself; other judges: their two outputs' scores.
+        direct = pair_preferences(run=run, outputs=output_index(campaign=campaign)) \
+            if (run.options or {}).get("mode") == "pairwise" else {}
         for (_i, a, b) in {k for answers in humans.values() for k in answers}:
             ma, mb = _num(metric.get(a)), _num(metric.get(b))
-            if ma is not None and mb is not None:
+            if (a, b) in direct:
+                p = direct[(a, b)]
+                judge[(_i, a, b)] = "a" if p > 0.5 else "b" if p < 0.5 else "tie"
+            elif ma is not None and mb is not None:
                 judge[(_i, a, b)] = "a" if sign * ma > sign * mb else "b" if sign * ma < sign * mb else "tie"
         mapped = None
     else:

@@ -246,8 +246,8 @@ def test_alt_test_on_a_pairwise_campaign_equals_reference(tmp_path, case):
     judge, humans = generate_pairs(seed)
     items = sorted(judge)
     cmd("import_dataset", str(write_jsonl(tmp_path / "d.jsonl", [
-        {"item": i, "source": f"s {i}", "outputs": {"s1": f"one {i}", "s2": f"two {i}"}} for i in items])),
-        "--dataset", "pairs", "--project", "pairs")
+        {"item": i, "source": f"s {i}", "outputs": {"s1": f"one {i}", "s2": f"two {i}", "s3": f"three {i}"}}
+        for i in items])), "--dataset", "pairs", "--project", "pairs")
     cmd("create_campaign", "--dataset", "pairs", "--name", "pairs", "--protocol", "pairwise", "--criteria", "pref")
     rows = [{"item": i, "annotator": a, "criterion": "pref", "a": "s1", "b": "s2", "winner": w}
             for a, answers in humans.items() for i, w in answers.items()]
@@ -255,12 +255,28 @@ def test_alt_test_on_a_pairwise_campaign_equals_reference(tmp_path, case):
     dataset = Dataset.objects.get(name="pairs")
     outputs = outputs_by_key(dataset)
     assert all(outputs[(i, "s1")].pk < outputs[(i, "s2")].pk for i in items)  # stored as imported (a = s1)
-    # The judge's preference as its two outputs' scores: the better output scores higher.
-    value = {"a": (1.0, 0.0), "b": (0.0, 1.0), "tie": (0.5, 0.5)}
-    scores = {}
+    # A pairwise-mode judge in the format it stores. Its verdict on s1 vs s2 is the generated label
+    # (0.6 / 0.4 in both orders, or 0.5 for a tie); s3, which no human judged, loses fully to the
+    # label's winner and beats its loser, so the outputs' mean win probabilities (the run's scores)
+    # rank the pair the other way: the alt-test must read the judge's verdict on the pair itself.
+    first = {}
     for i, label in judge.items():
-        scores[outputs[(i, "s1")].pk], scores[outputs[(i, "s2")].pk] = value[label]
-    judge_run(dataset, scores, options={"mode": "pairwise"})
+        s1, s2, s3 = (outputs[(i, s)].pk for s in ("s1", "s2", "s3"))
+        win, lose = (s1, s2) if label == "a" else (s2, s1)
+        p = 0.5 if label == "tie" else 0.6
+        first[(win, lose)], first[(lose, win)] = p, 1 - p
+        if label == "tie":
+            for x in (s1, s2):
+                first[(x, s3)] = first[(s3, x)] = 0.5
+        else:
+            first[(lose, s3)], first[(s3, lose)] = 1.0, 0.0
+            first[(s3, win)], first[(win, s3)] = 1.0, 0.0
+    scores, extras = pairwise_extras(first, [[outputs[(i, s)].pk for s in ("s1", "s2", "s3")] for i in items])
+    for i, label in judge.items():
+        if label != "tie":
+            win, lose = ("s1", "s2") if label == "a" else ("s2", "s1")
+            assert scores[outputs[(i, win)].pk] < scores[outputs[(i, lose)].pk]
+    judge_run(dataset, scores, extras=extras, options={"mode": "pairwise"})
     result = cmd("correlate", "--campaign", "pairs", "--metric", "llm-judge", "--criterion", "pref",
                  "--method", "alt-test", "--epsilon", str(epsilon))
     assert result["scoring"] == "accuracy"
