@@ -30,6 +30,7 @@ $(DEV_STAMP): requirements.txt requirements-dev.txt | $(APP_STAMP)
 # The database: DATABASE_URL when given (environment or .env), otherwise an embedded PostgreSQL
 # from a wheel under var/pgdata (no system server, no psql needed; `make stop` stops it).
 localdb: .env venv
+	@grep -q '^DJANGO_SECRET_KEY=' .env || printf 'DJANGO_SECRET_KEY=%s\n' "$$(python3 -c 'import secrets; print(secrets.token_urlsafe(50))')" >> .env
 	@$(PY) -m workbench.localdb ensure
 
 stop:

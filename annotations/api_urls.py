@@ -1,7 +1,7 @@
 """REST API routes (mounted under /api/)."""
 from django.urls import path
 
-from annotations.apis import auth, campaigns, datasets, exports, imports, judgements, projects, revisions
+from annotations.apis import auth, campaigns, datasets, exports, imports, judgements, projects, revisions, waves
 from annotations.quality import apis as quality
 from annotations.studies import apis as studies
 
@@ -23,6 +23,9 @@ urlpatterns = [
     path("outputs/", datasets.OutputListApi.as_view(), name="api-output-list"),
     path("campaigns/", campaigns.CampaignListApi.as_view(), name="api-campaign-list"),
     path("campaigns/<int:pk>/", campaigns.CampaignDetailApi.as_view(), name="api-campaign-detail"),
+    path("campaigns/<int:pk>/waves/", waves.WaveCreateApi.as_view(), name="api-campaign-waves"),
+    path("campaigns/<int:pk>/progress/", campaigns.CampaignProgressApi.as_view(), name="api-campaign-progress"),
+    path("campaigns/<int:pk>/stop/", campaigns.CampaignStopApi.as_view(), name="api-campaign-stop"),
     path(
         "campaigns/<int:pk>/next-assignment/",
         campaigns.NextAssignmentApi.as_view(),

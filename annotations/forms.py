@@ -79,6 +79,26 @@ class CampaignForm(forms.Form):
                                                     label="Timeout (minutes)",
                                                     help_text="An unfinished unit goes back to the pool after this.")
 
+    allocation = forms.ChoiceField(
+        choices=Campaign.Allocation.choices, initial=Campaign.Allocation.OVERLAP_FIRST, label="Allocation",
+        required=False,
+        help_text="How units are handed out. Overlap first: every unit reaches k early (agreement from the first "
+                  "units). Spread: each annotator in their own random order. Adaptive: judgements go where the "
+                  "system ranking is still undecided, and the campaign can stop early.")
+    adaptive_min_per_system = forms.IntegerField(
+        required=False, min_value=1, max_value=100_000, label="Adaptive: cold start (units per system)",
+        help_text="Every system is judged in this many units before anything is closed (default 10).")
+    adaptive_alpha = forms.FloatField(required=False, min_value=1e-6, max_value=0.5, label="Adaptive: alpha",
+                                      help_text="Significance level for a decided pair of systems (default 0.05).")
+    adaptive_stable_checks = forms.IntegerField(
+        required=False, min_value=1, max_value=1000, label="Adaptive: stable checks to stop",
+        help_text="Stop once the ranking and its clusters stayed the same this many checks (default 3).")
+    adaptive_check_every = forms.IntegerField(
+        required=False, min_value=1, max_value=1_000_000, label="Adaptive: judgements between checks",
+        help_text="Units completed between two checks (default 20).")
+
+    ADAPTIVE_FIELDS = ("min_per_system", "alpha", "stable_checks", "check_every")
+
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["dataset"].queryset = Dataset.objects.filter(project=project).order_by("name")
@@ -108,7 +128,9 @@ class CriterionForm(forms.Form):
     max_label = forms.CharField(max_length=100, required=False)
 
 
-CriterionFormSet = forms.formset_factory(CriterionForm, extra=0, min_num=1, max_num=20)
+# validate_max and absolute_max: a forged criteria-TOTAL_FORMS=1000 is refused, not built into 1000 forms.
+CriterionFormSet = forms.formset_factory(CriterionForm, extra=0, min_num=1, max_num=20, validate_max=True,
+                                         absolute_max=20)
 
 
 class MemberAddForm(forms.Form):

@@ -17,3 +17,12 @@ def export_job_run_task(job_id: int) -> None:
     from annotations.export.jobs import export_job_run
 
     export_job_run(job_id=job_id)
+
+
+@shared_task(name="annotations.campaign_plan", acks_late=True, ignore_result=True)
+def campaign_plan_task(campaign_id: int) -> None:
+    """Plan a big campaign's units on a worker (annotations.services.units): a duplicate does
+    nothing once it is planned; a redelivery after a worker died plans again from nothing."""
+    from annotations.services.units import campaign_units_plan_worker
+
+    campaign_units_plan_worker(campaign_id=campaign_id)

@@ -4,7 +4,7 @@ from django.urls import path
 from annotations import views
 from annotations.quality import views as quality
 from annotations.studies import views as studies
-from annotations.views import exports, login_links, revise
+from annotations.views import exports, login_links, revise, waves
 
 urlpatterns = [
     path("", views.project_list, name="project-list"),
@@ -16,6 +16,7 @@ urlpatterns = [
     path("projects/<int:pk>/campaigns/new/", views.campaign_new, name="campaign-new"),
     path("campaigns/<int:pk>/", views.campaign_detail, name="campaign-detail"),
     path("campaigns/<int:pk>/progress.json", views.campaign_progress_json, name="campaign-progress"),
+    path("campaigns/<int:pk>/stop/", views.campaign_stop_view, name="campaign-stop"),
     path("campaigns/<int:pk>/judgements/", views.campaign_judgements, name="campaign-judgements"),
     path("annotate/", views.annotate_home, name="annotate-home"),
     path("annotate/campaigns/<int:pk>/", views.annotate_campaign, name="annotate-campaign"),
@@ -41,6 +42,8 @@ urlpatterns = [
     path("join/<str:token>/", studies.join, name="join"),
     path("campaigns/<int:pk>/join-links/new/", studies.join_link_new, name="campaign-join-link-new"),
     path("join-links/<int:pk>/revoke/", studies.join_link_revoke_view, name="join-link-revoke"),
+    # Second waves (annotations.services.waves): researchers only.
+    path("campaigns/<int:pk>/waves/new/", waves.wave_new, name="campaign-wave-new"),
     path("imports/<int:pk>/", views.import_job_detail, name="import-job-detail"),
     # One-time login links for accounts made by owners (annotations.services.login_links).
     path("login/<str:token>/", login_links.login_link, name="login-link"),

@@ -13,7 +13,17 @@ through the REST API, the upload form and the command line:
 - oversized bodies: a 199 MB body declared to the anonymous token endpoint
   (answered before it is sent), 2 MB of JSON to an authenticated endpoint;
 - 300 wrong passwords then the right one, on the token endpoint and the
-  login page.
+  login page;
+- issue 24's findings (after the database comparison, since some of them
+  create rows): metric options naming /dev/zero, /dev/urandom, /etc/shadow,
+  /etc/passwd, existing and missing directories (API and `run_metric --sync`,
+  where every refusal must read the same), an anonymous 150 MB upload with a
+  forged CSRF cookie, a quality-settings body naming `campaign`, NUL in a
+  query string and in JSON, a 1,000-form criteria formset, look-alike and
+  CR/LF names, a padded username against the token throttle, password reset,
+  static-file headers, a campaign over the unit cap, and the task queue down
+  (gunicorn is given a broker that does not answer: runs must fail, not stay
+  queued).
 
 Then checks that the database holds exactly what it held before (every
 table but the login-attempt and session bookkeeping), that no answer was a
@@ -151,6 +161,116 @@ def snapshot(dsn: str) -> dict[str, tuple]:
     return state
 
 
+HOSTILE_PATHS = ["/dev/zero", "/dev/urandom", "/etc/shadow", "/etc/passwd", "/etc", "/nonexistent/x.json"]
+
+
+def issue24(run: Run, token: str, project_id: int, campaign_id: int, port: int, cli) -> None:
+    """Issue 24's reproductions: each now a 4xx with a message, a bounded answer or the fixed one."""
+    auth = {"Authorization": f"Token {token}"}
+    datasets = json.loads(run.request("GET", "/api/datasets/", headers=auth, expect=(200,))[1])["results"]
+    dataset = next(d for d in datasets if d["name"] == "demo-restaurants-d2t")
+    # 1-2. Path options: the web process only checks the syntax (201 at once, nothing opened); the
+    # run then fails because the task queue is down (never left queued).
+    for metric, option in (("nli", "templates_file"), ("nli", "templates"), ("simplicity-bertscore", "frequency_file"),
+                           ("bertscore", "baseline"), ("bertscore", "model")):
+        for value in HOSTILE_PATHS:
+            started = time.monotonic()
+            status, body = run.json(f"/api/datasets/{dataset['id']}/metric-runs/",
+                                    json.dumps({"metric": metric, "options": {option: value}}), token=token,
+                                    expect=(201,))
+            if time.monotonic() - started > 10:
+                run.failures.append(f"metric run with {option}={value}: {time.monotonic() - started:.0f} s")
+            if status == 201:
+                run_id = json.loads(body)["id"]
+                detail = json.loads(run.request("GET", f"/api/metric-runs/{run_id}/", headers=auth, expect=(200,))[1])
+                if detail["status"] != "failed" or "task queue is unreachable" not in detail["error"]:
+                    run.failures.append(f"run {run_id} with the broker down: {detail['status']} {detail['error']!r}")
+    run.json(f"/api/datasets/{dataset['id']}/metric-runs/",
+             json.dumps({"metric": "nli", "options": {"templates_file": "a\u0001b"}}), token=token)
+    # The worker's side, in process (run_metric --sync): one answer for every path.
+    answers = set()
+    for metric, option in (("nli", "templates_file"), ("simplicity-bertscore", "frequency_file"),
+                           ("bertscore", "baseline"), ("bertscore", "model")):
+        for value in HOSTILE_PATHS:
+            done = cli("run_metric", "--dataset", "demo-restaurants-d2t", "--metric", metric, "--option",
+                       f"{option}={value}", "--sync", "--no-progress")
+            last = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+            answers.add((option, re.sub(r"run \d+", "run N", last[0]).replace(repr(value), "NAME")))
+    for option in {o for o, _ in answers}:
+        texts = {a for o, a in answers if o == option}
+        if len(texts) != 1 or "not allowed or not found" not in next(iter(texts)):
+            run.failures.append(f"{option}: refusals differ or leak: {sorted(texts)[:3]}")
+    # 3. An anonymous 150 MB upload with a forged CSRF cookie: refused from its headers.
+    for path in ("/datasets/upload/", "/api/datasets/"):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+            conn.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-Proto: https\r\n".encode()
+                         + b"Cookie: csrftoken=" + b"a" * 32 + b"\r\nX-CSRFToken: " + b"a" * 32
+                         + b"\r\nContent-Type: multipart/form-data; boundary=XX\r\nContent-Length: "
+                         + str(150 * 2**20).encode() + b"\r\n\r\n--XX\r\n" + b"x" * 65536)
+            started = time.monotonic()
+            answer = conn.recv(4096)
+            run.record(int(answer.split()[1]), answer, f"anonymous 150 MB to {path}", (413,), "api")
+            if time.monotonic() - started > 5:
+                run.failures.append(f"the anonymous 150 MB upload to {path} was not refused at once")
+    # 7. The lows.
+    run.request("PATCH", f"/api/campaigns/{campaign_id}/quality/settings/", b'{"campaign": 2}',
+                {**auth, "Content-Type": "application/json"})
+    run.request("GET", "/api/items/?q=a%00b", headers=auth)
+    run.request("GET", f"/datasets/{dataset['id']}/?q=a%00b", channel="form")
+    for name in ("D\u0435mo", "De\u200bmo", "bad\r\nname", 'q"uote\u0000'):
+        run.json("/api/projects/", json.dumps({"name": name}), token=token)
+    def fullwidth(text: str) -> str:
+        return "".join(chr(ord(c) + 0xFEE0) if c.isascii() and c.isalnum() else c for c in text)
+
+    campaign = {"dataset": dataset["id"], "protocol": "likert", "criteria": ["fluency"], "scale_min": 1, "scale_max": 5}
+    run.json("/api/campaigns/", json.dumps({**campaign, "name": "Attack 24"}), token=token, expect=(201,))
+    for name in (fullwidth("Attack 24"), "ATTACK 24", "Atta\u200bck 24", "\u0410ttack 24", "Attack 24\r\nX: 1"):
+        run.json("/api/campaigns/", json.dumps({**campaign, "name": name}), token=token)
+    run.request("GET", "/accounts/password_reset/", expect=(404,), channel="form")
+    run.request("POST", "/accounts/password_reset/", b"email=a%40b.c", {"Content-Type":
+                "application/x-www-form-urlencoded"}, expect=(403, 404), channel="form")
+    status, _ = run.request("GET", "/static/js/analysis.js", expect=(200,), channel="form")
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("GET", "/static/js/analysis.js", headers={"X-Forwarded-Proto": "https", "Host": "127.0.0.1"})
+    response = conn.getresponse()
+    response.read()
+    if "default-src 'none'" not in (response.getheader("Content-Security-Policy") or "") \
+            or response.getheader("X-Frame-Options") != "DENY":
+        run.failures.append("static files without security headers")
+    conn.close()
+    # A 1,000-form criteria formset, through the set-up page (an owner made for the purpose).
+    cli("shell", "-c", "from django.contrib.auth import get_user_model as g; from annotations.models import "
+        "Membership, Project; u = g().objects.create_user('attack-owner', password='attack owner 24 pass'); "
+        f"Membership.objects.create(project=Project.objects.get(pk={project_id}), user=u, role='owner')",
+        expect_ok=True)
+    run.cookies.clear()
+    run.request("GET", "/accounts/login/", expect=(200,), channel="form")
+    run.request("POST", "/accounts/login/", urlencode({
+        "username": "attack-owner", "password": "attack owner 24 pass",
+        "csrfmiddlewaretoken": run.cookies["csrftoken"]}).encode(),
+        {"Content-Type": "application/x-www-form-urlencoded"}, expect=(302,), channel="form")
+    status, body = run.request("POST", f"/projects/{project_id}/campaigns/new/", urlencode({
+        "csrfmiddlewaretoken": run.cookies["csrftoken"], "name": "forms", "dataset": dataset["id"],
+        "protocol": "likert", "redundancy": 1, "criteria-TOTAL_FORMS": 1000, "criteria-INITIAL_FORMS": 0,
+        "criteria-MIN_NUM_FORMS": 1, "criteria-MAX_NUM_FORMS": 20, "criteria-0-name": "fluency"}).encode(),
+        {"Content-Type": "application/x-www-form-urlencoded"}, expect=(200, 400), channel="form")
+    if b"at most 20" not in body:
+        run.failures.append("a 1,000-form criteria formset was not refused")
+    run.request("GET", f"/datasets/{dataset['id']}/?q=a%00b", channel="form")
+    run.cookies.clear()  # the token requests below are anonymous
+    # A campaign over the unit cap, from the command line: one line, non-zero exit.
+    capped = cli("create_campaign", "--dataset", "demo-restaurants-d2t", "--name", "attack-capped", "--protocol",
+                 "pairwise", "--criteria", "overall", extra_env={"WORKBENCH_CAMPAIGN_MAX_UNITS": "5"})
+    if b"at most 5 are allowed" not in capped.stderr:
+        run.failures.append(f"the unit cap did not answer: {capped.stderr[-200:]!r}")
+    # The token throttle counts " x47" and "x47" as one account (10 a minute).
+    # (Here the lock-out of the address answers 429 too, so this only checks the answers are 4xx;
+    # tests/workbench/test_hardening_lows.py proves the throttle with the lock-out out of the way.)
+    for i in range(12):
+        run.json("/api/auth/token/", json.dumps({"username": " x47" if i % 2 else "x47", "password": "p"}),
+                 expect=(400, 429))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--database", default="attack")
@@ -165,12 +285,15 @@ def main() -> None:
     env.update(DJANGO_READ_DOT_ENV_FILE="0", DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
                DJANGO_ALLOWED_HOSTS="127.0.0.1", DATABASE_URL=dsn, WORKBENCH_STATIC_ROOT=str(tmp / "static"),
                WORKBENCH_MEDIA_ROOT=str(tmp / "media"), PATH=f"{Path(sys.executable).parent}:{env.get('PATH', '')}")
+    # The web process gets a task queue that does not answer (issue 24: runs left "queued" forever).
+    web_env = dict(env, CELERY_BROKER_URL="redis://127.0.0.1:9/0", CELERY_RESULT_BACKEND="redis://127.0.0.1:9/0")
     manage = [sys.executable, str(ROOT / "manage.py")]
     cli_runs: Counter[str] = Counter()
     cli_failures: list[str] = []
 
-    def cli(*argv, expect_ok: bool = False) -> subprocess.CompletedProcess:
-        done = subprocess.run([*manage, *argv], cwd=ROOT, env=env, capture_output=True, timeout=600)
+    def cli(*argv, expect_ok: bool = False, extra_env: dict | None = None) -> subprocess.CompletedProcess:
+        done = subprocess.run([*manage, *argv], cwd=ROOT, env={**env, **(extra_env or {})}, capture_output=True,
+                              timeout=600)
         cli_runs["ok" if done.returncode == 0 else "refused"] += 1
         if b"Traceback" in done.stderr + done.stdout:
             cli_failures.append(f"{argv[:2]}: traceback: {done.stderr[-300:]!r}")
@@ -187,7 +310,7 @@ def main() -> None:
         port = s.getsockname()[1]
     log = open(tmp / "gunicorn.log", "w")
     server = subprocess.Popen(["gunicorn", "workbench.wsgi", "-b", f"127.0.0.1:{port}", "--workers", "2",
-                               "--timeout", "60"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+                               "--timeout", "60"], cwd=ROOT, env=web_env, stdout=log, stderr=subprocess.STDOUT)
     try:
         for _ in range(120):
             try:
@@ -219,6 +342,7 @@ def main() -> None:
             "surrogate": '{"name": "\\ud800", "username": "\\udfff", "criterion": "\\ud83d"}',
             "duplicate keys": '{"name": "a", "name": "b", "username": "a", "username": "b"}',
             "NaN": '{"name": NaN}',
+            "NUL": '{"name": "a\\u0000b", "username": "\\u0000", "criterion": "x\\u0000"}',
         }
         for path in json_paths:
             url = path.replace("{id}", str(project_id if "projects" in path else campaign_id))
@@ -278,6 +402,11 @@ def main() -> None:
         cli("import_dataset", str(good), "--dataset", "attack-cli", "--project", b"p\xfe")
         cli("import_judgements", str(judgements), "--campaign", b"c\xff")
 
+        after = snapshot(dsn)
+        # Issue 24 creates rows (runs, a user): compared on its own, below. Before the brute force,
+        # whose lock-out of this address would refuse the logins it needs.
+        issue24(run, token, project_id, campaign_id, port, cli)
+        settled = snapshot(dsn)
         # 6. Brute force: 300 wrong passwords, then the right one.
         for i in range(300):
             run.json("/api/auth/token/", json.dumps({"username": "annot", "password": f"guess{i}"}),
@@ -294,13 +423,14 @@ def main() -> None:
             "username": "demo", "password": "demo", "csrfmiddlewaretoken": run.cookies["csrftoken"]}).encode(),
             {"Content-Type": "application/x-www-form-urlencoded"}, expect=(429,), channel="form")
 
-        after = snapshot(dsn)
+        after_brute = snapshot(dsn)
     finally:
         server.terminate()
         server.wait(timeout=30)
         log.close()
     server_log = (tmp / "gunicorn.log").read_text(errors="replace")
     changed = sorted(t for t in set(before) | set(after) if before.get(t) != after.get(t))
+    changed += sorted(t for t in set(settled) | set(after_brute) if settled.get(t) != after_brute.get(t))
 
     print(f"requests: {sum(run.statuses.values())} ({dict(sorted(run.by_channel.items()))}); "
           f"statuses: {dict(sorted(run.statuses.items()))}")

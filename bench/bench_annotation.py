@@ -18,7 +18,9 @@ Modes, each run for `--seconds`, each with no think time and with `--think`
   per output and criterion), Likert: the reference the others are compared
   with in the same run;
 - per protocol: all judgements of a unit in one atomic request
-  (`POST /api/assignments/{id}/submit/`).
+  (`POST /api/assignments/{id}/submit/`), handed out overlap-first (the default);
+- likert-spread: Likert handed out the old way (`allocation=spread`, each
+  annotator's own permutation), to compare the two picks in one run.
 
 Prints, per mode, p50 / p95 latency of fetch and submit, units and judgements
 stored per second (counted in the database afterwards, complete judgements
@@ -98,6 +100,9 @@ def setup_database(url: str, n_items: int, n_annotators: int, modes: set[str]) -
     settings = {
         "baseline": likert,
         "likert": likert,
+        # The same Likert campaign handed out the way every campaign was before overlap-first became
+        # the default (issue 21): the two modes side by side say what the new pick costs.
+        "likert-spread": {**likert, "allocation": "spread"},
         "rankme": {**common, "protocol": "rankme", "tuple_size": 5},
         "pairwise": {**common, "protocol": "pairwise", "pair_rounds": 1},
         "bws": {**common, "protocol": "bws", "tuple_size": 4},
@@ -397,7 +402,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1),
                         help="gunicorn worker processes (the README's production setting: 2 per core)")
     parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
-    parser.add_argument("--protocols", default="likert,likert+next,rankme,pairwise,bws,esa",
+    parser.add_argument("--protocols", default="likert,likert-spread,likert+next,rankme,pairwise,bws,esa",
                         help="modes; PROTOCOL+next: each submit asks for the next unit too (one request per unit)")
     parser.add_argument("--thinks", default="0,1", help="which think rounds to run: 0 (none), 1 (--think)")
     parser.add_argument("--json", help="also write the results to this file")

@@ -199,6 +199,16 @@ def add_arguments(parser) -> None:
 def run(opts: dict, stdout, stderr) -> None:
     """Score as `opts` (the parsed flags) say; `stdout`/`stderr` take `write(text, ending="\\n")`.
     Bad input raises ScoreError with one line."""
+    # The operator's own command on their own files: option paths need not lie in
+    # WORKBENCH_DATA_DIRS / WORKBENCH_MODEL_DIRS (those guard runs that web users start).
+    # They must still be regular files within WORKBENCH_METRIC_FILE_MAX_BYTES.
+    from metrics.scorers.files import trusted_paths
+
+    with trusted_paths():
+        _run(opts, stdout, stderr)
+
+
+def _run(opts: dict, stdout, stderr) -> None:
     if opts["list"]:
         names = available()
         stdout.write(json.dumps({"metrics": names}) if opts["json"] else "\n".join(names))

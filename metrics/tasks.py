@@ -9,6 +9,7 @@ database/broker errors only; bad input or a missing model fails the run.
 """
 from __future__ import annotations
 
+import logging
 import os
 import sys
 
@@ -17,7 +18,10 @@ from celery import shared_task
 from metrics.models import MetricRun
 from metrics.scorers import metric_class
 from metrics.services import chunk_execute, run_prepare
+from metrics.services.runs import run_fail
 from metrics.services.common import TRANSIENT_ERRORS
+
+logger = logging.getLogger(__name__)
 
 _TASK_OPTIONS = dict(
     bind=True,
@@ -50,7 +54,13 @@ def worker_label(task) -> str:
 
 
 def enqueue_prepare(run: MetricRun) -> None:
-    run_prepare_task.apply_async(args=[run.pk], queue=run_queue(run.metric))
+    try:
+        run_prepare_task.apply_async(args=[run.pk], queue=run_queue(run.metric))
+    except Exception as exc:  # noqa: BLE001 - any broker failure: say so on the run, never leave it queued
+        # One line, no traceback: the message says what to do; the log says why.
+        logger.warning("metric run %s could not be queued: %s: %s", run.pk, type(exc).__name__, exc)
+        run_fail(run_id=run.pk, message="the run could not be handed to a worker (the task queue is "
+                                        "unreachable); nothing was scored. Start it again later.")
 
 
 @shared_task(name="metrics.run_prepare", **_TASK_OPTIONS)

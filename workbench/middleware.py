@@ -17,16 +17,21 @@ from django.urls import Resolver404, resolve
 from django.utils.http import url_has_allowed_host_and_scheme
 
 
+def is_upload(request: HttpRequest) -> bool:
+    """A POST to one of the views that take file uploads."""
+    if request.method != "POST":
+        return False
+    try:
+        match = resolve(request.path_info)
+    except Resolver404:
+        return False
+    return match.url_name in settings.WORKBENCH_UPLOAD_URL_NAMES
+
+
 def request_limit(request: HttpRequest) -> int:
-    """The largest body accepted for this request, in bytes."""
-    if request.method == "POST":
-        try:
-            match = resolve(request.path_info)
-        except Resolver404:
-            return settings.WORKBENCH_REQUEST_MAX_BYTES
-        if match.url_name in settings.WORKBENCH_UPLOAD_URL_NAMES:
-            return settings.WORKBENCH_UPLOAD_MAX_BYTES
-    return settings.WORKBENCH_REQUEST_MAX_BYTES
+    """The largest body accepted for this request from anyone, in bytes (researchers only
+    reach it: `UploadGateMiddleware`)."""
+    return settings.WORKBENCH_UPLOAD_MAX_BYTES if is_upload(request) else settings.WORKBENCH_REQUEST_MAX_BYTES
 
 
 class RequestSizeLimitMiddleware:
@@ -38,11 +43,65 @@ class RequestSizeLimitMiddleware:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
             return _refuse(request, "The Content-Length header is not a number.", status=400)
+        query = request.META.get("QUERY_STRING", "")
+        if "%00" in query or "\x00" in query:
+            # PostgreSQL stores NUL in no text column and compares against none: a search for it
+            # would fail deep in a query (a 500) on any page that filters by a parameter.
+            return _refuse(request, "The query string holds the NUL character (%00).", status=400)
         limit = request_limit(request)
         if length > limit:
             return _refuse(request, f"The request body is {_size(length)}; at most {_size(limit)} is accepted here.",
                            status=413)
         return self.get_response(request)
+
+
+class UploadGateMiddleware:
+    """An upload body above the JSON limit only from an authenticated researcher (or owner) of
+    some project: anyone else (anonymous, with a forged CSRF cookie, or an annotator) is refused
+    before a byte is read, so no one can make the server read and store 200 MB to disk.
+
+    Sits after AuthenticationMiddleware (it needs the session's user) and before any view or
+    CSRF check reads the body (they do in process_view, after every middleware's __call__).
+    API clients that send a token are looked up by it here, as DRF would later."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        limit = settings.WORKBENCH_REQUEST_MAX_BYTES
+        if length > limit and is_upload(request) and not _may_upload(request):
+            return _refuse(request, f"The request body is {_size(length)}; at most {_size(limit)} is accepted "
+                           "here without logging in as a researcher of a project.", status=413)
+        return self.get_response(request)
+
+
+def _may_upload(request: HttpRequest) -> bool:
+    from annotations.selectors.roles import staff_project_list
+
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        user = _token_user(request)
+    return user is not None and user.is_authenticated and user.is_active \
+        and staff_project_list(user=user).exists()
+
+
+def _token_user(request: HttpRequest):
+    header = request.META.get("HTTP_AUTHORIZATION", "")
+    scheme, _, key = header.partition(" ")
+    if scheme.lower() != "token" or not key.strip() or len(key) > 100:
+        return None
+    from rest_framework.exceptions import AuthenticationFailed
+
+    from annotations.permissions import TokenAuthentication
+
+    try:
+        return TokenAuthentication().authenticate_credentials(key.strip())[0]
+    except AuthenticationFailed:
+        return None
 
 
 def _refuse(request: HttpRequest, message: str, *, status: int) -> HttpResponse:

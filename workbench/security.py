@@ -45,3 +45,4 @@ def lockout_response(request, original_response=None, credentials=None) -> HttpR
     if request.path_info.startswith("/api/"):
         return JsonResponse({"detail": message}, status=429)
     return render(request, "registration/locked_out.html", {"message": message}, status=429)
+

@@ -4,7 +4,8 @@ Python's `json` module accepts input that later fails far from where it was
 read: nesting thousands of levels deep (a RecursionError), numbers that
 overflow a float (`1e309` becomes `inf`, which jsonb refuses; a 400-digit
 integer score overflows `float()`), lone UTF-16 surrogates (`"\\ud800"`,
-which cannot be encoded for the database) and duplicate keys (the last one
+which cannot be encoded for the database), the NUL character (`"\\u0000"`,
+which PostgreSQL stores in neither text nor jsonb) and duplicate keys (the last one
 silently wins). `loads` refuses all of them with a `ValueError` whose message
 says what is wrong, so importers report it as `line N: ...` and the API as a
 400. Used by the REST API's parser and by every importer.
@@ -27,6 +28,8 @@ _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 # so only a match makes a walk for lone ones worth doing.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# The escaped NUL character: PostgreSQL stores it in neither text nor jsonb.
+_NUL_ESCAPE = re.compile(r"\\u0000")
 
 
 def loads(text: str | bytes | bytearray, *, max_depth: int = MAX_DEPTH):
@@ -46,7 +49,7 @@ def loads(text: str | bytes | bytearray, *, max_depth: int = MAX_DEPTH):
         parse_float=_float,
         parse_int=_int,
     )
-    if _SURROGATE_ESCAPE.search(text):
+    if _SURROGATE_ESCAPE.search(text) or _NUL_ESCAPE.search(text):
         _check_strings(value)
     return value
 
@@ -113,7 +116,8 @@ def lone_surrogate(text: str) -> str | None:
 
 
 def _check_string(text: str) -> None:
-    problem = lone_surrogate(text)
+    problem = lone_surrogate(text) or ("holds the NUL character \\u0000, which cannot be stored"
+                                       if "\x00" in text else None)
     if problem:
         raise ValueError(f"string {_shown(text)} {problem}")
 

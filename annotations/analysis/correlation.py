@@ -22,6 +22,26 @@ score is swapped between the two metrics with probability 1/2, and the
 p-value is the share of resamples whose difference of correlations is at
 least the observed one (blocks of 1000 with early stopping below 0.02 or
 above 0.5, as there).
+
+`spa` is soft pairwise accuracy (Thompson et al. 2024), mt-metrics-eval's
+`PairwiseConfidenceError` (`pce.py`): for every pair of systems, the p-value
+that system i beats system j from a paired permutation test over segment
+scores (sums of segment scores, each segment's two scores swapped with
+probability 1/2, one draw of swaps shared by every pair and by humans and
+metric, numpy `default_rng(seed)` float32 as there: mt-metrics-eval's seed is 4,
+1000 permutations); SPA = 1 - mean |p_human - p_metric| over pairs. It needs
+a complete systems x items matrix, so items where some system lacks a human or
+metric score are left out (mt-metrics-eval needs the same rectangle).
+
+`pdp` is pairwise difference Pearson, mt-metrics-eval's
+`Correlation.Pearson(pdp=True)`: within each row of `_Reshape` (one row of
+system scores at system level), every ordered difference x_j - x_i (the
+diagonal zeros included, as there) of the human scores is correlated with the
+same difference of the metric scores, over all rows at once.
+
+`assign_ranks` is mt-metrics-eval's `data.AssignRanks`: metrics sorted by
+decreasing value; a new cluster starts at metric i when some metric of the
+current cluster above it beats it at p <= 0.05.
 """
 from __future__ import annotations
 
@@ -32,6 +52,11 @@ import numpy as np
 from scipy import stats
 
 METHODS = ("pearson", "spearman", "kendall", "acc23")
+# Whole-matrix statistics: they take the segment-level systems x items matrices and answer
+# at system level.
+SYSTEM_METHODS = ("spa", "pdp")
+SPA_SEED = 4  # mt-metrics-eval's `compute_pairwise_p_values(seed=4)`, the figure it reports
+SPA_PERMUTATIONS = 1000
 AVERAGE_BY = ("none", "sys", "item")
 
 
@@ -230,8 +255,12 @@ def acc23(vectors: list[tuple[np.ndarray, np.ndarray]], *, sample_rate: float = 
 
 def perm_both(human: np.ndarray, metric1: np.ndarray, metric2: np.ndarray, method: str,
               average_by: str = "none", *, k: int = 1000, seed: int = 0,
-              block_size: int = 1000, early_min: float = 0.02, early_max: float = 0.5) -> dict:
-    """PERM-BOTH: p-value that metric2 correlates better than metric1, and the delta."""
+              block_size: int = 1000, early_min: float = 0.02, early_max: float = 0.5,
+              corr_fn: Callable[[np.ndarray, np.ndarray], float] | None = None) -> dict:
+    """PERM-BOTH: p-value that metric2 correlates better than metric1, and the delta.
+
+    `corr_fn(human, metric)` replaces `correlate(..., method, average_by)` (SPA: a whole-matrix
+    statistic, as mt-metrics-eval passes `PairwiseConfidenceError` as the correlation)."""
     human = np.atleast_2d(np.asarray(human, dtype=float))
     m1 = np.atleast_2d(np.asarray(metric1, dtype=float))
     m2 = np.atleast_2d(np.asarray(metric2, dtype=float))
@@ -248,6 +277,8 @@ def perm_both(human: np.ndarray, metric1: np.ndarray, metric2: np.ndarray, metho
     hn = np.sqrt((hc * hc).sum())
 
     def corr(m):
+        if corr_fn is not None:
+            return corr_fn(h, m)
         if method == "pearson" and average_by == "none":
             # Same value as scipy's pearsonr on the flattened pairs, without its per-call overhead.
             mv = m.ravel()[flat_ok]
@@ -294,3 +325,81 @@ def bootstrap_ci(human: np.ndarray, metric: np.ndarray, method: str, average_by:
         return [None, None]
     lo, hi = np.percentile(values, [2.5, 97.5])
     return [float(lo), float(hi)]
+
+
+# ---- soft pairwise accuracy, pairwise difference Pearson, rank clusters --------------
+
+def complete_columns(*matrices: np.ndarray) -> list[np.ndarray]:
+    """The items (columns) scored for every system in every matrix."""
+    mats = [np.atleast_2d(np.asarray(m, dtype=float)) for m in matrices]
+    ok = np.all([~np.isnan(m).any(axis=0) for m in mats], axis=0)
+    return [m[:, ok] for m in mats]
+
+
+def permutation_signs(n_segments: int, *, k: int = SPA_PERMUTATIONS, seed: int = SPA_SEED) -> np.ndarray:
+    """The +1/-1 swap matrix (k x segments) drawn as mt-metrics-eval's `pce.py` draws it."""
+    rng = np.random.default_rng(seed)
+    signs = rng.random(size=(k, n_segments), dtype=np.float32)
+    np.rint(signs, out=signs, casting="same_kind")
+    signs *= 2.0
+    signs -= 1.0
+    return signs
+
+
+def pairwise_p_values(seg: np.ndarray, signs: np.ndarray) -> np.ndarray:
+    """Upper triangle: p-value that system i beats system j (paired permutation over segments)."""
+    seg = np.asarray(seg).astype(np.float32)
+    totals = seg.sum(axis=1)
+    partial = signs @ seg.T  # permutations x systems
+    n = seg.shape[0]
+    # Every pair at once, in float32 as pce.py subtracts them.
+    null = partial[:, :, None] - partial[:, None, :]
+    test = totals[:, None] - totals[None, :]
+    counts = (null >= test[None, :, :]).sum(axis=0)
+    p = np.full((n, n), np.nan)
+    upper = np.triu_indices(n, 1)
+    p[upper] = counts[upper] / signs.shape[0]
+    return p
+
+
+def spa(human: np.ndarray, metric: np.ndarray, *, k: int = SPA_PERMUTATIONS, seed: int = SPA_SEED,
+        human_p: np.ndarray | None = None) -> dict:
+    """Soft pairwise accuracy of a metric against humans, from systems x items matrices."""
+    h, m = complete_columns(human, metric)
+    if h.shape[0] < 2 or h.shape[1] < 1:
+        return {"value": float("nan"), "n": int(h.size), "groups": int(h.shape[1]), "systems": int(h.shape[0])}
+    signs = permutation_signs(h.shape[1], k=k, seed=seed)
+    hp = pairwise_p_values(h, signs) if human_p is None else human_p
+    mp = pairwise_p_values(m, signs)
+    upper = np.triu_indices(h.shape[0], 1)
+    value = 1.0 - float(np.mean(np.abs(hp - mp)[upper]))
+    return {"value": value, "n": int(h.size), "groups": int(h.shape[1]), "systems": int(h.shape[0])}
+
+
+def pdp(human: np.ndarray, metric: np.ndarray, average_by: str = "none") -> dict:
+    """Pairwise difference Pearson over the rows of `_Reshape(..., average_by)`."""
+    h = np.atleast_2d(np.asarray(human, dtype=float))
+    m = np.atleast_2d(np.asarray(metric, dtype=float))
+    if average_by == "none":
+        h, m = h.reshape(1, -1), m.reshape(1, -1)
+    elif average_by == "item":
+        h, m = h.T, m.T
+    if h.shape[1] * h.shape[1] * h.shape[0] > 25_000_000:
+        raise ValueError("pdp over more than 25 million differences: group by item or system")
+    dh = (h[:, None, :] - h[:, :, None]).ravel()
+    dm = (m[:, None, :] - m[:, :, None]).ravel()
+    ok = ~np.isnan(dh) & ~np.isnan(dm)
+    return {"value": pearson(dh[ok], dm[ok]), "n": int(ok.sum()), "groups": int(h.shape[0])}
+
+
+def assign_ranks(p_values: np.ndarray, threshold: float = 0.05) -> list[int]:
+    """Cluster rank of each metric; `p_values[i, j]` (j > i, metrics sorted best first) is the
+    p-value that metric i is not better than metric j."""
+    n = p_values.shape[0]
+    ranks, rank, start = [0] * n, 1, 0
+    for i in range(n):
+        if np.any(p_values[start:i, i] <= threshold):
+            rank += 1
+            start = i
+        ranks[i] = rank
+    return ranks

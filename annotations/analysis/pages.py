@@ -113,9 +113,18 @@ def rankings(campaign: Campaign, *, criterion: str | None, annotators: str = INC
 
 # ---- meta-evaluation table -----------------------------------------------------
 
+# PERM-BOTH resamples behind the clusters of the page's SPA column (`correlate --compare-all`
+# runs 1000 by default); few enough that the page answers in seconds on a large campaign.
+META_CLUSTER_RESAMPLES = 200
+# Multiply-adds the page may spend on them (metric pairs x resamples x 2 SPA computations x
+# permutations x systems x items); above it the page says to run `correlate --compare-all`.
+META_CLUSTER_BUDGET = 5e10
+
+
 def meta_table(campaign: Campaign, *, annotators: str = INCLUDED, systems: list[str] | None = None,
                normalize: str = "none") -> dict:
-    """Every done run x every criterion x every method; the best value per column marked."""
+    """Every done run x every criterion x every method; the best value per column marked; the
+    metrics' significance clusters on the SPA column; a second wave as a human row."""
     def compute():
         j = report.load(campaign=campaign, annotators=annotators)
         criteria = [c for c in campaign.criteria]
@@ -129,8 +138,12 @@ def meta_table(campaign: Campaign, *, annotators: str = INCLUDED, systems: list[
                 continue
             for method in co.METHODS:
                 columns.append({"criterion": c, "method": method, "level": "segment", "group_by": "none"})
+            columns.append({"criterion": c, "method": "pdp", "level": "segment", "group_by": "item"})
             columns.append({"criterion": c, "method": "pearson", "level": "system", "group_by": "none"})
+            columns.append({"criterion": c, "method": "spa", "level": "system", "group_by": "none"})
         humans = {c: report.human_output_scores(j, c, normalize=normalize) for c in criteria} if not pairwise else {}
+        stats = {id(col): report._Statistic(col["method"], col["level"], col["group_by"]) for col in columns
+                 if not pairwise}
         rows = []
         for run in runs:
             metric = scores_by_output(run=run)
@@ -144,23 +157,67 @@ def meta_table(campaign: Campaign, *, annotators: str = INCLUDED, systems: list[
                     continue
                 human = {o: v for o, v in humans[c].items() if o in outputs}
                 syss, _items, H, M = report._matrices(outputs, human, metric, sign)
-                if col["level"] == "system":
-                    Hs, Ms, _ = report._system_level(run, syss, H, M, sign)
-                    res = co.correlate(Hs, Ms, "pearson", "none")
-                else:
-                    res = co.correlate(H, M, col["method"], col["group_by"])
-                v = res["value"]
-                cells.append({"value": None if not np.isfinite(v) else float(v), "n": res["n"]})
+                cells.append(_cell(stats[id(col)], run, syss, H, M, sign))
             rows.append({"run": run.pk, "metric": run.metric, "signature": run.signature,
                          "higher_is_better": run.higher_is_better, "cells": cells})
+        waves = _wave_row(campaign, j, columns, stats, humans, outputs, annotators, normalize) if not pairwise \
+            else None
         for k in range(len(columns)):
             values = [r["cells"][k]["value"] for r in rows if r["cells"][k]["value"] is not None]
             best = max(values) if values else None
             for r in rows:
                 r["cells"][k]["best"] = best is not None and r["cells"][k]["value"] == best
-        return {"columns": columns, "rows": rows, "used": j.describe()}
+        clusters = {}
+        n_sys = len({v["system"] for v in outputs.values()})
+        n_items = len({v["item"] for v in outputs.values()})
+        cost = (len(runs) * (len(runs) - 1) / 2 * META_CLUSTER_RESAMPLES * 2 * co.SPA_PERMUTATIONS
+                * n_sys * n_items)
+        skipped = None
+        if cost > META_CLUSTER_BUDGET:
+            skipped = "too many metrics, systems and items to test on this page: run `correlate --compare-all`"
+        if not pairwise and len(runs) >= 2 and skipped is None:
+            for k, col in enumerate(columns):
+                if col["method"] != "spa":
+                    continue
+                found = report.compare_all_report(campaign=campaign, criterion=col["criterion"], method="spa",
+                                                  normalize=normalize, annotators=annotators, systems=systems,
+                                                  resamples=META_CLUSTER_RESAMPLES)
+                ranks = {m["metric"]: m["rank"] for m in found["metrics"]}
+                names = report._run_names(runs)
+                for r in rows:
+                    r["cells"][k]["cluster"] = ranks.get(names[r["run"]])
+                clusters[col["criterion"]] = found["clusters"]
+        return {"columns": columns, "rows": rows, "used": j.describe(), "waves": waves, "clusters": clusters,
+                "cluster_test": {"resamples": META_CLUSTER_RESAMPLES, "seed": 0, "threshold": 0.05, "skipped": skipped,
+                                 "spa_seed": co.SPA_SEED, "spa_permutations": co.SPA_PERMUTATIONS}}
     return cached(campaign, "meta", {"a": annotators, "s": systems, "z": normalize}, compute)
 
+
+def _cell(stat, run, systems, H, M, sign) -> dict:
+    Hc, Mc, _ = stat.inputs(run, systems, H, M, sign)
+    Hc, Mc = stat.prepare(Hc, Mc)
+    res = stat.value(Hc, Mc)
+    v = res["value"]
+    return {"value": None if not np.isfinite(v) else float(v), "n": res["n"]}
+
+
+def _wave_row(campaign, j, columns, stats, humans, outputs, annotators, normalize) -> dict | None:
+    """The other human wave as a row scored like a metric (the ceiling), and human1 vs human2."""
+    other, role = report._other_wave(campaign)
+    if other is None:
+        return None
+    j2 = report.load(campaign=other, annotators=annotators)
+    cells = []
+    for col in columns:
+        c = col["criterion"]
+        h2 = report.human_output_scores(j2, c, normalize=normalize)
+        human = {o: v for o, v in humans[c].items() if o in outputs}
+        syss, _items, H, M = report._matrices(outputs, human, h2, 1.0)
+        cells.append(_cell(stats[id(col)], None, syss, H, M, 1.0))
+    figures = report.waves_report(campaign=campaign, annotators=annotators)
+    return {"campaign": other.name, "campaign_id": other.pk, "role": role, "cells": cells,
+            "label": f"Human wave 2 ({other.name})" if role == "human2" else f"Human wave 1 ({other.name})",
+            "agreement": figures}
 
 # ---- LLM judges: bias probes and the alternative annotator test ------------------------
 

@@ -1,6 +1,7 @@
 """Agreement, rankings and metric-human figures for one campaign: the commands, API and pages call these."""
 from __future__ import annotations
 
+import warnings
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -11,10 +12,12 @@ from annotations.analysis import agreement as ag
 from annotations.analysis import correlation as co
 from annotations.analysis import spans as sp
 from annotations.analysis import systems as sy
+from annotations.analysis import waves as wv
 from annotations.analysis.metric_scores import latest_done_runs, run_for_metric, scores_by_output, system_scores
 from annotations.analysis.selectors import output_identities, output_index
 from annotations.models import Campaign, Output
 from annotations.protocols.rows import JudgementRow
+from annotations.services.waves import wave_annotators_overlap, wave_pair
 from annotations.selectors.judgements import INCLUDED, JudgementSet, campaign_judgements
 from workbench.exceptions import DomainError
 
@@ -103,6 +106,9 @@ def agreement_report(*, campaign: Campaign, criterion: str | None = None, annota
                                                                  annotators=j.judgements.used, bootstrap=bootstrap,
                                                                  seed=seed, identity=identity)
         out["criteria"][c] = figures
+    waves = waves_report(campaign=campaign, criterion=criterion, annotators=annotators)
+    if waves is not None:
+        out["waves"] = waves
     return out
 
 
@@ -164,6 +170,7 @@ def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotato
     result: dict = {"campaign": campaign.name, "judgements_used": j.describe(), "criteria": {}, "metrics": {},
                     "test": "one-sided Mann-Whitney U (Wilcoxon rank-sum) on per-output scores, p < 0.05; "
                             "a cluster boundary where every system above beats every system below",
+                    "paired_test": sy.PAIRED_TEST,
                     "bootstrap": {"seed": seed, "reps": bootstrap, "resampled": "items (Bradley-Terry)",
                                   "mean_ci95": "200 resamples of each system's per-output scores, "
                                                "seed + (rank - 1)"}}
@@ -174,6 +181,7 @@ def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotato
             if o in outputs:
                 samples[outputs[o]["system"]].append(v)
         rows = sy.clusters({s: np.array(v) for s, v in samples.items()}, seed=seed)
+        _add_paired(rows, _by_item(scores, outputs), True)
         if not j.protocol.scored or j.protocol.derives_pairs:
             bt = _bradley_terry(j, c, outputs, list(samples), bootstrap=bootstrap, seed=seed)
             for r in rows:
@@ -204,6 +212,7 @@ def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotato
             rows = sy.clusters({s: np.array(v) for s, v in samples.items()}, higher_is_better=run.higher_is_better,
                                scores=system.scores, seed=seed)
             label = system.label
+        _add_paired(rows, _by_item(seg, outputs), run.higher_is_better)
         for r in rows:
             r["corpus_score"] = system.scores.get(r["system"])
         result["metrics"][f"{run.metric}#{run.pk}"] = {"metric": run.metric, "run": run.pk,
@@ -222,6 +231,21 @@ def _derived_win_rates(j: Loaded, criterion: str, outputs: dict) -> dict[str, fl
         if o in outputs:
             by_system[outputs[o]["system"]].append(v)
     return {s: float(np.mean(v)) for s, v in by_system.items()}
+
+
+def _by_item(scores: dict, outputs: dict) -> dict[str, dict]:
+    """{system: {item: score}} over the outputs with a score."""
+    out: dict[str, dict] = defaultdict(dict)
+    for o, v in scores.items():
+        if o in outputs and v is not None:
+            out[outputs[o]["system"]][outputs[o]["item"]] = v
+    return out
+
+
+def _add_paired(rows: list[dict], by_item: dict, higher_is_better: bool) -> None:
+    paired = sy.paired_ranks(by_item, [r["system"] for r in rows], higher_is_better=higher_is_better)
+    for r in rows:
+        r.update(paired[r["system"]])
 
 
 def _wins(j: Loaded, criterion: str, outputs: dict, items: set | None = None) -> list[tuple[str, str]]:
@@ -279,18 +303,90 @@ def _matrices(outputs: dict, human: dict[int, float], metric: dict[int, float | 
     return systems, items, H, M
 
 
-def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: str = "segment",
-                     method: str = "pearson", group_by: str = "none", normalize: str = "none",
-                     min_votes: int = 1, min_consensus: float = 0.0, compare: str | None = None,
-                     annotators: str = INCLUDED, bootstrap: int = 200, seed: int = 0,
-                     epsilon: float = 0.2, alt_scoring: str | None = None, q_fdr: float = 0.05,
-                     min_instances: int = 30) -> dict:
-    if method not in co.METHODS and method != ALT_TEST:
-        raise AnalysisError(f"--method must be one of {', '.join(co.METHODS)}, {ALT_TEST}")
+def _check_method(method: str, group_by: str, level: str) -> None:
+    if method not in co.METHODS + co.SYSTEM_METHODS and method != ALT_TEST:
+        raise AnalysisError(f"--method must be one of {', '.join(co.METHODS + co.SYSTEM_METHODS)}, {ALT_TEST}")
     if group_by not in GROUP_BY:
         raise AnalysisError("--group-by must be none, item or system")
     if level not in ("segment", "system"):
         raise AnalysisError("--level must be segment or system")
+
+
+def _metric_matrix(outputs: dict, human: dict, run):
+    sign = 1.0 if run.higher_is_better else -1.0
+    return (sign,) + _matrices(outputs, human, scores_by_output(run=run), sign)
+
+
+class _Statistic:
+    """One figure (method, level, grouping) over systems x items matrices: its value for a metric
+    and the same function for PERM-BOTH's resamples."""
+
+    def __init__(self, method: str, level: str, group_by: str, *, spa_k: int = co.SPA_PERMUTATIONS,
+                 spa_seed: int = co.SPA_SEED):
+        self.method, self.group_by = method, group_by
+        self.level = "system" if method == "spa" else level  # SPA is a system-level statistic
+        self.avg = "none" if self.level == "system" else GROUP_BY[group_by]
+        self.spa_k, self.spa_seed = spa_k, spa_seed
+        self._human_p = None
+
+    def inputs(self, run, systems, H, M, sign):
+        """(human, metric) the statistic is computed on, and what the system scores are."""
+        if self.level == "system" and self.method != "spa":
+            if run is None:  # another human wave: the mean of its scores over the same items
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    hs = np.nanmean(H, axis=1)
+                    ms = np.nanmean(np.where(np.isnan(H), np.nan, M), axis=1)
+                return hs.reshape(1, -1), ms.reshape(1, -1), None
+            H_sys, M_sys, used = _system_level(run, systems, H, M, sign)
+            return H_sys, M_sys, used
+        return H, M, None
+
+    def prepare(self, H, *Ms):
+        """SPA: keep the items every system has a score for, in the humans' and every metric's
+        matrix (the permutations need a full rectangle), and the humans' p-values once."""
+        if self.method != "spa":
+            return (H, *Ms)
+        self._human_p = None
+        kept = co.complete_columns(H, *Ms)
+        if kept[0].shape[0] >= 2 and kept[0].shape[1]:
+            signs = co.permutation_signs(kept[0].shape[1], k=self.spa_k, seed=self.spa_seed)
+            self._signs, self._human_p = signs, co.pairwise_p_values(kept[0], signs)
+        return tuple(kept)
+
+    def value(self, H, M) -> dict:
+        if self.method == "spa":
+            if self._human_p is None:
+                return {"value": float("nan"), "n": int(H.size), "groups": int(H.shape[1])}
+            mp = co.pairwise_p_values(M, self._signs)
+            upper = np.triu_indices(H.shape[0], 1)
+            value = 1.0 - float(np.mean(np.abs(self._human_p - mp)[upper]))
+            return {"value": value, "n": int(H.size), "groups": int(H.shape[1]), "systems": int(H.shape[0])}
+        if self.method == "pdp":
+            return co.pdp(H, M, self.avg)
+        return co.correlate(H, M, self.method, self.avg)
+
+    def corr_fn(self):
+        if self.method in co.SYSTEM_METHODS:
+            return lambda h, m: self.value(h, m)["value"]
+        return None
+
+    def describe(self) -> dict | None:
+        if self.method != "spa":
+            return None
+        return {"permutations": self.spa_k, "seed": self.spa_seed,
+                "test": "paired permutation of segment scores per system pair (mt-metrics-eval pce.py); "
+                        "items scored for every system only"}
+
+
+def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: str = "segment",
+                     method: str = "pearson", group_by: str = "none", normalize: str = "none",
+                     min_votes: int = 1, min_consensus: float = 0.0, compare: str | None = None,
+                     annotators: str = INCLUDED, bootstrap: int = 200, seed: int = 0,
+                     spa_permutations: int = co.SPA_PERMUTATIONS, spa_seed: int = co.SPA_SEED,
+                     epsilon: float = 0.2, alt_scoring: str | None = None, q_fdr: float = 0.05,
+                     min_instances: int = 30) -> dict:
+    _check_method(method, group_by, level)
     run = run_for_metric(dataset=campaign.dataset, metric=metric)
     if run is None:
         raise AnalysisError(f"no done run of metric {metric!r} on dataset {campaign.dataset.name!r} "
@@ -322,24 +418,39 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
                                                          run.higher_is_better, min_votes=min_votes,
                                                          min_consensus=min_consensus)}
     human = human_output_scores(j, criterion, normalize=normalize)
-    sign = 1.0 if run.higher_is_better else -1.0
-    systems, items, H, M = _matrices(outputs, human, scores_by_output(run=run), sign)
+    sign, systems, items, H, M = _metric_matrix(outputs, human, run)
+    stat = _Statistic(method, level, group_by, spa_k=spa_permutations, spa_seed=spa_seed)
+    level = stat.level
     base.update({"level": level, "method": method, "group_by": group_by, "normalize": normalize})
-    if level == "system":
-        H_sys, M_sys, used = _system_level(run, systems, H, M, sign)
-        res = co.correlate(H_sys, M_sys, method, "none")
-        ci = _system_ci(H, M, method, bootstrap, seed)
+    Hc, Mc, used = stat.inputs(run, systems, H, M, sign)
+    M2c = None
+    if compare:
+        run2 = run_for_metric(dataset=campaign.dataset, metric=compare)
+        if run2 is None:
+            raise AnalysisError(f"no done run of metric {compare!r} on dataset {campaign.dataset.name!r}")
+        sign2, _, _, _, M2 = _metric_matrix(outputs, human, run2)
+        M2c = stat.inputs(run2, systems, H, M2, sign2)[1]
+        Hc, Mc, M2c = stat.prepare(Hc, Mc, M2c)
+    else:
+        Hc, Mc = stat.prepare(Hc, Mc)
+    res = stat.value(Hc, Mc)
+    if used is not None:
         base["system_metric_scores"] = used["label"]
         base["system_scores"] = used
-        Hc, Mc, avg = H_sys, M_sys, "none"
+    if method == "spa":
+        ci = [None, None]  # each draw would need its own permutation tests: not computed
+    elif level == "system":
+        ci = _system_ci(H, M, method, bootstrap, seed)
     else:
-        avg = GROUP_BY[group_by]
-        res = co.correlate(H, M, method, avg)
-        ci = co.bootstrap_ci(H, M, method, avg, reps=bootstrap, seed=seed)
-        Hc, Mc = H, M
+        ci = co.bootstrap_ci(H, M, method, stat.avg, reps=bootstrap, seed=seed) if method != "pdp" else \
+            _pdp_ci(H, M, stat.avg, bootstrap, seed)
     out = {**base, "n": res["n"], method: _num(res["value"]), "ci95": [_num(x) for x in ci],
            "groups": res["groups"], "bootstrap": {"reps": bootstrap, "seed": seed, "resampled": "items"}}
-    if level == "system":
+    if method == "spa":
+        out["bootstrap"] = {"reps": 0, "seed": seed, "resampled": "none: no interval for SPA"}
+        out["spa"] = _num(res["value"])
+        out["permutations"] = stat.describe()
+    elif level == "system":
         # The resamples rank systems by a mean over the drawn items: a corpus score per draw would
         # need every metric's statistics. Said here so the interval is not read as the point's.
         out["bootstrap"]["system_metric_scores"] = "mean of segment scores over the resampled items"
@@ -348,21 +459,151 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
         if "sample_rate" in res:
             out["sample_rate"] = res["sample_rate"]
     if compare:
-        run2 = run_for_metric(dataset=campaign.dataset, metric=compare)
-        if run2 is None:
-            raise AnalysisError(f"no done run of metric {compare!r} on dataset {campaign.dataset.name!r}")
-        sign2 = 1.0 if run2.higher_is_better else -1.0
-        _, _, _, M2 = _matrices(outputs, human, scores_by_output(run=run2), sign2)
-        if level == "system":
-            M2c = _system_level(run2, systems, H, M2, sign2)[1]
-        else:
-            M2c = M2
         # PermutationSigDiff(corr(METRIC2), corr(METRIC)): p that METRIC correlates better than METRIC2.
-        test = co.perm_both(Hc, M2c, Mc, method, avg, seed=seed)
+        test = co.perm_both(Hc, M2c, Mc, method, stat.avg, seed=seed, corr_fn=stat.corr_fn())
         out.update({"compare": run2.metric, "compare_run": run2.pk, "p_value": test["p_value"],
                     "delta": test["delta"], "resamples": test["resamples"], "test_seed": seed,
                     "test": "PERM-BOTH (mt-metrics-eval PermutationSigDiff); p_value: METRIC better than METRIC2"})
+    ceiling = other_wave_figure(campaign=campaign, criterion=criterion, stat=stat, normalize=normalize,
+                                annotators=annotators, outputs=outputs, human=human)
+    if ceiling is not None:
+        out["human_ceiling"] = ceiling
     return out
+
+
+# ---- second waves ----------------------------------------------------------------
+
+def _other_wave(campaign: Campaign):
+    pair = wave_pair(campaign)
+    if pair is None:
+        return None, None
+    first, second = pair
+    return (second, "human2") if campaign.pk == first.pk else (first, "human1")
+
+
+def other_wave_figure(*, campaign: Campaign, criterion: str, stat, normalize: str, annotators: str,
+                      outputs: dict, human: dict) -> dict | None:
+    """The other human wave scored like a metric against this campaign's humans: the ceiling."""
+    other, role = _other_wave(campaign)
+    if other is None:
+        return None
+    j2 = load(campaign=other, annotators=annotators, criterion=criterion)
+    h2 = human_output_scores(j2, criterion, normalize=normalize)
+    systems, _items, H, M = _matrices(outputs, human, h2, 1.0)
+    Hc, Mc, _ = stat.inputs(None, systems, H, M, 1.0)
+    Hc, Mc = stat.prepare(Hc, Mc)
+    res = stat.value(Hc, Mc)
+    return {"wave": other.name, "role": role, stat.method: _num(res["value"]), "n": res["n"],
+            "judgements_used": j2.describe(),
+            "what": f"the other human wave ({role}) scored like a metric against these judgements"}
+
+
+def waves_report(*, campaign: Campaign, criterion: str | None = None, annotators: str = INCLUDED) -> dict | None:
+    """human1 vs human2: segment and system agreement and the reproducibility figure (CV*)."""
+    pair = wave_pair(campaign)
+    if pair is None:
+        return None
+    first, second = pair
+    j1 = load(campaign=first, annotators=annotators, criterion=criterion)
+    j2 = load(campaign=second, annotators=annotators, criterion=criterion)
+    outputs = output_index(campaign=first)
+    out = {"human1": first.name, "human2": second.name,
+           "annotators_in_both": wave_annotators_overlap(first=first, second=second), "criteria": {}}
+    for c in _criteria(j1, criterion):
+        h1, h2 = human_output_scores(j1, c), human_output_scores(j2, c)
+        figures = wv.agreement(h1, h2, outputs, shift=wv.scale_shift(first, c, j1.protocol))
+        # The protocol's scores as its headline reads them ("z": RankME's per-annotator z-scores).
+        figures["variant"] = j1.protocol.agreement.variant
+        out["criteria"][c] = figures
+    return out
+
+
+def compare_all_report(*, campaign: Campaign, criterion: str, level: str = "system", method: str = "spa",
+                       group_by: str = "none", normalize: str = "none", annotators: str = INCLUDED,
+                       seed: int = 0, resamples: int = 1000, threshold: float = 0.05,
+                       spa_permutations: int = co.SPA_PERMUTATIONS, spa_seed: int = co.SPA_SEED,
+                       systems: list[str] | None = None) -> dict:
+    """Every done metric run ranked by one figure, PERM-BOTH between every pair, and clusters as
+    mt-metrics-eval's `CompareMetrics` + `AssignRanks` make them."""
+    _check_method(method, group_by, level)
+    if method == ALT_TEST:
+        raise AnalysisError("--compare-all ranks correlations; the alt-test is per judge run (give --metric)")
+    if criterion not in campaign.criteria:
+        raise AnalysisError(f"criterion {criterion!r} is not one of the campaign's: {', '.join(campaign.criteria)}")
+    j = load(campaign=campaign, annotators=annotators, criterion=criterion)
+    if j.protocol.correlate_as_pair_agreement:
+        raise AnalysisError(f"a {campaign.protocol} campaign has no per-output human score to correlate: "
+                            "--compare-all needs a rating, ESA or best-worst campaign")
+    runs = list(latest_done_runs(dataset=campaign.dataset))
+    if len(runs) < 2:
+        raise AnalysisError(f"--compare-all needs at least two done metric runs on dataset {campaign.dataset.name!r}")
+    outputs = {o: v for o, v in output_index(campaign=campaign).items() if not systems or v["system"] in systems}
+    human = human_output_scores(j, criterion, normalize=normalize)
+    stat = _Statistic(method, level, group_by, spa_k=spa_permutations, spa_seed=spa_seed)
+    names = _run_names(runs)
+    Hc, mats = None, []
+    for run in runs:
+        sign, systems, _items, H, M = _metric_matrix(outputs, human, run)
+        Hc, Mc, _ = stat.inputs(run, systems, H, M, sign)
+        mats.append(Mc)
+    Hc, *mats = stat.prepare(Hc, *mats)
+    values = {names[r.pk]: stat.value(Hc, M)["value"] for r, M in zip(runs, mats)}
+    by_name = {names[r.pk]: M for r, M in zip(runs, mats)}
+    # Decreasing value, the name breaking ties (mt-metrics-eval sorts by (-corr, name)); NaN last.
+    order = sorted(values, key=lambda n: (-values[n] if np.isfinite(values[n]) else np.inf, n))
+    # A figure that cannot be computed (one system, constant scores) gets no rank and no test.
+    undefined = [m for m in order if not np.isfinite(values[m])]
+    order = [m for m in order if np.isfinite(values[m])]
+    n = len(order)
+    P = np.zeros((n, n))
+    p_values: dict = {}
+    used = 0
+    for a in range(n):
+        for b in range(a + 1, n):
+            # sig_matrix[a, b]: p that metric b correlates at least as well as metric a
+            # = PermutationSigDiff(corr(b), corr(a)) = p that a is better than b.
+            test = co.perm_both(Hc, by_name[order[b]], by_name[order[a]], method, stat.avg, k=resamples,
+                                seed=seed, corr_fn=stat.corr_fn())
+            P[a, b] = test["p_value"]
+            used = max(used, test["resamples"])
+            p_values.setdefault(order[a], {})[order[b]] = test["p_value"]
+    ranks = co.assign_ranks(P, threshold)
+    clusters: list[list[str]] = []
+    for name, rank in zip(order, ranks):
+        if len(clusters) < rank:
+            clusters.append([])
+        clusters[-1].append(name)
+    return {"campaign": campaign.name, "criterion": criterion, "method": method, "level": stat.level,
+            "group_by": group_by, "normalize": normalize, "judgements_used": j.describe(),
+            "metrics": [{"metric": name, "value": _num(values[name]), "rank": rank} for name, rank in zip(order, ranks)]
+            + [{"metric": name, "value": None, "rank": None} for name in undefined],
+            "clusters": clusters, "p_values": p_values, "threshold": threshold,
+            "test": "PERM-BOTH (mt-metrics-eval PermutationSigDiff) between every pair; p_values[A][B]: p that A "
+                    "(ranked above) is not better than B; ranks as mt-metrics-eval's AssignRanks",
+            "seed": seed, "resamples": resamples, "resamples_used_max": used,
+            **({"permutations": stat.describe()} if method == "spa" else {})}
+
+
+def _run_names(runs) -> dict[int, str]:
+    """A metric's name, or name#run when two done runs share it."""
+    counts: dict[str, int] = defaultdict(int)
+    for r in runs:
+        counts[r.metric] += 1
+    return {r.pk: r.metric if counts[r.metric] == 1 else f"{r.metric}#{r.pk}" for r in runs}
+
+
+def _pdp_ci(H, M, avg, reps, seed):
+    n = H.shape[1]
+    if reps <= 0 or n < 3:
+        return [None, None]
+    rng = np.random.default_rng(seed)
+    values = []
+    for _ in range(reps):
+        pick = rng.integers(0, n, n)
+        v = co.pdp(H[:, pick], M[:, pick], avg)["value"]
+        if np.isfinite(v):
+            values.append(v)
+    return [float(x) for x in np.percentile(values, [2.5, 97.5])] if len(values) > 1 else [None, None]
 
 
 def _num(x):

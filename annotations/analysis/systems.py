@@ -12,6 +12,15 @@ Clusters: systems sorted by score; a cluster ends after position i when every
 system above is significantly better than every system below by a one-sided
 Mann-Whitney U test (Wilcoxon rank-sum) on their per-output scores at
 p < 0.05, as WMT's human rankings do (Barrault et al. 2019).
+
+Paired clusters and rank ranges (`paired_ranks`), as the WMT 2025 human evaluation
+computes them: for every ordered pair of systems, a one-sided paired Wilcoxon
+signed-rank test (scipy, zero differences dropped; the exact distribution for up to
+50 differences without ties or zeros, else the normal approximation with tie and zero
+corrections) over the items both systems have a score for, p < 0.05. A system's rank
+range runs from 1 + the number of systems significantly better than it to N - the
+number significantly worse; its paired cluster ends where every system above is
+significantly better than every system below, the rule of the Mann-Whitney clusters.
 """
 from __future__ import annotations
 
@@ -106,3 +115,43 @@ def clusters(samples: dict[str, np.ndarray], *, higher_is_better: bool = True, p
             row.update({"ci95": [None, None], "segment_mean": float(clean[s].mean()), "segment_mean_ci95": ci})
         rows.append(row)
     return rows
+
+
+PAIRED_TEST = ("one-sided paired Wilcoxon signed-rank test over the items both systems share, p < 0.05 "
+               "(WMT 2025); rank range = [1 + #systems significantly better, N - #systems significantly worse]")
+
+
+def paired_p(x: dict, y: dict) -> float:
+    """p-value that the system with per-item scores x beats y (paired over shared items)."""
+    shared = sorted(set(x) & set(y), key=str)
+    d = np.array([x[k] - y[k] for k in shared], dtype=float)
+    d = d[~np.isnan(d)]
+    if len(d) == 0 or not np.any(d != 0):
+        return 1.0
+    return float(stats.wilcoxon(d, alternative="greater", method=wilcoxon_method(d)).pvalue)
+
+
+def wilcoxon_method(d: np.ndarray) -> str:
+    """scipy's exact distribution for up to 50 differences without ties or zeros, else the normal
+    approximation with its tie and zero corrections. (scipy >= 1.15's default would run a
+    permutation test on small samples with ties: seconds per pair, too slow for a page.)"""
+    nonzero = d[d != 0]
+    tied = len(np.unique(np.abs(nonzero))) < len(nonzero)
+    return "exact" if len(nonzero) == len(d) and not tied and len(d) <= 50 else "asymptotic"
+
+
+def paired_ranks(by_item: dict[str, dict], order: list[str], *, higher_is_better: bool = True,
+                 p: float = 0.05) -> dict[str, dict]:
+    """{system: {"rank_range": [lo, hi], "paired_cluster": k}} for systems in `order` (best first)."""
+    sign = 1.0 if higher_is_better else -1.0
+    signed = {s: {k: sign * v for k, v in by_item.get(s, {}).items()} for s in order}
+    better = {(a, b): paired_p(signed[a], signed[b]) < p for a in order for b in order if a != b}
+    n = len(order)
+    out, cluster = {}, 1
+    for i, s in enumerate(order):
+        if i > 0 and all(better[(a, b)] for a in order[:i] for b in order[i:]):
+            cluster += 1
+        above = sum(better[(o, s)] for o in order if o != s)
+        below = sum(better[(s, o)] for o in order if o != s)
+        out[s] = {"rank_range": [1 + above, n - below], "paired_cluster": cluster}
+    return out

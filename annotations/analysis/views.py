@@ -138,15 +138,16 @@ def rankings(request: HttpRequest, pk: int) -> HttpResponse:
     if request.GET.get("format") == "csv":
         rows = []
         for c, rs in data["criteria"].items():
-            rows += [[f"human:{c}", r["system"], r["rank"], r["cluster"], r["score"], *r["ci95"]] for r in rs]
-        rows = [[*row, "mean of per-output human scores", None, None, None] for row in rows]
+            rows += [[f"human:{c}", r["system"], r["rank"], r["cluster"], r["score"], *r["ci95"],
+                      "mean of per-output human scores", None, None, None, *_paired(r)] for r in rs]
         for name, m in data["metrics"].items():
             rows += [[name, r["system"], r["rank"], r["cluster"], r["score"], *r["ci95"], m["score_label"],
-                      r.get("segment_mean", r["score"]), *r.get("segment_mean_ci95", r["ci95"])]
+                      r.get("segment_mean", r["score"]), *r.get("segment_mean_ci95", r["ci95"]), *_paired(r)]
                      for r in m["ranking"]]
         return _csv(f"{campaign.name}-rankings", ["by", "system", "rank", "cluster", "score", "ci_low", "ci_high",
                                                   "score_is", "mean_of_segment_scores", "mean_ci_low",
-                                                  "mean_ci_high"], rows)
+                                                  "mean_ci_high", "paired_cluster", "rank_range_low",
+                                                  "rank_range_high"], rows)
     ctx = _base(request, campaign, f, "rankings")
     side = []
     for c, rs in data["criteria"].items():
@@ -162,6 +163,12 @@ def rankings(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "analysis/rankings.html", ctx)
 
 
+def _paired(row: dict) -> list:
+    """Paired-Wilcoxon cluster and rank range (systems.paired_ranks), for the CSV."""
+    low, high = row.get("rank_range", [None, None])
+    return [row.get("paired_cluster"), low, high]
+
+
 @login_required
 def meta(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = _campaign(request, pk)
@@ -172,7 +179,9 @@ def meta(request: HttpRequest, pk: int) -> HttpResponse:
         header = ["metric", "run"] + [f"{c['criterion']}:{c['method']}:{c['level']}:{c['group_by']}"
                                       for c in data["columns"]]
         return _csv(f"{campaign.name}-meta-evaluation", header,
-                    [[r["metric"], r["run"], *[cell["value"] for cell in r["cells"]]] for r in data["rows"]])
+                    [[r["metric"], r["run"], *[cell["value"] for cell in r["cells"]]] for r in data["rows"]]
+                    + ([[f"{data['waves']['role']}:{data['waves']['campaign']}", None,
+                         *[cell["value"] for cell in data["waves"]["cells"]]]] if data.get("waves") else []))
     try:
         epsilon = float(request.GET.get("epsilon", 0.2))
     except ValueError:

@@ -8,6 +8,7 @@ address and per account, and behind the same lock-out as the login pages
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 
 from axes.handlers.proxy import AxesProxyHandler
 from drf_spectacular.utils import extend_schema
@@ -29,6 +30,13 @@ class LoginAddressThrottle(SimpleRateThrottle):
         return self.cache_format % {"scope": self.scope, "ident": client_ip(request)}
 
 
+def throttle_ident(username: str) -> str:
+    """The account a token request counts against: the serializer strips the username before
+    it logs in, so " w47" and "w47" are one account (the first got round the throttle), and
+    look-alike spellings (fullwidth, other case) count as that account too."""
+    return unicodedata.normalize("NFKC", username).strip().casefold()
+
+
 class LoginAccountThrottle(SimpleRateThrottle):
     """Token requests per username, from any address (`login-account` rate)."""
 
@@ -39,7 +47,7 @@ class LoginAccountThrottle(SimpleRateThrottle):
         username = data.get("username") if hasattr(data, "get") else None
         if not isinstance(username, str) or not username:
             return None  # refused by the serializer anyway
-        digest = hashlib.sha256(username.encode("utf-8", "surrogatepass")).hexdigest()
+        digest = hashlib.sha256(throttle_ident(username).encode("utf-8", "surrogatepass")).hexdigest()
         return self.cache_format % {"scope": self.scope, "ident": digest}
 
 

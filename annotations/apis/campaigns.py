@@ -75,6 +75,7 @@ class CampaignOutputSerializer(serializers.ModelSerializer):
     criteria = serializers.ListField(child=serializers.CharField(), read_only=True)
     criteria_config = serializers.SerializerMethodField()
     systems = serializers.SerializerMethodField()
+    stop_reason = serializers.SerializerMethodField()
 
     class Meta:
         model = Campaign
@@ -82,13 +83,21 @@ class CampaignOutputSerializer(serializers.ModelSerializer):
             "id", "name", "dataset", "protocol", "criteria", "criteria_config", "scale_min", "scale_max",
             "instructions", "redundancy", "anchor_value", "tuple_size", "units_per_batch", "show_source",
             "show_reference", "severities", "pair_rounds", "assignment_timeout_minutes", "seed", "systems",
-            "created_at",
+            "allocation", "allocation_params", "stopped_at", "stopped_by", "stop_reason", "created_at",
+            "n_units", "plan_status", "plan_done", "plan_total",
         ]
         ref_name = "Campaign"
 
     @extend_schema_field(CriterionSerializer(many=True))
     def get_criteria_config(self, campaign: Campaign) -> list[dict]:
         return campaign.criteria_configs()
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_stop_reason(self, campaign: Campaign) -> str | None:
+        # A researcher's free text may name systems: not for annotators.
+        if campaign.dataset.project_id in self.context.get("blind", ()):
+            return None
+        return campaign.stop_reason
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField(), allow_null=True))
     def get_systems(self, campaign: Campaign) -> list[str] | None:
@@ -126,6 +135,10 @@ class CampaignListApi(ApiAuthMixin, APIView):
         pair_rounds = serializers.IntegerField(required=False, min_value=0, max_value=1000)
         assignment_timeout_minutes = serializers.IntegerField(required=False, min_value=1, max_value=7 * 24 * 60)
         seed = serializers.IntegerField(required=False, min_value=0, max_value=2**62)
+        allocation = serializers.ChoiceField(choices=Campaign.Allocation.choices, required=False,
+                                             help_text="How units are handed out (default overlap-first).")
+        allocation_params = serializers.DictField(
+            required=False, help_text="Adaptive only: min_per_system, alpha, stable_checks, check_every.")
         prefill_run = serializers.IntegerField(
             required=False, allow_null=True, min_value=1,
             help_text="Span protocols (ESA^AI): a done run whose spans become suggestions (llm-judge spans mode, "
@@ -462,3 +475,39 @@ class AssignmentListApi(ApiAuthMixin, APIView):
         rows = [row if assignment.campaign.dataset.project_id in staff else brief_for_annotator(row)
                 for row, assignment in zip(rows, page)]
         return paginator.get_paginated_response(rows)
+
+
+class CampaignProgressApi(ApiAuthMixin, APIView):
+    @extend_schema(operation_id="campaigns_progress", responses={200: OpenApiResponse(
+        description="Live progress for researchers: units, units by judgements done (0..k), units with k "
+                    "judgements (agreement), allocation policy and, under adaptive, the decided system pairs."
+    )})
+    def get(self, request: Request, pk: int) -> Response:
+        """The campaign's progress (owners and researchers; 404 for annotators)."""
+        from annotations.access import campaign_for_staff
+        from annotations.selectors import campaign_dashboard
+
+        campaign = campaign_for_staff(user=request.user, pk=pk)
+        return Response(campaign_dashboard(campaign=campaign))
+
+
+class CampaignStopApi(ApiAuthMixin, APIView):
+    class InputSerializer(serializers.Serializer):
+        reason = serializers.CharField(max_length=2000, help_text="Why the campaign stops (goes into the card).")
+
+        class Meta:
+            ref_name = "CampaignStop"
+
+    @extend_schema(operation_id="campaigns_stop", request=InputSerializer, responses=CampaignOutputSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        """Stop the campaign early (owners and researchers): no new unit is handed out; pending units can
+        still be submitted. The time and reason are recorded for the dataset card."""
+        from annotations.access import campaign_for_staff
+        from annotations.allocation.services import campaign_stop
+
+        campaign = campaign_for_staff(user=request.user, pk=pk)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        campaign = campaign_stop(campaign=campaign, reason=serializer.validated_data["reason"])
+        context = {"blind": blind_project_ids(user=request.user)}
+        return Response(CampaignOutputSerializer(campaign, context=context).data)

@@ -59,6 +59,11 @@ def campaign_configuration(*, campaign: Campaign, systems: list[str], criteria: 
         "assignment_timeout_minutes": campaign.assignment_timeout_minutes,
         "seed": campaign.seed,
         "counterbalancing": _counterbalancing(campaign),
+        # annotations.allocation: how units were handed out, and whether (when, why) the campaign stopped early.
+        "allocation": campaign.allocation,
+        "allocation_params": dict(campaign.allocation_params or {}),
+        "stopped": ({"at": campaign.stopped_at.isoformat(), "by": campaign.stopped_by, "reason": campaign.stop_reason}
+                    if campaign.stopped_at else None),
         "quality_control": {
             "degraded_share": qs.degraded_share, "repeat_share": qs.repeat_share,
             "degrade_kinds": qs.degrade_kinds, "degrade_strength": qs.degrade_strength, "rules": qs.rules,
@@ -79,6 +84,27 @@ def _counterbalancing(campaign: Campaign) -> str:
                 f"(campaign seed {campaign.seed})")
     return ("the outputs of a unit are shown in an order chosen per assignment that balances how often each "
             "system appears in each position for each annotator; the order shown is in `shown_order`")
+
+
+ALLOCATION_TEXT = {
+    "overlap-first": "overlap-first (units already started were completed to k before new ones were opened, "
+                     "in the campaign's planned order)",
+    "spread": "spread (each annotator walked the units in their own random order)",
+    "adaptive": "adaptive (after a cold start, only units holding a system pair whose order was still undecided "
+                "by a bootstrap interval were opened; annotations.allocation.adaptive)",
+}
+
+
+def _allocation_text(c: dict) -> str:
+    text = ALLOCATION_TEXT.get(c.get("allocation"), str(c.get("allocation")))
+    params = c.get("allocation_params") or {}
+    if params:
+        from annotations.allocation.state import PARAM_BOUNDS  # the knobs in their documented order
+
+        names = [k for k in PARAM_BOUNDS if k in params] + sorted(set(params) - set(PARAM_BOUNDS))
+        text += "; parameters: " + ", ".join(
+            f"{k} {params[k]:g}" if isinstance(params[k], (int, float)) else f"{k} {params[k]}" for k in names)
+    return text
 
 
 def _yaml_header(options, campaign: Campaign) -> str:
@@ -144,8 +170,50 @@ def _system_scores(add, runs: list, systems: list[str]) -> None:
         add(f"| `{_cell(name)}` | " + " | ".join(_fmt(run.systems["scores"].get(name)) for run in runs) + " |")
 
 
+def _rankings_section(add, rankings: dict | None) -> None:
+    if not rankings or not rankings.get("criteria"):
+        return
+    add("## System rankings by the humans")
+    add("")
+    add(f"- Cluster (rank-sum): {_md(rankings['test'])}")
+    add(f"- Paired cluster and rank range: {_md(rankings['paired_test'])}")
+    add(f"- Judgements: {_md(rankings['judgements_used'].get('annotators', ''))}, all counted judgements of the "
+        "campaign (not only this export's filters)")
+    add("")
+    for c, rows in rankings["criteria"].items():
+        add(f"### `{_cell(c)}`")
+        add("")
+        add("| rank | system | score | cluster (rank-sum) | cluster (paired) | rank range (paired) |\n|---|---|---|---|---|---|")
+        for r in rows:
+            low, high = r.get("rank_range", [None, None])
+            add(f"| {r['rank']} | `{_cell(r['system'])}` | {_fmt(r['score'])} | {r['cluster']} | "
+                f"{r.get('paired_cluster', '–')} | {low}–{high} |")
+        add("")
+
+
+def _waves_section(add, waves: dict | None) -> None:
+    if not waves:
+        return
+    add("## Second human wave")
+    add("")
+    add(f"- Waves: `{_cell(waves['human1'])}` (human1) and `{_cell(waves['human2'])}` (human2), the same units, "
+        f"annotators disjoint ({waves['annotators_in_both']} annotator(s) found in both)")
+    add("- Reproducibility: CV*, the small-sample coefficient of variation of each system's score over the two "
+        "waves (Belz, Popovic & Mille 2022, Quantified Reproducibility Assessment), scale shifted to start at 0, "
+        "mean over systems; lower is more reproducible")
+    add("")
+    add("| criterion | segment Pearson | segment Kendall | outputs | system Pearson | system Kendall | systems | "
+        "CV* (mean) |\n|---|---|---|---|---|---|---|---|")
+    for c, f in waves["criteria"].items():
+        seg, sys_, rep = f["segment"], f["system"], f["reproducibility"]
+        add(f"| `{_cell(c)}` | {_fmt(seg['pearson'])} | {_fmt(seg['kendall'])} | {seg['n']} | "
+            f"{_fmt(sys_['pearson'])} | {_fmt(sys_['kendall'])} | {sys_['n']} | {_fmt(rep['cv_star_mean'])} |")
+    add("")
+
+
 def card_text(*, campaign: Campaign, options, result, configuration: dict, runs: list, qc_active: bool,
-              n_quality: int, n_included: int, items_total: int, ext: str, reliability_computed: bool = True) -> str:
+              n_quality: int, n_included: int, items_total: int, ext: str, reliability_computed: bool = True,
+              rankings: dict | None = None, waves: dict | None = None) -> str:
     c = configuration
     protocol = protocols.of(campaign)
     scale = c["scale"]
@@ -242,6 +310,13 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
     add(f"- Annotators per unit (redundancy k): {c['redundancy']}")
     lines += protocol.card_design(c, _fmt)
     add(f"- Counterbalancing: {c['counterbalancing']}")
+    add(f"- Allocation: {_allocation_text(c)}")
+    stopped = c.get("stopped")
+    if stopped:
+        who = "a researcher" if stopped["by"] == "researcher" else "adaptive allocation's stopping rule"
+        add(f"- Stopped early on {stopped['at'][:16].replace('T', ' ')} UTC by {who}: {_md(stopped['reason'])}")
+    else:
+        add("- Stopped early: no")
     qc = c["quality_control"]
     add(f"- Controls mixed into the annotators' batches: degraded copies {qc['degraded_share']:g} of a batch"
         + (f" ({', '.join(qc['degrade_kinds'])}, strength {qc['degrade_strength']:g})" if qc["degrade_kinds"] else "")
@@ -295,6 +370,8 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
                 f"{_fmt(pairs['headline']['value'])} over {pairs.get('n_units', 0)} pairs of outputs judged at "
                 "least twice")
         add("")
+    _rankings_section(add, rankings)
+    _waves_section(add, waves)
     add("## Automatic metrics")
     add("")
     if runs:

@@ -18,7 +18,7 @@ import io
 import re
 
 from django.http import HttpResponse
-from django.utils.http import content_disposition_header
+from urllib.parse import quote
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -67,9 +67,22 @@ def csv_text(header: list, rows) -> str:
 def csv_response(filename: str, header: list, rows) -> HttpResponse:
     """A CSV download (`filename` without its .csv), every cell neutralised.
 
-    The name comes from user data (a campaign's name): control characters,
-    which Django refuses in a header, become "_", and quotes are escaped."""
+    The name comes from user data (a campaign's name): see `attachment_header`."""
     response = HttpResponse(csv_text(header, rows), content_type="text/csv; charset=utf-8")
-    name = _CONTROL.sub("_", f"{filename}.csv")
-    response["Content-Disposition"] = content_disposition_header(as_attachment=True, filename=name)
+    response["Content-Disposition"] = attachment_header(f"{filename}.csv")
     return response
+
+
+# Kept in the plain `filename=` fallback: what every client reads the same inside quotes.
+_FALLBACK_UNSAFE = re.compile(r'[^A-Za-z0-9 ._()\[\]+-]')
+
+
+def attachment_header(name: str) -> str:
+    """`attachment; filename="ascii fallback"; filename*=UTF-8''percent-encoded` (RFC 6266,
+    RFC 5987): a user-chosen name with quotes, backslashes, semicolons, CR/LF or non-ASCII
+    letters can neither break the header nor the fallback, which browsers without filename*
+    support read. Control characters become "_" in both."""
+    name = _CONTROL.sub("_", name)[:200] or "download"
+    fallback = _FALLBACK_UNSAFE.sub("_", name)
+    encoded = quote(name, safe="")
+    return f'attachment; filename="{fallback}"; filename*=UTF-8\'\'{encoded}'

@@ -33,7 +33,7 @@ from annotations.export.pseudonyms import Pseudonyms
 from annotations.export.tables import CsvTable, JsonlTable
 from annotations.models import Annotator, Campaign, Item, JudgementBase, Output, Reference, System
 from annotations.protocols import JudgementRow, Protocol
-from annotations.selectors.judgements import ALL, campaign_judgements
+from annotations.selectors.judgements import ALL, INCLUDED, campaign_judgements
 from workbench.exceptions import DomainError
 
 FORMATS = ("jsonl", "csv", "hf")
@@ -297,16 +297,28 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
     if protocol.derives_pairs:
         configuration["agreement_pairwise_derived"] = {c: f["pairwise_derived"]["headline"]
                                                        for c, f in figures.items() if "pairwise_derived" in f}
+    rankings, waves = _rankings_and_waves(campaign, INCLUDED if options.included_only else ALL)
+    if waves is not None:
+        configuration["waves"] = waves
     (out / "campaign.json").write_text(json.dumps(configuration, ensure_ascii=False, indent=2) + "\n",
                                        encoding="utf-8")
     (out / "README.md").write_text(card_text(
         campaign=campaign, options=options, result=result, configuration=configuration, runs=runs,
         qc_active=qc_active, n_quality=len(quality), n_included=len(included or ()),
-        reliability_computed=reliability_computed,
+        reliability_computed=reliability_computed, rankings=rankings, waves=waves,
         items_total=total_items, ext=ext), encoding="utf-8")
     result.files = sorted(p.name for p in out.iterdir())
     result.seconds = time.monotonic() - started
     return result
+
+
+def _rankings_and_waves(campaign: Campaign, annotators: str) -> tuple[dict | None, dict | None]:
+    """The analysis' human rankings (both kinds of clusters) and, with a second wave, human1 vs
+    human2 and CV*: over the campaign's counted judgements, as the analysis pages show them."""
+    from annotations.analysis.report import ranking_report, waves_report
+
+    rankings = ranking_report(campaign=campaign, annotators=annotators, bootstrap=0)
+    return rankings, waves_report(campaign=campaign, annotators=annotators)
 
 
 def _agreement_json(figures: dict) -> dict:

@@ -59,6 +59,42 @@ class Campaign(TimeStampedModel):
     # Regular units planned (positions 0 .. n_units-1), set with planned_at: the
     # domain of the annotators' walks. None for units not planned that way.
     n_units = models.PositiveIntegerField(null=True, blank=True, editable=False)
+    # A second wave (WMT's human2): the same units judged again by other annotators; its
+    # agreement with the first wave is the ceiling a metric is compared to (services/waves.py).
+    wave_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="waves")
+
+    class Allocation(models.TextChoices):
+        # annotations.allocation: how units are handed out.
+        OVERLAP_FIRST = "overlap-first", "Overlap first: complete started units to k before opening new ones"
+        SPREAD = "spread", "Spread: each annotator walks their own random order of the units"
+        ADAPTIVE = "adaptive", "Adaptive: after a cold start, only units whose system pairs are still undecided"
+
+    class StoppedBy(models.TextChoices):
+        NOT_STOPPED = "", "Not stopped"
+        RESEARCHER = "researcher", "A researcher"
+        ADAPTIVE = "adaptive", "Adaptive allocation's stopping rule"
+
+    allocation = models.CharField(max_length=20, choices=Allocation.choices, default=Allocation.OVERLAP_FIRST,
+                                  db_default=Allocation.OVERLAP_FIRST.value)
+    # Adaptive: the knobs of annotations.allocation.adaptive.AdaptiveParams, all filled in.
+    allocation_params = models.JSONField(default=dict, blank=True)
+    # Adaptive: the last verdict ({"verdict": ..., "checks": n, "at_judgements": n, "checked_at": iso}),
+    # recomputed every `check_every` judgements (annotations.allocation.services).
+    allocation_state = models.JSONField(default=dict, blank=True)
+    # Adaptive: units completed (counted at each submit, to know when the next check is due).
+    n_judged = models.PositiveIntegerField(default=0, editable=False)
+    # A stopped campaign opens no new units: a researcher's stop hands out nothing more; adaptive's rule
+    # lets the units already started reach k.
+    stopped_at = models.DateTimeField(null=True, blank=True)
+    stopped_by = models.CharField(max_length=20, choices=StoppedBy.choices, default="", blank=True)
+    stop_reason = models.TextField(blank=True, default="")
+    # Planning on a worker (campaigns above WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS units,
+    # annotations.services.units): "queued", "running" or "failed" until it ends ("" once
+    # planned, and for campaigns planned in the request), with units written so far of the total.
+    plan_status = models.CharField(max_length=10, blank=True, default="", editable=False)
+    plan_done = models.PositiveIntegerField(default=0, editable=False)
+    plan_total = models.PositiveIntegerField(null=True, blank=True, editable=False)
+    plan_error = models.TextField(blank=True, default="", editable=False)
     # Span protocols: the outputs come with AI-suggested spans (annotations.models.prefill.SpanPrefill);
     # a flag so the unit submit knows without a query.
     prefilled = models.BooleanField(default=False)
@@ -75,6 +111,8 @@ class Campaign(TimeStampedModel):
                 name="campaign_scale_ordered",
             ),
             models.CheckConstraint(condition=Q(redundancy__gte=1), name="campaign_redundancy_positive"),
+            models.CheckConstraint(condition=Q(allocation__in=["overlap-first", "spread", "adaptive"]),
+                                   name="campaign_allocation_valid"),
         ]
 
     def __str__(self) -> str:
@@ -184,6 +222,9 @@ class Unit(TimeStampedModel):
     redundancy = models.PositiveSmallIntegerField()
     n_taken = models.PositiveSmallIntegerField(default=0)
     n_done = models.PositiveSmallIntegerField(default=0)
+    # Whether the unit may be opened (handed out while nobody has it): false once adaptive allocation
+    # decided every system pair in it, or the campaign stopped. Started units are completed to k regardless.
+    wanted = models.BooleanField(default=True, db_default=True)
 
     class Meta:
         ordering = ["campaign", "position"]
@@ -194,6 +235,12 @@ class Unit(TimeStampedModel):
         ]
         indexes = [
             models.Index(fields=["campaign", "id"], condition=Q(n_taken__lt=F("redundancy")), name="unit_open_slots"),
+            # Overlap-first and adaptive picks (annotations.services.assignments): started units short of k,
+            # then fresh units, each in the campaign's planned order.
+            models.Index(fields=["campaign", "position"], name="unit_started_by_position",
+                         condition=Q(n_taken__gt=0, n_taken__lt=F("redundancy"), kind="regular")),
+            models.Index(fields=["campaign", "position"], name="unit_fresh_by_position",
+                         condition=Q(n_taken=0, kind="regular", wanted=True)),
         ]
 
 

@@ -149,6 +149,11 @@ class Protocol(ImportShape):
         for output in outputs:
             yield [output]
 
+    def units_of_item(self, campaign, n_outputs: int) -> int:
+        """How many units `plan_item` makes of an item with `n_outputs` outputs, without making
+        them: the size of a campaign is known (and capped) before it is planned."""
+        return n_outputs
+
     # ---- agreement ---------------------------------------------------------------------------
 
     def agreement_triples(self, rows: Iterable[JudgementRow]) -> Iterator[tuple[object, int, float]]:

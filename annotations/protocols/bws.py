@@ -78,6 +78,14 @@ class BestWorst(Protocol):
                   rng: random.Random) -> Iterator[list[tuple[int, int]]]:
         yield from balanced_tuples(outputs, max(2, campaign.tuple_size), rng)
 
+    def units_of_item(self, campaign, n_outputs: int) -> int:
+        size = max(2, campaign.tuple_size)  # balanced_tuples' counts
+        if n_outputs <= size:
+            return 1 if n_outputs >= 2 else 0
+        if n_outputs % size == 0:
+            return 2 * n_outputs // size
+        return n_outputs * (size // math.gcd(n_outputs, size)) // size
+
     def agreement_triples(self, rows: Iterable[JudgementRow]) -> Iterator[tuple[object, int, float]]:
         for r in rows:
             key = tuple_key(r.outputs)

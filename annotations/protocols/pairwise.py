@@ -67,6 +67,14 @@ class Pairwise(Protocol):
             for i, j in rounds[(item_index * campaign.pair_rounds + r) % len(rounds)]:
                 yield [by_system[i], by_system[j]]
 
+    def units_of_item(self, campaign, n_outputs: int) -> int:
+        if n_outputs < 2:
+            return 0
+        if campaign.pair_rounds <= 0:
+            return n_outputs * (n_outputs - 1) // 2
+        rounds = n_outputs - 1 if n_outputs % 2 == 0 else n_outputs  # round_robin_rounds: a bye for odd n
+        return min(campaign.pair_rounds, rounds) * (n_outputs // 2)
+
     api_path = "/api/judgements/pairwise/"
     setup_fields = ("pair_rounds",)
 

@@ -71,6 +71,12 @@ class RankMe(Protocol):
         rng.shuffle(shuffled)
         yield from chunks_even(shuffled, max(1, campaign.tuple_size))
 
+    def units_of_item(self, campaign, n_outputs: int) -> int:
+        if n_outputs == 0:
+            return 0
+        size = max(1, campaign.tuple_size)  # chunks_even's number of groups
+        return max(1, n_outputs // size, math.ceil(n_outputs / max(size, 5)))
+
     # ---- export -------------------------------------------------------------------------------
     export_extra = ("rank",)
     one_output_per_unit = False

@@ -19,6 +19,7 @@ from annotations.models import Annotator, Campaign, Item, Output
 from annotations.permissions import ApiAuthMixin
 from annotations.quality import selectors, services
 from annotations.quality.models import CompletionCode, GoldUnit, QualitySettings
+from annotations.quality.services.settings import quality_settings_names_check
 from annotations.selectors import annotator_for_user
 
 
@@ -104,6 +105,8 @@ class QualitySettingsApi(ApiAuthMixin, APIView):
         campaign = _campaign(request, pk)
         if not isinstance(request.data, dict):
             raise serializers.ValidationError({"detail": "Send a JSON object."})
+        # Checked before the call: a body key `campaign` would otherwise clash with the argument.
+        quality_settings_names_check(request.data)
         services.quality_settings_update(campaign=campaign, **request.data)
         return self.get(request, pk)
 

@@ -18,7 +18,7 @@ def _progress_stamp(campaign: Campaign) -> str:
     """The newest hand-out, answer or change of the campaign (index probes, see the migration
     0011): progress figures are computed again only when one of these moved."""
     model = _judgement_model(campaign)
-    parts = [campaign.updated_at,
+    parts = [campaign.updated_at, campaign.stopped_at, campaign.allocation_state,
              Assignment.objects.filter(campaign=campaign).aggregate(t=Max("updated_at"))["t"],
              model.objects.filter(campaign=campaign).aggregate(t=Max("updated_at"))["t"]]
     return hashlib.sha1("|".join(str(p) for p in parts).encode()).hexdigest()[:16]
@@ -47,9 +47,11 @@ def _campaign_dashboard(campaign: Campaign) -> dict:
     # Regular units only: control units (annotations.quality) have their own page.
     regular = Unit.objects.filter(campaign=campaign, kind=Unit.Kind.REGULAR)
     n_units = complete = 0
+    done_counts = []
     for done, k, n in regular.order_by().values_list("n_done", "redundancy").annotate(n=Count("id")):
         n_units += n
         complete += n if done >= k else 0
+        done_counts.append((done, n))
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT s.value::bigint, count(*), count(*) FILTER (WHERE u.n_done >= u.redundancy), sum(u.n_done) "
@@ -82,14 +84,55 @@ def _campaign_dashboard(campaign: Campaign) -> dict:
         _judgement_model(campaign).objects.filter(campaign=campaign).order_by().values_list("status")
         .annotate(n=Count("id"))
     )
+    # Units by judgements done (0 .. k): how far overlap has come; agreement needs units with k.
+    k = campaign.redundancy
+    by_done = [0] * (k + 1)
+    for done, n in done_counts:
+        by_done[min(done, k)] += n
+    most = max(by_done) if n_units else 0
     return {
         "units": n_units,
         "complete": complete,
+        "by_judgements": [{"judgements": j, "units": n, "bar": round(100 * n / most) if most else 0}
+                          for j, n in enumerate(by_done)],
+        "agreement_units": complete,
+        "allocation": allocation_summary(campaign=campaign, names=names),
+        "stopped": ({"at": campaign.stopped_at.isoformat(), "by": campaign.stopped_by,
+                     "reason": campaign.stop_reason} if campaign.stopped_at else None),
         "percent": round(100 * complete / n_units) if n_units else 0,
         "judgements": {status: by_status.get(status, 0) for status in ("complete", "partial", "abandoned")},
         "annotators": annotators,
         "systems": systems,
     }
+
+
+def allocation_summary(*, campaign: Campaign, names: dict | None = None) -> dict:
+    """The campaign's allocation policy, its parameters and (adaptive) the last verdict with system
+    names: for researchers only (annotators never learn system names)."""
+    summary = {"policy": campaign.allocation, "params": dict(campaign.allocation_params or {})}
+    if campaign.allocation != Campaign.Allocation.ADAPTIVE:
+        return summary
+    state = campaign.allocation_state or {}
+    verdict = state.get("verdict")
+    if names is None or verdict and any(int(s) not in names for s in verdict["ranking"] if s.isdigit()):
+        names = dict(campaign.dataset.systems.values_list("pk", "name"))
+
+    def name(system_id: str) -> str:
+        return names.get(int(system_id), system_id) if system_id.isdigit() else system_id
+
+    summary.update({"checks": state.get("checks", 0), "at_judgements": state.get("at_judgements"),
+                    "observations": state.get("observations"),
+                    "checked_at": state.get("checked_at"), "closed_units": state.get("closed_units", 0),
+                    "verdict": None})
+    if verdict:
+        summary["verdict"] = {
+            "cold": verdict["cold"], "stable": verdict["stable"], "stop": verdict["stop"],
+            "reason": verdict["reason"], "ranking": [name(s) for s in verdict["ranking"]],
+            "clusters": [[name(s) for s in c] for c in verdict["clusters"]],
+            "decided": sorted(sorted(name(s) for s in pair) for pair in verdict["decided"]),
+            "undecided": sorted(sorted(name(s) for s in pair) for pair in verdict["undecided"]),
+        }
+    return summary
 
 
 # --- Imports running on a worker ------------------------------------------------

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import unicodedata
 from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
@@ -12,6 +13,7 @@ from django.db import transaction
 from annotations.models import Membership, Project
 from annotations.services.login_links import login_link_create, login_link_refusal
 from annotations.services.projects import membership_add
+from workbench.names import name_problem, taken
 
 # A paste is one transaction; a study of more people than this is several pastes.
 MAX_USERNAMES = 1000
@@ -55,6 +57,19 @@ def usernames_parse(text: str) -> list[tuple[int, str]]:
     return names
 
 
+def username_problem(name: str) -> str | None:
+    """A new account's name: one spelling (NFC), no invisible characters or mixed scripts, and
+    not a look-alike of an existing account's (workbench.names)."""
+    if unicodedata.normalize("NFC", name) != name:
+        return "write the name in its composed Unicode form (NFC)"
+    problem = name_problem(name)
+    if problem:
+        return problem
+    if taken(get_user_model().objects.all(), "username", name):
+        return "an account whose name looks the same already exists"
+    return None
+
+
 def _problems(names: list[tuple[int, str]], existing: dict[str, AbstractBaseUser]) -> list[str]:
     User = get_user_model()
     problems = []
@@ -73,6 +88,10 @@ def _problems(names: list[tuple[int, str]], existing: dict[str, AbstractBaseUser
         except ValidationError as exc:
             for messages in exc.message_dict.values():
                 problems += [f"line {number}: {name}: {message}" for message in messages]
+            continue
+        problem = username_problem(name)
+        if problem:
+            problems.append(f"line {number}: {name}: {problem}")
     return problems
 
 

@@ -163,14 +163,25 @@ def assignment_finish(*, assignment: Assignment, enrolment: Enrolment | None, ti
     client_ms = _client_time(time_spent_ms, server_ms)
     unit_id, enrolment_id = assignment.unit_id, (enrolment.pk if enrolment is not None else None)
     a, u, e = Assignment._meta.db_table, Unit._meta.db_table, Enrolment._meta.db_table
+    # Adaptive allocation counts the campaign's completed regular units in the same statement, to know
+    # when its next check is due (annotations.allocation.services); other policies do not touch the row.
+    adaptive = assignment.campaign.allocation == Campaign.Allocation.ADAPTIVE
+    counted = (f", c AS (UPDATE {Campaign._meta.db_table} SET n_judged = n_judged + 1 WHERE id = %s AND EXISTS "
+               f"(SELECT 1 FROM {u} WHERE id = %s AND kind = 'regular') RETURNING n_judged) ") if adaptive else " "
     with rows.cursor() as cursor:
         cursor.execute(
             f"WITH u AS (UPDATE {u} SET n_done = n_done + 1 WHERE id = %s), "
-            f"e AS (UPDATE {e} SET n_done = n_done + 1 WHERE id = %s) "
+            f"e AS (UPDATE {e} SET n_done = n_done + 1 WHERE id = %s){counted}"
             f"UPDATE {a} SET status = %s, completed_at = %s, updated_at = %s, time_spent_ms = %s, "
-            "server_time_ms = %s, client_time_ms = %s, active_since = NULL, draft = '{}'::jsonb WHERE id = %s",
-            [unit_id, enrolment_id, Assignment.Status.DONE, now, now, server_ms, server_ms, client_ms,
-             assignment.pk])
+            "server_time_ms = %s, client_time_ms = %s, active_since = NULL, draft = '{}'::jsonb WHERE id = %s"
+            + (" RETURNING (SELECT n_judged FROM c)" if adaptive else ""),
+            [unit_id, enrolment_id, *([assignment.campaign_id, unit_id] if adaptive else []),
+             Assignment.Status.DONE, now, now, server_ms, server_ms, client_ms, assignment.pk])
+        n_judged = cursor.fetchone()[0] if adaptive else None
+    if n_judged:
+        from annotations.allocation.services import allocation_check_if_due
+
+        allocation_check_if_due(campaign=assignment.campaign, n_judged=n_judged)
     assignment.status, assignment.completed_at, assignment.updated_at = Assignment.Status.DONE, now, now
     assignment.time_spent_ms, assignment.server_time_ms, assignment.client_time_ms = server_ms, server_ms, client_ms
     assignment.active_since, assignment.draft = None, {}

@@ -23,6 +23,14 @@ per annotator: among all orders of a unit's outputs, the one whose systems were
 least often shown in those positions to this annotator (ties broken by the
 recorded seed), so each system appears about equally often in each position.
 
+Allocation (the campaign's `allocation`, annotations.allocation): the walk above is the `spread`
+policy. `overlap-first` (the default) and `adaptive` hand out first the started units (some slot
+taken, fewer than k) in the campaign's planned order, then fresh units in that order, each read from
+its own partial index (`_overlap_sql`): units reach k one after the other instead of all at the end.
+`adaptive` opens only fresh units still `wanted` (annotations.allocation.services closes those whose
+system pairs are decided); started units always go on to k, so every judged unit keeps exactly k
+annotators. A campaign a researcher stopped hands out nothing new.
+
 Abandoned work: a pending assignment older than the campaign's timeout expires
 when anyone next asks for work; its unit goes back to the pool and the
 judgements already sent for it are marked `abandoned` (kept, never counted).
@@ -55,6 +63,7 @@ from annotations.models import (
 )
 from annotations.services.units import campaign_units_ensure
 from annotations.services.walk import walk_positions
+from annotations.services.waves import wave_enrolment_check
 from annotations import rows
 from annotations.quality.services import control_next, controls_possible_sql
 from annotations.timing import controls_in_play
@@ -117,6 +126,7 @@ def enrolment_lock(*, campaign: Campaign, annotator: Annotator) -> Enrolment:
             enrolment.pending_id, enrolment.qc_possible = row[-2:]
             controls_in_play(enrolment.qc_possible)  # answers in such campaigns are held to a floor
             return enrolment
+        wave_enrolment_check(campaign=campaign, annotator=annotator)  # second waves: other annotators only
         Enrolment.objects.bulk_create(
             [Enrolment(campaign=campaign, annotator=annotator, seed=secrets.randbits(62))], ignore_conflicts=True
         )
@@ -198,7 +208,7 @@ def _walk_sql() -> str:
     return (
         "WITH w AS (SELECT * FROM unnest(%s::integer[], %s::integer[]) AS w(position, step)), "
         f"c AS (SELECT u.id, w.step FROM w JOIN {unit} u ON u.campaign_id = %s AND u.position = w.position "
-        "WHERE u.n_taken < u.redundancy AND u.kind = 'regular' "
+        "WHERE u.n_taken < u.redundancy AND u.kind = 'regular' AND (u.n_taken > 0 OR u.wanted) "
         f"AND NOT EXISTS (SELECT 1 FROM {assignment} a WHERE a.unit_id = u.id AND a.annotator_id = %s)), "
         f"picked AS (SELECT u.id, c.step FROM {unit} u JOIN c ON c.id = u.id WHERE u.n_taken < u.redundancy "
         "ORDER BY c.step LIMIT 1 FOR UPDATE OF u SKIP LOCKED) "
@@ -213,7 +223,7 @@ def _pick_sql(*, lock: str, candidates: int | None = None) -> str:
     unit, assignment = Unit._meta.db_table, Assignment._meta.db_table
     free = (
         f"FROM {unit} u WHERE u.campaign_id = %s AND u.n_taken < u.redundancy "
-        "AND u.kind = 'regular' "  # control units belong to one annotator (annotations.quality)
+        "AND u.kind = 'regular' AND (u.n_taken > 0 OR u.wanted) "  # controls: one annotator's (annotations.quality)
         f"AND NOT EXISTS (SELECT 1 FROM {assignment} a WHERE a.unit_id = u.id AND a.annotator_id = %s) "
     )
     if candidates:
@@ -230,6 +240,76 @@ def _pick_sql(*, lock: str, candidates: int | None = None) -> str:
         picked + f"UPDATE {unit} SET n_taken = {unit}.n_taken + 1 FROM picked WHERE {unit}.id = picked.id "
         f"RETURNING {unit}.id, {unit}.item_id, {unit}.outputs, {unit}.systems"
     )
+
+
+# Overlap-first: started units looked at per pick (more than the annotators that can hold one at once,
+# so a unit held by a request in flight does not make the pick open a new unit while another is free),
+# and the started units walked at most to find them (those the annotator already did are passed; the
+# bound keeps the pick an index read even for one annotator far ahead of everyone else).
+STARTED_CANDIDATES = 64
+STARTED_WINDOW = 512
+
+
+def _overlap_candidates() -> str:
+    """The candidates of overlap-first's pick, with their tier (0 started, 1 fresh) and position:
+    the first started units (0 < n_taken < k) not theirs, then the first fresh units (n_taken = 0,
+    still wanted) not theirs, each read in planned order from its partial index."""
+    unit, assignment = Unit._meta.db_table, Assignment._meta.db_table
+    mine = f"NOT EXISTS (SELECT 1 FROM {assignment} a WHERE a.unit_id = u.id AND a.annotator_id = %s)"
+    return (
+        f"WITH s AS (SELECT u.id, u.position, 0 AS tier FROM (SELECT id, position FROM {unit} "
+        "WHERE campaign_id = %s AND n_taken > 0 AND n_taken < redundancy AND kind = 'regular' "
+        f"ORDER BY position LIMIT {STARTED_WINDOW}) u WHERE {mine} ORDER BY u.position LIMIT {STARTED_CANDIDATES}), "
+        f"f AS (SELECT u.id, u.position, 1 AS tier FROM {unit} u WHERE u.campaign_id = %s AND u.n_taken = 0 "
+        f"AND u.kind = 'regular' AND u.wanted AND {mine} ORDER BY u.position LIMIT {PICK_CANDIDATES}), "
+        "c AS (SELECT * FROM s UNION ALL SELECT * FROM f) "
+    )
+
+
+@functools.cache
+def _overlap_sql() -> str:
+    """Overlap-first: the first candidate (`_overlap_candidates`) that nobody holds, locked, its slot
+    taken in the same statement; RETURNING the unit and its tier."""
+    unit = Unit._meta.db_table
+    return (
+        _overlap_candidates()[:-1] + ", "
+        f"picked AS (SELECT u.id, c.tier FROM {unit} u JOIN c ON c.id = u.id WHERE u.n_taken < u.redundancy "
+        "AND (u.n_taken > 0 OR u.wanted) ORDER BY c.tier, c.position LIMIT 1 FOR UPDATE OF u SKIP LOCKED) "
+        f"UPDATE {unit} SET n_taken = {unit}.n_taken + 1 FROM picked WHERE {unit}.id = picked.id "
+        f"RETURNING {unit}.id, {unit}.item_id, {unit}.outputs, {unit}.systems, picked.tier"
+    )
+
+
+@functools.cache
+def _overlap_first_candidate_sql() -> str:
+    """The first candidate with a free slot, held or not (no lock): the one to wait for."""
+    unit = Unit._meta.db_table
+    return (_overlap_candidates() + f"SELECT u.id FROM {unit} u JOIN c ON c.id = u.id WHERE "
+            "u.n_taken < u.redundancy AND (u.n_taken > 0 OR u.wanted) ORDER BY c.tier, c.position LIMIT 1")
+
+
+def _overlap_unit(*, campaign: Campaign, annotator: Annotator) -> Unit | None:
+    """Overlap-first's pick: one statement (`_overlap_sql`) on the fast path. When every candidate is
+    held by a request in flight, wait for the first of them in overlap order (as `_pick_unit` does in
+    its own order, one row at a time, holding no other unit), so that a started unit freed a moment
+    later is still preferred to a fresh one. None when the candidates hold nothing (the full scan,
+    `_pick_unit`, then decides)."""
+    params = [campaign.pk, annotator.pk, campaign.pk, annotator.pk]
+    with rows.cursor() as cursor:
+        for _ in range(MAX_PICK_ROUNDS):
+            row = _take(cursor, _overlap_sql(), params)
+            if row is not None:
+                return _unit_from_row(row[:4], campaign)
+            cursor.execute(_overlap_first_candidate_sql(), params)
+            candidate = cursor.fetchone()
+            if candidate is None:
+                return None
+            row = _take(cursor, f"UPDATE {Unit._meta.db_table} SET n_taken = n_taken + 1 WHERE id = %s "
+                                "AND n_taken < redundancy AND (n_taken > 0 OR wanted) "
+                                "RETURNING id, item_id, outputs, systems", [candidate[0]])
+            if row is not None:
+                return _unit_from_row(row, campaign)
+    raise ValidationError("The campaign is too busy right now; please try again in a moment.")
 
 
 class _Filled(Exception):
@@ -304,7 +384,7 @@ def _pick_unit(*, campaign: Campaign, annotator: Annotator, seed: int) -> Unit |
                     return _unit_from_row(row, campaign)
             cursor.execute(
                 f"SELECT u.id FROM {Unit._meta.db_table} u WHERE u.campaign_id = %s AND u.n_taken < u.redundancy "
-                "AND u.kind = 'regular' AND NOT EXISTS (SELECT 1 FROM "
+                "AND u.kind = 'regular' AND (u.n_taken > 0 OR u.wanted) AND NOT EXISTS (SELECT 1 FROM "
                 f"{Assignment._meta.db_table} a WHERE a.unit_id = u.id AND a.annotator_id = %s) "
                 "ORDER BY hashint8extended(u.id, %s), u.id LIMIT 1",
                 [campaign.pk, annotator.pk, seed])
@@ -312,7 +392,8 @@ def _pick_unit(*, campaign: Campaign, annotator: Annotator, seed: int) -> Unit |
             if candidate is None:
                 return None
             row = _take(cursor, f"UPDATE {Unit._meta.db_table} SET n_taken = n_taken + 1 "
-                              "WHERE id = %s AND n_taken < redundancy RETURNING id, item_id, outputs, systems",
+                              "WHERE id = %s AND n_taken < redundancy AND (n_taken > 0 OR wanted) "
+                              "RETURNING id, item_id, outputs, systems",
                         [candidate[0]])
             if row is not None:
                 return _unit_from_row(row, campaign)
@@ -408,8 +489,13 @@ def _assignment_take(*, campaign: Campaign, annotator: Annotator) -> tuple[Assig
         if unit is not None:
             Unit.objects.filter(pk=unit.pk).update(n_taken=F("n_taken") + 1)
     walk_step = enrolment.walk_step
+    if unit is None and campaign.stopped_by == Campaign.StoppedBy.RESEARCHER:
+        return None, False  # stopped early: the pending unit (above) can still be finished, nothing new
     if unit is None:  # each takes the unit's slot
-        unit, walk_step = _walk_unit(campaign=campaign, annotator=annotator, enrolment=enrolment)
+        if campaign.allocation == Campaign.Allocation.SPREAD:
+            unit, walk_step = _walk_unit(campaign=campaign, annotator=annotator, enrolment=enrolment)
+        else:
+            unit = _overlap_unit(campaign=campaign, annotator=annotator)
     if unit is None:
         unit = _pick_unit(campaign=campaign, annotator=annotator, seed=enrolment.seed)
     if unit is None:

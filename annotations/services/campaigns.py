@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import secrets
 
@@ -11,9 +11,13 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from annotations import protocols
+from annotations.allocation.state import params_clean
 from annotations.models import Campaign, Dataset, ErrorSpan, System
 from annotations.services.prefill import campaign_prefill, prefill_check
-from annotations.services.units import campaign_units_plan
+from annotations.services.units import (
+    campaign_units_count, campaign_units_plan, campaign_units_plan_queue, plan_limits, units_cap_check,
+)
+from workbench.names import name_clean, taken
 
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)"
 _SCALE_RE = re.compile(rf"^\s*({_NUMBER})\s*(?:-|\.\.|:|,|\s+to\s+)\s*({_NUMBER})\s*$")
@@ -170,6 +174,10 @@ def campaign_create(
     pair_rounds: int = 0,
     assignment_timeout_minutes: int = 60,
     seed: int | None = None,
+    allocation: str = Campaign.Allocation.OVERLAP_FIRST,
+    allocation_params: dict | None = None,
+    plan: str = "auto",
+    progress: Callable[[int, int], None] | None = None,
     prefill_run: int | None = None,
     prefill_holdout: float = 0.0,
 ) -> Campaign:
@@ -182,11 +190,23 @@ def campaign_create(
     systems. Span protocols may start from a done run's spans (`prefill_run`,
     ESA^AI: annotations.services.prefill), holding back `prefill_holdout` of the
     outputs without suggestions. `tuple_size` is the best-worst tuple (default 4) or the number
-    of RankME outputs side by side (3-5, default 3).
+    of RankME outputs side by side (3-5, default 3). `allocation` is how units are handed out
+    (annotations.allocation: overlap-first, spread, adaptive); `allocation_params` the adaptive knobs
+    (annotations.allocation.adaptive.AdaptiveParams; defaults filled in).
+
+    Its size is known before anything is written: above WORKBENCH_CAMPAIGN_MAX_UNITS units it is
+    refused. `plan`: "auto" plans the units here up to WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS and
+    leaves bigger plans to a worker (the campaign's page shows the progress); "sync" plans here
+    whatever the size, with `progress(done, total)` (the command line); "none" plans nothing (the
+    set-up page's preview).
     """
-    name = (name or "").strip()
+    name = (name or "").strip() if isinstance(name, str) or name is None else name
     if not name:
         raise ValidationError({"name": "A campaign needs a name."})
+    try:
+        name = name_clean(name, "The name")
+    except ValueError as exc:
+        raise ValidationError({"name": str(exc)}) from None
     if protocol not in protocols.names():
         raise ValidationError(
             {"protocol": f"Unknown protocol {protocol!r}; expected one of {', '.join(protocols.names())}."}
@@ -217,13 +237,23 @@ def campaign_create(
     if seed is None:
         seed = secrets.randbits(62)
     seed = _whole(seed, "seed", 0, 2**62)
+    allocation = allocation or Campaign.Allocation.OVERLAP_FIRST
+    if allocation not in Campaign.Allocation.values:
+        raise ValidationError({"allocation": f"Unknown allocation {allocation!r}; expected one of "
+                                             f"{', '.join(Campaign.Allocation.values)}."})
+    if allocation_params and allocation != Campaign.Allocation.ADAPTIVE:
+        raise ValidationError({"allocation_params": "Adaptive parameters need allocation 'adaptive'."})
+    try:
+        allocation_params = params_clean(allocation_params) if allocation == Campaign.Allocation.ADAPTIVE else {}
+    except ValueError as exc:
+        raise ValidationError({"allocation_params": str(exc)}) from None
     chosen = _systems_resolve(dataset, systems)
     prefill = None
     if prefill_run not in (None, ""):
         prefill = prefill_check(campaign_dataset=dataset, protocol=protocol, run_id=prefill_run,
                                 holdout=prefill_holdout)
-    if Campaign.objects.filter(name=name).exists():
-        raise ValidationError({"name": f"A campaign called {name!r} already exists."})
+    if taken(Campaign.objects.all(), "name", name):
+        raise ValidationError({"name": f"A campaign called {name!r} already exists (or one whose name looks the same)."})
 
     campaign = Campaign(
         dataset=dataset,
@@ -244,9 +274,13 @@ def campaign_create(
         pair_rounds=pair_rounds,
         assignment_timeout_minutes=assignment_timeout_minutes,
         seed=seed,
+        allocation=allocation,
+        allocation_params=allocation_params,
     )
     _widgets_check(campaign)
     campaign.full_clean()
+    n_units = campaign_units_count(campaign=campaign, system_ids=[s.pk for s in chosen])
+    units_cap_check(n_units)
     try:
         with transaction.atomic():
             campaign.save()
@@ -257,6 +291,11 @@ def campaign_create(
         campaign.systems.set(chosen)
     if prefill:
         campaign_prefill(campaign=campaign, run=prefill[0], holdout=prefill[1])
-    campaign_units_plan(campaign=campaign)
-    campaign.refresh_from_db(fields=["planned_at", "n_units"])
+    if plan == "none":
+        return campaign
+    if plan == "auto" and n_units > plan_limits()[1]:
+        campaign_units_plan_queue(campaign=campaign, total=n_units)
+    else:
+        campaign_units_plan(campaign=campaign, progress=progress)
+    campaign.refresh_from_db(fields=["planned_at", "n_units", "plan_status", "plan_done", "plan_total"])
     return campaign

@@ -7,6 +7,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 
 from annotations.models import Annotator, Membership, Project
+from workbench.names import name_clean, taken
 
 DEFAULT_PROJECT_NAME = "default"
 # Who may create projects (setting WORKBENCH_PROJECT_CREATORS):
@@ -65,11 +66,14 @@ def project_create(*, name: str, owner: AbstractBaseUser, description: str = "")
     """
     if not user_may_create_projects(user=owner):
         raise PermissionDenied("You may not create projects; ask an administrator or the owner of a project.")
-    name = (name or "").strip()
+    try:
+        name = name_clean(name or "", "The name")
+    except ValueError as exc:
+        raise ValidationError({"name": str(exc)}) from None
     project = Project(name=name, description=description or "")
     project.full_clean(validate_unique=False, validate_constraints=False)
-    if Project.objects.filter(name=name).exists():
-        raise ValidationError({"name": f"A project called {name!r} already exists."})
+    if taken(Project.objects.all(), "name", name):
+        raise ValidationError({"name": f"A project called {name!r} already exists (or one whose name looks the same)."})
     try:
         with transaction.atomic():
             project.save()

@@ -13,18 +13,29 @@ their own order (see `assignment_next`).
 """
 from __future__ import annotations
 
+import logging
 import random
 from collections import defaultdict
+from collections.abc import Callable
 
-from django.db import connection, transaction
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import DatabaseError, connection, transaction
+from django.db.models import Count
 from django.utils import timezone
 
 from annotations import protocols
 from annotations.models import Campaign, Output, Unit
 from annotations.protocols.bws import balanced_tuples  # noqa: F401  (planning helpers, re-exported)
 from annotations.protocols.pairwise import round_robin_rounds  # noqa: F401
+from workbench.exceptions import DomainError
 
 ANALYZE_ABOVE_UNITS = 1000
+# Units per INSERT batch (and per progress step).
+WRITE_BATCH = 10_000
+PLAN_QUEUED, PLAN_RUNNING, PLAN_FAILED = "queued", "running", "failed"
+
+logger = logging.getLogger(__name__)
 
 
 def _plan(campaign: Campaign, outputs_by_item: dict[int, list[tuple[int, int]]], rng: random.Random):
@@ -35,16 +46,41 @@ def _plan(campaign: Campaign, outputs_by_item: dict[int, list[tuple[int, int]]],
             yield item_id, group
 
 
-@transaction.atomic
-def campaign_units_plan(*, campaign: Campaign) -> int:
-    """Plan and bulk-create the campaign's units (once; later calls do nothing).
+class PlanningInProgress(DomainError):
+    """The campaign's units are being planned by a worker (or that failed): nothing to hand out yet."""
 
-    Takes the campaign's row lock, so two first requests cannot both plan.
-    Returns the number of units created by this call.
-    """
-    campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
-    if campaign.planned_at is not None:
-        return 0
+
+def plan_limits() -> tuple[int, int]:
+    """(most units a campaign may have, size above which a worker plans it)."""
+    return (settings.WORKBENCH_CAMPAIGN_MAX_UNITS, settings.WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS)
+
+
+def campaign_units_count(*, campaign: Campaign, system_ids: list[int] | None = None) -> int:
+    """How many units planning would make, from each item's number of outputs (one grouped
+    query; no unit is made). `system_ids`: the campaign's systems before they are saved."""
+    if system_ids is None:
+        system_ids = list(campaign.systems.values_list("id", flat=True)) if campaign.pk else []
+    outputs = Output.objects.filter(item__dataset_id=campaign.dataset_id)
+    if system_ids:
+        outputs = outputs.filter(system_id__in=system_ids)
+    protocol = protocols.of(campaign)
+    sizes = outputs.values("item_id").annotate(n=Count("id")).values_list("n", flat=True).order_by()
+    counts: dict[int, int] = defaultdict(int)
+    for n in sizes:
+        counts[n] += 1
+    return sum(items * protocol.units_of_item(campaign, n) for n, items in counts.items())
+
+
+def units_cap_check(n_units: int) -> None:
+    cap, _ = plan_limits()
+    if n_units > cap:
+        raise ValidationError(
+            f"This campaign would have {n_units:,} units; at most {cap:,} are allowed "
+            "(WORKBENCH_CAMPAIGN_MAX_UNITS). Choose fewer systems or items, or for pairwise campaigns a few "
+            "balanced pair rounds per item instead of every pair.")
+
+
+def _planned_units(campaign: Campaign) -> list[Unit]:
     systems = list(campaign.systems.values_list("id", flat=True))
     outputs = Output.objects.filter(item__dataset_id=campaign.dataset_id)
     if systems:
@@ -72,20 +108,101 @@ def campaign_units_plan(*, campaign: Campaign) -> int:
                 redundancy=campaign.redundancy,
             )
         )
-    Unit.objects.bulk_create(units, batch_size=2000)
-    if len(units) >= ANALYZE_ABOVE_UNITS:
+    return units
+
+
+def _analyze(n_units: int) -> None:
+    if n_units >= ANALYZE_ABOVE_UNITS:
         # Fresh statistics before the first annotators arrive: with the table's old
         # ones the planner takes a many-unit campaign for a tiny one and picks a
         # plan for `assignment_next` that is ten times slower, until autovacuum
         # gets round to it.
         with connection.cursor() as cursor:
             cursor.execute(f"ANALYZE {Unit._meta.db_table}")
-    Campaign.objects.filter(pk=campaign.pk).update(planned_at=timezone.now(), n_units=len(units))
+
+
+@transaction.atomic
+def campaign_units_plan(*, campaign: Campaign, progress: Callable[[int, int], None] | None = None) -> int:
+    """Plan and bulk-create the campaign's units (once; later calls do nothing), in this process.
+
+    Takes the campaign's row lock, so two first requests cannot both plan.
+    Returns the number of units created by this call. `progress(done, total)` is called
+    after each batch written (the command's progress bar).
+    """
+    campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    if campaign.planned_at is not None:
+        return 0
+    units = _planned_units(campaign)
+    for start in range(0, len(units), WRITE_BATCH):
+        Unit.objects.bulk_create(units[start:start + WRITE_BATCH], batch_size=2000)
+        if progress is not None:
+            progress(min(start + WRITE_BATCH, len(units)), len(units))
+    _analyze(len(units))
+    Campaign.objects.filter(pk=campaign.pk).update(planned_at=timezone.now(), n_units=len(units), plan_status="",
+                                                   plan_done=len(units), plan_total=len(units))
+    return len(units)
+
+
+def campaign_units_plan_queue(*, campaign: Campaign, total: int) -> None:
+    """Leave the planning to a worker (when the transaction commits); the campaign's page
+    shows its progress. A broker that cannot be reached fails the planning with a message."""
+    Campaign.objects.filter(pk=campaign.pk).update(plan_status=PLAN_QUEUED, plan_done=0, plan_total=total,
+                                                   plan_error="")
+
+    def send() -> None:
+        from annotations.tasks import campaign_plan_task
+
+        try:
+            campaign_plan_task.delay(campaign.pk)
+        except Exception as exc:  # noqa: BLE001 - any broker failure: say so on the campaign
+            logger.warning("campaign %s: planning could not be queued: %s: %s", campaign.pk, type(exc).__name__, exc)
+            Campaign.objects.filter(pk=campaign.pk, planned_at__isnull=True).update(
+                plan_status=PLAN_FAILED, plan_error="the planning could not be handed to a worker (the task queue "
+                                                    "is unreachable); plan it with `manage.py plan_campaign`.")
+
+    transaction.on_commit(send)
+
+
+def campaign_units_plan_worker(*, campaign_id: int) -> int:
+    """The worker's side: plan in batches, each committed with the count so far, so the page
+    shows progress. A re-delivered task (its worker died) starts again from nothing: units
+    of an unfinished plan are deleted first, and no unit is handed out before planned_at."""
+    claimed = Campaign.objects.filter(pk=campaign_id, planned_at__isnull=True,
+                                      plan_status__in=[PLAN_QUEUED, PLAN_RUNNING]).update(plan_status=PLAN_RUNNING)
+    if not claimed:
+        return 0
+    campaign = Campaign.objects.get(pk=campaign_id)
+    try:
+        Unit.objects.filter(campaign_id=campaign_id).delete()
+        units = _planned_units(campaign)
+        Campaign.objects.filter(pk=campaign_id).update(plan_total=len(units), plan_done=0)
+        for start in range(0, len(units), WRITE_BATCH):
+            with transaction.atomic():
+                Unit.objects.bulk_create(units[start:start + WRITE_BATCH], batch_size=2000)
+                Campaign.objects.filter(pk=campaign_id).update(plan_done=min(start + WRITE_BATCH, len(units)))
+        _analyze(len(units))
+        Campaign.objects.filter(pk=campaign_id).update(planned_at=timezone.now(), n_units=len(units),
+                                                       plan_status="", plan_done=len(units))
+    except DatabaseError:
+        raise  # transient: the task is re-delivered and starts again
+    except Exception as exc:  # noqa: BLE001 - say so on the campaign; the log keeps the details
+        logger.exception("campaign %s: planning failed", campaign_id)
+        Campaign.objects.filter(pk=campaign_id).update(plan_status=PLAN_FAILED,
+                                                       plan_error=f"planning failed: {type(exc).__name__}")
+        return 0
     return len(units)
 
 
 def campaign_units_ensure(*, campaign: Campaign) -> None:
-    """Plan the units if that has not happened yet (campaigns made before units existed)."""
+    """Plan the units if that has not happened yet (campaigns made before units existed);
+    a campaign a worker is planning has none to hand out yet (PlanningInProgress)."""
     if campaign.planned_at is None:
+        status, done, total, error = Campaign.objects.values_list(
+            "plan_status", "plan_done", "plan_total", "plan_error").get(pk=campaign.pk)
+        if status in (PLAN_QUEUED, PLAN_RUNNING):
+            raise PlanningInProgress(f"This campaign's units are being planned ({done:,} of {total or 0:,}); "
+                                     "try again in a minute.")
+        if status == PLAN_FAILED:
+            raise PlanningInProgress(f"This campaign's units could not be planned: {error}")
         campaign_units_plan(campaign=campaign)
         campaign.planned_at, campaign.n_units = Campaign.objects.values_list("planned_at", "n_units").get(pk=campaign.pk)

@@ -17,6 +17,7 @@ from annotations.views.campaigns import (
     campaign_judgements,
     campaign_new,
     campaign_progress_json,
+    campaign_stop_view,
     project_members,
 )
 from annotations.views.datasets import dataset_detail, dataset_upload
@@ -26,6 +27,7 @@ from annotations.views.projects import project_detail, project_list
 
 __all__ = [
     "annotate_campaign", "annotate_draft", "annotate_home", "annotate_release", "annotate_submit", "annotate_unit",
-    "campaign_detail", "campaign_judgements", "campaign_new", "campaign_progress_json", "dataset_detail",
+    "campaign_detail", "campaign_judgements", "campaign_new", "campaign_progress_json", "campaign_stop_view",
+    "dataset_detail",
     "dataset_upload", "import_job_detail", "item_detail", "project_detail", "project_list", "project_members",
 ]

@@ -39,16 +39,45 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "criteria": campaign.criteria_configs(),
         "systems": sorted(s.name for s in campaign.systems.all()),
         "dashboard": selectors.campaign_dashboard(campaign=campaign),
+        "allocation_label": Campaign.Allocation(campaign.allocation).label,
+        "allocation_params": _params_in_order(campaign.allocation_params),
         "protocol_settings": protocols.of(campaign).settings_summary(campaign),
         "api_url": f"{protocols.of(campaign).api_path}?campaign={campaign.pk}",
         **join_links_context(request, campaign),
     })
 
 
+def _params_in_order(params: dict | None) -> list[tuple[str, object]]:
+    """Adaptive knobs in their documented order (jsonb keeps its own)."""
+    from annotations.allocation.state import PARAM_BOUNDS
+
+    params = params or {}
+    return [(k, params[k]) for k in PARAM_BOUNDS if k in params] + sorted(
+        (k, v) for k, v in params.items() if k not in PARAM_BOUNDS)
+
+
 @login_required
 def campaign_progress_json(request: HttpRequest, pk: int) -> JsonResponse:
     campaign = campaign_for_staff(user=request.user, pk=pk)
     return JsonResponse(selectors.campaign_dashboard(campaign=campaign))
+
+
+@login_required
+def campaign_stop_view(request: HttpRequest, pk: int) -> HttpResponse:
+    """Stop the campaign early with a reason (POST, owners and researchers)."""
+    from annotations.allocation.services import campaign_stop
+
+    campaign = campaign_for_staff(user=request.user, pk=pk)
+    if request.method != "POST":
+        return redirect("campaign-detail", pk=campaign.pk)
+    try:
+        campaign_stop(campaign=campaign, reason=request.POST.get("reason", ""))
+    except ValidationError as exc:
+        for message in [m for ms in getattr(exc, "message_dict", {"": exc.messages}).values() for m in ms]:
+            messages.error(request, message)
+    else:
+        messages.success(request, "The campaign is stopped: no new units are handed out.")
+    return redirect("campaign-detail", pk=campaign.pk)
 
 
 @login_required
@@ -63,7 +92,8 @@ def campaign_judgements(request: HttpRequest, pk: int) -> HttpResponse:
         rows = rows.filter(status=status)
     # Counted up to JUDGEMENTS_COUNT_CAP (counting a million rows, and deep OFFSETs, take
     # seconds): the page says when there are more; the export and the API have them all.
-    page = CappedPaginator(rows.order_by("item__position", "item_id", "id"), JUDGEMENTS_PER_PAGE,
+    # Newest first: the primary key's index gives the page without sorting the campaign's judgements.
+    page = CappedPaginator(rows.order_by("-id"), JUDGEMENTS_PER_PAGE,
                            count_cap=JUDGEMENTS_COUNT_CAP).get_page(request.GET.get("page"))
     output_ids = set()
     for row in page.object_list:
@@ -147,6 +177,10 @@ def _campaign_fields(form: CampaignForm, criteria: list[dict]) -> dict:
         if data.get("prefill_run"):
             fields["prefill_run"] = data["prefill_run"]
             fields["prefill_holdout"] = data.get("prefill_holdout") or 0.0
+    fields["allocation"] = data.get("allocation") or Campaign.Allocation.OVERLAP_FIRST
+    if fields["allocation"] == Campaign.Allocation.ADAPTIVE:
+        fields["allocation_params"] = {name: data.get(f"adaptive_{name}") for name in CampaignForm.ADAPTIVE_FIELDS
+                                       if data.get(f"adaptive_{name}") is not None}
     return fields
 
 
@@ -205,7 +239,8 @@ def _preview_campaign(*, dataset, fields: dict) -> Campaign:
 
     try:
         with transaction.atomic():
-            created = campaign_create(dataset=dataset, **{**fields, "name": f"preview {random.random()}"})
+            created = campaign_create(dataset=dataset, **{**fields, "name": f"preview {random.random()}"},
+                                      plan="none")
             holder["campaign"] = Campaign(**{f.attname: getattr(created, f.attname)
                                              for f in Campaign._meta.concrete_fields})
             raise _Rollback()

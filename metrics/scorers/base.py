@@ -139,7 +139,17 @@ class Metric(ABC):
         for key, value in options.items():
             self.options[key] = _coerce(key, value, self.defaults[key])
         self._check_bounds()
+        self._check_paths()
         self._corpus_state: dict[str, Any] | None = None
+
+    def _check_paths(self) -> None:
+        # Syntax only: the web process builds metrics to check options and must never open the
+        # files they name; the worker resolves them (metrics.scorers.files).
+        from metrics.scorers.files import PATH_OPTIONS, check_syntax
+
+        for key in PATH_OPTIONS & self.options.keys():
+            if self.options[key] is not None:
+                check_syntax(key, self.options[key])
 
     def _check_bounds(self) -> None:
         for key, (low, high) in self.option_bounds.items():

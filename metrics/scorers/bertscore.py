@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -42,6 +43,7 @@ from metrics.scorers.loading import LazyModule
 
 torch = LazyModule("torch")  # imported on first use (see LazyModule)
 
+from metrics.scorers import files
 from metrics.scorers.base import CorpusResult, Metric, SegmentResult, Triple
 from metrics.scorers.encoder import Encoder, TokenEmbedding, get_encoder
 from metrics.scorers.errors import InputError, OptionError
@@ -123,28 +125,22 @@ def greedy_match(
 
 
 def read_baseline(path: str | Path, layer: int) -> torch.Tensor:
-    """(P, R, F) baselines of `layer` from a bert-score style csv (header LAYER,P,R,F)."""
-    path = Path(path).expanduser()
-    if not path.is_file():
-        raise OptionError(f"baseline file {path} does not exist (expected a csv with header LAYER,P,R,F)")
-    with path.open(newline="", encoding="utf-8") as handle:
-        rows = list(csv.reader(handle))
+    """(P, R, F) baselines of `layer` from a bert-score style csv (header LAYER,P,R,F),
+    read only from an allowed directory (metrics.scorers.files)."""
+    rows = list(csv.reader(io.StringIO(files.read_text("baseline", str(path)), newline="")))
     if not rows or [c.strip().upper() for c in rows[0][:4]] != ["LAYER", "P", "R", "F"]:
-        raise OptionError(f"baseline file {path}: first line must be the header LAYER,P,R,F")
+        raise OptionError("baseline file: first line must be the header LAYER,P,R,F")
     for line_no, row in enumerate(rows[1:], start=2):
         try:
             if row and int(float(row[0])) == layer:
                 return torch.tensor([float(row[1]), float(row[2]), float(row[3])])
         except (ValueError, IndexError) as exc:
-            raise OptionError(f"baseline file {path}, line {line_no}: expected LAYER,P,R,F numbers") from exc
-    raise OptionError(f"baseline file {path} has no row for layer {layer}")
+            raise OptionError(f"baseline file, line {line_no}: expected LAYER,P,R,F numbers") from exc
+    raise OptionError(f"baseline file has no row for layer {layer}")
 
 
-def _file_digest(path: str | Path) -> str:
-    try:
-        return hashlib.sha256(Path(path).expanduser().read_bytes()).hexdigest()[:8]
-    except OSError as exc:
-        raise OptionError(f"cannot read {path}: {exc.strerror or exc}") from exc
+def _file_digest(option: str, path: str | Path) -> str:
+    return hashlib.sha256(files.read_bytes(option, str(path))).hexdigest()[:8]
 
 
 class BERTScoreMetric(Metric):
@@ -323,7 +319,7 @@ class BERTScoreMetric(Metric):
         if key == "layer":
             return self.resolved_layer()
         if key in ("baseline", "frequency_file"):
-            return f"{Path(value).name}@{_file_digest(value)}" if value else None
+            return f"{Path(value).name}@{_file_digest(key, value)}" if value else None
         return value
 
     def signature_fields(self) -> dict[str, Any]:

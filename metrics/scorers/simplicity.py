@@ -34,13 +34,13 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, ClassVar
 
 from metrics.scorers.loading import LazyModule
 
 torch = LazyModule("torch")  # imported on first use (see LazyModule)
 
+from metrics.scorers import files
 from metrics.scorers.base import CorpusResult, Metric, SegmentResult, Triple
 from metrics.scorers.bertscore import BERTScoreMetric
 from metrics.scorers.encoder import Encoder, TokenEmbedding
@@ -59,11 +59,12 @@ def _wordfreq(word: str, lang: str) -> float:
 
 @functools.lru_cache(maxsize=8)
 def _load_frequency_file(path: str, mtime: float, tokenizer_name: str, tokenizer: Any) -> tuple[str, dict]:
-    """("table", {word: weight}) or ("corpus", {token id: tf}) from a user file."""
-    lines = [line.rstrip("\n") for line in Path(path).read_text(encoding="utf-8").splitlines()]
+    """("table", {word: weight}) or ("corpus", {token id: tf}) from a user file (an allowed one:
+    `path` comes from files.resolve, and is read again through files.read_text's bound)."""
+    lines = [line.rstrip("\n") for line in files.read_text("frequency_file", path).splitlines()]
     lines = [line for line in lines if line.strip()]
     if not lines:
-        raise OptionError(f"frequency_file {path} is empty")
+        raise OptionError("frequency_file: the file is empty")
     table: dict[str, float] = {}
     is_table = True
     for line in lines:
@@ -78,7 +79,7 @@ def _load_frequency_file(path: str, mtime: float, tokenizer_name: str, tokenizer
             break
     if is_table:
         if any(v < 0 for v in table.values()):
-            raise OptionError(f"frequency_file {path}: weights must be >= 0")
+            raise OptionError("frequency_file: weights must be >= 0")
         return "table", table
     encoded = tokenizer(lines, add_special_tokens=False, return_attention_mask=False,
                         return_token_type_ids=False)["input_ids"]
@@ -111,10 +112,9 @@ class SimplicityBERTScoreMetric(BERTScoreMetric):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        path = self.options["frequency_file"]
-        if path is not None and not Path(path).expanduser().is_file():
-            raise OptionError(f"frequency_file {path} does not exist (a corpus, one sentence a line, "
-                              "or a table of word<TAB>weight lines)")
+        # A string here; the worker resolves it when it scores (metrics.scorers.files).
+        if self.options["frequency_file"] is not None:
+            files.check_syntax("frequency_file", self.options["frequency_file"])
 
     def library_versions(self) -> dict[str, str]:
         versions = super().library_versions()
@@ -137,8 +137,12 @@ class SimplicityBERTScoreMetric(BERTScoreMetric):
         path = self.options["frequency_file"]
         mode, table = None, None
         if path is not None:
-            resolved = Path(path).expanduser().resolve()
-            mode, table = _load_frequency_file(str(resolved), resolved.stat().st_mtime, encoder.name, encoder.tokenizer)
+            resolved = files.resolve("frequency_file", path)
+            try:
+                mtime = resolved.stat().st_mtime
+            except OSError:
+                raise files.refused("frequency_file") from None
+            mode, table = _load_frequency_file(str(resolved), mtime, encoder.name, encoder.tokenizer)
         out = {}
         for text, emb in embeddings.items():
             words = [(m.start(), m.end()) for m in _WORD.finditer(text)]

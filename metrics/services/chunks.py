@@ -79,6 +79,10 @@ def chunk_execute(*, chunk_id: int, worker: str | Callable[[], str] = "") -> str
             segments = scores_store(run_id=run.pk, output_ids=inputs.output_ids, batches=batches)
             flipped = _chunk_done(chunk_id=chunk_id, metric=metric, inputs=inputs,
                                   segments=segments, worker=label)
+            if not flipped:
+                # The run was cancelled (or failed) while this chunk was scored, or another
+                # delivery stored it first: keep no score that `run.done` does not count.
+                transaction.set_rollback(True)
     except TRANSIENT_ERRORS:
         raise
     except Exception as exc:  # missing model, bad input, out of memory: fail with the message, no retry

@@ -32,8 +32,7 @@ ANNOTATOR_POST_ONLY = {
 # The same for everyone, signed in or not: sign-in pages, API documentation, the icon.
 PUBLIC = {
     "favicon", "schema", "api-docs", "api-redoc", "api-redoc-bundle", "login", "logout", "password_change",
-    "password_change_done", "password_reset", "password_reset_done", "password_reset_confirm",
-    "password_reset_complete", "password-set",
+    "password_change_done", "password-set",
 }
 
 

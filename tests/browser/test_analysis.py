@@ -200,3 +200,26 @@ def test_hats_rankings_and_meta(page, hats, screenshot_dir):
     page.goto(f"/campaigns/{hats.pk}/analysis/meta/")
     assert page.locator("#meta-table tbody tr").count() == 2
     assert page.locator("#meta-table td.best").count() == 1
+
+
+def test_system_names_with_html_are_text_in_the_plots(page, asset):
+    """Issue 24: a system called '<a href=...>' was a live link in Plotly's legend and axis."""
+    from annotations.models import System
+
+    evil = '<a href="https://evil.example/">click</a><b>bold</b>'
+    System.objects.filter(dataset=asset.dataset).update(name=evil)
+    page.set_default_timeout(60_000)
+    log_in(page, "res", "pw-123456")
+    for view in ("rankings/", "scatter/?criterion=meaning"):
+        page.goto(f"/campaigns/{asset.pk}/analysis/{view}")
+        page.wait_for_selector("#plot[data-rendered='true']")
+        links = page.evaluate("""() => [...document.querySelectorAll('#plot a')].map(a =>
+            a.getAttribute('href') || a.getAttribute('xlink:href'))""")
+        assert not [h for h in links if h and "evil" in h], (view, links)
+        assert page.locator("#plot b, #plot text[style*='bold'] tspan[style*='bold']").count() == 0
+        if view == "rankings/":  # the name on the axis, as text
+            texts = page.evaluate("() => [...document.querySelectorAll('#plot text')].map(t => t.textContent)")
+            assert any('<a href="https://evil.example/">' in t for t in texts), (view, texts[:20])
+        else:  # one system: no legend drawn; what Plotly was handed is escaped
+            names = page.evaluate("() => document.getElementById('plot').data.map(t => t.name + ' ' + t.text[0])")
+            assert names and all("&lt;a href" in n and "<a" not in n for n in names), names

@@ -36,7 +36,8 @@ def test_anonymous_token_request_declaring_a_huge_body_is_refused_unread():
 def owner_client(db):
     membership = MembershipFactory(role=Membership.Role.OWNER)
     client = APIClient()
-    client.force_authenticate(membership.user)
+    # A real session (not DRF's force_authenticate): the upload gate reads the user in middleware.
+    client.force_login(membership.user)
     client.project = membership.project
     return client
 
@@ -88,3 +89,68 @@ def test_a_real_server_answers_before_the_body_arrives(live_server):
         answer = conn.recv(4096)
     assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
     assert time.monotonic() - started < 5
+
+
+ANON_UPLOAD = 150 * MB
+
+
+def _send_upload(live_server, path, headers=b"", finish=False):
+    host, port = live_server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(
+            b"POST " + path.encode() + b" HTTP/1.1\r\nHost: " + host.encode() + b"\r\n"
+            b"Cookie: csrftoken=" + b"a" * 32 + b"\r\nX-CSRFToken: " + b"a" * 32 + b"\r\n" + headers
+            + b"Content-Type: multipart/form-data; boundary=XX\r\nContent-Length: " + str(ANON_UPLOAD).encode()
+            + b"\r\n\r\n--XX\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.jsonl\"\r\n\r\n"
+            + b"x" * 65536
+        )
+        if finish:  # the rest of the body never comes: a reading server sees it end
+            conn.shutdown(socket.SHUT_WR)
+        started = time.monotonic()
+        answer = conn.recv(65536)
+        took = time.monotonic() - started
+        conn.settimeout(1)
+        while b"\r\n\r\n" not in answer or not answer.rstrip().endswith((b".", b"}")):
+            try:
+                more = conn.recv(65536)
+            except (TimeoutError, ConnectionResetError):
+                break
+            if not more:
+                break
+            answer += more
+    return answer, took
+
+
+def _temp_uploads():
+    import tempfile
+    from pathlib import Path
+
+    return {p.name for p in Path(tempfile.gettempdir()).glob("*.upload*")}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_anonymous_upload_with_a_forged_csrf_cookie_is_refused_unread(live_server):
+    """Issue 24 finding 3: 150 MB to POST /datasets/upload/ with a forged CSRF cookie and no login
+    was read in full and written to a 140 MB temporary file before the 403."""
+    before = _temp_uploads()
+    for path in ("/datasets/upload/", "/api/datasets/"):
+        answer, took = _send_upload(live_server, path)
+        assert answer.startswith(b"HTTP/1.1 413"), answer[:300]
+        assert b"researcher" in answer and took < 5
+    assert _temp_uploads() == before
+
+
+@pytest.mark.django_db(transaction=True)
+def test_annotators_and_bad_tokens_get_the_small_limit_researchers_the_large(live_server):
+    from rest_framework.authtoken.models import Token
+
+    annotator = MembershipFactory(role=Membership.Role.ANNOTATOR).user
+    researcher = MembershipFactory(role=Membership.Role.RESEARCHER).user
+    for user, expected in ((annotator, b"413"), (researcher, b"400")):
+        key = Token.objects.create(user=user).key
+        answer, _ = _send_upload(live_server, "/api/datasets/", b"Authorization: Token " + key.encode() + b"\r\n",
+                                 finish=True)
+        # The researcher's body is read (the stream ends early: 400), the annotator's is not.
+        assert answer.split(b"\r\n", 1)[0].split(b" ")[1] == expected, answer[:300]
+    answer, _ = _send_upload(live_server, "/api/datasets/", b"Authorization: Token " + b"f" * 40 + b"\r\n")
+    assert answer.startswith(b"HTTP/1.1 413")

@@ -6,11 +6,14 @@ production sets DATABASE_URL, CELERY_BROKER_URL and DJANGO_SECRET_KEY, and
 runs behind a TLS-terminating proxy that sets `X-Forwarded-Proto` (trusted
 here): HTTPS only, HSTS, secure cookies; `manage.py check --deploy` passes.
 """
+import os
 from datetime import timedelta
 from pathlib import Path
 
 import environ
 from csp.constants import NONE, SELF, UNSAFE_INLINE
+
+from workbench.static_headers import static_headers
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -22,8 +25,28 @@ if env.bool("DJANGO_READ_DOT_ENV_FILE", default=True):
     environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
+def _local_secret_key() -> str:
+    """A random key made once for this checkout (var/secret_key), for `make run` without a key in
+    .env: a fixed public development key would let anyone compute the completion codes (HMACs keyed
+    with it) and forge sessions of a demo reachable on a network."""
+    path = VAR_DIR / "secret_key"
+    try:
+        key = path.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        key = ""
+    if len(key) < 40:
+        import secrets
+
+        key = secrets.token_urlsafe(50)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as handle:
+            handle.write(key + "\n")
+    return key
+
+
 if DEBUG:
-    SECRET_KEY = env("DJANGO_SECRET_KEY", default="insecure-dev-key-only-for-make-run")
+    SECRET_KEY = env("DJANGO_SECRET_KEY", default=None) or _local_secret_key()
 else:
     # No default: a production deployment that forgets the key must not start.
     SECRET_KEY = env("DJANGO_SECRET_KEY")
@@ -59,6 +82,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # An upload body above the JSON limit only from a researcher, refused unread otherwise.
+    "workbench.middleware.UploadGateMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     # A join-link visitor's session reaches only its campaign's annotate pages (annotations.studies).
     "annotations.studies.middleware.JoinConfinementMiddleware",
@@ -117,8 +142,13 @@ AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",
 ]
 
+# Django's four validators, on every page and command that sets a password (the first-password
+# page, password change, the admin, `changepassword`, `createsuperuser`).
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
 LANGUAGE_CODE = "en-us"
@@ -138,6 +168,8 @@ STORAGES = {
         if DEBUG else "whitenoise.storage.CompressedManifestStaticFilesStorage",
     },
 }
+# Security headers on the static files too (workbench.security.static_headers).
+WHITENOISE_ADD_HEADERS_FUNCTION = static_headers
 # Uploaded import files wait here for a worker; with workers on other
 # machines it must be shared storage (the same path everywhere).
 MEDIA_ROOT = env.path("WORKBENCH_MEDIA_ROOT", default=VAR_DIR / "media")
@@ -148,8 +180,9 @@ LOGOUT_REDIRECT_URL = "login"
 
 # Request sizes (workbench.middleware): every body is refused above
 # WORKBENCH_REQUEST_MAX_BYTES before it is read, except file uploads to the
-# import endpoints, which may reach WORKBENCH_UPLOAD_MAX_BYTES and are
-# streamed to a temporary file on disk, never held in memory.
+# import endpoints by an authenticated researcher or owner of some project,
+# which may reach WORKBENCH_UPLOAD_MAX_BYTES and are streamed to a temporary
+# file on disk, never held in memory. Anyone else's large upload: 413, unread.
 WORKBENCH_REQUEST_MAX_BYTES = env.int("WORKBENCH_REQUEST_MAX_BYTES", default=1024 * 1024)
 WORKBENCH_UPLOAD_MAX_BYTES = env.int("WORKBENCH_UPLOAD_MAX_BYTES", default=200 * 1024 * 1024)
 # URL names of the views that take file uploads.
@@ -160,6 +193,11 @@ FILE_UPLOAD_HANDLERS = ["django.core.files.uploadhandler.TemporaryFileUploadHand
 # Imports of files above this size run on a Celery worker, with progress on
 # the page; the web process never parses them.
 WORKBENCH_IMPORT_ASYNC_BYTES = env.int("WORKBENCH_IMPORT_ASYNC_BYTES", default=2 * 1024 * 1024)
+# Campaign sizes (annotations.services.units): a campaign of more units than this is refused
+# when it is created, with its count; one of more than WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS is
+# planned by a Celery worker (its page shows the progress) instead of in the web request.
+WORKBENCH_CAMPAIGN_MAX_UNITS = env.int("WORKBENCH_CAMPAIGN_MAX_UNITS", default=1_000_000)
+WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS = env.int("WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS", default=20_000)
 # Longest accepted text (source, reference or output) in characters.
 WORKBENCH_MAX_TEXT_CHARS = env.int("WORKBENCH_MAX_TEXT_CHARS", default=20_000)
 # Every answer about an annotator's unit (handing it out, submitting it) takes at least this
@@ -307,6 +345,19 @@ CELERY_TASK_ROUTES = {"metrics.tasks.*": {"queue": env("WORKBENCH_METRIC_QUEUE",
 WORKBENCH_DEVICE = env("WORKBENCH_DEVICE", default="auto")
 # JSON object mapping a configured model name to a local directory.
 WORKBENCH_MODELS = env.json("WORKBENCH_MODELS", default={})
+# Directories metric options may name (metrics.scorers.files), colon-separated. A run's
+# `model=` is a configured or packaged name, or a directory inside WORKBENCH_MODEL_DIRS;
+# `baseline=`, `frequency_file=`, `templates_file=` and `templates=<path>` are files inside
+# WORKBENCH_DATA_DIRS (a relative path is looked up in each). Links are followed only if
+# they stay inside; only regular files, at most WORKBENCH_METRIC_FILE_MAX_BYTES each; read by
+# the worker, never by the web process. Anything else: "not allowed or not found".
+def _dirs(name: str, default: Path) -> list[str]:
+    return [d for d in env.str(name, default=str(default)).split(":") if d.strip()]
+
+
+WORKBENCH_MODEL_DIRS = _dirs("WORKBENCH_MODEL_DIRS", VAR_DIR / "models")
+WORKBENCH_DATA_DIRS = _dirs("WORKBENCH_DATA_DIRS", VAR_DIR / "metric-files")
+WORKBENCH_METRIC_FILE_MAX_BYTES = env.int("WORKBENCH_METRIC_FILE_MAX_BYTES", default=64 * 1024 * 1024)
 # Test hook only: seconds each metric chunk waits before scoring (keeps one in flight).
 WORKBENCH_METRIC_CHUNK_DELAY = env.float("WORKBENCH_METRIC_CHUNK_DELAY", default=0.0)
 

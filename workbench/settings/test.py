@@ -1,5 +1,7 @@
 """Explicit test settings: PostgreSQL and Redis, as in CI."""
+import getpass
 import os
+import tempfile
 
 os.environ.setdefault("DJANGO_DEBUG", "0")
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-secret-key")
@@ -7,6 +9,11 @@ os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test")
 os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/15")
 os.environ.setdefault("CELERY_RESULT_BACKEND", "redis://127.0.0.1:6379/15")
 os.environ.setdefault("WORKBENCH_DEVICE", "cpu")
+# The scorer tests write models, baselines and templates under pytest's temporary directories;
+# tests of the directory rule itself narrow these (metrics.scorers.files).
+_pytest_tmp = os.path.join(tempfile.gettempdir(), f"pytest-of-{getpass.getuser()}")
+os.environ.setdefault("WORKBENCH_MODEL_DIRS", _pytest_tmp)
+os.environ.setdefault("WORKBENCH_DATA_DIRS", _pytest_tmp)
 
 from .base import *  # noqa: E402,F401,F403
 

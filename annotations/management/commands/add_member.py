@@ -9,6 +9,7 @@ from django.db import transaction
 
 from annotations.models import Membership, Project
 from annotations.services.login_links import login_link_create, login_link_url
+from annotations.services.accounts import username_problem
 from annotations.services.projects import membership_add
 
 
@@ -44,6 +45,10 @@ class Command(BaseCommand):
                 User(username=name).clean_fields(exclude=["password"])
             except ValidationError as exc:
                 problems += [f"{name}: {m}" for ms in exc.message_dict.values() for m in ms]
+                continue
+            problem = username_problem(name)
+            if problem:
+                problems.append(f"{name}: {problem}")
         if problems:
             for problem in problems:
                 self.stderr.write(problem)

@@ -2,7 +2,9 @@
 
 Krippendorff's alpha (nominal, ordinal, interval), Fleiss' kappa, percent
 agreement and bootstrap 95% intervals over units, per criterion; Cohen's kappa
-per annotator pair, alpha per system and alpha without each annotator. Only
+per annotator pair, alpha per system and alpha without each annotator; with a
+second wave (`create_campaign --wave-of`), `waves`: human1 vs human2 at segment
+and system level and CV* between the waves. Only
 complete judgements, of included annotators when quality control is in use.
 """
 import json
@@ -60,6 +62,12 @@ class Command(BaseCommand):
             if pairs:  # cESA: the preferences the scores of one screen imply
                 self.stdout.write(f"  pairs: {pairs['headline']['label']} = {_num(pairs['headline']['value'])}; "
                                   f"{pairs['n_units']} pairs of outputs")
+        waves = result.get("waves")
+        for name, f in (waves or {}).get("criteria", {}).items():
+            self.stdout.write(f"{name}, {waves['human1']} vs {waves['human2']}: segment Pearson "
+                              f"{_num(f['segment']['pearson'])} ({f['segment']['n']} outputs), system Pearson "
+                              f"{_num(f['system']['pearson'])} ({f['system']['n']} systems), CV* "
+                              f"{_num(f['reproducibility']['cv_star_mean'])}")
 
 
 def _num(value) -> str:

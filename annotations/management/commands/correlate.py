@@ -4,7 +4,14 @@ Rating and ESA campaigns: Pearson, Spearman, Kendall tau-b or acc23 between a
 metric's scores (its latest done run on the campaign's dataset) and the human
 scores, at segment or system level, grouped as mt-metrics-eval's `average_by`;
 bootstrap 95% interval over items; `--compare METRIC2` adds the PERM-BOTH
-p-value that METRIC correlates better than METRIC2. Pairwise campaigns: the
+p-value that METRIC correlates better than METRIC2. `--method spa` is soft
+pairwise accuracy at system level (mt-metrics-eval's pce.py; `--spa-seed`,
+default 4 as there, and `--spa-permutations`), `--method pdp` pairwise
+difference Pearson. `--compare-all` ranks every done run by the method and
+prints {"clusters": [[metric, ...], ...], "p_values": {...}}: PERM-BOTH between
+every pair, clusters as mt-metrics-eval's AssignRanks. When the campaign has a
+second wave, the JSON adds "human_ceiling": the other wave scored like a
+metric. Pairwise campaigns: the
 share of pairs where the metric prefers the output most humans preferred. The
 metric's direction (higher or lower is better) is respected.
 
@@ -16,7 +23,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotations.analysis.report import AnalysisError, correlate_report
+from annotations.analysis.report import AnalysisError, compare_all_report, correlate_report
 from annotations.models import Campaign
 
 
@@ -25,10 +32,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--campaign", required=True)
-        parser.add_argument("--metric", required=True, help="metric name (its newest done run) or a run id")
+        parser.add_argument("--metric", help="metric name (its newest done run) or a run id")
         parser.add_argument("--criterion", required=True)
         parser.add_argument("--level", choices=["segment", "system"], default="segment")
-        parser.add_argument("--method", choices=["pearson", "spearman", "kendall", "acc23", "alt-test"],
+        parser.add_argument("--method", choices=["pearson", "spearman", "kendall", "acc23", "spa", "pdp", "alt-test"],
                             default="pearson",
                             help="alt-test: the alternative annotator test (Calderon et al. 2025) of a judge run")
         parser.add_argument("--epsilon", type=float, default=0.2,
@@ -44,6 +51,13 @@ class Command(BaseCommand):
         parser.add_argument("--min-votes", type=int, default=1)
         parser.add_argument("--min-consensus", type=float, default=0.0)
         parser.add_argument("--compare", metavar="METRIC2")
+        parser.add_argument("--compare-all", action="store_true",
+                            help="rank every done metric run into significance clusters (PERM-BOTH between pairs)")
+        parser.add_argument("--resamples", type=int, default=1000, help="PERM-BOTH resamples (--compare-all)")
+        parser.add_argument("--spa-permutations", type=int, default=1000,
+                            help="permutations of the SPA p-values (mt-metrics-eval: 1000)")
+        parser.add_argument("--spa-seed", type=int, default=4, help="seed of the SPA permutations "
+                                                                     "(mt-metrics-eval: 4)")
         parser.add_argument("--annotators", choices=["included", "all"], default="included")
         parser.add_argument("--bootstrap", type=int, default=200)
         parser.add_argument("--seed", type=int, default=0)
@@ -67,12 +81,37 @@ class Command(BaseCommand):
             raise CommandError("--q-fdr must be between 0 and 1")
         if o["min_instances"] < 2:
             raise CommandError("--min-instances must be 2 or more")
+        if not 1 <= o["spa_permutations"] <= 100_000:
+            raise CommandError("--spa-permutations must be between 1 and 100000")
+        if not 0 <= o["spa_seed"] < 2**32:
+            raise CommandError("--spa-seed must be between 0 and 2**32 - 1")
+        if not 1 <= o["resamples"] <= 100_000:
+            raise CommandError("--resamples must be between 1 and 100000")
+        if o["compare_all"]:
+            if o["metric"] or o["compare"]:
+                raise CommandError("--compare-all ranks every done run: leave out --metric and --compare")
+            try:
+                result = compare_all_report(
+                    campaign=campaign, criterion=o["criterion"], level=o["level"], method=o["method"],
+                    group_by=o["group_by"], normalize=o["normalize"], annotators=o["annotators"], seed=o["seed"],
+                    resamples=o["resamples"], spa_permutations=o["spa_permutations"], spa_seed=o["spa_seed"])
+            except AnalysisError as exc:
+                raise CommandError(str(exc)) from None
+            if o["json"]:
+                self.stdout.write(json.dumps(result, ensure_ascii=False))
+                return
+            for m in result["metrics"]:
+                self.stdout.write(f"{m['rank']:>2} {m['metric']} {m['value']}")
+            return
+        if not o["metric"]:
+            raise CommandError("give --metric METRIC (or --compare-all)")
         try:
             result = correlate_report(
                 campaign=campaign, metric=o["metric"], criterion=o["criterion"], level=o["level"],
                 method=o["method"], group_by=o["group_by"], normalize=o["normalize"], min_votes=o["min_votes"],
                 min_consensus=o["min_consensus"], compare=o["compare"], annotators=o["annotators"],
-                bootstrap=o["bootstrap"], seed=o["seed"], epsilon=o["epsilon"], alt_scoring=o["alt_scoring"],
+                bootstrap=o["bootstrap"], seed=o["seed"], spa_permutations=o["spa_permutations"],
+                spa_seed=o["spa_seed"], epsilon=o["epsilon"], alt_scoring=o["alt_scoring"],
                 q_fdr=o["q_fdr"], min_instances=o["min_instances"])
         except AnalysisError as exc:
             raise CommandError(str(exc)) from None
@@ -100,4 +139,7 @@ class Command(BaseCommand):
                 f"{name} {value}" for name, value in used["scores"].items())
             if used["fallback"]:
                 line += f" ({used['fallback']})"
+        if result.get("human_ceiling"):
+            h = result["human_ceiling"]
+            line += f"\nother human wave {h['wave']} ({h['role']}): {result['method']} {h[result['method']]}"
         self.stdout.write(line)

@@ -1,5 +1,8 @@
 """`create_campaign --dataset NAME --name NAME --protocol likert|rankme|pairwise|bws|esa|cesa --criteria a,b
-[--scale MIN-MAX] [--redundancy K] [--systems s1,s2] [--instructions TEXT | --instructions-file F] [--json]`."""
+[--scale MIN-MAX] [--redundancy K] [--systems s1,s2] [--instructions TEXT | --instructions-file F] [--json]`.
+
+`create_campaign --wave-of CAMPAIGN --name NAME`: a second wave of CAMPAIGN (its settings and
+units, annotators disjoint from its own)."""
 import json
 import re
 from pathlib import Path
@@ -9,23 +12,27 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotations.models import Campaign, Dataset
 from annotations.services.campaigns import campaign_create, criteria_parse, scale_parse
+from annotations.services.waves import wave_create
 
 
 # Service fields -> the flags that set them, for error messages.
 FLAGS = {"scale_min": "scale", "scale_max": "scale", "anchor_value": "anchor", "tuple_size": "tuple-size",
          "units_per_batch": "units-per-batch", "pair_rounds": "pair-rounds",
-         "assignment_timeout_minutes": "timeout-minutes", "prefill_run": "prefill-run",
-         "prefill_holdout": "prefill-holdout"}
+         "assignment_timeout_minutes": "timeout-minutes", "allocation_params": "adaptive-*",
+         "prefill_run": "prefill-run", "prefill_holdout": "prefill-holdout"}
+ADAPTIVE_FLAGS = ("min_per_system", "alpha", "stable_checks", "check_every")
 
 
 class Command(BaseCommand):
     help = "Create an annotation campaign over a dataset."
 
     def add_arguments(self, parser):
-        parser.add_argument("--dataset", required=True)
+        parser.add_argument("--dataset", help="required unless --wave-of")
         parser.add_argument("--name", required=True)
-        parser.add_argument("--protocol", required=True, choices=Campaign.Protocol.values)
-        parser.add_argument("--criteria", required=True, help="comma-separated, e.g. fluency,adequacy")
+        parser.add_argument("--protocol", choices=Campaign.Protocol.values, help="required unless --wave-of")
+        parser.add_argument("--criteria", help="comma-separated, e.g. fluency,adequacy (required unless --wave-of)")
+        parser.add_argument("--wave-of", metavar="CAMPAIGN",
+                            help="a second wave of CAMPAIGN: the same units and settings, other annotators")
         parser.add_argument("--scale", help="MIN-MAX, e.g. 1-5, 0-100 or -3-3 (Likert; optional for RankME; "
                                                 "ESA defaults to 0-100)")
         parser.add_argument("--redundancy", type=int, default=1, help="annotators per unit (k)")
@@ -44,6 +51,19 @@ class Command(BaseCommand):
         parser.add_argument("--show-reference", action="store_true", help="show the references to annotators")
         parser.add_argument("--hide-source", action="store_true", help="do not show the input to annotators")
         parser.add_argument("--seed", type=int, help="seed of the unit plan (default: random, recorded)")
+        parser.add_argument("--allocation", choices=Campaign.Allocation.values, default="overlap-first",
+                            help="how units are handed out: overlap-first (default: started units reach k "
+                                 "first), spread (each annotator's own order), adaptive (only undecided "
+                                 "system pairs, may stop early)")
+        parser.add_argument("--adaptive-min-per-system", type=int,
+                            help="adaptive: cold start, every system in this many judged units (default 10)")
+        parser.add_argument("--adaptive-alpha", type=float,
+                            help="adaptive: significance level of a decided pair (default 0.05)")
+        parser.add_argument("--adaptive-stable-checks", type=int,
+                            help="adaptive: stop after the ranking and clusters stayed the same this many "
+                                 "checks (default 3)")
+        parser.add_argument("--adaptive-check-every", type=int,
+                            help="adaptive: units completed between two checks (default 20)")
         parser.add_argument("--prefill-run", type=int, metavar="RUN_ID",
                             help="ESA (span protocols): start from this done run's spans as suggestions "
                                  "(llm-judge spans mode, minwed/mincer errors, nli omitted facts)")
@@ -54,6 +74,8 @@ class Command(BaseCommand):
         group.add_argument("--instructions", default="")
         group.add_argument("--instructions-file", help="UTF-8 text file holding the instructions")
         parser.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+        parser.add_argument("--no-progress", action="store_true",
+                            help="no progress lines on stderr while the units are planned")
 
     def create_parser(self, prog_name, subcommand, **kwargs):
         parser = super().create_parser(prog_name, subcommand, **kwargs)
@@ -62,7 +84,24 @@ class Command(BaseCommand):
         parser._has_negative_number_optionals = []
         return parser
 
+    _shown = False
+
+    def _progress(self, done: int, total: int) -> None:
+        if total < 2 * 10_000:  # one batch or two: no bar
+            return
+        width = 30
+        filled = width * done // total
+        self.stderr.write(f"\rplanning units [{'#' * filled}{'.' * (width - filled)}] {done:,} / {total:,}",
+                          ending="")
+        self.stderr.flush()
+        self._shown = True
+
     def handle(self, *args, **options):
+        if options["wave_of"]:
+            return self._wave(options)
+        missing = [f"--{f}" for f in ("dataset", "protocol", "criteria") if not options[f]]
+        if missing:
+            raise CommandError(f"the following arguments are required: {', '.join(missing)} (or --wave-of)")
         dataset = Dataset.objects.filter(name=options["dataset"]).first()
         if dataset is None:
             raise CommandError(f"no dataset called {options['dataset']!r}")
@@ -72,6 +111,8 @@ class Command(BaseCommand):
                 instructions = Path(options["instructions_file"]).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
                 raise CommandError(f"--instructions-file: {exc}") from None
+        adaptive = {name: options[f"adaptive_{name}"] for name in ADAPTIVE_FLAGS
+                     if options[f"adaptive_{name}"] is not None}
         try:
             scale = scale_parse(options["scale"]) if options["scale"] else (None, None)
             campaign = campaign_create(
@@ -83,6 +124,10 @@ class Command(BaseCommand):
                 units_per_batch=options["units_per_batch"], pair_rounds=options["pair_rounds"],
                 assignment_timeout_minutes=options["timeout_minutes"], show_reference=options["show_reference"],
                 show_source=not options["hide_source"], seed=options["seed"],
+                allocation=options["allocation"], allocation_params=adaptive or None,
+                # Planned here, whatever the size (no worker needed), with a progress line
+                # (WORKBENCH_CAMPAIGN_MAX_UNITS still applies).
+                plan="sync", progress=None if options["no_progress"] else self._progress,
                 prefill_run=options["prefill_run"], prefill_holdout=options["prefill_holdout"],
             )
         except ValidationError as exc:
@@ -93,11 +138,36 @@ class Command(BaseCommand):
             for message in messages:
                 self.stderr.write(message)
             raise CommandError(f"campaign {options['name']!r} not created") from None
+        if self._shown:
+            self.stderr.write("")
+        self._summary(campaign, options)
+
+    def _wave(self, options):
+        first = Campaign.objects.filter(name=options["wave_of"]).select_related("dataset", "wave_of").first()
+        if first is None:
+            raise CommandError(f"no campaign named {options['wave_of']!r}")
+        fixed = [f"--{f.replace('_', '-')}" for f in ("dataset", "protocol", "criteria", "scale", "systems", "seed")
+                 if options[f] not in (None, "")]
+        if fixed:
+            raise CommandError(f"a second wave takes every setting from {first.name!r}: leave out {', '.join(fixed)}")
+        try:
+            campaign = wave_create(first=first, name=options["name"])
+        except ValidationError as exc:
+            messages = [m for ms in getattr(exc, "message_dict", {"": exc.messages}).values() for m in ms]
+            for message in messages:
+                self.stderr.write(message)
+            raise CommandError(f"second wave {options['name']!r} not created") from None
+        self._summary(campaign, options)
+
+    def _summary(self, campaign, options):
+        dataset = campaign.dataset
         summary = {
             "campaign": campaign.name, "id": campaign.pk, "dataset": dataset.name, "protocol": campaign.protocol,
             "criteria": campaign.criteria, "scale": [campaign.scale_min, campaign.scale_max],
             "redundancy": campaign.redundancy, "systems": sorted(s.name for s in campaign.systems.all()),
             "units": campaign.units.count(), "seed": campaign.seed,
+            "wave_of": campaign.wave_of.name if campaign.wave_of_id else None,
+            "allocation": campaign.allocation, "allocation_params": campaign.allocation_params,
         }
         if campaign.prefilled:
             prefill = campaign.prefill
@@ -107,4 +177,5 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(json.dumps(summary))
         else:
-            self.stdout.write(f"created campaign {campaign.name} ({campaign.protocol}) on {dataset.name}")
+            self.stdout.write(f"created campaign {campaign.name} ({campaign.protocol}) on {dataset.name}"
+                              + (f", second wave of {campaign.wave_of.name}" if campaign.wave_of_id else ""))

@@ -49,12 +49,18 @@ def _rules_clean(rules) -> dict:
     return clean
 
 
+def quality_settings_names_check(changes) -> None:
+    """Only known setting names (a request body may name anything, `campaign` included)."""
+    unknown = set(changes) - set(SETTINGS_FIELDS)
+    if unknown:
+        shown = ", ".join(sorted(str(k)[:40] for k in unknown)[:10])
+        raise ValidationError(f"unknown setting {shown} (known: {', '.join(SETTINGS_FIELDS)})")
+
+
 @transaction.atomic
 def quality_settings_update(*, campaign: Campaign, **changes) -> QualitySettings:
     """Change a campaign's quality settings; unknown or out-of-range values are refused."""
-    unknown = set(changes) - set(SETTINGS_FIELDS)
-    if unknown:
-        raise ValidationError(f"unknown setting {', '.join(sorted(unknown))} (known: {', '.join(SETTINGS_FIELDS)})")
+    quality_settings_names_check(changes)
     current = QualitySettings.objects.select_for_update().filter(campaign=campaign).first()
     current = current or QualitySettings(campaign=campaign)
     for name in ("degraded_share", "repeat_share"):

@@ -1,12 +1,14 @@
 """Checks shared by the dataset and the judgement importers (validation helpers)."""
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 
 from django.core.exceptions import PermissionDenied
 
 from annotations.models import Project
 from annotations.selectors import is_project_staff
+from workbench.names import name_problem
 from workbench.strictjson import lone_surrogate
 
 BATCH_SIZE = 2000
@@ -34,6 +36,13 @@ def name_check(value, what: str) -> tuple[str | None, str | None]:
     problem = lone_surrogate(value)
     if problem:
         return None, f"{what} {ascii(value)} {problem}"
+    # One spelling per name and id: NFD "Démo" is the NFC one (workbench.names); names people
+    # read (systems, datasets, projects, campaigns) may not hide characters or mix scripts.
+    value = unicodedata.normalize("NFC", value)
+    if what.endswith("name"):
+        problem = name_problem(value)
+        if problem:
+            return None, f"{what} {ascii(value[:60])} {problem}"
     return value, None
 
 

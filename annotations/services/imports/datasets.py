@@ -20,6 +20,7 @@ from annotations.services.imports.errors import ImportFailed, LineError, Problem
 from annotations.services.imports.reading import read_bytes, sha256
 from annotations.services.imports.results import DatasetImportResult
 from annotations.services.projects import DEFAULT_PROJECT_NAME
+from workbench.names import taken
 
 
 class DatasetNameTaken(ImportFailed):
@@ -41,6 +42,10 @@ def dataset_name_check(
     if lock:
         datasets = datasets.select_for_update(of=("self",))
     dataset = datasets.first()
+    if dataset is None and taken(Dataset.objects.all(), "name", dataset_name):
+        # A look-alike of an existing name ("Ｄｅｍｏ" for "Demo"): refused rather than a second "Demo".
+        raise DatasetNameTaken([LineError(0, f"dataset name {dataset_name!r} is too like an existing dataset's "
+                                             "name (names are compared after Unicode NFKC and case folding)")])
     if dataset is not None and project_name and dataset.project.name != project_name:
         if user is None:
             reason = (f"dataset {dataset_name!r} already exists in project {dataset.project.name!r}, "

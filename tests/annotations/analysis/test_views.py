@@ -79,7 +79,11 @@ def test_meta_table_highlights_best_per_column(client, likert):
     c = _client(client, likert, Membership.Role.RESEARCHER)
     data = c.get(reverse("analysis-meta", args=[likert.pk])).context["data"]
     assert len(data["rows"]) == 3  # bleu, wer, minwed
-    assert [col["method"] for col in data["columns"]] == ["pearson", "spearman", "kendall", "acc23", "pearson"]
+    assert [(col["method"], col["level"]) for col in data["columns"]] == [
+        ("pearson", "segment"), ("spearman", "segment"), ("kendall", "segment"), ("acc23", "segment"),
+        ("pdp", "segment"), ("pearson", "system"), ("spa", "system")]
+    spa = [r["cells"][6] for r in data["rows"]]
+    assert all(cell["cluster"] >= 1 for cell in spa)  # each metric's significance cluster
     for k in range(len(data["columns"])):
         values = [r["cells"][k]["value"] for r in data["rows"] if r["cells"][k]["value"] is not None]
         best = [r["cells"][k]["value"] for r in data["rows"] if r["cells"][k]["best"]]

@@ -58,14 +58,19 @@ def _answers(protocol: str, body: dict, rng: random.Random) -> list[dict]:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_fifty_annotators_complete_a_campaign_of_each_protocol():
+@pytest.mark.parametrize("allocation", ["overlap-first", "spread", "adaptive"])
+def test_fifty_annotators_complete_a_campaign_of_each_protocol(allocation):
     dataset = DatasetFactory()
     systems = [SystemFactory(dataset=dataset, name=f"system-{i}") for i in range(4)]
     for i in range(5):
         item = ItemFactory(dataset=dataset, position=i)
         for system in systems:
             OutputFactory(item=item, system=system, text=f"output {i} of {system.name}")
-    common = {"criteria": ["quality", "fluency"], "redundancy": K}
+    common = {"criteria": ["quality", "fluency"], "redundancy": K, "allocation": allocation}
+    if allocation == "adaptive":
+        # Checks run during the race (every 5 units), but the cold start (each system in 1000 units)
+        # never ends here, so every unit stays open and the campaign completes.
+        common["allocation_params"] = {"check_every": 5, "min_per_system": 1000}
     campaigns = {
         "likert": campaign_create(dataset=dataset, name="likert", protocol="likert", scale_min=1, scale_max=5,
                                   **common),

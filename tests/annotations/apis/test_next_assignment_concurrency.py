@@ -28,13 +28,13 @@ from tests.conftest import wait_until
 TIMEOUT = 30
 
 
-def _campaign(n_items: int, redundancy: int, n_annotators: int):
+def _campaign(n_items: int, redundancy: int, n_annotators: int, allocation: str = "overlap-first"):
     """A Likert campaign of one system: one unit per item."""
     dataset = DatasetFactory()
     system = SystemFactory(dataset=dataset)
     for i in range(n_items):
         OutputFactory(item=ItemFactory(dataset=dataset, position=i), system=system)
-    campaign = CampaignFactory(dataset=dataset, redundancy=redundancy)
+    campaign = CampaignFactory(dataset=dataset, redundancy=redundancy, allocation=allocation)
     campaign_units_plan(campaign=campaign)  # planned before the race: only unit and enrolment locks are in play
     campaign.refresh_from_db()
     annotators = [AnnotatorFactory(project=dataset.project) for _ in range(n_annotators)]
@@ -108,9 +108,13 @@ def _finish(thread, box, holder):
     return box["result"]
 
 
+ALLOCATIONS = ["overlap-first", "spread", "adaptive"]
+
+
 @pytest.mark.django_db(transaction=True)
-def test_a_concurrent_annotator_gets_another_item_without_waiting():
-    campaign, (a1, a2) = _campaign(n_items=3, redundancy=1, n_annotators=2)
+@pytest.mark.parametrize("allocation", ALLOCATIONS)
+def test_a_concurrent_annotator_gets_another_item_without_waiting(allocation):
+    campaign, (a1, a2) = _campaign(n_items=3, redundancy=1, n_annotators=2, allocation=allocation)
     holder = Holder(campaign, a1)
     holder.start()
     assert holder.holding.wait(TIMEOUT)
@@ -128,12 +132,13 @@ def test_a_concurrent_annotator_gets_another_item_without_waiting():
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("allocation", ALLOCATIONS)
 @pytest.mark.parametrize("redundancy,expect_item", [(1, False), (2, True)])
-def test_the_last_open_item_is_neither_duplicated_nor_lost(redundancy, expect_item):
+def test_the_last_open_item_is_neither_duplicated_nor_lost(redundancy, expect_item, allocation):
     """One unit; a1 holds it uncommitted while a2 asks. a2 waits for a1's
     commit (checked in pg_locks), then looks again: with redundancy 1 nothing
     is left for a2, with redundancy 2 a2 gets the second slot."""
-    campaign, (a1, a2) = _campaign(n_items=1, redundancy=redundancy, n_annotators=2)
+    campaign, (a1, a2) = _campaign(n_items=1, redundancy=redundancy, n_annotators=2, allocation=allocation)
     holder = Holder(campaign, a1)
     holder.start()
     assert holder.holding.wait(TIMEOUT)
@@ -159,9 +164,11 @@ def test_one_annotator_double_request_gets_one_assignment():
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("allocation", ALLOCATIONS)
 @pytest.mark.parametrize("n_items,redundancy,n_annotators", [(24, 1, 2), (12, 2, 3)])
-def test_racing_annotators_cover_every_item_exactly_redundancy_times(n_items, redundancy, n_annotators):
-    campaign, annotators = _campaign(n_items=n_items, redundancy=redundancy, n_annotators=n_annotators)
+def test_racing_annotators_cover_every_item_exactly_redundancy_times(n_items, redundancy, n_annotators, allocation):
+    campaign, annotators = _campaign(n_items=n_items, redundancy=redundancy, n_annotators=n_annotators,
+                                     allocation=allocation)
     start = threading.Barrier(n_annotators)
     errors = []
 

@@ -32,12 +32,16 @@ def _statements(captured) -> list[str]:
             if not q["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT", "ROLLBACK TO SAVEPOINT"))]
 
 
+@pytest.mark.parametrize("allocation", ["overlap-first", "spread", "adaptive"])
 @pytest.mark.parametrize("protocol", ["likert", "rankme", "pairwise", "bws", "esa"])
-def test_fetch_and_submit_use_a_bounded_number_of_queries(setup, protocol):
+def test_fetch_and_submit_use_a_bounded_number_of_queries(setup, protocol, allocation):
+    """The same bounds under every allocation policy (annotations.allocation): the pick is one
+    statement whichever policy; adaptive counts the unit in the submit's finishing statement."""
     dataset, _, user = setup
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
-    campaign = _campaign(dataset, protocol, **({"tuple_size": 3} if protocol in ("rankme", "bws") else {}))
+    campaign = _campaign(dataset, protocol, allocation=allocation,
+                         **({"tuple_size": 3} if protocol in ("rankme", "bws") else {}))
     for round_ in range(3):  # the first request of an annotator also enrols them and plans nothing else
         with CaptureQueriesContext(connection) as fetch:
             response = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/")

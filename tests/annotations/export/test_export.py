@@ -246,3 +246,28 @@ def test_bad_options_are_one_line_each(likert, tmp_path):
     (tmp_path / "full" / "f").write_text("x")
     with pytest.raises(CommandError, match="not an empty folder"):
         call_command("export_dataset", "--campaign", "toy-likert", "--out", str(tmp_path / "full"))
+
+
+def test_the_card_and_campaign_json_state_the_allocation_and_the_early_stop(likert, tmp_path):
+    """annotations.allocation: the policy, its parameters, and when and why the campaign stopped."""
+    campaign, _ = likert
+    _, out = _export(tmp_path, name="before")
+    card = (out / "README.md").read_text()
+    assert "- Allocation: overlap-first (units already started were completed to k" in card
+    assert "- Stopped early: no" in card
+    config = json.loads((out / "campaign.json").read_text())
+    assert config["allocation"] == "overlap-first" and config["stopped"] is None
+    Campaign.objects.filter(pk=campaign.pk).update(allocation="adaptive", allocation_params={
+        "min_per_system": 10, "alpha": 0.05, "stable_checks": 3, "check_every": 20})
+    call_command("stop_campaign", "--campaign", "toy-likert", "--reason", "budget | spent",
+                 stdout=open("/dev/null", "w"))
+    _, out = _export(tmp_path, name="after")
+    card = (out / "README.md").read_text()
+    assert ("- Allocation: adaptive (after a cold start, only units holding a system pair whose order was still "
+            "undecided") in card
+    assert "parameters: min_per_system 10, alpha 0.05, stable_checks 3, check_every 20" in card
+    campaign.refresh_from_db()
+    assert f"- Stopped early on {campaign.stopped_at:%Y-%m-%d %H:%M} UTC by a researcher: budget" in card
+    config = json.loads((out / "campaign.json").read_text())
+    assert config["allocation"] == "adaptive" and config["allocation_params"]["check_every"] == 20
+    assert config["stopped"]["by"] == "researcher" and config["stopped"]["reason"] == "budget | spent"

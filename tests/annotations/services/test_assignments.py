@@ -43,7 +43,7 @@ def _drain(campaign, annotator):
 def test_each_annotator_walks_the_pool_in_the_order_of_their_recorded_seed():
     dataset, _ = _dataset(6, 2)
     campaign = campaign_create(dataset=dataset, name="c", protocol="likert", criteria=["q"], scale_min=1,
-                               scale_max=5, redundancy=3, seed=1)
+                               scale_max=5, redundancy=3, seed=1, allocation="spread")
     a, b = AnnotatorFactory(project=dataset.project), AnnotatorFactory(project=dataset.project)
     orders = {}
     for annotator in (a, b):
@@ -60,9 +60,10 @@ def test_each_annotator_walks_the_pool_in_the_order_of_their_recorded_seed():
     assert orders[a.pk] != sorted(orders[a.pk])
 
 
+@pytest.mark.parametrize("allocation", ["overlap-first", "spread", "adaptive"])
 @pytest.mark.parametrize("protocol,n_systems,tuple_size", [("pairwise", 4, None), ("bws", 4, 3), ("rankme", 3, 3),
-                                                              ("cesa", 3, 3), ("cesa", 4, 2), ("cesa", 5, 5)])
-def test_output_positions_are_counterbalanced(protocol, n_systems, tuple_size):
+                                                          ("cesa", 3, 3), ("cesa", 4, 2), ("cesa", 5, 5)])
+def test_output_positions_are_counterbalanced(protocol, n_systems, tuple_size, allocation):
     """Each system appears about equally often in each position: per annotator within 2
     (each unit's order is chosen greedily as it is handed out, so for pairs the counts can
     drift by 2 before they are evened out; a simulation of 300 annotators never saw more),
@@ -71,7 +72,7 @@ def test_output_positions_are_counterbalanced(protocol, n_systems, tuple_size):
     dataset, systems = _dataset(8, n_systems)
     kwargs = {"tuple_size": tuple_size} if tuple_size else {}
     campaign = campaign_create(dataset=dataset, name="cb", protocol=protocol, criteria=["q"], redundancy=6, seed=3,
-                               **kwargs)
+                               allocation=allocation, **kwargs)
     annotators = [AnnotatorFactory(project=dataset.project) for _ in range(6)]
     system_of = dict(OutputFactory._meta.model.objects.filter(item__dataset=dataset).values_list("id", "system_id"))
     table, naive = defaultdict(Counter), defaultdict(Counter)
@@ -167,7 +168,7 @@ def test_units_taken_when_the_walk_reaches_them_are_passed_and_the_rest_found_by
     their walk hold nothing and the full scan hands out what is left, exactly once."""
     dataset, _ = _dataset(50, 2)
     campaign = campaign_create(dataset=dataset, name="late", protocol="likert", criteria=["f"], scale_min=1,
-                               scale_max=5, redundancy=1)
+                               scale_max=5, redundancy=1, allocation="spread")
     assert campaign.n_units == 100
     early, late = AnnotatorFactory(project=dataset.project), AnnotatorFactory(project=dataset.project)
     for _ in range(95):
@@ -183,11 +184,12 @@ def test_units_taken_when_the_walk_reaches_them_are_passed_and_the_rest_found_by
     assert Assignment.objects.filter(campaign=campaign).count() == 100  # nothing handed out twice
 
 
-def test_a_walk_over_units_planned_some_other_way_falls_back_to_the_full_scan():
+@pytest.mark.parametrize("allocation", ["overlap-first", "spread", "adaptive"])
+def test_a_walk_over_units_planned_some_other_way_falls_back_to_the_full_scan(allocation):
     """Campaigns whose regular units do not hold positions 0..n-1 (n_units unknown) still work."""
     dataset, _ = _dataset(3, 2)
     campaign = campaign_create(dataset=dataset, name="old", protocol="likert", criteria=["f"], scale_min=1,
-                               scale_max=5, redundancy=2)
+                               scale_max=5, redundancy=2, allocation=allocation)
     Campaign.objects.filter(pk=campaign.pk).update(n_units=None)
     campaign.refresh_from_db()
     annotators = [AnnotatorFactory(project=dataset.project) for _ in range(3)]

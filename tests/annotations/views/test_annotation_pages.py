@@ -168,3 +168,31 @@ def test_instructions_markdown_is_sanitised(text, present, absent):
         assert fragment in html
     for fragment in absent:
         assert fragment not in html
+
+
+def test_campaign_set_up_page_sets_the_allocation_and_its_knobs(client, researcher, project, dataset):
+    url = reverse("campaign-new", args=[project.pk])
+    client.force_login(researcher)
+    page = client.get(url).content.decode()
+    assert 'name="allocation"' in page and "Overlap first" in page and 'name="adaptive_alpha"' in page
+    data = {
+        "dataset": dataset.pk, "protocol": "likert", "redundancy": 2, "units_per_batch": 5,
+        "pair_rounds": 0, "assignment_timeout_minutes": 30, "criteria-TOTAL_FORMS": 1, "criteria-INITIAL_FORMS": 0,
+        "criteria-MIN_NUM_FORMS": 1, "criteria-MAX_NUM_FORMS": 20, "criteria-0-name": "fluency",
+        "criteria-0-scale_min": 1, "criteria-0-scale_max": 5,
+    }
+    client.post(url, {**data, "name": "adaptive one", "allocation": "adaptive", "adaptive_alpha": "0.1",
+                      "adaptive_check_every": "7"})
+    campaign = Campaign.objects.get(name="adaptive one")
+    assert campaign.allocation == "adaptive"
+    assert campaign.allocation_params == {"min_per_system": 10, "alpha": 0.1, "stable_checks": 3, "check_every": 7,
+                                          "certainty": 0.9}
+    detail = client.get(reverse("campaign-detail", args=[campaign.pk])).content.decode()
+    assert "Adaptive: after a cold start" in detail and "check_every 7" in detail
+    client.post(url, {**data, "name": "spread one", "allocation": "spread", "adaptive_alpha": "0.1"})
+    assert Campaign.objects.get(name="spread one").allocation == "spread"  # knobs ignored for other policies
+    client.post(url, {**data, "name": "default one"})
+    assert Campaign.objects.get(name="default one").allocation == "overlap-first"
+    bad = client.post(url, {**data, "name": "bad", "allocation": "greedy"})
+    assert "greedy is not one of the available choices" in bad.content.decode()
+    assert not Campaign.objects.filter(name="bad").exists()

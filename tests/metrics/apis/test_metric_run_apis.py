@@ -81,7 +81,7 @@ def test_cancel_and_failed_run_message(setup):
     run_execute_sync(run=MetricRun.objects.get(pk=body["id"]))
     detail = api.get(f"/api/metric-runs/{body['id']}/").json()
     assert detail["status"] == RunStatus.FAILED
-    assert "model 'missing-model' is not available on this machine" in detail["error"]
+    assert "model 'missing-model': not allowed or not found" in detail["error"]
 
 
 def test_annotators_and_outsiders_404_everywhere(setup):

@@ -38,6 +38,6 @@ def test_errors_exit_non_zero(capsys):
         call_command("run_metric", dataset="missing", metric="chrf", sync=True)
     with pytest.raises(CommandError, match="unknown option"):
         call_command("run_metric", dataset="cli-bad", metric="chrf", option=["nope=1"], sync=True)
-    with pytest.raises(CommandError, match=r"run \d+ failed: model 'gone' is not available"):
+    with pytest.raises(CommandError, match=r"run \d+ failed: model 'gone': not allowed or not found"):
         call_command("run_metric", dataset="cli-bad", metric="bertscore", option=["model=gone"], sync=True)
     assert MetricRun.objects.get().status == RunStatus.FAILED

@@ -197,8 +197,13 @@ def test_nli_templates_option_takes_a_file_path(files, tmp_path):
 
     metric = get_metric("nli", templates=str(path))
     assert metric.facts([("Blue Spice", "eatType", "pub")]) == ["Blue Spice is a pub."]
-    with pytest.raises(CommandError, match="templates file .* cannot read"):
-        run("--metric", "nli", "--hyp", files["hyp"], "--data", files["ref1"], "--option",
+    # Read when the metric first needs it (metrics.scorers.files), so the data must be valid to get there.
+    data = tmp_path / "data.jsonl"
+    hyp = tmp_path / "hyp1.txt"
+    data.write_text(json.dumps([["Blue Spice", "eatType", "pub"]]) + "\n", encoding="utf-8")
+    hyp.write_text("Blue Spice is a pub.\n", encoding="utf-8")
+    with pytest.raises(CommandError, match="templates: not allowed or not found"):
+        run("--metric", "nli", "--hyp", str(hyp), "--data", str(data), "--option",
             f"templates={tmp_path / 'nope.json'}")
 
 

@@ -134,7 +134,7 @@ def test_baseline_rescaling_equals_bert_score(tmp_path, minilm_path):
 
 
 def test_baseline_file_errors(tmp_path):
-    with pytest.raises(OptionError, match="does not exist"):
+    with pytest.raises(OptionError, match="not allowed or not found"):
         BERTScoreMetric(baseline=str(tmp_path / "none.csv"), device="cpu").score(["a"], [["a"]])
     bad = tmp_path / "bad.csv"
     bad.write_text("layer;p;r;f\n")

@@ -144,8 +144,8 @@ def test_templates_option_file_and_value_keyed_entries(tmp_path):
 def test_bad_templates_are_rejected(tmp_path):
     with pytest.raises(OptionError, match="template for 'area'"):
         NLIMetric(backend=WordOverlapNLI(), templates={"area": 3})
-    with pytest.raises(OptionError, match="cannot read"):
-        NLIMetric(backend=WordOverlapNLI(), templates_file=str(tmp_path / "missing.json"))
+    with pytest.raises(OptionError, match="templates_file: not allowed or not found"):
+        NLIMetric(backend=WordOverlapNLI(), templates_file=str(tmp_path / "missing.json")).facts(BLUE_SPICE)
     with pytest.raises(InputError, match="segment 0"):
         NLIMetric(backend=WordOverlapNLI()).score(["x"], data=[[("a", "b")]])
 
@@ -246,7 +246,7 @@ def test_missing_model_says_which_and_how_to_provide_it(monkeypatch):
         metric.score(["Blue Spice is a pub."], data=[BLUE_SPICE])
     message = str(info.value)
     assert "roberta-large-mnli" in message
-    assert "WORKBENCH_MODELS" in message and "model=" in message
+    assert "WORKBENCH_MODELS" in message and "WORKBENCH_MODEL_DIRS" in message and "never downloaded" in message
 
 
 # ---- compat=nlgi_eval against a transcription of ufal/nlgi_eval's check_inst ----
@@ -459,7 +459,7 @@ def test_templates_option_accepts_a_json_file_path(tmp_path):
     assert by_path.facts(BLUE_SPICE) == by_value.facts(BLUE_SPICE) == [
         "Blue Spice is a pub.", "Blue Spice is in the riverside area."]
     assert by_path.signature() == by_value.signature()
-    with pytest.raises(OptionError, match="cannot read"):
-        NLIMetric(backend=WordOverlapNLI(), templates=str(tmp_path / "missing.json"))
+    with pytest.raises(OptionError, match="templates: not allowed or not found"):
+        NLIMetric(backend=WordOverlapNLI(), templates=str(tmp_path / "missing.json")).facts(BLUE_SPICE)
     with pytest.raises(OptionError, match="compat"):
         NLIMetric(backend=WordOverlapNLI(), compat="ufal")

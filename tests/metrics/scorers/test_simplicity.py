@@ -142,7 +142,9 @@ def test_errors(tmp_path):
         get_metric("relbertscore", device="cpu").score(["a"], [["b"]])
     with pytest.raises(OptionError, match="exclude each other"):
         get_metric("relbertscore", simplicity="true", idf="true")
-    with pytest.raises(OptionError, match="does not exist"):
-        get_metric("simplicity-bertscore", frequency_file=str(tmp_path / "missing.txt"))
+    # Only a string until the worker scores (metrics.scorers.files); then one refusal for any cause.
+    missing = get_metric("simplicity-bertscore", frequency_file=str(tmp_path / "missing.txt"), device="cpu")
+    with pytest.raises(OptionError, match="frequency_file: not allowed or not found"):
+        missing.score(["a"], [["b"]])
     with pytest.raises(OptionError, match="unknown option"):
         get_metric("simplicity-bertscore", idf="true")

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotations', '0012_cesa_protocol'),
+        ('annotations', '0015_harden_campaign_planning'),
     ]
 
     operations = [
