@@ -133,6 +133,25 @@ class ErrorSpanAdmin(admin.ModelAdmin):
 
 
 
+@admin.register(models.SpanPrefill)
+class SpanPrefillAdmin(admin.ModelAdmin):
+    list_display = ["campaign", "metric", "run_id", "holdout", "created_at"]
+    raw_id_fields = ["campaign"]
+
+
+@admin.register(models.SpanSuggestion)
+class SpanSuggestionAdmin(admin.ModelAdmin):
+    list_display = ["campaign", "output", "position", "start", "end", "severity", "missing", "held_back"]
+    raw_id_fields = ["campaign", "output"]
+
+
+@admin.register(models.SuggestionDecision)
+class SuggestionDecisionAdmin(admin.ModelAdmin):
+    list_display = ["judgement", "suggestion", "decision", "start", "end", "severity", "missing"]
+    list_filter = ["decision"]
+    raw_id_fields = ["judgement", "suggestion"]
+
+
 @admin.register(models.ImportJob)
 class ImportJobAdmin(admin.ModelAdmin):
     list_display = ["filename", "kind", "project", "user", "status", "phase", "created_at"]

@@ -65,6 +65,13 @@ class CampaignForm(forms.Form):
         choices=[("minor", "Minor"), ("major", "Major"), ("critical", "Critical")], required=False,
         initial=["minor", "major"], widget=forms.CheckboxSelectMultiple, label="Error severities (ESA, cESA)",
     )
+    prefill_run = forms.ChoiceField(
+        required=False, label="Start from suggested spans (ESA^AI)",
+        help_text="A done run that produced spans (llm-judge spans mode, minWED/minCED, NLI omissions) of the "
+                  "chosen dataset. Annotators accept, edit or delete each suggestion; they are not told its source.")
+    prefill_holdout = forms.FloatField(
+        required=False, min_value=0, max_value=0.99, initial=0, label="Share held back without suggestions",
+        help_text="e.g. 0.2: a random fifth of the outputs is shown without suggestions, to measure automation bias.")
     pair_rounds = forms.IntegerField(min_value=0, max_value=1000, initial=0, label="Pairwise rounds per item",
                                      help_text="0 = every pair of outputs; r = r balanced rounds per item "
                                                "(for many systems).")
@@ -98,6 +105,10 @@ class CampaignForm(forms.Form):
         self.fields["systems"].queryset = System.objects.filter(dataset__project=project).select_related(
             "dataset").order_by("dataset__name", "name")
         self.fields["systems"].label_from_instance = lambda s: s.name
+        from annotations.services.prefill import span_runs
+
+        self.fields["prefill_run"].choices = [("", "None")] + [
+            (str(run.pk), f"{run.dataset.name}: {run.metric} (run {run.pk})") for run in span_runs(project=project)]
 
     def clean(self):
         cleaned = super().clean()

@@ -35,7 +35,7 @@ class CorrelationQuery(serializers.Serializer):
     metric = serializers.CharField(max_length=64)
     criterion = serializers.CharField(max_length=100)
     level = serializers.ChoiceField(choices=["segment", "system"], default="segment")
-    method = serializers.ChoiceField(choices=["pearson", "spearman", "kendall", "acc23", "spa", "pdp"],
+    method = serializers.ChoiceField(choices=["pearson", "spearman", "kendall", "acc23", "spa", "pdp", "alt-test"],
                                      default="pearson")
     group_by = serializers.ChoiceField(choices=["none", "item", "system"], default="none")
     normalize = serializers.ChoiceField(choices=["none", "z"], default="none")
@@ -45,6 +45,11 @@ class CorrelationQuery(serializers.Serializer):
     annotators = serializers.ChoiceField(choices=["included", "all"], default="included")
     bootstrap = serializers.IntegerField(min_value=0, max_value=1000, default=200)
     seed = serializers.IntegerField(min_value=0, max_value=2**32 - 1, default=0)
+    # The alternative annotator test (method=alt-test), as `correlate --method alt-test`.
+    epsilon = serializers.FloatField(min_value=0, max_value=0.999999, default=0.2)
+    alt_scoring = serializers.ChoiceField(choices=["accuracy", "neg_rmse"], required=False)
+    q_fdr = serializers.FloatField(min_value=0.000001, max_value=0.999999, default=0.05)
+    min_instances = serializers.IntegerField(min_value=2, max_value=1_000_000, default=30)
 
 
 def _run(campaign, name, params, fn):
@@ -75,7 +80,8 @@ class CorrelationApi(ApiAuthMixin, APIView):
             campaign=campaign, metric=p["metric"], criterion=p["criterion"], level=p["level"], method=p["method"],
             group_by=p["group_by"], normalize=p["normalize"], min_votes=p["min_votes"],
             min_consensus=p["min_consensus"], compare=p.get("compare"), annotators=p["annotators"],
-            bootstrap=p["bootstrap"], seed=p["seed"])))
+            bootstrap=p["bootstrap"], seed=p["seed"], epsilon=p["epsilon"], alt_scoring=p.get("alt_scoring"),
+            q_fdr=p["q_fdr"], min_instances=p["min_instances"])))
 
 
 class RankingsApi(ApiAuthMixin, APIView):

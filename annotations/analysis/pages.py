@@ -219,6 +219,42 @@ def _wave_row(campaign, j, columns, stats, humans, outputs, annotators, normaliz
             "label": f"Human wave 2 ({other.name})" if role == "human2" else f"Human wave 1 ({other.name})",
             "agreement": figures}
 
+# ---- LLM judges: bias probes and the alternative annotator test ------------------------
+
+ALT_EPSILONS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3)
+
+
+def judge_panel(campaign: Campaign, *, annotators: str = INCLUDED, normalize: str = "none",
+                epsilon: float = 0.2) -> list[dict]:
+    """For each done judge run: its bias probes and, per criterion, the alt-test; the same
+    functions `correlate --json` and `correlate --method alt-test` call."""
+    from annotations.analysis import judges
+
+    def compute():
+        runs = [r for r in latest_done_runs(dataset=campaign.dataset) if judges.is_judge(r)]
+        if not runs:
+            return []
+        j = report.load(campaign=campaign, annotators=annotators)
+        panel = []
+        for run in runs:
+            criteria = []
+            for c in campaign.criteria:
+                probes = judges.judge_probes(campaign=campaign, run=run, j=j, criterion=c, normalize=normalize)
+                try:
+                    alt = judges.alt_test_report(campaign=campaign, run=run, j=j, criterion=c, epsilon=epsilon)
+                    alt_error = None
+                except report.AnalysisError as exc:
+                    alt, alt_error = None, str(exc)
+                criteria.append({"criterion": c, "length": probes["length"], "alt": alt, "alt_error": alt_error})
+            first = probes if campaign.criteria else judges.judge_probes(
+                campaign=campaign, run=run, j=j, criterion="", normalize=normalize)
+            panel.append({"run": run.pk, "metric": run.metric, "signature": run.signature,
+                          "mode": (run.options or {}).get("mode"), "position": first["position"],
+                          "self_preference": first["self_preference"], "seeds": first["seeds"],
+                          "criteria": criteria})
+        return panel
+    return cached(campaign, "judges", {"a": annotators, "z": normalize, "e": epsilon}, compute)
+
 
 # ---- disagreement inspector ----------------------------------------------------
 

@@ -22,6 +22,11 @@ from annotations.selectors.judgements import INCLUDED, JudgementSet, campaign_ju
 from workbench.exceptions import DomainError
 
 GROUP_BY = {"none": "none", "item": "item", "system": "sys"}
+ALT_TEST = "alt-test"
+ALT_TEST_LABEL = ("alternative annotator test (Calderon et al. 2025): leave one annotator out; the judge wins "
+                  "against them when a one-sided t-test finds their advantage below epsilon (Benjamini-Yekutieli "
+                  "over annotators at q_fdr); winning rate = share of annotators the judge wins against; "
+                  "passed when at least 0.5")
 
 
 class AnalysisError(DomainError, ValueError):
@@ -92,6 +97,10 @@ def agreement_report(*, campaign: Campaign, criterion: str | None = None, annota
             figures["normalisation"] = f"{protocol.agreement.value}s z-scored per annotator"
         if protocol.has_spans:
             figures["spans"] = span_agreement(rows)
+            if campaign.prefilled:
+                from annotations.analysis.suggestions import suggestion_report
+
+                figures["suggestions"] = suggestion_report(campaign, rows)
         if protocol.derives_pairs:
             figures["pairwise_derived"] = derived_pair_agreement(protocol, rows, scale=campaign.criterion_scale(c),
                                                                  annotators=j.judgements.used, bootstrap=bootstrap,
@@ -295,8 +304,8 @@ def _matrices(outputs: dict, human: dict[int, float], metric: dict[int, float | 
 
 
 def _check_method(method: str, group_by: str, level: str) -> None:
-    if method not in co.METHODS + co.SYSTEM_METHODS:
-        raise AnalysisError(f"--method must be one of {', '.join(co.METHODS + co.SYSTEM_METHODS)}")
+    if method not in co.METHODS + co.SYSTEM_METHODS and method != ALT_TEST:
+        raise AnalysisError(f"--method must be one of {', '.join(co.METHODS + co.SYSTEM_METHODS)}, {ALT_TEST}")
     if group_by not in GROUP_BY:
         raise AnalysisError("--group-by must be none, item or system")
     if level not in ("segment", "system"):
@@ -374,7 +383,9 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
                      method: str = "pearson", group_by: str = "none", normalize: str = "none",
                      min_votes: int = 1, min_consensus: float = 0.0, compare: str | None = None,
                      annotators: str = INCLUDED, bootstrap: int = 200, seed: int = 0,
-                     spa_permutations: int = co.SPA_PERMUTATIONS, spa_seed: int = co.SPA_SEED) -> dict:
+                     spa_permutations: int = co.SPA_PERMUTATIONS, spa_seed: int = co.SPA_SEED,
+                     epsilon: float = 0.2, alt_scoring: str | None = None, q_fdr: float = 0.05,
+                     min_instances: int = 30) -> dict:
     _check_method(method, group_by, level)
     run = run_for_metric(dataset=campaign.dataset, metric=metric)
     if run is None:
@@ -385,6 +396,16 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
     j = load(campaign=campaign, annotators=annotators, criterion=criterion)
     base = {"campaign": campaign.name, "metric": run.metric, "run": run.pk, "signature": run.signature,
             "higher_is_better": run.higher_is_better, "criterion": criterion, "judgements_used": j.describe()}
+    from annotations.analysis import judges  # judges reads through this module
+
+    if method == ALT_TEST:
+        figures = judges.alt_test_report(campaign=campaign, run=run, j=j, criterion=criterion, epsilon=epsilon,
+                                         scoring=alt_scoring, q_fdr=q_fdr, min_instances=min_instances)
+        return {**base, "method": ALT_TEST, "n": figures["instances"], ALT_TEST: figures["winning_rate"],
+                **figures, "test": ALT_TEST_LABEL}
+    if judges.is_judge(run):
+        base["probes"] = judges.judge_probes(campaign=campaign, run=run, j=j, criterion=criterion,
+                                             normalize=normalize)
     outputs = output_index(campaign=campaign)
     if j.protocol.correlate_as_pair_agreement:
         return {**base, **pairwise_agreement(j, criterion, scores_by_output(run=run), run.higher_is_better,
@@ -505,6 +526,8 @@ def compare_all_report(*, campaign: Campaign, criterion: str, level: str = "syst
     """Every done metric run ranked by one figure, PERM-BOTH between every pair, and clusters as
     mt-metrics-eval's `CompareMetrics` + `AssignRanks` make them."""
     _check_method(method, group_by, level)
+    if method == ALT_TEST:
+        raise AnalysisError("--compare-all ranks correlations; the alt-test is per judge run (give --metric)")
     if criterion not in campaign.criteria:
         raise AnalysisError(f"criterion {criterion!r} is not one of the campaign's: {', '.join(campaign.criteria)}")
     j = load(campaign=campaign, annotators=annotators, criterion=criterion)

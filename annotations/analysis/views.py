@@ -182,8 +182,15 @@ def meta(request: HttpRequest, pk: int) -> HttpResponse:
                     [[r["metric"], r["run"], *[cell["value"] for cell in r["cells"]]] for r in data["rows"]]
                     + ([[f"{data['waves']['role']}:{data['waves']['campaign']}", None,
                          *[cell["value"] for cell in data["waves"]["cells"]]]] if data.get("waves") else []))
+    try:
+        epsilon = float(request.GET.get("epsilon", 0.2))
+    except ValueError:
+        epsilon = 0.2
+    epsilon = epsilon if epsilon in pages.ALT_EPSILONS else 0.2
     ctx = _base(request, campaign, f, "meta")
-    ctx.update({"data": data, "normalize": normalize})
+    ctx.update({"data": data, "normalize": normalize, "epsilon": epsilon, "epsilons": pages.ALT_EPSILONS,
+                "judges": pages.judge_panel(campaign, annotators=f["annotators"], normalize=normalize,
+                                            epsilon=epsilon)})
     return render(request, "analysis/meta.html", ctx)
 
 

@@ -139,6 +139,13 @@ class CampaignListApi(ApiAuthMixin, APIView):
                                              help_text="How units are handed out (default overlap-first).")
         allocation_params = serializers.DictField(
             required=False, help_text="Adaptive only: min_per_system, alpha, stable_checks, check_every.")
+        prefill_run = serializers.IntegerField(
+            required=False, allow_null=True, min_value=1,
+            help_text="Span protocols (ESA^AI): a done run whose spans become suggestions (llm-judge spans mode, "
+                      "minwed/mincer, nli).")
+        prefill_holdout = serializers.FloatField(
+            required=False, min_value=0, max_value=0.999999,
+            help_text="With prefill_run: the random share of outputs shown without suggestions.")
 
         class Meta:
             ref_name = "CampaignCreate"
@@ -184,6 +191,10 @@ class BlindOutputSerializer(serializers.Serializer):
     id = OutputRefField(help_text="Annotators: an opaque handle, valid in this assignment only; owners and "
                                   "researchers: the output id. Send it back as is.")
     text = serializers.CharField()
+    suggestions = serializers.ListField(
+        child=serializers.DictField(), required=False,
+        help_text="ESA^AI campaigns: suggested spans ({start, end, severity, missing}); name one in an answered "
+                  "span as \"suggestion\": its index, to accept or edit it; a suggestion no span names is deleted.")
 
     class Meta:
         ref_name = "BlindOutput"

@@ -39,7 +39,7 @@ def campaign_configuration(*, campaign: Campaign, systems: list[str], criteria: 
     from annotations.quality.models import QualitySettings
 
     qs = QualitySettings.objects.filter(campaign=campaign).first() or QualitySettings(campaign=campaign)
-    return {
+    config = {
         "name": campaign.name,
         "dataset": campaign.dataset.name,
         "protocol": campaign.protocol,
@@ -70,6 +70,12 @@ def campaign_configuration(*, campaign: Campaign, systems: list[str], criteria: 
             "gold_units": campaign.gold_units.count(),
         },
     }
+    if campaign.prefilled:
+        # ESA^AI: where the suggested spans came from and the share shown without them.
+        prefill = campaign.prefill
+        config["prefill"] = {"run": prefill.run_id, "metric": prefill.metric, "signature": prefill.signature,
+                             "holdout": prefill.holdout, "held_back_outputs": len(prefill.held_back)}
+    return config
 
 
 def _counterbalancing(campaign: Campaign) -> str:

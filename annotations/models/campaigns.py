@@ -95,6 +95,9 @@ class Campaign(TimeStampedModel):
     plan_done = models.PositiveIntegerField(default=0, editable=False)
     plan_total = models.PositiveIntegerField(null=True, blank=True, editable=False)
     plan_error = models.TextField(blank=True, default="", editable=False)
+    # Span protocols: the outputs come with AI-suggested spans (annotations.models.prefill.SpanPrefill);
+    # a flag so the unit submit knows without a query.
+    prefilled = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["name"]

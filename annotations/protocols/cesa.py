@@ -49,7 +49,7 @@ class Cesa(Esa):
     script = "js/protocols/esa.js"
     shortcuts = "annotate/protocols/cesa_keys.html"
     default_tuple_size = 3
-    setup_fields = ("severities", "tuple_size")
+    setup_fields = ("severities", "tuple_size", "prefill_run", "prefill_holdout")
     unit_sizes = (2, 5)
     one_output_per_unit = False
     derives_pairs = True

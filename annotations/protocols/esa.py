@@ -36,7 +36,7 @@ class Esa(Protocol):
     default_scale = (0.0, 100.0)
     default_severities = ("minor", "major")
     api_path = "/api/judgements/spans/"
-    setup_fields = ("severities",)
+    setup_fields = ("severities", "prefill_run", "prefill_holdout")
 
     def settings_summary(self, campaign) -> list[tuple[str, str]]:
         return [("Severities", ", ".join(campaign.severities or self.default_severities))]
@@ -63,7 +63,14 @@ class Esa(Protocol):
         return stats
 
     def card_design(self, config: dict, fmt) -> list[str]:
-        return [f"- Error severities: {', '.join(config['severities']) or 'minor, major'}"]
+        lines = [f"- Error severities: {', '.join(config['severities']) or 'minor, major'}"]
+        prefill = config.get("prefill")
+        if prefill:
+            lines.append(f"- AI-suggested spans (ESA^AI): from {prefill['metric']} run {prefill['run']} "
+                         f"(signature {prefill['signature'] or 'none'}); annotators accepted, edited or deleted "
+                         f"each and were not told the source; {prefill['held_back_outputs']} output(s) "
+                         f"(share {prefill['holdout']}) shown without suggestions")
+        return lines
 
     # ---- quality control -----------------------------------------------------------------------
 
@@ -124,7 +131,8 @@ class Esa(Protocol):
         for index, span in enumerate(spans, start=1):
             if not isinstance(span, Mapping):
                 raise AnswerError("span_object", "spans", index=index)
-            unknown = set(span) - {"start", "end", "severity", "missing"}
+            # `suggestion`: the suggested span (ESA^AI, annotations.services.prefill) this one keeps or edits.
+            unknown = set(span) - {"start", "end", "severity", "missing", "suggestion"}
             if unknown:
                 raise AnswerError("span_keys", "spans", index=index, keys=", ".join(sorted(map(str, unknown))))
             severity = span.get("severity")
@@ -145,8 +153,12 @@ class Esa(Protocol):
     def check_value(self, answer, *, campaign, criterion, unit_outputs, texts) -> dict:
         out = super().check_value(answer, campaign=campaign, criterion=criterion, unit_outputs=unit_outputs,
                                   texts=texts)
-        text = (texts or {}).get(out.get("output", answer.get("output")))
+        output = out.get("output", answer.get("output"))
+        text = (texts or {}).get(output)
         out["spans"] = self.check_spans(answer.get("spans"), campaign=campaign, text=text)
+        from annotations.services.prefill import suggestion_links_check
+
+        out["suggestion_links"] = suggestion_links_check(answer.get("spans"), campaign=campaign, output_id=output)
         return out
 
     # ---- import -----------------------------------------------------------------------------------

@@ -81,6 +81,8 @@ def assignment_answers(*, assignment: Assignment) -> list[dict]:
     judgements = protocol.model.objects.filter(assignment=assignment).order_by("id")
     if protocol.has_spans:
         judgements = judgements.prefetch_related("spans")
+        if campaign.prefilled:
+            judgements = judgements.prefetch_related("suggestion_decisions__suggestion")
     for j in judgements:
         if protocol.per_output:
             answer = {"criterion": j.criterion, "output": j.output_id, "score": j.score}
@@ -88,6 +90,8 @@ def assignment_answers(*, assignment: Assignment) -> list[dict]:
                 answer["spans"] = [{"missing": True, "severity": s.severity} if s.missing else
                                    {"start": s.start, "end": s.end, "severity": s.severity}
                                    for s in sorted(j.spans.all(), key=lambda s: s.pk)]
+                if campaign.prefilled:
+                    _suggestion_links(j, answer["spans"])
             answers.append(answer)
         elif protocol.answer_shape == "pair":
             answers.append({"criterion": j.criterion, "winner": _shown_winner(order, j.output_a_id, j.output_b_id,
@@ -95,6 +99,19 @@ def assignment_answers(*, assignment: Assignment) -> list[dict]:
         else:
             answers.append({"criterion": j.criterion, "best": j.best_id, "worst": j.worst_id})
     return answers
+
+
+def _suggestion_links(judgement, spans: list[dict]) -> None:
+    """ESA^AI: each stored span that kept or edited a suggestion names it again (`suggestion`:
+    its position), as the answer that stored it did, so a revision starts where the unit was left."""
+    links: dict[tuple, list[int]] = {}
+    for d in judgement.suggestion_decisions.all():
+        if d.suggestion is not None and d.decision in ("accepted", "edited"):
+            links.setdefault((d.missing, d.start, d.end, d.severity), []).append(d.suggestion.position)
+    for span in spans:
+        named = links.get((bool(span.get("missing")), span.get("start"), span.get("end"), span["severity"]))
+        if named:
+            span["suggestion"] = named.pop(0)
 
 
 def _shown_winner(order: list[int], a_id: int, b_id: int, winner: str) -> str:

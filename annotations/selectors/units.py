@@ -77,6 +77,14 @@ def assignment_payload(*, assignment: Assignment, enrolment=None, show_unit: boo
     anchor = None
     if shows_anchor and campaign.anchor_value is not None and references:
         anchor = {"text": references[0]["text"], "value": campaign.anchor_value}
+    outputs = [{"id": output_id, "text": texts.get(output_id, "")} for output_id in order]
+    if campaign.prefilled:
+        # ESA^AI: the suggested spans to accept, edit or delete (offsets and severity, no source).
+        from annotations.services.prefill import suggestions_for
+
+        shown = suggestions_for(campaign=campaign, output_ids=order)
+        for output in outputs:
+            output["suggestions"] = shown.get(output["id"], [])
     return {
         "id": assignment.pk,
         "campaign": campaign.pk,
@@ -96,7 +104,7 @@ def assignment_payload(*, assignment: Assignment, enrolment=None, show_unit: boo
             "source": item.source if campaign.show_source else "",
             "data": item.data if campaign.show_source else [],
             "references": references if campaign.show_reference else [],
-            "outputs": [{"id": output_id, "text": texts.get(output_id, "")} for output_id in order],
+            "outputs": outputs,
         },
         "anchor": anchor,
         "draft": assignment.draft or {},

@@ -13,6 +13,7 @@ from django.db import IntegrityError, transaction
 from annotations import protocols
 from annotations.allocation.state import params_clean
 from annotations.models import Campaign, Dataset, ErrorSpan, System
+from annotations.services.prefill import campaign_prefill, prefill_check
 from annotations.services.units import (
     campaign_units_count, campaign_units_plan, campaign_units_plan_queue, plan_limits, units_cap_check,
 )
@@ -177,6 +178,8 @@ def campaign_create(
     allocation_params: dict | None = None,
     plan: str = "auto",
     progress: Callable[[int, int], None] | None = None,
+    prefill_run: int | None = None,
+    prefill_holdout: float = 0.0,
 ) -> Campaign:
     """Create a campaign and plan its units.
 
@@ -184,7 +187,9 @@ def campaign_create(
     0-100 unless told otherwise; RankME magnitudes are unbounded by default
     and the anchor defaults to 100; pairwise and best-worst campaigns have no
     scale. `systems` (names) restricts the campaign to some of the dataset's
-    systems. `tuple_size` is the best-worst tuple (default 4) or the number
+    systems. Span protocols may start from a done run's spans (`prefill_run`,
+    ESA^AI: annotations.services.prefill), holding back `prefill_holdout` of the
+    outputs without suggestions. `tuple_size` is the best-worst tuple (default 4) or the number
     of RankME outputs side by side (3-5, default 3). `allocation` is how units are handed out
     (annotations.allocation: overlap-first, spread, adaptive); `allocation_params` the adaptive knobs
     (annotations.allocation.adaptive.AdaptiveParams; defaults filled in).
@@ -243,6 +248,10 @@ def campaign_create(
     except ValueError as exc:
         raise ValidationError({"allocation_params": str(exc)}) from None
     chosen = _systems_resolve(dataset, systems)
+    prefill = None
+    if prefill_run not in (None, ""):
+        prefill = prefill_check(campaign_dataset=dataset, protocol=protocol, run_id=prefill_run,
+                                holdout=prefill_holdout)
     if taken(Campaign.objects.all(), "name", name):
         raise ValidationError({"name": f"A campaign called {name!r} already exists (or one whose name looks the same)."})
 
@@ -280,6 +289,8 @@ def campaign_create(
         raise ValidationError({"name": f"A campaign called {name!r} already exists."}) from None
     if chosen:
         campaign.systems.set(chosen)
+    if prefill:
+        campaign_prefill(campaign=campaign, run=prefill[0], holdout=prefill[1])
     if plan == "none":
         return campaign
     if plan == "auto" and n_units > plan_limits()[1]:

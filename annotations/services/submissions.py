@@ -42,6 +42,7 @@ from annotations.services.assignment_work import (
     assignment_time_ms,
 )
 from annotations.services.assignments import retry_on_deadlock
+from annotations.services.prefill import decisions_record
 
 
 def _shown_order_verify(*, assignment: Assignment, reported) -> list[int] | None:
@@ -207,6 +208,9 @@ def _row(protocol, campaign: Campaign, base: dict, answer: dict, order: list[int
         low, high = campaign.criterion_scale(criterion)
         row = protocol.model(**base, criterion=criterion, output_id=answer["output"], score=answer["score"],
                              scale_min=low, scale_max=high)
+        if protocol.has_spans and campaign.prefilled:
+            # ESA^AI: which suggestion each span keeps or edits (decisions_record after the insert).
+            row.final_spans, row.suggestion_links = answer.get("spans") or [], answer.get("suggestion_links") or []
         return row, answer.get("spans") if protocol.has_spans else None
     if protocol.answer_shape == "pair":
         # `a` is the output shown first; stored with the lower id first.
@@ -332,6 +336,8 @@ def unit_rows_insert(protocol, rows, *, origin: str, time_spent_ms: int | None, 
         raise ValidationError(f"The database refused the judgements: {str(exc).splitlines()[0]}") from None
     if protocol.has_spans:
         rows_sql.insert(ErrorSpan, [ErrorSpan(judgement=row, **span) for row, spans in rows for span in spans])
+        if instances and instances[0].campaign.prefilled:
+            decisions_record(campaign=instances[0].campaign, judgements=instances)
     return len(instances)
 
 

@@ -71,7 +71,8 @@ def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) ->
         "protocol": protocol.name,
         "assignment": payload["id"],
         "shown_order": payload["shown_order"],
-        "outputs": [{"id": o["id"], "text": o["text"]} for o in outputs],
+        "outputs": [{"id": o["id"], "text": o["text"], **({"suggestions": o["suggestions"]} if "suggestions" in o else {})}
+                    for o in outputs],
         "criteria": [{k: c[k] for k in ("name", "widget", "scale_min", "scale_max", "index")} for c in criteria],
         "severities": settings["severities"],
         "anchor": payload.get("anchor"),
@@ -90,6 +91,8 @@ def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) ->
         "criteria": criteria,
         "payload": payload,
         "outputs": outputs,
+        # ESA^AI: some output of the unit comes with suggested spans (the keys to decide on them).
+        "suggested": any(o.get("suggestions") for o in outputs),
         "triples": triples,
         "other_data": data if data and not triples else None,
         "unit_config": config,

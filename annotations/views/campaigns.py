@@ -174,6 +174,9 @@ def _campaign_fields(form: CampaignForm, criteria: list[dict]) -> dict:
         fields["anchor_value"] = data.get("anchor_value")
     if protocols.get(protocol).has_spans:
         fields["severities"] = data.get("severities") or list(protocols.get(protocol).default_severities)
+        if data.get("prefill_run"):
+            fields["prefill_run"] = data["prefill_run"]
+            fields["prefill_holdout"] = data.get("prefill_holdout") or 0.0
     fields["allocation"] = data.get("allocation") or Campaign.Allocation.OVERLAP_FIRST
     if fields["allocation"] == Campaign.Allocation.ADAPTIVE:
         fields["allocation_params"] = {name: data.get(f"adaptive_{name}") for name in CampaignForm.ADAPTIVE_FIELDS

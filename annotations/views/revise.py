@@ -56,8 +56,11 @@ def answers_draft(*, campaign, answers: list[dict], shown: list, handles: list, 
             touched.append(name)
             if protocol.has_spans:
                 # Each output's spans under its page id (cESA shows several); `spans`: the first's (ESA).
+                # ESA^AI: a span keeps the `suggestion` it accepted or edited.
                 mine = [{"start": s.get("start"), "end": s.get("end"), "severity": s.get("severity"),
-                         "missing": bool(s.get("missing"))} for s in answer.get("spans") or []]
+                         "missing": bool(s.get("missing")),
+                         **({"suggestion": s["suggestion"]} if "suggestion" in s else {})}
+                        for s in answer.get("spans") or []]
                 spans_by_output.setdefault(str(by_id.get(answer["output"], answer["output"])), mine)
                 spans = spans or mine
         elif protocol.answer_shape == "pair":
@@ -70,6 +73,9 @@ def answers_draft(*, campaign, answers: list[dict], shown: list, handles: list, 
     draft = {"v": 1, "fields": fields, "touched": touched, "spans": spans, "elapsed_ms": 0, "saved_at": saved_at}
     if spans_by_output:
         draft["spans_by_output"] = spans_by_output
+    if campaign.prefilled:
+        # ESA^AI: every suggestion was decided when the unit was sent; those no span names were deleted.
+        draft["suggestionsDecided"] = True
     return draft
 
 

@@ -45,7 +45,16 @@ def data(db):
     RatingJudgementFactory(campaign=likert, output=out_a, score=3, **common)
     PairwiseJudgementFactory(campaign=pairwise, output_a=low, output_b=high, **common)
     BestWorstJudgementFactory(campaign=bws, best=low, worst=high, **common)
-    ErrorSpanFactory(judgement=SpanJudgementFactory(campaign=esa, output=out_a, score=70, **common), end=2)
+    span_judgement = SpanJudgementFactory(campaign=esa, output=out_a, score=70, **common)
+    ErrorSpanFactory(judgement=span_judgement, end=2)
+    # ESA^AI (annotations.models.prefill): a suggestion and the decision on it.
+    from annotations.models import SpanPrefill, SpanSuggestion, SuggestionDecision
+
+    SpanPrefill.objects.create(campaign=esa, run_id=1, metric="llm-judge")
+    suggestion = SpanSuggestion.objects.create(campaign=esa, output=out_a, position=0, start=0, end=2,
+                                               severity="minor")
+    SuggestionDecision.objects.create(judgement=span_judgement, suggestion=suggestion, decision="accepted",
+                                      start=0, end=2, severity="minor")
     # Quality control (annotations.quality): one row of each.
     from annotations.quality import services as quality
     from annotations.quality.services.controls import _gold_control

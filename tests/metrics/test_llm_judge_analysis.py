@@ -58,6 +58,20 @@ def test_judge_runs_in_correlate_rankings_and_meta_evaluation(campaign, judge_mo
         segment = _run("correlate", "--campaign", "jdg", "--metric", str(run.pk), "--criterion", "adequacy",
                        "--bootstrap", "0")
         assert -1 <= segment["pearson"] <= 1
+        if mode == "pairwise":
+            # The position probe reads what the judge stored: 6 items x C(4, 2) pairs, each once. The
+            # judge's definition (a pair flips when (preference > .5) != (swapped > .5)) gives the
+            # same answer from both outputs' entries, so counting every entry counts each pair twice.
+            entries = [e for extra in OutputScore.objects.filter(run=run).values_list("extra", flat=True)
+                       for e in extra["pairs"]]
+            assert len(entries) == 2 * 36
+            position = segment["probes"]["position"]
+            assert position["pairs"] == 36
+            assert position["flipped"] == sum((e["preference"] > .5) != (e["swapped"] > .5) for e in entries) / 2
+            assert position["first_position_wins"] == pytest.approx(
+                sum((e["preference"] > .5) + (e["swapped"] < .5) for e in entries) / (2 * len(entries)))
+        else:
+            assert segment["probes"]["position"] is None
     user = UserFactory()
     MembershipFactory(project=campaign.dataset.project, user=user, role=Membership.Role.RESEARCHER)
     client.force_login(user)

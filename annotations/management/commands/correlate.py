@@ -14,6 +14,10 @@ second wave, the JSON adds "human_ceiling": the other wave scored like a
 metric. Pairwise campaigns: the
 share of pairs where the metric prefers the output most humans preferred. The
 metric's direction (higher or lower is better) is respected.
+
+An LLM judge's run (`llm-judge`) adds its bias probes under `probes` (annotations.analysis.judges).
+`--method alt-test` runs the alternative annotator test (Calderon et al. 2025) of the run on the
+criterion instead of a correlation: `--epsilon`, `--alt-scoring`, `--q-fdr`, `--min-instances`.
 """
 import json
 
@@ -31,8 +35,17 @@ class Command(BaseCommand):
         parser.add_argument("--metric", help="metric name (its newest done run) or a run id")
         parser.add_argument("--criterion", required=True)
         parser.add_argument("--level", choices=["segment", "system"], default="segment")
-        parser.add_argument("--method", choices=["pearson", "spearman", "kendall", "acc23", "spa", "pdp"],
-                            default="pearson")
+        parser.add_argument("--method", choices=["pearson", "spearman", "kendall", "acc23", "spa", "pdp", "alt-test"],
+                            default="pearson",
+                            help="alt-test: the alternative annotator test (Calderon et al. 2025) of a judge run")
+        parser.add_argument("--epsilon", type=float, default=0.2,
+                            help="alt-test: the judge's cost-benefit allowance (0.2 crowd workers, 0.1 experts)")
+        parser.add_argument("--alt-scoring", choices=["accuracy", "neg_rmse"],
+                            help="alt-test: how an annotation's agreement with the others is scored "
+                                 "(default neg_rmse for scores, accuracy for pairs)")
+        parser.add_argument("--q-fdr", type=float, default=0.05, help="alt-test: false discovery rate")
+        parser.add_argument("--min-instances", type=int, default=30,
+                            help="alt-test: annotators with fewer instances are skipped")
         parser.add_argument("--group-by", choices=["none", "item", "system"], default="none")
         parser.add_argument("--normalize", choices=["none", "z"], default="none")
         parser.add_argument("--min-votes", type=int, default=1)
@@ -62,6 +75,12 @@ class Command(BaseCommand):
             raise CommandError("--seed must be between 0 and 2**32 - 1")
         if not 0 <= o["bootstrap"] <= 2000:
             raise CommandError("--bootstrap must be between 0 and 2000")
+        if not 0 <= o["epsilon"] < 1:
+            raise CommandError("--epsilon must be between 0 and 1")
+        if not 0 < o["q_fdr"] < 1:
+            raise CommandError("--q-fdr must be between 0 and 1")
+        if o["min_instances"] < 2:
+            raise CommandError("--min-instances must be 2 or more")
         if not 1 <= o["spa_permutations"] <= 100_000:
             raise CommandError("--spa-permutations must be between 1 and 100000")
         if not 0 <= o["spa_seed"] < 2**32:
@@ -92,11 +111,19 @@ class Command(BaseCommand):
                 method=o["method"], group_by=o["group_by"], normalize=o["normalize"], min_votes=o["min_votes"],
                 min_consensus=o["min_consensus"], compare=o["compare"], annotators=o["annotators"],
                 bootstrap=o["bootstrap"], seed=o["seed"], spa_permutations=o["spa_permutations"],
-                spa_seed=o["spa_seed"])
+                spa_seed=o["spa_seed"], epsilon=o["epsilon"], alt_scoring=o["alt_scoring"],
+                q_fdr=o["q_fdr"], min_instances=o["min_instances"])
         except AnalysisError as exc:
             raise CommandError(str(exc)) from None
         if o["json"]:
             self.stdout.write(json.dumps(result, ensure_ascii=False))
+            return
+        if result.get("method") == "alt-test":
+            verdict = {True: "passed", False: "failed", None: "not testable"}[result["passed"]]
+            self.stdout.write(f"{result['metric']} vs {result['criterion']}: alt-test {verdict}, winning rate "
+                              f"{result['winning_rate']}, advantage probability {result['advantage_probability']} "
+                              f"(epsilon {result['epsilon']}, {result['annotators_tested']} annotators, "
+                              f"{result['instances']} instances)")
             return
         if "agreement" in result:
             self.stdout.write(f"{result['metric']} vs {result['criterion']}: agreement {result['agreement']} "

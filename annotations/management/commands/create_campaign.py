@@ -18,7 +18,8 @@ from annotations.services.waves import wave_create
 # Service fields -> the flags that set them, for error messages.
 FLAGS = {"scale_min": "scale", "scale_max": "scale", "anchor_value": "anchor", "tuple_size": "tuple-size",
          "units_per_batch": "units-per-batch", "pair_rounds": "pair-rounds",
-         "assignment_timeout_minutes": "timeout-minutes", "allocation_params": "adaptive-*"}
+         "assignment_timeout_minutes": "timeout-minutes", "allocation_params": "adaptive-*",
+         "prefill_run": "prefill-run", "prefill_holdout": "prefill-holdout"}
 ADAPTIVE_FLAGS = ("min_per_system", "alpha", "stable_checks", "check_every")
 
 
@@ -63,6 +64,12 @@ class Command(BaseCommand):
                                  "checks (default 3)")
         parser.add_argument("--adaptive-check-every", type=int,
                             help="adaptive: units completed between two checks (default 20)")
+        parser.add_argument("--prefill-run", type=int, metavar="RUN_ID",
+                            help="ESA (span protocols): start from this done run's spans as suggestions "
+                                 "(llm-judge spans mode, minwed/mincer errors, nli omitted facts)")
+        parser.add_argument("--prefill-holdout", type=float, default=0.0, metavar="SHARE",
+                            help="with --prefill-run: the random share of outputs shown without suggestions "
+                                 "(0 to under 1, e.g. 0.2), to measure automation bias")
         group = parser.add_mutually_exclusive_group()
         group.add_argument("--instructions", default="")
         group.add_argument("--instructions-file", help="UTF-8 text file holding the instructions")
@@ -121,6 +128,7 @@ class Command(BaseCommand):
                 # Planned here, whatever the size (no worker needed), with a progress line
                 # (WORKBENCH_CAMPAIGN_MAX_UNITS still applies).
                 plan="sync", progress=None if options["no_progress"] else self._progress,
+                prefill_run=options["prefill_run"], prefill_holdout=options["prefill_holdout"],
             )
         except ValidationError as exc:
             if hasattr(exc, "error_dict"):
@@ -161,6 +169,11 @@ class Command(BaseCommand):
             "wave_of": campaign.wave_of.name if campaign.wave_of_id else None,
             "allocation": campaign.allocation, "allocation_params": campaign.allocation_params,
         }
+        if campaign.prefilled:
+            prefill = campaign.prefill
+            summary["prefill"] = {"run": prefill.run_id, "metric": prefill.metric, "holdout": prefill.holdout,
+                                  "held_back_outputs": len(prefill.held_back),
+                                  "suggestions": campaign.span_suggestions.filter(held_back=False).count()}
         if options["json"]:
             self.stdout.write(json.dumps(summary))
         else:

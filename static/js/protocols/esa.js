@@ -7,6 +7,11 @@
 // (dir="auto") keep logical offsets; the arrow keys follow the text's direction. "Missing content"
 // asks for its severity before it is added. cESA: Up / Down (or a click) move between the
 // outputs, S goes to the current output's score, T back to its text.
+// ESA^AI: an output may come with suggested spans (`suggestions`, no source named), listed in its
+// card. Each is pending until the annotator accepts it (a span that keeps `suggestion: k`), edits
+// it (its severity, or a new extent marked while editing) or deletes it (A / E / Delete at the word
+// cursor); a unit with a pending suggestion is not sent. The server derives accepted / edited /
+// deleted / added from that.
 (function () {
   "use strict";
   var unit = null;
@@ -32,7 +37,13 @@
     self.card = card;
     self.text = textNode;
     self.output = output;
-    self.spans = []; // {start, end, severity, missing}
+    self.spans = []; // {start, end, severity, missing, suggestion?}
+    // ESA^AI: {start, end, severity, missing, position, state: pending|taken|deleted}
+    self.suggestions = (output.suggestions || []).map(function (sg, k) {
+      return {start: sg.start, end: sg.end, severity: sg.severity, missing: Boolean(sg.missing), position: k,
+              state: "pending"};
+    });
+    var editing = -1; // index in `spans` of a suggestion whose extent the next mark replaces
 
     var re = /\S+/gu, joined = chars.join(""), match;
     // Word tokens in code points (regex indices are UTF-16 units: convert).
@@ -50,6 +61,7 @@
       cuts[chars.length] = true;
       tokens.forEach(function (t) { cuts[t.start] = true; cuts[t.end] = true; });
       self.spans.forEach(function (s) { if (!s.missing) { cuts[s.start] = true; cuts[s.end] = true; } });
+      self.pending().forEach(function (s) { if (!s.missing) { cuts[s.start] = true; cuts[s.end] = true; } });
       if (selection) { cuts[selection.start] = true; cuts[selection.end] = true; }
       var points = Object.keys(cuts).map(Number).sort(function (a, b) { return a - b; });
       textNode.textContent = "";
@@ -68,12 +80,19 @@
           piece.className = "err sev-" + self.spans[covering].severity + (covering === selectedSpan ? " picked" : "");
           piece.dataset.span = covering;
           piece.title = self.spans[covering].severity + " error";
+        } else {
+          var suggested = self.pending().filter(function (sg) { return !sg.missing && sg.start <= s && e <= sg.end; })[0];
+          if (suggested) {
+            piece.className = "err suggested sev-" + suggested.severity;
+            piece.title = "AI suggestion: " + suggested.severity + " error (accept, edit or delete it below)";
+          }
         }
         if (selection && selection.start <= s && e <= selection.end) piece.classList.add("selecting");
         if (cursorToken && cursorToken.start <= s && e <= cursorToken.end) piece.classList.add("cursor");
         textNode.appendChild(piece);
       }
       renderSpanList();
+      renderSuggestions();
     }
     function renderSpanList() {
       var list = card.querySelector("[data-span-list]");
@@ -89,6 +108,12 @@
         quote.textContent = spanText(span);
         quote.dir = "auto";
         li.appendChild(quote);
+        if (span.suggestion !== undefined) {
+          var from = self.suggestions.filter(function (sg) { return sg.position === span.suggestion; })[0];
+          var same = from && from.start === span.start && from.end === span.end && from.severity === span.severity;
+          li.appendChild(badge(same ? "AI suggestion, accepted" : "AI suggestion, edited"));
+          if (index === editing) li.appendChild(badge("editing: select the new extent, then a severity"));
+        }
         var select = document.createElement("select");
         select.setAttribute("aria-label", "Severity of " + prefix + "error " + (index + 1));
         unit.config.severities.forEach(function (severity) {
@@ -110,7 +135,109 @@
         list.appendChild(li);
       });
     }
+    self.pending = function () { return self.suggestions.filter(function (sg) { return sg.state === "pending"; }); };
+    function badge(text) {
+      var b = document.createElement("span");
+      b.className = "badge suggestion-badge";
+      b.textContent = text;
+      return b;
+    }
+    function button(text, label, handler) {
+      var b = document.createElement("button");
+      b.type = "button";
+      b.className = "btn btn-small";
+      b.textContent = text;
+      b.setAttribute("aria-label", label);
+      b.addEventListener("click", handler);
+      return b;
+    }
+    // Pending suggestions, each with Accept, Edit and Delete (and its severity, changed = edited).
+    function renderSuggestions() {
+      var box = card.querySelector("[data-suggestion-list]");
+      if (!box) return;
+      box.textContent = "";
+      var left = self.pending();
+      var counter = card.querySelector("[data-suggestion-count]");
+      if (counter) counter.textContent = String(left.length);
+      var of = many ? " of output " + (position + 1) : "";
+      left.forEach(function (sg) {
+        var n = self.suggestions.indexOf(sg) + 1;
+        var li = document.createElement("li");
+        li.className = "span-row suggestion-row sev-" + sg.severity;
+        li.dataset.suggestion = sg.position;
+        li.appendChild(badge("AI suggestion"));
+        var quote = document.createElement("q");
+        quote.textContent = spanText(sg);
+        quote.dir = "auto";
+        li.appendChild(quote);
+        var select = document.createElement("select");
+        select.setAttribute("aria-label", "Severity of AI suggestion " + n + of + " (changing it edits the suggestion)");
+        unit.config.severities.forEach(function (severity) {
+          var option = document.createElement("option");
+          option.value = severity;
+          option.textContent = severity;
+          option.selected = severity === sg.severity;
+          select.appendChild(option);
+        });
+        select.addEventListener("change", function () { setCurrent(position, false); take(sg, select.value, false); });
+        li.appendChild(select);
+        li.appendChild(button("Accept", "Accept AI suggestion " + n + of, function () {
+          setCurrent(position, false);
+          take(sg, sg.severity, false);
+        }));
+        if (!sg.missing) {
+          li.appendChild(button("Edit", "Edit the extent of AI suggestion " + n + of, function () {
+            setCurrent(position, false);
+            take(sg, sg.severity, true);
+          }));
+        }
+        li.appendChild(button("Delete", "Delete AI suggestion " + n + of, function () {
+          setCurrent(position, false);
+          drop(sg);
+        }));
+        box.appendChild(li);
+      });
+      var group = card.querySelector("[data-suggestions]");
+      if (group) group.hidden = !self.suggestions.length;
+    }
+    // A suggestion becomes one of the annotator's spans, still naming it (`suggestion`).
+    function take(sg, severity, edit) {
+      sg.state = "taken";
+      var span = {start: sg.start, end: sg.end, severity: severity, missing: sg.missing, suggestion: sg.position};
+      self.spans = self.spans.filter(function (s) {
+        return s.missing || span.missing || s.end <= span.start || s.start >= span.end;
+      });
+      self.spans.push(span);
+      sortSpans();
+      editing = edit ? self.spans.indexOf(span) : -1;
+      selectedSpan = editing;
+      render();
+      unit.changed();
+      say(edit ? "Editing the suggestion: select its new extent, then a severity."
+        : severity === sg.severity ? "Suggestion accepted." : "Suggestion accepted as " + severity + ".");
+    }
+    function drop(sg) {
+      sg.state = "deleted";
+      render();
+      unit.changed();
+      say("Suggestion deleted.");
+    }
+    // The pending suggestion under the keyboard's word cursor, if any.
+    function suggestionAtCursor() {
+      var t = tokens[cursor];
+      if (!t) return null;
+      return self.pending().filter(function (sg) { return !sg.missing && sg.start < t.end && t.start < sg.end; })[0] || null;
+    }
+    function sortSpans() {
+      self.spans.sort(function (x, y) { return (x.missing ? 1e12 : x.start) - (y.missing ? 1e12 : y.start); });
+    }
     function removeSpan(index) {
+      var gone = self.spans[index];
+      if (gone && gone.suggestion !== undefined) {
+        // Removing a span that came from a suggestion deletes the suggestion.
+        self.suggestions.forEach(function (sg) { if (sg.position === gone.suggestion) sg.state = "deleted"; });
+      }
+      editing = -1;
       self.spans.splice(index, 1);
       selectedSpan = -1;
       render();
@@ -126,10 +253,17 @@
     function mark(severity) {
       var range = selection || keyboardSelection();
       if (!range || range.start >= range.end) { say("Select some text first."); return; }
+      var fresh = {start: range.start, end: range.end, severity: severity, missing: false};
+      if (editing >= 0 && self.spans[editing]) {
+        // The suggestion being edited takes the new extent and severity.
+        fresh.suggestion = self.spans[editing].suggestion;
+        self.spans.splice(editing, 1);
+        editing = -1;
+      }
       // A new span replaces the parts of older spans it overlaps.
       self.spans = self.spans.filter(function (s) { return s.missing || s.end <= range.start || s.start >= range.end; });
-      self.spans.push({start: range.start, end: range.end, severity: severity, missing: false});
-      self.spans.sort(function (x, y) { return (x.missing ? 1e12 : x.start) - (y.missing ? 1e12 : y.start); });
+      self.spans.push(fresh);
+      sortSpans();
       selection = null;
       anchor = null;
       selectedSpan = -1;
@@ -225,10 +359,15 @@
         cursor = Math.max(0, Math.min(tokens.length - 1, cursor + step));
         selection = event.shiftKey ? keyboardSelection() : null;
         render();
-        say(event.shiftKey ? "Selected “" + chars.slice(selection.start, selection.end).join("") + "”"
-          : "At “" + chars.slice(tokens[cursor].start, tokens[cursor].end).join("") + "”");
+        var here = suggestionAtCursor();
+        say((event.shiftKey ? "Selected “" + chars.slice(selection.start, selection.end).join("") + "”"
+          : "At “" + chars.slice(tokens[cursor].start, tokens[cursor].end).join("") + "”") +
+          (here ? ": AI suggestion, " + here.severity + " error (A accepts, E edits, Delete deletes)" : ""));
         return true;
       }
+      var suggested = suggestionAtCursor();
+      if (suggested && (key === "a" || key === "A")) { take(suggested, suggested.severity, false); return true; }
+      if (suggested && (key === "e" || key === "E")) { take(suggested, suggested.severity, true); return true; }
       if (digit >= 1 && digit <= severities.length) { mark(severities[digit - 1]); return true; }
       if (key === "m" || key === "M") { missingAsk(true); return true; }
       if (key === "Delete" || key === "Backspace") {
@@ -238,19 +377,33 @@
           index = self.spans.findIndex(function (s) { return !s.missing && s.start < t.end && t.start < s.end; });
         }
         if (index >= 0) removeSpan(index);
+        else if (suggested) drop(suggested);
         return true;
       }
       return false;
     };
     self.render = render;
-    self.restore = function (list) {
+    // `states`: the suggestions' states saved in the draft; `decided`: a revision, where the
+    // stored answer decided every suggestion (named by a span, or deleted).
+    self.restore = function (list, states, decided) {
       self.spans = Array.isArray(list) ? list.filter(function (s) {
         return s && (s.missing || (s.start >= 0 && s.end <= chars.length && s.start < s.end));
       }) : [];
+      states = Array.isArray(states) ? states : [];
+      self.suggestions.forEach(function (sg, k) {
+        if (states[k] === "taken" || states[k] === "deleted") sg.state = states[k];
+        if (decided) {
+          var named = self.spans.some(function (s) { return s.suggestion === sg.position; });
+          sg.state = named ? "taken" : "deleted";
+        }
+      });
     };
+    self.states = function () { return self.suggestions.map(function (sg) { return sg.state; }); };
     self.answerSpans = function () {
       return self.spans.map(function (s) {
-        return s.missing ? {missing: true, severity: s.severity} : {start: s.start, end: s.end, severity: s.severity};
+        var out = s.missing ? {missing: true, severity: s.severity} : {start: s.start, end: s.end, severity: s.severity};
+        if (s.suggestion !== undefined) out.suggestion = s.suggestion;
+        return out;
       });
     };
 
@@ -318,6 +471,22 @@
     // A score below 66 ("flawed" or worse) for an output with no error marked: warn once, send on
     // the next try.
     check: function (result) {
+      // ESA^AI: every suggestion is decided before the unit is sent.
+      var open = 0, where = [];
+      markers.forEach(function (m, i) {
+        var k = m.pending().length;
+        open += k;
+        if (k) where.push(i + 1);
+      });
+      var note = document.getElementById("esa-pending");
+      if (note) note.hidden = !open;
+      if (open) {
+        if (note) note.textContent = open + " AI suggestion" + (open > 1 ? "s are" : " is") + " still open" +
+          (markers.length > 1 ? " (output " + where.join(", ") + ")" : "") +
+          ": accept, edit or delete each before sending.";
+        say("Decide on every AI suggestion first.");
+        return false;
+      }
       var bare = {};
       markers.forEach(function (m, i) { if (!m.spans.length) bare[m.output.id] = i + 1; });
       var low = [];
@@ -336,6 +505,8 @@
     },
     changed: function () {
       warned = false;
+      var note = document.getElementById("esa-pending");
+      if (note && !markers.some(function (m) { return m.pending().length; })) note.hidden = true;
       var warning = document.getElementById("esa-warning");
       if (warning) warning.hidden = true;
     },
@@ -364,12 +535,21 @@
     snapshot: function (draft) {
       draft.spans_by_output = spansByOutput();
       draft.spans = markers.length ? markers[0].spans : [];
+      var states = {};
+      markers.forEach(function (m) { if (m.suggestions.length) states[m.output.id] = m.states(); });
+      draft.suggestion_states_by_output = states;
+      draft.suggestionStates = markers.length ? markers[0].states() : [];
     },
     restore: function (draft) {
       var by = draft.spans_by_output;
+      var states = draft.suggestion_states_by_output;
+      var decided = Boolean(draft.suggestionsDecided);
       markers.forEach(function (m, i) {
-        if (by && typeof by === "object") m.restore(by[m.output.id]);
-        else if (i === 0) m.restore(draft.spans); // a draft saved before several outputs had spans
+        var mine = states && typeof states === "object" ? states[m.output.id]
+          : i === 0 ? draft.suggestionStates : null;
+        if (by && typeof by === "object") m.restore(by[m.output.id], mine, decided);
+        else if (i === 0) m.restore(draft.spans, mine, decided); // a draft saved before several outputs had spans
+        else m.restore([], mine, decided);
       });
     },
     ready: function () {
