@@ -282,7 +282,7 @@ def test_signature_follows_prompt_weights_and_decoding(judge_models, tmp_path):
 @pytest.mark.parametrize("options, message", [
     ({}, "needs model="),
     # Path options: the one answer every refusal gets (metrics.scorers.files), telling nothing of the disk.
-    ({"model": "/nonexistent/judge"}, "model: not allowed or not found"),
+    ({"model": "/nonexistent/judge"}, "model '/nonexistent/judge': not allowed or not found"),
     ({"mode": "rank"}, "mode='rank'; use one of score, pairwise, spans"),
     ({"mode": "spans", "protocol": "da"}, "protocol='da' in mode spans; use one of esa, mqm"),
     ({"scale": "5-1"}, "scale='5-1': expected LOW-HIGH"),
