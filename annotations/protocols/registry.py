@@ -5,6 +5,7 @@ from annotations.protocols.base import Protocol
 from annotations.protocols.bws import BestWorst
 from annotations.protocols.esa import Esa
 from annotations.protocols.likert import Likert
+from annotations.protocols.mqm import Mqm
 from annotations.protocols.pairwise import Pairwise
 from annotations.protocols.rankme import RankMe
 
@@ -18,7 +19,7 @@ def register(protocol: Protocol) -> Protocol:
     return protocol
 
 
-for _cls in (Likert, RankMe, Pairwise, BestWorst, Esa):
+for _cls in (Likert, RankMe, Pairwise, BestWorst, Esa, Mqm):
     register(_cls())
 
 

@@ -142,6 +142,9 @@ def _campaign_fields(form: CampaignForm, criteria: list[dict]) -> dict:
         fields["anchor_value"] = data.get("anchor_value")
     if protocols.get(protocol).has_spans:
         fields["severities"] = data.get("severities") or list(protocols.get(protocol).default_severities)
+    for option in ("typology", "mqm_weights"):
+        if option in protocols.get(protocol).setup_fields and data.get(option):
+            fields[option] = data[option]
     return fields
 
 

@@ -55,7 +55,9 @@ def answers_draft(*, campaign, answers: list[dict], shown: list, handles: list, 
             touched.append(name)
             if protocol.has_spans and not spans:
                 spans = [{"start": s.get("start"), "end": s.get("end"), "severity": s.get("severity"),
-                          "missing": bool(s.get("missing"))} for s in answer.get("spans") or []]
+                          "missing": bool(s.get("missing")), **({"category": s["category"]} if s.get("category")
+                                                                else {})}
+                         for s in answer.get("spans") or []]
         elif protocol.answer_shape == "pair":
             fields[f"w-{ci}"] = answer["winner"]
         else:

@@ -1,5 +1,6 @@
-"""`create_campaign --dataset NAME --name NAME --protocol likert|rankme|pairwise|bws|esa --criteria a,b
-[--scale MIN-MAX] [--redundancy K] [--systems s1,s2] [--instructions TEXT | --instructions-file F] [--json]`."""
+"""`create_campaign --dataset NAME --name NAME --protocol likert|rankme|pairwise|bws|esa|mqm --criteria a,b
+[--scale MIN-MAX] [--redundancy K] [--systems s1,s2] [--instructions TEXT | --instructions-file F]
+[--typology FILE] [--mqm-weights "Major:5 Minor:1 ..."] [--json]`."""
 import json
 import re
 from pathlib import Path
@@ -8,13 +9,14 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotations.models import Campaign, Dataset
+from annotations.protocols.mqm_scoring import TypologyError, typology_parse
 from annotations.services.campaigns import campaign_create, criteria_parse, scale_parse
 
 
 # Service fields -> the flags that set them, for error messages.
 FLAGS = {"scale_min": "scale", "scale_max": "scale", "anchor_value": "anchor", "tuple_size": "tuple-size",
          "units_per_batch": "units-per-batch", "pair_rounds": "pair-rounds",
-         "assignment_timeout_minutes": "timeout-minutes"}
+         "assignment_timeout_minutes": "timeout-minutes", "mqm_weights": "mqm-weights"}
 
 
 class Command(BaseCommand):
@@ -33,7 +35,13 @@ class Command(BaseCommand):
         parser.add_argument("--tuple-size", type=int, help="best-worst: outputs per tuple (default 4); "
                                                            "RankME: outputs side by side, 3-5 (default 3)")
         parser.add_argument("--severities", help="ESA: comma-separated, from minor,major,critical "
-                                                  "(default minor,major)")
+                                                  "(default minor,major); MQM: from neutral,minor,major,critical "
+                                                  "(default neutral,minor,major)")
+        parser.add_argument("--typology", help="MQM: JSON file, a list of categories {name, key?, description?, "
+                                                "children?} (default: WMT's MQM core typology)")
+        parser.add_argument("--mqm-weights", help='MQM: e.g. "Major:5 Minor:1 Neutral:0 Major/Non-translation!:25 '
+                                                   'Minor/Fluency/Punctuation:0.1" (the default; most specific '
+                                                   "match wins, as mt-metrics-eval's score_mqm.py)")
         parser.add_argument("--units-per-batch", type=int, default=10)
         parser.add_argument("--pair-rounds", type=int, default=0,
                             help="pairwise: 0 = all pairs; r = r balanced rounds per item")
@@ -64,6 +72,14 @@ class Command(BaseCommand):
                 instructions = Path(options["instructions_file"]).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
                 raise CommandError(f"--instructions-file: {exc}") from None
+        typology = None
+        if options["typology"]:
+            try:
+                typology = typology_parse(Path(options["typology"]).read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError) as exc:
+                raise CommandError(f"--typology: {exc}") from None
+            except TypologyError as exc:
+                raise CommandError(f"--typology {options['typology']}: {exc}") from None
         try:
             scale = scale_parse(options["scale"]) if options["scale"] else (None, None)
             campaign = campaign_create(
@@ -75,6 +91,7 @@ class Command(BaseCommand):
                 units_per_batch=options["units_per_batch"], pair_rounds=options["pair_rounds"],
                 assignment_timeout_minutes=options["timeout_minutes"], show_reference=options["show_reference"],
                 show_source=not options["hide_source"], seed=options["seed"],
+                typology=typology, mqm_weights=options["mqm_weights"],
             )
         except ValidationError as exc:
             if hasattr(exc, "error_dict"):
