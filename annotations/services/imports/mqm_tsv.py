@@ -115,7 +115,7 @@ def _span(number: int, row: dict, problems: Problems, *, lookup: dict, offered: 
         return False
     stored = texts.get((row["seg_id"], row["system"]))
     if stored is not None and stored != target:
-        problems.add(number, f"the target (without its <v> marks) is not system {row['system']!r}'s output of "
+        problems.add(number, f"the target (without its <v> marks) is not the output of system {row['system']!r} for "
                              f"item {row['seg_id']!r} in the dataset")
         return False
     if where is None:
