@@ -27,6 +27,7 @@ CATEGORIES = ["Accuracy/Mistranslation", "Accuracy/Omission", "Accuracy/Addition
               "Fluency/Grammar", "Fluency/Spelling", "Style/Awkward", "Terminology/Inappropriate for context",
               "Non-translation!", "Source error", "Other", "Locale convention/Date format"]
 SYSTEMS = ("sysA", "sysB", "sysC")
+REFERENCE = "the cat sat on the mat and nobody noticed it"
 HEADER = "\t".join(["system", "doc", "doc_id", "seg_id", "rater", "source", "target", "category", "severity"])
 
 
@@ -105,7 +106,7 @@ def _dataset(tmp_path, texts, name="wmt"):
     segments = sorted({i for _, i in texts})
     # WMT's document and position in it, as item meta: the TSV export writes them back as doc, doc_id.
     rows = [{"item": str(i), "source": f"source {i}", "outputs": {s: texts[(s, i)] for s in SYSTEMS},
-             "meta": {"doc": "doc1", "doc_id": i}} for i in segments]
+             "references": [REFERENCE], "meta": {"doc": "doc1", "doc_id": i}} for i in segments]
     run("import_dataset", str(write_jsonl(tmp_path / f"{name}.jsonl", rows)), "--dataset", name, "--project", "mt")
 
 
@@ -304,3 +305,79 @@ def test_create_campaign_typology_and_weights(tmp_path):
         "create_campaign", "--dataset", "wmt", "--name", "x", "--protocol", "esa", "--criteria", "q",
         "--severities", "neutral")
     assert not Campaign.objects.filter(name="x").exists()
+
+
+# Each rater's sum of weights per segment: the rater columns of score_mqm.py's output on default.tsv
+# (same run as DEFAULT_EXPECTED); the stored judgement score is minus this.
+RATER_PENALTIES = {
+    ('sysA', 1, 'r1'): 1.0, ('sysA', 1, 'r2'): 0.0, ('sysA', 2, 'r1'): 5.0, ('sysA', 2, 'r3'): 0.0,
+    ('sysA', 3, 'r1'): 5.0, ('sysA', 3, 'r2'): 1.0, ('sysA', 3, 'r3'): 0.0, ('sysA', 4, 'r1'): 0.0,
+    ('sysA', 4, 'r2'): 0.0, ('sysA', 4, 'r3'): 2.0, ('sysA', 5, 'r2'): 0.0, ('sysA', 5, 'r3'): 0.0,
+    ('sysA', 6, 'r1'): 5.0, ('sysA', 6, 'r2'): 0.0, ('sysB', 1, 'r1'): 2.0, ('sysB', 1, 'r2'): 26.0,
+    ('sysB', 1, 'r3'): 26.0, ('sysB', 2, 'r2'): 10.0, ('sysB', 2, 'r3'): 0.0, ('sysB', 3, 'r1'): 0.0,
+    ('sysB', 3, 'r2'): 1.0, ('sysB', 3, 'r3'): 0.0, ('sysB', 4, 'r1'): 0.0, ('sysB', 4, 'r3'): 0.0,
+    ('sysB', 5, 'r1'): 0.0, ('sysB', 5, 'r3'): 1.0, ('sysB', 6, 'r1'): 1.0, ('sysB', 6, 'r2'): 5.0,
+    ('sysB', 6, 'r3'): 5.0, ('sysC', 1, 'r1'): 0.0, ('sysC', 1, 'r2'): 1.0, ('sysC', 1, 'r3'): 0.0,
+    ('sysC', 2, 'r1'): 1.0, ('sysC', 3, 'r2'): 0.0, ('sysC', 3, 'r3'): 0.0, ('sysC', 4, 'r1'): 1.0,
+    ('sysC', 4, 'r2'): 5.0, ('sysC', 4, 'r3'): 10.0, ('sysC', 5, 'r1'): 0.0, ('sysC', 5, 'r2'): 0.0,
+    ('sysC', 5, 'r3'): 0.0, ('sysC', 6, 'r2'): 1.0,
+}
+
+
+def test_agreement_rankings_and_correlate_use_the_mqm_score(tmp_path):
+    import krippendorff
+    import numpy as np
+
+    texts, tsv = generate(seed=22)
+    _dataset(tmp_path, texts)
+    run("create_campaign", "--dataset", "wmt", "--name", "mqm", "--protocol", "mqm", "--criteria", "mqm")
+    (tmp_path / "r.tsv").write_text(tsv, encoding="utf-8")
+    run("import_judgements", str(tmp_path / "r.tsv"), "--campaign", "mqm", "--format", "mqm-tsv")
+    stored = {(j.output.system.name, int(j.item.external_id), j.annotator.name): j.score
+              for j in SpanJudgement.objects.select_related("output__system", "item", "annotator")}
+    assert stored == pytest.approx({k: -v for k, v in RATER_PENALTIES.items()}, abs=1e-12)
+
+    # Score-level agreement: interval alpha over outputs, the reference `krippendorff` package on
+    # score_mqm.py's per-rater figures.
+    units = sorted({(s, i) for s, i, _ in RATER_PENALTIES})
+    data = np.array([[RATER_PENALTIES.get((s, i, r), np.nan) for s, i in units] for r in ("r1", "r2", "r3")])
+    result = run("agreement", "--campaign", "mqm", "--bootstrap", "10")
+    fig = result["criteria"]["mqm"]
+    assert fig["krippendorff_alpha"]["interval"] == pytest.approx(
+        krippendorff.alpha(reliability_data=data, level_of_measurement="interval"), abs=1e-9)
+    assert result["definition"]["value"] == "MQM score" and result["definition"]["level"] == "interval"
+    assert set(fig["spans"]) >= {"mean_f1", "micro_f1", "krippendorff_alpha_chars", "categories"}
+
+    # Rankings: systems by the mean of their segments' MQM scores (score_mqm.py's figures), best first.
+    from annotations.analysis.report import ranking_report
+    rows = ranking_report(campaign=Campaign.objects.get(name="mqm"), bootstrap=5)["criteria"]["mqm"]
+    means = {s: np.mean([v for (t, _), v in DEFAULT_EXPECTED.items() if t == s]) for s in SYSTEMS}
+    assert [r["system"] for r in rows] == sorted(SYSTEMS, key=lambda s: -means[s])
+    assert {r["system"]: r["score"] for r in rows} == pytest.approx(means, abs=1e-12)
+
+    # correlate: chrF against the MQM score of each output (sacrebleu and scipy as the references).
+    import sacrebleu
+    from scipy.stats import pearsonr
+
+    from tests.annotations.analysis.metric_runs import score_dataset
+    score_dataset("wmt", "chrf")
+    keys = sorted(DEFAULT_EXPECTED)
+    chrf = [sacrebleu.sentence_chrf(texts[k], [REFERENCE]).score for k in keys]
+    got = run("correlate", "--campaign", "mqm", "--metric", "chrf", "--criterion", "mqm", "--method", "pearson")
+    assert got["n"] == len(keys)
+    assert got["pearson"] == pytest.approx(pearsonr(chrf, [DEFAULT_EXPECTED[k] for k in keys])[0], abs=1e-9)
+
+
+def test_span_agreement_on_categories():
+    """Two raters, one output: hand-computed character F1 with and without categories."""
+    from annotations.analysis import spans as sp
+
+    codes = {}
+    a = sp.char_categories(10, [(0, 4, "Accuracy/Mistranslation")], codes)
+    b = sp.char_categories(10, [(2, 6, "Accuracy/Omission")], codes)
+    c = sp.char_categories(10, [(2, 6, "Fluency/Grammar")], codes)
+    # 2 shared characters of 4 + 4 marked: F1 = 2 * 2 / 8.
+    assert sp.pairwise_category_f1({1: {1: a, 2: b}})["mean_f1"] == 0.5
+    assert sp.pairwise_category_f1({1: {1: a, 2: c}})["mean_f1"] == 0.0
+    severities = {1: {1: sp.char_labels(10, [(0, 4, "minor")]), 2: sp.char_labels(10, [(2, 6, "neutral")])}}
+    assert sp.pairwise_f1(severities)["mean_f1"] == 0.5  # a neutral error is marked too
