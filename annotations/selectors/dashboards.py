@@ -2,15 +2,8 @@
 
 from django.db.models import Count, Q, QuerySet
 
-from annotations.models import (
-    Assignment,
-    BestWorstJudgement,
-    Campaign,
-    ImportJob,
-    PairwiseJudgement,
-    RatingJudgement,
-    SpanJudgement,
-)
+from annotations import protocols
+from annotations.models import Assignment, Campaign, ImportJob
 from annotations.selectors.roles import User, staff_project_list
 
 
@@ -60,8 +53,7 @@ def campaign_dashboard(*, campaign: Campaign) -> dict:
         row["median_seconds"] = round(statistics.median(times[annotator_id]) / 1000, 1) if times[annotator_id] else None
     annotators = sorted(rows.values(), key=lambda row: (-row["done"], row["annotator"]))
 
-    model = {"likert": RatingJudgement, "rankme": RatingJudgement, "pairwise": PairwiseJudgement,
-             "bws": BestWorstJudgement, "esa": SpanJudgement}[campaign.protocol]
+    model = protocols.of(campaign).model
     by_status = dict(
         model.objects.filter(campaign=campaign).order_by().values_list("status").annotate(n=Count("id"))
     )

@@ -16,7 +16,15 @@ from annotations import protocols, selectors
 from annotations.access import campaign_for_staff, require_owner, require_staff
 from annotations.apis.projects import NO_SUCH_ACCOUNT, addable_user
 from annotations.forms import AnnotatorsBulkForm, CampaignForm, CriterionFormSet, MemberAddForm
-from annotations.models import Campaign, Membership, Output
+from annotations.models import (
+    BestWorstJudgement,
+    Campaign,
+    Membership,
+    Output,
+    PairwiseJudgement,
+    RatingJudgement,
+    SpanJudgement,
+)
 from annotations.services.campaigns import campaign_create
 from annotations.services.projects import membership_add, membership_remove
 from annotations.studies.views import join_links_context
@@ -54,10 +62,10 @@ def campaign_progress_json(request: HttpRequest, pk: int) -> JsonResponse:
 def campaign_judgements(request: HttpRequest, pk: int) -> HttpResponse:
     """Every judgement of the campaign, with its status (complete / partial / abandoned)."""
     campaign = campaign_for_staff(user=request.user, pk=pk)
-    lists = {"likert": selectors.rating_judgement_list, "rankme": selectors.rating_judgement_list,
-             "pairwise": selectors.pairwise_judgement_list, "bws": selectors.bestworst_judgement_list,
-             "esa": selectors.span_judgement_list}
-    rows = lists[campaign.protocol](user=request.user).filter(campaign=campaign)
+    # By the protocol's judgement model (ESA and MQM share theirs).
+    lists = {RatingJudgement: selectors.rating_judgement_list, PairwiseJudgement: selectors.pairwise_judgement_list,
+             BestWorstJudgement: selectors.bestworst_judgement_list, SpanJudgement: selectors.span_judgement_list}
+    rows = lists[protocols.of(campaign).model](user=request.user).filter(campaign=campaign)
     status = request.GET.get("status", "")
     if status in ("complete", "partial", "abandoned"):
         rows = rows.filter(status=status)

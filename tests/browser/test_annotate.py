@@ -312,7 +312,7 @@ def test_the_set_up_form_shows_each_protocols_own_fields(page, live_server):
     project = Membership.objects.filter(user__username="demo").first().project
     page.goto(f"/projects/{project.pk}/campaigns/new/")
     every = {name for p in protocols.names() for name in protocols.get(p).setup_fields}
-    assert every == {"anchor_value", "tuple_size", "severities", "pair_rounds"}
+    assert every == {"anchor_value", "tuple_size", "severities", "pair_rounds", "typology", "mqm_weights"}
     for name in protocols.names():
         page.select_option("#id_protocol", name)
         for field in every:

@@ -153,3 +153,41 @@ def test_mqm_page_accessible_and_fits(audited_page, axe_script, mqm, screenshot_
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     page.set_viewport_size({"width": width, "height": height})
     page.screenshot(path=screenshot_dir / f"mqm-{width}.png", full_page=True)
+
+
+def test_an_mqm_campaign_set_up_in_the_browser(page, live_server):
+    """The set-up form: MQM shows its typology and weights; a bad typology is refused with its
+    path; the preview shows the categories; the campaign is created with them."""
+    import json
+
+    from annotations.models import Campaign
+    from tests.annotations.factories import ProjectFactory
+
+    owner = UserFactory(username="owner")
+    project = ProjectFactory(name="mqm-project")
+    MembershipFactory(project=project, user=owner, role=Membership.Role.OWNER)
+    dataset = DatasetFactory(name="mqm-set-up", project=project)
+    system = SystemFactory(dataset=dataset, name="SECRETSYS-one")
+    OutputFactory(item=ItemFactory(dataset=dataset, position=0, external_id="x"), system=system, text="A short text")
+    log_in(page, "owner", "pw-123456")
+    page.goto(f"/projects/{project.pk}/campaigns/new/")
+    page.select_option("#id_dataset", str(dataset.pk))
+    page.select_option("#id_protocol", "mqm")
+    assert page.locator("#id_typology").is_visible() and page.locator("#id_mqm_weights").is_visible()
+    page.fill("#id_name", "Set-up MQM")
+    page.locator("#id_typology").fill(json.dumps([{"name": "Meaning", "children": [{"name": "Wrong/odd"}]}]))
+    page.get_by_role("button", name="Create campaign").click()
+    assert "[0].children[0].name" in page.content()
+    page.locator("#id_typology").fill(json.dumps([{"name": "Meaning", "children": [{"name": "Wrong"}]},
+                                                  {"name": "Form", "key": "o"}]))
+    page.locator("#id_mqm_weights").fill("Major:10 Minor:2 Neutral:0 Minor/Form:0.5")
+    page.get_by_role("button", name="Preview as an annotator").click()
+    page.locator("body[data-unit-ready='1']").wait_for()
+    assert page.get_by_role("button", name="Meaning E").is_visible()
+    assert page.get_by_role("button", name="Form O").is_visible()
+    page.get_by_role("button", name="Create campaign").click()
+    page.wait_for_url("**/campaigns/*/")
+    campaign = Campaign.objects.get(name="Set-up MQM")
+    assert campaign.protocol == "mqm" and campaign.mqm_weights == "Major:10 Minor:2 Neutral:0 Minor/Form:0.5"
+    assert [n["name"] for n in campaign.typology] == ["Meaning", "Form"]
+    assert "Minor/Form:0.5" in page.content()  # the campaign page shows the weights
