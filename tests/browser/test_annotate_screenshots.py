@@ -1,4 +1,4 @@
-"""The demo's five protocol pages half-answered, at 1280 px and 390 px: no horizontal
+"""The demo's protocol pages half-answered, at 1280 px and 390 px: no horizontal
 scroll, no system name; screenshots go to $WORKBENCH_SCREENSHOTS (docs/screenshots in
 the README) when it is set."""
 import pytest
@@ -27,6 +27,14 @@ def _half_answer(page, protocol):
         page.keyboard.press("2")
         page.keyboard.press("m")
         page.keyboard.press("1")
+    elif protocol == "mqm":
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("Shift+ArrowRight")
+        page.keyboard.press("a")  # Accuracy
+        page.keyboard.press("3")  # Mistranslation
+        page.keyboard.press("3")  # major
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("f")  # Fluency: its subcategory question left open
 
 
 @pytest.mark.parametrize("width,height", [(1280, 800), (390, 844)])

@@ -287,6 +287,8 @@ function build(mqm) {
     var range = currentRange();
     if (!range) { say("Select some text first (or M for missing content)."); return; }
     pending = {range: range};
+    selection = range; // shown as selected while its category and severity are asked
+    render();
     chooseCategory(node, node.name);
   }
   function startMissing() {

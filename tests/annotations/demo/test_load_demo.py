@@ -57,8 +57,8 @@ def test_load_demo_creates_users_project_datasets_and_campaigns():
     assert likert.criteria == ["fluency", "adequacy"]
     assert (likert.scale_min, likert.scale_max) == (1, 5)
     # A campaign of every protocol, and annot can work on each.
-    assert sorted(Campaign.objects.values_list("protocol", flat=True)) == ["bws", "esa", "likert", "pairwise",
-                                                                           "rankme"]
+    assert sorted(Campaign.objects.values_list("protocol", flat=True)) == ["bws", "esa", "likert", "mqm",
+                                                                           "pairwise", "rankme"]
     from annotations.services.assignments import assignment_next
     from annotations.services.projects import annotator_get_or_create
 
