@@ -107,6 +107,9 @@ class Command(BaseCommand):
             "redundancy": campaign.redundancy, "systems": sorted(s.name for s in campaign.systems.all()),
             "units": campaign.units.count(), "seed": campaign.seed,
         }
+        if campaign.mqm_weights:
+            summary.update(severities=campaign.severities, mqm_weights=campaign.mqm_weights,
+                           categories=len(campaign.typology))
         if options["json"]:
             self.stdout.write(json.dumps(summary))
         else:
