@@ -3,10 +3,7 @@ scores and exports round trip; bad TSV lines, typologies and weights are refused
 import hashlib
 import json
 import random
-import subprocess
-import sys
 from io import StringIO
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command

@@ -7,8 +7,14 @@ from rest_framework.test import APIClient
 
 from annotations.models import Membership, SpanJudgement
 from annotations.services.campaigns import campaign_create
-from tests.annotations.factories import DatasetFactory, ItemFactory, MembershipFactory, OutputFactory, SystemFactory
-from tests.annotations.factories import UserFactory
+from tests.annotations.factories import (
+    DatasetFactory,
+    ItemFactory,
+    MembershipFactory,
+    OutputFactory,
+    SystemFactory,
+    UserFactory,
+)
 
 pytestmark = pytest.mark.django_db
 
