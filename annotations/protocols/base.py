@@ -267,6 +267,8 @@ class Protocol(ImportShape):
     # A control line of an imported file names its answer with these keys (beyond item, annotator,
     # criterion, control); a gold unit's expected answer with `gold_expected_keys`.
     file_answer_keys: frozenset = frozenset({"system", "score"})
+    # Of those, the keys a control line may leave out (ESA: no spans; MQM: the score, computed).
+    file_answer_optional: frozenset = frozenset({"spans"})
     gold_expected_keys: frozenset = frozenset({"min", "max"})
 
     def qc_habit(self, row: JudgementRow):

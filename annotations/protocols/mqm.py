@@ -113,6 +113,9 @@ class Mqm(Esa):
                 f"- MQM score: minus the sum of the errors' weights ({config.get('mqm_weights') or mq.DEFAULT_WEIGHTS}; "
                 "most specific match, as mt-metrics-eval's score_mqm.py), averaged over raters"]
 
+    # A quality-control line's score, like an answer's, is computed from its spans.
+    file_answer_optional = frozenset({"spans", "score"})
+
     # ---- WMT's MQM TSV -----------------------------------------------------------------------------
     import_formats = ("jsonl", "mqm-tsv")
     export_file = "judgements.mqm.tsv"

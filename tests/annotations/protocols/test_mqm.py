@@ -378,3 +378,17 @@ def test_span_agreement_on_categories():
     assert sp.pairwise_category_f1({1: {1: a, 2: c}})["mean_f1"] == 0.0
     severities = {1: {1: sp.char_labels(10, [(0, 4, "minor")]), 2: sp.char_labels(10, [(2, 6, "neutral")])}}
     assert sp.pairwise_f1(severities)["mean_f1"] == 0.5  # a neutral error is marked too
+
+
+def test_a_quality_control_line_needs_no_score_and_gets_the_computed_one(tmp_path):
+    from annotations.quality.models import ControlJudgement
+
+    texts, _ = generate(seed=22)
+    _dataset(tmp_path, texts)
+    run("create_campaign", "--dataset", "wmt", "--name", "mqm", "--protocol", "mqm", "--criteria", "mqm")
+    spans = [{"start": 0, "end": 4, "severity": "major", "category": "Other"}]
+    lines = [{"item": "1", "system": "sysA", "annotator": "x", "criterion": "mqm", "spans": spans},
+             {"item": "1", "system": "sysA", "annotator": "x", "criterion": "mqm", "control": "repeat",
+              "spans": spans}]
+    run("import_judgements", str(write_jsonl(tmp_path / "c.jsonl", lines)), "--campaign", "mqm")
+    assert ControlJudgement.objects.get().answer["score"] == -5.0
