@@ -23,6 +23,8 @@ MESSAGES = {
     "spans_many": "at most {limit} spans per judgement",
     "span_object": "span {index} must be an object",
     "span_keys": "span {index} has unknown keys: {keys}",
+    "span_category_missing": "span {index}: an MQM error needs a category",
+    "span_category": "span {index}: category {value!r} is not in the campaign's typology",
     "span_severity": "span {index}: severity must be one of {allowed}, got {value!r}",
     "span_missing_flag": "span {index}: missing must be true or false",
     "span_missing_offsets": "span {index}: a missing-content marker has no start or end",

@@ -57,7 +57,9 @@ def answers_draft(*, campaign, answers: list[dict], shown: list, handles: list, 
             if protocol.has_spans:
                 # Each output's spans under its page id (cESA shows several); `spans`: the first's (ESA).
                 mine = [{"start": s.get("start"), "end": s.get("end"), "severity": s.get("severity"),
-                         "missing": bool(s.get("missing"))} for s in answer.get("spans") or []]
+                         "missing": bool(s.get("missing")),
+                         **({"category": s["category"]} if s.get("category") else {})}  # MQM
+                        for s in answer.get("spans") or []]
                 spans_by_output.setdefault(str(by_id.get(answer["output"], answer["output"])), mine)
                 spans = spans or mine
         elif protocol.answer_shape == "pair":
