@@ -29,7 +29,7 @@ class Mqm(Esa):
     severity_choices = mq.SEVERITIES
     setup_fields = ("severities", "typology", "mqm_weights")
     template = "annotate/protocols/mqm.html"
-    # One span-marking engine for ESA and MQM (esa.js registers both).
+    # One span-marking engine for ESA, cESA and MQM (esa.js registers all three).
     script = "js/protocols/esa.js"
     shortcuts = "annotate/protocols/mqm_keys.html"
     span_keys = frozenset({"start", "end", "severity", "missing", "category"})

@@ -136,6 +136,44 @@ def test_an_unfinished_error_stops_the_submit_and_no_errors_is_an_answer(page, m
     assert spans == [] and row.score == 0.0  # no error: MQM 0
 
 
+def test_mqm_errors_survive_a_reload_and_a_revision(page, mqm):
+    """The draft keeps each error's category (the marker's restore refuses spans without one);
+    a done unit reopens with its categories, and a changed category is stored, re-scored."""
+    log_in(page, "ann", "pw-123456")
+    assignment = _open(page, mqm)
+    for _ in range(4):
+        page.keyboard.press("ArrowRight")  # to "teh"
+    page.keyboard.press("f")
+    page.keyboard.press("2")  # Spelling
+    page.keyboard.press("3")  # Major
+    page.keyboard.press("m")
+    page.keyboard.press("o")  # Other (no subcategory)
+    page.keyboard.press("2")  # Minor
+    page.reload()
+    page.locator("body[data-unit-ready='1']").wait_for()
+    assert page.locator("#span-count").inner_text() == "2"
+    assert page.locator("#esa-text .err").inner_text() == "teh"
+    rows = page.locator("#span-list li")
+    assert rows.nth(0).get_by_label("Category of error 1").input_value() == "Fluency/Spelling"
+    assert rows.nth(1).get_by_label("Category of error 2").input_value() == "Other"
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    row, spans = _stored(assignment)
+    assert spans == [(None, None, "minor", "Other", True), (15, 18, "major", "Fluency/Spelling", False)]
+    assert row.score == -6.0  # Major 5 + Minor 1
+
+    page.goto(f"/annotate/assignments/{assignment.pk}/revise/")
+    page.locator("body[data-unit-ready='1']").wait_for()
+    assert page.locator("#span-count").inner_text() == "2"
+    page.locator("#span-list li").nth(0).get_by_label("Category of error 1").select_option("Fluency/Punctuation")
+    page.locator("#span-list li").nth(0).get_by_label("Severity of error 1").select_option("minor")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Save changes").click()
+    row, spans = _stored(assignment)
+    assert spans == [(None, None, "minor", "Other", True), (15, 18, "minor", "Fluency/Punctuation", False)]
+    assert row.score == pytest.approx(-1.1)  # Minor 1 + Minor/Fluency/Punctuation 0.1 (score_mqm.py's defaults)
+
+
 @pytest.mark.parametrize("width,height", [(1280, 800), (390, 844)])
 def test_mqm_page_accessible_and_fits(audited_page, axe_script, mqm, width, height):  # noqa: F811
     page = audited_page(width)
