@@ -3,6 +3,7 @@ from django import forms
 
 from annotations import protocols
 from annotations.models import Campaign, Dataset, Membership, Project, System
+from annotations.protocols.mqm_scoring import DEFAULT_WEIGHTS, TypologyError, typology_parse
 
 
 class DatasetUploadForm(forms.Form):
@@ -62,8 +63,9 @@ class CampaignForm(forms.Form):
     tuple_size = forms.IntegerField(required=False, min_value=2, max_value=20, label="Outputs per screen",
                                     help_text="Best-worst tuple size (default 4); RankME 3-5 (default 3); cESA 2-5 (default 3).")
     severities = forms.MultipleChoiceField(
-        choices=[("minor", "Minor"), ("major", "Major"), ("critical", "Critical")], required=False,
-        initial=["minor", "major"], widget=forms.CheckboxSelectMultiple, label="Error severities (ESA, cESA)",
+        choices=[("neutral", "Neutral (MQM)"), ("minor", "Minor"), ("major", "Major"), ("critical", "Critical")],
+        required=False, widget=forms.CheckboxSelectMultiple, label="Error severities (ESA, cESA, MQM)",
+        help_text="None ticked: ESA and cESA offer minor and major, MQM neutral, minor and major.",
     )
     prefill_run = forms.ChoiceField(
         required=False, label="Start from suggested spans (ESA^AI)",
@@ -72,6 +74,25 @@ class CampaignForm(forms.Form):
     prefill_holdout = forms.FloatField(
         required=False, min_value=0, max_value=0.99, initial=0, label="Share held back without suggestions",
         help_text="e.g. 0.2: a random fifth of the outputs is shown without suggestions, to measure automation bias.")
+    typology = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 4}), label="MQM error typology (JSON)",
+        help_text='Empty: the MQM core typology of WMT. A list of categories, e.g. '
+                  '[{"name": "Accuracy", "key": "a", "children": [{"name": "Omission"}]}].',
+    )
+    mqm_weights = forms.CharField(
+        required=False, max_length=2000, label="MQM weights", initial=DEFAULT_WEIGHTS,
+        help_text="severity[/category[/subcategory]]:weight, the most specific match counts "
+                  "(mt-metrics-eval's score_mqm.py).",
+    )
+
+    def clean_typology(self):
+        text = (self.cleaned_data.get("typology") or "").strip()
+        if not text:
+            return None
+        try:
+            return typology_parse(text)
+        except TypologyError as exc:
+            raise forms.ValidationError(f"typology {exc}") from None
     pair_rounds = forms.IntegerField(min_value=0, max_value=1000, initial=0, label="Pairwise rounds per item",
                                      help_text="0 = every pair of outputs; r = r balanced rounds per item "
                                                "(for many systems).")

@@ -149,9 +149,28 @@ def span_agreement(rows: list[JudgementRow]) -> dict:
     shared = {o: labels for o, labels in per_output.items() if len(labels) >= 2}
     f1 = sp.pairwise_f1(shared)
     counts = ag.value_counts(ag.Table.from_triples(sp.char_table(shared)))
-    return {**f1, "outputs": len(shared),
-            "krippendorff_alpha_chars": {lv: ag._clean(ag.krippendorff_alpha(counts, lv))
-                                         for lv in ("nominal", "ordinal")}}
+    out = {**f1, "outputs": len(shared),
+           "krippendorff_alpha_chars": {lv: ag._clean(ag.krippendorff_alpha(counts, lv))
+                                        for lv in ("nominal", "ordinal")}}
+    if any(s.get("category") for r in rows for s in r.spans):
+        out["categories"] = _category_agreement(rows, texts, set(shared))
+    return out
+
+
+def _category_agreement(rows: list[JudgementRow], texts: dict[int, str], shared: set[int]) -> dict:
+    """MQM: the same character figures on top-level categories instead of severities: F1 where a
+    character is shared only when both marked it with the same top-level category, and nominal
+    alpha over (output, character) units labelled by that category (0: no error)."""
+    codes: dict[str, int] = {}
+    per_output: dict[int, dict] = defaultdict(dict)
+    for r in sorted(rows, key=lambda r: (r.output_id, r.annotator_id)):
+        if r.output_id in shared:
+            spans = [(s["start"], s["end"], s.get("category", "")) for s in r.spans if not s.get("missing")]
+            per_output[r.output_id][r.annotator_id] = sp.char_categories(len(texts.get(r.output_id, "")), spans,
+                                                                         codes)
+    counts = ag.value_counts(ag.Table.from_triples(sp.char_table(per_output)))
+    return {**sp.pairwise_category_f1(per_output), "level": "top-level category",
+            "krippendorff_alpha_chars_nominal": ag._clean(ag.krippendorff_alpha(counts, "nominal"))}
 
 
 # ---- human scores per output and per system ----------------------------------

@@ -117,10 +117,10 @@ def _human_spans(campaigns: list[Campaign], output_ids: set[int], annotators: st
 def _segments(text: str, labels: np.ndarray) -> list[dict]:
     """The text cut where the severity label changes: [{"text", "severity"}]."""
     out, start = [], 0
-    names = {0: "", 1: "minor", 2: "major", 3: "critical"}
+    names = {0.0: "", 0.5: "neutral", 1.0: "minor", 2.0: "major", 3.0: "critical"}
     for k in range(1, len(text) + 1):
         if k == len(text) or labels[k] != labels[start]:
-            out.append({"text": text[start:k], "severity": names[int(labels[start])] if len(labels) else ""})
+            out.append({"text": text[start:k], "severity": names.get(float(labels[start]), "") if len(labels) else ""})
             start = k
     return out
 

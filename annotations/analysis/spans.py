@@ -1,7 +1,8 @@
-"""Agreement on error spans (ESA): character labels per annotator.
+"""Agreement on error spans (ESA, MQM): character labels per annotator.
 
 Each annotator's spans on an output become one label per character (0 no
-error, 1 minor, 2 major, 3 critical; overlapping spans keep the worst).
+error, 1 minor, 2 major, 3 critical; overlapping spans keep the worst; an MQM
+neutral error is 0.5: marked, and less than minor).
 Span F1 between two annotators is the character-level F1 of their error
 characters (symmetric: 2|A and B| / (|A| + |B|)); Krippendorff's alpha
 treats every (output, character) as a unit.
@@ -12,11 +13,11 @@ from itertools import combinations
 
 import numpy as np
 
-SEVERITY_CODE = {"minor": 1, "major": 2, "critical": 3}
+SEVERITY_CODE = {"neutral": 0.5, "minor": 1, "major": 2, "critical": 3}
 
 
 def char_labels(length: int, spans: list[tuple[int, int, str]]) -> np.ndarray:
-    labels = np.zeros(length, dtype=np.int8)
+    labels = np.zeros(length, dtype=np.float32)
     for start, end, severity in spans:
         code = SEVERITY_CODE.get(severity, 1)
         s, e = max(0, start), min(length, end)
@@ -59,3 +60,33 @@ def char_table(per_output: dict):
 def overlap(metric_chars: np.ndarray, human_chars: np.ndarray) -> float | None:
     """Character F1 between characters a metric marks as errors and a human's error characters."""
     return span_f1(metric_chars, human_chars)
+
+
+def char_categories(length: int, spans: list[tuple[int, int, str]], codes: dict[str, int]) -> np.ndarray:
+    """MQM: one label per character, the code of the top-level category of the span covering it
+    (0: no error; overlapping spans: the later one)."""
+    labels = np.zeros(length, dtype=np.int16)
+    for start, end, category in spans:
+        top = (category or "").split("/")[0]
+        code = codes.setdefault(top, len(codes) + 1)
+        s, e = max(0, start), min(length, end)
+        if s < e:
+            labels[s:e] = code
+    return labels
+
+
+def pairwise_category_f1(per_output: dict) -> dict:
+    """per_output: {output: {annotator: category labels}} -> mean and micro F1 over annotator pairs
+    where a character counts as shared only when both marked it with the same top-level category."""
+    values, inter, total = [], 0, 0
+    for labels in per_output.values():
+        for a, b in combinations(sorted(labels), 2):
+            x, y = labels[a], labels[b]
+            both = int(((x > 0) & (x == y)).sum())
+            marked = int((x > 0).sum() + (y > 0).sum())
+            inter += both
+            total += marked
+            if marked:
+                values.append(2 * both / marked)
+    return {"mean_f1": float(np.mean(values)) if values else None,
+            "micro_f1": 2 * inter / total if total else None, "pairs": len(values)}

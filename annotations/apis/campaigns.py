@@ -82,9 +82,9 @@ class CampaignOutputSerializer(serializers.ModelSerializer):
         fields = [
             "id", "name", "dataset", "protocol", "criteria", "criteria_config", "scale_min", "scale_max",
             "instructions", "redundancy", "anchor_value", "tuple_size", "units_per_batch", "show_source",
-            "show_reference", "severities", "pair_rounds", "assignment_timeout_minutes", "seed", "systems",
-            "allocation", "allocation_params", "stopped_at", "stopped_by", "stop_reason", "created_at",
-            "n_units", "plan_status", "plan_done", "plan_total",
+            "show_reference", "severities", "typology", "mqm_weights", "pair_rounds", "assignment_timeout_minutes",
+            "seed", "systems", "allocation", "allocation_params", "stopped_at", "stopped_by", "stop_reason",
+            "created_at", "n_units", "plan_status", "plan_done", "plan_total",
         ]
         ref_name = "Campaign"
 
@@ -131,7 +131,12 @@ class CampaignListApi(ApiAuthMixin, APIView):
         show_source = serializers.BooleanField(required=False)
         show_reference = serializers.BooleanField(required=False)
         severities = serializers.ListField(child=serializers.ChoiceField(choices=ErrorSpan.Severity.choices),
-                                           required=False, max_length=3)
+                                           required=False, max_length=4)
+        typology = serializers.JSONField(required=False, help_text="MQM: a list of categories "
+                                         '[{"name", "key"?, "description"?, "children"?}]; default WMT\'s MQM core')
+        mqm_weights = serializers.CharField(required=False, allow_blank=True, max_length=2000,
+                                            help_text='MQM: e.g. "Major:5 Minor:1 Neutral:0 '
+                                                      'Major/Non-translation!:25 Minor/Fluency/Punctuation:0.1"')
         pair_rounds = serializers.IntegerField(required=False, min_value=0, max_value=1000)
         assignment_timeout_minutes = serializers.IntegerField(required=False, min_value=1, max_value=7 * 24 * 60)
         seed = serializers.IntegerField(required=False, min_value=0, max_value=2**62)

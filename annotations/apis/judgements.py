@@ -130,7 +130,7 @@ class BestWorstOutputSerializer(JudgementOutputSerializer):
 class ErrorSpanSerializer(serializers.ModelSerializer):
     class Meta:
         model = ErrorSpan
-        fields = ["start", "end", "severity", "missing"]
+        fields = ["start", "end", "severity", "missing", "category"]
         ref_name = "ErrorSpan"
 
 
@@ -358,6 +358,8 @@ class SpanInputSerializer(serializers.Serializer):
     end = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=2**31 - 1)
     severity = serializers.ChoiceField(choices=ErrorSpan.Severity.choices)
     missing = serializers.BooleanField(required=False, default=False)
+    category = serializers.CharField(required=False, max_length=300,
+                                     help_text='MQM: the error category, e.g. "Accuracy/Mistranslation"')
 
     class Meta:
         ref_name = "ErrorSpanCreate"
@@ -366,7 +368,7 @@ class SpanInputSerializer(serializers.Serializer):
 class SpanJudgementListApi(ApiAuthMixin, APIView):
     class InputSerializer(JudgementInputSerializer):
         output = OutputRefField()
-        score = ScoreField()
+        score = ScoreField(required=False, help_text="ESA: the 0-100 score; MQM: ignored (computed from the spans)")
         spans = SpanInputSerializer(many=True, required=False, max_length=200,
                                     help_text="Character offsets into the output (end exclusive), or "
                                               '{"missing": true, "severity": ...} for omitted content.')
@@ -402,7 +404,7 @@ class SpanJudgementListApi(ApiAuthMixin, APIView):
             data=data,
             output_ids=[data["output"]],
             create=lambda *, outputs, **common: span_judgement_create(
-                output=outputs[data["output"]], score=data["score"], spans=spans, **common, **_common(data),
+                output=outputs[data["output"]], score=data.get("score"), spans=spans, **common, **_common(data),
             ),
         )
         if handles.allow_ids:
@@ -412,5 +414,7 @@ class SpanJudgementListApi(ApiAuthMixin, APIView):
         # stored in the judgement tables: reading it back would tell it apart).
         answer = _answer(SpanOutputSerializer, judgement, handles=handles, sent=serializer.validated_data)
         answer["spans"] = [{"start": span.get("start"), "end": span.get("end"), "severity": span["severity"],
-                            "missing": bool(span.get("missing"))} for span in spans]
+                            "missing": bool(span.get("missing")),
+                            **({"category": span["category"]} if span.get("category") else {})}
+                           for span in spans]
         return Response(answer, status=status.HTTP_201_CREATED)

@@ -52,6 +52,7 @@ def campaign_configuration(*, campaign: Campaign, systems: list[str], criteria: 
         "anchor_value": campaign.anchor_value,
         "tuple_size": campaign.tuple_size,
         "severities": list(campaign.severities or []),
+        **({"typology": campaign.typology, "mqm_weights": campaign.mqm_weights} if campaign.mqm_weights else {}),
         "pair_rounds": campaign.pair_rounds,
         "units_per_batch": campaign.units_per_batch,
         "show_source": campaign.show_source,

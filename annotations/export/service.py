@@ -194,6 +194,9 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
     else:
         tables = {name: JsonlTable(out / f"{name}.jsonl") for name in ("dataset", "judgements", "outputs")}
     exact = options.real_annotator_ids  # nothing to unlink: times as measured
+    # The protocol's own judgements file beside the tables (MQM: WMT's MQM TSV); the campaign's first
+    # criterion only, as that format has no criterion column.
+    extra_file = _ExtraFile(out / protocol.export_file, protocol) if protocol.export_file else None
 
     # The one agreement definition (annotations.analysis.agreement), fed item by item.
     identity = output_identities(dataset=campaign.dataset)  # units in the data's own order
@@ -240,6 +243,10 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
                         protocol, j, external_id, all_names, output_system, output_text, pseudonym, systems,
                         exact=exact))
                     annotators_seen.add(j.annotator_id)
+                    if extra_file is not None and j.criterion == criteria[0]:
+                        extra_file.write(j, item=external_id, system=all_names.get(output_system.get(j.output_id)),
+                                         annotator=pseudonym(j.annotator_id), source=source,
+                                         text=output_text.get(j.output_id), meta=meta)
                 for j in kept:
                     agreement[j.criterion].add([j])
                 if protocol.derives_pairs:  # a screen's judgements are all of one item
@@ -261,6 +268,8 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
     finally:
         for table in tables.values():
             table.close()
+        if extra_file is not None:
+            extra_file.close()
     if options.annotator_figures or options.real_annotator_ids:
         annotators = CsvTable(out / "annotators.csv") if ext == "csv" else JsonlTable(out / "annotators.jsonl")
         try:
@@ -319,6 +328,21 @@ def _rankings_and_waves(campaign: Campaign, annotators: str) -> tuple[dict | Non
 
     rankings = ranking_report(campaign=campaign, annotators=annotators, bootstrap=0)
     return rankings, waves_report(campaign=campaign, annotators=annotators)
+class _ExtraFile:
+    """A protocol's extra judgements file (`Protocol.export_file`): tab-separated, unquoted, one
+    header row, then the protocol's rows, written as they come."""
+
+    def __init__(self, path: Path, protocol: Protocol):
+        self.protocol = protocol
+        self.handle = path.open("w", encoding="utf-8", newline="")
+        self.handle.write("\t".join(protocol.export_file_header) + "\n")
+
+    def write(self, row: JudgementRow, **fields) -> None:
+        for cells in self.protocol.export_file_rows(row, **fields):
+            self.handle.write("\t".join(cells) + "\n")
+
+    def close(self) -> None:
+        self.handle.close()
 
 
 def _agreement_json(figures: dict) -> dict:

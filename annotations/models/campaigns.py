@@ -15,6 +15,7 @@ class Campaign(TimeStampedModel):
         BWS = "bws", "Best-worst scaling"
         ESA = "esa", "Error span annotation (ESA)"
         CESA = "cesa", "Contrastive ESA (cESA)"
+        MQM = "mqm", "MQM error annotation"
 
     class Widget(models.TextChoices):
         RADIO = "radio", "Buttons, one per point of the scale"
@@ -44,8 +45,13 @@ class Campaign(TimeStampedModel):
     units_per_batch = models.PositiveSmallIntegerField(default=10)
     show_source = models.BooleanField(default=True)
     show_reference = models.BooleanField(default=False)
-    # ESA: the severities offered, e.g. ["minor", "major"].
+    # ESA and MQM: the severities offered, e.g. ["minor", "major"].
     severities = models.JSONField(default=list, blank=True)
+    # MQM: the error typology (a tree of {"name", "key"?, "description"?, "children"?}) and the
+    # weights of the MQM score in mt-metrics-eval's syntax ("Major:5 Minor:1 ..."); see
+    # annotations/protocols/mqm.py.
+    typology = models.JSONField(default=list, blank=True)
+    mqm_weights = models.CharField(max_length=2000, blank=True, default="")
     # Pairwise: 0 = every pair of outputs of an item; r > 0 = r rounds of a
     # round-robin schedule per item (each system in r pairs per item, all pairs
     # equally often across items), for campaigns with many systems.
@@ -103,8 +109,8 @@ class Campaign(TimeStampedModel):
         ordering = ["name"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(protocol__in=["likert", "rankme", "pairwise", "bws", "esa", "cesa"]),
-                name="campaign_protocol_valid_v3",
+                condition=Q(protocol__in=["likert", "rankme", "pairwise", "bws", "esa", "cesa", "mqm"]),
+                name="campaign_protocol_valid_v4",
             ),
             models.CheckConstraint(
                 condition=Q(scale_min__isnull=True) | Q(scale_max__isnull=True) | Q(scale_min__lt=F("scale_max")),

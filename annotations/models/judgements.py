@@ -154,6 +154,7 @@ class ErrorSpan(models.Model):
     with no offsets."""
 
     class Severity(models.TextChoices):
+        NEUTRAL = "neutral", "Neutral"  # MQM only
         MINOR = "minor", "Minor"
         MAJOR = "major", "Major"
         CRITICAL = "critical", "Critical"
@@ -163,12 +164,14 @@ class ErrorSpan(models.Model):
     end = models.PositiveIntegerField(null=True, blank=True)
     severity = models.CharField(max_length=10, choices=Severity.choices)
     missing = models.BooleanField(default=False)
+    # MQM: the error's category as a typology path, e.g. "Accuracy/Mistranslation"; "" for ESA.
+    category = models.CharField(max_length=300, blank=True, default="", db_default="")
 
     class Meta:
         ordering = ["judgement", "id"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(severity__in=["minor", "major", "critical"]), name="errorspan_severity_valid"
+                condition=Q(severity__in=["neutral", "minor", "major", "critical"]), name="errorspan_severity_valid_mqm"
             ),
             models.CheckConstraint(
                 condition=(Q(missing=True, start__isnull=True, end__isnull=True)

@@ -105,6 +105,24 @@ class Protocol(ImportShape):
         """(label, value) rows the campaign page shows for this protocol's own settings."""
         return []
 
+    # Severities a campaign of this protocol may offer (span protocols).
+    severity_choices: tuple[str, ...] = ()
+
+    def options_check(self, *, typology, mqm_weights, severities: list[str]) -> dict:
+        """The protocol's own options beyond scale and tuples (MQM: typology and weights), checked
+        and cleaned; ValidationError (keyed by the option) when given to a protocol without them."""
+        from django.core.exceptions import ValidationError
+
+        if typology:
+            raise ValidationError({"typology": f"A {self.name} campaign has no error typology."})
+        if mqm_weights:
+            raise ValidationError({"mqm_weights": f"A {self.name} campaign has no MQM weights."})
+        return {"typology": [], "mqm_weights": ""}
+
+    def client_settings(self, campaign) -> dict:
+        """The protocol's own settings an annotation page or client needs (no system names)."""
+        return {}
+
     def outputs_per_unit(self, campaign) -> int:
         """How many outputs one screen shows (the set-up preview builds a unit this size)."""
         return 1 if self.per_output else campaign.tuple_size or 4
@@ -262,6 +280,8 @@ class Protocol(ImportShape):
     # A control line of an imported file names its answer with these keys (beyond item, annotator,
     # criterion, control); a gold unit's expected answer with `gold_expected_keys`.
     file_answer_keys: frozenset = frozenset({"system", "score"})
+    # Of those, the keys a control line may leave out (ESA: no spans; MQM: the score, computed).
+    file_answer_optional: frozenset = frozenset({"spans"})
     gold_expected_keys: frozenset = frozenset({"min", "max"})
 
     def qc_habit(self, row: JudgementRow):

@@ -25,6 +25,8 @@ MESSAGES = {
     "span_keys": "span {index} has unknown keys: {keys}",
     "span_suggestion": "span {index}: suggestion must name one of this output's suggested spans",
     "span_suggestion_twice": "span {index}: names a suggestion another span already names",
+    "span_category_missing": "span {index}: an MQM error needs a category",
+    "span_category": "span {index}: category {value!r} is not in the campaign's typology",
     "span_severity": "span {index}: severity must be one of {allowed}, got {value!r}",
     "span_missing_flag": "span {index}: missing must be true or false",
     "span_missing_offsets": "span {index}: a missing-content marker has no start or end",

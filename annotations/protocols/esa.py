@@ -20,7 +20,8 @@ def spans_weight(spans) -> float:
 
 def spans_key(spans) -> tuple:
     """Spans in a comparable form (re-importing the same spans is a no-op)."""
-    return tuple(sorted((s["missing"], s["start"] or 0, s["end"] or 0, s["severity"]) for s in spans))
+    return tuple(sorted((s["missing"], s["start"] or 0, s["end"] or 0, s["severity"], s.get("category") or "")
+                        for s in spans))
 
 
 class Esa(Protocol):
@@ -35,6 +36,10 @@ class Esa(Protocol):
     agreement = AgreementSpec(level="interval", variant=RAW, unit="output", value="0-100 score")
     default_scale = (0.0, 100.0)
     default_severities = ("minor", "major")
+    severity_choices = ("minor", "major", "critical")
+    # The keys a span may have (MQM adds "category", checked by `check_span_extra`).
+    # `suggestion`: the suggested span (ESA^AI, annotations.services.prefill) a span keeps or edits.
+    span_keys = frozenset({"start", "end", "severity", "missing", "suggestion"})
     api_path = "/api/judgements/spans/"
     setup_fields = ("severities", "prefill_run", "prefill_holdout")
 
@@ -127,12 +132,12 @@ class Esa(Protocol):
         if len(spans) > self.MAX_SPANS:
             raise AnswerError("spans_many", "spans", limit=self.MAX_SPANS)
         allowed = self.severities(campaign)
-        cleaned = []
+        cleaned, cache = [], {}
         for index, span in enumerate(spans, start=1):
             if not isinstance(span, Mapping):
                 raise AnswerError("span_object", "spans", index=index)
             # `suggestion`: the suggested span (ESA^AI, annotations.services.prefill) this one keeps or edits.
-            unknown = set(span) - {"start", "end", "severity", "missing", "suggestion"}
+            unknown = set(span) - self.span_keys
             if unknown:
                 raise AnswerError("span_keys", "spans", index=index, keys=", ".join(sorted(map(str, unknown))))
             severity = span.get("severity")
@@ -141,14 +146,20 @@ class Esa(Protocol):
             missing = span.get("missing", False)
             if not isinstance(missing, bool):
                 raise AnswerError("span_missing_flag", "spans", index=index)
+            extra = self.check_span_extra(index, span, campaign=campaign, cache=cache)
             if missing:
                 if span.get("start") is not None or span.get("end") is not None:
                     raise AnswerError("span_missing_offsets", "spans", index=index)
-                cleaned.append({"start": None, "end": None, "severity": severity, "missing": True})
+                cleaned.append({"start": None, "end": None, "severity": severity, "missing": True, **extra})
                 continue
             self.check_span_offsets(index, span.get("start"), span.get("end"), text)
-            cleaned.append({"start": span["start"], "end": span["end"], "severity": severity, "missing": False})
+            cleaned.append({"start": span["start"], "end": span["end"], "severity": severity, "missing": False,
+                            **extra})
         return cleaned
+
+    def check_span_extra(self, index: int, span: Mapping, *, campaign, cache: dict) -> dict:
+        """What a protocol adds to a span beyond offsets and severity (MQM: its category)."""
+        return {}
 
     def check_value(self, answer, *, campaign, criterion, unit_outputs, texts) -> dict:
         out = super().check_value(answer, campaign=campaign, criterion=criterion, unit_outputs=unit_outputs,
@@ -173,7 +184,7 @@ class Esa(Protocol):
             "id", "annotator_id", "output_id", "criterion", "score"))
         spans = defaultdict(list)
         for row in ErrorSpan.objects.filter(judgement_id__in=[j[0] for j in judged]).values(
-                "judgement_id", "start", "end", "severity", "missing"):
+                "judgement_id", "start", "end", "severity", "missing", "category"):
             spans[row.pop("judgement_id")].append(row)
         return {(names[a], o, c): (s, spans_key(spans[pk])) for pk, a, o, c, s in judged}
 

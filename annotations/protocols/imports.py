@@ -22,6 +22,17 @@ IMPORT_COMMON_COLUMNS = ("campaign_id", "annotator_id", "item_id", "criterion", 
 
 
 class ImportShape:
+    # The file formats of `import_judgements --format` this protocol reads (MQM adds "mqm-tsv").
+    import_formats: tuple[str, ...] = ("jsonl",)
+    # The extra judgements file `export_dataset` writes beside judgements.jsonl ("" none), with its
+    # header and rows (`export_file_rows`; MQM: WMT's MQM TSV, which import_judgements reads back).
+    export_file: str = ""
+    export_file_header: tuple[str, ...] = ()
+
+    def export_file_rows(self, row, *, item: str, system: str, annotator: str, source: str, text: str,
+                         meta: dict) -> list[list[str]]:
+        return []
+
     # The keys a line must have, and those it may have besides.
     import_keys: frozenset = frozenset({"item", "system", "annotator", "criterion", "score"})
     import_optional_keys: frozenset = frozenset({"rank"}) | IMPORT_COMMON_OPTIONAL

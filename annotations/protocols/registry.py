@@ -6,6 +6,7 @@ from annotations.protocols.bws import BestWorst
 from annotations.protocols.cesa import Cesa
 from annotations.protocols.esa import Esa
 from annotations.protocols.likert import Likert
+from annotations.protocols.mqm import Mqm
 from annotations.protocols.pairwise import Pairwise
 from annotations.protocols.rankme import RankMe
 
@@ -19,7 +20,7 @@ def register(protocol: Protocol) -> Protocol:
     return protocol
 
 
-for _cls in (Likert, RankMe, Pairwise, BestWorst, Esa, Cesa):
+for _cls in (Likert, RankMe, Pairwise, BestWorst, Esa, Cesa, Mqm):
     register(_cls())
 
 

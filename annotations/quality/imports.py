@@ -107,7 +107,7 @@ def _record(line, obj, campaign, keys, lookup, errors) -> ControlRecord | None:
     if control not in CONTROL_KINDS:
         errors.append(f"control must be one of {', '.join(CONTROL_KINDS)}, got {control!r}")
         return None
-    required = keys - {"spans"}  # ESA spans may be left out (no error marked)
+    required = keys - protocol.file_answer_optional  # e.g. ESA spans (no error marked)
     missing = sorted(required - set(obj))
     unknown = sorted(set(obj) - keys - _OPTIONAL)
     if missing:
@@ -149,7 +149,7 @@ def _record(line, obj, campaign, keys, lookup, errors) -> ControlRecord | None:
     names: dict[str, int] = {}
     if protocol.per_output:
         record.output_id = lookup.output(item_id, obj["system"], errors, "system")
-        answer = {"score": obj["score"]}
+        answer = {"score": obj.get("score")}
         texts = None
         if protocol.has_spans:
             answer["spans"] = obj.get("spans", [])

@@ -87,8 +87,9 @@ def assignment_answers(*, assignment: Assignment) -> list[dict]:
         if protocol.per_output:
             answer = {"criterion": j.criterion, "output": j.output_id, "score": j.score}
             if protocol.has_spans:
-                answer["spans"] = [{"missing": True, "severity": s.severity} if s.missing else
-                                   {"start": s.start, "end": s.end, "severity": s.severity}
+                answer["spans"] = [{**({"missing": True, "severity": s.severity} if s.missing else
+                                      {"start": s.start, "end": s.end, "severity": s.severity}),
+                                    **({"category": s.category} if s.category else {})}
                                    for s in sorted(j.spans.all(), key=lambda s: s.pk)]
                 if campaign.prefilled:
                     _suggestion_links(j, answer["spans"])

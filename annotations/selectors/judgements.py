@@ -98,12 +98,14 @@ class JudgementSet:
             found.append(row)
         if protocol.has_spans and found:
             by_id = {r.id: r for r in found}
-            for judgement_id, start, end, severity, missing in ErrorSpan.objects.filter(
+            for judgement_id, start, end, severity, missing, category in ErrorSpan.objects.filter(
                     judgement_id__in=list(by_id)).order_by("judgement_id", "id").values_list(
-                    "judgement_id", "start", "end", "severity", "missing"):
-                by_id[judgement_id].spans.append(
-                    {"missing": True, "severity": severity} if missing
-                    else {"start": start, "end": end, "severity": severity})
+                    "judgement_id", "start", "end", "severity", "missing", "category"):
+                span = ({"missing": True, "severity": severity} if missing
+                        else {"start": start, "end": end, "severity": severity})
+                if category:  # MQM
+                    span["category"] = category
+                by_id[judgement_id].spans.append(span)
         yield from found
 
 

@@ -147,4 +147,5 @@ def campaign_settings(*, campaign: Campaign) -> dict:
         "units_per_batch": campaign.units_per_batch,
         "show_source": campaign.show_source,
         "show_reference": campaign.show_reference,
+        **protocols.of(campaign).client_settings(campaign),
     }

@@ -180,6 +180,8 @@ def campaign_create(
     progress: Callable[[int, int], None] | None = None,
     prefill_run: int | None = None,
     prefill_holdout: float = 0.0,
+    typology: list | None = None,
+    mqm_weights: str | None = None,
 ) -> Campaign:
     """Create a campaign and plan its units.
 
@@ -192,7 +194,9 @@ def campaign_create(
     outputs without suggestions. `tuple_size` is the best-worst tuple (default 4) or the number
     of RankME outputs side by side (3-5, default 3). `allocation` is how units are handed out
     (annotations.allocation: overlap-first, spread, adaptive); `allocation_params` the adaptive knobs
-    (annotations.allocation.adaptive.AdaptiveParams; defaults filled in).
+    (annotations.allocation.adaptive.AdaptiveParams; defaults filled in). MQM: `typology` (a tree
+    of categories, default WMT's MQM core typology) and `mqm_weights` (mt-metrics-eval's syntax, its
+    defaults).
 
     Its size is known before anything is written: above WORKBENCH_CAMPAIGN_MAX_UNITS units it is
     refused. `plan`: "auto" plans the units here up to WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS and
@@ -229,11 +233,14 @@ def campaign_create(
     assignment_timeout_minutes = _whole(assignment_timeout_minutes, "assignment_timeout_minutes", 1,
                                         MAX_TIMEOUT_MINUTES)
     show_source, show_reference = _bool(show_source, "show_source"), _bool(show_reference, "show_reference")
+    chosen_protocol = protocols.get(protocol)
     if severities:
         severities = list(dict.fromkeys(severities))
-        if any(s not in ErrorSpan.Severity.values for s in severities):
-            raise ValidationError({"severities": f"Severities are {', '.join(ErrorSpan.Severity.values)}."})
-    severities = severities or list(protocols.get(protocol).default_severities)
+        allowed = chosen_protocol.severity_choices or ErrorSpan.Severity.values
+        if any(s not in allowed for s in severities):
+            raise ValidationError({"severities": f"Severities are {', '.join(allowed)}."})
+    severities = severities or list(chosen_protocol.default_severities)
+    options = chosen_protocol.options_check(typology=typology, mqm_weights=mqm_weights, severities=severities)
     if seed is None:
         seed = secrets.randbits(62)
     seed = _whole(seed, "seed", 0, 2**62)
@@ -271,6 +278,8 @@ def campaign_create(
         show_source=show_source,
         show_reference=show_reference,
         severities=severities,
+        typology=options["typology"],
+        mqm_weights=options["mqm_weights"],
         pair_rounds=pair_rounds,
         assignment_timeout_minutes=assignment_timeout_minutes,
         seed=seed,

@@ -83,7 +83,7 @@ def tuple_key(output_ids: Sequence[int]) -> str:
 
 
 def severities_of(campaign: Campaign) -> list[str]:
-    return protocols.get("esa").severities(campaign)
+    return protocols.of(campaign).severities(campaign)
 
 
 def ranks_of(scores: Sequence[float]) -> list[int]:

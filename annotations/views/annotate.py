@@ -75,6 +75,7 @@ def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) ->
                     for o in outputs],
         "criteria": [{k: c[k] for k in ("name", "widget", "scale_min", "scale_max", "index")} for c in criteria],
         "severities": settings["severities"],
+        "typology": settings.get("typology"),
         "anchor": payload.get("anchor"),
         "draft": payload.get("draft") or {},
         "preview": preview,

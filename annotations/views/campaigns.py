@@ -108,8 +108,8 @@ def campaign_judgements(request: HttpRequest, pk: int) -> HttpResponse:
         if hasattr(row, "score"):
             row.answer = f"{row.score:g}" + (f" (rank {row.rank})" if getattr(row, "rank", None) else "")
             if protocols.of(campaign).has_spans:
-                row.span_chips = [f"missing, {s.severity}" if s.missing else f"{s.start}-{s.end} {s.severity}"
-                                  for s in row.spans.all()]
+                row.span_chips = [(f"missing, {s.severity}" if s.missing else f"{s.start}-{s.end} {s.severity}")
+                                  + (f", {s.category}" if s.category else "") for s in row.spans.all()]
         elif hasattr(row, "winner"):
             winner = {"a": row.output_a_id, "b": row.output_b_id}.get(row.winner)
             row.answer = "tie" if winner is None else f"{systems.get(winner, '?')} preferred"
@@ -181,6 +181,9 @@ def _campaign_fields(form: CampaignForm, criteria: list[dict]) -> dict:
     if fields["allocation"] == Campaign.Allocation.ADAPTIVE:
         fields["allocation_params"] = {name: data.get(f"adaptive_{name}") for name in CampaignForm.ADAPTIVE_FIELDS
                                        if data.get(f"adaptive_{name}") is not None}
+    for option in ("typology", "mqm_weights"):
+        if option in protocols.get(protocol).setup_fields and data.get(option):
+            fields[option] = data[option]
     return fields
 
 

@@ -59,7 +59,8 @@ def answers_draft(*, campaign, answers: list[dict], shown: list, handles: list, 
                 # ESA^AI: a span keeps the `suggestion` it accepted or edited.
                 mine = [{"start": s.get("start"), "end": s.get("end"), "severity": s.get("severity"),
                          "missing": bool(s.get("missing")),
-                         **({"suggestion": s["suggestion"]} if "suggestion" in s else {})}
+                         **({"suggestion": s["suggestion"]} if "suggestion" in s else {}),
+                         **({"category": s["category"]} if s.get("category") else {})}  # MQM
                         for s in answer.get("spans") or []]
                 spans_by_output.setdefault(str(by_id.get(answer["output"], answer["output"])), mine)
                 spans = spans or mine

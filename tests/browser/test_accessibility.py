@@ -93,7 +93,7 @@ def test_the_annotators_home(audited_page, axe_script, world, width):  # noqa: F
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("protocol", ["likert", "rankme", "pairwise", "bws", "esa", "cesa"])
+@pytest.mark.parametrize("protocol", ["likert", "rankme", "pairwise", "bws", "esa", "cesa", "mqm"])
 def test_a_unit_of_each_protocol(audited_page, axe_script, world, protocol, width):  # noqa: F811
     page = audited_page(width)
     log_in(page, "ann", "pw-123456")
@@ -129,6 +129,16 @@ def _cesa_half(page):
     page.keyboard.press("m")  # and the question open again
 
 
+def _mqm_half(page):
+    page.locator("#esa-text").focus()
+    page.keyboard.press("Shift+ArrowRight")
+    page.keyboard.press("a")  # Accuracy
+    page.keyboard.press("3")  # Mistranslation
+    page.keyboard.press("3")  # major: an error with its category and severity menus in the list
+    page.keyboard.press("m")
+    page.keyboard.press("f")  # missing content, Fluency: the subcategory question left open
+
+
 HALF_ANSWER = {
     "likert": lambda page: page.keyboard.press("3"),  # fluency only; the adequacy slider untouched
     "rankme": lambda page: page.locator("input[type=number]").first.fill("50"),  # one output of three
@@ -136,6 +146,7 @@ HALF_ANSWER = {
     "bws": lambda page: page.keyboard.press("1"),  # best only
     "esa": _esa_half,
     "cesa": _cesa_half,
+    "mqm": _mqm_half,
 }
 
 

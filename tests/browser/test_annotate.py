@@ -48,6 +48,7 @@ def world(live_server):
         "esa": campaign_create(dataset=dataset, name="ESA", protocol="esa", criteria=["quality"], **common),
         "cesa": campaign_create(dataset=dataset, name="cESA", protocol="cesa", criteria=["quality"], tuple_size=3,
                                 **common),
+        "mqm": campaign_create(dataset=dataset, name="MQM", protocol="mqm", criteria=["mqm"], **common),
     }
     return campaigns
 
@@ -67,7 +68,8 @@ def _submitted(page, assignment):
     assignment.refresh_from_db()
     assert assignment.status == "done"
     model = {"likert": "ratingjudgements", "rankme": "ratingjudgements", "pairwise": "pairwisejudgements",
-             "bws": "bestworstjudgements", "esa": "spanjudgements", "cesa": "spanjudgements"}[assignment.campaign.protocol]
+             "bws": "bestworstjudgements", "esa": "spanjudgements", "cesa": "spanjudgements",
+             "mqm": "spanjudgements"}[assignment.campaign.protocol]
     rows = list(getattr(assignment, model).all())
     assert rows and all(r.origin == JudgementBase.Origin.BROWSER and r.status == "complete" for r in rows)
     assert all(r.shown_order == assignment.shown_order for r in rows)
@@ -314,7 +316,8 @@ def test_the_set_up_form_shows_each_protocols_own_fields(page, live_server):
     project = Membership.objects.filter(user__username="demo").first().project
     page.goto(f"/projects/{project.pk}/campaigns/new/")
     every = {name for p in protocols.names() for name in protocols.get(p).setup_fields}
-    assert every == {"anchor_value", "tuple_size", "severities", "pair_rounds", "prefill_run", "prefill_holdout"}
+    assert every == {"anchor_value", "tuple_size", "severities", "pair_rounds", "prefill_run", "prefill_holdout",
+                     "typology", "mqm_weights"}
     for name in protocols.names():
         page.select_option("#id_protocol", name)
         for field in every:

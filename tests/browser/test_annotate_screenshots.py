@@ -38,6 +38,14 @@ def _half_answer(page, protocol):
         page.keyboard.press("2")
         page.keyboard.press("m")
         page.keyboard.press("1")
+    elif protocol == "mqm":
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("Shift+ArrowRight")
+        page.keyboard.press("a")  # Accuracy
+        page.keyboard.press("3")  # Mistranslation
+        page.keyboard.press("3")  # major
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("f")  # Fluency: its subcategory question left open
 
 
 @pytest.mark.parametrize("width,height", [(1280, 800), (390, 844)])

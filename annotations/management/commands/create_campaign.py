@@ -1,5 +1,6 @@
-"""`create_campaign --dataset NAME --name NAME --protocol likert|rankme|pairwise|bws|esa|cesa --criteria a,b
-[--scale MIN-MAX] [--redundancy K] [--systems s1,s2] [--instructions TEXT | --instructions-file F] [--json]`.
+"""`create_campaign --dataset NAME --name NAME --protocol likert|rankme|pairwise|bws|esa|cesa|mqm --criteria a,b
+[--scale MIN-MAX] [--redundancy K] [--systems s1,s2] [--instructions TEXT | --instructions-file F]
+[--typology FILE] [--mqm-weights "Major:5 Minor:1 ..."] [--json]`.
 
 `create_campaign --wave-of CAMPAIGN --name NAME`: a second wave of CAMPAIGN (its settings and
 units, annotators disjoint from its own)."""
@@ -11,6 +12,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotations.models import Campaign, Dataset
+from annotations.protocols.mqm_scoring import TypologyError, typology_parse
 from annotations.services.campaigns import campaign_create, criteria_parse, scale_parse
 from annotations.services.waves import wave_create
 
@@ -19,7 +21,8 @@ from annotations.services.waves import wave_create
 FLAGS = {"scale_min": "scale", "scale_max": "scale", "anchor_value": "anchor", "tuple_size": "tuple-size",
          "units_per_batch": "units-per-batch", "pair_rounds": "pair-rounds",
          "assignment_timeout_minutes": "timeout-minutes", "allocation_params": "adaptive-*",
-         "prefill_run": "prefill-run", "prefill_holdout": "prefill-holdout"}
+         "prefill_run": "prefill-run", "prefill_holdout": "prefill-holdout",
+         "mqm_weights": "mqm-weights"}
 ADAPTIVE_FLAGS = ("min_per_system", "alpha", "stable_checks", "check_every")
 
 
@@ -42,7 +45,13 @@ class Command(BaseCommand):
                                                            "RankME: outputs side by side, 3-5 (default 3); "
                                                            "cESA: outputs side by side, 2-5 (default 3)")
         parser.add_argument("--severities", help="ESA and cESA: comma-separated, from minor,major,critical "
-                                                  "(default minor,major)")
+                                                  "(default minor,major); MQM: from neutral,minor,major,critical "
+                                                  "(default neutral,minor,major)")
+        parser.add_argument("--typology", help="MQM: JSON file, a list of categories {name, key?, description?, "
+                                                "children?} (default: WMT's MQM core typology)")
+        parser.add_argument("--mqm-weights", help='MQM: e.g. "Major:5 Minor:1 Neutral:0 Major/Non-translation!:25 '
+                                                   'Minor/Fluency/Punctuation:0.1" (the default; most specific '
+                                                   "match wins, as mt-metrics-eval's score_mqm.py)")
         parser.add_argument("--units-per-batch", type=int, default=10)
         parser.add_argument("--pair-rounds", type=int, default=0,
                             help="pairwise: 0 = all pairs; r = r balanced rounds per item")
@@ -113,6 +122,14 @@ class Command(BaseCommand):
                 raise CommandError(f"--instructions-file: {exc}") from None
         adaptive = {name: options[f"adaptive_{name}"] for name in ADAPTIVE_FLAGS
                      if options[f"adaptive_{name}"] is not None}
+        typology = None
+        if options["typology"]:
+            try:
+                typology = typology_parse(Path(options["typology"]).read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError) as exc:
+                raise CommandError(f"--typology: {exc}") from None
+            except TypologyError as exc:
+                raise CommandError(f"--typology {options['typology']}: {exc}") from None
         try:
             scale = scale_parse(options["scale"]) if options["scale"] else (None, None)
             campaign = campaign_create(
@@ -129,6 +146,7 @@ class Command(BaseCommand):
                 # (WORKBENCH_CAMPAIGN_MAX_UNITS still applies).
                 plan="sync", progress=None if options["no_progress"] else self._progress,
                 prefill_run=options["prefill_run"], prefill_holdout=options["prefill_holdout"],
+                typology=typology, mqm_weights=options["mqm_weights"],
             )
         except ValidationError as exc:
             if hasattr(exc, "error_dict"):
@@ -174,6 +192,9 @@ class Command(BaseCommand):
             summary["prefill"] = {"run": prefill.run_id, "metric": prefill.metric, "holdout": prefill.holdout,
                                   "held_back_outputs": len(prefill.held_back),
                                   "suggestions": campaign.span_suggestions.filter(held_back=False).count()}
+        if campaign.mqm_weights:
+            summary.update(severities=campaign.severities, mqm_weights=campaign.mqm_weights,
+                           categories=len(campaign.typology))
         if options["json"]:
             self.stdout.write(json.dumps(summary))
         else:

@@ -1,4 +1,4 @@
-"""`import_judgements FILE --campaign NAME [--map-annotator NAME=USERNAME ...] [--json]`."""
+"""`import_judgements FILE --campaign NAME [--format jsonl|mqm-tsv] [--map-annotator NAME=USERNAME ...] [--json]`."""
 import json
 import sys
 from pathlib import Path
@@ -15,6 +15,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("file", help="JSONL file; '-' reads stdin")
         parser.add_argument("--campaign", required=True, help="campaign name")
+        parser.add_argument("--format", default="jsonl", choices=["jsonl", "mqm-tsv"],
+                            help="jsonl (default) or mqm-tsv: WMT's MQM ratings TSV (system doc doc_id seg_id "
+                                 "rater source target category severity), for an MQM campaign")
         parser.add_argument("--map-annotator", action="append", default=[], metavar="NAME=USERNAME",
                             help="the file's annotator NAME is the workbench account USERNAME (a project member); "
                                  "without it, imported names never attach to accounts")
@@ -35,7 +38,8 @@ class Command(BaseCommand):
                 raise CommandError(f"--map-annotator {entry!r}: expected NAME=USERNAME")
             mapping[name.strip()] = username.strip()
         try:
-            result = judgements_import(stream=stream, campaign_name=options["campaign"], annotator_map=mapping)
+            result = judgements_import(stream=stream, campaign_name=options["campaign"], annotator_map=mapping,
+                                        fmt=options["format"])
         except ImportFailed as exc:
             report_failure(self, exc, path)
         summary = result.as_json()

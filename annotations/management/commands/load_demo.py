@@ -107,6 +107,18 @@ CAMPAIGNS = [
                         "it from 0 (broken) to 100 (perfect). Compare them: the better translation gets the "
                         "higher score.",
     },
+    {
+        "dataset": "demo-news-de-en",
+        "name": "Demo translation: MQM error annotation",
+        "protocol": Campaign.Protocol.MQM,
+        "criteria": ["mqm"],
+        "redundancy": 2,
+        "instructions": "1. **Select** each error in the translation, then choose its *category* (the letter on "
+                        "its button, then the subcategory) and its *severity*: neutral (a preference, no "
+                        "error), minor (the meaning is clear) or major (the meaning changed, hard to "
+                        "understand).\n2. Content left out: *Missing content*, then its category.\n3. No "
+                        "error: submit with none marked. The MQM score is computed from your errors.",
+    },
 ]
 
 

@@ -28,8 +28,12 @@ from annotations.services.imports.common import (
 from annotations.services.imports.errors import ImportFailed, LineError, Problems
 from annotations.services.imports.judgement_validate import Lookup, judgement_records
 from annotations.services.imports.judgement_write import judgements_write, stored_judgements
+from annotations.services.imports.mqm_tsv import mqm_tsv_objects
 from annotations.services.imports.reading import jsonl_objects, read_bytes
 from annotations.services.imports.results import JudgementImportResult
+
+
+FORMATS = ("jsonl", "mqm-tsv")
 
 
 def _accounts(project, annotator_map: dict[str, str]) -> dict[str, int]:
@@ -54,14 +58,17 @@ def _accounts(project, annotator_map: dict[str, str]) -> dict[str, int]:
 
 def judgements_import(
     *, stream: BinaryIO | Path, campaign_name: str, user=None, annotator_map: dict[str, str] | None = None,
-    progress: ImportProgress | None = None,
+    progress: ImportProgress | None = None, fmt: str = "jsonl",
 ) -> JudgementImportResult:
     """Import judgements collected elsewhere, atomically (formats in `judgement_validate`).
 
     Every line is read and checked first, then everything is written in one
     transaction: on any problem nothing is written and `ImportFailed`
-    carries one `LineError` per problem. `progress` as for `dataset_import`.
+    carries one `LineError` per problem. `progress` as for `dataset_import`. `fmt`: "jsonl", or
+    "mqm-tsv" (WMT's MQM ratings TSV, an MQM campaign only: `mqm_tsv`).
     """
+    if fmt not in FORMATS:
+        raise ImportFailed([LineError(0, f"unknown format {fmt!r}; expected {' or '.join(FORMATS)}")])
     campaign_name, problem = name_check(campaign_name, "campaign name")
     if problem:
         raise ImportFailed([LineError(0, problem)])
@@ -70,10 +77,16 @@ def judgements_import(
         raise ImportFailed([LineError(0, f"no campaign called {campaign_name!r}")])
     import_permission_check(user, campaign.dataset.project)
     protocol = protocols.of(campaign)
+    if fmt not in protocol.import_formats:
+        raise ImportFailed([LineError(0, f"--format {fmt} is not a format of {protocol.name} campaigns "
+                                         f"({', '.join(protocol.import_formats)})")])
     raw = read_bytes(stream)
 
     problems = Problems()
-    objects = jsonl_objects(raw, problems, progress=reading_progress(progress))
+    if fmt == "mqm-tsv":
+        objects = mqm_tsv_objects(raw, problems, campaign=campaign)
+    else:
+        objects = jsonl_objects(raw, problems, progress=reading_progress(progress))
     if not objects and not problems:
         problems.add(0, "the file holds no judgements")
     # Lines flagged "control" (degraded / repeat / gold) go to quality control, not to the judgement tables.

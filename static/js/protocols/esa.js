@@ -12,6 +12,10 @@
 // it (its severity, or a new extent marked while editing) or deletes it (A / E / Delete at the word
 // cursor); a unit with a pending suggestion is not sent. The server derives accepted / edited /
 // deleted / added from that.
+// MQM (one output, annotate/protocols/mqm.html) uses the same markers: each span also gets a
+// category of the campaign's typology (a letter key for a top-level category, 1-9 for a
+// subcategory), then a severity (1-n); there is no score, the server computes the MQM score from
+// the spans. Its part is the "MQM" section below, which wraps the markers' keys.
 (function () {
   "use strict";
   var unit = null;
@@ -37,7 +41,7 @@
     self.card = card;
     self.text = textNode;
     self.output = output;
-    self.spans = []; // {start, end, severity, missing, suggestion?}
+    self.spans = []; // {start, end, severity, missing, suggestion?[, category (MQM)]}
     // ESA^AI: {start, end, severity, missing, position, state: pending|taken|deleted}
     self.suggestions = (output.suggestions || []).map(function (sg, k) {
       return {start: sg.start, end: sg.end, severity: sg.severity, missing: Boolean(sg.missing), position: k,
@@ -79,7 +83,8 @@
         if (covering >= 0) {
           piece.className = "err sev-" + self.spans[covering].severity + (covering === selectedSpan ? " picked" : "");
           piece.dataset.span = covering;
-          piece.title = self.spans[covering].severity + " error";
+          piece.title = self.spans[covering].severity + " error" +
+            (self.spans[covering].category ? ": " + self.spans[covering].category : "");
         } else {
           var suggested = self.pending().filter(function (sg) { return !sg.missing && sg.start <= s && e <= sg.end; })[0];
           if (suggested) {
@@ -114,6 +119,7 @@
           li.appendChild(badge(same ? "AI suggestion, accepted" : "AI suggestion, edited"));
           if (index === editing) li.appendChild(badge("editing: select the new extent, then a severity"));
         }
+        if (self.rowExtra) li.appendChild(self.rowExtra(span, prefix + "error " + (index + 1))); // MQM: its category
         var select = document.createElement("select");
         select.setAttribute("aria-label", "Severity of " + prefix + "error " + (index + 1));
         unit.config.severities.forEach(function (severity) {
@@ -250,10 +256,16 @@
       var lo = Math.min(a, cursor), hi = Math.max(a, cursor);
       return {start: tokens[lo].start, end: tokens[hi].end};
     }
-    function mark(severity) {
+    function currentRange() {
       var range = selection || keyboardSelection();
-      if (!range || range.start >= range.end) { say("Select some text first."); return; }
-      var fresh = {start: range.start, end: range.end, severity: severity, missing: false};
+      return range && range.start < range.end ? range : null;
+    }
+    // `extra`: more fields of the span (MQM: its category); `given`: the range to mark, else the
+    // current selection.
+    function mark(severity, extra, given) {
+      var range = given || currentRange();
+      if (!range) { say("Select some text first."); return; }
+      var fresh = Object.assign({start: range.start, end: range.end, severity: severity, missing: false}, extra);
       if (editing >= 0 && self.spans[editing]) {
         // The suggestion being edited takes the new extent and severity.
         fresh.suggestion = self.spans[editing].suggestion;
@@ -270,7 +282,8 @@
       window.getSelection().removeAllRanges();
       render();
       unit.changed();
-      say("Marked a " + severity + " error in " + name + ".");
+      say("Marked a " + severity + " error" + (extra && extra.category ? " (" + extra.category + ")" : "") +
+        " in " + name + ".");
     }
     function missingAsk(open) {
       var ask = card.querySelector("[data-missing-ask]");
@@ -284,12 +297,13 @@
           unit.config.severities.length + "), or Esc.");
       }
     }
-    function addMissing(severity) {
+    function addMissing(severity, extra) {
       missingAsk(false);
-      self.spans.push({start: null, end: null, severity: severity, missing: true});
+      self.spans.push(Object.assign({start: null, end: null, severity: severity, missing: true}, extra));
       render();
       unit.changed();
-      say("Added a " + severity + " missing-content marker to " + name + ".");
+      say("Added a " + severity + " missing-content marker" +
+        (extra && extra.category ? " (" + extra.category + ")" : "") + " to " + name + ".");
       if (textNode) textNode.focus({preventScroll: true});
     }
     function offsetIn(node, offset) {
@@ -403,9 +417,18 @@
       return self.spans.map(function (s) {
         var out = s.missing ? {missing: true, severity: s.severity} : {start: s.start, end: s.end, severity: s.severity};
         if (s.suggestion !== undefined) out.suggestion = s.suggestion;
+        if (s.category !== undefined) out.category = s.category; // MQM
         return out;
       });
     };
+    // For the MQM section: the marker's pending selection, held (shown) while its category and
+    // severity are asked, and its marking functions.
+    self.name = name;
+    self.chars = chars;
+    self.currentRange = currentRange;
+    self.hold = function (range) { selection = range; render(); };
+    self.mark = mark;
+    self.addMissing = addMissing;
 
     if (textNode) textNode.addEventListener("mouseup", onMouseUp);
     card.querySelectorAll("[data-severity]").forEach(function (button) {
@@ -560,4 +583,199 @@
   };
   window.Annotate.register("esa", behaviour);
   window.Annotate.register("cesa", behaviour);
+
+  // ---- MQM ------------------------------------------------------------------------------------
+  // ESA's markers (one card), plus for each error a category of the campaign's typology, asked
+  // after the selection: a category (its letter key or button), then its subcategory (1-9), then
+  // the severity (1-n). M: missing content, then category and severity; Esc cancels. The span list
+  // changes an error's category (a select beside its severity's). No score: the spans are the
+  // answer, the server computes the MQM score.
+  function leafPaths(nodes, prefix) {
+    var out = [];
+    nodes.forEach(function (node) {
+      var path = prefix + node.name;
+      if (node.children && node.children.length) out = out.concat(leafPaths(node.children, path + "/"));
+      else out.push(path);
+    });
+    return out;
+  }
+
+  // Gives a marker MQM's questions: the error being added ({range | missing, node, category}) and
+  // the question open for it (step "category", "sub" or "severity") are the card's own.
+  function mqmAttach(marker) {
+    var card = marker.card;
+    var pending = null;
+    var typology = unit.config.typology || [];
+
+    function askNode() { return card.querySelector("[data-mqm-ask]"); }
+    function ask(step, question, choices) {
+      var box = askNode();
+      pending.step = step;
+      if (!box) return;
+      box.querySelector("[data-mqm-question]").textContent = question;
+      var holder = box.querySelector("[data-mqm-choices]");
+      holder.textContent = "";
+      choices.forEach(function (choice) {
+        var button = document.createElement("button");
+        button.type = "button";
+        button.className = "btn btn-small" + (step === "severity" ? " sev-" + choice.value : "");
+        button.dataset.choice = choice.key;
+        button.appendChild(document.createTextNode(choice.label + " "));
+        var kbd = document.createElement("kbd");
+        kbd.textContent = choice.key.toUpperCase();
+        button.appendChild(kbd);
+        if (choice.title) button.title = choice.title;
+        button.addEventListener("mousedown", function (event) { event.preventDefault(); });
+        button.addEventListener("click", function () { answer(choice.key); });
+        holder.appendChild(button);
+      });
+      box.hidden = false;
+      say(question);
+    }
+    function cancelAsk(message) {
+      pending = null;
+      var box = askNode();
+      if (box) box.hidden = true;
+      if (message) say(message);
+    }
+    function choicesOf(step) {
+      if (step === "category") {
+        return typology.map(function (node) {
+          return {key: node.key, label: node.name, value: node, title: node.description || ""};
+        });
+      }
+      if (step === "sub") {
+        return pending.node.children.map(function (node, i) {
+          return {key: String(i + 1), label: node.name, value: node, title: node.description || ""};
+        });
+      }
+      return unit.config.severities.map(function (severity, i) {
+        return {key: String(i + 1), label: severity.charAt(0).toUpperCase() + severity.slice(1), value: severity};
+      });
+    }
+    function what() {
+      return pending.missing ? "the missing content"
+        : "“" + marker.chars.slice(pending.range.start, pending.range.end).join("") + "”";
+    }
+    // A category chosen (top level or subcategory): ask for its subcategory, or the severity.
+    function chooseCategory(node, path) {
+      pending.node = node;
+      pending.category = path;
+      if (node.children && node.children.length) {
+        ask("sub", node.name + ": which kind of error is " + what() + "? (1-" + node.children.length + ")",
+          choicesOf("sub"));
+      } else {
+        ask("severity", path + ": how severe is " + what() + "? (1-" + unit.config.severities.length + ")",
+          choicesOf("severity"));
+      }
+    }
+    function startError(node) {
+      var range = marker.currentRange();
+      if (!range) { say("Select some text first (or M for missing content)."); return; }
+      pending = {range: range};
+      marker.hold(range); // shown as selected while its category and severity are asked
+      chooseCategory(node, node.name);
+    }
+    function startMissing() {
+      pending = {missing: true};
+      ask("category", "Missing content: which category? (a letter key)", choicesOf("category"));
+    }
+    // One answer to the open question (a choice's key); true when it was one of the choices.
+    function answer(key) {
+      if (!pending) return false;
+      var choice = choicesOf(pending.step).filter(function (c) { return c.key === key; })[0];
+      if (!choice) return false;
+      if (pending.step === "category") { chooseCategory(choice.value, choice.value.name); return true; }
+      if (pending.step === "sub") { chooseCategory(choice.value, pending.category + "/" + choice.value.name); return true; }
+      var done = pending;
+      cancelAsk(null);
+      if (done.missing) marker.addMissing(choice.value, {category: done.category});
+      else marker.mark(choice.value, {category: done.category}, done.range);
+      if (marker.text) marker.text.focus({preventScroll: true});
+      return true;
+    }
+    function mqmKeys(event) {
+      var key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
+      if (pending) {
+        if (key === "Escape") { cancelAsk("No error added."); return true; }
+        return answer(key);
+      }
+      if (key === "m") { startMissing(); return true; }
+      var node = typology.filter(function (n) { return n.key === key; })[0];
+      if (node) { startError(node); return true; }
+      return false;
+    }
+
+    // The span list: the error's category, a select of the typology's leaves.
+    marker.rowExtra = function (span, label) {
+      var select = document.createElement("select");
+      select.setAttribute("aria-label", "Category of " + label);
+      var paths = leafPaths(typology, "");
+      if (paths.indexOf(span.category) < 0) paths.unshift(span.category);
+      paths.forEach(function (path) {
+        var option = document.createElement("option");
+        option.value = path;
+        option.textContent = path;
+        option.selected = path === span.category;
+        select.appendChild(option);
+      });
+      select.addEventListener("change", function () { span.category = select.value; marker.render(); unit.changed(); });
+      return select;
+    };
+    // Arrows (and Shift) select and Del removes as in ESA; every other key is MQM's: a category's
+    // letter, M, then the open question's digits (no severity digits without a category, no S).
+    var markerKeys = marker.keydown;
+    marker.keydown = function (event) {
+      var key = event.key;
+      var editing = /^Arrow/.test(key) || key === "Delete" || key === "Backspace";
+      if (!editing) return mqmKeys(event);
+      return pending ? false : markerKeys(event);
+    };
+    var markerRestore = marker.restore;
+    marker.restore = function (list, states, decided) {
+      markerRestore(Array.isArray(list) ? list.filter(function (s) { return s && typeof s.category === "string"; }) : list,
+                    states, decided);
+    };
+    marker.errorPending = function () { return pending !== null; }; // an MQM error still being added
+
+    card.querySelectorAll("[data-category]").forEach(function (button) {
+      button.addEventListener("mousedown", function (event) { event.preventDefault(); });
+      button.addEventListener("click", function () { startError(typology[Number(button.dataset.category)]); });
+    });
+    card.querySelectorAll("[data-mqm-missing]").forEach(function (button) {
+      button.addEventListener("click", startMissing);
+    });
+    card.querySelectorAll("[data-ask-cancel]").forEach(function (button) {
+      button.addEventListener("click", function () { cancelAsk("No error added."); });
+    });
+  }
+
+  window.Annotate.register("mqm", Object.assign({}, behaviour, {
+    init: function (shared) {
+      behaviour.init(shared);
+      markers.forEach(mqmAttach);
+    },
+    // The spans are the whole answer (none: no error), the same for every criterion.
+    collect: function (shared) {
+      var judgements = [];
+      markers.forEach(function (m) {
+        shared.config.criteria.forEach(function (criterion) {
+          judgements.push({criterion: criterion.name, output: m.output.id, spans: m.answerSpans()});
+        });
+      });
+      return {missing: [], judgements: judgements};
+    },
+    check: function () {
+      if (markers.some(function (m) { return m.errorPending(); })) {
+        unit.showErrors(["Finish the error being added (choose its category and severity), or press Esc."]);
+        return false;
+      }
+      return true;
+    },
+    // The current card's keys only (no score to go to).
+    keydown: function (event) {
+      var m = markers[current];
+      return m ? m.keydown(event) : false;
+    }
+  }));
 })();

@@ -1,7 +1,7 @@
 """One agreement figure per criterion, the same on every surface.
 
 One campaign per protocol (ASSET 0-100 ratings and RankME magnitudes from ../shared/data, and
-simulated pairwise, best-worst and ESA judgements): the dashboard, `agreement --json`, the
+simulated pairwise, best-worst, ESA and MQM judgements): the dashboard, `agreement --json`, the
 agreement API, the quality API, the exported card and campaign.json report the same alpha (to
 1e-9) under the same label, equal to the `krippendorff` package on the reliability matrix the
 protocol defines (built here from the raw data, not from our tables).
@@ -248,3 +248,25 @@ def test_cesa_scores_agree_everywhere_and_the_dashboard_adds_the_derived_pairs(t
     assert "nominal" in derived.group(2) and "derived from cESA scores" in derived.group(2)
     assert float(derived.group(3)) == pytest.approx(
         krippendorff.alpha(reliability_data=_matrix(votes), level_of_measurement="nominal"), abs=1e-9)
+
+
+def test_mqm_scores_agree_everywhere(tmp_path):
+    """MQM: the value is the MQM score of each rater's spans (score_mqm.py's default weights:
+    major 5, minor 1, neutral 0, minor Fluency/Punctuation 0.1), negated."""
+    rng, items, quality = _simulated_dataset(tmp_path)
+    weights = {("major", "Accuracy/Mistranslation"): 5.0, ("minor", "Fluency/Grammar"): 1.0,
+               ("minor", "Fluency/Punctuation"): 0.1, ("neutral", "Style/Awkward"): 0.0}
+    judgements, cells = [], {}
+    for item, outputs in items.items():
+        for system, text in outputs.items():
+            for annotator in rng.sample([f"w{k}" for k in range(5)], rng.choice([1, 2, 3])):
+                spans = []
+                for k, (severity, category) in enumerate(weights):
+                    if rng.random() > quality[system]:
+                        spans.append({"start": k, "end": k + 1, "severity": severity, "category": category})
+                judgements.append({"item": item, "system": system, "annotator": annotator, "criterion": "mqm",
+                                   "spans": spans})
+                cells[(annotator, (item, system))] = -sum(weights[(s["severity"], s["category"])] for s in spans)
+    campaign = _campaign(tmp_path, "mqm", "mqm", "mqm", judgements)
+    expected = {"mqm": krippendorff.alpha(reliability_data=_matrix(cells), level_of_measurement="interval")}
+    _check(campaign, tmp_path, expected, "interval, raw values; unit: output")

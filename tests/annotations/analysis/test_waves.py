@@ -200,3 +200,18 @@ def test_the_unit_page_tells_a_first_wave_annotator_why(waves, client):
     assert "a second wave needs different annotators" in refused.content.decode()
     api = client.post(f"/api/campaigns/{second.pk}/next-assignment/")
     assert api.status_code == 400 and "second wave needs different annotators" in api.json()["detail"]
+
+
+def test_a_wave_of_an_mqm_campaign_keeps_its_typology_and_weights(dataset, tmp_path):  # noqa: F811
+    typology = [{"name": "Meaning", "key": "w", "children": [{"name": "Wrong"}, {"name": "Odd"}]},
+                {"name": "Form", "key": "f"}]
+    (tmp_path / "typology.json").write_text(json.dumps(typology), encoding="utf-8")
+    run("create_campaign", "--dataset", "toy", "--name", "mqm", "--protocol", "mqm", "--criteria", "mqm",
+        "--typology", str(tmp_path / "typology.json"), "--severities", "minor,major,critical",
+        "--mqm-weights", "Major:5 Minor:1 Critical:10 Minor/Form:0.5")
+    run("create_campaign", "--wave-of", "mqm", "--name", "mqm-2")
+    first, second = Campaign.objects.get(name="mqm"), Campaign.objects.get(name="mqm-2")
+    assert second.wave_of == first and second.severities == ["minor", "major", "critical"]
+    # Not the defaults (WMT's MQM core typology, score_mqm.py's weights): the first wave's own.
+    assert [n["name"] for n in second.typology] == ["Meaning", "Form"] and second.typology == first.typology
+    assert second.mqm_weights == "Major:5 Minor:1 Critical:10 Minor/Form:0.5" == first.mqm_weights

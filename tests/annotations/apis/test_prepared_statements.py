@@ -20,12 +20,17 @@ def _prepared() -> list[str]:
         return [row[0] for row in cursor.fetchall()]
 
 
-@pytest.mark.parametrize("protocol", ["likert", "esa"])
-def test_fetch_and_submit_run_prepared_statements(setup, protocol):
+# The pick's own statement: overlap-first's (the default allocation) or the spread walk's.
+PICK = {"overlap-first": "picked.tier", "spread": "unnest($1::integer[], $2::integer[])"}
+
+
+@pytest.mark.parametrize("protocol,allocation", [("likert", "overlap-first"), ("esa", "overlap-first"),
+                                                 ("likert", "spread")])
+def test_fetch_and_submit_run_prepared_statements(setup, protocol, allocation):
     dataset, _, user = setup
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
-    campaign = _campaign(dataset, protocol)
+    campaign = _campaign(dataset, protocol, allocation=allocation)
     for _ in range(4):
         body = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
         response = client.post(f"/api/assignments/{body['id']}/submit/",
@@ -33,10 +38,9 @@ def test_fetch_and_submit_run_prepared_statements(setup, protocol):
                                format="json")
         assert response.status_code == 201, response.json()
     prepared = _prepared()
-    # Server-bound statements carry $n placeholders; the token lookup, the enrolment lock, the walk's
-    # pick and the assignment lock of the submit among them.
-    for marker in ("authtoken_token", "FOR UPDATE OF e",
-                   "unnest($1::integer[], $2::integer[])", "FOR UPDATE OF a"):
+    # Server-bound statements carry $n placeholders; the token lookup, the enrolment lock, the
+    # allocation's pick and the assignment lock of the submit among them.
+    for marker in ("authtoken_token", "FOR UPDATE OF e", PICK[allocation], "FOR UPDATE OF a"):
         assert any(marker in statement and "$1" in statement for statement in prepared), (marker, prepared)
 
 

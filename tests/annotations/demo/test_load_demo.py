@@ -58,7 +58,7 @@ def test_load_demo_creates_users_project_datasets_and_campaigns():
     assert likert.criteria == ["fluency", "adequacy"]
     assert (likert.scale_min, likert.scale_max) == (1, 5)
     # A campaign of every protocol open for annot, and a finished one of every protocol.
-    protocols = ["bws", "cesa", "esa", "likert", "pairwise", "rankme"]
+    protocols = ["bws", "cesa", "esa", "likert", "mqm", "pairwise", "rankme"]
     open_campaigns = Campaign.objects.exclude(name__endswith=SIMULATED)
     assert sorted(open_campaigns.values_list("protocol", flat=True)) == protocols
     assert sorted(Campaign.objects.filter(name__endswith=SIMULATED).values_list("protocol", flat=True)) == protocols

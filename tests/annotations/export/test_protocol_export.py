@@ -15,6 +15,7 @@ IMPORT_KEYS = {
     "rankme": ["system", "annotator", "criterion", "score", "rank"],
     "esa": ["system", "annotator", "criterion", "score", "spans"],
     "cesa": ["system", "annotator", "criterion", "score", "spans"],
+    "mqm": ["system", "annotator", "criterion", "score", "spans"],  # score: the computed MQM score
     "pairwise": ["annotator", "criterion", "a", "b", "winner"],
     "bws": ["annotator", "criterion", "outputs", "best", "worst"],
 }
@@ -35,6 +36,7 @@ SAMPLE = {
     "rankme": _row(output_id=2, score=120.0, rank=1),
     "esa": _row(output_id=2, score=40.0, spans=[{"start": 0, "end": 2, "severity": "major"}]),
     "cesa": _row(output_id=2, score=40.0, spans=[{"start": 0, "end": 2, "severity": "major"}]),
+    "mqm": _row(output_id=2, score=-5.0, spans=[{"start": 0, "end": 2, "severity": "major", "category": "Other"}]),
     "pairwise": _row(a_id=1, b_id=3, winner="a"),
     "bws": _row(outputs=[1, 2, 3, 4], best_id=4, worst_id=2),
 }

@@ -36,7 +36,7 @@ pytestmark = pytest.mark.django_db
 # Every output text is 12 characters long, so a span's reason does not depend on the output.
 TEXTS = {"A": "The cat sat.", "B": "A dog ran up", "C": "Birds flew!!"}
 ENDPOINT = {"likert": "ratings", "rankme": "ratings", "pairwise": "pairwise", "bws": "bestworst", "esa": "spans",
-            "cesa": "spans"}
+            "cesa": "spans", "mqm": "spans"}  # MQM's own rules: test_mqm_api.py
 
 
 @dataclass

@@ -10,7 +10,9 @@ import difflib
 import random
 
 from annotations.models import Campaign
+from annotations.protocols.mqm_scoring import leaf_paths
 from annotations.selectors import assignment_payload, enrolment_for
+from annotations.selectors.units import campaign_settings
 from annotations.services.assignments import assignment_next
 from annotations.services.submissions import unit_submit
 from tests.annotations.server_time import worked
@@ -45,8 +47,16 @@ class Annotator:
             low, high = campaign.criterion_scale(criterion)
             if low is None or high is None:  # unbounded RankME magnitudes
                 low, high = 1, 200
-            if campaign.protocol in (Campaign.Protocol.LIKERT, Campaign.Protocol.RANKME, Campaign.Protocol.ESA,
-                                     Campaign.Protocol.CESA):
+            if campaign.protocol == Campaign.Protocol.MQM:
+                # No score to give: errors (as missing content, in the typology's first leaf
+                # category), more of them where the text seems worse; the server computes the score.
+                category = leaf_paths(campaign_settings(campaign=campaign)["typology"])[0]
+                for output in outputs:
+                    errors = round((100 - self.score(output["text"], 0, 100)) / 10)
+                    answers.append({"criterion": criterion, "output": output["id"],
+                                    "spans": [{"missing": True, "severity": "minor", "category": category}] * errors})
+            elif campaign.protocol in (Campaign.Protocol.LIKERT, Campaign.Protocol.RANKME, Campaign.Protocol.ESA,
+                                       Campaign.Protocol.CESA):
                 for output in outputs:
                     answer = {"criterion": criterion, "output": output["id"],
                               "score": self.score(output["text"], low, high)}

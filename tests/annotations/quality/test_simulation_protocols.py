@@ -23,6 +23,7 @@ WORDS = "the pub serves cheap food near the river and has a high customer rating
     ("bws", {"tuple_size": 3}),
     ("esa", {}),
     ("cesa", {"tuple_size": 3}),
+    ("mqm", {}),
 ])
 def test_controls_in_every_protocol(protocol, options):
     rng = random.Random(7)

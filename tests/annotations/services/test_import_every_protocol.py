@@ -26,6 +26,8 @@ def tuple_(outputs=("A", "B", "C"), best="A", worst="C", annotator="w1", **extra
 
 
 SPANS = [{"start": 0, "end": 3, "severity": "minor"}, {"missing": True, "severity": "major"}]
+MQM_SPANS = [{"start": 0, "end": 3, "severity": "minor", "category": "Other"},
+             {"missing": True, "severity": "major", "category": "Accuracy/Omission"}]
 
 # Per protocol: campaign settings, the file, lines that restate a stored judgement in other words
 # (skipped), and lines that change a stored answer (each refused). A new protocol fails here until
@@ -61,6 +63,17 @@ CASES = {
         same=[rating(score=70, spans=SPANS[::-1], shown_order=["A", "B", "C"]), rating(system="B", score=100)],
         changed=[rating(score=71, spans=SPANS), rating(system="C", score=40, spans=SPANS),
                  rating(system="B", score=100, spans=SPANS[:1])],
+    ),
+    "mqm": dict(
+        settings={},
+        file=[rating(spans=MQM_SPANS), rating(system="B", spans=[])],
+        # The same spans in another order, the category in another case, a score (recomputed, not
+        # imported), and "no error" as absent spans.
+        same=[rating(score=99, spans=[MQM_SPANS[1], {**MQM_SPANS[0], "category": "OTHER"}]), rating(system="B")],
+        changed=[rating(spans=MQM_SPANS[:1]), rating(spans=[{**MQM_SPANS[0], "category": "Style/Awkward"},
+                                                            MQM_SPANS[1]]),
+                 rating(spans=[{**MQM_SPANS[0], "severity": "neutral"}, MQM_SPANS[1]]),
+                 rating(system="B", spans=MQM_SPANS[:1])],
     ),
     "pairwise": dict(
         settings={},

@@ -186,7 +186,7 @@ def test_campaign_set_up_page_sets_the_allocation_and_its_knobs(client, research
     campaign = Campaign.objects.get(name="adaptive one")
     assert campaign.allocation == "adaptive"
     assert campaign.allocation_params == {"min_per_system": 10, "alpha": 0.1, "stable_checks": 3, "check_every": 7,
-                                          "certainty": 0.9}
+                                          "certainty": 0.9}  # the knobs left empty: AdaptiveParams' defaults
     detail = client.get(reverse("campaign-detail", args=[campaign.pk])).content.decode()
     assert "Adaptive: after a cold start" in detail and "check_every 7" in detail
     client.post(url, {**data, "name": "spread one", "allocation": "spread", "adaptive_alpha": "0.1"})

@@ -196,6 +196,31 @@ def test_a_cesa_revision_reopens_each_outputs_spans(client, annotator, dataset):
     assert f's-0-{output_handle(assignment.pk, second)}' in draft["fields"]
 
 
+def test_an_mqm_revision_keeps_the_categories_and_recomputes_the_score(client, annotator, dataset):
+    mqm = campaign_create(dataset=dataset, name="MQM", protocol="mqm", criteria=["mqm"], redundancy=1,
+                          units_per_batch=5)
+    me = annotator_get_or_create(project=mqm.project, name=annotator.username, user=annotator)
+    assignment, _ = assignment_next(campaign=mqm, annotator=me)
+    output = assignment.unit.outputs[0]
+    unit_submit(annotator=me, assignment_id=assignment.pk, judgements=[
+        {"criterion": "mqm", "output": output,
+         "spans": [{"start": 0, "end": 3, "severity": "major", "category": "Accuracy/Mistranslation"}]}])
+    client.force_login(annotator)
+    page = client.get(reverse("annotate-revise", args=[assignment.pk])).content.decode()
+    draft = json.loads(page.split('id="unit-config" type="application/json">')[1].split("</script>")[0])["draft"]
+    assert draft["spans"] == [{"start": 0, "end": 3, "severity": "major", "missing": False,
+                               "category": "Accuracy/Mistranslation"}]
+    response = client.post(reverse("annotate-revise-submit", args=[assignment.pk]), json.dumps({"judgements": [
+        {"criterion": "mqm", "output": output_handle(assignment.pk, output),
+         "spans": [{"missing": True, "severity": "minor", "category": "Fluency/Punctuation"}]}
+    ]}), content_type="application/json")
+    assert response.status_code == 200, response.content
+    (row,) = SpanJudgement.objects.filter(assignment=assignment)
+    assert row.score == pytest.approx(-0.1)  # Minor/Fluency/Punctuation: 0.1
+    assert list(ErrorSpan.objects.values_list("severity", "category", "missing")) == [
+        ("minor", "Fluency/Punctuation", True)]
+
+
 def test_a_control_unit_is_revised_like_any_other(client, annotator, dataset):
     """Controls stay indistinguishable: reopened with their answers, revised through the same door,
     their answer replaced in quality control (never written to the judgement tables)."""

@@ -1,0 +1,123 @@
+"""WMT's MQM ratings TSV (google/wmt-mqm-human-evaluation; read by mt-metrics-eval's score_mqm.py)
+turned into judgement lines of the campaign's own format, each numbered by its first row.
+
+Columns, named by the header row (others are ignored): `system doc doc_id seg_id rater source
+target category severity`. One row per error; the error's span is marked in `target` with
+`<v>...</v>` (no mark: an error without a place in the target, e.g. an omission or an error
+marked in the source, kept as a missing-content span); a `No-error` row stands for a segment
+the rater found no error in. The row's item is its `seg_id` (as text), its system `system`; the
+rows of one (rater, system, seg_id) are one judgement. Fields are split on tabs without quoting,
+as score_mqm.py reads them (csv.QUOTE_NONE).
+
+Rows are checked here with their own line numbers (fields, marks, category, severity, the target
+against the output's text); the judgements they make then go through the same checks as every
+other import.
+"""
+from __future__ import annotations
+
+import re
+
+from annotations.models import Campaign, Output
+from annotations.protocols import mqm_scoring as mq
+from annotations.protocols.mqm_scoring import flat
+from annotations.services.imports.errors import Problems
+from annotations.services.imports.reading import decode_lines
+
+COLUMNS = ("system", "doc", "doc_id", "seg_id", "rater", "source", "target", "category", "severity")
+MARK = re.compile(r"</?v>")
+
+
+def unmark(target: str) -> tuple[str, tuple[int, int] | None]:
+    """'a <v>bad</v> word' -> ('a bad word', (2, 5)), offsets in code points; ValueError when the
+    marks are not one opening and one closing mark in that order."""
+    marks = [(m.start(), m.group()) for m in MARK.finditer(target)]
+    if not marks:
+        return target, None
+    if [m for _, m in marks] != ["<v>", "</v>"]:
+        raise ValueError("the target must mark one error span, as <v>...</v>")
+    (open_at, _), (close_at, _) = marks
+    before, inside, after = target[:open_at], target[open_at + 3:close_at], target[close_at + 4:]
+    if not inside.strip():
+        raise ValueError("the <v>...</v> mark holds no text")
+    return before + inside + after, (len(before), len(before) + len(inside))
+
+
+def mqm_tsv_objects(raw: bytes, problems: Problems, *, campaign: Campaign) -> list[tuple[int, dict]]:
+    """The judgement lines of a TSV file, as (line of the judgement's first row, object)."""
+    from annotations import protocols
+
+    protocol = protocols.of(campaign)
+    lines = [(n, t) for n, t in decode_lines(raw, problems) if t.strip()]
+    if not lines:
+        return []
+    header_line, header = lines[0]
+    names = header.split("\t")
+    absent = [c for c in COLUMNS if c not in names]
+    if absent:
+        problems.add(header_line, f"the header must name the columns {' '.join(COLUMNS)}; missing: "
+                                  f"{', '.join(absent)}")
+        return []
+    at = {c: names.index(c) for c in COLUMNS}
+    lookup = mq.category_lookup(protocol.typology(campaign))
+    offered = protocol.severities(campaign)
+    criterion = campaign.criteria[0]
+    texts = _texts(campaign)
+    groups: dict[tuple, tuple[int, dict]] = {}
+    for number, text in lines[1:]:
+        fields = text.split("\t")
+        if len(fields) != len(names):
+            problems.add(number, f"expected {len(names)} tab-separated fields (as the header), got {len(fields)}")
+            continue
+        row = {c: fields[i] for c, i in at.items()}
+        for column in ("system", "seg_id", "rater"):
+            if not row[column].strip():
+                problems.add(number, f"empty {column}")
+                break
+        else:
+            span = _span(number, row, problems, lookup=lookup, offered=offered, texts=texts)
+            if span is False:
+                continue
+            key = (row["rater"], row["system"], row["seg_id"])
+            if key not in groups:
+                groups[key] = (number, {"item": row["seg_id"], "system": row["system"], "annotator": row["rater"],
+                                        "criterion": criterion, "spans": []})
+            if span is not None:
+                groups[key][1]["spans"].append(span)
+    if not groups and not problems:
+        problems.add(0, "the file holds no ratings")
+    return sorted(groups.values(), key=lambda g: g[0])
+
+
+def _texts(campaign: Campaign) -> dict[tuple[str, str], str]:
+    """(item external id, system name) -> the output's text, as one TSV field."""
+    rows = Output.objects.filter(item__dataset=campaign.dataset).values_list(
+        "item__external_id", "system__name", "text")
+    return {(item, system): flat(text) for item, system, text in rows}
+
+
+def _span(number: int, row: dict, problems: Problems, *, lookup: dict, offered: list[str], texts: dict):
+    """The row's span (None: a No-error row; False: the row is refused, with its reasons added)."""
+    severity, category = row["severity"].strip().lower(), row["category"].strip()
+    if severity == mq.NO_ERROR or category.lower() == mq.NO_ERROR:
+        return None
+    if severity not in offered:
+        problems.add(number, f"severity {row['severity']!r} is not one of the campaign's ({', '.join(offered)}, "
+                             "No-error)")
+        return False
+    found = lookup.get("/".join(p.strip() for p in category.split("/")).lower()) if category else None
+    if found is None:
+        problems.add(number, f"category {row['category']!r} is not in the campaign's typology")
+        return False
+    try:
+        target, where = unmark(row["target"])
+    except ValueError as exc:
+        problems.add(number, str(exc))
+        return False
+    stored = texts.get((row["seg_id"], row["system"]))
+    if stored is not None and stored != target:
+        problems.add(number, f"the target (without its <v> marks) is not the output of system {row['system']!r} for "
+                             f"item {row['seg_id']!r} in the dataset")
+        return False
+    if where is None:
+        return {"missing": True, "severity": severity, "category": found}
+    return {"start": where[0], "end": where[1], "severity": severity, "category": found}
