@@ -111,6 +111,8 @@ def annotate_home(request: HttpRequest) -> HttpResponse:
         enrolment = selectors.enrolment_for(campaign=campaign, annotator=annotator)
         pending = annotator is not None and Assignment.objects.filter(
             campaign=campaign, annotator=annotator, status=Assignment.Status.PENDING).exists()
+        if campaign.stopped_at and not pending:
+            continue  # a stopped campaign hands out nothing new: no Start button that leads nowhere
         rows.append({
             "campaign": campaign,
             "mine": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),

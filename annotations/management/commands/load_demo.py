@@ -12,6 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from annotations.demo import demo_datasets
+from annotations.allocation.services import campaign_stop
 from annotations.demo.simulated import NOTICE, SIMULATED, campaign_simulate
 from annotations.models import Assignment, Campaign, Dataset, Membership
 from annotations.services.campaigns import campaign_create
@@ -217,6 +218,9 @@ class Command(BaseCommand):
             campaign = Campaign.objects.get(pk=entry.pop("id"))
             if campaign.name.endswith(SIMULATED) and not Assignment.objects.filter(campaign=campaign).exists():
                 units = campaign_simulate(campaign, annotators=SIMULATED_ANNOTATORS, seed=n)
+                # Finished: stopped with the reason, so the card says it and annotators are not offered it.
+                with transaction.atomic():
+                    campaign_stop(campaign=campaign, reason="demo: every unit was judged by simulated annotators")
                 log.append(f"campaign {campaign.name}: {units} units judged by simulated annotators")
                 entry["simulated_units"] = units
         owner = get_user_model().objects.get(username="demo")

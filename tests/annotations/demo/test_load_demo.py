@@ -80,6 +80,7 @@ def test_finished_campaigns_are_complete_labelled_and_analysable(client):
     assert finished.count() == Campaign.objects.exclude(name__endswith=SIMULATED).count()
     for campaign in finished:
         assert campaign.instructions.startswith(NOTICE), campaign.name
+        assert campaign.stopped_at is not None and "simulated annotators" in campaign.stop_reason
         units = Unit.objects.filter(campaign=campaign, kind=Unit.Kind.REGULAR)
         done = Assignment.objects.filter(campaign=campaign, status=Assignment.Status.DONE)
         assert units.exists() and done.count() == units.count() * campaign.redundancy, campaign.name
@@ -91,6 +92,11 @@ def test_finished_campaigns_are_complete_labelled_and_analysable(client):
             assert figures["n_units"] > 0 and figures["headline"]["value"] is not None, (campaign.name, criterion)
     runs = {(r["dataset"], r["metric"]) for r in summary["runs"] if r["status"] == "done"}
     assert runs == {(d.name, m) for d in demo_datasets() for m in ("bleu", "chrf", "bertscore")}
+    # Annotators are not offered the finished copies (stopped: nothing to hand out).
+    assert client.login(username="annot", password="annot")
+    home = client.get("/annotate/").content.decode()
+    assert "Demo restaurants: RankME" in home and SIMULATED not in home
+    client.logout()
     # The researcher's first visit: the dashboard names the campaign as simulated.
     assert client.login(username="demo", password="demo")
     likert = finished.get(protocol="likert")
