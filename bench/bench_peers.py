@@ -686,7 +686,8 @@ class PotatoClient:
             spans = []
         else:
             annotations = {"quality:quality": str(scores["quality"])}
-            spans = [{"schema": "errors", "name": "minor", "title": "minor", "start": 4, "end": 9}]
+            # `value` is the covered text, as the page's script sends it (a span without one is a deletion).
+            spans = [{"schema": "errors", "name": "minor", "title": "minor", "start": 4, "end": 9, "value": "Eagle"}]
         status, _, data = self.http.request("POST", "/updateinstance", {
             "instance_id": instance, "annotations": annotations, "span_annotations": spans,
             "client_timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")})
@@ -853,6 +854,12 @@ def main() -> None:
     parser.add_argument("--tools", default="ours-api,ours-page,pearmut,potato")
     parser.add_argument("--json", help="results file (default bench/out/peers-<time>.json)")
     args = parser.parse_args()
+
+    def interrupted(signum, frame):  # `kill` stops the servers too (run_one stops its tool on any exception)
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupted)
+    signal.signal(signal.SIGINT, interrupted)  # ignored in background jobs otherwise
     if args.quick:
         args.rounds, args.annotators, args.outputs, args.seconds = 1, 20, 100, 10
     names = args.tools.split(",")
