@@ -743,6 +743,22 @@ def wait_first_page(tool: Tool, started: float, limit: float = 180) -> float:
     raise RuntimeError(f"{tool.label}: no first page after {limit:g} s")
 
 
+def warm_up(tool: Tool, requests: int = 48) -> None:
+    """Every server process and thread past its first request (imports, connections), as
+    bench_annotation.py does: 48 requests on fresh connections (gunicorn: 4 workers x 4
+    threads, 3 times over) to the path its annotators use first; the peers get the same."""
+    path, headers = tool.first_page()
+    if isinstance(tool, Ours) and tool.path == "api":  # any answer will do: it runs the API's machinery
+        path, headers = f"/api/campaigns/{tool.campaign}/", {"Authorization": f"Token {tool.db.tokens[0]}",
+                                                              "X-Forwarded-Proto": "https"}
+    for _ in range(requests):
+        http = Http(tool.port, headers)
+        if isinstance(tool, Ours):
+            http.cookies["sessionid"] = tool.db.sessions[0]
+        http.request("GET", path)
+        http.conn.close() if http.conn else None
+
+
 def run_one(tool: Tool, protocol: str, think: float, outputs: list[dict], n: int, seconds: float, tag: str) -> dict:
     run = f"{tool.label}-{protocol}-t{think:g}-{tag}"
     (VAR / "runs").mkdir(parents=True, exist_ok=True)
@@ -751,6 +767,7 @@ def run_one(tool: Tool, protocol: str, think: float, outputs: list[dict], n: int
     meter = TreeMeter(tool.server.pid, tool.backends)
     try:
         startup = wait_first_page(tool, started)
+        warm_up(tool)
         clients = [tool.client(i) for i in range(n)]
         for c in clients:
             c.open()
