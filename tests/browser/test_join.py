@@ -108,7 +108,9 @@ def test_same_pid_resumes_revoked_link_404_and_export(new_page, study, screensho
     link, campaign = study["link"], study["campaign"]
     first = new_page(viewport={"width": 390, "height": 844})
     first.goto(_join_path(link, RETURNING, "s-1"))
-    with first.expect_navigation():
+    # Starting creates the participant and hands out the first unit: on a busy machine that can take
+    # longer than Playwright's default wait.
+    with first.expect_navigation(timeout=60_000):
         first.keyboard.press("Enter")
     _unit_ready(first)
     first.screenshot(path=str(screenshot_dir / "join-unit-390.png"), full_page=True)
@@ -124,14 +126,14 @@ def test_same_pid_resumes_revoked_link_404_and_export(new_page, study, screensho
     again.goto(_join_path(link, RETURNING, "s-2"))
     assert again.get_by_role("button", name="Continue").is_visible()
     again.screenshot(path=str(screenshot_dir / "join-continue-1280.png"), full_page=True)
-    with again.expect_navigation():
+    with again.expect_navigation(timeout=60_000):
         again.keyboard.press("Enter")
     _unit_ready(again)
     config = json.loads(again.locator("#unit-config").text_content())
     assert config["assignment"] == pending.pk
     assert JoinParticipant.objects.filter(platform_id=RETURNING).count() == 1
     again.keyboard.press("4")
-    with again.expect_navigation():
+    with again.expect_navigation(timeout=60_000):
         again.keyboard.press("Enter")
     _unit_ready(again)
     pending.refresh_from_db()
