@@ -1,30 +1,6 @@
-"""`score --metric METRIC --hyp FILE [--ref FILE ...] [--src FILE] [--data FILE] [--option KEY=VALUE ...]
-[--segments OUT.jsonl] [--skip-empty-refs] [--width N] [--json] [--list]`.
-
-Scores plain text files the way sacrebleu's command line does, for any
-registered metric, without touching the database:
-
-- one segment a line (split on "\\n" only; trailing whitespace removed, as
-  sacrebleu does); `-` reads the hypotheses from stdin;
-- each `--ref` file is one reference stream: several `--ref` files give each
-  segment several references. An empty line is an empty reference, as in
-  sacrebleu; with `--skip-empty-refs` it means "no reference from this file
-  for this segment" (variable numbers of references), and a segment left
-  without any reference is an error;
-- `--data` is JSONL, one JSON list of [subject, predicate, object] triples a
-  line (an empty line is an empty list);
-- `--option KEY=VALUE` (repeatable) sets metric options, typed by the metric's defaults.
-
-Long inputs are scored in chunks of `--chunk-size` segments (after the
-metric's corpus state, e.g. its idf tables, is computed once over the whole
-input, so the scores are those of one call) with progress on stderr:
-done/total, rate and ETA. System-level metrics (distinct-n, ttr, self-bleu)
-score the whole file in one call.
-
-Output: with `--json`, `{"metric", "score", "signature", "segments", ...corpus extra}`;
-otherwise one line `SIGNATURE = SCORE [details]`. `--segments OUT.jsonl` writes
-`{"segment": i, "score": v, ...}` per input line, in order.
-"""
+"""`manage.py score`: the same program as `python -m metrics.score` (see there for the flags, the
+input rules and the output), under the management command's name. The light entry point starts
+without Django, so its start-up is sacrebleu's."""
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
