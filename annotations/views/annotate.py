@@ -1,12 +1,15 @@
 """Annotator pages: the home page (campaigns with progress) and the protocol
 page that shows one unit at a time.
 
-The page is rendered on the server (every text escaped by the template); a
+The page is rendered on the server once (every text escaped by the template); a
 small script (`static/js/annotate.js`) handles the controls, keyboard
 shortcuts, the timer and autosave, and posts the unit as JSON to
 `annotate-submit`, which calls the same service as the REST API (origin
-"browser"). What the annotator sees is built by `selectors.assignment_payload`
-and never holds a system name.
+"browser") and, in the same request, hands out the next unit and answers it as
+JSON (`next_unit_json`): the script draws it into the page (texts set as text,
+never as HTML) without loading the page again, one request per unit as on the
+API. What the annotator sees is built by `selectors.assignment_payload` and
+never holds a system name.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Count, F, Q
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import redirect, render
+from django.template.defaultfilters import floatformat
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
@@ -69,6 +73,7 @@ def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) ->
         isinstance(row, (list, tuple)) and len(row) == 3 for row in data) else None
     config = {
         "protocol": protocol.name,
+        "shape": unit_shape(protocol=protocol.name, outputs=outputs, anchor=payload.get("anchor")),
         "assignment": payload["id"],
         "shown_order": payload["shown_order"],
         "outputs": [{"id": o["id"], "text": o["text"], **({"suggestions": o["suggestions"]} if "suggestions" in o else {})}
@@ -84,6 +89,7 @@ def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) ->
         config.update(
             submit_url=reverse("annotate-submit", args=[payload["id"]]),
             draft_url=reverse("annotate-draft", args=[payload["id"]]),
+            release_url=reverse("annotate-release", args=[payload["id"]]),
         )
     return {
         "campaign": campaign,
@@ -99,6 +105,64 @@ def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) ->
         "unit_config": config,
         "preview": preview,
     }
+
+
+def unit_shape(*, protocol: str, outputs: list[dict], anchor) -> str:
+    """What the form of a unit depends on beyond its texts and ids: the page's script draws the next
+    unit into the form of the one before only when their shapes are equal (else it loads the page)."""
+    return "|".join([protocol, str(len(outputs)), "anchor" if anchor else "",
+                     "".join("s" if o.get("suggestions") else "-" for o in outputs)])
+
+
+def unit_json(*, campaign: Campaign, assignment: Assignment, annotator, enrolment, staff: bool) -> dict:
+    """A unit as the page's script draws it into the page it is on (static/js/annotate.js `draw`):
+    its config, the texts of its input and outputs, and the progress and batch strip around it;
+    what the page's templates show, as data. Texts stay text: the script sets them as text nodes."""
+    assignment.campaign, assignment.annotator = campaign, annotator
+    payload = payload_for_annotator(selectors.assignment_payload(assignment=assignment, enrolment=enrolment))
+    context = unit_context(campaign=campaign, payload=payload)
+    item = payload["item"]
+    anchor = payload.get("anchor")
+    batch = annotator_batch(campaign=campaign, annotator=annotator)
+    slots = batch.slots(current_id=assignment.pk)
+    unit_page = reverse("annotate-unit", args=[campaign.pk])
+    for slot in slots:
+        if slot["state"] == "done" and slot["revisable"] and not slot["current"]:
+            slot["url"] = reverse("annotate-revise", args=[slot["assignment"]])
+        elif slot["state"] == "pending" and not slot["current"]:
+            slot["url"] = unit_page
+    return {
+        "config": context["unit_config"],
+        "input": {
+            "source": item.get("source") or "",
+            "triples": context["triples"] or [],
+            "other": str(context["other_data"]) if context["other_data"] else "",
+            "references": [ref["text"] for ref in item.get("references") or []],
+        },
+        "outputs": [{"id": o["id"], "label": o["label"], "text": o["text"], "suggestions": len(o.get("suggestions") or [])}
+                    for o in payload["item"]["outputs"]],
+        "anchor": {"text": anchor["text"], "value": floatformat(anchor["value"], -2)} if anchor else None,
+        "progress": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
+        "overall": campaign_progress(campaign=campaign)["percent"] if staff else None,
+        "batch": {"size": batch.size, "slots": slots},
+    }
+
+
+def next_unit_json(request: HttpRequest, *, campaign: Campaign, annotator) -> dict | None:
+    """Hand out the annotator's next unit (as `_take_next` does) and answer it as `unit_json`;
+    None when there is none or the campaign is too busy (the page then follows `next` as before,
+    to the finished or busy page)."""
+    try:
+        assignment, _ = assignment_next(campaign=campaign, annotator=annotator)
+    except ValidationError:
+        return None
+    if assignment is None:
+        return None
+    campaign_controls_check(campaign.pk)  # the next unit may be a control: answers are held to the floor
+    enrolment = getattr(assignment, "enrolment", None) or selectors.enrolment_for(campaign=campaign,
+                                                                                   annotator=annotator)
+    staff = request.user.is_authenticated and selectors.is_project_staff(user=request.user, project=campaign.project)
+    return unit_json(campaign=campaign, assignment=assignment, annotator=annotator, enrolment=enrolment, staff=staff)
 
 
 @login_required
@@ -296,7 +360,12 @@ def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
             return JsonResponse({"next": reverse("join-done")}, status=201)
     elif code is not None:
         return JsonResponse({"next": reverse("annotate-completion-code", args=[assignment.campaign_id])}, status=201)
-    # The next unit is handed out by a POST: the page's script follows `next` with one (`next_method`).
+    # The next unit, handed out now and drawn by the page's script without loading the page again.
+    unit = next_unit_json(request, campaign=assignment.campaign, annotator=assignment.annotator)
+    if unit is not None:
+        return JsonResponse({"next": reverse("annotate-unit", args=[assignment.campaign_id]), "unit": unit},
+                            status=201)
+    # None left (or too busy): the landing page's POST says so (`next_method`: the script follows with one).
     return JsonResponse({"next": reverse("annotate-campaign", args=[assignment.campaign_id]), "next_method": "POST"},
                         status=201)
 

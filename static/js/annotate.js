@@ -4,7 +4,7 @@
 // loaded after this file, which calls
 //
 //   window.Annotate.register("<name>", {
-//     init(unit),              // once, before the draft is restored: wire the protocol's controls
+//     init(unit),              // once a unit, before the draft is restored: wire the protocol's controls
 //     collect(unit),           // -> {judgements: [...], missing: ["what is still to answer", ...]}
 //     check(result, unit),     // optional: false stops the submission (after saying why)
 //     keydown(event, unit),    // optional: true if it handled the key (default: unit.rowKeys)
@@ -17,13 +17,24 @@
 // `unit` holds the form, the config (the JSON of #unit-config) and the shared helpers below.
 // The server renders every text; data is read with textContent / JSON and written with
 // textContent: never innerHTML.
+//
+// The work page loads once. After a submit the server answers with the next unit as data (`unit`,
+// annotations.views.annotate.unit_json); `draw` makes it from a copy of the first unit's node as
+// the server rendered it (the template: the same campaign, protocol and controls, other texts and
+// output ids), puts it in place of the unit just sent and starts it like the first. A unit of
+// another shape (another number of outputs, an anchor or AI suggestions where the first had none)
+// loads the page instead.
 (function () {
   "use strict";
   var registered = {};
   var started = false;
+  var firstUnit = document.getElementById("unit");
   var configNode = document.getElementById("unit-config");
   var form = document.getElementById("unit-form");
   var config = configNode && form ? JSON.parse(configNode.textContent) : null;
+  // Copied before any script touched it: the form every next unit of the same shape is drawn from.
+  var template = config && !config.preview && !config.revising ? firstUnit.cloneNode(true) : null;
+  var templateShape = config ? config.shape : null;
 
   window.Annotate = {
     register: function (name, protocol) {
@@ -38,17 +49,26 @@
     if (!started) showErrors(["The script of this page (" + config.protocol + ") did not load: reload the page."]);
   });
 
-  var statusNode = document.getElementById("unit-status");
-  var errorsNode = document.getElementById("unit-errors");
+  var statusNode, errorsNode, storageKey, rows, activeRow, elapsed, submitting, protocol, unit;
   var timerNode = document.getElementById("unit-timer");
-  // A reopened unit (config.revising) keeps its half-done changes under its own key: its stored
-  // answers come as config.draft, and nothing is autosaved to the server until it is sent again.
-  var storageKey = (config.revising ? "workbench-revise-" : "workbench-draft-") + config.assignment;
-  var rows = Array.prototype.slice.call(form.querySelectorAll("[data-row]"));
-  var activeRow = 0;
-  var elapsed = 0;
-  var submitting = false;
-  var protocol = null;
+  var timersStarted = false;
+  // The unit in `root` becomes the one the page works on: its nodes, its config, a fresh state.
+  function mount(root, unitConfig) {
+    config = unitConfig;
+    form = root.querySelector("#unit-form");
+    statusNode = root.querySelector("#unit-status");
+    errorsNode = root.querySelector("#unit-errors");
+    // A reopened unit (config.revising) keeps its half-done changes under its own key: its stored
+    // answers come as config.draft, and nothing is autosaved to the server until it is sent again.
+    storageKey = (config.revising ? "workbench-revise-" : "workbench-draft-") + config.assignment;
+    rows = Array.prototype.slice.call(form.querySelectorAll("[data-row]"));
+    activeRow = 0;
+    elapsed = 0;
+    submitting = false;
+    protocol = null;
+    window.clearTimeout(serverTimer);
+    wire(root);
+  }
 
   // ---------------------------------------------------------------- helpers
   function say(text) { if (statusNode) statusNode.textContent = text; }
@@ -93,10 +113,6 @@
     }
     row.scrollIntoView({block: "nearest"});
   }
-  rows.forEach(function (row, i) {
-    row.addEventListener("focusin", function () { setActive(i, false); });
-    row.addEventListener("click", function () { setActive(i, false); });
-  });
 
   function chooseInRow(key) {
     var row = rows[activeRow];
@@ -128,22 +144,37 @@
     var out = box.querySelector(".slider-value");
     if (out) out.textContent = slider.value;
   }
-  form.querySelectorAll("input[type=range]").forEach(function (slider) {
-    ["input", "change"].forEach(function (type) {
-      slider.addEventListener(type, function () { markTouched(slider); changed(); });
+  // The listeners of one unit's nodes (they go with its nodes when the next unit replaces them).
+  function wire(root) {
+    rows.forEach(function (row, i) {
+      row.addEventListener("focusin", function () { setActive(i, false); });
+      row.addEventListener("click", function () { setActive(i, false); });
     });
-    // The ends are answers too: an untouched slider rests at its minimum, so a click, a tap or
-    // Home there changes no value and fires no input event; count the gesture itself.
-    function touchedByGesture() {
-      if (!slider.classList.contains("untouched")) return;
-      markTouched(slider);
-      changed();
-    }
-    slider.addEventListener("pointerup", touchedByGesture);
-    slider.addEventListener("keyup", function (event) {
-      if (/^(Home|End|PageUp|PageDown|Arrow(Left|Right|Up|Down))$/.test(event.key)) touchedByGesture();
+    form.querySelectorAll("input[type=range]").forEach(function (slider) {
+      ["input", "change"].forEach(function (type) {
+        slider.addEventListener(type, function () { markTouched(slider); changed(); });
+      });
+      // The ends are answers too: an untouched slider rests at its minimum, so a click, a tap or
+      // Home there changes no value and fires no input event; count the gesture itself.
+      function touchedByGesture() {
+        if (!slider.classList.contains("untouched")) return;
+        markTouched(slider);
+        changed();
+      }
+      slider.addEventListener("pointerup", touchedByGesture);
+      slider.addEventListener("keyup", function (event) {
+        if (/^(Home|End|PageUp|PageDown|Arrow(Left|Right|Up|Down))$/.test(event.key)) touchedByGesture();
+      });
     });
-  });
+    form.addEventListener("submit", function (event) { event.preventDefault(); submit(); });
+    form.addEventListener("change", changed);
+    form.addEventListener("input", function (event) { if (event.target.type === "number") changed(); });
+    unit = {
+      config: config, form: form, root: root,
+      say: say, showErrors: showErrors, changed: changed, valueOf: valueOf, scores: scores,
+      rowKeys: rowKeys
+    };
+  }
 
   // ---------------------------------------------------------------- answers
   function valueOf(name) {
@@ -267,8 +298,13 @@
       showErrors(["The server could not be reached; your answers are kept. Try again in a moment."]);
     });
   }
-  // After a submit: the next unit is handed out by a POST (`next_method`), anything else is a page to open.
+  // After a submit: the next unit drawn here when it came with the answer (and has the first's
+  // shape); else the next unit is handed out by a POST (`next_method`), anything else is a page to open.
   function go(data) {
+    if (data.unit && template && data.unit.config && data.unit.config.shape === templateShape) {
+      draw(data.unit);
+      return;
+    }
     if (!data.next) { window.location.reload(); return; }
     if (String(data.next_method || "GET").toUpperCase() !== "POST") { window.location.assign(data.next); return; }
     var next = document.createElement("form");
@@ -282,10 +318,6 @@
     document.body.appendChild(next);
     next.submit();
   }
-  form.addEventListener("submit", function (event) { event.preventDefault(); submit(); });
-  form.addEventListener("change", changed);
-  form.addEventListener("input", function (event) { if (event.target.type === "number") changed(); });
-
   document.addEventListener("keydown", function (event) {
     if (!protocol || event.altKey || event.ctrlKey || event.metaKey) return;
     var target = event.target;
@@ -303,12 +335,7 @@
     if ((protocol.keydown || rowKeys)(event, unit)) event.preventDefault();
   });
 
-  // What a protocol's module sees.
-  var unit = {
-    config: config, form: form, root: document.getElementById("unit"),
-    say: say, showErrors: showErrors, changed: changed, valueOf: valueOf, scores: scores,
-    rowKeys: rowKeys
-  };
+  mount(firstUnit, config);
 
   // ---------------------------------------------------------------- start
   function start(registeredProtocol) {
@@ -332,6 +359,9 @@
       if (first) first.focus({preventScroll: true});
     }
 
+    document.body.dataset.unitReady = "1";
+    if (timersStarted) return;
+    timersStarted = true;
     var last = Date.now();
     window.setInterval(function () {
       var now = Date.now();
@@ -343,6 +373,140 @@
       if (config.preview || submitting) return;
       try { window.localStorage.setItem(storageKey, JSON.stringify(snapshot())); } catch (e) { /* ignore */ }
     }, 5000);
-    document.body.dataset.unitReady = "1";
+  }
+
+  // ---------------------------------------------------------------- the next unit, drawn here
+  function node(tag, attrs, text) {
+    var el = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (name) { el.setAttribute(name, attrs[name]); });
+    if (text !== undefined && text !== null) el.textContent = text;
+    return el;
+  }
+  // The input panel (annotate/_input.html): the source, the data (triples or as the server printed
+  // it), the references; none when the unit shows none of them.
+  function drawInput(root, input) {
+    var old = root.querySelector("section.task-input");
+    var refs = input.references || [], triples = input.triples || [];
+    if (!input.source && !triples.length && !input.other && !refs.length) { if (old) old.remove(); return; }
+    var section = node("section", {"class": "panel task-input", "aria-label": "Input"});
+    if (input.source) section.appendChild(node("div", {"class": "text-block source-text", dir: "auto"}, input.source));
+    if (triples.length) {
+      var table = node("table", {"class": "table triples"});
+      table.appendChild(node("caption", {"class": "sr-only"}, "Input data"));
+      var body = node("tbody");
+      triples.forEach(function (t) {
+        var tr = node("tr");
+        tr.appendChild(node("td", {}, t[0]));
+        tr.appendChild(node("td", {"class": "predicate"}, t[1]));
+        tr.appendChild(node("td", {}, t[2]));
+        body.appendChild(tr);
+      });
+      table.appendChild(body);
+      section.appendChild(table);
+    } else if (input.other) {
+      section.appendChild(node("pre", {"class": "text-block"}, input.other));
+    }
+    if (refs.length) {
+      var box = node("div", {"class": "task-refs"});
+      box.appendChild(node("h2", {"class": "small-heading"}, refs.length === 1 ? "Reference" : "References"));
+      var list = node("ol", {"class": "references"});
+      refs.forEach(function (text) { list.appendChild(node("li", {"class": "text-block", dir: "auto"}, text)); });
+      box.appendChild(list);
+      section.appendChild(box);
+    }
+    if (old) { old.replaceWith(section); return; }
+    var instructions = root.querySelector("details.instructions");
+    if (instructions) instructions.after(section); else root.prepend(section);
+  }
+  // The outputs: each card's text, and the card's output id (a handle of this unit) wherever the
+  // template's unit had its own (the card, input names and values, rank badges).
+  function drawOutputs(root, outputs) {
+    var cards = root.querySelectorAll("[data-output]");
+    var renames = [];
+    cards.forEach(function (card, i) {
+      var output = outputs[i];
+      renames.push([card.getAttribute("data-output"), String(output.id)]);
+      var text = card.querySelector(".output-text");
+      if (text) text.textContent = output.text;
+      var count = card.querySelector("[data-suggestion-count]");
+      if (count) count.textContent = String(output.suggestions);
+    });
+    root.querySelectorAll("*").forEach(function (el) {
+      Array.prototype.forEach.call(el.attributes, function (attr) {
+        var value = attr.value;
+        renames.forEach(function (pair) { if (value.indexOf(pair[0]) >= 0) value = value.split(pair[0]).join(pair[1]); });
+        if (value !== attr.value) el.setAttribute(attr.name, value);
+      });
+    });
+  }
+  // Around the unit: the batch's progress, the campaign's (researchers only), the strip of the
+  // batch's units (annotate/_batch_strip.html) and the skip button's target.
+  function drawPage(data) {
+    var p = data.progress;
+    var line = document.getElementById("batch-progress");
+    if (line) {
+      line.textContent = "Your batch" + (p.batch > 1 ? " " + p.batch : "") + ": ";
+      line.appendChild(node("strong", {}, p.batch_done + " / " + p.batch_size));
+      line.appendChild(document.createTextNode(" done"));
+    }
+    var bar = document.getElementById("batch-progress-bar");
+    if (bar) { bar.max = p.batch_size; bar.value = p.batch_done; bar.textContent = p.batch_done + " / " + p.batch_size; }
+    var overall = document.getElementById("overall-percent");
+    if (overall && data.overall !== null && data.overall !== undefined) overall.textContent = String(data.overall);
+    var strip = document.getElementById("batch-strip");
+    if (strip) drawStrip(strip, data.batch);
+    var skip = document.getElementById("skip-form");
+    if (skip && config.release_url) skip.action = config.release_url;
+  }
+  function drawStrip(holder, batch) {
+    holder.textContent = "";
+    var slots = batch.slots || [];
+    if (!slots.length) return;
+    var nav = node("nav", {"class": "batch-strip", "aria-label": "Units of your batch"});
+    var list = node("ol");
+    slots.forEach(function (s) {
+      if (s.state === "todo") return;
+      var li = node("li"), mark;
+      if (s.current) {
+        mark = node("span", {"class": "batch-unit current" + (s.state === "done" ? " done" : ""), "aria-current": "step",
+          title: "Unit " + s.position + ": open now"}, String(s.position));
+      } else if (s.url && s.state === "done") {
+        mark = node("a", {"class": "batch-unit done", href: s.url, title: "Reopen unit " + s.position,
+          "aria-label": "Unit " + s.position + ", submitted: reopen to change your answers"}, String(s.position));
+      } else if (s.url) {
+        mark = node("a", {"class": "batch-unit pending", href: s.url,
+          "aria-label": "Unit " + s.position + ", in progress: go back to it"}, String(s.position));
+      } else {
+        mark = node("span", {"class": "batch-unit done"}, String(s.position));
+      }
+      li.appendChild(mark);
+      list.appendChild(li);
+    });
+    nav.appendChild(list);
+    var last = slots[slots.length - 1];
+    nav.appendChild(node("span", {"class": "batch-of muted small"}, (last.state === "todo" ? "… " : "") + "of " + batch.size));
+    holder.appendChild(nav);
+  }
+  function draw(data) {
+    var next = template.cloneNode(true);
+    var current = document.getElementById("unit");
+    // The instructions stay as the annotator left them (open or folded).
+    var wasOpen = current.querySelector("details.instructions"), willOpen = next.querySelector("details.instructions");
+    if (wasOpen && willOpen) willOpen.open = wasOpen.open;
+    drawInput(next, data.input);
+    drawOutputs(next, data.outputs);
+    if (data.anchor) {
+      next.querySelectorAll("[data-anchor-text]").forEach(function (el) { el.textContent = data.anchor.text; });
+      next.querySelectorAll("[data-anchor-value]").forEach(function (el) { el.textContent = data.anchor.value; });
+    }
+    next.querySelector("#unit-config").textContent = JSON.stringify(data.config);
+    document.body.dataset.unitReady = "";
+    current.replaceWith(next);
+    mount(next, data.config);
+    drawPage(data);
+    window.scrollTo(0, 0);
+    start(registered[config.protocol]);
+    say("Your answers were saved. This is the next unit.");
+    document.body.dataset.assignment = String(config.assignment);
   }
 })();

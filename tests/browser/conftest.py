@@ -9,6 +9,7 @@ failed that way on a loaded machine); waiting in one place keeps every test
 from having to remember.
 """
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -161,6 +162,24 @@ def log_in(page, username: str, password: str) -> None:
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Log in").click()
     page.wait_for_url("**/")
+
+
+@contextmanager
+def next_screen(page, timeout: float | None = None):
+    """Around an action that leaves the unit on screen (a submit, a skip): wait until the next one is
+    there, drawn in place by the page's script (annotate.js answers a submit with the next unit as
+    data: no navigation) or a new document (the finished page, a completion code, a skip's POST).
+    The work page names its unit on `<body data-assignment>`; off it, this is `expect_navigation`."""
+    old = page.locator("body").get_attribute("data-assignment")
+    if old is None:
+        with page.expect_navigation(timeout=timeout):
+            yield
+        return
+    yield
+    page.locator(f"body:not([data-assignment='{old}'])").wait_for(state="attached", timeout=timeout)
+    page.wait_for_load_state("load")  # at once when the unit was drawn in place
+    if page.locator("#unit-config").count():
+        page.locator("body[data-unit-ready='1']").wait_for(state="attached")
 
 
 def open_unit(page, campaign_pk: int) -> None:

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from tests.browser.axe_core import SCRIPT, VERSION
-from tests.browser.conftest import log_in
+from tests.browser.conftest import log_in, next_screen
 from tests.browser.test_annotate import world  # noqa: F401  (the five campaigns, one annotator "ann")
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -112,6 +112,23 @@ def test_a_unit_of_each_protocol(audited_page, axe_script, world, protocol, widt
     assert_accessible(page, axe_script, f"{protocol} unit with errors shown at {width} px")
 
 
+@pytest.mark.parametrize("protocol", ["likert", "rankme", "pairwise", "bws", "esa", "cesa", "mqm"])
+def test_a_unit_drawn_in_place_of_the_one_sent(audited_page, axe_script, world, protocol):  # noqa: F811
+    """The second unit is drawn by the page's script (no new document): audited like the first."""
+    from tests.browser.test_unit_drawn import _answer
+
+    page = audited_page(390)
+    log_in(page, "ann", "pw-123456")
+    page.goto(f"/annotate/campaigns/{world[protocol].pk}/")
+    onward(page).first.click()
+    page.locator("body[data-unit-ready='1']").wait_for()
+    _answer(page, protocol, page.locator(".output-card[data-output]").count())
+    with next_screen(page):
+        page.keyboard.press("Enter")
+    assert page.locator("#unit-form").count()
+    assert_accessible(page, axe_script, f"{protocol} unit drawn in place at 390 px")
+
+
 def _esa_half(page):
     page.locator("#esa-text").focus()
     page.keyboard.press("Shift+ArrowRight")
@@ -161,7 +178,7 @@ def test_the_pages_after_the_last_unit(audited_page, axe_script, world, width): 
             page.locator("body[data-unit-ready='1']").wait_for()
             page.keyboard.press("1")
             page.keyboard.press("3")
-            with page.expect_navigation():
+            with next_screen(page):
                 page.keyboard.press("Enter")
             continue
         title = page.locator("h1").first.inner_text()

@@ -14,7 +14,7 @@ from tests.annotations.factories import (
     SystemFactory,
     UserFactory,
 )
-from tests.browser.conftest import browser_wait_until, log_in, open_unit
+from tests.browser.conftest import browser_wait_until, log_in, next_screen, open_unit
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -98,7 +98,7 @@ def test_likert_with_the_mouse(page, world):
     page.get_by_role("button", name="Submit").click()
     assert "adequacy" in page.locator("#unit-errors").inner_text()  # the slider must be moved
     page.get_by_label("adequacy (0 to 100)").click()
-    with page.expect_navigation():
+    with next_screen(page):
         page.get_by_role("button", name="Submit").click()
     rows = _submitted(page, assignment)
     assert sorted((r.criterion, r.score) for r in rows)[1] == ("fluency", 4.0)
@@ -123,7 +123,7 @@ def test_likert_with_the_keyboard_and_autosave_across_a_reload(page, world, new_
     fresh.locator("body[data-unit-ready='1']").wait_for()
     assert fresh.locator('input[type=radio][value="3"]').first.is_checked()
     fresh.context.close()
-    with page.expect_navigation():
+    with next_screen(page):
         page.keyboard.press("Enter")
     rows = _submitted(page, assignment)
     assert sorted((r.criterion, r.score) for r in rows) == [("adequacy", 1.0), ("fluency", 3.0)]
@@ -137,7 +137,7 @@ def test_rankme_with_the_mouse(page, world):
         inputs.nth(i).click()
         inputs.nth(i).fill(["150", "80", "150", "60"][i])
     assert page.locator(".rank-badge").first.inner_text() == "rank 1 (tie)"
-    with page.expect_navigation():
+    with next_screen(page):
         page.get_by_role("button", name="Submit").click()
     rows = _submitted(page, assignment)
     assert sorted(r.rank for r in rows)[:2] == [1, 1]
@@ -154,7 +154,7 @@ def test_rankme_with_the_keyboard(page, world):
         page.keyboard.type(str(100 + 10 * i))
         if i < count - 1:
             page.keyboard.press("Tab")
-    with page.expect_navigation():
+    with next_screen(page):
         page.keyboard.press("Enter")
     rows = _submitted(page, assignment)
     assert len(rows) == count
@@ -165,7 +165,7 @@ def test_pairwise_with_the_mouse(page, world):
     assignment = _open(page, world["pairwise"])
     page.locator("fieldset").nth(0).get_by_text("A is better").click()
     page.locator("fieldset").nth(1).get_by_text("Tie").click()
-    with page.expect_navigation():
+    with next_screen(page):
         page.get_by_role("button", name="Submit").click()
     rows = _submitted(page, assignment)
     first = assignment.shown_order[0]
@@ -178,7 +178,7 @@ def test_pairwise_with_the_keyboard(page, world):
     assignment = _open(page, world["pairwise"])
     page.keyboard.press("b")
     page.keyboard.press("t")
-    with page.expect_navigation():
+    with next_screen(page):
         page.keyboard.press("Enter")
     rows = _submitted(page, assignment)
     assert sorted(r.winner for r in rows if r.criterion == "fluency") == ["tie"]
@@ -192,7 +192,7 @@ def test_best_worst_with_the_mouse(page, world):
     page.get_by_role("button", name="Submit").click()
     assert "different" in page.locator("#unit-errors").inner_text()
     page.locator("fieldset").nth(1).get_by_text("Output 3").click()
-    with page.expect_navigation():
+    with next_screen(page):
         page.get_by_role("button", name="Submit").click()
     (row,) = _submitted(page, assignment)
     assert (row.best_id, row.worst_id) == (assignment.shown_order[1], assignment.shown_order[2])
@@ -203,7 +203,7 @@ def test_best_worst_with_the_keyboard(page, world):
     assignment = _open(page, world["bws"])
     page.keyboard.press("1")
     page.keyboard.press("3")
-    with page.expect_navigation():
+    with next_screen(page):
         page.keyboard.press("Enter")
     (row,) = _submitted(page, assignment)
     assert (row.best_id, row.worst_id) == (assignment.shown_order[0], assignment.shown_order[2])
@@ -231,7 +231,7 @@ def test_esa_with_the_mouse(page, world):
     slider = page.locator("input[type=range]")
     box = slider.bounding_box()
     page.mouse.click(box["x"] + box["width"] * 0.3, box["y"] + box["height"] / 2)
-    with page.expect_navigation():
+    with next_screen(page):
         page.get_by_role("button", name="Submit").click()
     (row,) = _submitted(page, assignment)
     # The drag covered the first two words ("Output i.j": 10 characters).
@@ -259,7 +259,7 @@ def test_esa_with_the_keyboard_and_the_low_score_warning(page, world):
     assert page.locator("#span-list li").count() == 2
     page.keyboard.press("s")
     page.keyboard.press("PageUp")
-    with page.expect_navigation():
+    with next_screen(page):
         page.keyboard.press("Enter")
     (row,) = _submitted(page, assignment)
     spans = list(row.spans.order_by("id").values_list("start", "end", "severity", "missing"))

@@ -15,7 +15,7 @@ from tests.annotations.factories import (
     SystemFactory,
     UserFactory,
 )
-from tests.browser.conftest import log_in, open_unit
+from tests.browser.conftest import log_in, next_screen, open_unit
 from tests.browser.test_accessibility import assert_accessible, axe_script, audited_page  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -81,7 +81,7 @@ def test_mqm_with_the_mouse(page, mqm):
     # Change the first error's category in the list with the mouse.
     page.get_by_label("Category of error 1").select_option("Fluency/Grammar")
     assert text.locator(".err").count() >= 1
-    with page.expect_navigation():
+    with next_screen(page):
         page.get_by_role("button", name="Submit").click()
     row, spans = _stored(assignment)
     assert spans == [(None, None, "major", "Accuracy/Omission", True), (15, 18, "minor", "Fluency/Grammar", False)]
@@ -115,7 +115,7 @@ def test_mqm_with_the_keyboard_only(page, mqm):
     page.keyboard.press("e")  # Source error
     page.keyboard.press("3")  # Major
     assert page.locator("#span-count").inner_text() == "3"
-    with page.expect_navigation():
+    with next_screen(page):
         page.keyboard.press("Enter")
     row, spans = _stored(assignment)
     assert spans == [(None, None, "major", "Source error", True), (4, 11, "neutral", "Style/Awkward", False),
@@ -130,7 +130,7 @@ def test_an_unfinished_error_stops_the_submit_and_no_errors_is_an_answer(page, m
     page.keyboard.press("Enter")
     assert "Finish the error" in page.locator("#unit-errors").inner_text()
     page.keyboard.press("Escape")
-    with page.expect_navigation():
+    with next_screen(page):
         page.keyboard.press("Enter")
     row, spans = _stored(assignment)
     assert spans == [] and row.score == 0.0  # no error: MQM 0
@@ -156,7 +156,7 @@ def test_mqm_errors_survive_a_reload_and_a_revision(page, mqm):
     rows = page.locator("#span-list li")
     assert rows.nth(0).get_by_label("Category of error 1").input_value() == "Fluency/Spelling"
     assert rows.nth(1).get_by_label("Category of error 2").input_value() == "Other"
-    with page.expect_navigation():
+    with next_screen(page):
         page.keyboard.press("Enter")
     row, spans = _stored(assignment)
     assert spans == [(None, None, "minor", "Other", True), (15, 18, "major", "Fluency/Spelling", False)]
@@ -167,7 +167,7 @@ def test_mqm_errors_survive_a_reload_and_a_revision(page, mqm):
     assert page.locator("#span-count").inner_text() == "2"
     page.locator("#span-list li").nth(0).get_by_label("Category of error 1").select_option("Fluency/Punctuation")
     page.locator("#span-list li").nth(0).get_by_label("Severity of error 1").select_option("minor")
-    with page.expect_navigation():
+    with next_screen(page):
         page.get_by_role("button", name="Save changes").click()
     row, spans = _stored(assignment)
     assert spans == [(None, None, "minor", "Other", True), (15, 18, "minor", "Fluency/Punctuation", False)]

@@ -15,7 +15,7 @@ from tests.annotations.factories import (
     SystemFactory,
     UserFactory,
 )
-from tests.browser.conftest import log_in
+from tests.browser.conftest import log_in, next_screen
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -94,12 +94,12 @@ def test_revise_an_earlier_unit_until_the_batch_is_complete(new_page, likert, sc
     assert page.evaluate("getComputedStyle(document.activeElement.nextElementSibling).outlineStyle") == "solid"
     assert page.locator("#batch-progress").inner_text() == "Your batch: 0 / 3 done"
     assert "campaign" not in page.locator(".work-progress").inner_text().lower()  # researchers only
-    with page.expect_navigation():
+    with next_screen(page):
         page.keyboard.press("4")
         page.keyboard.press("Enter")
     second = _open(page, likert)
     assert page.locator("#batch-progress").inner_text() == "Your batch: 1 / 3 done"
-    with page.expect_navigation():
+    with next_screen(page):
         page.keyboard.press("2")
         page.keyboard.press("Enter")
     third = _open(page, likert)
@@ -123,7 +123,7 @@ def test_revise_an_earlier_unit_until_the_batch_is_complete(new_page, likert, sc
         page.screenshot(path=screenshot_dir / f"annotate-revise-{width}.png", full_page=True)
     page.set_viewport_size({"width": 1280, "height": 900})
     page.locator("fieldset").get_by_text("5", exact=True).click()
-    with page.expect_navigation():
+    with next_screen(page):
         page.get_by_role("button", name="Save changes").click()
     _arrive(page)
     (row,) = RatingJudgement.objects.filter(assignment=first)
@@ -134,7 +134,7 @@ def test_revise_an_earlier_unit_until_the_batch_is_complete(new_page, likert, sc
     assert Assignment.objects.get(pk=third.pk).status == "pending"  # back on the unit in progress
 
     # The last unit of the batch: the batch is complete and its units are locked.
-    with page.expect_navigation():
+    with next_screen(page):
         page.keyboard.press("3")
         page.keyboard.press("Enter")
     _arrive(page)
@@ -160,7 +160,7 @@ def test_esa_slider_ticks_and_ends_with_mouse_keyboard_and_touch(new_page, esa):
     assert not page.locator("input[type=range]").evaluate("s => s.classList.contains('untouched')")
     page.keyboard.press("End")
     assert value.inner_text() == "100"
-    with page.expect_navigation():
+    with next_screen(page):
         page.keyboard.press("Enter")
 
     # The mouse, on the next unit: a click at the resting minimum is an answer too.
@@ -178,7 +178,7 @@ def test_esa_slider_ticks_and_ends_with_mouse_keyboard_and_touch(new_page, esa):
         tick = ticks.nth(index).bounding_box()
         centre = tick["x"] + tick["width"] / 2
         assert abs(centre - (box["x"] + 8 + share * (box["width"] - 16))) < 4, index
-    with page.expect_navigation():
+    with next_screen(page):
         page.get_by_role("button", name="Submit").click()
 
     # Touch, on the next unit: a tap at either end.
@@ -221,7 +221,7 @@ def test_a_span_marked_on_a_touch_phone_and_missing_content_with_its_severity(ne
     box = slider.bounding_box()
     page.touchscreen.tap(box["x"] + box["width"] * 0.5, box["y"] + box["height"] / 2)
     _phone_shot(page, screenshot_dir / "annotate-esa-touch-390.png")
-    with page.expect_navigation():
+    with next_screen(page):
         page.get_by_role("button", name="Submit").tap()
     (row,) = SpanJudgement.objects.filter(assignment=assignment)
     words = output.split(" ")
@@ -279,7 +279,7 @@ def test_rtl_outputs_render_right_to_left_and_spans_get_exact_offsets(new_page, 
     page.keyboard.press("s")
     page.keyboard.press("Home")
     page.screenshot(path=screenshot_dir / "annotate-esa-rtl-1280.png", full_page=True)
-    with page.expect_navigation():
+    with next_screen(page):
         page.get_by_role("button", name="Submit").click()
     (row,) = SpanJudgement.objects.filter(assignment=assignment)
     start, end = _expected(output, 1, 2)
@@ -294,7 +294,7 @@ def test_rtl_outputs_render_right_to_left_and_spans_get_exact_offsets(new_page, 
     page.keyboard.press("1")
     page.keyboard.press("s")
     page.keyboard.press("End")
-    with page.expect_navigation():
+    with next_screen(page):
         page.keyboard.press("Enter")
     (row,) = SpanJudgement.objects.filter(assignment=assignment)
     start, end = _expected(output, 1, 3)

@@ -6,7 +6,7 @@ import pytest
 
 from annotations.models import Output
 from annotations.services.handles import output_handle
-from tests.browser.conftest import log_in
+from tests.browser.conftest import log_in, next_screen
 from tests.browser.test_annotate import SYSTEMS, _open, _submitted, world  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -69,7 +69,7 @@ def test_cesa_with_the_mouse(page, world):  # noqa: F811
         slider = cards.nth(p).locator("input[type=range]")
         box = slider.bounding_box()
         page.mouse.click(box["x"] + box["width"] * share, box["y"] + box["height"] / 2)
-    with page.expect_navigation():
+    with next_screen(page):
         page.get_by_role("button", name="Submit").click()
     stored = _stored(_submitted(page, assignment), assignment)
     scores = [s for s, _ in stored]
@@ -121,7 +121,7 @@ def test_cesa_with_the_keyboard_and_the_low_score_warning(page, world):  # noqa:
     page.reload()
     page.locator("body[data-unit-ready='1']").wait_for()
     assert [cards.nth(p).locator("[data-span-list] li").count() for p in range(3)] == [1, 1, 1]
-    with page.expect_navigation():
+    with next_screen(page):
         page.keyboard.press("Enter")
     stored = _stored(_submitted(page, assignment), assignment)
     assert stored == [(30.0, [(0, 10, "major", False)]), (100.0, [(None, None, "minor", True)]),
@@ -151,7 +151,7 @@ def test_a_done_cesa_unit_reopens_with_every_outputs_spans_and_scores(page, worl
     page.keyboard.press("1")  # a minor error on its first word
     page.keyboard.press("s")
     page.keyboard.press("PageDown")  # 60
-    with page.expect_navigation():
+    with next_screen(page):
         page.get_by_role("button", name="Save changes").click()
     rows = list(assignment.spanjudgements.all())
     assert _stored(rows, assignment) == [
@@ -182,7 +182,7 @@ def test_cesa_on_a_touch_phone_marks_the_span_in_the_output_selected(new_page, w
         slider.scroll_into_view_if_needed()
         box = slider.bounding_box()
         page.touchscreen.tap(box["x"] + box["width"] - 1, box["y"] + box["height"] / 2)
-    with page.expect_navigation():
+    with next_screen(page):
         page.get_by_role("button", name="Submit").tap()
     stored = _stored(_submitted(page, assignment), assignment)
     assert stored == [(100.0, []), (100.0, []), (100.0, [(0, 10, "minor", False)])]

@@ -12,7 +12,7 @@ from annotations.models import Assignment, Membership, Output, SuggestionDecisio
 from annotations.services.campaigns import campaign_create
 from tests.annotations.analysis.judge_runs import judge_run
 from tests.annotations.factories import DatasetFactory, ItemFactory, MembershipFactory, OutputFactory, SystemFactory, UserFactory
-from tests.browser.conftest import log_in, open_unit
+from tests.browser.conftest import log_in, next_screen, open_unit
 from tests.browser.test_accessibility import assert_accessible, axe_script  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -80,7 +80,7 @@ def test_accept_edit_delete_add(esa_ai, new_page, screenshot_dir, axe_script):  
     page.screenshot(path=str(screenshot_dir / "annotate-esa-ai-390.png"), full_page=True)
     page.set_viewport_size({"width": 1280, "height": 900})
     assignment = Assignment.objects.get(campaign=esa_ai, status="pending")
-    with page.expect_navigation():
+    with next_screen(page):
         page.get_by_role("button", name="Submit").click()
     assignment.refresh_from_db()
     assert assignment.status == "done"
@@ -100,7 +100,7 @@ def test_accept_edit_delete_add(esa_ai, new_page, screenshot_dir, axe_script):  
     assert page.locator("#suggestion-list li").count() == 0 and page.locator("#span-list li").count() == 3
     assert "AI suggestion, accepted" in page.locator("#span-list li").nth(0).text_content()
     page.get_by_label("Severity of error 3").select_option("minor")
-    with page.expect_navigation():
+    with next_screen(page):
         page.get_by_role("button", name="Save changes").click()
     (judgement,) = assignment.spanjudgements.all()
     decisions = {(d.decision, d.suggestion.position if d.suggestion else None, d.severity)
@@ -156,7 +156,7 @@ def test_suggestions_with_the_keyboard_only(page, esa_ai):
     page.keyboard.press("s")
     page.keyboard.press("End")
     assignment = Assignment.objects.get(campaign=esa_ai, status="pending")
-    with page.expect_navigation():
+    with next_screen(page):
         page.keyboard.press("Enter")
     (judgement,) = Assignment.objects.get(pk=assignment.pk).spanjudgements.all()
     start = TEXT.index("lazy")
@@ -246,7 +246,7 @@ def test_cesa_suggestions_per_output(cesa_ai, new_page, screenshot_dir, axe_scri
     page.keyboard.press("Delete")
     assert page.locator("[data-suggestion-list] li").count() == 0
     assert "AI suggestion, edited" in cards.nth(1).locator("[data-span-list] li").nth(1).text_content()
-    with page.expect_navigation():
+    with next_screen(page):
         page.get_by_role("button", name="Submit").click()
     assignment.refresh_from_db()
     assert assignment.status == "done"
@@ -273,6 +273,6 @@ def test_cesa_suggestions_per_output(cesa_ai, new_page, screenshot_dir, axe_scri
     assert page.locator("[data-suggestion-list] li").count() == 0
     assert [cards.nth(p).locator("[data-span-list] li").count() for p in range(3)] == [1, 2, 0]
     assert "AI suggestion, accepted" in cards.nth(0).locator("[data-span-list] li").first.text_content()
-    with page.expect_navigation():
+    with next_screen(page):
         page.get_by_role("button", name="Save changes").click()
     assert decisions() == expected

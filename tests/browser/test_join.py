@@ -19,7 +19,7 @@ from annotations.services.campaigns import campaign_create
 from annotations.studies.models import JoinParticipant
 from annotations.studies.services import join_link_create
 from tests.annotations.factories import DatasetFactory, ItemFactory, MembershipFactory, OutputFactory, SystemFactory, UserFactory
-from tests.browser.conftest import log_in
+from tests.browser.conftest import log_in, next_screen
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -58,12 +58,12 @@ def _unit_ready(page):
 
 def _batch_with_the_keyboard(page, score: str, units: int = 3) -> None:
     """Start with Enter (the button has the focus), then each unit: the score's key, Enter."""
-    with page.expect_navigation():
+    with next_screen(page):
         page.keyboard.press("Enter")
     for n in range(units):
         _unit_ready(page)
         page.keyboard.press(score)
-        with page.expect_navigation():
+        with next_screen(page):
             page.keyboard.press("Enter")
 
 
@@ -110,7 +110,7 @@ def test_same_pid_resumes_revoked_link_404_and_export(new_page, study, screensho
     first.goto(_join_path(link, RETURNING, "s-1"))
     # Starting creates the participant and hands out the first unit: on a busy machine that can take
     # longer than Playwright's default wait.
-    with first.expect_navigation(timeout=60_000):
+    with next_screen(first, timeout=60_000):
         first.keyboard.press("Enter")
     _unit_ready(first)
     first.screenshot(path=str(screenshot_dir / "join-unit-390.png"), full_page=True)
@@ -126,14 +126,14 @@ def test_same_pid_resumes_revoked_link_404_and_export(new_page, study, screensho
     again.goto(_join_path(link, RETURNING, "s-2"))
     assert again.get_by_role("button", name="Continue").is_visible()
     again.screenshot(path=str(screenshot_dir / "join-continue-1280.png"), full_page=True)
-    with again.expect_navigation(timeout=60_000):
+    with next_screen(again, timeout=60_000):
         again.keyboard.press("Enter")
     _unit_ready(again)
     config = json.loads(again.locator("#unit-config").text_content())
     assert config["assignment"] == pending.pk
     assert JoinParticipant.objects.filter(platform_id=RETURNING).count() == 1
     again.keyboard.press("4")
-    with again.expect_navigation(timeout=60_000):
+    with next_screen(again, timeout=60_000):
         again.keyboard.press("Enter")
     _unit_ready(again)
     pending.refresh_from_db()

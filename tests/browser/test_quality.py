@@ -8,7 +8,7 @@ from annotations.quality.models import CompletionCode, ControlJudgement, GoldUni
 from annotations.quality.services import gold_unit_create, quality_settings_update
 from annotations.services.campaigns import campaign_create
 from tests.annotations.factories import DatasetFactory, ItemFactory, MembershipFactory, OutputFactory, SystemFactory, UserFactory
-from tests.browser.conftest import log_in, open_unit
+from tests.browser.conftest import log_in, next_screen, open_unit
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -41,7 +41,7 @@ def _answer(page, fluency: str, adequacy: str, *, advances: bool = True) -> None
     rows.nth(0).locator(".scale-point", has_text=fluency).click()
     rows.nth(1).locator(".scale-point", has_text=adequacy).click()
     if advances:
-        with page.expect_navigation():
+        with next_screen(page):
             page.get_by_role("button", name="Submit").click()
     else:
         page.get_by_role("button", name="Submit").click()

@@ -22,6 +22,7 @@
   var markers = []; // one per output card, in the order shown
   var current = 0; // the marker the keys act on
   var warned = false;
+  var listening = false; // the document's selectionchange listener, added once for every unit
 
   function say(text) { unit.say(text); }
 
@@ -474,14 +475,19 @@
 
   var behaviour = {
     init: function (shared) {
+      // Once a unit: the page draws each next unit in place of the one sent (annotate.js).
       unit = shared;
+      markers = [];
+      current = 0;
+      warned = false;
       unit.root.querySelectorAll("[data-span-card]").forEach(function (card) {
         var id = card.dataset.output;
         var position = unit.config.outputs.findIndex(function (o) { return String(o.id) === id; });
         if (position < 0) return;
         markers.push(new Marker(card, unit.config.outputs[position], markers.length));
       });
-      document.addEventListener("selectionchange", onSelectionChange);
+      if (!listening) document.addEventListener("selectionchange", onSelectionChange);
+      listening = true;
     },
     collect: function (shared) {
       var byId = {};

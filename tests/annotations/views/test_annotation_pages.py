@@ -54,9 +54,29 @@ def test_protocol_page_is_blind_and_escapes_instructions(client, annotator, camp
     ok = client.post(url, json.dumps({"judgements": [{"criterion": "fluency", "output": handles[0], "score": 4}],
                                       "shown_order": handles, "time_spent_ms": 1500.0}),
                      content_type="application/json")
-    assert ok.status_code == 201 and ok.json()["next"] == reverse("annotate-campaign", args=[campaign.pk])
-    assert ok.json()["next_method"] == "POST"  # the next unit is handed out by a POST
     assert RatingJudgement.objects.get().origin == "browser"
+    # The answer hands out the next unit and carries it, for the page to draw in place: blind too
+    # (handles of the new assignment, no system name, no real id), its texts as data.
+    assert ok.status_code == 201 and ok.json()["next"] == reverse("annotate-unit", args=[campaign.pk])
+    following = Assignment.objects.get(annotator__user=annotator, status="pending")
+    unit = ok.json()["unit"]
+    handles = [output_handle(following.pk, i) for i in following.shown_order]
+    assert unit["config"]["assignment"] == following.pk and unit["config"]["shown_order"] == handles
+    assert [o["id"] for o in unit["outputs"]] == handles and "next_method" not in ok.json()
+    assert unit["config"]["submit_url"] == reverse("annotate-submit", args=[following.pk])
+    assert "sysA" not in ok.content.decode() and "sysB" not in ok.content.decode()
+    assert not any(str(i) in json.dumps(unit["config"]["shown_order"]) for i in following.shown_order)
+    # Until none is left for them: then the answer sends the page to the landing page's POST (the
+    # finished page). Five units (likert, one output each), k = 2: this annotator can do all five.
+    for n in range(4):
+        handles = unit["config"]["shown_order"]
+        answer = client.post(unit["config"]["submit_url"], json.dumps({
+            "judgements": [{"criterion": "fluency", "output": handles[0], "score": 3}], "shown_order": handles}),
+            content_type="application/json").json()
+        unit = answer.get("unit")
+        assert (unit is None) == (n == 3), n
+    assert answer == {"next": reverse("annotate-campaign", args=[campaign.pk]), "next_method": "POST"}
+    assert "finished" in client.post(answer["next"]).content.decode().lower()
 
 
 def test_someone_elses_assignment_is_not_found(client, annotator, researcher, campaign):
