@@ -7,7 +7,7 @@ import pytest
 
 from annotations.models import Assignment, Item, Output
 from tests.browser.conftest import browser_wait_until, log_in, next_screen, open_unit
-from tests.browser.test_annotate import EVIL, SYSTEMS, world  # noqa: F401 (the fixture)
+from tests.browser.test_annotate import SYSTEMS, world  # noqa: F401 (the fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
