@@ -44,23 +44,36 @@ class Batch:
 
 
 def annotator_batch(*, campaign: Campaign, annotator: Annotator | None) -> Batch:
-    """The annotator's current batch (two or three small queries; read on every unit page)."""
+    """The annotator's current batch, in one statement (read on every unit page and every submit):
+    how many units they finished, the ones of the batch in progress (the last `done % size` in
+    finishing order), their pending unit, and whether a completion code closes the batch."""
+    from annotations import rows
     from annotations.quality.models import CompletionCode
 
     size = max(1, campaign.units_per_batch)
     if annotator is None:
         return Batch(number=1, size=size)
-    mine = Assignment.objects.filter(campaign=campaign, annotator=annotator)
-    done_count = mine.filter(status=Assignment.Status.DONE).count()
-    index, in_batch = divmod(done_count, size)  # 0-based batch index, units of it finished
-    done = []
-    if in_batch:
-        done = list(mine.filter(status=Assignment.Status.DONE).order_by("-completed_at", "-id")[:in_batch])[::-1]
-    pending = mine.filter(status=Assignment.Status.PENDING).order_by("-id").first()
-    # A code issued after part of a batch (nothing left to hand out) closes it too.
-    closed = bool(in_batch) and CompletionCode.objects.filter(campaign=campaign, annotator=annotator,
-                                                              batch=index).exists()
-    return Batch(number=index + 1, size=size, done=done, pending=pending, closed=closed)
+    assignment, code = rows.table(Assignment), rows.table(CompletionCode)
+    mine = "campaign_id = %s AND annotator_id = %s"
+    with rows.cursor() as cursor:
+        cursor.execute(
+            f"WITH d AS (SELECT count(*) AS n FROM {assignment} WHERE {mine} AND status = 'done') "
+            # The batch's finished units: the last (n % size) by finishing time, given in finishing order.
+            "SELECT d.n, (SELECT array_agg(id ORDER BY completed_at, id) FROM (SELECT id, completed_at "
+            f"FROM {assignment} WHERE {mine} AND status = 'done' ORDER BY completed_at DESC, id DESC "
+            "LIMIT d.n %% %s) b), "
+            f"(SELECT id FROM {assignment} WHERE {mine} AND status = 'pending' ORDER BY id DESC LIMIT 1), "
+            # A code issued after part of a batch (nothing left to hand out) closes it too.
+            f"d.n %% %s > 0 AND EXISTS (SELECT 1 FROM {code} WHERE {mine} AND batch = d.n / %s) FROM d",
+            [campaign.pk, annotator.pk, campaign.pk, annotator.pk, size, campaign.pk, annotator.pk, size,
+             campaign.pk, annotator.pk, size])
+        done_count, done_ids, pending_id, closed = cursor.fetchone()
+    index = done_count // size  # 0-based batch index
+    done = [Assignment(pk=pk, campaign=campaign, annotator=annotator, status=Assignment.Status.DONE)
+            for pk in done_ids or []]
+    pending = None if pending_id is None else Assignment(pk=pending_id, campaign=campaign, annotator=annotator,
+                                                          status=Assignment.Status.PENDING)
+    return Batch(number=index + 1, size=size, done=done, pending=pending, closed=bool(closed))
 
 
 def assignment_answers(*, assignment: Assignment) -> list[dict]:

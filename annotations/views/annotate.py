@@ -161,7 +161,8 @@ def next_unit_json(request: HttpRequest, *, campaign: Campaign, annotator) -> di
     campaign_controls_check(campaign.pk)  # the next unit may be a control: answers are held to the floor
     enrolment = getattr(assignment, "enrolment", None) or selectors.enrolment_for(campaign=campaign,
                                                                                    annotator=annotator)
-    staff = request.user.is_authenticated and selectors.is_project_staff(user=request.user, project=campaign.project)
+    role = getattr(request, "project_role", None)  # `_own_pending` looked it up
+    staff = request.user.is_authenticated and role in selectors.STAFF_ROLES
     return unit_json(campaign=campaign, assignment=assignment, annotator=annotator, enrolment=enrolment, staff=staff)
 
 
@@ -292,9 +293,11 @@ def _own_pending(request: HttpRequest, pk: int) -> Assignment:
     qs = Assignment.objects.select_related("campaign__dataset__project", "annotator")
     if request.user.is_authenticated:
         assignment = qs.filter(pk=pk, annotator__user=request.user).first()
-        if assignment is None or selectors.project_role(user=request.user,
-                                                        project=assignment.campaign.dataset.project) is None:
+        role = None if assignment is None else selectors.project_role(user=request.user,
+                                                                        project=assignment.campaign.dataset.project)
+        if role is None:
             raise Http404()
+        request.project_role = role  # for what this request shows next (researchers see the campaign's progress)
         return assignment
     binding = join_binding(request)
     assignment = None if binding is None else qs.filter(
