@@ -242,6 +242,11 @@ AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "workbench.security.client_ip"
 AXES_LOCKOUT_CALLABLE = "workbench.security.lockout_response"
 
+# Seconds a web process keeps an API token's row (token and user) after looking it up; a token or
+# user changed in the same process is looked up afresh at once, in another after at most this long
+# (annotations.permissions). 0: a query on every request.
+WORKBENCH_TOKEN_CACHE_SECONDS = env.float("WORKBENCH_TOKEN_CACHE_SECONDS", default=10.0)
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
