@@ -38,7 +38,7 @@ def token_rows_forget(*, key: str | None = None, user_id=None) -> None:
     if key is not None:
         _TOKEN_ROWS.pop(key, None)
     if user_id is not None:
-        for cached, (_, _, owner) in list(_TOKEN_ROWS.items()):
+        for cached, (_expires, _row, owner) in list(_TOKEN_ROWS.items()):
             if owner == user_id:
                 _TOKEN_ROWS.pop(cached, None)
 
