@@ -9,3 +9,15 @@ class AnnotationsConfig(AppConfig):
         # The project's Celery app, so that the shared tasks of every app send to its broker
         # (workbench/__init__.py no longer imports it: see there).
         import workbench.celery  # noqa: F401
+
+        # The API's token lookups are cached a few seconds (annotations.permissions): a token or
+        # user saved or deleted here is looked up afresh at once.
+        from django.contrib.auth import get_user_model
+        from django.db.models.signals import post_delete, post_save
+        from rest_framework.authtoken.models import Token
+
+        from annotations.permissions import token_rows_on_change
+
+        for model in (Token, get_user_model()):
+            post_save.connect(token_rows_on_change, sender=model, dispatch_uid=f"token-rows-{model._meta.label}")
+            post_delete.connect(token_rows_on_change, sender=model, dispatch_uid=f"token-rows-del-{model._meta.label}")

@@ -54,6 +54,7 @@ with `DJANGO_CONN_MAX_AGE=3600` so that no backend (and its CPU) is lost
 mid-run. Pearmut runs as `pearmut run` (uvicorn, one process), Potato as
 `potato start` (Flask's threaded server), both as their READMEs say.
 
+`--workers N --threads M`: our gunicorn with other numbers (the README's comparison).
 `--quick`: one round, 20 annotators, 100 outputs, 10 s a run (a smoke test).
 `--json FILE` (default `bench/out/peers-<time>.json`) gets every run.
 """
@@ -297,8 +298,9 @@ def answer_scores(protocol: str, rng: random.Random) -> dict:
 class Ours(Tool):
     """The workbench behind gunicorn; `path` "api" (token) or "page" (session + CSRF)."""
 
-    def __init__(self, path: str, db: "OurDatabase"):
+    def __init__(self, path: str, db: "OurDatabase", workers: int = 4, threads: int = 4):
         self.path, self.db = path, db
+        self.workers, self.threads = workers, threads
         self.label = f"ours-{path}"
 
     def start(self, protocol, run, outputs, n_annotators):
@@ -308,7 +310,8 @@ class Ours(Tool):
         self.log = open(VAR / "runs" / f"{run}.log", "w")
         self.server = subprocess.Popen(
             [str(ROOT / ".venv/bin/gunicorn"), "workbench.wsgi", "-b", f"127.0.0.1:{self.port}", "-k", "gthread",
-             "--workers", "4", "--threads", "4", "--keep-alive", "30", "--timeout", "60", "--log-level", "warning"],
+             "--workers", str(self.workers), "--threads", str(self.threads), "--keep-alive", "30", "--timeout", "60",
+             "--log-level", "warning"],
             cwd=ROOT, env=self.db.env, stdout=self.log, stderr=subprocess.STDOUT)
 
     def first_page(self):
@@ -877,6 +880,8 @@ def main() -> None:
     parser.add_argument("--thinks", default="0,1", help="think rounds: 0 (none), 1 (--think)")
     parser.add_argument("--protocols", default="likert,esa")
     parser.add_argument("--tools", default="ours-api,ours-page,pearmut,potato")
+    parser.add_argument("--workers", type=int, default=4, help="our gunicorn's --workers (README: 4)")
+    parser.add_argument("--threads", type=int, default=4, help="our gunicorn's --threads (README: 4)")
     parser.add_argument("--json", help="results file (default bench/out/peers-<time>.json)")
     args = parser.parse_args()
 
@@ -904,7 +909,7 @@ def main() -> None:
         db = OurDatabase(items, args.annotators)
         for path in ("api", "page"):
             if f"ours-{path}" in names:
-                tools[f"ours-{path}"] = Ours(path, db)
+                tools[f"ours-{path}"] = Ours(path, db, args.workers, args.threads)
     order = [n for n in names if n in tools]
     results = []
     for round_no in range(args.rounds):

@@ -47,7 +47,12 @@ from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
-from scipy import special, stats
+
+from workbench.lazy import lazy_module
+
+# scipy is imported when a verdict first needs it, not by every web worker at start-up (workbench.lazy).
+special = lazy_module("scipy.special")
+stats = lazy_module("scipy.stats")
 
 
 @dataclass(frozen=True)

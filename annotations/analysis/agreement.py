@@ -15,7 +15,11 @@ from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
-from scipy import sparse
+
+from workbench.lazy import lazy_module
+
+# scipy is imported when an analysis first needs it, not by every web worker at start-up (workbench.lazy).
+sparse = lazy_module("scipy.sparse")
 
 LEVELS = ("nominal", "ordinal", "interval")
 # Bootstrap resamples computed together (one sparse x dense product per batch).

@@ -49,7 +49,11 @@ import warnings
 from typing import Callable
 
 import numpy as np
-from scipy import stats
+
+from workbench.lazy import lazy_module
+
+# scipy is imported when an analysis first needs it, not by every web worker at start-up (workbench.lazy).
+stats = lazy_module("scipy.stats")
 
 METHODS = ("pearson", "spearman", "kendall", "acc23")
 # Whole-matrix statistics: they take the segment-level systems x items matrices and answer

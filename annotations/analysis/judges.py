@@ -17,7 +17,6 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
 from annotations.analysis import alt_test as at
 from annotations.analysis import report
@@ -25,6 +24,10 @@ from annotations.analysis.metric_scores import latest_done_runs, scores_by_outpu
 from annotations.analysis.selectors import output_index
 from annotations.models import Item, Output
 from metrics.models import MetricRun, OutputScore
+from workbench.lazy import lazy_module
+
+# scipy is imported when an analysis first needs it, not by every web worker at start-up (workbench.lazy).
+stats = lazy_module("scipy.stats")
 
 JUDGE_METRICS = frozenset({"llm-judge"})
 # Options that change neither the scores' meaning nor which run is compared with which.

@@ -27,7 +27,11 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
-from scipy import stats
+
+from workbench.lazy import lazy_module
+
+# scipy is imported when an analysis first needs it, not by every web worker at start-up (workbench.lazy).
+stats = lazy_module("scipy.stats")
 
 
 def win_rates(comparisons: list[tuple]) -> dict:

@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 
 from annotations.apis.common import (
     TIME_SPENT_HELP,
+    JsonOnlyMixin,
     OutputRefField,
     id_field,
     output_ref_list,
@@ -277,7 +278,7 @@ class NextAssignmentOutputSerializer(serializers.Serializer):
         ref_name = "NextAssignment"
 
 
-class NextAssignmentApi(ApiAuthMixin, APIView):
+class NextAssignmentApi(JsonOnlyMixin, ApiAuthMixin, APIView):
     @extend_schema(
         operation_id="campaigns_next_assignment",
         request=None,
@@ -338,7 +339,7 @@ def _own_assignment(request: Request, pk: int) -> Assignment:
     return assignment
 
 
-class UnitSubmitApi(ApiAuthMixin, APIView):
+class UnitSubmitApi(JsonOnlyMixin, ApiAuthMixin, APIView):
     class InputSerializer(serializers.Serializer):
         judgements = serializers.ListField(
             child=serializers.DictField(), min_length=1, max_length=500,

@@ -4,7 +4,9 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -18,6 +20,23 @@ MAX_ID = 2**63 - 1
 TIME_SPENT_HELP = ("Your own measure of the time spent, in ms (optional). The workbench measures the time on the "
                    "server, from handing the unit out to this request, and stores that; yours is kept apart, and "
                    "only when it is no more than the server's.")
+
+
+class JsonOnly(DefaultContentNegotiation):
+    """JSON whatever the Accept header says, for the endpoints an annotation client calls on
+    every unit (next-assignment, submit): they have no page to negotiate, and parsing the
+    header against two renderers was a measurable share of their time. A client asking for
+    something else gets JSON rather than 406. Parsers are chosen as ever."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+class JsonOnlyMixin:
+    """The hot endpoints' rendering: JSON, no negotiation (`JsonOnly`)."""
+
+    renderer_classes = (JSONRenderer,)
+    content_negotiation_class = JsonOnly
 
 
 def id_field(**kwargs) -> serializers.IntegerField:

@@ -36,8 +36,6 @@ from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
-from scipy import stats
-
 STRAIGHT_LINE_SHARE = 0.9
 STRAIGHT_LINE_MIN_ANSWERS = 10
 MIN_SHARED_UNITS = 3
@@ -67,6 +65,8 @@ def mann_whitney_p(degraded: Sequence[float], original: Sequence[float]) -> floa
     """One-sided p-value that `degraded` scores are lower than `original` scores (None if either is empty)."""
     if not degraded or not original:
         return None
+    from scipy import stats  # here, not at module level: scipy.stats costs every web worker ~0.5 s and ~40 MB
+
     return float(stats.mannwhitneyu(list(degraded), list(original), alternative="less").pvalue)
 
 
@@ -151,6 +151,8 @@ def agreement_with_others(
     y = [statistics.fmean(float(v) for v in others[key]) for key in shared]
     if len(set(x)) < 2 or len(set(y)) < 2:
         return None
+    from scipy import stats
+
     rho = stats.spearmanr(x, y).statistic
     return None if math.isnan(rho) else float(rho)
 

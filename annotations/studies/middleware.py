@@ -8,6 +8,7 @@ server's static handler).
 """
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import Http404, HttpRequest
 from django.urls import Resolver404, resolve
 
@@ -35,6 +36,10 @@ class JoinConfinementMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest):
+        if settings.SESSION_COOKIE_NAME not in request.COOKIES:
+            # No session, so no join binding (it lives in the session): API clients with a
+            # token, first visits. Skips loading the user for requests that never need it.
+            return self.get_response(request)
         binding = join_binding(request)
         if binding is not None and not join_may_reach(binding, request.path_info):
             from django.views.defaults import page_not_found

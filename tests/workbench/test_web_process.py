@@ -22,3 +22,20 @@ def test_web_process_does_not_import_torch():
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def test_web_process_does_not_import_scipy_until_an_analysis_needs_it():
+    """scipy (its stats alone: about half a second and tens of MB per gunicorn worker) is
+    imported on first use (workbench.lazy): the annotation requests never use it."""
+    code = (
+        "import django, sys; django.setup();"
+        "from django.urls import get_resolver; get_resolver().url_patterns;"
+        "print(sorted(m for m in sys.modules if m == 'scipy' or m.startswith('scipy.')));"
+        "from annotations.analysis.correlation import stats;"
+        "print(round(stats.spearmanr([1, 2, 3, 4], [1, 3, 2, 4]).statistic, 6))"
+    )
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE="workbench.settings.test")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    # Spearman's rho of these ranks: 1 - 6 * (0 + 1 + 1 + 0) / (4 * 15) = 0.8.
+    assert proc.stdout.split("\n")[:2] == ["[]", "0.8"]

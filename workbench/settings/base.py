@@ -125,6 +125,9 @@ DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DJANGO_CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's backend with the health check above at most once a second per connection,
+    # not before every request (workbench.db.postgresql).
+    DATABASES["default"]["ENGINE"] = "workbench.db.postgresql"
     # The statements of the annotation requests (`annotations.rows.cursor`) are
     # prepared on the server once run this many times on a connection, so
     # PostgreSQL stops parsing and planning them again: planning was most of its
@@ -134,6 +137,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     _prepare_threshold = env.int("WORKBENCH_DB_PREPARE_THRESHOLD", default=2)
     if _prepare_threshold > 0:
         DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = _prepare_threshold
+# Seconds a persistent connection goes without a health check after passing one (0: before every request).
+WORKBENCH_DB_HEALTH_CHECK_SECONDS = env.float("WORKBENCH_DB_HEALTH_CHECK_SECONDS", default=1.0)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTHENTICATION_BACKENDS = [
@@ -236,6 +241,11 @@ AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "workbench.security.client_ip"
 AXES_LOCKOUT_CALLABLE = "workbench.security.lockout_response"
+
+# Seconds a web process keeps an API token's row (token and user) after looking it up; a token or
+# user changed in the same process is looked up afresh at once, in another after at most this long
+# (annotations.permissions). 0: a query on every request.
+WORKBENCH_TOKEN_CACHE_SECONDS = env.float("WORKBENCH_TOKEN_CACHE_SECONDS", default=10.0)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

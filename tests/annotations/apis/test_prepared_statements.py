@@ -26,6 +26,7 @@ PICK = {"overlap-first": "picked.tier", "spread": "unnest($1::integer[], $2::int
 
 @pytest.mark.parametrize("protocol,allocation", [("likert", "overlap-first"), ("esa", "overlap-first"),
                                                  ("likert", "spread")])
+@override_settings(WORKBENCH_TOKEN_CACHE_SECONDS=0)  # the token lookup on every request, as without the cache
 def test_fetch_and_submit_run_prepared_statements(setup, protocol, allocation):
     dataset, _, user = setup
     client = APIClient()
