@@ -30,8 +30,11 @@ What it does:
   round, the order reversed every other round (A B B A ...).
 
 The requests of one unit:
-- ours, API path (token auth): `POST /api/campaigns/{id}/next-assignment/`,
-  `POST /api/assignments/{id}/submit/`;
+- ours, API path (token auth): the first unit by `POST
+  /api/campaigns/{id}/next-assignment/`, then per unit one `POST
+  /api/assignments/{id}/submit/` with `"next": true`, whose answer carries the
+  next unit (the API's one request per unit); fetch time = the first fetch,
+  0 after (its cost is in the submit's time);
 - ours, page path (session + CSRF, as `static/js/annotate.js` does): the first
   unit by `POST /annotate/campaigns/{id}/` (hands out the unit, 302) + `GET
   /annotate/campaigns/{id}/unit/` (the page, loaded once); then per unit one
@@ -333,9 +336,12 @@ class OursApi:
         self.http = Http(tool.port, {"Authorization": f"Token {tool.db.tokens[i]}", "X-Forwarded-Proto": "https"})
 
     def open(self):
-        pass
+        self.next_unit = None
 
     def fetch(self):
+        if self.next_unit is not None:  # came with the last submit's answer
+            unit, self.next_unit = self.next_unit, None
+            return unit
         status, _, data = self.http.request("POST", f"/api/campaigns/{self.tool.campaign}/next-assignment/")
         if status == 204:
             return None
@@ -352,9 +358,10 @@ class OursApi:
                     answer["spans"] = [{"start": 4, "end": 9, "severity": "minor"}]
                 judgements.append(answer)
         status, _, data = self.http.request("POST", f"/api/assignments/{unit['id']}/submit/", {
-            "judgements": judgements, "shown_order": unit["shown_order"], "time_spent_ms": 1000})
+            "judgements": judgements, "shown_order": unit["shown_order"], "time_spent_ms": 1000, "next": True})
         if status != 201:
             raise RuntimeError(f"submit {status} {data[:200]!r}")
+        self.next_unit = json.loads(data).get("next")
 
 
 UNIT_CONFIG = re.compile(rb'<script id="unit-config" type="application/json">(.*?)</script>', re.S)

@@ -77,8 +77,13 @@ def completion_code_at_batch_end(*, campaign: Campaign, annotator: Annotator, fi
     """The code to show now: when the annotator has just finished a batch, or
     (`finished`) has nothing left to do after part of one. None when the
     campaign gives no codes or the annotator is mid-batch."""
-    qs = QualitySettings.objects.filter(campaign=campaign).first()
-    if qs is None or not qs.completion_codes:
+    from annotations import rows
+
+    with rows.cursor() as cursor:  # on every submit: a prepared statement, no query building
+        cursor.execute(f"SELECT completion_codes FROM {rows.table(QualitySettings)} WHERE campaign_id = %s LIMIT 1",
+                       [campaign.pk])
+        found = cursor.fetchone()
+    if found is None or not found[0]:
         return None
     enrolment = Enrolment.objects.filter(campaign=campaign, annotator=annotator).first()
     if enrolment is None:
