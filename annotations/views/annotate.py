@@ -13,6 +13,8 @@ never holds a system name.
 """
 from __future__ import annotations
 
+import functools
+
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.db.models import Count, F, Q
@@ -21,8 +23,6 @@ from django.shortcuts import redirect, render
 from django.template.defaultfilters import floatformat
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
-
-import functools
 
 from annotations import protocols, rows, selectors
 from annotations.access import annotate_campaign_for, annotator_required, request_annotator
