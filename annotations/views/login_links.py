@@ -24,7 +24,7 @@ from annotations.services.login_links import login_link_redeem
 from workbench.security import client_ip
 
 # The backend that checks nothing more: the link itself is the credential.
-BACKEND = "django.contrib.auth.backends.ModelBackend"
+BACKEND = "workbench.auth.ModelBackend"
 
 
 def _failure_key(request: HttpRequest) -> str:

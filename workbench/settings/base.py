@@ -144,8 +144,13 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTHENTICATION_BACKENDS = [
     # First: refuses locked-out accounts and addresses before any password check.
     "workbench.security.LockoutBackend",
+    # Django's, with a session's user loaded by one prepared statement; Django's own stays listed
+    # for sessions that recorded it.
+    "workbench.auth.ModelBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
+# Django's database sessions, read by one prepared statement (every annotate page request loads one).
+SESSION_ENGINE = "workbench.sessions"
 
 # Django's four validators, on every page and command that sets a password (the first-password
 # page, password change, the admin, `changepassword`, `createsuperuser`).
