@@ -432,19 +432,19 @@ class UnitSubmitApi(JsonOnlyMixin, ApiAuthMixin, APIView):
         rating and ESA protocols); the unit is then done. 400 names the first
         problem and stores nothing.
         """
-        data = _submit_body(request.data, self.InputSerializer)
+        body = _submit_body(request.data, self.InputSerializer)
         assignment = _own_assignment(request, pk)
         staff = assignment.member_role in STAFF_ROLES
         # Handles (and, for owners and researchers, ids) to ids, here at the boundary.
         judgements, shown_order = unit_submission_translate(
-            handles_for(assignment, allow_ids=staff), judgements=data["judgements"], shown_order=data.get("shown_order"))
+            handles_for(assignment, allow_ids=staff), judgements=body["judgements"], shown_order=body.get("shown_order"))
         result = unit_submit(
             annotator=assignment.annotator,
             assignment_id=assignment.pk,
             campaign=assignment.campaign,
             judgements=judgements,
             shown_order=shown_order,
-            time_spent_ms=data.get("time_spent_ms"),
+            time_spent_ms=body.get("time_spent_ms"),
             origin=JudgementBase.Origin.API,
         )
         code = None
@@ -458,7 +458,7 @@ class UnitSubmitApi(JsonOnlyMixin, ApiAuthMixin, APIView):
                 "judgements": result.judgements, "retry": result.retry, "explanation": result.explanation,
                 "problems": [str(problem) for problem in result.problems],
                 "completion_code": code.code if code else None}
-        if data["next"]:
+        if body["next"]:
             # A tutorial unit answered wrongly stays the pending one: `next` hands it out again.
             data["next"] = _next_payload(campaign=assignment.campaign, annotator=assignment.annotator,
                                          role=assignment.member_role)

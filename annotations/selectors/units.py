@@ -61,7 +61,14 @@ def assignment_payload(*, assignment: Assignment, enrolment=None, show_unit: boo
     order = list(assignment.shown_order)
     if not order and assignment.unit_id:
         order = list(assignment.unit.outputs)
-    item, texts = _item_and_texts(item_id=assignment.item_id, output_ids=order)
+    shown_with = getattr(assignment.unit, "shown_with", None) if Assignment.unit.is_cached(assignment) else None
+    if shown_with is not None and order:
+        # Read with the unit by the statement that handed it out (services.assignments.shown_with_sql).
+        external_id, source, data, texts = shown_with
+        item = Item(id=assignment.item_id, external_id=external_id, source=source, data=data)
+        texts = {int(k): v for k, v in (texts or {}).items()}
+    else:
+        item, texts = _item_and_texts(item_id=assignment.item_id, output_ids=order)
     if not order:
         order = list(texts)
     if assignment.unit_id and not set(order) <= set(texts):

@@ -36,14 +36,18 @@ from annotations.services.assignments import (
 
 
 def assignment_lock_for(
-    *, assignment_id: int, annotator: Annotator, campaign_id: int | None = None, with_partials: bool = False
+    *, assignment_id: int, annotator: Annotator, campaign_id: int | None = None, with_partials: bool = False,
+    campaign: Campaign | None = None,
 ) -> tuple[Assignment, Enrolment]:
     """Lock the annotator's enrolment, then their assignment (the engine's lock order).
 
-    The assignment comes with its campaign and unit; with `with_partials`, it
-    also says (`has_partials`) whether judgements were already stored for it
-    one by one. Written as SQL (`annotations.rows`): every submission runs it.
+    The assignment comes with its campaign (the caller's `campaign` when given: its row is then not
+    read again) and unit; with `with_partials`, it also says (`has_partials`) whether judgements
+    were already stored for it one by one. Written as SQL (`annotations.rows`): every submission
+    runs it.
     """
+    if campaign is not None:
+        campaign_id = campaign.pk
     if campaign_id is None:
         campaign_id = (
             Assignment.objects.filter(pk=assignment_id, annotator=annotator)
@@ -62,18 +66,30 @@ def assignment_lock_for(
             controls_in_play(row[-1])
         partials = " OR ".join(f"EXISTS (SELECT 1 FROM {rows.table(model)} j WHERE j.assignment_id = a.id)"
                                for model in JUDGEMENT_MODELS) if with_partials else "NULL"
-        cursor.execute(
-            f"SELECT {rows.columns(Assignment, 'a')}, {rows.columns(Campaign, 'c')}, {rows.columns(Unit, 'u')}, "
-            f"{partials} FROM {rows.table(Assignment)} a JOIN {rows.table(Campaign)} c ON c.id = a.campaign_id "
-            f"LEFT JOIN {rows.table(Unit)} u ON u.id = a.unit_id "
-            "WHERE a.id = %s AND a.annotator_id = %s AND a.campaign_id = %s FOR UPDATE OF a",
-            [assignment_id, annotator.pk, campaign_id])
+        if campaign is None:
+            cursor.execute(
+                f"SELECT {rows.columns(Assignment, 'a')}, {rows.columns(Campaign, 'c')}, {rows.columns(Unit, 'u')}, "
+                f"{partials} FROM {rows.table(Assignment)} a JOIN {rows.table(Campaign)} c ON c.id = a.campaign_id "
+                f"LEFT JOIN {rows.table(Unit)} u ON u.id = a.unit_id "
+                "WHERE a.id = %s AND a.annotator_id = %s AND a.campaign_id = %s FOR UPDATE OF a",
+                [assignment_id, annotator.pk, campaign_id])
+        else:
+            cursor.execute(
+                f"SELECT {rows.columns(Assignment, 'a')}, {rows.columns(Unit, 'u')}, {partials} "
+                f"FROM {rows.table(Assignment)} a LEFT JOIN {rows.table(Unit)} u ON u.id = a.unit_id "
+                "WHERE a.id = %s AND a.annotator_id = %s AND a.campaign_id = %s FOR UPDATE OF a",
+                [assignment_id, annotator.pk, campaign_id])
         row = cursor.fetchone()
     if row is None:
         raise Assignment.DoesNotExist()
     assignment = rows.from_row(Assignment, row)
-    assignment.campaign = rows.from_row(Campaign, row, rows.width(Assignment))
-    unit = rows.from_row(Unit, row, rows.width(Assignment) + rows.width(Campaign))
+    at = rows.width(Assignment)
+    if campaign is None:
+        assignment.campaign = rows.from_row(Campaign, row, at)
+        at += rows.width(Campaign)
+    else:
+        assignment.campaign = campaign
+    unit = rows.from_row(Unit, row, at)
     if unit is not None:
         assignment.unit = unit
     assignment.has_partials = bool(row[-1])

@@ -288,8 +288,20 @@ def _overlap_sql() -> str:
         "WHERE u.id = ANY(ARRAY(SELECT id FROM c)) AND u.n_taken < u.redundancy AND (u.n_taken > 0 OR u.wanted) "
         "ORDER BY u.n_taken = 0, u.position LIMIT 1 FOR UPDATE OF u SKIP LOCKED) "
         f"UPDATE {unit} SET n_taken = {unit}.n_taken + 1 FROM picked WHERE {unit}.id = picked.id "
-        f"RETURNING {unit}.id, {unit}.item_id, {unit}.outputs, {unit}.systems, picked.tier"
+        f"RETURNING {unit}.id, {unit}.item_id, {unit}.outputs, {unit}.systems, picked.tier, "
+        + shown_with_sql(unit)
     )
+
+
+def shown_with_sql(unit: str) -> str:
+    """What the annotator is shown with a unit (`annotations.selectors.units`), read by the statement that
+    takes it: the item's external id, source and data, and the texts of the unit's outputs, as JSON
+    text (one round trip less on every hand-out)."""
+    from annotations.models import Item, Output
+
+    return (f"(SELECT jsonb_build_array(i.external_id, i.source, i.data, (SELECT jsonb_object_agg(o.id, o.text) "
+            f"FROM {rows.table(Output)} o WHERE o.id IN (SELECT jsonb_array_elements_text({unit}.outputs)::bigint)))"
+            f"::text FROM {rows.table(Item)} i WHERE i.id = {unit}.item_id)")
 
 
 @functools.cache
@@ -308,10 +320,20 @@ def _overlap_unit(*, campaign: Campaign, annotator: Annotator) -> Unit | None:
     `_pick_unit`, then decides)."""
     params = [campaign.pk, annotator.pk, campaign.pk, annotator.pk]
     with rows.cursor() as cursor:
-        for _ in range(MAX_PICK_ROUNDS):
-            row = _take(cursor, _overlap_sql(), params)
+        for round_ in range(MAX_PICK_ROUNDS):
+            if round_ == 0:
+                # No savepoint around the first try (two round trips less on every hand-out): its lock is
+                # taken on the units' own columns, so a unit it locks and then drops on recheck is one that
+                # filled up (or, under adaptive, was closed), which nobody can take anyway; holding it until
+                # the commit hides nothing from other requests. Later rounds roll such locks back (`_take`).
+                cursor.execute(_overlap_sql(), params)
+                row = cursor.fetchone()
+            else:
+                row = _take(cursor, _overlap_sql(), params)
             if row is not None:
-                return _unit_from_row(row[:4], campaign)
+                unit = _unit_from_row(row[:4], campaign)
+                unit.shown_with = json.loads(row[5]) if row[5] else None  # for the payload (selectors.units)
+                return unit
             cursor.execute(_overlap_first_candidate_sql(), params)
             candidate = cursor.fetchone()
             if candidate is None:

@@ -274,12 +274,11 @@ def unit_submit(
     if campaign is not None:
         campaign_id = campaign.pk
     try:
+        # The caller's campaign, when given (with its dataset and project loaded), is not read again.
         assignment, enrolment = assignment_lock_for(assignment_id=assignment_id, annotator=annotator,
-                                                    campaign_id=campaign_id, with_partials=True)
+                                                    campaign_id=campaign_id, with_partials=True, campaign=campaign)
     except Assignment.DoesNotExist:
         raise Http404() from None
-    if campaign is not None:
-        assignment.campaign = campaign  # the caller's, with its dataset and project loaded
     if assignment.unit_id is None:
         raise ValidationError("This assignment predates units; submit its judgements one by one.")
     if assignment.status == Assignment.Status.DONE:

@@ -379,7 +379,7 @@ def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
         result = unit_submit(
             annotator=assignment.annotator,
             assignment_id=assignment.pk,
-            campaign_id=assignment.campaign_id,  # known: the lock needs no query to find it
+            campaign=assignment.campaign,  # known (`_own_pending`): the lock reads no campaign row
             judgements=judgements,
             shown_order=shown_order,
             time_spent_ms=time_spent,
