@@ -300,7 +300,7 @@ def shown_with_sql(unit: str) -> str:
     from annotations.models import Item, Output
 
     return (f"(SELECT jsonb_build_array(i.external_id, i.source, i.data, (SELECT jsonb_object_agg(o.id, o.text) "
-            f"FROM {rows.table(Output)} o WHERE o.id IN (SELECT jsonb_array_elements_text({unit}.outputs)::bigint)))"
+            f"FROM {rows.table(Output)} o WHERE o.id = ANY(ARRAY(SELECT jsonb_array_elements_text({unit}.outputs)::bigint))))"
             f"::text FROM {rows.table(Item)} i WHERE i.id = {unit}.item_id)")
 
 
