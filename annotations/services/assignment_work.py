@@ -13,6 +13,7 @@ when it is no more than the server's.
 """
 from __future__ import annotations
 
+import functools
 from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
@@ -55,6 +56,11 @@ def assignment_lock_for(
         )
     if campaign_id is None:
         raise Assignment.DoesNotExist()
+    if campaign is not None:
+        found = _lock_both(assignment_id=assignment_id, annotator=annotator, campaign=campaign,
+                           with_partials=with_partials)
+        if found is not None:
+            return found
     with rows.cursor() as cursor:
         # Whether the campaign can hand out controls rides along (annotations.timing: its unit
         # answers are held to a floor, so a control's extra work cannot be timed).
@@ -64,8 +70,7 @@ def assignment_lock_for(
         enrolment = rows.from_row(Enrolment, row) if row is not None else None
         if row is not None:
             controls_in_play(row[-1])
-        partials = " OR ".join(f"EXISTS (SELECT 1 FROM {rows.table(model)} j WHERE j.assignment_id = a.id)"
-                               for model in JUDGEMENT_MODELS) if with_partials else "NULL"
+        partials = _partials_sql(with_partials)
         if campaign is None:
             cursor.execute(
                 f"SELECT {rows.columns(Assignment, 'a')}, {rows.columns(Campaign, 'c')}, {rows.columns(Unit, 'u')}, "
@@ -90,6 +95,44 @@ def assignment_lock_for(
     else:
         assignment.campaign = campaign
     unit = rows.from_row(Unit, row, at)
+    if unit is not None:
+        assignment.unit = unit
+    assignment.has_partials = bool(row[-1])
+    return assignment, enrolment
+
+
+def _partials_sql(with_partials: bool) -> str:
+    return " OR ".join(f"EXISTS (SELECT 1 FROM {rows.table(model)} j WHERE j.assignment_id = a.id)"
+                       for model in JUDGEMENT_MODELS) if with_partials else "NULL"
+
+
+@functools.cache
+def _lock_both_sql(with_partials: bool) -> str:
+    """The enrolment and the assignment locked by one statement, in the engine's order: PostgreSQL
+    locks the rows of `FOR UPDATE OF e, a` in that order (the order of the clause), as the two
+    statements did one after the other."""
+    return (f"SELECT {rows.columns(Enrolment, 'e')}, {controls_possible_sql('e.campaign_id')}, "
+            f"{rows.columns(Assignment, 'a')}, {rows.columns(Unit, 'u')}, {_partials_sql(with_partials)} "
+            f"FROM {rows.table(Enrolment)} e JOIN {rows.table(Assignment)} a ON a.campaign_id = e.campaign_id "
+            f"AND a.annotator_id = e.annotator_id LEFT JOIN {rows.table(Unit)} u ON u.id = a.unit_id "
+            "WHERE e.campaign_id = %s AND e.annotator_id = %s AND a.id = %s FOR UPDATE OF e, a")
+
+
+def _lock_both(*, assignment_id: int, annotator: Annotator, campaign: Campaign, with_partials: bool
+               ) -> tuple[Assignment, Enrolment] | None:
+    """`assignment_lock_for` in one round trip for the usual case (enrolled, and the assignment is
+    theirs in the campaign); None otherwise, for the two statements to sort out."""
+    with rows.cursor() as cursor:
+        cursor.execute(_lock_both_sql(with_partials), [campaign.pk, annotator.pk, assignment_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    enrolment = rows.from_row(Enrolment, row)
+    at = rows.width(Enrolment)
+    controls_in_play(row[at])
+    assignment = rows.from_row(Assignment, row, at + 1)
+    assignment.campaign = campaign
+    unit = rows.from_row(Unit, row, at + 1 + rows.width(Assignment))
     if unit is not None:
         assignment.unit = unit
     assignment.has_partials = bool(row[-1])

@@ -27,7 +27,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotations import protocols, rows, selectors
 from annotations.access import annotate_campaign_for, annotator_required, request_annotator
 from annotations.models import Annotator, Assignment, Campaign, Dataset, JudgementBase, Membership, Project, Unit
-from annotations.quality.services import completion_code_at_batch_end
+from annotations.quality.services import completion_code_at_batch_end, completion_codes_on_sql
 from annotations.selectors.batches import annotator_batch
 from annotations.services.assignment_work import assignment_draft_save, assignment_release
 from annotations.services.assignments import assignment_next
@@ -314,13 +314,14 @@ _OWN_MODELS = (Assignment, Campaign, Dataset, Project, Annotator)
 
 @functools.cache
 def _own_sql() -> str:
-    """The user's assignment with its campaign, dataset, project and annotator, and the user's role in
-    the project, in one statement: what the ORM's select_related and `project_role` took two queries
-    (and ~2 ms of query building) for, on every submit and autosave."""
+    """The user's assignment with its campaign, dataset, project and annotator, the user's role in
+    the project and whether the campaign gives completion codes (`codes_on`), in one statement: what
+    the ORM's select_related and `project_role` took two queries (and ~2 ms of query building) for, on
+    every submit and autosave."""
     a, c, d, p, n = (rows.table(m) for m in _OWN_MODELS)
     columns = ", ".join(rows.columns(m, alias) for m, alias in zip(_OWN_MODELS, "acdpn"))
     return (f"SELECT {columns}, (SELECT m.role FROM {rows.table(Membership)} m WHERE m.project_id = p.id "
-            "AND m.user_id = %s ORDER BY m.id LIMIT 1) "
+            f"AND m.user_id = %s ORDER BY m.id LIMIT 1), {completion_codes_on_sql('c.id')} "
             f"FROM {a} a JOIN {c} c ON c.id = a.campaign_id JOIN {d} d ON d.id = c.dataset_id "
             f"JOIN {p} p ON p.id = d.project_id JOIN {n} n ON n.id = a.annotator_id "
             "WHERE a.id = %s AND n.user_id = %s")
@@ -341,7 +342,8 @@ def _own_with_role(user, pk: int) -> tuple[Assignment | None, str | None]:
     dataset.project = project
     campaign.dataset = dataset
     assignment.campaign, assignment.annotator = campaign, annotator
-    return assignment, Membership.Role.OWNER if user.is_superuser else row[-1]
+    assignment.codes_on = row[-1]
+    return assignment, Membership.Role.OWNER if user.is_superuser else row[-2]
 
 
 def _json_body(request: HttpRequest) -> dict:
@@ -393,7 +395,9 @@ def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
     if result.retry:
         # A tutorial unit answered wrongly (annotations.quality): stay on it, with the explanation.
         return JsonResponse({"retry": True, "explanation": result.explanation, "problems": result.problems})
-    code = completion_code_at_batch_end(campaign=assignment.campaign, annotator=assignment.annotator)
+    code = None
+    if getattr(assignment, "codes_on", True):  # known for members (`_own_with_role`); asked for join sessions
+        code = completion_code_at_batch_end(campaign=assignment.campaign, annotator=assignment.annotator)
     if join_binding(request) is not None:
         enrolment = selectors.enrolment_for(campaign=assignment.campaign, annotator=assignment.annotator)
         if code is not None or _batch_done_for_join(request, assignment.campaign, enrolment):

@@ -40,8 +40,8 @@ def test_fetch_and_submit_run_prepared_statements(setup, protocol, allocation):
         assert response.status_code == 201, response.json()
     prepared = _prepared()
     # Server-bound statements carry $n placeholders; the token lookup, the enrolment lock, the
-    # allocation's pick and the assignment lock of the submit among them.
-    for marker in ("authtoken_token", "FOR UPDATE OF e", PICK[allocation], "FOR UPDATE OF a"):
+    # allocation's pick and the submit's lock of enrolment and assignment among them.
+    for marker in ("authtoken_token", "FOR UPDATE OF e", PICK[allocation], "FOR UPDATE OF e, a"):
         assert any(marker in statement and "$1" in statement for statement in prepared), (marker, prepared)
 
 

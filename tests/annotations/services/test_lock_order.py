@@ -1,0 +1,90 @@
+"""The submit's one-statement lock (`assignment_work._lock_both`) keeps the engine's lock order,
+enrolment before assignment: while it waits for an enrolment another request holds, it holds no lock
+on the assignment. Shown with real PostgreSQL sessions; the same check catches the statement with
+the order reversed, so it can fail."""
+import threading
+
+import pytest
+from django.db import DatabaseError, connection, transaction
+
+from annotations import rows
+from annotations.models import Assignment, Enrolment
+from annotations.services.assignment_work import _lock_both_sql, assignment_lock_for
+from annotations.services.assignments import assignment_next
+from tests.annotations.apis.test_next_assignment_concurrency import (
+    TIMEOUT,
+    _campaign,
+    _in_thread,
+    _wait_until_blocked,
+)
+
+
+class EnrolmentHolder(threading.Thread):
+    """Another request of the same annotator: holds their enrolment until released."""
+
+    def __init__(self, enrolment_id):
+        super().__init__(daemon=True)
+        self.enrolment_id = enrolment_id
+        self.holding, self.release = threading.Event(), threading.Event()
+
+    def run(self):
+        try:
+            with transaction.atomic():
+                Enrolment.objects.select_for_update().get(pk=self.enrolment_id)
+                self.holding.set()
+                self.release.wait(TIMEOUT)
+        finally:
+            self.holding.set()
+            connection.close()
+
+
+def _assignment_locked_elsewhere(assignment_id) -> bool:
+    try:
+        with transaction.atomic():
+            Assignment.objects.select_for_update(nowait=True).get(pk=assignment_id)
+        return False
+    except DatabaseError:
+        return True
+
+
+def _while_enrolment_held(lock):
+    campaign, (annotator,) = _campaign(n_items=2, redundancy=1, n_annotators=1)
+    assignment, _ = assignment_next(campaign=campaign, annotator=annotator)
+    holder = EnrolmentHolder(Enrolment.objects.get(campaign=campaign, annotator=annotator).pk)
+    holder.start()
+    assert holder.holding.wait(TIMEOUT)
+    thread, box = _in_thread(lambda: transaction.atomic()(lock)(campaign, annotator, assignment))
+    try:
+        _wait_until_blocked(box)
+        locked = _assignment_locked_elsewhere(assignment.pk)
+    finally:
+        holder.release.set()
+        holder.join(TIMEOUT)
+        thread.join(TIMEOUT)
+    assert not thread.is_alive()
+    if "error" in box:
+        raise box["error"]
+    return locked, box["result"], assignment
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_submit_lock_waits_for_the_enrolment_holding_no_assignment():
+    def lock(campaign, annotator, assignment):
+        return assignment_lock_for(assignment_id=assignment.pk, annotator=annotator, campaign=campaign,
+                                   with_partials=True)
+
+    locked, (got, enrolment), assignment = _while_enrolment_held(lock)
+    assert not locked
+    assert got.pk == assignment.pk and enrolment.annotator_id == assignment.annotator_id
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_same_check_catches_the_reversed_order():
+    def reversed_lock(campaign, annotator, assignment):
+        sql = _lock_both_sql(False).replace("FOR UPDATE OF e, a", "FOR UPDATE OF a, e")
+        with rows.cursor() as cursor:
+            cursor.execute(sql, [campaign.pk, annotator.pk, assignment.pk])
+            return cursor.fetchone()
+
+    locked, row, _ = _while_enrolment_held(reversed_lock)
+    assert locked and row is not None
