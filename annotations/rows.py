@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Model
 
 
@@ -26,15 +26,16 @@ def cursor():
     With preparing turned off, or while queries are logged (DEBUG,
     query counts in the tests: Django can only show client-bound SQL), Django's
     cursor."""
-    if not connection.settings_dict["OPTIONS"].get("prepare_threshold") or connection.queries_logged:
-        return connection.cursor()
+    db = connections[DEFAULT_DB_ALIAS]  # the `connection` proxy, looked up once (a thread-local per use)
+    if not db.settings_dict["OPTIONS"].get("prepare_threshold") or db.queries_logged:
+        return db.cursor()
     from django.db.backends.postgresql.base import ServerBindingCursor
 
-    connection.close_if_health_check_failed()
-    connection.ensure_connection()
-    with connection.wrap_database_errors:
+    db.close_if_health_check_failed()
+    db.ensure_connection()
+    with db.wrap_database_errors:
         # As connection.cursor() does, with the server-binding class (execute wrappers still apply).
-        return connection._prepare_cursor(ServerBindingCursor(connection.connection))
+        return db._prepare_cursor(ServerBindingCursor(db.connection))
 
 
 def q(name: str) -> str:
@@ -78,10 +79,11 @@ def from_row(model: type[Model], row, start: int = 0):
     values = list(row[start:start + len(fields)])
     if values[pk] is None:
         return None
+    db = connections[DEFAULT_DB_ALIAS]
     for i in converted:
         if values[i] is not None:
-            values[i] = fields[i].from_db_value(values[i], None, connection)
-    return model.from_db(connection.alias, attnames, values)
+            values[i] = fields[i].from_db_value(values[i], None, db)
+    return model.from_db(DEFAULT_DB_ALIAS, attnames, values)
 
 
 def json_param(model: type[Model], name: str, value):
@@ -99,7 +101,8 @@ def insert_sql(model: type[Model], instances: list) -> tuple[str, list]:
     """`INSERT INTO ... VALUES (...), ... RETURNING pk` for the instances, and its
     parameters (each field's `pre_save` and database value, as the ORM computes them)."""
     fields, names = _insert_layout(model)
-    params = [f.get_db_prep_save(f.pre_save(obj, add=True), connection) for obj in instances for f in fields]
+    db = connections[DEFAULT_DB_ALIAS]  # once: each use of the `connection` proxy is a thread-local lookup
+    params = [f.get_db_prep_save(f.pre_save(obj, add=True), db) for obj in instances for f in fields]
     row = "(" + ", ".join(["%s"] * len(fields)) + ")"
     return (f"INSERT INTO {table(model)} ({names}) VALUES {', '.join([row] * len(instances))} "
             f"RETURNING {q(model._meta.pk.column)}", params)
