@@ -18,24 +18,24 @@ from annotations.models import Annotator, Assignment, Campaign
 class Batch:
     number: int  # 1-based: "your batch n"
     size: int  # units per batch
-    done: list[Assignment] = field(default_factory=list)  # this batch's finished units, in finishing order
-    pending: Assignment | None = None  # the unit being worked on (not in `done`)
+    done: list[int] = field(default_factory=list)  # ids of this batch's finished assignments, in finishing order
+    pending: int | None = None  # id of the assignment being worked on (not in `done`)
     closed: bool = False  # a completion code stands for this batch: nothing in it may change
 
     @property
     def revisable_ids(self) -> set[int]:
-        return set() if self.closed else {a.pk for a in self.done}
+        return set() if self.closed else set(self.done)
 
     def slots(self, *, current_id: int | None = None) -> list[dict]:
         """The strip "1 2 3 … of N": one slot per unit of the batch (done, current, or still to come)."""
         out = []
-        for position, assignment in enumerate(self.done, start=1):
-            out.append({"position": position, "state": "done", "assignment": assignment.pk,
-                        "current": assignment.pk == current_id, "revisable": not self.closed})
+        for position, assignment_id in enumerate(self.done, start=1):
+            out.append({"position": position, "state": "done", "assignment": assignment_id,
+                        "current": assignment_id == current_id, "revisable": not self.closed})
         position = len(self.done) + 1
         if self.pending is not None and position <= self.size:
-            out.append({"position": position, "state": "pending", "assignment": self.pending.pk,
-                        "current": self.pending.pk == current_id or current_id is None, "revisable": False})
+            out.append({"position": position, "state": "pending", "assignment": self.pending,
+                        "current": self.pending == current_id or current_id is None, "revisable": False})
             position += 1
         for rest in range(position, self.size + 1):
             out.append({"position": rest, "state": "todo", "assignment": None, "current": False,
@@ -69,11 +69,7 @@ def annotator_batch(*, campaign: Campaign, annotator: Annotator | None) -> Batch
              campaign.pk, annotator.pk, size])
         done_count, done_ids, pending_id, closed = cursor.fetchone()
     index = done_count // size  # 0-based batch index
-    done = [Assignment(pk=pk, campaign=campaign, annotator=annotator, status=Assignment.Status.DONE)
-            for pk in done_ids or []]
-    pending = None if pending_id is None else Assignment(pk=pending_id, campaign=campaign, annotator=annotator,
-                                                          status=Assignment.Status.PENDING)
-    return Batch(number=index + 1, size=size, done=done, pending=pending, closed=bool(closed))
+    return Batch(number=index + 1, size=size, done=list(done_ids or []), pending=pending_id, closed=bool(closed))
 
 
 def assignment_answers(*, assignment: Assignment) -> list[dict]:
