@@ -276,11 +276,15 @@ def _overlap_sql() -> str:
     with the candidates: a row changed since the statement began is rechecked (EvalPlanQual) and,
     when the recheck drops it, it stays locked until the transaction ends. Under load, the recheck of
     the join dropped started units below k that still qualified (issue 21: pgrowlocks showed a pick
-    holding FOR UPDATE on several of them, taken in its own statement, while it opened a fresh unit;
-    why the join's recheck failed was not reduced to a two-session case); every request that came by
-    meanwhile skipped them too and opened fresh units while they were free. Here the recheck reads
-    only the unit's own columns (n_taken < k), so only a unit that filled up is dropped (none of the
-    former in 8 loaded runs of 180 picks)."""
+    holding FOR UPDATE on several of them, taken in its own statement, while it opened a fresh unit);
+    every request that came by meanwhile skipped them too and opened fresh units while they were free.
+    Two sessions reproduce it (tests/annotations/services/test_overlap_pick_recheck.py): with the
+    candidates (a UNION ALL) joined by a nested loop, once the recheck of one unit had dropped it for
+    filling up, the recheck of the next changed unit dropped it too although it was below k (hash and
+    merge joins rechecked correctly). Here the recheck reads only the unit's own columns (n_taken <
+    k), so only a unit that filled up is dropped (none of the former in 8 loaded runs of 180 picks,
+    nor in 30 more per policy under pgbench, a CPU hog or both; the join's pick opened 1-7 of 60
+    units that way in 5 of 32 such runs)."""
     unit = Unit._meta.db_table
     return (
         _overlap_candidates()[:-1] + ", "
