@@ -399,8 +399,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=15)
     parser.add_argument("--think", type=float, default=1.0, help="think time of the second round of modes")
     parser.add_argument("--items", type=int, default=800)
-    parser.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1),
-                        help="gunicorn worker processes (the README's production setting: 2 per core)")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                        help="gunicorn worker processes (the README's production setting: one per core)")
     parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
     parser.add_argument("--protocols", default="likert,likert-spread,likert+next,rankme,pairwise,bws,esa",
                         help="modes; PROTOCOL+next: each submit asks for the next unit too (one request per unit)")

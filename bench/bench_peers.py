@@ -50,7 +50,7 @@ The requests of one unit:
   (`max_annotations_per_item: 3`).
 
 Our server is gunicorn as the README's "Configuration for production" starts it
-(`-k gthread --workers 4 --threads 4 --keep-alive 30`), production settings
+(`-k gthread --workers 2 --threads 4 --keep-alive 30` on this 2-core machine), production settings
 (no DEBUG, requests marked HTTPS by `X-Forwarded-Proto` as the TLS proxy would),
 on a scratch database `<DATABASE_URL's name>_peers` (dropped and made again),
 with `DJANGO_CONN_MAX_AGE=3600` so that no backend (and its CPU) is lost
@@ -301,7 +301,7 @@ def answer_scores(protocol: str, rng: random.Random) -> dict:
 class Ours(Tool):
     """The workbench behind gunicorn; `path` "api" (token) or "page" (session + CSRF)."""
 
-    def __init__(self, path: str, db: "OurDatabase", workers: int = 4, threads: int = 4):
+    def __init__(self, path: str, db: "OurDatabase", workers: int = 2, threads: int = 4):
         self.path, self.db = path, db
         self.workers, self.threads = workers, threads
         self.label = f"ours-{path}"
@@ -763,8 +763,8 @@ def wait_first_page(tool: Tool, started: float, limit: float = 180) -> float:
 
 def warm_up(tool: Tool, requests: int = 48) -> None:
     """Every server process and thread past its first request (imports, connections), as
-    bench_annotation.py does: 48 requests on fresh connections (gunicorn: 4 workers x 4
-    threads, 3 times over) to the path its annotators use first; the peers get the same."""
+    bench_annotation.py does: 48 requests on fresh connections (at least 3 per gunicorn thread
+    up to 4 workers x 4 threads) to the path its annotators use first; the peers get the same."""
     path, headers = tool.first_page()
     if isinstance(tool, Ours) and tool.path == "api":  # any answer will do: it runs the API's machinery
         path, headers = f"/api/campaigns/{tool.campaign}/", {"Authorization": f"Token {tool.db.tokens[0]}",
@@ -887,7 +887,7 @@ def main() -> None:
     parser.add_argument("--thinks", default="0,1", help="think rounds: 0 (none), 1 (--think)")
     parser.add_argument("--protocols", default="likert,esa")
     parser.add_argument("--tools", default="ours-api,ours-page,pearmut,potato")
-    parser.add_argument("--workers", type=int, default=4, help="our gunicorn's --workers (README: 4)")
+    parser.add_argument("--workers", type=int, default=2, help="our gunicorn's --workers (README: the cores, 2 here)")
     parser.add_argument("--threads", type=int, default=4, help="our gunicorn's --threads (README: 4)")
     parser.add_argument("--json", help="results file (default bench/out/peers-<time>.json)")
     args = parser.parse_args()
