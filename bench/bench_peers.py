@@ -455,7 +455,9 @@ class OurDatabase:
 
         from annotations.models import Dataset, Item, Membership, Output, Project, System
 
-        assert settings.SESSION_ENGINE in ("django.contrib.sessions.backends.db", "workbench.sessions"), settings.SESSION_ENGINE
+        # Django's database sessions (workbench.sessions reads the same table).
+        assert settings.SESSION_ENGINE in ("django.contrib.sessions.backends.db", "workbench.sessions"), \
+            settings.SESSION_ENGINE
         self.project = Project.objects.create(name="bench-peers")
         self.dataset = Dataset.objects.create(project=self.project, name="e2e")
         names = sorted({o["system"] for item in items for o in item["outputs"]})

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend as DjangoModelBackend
+from django.core.exceptions import ValidationError
 
 
 class ModelBackend(DjangoModelBackend):
@@ -16,6 +17,10 @@ class ModelBackend(DjangoModelBackend):
         from annotations import rows
 
         User = get_user_model()
+        try:
+            user_id = User._meta.pk.to_python(user_id)  # as the ORM's lookup would convert it
+        except ValidationError:
+            return None
         with rows.cursor() as cursor:
             cursor.execute(f"SELECT {rows.columns(User, 'u')} FROM {rows.table(User)} u "
                            f"WHERE u.{rows.q(User._meta.pk.column)} = %s", [user_id])

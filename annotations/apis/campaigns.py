@@ -437,7 +437,8 @@ class UnitSubmitApi(JsonOnlyMixin, ApiAuthMixin, APIView):
         staff = assignment.member_role in STAFF_ROLES
         # Handles (and, for owners and researchers, ids) to ids, here at the boundary.
         judgements, shown_order = unit_submission_translate(
-            handles_for(assignment, allow_ids=staff), judgements=body["judgements"], shown_order=body.get("shown_order"))
+            handles_for(assignment, allow_ids=staff), judgements=body["judgements"],
+            shown_order=body.get("shown_order"))
         result = unit_submit(
             annotator=assignment.annotator,
             assignment_id=assignment.pk,

@@ -55,7 +55,9 @@ from annotations.models import (
     BestWorstJudgement,
     Campaign,
     Enrolment,
+    Item,
     JudgementBase,
+    Output,
     PairwiseJudgement,
     RatingJudgement,
     SpanJudgement,
@@ -301,11 +303,10 @@ def shown_with_sql(unit: str) -> str:
     """What the annotator is shown with a unit (`annotations.selectors.units`), read by the statement that
     takes it: the item's external id, source and data, and the texts of the unit's outputs, as JSON
     text (one round trip less on every hand-out)."""
-    from annotations.models import Item, Output
-
+    ids = f"ARRAY(SELECT jsonb_array_elements_text({unit}.outputs)::bigint)"
     return (f"(SELECT jsonb_build_array(i.external_id, i.source, i.data, (SELECT jsonb_object_agg(o.id, o.text) "
-            f"FROM {rows.table(Output)} o WHERE o.id = ANY(ARRAY(SELECT jsonb_array_elements_text({unit}.outputs)::bigint))))"
-            f"::text FROM {rows.table(Item)} i WHERE i.id = {unit}.item_id)")
+            f"FROM {rows.table(Output)} o WHERE o.id = ANY({ids})))::text "
+            f"FROM {rows.table(Item)} i WHERE i.id = {unit}.item_id)")
 
 
 @functools.cache

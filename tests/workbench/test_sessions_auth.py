@@ -54,6 +54,7 @@ def test_the_backend_gives_the_users_djangos_gives():
     assert (got.username, got.email, got.password, got.is_staff) == ("s3", "s3@example.org", active.password, False)
     assert ours.get_user(inactive.pk) is None and django.get_user(inactive.pk) is None
     assert ours.get_user(10**9) is None
+    assert ours.get_user(str(active.pk)) == active and ours.get_user("x") is None
 
 
 @pytest.mark.parametrize("backend", ["workbench.auth.ModelBackend", "django.contrib.auth.backends.ModelBackend"])
