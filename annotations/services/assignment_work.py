@@ -14,6 +14,7 @@ when it is no more than the server's.
 from __future__ import annotations
 
 import functools
+import json
 from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
@@ -22,7 +23,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotations import protocols, rows
-from annotations.models import Annotator, Assignment, Campaign, Enrolment, JudgementBase, Unit
+from annotations.models import Annotator, Assignment, Campaign, Enrolment, JudgementBase, Output, Unit
 from annotations.quality.services import controls_possible_sql
 from annotations.timing import controls_in_play
 from annotations.services.assignments import (
@@ -38,14 +39,15 @@ from annotations.services.assignments import (
 
 def assignment_lock_for(
     *, assignment_id: int, annotator: Annotator, campaign_id: int | None = None, with_partials: bool = False,
-    campaign: Campaign | None = None,
+    campaign: Campaign | None = None, with_texts: bool = False,
 ) -> tuple[Assignment, Enrolment]:
     """Lock the annotator's enrolment, then their assignment (the engine's lock order).
 
     The assignment comes with its campaign (the caller's `campaign` when given: its row is then not
     read again) and unit; with `with_partials`, it also says (`has_partials`) whether judgements
     were already stored for it one by one. Written as SQL (`annotations.rows`): every submission
-    runs it.
+    runs it. With `with_texts` and the caller's `campaign`, the texts of the unit's outputs come
+    along (`output_texts`, {id: text}; ESA checks spans against them), else `output_texts` is None.
     """
     if campaign is not None:
         campaign_id = campaign.pk
@@ -58,7 +60,7 @@ def assignment_lock_for(
         raise Assignment.DoesNotExist()
     if campaign is not None:
         found = _lock_both(assignment_id=assignment_id, annotator=annotator, campaign=campaign,
-                           with_partials=with_partials)
+                           with_partials=with_partials, with_texts=with_texts)
         if found is not None:
             return found
     with rows.cursor() as cursor:
@@ -98,6 +100,7 @@ def assignment_lock_for(
     if unit is not None:
         assignment.unit = unit
     assignment.has_partials = bool(row[-1])
+    assignment.output_texts = None
     return assignment, enrolment
 
 
@@ -107,23 +110,25 @@ def _partials_sql(with_partials: bool) -> str:
 
 
 @functools.cache
-def _lock_both_sql(with_partials: bool) -> str:
+def _lock_both_sql(with_partials: bool, with_texts: bool = False) -> str:
     """The enrolment and the assignment locked by one statement, in the engine's order: PostgreSQL
     locks the rows of `FOR UPDATE OF e, a` in that order (the order of the clause), as the two
-    statements did one after the other."""
+    statements did one after the other; with `with_texts`, the unit's output texts as JSON."""
+    texts = (f"(SELECT jsonb_object_agg(o.id, o.text) FROM {rows.table(Output)} o WHERE o.id = "
+             "ANY(ARRAY(SELECT jsonb_array_elements_text(u.outputs)::bigint)))::text" if with_texts else "NULL")
     return (f"SELECT {rows.columns(Enrolment, 'e')}, {controls_possible_sql('e.campaign_id')}, "
-            f"{rows.columns(Assignment, 'a')}, {rows.columns(Unit, 'u')}, {_partials_sql(with_partials)} "
+            f"{rows.columns(Assignment, 'a')}, {rows.columns(Unit, 'u')}, {texts}, {_partials_sql(with_partials)} "
             f"FROM {rows.table(Enrolment)} e JOIN {rows.table(Assignment)} a ON a.campaign_id = e.campaign_id "
             f"AND a.annotator_id = e.annotator_id LEFT JOIN {rows.table(Unit)} u ON u.id = a.unit_id "
             "WHERE e.campaign_id = %s AND e.annotator_id = %s AND a.id = %s FOR UPDATE OF e, a")
 
 
-def _lock_both(*, assignment_id: int, annotator: Annotator, campaign: Campaign, with_partials: bool
-               ) -> tuple[Assignment, Enrolment] | None:
+def _lock_both(*, assignment_id: int, annotator: Annotator, campaign: Campaign, with_partials: bool,
+               with_texts: bool) -> tuple[Assignment, Enrolment] | None:
     """`assignment_lock_for` in one round trip for the usual case (enrolled, and the assignment is
     theirs in the campaign); None otherwise, for the two statements to sort out."""
     with rows.cursor() as cursor:
-        cursor.execute(_lock_both_sql(with_partials), [campaign.pk, annotator.pk, assignment_id])
+        cursor.execute(_lock_both_sql(with_partials, with_texts), [campaign.pk, annotator.pk, assignment_id])
         row = cursor.fetchone()
     if row is None:
         return None
@@ -135,6 +140,8 @@ def _lock_both(*, assignment_id: int, annotator: Annotator, campaign: Campaign, 
     unit = rows.from_row(Unit, row, at + 1 + rows.width(Assignment))
     if unit is not None:
         assignment.unit = unit
+    texts = json.loads(row[-2]) if row[-2] else None
+    assignment.output_texts = {int(k): v for k, v in texts.items()} if texts else None
     assignment.has_partials = bool(row[-1])
     return assignment, enrolment
 

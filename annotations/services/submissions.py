@@ -275,8 +275,9 @@ def unit_submit(
         campaign_id = campaign.pk
     try:
         # The caller's campaign, when given (with its dataset and project loaded), is not read again.
-        assignment, enrolment = assignment_lock_for(assignment_id=assignment_id, annotator=annotator,
-                                                    campaign_id=campaign_id, with_partials=True, campaign=campaign)
+        assignment, enrolment = assignment_lock_for(
+            assignment_id=assignment_id, annotator=annotator, campaign_id=campaign_id, with_partials=True,
+            campaign=campaign, with_texts=campaign is not None and protocols.of(campaign).has_spans)
     except Assignment.DoesNotExist:
         raise Http404() from None
     if assignment.unit_id is None:
@@ -292,7 +293,8 @@ def unit_submit(
     texts = {}
     control_texts = unit_texts(unit=assignment.unit)  # quality control: None for a regular unit
     if protocols.of(campaign).has_spans:
-        texts = control_texts or _output_texts(assignment.unit.outputs)
+        # The texts came with the lock when the caller gave the campaign (assignment_lock_for).
+        texts = control_texts or assignment.output_texts or _output_texts(assignment.unit.outputs)
     rows = _rows(campaign=campaign, assignment=assignment, answers=judgements, texts=texts)
     assignment_reclaim(assignment=assignment)
     server_ms = assignment_time_ms(assignment=assignment)

@@ -23,11 +23,11 @@ pytestmark = pytest.mark.django_db
 # Fetch: campaign with role and annotator, enrolment lock, pick (takes the slot), assignment insert with
 # the enrolment count, item with texts (read by the pick itself under overlap-first and adaptive: one
 # fewer, `PICK_READS_ITEM`); RankME also the anchor reference. Submit: own assignment,
-# enrolment and assignment lock (one statement), judgements insert, finish; ESA also the output texts and the
-# spans insert.
+# enrolment and assignment lock (one statement, with the output texts for ESA's span checks), judgements
+# insert, finish; ESA also the spans insert.
 # The token was looked up by the first request and is kept (annotations.permissions).
 FETCH_MAX = {"likert": 5, "rankme": 6, "pairwise": 5, "bws": 5, "esa": 5}
-SUBMIT_MAX = {"likert": 4, "rankme": 4, "pairwise": 4, "bws": 4, "esa": 6}
+SUBMIT_MAX = {"likert": 4, "rankme": 4, "pairwise": 4, "bws": 4, "esa": 5}
 PICK_READS_ITEM = {"overlap-first": 1, "adaptive": 1, "spread": 0}
 
 
