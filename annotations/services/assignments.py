@@ -500,7 +500,29 @@ def assignment_next(*, campaign: Campaign, annotator: Annotator) -> tuple[Assign
     assignment, created = _assignment_take(campaign=campaign, annotator=annotator)
     if assignment is None and not checked and assignments_expire(campaign=campaign):
         assignment, created = _assignment_take(campaign=campaign, annotator=annotator)
+    if assignment is None and _adaptive_starved(campaign):
+        # The units of its last undecided pairs ran out after the last check, so no submit will reach
+        # the next one: check now. Those pairs are out of reach; the campaign then confirms its
+        # clusters on the units the check reopens, or stops.
+        from annotations.allocation.services import allocation_check
+
+        allocation_check(campaign_id=campaign.pk)
+        assignment, created = _assignment_take(campaign=campaign, annotator=annotator)
     return assignment, created
+
+
+def _adaptive_starved(campaign: Campaign) -> bool:
+    """An adaptive campaign, not stopped, whose last check closed fresh units, with no unit left that
+    anyone can take: nothing is wanted any more, yet the stopping rule has not fired. Asked only by a
+    request that found nothing (one index read)."""
+    if (campaign.allocation != Campaign.Allocation.ADAPTIVE or campaign.stopped_by
+            or not (campaign.allocation_state or {}).get("closed_units")):
+        return False
+    with rows.cursor() as cursor:
+        cursor.execute(f"SELECT EXISTS (SELECT 1 FROM {rows.table(Unit)} u WHERE u.campaign_id = %s "
+                       "AND u.n_taken < u.redundancy AND u.kind = 'regular' AND (u.n_taken > 0 OR u.wanted))",
+                       [campaign.pk])
+        return not cursor.fetchone()[0]
 
 
 @retry_on_deadlock

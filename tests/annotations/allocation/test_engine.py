@@ -59,13 +59,16 @@ def test_adaptive_hands_no_unit_to_a_decided_pair_and_stops():
     while True:
         annotator = annotators[handed % 2]
         campaign.refresh_from_db()
-        v = verdict_from_json((campaign.allocation_state or {}).get("verdict"))
         assignment, created = assignment_next(campaign=campaign, annotator=annotator)
         if assignment is None:
             assignment, _ = assignment_next(campaign=campaign, annotator=annotators[(handed + 1) % 2])
             if assignment is None:
                 break
             annotator = annotators[(handed + 1) % 2]
+        # The verdict in force at the pick: the last check's, run after a submit or by a hand-out that
+        # found nothing wanted (assignment_next).
+        campaign.refresh_from_db()
+        v = verdict_from_json((campaign.allocation_state or {}).get("verdict"))
         unit = Unit.objects.get(pk=assignment.unit_id)
         if v is not None:
             # k = 1: every unit handed out is opened now, so it must be wanted by the verdict in force.
