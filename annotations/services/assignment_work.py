@@ -73,30 +73,19 @@ def assignment_lock_for(
         if row is not None:
             controls_in_play(row[-1])
         partials = _partials_sql(with_partials)
-        if campaign is None:
-            cursor.execute(
-                f"SELECT {rows.columns(Assignment, 'a')}, {rows.columns(Campaign, 'c')}, {rows.columns(Unit, 'u')}, "
-                f"{partials} FROM {rows.table(Assignment)} a JOIN {rows.table(Campaign)} c ON c.id = a.campaign_id "
-                f"LEFT JOIN {rows.table(Unit)} u ON u.id = a.unit_id "
-                "WHERE a.id = %s AND a.annotator_id = %s AND a.campaign_id = %s FOR UPDATE OF a",
-                [assignment_id, annotator.pk, campaign_id])
-        else:
-            cursor.execute(
-                f"SELECT {rows.columns(Assignment, 'a')}, {rows.columns(Unit, 'u')}, {partials} "
-                f"FROM {rows.table(Assignment)} a LEFT JOIN {rows.table(Unit)} u ON u.id = a.unit_id "
-                "WHERE a.id = %s AND a.annotator_id = %s AND a.campaign_id = %s FOR UPDATE OF a",
-                [assignment_id, annotator.pk, campaign_id])
+        cursor.execute(
+            f"SELECT {rows.columns(Assignment, 'a')}, {rows.columns(Campaign, 'c')}, {rows.columns(Unit, 'u')}, "
+            f"{partials} FROM {rows.table(Assignment)} a JOIN {rows.table(Campaign)} c ON c.id = a.campaign_id "
+            f"LEFT JOIN {rows.table(Unit)} u ON u.id = a.unit_id "
+            "WHERE a.id = %s AND a.annotator_id = %s AND a.campaign_id = %s FOR UPDATE OF a",
+            [assignment_id, annotator.pk, campaign_id])
         row = cursor.fetchone()
     if row is None:
         raise Assignment.DoesNotExist()
     assignment = rows.from_row(Assignment, row)
-    at = rows.width(Assignment)
-    if campaign is None:
-        assignment.campaign = rows.from_row(Campaign, row, at)
-        at += rows.width(Campaign)
-    else:
-        assignment.campaign = campaign
-    unit = rows.from_row(Unit, row, at)
+    # The caller's campaign when given (this path is then the rare one: not enrolled, or not theirs).
+    assignment.campaign = campaign or rows.from_row(Campaign, row, rows.width(Assignment))
+    unit = rows.from_row(Unit, row, rows.width(Assignment) + rows.width(Campaign))
     if unit is not None:
         assignment.unit = unit
     assignment.has_partials = bool(row[-1])
