@@ -363,3 +363,30 @@ def test_answers_are_held_to_the_floor_only_where_controls_can_be_handed_out(set
     held.clear()
     one_unit()
     assert held == []
+
+
+@pytest.mark.parametrize("took,held_to", [(0.040, 0.150), (0.149, 0.150), (0.151, 0.300), (0.290, 0.300),
+                                          (0.460, 0.600)])
+def test_an_answer_past_the_floor_is_held_to_its_next_multiple(settings, monkeypatch, took, held_to):
+    # How much longer than the floor a control's answer took (a loaded machine) would say more than
+    # whether it took longer; held to the next multiple of the floor, an answer shows only the step.
+    # The young generations are collected inside the held time: the next request must not pay for a
+    # collection of this request's (a control's: more) garbage before its own floor begins.
+    from annotations import timing
+
+    settings.WORKBENCH_UNIT_RESPONSE_FLOOR_MS = 150
+    clock = [1000.0]
+    events = []
+    monkeypatch.setattr(timing.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(timing.time, "sleep", lambda seconds: events.append(("sleep", seconds)))
+    monkeypatch.setattr(timing.gc, "collect", lambda generation=2: events.append(("collect", generation)))
+
+    @timing.unit_response_floor
+    def view():
+        timing.controls_in_play(True)
+        clock[0] += took
+        return "answer"
+
+    assert view() == "answer"
+    assert events[0] == ("collect", 1) and len(events) == 2
+    assert events[1][0] == "sleep" and took + events[1][1] == pytest.approx(held_to)

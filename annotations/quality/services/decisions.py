@@ -51,9 +51,9 @@ def completion_code_issue(*, campaign: Campaign, annotator: Annotator, batch: in
     existing = CompletionCode.objects.filter(campaign=campaign, annotator=annotator, batch=batch).first()
     if existing is not None:
         return existing
-    from annotations.quality.selectors import campaign_quality
+    from annotations.quality.selectors import annotator_quality
 
-    standing = campaign_quality(campaign=campaign).get(annotator.pk)
+    standing = annotator_quality(campaign=campaign, annotator_id=annotator.pk)
     passed = True if standing is None else standing.included
     reasons = [] if standing is None else list(standing.rule_verdict.reasons)
     code = codes.completion_code(key=_code_key(), campaign=campaign.pk, annotator=annotator.pk, batch=batch,

@@ -8,7 +8,7 @@ import pytest
 
 from annotations.models import Annotator, Campaign, Enrolment, RatingJudgement, Unit
 from annotations.quality.models import ControlJudgement, ControlUnit
-from annotations.quality.selectors import campaign_quality, included_annotators
+from annotations.quality.selectors import annotator_quality, campaign_quality, included_annotators
 from annotations.quality.services import quality_settings_update
 from tests.annotations.factories import CampaignFactory, ItemFactory, OutputFactory, SystemFactory
 from tests.annotations.quality.simulation import Annotator as Simulated
@@ -84,6 +84,12 @@ def test_careful_and_careless_are_told_apart_through_the_engine(campaign):
         assert careful.figures.median_seconds > careless.figures.median_seconds
         assert careful.included
     assert not careless.included and careless.rule_verdict.reasons
+    # A batch end reads one annotator's standing from their own items: the same standing.
+    for person in people:
+        one = annotator_quality(campaign=campaign, annotator_id=person.annotator.pk)
+        assert (one.figures, one.rule_verdict, one.included) == (
+            quality[person.annotator.pk].figures, quality[person.annotator.pk].rule_verdict,
+            quality[person.annotator.pk].included)
 
     # Controls really were mixed in, for one annotator each, and never counted as judgements.
     assert ControlUnit.objects.filter(campaign=campaign, kind="degraded").count() >= 40

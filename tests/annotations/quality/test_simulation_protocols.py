@@ -6,7 +6,7 @@ import pytest
 
 from annotations.models import Annotator, Campaign, Enrolment
 from annotations.quality.models import ControlJudgement, ControlUnit
-from annotations.quality.selectors import campaign_quality
+from annotations.quality.selectors import annotator_quality, campaign_quality
 from annotations.quality.services import quality_settings_update
 from annotations.services.campaigns import campaign_create
 from tests.annotations.factories import DatasetFactory, ItemFactory, OutputFactory, SystemFactory
@@ -56,3 +56,8 @@ def test_controls_in_every_protocol(protocol, options):
     assert careful.controls_passed == 1.0 > careless.controls_passed
     assert careful.self_consistency >= careless.self_consistency
     assert careful.mann_whitney_p < careless.mann_whitney_p
+    # A batch end reads one annotator's standing from their own items: the same standing.
+    for person in people:
+        one = annotator_quality(campaign=campaign, annotator_id=person.annotator.pk)
+        assert (one.figures, one.rule_verdict) == (quality[person.annotator.pk].figures,
+                                                   quality[person.annotator.pk].rule_verdict)
