@@ -263,11 +263,13 @@ class AnnotatorQuality:
         }
 
 
-def latest_decisions(*, campaign: Campaign) -> dict[int, AnnotatorDecision]:
+def latest_decisions(*, campaign: Campaign, annotator_id: int | None = None) -> dict[int, AnnotatorDecision]:
+    """The hand decision in force for each annotator (or for `annotator_id` only), by annotator id."""
     latest: dict[int, AnnotatorDecision] = {}
-    for decision in AnnotatorDecision.objects.filter(campaign=campaign).select_related("decided_by").order_by(
-        "annotator_id", "-created_at", "-id"
-    ):
+    decisions = AnnotatorDecision.objects.filter(campaign=campaign)
+    if annotator_id is not None:
+        decisions = decisions.filter(annotator_id=annotator_id)
+    for decision in decisions.select_related("decided_by").order_by("annotator_id", "-created_at", "-id"):
         latest.setdefault(decision.annotator_id, decision)
     return latest
 
@@ -290,8 +292,7 @@ def annotator_quality(*, campaign: Campaign, annotator_id: int) -> AnnotatorQual
     figures = _campaign_figures(campaign, only=annotator_id).get(annotator_id)
     if figures is None:
         return None
-    decision = (AnnotatorDecision.objects.filter(campaign=campaign, annotator_id=annotator_id)
-                .select_related("decided_by").order_by("-created_at", "-id").first())
+    decision = latest_decisions(campaign=campaign, annotator_id=annotator_id).get(annotator_id)
     return AnnotatorQuality(annotator_id=annotator_id, figures=figures,
                             rule_verdict=verdict(figures, rules_of(campaign=campaign)), decision=decision)
 

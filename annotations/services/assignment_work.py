@@ -23,7 +23,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotations import protocols, rows
-from annotations.models import Annotator, Assignment, Campaign, Enrolment, JudgementBase, Output, Unit
+from annotations.models import Annotator, Assignment, Campaign, Enrolment, JudgementBase, Unit
 from annotations.quality.services import controls_possible_sql
 from annotations.timing import controls_in_play
 from annotations.services.assignments import (
@@ -33,6 +33,7 @@ from annotations.services.assignments import (
     _expires_at,
     _judgements_mark,
     _units_free,
+    output_texts_sql,
     retry_on_deadlock,
 )
 
@@ -103,8 +104,7 @@ def _lock_both_sql(with_partials: bool, with_texts: bool = False) -> str:
     """The enrolment and the assignment locked by one statement, in the engine's order: PostgreSQL
     locks the rows of `FOR UPDATE OF e, a` in that order (the order of the clause), as the two
     statements did one after the other; with `with_texts`, the unit's output texts as JSON."""
-    texts = (f"(SELECT jsonb_object_agg(o.id, o.text) FROM {rows.table(Output)} o WHERE o.id = "
-             "ANY(ARRAY(SELECT jsonb_array_elements_text(u.outputs)::bigint)))::text" if with_texts else "NULL")
+    texts = f"{output_texts_sql('u')}::text" if with_texts else "NULL"
     return (f"SELECT {rows.columns(Enrolment, 'e')}, {controls_possible_sql('e.campaign_id')}, "
             f"{rows.columns(Assignment, 'a')}, {rows.columns(Unit, 'u')}, {texts}, {_partials_sql(with_partials)} "
             f"FROM {rows.table(Enrolment)} e JOIN {rows.table(Assignment)} a ON a.campaign_id = e.campaign_id "

@@ -299,13 +299,18 @@ def _overlap_sql() -> str:
     )
 
 
+def output_texts_sql(unit: str) -> str:
+    """The texts of the unit's outputs as a JSON object {output id: text} (an SQL expression over the
+    unit row `unit`), for statements that read them along with something else."""
+    ids = f"ARRAY(SELECT jsonb_array_elements_text({unit}.outputs)::bigint)"
+    return f"(SELECT jsonb_object_agg(o.id, o.text) FROM {rows.table(Output)} o WHERE o.id = ANY({ids}))"
+
+
 def shown_with_sql(unit: str) -> str:
     """What the annotator is shown with a unit (`annotations.selectors.units`), read by the statement that
     takes it: the item's external id, source and data, and the texts of the unit's outputs, as JSON
     text (one round trip less on every hand-out)."""
-    ids = f"ARRAY(SELECT jsonb_array_elements_text({unit}.outputs)::bigint)"
-    return (f"(SELECT jsonb_build_array(i.external_id, i.source, i.data, (SELECT jsonb_object_agg(o.id, o.text) "
-            f"FROM {rows.table(Output)} o WHERE o.id = ANY({ids})))::text "
+    return (f"(SELECT jsonb_build_array(i.external_id, i.source, i.data, {output_texts_sql(unit)})::text "
             f"FROM {rows.table(Item)} i WHERE i.id = {unit}.item_id)")
 
 
