@@ -301,10 +301,12 @@ def answer_scores(protocol: str, rng: random.Random) -> dict:
 class Ours(Tool):
     """The workbench behind gunicorn; `path` "api" (token) or "page" (session + CSRF)."""
 
-    def __init__(self, path: str, db: "OurDatabase", workers: int = 2, threads: int = 4):
+    def __init__(self, path: str, db: "OurDatabase", workers: int = 2, threads: int = 4, env: dict | None = None,
+                 label: str | None = None):
         self.path, self.db = path, db
         self.workers, self.threads = workers, threads
-        self.label = f"ours-{path}"
+        self.env = env or {}
+        self.label = label or f"ours-{path}"
 
     def start(self, protocol, run, outputs, n_annotators):
         self.protocol = protocol
@@ -315,7 +317,7 @@ class Ours(Tool):
             [str(ROOT / ".venv/bin/gunicorn"), "workbench.wsgi", "-b", f"127.0.0.1:{self.port}", "-k", "gthread",
              "--workers", str(self.workers), "--threads", str(self.threads), "--keep-alive", "30", "--timeout", "60",
              "--log-level", "warning"],
-            cwd=ROOT, env=self.db.env, stdout=self.log, stderr=subprocess.STDOUT)
+            cwd=ROOT, env={**self.db.env, **self.env}, stdout=self.log, stderr=subprocess.STDOUT)
 
     def first_page(self):
         return f"/annotate/campaigns/{self.campaign}/", self.db.page_headers(0, self.port)
@@ -854,7 +856,7 @@ def report(results: list[dict], tools: list[str]) -> list[dict]:
                 rows.append(row)
     print(f"\nmedians over rounds; ratios: ours / peer for judgements/s (>1: ours faster), "
           f"peer / ours for CPU per judgement (>1: ours cheaper)")
-    print(f"{'think':>5} {'protocol':8} {'tool':10} {'judg/s':>7} {'fetch p50/p95 ms':>17} {'submit p50/p95 ms':>18} "
+    print(f"{'think':>5} {'protocol':8} {'tool':15} {'judg/s':>7} {'fetch p50/p95 ms':>17} {'submit p50/p95 ms':>18} "
           f"{'CPU ms/j':>8} {'RSS MB':>7} {'start s':>7} {'err':>4}  ratios api|page vs this peer (j/s; CPU)")
     for row in rows:
         ratios = ""
@@ -871,10 +873,18 @@ def report(results: list[dict], tools: list[str]) -> list[dict]:
                 row[f"ratio_{ours}_jps"], row[f"ratio_{ours}_cpu"] = jps, cpu
                 parts.append(f"{ours[5:]} {jps:.2f}x; {cpu:.2f}x")
             ratios = " | ".join(parts)
-        print(f"{row['think']:5g} {row['protocol']:8} {row['tool']:10} {row['judgements_per_s']:7.1f} "
+        print(f"{row['think']:5g} {row['protocol']:8} {row['tool']:15} {row['judgements_per_s']:7.1f} "
               f"{row['fetch_p50']:7.1f}/{row['fetch_p95']:<8.1f} {row['submit_p50']:8.1f}/{row['submit_p95']:<8.1f} "
               f"{row['cpu_ms_per_judgement']:8.2f} {row['peak_rss_mb']:7.0f} {row['startup_s']:7.2f} "
               f"{row['errors']:4d}  {ratios}")
+    for row in rows:  # the fast lane against its baseline, in the same rounds
+        base = next((x for x in rows if x["tool"] == "ours-api-django" and (x["protocol"], x["think"]) ==
+                     (row["protocol"], row["think"])), None)
+        if row["tool"] == "ours-api" and base is not None and base["rounds"]:
+            row["ratio_lane_jps"] = row["judgements_per_s"] / base["judgements_per_s"]
+            row["ratio_lane_cpu"] = base["cpu_ms_per_judgement"] / row["cpu_ms_per_judgement"]
+            print(f"fast lane, think {row['think']:g} {row['protocol']}: ours-api / ours-api-django "
+                  f"{row['ratio_lane_jps']:.2f}x judgements/s; CPU per judgement {row['ratio_lane_cpu']:.2f}x cheaper")
     return rows
 
 
@@ -902,7 +912,7 @@ def main() -> None:
     if args.quick:
         args.rounds, args.annotators, args.outputs, args.seconds = 1, 20, 100, 10
     names = args.tools.split(",")
-    unknown = set(names) - {"ours-api", "ours-page", "pearmut", "potato"}
+    unknown = set(names) - {"ours-api", "ours-page", "ours-api-django", "pearmut", "potato"}
     if unknown:
         sys.exit(f"bench_peers: unknown tool(s): {', '.join(sorted(unknown))}")
 
@@ -919,6 +929,9 @@ def main() -> None:
         for path in ("api", "page"):
             if f"ours-{path}" in names:
                 tools[f"ours-{path}"] = Ours(path, db, args.workers, args.threads)
+        if "ours-api-django" in names:  # the baseline of the fast lane: every request through Django and DRF
+            tools["ours-api-django"] = Ours("api", db, args.workers, args.threads,
+                                            env={"WORKBENCH_API_FAST_LANE": "0"}, label="ours-api-django")
     order = [n for n in names if n in tools]
     results = []
     for round_no in range(args.rounds):

@@ -297,20 +297,26 @@ class NextAssignmentApi(JsonOnlyMixin, ApiAuthMixin, APIView):
         204 when every unit has its k annotators or was already yours. The
         outputs come in the order to show them, without system names.
         """
-        # The campaign, the caller's role and annotator in one query (404 for non-members).
-        campaign = campaign_for_member(user=request.user, campaign_id=pk)
-        if campaign is None or campaign.member_role is None:
-            raise NotFound()
-        annotator = campaign.member_annotator or annotator_get_or_create(
-            project=campaign.project, name=request.user.get_username(), user=request.user)
-        assignment, created = assignment_next(campaign=campaign, annotator=annotator)
-        if assignment is None:
-            # Nothing left: the last (partial) batch gets its completion code now, in this write,
-            # so that reading it (GET .../completion-code/) never has to write.
-            completion_code_at_batch_end(campaign=campaign, annotator=annotator, finished=True)
-            return Response(status=status.HTTP_204_NO_CONTENT)
-        payload = _assignment_payload(assignment, campaign=campaign, annotator=annotator, role=campaign.member_role)
-        return Response(payload, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        data, code = next_assignment_answer(user=request.user, campaign_id=pk)
+        return Response(data, status=code)
+
+
+def next_assignment_answer(*, user, campaign_id: int) -> tuple[dict | None, int]:
+    """NextAssignmentApi's answer (body or None, status); also served by `annotations.apis.fastlane`."""
+    # The campaign, the caller's role and annotator in one query (404 for non-members).
+    campaign = campaign_for_member(user=user, campaign_id=campaign_id)
+    if campaign is None or campaign.member_role is None:
+        raise NotFound()
+    annotator = campaign.member_annotator or annotator_get_or_create(
+        project=campaign.project, name=user.get_username(), user=user)
+    assignment, created = assignment_next(campaign=campaign, annotator=annotator)
+    if assignment is None:
+        # Nothing left: the last (partial) batch gets its completion code now, in this write,
+        # so that reading it (GET .../completion-code/) never has to write.
+        completion_code_at_batch_end(campaign=campaign, annotator=annotator, finished=True)
+        return None, status.HTTP_204_NO_CONTENT
+    payload = _assignment_payload(assignment, campaign=campaign, annotator=annotator, role=campaign.member_role)
+    return payload, status.HTTP_201_CREATED if created else status.HTTP_200_OK
 
 
 def _assignment_payload(assignment: Assignment, *, campaign: Campaign, annotator, role) -> dict:
@@ -332,9 +338,9 @@ def _next_payload(*, campaign: Campaign, annotator, role) -> dict | None:
     return _assignment_payload(assignment, campaign=campaign, annotator=annotator, role=role)
 
 
-def _own_assignment(request: Request, pk: int) -> Assignment:
+def _own_assignment(user, pk: int) -> Assignment:
     """The caller's own assignment (404 for anyone else's), still in a project they belong to."""
-    assignment = own_assignment(user=request.user, assignment_id=pk)
+    assignment = own_assignment(user=user, assignment_id=pk)
     if assignment is None or assignment.member_role is None:
         raise NotFound()
     return assignment
@@ -433,37 +439,44 @@ class UnitSubmitApi(JsonOnlyMixin, ApiAuthMixin, APIView):
         problem and stores nothing.
         """
         body = _submit_body(request.data, self.InputSerializer)
-        assignment = _own_assignment(request, pk)
-        staff = assignment.member_role in STAFF_ROLES
-        # Handles (and, for owners and researchers, ids) to ids, here at the boundary.
-        judgements, shown_order = unit_submission_translate(
-            handles_for(assignment, allow_ids=staff), judgements=body["judgements"],
-            shown_order=body.get("shown_order"))
-        result = unit_submit(
-            annotator=assignment.annotator,
-            assignment_id=assignment.pk,
-            campaign=assignment.campaign,
-            judgements=judgements,
-            shown_order=shown_order,
-            time_spent_ms=body.get("time_spent_ms"),
-            origin=JudgementBase.Origin.API,
-        )
-        code = None
-        if assignment.codes_on and not result.retry:
-            code = completion_code_at_batch_end(campaign=assignment.campaign, annotator=assignment.annotator)
-        # Built to the documented shape (OutputSerializer, checked in the tests) without running the
-        # nested model serializer, which introspected the model's fields on every submit.
-        result.assignment.annotator = assignment.annotator
-        brief = assignment_brief(assignment=result.assignment, show_unit=staff)
-        data = {"assignment": brief if staff else brief_for_annotator(brief),
-                "judgements": result.judgements, "retry": result.retry, "explanation": result.explanation,
-                "problems": [str(problem) for problem in result.problems],
-                "completion_code": code.code if code else None}
-        if body["next"]:
-            # A tutorial unit answered wrongly stays the pending one: `next` hands it out again.
-            data["next"] = _next_payload(campaign=assignment.campaign, annotator=assignment.annotator,
-                                         role=assignment.member_role)
-        return Response(data, status=status.HTTP_200_OK if result.retry else status.HTTP_201_CREATED)
+        data, code = unit_submit_answer(user=request.user, assignment_id=pk, body=body)
+        return Response(data, status=code)
+
+
+def unit_submit_answer(*, user, assignment_id: int, body: dict) -> tuple[dict, int]:
+    """UnitSubmitApi's answer (body, status) to a validated body; also served by
+    `annotations.apis.fastlane`."""
+    assignment = _own_assignment(user, assignment_id)
+    staff = assignment.member_role in STAFF_ROLES
+    # Handles (and, for owners and researchers, ids) to ids, here at the boundary.
+    judgements, shown_order = unit_submission_translate(
+        handles_for(assignment, allow_ids=staff), judgements=body["judgements"],
+        shown_order=body.get("shown_order"))
+    result = unit_submit(
+        annotator=assignment.annotator,
+        assignment_id=assignment.pk,
+        campaign=assignment.campaign,
+        judgements=judgements,
+        shown_order=shown_order,
+        time_spent_ms=body.get("time_spent_ms"),
+        origin=JudgementBase.Origin.API,
+    )
+    code = None
+    if assignment.codes_on and not result.retry:
+        code = completion_code_at_batch_end(campaign=assignment.campaign, annotator=assignment.annotator)
+    # Built to the documented shape (OutputSerializer, checked in the tests) without running the
+    # nested model serializer, which introspected the model's fields on every submit.
+    result.assignment.annotator = assignment.annotator
+    brief = assignment_brief(assignment=result.assignment, show_unit=staff)
+    data = {"assignment": brief if staff else brief_for_annotator(brief),
+            "judgements": result.judgements, "retry": result.retry, "explanation": result.explanation,
+            "problems": [str(problem) for problem in result.problems],
+            "completion_code": code.code if code else None}
+    if body["next"]:
+        # A tutorial unit answered wrongly stays the pending one: `next` hands it out again.
+        data["next"] = _next_payload(campaign=assignment.campaign, annotator=assignment.annotator,
+                                     role=assignment.member_role)
+    return data, status.HTTP_200_OK if result.retry else status.HTTP_201_CREATED
 
 
 class AssignmentReleaseApi(ApiAuthMixin, APIView):
@@ -472,7 +485,7 @@ class AssignmentReleaseApi(ApiAuthMixin, APIView):
         """Give one of your pending units back (skip it): it returns to the pool,
         answers already sent for it are kept as abandoned, and you will not get
         it again."""
-        assignment = _own_assignment(request, pk)
+        assignment = _own_assignment(request.user, pk)
         staff = assignment.member_role in STAFF_ROLES
         assignment = assignment_release(assignment_id=assignment.pk, annotator=assignment.annotator)
         assignment = Assignment.objects.select_related("annotator").get(pk=assignment.pk)
@@ -495,7 +508,7 @@ class AssignmentDraftApi(ApiAuthMixin, APIView):
         draft = serializer.validated_data["draft"]
         if len(json.dumps(draft)) > DRAFT_MAX_BYTES:
             raise ValidationError({"draft": f"A draft holds at most {DRAFT_MAX_BYTES} bytes."})
-        assignment = _own_assignment(request, pk)
+        assignment = _own_assignment(request.user, pk)
         assignment_draft_save(assignment_id=assignment.pk, annotator=assignment.annotator, draft=draft)
         return Response(status=status.HTTP_204_NO_CONTENT)
 

@@ -43,7 +43,7 @@ class UnitReviseApi(ApiAuthMixin, APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        assignment = _own_assignment(request, pk)
+        assignment = _own_assignment(request.user, pk)
         staff = assignment.member_role in STAFF_ROLES
         # Handles (and, for owners and researchers, ids) to ids, at the boundary as in submit.
         judgements, shown_order = unit_submission_translate(
