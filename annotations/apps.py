@@ -21,3 +21,8 @@ class AnnotationsConfig(AppConfig):
         for model in (Token, get_user_model()):
             post_save.connect(token_rows_on_change, sender=model, dispatch_uid=f"token-rows-{model._meta.label}")
             post_delete.connect(token_rows_on_change, sender=model, dispatch_uid=f"token-rows-del-{model._meta.label}")
+        # So is the user of a session (workbench.auth).
+        from workbench.auth import user_rows_on_change
+
+        post_save.connect(user_rows_on_change, sender=get_user_model(), dispatch_uid="session-user-rows")
+        post_delete.connect(user_rows_on_change, sender=get_user_model(), dispatch_uid="session-user-rows-del")

@@ -55,6 +55,8 @@ EXPECTED_MIDDLEWARE = (
 )
 
 _MAX_ID = 2**63 - 1
+# The body's types the lane reads (strict JSON is UTF-8); DRF's parser takes any other charset.
+_JSON_TYPES = {"application/json", "application/json;charset=utf-8"}
 
 
 def lane_open() -> bool:
@@ -140,7 +142,7 @@ class FastLane:
         from workbench import strictjson
 
         length = environ["workbench.length"]
-        if environ.get("CONTENT_TYPE") != "application/json" or length == 0:
+        if environ.get("CONTENT_TYPE", "").lower().replace(" ", "") not in _JSON_TYPES or length == 0:
             return self.django(environ, start_response)
         raw = environ["wsgi.input"].read(length)
         try:

@@ -251,6 +251,9 @@ AXES_LOCKOUT_CALLABLE = "workbench.security.lockout_response"
 # user changed in the same process is looked up afresh at once, in another after at most this long
 # (annotations.permissions). 0: a query on every request.
 WORKBENCH_TOKEN_CACHE_SECONDS = env.float("WORKBENCH_TOKEN_CACHE_SECONDS", default=10.0)
+# The same for the user of a session (workbench.auth): a user changed in another process counts
+# there after at most this long; a logout (the session deleted) counts everywhere at once.
+WORKBENCH_SESSION_USER_CACHE_SECONDS = env.float("WORKBENCH_SESSION_USER_CACHE_SECONDS", default=10.0)
 # The API's per-unit requests (next-assignment, submit) answered without the middleware
 # chain and DRF's dispatch, same answers (annotations.apis.fastlane); off: all through Django.
 WORKBENCH_API_FAST_LANE = env.bool("WORKBENCH_API_FAST_LANE", default=True)

@@ -112,12 +112,14 @@ def test_a_pending_unit_asked_for_again_is_the_same_answer_both_ways(apps, lane_
             "Cross-Origin-Opener-Policy", "Allow", "Content-Length"} <= names
 
 
-def test_a_submit_with_next_is_stored_and_answers_the_next_unit(apps, lane_world):
+@pytest.mark.parametrize("content_type", ["application/json", "application/json; charset=UTF-8"])
+def test_a_submit_with_next_is_stored_and_answers_the_next_unit(apps, lane_world, content_type):
     lane, django = apps
     campaign, user, token = lane_world
     unit = json.loads(call(lane, f"/api/campaigns/{campaign.pk}/next-assignment/", token=token)[2])
     status, headers, content = call(lane, f"/api/assignments/{unit['id']}/submit/", token=token, body={
-        "judgements": _answers("likert", unit), "shown_order": unit["shown_order"], "next": True})
+        "judgements": _answers("likert", unit), "shown_order": unit["shown_order"], "next": True},
+        content_type=content_type)
     assert status == "201 Created" and django.calls == 0
     answer = json.loads(content)
     assert set(answer) == set(UnitSubmitApi.OutputSerializer().fields)
@@ -187,7 +189,7 @@ def test_nothing_left_is_204_without_a_body_both_ways(apps, lane_world):
 
 
 @pytest.mark.parametrize("case", ["not JSON", "duplicate key", "no answers", "a form", "a cookie", "a query",
-                                  "basic auth", "no token"])
+                                  "basic auth", "no token", "latin-1"])
 def test_what_the_lane_does_not_take_reaches_django_with_its_body(apps, lane_world, case):
     """Refused as Django refuses it, its wording included: the body was put back for Django to read."""
     lane, django = apps
@@ -208,6 +210,8 @@ def test_what_the_lane_does_not_take_reaches_django_with_its_body(apps, lane_wor
         kwargs["extra"] = {"HTTP_COOKIE": "theme=dark"}
     elif case == "a query":
         kwargs["extra"] = {"QUERY_STRING": "x=1"}
+    elif case == "latin-1":  # DRF decodes by the declared charset; the lane reads UTF-8 only
+        kwargs["content_type"] = "application/json; charset=latin-1"
     elif case == "basic auth":
         kwargs["token"], kwargs["extra"] = None, {"HTTP_AUTHORIZATION": "Basic YTpi"}
     else:
@@ -222,7 +226,7 @@ def test_what_the_lane_does_not_take_reaches_django_with_its_body(apps, lane_wor
             assert b"duplicate key" in content
         if case == "no answers":
             assert b"judgements" in content
-    else:  # a cookie or a query string: Django takes the request and stores the unit
+    else:  # a cookie, a query string, another charset: Django takes the request and stores the unit
         assert status == "201 Created", content
         assert RatingJudgement.objects.filter(assignment_id=unit["id"]).exists()
 
