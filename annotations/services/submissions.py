@@ -13,6 +13,7 @@ is covered, then `complete`.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -37,6 +38,7 @@ from annotations.services import judgements as checks
 from annotations.services.assignment_work import (
     assignment_complete_if_judged,
     assignment_finish,
+    assignment_finish_inserting,
     assignment_lock_for,
     assignment_reclaim,
     assignment_time_ms,
@@ -311,15 +313,20 @@ def unit_submit(
     protocol = protocols.of(campaign)
     if assignment.has_partials:
         _partials_delete(protocol.model, assignment)
-    stored = unit_rows_insert(protocol, rows, origin=origin, time_spent_ms=server_ms, then="skip this unit")
-    assignment_finish(assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms, server_ms=server_ms)
+    # The rows and the assignment's finishing updates go in one statement (assignment_finish_inserting).
+    stored = unit_rows_insert(protocol, rows, origin=origin, time_spent_ms=server_ms, then="skip this unit",
+                              finish=functools.partial(assignment_finish_inserting, assignment=assignment,
+                                                       enrolment=enrolment, time_spent_ms=time_spent_ms,
+                                                       server_ms=server_ms))
     return UnitSubmitResult(assignment=assignment, judgements=stored)
 
 
-def unit_rows_insert(protocol, rows, *, origin: str, time_spent_ms: int | None, then: str) -> int:
+def unit_rows_insert(protocol, rows, *, origin: str, time_spent_ms: int | None, then: str, finish=None) -> int:
     """Write a unit's checked judgement rows (and their spans) with one INSERT each: the
     submit and the revision of a unit alike. `then` ends the message for a judgement the
-    annotator already has (e.g. imported under their account). Returns the rows stored."""
+    annotator already has (e.g. imported under their account). `finish(model, instances)`,
+    when given, writes the rows in place of the plain INSERT (the submit's, with the
+    assignment's finishing updates). Returns the rows stored."""
     instances = []
     for row, _ in rows:
         row.origin = origin
@@ -327,7 +334,7 @@ def unit_rows_insert(protocol, rows, *, origin: str, time_spent_ms: int | None, 
         instances.append(row)
     try:
         # No savepoint: on a refusal the whole request rolls back anyway.
-        rows_sql.insert(protocol.model, instances)
+        (finish or rows_sql.insert)(protocol.model, instances)
     except IntegrityError as exc:
         if any(name in str(exc) for name in checks.UNIQUE_CONSTRAINTS):
             raise checks.DuplicateJudgement(

@@ -24,10 +24,10 @@ pytestmark = pytest.mark.django_db
 # the enrolment count, item with texts (read by the pick itself under overlap-first and adaptive: one
 # fewer, `PICK_READS_ITEM`); RankME also the anchor reference. Submit: own assignment,
 # enrolment and assignment lock (one statement, with the output texts for ESA's span checks), judgements
-# insert, finish; ESA also the spans insert.
+# insert with the finishing updates (one statement); ESA also the spans insert.
 # The token was looked up by the first request and is kept (annotations.permissions).
 FETCH_MAX = {"likert": 5, "rankme": 6, "pairwise": 5, "bws": 5, "esa": 5}
-SUBMIT_MAX = {"likert": 4, "rankme": 4, "pairwise": 4, "bws": 4, "esa": 5}
+SUBMIT_MAX = {"likert": 3, "rankme": 3, "pairwise": 3, "bws": 3, "esa": 4}
 PICK_READS_ITEM = {"overlap-first": 1, "adaptive": 1, "spread": 0}
 
 
