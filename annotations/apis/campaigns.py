@@ -50,7 +50,7 @@ from annotations.services.handles import (
     unit_submission_translate,
 )
 from annotations.services.projects import annotator_get_or_create
-from annotations.services.submissions import unit_submit
+from annotations.services.submissions import unit_submit_own
 from annotations.timing import unit_response_floor
 
 SMALLINT_MAX = 32767
@@ -446,28 +446,23 @@ class UnitSubmitApi(JsonOnlyMixin, ApiAuthMixin, APIView):
 def unit_submit_answer(*, user, assignment_id: int, body: dict) -> tuple[dict, int]:
     """UnitSubmitApi's answer (body, status) to a validated body; also served by
     `annotations.apis.fastlane`."""
-    assignment = _own_assignment(user, assignment_id)
+    def answer(assignment):
+        # Handles (and, for owners and researchers, ids) to ids, here at the boundary.
+        return unit_submission_translate(
+            handles_for(assignment, allow_ids=assignment.member_role in STAFF_ROLES),
+            judgements=body["judgements"], shown_order=body.get("shown_order"))
+
+    # Found, checked as the caller's (404 otherwise) and locked by the submit's first statement.
+    result = unit_submit_own(user=user, assignment_id=assignment_id, answer=answer,
+                             time_spent_ms=body.get("time_spent_ms"), origin=JudgementBase.Origin.API)
+    assignment = result.assignment
     staff = assignment.member_role in STAFF_ROLES
-    # Handles (and, for owners and researchers, ids) to ids, here at the boundary.
-    judgements, shown_order = unit_submission_translate(
-        handles_for(assignment, allow_ids=staff), judgements=body["judgements"],
-        shown_order=body.get("shown_order"))
-    result = unit_submit(
-        annotator=assignment.annotator,
-        assignment_id=assignment.pk,
-        campaign=assignment.campaign,
-        judgements=judgements,
-        shown_order=shown_order,
-        time_spent_ms=body.get("time_spent_ms"),
-        origin=JudgementBase.Origin.API,
-    )
     code = None
     if assignment.codes_on and not result.retry:
         code = completion_code_at_batch_end(campaign=assignment.campaign, annotator=assignment.annotator)
     # Built to the documented shape (OutputSerializer, checked in the tests) without running the
     # nested model serializer, which introspected the model's fields on every submit.
-    result.assignment.annotator = assignment.annotator
-    brief = assignment_brief(assignment=result.assignment, show_unit=staff)
+    brief = assignment_brief(assignment=assignment, show_unit=staff)
     data = {"assignment": brief if staff else brief_for_annotator(brief),
             "judgements": result.judgements, "retry": result.retry, "explanation": result.explanation,
             "problems": [str(problem) for problem in result.problems],

@@ -135,6 +135,75 @@ def _lock_both(*, assignment_id: int, annotator: Annotator, campaign: Campaign, 
     return assignment, enrolment
 
 
+@functools.cache
+def _own_lock_sql() -> str:
+    """`_lock_both_sql` for the requesting account, found by the assignment and the user rather than
+    the campaign and annotator, with what `selectors.own_assignment` read in a statement of its own
+    before the submit's transaction: the campaign, dataset, project and annotator, the user's role in
+    the project and whether the campaign gives completion codes. The same lock order (`FOR UPDATE OF
+    e, a`: enrolment first, tests/annotations/services/test_lock_order.py); the output texts only for
+    the protocols that check spans against them."""
+    from annotations.models import Dataset, Membership, Project
+    from annotations.protocols import registry
+    from annotations.quality.services import completion_codes_on_sql
+
+    spans = ", ".join(f"'{name}'" for name, protocol in registry.PROTOCOLS.items() if protocol.has_spans)
+    texts = f"CASE WHEN c.protocol IN ({spans}) THEN {output_texts_sql('u')}::text END" if spans else "NULL"
+    return (f"SELECT {rows.columns(Enrolment, 'e')}, {controls_possible_sql('e.campaign_id')}, "
+            f"{rows.columns(Assignment, 'a')}, {rows.columns(Unit, 'u')}, {texts}, {_partials_sql(True)}, "
+            f"{rows.columns(Campaign, 'c')}, {rows.columns(Dataset, 'd')}, {rows.columns(Project, 'p')}, "
+            f"{rows.columns(Annotator, 'an')}, (SELECT m.role FROM {rows.table(Membership)} m "
+            "WHERE m.project_id = p.id AND m.user_id = %s ORDER BY m.id LIMIT 1), "
+            f"{completion_codes_on_sql('c.id')} "
+            f"FROM {rows.table(Enrolment)} e JOIN {rows.table(Assignment)} a ON a.campaign_id = e.campaign_id "
+            f"AND a.annotator_id = e.annotator_id JOIN {rows.table(Annotator)} an ON an.id = a.annotator_id "
+            f"JOIN {rows.table(Campaign)} c ON c.id = a.campaign_id "
+            f"JOIN {rows.table(Dataset)} d ON d.id = c.dataset_id JOIN {rows.table(Project)} p ON p.id = d.project_id "
+            f"LEFT JOIN {rows.table(Unit)} u ON u.id = a.unit_id "
+            "WHERE a.id = %s AND an.user_id = %s FOR UPDATE OF e, a")
+
+
+def assignment_lock_own(*, user, assignment_id: int) -> tuple[Assignment, Enrolment] | None:
+    """The user's own assignment and its enrolment, locked (enrolment first) by one statement, as
+    `assignment_lock_for` locks them, the assignment with what `selectors.own_assignment` gives:
+    campaign (dataset, project), annotator, `member_role` (None once no longer a member; a
+    superuser is an owner) and `codes_on`; `has_partials` and `output_texts` as `_lock_both`. None
+    when it is not theirs, or they are not enrolled (the caller then takes the two-step way)."""
+    from annotations.models import Dataset, Membership, Project
+
+    if not user.is_authenticated:
+        return None
+    with rows.cursor() as cursor:
+        cursor.execute(_own_lock_sql(), [user.pk, assignment_id, user.pk])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    enrolment = rows.from_row(Enrolment, row)
+    at = rows.width(Enrolment)
+    controls_in_play(row[at])
+    at += 1
+    assignment = rows.from_row(Assignment, row, at)
+    at += rows.width(Assignment)
+    unit = rows.from_row(Unit, row, at)
+    if unit is not None:
+        assignment.unit = unit
+    at += rows.width(Unit)
+    texts = json.loads(row[at]) if row[at] else None
+    assignment.output_texts = {int(k): v for k, v in texts.items()} if texts else None
+    assignment.has_partials = bool(row[at + 1])
+    at += 2
+    campaign = rows.from_row(Campaign, row, at)
+    at += rows.width(Campaign)
+    campaign.dataset = rows.from_row(Dataset, row, at)
+    at += rows.width(Dataset)
+    campaign.dataset.project = rows.from_row(Project, row, at)
+    at += rows.width(Project)
+    assignment.campaign, assignment.annotator = campaign, rows.from_row(Annotator, row, at)
+    role, assignment.codes_on = row[-2:]
+    assignment.member_role = Membership.Role.OWNER if user.is_superuser else role
+    return assignment, enrolment
+
+
 def assignment_time_ms(*, assignment: Assignment, now: datetime | None = None) -> int:
     """The milliseconds spent on the assignment until `now`, as the server measured them: the closed
     stretches plus the open one, counted up to the deadline at most (see the module's docstring)."""

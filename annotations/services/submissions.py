@@ -33,13 +33,14 @@ from annotations.models import (
 )
 from annotations.protocols import registry as protocols
 from annotations.quality.services import control_answers_record, control_judgement_submit, unit_texts
-from annotations.selectors import annotator_for_user, campaign_list, project_role
+from annotations.selectors import annotator_for_user, campaign_list, own_assignment, project_role
 from annotations.services import judgements as checks
 from annotations.services.assignment_work import (
     assignment_complete_if_judged,
     assignment_finish,
     assignment_finish_inserting,
     assignment_lock_for,
+    assignment_lock_own,
     assignment_reclaim,
     assignment_time_ms,
 )
@@ -282,6 +283,43 @@ def unit_submit(
             campaign=campaign, with_texts=campaign is not None and protocols.of(campaign).has_spans)
     except Assignment.DoesNotExist:
         raise Http404() from None
+    return _unit_submit_locked(assignment, enrolment, judgements=judgements, shown_order=shown_order,
+                               time_spent_ms=time_spent_ms, origin=origin)
+
+
+@retry_on_deadlock
+@transaction.atomic
+def unit_submit_own(*, user, assignment_id: int, answer: Callable, time_spent_ms: int | None = None,
+                    origin: str = JudgementBase.Origin.API) -> UnitSubmitResult:
+    """`unit_submit` for the requesting account's own assignment, found and locked by one statement
+    (`assignment_lock_own`): the round trip that looked it up first is saved. `answer(assignment)`
+    gives (judgements, shown_order) in output ids once the assignment is known (its handles). 404
+    for an assignment that is not theirs, or in a project they no longer belong to. The result's
+    assignment carries its annotator, campaign (dataset, project), `member_role` and `codes_on`."""
+    found = assignment_lock_own(user=user, assignment_id=assignment_id)
+    if found is None:
+        # Not theirs, or not enrolled (the engine enrols at hand-out): the two-step way sorts it out.
+        own = own_assignment(user=user, assignment_id=assignment_id)
+        if own is None or own.member_role is None:
+            raise Http404()
+        judgements, shown_order = answer(own)
+        result = unit_submit(annotator=own.annotator, assignment_id=own.pk, campaign=own.campaign,
+                             judgements=judgements, shown_order=shown_order, time_spent_ms=time_spent_ms,
+                             origin=origin)
+        result.assignment.annotator, result.assignment.campaign = own.annotator, own.campaign
+        result.assignment.member_role, result.assignment.codes_on = own.member_role, own.codes_on
+        return result
+    assignment, enrolment = found
+    if assignment.member_role is None:
+        raise Http404()
+    judgements, shown_order = answer(assignment)
+    return _unit_submit_locked(assignment, enrolment, judgements=judgements, shown_order=shown_order,
+                               time_spent_ms=time_spent_ms, origin=origin)
+
+
+def _unit_submit_locked(assignment: Assignment, enrolment, *, judgements: list, shown_order, time_spent_ms,
+                        origin: str) -> UnitSubmitResult:
+    """The submit once the assignment and its enrolment are locked (`unit_submit`, `unit_submit_own`)."""
     if assignment.unit_id is None:
         raise ValidationError("This assignment predates units; submit its judgements one by one.")
     if assignment.status == Assignment.Status.DONE:

@@ -22,12 +22,12 @@ pytestmark = pytest.mark.django_db
 # query on the path shows up here.
 # Fetch: campaign with role and annotator, enrolment lock, pick (takes the slot), assignment insert with
 # the enrolment count, item with texts (read by the pick itself under overlap-first and adaptive: one
-# fewer, `PICK_READS_ITEM`); RankME also the anchor reference. Submit: own assignment,
-# enrolment and assignment lock (one statement, with the output texts for ESA's span checks), judgements
-# insert with the finishing updates (one statement); ESA also the spans insert.
+# fewer, `PICK_READS_ITEM`); RankME also the anchor reference. Submit: the
+# assignment found as the caller's and locked with its enrolment (one statement, with the output texts for
+# ESA's span checks), judgements insert with the finishing updates (one statement); ESA also the spans insert.
 # The token was looked up by the first request and is kept (annotations.permissions).
 FETCH_MAX = {"likert": 5, "rankme": 6, "pairwise": 5, "bws": 5, "esa": 5}
-SUBMIT_MAX = {"likert": 3, "rankme": 3, "pairwise": 3, "bws": 3, "esa": 4}
+SUBMIT_MAX = {"likert": 2, "rankme": 2, "pairwise": 2, "bws": 2, "esa": 3}
 PICK_READS_ITEM = {"overlap-first": 1, "adaptive": 1, "spread": 0}
 
 

@@ -8,9 +8,10 @@ import pytest
 from django.db import DatabaseError, connection, transaction
 
 from annotations import rows
-from annotations.models import Assignment, Enrolment
-from annotations.services.assignment_work import _lock_both_sql, assignment_lock_for
+from annotations.models import Annotator, Assignment, Enrolment, Membership
+from annotations.services.assignment_work import _lock_both_sql, _own_lock_sql, assignment_lock_for, assignment_lock_own
 from annotations.services.assignments import assignment_next
+from tests.annotations.factories import MembershipFactory, UserFactory
 from tests.annotations.apis.test_next_assignment_concurrency import (
     TIMEOUT,
     _campaign,
@@ -84,6 +85,40 @@ def test_the_same_check_catches_the_reversed_order():
         sql = _lock_both_sql(False).replace("FOR UPDATE OF e, a", "FOR UPDATE OF a, e")
         with rows.cursor() as cursor:
             cursor.execute(sql, [campaign.pk, annotator.pk, assignment.pk])
+            return cursor.fetchone()
+
+    locked, row, _ = _while_enrolment_held(reversed_lock)
+    assert locked and row is not None
+
+
+def _own_user(campaign, annotator):
+    user = UserFactory()
+    annotator.user, annotator.namespace = user, Annotator.Namespace.ACCOUNT  # an account's annotator
+    annotator.save(update_fields=["user", "namespace"])
+    MembershipFactory(project=campaign.dataset.project, user=user, role=Membership.Role.ANNOTATOR)
+    return user
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_api_submits_one_statement_lock_keeps_the_order_too():
+    """`assignment_lock_own` (the assignment found by its user, with the campaign and role) locks as
+    `_lock_both` does: while the enrolment is held elsewhere it holds no lock on the assignment."""
+    def lock(campaign, annotator, assignment):
+        return assignment_lock_own(user=_own_user(campaign, annotator), assignment_id=assignment.pk)
+
+    locked, (got, enrolment), assignment = _while_enrolment_held(lock)
+    assert not locked
+    assert got.pk == assignment.pk and enrolment.annotator_id == assignment.annotator_id
+    assert got.member_role == Membership.Role.ANNOTATOR and got.campaign.dataset.project_id
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_same_check_catches_the_own_lock_reversed():
+    def reversed_lock(campaign, annotator, assignment):
+        user = _own_user(campaign, annotator)
+        sql = _own_lock_sql().replace("FOR UPDATE OF e, a", "FOR UPDATE OF a, e")
+        with rows.cursor() as cursor:
+            cursor.execute(sql, [user.pk, assignment.pk, user.pk])
             return cursor.fetchone()
 
     locked, row, _ = _while_enrolment_held(reversed_lock)
