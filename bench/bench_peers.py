@@ -58,6 +58,8 @@ mid-run. Pearmut runs as `pearmut run` (uvicorn, one process), Potato as
 `potato start` (Flask's threaded server), both as their READMEs say.
 
 `--workers N --threads M`: our gunicorn with other numbers (the README's comparison).
+`--tools ...,ours-api-django`: also the API path with the fast lane off (`WORKBENCH_API_FAST_LANE=0`,
+every request through Django and DRF), and the ratio of `ours-api` to it.
 `--quick`: one round, 20 annotators, 100 outputs, 10 s a run (a smoke test).
 `--json FILE` (default `bench/out/peers-<time>.json`) gets every run.
 """
