@@ -105,11 +105,36 @@ def _lock_both_sql(with_partials: bool, with_texts: bool = False) -> str:
     locks the rows of `FOR UPDATE OF e, a` in that order (the order of the clause), as the two
     statements did one after the other; with `with_texts`, the unit's output texts as JSON."""
     texts = f"{output_texts_sql('u')}::text" if with_texts else "NULL"
-    return (f"SELECT {rows.columns(Enrolment, 'e')}, {controls_possible_sql('e.campaign_id')}, "
-            f"{rows.columns(Assignment, 'a')}, {rows.columns(Unit, 'u')}, {texts}, {_partials_sql(with_partials)} "
+    return (f"SELECT {_locked_columns(texts, with_partials)} "
             f"FROM {rows.table(Enrolment)} e JOIN {rows.table(Assignment)} a ON a.campaign_id = e.campaign_id "
             f"AND a.annotator_id = e.annotator_id LEFT JOIN {rows.table(Unit)} u ON u.id = a.unit_id "
             "WHERE e.campaign_id = %s AND e.annotator_id = %s AND a.id = %s FOR UPDATE OF e, a")
+
+
+def _locked_columns(texts: str, with_partials: bool) -> str:
+    """The columns both one-statement locks begin with (`_lock_both_sql`, `_own_lock_sql`), read by
+    `_locked_from_row`: enrolment, whether controls are possible, assignment, unit, output texts
+    (`texts`, an SQL expression) and whether partial judgements exist."""
+    return (f"{rows.columns(Enrolment, 'e')}, {controls_possible_sql('e.campaign_id')}, "
+            f"{rows.columns(Assignment, 'a')}, {rows.columns(Unit, 'u')}, {texts}, {_partials_sql(with_partials)}")
+
+
+def _locked_from_row(row) -> tuple[Assignment, Enrolment, int]:
+    """The assignment (with unit, `output_texts`, `has_partials`) and enrolment from a row that begins
+    with `_locked_columns`, and where the row's other columns begin; says whether controls are in play."""
+    enrolment = rows.from_row(Enrolment, row)
+    at = rows.width(Enrolment)
+    controls_in_play(row[at])
+    assignment = rows.from_row(Assignment, row, at + 1)
+    at += 1 + rows.width(Assignment)
+    unit = rows.from_row(Unit, row, at)
+    if unit is not None:
+        assignment.unit = unit
+    at += rows.width(Unit)
+    texts = json.loads(row[at]) if row[at] else None
+    assignment.output_texts = {int(k): v for k, v in texts.items()} if texts else None
+    assignment.has_partials = bool(row[at + 1])
+    return assignment, enrolment, at + 2
 
 
 def _lock_both(*, assignment_id: int, annotator: Annotator, campaign: Campaign, with_partials: bool,
@@ -121,17 +146,8 @@ def _lock_both(*, assignment_id: int, annotator: Annotator, campaign: Campaign, 
         row = cursor.fetchone()
     if row is None:
         return None
-    enrolment = rows.from_row(Enrolment, row)
-    at = rows.width(Enrolment)
-    controls_in_play(row[at])
-    assignment = rows.from_row(Assignment, row, at + 1)
+    assignment, enrolment, _ = _locked_from_row(row)
     assignment.campaign = campaign
-    unit = rows.from_row(Unit, row, at + 1 + rows.width(Assignment))
-    if unit is not None:
-        assignment.unit = unit
-    texts = json.loads(row[-2]) if row[-2] else None
-    assignment.output_texts = {int(k): v for k, v in texts.items()} if texts else None
-    assignment.has_partials = bool(row[-1])
     return assignment, enrolment
 
 
@@ -149,10 +165,8 @@ def _own_lock_sql() -> str:
 
     spans = ", ".join(f"'{name}'" for name, protocol in registry.PROTOCOLS.items() if protocol.has_spans)
     texts = f"CASE WHEN c.protocol IN ({spans}) THEN {output_texts_sql('u')}::text END" if spans else "NULL"
-    return (f"SELECT {rows.columns(Enrolment, 'e')}, {controls_possible_sql('e.campaign_id')}, "
-            f"{rows.columns(Assignment, 'a')}, {rows.columns(Unit, 'u')}, {texts}, {_partials_sql(True)}, "
-            f"{rows.columns(Campaign, 'c')}, {rows.columns(Dataset, 'd')}, {rows.columns(Project, 'p')}, "
-            f"{rows.columns(Annotator, 'an')}, (SELECT m.role FROM {rows.table(Membership)} m "
+    return (f"SELECT {_locked_columns(texts, True)}, {rows.columns(Campaign, 'c')}, {rows.columns(Dataset, 'd')}, "
+            f"{rows.columns(Project, 'p')}, {rows.columns(Annotator, 'an')}, (SELECT m.role FROM {rows.table(Membership)} m "
             "WHERE m.project_id = p.id AND m.user_id = %s ORDER BY m.id LIMIT 1), "
             f"{completion_codes_on_sql('c.id')} "
             f"FROM {rows.table(Enrolment)} e JOIN {rows.table(Assignment)} a ON a.campaign_id = e.campaign_id "
@@ -178,20 +192,7 @@ def assignment_lock_own(*, user, assignment_id: int) -> tuple[Assignment, Enrolm
         row = cursor.fetchone()
     if row is None:
         return None
-    enrolment = rows.from_row(Enrolment, row)
-    at = rows.width(Enrolment)
-    controls_in_play(row[at])
-    at += 1
-    assignment = rows.from_row(Assignment, row, at)
-    at += rows.width(Assignment)
-    unit = rows.from_row(Unit, row, at)
-    if unit is not None:
-        assignment.unit = unit
-    at += rows.width(Unit)
-    texts = json.loads(row[at]) if row[at] else None
-    assignment.output_texts = {int(k): v for k, v in texts.items()} if texts else None
-    assignment.has_partials = bool(row[at + 1])
-    at += 2
+    assignment, enrolment, at = _locked_from_row(row)
     campaign = rows.from_row(Campaign, row, at)
     at += rows.width(Campaign)
     campaign.dataset = rows.from_row(Dataset, row, at)
