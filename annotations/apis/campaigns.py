@@ -454,7 +454,8 @@ def unit_submit_answer(*, user, assignment_id: int, body: dict) -> tuple[dict, i
 
     # Found, checked as the caller's (404 otherwise) and locked by the submit's first statement.
     result = unit_submit_own(user=user, assignment_id=assignment_id, answer=answer,
-                             time_spent_ms=body.get("time_spent_ms"), origin=JudgementBase.Origin.API)
+                             time_spent_ms=body.get("time_spent_ms"), origin=JudgementBase.Origin.API,
+                             and_next=body["next"])
     assignment = result.assignment
     staff = assignment.member_role in STAFF_ROLES
     code = None
@@ -467,7 +468,11 @@ def unit_submit_answer(*, user, assignment_id: int, body: dict) -> tuple[dict, i
             "judgements": result.judgements, "retry": result.retry, "explanation": result.explanation,
             "problems": [str(problem) for problem in result.problems],
             "completion_code": code.code if code else None}
-    if body["next"]:
+    if body["next"] and result.next_assignment is not None:
+        # Handed out by the submit's own transaction (`unit_submit_own`'s `and_next`).
+        data["next"] = _assignment_payload(result.next_assignment, campaign=assignment.campaign,
+                                           annotator=assignment.annotator, role=assignment.member_role)
+    elif body["next"]:
         # A tutorial unit answered wrongly stays the pending one: `next` hands it out again.
         data["next"] = _next_payload(campaign=assignment.campaign, annotator=assignment.annotator,
                                      role=assignment.member_role)

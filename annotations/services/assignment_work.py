@@ -113,20 +113,27 @@ def _lock_both_sql(with_partials: bool, with_texts: bool = False) -> str:
 
 def _locked_columns(texts: str, with_partials: bool) -> str:
     """The columns both one-statement locks begin with (`_lock_both_sql`, `_own_lock_sql`), read by
-    `_locked_from_row`: enrolment, whether controls are possible, assignment, unit, output texts
-    (`texts`, an SQL expression) and whether partial judgements exist."""
+    `_locked_from_row`: enrolment, whether controls are possible, the annotator's other pending
+    assignment (oldest first, as `enrolment_lock` finds it: the submit can then hand out the next unit
+    under the same lock, `assignment_take_in_submit`), assignment, unit, output texts (`texts`, an SQL
+    expression) and whether partial judgements exist."""
     return (f"{rows.columns(Enrolment, 'e')}, {controls_possible_sql('e.campaign_id')}, "
+            f"(SELECT o.id FROM {rows.table(Assignment)} o WHERE o.campaign_id = e.campaign_id "
+            f"AND o.annotator_id = e.annotator_id AND o.status = '{Assignment.Status.PENDING.value}' "
+            "AND o.id <> a.id ORDER BY o.seq, o.id LIMIT 1), "
             f"{rows.columns(Assignment, 'a')}, {rows.columns(Unit, 'u')}, {texts}, {_partials_sql(with_partials)}")
 
 
 def _locked_from_row(row) -> tuple[Assignment, Enrolment, int]:
-    """The assignment (with unit, `output_texts`, `has_partials`) and enrolment from a row that begins
-    with `_locked_columns`, and where the row's other columns begin; says whether controls are in play."""
+    """The assignment (with unit, `output_texts`, `has_partials`) and enrolment (with `qc_possible` and
+    the other `pending_id`, as `enrolment_lock` gives them) from a row that begins with
+    `_locked_columns`, and where the row's other columns begin; says whether controls are in play."""
     enrolment = rows.from_row(Enrolment, row)
     at = rows.width(Enrolment)
     controls_in_play(row[at])
-    assignment = rows.from_row(Assignment, row, at + 1)
-    at += 1 + rows.width(Assignment)
+    enrolment.qc_possible, enrolment.pending_id = row[at], row[at + 1]
+    assignment = rows.from_row(Assignment, row, at + 2)
+    at += 2 + rows.width(Assignment)
     unit = rows.from_row(Unit, row, at)
     if unit is not None:
         assignment.unit = unit

@@ -322,7 +322,7 @@ def _overlap_first_candidate_sql() -> str:
             "u.n_taken < u.redundancy AND (u.n_taken > 0 OR u.wanted) ORDER BY c.tier, c.position LIMIT 1")
 
 
-def _overlap_unit(*, campaign: Campaign, annotator: Annotator) -> Unit | None:
+def _overlap_unit(*, campaign: Campaign, annotator: Annotator, wait: bool = True) -> Unit | None:
     """Overlap-first's pick: one statement (`_overlap_sql`) on the fast path. When every candidate is
     held by a request in flight, wait for the first of them in overlap order (as `_pick_unit` does in
     its own order, one row at a time, holding no other unit), so that a started unit freed a moment
@@ -348,6 +348,8 @@ def _overlap_unit(*, campaign: Campaign, annotator: Annotator) -> Unit | None:
             candidate = cursor.fetchone()
             if candidate is None:
                 return None
+            if not wait:
+                raise _WouldWait()
             row = _take(cursor, f"UPDATE {Unit._meta.db_table} SET n_taken = n_taken + 1 WHERE id = %s "
                                 "AND n_taken < redundancy AND (n_taken > 0 OR wanted) "
                                 "RETURNING id, item_id, outputs, systems", [candidate[0]])
@@ -405,7 +407,7 @@ def _walk_unit(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolment
     return None, step
 
 
-def _pick_unit(*, campaign: Campaign, annotator: Annotator, seed: int) -> Unit | None:
+def _pick_unit(*, campaign: Campaign, annotator: Annotator, seed: int, wait: bool = True) -> Unit | None:
     """Lock the annotator's next unit with a free slot, take the slot, and return the unit (or None).
 
     The full scan, for when the annotator's walk holds nothing for them
@@ -435,6 +437,8 @@ def _pick_unit(*, campaign: Campaign, annotator: Annotator, seed: int) -> Unit |
             candidate = cursor.fetchone()
             if candidate is None:
                 return None
+            if not wait:
+                raise _WouldWait()
             row = _take(cursor, f"UPDATE {Unit._meta.db_table} SET n_taken = n_taken + 1 "
                               "WHERE id = %s AND n_taken < redundancy AND (n_taken > 0 OR wanted) "
                               "RETURNING id, item_id, outputs, systems",
@@ -530,11 +534,42 @@ def _adaptive_starved(campaign: Campaign) -> bool:
         return not cursor.fetchone()[0]
 
 
+class _WouldWait(Exception):
+    """Every unit the pick would take is held by a request in flight: waiting for one is for a
+    transaction that holds no unit (`assignment_take_in_submit` then leaves the pick to `assignment_next`)."""
+
+
+def assignment_take_in_submit(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolment) -> Assignment | None:
+    """The annotator's next unit handed out inside the transaction of the submit that just finished
+    their assignment, under the enrolment lock it holds (read by its lock statement, with `pending_id`
+    and `qc_possible`): one commit and the enrolment's lock statement fewer than `assignment_next`
+    after the commit, on every submit with `next`. None when it is not done here, for the caller to ask
+    `assignment_next` once committed: nothing left (which that confirms, after expiring timed-out
+    units), the periodic expiry due, units still being planned, or every free unit held by a request
+    in flight (`_WouldWait`: holding the submitted unit's lock while waiting for another's could
+    deadlock with a request doing the same). The enrolment must be the locked one, before the
+    finishing update counted this submit (`n_done` is brought up to date here)."""
+    if campaign.planned_at is None or time.monotonic() - _last_expiry.get(campaign.pk, float("-inf")) >= EXPIRE_EVERY_S:
+        return None
+    enrolment.n_done += 1  # the finishing statement's count, on the row this transaction locked
+    try:
+        assignment, _ = _take_locked(campaign=campaign, annotator=annotator, enrolment=enrolment, wait=False)
+    except _WouldWait:
+        return None
+    return assignment
+
+
 @retry_on_deadlock
 @transaction.atomic
 def _assignment_take(*, campaign: Campaign, annotator: Annotator) -> tuple[Assignment | None, bool]:
-    enrolment = enrolment_lock(campaign=campaign, annotator=annotator)
+    return _take_locked(campaign=campaign, annotator=annotator,
+                        enrolment=enrolment_lock(campaign=campaign, annotator=annotator))
 
+
+def _take_locked(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolment,
+                 wait: bool = True) -> tuple[Assignment | None, bool]:
+    """`_assignment_take` once the enrolment is locked; with `wait` False, `_WouldWait` instead of
+    waiting for a unit another request holds."""
     if enrolment.pending_id is not None:
         # A reload does not skip work: the same unit, its deadline renewed, and its time on the server
         # resumed (the stretch since it was last handed out closed, counted up to the old deadline at
@@ -561,9 +596,9 @@ def _assignment_take(*, campaign: Campaign, annotator: Annotator) -> tuple[Assig
         if campaign.allocation == Campaign.Allocation.SPREAD:
             unit, walk_step = _walk_unit(campaign=campaign, annotator=annotator, enrolment=enrolment)
         else:
-            unit = _overlap_unit(campaign=campaign, annotator=annotator)
+            unit = _overlap_unit(campaign=campaign, annotator=annotator, wait=wait)
     if unit is None:
-        unit = _pick_unit(campaign=campaign, annotator=annotator, seed=enrolment.seed)
+        unit = _pick_unit(campaign=campaign, annotator=annotator, seed=enrolment.seed, wait=wait)
     if unit is None:
         return None, False
     rng = random.Random(enrolment.seed * 1_000_003 + enrolment.n_assigned)

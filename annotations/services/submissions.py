@@ -30,6 +30,7 @@ from annotations.models import (
     JudgementBase,
     Output,
     SpanJudgement,
+    Unit,
 )
 from annotations.protocols import registry as protocols
 from annotations.quality.services import control_answers_record, control_judgement_submit, unit_texts
@@ -44,7 +45,7 @@ from annotations.services.assignment_work import (
     assignment_reclaim,
     assignment_time_ms,
 )
-from annotations.services.assignments import retry_on_deadlock
+from annotations.services.assignments import assignment_take_in_submit, retry_on_deadlock
 from annotations.services.prefill import decisions_record
 
 
@@ -145,6 +146,9 @@ class UnitSubmitResult:
     retry: bool = False
     explanation: str = ""
     problems: list = field(default_factory=list)
+    # With `and_next`: the next unit, handed out in the submit's transaction; None when it was not
+    # (the caller then asks `assignment_next`, which also tells "nothing left").
+    next_assignment: Assignment | None = None
 
 
 def _answer_keys(answer, index: int, allowed: set[str]) -> dict:
@@ -265,6 +269,7 @@ def unit_submit(
     shown_order: Sequence[int] | None = None,
     time_spent_ms: int | None = None,
     origin: str = JudgementBase.Origin.API,
+    and_next: bool = False,
 ) -> UnitSubmitResult:
     """All judgements of a unit at once, atomically; completes the assignment.
 
@@ -273,6 +278,9 @@ def unit_submit(
     back if its unit still has a free slot. The time stored with the unit and
     its judgements is the server's (`assignment_time_ms`); `time_spent_ms`, the
     client's own figure, is kept on the assignment only when plausible.
+
+    With `and_next`, the annotator's next unit is handed out in the same transaction, under the
+    enrolment lock the submit took (`next_assignment`; see `_and_next`).
     """
     if campaign is not None:
         campaign_id = campaign.pk
@@ -283,19 +291,24 @@ def unit_submit(
             campaign=campaign, with_texts=campaign is not None and protocols.of(campaign).has_spans)
     except Assignment.DoesNotExist:
         raise Http404() from None
-    return _unit_submit_locked(assignment, enrolment, judgements=judgements, shown_order=shown_order,
-                               time_spent_ms=time_spent_ms, origin=origin)
+    result = _unit_submit_locked(assignment, enrolment, judgements=judgements, shown_order=shown_order,
+                                 time_spent_ms=time_spent_ms, origin=origin)
+    if and_next:
+        _and_next(result, enrolment, annotator=annotator)
+    return result
 
 
 @retry_on_deadlock
 @transaction.atomic
 def unit_submit_own(*, user, assignment_id: int, answer: Callable, time_spent_ms: int | None = None,
-                    origin: str = JudgementBase.Origin.API) -> UnitSubmitResult:
+                    origin: str = JudgementBase.Origin.API, and_next: bool = False) -> UnitSubmitResult:
     """`unit_submit` for the requesting account's own assignment, found and locked by one statement
     (`assignment_lock_own`): the round trip that looked it up first is saved. `answer(assignment)`
     gives (judgements, shown_order) in output ids once the assignment is known (its handles). 404
     for an assignment that is not theirs, or in a project they no longer belong to. The result's
-    assignment carries its annotator, campaign (dataset, project), `member_role` and `codes_on`."""
+    assignment carries its annotator, campaign (dataset, project), `member_role` and `codes_on`.
+    `and_next` as `unit_submit`'s, except in campaigns that give completion codes (the code is
+    worked out between the submit and the next unit)."""
     found = assignment_lock_own(user=user, assignment_id=assignment_id)
     if found is None:
         # Not theirs, or not enrolled (the engine enrols at hand-out): the two-step way sorts it out.
@@ -313,8 +326,25 @@ def unit_submit_own(*, user, assignment_id: int, answer: Callable, time_spent_ms
     if assignment.member_role is None:
         raise Http404()
     judgements, shown_order = answer(assignment)
-    return _unit_submit_locked(assignment, enrolment, judgements=judgements, shown_order=shown_order,
-                               time_spent_ms=time_spent_ms, origin=origin)
+    result = _unit_submit_locked(assignment, enrolment, judgements=judgements, shown_order=shown_order,
+                                 time_spent_ms=time_spent_ms, origin=origin)
+    if and_next and not assignment.codes_on:
+        _and_next(result, enrolment, annotator=assignment.annotator)
+    return result
+
+
+def _and_next(result: UnitSubmitResult, enrolment, *, annotator: Annotator) -> None:
+    """Hand out the next unit in the submit's transaction, when the submit finished a regular unit
+    (not a control, whose answers can change what quality control plans next; not a tutorial to
+    answer again) under the lock of its enrolment."""
+    assignment = result.assignment
+    # `pending_id`: read by the one-statement locks only (assignment_work._locked_columns); the rare
+    # two-statement lock leaves the pick to `assignment_next`.
+    if (result.retry or not hasattr(enrolment, "pending_id") or assignment.status != Assignment.Status.DONE
+            or assignment.unit.kind != Unit.Kind.REGULAR):
+        return
+    result.next_assignment = assignment_take_in_submit(campaign=assignment.campaign, annotator=annotator,
+                                                       enrolment=enrolment)
 
 
 def _unit_submit_locked(assignment: Assignment, enrolment, *, judgements: list, shown_order, time_spent_ms,

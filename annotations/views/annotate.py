@@ -170,14 +170,16 @@ def unit_json(*, campaign: Campaign, assignment: Assignment, annotator, enrolmen
     }
 
 
-def next_unit_json(request: HttpRequest, *, campaign: Campaign, annotator) -> dict | None:
+def next_unit_json(request: HttpRequest, *, campaign: Campaign, annotator, taken=None) -> dict | None:
     """Hand out the annotator's next unit (as `_take_next` does) and answer it as `unit_json`;
     None when there is none or the campaign is too busy (the page then follows `next` as before,
-    to the finished or busy page)."""
-    try:
-        assignment, _ = assignment_next(campaign=campaign, annotator=annotator)
-    except ValidationError:
-        return None
+    to the finished or busy page). `taken`: the unit the submit already handed out."""
+    assignment = taken
+    if assignment is None:
+        try:
+            assignment, _ = assignment_next(campaign=campaign, annotator=annotator)
+        except ValidationError:
+            return None
     if assignment is None:
         return None
     # Whether answers are held to the floor (the next unit may be a control) was set by the submit's
@@ -406,6 +408,9 @@ def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
             shown_order=shown_order,
             time_spent_ms=time_spent,
             origin=JudgementBase.Origin.BROWSER,
+            # The next unit in the same transaction, unless a completion code or a join session's
+            # batch decides what comes next (below).
+            and_next=not getattr(assignment, "codes_on", True) and join_binding(request) is None,
         )
     except ValidationError as exc:
         # A DomainError (a duplicate submission...) goes to DomainErrorMiddleware: a 400 with `errors` too.
@@ -425,7 +430,8 @@ def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
     elif code is not None:
         return JsonResponse({"next": reverse("annotate-completion-code", args=[assignment.campaign_id])}, status=201)
     # The next unit, handed out now and drawn by the page's script without loading the page again.
-    unit = next_unit_json(request, campaign=assignment.campaign, annotator=assignment.annotator)
+    unit = next_unit_json(request, campaign=assignment.campaign, annotator=assignment.annotator,
+                          taken=result.next_assignment)
     if unit is not None:
         return JsonResponse({"next": url_for("annotate-unit", assignment.campaign_id), "unit": unit},
                             status=201)

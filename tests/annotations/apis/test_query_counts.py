@@ -97,3 +97,31 @@ def test_the_submit_answer_is_what_the_assignment_serializer_renders(setup):
     assert rendered["status"] == "done" and rendered["time_spent_ms"] == stored.time_spent_ms
     assert rendered["unit"] is None
     assert answer["judgements"] == len(_answers("likert", body)) and answer["retry"] is False
+
+
+@pytest.mark.parametrize("allocation", ["overlap-first", "spread", "adaptive"])
+@pytest.mark.parametrize("protocol", ["likert", "rankme", "pairwise", "bws", "esa"])
+def test_a_submit_with_next_reads_no_campaign_and_locks_the_enrolment_once(setup, protocol, allocation, monkeypatch):
+    """One request per unit (`next: true`): the submit's statements and the fetch's, less the fetch's
+    campaign read and enrolment lock: the next unit is handed out in the submit's transaction, under
+    the enrolment lock its first statement took (annotations.services.submissions._and_next)."""
+    from annotations.services import assignments as engine
+
+    monkeypatch.setattr(engine, "EXPIRE_EVERY_S", 3600.0)  # the periodic expiry leaves the pick to a fetch
+    dataset, _, user = setup
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    campaign = _campaign(dataset, protocol, allocation=allocation,
+                         **({"tuple_size": 3} if protocol in ("rankme", "bws") else {}))
+    body = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
+    for round_ in range(2):  # the smallest of these campaigns (RankME's) has three units
+        with CaptureQueriesContext(connection) as submit:
+            response = client.post(f"/api/assignments/{body['id']}/submit/",
+                                   {"judgements": _answers(protocol, body), "shown_order": body["shown_order"],
+                                    "next": True}, format="json")
+        assert response.status_code == 201, response.json()
+        body = response.json()["next"]
+        assert body is not None
+        statements = _statements(submit)
+        assert len(statements) <= SUBMIT_MAX[protocol] + FETCH_MAX[protocol] - 2 - PICK_READS_ITEM[allocation], \
+            "\n".join(statements)
