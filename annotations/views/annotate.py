@@ -32,7 +32,7 @@ from annotations.selectors.batches import annotator_batch
 from annotations.services.assignment_work import assignment_draft_save, assignment_release
 from annotations.services.assignments import assignment_next
 from annotations.services.handles import handles_for, payload_for_annotator, unit_submission_translate
-from annotations.services.submissions import unit_submit
+from annotations.services.submissions import unit_submit, unit_submit_own
 from annotations.studies.session import join_binding
 from annotations.timing import campaign_controls_check, unit_response_floor
 from workbench import strictjson
@@ -391,37 +391,49 @@ def _errors(exc: ValidationError) -> list[str]:
 @unit_response_floor
 def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
     """The page's submission of a whole unit (JSON); answers with where to go next."""
-    assignment = _own_pending(request, pk)
     try:
-        body = _json_body(request)
-        time_spent = body.get("time_spent_ms")
-        if isinstance(time_spent, float) and time_spent.is_integer():
-            time_spent = int(time_spent)
-        judgements, shown_order = unit_submission_translate(
-            handles_for(assignment, allow_ids=False), judgements=body.get("judgements"),
-            shown_order=body.get("shown_order"))
-        result = unit_submit(
-            annotator=assignment.annotator,
-            assignment_id=assignment.pk,
-            campaign=assignment.campaign,  # known (`_own_pending`): the lock reads no campaign row
-            judgements=judgements,
-            shown_order=shown_order,
-            time_spent_ms=time_spent,
-            origin=JudgementBase.Origin.BROWSER,
-            # The next unit in the same transaction, unless a completion code or a join session's
-            # batch decides what comes next (below).
-            and_next=not getattr(assignment, "codes_on", True) and join_binding(request) is None,
-        )
+        body, refused = _json_body(request), None
     except ValidationError as exc:
-        # A DomainError (a duplicate submission...) goes to DomainErrorMiddleware: a 400 with `errors` too.
-        return JsonResponse({"errors": _errors(exc)}, status=400)
-    except Http404:
-        return JsonResponse({"errors": ["This unit is not yours."]}, status=404)
+        body, refused = {}, exc
+    time_spent = body.get("time_spent_ms")
+    if isinstance(time_spent, float) and time_spent.is_integer():
+        time_spent = int(time_spent)
+
+    def answer(assignment):
+        if refused is not None:
+            raise refused  # once the unit is known to be theirs: someone else's is a 404 whatever was sent
+        return unit_submission_translate(handles_for(assignment, allow_ids=False), judgements=body.get("judgements"),
+                                         shown_order=body.get("shown_order"))
+
+    if request.user.is_authenticated:
+        try:
+            # A member's own unit, found (the page's 404 otherwise, as `_own_pending` gives it), with their
+            # role and the campaign's completion codes, and locked, by the submit's first statement; the
+            # next unit handed out in the same transaction unless a completion code or a join session's
+            # batch decides what comes next (below).
+            result = unit_submit_own(user=request.user, assignment_id=pk, answer=answer, time_spent_ms=time_spent,
+                                     origin=JudgementBase.Origin.BROWSER, and_next=join_binding(request) is None)
+        except ValidationError as exc:
+            # A DomainError (a duplicate submission...) goes to DomainErrorMiddleware: a 400 with `errors` too.
+            return JsonResponse({"errors": _errors(exc)}, status=400)
+        assignment = result.assignment  # with its campaign (dataset, project), annotator and `codes_on`
+        request.project_role = assignment.member_role  # for what this request shows next
+    else:
+        assignment = _own_pending(request, pk)
+        try:
+            judgements, shown_order = answer(assignment)
+            result = unit_submit(annotator=assignment.annotator, assignment_id=assignment.pk,
+                                 campaign=assignment.campaign, judgements=judgements, shown_order=shown_order,
+                                 time_spent_ms=time_spent, origin=JudgementBase.Origin.BROWSER)
+        except ValidationError as exc:
+            return JsonResponse({"errors": _errors(exc)}, status=400)
+        except Http404:
+            return JsonResponse({"errors": ["This unit is not yours."]}, status=404)
     if result.retry:
         # A tutorial unit answered wrongly (annotations.quality): stay on it, with the explanation.
         return JsonResponse({"retry": True, "explanation": result.explanation, "problems": result.problems})
     code = None
-    if getattr(assignment, "codes_on", True):  # known for members (`_own_with_role`); asked for join sessions
+    if getattr(assignment, "codes_on", True):  # known for members (`unit_submit_own`); asked for join sessions
         code = completion_code_at_batch_end(campaign=assignment.campaign, annotator=assignment.annotator)
     if join_binding(request) is not None:
         enrolment = selectors.enrolment_for(campaign=assignment.campaign, annotator=assignment.annotator)

@@ -72,3 +72,17 @@ def test_good_draft_still_saves(client, pending):
     assert response.status_code == 200
     pending.refresh_from_db()
     assert pending.draft == {"score": 3}
+
+
+def test_someone_elses_unit_is_a_404_whatever_the_body(client, pending, researcher):
+    """Ownership is answered before the body: a unit that is not yours (or does not exist) is the
+    page's 404, with a good body or a bad one, and its owner's unit is left as it was."""
+    client.force_login(researcher)
+    good = _submit_body(pending, "3")
+    for pk in (pending.pk, pending.pk + 1000):
+        for body in (good, "[" * 200_000, '{"judgements": [], "judgements": []}'):
+            response = client.post(reverse("annotate-submit", args=[pk]), body, content_type="application/json")
+            assert response.status_code == 404, (pk, response.content[:200])
+            assert response["Content-Type"].startswith("text/html")
+    pending.refresh_from_db()
+    assert pending.status == Assignment.Status.PENDING and not RatingJudgement.objects.exists()
