@@ -48,26 +48,42 @@ def annotator_batch(*, campaign: Campaign, annotator: Annotator | None) -> Batch
     how many units they finished, the ones of the batch in progress (the last `done % size` in
     finishing order), their pending unit, and whether a completion code closes the batch."""
     from annotations import rows
-    from annotations.quality.models import CompletionCode
 
     size = max(1, campaign.units_per_batch)
     if annotator is None:
         return Batch(number=1, size=size)
-    assignment, code = rows.table(Assignment), rows.table(CompletionCode)
-    mine = "campaign_id = %s AND annotator_id = %s"
+    assignment = rows.table(Assignment)
+    cte, done, closed, params = batch_sql(campaign_id=campaign.pk, annotator_id=annotator.pk, size=size)
     with rows.cursor() as cursor:
         cursor.execute(
-            f"WITH d AS (SELECT count(*) AS n FROM {assignment} WHERE {mine} AND status = 'done') "
-            # The batch's finished units: the last (n % size) by finishing time, given in finishing order.
-            "SELECT d.n, (SELECT array_agg(id ORDER BY completed_at, id) FROM (SELECT id, completed_at "
-            f"FROM {assignment} WHERE {mine} AND status = 'done' ORDER BY completed_at DESC, id DESC "
-            "LIMIT d.n %% %s) b), "
-            f"(SELECT id FROM {assignment} WHERE {mine} AND status = 'pending' ORDER BY id DESC LIMIT 1), "
-            # A code issued after part of a batch (nothing left to hand out) closes it too.
-            f"d.n %% %s > 0 AND EXISTS (SELECT 1 FROM {code} WHERE {mine} AND batch = d.n / %s) FROM d",
-            [campaign.pk, annotator.pk, campaign.pk, annotator.pk, size, campaign.pk, annotator.pk, size,
-             campaign.pk, annotator.pk, size])
+            f"WITH {cte} SELECT d.n, {done}, (SELECT id FROM {assignment} WHERE campaign_id = %s AND annotator_id = %s "
+            f"AND status = 'pending' ORDER BY id DESC LIMIT 1), {closed} FROM d",
+            params[:5] + [campaign.pk, annotator.pk] + params[5:])
         done_count, done_ids, pending_id, closed = cursor.fetchone()
+    return batch_from(size=size, done_count=done_count, done_ids=done_ids, pending_id=pending_id, closed=closed)
+
+
+def batch_sql(*, campaign_id: int, annotator_id: int, size: int) -> tuple[str, str, str, list]:
+    """The batch's statement in parts, for `annotator_batch` and for the hand-out that reads it with
+    the new assignment's INSERT (`services.assignments._assignment_insert`): the CTE `d` (finished
+    units), the column of the batch's finished ids (the last `d.n % size` by finishing time, given in
+    finishing order), the column "a completion code closes it" (issued after part of a batch, when
+    nothing was left to hand out), and their parameters in that order."""
+    from annotations import rows
+    from annotations.quality.models import CompletionCode
+
+    assignment, code = rows.table(Assignment), rows.table(CompletionCode)
+    mine = "campaign_id = %s AND annotator_id = %s"
+    cte = f"d AS (SELECT count(*) AS n FROM {assignment} WHERE {mine} AND status = 'done')"
+    done = ("(SELECT array_agg(id ORDER BY completed_at, id) FROM (SELECT id, completed_at "
+            f"FROM {assignment} WHERE {mine} AND status = 'done' ORDER BY completed_at DESC, id DESC "
+            "LIMIT d.n %% %s) b)")
+    closed = f"d.n %% %s > 0 AND EXISTS (SELECT 1 FROM {code} WHERE {mine} AND batch = d.n / %s)"
+    return cte, done, closed, [campaign_id, annotator_id, campaign_id, annotator_id, size,
+                               size, campaign_id, annotator_id, size]
+
+
+def batch_from(*, size: int, done_count: int, done_ids, pending_id: int | None, closed) -> Batch:
     index = done_count // size  # 0-based batch index
     return Batch(number=index + 1, size=size, done=list(done_ids or []), pending=pending_id, closed=bool(closed))
 

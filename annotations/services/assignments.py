@@ -68,6 +68,7 @@ from annotations.services.walk import walk_positions
 from annotations.services.waves import wave_enrolment_check
 from annotations import rows
 from annotations.quality.services import control_next, controls_possible_sql
+from annotations.selectors.batches import batch_from, batch_sql
 from annotations.timing import controls_in_play
 
 JUDGEMENT_MODELS = (RatingJudgement, PairwiseJudgement, BestWorstJudgement, SpanJudgement)
@@ -539,7 +540,8 @@ class _WouldWait(Exception):
     transaction that holds no unit (`assignment_take_in_submit` then leaves the pick to `assignment_next`)."""
 
 
-def assignment_take_in_submit(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolment) -> Assignment | None:
+def assignment_take_in_submit(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolment,
+                              with_batch: bool = False) -> Assignment | None:
     """The annotator's next unit handed out inside the transaction of the submit that just finished
     their assignment, under the enrolment lock it holds (read by its lock statement, with `pending_id`
     and `qc_possible`): one commit and the enrolment's lock statement fewer than `assignment_next`
@@ -548,12 +550,14 @@ def assignment_take_in_submit(*, campaign: Campaign, annotator: Annotator, enrol
     units), the periodic expiry due, units still being planned, or every free unit held by a request
     in flight (`_WouldWait`: holding the submitted unit's lock while waiting for another's could
     deadlock with a request doing the same). The enrolment must be the locked one, before the
-    finishing update counted this submit (`n_done` is brought up to date here)."""
+    finishing update counted this submit (`n_done` is brought up to date here). `with_batch`: a new
+    unit comes with its batch (`current_batch`, read by the INSERT, `_assignment_insert`)."""
     if campaign.planned_at is None or time.monotonic() - _last_expiry.get(campaign.pk, float("-inf")) >= EXPIRE_EVERY_S:
         return None
     enrolment.n_done += 1  # the finishing statement's count, on the row this transaction locked
     try:
-        assignment, _ = _take_locked(campaign=campaign, annotator=annotator, enrolment=enrolment, wait=False)
+        assignment, _ = _take_locked(campaign=campaign, annotator=annotator, enrolment=enrolment, wait=False,
+                                     with_batch=with_batch)
     except _WouldWait:
         return None
     return assignment
@@ -567,9 +571,9 @@ def _assignment_take(*, campaign: Campaign, annotator: Annotator) -> tuple[Assig
 
 
 def _take_locked(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolment,
-                 wait: bool = True) -> tuple[Assignment | None, bool]:
+                 wait: bool = True, with_batch: bool = False) -> tuple[Assignment | None, bool]:
     """`_assignment_take` once the enrolment is locked; with `wait` False, `_WouldWait` instead of
-    waiting for a unit another request holds."""
+    waiting for a unit another request holds; `with_batch` as `_assignment_insert`'s."""
     if enrolment.pending_id is not None:
         # A reload does not skip work: the same unit, its deadline renewed, and its time on the server
         # resumed (the stretch since it was last handed out closed, counted up to the old deadline at
@@ -615,20 +619,36 @@ def _take_locked(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolme
         active_since=now,  # the server's clock of the time spent on the unit starts here
     )
     _assignment_insert(assignment=assignment, enrolment=enrolment, walk_step=walk_step,
-                       position_counts=_count_positions(dict(enrolment.position_counts), unit, order))
+                       position_counts=_count_positions(dict(enrolment.position_counts), unit, order),
+                       with_batch=with_batch)
     assignment.enrolment = enrolment
     return assignment, True
 
 
 def _assignment_insert(*, assignment: Assignment, enrolment: Enrolment, walk_step: int,
-                       position_counts: dict) -> None:
+                       position_counts: dict, with_batch: bool = False) -> None:
     """INSERT the new assignment and count it on the enrolment, with the step
     its walk goes on from, in one statement (the ORM would take two round
-    trips, on the busiest request)."""
+    trips, on the busiest request). With `with_batch`, the same statement reads
+    the annotator's batch the new unit belongs to (`current_batch`, as
+    `selectors.batches.annotator_batch` reads it: the page draws its strip)."""
     insert, params = rows.insert_sql(Assignment, [assignment])
+    count = (f"e AS (UPDATE {rows.table(Enrolment)} SET n_assigned = n_assigned + 1, position_counts = %s, "
+             "walk_step = %s WHERE id = %s)")
+    params = [rows.json_param(Enrolment, "position_counts", position_counts), walk_step, enrolment.pk, *params]
+    if not with_batch:
+        with rows.cursor() as cursor:
+            cursor.execute(f"WITH {count} {insert}", params)
+            rows.saved([assignment], cursor.fetchall())
+        return
+    size = max(1, assignment.campaign.units_per_batch)
+    cte, done, closed, batch_params = batch_sql(campaign_id=assignment.campaign_id,
+                                                annotator_id=assignment.annotator_id, size=size)
+    # The new row is not visible to the statement's other parts (one snapshot): it is the pending unit.
     with rows.cursor() as cursor:
-        cursor.execute(
-            f"WITH e AS (UPDATE {rows.table(Enrolment)} SET n_assigned = n_assigned + 1, position_counts = %s, "
-            f"walk_step = %s WHERE id = %s) {insert}",
-            [rows.json_param(Enrolment, "position_counts", position_counts), walk_step, enrolment.pk, *params])
-        rows.saved([assignment], cursor.fetchall())
+        cursor.execute(f"WITH {count}, n AS ({insert}), {cte} SELECT n.{rows.q(Assignment._meta.pk.column)}, "
+                       f"d.n, {done}, {closed} FROM n, d", params + batch_params)
+        pk, done_count, done_ids, closed_now = cursor.fetchone()
+    rows.saved([assignment], [(pk,)])
+    assignment.current_batch = batch_from(size=size, done_count=done_count, done_ids=done_ids, pending_id=pk,
+                                          closed=closed_now)

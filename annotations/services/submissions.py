@@ -301,14 +301,16 @@ def unit_submit(
 @retry_on_deadlock
 @transaction.atomic
 def unit_submit_own(*, user, assignment_id: int, answer: Callable, time_spent_ms: int | None = None,
-                    origin: str = JudgementBase.Origin.API, and_next: bool = False) -> UnitSubmitResult:
+                    origin: str = JudgementBase.Origin.API, and_next: bool = False,
+                    with_batch: bool = False) -> UnitSubmitResult:
     """`unit_submit` for the requesting account's own assignment, found and locked by one statement
     (`assignment_lock_own`): the round trip that looked it up first is saved. `answer(assignment)`
     gives (judgements, shown_order) in output ids once the assignment is known (its handles). 404
     for an assignment that is not theirs, or in a project they no longer belong to. The result's
     assignment carries its annotator, campaign (dataset, project), `member_role` and `codes_on`.
     `and_next` as `unit_submit`'s, except in campaigns that give completion codes (the code is
-    worked out between the submit and the next unit)."""
+    worked out between the submit and the next unit); `with_batch`: a new next unit comes with the
+    batch it belongs to (`current_batch`, read by its INSERT), for the page's strip."""
     found = assignment_lock_own(user=user, assignment_id=assignment_id)
     if found is None:
         # Not theirs, or not enrolled (the engine enrols at hand-out): the two-step way sorts it out.
@@ -329,11 +331,11 @@ def unit_submit_own(*, user, assignment_id: int, answer: Callable, time_spent_ms
     result = _unit_submit_locked(assignment, enrolment, judgements=judgements, shown_order=shown_order,
                                  time_spent_ms=time_spent_ms, origin=origin)
     if and_next and not assignment.codes_on:
-        _and_next(result, enrolment, annotator=assignment.annotator)
+        _and_next(result, enrolment, annotator=assignment.annotator, with_batch=with_batch)
     return result
 
 
-def _and_next(result: UnitSubmitResult, enrolment, *, annotator: Annotator) -> None:
+def _and_next(result: UnitSubmitResult, enrolment, *, annotator: Annotator, with_batch: bool = False) -> None:
     """Hand out the next unit in the submit's transaction, when the submit finished a regular unit
     (not a control, whose answers can change what quality control plans next; not a tutorial to
     answer again) under the lock of its enrolment."""
@@ -344,7 +346,7 @@ def _and_next(result: UnitSubmitResult, enrolment, *, annotator: Annotator) -> N
             or assignment.unit.kind != Unit.Kind.REGULAR):
         return
     result.next_assignment = assignment_take_in_submit(campaign=assignment.campaign, annotator=annotator,
-                                                       enrolment=enrolment)
+                                                       enrolment=enrolment, with_batch=with_batch)
 
 
 def _unit_submit_locked(assignment: Assignment, enrolment, *, judgements: list, shown_order, time_spent_ms,

@@ -145,7 +145,8 @@ def unit_json(*, campaign: Campaign, assignment: Assignment, annotator, enrolmen
     context = unit_context(campaign=campaign, payload=payload)
     item = payload["item"]
     anchor = payload.get("anchor")
-    batch = annotator_batch(campaign=campaign, annotator=annotator)
+    # Read with the unit's hand-out when the submit handed it out (`current_batch`), else now.
+    batch = getattr(assignment, "current_batch", None) or annotator_batch(campaign=campaign, annotator=annotator)
     slots = batch.slots(current_id=assignment.pk)
     unit_page = url_for("annotate-unit", campaign.pk)
     for slot in slots:
@@ -412,7 +413,8 @@ def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
             # next unit handed out in the same transaction unless a completion code or a join session's
             # batch decides what comes next (below).
             result = unit_submit_own(user=request.user, assignment_id=pk, answer=answer, time_spent_ms=time_spent,
-                                     origin=JudgementBase.Origin.BROWSER, and_next=join_binding(request) is None)
+                                     origin=JudgementBase.Origin.BROWSER, and_next=join_binding(request) is None,
+                                     with_batch=True)
         except ValidationError as exc:
             # A DomainError (a duplicate submission...) goes to DomainErrorMiddleware: a 400 with `errors` too.
             return JsonResponse({"errors": _errors(exc)}, status=400)

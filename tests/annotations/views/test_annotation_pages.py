@@ -216,3 +216,42 @@ def test_campaign_set_up_page_sets_the_allocation_and_its_knobs(client, research
     bad = client.post(url, {**data, "name": "bad", "allocation": "greedy"})
     assert "greedy is not one of the available choices" in bad.content.decode()
     assert not Campaign.objects.filter(name="bad").exists()
+
+
+def test_the_batch_strip_sent_with_the_next_unit_is_the_one_annotator_batch_reads(client, annotator, dataset,
+                                                                                     monkeypatch):
+    """The page's submit hands out the next unit in its own transaction and reads the unit's batch
+    with its INSERT (`current_batch`, no statement of its own): the strip it sends must be the one
+    `annotator_batch` reads once the unit is out, through the ends of batches (2 units a batch)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotations.models import Enrolment
+    from annotations.services import assignments as engine
+    from annotations.views.annotate import unit_json
+
+    monkeypatch.setattr(engine, "EXPIRE_EVERY_S", 3600.0)  # the periodic expiry leaves the pick to a fetch
+    campaign = campaign_create(dataset=dataset, name="Batches", protocol="likert", criteria=["fluency"],
+                               scale_min=1, scale_max=5, redundancy=1, units_per_batch=2)
+    client.force_login(annotator)
+    client.post(reverse("annotate-campaign", args=[campaign.pk]))
+    assignment = Assignment.objects.get(annotator__user=annotator, status="pending")
+    url, handles = reverse("annotate-submit", args=[assignment.pk]), None
+    handles = [output_handle(assignment.pk, i) for i in assignment.shown_order]
+    strips = []
+    for _ in range(4):  # five units: four come with a submit's answer
+        with CaptureQueriesContext(connection) as queries:
+            answer = client.post(url, json.dumps({"judgements": [{"criterion": "fluency", "output": handles[0],
+                                                                  "score": 3}], "shown_order": handles}),
+                                 content_type="application/json").json()
+        assert not [q for q in queries.captured_queries if q["sql"].startswith("WITH d AS")]  # no batch read
+        unit = answer["unit"]
+        following = Assignment.objects.select_related("unit", "annotator").get(annotator__user=annotator,
+                                                                               status="pending")
+        enrolment = Enrolment.objects.get(campaign=campaign, annotator=following.annotator)
+        expected = unit_json(campaign=Campaign.objects.get(pk=campaign.pk), assignment=following,
+                             annotator=following.annotator, enrolment=enrolment, staff=False)["batch"]
+        assert unit["batch"] == expected
+        strips.append([slot["state"] for slot in unit["batch"]["slots"]])
+        url, handles = unit["config"]["submit_url"], unit["config"]["shown_order"]
+    assert strips == [["done", "pending"], ["pending", "todo"], ["done", "pending"], ["pending", "todo"]]
