@@ -53,22 +53,23 @@ def annotator_batch(*, campaign: Campaign, annotator: Annotator | None) -> Batch
     if annotator is None:
         return Batch(number=1, size=size)
     assignment = rows.table(Assignment)
-    cte, done, closed, params = batch_sql(campaign_id=campaign.pk, annotator_id=annotator.pk, size=size)
+    (cte, cte_params), (done, done_params), (closed, closed_params) = batch_sql(
+        campaign_id=campaign.pk, annotator_id=annotator.pk, size=size)
     with rows.cursor() as cursor:
         cursor.execute(
             f"WITH {cte} SELECT d.n, {done}, (SELECT id FROM {assignment} WHERE campaign_id = %s AND annotator_id = %s "
             f"AND status = 'pending' ORDER BY id DESC LIMIT 1), {closed} FROM d",
-            params[:5] + [campaign.pk, annotator.pk] + params[5:])
+            [*cte_params, *done_params, campaign.pk, annotator.pk, *closed_params])
         done_count, done_ids, pending_id, closed = cursor.fetchone()
     return batch_from(size=size, done_count=done_count, done_ids=done_ids, pending_id=pending_id, closed=closed)
 
 
-def batch_sql(*, campaign_id: int, annotator_id: int, size: int) -> tuple[str, str, str, list]:
-    """The batch's statement in parts, for `annotator_batch` and for the hand-out that reads it with
-    the new assignment's INSERT (`services.assignments._assignment_insert`): the CTE `d` (finished
-    units), the column of the batch's finished ids (the last `d.n % size` by finishing time, given in
-    finishing order), the column "a completion code closes it" (issued after part of a batch, when
-    nothing was left to hand out), and their parameters in that order."""
+def batch_sql(*, campaign_id: int, annotator_id: int, size: int) -> tuple[tuple[str, list], ...]:
+    """The batch's statement in parts, each (SQL, its parameters), for `annotator_batch` and for the
+    hand-out that reads it with the new assignment's INSERT (`services.assignments._assignment_insert`):
+    the CTE `d` (finished units), the column of the batch's finished ids (the last `d.n % size` by
+    finishing time, given in finishing order) and the column "a completion code closes it" (issued
+    after part of a batch, when nothing was left to hand out)."""
     from annotations import rows
     from annotations.quality.models import CompletionCode
 
@@ -79,8 +80,8 @@ def batch_sql(*, campaign_id: int, annotator_id: int, size: int) -> tuple[str, s
             f"FROM {assignment} WHERE {mine} AND status = 'done' ORDER BY completed_at DESC, id DESC "
             "LIMIT d.n %% %s) b)")
     closed = f"d.n %% %s > 0 AND EXISTS (SELECT 1 FROM {code} WHERE {mine} AND batch = d.n / %s)"
-    return cte, done, closed, [campaign_id, annotator_id, campaign_id, annotator_id, size,
-                               size, campaign_id, annotator_id, size]
+    return ((cte, [campaign_id, annotator_id]), (done, [campaign_id, annotator_id, size]),
+            (closed, [size, campaign_id, annotator_id, size]))
 
 
 def batch_from(*, size: int, done_count: int, done_ids, pending_id: int | None, closed) -> Batch:

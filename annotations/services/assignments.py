@@ -642,12 +642,12 @@ def _assignment_insert(*, assignment: Assignment, enrolment: Enrolment, walk_ste
             rows.saved([assignment], cursor.fetchall())
         return
     size = max(1, assignment.campaign.units_per_batch)
-    cte, done, closed, batch_params = batch_sql(campaign_id=assignment.campaign_id,
-                                                annotator_id=assignment.annotator_id, size=size)
+    (cte, cte_params), (done, done_params), (closed, closed_params) = batch_sql(
+        campaign_id=assignment.campaign_id, annotator_id=assignment.annotator_id, size=size)
     # The new row is not visible to the statement's other parts (one snapshot): it is the pending unit.
     with rows.cursor() as cursor:
         cursor.execute(f"WITH {count}, n AS ({insert}), {cte} SELECT n.{rows.q(Assignment._meta.pk.column)}, "
-                       f"d.n, {done}, {closed} FROM n, d", params + batch_params)
+                       f"d.n, {done}, {closed} FROM n, d", [*params, *cte_params, *done_params, *closed_params])
         pk, done_count, done_ids, closed_now = cursor.fetchone()
     rows.saved([assignment], [(pk,)])
     assignment.current_batch = batch_from(size=size, done_count=done_count, done_ids=done_ids, pending_id=pk,
