@@ -20,18 +20,18 @@ from tests.annotations.apis.test_next_assignment_concurrency import (
 )
 
 
-class EnrolmentHolder(threading.Thread):
-    """Another request of the same annotator: holds their enrolment until released."""
+class RowHolder(threading.Thread):
+    """Another request: holds a row's lock (`model`, `pk`) until released."""
 
-    def __init__(self, enrolment_id):
+    def __init__(self, model, pk):
         super().__init__(daemon=True)
-        self.enrolment_id = enrolment_id
+        self.model, self.pk = model, pk
         self.holding, self.release = threading.Event(), threading.Event()
 
     def run(self):
         try:
             with transaction.atomic():
-                Enrolment.objects.select_for_update().get(pk=self.enrolment_id)
+                self.model.objects.select_for_update().get(pk=self.pk)
                 self.holding.set()
                 self.release.wait(TIMEOUT)
         finally:
@@ -39,10 +39,11 @@ class EnrolmentHolder(threading.Thread):
             connection.close()
 
 
-def _assignment_locked_elsewhere(assignment_id) -> bool:
+def locked_elsewhere(model, pk) -> bool:
+    """Whether another session holds the row's lock (asked without waiting)."""
     try:
         with transaction.atomic():
-            Assignment.objects.select_for_update(nowait=True).get(pk=assignment_id)
+            model.objects.select_for_update(nowait=True).get(pk=pk)
         return False
     except DatabaseError:
         return True
@@ -51,13 +52,13 @@ def _assignment_locked_elsewhere(assignment_id) -> bool:
 def _while_enrolment_held(lock):
     campaign, (annotator,) = _campaign(n_items=2, redundancy=1, n_annotators=1)
     assignment, _ = assignment_next(campaign=campaign, annotator=annotator)
-    holder = EnrolmentHolder(Enrolment.objects.get(campaign=campaign, annotator=annotator).pk)
+    holder = RowHolder(Enrolment, Enrolment.objects.get(campaign=campaign, annotator=annotator).pk)
     holder.start()
     assert holder.holding.wait(TIMEOUT)
     thread, box = _in_thread(lambda: transaction.atomic()(lock)(campaign, annotator, assignment))
     try:
         _wait_until_blocked(box)
-        locked = _assignment_locked_elsewhere(assignment.pk)
+        locked = locked_elsewhere(Assignment, assignment.pk)
     finally:
         holder.release.set()
         holder.join(TIMEOUT)

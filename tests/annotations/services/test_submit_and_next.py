@@ -3,11 +3,9 @@ enrolment lock the submit took (`submissions._and_next`, `assignments.assignment
 the same unit `assignment_next` would give after the commit, with one commit and one lock statement
 fewer. Where the pick would have to wait for a unit another request holds, it is left to
 `assignment_next` after the commit, so that no submit waits while holding its own unit's lock."""
-import threading
 from datetime import timedelta
 
 import pytest
-from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from annotations.models import Assignment, Enrolment, RatingJudgement, Unit
@@ -16,6 +14,7 @@ from annotations.services.assignments import assignment_next, assignments_expire
 from annotations.services.campaigns import campaign_create
 from annotations.services.submissions import unit_submit
 from tests.annotations.apis.test_next_assignment_concurrency import TIMEOUT, _in_thread, _wait_until_blocked
+from tests.annotations.services.test_lock_order import RowHolder, locked_elsewhere
 from tests.annotations.factories import AnnotatorFactory, DatasetFactory, ItemFactory, OutputFactory, SystemFactory
 
 
@@ -103,34 +102,6 @@ def test_without_next_nothing_is_handed_out(no_expiry_due):
     assert Assignment.objects.filter(annotator=annotator).count() == 1
 
 
-class UnitHolder(threading.Thread):
-    """A request in flight that holds a unit's row lock until released."""
-
-    def __init__(self, unit_id):
-        super().__init__(daemon=True)
-        self.unit_id = unit_id
-        self.holding, self.release = threading.Event(), threading.Event()
-
-    def run(self):
-        try:
-            with transaction.atomic():
-                Unit.objects.select_for_update().get(pk=self.unit_id)
-                self.holding.set()
-                self.release.wait(TIMEOUT)
-        finally:
-            self.holding.set()
-            connection.close()
-
-
-def _unit_locked_elsewhere(unit_id) -> bool:
-    try:
-        with transaction.atomic():
-            Unit.objects.select_for_update(nowait=True).get(pk=unit_id)
-        return False
-    except DatabaseError:
-        return True
-
-
 @pytest.mark.django_db(transaction=True)
 def test_a_submit_whose_pick_must_wait_commits_first_and_waits_holding_no_unit(no_expiry_due):
     """The only free unit is held by another request: the submit's judgements are stored and its unit's
@@ -138,7 +109,7 @@ def test_a_submit_whose_pick_must_wait_commits_first_and_waits_holding_no_unit(n
     campaign, annotator = _campaign(n_items=2)
     first, _ = assignment_next(campaign=campaign, annotator=annotator)
     other = Unit.objects.filter(campaign=campaign).exclude(pk=first.unit_id).get()
-    holder = UnitHolder(other.pk)
+    holder = RowHolder(Unit, other.pk)  # a request in flight holding the only free unit
     holder.start()
     assert holder.holding.wait(TIMEOUT)
 
@@ -150,7 +121,7 @@ def test_a_submit_whose_pick_must_wait_commits_first_and_waits_holding_no_unit(n
     try:
         _wait_until_blocked(box)
         stored = RatingJudgement.objects.filter(assignment_id=first.pk, status="complete").count()
-        held = _unit_locked_elsewhere(first.unit_id)
+        held = locked_elsewhere(Unit, first.unit_id)
     finally:
         holder.release.set()
         holder.join(TIMEOUT)
