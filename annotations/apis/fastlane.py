@@ -1,4 +1,6 @@
-"""The two API requests of every annotated unit, served without the middleware stack and DRF's dispatch.
+"""The two API requests of every annotated unit, served without the middleware stack and DRF's
+dispatch; and the annotate page's submit, served by its own view with only the middleware hooks
+that can act on it (`annotations.views.submit_lane`).
 
 An API client annotates with `POST /api/campaigns/{id}/next-assignment/` once and then
 `POST /api/assignments/{id}/submit/` with `"next": true` per unit. Under the no-think load
@@ -17,7 +19,7 @@ shape every client sends (`_submit_body_plain`). Anything else goes to Django un
 wording. Errors raised while answering are mapped by the API's own exception handler; an
 unexpected one becomes Django's 500. The lane switches itself off when the middleware
 list differs from the one it was written against (`EXPECTED_MIDDLEWARE`): a new
-middleware must be considered here before it can be skipped.
+middleware must be considered here (and in `submit_lane`) before it can be skipped.
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ from django.core import signals
 from django.core.exceptions import DisallowedHost
 from django.core.handlers.exception import response_for_exception
 from django.core.handlers.wsgi import WSGIRequest, get_script_name
-from django.urls import reverse, set_script_prefix, set_urlconf
+from django.urls import resolve, reverse, set_script_prefix, set_urlconf
 from django.utils.log import log_response
 
 # The list the lane was checked against (tests/annotations/apis/test_fastlane.py): each
@@ -73,15 +75,20 @@ class FastLane:
         from csp.middleware import CSPMiddleware
 
         from annotations.apis import campaigns
+        from annotations.views.submit_lane import PageSubmitLane
 
         self.django = django_app
         self.open = lane_open()
-        # Routes from the URL configuration itself, so a moved endpoint cannot be half-served here.
+        # Routes from the URL configuration itself, so a moved endpoint cannot be half-served here:
+        # (path pattern, answer, view, whether it is the API's: token, no cookie).
+        page_submit = _route_view("annotate-submit")
         self.routes = [
-            (_route_pattern("api-campaign-next-assignment"), self._next, campaigns.NextAssignmentApi),
-            (_route_pattern("api-assignment-submit"), self._submit, campaigns.UnitSubmitApi),
+            (_route_pattern("api-campaign-next-assignment"), self._next, campaigns.NextAssignmentApi, True),
+            (_route_pattern("api-assignment-submit"), self._submit, campaigns.UnitSubmitApi, True),
+            (_route_pattern("annotate-submit"), self._page_submit, page_submit, False),
         ]
-        self.headers = {view: view().default_response_headers for _, _, view in self.routes}
+        self.page = PageSubmitLane(page_submit)
+        self.headers = {view: view().default_response_headers for _, _, view, api in self.routes if api}
         # Response middleware in the order Django's chain applies it (innermost first). The
         # policy CSPMiddleware writes depends on the settings alone for these views (no nonce,
         # no per-view policy), so it is worked out once, by the middleware, and copied after.
@@ -106,30 +113,32 @@ class FastLane:
         return answer(request, view, pk, environ, start_response)
 
     def _match(self, environ):
-        if environ.get("REQUEST_METHOD") != "POST" or environ.get("QUERY_STRING") or "HTTP_COOKIE" in environ:
+        if environ.get("REQUEST_METHOD") != "POST" or environ.get("QUERY_STRING"):
             return None
         path = environ.get("PATH_INFO", "")
-        for pattern, answer, view in self.routes:
+        for pattern, answer, view, api in self.routes:
             match = pattern.fullmatch(path)
             if match is not None:
                 break
         else:
             return None
         pk = int(match.group(1))
-        # As DRF reads `Authorization`: "Token <key>", nothing more; other forms get its refusal.
-        parts = environ.get("HTTP_AUTHORIZATION", "").split()
-        if len(parts) != 2 or parts[0].lower() != "token" or not parts[1].isascii() or pk > _MAX_ID:
-            return None
         try:
             length = int(environ.get("CONTENT_LENGTH") or 0)
         except ValueError:
             return None
-        if not 0 <= length <= settings.WORKBENCH_REQUEST_MAX_BYTES:
+        if pk > _MAX_ID or not 0 <= length <= settings.WORKBENCH_REQUEST_MAX_BYTES:
             return None
-        environ["workbench.token"], environ["workbench.length"] = parts[1], length
+        if api:
+            # As DRF reads `Authorization`: "Token <key>", nothing more; other forms get its refusal.
+            parts = environ.get("HTTP_AUTHORIZATION", "").split()
+            if "HTTP_COOKIE" in environ or len(parts) != 2 or parts[0].lower() != "token" or not parts[1].isascii():
+                return None
+            environ["workbench.token"] = parts[1]
+        environ["workbench.length"] = length
         return answer, view, pk
 
-    # --- the two answers ------------------------------------------------------------
+    # --- the answers ----------------------------------------------------------------
 
     def _next(self, request, view, pk, environ, start_response):
         from annotations.apis.campaigns import next_assignment_answer
@@ -142,7 +151,7 @@ class FastLane:
         from workbench import strictjson
 
         length = environ["workbench.length"]
-        if environ.get("CONTENT_TYPE", "").lower().replace(" ", "") not in _JSON_TYPES or length == 0:
+        if not _json_sent(environ):
             return self.django(environ, start_response)
         raw = environ["wsgi.input"].read(length)
         try:
@@ -155,15 +164,38 @@ class FastLane:
         return self._answer(request, view, environ, start_response,
                             lambda user: unit_submit_answer(user=user, assignment_id=pk, body=body))
 
+    def _page_submit(self, request, view, pk, environ, start_response):
+        # The page's JSON only; a form (or no body) goes to Django, which answers it as ever. The
+        # body is read by the view itself (annotations.views.annotate), as under Django.
+        if not _json_sent(environ):
+            return self.django(environ, start_response)
+        self._started(environ)
+        try:
+            response = self.page.response(request, pk)
+        except Exception as exc:  # noqa: BLE001 - raised by a response hook (a session deleted meanwhile: 400)
+            response = response_for_exception(request, exc)
+        return self._finish(request, response, start_response)
+
+    def _started(self, environ):
+        set_script_prefix(get_script_name(environ))
+        signals.request_started.send(sender=self.__class__, environ=environ)
+        set_urlconf(settings.ROOT_URLCONF)
+
+    def _finish(self, request, response, start_response):
+        response._resource_closers.append(request.close)  # request_finished, when the server closes it
+        if response.status_code >= 400:
+            log_response("%s: %s", response.reason_phrase, request.path, response=response, request=request)
+        cookies = [("Set-Cookie", c.output(header="")) for c in response.cookies.values()]  # as WSGIHandler writes them
+        start_response(f"{response.status_code} {response.reason_phrase}", [*response.items(), *cookies])
+        return response
+
     def _answer(self, request, view, environ, start_response, answer):
         from rest_framework.exceptions import AuthenticationFailed
 
         from annotations.permissions import TokenAuthentication
         from annotations.timing import unit_response_floor
 
-        set_script_prefix(get_script_name(environ))
-        signals.request_started.send(sender=self.__class__, environ=environ)
-        set_urlconf(settings.ROOT_URLCONF)
+        self._started(environ)
         try:
             try:
                 user = TokenAuthentication().authenticate_credentials(environ["workbench.token"])[0]
@@ -177,12 +209,7 @@ class FastLane:
             response = self._error(request, view, exc)
         for step in self.response_steps:
             response = step(request, response)
-        response._resource_closers.append(request.close)  # request_finished, when the server closes it
-        if response.status_code >= 400:
-            log_response("%s: %s", response.reason_phrase, request.path, response=response, request=request)
-        start_response(f"{response.status_code} {response.reason_phrase}",
-                       [*response.items(), *(("Set-Cookie", c.OutputString()) for c in response.cookies.values())])
-        return response
+        return self._finish(request, response, start_response)
 
     def _rendered(self, view, data, status, headers=()):
         from django.http import HttpResponse
@@ -214,6 +241,16 @@ class FastLane:
             return response_for_exception(request, exc)
         return self._rendered(view, response.data, response.status_code,
                               [(k, v) for k, v in response.items() if k != "Content-Type"])
+
+
+def _json_sent(environ) -> bool:
+    return (environ.get("CONTENT_TYPE", "").lower().replace(" ", "") in _JSON_TYPES
+            and environ["workbench.length"] > 0)
+
+
+def _route_view(name: str):
+    # The callable Django would call for the route, decorators included.
+    return resolve(reverse(name, kwargs={"pk": 0})).func
 
 
 def _route_pattern(name: str) -> re.Pattern:

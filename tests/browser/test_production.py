@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
+from tests.browser.conftest import log_in, next_screen, open_unit
 from tests.browser.test_csp_and_layout import LISTEN
 from tests.conftest import ROOT, wait_until
 
@@ -206,3 +207,38 @@ def test_readme_production_command_serves_styled_pages_and_api_docs(new_page, pr
 
     assert page.evaluate("window.__csp") == []
     assert not failed, failed
+
+
+def test_an_annotator_submits_units_on_the_production_server(new_page, production_server, screenshot_dir):
+    """The annotate page's submits as gunicorn serves them behind the TLS proxy: answered by the fast
+    lane (annotations.views.submit_lane), with the session, the CSRF header and the browser's Referer
+    checked over HTTPS; each answer stored, the next unit drawn in place."""
+    from annotations.models import Assignment, Campaign, RatingJudgement
+
+    campaign = Campaign.objects.get(name="Demo restaurants: fluency and adequacy")
+    page = new_page(base_url=production_server["https"], ignore_https_errors=True,
+                    viewport={"width": 390, "height": 844})
+    page.set_default_timeout(60_000)  # a cap: gunicorn behind the TLS proxy on a busy CI machine
+    failed: list[str] = []
+    page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    log_in(page, "annot", "annot")
+    open_unit(page, campaign.pk)
+    page.locator("body[data-unit-ready='1']").wait_for()
+    documents = []
+    page.on("request", lambda r: documents.append(r.url) if r.resource_type == "document" else None)
+    done = []
+    for step in range(2):
+        pk = int(page.locator("body").get_attribute("data-assignment"))
+        page.keyboard.press("3")  # fluency 3, then the adequacy slider (focused) one step
+        page.keyboard.press("ArrowRight")
+        with next_screen(page):
+            page.keyboard.press("Enter")
+        done.append(pk)
+    page.screenshot(path=screenshot_dir / "production-annotate-390.png", full_page=True)
+    assert documents == [] and not failed, (documents, failed)
+    assignments = Assignment.objects.filter(pk__in=done)
+    assert sorted(a.status for a in assignments) == ["done", "done"]
+    stored = RatingJudgement.objects.filter(assignment_id__in=done, status="complete", origin="browser")
+    scores = {criterion: {j.score for j in stored if j.criterion == criterion} for criterion in ("fluency", "adequacy")}
+    assert scores["fluency"] == {3.0} and len(scores["adequacy"]) == 1, scores  # the keys pressed, on every unit
+    assert stored.count() == sum(2 * len(a.shown_order) for a in assignments)
