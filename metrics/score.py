@@ -264,12 +264,17 @@ def _run(opts: dict, stdout, stderr) -> None:
     if not 0 <= opts["width"] <= 20:
         raise ScoreError("--width must be from 0 to 20")
     try:
-        segments = _score(metric, hyps, refs, srcs, data, opts, stderr)
-        corpus = metric.corpus_score(segments)
+        # No segment file asked for: the corpus score from summed statistics where the metric has them.
+        totals = None if opts["segments"] else _totals(metric, hyps, refs, srcs, data, opts, stderr)
+        if totals is not None:
+            corpus = metric.score_from_stats(totals)
+        else:
+            segments = _score(metric, hyps, refs, srcs, data, opts, stderr)
+            corpus = metric.corpus_score(segments)
         signature = metric.signature()
     except MetricError as exc:
         raise ScoreError(str(exc)) from None
-    if len(segments) != n:  # a metric bug, but never write misaligned segment files
+    if totals is None and len(segments) != n:  # a metric bug, but never write misaligned segment files
         raise ScoreError(f"{metric.name} returned {len(segments)} results for {n} segments")
 
     if opts["segments"]:
@@ -286,6 +291,32 @@ def _run(opts: dict, stdout, stderr) -> None:
         if isinstance(corpus.extra.get("verbose"), str):
             line += f" {corpus.extra['verbose']}"
         stdout.write(line)
+
+
+def _totals(metric, hyps, refs, srcs, data, opts, stderr) -> list[float] | None:
+    """The corpus's summed statistics, chunk by chunk as `_score` goes; None when the metric has no
+    such shortcut (`Metric.segment_totals`)."""
+    from metrics.scorers.base import Metric
+
+    if type(metric).segment_totals is Metric.segment_totals:  # before the corpus state, which may be costly
+        return None
+    metric.load_corpus_state(metric.corpus_state(hyps, refs, srcs, data))
+    n, size = len(hyps), opts["chunk_size"]
+    progress = None if opts["no_progress"] or n <= size else Progress(stderr, f"score {metric.name}", n)
+    totals = None
+    for start in range(0, n, size):
+        end = min(start + size, n)
+
+        def part(values):
+            return None if values is None else values[start:end]
+
+        chunk = metric.segment_totals(hyps[start:end], part(refs), part(srcs), part(data))
+        if chunk is None:
+            return None
+        totals = chunk if totals is None else [a + b for a, b in zip(totals, chunk)]
+        if progress is not None:
+            progress.update(end)
+    return totals
 
 
 def _score(metric, hyps, refs, srcs, data, opts, stderr) -> list:

@@ -200,6 +200,13 @@ class Metric(ABC):
     def score_from_stats(self, totals: list[float]) -> CorpusResult:
         raise NotImplementedError(f"{self.name} has no summable statistics")
 
+    def segment_totals(self, hyps, refs=None, srcs=None, data=None) -> list[float] | None:
+        """The statistics of these segments summed, without scoring each segment: all a corpus
+        score needs (`score_from_stats` of the totals of every chunk, summed, equals `corpus_score`
+        of the segments). None when the metric has no summable statistics or no cheaper way; the
+        caller then scores the segments."""
+        return None
+
     # ---- state shared by the chunks of one corpus --------------------------
     def corpus_state(self, hyps, refs=None, srcs=None, data=None) -> dict | None:
         """JSON-serialisable state computed once over the WHOLE corpus before chunked

@@ -119,6 +119,16 @@ class _SacreBLEUMetric(Metric):
             out.append(SegmentResult(score=float(sb.score), extra=self._segment_extra(sb), stats=list(stat)))
         return out
 
+    def segment_totals(self, hyps, refs=None, srcs=None, data=None) -> list[float] | None:
+        # The statistics `score` extracts, summed as `corpus_score` sums them, without a sentence-level
+        # score per segment (what sacrebleu's own CLI skips too: 10,000 of them took ~7 % of its time).
+        self.check_inputs(hyps, refs, srcs, data)
+        if not hyps:
+            return None
+        _check_hyps(hyps, self.name)
+        stats = self._engine._extract_corpus_statistics(list(hyps), reference_streams(refs, self.name))
+        return [sum(column) for column in zip(*stats)]
+
     def score_from_stats(self, totals: list[float]) -> CorpusResult:
         sb = self._engine._compute_score_from_stats(list(totals))
         return CorpusResult(score=float(sb.score), extra=self._corpus_extra(sb))

@@ -188,6 +188,26 @@ def test_long_input_is_scored_in_chunks_with_progress_and_the_same_result(tmp_pa
     assert quiet.getvalue() == ""
 
 
+@pytest.mark.parametrize("metric", ["bleu", "chrf", "ter"])
+def test_corpus_score_without_segments_equals_sacrebleu_and_the_scored_segments(tmp_path, metric):
+    """Without --segments the command sums the chunks' statistics and scores no segment
+    (`Metric.segment_totals`): the corpus score is still sacrebleu's, and the same as with them."""
+    from sacrebleu.metrics import TER
+
+    hyps = [f"the cat number {i} sat on mat {i % 7}" if i % 11 else "" for i in range(230)]
+    refs1 = [f"a cat number {i} sat on the mat {i % 5}" for i in range(230)]
+    refs2 = [f"the cat {i} is on a mat" for i in range(230)]
+    hyp, ref1, ref2 = (write(tmp_path / name, lines) for name, lines in
+                       (("h.txt", hyps), ("r1.txt", refs1), ("r2.txt", refs2)))
+    args = ["--metric", metric, "--hyp", hyp, "--ref", ref1, "--ref", ref2, "--json", "--chunk-size", "50",
+            "--no-progress"]
+    alone = json.loads(run(*args))
+    with_segments = json.loads(run(*args, "--segments", str(tmp_path / "segs.jsonl")))
+    assert alone == with_segments
+    reference = {"bleu": BLEU(), "chrf": CHRF(), "ter": TER()}[metric].corpus_score(hyps, [refs1, refs2])
+    assert alone["score"] == reference.score
+
+
 def test_nli_templates_option_takes_a_file_path(files, tmp_path):
     """The `templates` option accepts the path of a JSON file (ARCHITECTURE.md); the
     metric is built (and the file read) before any model is needed."""
