@@ -87,7 +87,7 @@ class FastLane:
             (_route_pattern("api-assignment-submit"), self._submit, campaigns.UnitSubmitApi, True),
             (_route_pattern("annotate-submit"), self._page_submit, page_submit, False),
         ]
-        self.page = PageSubmitLane(page_submit)
+        self.page = PageSubmitLane(page_submit, reverse("annotate-submit", kwargs={"pk": 0}))
         self.headers = {view: view().default_response_headers for _, _, view, api in self.routes if api}
         # Response middleware in the order Django's chain applies it (innermost first). The
         # policy CSPMiddleware writes depends on the settings alone for these views (no nonce,
@@ -260,11 +260,13 @@ def _route_pattern(name: str) -> re.Pattern:
     return re.compile(re.escape(head) + "/([0-9]+)/" + re.escape(tail))
 
 
-def _csp_headers(middleware) -> list[tuple[str, str]]:
+def _csp_headers(middleware, path: str = "/api/") -> list[tuple[str, str]]:
+    """The policy headers the middleware writes on a response to `path` that used no nonce and
+    asked for no policy of its own."""
     from django.http import HttpRequest, HttpResponse
 
     request, response = HttpRequest(), HttpResponse()
-    request.path_info = request.path = "/api/"
+    request.path_info = request.path = path
     middleware.process_request(request)
     written = middleware.process_response(request, response)
     return [(k, v) for k, v in written.items() if k.lower().startswith("content-security-policy")]

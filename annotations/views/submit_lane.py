@@ -14,7 +14,8 @@ through the URL configuration's own view (decorators included):
 - the view; a `DomainError` it lets through goes to `DomainErrorMiddleware`, anything
   else to Django's own exception response (a 404 page, a 500);
 - response side, innermost first: X-Frame-Options, messages, CSRF's cookie, Common,
-  the session's save and `Vary: Cookie`, CSP, security headers.
+  the session's save and `Vary: Cookie`, CSP (the policy the middleware wrote once for
+  this path, unless a nonce was made or the response asks for its own), security headers.
 
 Skipped, because none of them can act on this request: WhiteNoise (a static path only),
 the size limit and the upload gate (the lane takes bodies within the JSON limit only),
@@ -40,13 +41,24 @@ from annotations.studies.session import join_binding
 from workbench.middleware import DomainErrorMiddleware
 
 
+# What a view or decorator sets on a response to change its policy (django-csp): such a response
+# gets the middleware's own answer, as does one whose request generated a nonce.
+_CSP_RESPONSE_ATTRS = ("_csp_exempt", "_csp_exempt_ro", "_csp_config", "_csp_update", "_csp_replace",
+                       "_csp_config_ro", "_csp_update_ro", "_csp_replace_ro")
+
+
 class PageSubmitLane:
-    def __init__(self, view):
+    def __init__(self, view, path: str):
         from csp.middleware import CSPMiddleware
+
+        from annotations.apis.fastlane import _csp_headers
 
         unused = _never_called
         self.view = view  # the URL configuration's callable for `annotate-submit`
         csp, session, csrf = CSPMiddleware(unused), SessionMiddleware(unused), CsrfViewMiddleware(unused)
+        # The policy of a JSON answer (no nonce, no policy of its own) depends on the settings and
+        # the path alone: worked out once, by the middleware, for this path (its exclusions apply).
+        self.csp, self.csp_headers = csp, _csp_headers(CSPMiddleware(unused), path)
         messages = MessageMiddleware(unused)
         self.csrf, self.domain_errors = csrf, DomainErrorMiddleware(unused)
         self.request_steps = [csp.process_request, session.process_request, csrf.process_request,
@@ -54,7 +66,7 @@ class PageSubmitLane:
                               _confinement]
         self.response_steps = [XFrameOptionsMiddleware(unused).process_response, messages.process_response,
                                csrf.process_response, CommonMiddleware(unused).process_response,
-                               session.process_response, csp.process_response,
+                               session.process_response, self._csp,
                                SecurityMiddleware(unused).process_response]
 
     def response(self, request, pk: int):
@@ -65,10 +77,21 @@ class PageSubmitLane:
             response = self.csrf.process_view(request, self.view, (), {"pk": pk})
             if response is None:
                 response = self.view(request, pk=pk)
-        except Exception as exc:  # noqa: BLE001 - what Django
+        except Exception as exc:  # noqa: BLE001 - what Django's chain makes of it: DomainError's 400, or its own
             response = self.domain_errors.process_exception(request, exc) or response_for_exception(request, exc)
         for step in self.response_steps:
             response = step(request, response)
+        return response
+
+    def _csp(self, request, response):
+        # CSPMiddleware's answer: worked out by the middleware where the request or response can change
+        # it, else the policy it wrote once for this path.
+        if (getattr(request, "_csp_nonce", None) is not None or (settings.DEBUG and response.status_code in (404, 500))
+                or any(hasattr(response, name) for name in _CSP_RESPONSE_ATTRS)):
+            return self.csp.process_response(request, response)
+        for key, value in self.csp_headers:
+            if key not in response:
+                response[key] = value
         return response
 
 

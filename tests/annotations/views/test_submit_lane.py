@@ -222,3 +222,33 @@ def test_what_the_lane_does_not_take_reaches_django(apps, anna, case):
     else:
         assert status.startswith("400") and not RatingJudgement.objects.exists()
         assert (status, content) == anna.submit(django, **kwargs)[::2]
+
+
+def test_the_lanes_csp_header_is_the_middlewares_with_a_nonce_or_a_policy_of_the_response(settings):
+    """The policy written once for a JSON answer is the middleware's; a request that made a nonce, or a
+    response that asks for its own policy, gets the middleware's own answer."""
+    from csp.constants import NONCE
+    from csp.middleware import CSPMiddleware
+    from django.http import HttpResponse
+    from django.test import RequestFactory
+
+    directives = settings.CONTENT_SECURITY_POLICY["DIRECTIVES"]
+    settings.CONTENT_SECURITY_POLICY = {"DIRECTIVES": {**directives, "script-src": [*directives["script-src"], NONCE]}}
+    lane = FastLane(Recording())
+    path = reverse("annotate-submit", args=[7])
+    middleware = CSPMiddleware(lambda request: HttpResponse())
+
+    def both(prepare):
+        answers = []
+        for step in (lane.page._csp, middleware.process_response):
+            request, response = RequestFactory().post(path), HttpResponse()
+            middleware.process_request(request)
+            prepare(request, response)
+            answers.append(step(request, response).get("Content-Security-Policy"))
+        return answers
+
+    plain = both(lambda request, response: None)
+    assert plain[0] == plain[1] and "default-src 'self'" in plain[0]
+    nonces = both(lambda request, response: str(request.csp_nonce))
+    assert all("'nonce-" in header for header in nonces)
+    assert both(lambda request, response: setattr(response, "_csp_exempt", True)) == [None, None]
