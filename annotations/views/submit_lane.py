@@ -2,9 +2,10 @@
 middleware hooks that give it its answer and without the rest of Django's chain.
 
 The page sends one `POST /annotate/assignments/{id}/submit/` (JSON, session cookie, CSRF
-header) per unit. Under issue 25's no-think load that request cost 0.4 ms more Python than
-the API's submit with `next`, most of it Django's middleware wrappers, URL resolving and
-the confinement check, none of which changes its answer. Here the request runs through
+header) per unit. It cost 0.4 ms more Python than the API's submit with `next` (issue 25);
+Django's middleware wrappers, URL resolving and the hooks that cannot act on it were a
+quarter of that (1.44 against 1.51-1.59 ms a submit, in-process), and 1.09x judgements/s
+under the no-think load (bench/README.md). Here the request runs through
 the same middleware objects' own hooks, in the order Django's chain calls them, and then
 through the URL configuration's own view (decorators included):
 
