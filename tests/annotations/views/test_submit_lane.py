@@ -12,7 +12,6 @@ import re
 
 import pytest
 from django.core import signals
-from django.core.handlers.wsgi import WSGIHandler
 from django.db import close_old_connections
 from django.test import Client
 from django.urls import reverse
@@ -23,20 +22,10 @@ from annotations.models import Assignment, Membership, RatingJudgement
 from annotations.services.campaigns import campaign_create
 from annotations.services.handles import output_handle
 from annotations.studies.services import join_link_create
+from tests.annotations.apis.test_fastlane import Recording
 from tests.annotations.factories import MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
-
-
-class Recording:
-    """The Django handler, counting what reaches it."""
-
-    def __init__(self):
-        self.handler, self.calls = WSGIHandler(), 0
-
-    def __call__(self, environ, start_response):
-        self.calls += 1
-        return self.handler(environ, start_response)
 
 
 @pytest.fixture
