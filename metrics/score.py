@@ -304,13 +304,8 @@ def _totals(metric, hyps, refs, srcs, data, opts, stderr) -> list[float] | None:
     n, size = len(hyps), opts["chunk_size"]
     progress = None if opts["no_progress"] or n <= size else Progress(stderr, f"score {metric.name}", n)
     totals = None
-    for start in range(0, n, size):
-        end = min(start + size, n)
-
-        def part(values):
-            return None if values is None else values[start:end]
-
-        chunk = metric.segment_totals(hyps[start:end], part(refs), part(srcs), part(data))
+    for end, inputs in _chunks(size, hyps, refs, srcs, data):
+        chunk = metric.segment_totals(*inputs)
         if chunk is None:
             return None
         totals = chunk if totals is None else [a + b for a, b in zip(totals, chunk)]
@@ -329,16 +324,19 @@ def _score(metric, hyps, refs, srcs, data, opts, stderr) -> list:
         return metric.score(hyps, refs, srcs, data)
     progress = None if opts["no_progress"] else Progress(stderr, f"score {metric.name}", n)
     segments: list = []
-    for start in range(0, n, size):
-        end = min(start + size, n)
-
-        def part(values):
-            return None if values is None else values[start:end]
-
-        segments.extend(metric.score(hyps[start:end], part(refs), part(srcs), part(data)))
+    for _, inputs in _chunks(size, hyps, refs, srcs, data):
+        segments.extend(metric.score(*inputs))
         if progress is not None:
             progress.update(len(segments))
     return segments
+
+
+def _chunks(size: int, *inputs):
+    """(end, the inputs' slices) for each run of `size` segments; an absent input (None) stays None."""
+    n = len(inputs[0])
+    for start in range(0, n, size):
+        end = min(start + size, n)
+        yield end, [None if values is None else values[start:end] for values in inputs]
 
 
 def _write_segments(path: str, segments) -> None:
