@@ -59,7 +59,7 @@ class PageSubmitLane:
         csp, session, csrf = CSPMiddleware(unused), SessionMiddleware(unused), CsrfViewMiddleware(unused)
         # The policy of a JSON answer (no nonce, no policy of its own) depends on the settings and
         # the path alone: worked out once, by the middleware, for this path (its exclusions apply).
-        self.csp, self.csp_headers = csp, _csp_headers(CSPMiddleware(unused), path)
+        self.csp, self.csp_headers = csp, _csp_headers(csp, path)
         messages = MessageMiddleware(unused)
         self.csrf, self.domain_errors = csrf, DomainErrorMiddleware(unused)
         self.request_steps = [csp.process_request, session.process_request, csrf.process_request,
