@@ -8,7 +8,7 @@ DEV_STAMP := .venv/.installed-dev-$(shell cat requirements.txt requirements-dev.
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test venv venv-dev services browser axe localdb stop migrate demo worker bench clean static
+.PHONY: run test venv venv-dev services browser axe localdb stop migrate demo worker bench clean static docs docs-site
 
 venv: $(APP_STAMP)
 $(APP_STAMP): requirements.txt
@@ -64,15 +64,27 @@ static: venv
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput
 
+# The documentation site (MkDocs, mkdocs.yml): `make docs` serves docs/ with live reload on
+# 127.0.0.1:8001; `docs-site` builds it with --strict (a broken link or a page missing from the nav
+# fails) into var/docs-site, which the workbench serves at /docs/ (the pages' Help links).
+# `make test` and `make run` build it; it is rebuilt only when docs/ or mkdocs.yml changed.
+DOCS_SRC := mkdocs.yml $(shell find docs -type f 2>/dev/null)
+docs: venv
+	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs serve -a 127.0.0.1:8001
+
+docs-site: var/docs-site/index.html
+var/docs-site/index.html: $(DOCS_SRC) | venv .env
+	$(PY) manage.py build_docs
+
 # Web server plus a Celery worker on the filesystem broker (no server needed).
-run: demo
+run: demo docs-site
 	@mkdir -p var/celery/queue var/celery/processed var/celery/results var/celery/control
 	@echo "Workbench on http://$(HOST):$(PORT)/  (log in as demo / demo)"
 	@.venv/bin/celery -A workbench worker -Q cpu,gpu --concurrency 1 --loglevel INFO >var/worker.log 2>&1 & \
 	  worker=$$!; trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	  $(PY) manage.py runserver $(HOST):$(PORT)
 
-test: venv-dev .env services browser axe
+test: venv-dev .env services browser axe docs-site
 	DJANGO_SETTINGS_MODULE=workbench.settings.test $(PY) -m pytest $(PYTEST_ARGS)
 
 bench: venv-dev

@@ -19,6 +19,8 @@ urlpatterns = [
     path("api/docs/", docs.SwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/redoc/", docs.RedocView.as_view(url_name="schema"), name="api-redoc"),
     path("api/redoc/redoc.standalone.js", docs.redoc_bundle, name="api-redoc-bundle"),
+    path("docs/", docs.docs_site, name="docs"),
+    path("docs/<path:path>", docs.docs_site, name="docs-page"),
     path("api/", include("annotations.api_urls")),
     path("api/", include("annotations.analysis.api_urls")),
     path("api/", include("metrics.api_urls")),

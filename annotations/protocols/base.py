@@ -61,6 +61,8 @@ class Protocol(ImportShape):
 
     name: str = ""
     label: str = ""
+    # Its guide in the documentation site (relative to /docs/): the campaign set-up page links it.
+    guide: str = "reference/protocols/"
     model = None  # the judgement model
     # Fields read for a row beyond the common ones, in JudgementRow's names.
     fields: tuple[tuple[str, str], ...] = ()

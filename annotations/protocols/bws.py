@@ -51,6 +51,7 @@ def tuple_key(outputs) -> str:
 class BestWorst(Protocol):
     name = "bws"
     label = "Best-worst scaling"
+    guide = "reference/protocols/"
     model = BestWorstJudgement
     fields = (("outputs", "outputs"), ("best_id", "best_id"), ("worst_id", "worst_id"))
     per_output = False

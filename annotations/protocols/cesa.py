@@ -44,6 +44,7 @@ def derived_pairs(rows: Iterable[JudgementRow]) -> list[JudgementRow]:
 class Cesa(Esa):
     name = "cesa"
     label = "Contrastive ESA (cESA)"
+    guide = "reference/protocols/#the-protocols"
     template = "annotate/protocols/cesa.html"
     # The span marker of ESA serves one output or several: one module for both pages.
     script = "js/protocols/esa.js"

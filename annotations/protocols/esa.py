@@ -27,6 +27,7 @@ def spans_key(spans) -> tuple:
 class Esa(Protocol):
     name = "esa"
     label = "Error span annotation (ESA)"
+    guide = "tutorials/first-study/#an-esa-campaign-instead"
     model = SpanJudgement
     fields = (("output_id", "output_id"), ("score", "score"))
     kind = "esa"

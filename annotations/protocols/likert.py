@@ -8,6 +8,7 @@ from annotations.protocols.base import RAW, AgreementSpec, Protocol
 class Likert(Protocol):
     name = "likert"
     label = "Likert / direct assessment"
+    guide = "tutorials/first-study/"
     model = RatingJudgement
     fields = (("output_id", "output_id"), ("score", "score"), ("rank", "rank"))
     kind = "rating"

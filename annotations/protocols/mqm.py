@@ -21,6 +21,7 @@ from annotations.protocols.rows import JudgementRow
 class Mqm(Esa):
     name = "mqm"
     label = "MQM error annotation"
+    guide = "reference/protocols/#mqm-campaigns"
     # The score is the MQM score (<= 0 with non-negative weights): agreement compares it as a number.
     agreement = AgreementSpec(level="interval", variant=RAW, unit="output", value="MQM score")
     has_scale = False

@@ -36,6 +36,7 @@ def round_robin_rounds(n: int) -> list[list[tuple[int, int]]]:
 class Pairwise(Protocol):
     name = "pairwise"
     label = "Side-by-side pairwise"
+    guide = "tutorials/asr-severity/"
     model = PairwiseJudgement
     fields = (("output_a_id", "a_id"), ("output_b_id", "b_id"), ("winner", "winner"))
     per_output = False

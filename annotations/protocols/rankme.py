@@ -31,6 +31,7 @@ def chunks_even(values: list, size: int, largest: int = 5) -> list[list]:
 class RankMe(Protocol):
     name = "rankme"
     label = "RankME (magnitude estimation)"
+    guide = "reference/protocols/"
     model = RatingJudgement
     fields = (("output_id", "output_id"), ("score", "score"), ("rank", "rank"))
     kind = "rating"

@@ -183,6 +183,9 @@ WHITENOISE_ADD_HEADERS_FUNCTION = static_headers
 # Uploaded import files wait here for a worker; with workers on other
 # machines it must be shared storage (the same path everywhere).
 MEDIA_ROOT = env.path("WORKBENCH_MEDIA_ROOT", default=VAR_DIR / "media")
+# The documentation site (`manage.py build_docs` writes it from docs/ with MkDocs), served at /docs/
+# by workbench.docs.docs_site: the pages' Help links lead there, with no external site.
+WORKBENCH_DOCS_SITE = env.path("WORKBENCH_DOCS_SITE", default=VAR_DIR / "docs-site")
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "project-list"
