@@ -111,3 +111,13 @@ def test_the_docs_view_serves_only_the_site(client, docs_site, settings, tmp_pat
     settings.WORKBENCH_DOCS_SITE = tmp_path / "not-built"
     missing = client.get("/docs/")
     assert missing.status_code == 404
+
+
+def test_the_site_runs_no_inline_script(built_site):
+    """The workbench's Content-Security-Policy (`script-src 'self'`) covers /docs/ too: every
+    script of the built site must be a file (Material's inline ones are moved out or left out by
+    docs/overrides/)."""
+    inline = re.compile(r"<script(?![^>]*\bsrc=)(?![^>]*application/json)[^>]*>")
+    offenders = [str(page.relative_to(built_site)) for page in built_site.rglob("*.html")
+                 if inline.search(page.read_text(encoding="utf-8"))]
+    assert offenders == []
