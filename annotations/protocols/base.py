@@ -76,6 +76,8 @@ class Protocol(ImportShape):
     agreement: AgreementSpec
     template: str = ""  # the unit's template partial
     script: str = ""  # its JS module under static/
+    # Modules its script needs, loaded before it (static paths; the span protocols: the span marker).
+    scripts_first: tuple[str, ...] = ()
     shortcuts: str = ""  # its lines of the keyboard-shortcuts panel (a template partial)
     # How the page names the outputs of a unit, by position ("AB": A and B); "" numbers them 1, 2, ...
     output_labels: str = ""

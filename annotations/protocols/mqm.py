@@ -29,8 +29,8 @@ class Mqm(Esa):
     severity_choices = mq.SEVERITIES
     setup_fields = ("severities", "typology", "mqm_weights")
     template = "annotate/protocols/mqm.html"
-    # One span-marking engine for ESA, cESA and MQM (esa.js registers all three).
-    script = "js/protocols/esa.js"
+    # ESA's span marker (js/span_marker.js, inherited `scripts_first`) with MQM's questions.
+    script = "js/protocols/mqm.js"
     shortcuts = "annotate/protocols/mqm_keys.html"
     span_keys = frozenset({"start", "end", "severity", "missing", "category", "suggestion"})
 
