@@ -160,6 +160,19 @@ class Protocol(ImportShape):
             raise ValidationError({"scale_min": f"{criterion}: a Likert / direct-assessment criterion needs a "
                                                 "scale, e.g. 1-5 or 0-100."})
 
+    # The key of a stored per-output answer the page's scale shows (post-edit: the rating, not the HTER).
+    draft_score_key: str = "score"
+
+    def stored_answer(self, judgement) -> dict:
+        """Keys of a stored per-output judgement's answer beyond criterion, output and score (a
+        reopened unit's answers; post-edit: the edited text and the rating)."""
+        return {}
+
+    def draft_extra(self, answers: list[dict], page_ids: Mapping) -> dict:
+        """The protocol's own part of a reopened unit's draft, from its stored answers (`page_ids`:
+        real output id -> the id the page names it by)."""
+        return {}
+
     def stored_fields(self, answer: Mapping) -> dict:
         """Model fields of a checked per-output answer beyond output, score and scale (post-edit:
         the edited text and the rating), for the unit submit's rows."""

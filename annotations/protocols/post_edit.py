@@ -106,6 +106,16 @@ class PostEdit(Protocol):
     def stored_fields(self, answer: Mapping) -> dict:
         return {"post_edit": answer["post_edit"], "rating": answer.get("rating")}
 
+    # A reopened unit shows the stored post-edit and rating (post_edit.js reads `post_edits`).
+    draft_score_key = "rating"
+
+    def stored_answer(self, judgement) -> dict:
+        return {"post_edit": judgement.post_edit, "rating": judgement.rating}
+
+    def draft_extra(self, answers: list[dict], page_ids: Mapping) -> dict:
+        return {"post_edits": {str(page_ids.get(a["output"], a["output"])): a["post_edit"]
+                               for a in answers if "post_edit" in a}}
+
     # ---- human scores and export ----------------------------------------------------------------
     stat_keys = ("n", "mean", "sd", "consensus", "rating_mean")
     export_extra = ("post_edit", "rating")

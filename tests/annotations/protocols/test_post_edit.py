@@ -265,3 +265,40 @@ def test_rankings_and_correlate_take_lower_hter_as_better(two_systems, tmp_path)
     assert found["pearson"] == pytest.approx(1.0)
     assert "negated" in found["human_orientation"]
     assert max(hter.values()) > min(hter.values())
+
+
+def test_a_reopened_unit_shows_its_post_edit_and_rating_and_a_revision_recomputes_the_hter(two_systems):
+    """The revise page's draft holds the stored post-edit (post_edit.js puts it in the box) and the
+    rating (not the HTER) for the scale; the revision is stored with its own HTER."""
+    from django.test import Client
+    from django.urls import reverse
+
+    from annotations.services.assignments import assignment_next
+    from annotations.services.handles import output_handle
+    from annotations.services.projects import annotator_get_or_create
+    from annotations.services.submissions import unit_submit
+
+    dataset, campaign, post_edits = two_systems
+    user = UserFactory(username="reviser")
+    MembershipFactory(project=dataset.project, user=user, role=Membership.Role.ANNOTATOR)
+    me = annotator_get_or_create(project=campaign.project, name=user.username, user=user)
+    assignment, _ = assignment_next(campaign=campaign, annotator=me)
+    output = assignment.unit.outputs[0]
+    unit_submit(annotator=me, assignment_id=assignment.pk, time_spent_ms=1000, judgements=[
+        {"criterion": "adequacy", "output": output, "post_edit": "a first edit", "rating": 30}])
+    client = Client()
+    client.force_login(user)
+    html = client.get(reverse("annotate-revise", args=[assignment.pk])).content.decode()
+    config = json.loads(html.split('id="unit-config" type="application/json">')[1].split("</script>")[0])
+    handle = output_handle(assignment.pk, output)
+    assert config["draft"]["fields"] == {f"s-0-{handle}": "30"}
+    assert config["draft"]["post_edits"] == {handle: "a first edit"}
+    body = {"judgements": [{"criterion": "adequacy", "output": handle, "post_edit": post_edits[output],
+                            "rating": 70}], "shown_order": [handle]}
+    response = client.post(reverse("annotate-revise-submit", args=[assignment.pk]), json.dumps(body),
+                           content_type="application/json")
+    assert response.status_code == 200, response.content
+    (row,) = PostEditJudgement.objects.filter(assignment=assignment)
+    assert (row.post_edit, row.rating) == (post_edits[output], 70.0)
+    assert row.score == pytest.approx(sacrebleu_ter(Output.objects.get(pk=output).text, post_edits[output]))
+
