@@ -58,6 +58,10 @@ class PostEdit(Protocol):
     script = "js/protocols/post_edit.js"
     shortcuts = "annotate/protocols/post_edit_keys.html"
 
+    def settings_summary(self, campaign) -> list[tuple[str, str]]:
+        return [("Human score", "HTER: sacrebleu's TER of the output against its post-edit, lower is better"),
+                ("Rating", "on the criteria that have a scale")]
+
     # ---- validation of one answer ---------------------------------------------------------------
     # `score` in an answer (the exported line carries the HTER) is accepted and recomputed.
     answer_keys = frozenset({"output", "post_edit", "rating", "score"})
