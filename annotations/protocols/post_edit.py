@@ -144,9 +144,9 @@ class PostEdit(Protocol):
         return stats
 
     def card_design(self, config: dict, fmt) -> list[str]:
-        return ["- Post-editing: annotators edited each output into an acceptable one; the human score is "
-                "HTER, sacrebleu's TER of the output against its post-edit (default options: case-insensitive, "
-                "tercom tokenisation), in percent, lower is better, averaged over annotators",
+        return [("- Post-editing: annotators edited each output into an acceptable one; the human score is "
+                 "HTER, sacrebleu's TER of the output against its post-edit (default options: case-insensitive, "
+                 "tercom tokenisation), in percent, lower is better, averaged over annotators"),
                 "- The post-edits are in references.jsonl (one per annotator and output, with provenance)"]
 
     # The post-edits as new references, beside judgements.jsonl (the campaign's first criterion:

@@ -17,7 +17,13 @@ from django.core.management.base import CommandError
 from rest_framework.test import APIClient
 from sacrebleu.metrics import TER
 
-from annotations.models import Campaign, Membership, Output, PostEditJudgement, Reference
+from annotations.models import (
+    Campaign,
+    Membership,
+    Output,
+    PostEditJudgement,
+    Reference,
+)
 from annotations.services.campaigns import campaign_create
 from tests.annotations.factories import (
     DatasetFactory,
@@ -210,7 +216,7 @@ def two_systems():
 
 
 def test_the_api_takes_a_unit_and_computes_its_hter(two_systems):
-    dataset, campaign, post_edits = two_systems
+    dataset, campaign, _ = two_systems
     user = UserFactory(username="editor")
     MembershipFactory(project=dataset.project, user=user, role=Membership.Role.ANNOTATOR)
     client = APIClient()
