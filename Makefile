@@ -8,7 +8,7 @@ DEV_STAMP := .venv/.installed-dev-$(shell cat requirements.txt requirements-dev.
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test venv venv-dev services browser axe localdb stop migrate demo worker bench clean static docs docs-site
+.PHONY: run test venv venv-dev services browser axe node js-test localdb stop migrate demo worker bench clean static docs docs-site
 
 venv: $(APP_STAMP)
 $(APP_STAMP): requirements.txt
@@ -39,6 +39,17 @@ stop:
 # Debian's Chromium for the browser tests (Playwright drives it; no browser download).
 browser:
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+
+# Debian's Node.js for the JS checks (syntax and the span marker's unit tests; no npm packages).
+node:
+	@command -v node >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs >/dev/null)
+
+# Every file the project serves under static/js parses (`node --check`), and the span marker's
+# logic passes its unit tests (Node's built-in runner, tests/js/). No build step: the files are
+# checked as the browser loads them.
+js-test: node
+	@find static/js -name '*.js' -print0 | sort -z | xargs -0 -n1 node --check
+	node --test tests/js/
 
 # axe-core (the npm package's tarball, checked against its pinned sha512) for the
 # accessibility test, under var/axe-core/; with Python only, no node needed.
@@ -84,7 +95,7 @@ run: demo docs-site
 	  worker=$$!; trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	  $(PY) manage.py runserver $(HOST):$(PORT)
 
-test: venv-dev .env services browser axe docs-site
+test: venv-dev .env services browser axe js-test docs-site
 	DJANGO_SETTINGS_MODULE=workbench.settings.test $(PY) -m pytest $(PYTEST_ARGS)
 
 bench: venv-dev

@@ -126,6 +126,12 @@ class SpanJudgementAdmin(JudgementAdmin):
     inlines = [ErrorSpanInline]
 
 
+@admin.register(models.PostEditJudgement)
+class PostEditJudgementAdmin(JudgementAdmin):
+    list_display = JudgementAdmin.list_display + ["score", "rating"]  # score: the HTER
+    raw_id_fields = ["item", "output", "annotator", "assignment"]
+
+
 @admin.register(models.ErrorSpan)
 class ErrorSpanAdmin(admin.ModelAdmin):
     list_display = ["judgement", "start", "end", "severity", "missing"]

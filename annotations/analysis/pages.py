@@ -21,7 +21,7 @@ from annotations.analysis import report
 from annotations.analysis.metric_scores import extras_by_output, latest_done_runs, scores_by_output
 from annotations.analysis.selectors import output_index
 from annotations.models import (
-    BestWorstJudgement, Campaign, Item, Output, PairwiseJudgement, RatingJudgement, SpanJudgement,
+    BestWorstJudgement, Campaign, Item, Output, PairwiseJudgement, PostEditJudgement, RatingJudgement, SpanJudgement,
 )
 from annotations.selectors.judgements import INCLUDED, campaign_judgements
 from annotations.quality.models import AnnotatorDecision, QualitySettings
@@ -36,7 +36,8 @@ def stamp(campaign: Campaign) -> str:
     from annotations.quality.models import ControlJudgement, GoldUnit
 
     parts = []
-    for model in (RatingJudgement, PairwiseJudgement, BestWorstJudgement, SpanJudgement, ControlJudgement, GoldUnit):
+    for model in (RatingJudgement, PairwiseJudgement, BestWorstJudgement, SpanJudgement, PostEditJudgement,
+                  ControlJudgement, GoldUnit):
         parts.append(str(model.objects.filter(campaign=campaign).aggregate(t=Max("updated_at"))["t"]))
     runs = latest_done_runs(dataset=campaign.dataset)
     parts.append(",".join(str(pk) for pk in runs.values_list("pk", flat=True)))

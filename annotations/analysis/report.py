@@ -199,8 +199,10 @@ def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotato
         for o, v in scores.items():
             if o in outputs:
                 samples[outputs[o]["system"]].append(v)
-        rows = sy.clusters({s: np.array(v) for s, v in samples.items()}, seed=seed)
-        _add_paired(rows, _by_item(scores, outputs), True)
+        # Best first: the lowest mean for an error rate (post-editing's HTER).
+        rows = sy.clusters({s: np.array(v) for s, v in samples.items()},
+                           higher_is_better=j.protocol.higher_is_better, seed=seed)
+        _add_paired(rows, _by_item(scores, outputs), j.protocol.higher_is_better)
         if not j.protocol.scored or j.protocol.derives_pairs:
             bt = _bradley_terry(j, c, outputs, list(samples), bootstrap=bootstrap, seed=seed)
             for r in rows:
@@ -437,7 +439,12 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
                                                          run.higher_is_better, min_votes=min_votes,
                                                          min_consensus=min_consensus)}
     human = human_output_scores(j, criterion, normalize=normalize)
-    sign, systems, items, H, M = _metric_matrix(outputs, human, run)
+    # Both sides oriented so that higher is better (the metric by its sign): a human error rate
+    # (post-editing's HTER) is negated, so a good metric correlates positively.
+    oriented = human if j.protocol.higher_is_better else {o: -v for o, v in human.items()}
+    if not j.protocol.higher_is_better:
+        base["human_orientation"] = f"{j.protocol.agreement.value} negated (lower is better), as metrics are oriented"
+    sign, systems, items, H, M = _metric_matrix(outputs, oriented, run)
     stat = _Statistic(method, level, group_by, spa_k=spa_permutations, spa_seed=spa_seed)
     level = stat.level
     base.update({"level": level, "method": method, "group_by": group_by, "normalize": normalize})
@@ -447,7 +454,7 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
         run2 = run_for_metric(dataset=campaign.dataset, metric=compare)
         if run2 is None:
             raise AnalysisError(f"no done run of metric {compare!r} on dataset {campaign.dataset.name!r}")
-        sign2, _, _, _, M2 = _metric_matrix(outputs, human, run2)
+        sign2, _, _, _, M2 = _metric_matrix(outputs, oriented, run2)
         M2c = stat.inputs(run2, systems, H, M2, sign2)[1]
         Hc, Mc, M2c = stat.prepare(Hc, Mc, M2c)
     else:

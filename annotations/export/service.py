@@ -246,7 +246,7 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
                     if extra_file is not None and j.criterion == criteria[0]:
                         extra_file.write(j, item=external_id, system=all_names.get(output_system.get(j.output_id)),
                                          annotator=pseudonym(j.annotator_id), source=source,
-                                         text=output_text.get(j.output_id), meta=meta)
+                                         text=output_text.get(j.output_id), meta=meta, campaign=campaign.name)
                 for j in kept:
                     agreement[j.criterion].add([j])
                 if protocol.derives_pairs:  # a screen's judgements are all of one item
@@ -330,16 +330,19 @@ def _rankings_and_waves(campaign: Campaign, annotators: str) -> tuple[dict | Non
     return rankings, waves_report(campaign=campaign, annotators=annotators)
 class _ExtraFile:
     """A protocol's extra judgements file (`Protocol.export_file`): tab-separated, unquoted, one
-    header row, then the protocol's rows, written as they come."""
+    header row, then the protocol's rows, written as they come; or, for a `.jsonl` name, one JSON
+    object a line (post-edit: the post-edits as references)."""
 
     def __init__(self, path: Path, protocol: Protocol):
         self.protocol = protocol
+        self.jsonl = path.suffix == ".jsonl"
         self.handle = path.open("w", encoding="utf-8", newline="")
-        self.handle.write("\t".join(protocol.export_file_header) + "\n")
+        if not self.jsonl:
+            self.handle.write("\t".join(protocol.export_file_header) + "\n")
 
     def write(self, row: JudgementRow, **fields) -> None:
         for cells in self.protocol.export_file_rows(row, **fields):
-            self.handle.write("\t".join(cells) + "\n")
+            self.handle.write(json.dumps(cells, ensure_ascii=False) + "\n" if self.jsonl else "\t".join(cells) + "\n")
 
     def close(self) -> None:
         self.handle.close()

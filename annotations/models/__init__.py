@@ -15,6 +15,7 @@ from annotations.models.judgements import (  # noqa: F401
     ErrorSpan,
     JudgementBase,
     PairwiseJudgement,
+    PostEditJudgement,
     RatingJudgement,
     SpanJudgement,
 )

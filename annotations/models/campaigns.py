@@ -16,6 +16,7 @@ class Campaign(TimeStampedModel):
         ESA = "esa", "Error span annotation (ESA)"
         CESA = "cesa", "Contrastive ESA (cESA)"
         MQM = "mqm", "MQM error annotation"
+        POST_EDIT = "post-edit", "Post-editing (HTER)"
 
     class Widget(models.TextChoices):
         RADIO = "radio", "Buttons, one per point of the scale"
@@ -109,8 +110,8 @@ class Campaign(TimeStampedModel):
         ordering = ["name"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(protocol__in=["likert", "rankme", "pairwise", "bws", "esa", "cesa", "mqm"]),
-                name="campaign_protocol_valid_v4",
+                condition=Q(protocol__in=["likert", "rankme", "pairwise", "bws", "esa", "cesa", "mqm", "post-edit"]),
+                name="campaign_protocol_valid_v5",
             ),
             models.CheckConstraint(
                 condition=Q(scale_min__isnull=True) | Q(scale_max__isnull=True) | Q(scale_min__lt=F("scale_max")),

@@ -148,6 +148,41 @@ class SpanJudgement(JudgementBase):
         ]
 
 
+class PostEditJudgement(JudgementBase):
+    """Post-editing: the annotator's edit of one output into an acceptable one (`post_edit`); `score`
+    is its HTER, the TER of the output against the post-edit (annotations.protocols.post_edit),
+    stored so every reader of `score` (agreement, rankings, export) takes it as it is. `rating`:
+    the optional score on the campaign's scale (null when the criterion has none)."""
+
+    output = models.ForeignKey(Output, on_delete=models.CASCADE, related_name="post_edits")
+    post_edit = models.TextField()
+    score = models.FloatField()
+    rating = models.FloatField(null=True, blank=True)
+    # The criterion's scale, copied so the database can refuse ratings outside it.
+    scale_min = models.FloatField(null=True, blank=True)
+    scale_max = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["campaign", "item", "id"]
+        # The newest change of a campaign's judgements in one index probe: the key of the cached
+        # figures (annotations.analysis.pages.stamp).
+        indexes = [models.Index(fields=["campaign", "updated_at"], name="postedit_campaign_updated")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "annotator", "output", "criterion"], name="postedit_one_per_annotator_unit"
+            ),
+            models.CheckConstraint(condition=Q(score__gte=0), name="postedit_hter_not_negative"),
+            models.CheckConstraint(
+                condition=Q(rating__isnull=True) | Q(scale_min__isnull=True) | Q(rating__gte=F("scale_min")),
+                name="postedit_rating_above_min",
+            ),
+            models.CheckConstraint(
+                condition=Q(rating__isnull=True) | Q(scale_max__isnull=True) | Q(rating__lte=F("scale_max")),
+                name="postedit_rating_below_max",
+            ),
+        ]
+
+
 class ErrorSpan(models.Model):
     """One error of an ESA judgement: characters [start, end) of the output
     text (Unicode code points, end exclusive), or a "missing content" marker

@@ -78,9 +78,15 @@ class Protocol(ImportShape):
     agreement: AgreementSpec
     template: str = ""  # the unit's template partial
     script: str = ""  # its JS module under static/
+    # Modules its script needs, loaded before it (static paths; the span protocols: the span marker).
+    scripts_first: tuple[str, ...] = ()
     shortcuts: str = ""  # its lines of the keyboard-shortcuts panel (a template partial)
     # How the page names the outputs of a unit, by position ("AB": A and B); "" numbers them 1, 2, ...
     output_labels: str = ""
+    # Which way the human score of an output (`output_scores`) points: False for error rates
+    # (post-editing's HTER). Rankings put the best first and `correlate` orients it as it orients
+    # a metric, so a good metric correlates positively whichever way either points.
+    higher_is_better: bool = True
 
     # ---- campaign settings ----------------------------------------------------------------
     # Whether judgements are on a rating scale at all, whether a campaign must name one, and
@@ -155,6 +161,24 @@ class Protocol(ImportShape):
         if self.scale_required and low is None:
             raise ValidationError({"scale_min": f"{criterion}: a Likert / direct-assessment criterion needs a "
                                                 "scale, e.g. 1-5 or 0-100."})
+
+    # The key of a stored per-output answer the page's scale shows (post-edit: the rating, not the HTER).
+    draft_score_key: str = "score"
+
+    def stored_answer(self, judgement) -> dict:
+        """Keys of a stored per-output judgement's answer beyond criterion, output and score (a
+        reopened unit's answers; post-edit: the edited text and the rating)."""
+        return {}
+
+    def draft_extra(self, answers: list[dict], page_ids: Mapping) -> dict:
+        """The protocol's own part of a reopened unit's draft, from its stored answers (`page_ids`:
+        real output id -> the id the page names it by)."""
+        return {}
+
+    def stored_fields(self, answer: Mapping) -> dict:
+        """Model fields of a checked per-output answer beyond output, score and scale (post-edit:
+        the edited text and the rating), for the unit submit's rows."""
+        return {}
 
     def judged_outputs(self, judgements, output_ids: set[int]) -> set[int]:
         """Which of a unit's outputs these judgements (a queryset of one annotator, item and

@@ -46,8 +46,8 @@ class Cesa(Esa):
     label = "Contrastive ESA (cESA)"
     guide = "reference/protocols/#the-protocols"
     template = "annotate/protocols/cesa.html"
-    # The span marker of ESA serves one output or several: one module for both pages.
-    script = "js/protocols/esa.js"
+    # ESA's span marker (js/span_marker.js, inherited `scripts_first`), one per output card.
+    script = "js/protocols/cesa.js"
     shortcuts = "annotate/protocols/cesa_keys.html"
     default_tuple_size = 3
     setup_fields = ("severities", "tuple_size", "prefill_run", "prefill_holdout")

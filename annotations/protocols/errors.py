@@ -33,6 +33,13 @@ MESSAGES = {
     "span_offset_type": "span {index}: {name} must be a whole number",
     "span_order": "span {index}: need 0 <= start < end, got {start}-{end}",
     "span_range": "span {index}: need 0 <= start < end <= {length} (the output's length), got {start}-{end}",
+    "post_edit_type": "post_edit must be a string, got {value!r}",
+    "post_edit_empty": "post_edit is empty: edit the output into an acceptable one (at least one word)",
+    "post_edit_long": "post_edit is longer than {limit} characters",
+    "rating_missing": "rating is required: criterion {criterion!r} has the scale {scale}",
+    "rating_none": "criterion {criterion!r} has no scale: send no rating",
+    "rating_type": "rating must be a number, got {value!r}",
+    "rating_scale": "rating {rating:g} is outside the scale {scale}",
 }
 
 

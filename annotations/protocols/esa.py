@@ -48,6 +48,7 @@ class Esa(Protocol):
         return [("Severities", ", ".join(campaign.severities or self.default_severities))]
     template = "annotate/protocols/esa.html"
     script = "js/protocols/esa.js"
+    scripts_first = ("js/span_marker.js",)
     shortcuts = "annotate/protocols/esa_keys.html"
 
     # ---- export -------------------------------------------------------------------------------

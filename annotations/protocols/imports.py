@@ -30,7 +30,8 @@ class ImportShape:
     export_file_header: tuple[str, ...] = ()
 
     def export_file_rows(self, row, *, item: str, system: str, annotator: str, source: str, text: str,
-                         meta: dict) -> list[list[str]]:
+                         meta: dict, campaign: str = "") -> list:
+        """Rows of `export_file`: lists of cells (a .tsv file) or objects (a .jsonl file)."""
         return []
 
     # The keys a line must have, and those it may have besides.

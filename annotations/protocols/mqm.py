@@ -30,8 +30,8 @@ class Mqm(Esa):
     severity_choices = mq.SEVERITIES
     setup_fields = ("severities", "typology", "mqm_weights")
     template = "annotate/protocols/mqm.html"
-    # One span-marking engine for ESA, cESA and MQM (esa.js registers all three).
-    script = "js/protocols/esa.js"
+    # ESA's span marker (js/span_marker.js, inherited `scripts_first`) with MQM's questions.
+    script = "js/protocols/mqm.js"
     shortcuts = "annotate/protocols/mqm_keys.html"
     span_keys = frozenset({"start", "end", "severity", "missing", "category", "suggestion"})
 
@@ -123,7 +123,7 @@ class Mqm(Esa):
     export_file_header = ("system", "doc", "doc_id", "seg_id", "rater", "source", "target", "category", "severity")
 
     def export_file_rows(self, row: JudgementRow, *, item: str, system: str, annotator: str, source: str,
-                         text: str, meta: dict) -> list[list[str]]:
+                         text: str, meta: dict, campaign: str = "") -> list[list[str]]:
         """One row per span (its place in the target marked <v>...</v>; a missing-content span
         unmarked), or one No-error row. The item is `seg_id`; `doc` / `doc_id` are the item's meta
         "doc" and "doc_id" when it has both, else the item id and 1, so score_mqm.py's

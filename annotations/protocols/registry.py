@@ -8,6 +8,7 @@ from annotations.protocols.esa import Esa
 from annotations.protocols.likert import Likert
 from annotations.protocols.mqm import Mqm
 from annotations.protocols.pairwise import Pairwise
+from annotations.protocols.post_edit import PostEdit
 from annotations.protocols.rankme import RankMe
 
 PROTOCOLS: dict[str, Protocol] = {}
@@ -20,7 +21,7 @@ def register(protocol: Protocol) -> Protocol:
     return protocol
 
 
-for _cls in (Likert, RankMe, Pairwise, BestWorst, Esa, Cesa, Mqm):
+for _cls in (Likert, RankMe, Pairwise, BestWorst, Esa, Cesa, Mqm, PostEdit):
     register(_cls())
 
 

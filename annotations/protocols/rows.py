@@ -33,6 +33,9 @@ class JudgementRow:
     best_id: int | None = None
     worst_id: int | None = None
     spans: list = field(default_factory=list)
+    # post-edit: the edited text (`score` is its HTER) and the optional rating on the campaign's scale.
+    post_edit: str | None = None
+    rating: float | None = None
 
     def output_ids(self) -> list[int]:
         """Every output the judgement is about."""

@@ -20,6 +20,7 @@ from annotations.selectors.roles import (  # noqa: F401
     dataset_list,
     is_project_staff,
     item_list,
+    judgement_list,
     judgements_filtered,
     membership_list,
     output_list,

@@ -111,7 +111,8 @@ def assignment_answers(*, assignment: Assignment) -> list[dict]:
             judgements = judgements.prefetch_related("suggestion_decisions__suggestion")
     for j in judgements:
         if protocol.per_output:
-            answer = {"criterion": j.criterion, "output": j.output_id, "score": j.score}
+            answer = {"criterion": j.criterion, "output": j.output_id, "score": j.score,
+                      **protocol.stored_answer(j)}
             if protocol.has_spans:
                 answer["spans"] = [{**({"missing": True, "severity": s.severity} if s.missing else
                                       {"start": s.start, "end": s.end, "severity": s.severity}),

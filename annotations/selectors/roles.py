@@ -138,6 +138,11 @@ def span_judgement_list(*, user: User) -> QuerySet[SpanJudgement]:
     )
 
 
+def judgement_list(*, model, user: User) -> QuerySet:
+    """The judgements of a protocol with no list of its own above (post-edit), scoped alike."""
+    return _judgement_scope(model.objects.all(), user=user).select_related("campaign", "annotator", "item")
+
+
 def counted(qs: QuerySet) -> QuerySet:
     """Only the judgements that count: complete units and imports, never
     partial or abandoned work. Every analysis should start from this."""

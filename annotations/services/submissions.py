@@ -214,7 +214,7 @@ def _row(protocol, campaign: Campaign, base: dict, answer: dict, order: list[int
     if protocol.per_output:
         low, high = campaign.criterion_scale(criterion)
         row = protocol.model(**base, criterion=criterion, output_id=answer["output"], score=answer["score"],
-                             scale_min=low, scale_max=high)
+                             scale_min=low, scale_max=high, **protocol.stored_fields(answer))
         if protocol.has_spans and campaign.prefilled:
             # ESA^AI: which suggestion each span keeps or edits (decisions_record after the insert).
             row.final_spans, row.suggestion_links = answer.get("spans") or [], answer.get("suggestion_links") or []

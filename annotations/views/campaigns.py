@@ -86,7 +86,10 @@ def campaign_judgements(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = campaign_for_staff(user=request.user, pk=pk)
     lists = {"RatingJudgement": selectors.rating_judgement_list, "PairwiseJudgement": selectors.pairwise_judgement_list,
              "BestWorstJudgement": selectors.bestworst_judgement_list, "SpanJudgement": selectors.span_judgement_list}
-    rows = lists[protocols.of(campaign).model.__name__](user=request.user).filter(campaign=campaign)
+    model = protocols.of(campaign).model
+    listed = lists.get(model.__name__)
+    rows = (listed(user=request.user) if listed else selectors.judgement_list(model=model, user=request.user)
+            ).filter(campaign=campaign)
     status = request.GET.get("status", "")
     if status in ("complete", "partial", "abandoned"):
         rows = rows.filter(status=status)

@@ -52,8 +52,10 @@ def answers_draft(*, campaign, answers: list[dict], shown: list, handles: list, 
             continue
         if protocol.per_output:
             name = f"s-{ci}-{by_id.get(answer['output'], answer['output'])}"
-            fields[name] = _number(answer["score"])
-            touched.append(name)
+            score = answer.get(protocol.draft_score_key)
+            if score is not None:  # post-edit: no rating where the criterion has no scale
+                fields[name] = _number(score)
+                touched.append(name)
             if protocol.has_spans:
                 # Each output's spans under its page id (cESA shows several); `spans`: the first's (ESA).
                 # ESA^AI: a span keeps the `suggestion` it accepted or edited.
@@ -74,6 +76,7 @@ def answers_draft(*, campaign, answers: list[dict], shown: list, handles: list, 
     draft = {"v": 1, "fields": fields, "touched": touched, "spans": spans, "elapsed_ms": 0, "saved_at": saved_at}
     if spans_by_output:
         draft["spans_by_output"] = spans_by_output
+    draft.update(protocol.draft_extra(answers, by_id))
     if campaign.prefilled:
         # ESA^AI: every suggestion was decided when the unit was sent; those no span names were deleted.
         draft["suggestionsDecided"] = True

@@ -47,6 +47,11 @@ def data(db):
     BestWorstJudgementFactory(campaign=bws, best=low, worst=high, **common)
     span_judgement = SpanJudgementFactory(campaign=esa, output=out_a, score=70, **common)
     ErrorSpanFactory(judgement=span_judgement, end=2)
+    post_edit = CampaignFactory(dataset=dataset, protocol=Campaign.Protocol.POST_EDIT, scale_min=None, scale_max=None)
+    from annotations.models import PostEditJudgement
+
+    PostEditJudgement.objects.create(campaign=post_edit, item=item, output=out_a, post_edit="edited", score=50.0,
+                                     **common)
     # ESA^AI (annotations.models.prefill): a suggestion and the decision on it.
     from annotations.models import SpanPrefill, SpanSuggestion, SuggestionDecision
 

@@ -18,6 +18,8 @@ IMPORT_KEYS = {
     "mqm": ["system", "annotator", "criterion", "score", "spans"],  # score: the computed MQM score
     "pairwise": ["annotator", "criterion", "a", "b", "winner"],
     "bws": ["annotator", "criterion", "outputs", "best", "worst"],
+    # score: the computed HTER; rating: null where the criterion has no scale
+    "post-edit": ["system", "annotator", "criterion", "score", "post_edit", "rating"],
 }
 NAMES = {1: "s1", 2: "s2", 3: "s3", 4: "s4"}
 TEXTS = {1: "one", 2: "two", 3: "three", 4: "four"}
@@ -39,6 +41,7 @@ SAMPLE = {
     "mqm": _row(output_id=2, score=-5.0, spans=[{"start": 0, "end": 2, "severity": "major", "category": "Other"}]),
     "pairwise": _row(a_id=1, b_id=3, winner="a"),
     "bws": _row(outputs=[1, 2, 3, 4], best_id=4, worst_id=2),
+    "post-edit": _row(output_id=2, score=50.0, post_edit="too", rating=None),
 }
 
 

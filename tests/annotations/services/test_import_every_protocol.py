@@ -82,6 +82,15 @@ CASES = {
         same=[pair("B", "A", "b"), pair("B", "C", "tie")],
         changed=[pair(winner="b"), pair(winner="tie"), pair("B", "A", "a"), pair("C", "B", "a")],
     ),
+    # Post-editing, rated on a 1-5 scale: the HTER in a line (an exported one) is recomputed, not imported.
+    "post-edit": dict(
+        settings={"scale_min": 1, "scale_max": 5},
+        file=[rating(post_edit="The cat sat on a mat.", score=None, rating=4),
+              rating(system="B", post_edit="A cat sat.", rating=5, score=None)],
+        same=[rating(post_edit="The cat sat on a mat.", score=99, rating=4.0, shown_order=["A"])],
+        changed=[rating(post_edit="The cat sat on the mat.", rating=4, score=None),
+                 rating(post_edit="The cat sat on a mat.", rating=3, score=None)],
+    ),
     "bws": dict(
         settings={"tuple_size": 3},
         file=[tuple_(), tuple_(("B", "C", "A"), "B", "A", annotator="w2")],

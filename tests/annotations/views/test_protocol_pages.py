@@ -23,6 +23,14 @@ def _expected(protocol) -> set[str]:
     return {static("js/annotate.js"), static(protocol.script)}
 
 
+def _loads_in_order(html: str, protocol) -> bool:
+    """annotate.js, then the modules the protocol's script needs (the span marker), then the script."""
+    wanted = [static("js/annotate.js"), *(static(s) for s in protocol.scripts_first), static(protocol.script)]
+    found = SCRIPT_SRC.findall(html)
+    return all(w in found for w in wanted) and [found.index(w) for w in wanted] == sorted(
+        found.index(w) for w in wanted)
+
+
 @pytest.mark.parametrize("name", protocols.names())
 def test_every_protocol_has_its_partials_and_a_script_that_registers_it(name):
     from django.template.loader import get_template
@@ -33,6 +41,7 @@ def test_every_protocol_has_its_partials_and_a_script_that_registers_it(name):
     get_template(protocol.shortcuts)
     path = finders.find(protocol.script)
     assert path, f"{protocol.script} is not in static/"
+    assert all(finders.find(first) for first in protocol.scripts_first)
     # The module registers under the protocol's own name: annotate.js starts the one named
     # in the page's config (the campaign's protocol).
     assert f'window.Annotate.register("{name}",' in Path(path).read_text()
@@ -48,7 +57,7 @@ def test_the_work_page_loads_annotate_js_and_its_protocol_script_only(client, an
     html = client.post(reverse("annotate-campaign", args=[campaign.pk]), follow=True).content.decode()
     protocol = protocols.get(name)
     mine = {s for s in _scripts(html) if "/js/annotate.js" in s or "/js/protocols/" in s}
-    assert mine == _expected(protocol)
+    assert mine == _expected(protocol) and _loads_in_order(html, protocol)
     assert f'class="unit unit-{name}"' in html and '"protocol": "' + name + '"' in html
     if name == "pairwise":  # output_labels: the pair is A and B, tuples are numbered
         assert "Output A" in html and "Output B" in html
@@ -71,7 +80,7 @@ def test_the_set_up_preview_loads_the_previewed_protocols_script(client, researc
     html = client.post(url, data).content.decode()
     assert 'id="esa-text"' in html
     mine = {s for s in _scripts(html) if "/js/annotate.js" in s or "/js/protocols/" in s}
-    assert mine == _expected(protocols.get("esa"))
+    assert mine == _expected(protocols.get("esa")) and _loads_in_order(html, protocols.get("esa"))
 
 
 def test_the_set_up_preview_of_a_cesa_campaign_shows_its_outputs_side_by_side(client, researcher, project,
@@ -90,7 +99,7 @@ def test_the_set_up_preview_of_a_cesa_campaign_shows_its_outputs_side_by_side(cl
     assert html.count("data-span-card") == 2 and 'id="esa-text-1"' in html and 'id="esa-text-2"' in html
     assert "Output 1" in html and "Output 2" in html
     mine = {s for s in _scripts(html) if "/js/annotate.js" in s or "/js/protocols/" in s}
-    assert mine == _expected(protocols.get("cesa"))  # ESA's span marker, which registers "cesa" too
+    assert mine == _expected(protocols.get("cesa")) and _loads_in_order(html, protocols.get("cesa"))
     # Six outputs side by side is not cESA: the form says why.
     html = client.post(url, {**data, "tuple_size": 6}).content.decode()
     assert "Contrastive ESA shows 2 to 5 outputs side by side." in html
