@@ -34,6 +34,21 @@ def wait_until(predicate: Callable[[], T], timeout: float, what: str, interval: 
         pause(interval)
 
 
+WORKER_FIXTURES = {"celery_worker_process", "start_celery_worker", "shared_celery_worker"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Markers that follow from where a test lives and what it uses, so a new test cannot forget them:
+    `browser` for tests/browser, `worker` for a test that asks for a Celery worker (`make test-fast`
+    leaves both out)."""
+    browser = ROOT / "tests" / "browser"
+    for item in items:
+        if browser in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.browser)
+        if WORKER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.worker)
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The real public datasets beside the project (never copied into it)."""
