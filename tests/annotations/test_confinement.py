@@ -317,6 +317,7 @@ FLOOR_MS = 150
 ANNOTATORS = 5
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)  # the annotators' threads have connections of their own
 def test_a_classifier_with_everything_the_annotator_receives_cannot_spot_controls(settings):
     """Features: for each of 200 units, every field of the next-assignment answer with the texts

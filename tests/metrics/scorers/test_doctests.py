@@ -1,5 +1,6 @@
 """The scorers' docstring examples run as tests (STYLE.md 18: examples that are tests), so an
 example a reader copies is one that works."""
+
 import doctest
 import importlib
 import pkgutil
@@ -17,7 +18,9 @@ def test_every_scorer_module_is_here():
     assert "metrics.scorers.sacrebleu_metrics" in MODULES and len(MODULES) >= 10
 
 
-@pytest.mark.parametrize("name", [pytest.param(m, marks=pytest.mark.slow) if m in LOADS_A_MODEL else m for m in MODULES])
+@pytest.mark.parametrize(
+    "name", [pytest.param(m, marks=pytest.mark.slow) if m in LOADS_A_MODEL else m for m in MODULES]
+)
 def test_docstring_examples(name):
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, report=False)
