@@ -170,10 +170,12 @@ class Snapshot:
         with transaction.atomic():
             raw = connection.connection
             with connection.cursor() as cursor:
-                # Whatever the flush left (content types and permissions, which it recreates) goes too:
-                # the snapshot's own rows are the ones its foreign keys point to.
-                cursor.execute("TRUNCATE " + ", ".join(f'"{t}"' for t in self.tables) + " CASCADE")
                 cursor.execute("SET CONSTRAINTS ALL DEFERRED")  # Django's foreign keys: checked at commit
+                # Whatever the flush left (content types and permissions, which it recreates) goes too:
+                # the snapshot's own rows are the ones its foreign keys point to. DELETE, not TRUNCATE:
+                # the tables are all but empty, and TRUNCATE would make new files for each of them.
+                for table in self.tables:
+                    cursor.execute(f'DELETE FROM "{table}"')
             for table, data in self.tables.items():
                 if len(data) > 19 + 2:  # more than the header and trailer of an empty binary COPY
                     with raw.cursor() as cursor, cursor.copy(f'COPY "{table}" FROM STDIN (FORMAT binary)') as copy:
@@ -188,14 +190,12 @@ class Snapshot:
 
 @pytest.fixture(scope="session")
 def demo_snapshots(django_db_setup, django_db_blocker):
-    """`load_demo` run once per session: {"open": without the finished campaigns, "full": with the
-    simulated judgements and metric runs too}. The database is flushed afterwards, as pytest-django
-    leaves it after a transactional test, so tests that do not ask for the demo never see it."""
+    """`load_demo --without-finished` run once per session: {"open": its snapshot, "full": None until
+    `full_demo` first asks}. The database is flushed afterwards, as pytest-django leaves it after a
+    transactional test, so tests that do not ask for the demo never see it."""
     with django_db_blocker.unblock():
         call_command("load_demo", "--without-finished", verbosity=0, stdout=open(os.devnull, "w"))
-        snapshots = {"open": Snapshot()}
-        call_command("load_demo", verbosity=0, stdout=open(os.devnull, "w"))  # idempotent: adds the rest
-        snapshots["full"] = Snapshot()
+        snapshots = {"open": Snapshot(), "full": None}
         call_command("flush", verbosity=0, interactive=False)
     return snapshots
 
@@ -210,8 +210,14 @@ def demo(live_server, demo_snapshots):
 @pytest.fixture
 def full_demo(live_server, demo_snapshots):
     """The whole demo (`load_demo`): the finished campaigns, judged by simulated annotators, and the
-    metric runs too."""
-    demo_snapshots["full"].restore()
+    metric runs (BLEU, chrF, BERTScore) too, computed once per session: the first test to ask runs
+    `load_demo` over the open demo (it is idempotent: it adds the rest) and keeps a snapshot."""
+    if demo_snapshots["full"] is None:
+        demo_snapshots["open"].restore()
+        call_command("load_demo", verbosity=0, stdout=open(os.devnull, "w"))
+        demo_snapshots["full"] = Snapshot()
+    else:
+        demo_snapshots["full"].restore()
 
 
 def browser_wait_until(page, predicate, timeout: float, what: str):
