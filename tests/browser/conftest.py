@@ -145,8 +145,8 @@ def screenshot_dir(tmp_path) -> Path:
 
 class Snapshot:
     """Every row of every table of the test database, and its sequences, as they were when taken;
-    `restore()` puts them back. A test that needs the demo gets it in milliseconds instead of
-    seconds (`load_demo` imports datasets, simulates annotators and scores every output). The
+    `restore()` puts them back. A test that needs the demo gets it for a fraction of what
+    `load_demo` costs (it imports datasets, simulates annotators and scores every output). The
     live server's tests are transactional: each ends with the database flushed, so the demo
     cannot simply stay; copied back, it is the very rows `load_demo` wrote, ids included."""
 
