@@ -1,4 +1,4 @@
-# Two commands: `make run` and `make test`. Everything they need installs here.
+# Two commands: `make run` and `make test` (`make test-fast` for the edit-test loop). Everything they need installs here.
 SHELL := /bin/bash
 PY := .venv/bin/python
 # The application's requirements (`make run`) and the test tools on top (`make test`): a first
@@ -8,7 +8,7 @@ DEV_STAMP := .venv/.installed-dev-$(shell cat requirements.txt requirements-dev.
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test venv venv-dev services browser axe node js-test localdb stop migrate demo worker bench clean static docs docs-site
+.PHONY: run test test-fast lint venv venv-dev services browser axe node js-test localdb stop migrate demo worker bench clean static docs docs-site
 
 venv: $(APP_STAMP)
 $(APP_STAMP): requirements.txt
@@ -95,8 +95,20 @@ run: demo docs-site
 	  worker=$$!; trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	  $(PY) manage.py runserver $(HOST):$(PORT)
 
-test: venv-dev .env services browser axe js-test docs-site
+# The whole suite (what CI runs, through .ci/run), after the lint, the JS checks and the docs build.
+# Prints the 25 slowest tests (pytest.ini).
+test: lint venv-dev .env services browser axe js-test docs-site
 	DJANGO_SETTINGS_MODULE=workbench.settings.test $(PY) -m pytest $(PYTEST_ARGS)
+
+# The edit-test loop: no browser, no Celery worker, nothing marked slow (docs/how-to/testing.md).
+# Narrow it further with PYTEST_ARGS, e.g. `make test-fast PYTEST_ARGS=tests/metrics`.
+test-fast: venv-dev .env services
+	DJANGO_SETTINGS_MODULE=workbench.settings.test $(PY) -m pytest -m "not browser and not worker and not slow" $(PYTEST_ARGS)
+
+# Ruff (ruff.toml): lint, and the formatting checked, not changed (`.venv/bin/ruff format` changes it).
+lint: venv-dev
+	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
 
 bench: venv-dev
 	$(PY) bench/run_all.py

@@ -349,7 +349,7 @@ def main() -> None:
             for text in bodies.values():
                 run.json(url, text, token=None if path == "/api/auth/token/" else token)
         # A rating with every field valid but a score past a float (was a 500).
-        items = json.loads(run.request("GET", f"/api/items/?q=e2e-001", headers={"Authorization": f"Token {token}"},
+        items = json.loads(run.request("GET", "/api/items/?q=e2e-001", headers={"Authorization": f"Token {token}"},
                                        expect=(200,))[1])["results"]
         run.json("/api/judgements/ratings/", '{"campaign": %d, "output": %d, "criterion": "fluency", "score": %s}'
                  % (campaign_id, items[0]["outputs"][0]["id"], "9" * 400), token=token)

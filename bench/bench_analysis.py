@@ -66,7 +66,7 @@ def main() -> None:
     def agreement():
         return ag.agreement_figures(table, bootstrap=args.bootstrap, seed=0)
 
-    figures = timed(f"agreement: alpha x3, Fleiss, % agreement, bootstrap {args.bootstrap}", agreement, results)
+    timed(f"agreement: alpha x3, Fleiss, % agreement, bootstrap {args.bootstrap}", agreement, results)
     counts = ag.value_counts(table)
     timed("agreement: alpha interval, point estimate only", lambda: ag.krippendorff_alpha(counts, "interval"),
           results)

@@ -865,8 +865,8 @@ def report(results: list[dict], tools: list[str]) -> list[dict]:
                                      if (r["tool"], r["protocol"], r["think"]) == (tool, protocol, think))}
                 row.update({k: median_of(results, tool, protocol, think, k) for k in keys})
                 rows.append(row)
-    print(f"\nmedians over rounds; ratios: ours / peer for judgements/s (>1: ours faster), "
-          f"peer / ours for CPU per judgement (>1: ours cheaper)")
+    print("\nmedians over rounds; ratios: ours / peer for judgements/s (>1: ours faster), "
+          "peer / ours for CPU per judgement (>1: ours cheaper)")
     print(f"{'think':>5} {'protocol':8} {'tool':15} {'judg/s':>7} {'fetch p50/p95 ms':>17} {'submit p50/p95 ms':>18} "
           f"{'CPU ms/j':>8} {'RSS MB':>7} {'start s':>7} {'err':>4}  ratios api|page vs this peer (j/s; CPU)")
     for row in rows:

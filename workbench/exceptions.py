@@ -33,6 +33,7 @@ def api_exception_handler(exc, context):
     # Django and DRF are imported here: modules outside the web process (scorers, workers)
     # import DomainError without them.
     from django.core.exceptions import PermissionDenied, ValidationError as DjangoValidationError
+    from django.http import Http404
     from rest_framework import exceptions as drf_exceptions
     from rest_framework.views import exception_handler
 
@@ -41,6 +42,11 @@ def api_exception_handler(exc, context):
         exc = drf_exceptions.ValidationError(detail)
     elif isinstance(exc, DomainError):
         exc = drf_exceptions.ValidationError(exc.api_body())
+    elif isinstance(exc, Http404):
+        # One answer whatever the reason: `get_object_or_404`'s "No Campaign matches the given
+        # query." for an absent id next to a bare "Not found." for another project's object would
+        # tell an outsider (or an annotator) which ids exist (annotations.access).
+        exc = drf_exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):
         # The reason (e.g. "Only owners and researchers of the project may do this.") is kept.
         exc = drf_exceptions.PermissionDenied(str(exc) or None)

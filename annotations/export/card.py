@@ -232,7 +232,7 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
     add("")
     add("## Files")
     add("")
-    add(f"| file | rows | what |\n|---|---|---|")
+    add("| file | rows | what |\n|---|---|---|")
     add(f"| `dataset.{ext}` | {result.items} | one item a row: input, references, the outputs of the exported "
         "systems (the workbench's dataset import format) |")
     add(f"| `judgements.{ext}` | {result.judgements} | one judgement a row (the workbench's judgement import "

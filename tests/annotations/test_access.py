@@ -1,9 +1,11 @@
 """`annotations.access`: one answer for "this object, for the project's staff", on pages and in the API."""
+import re
+
 import pytest
 from django.http import Http404
 from rest_framework.test import APIClient
 
-from annotations.access import STAFF_ONLY, campaign_for_any_member, campaign_for_staff, dataset_for_staff
+from annotations.access import OWNERS_ONLY, STAFF_ONLY, campaign_for_any_member, campaign_for_staff, dataset_for_staff
 from annotations.models import Membership
 from annotations.services.campaigns import campaign_create
 from tests.annotations.factories import DatasetFactory, MembershipFactory, ProjectFactory, UserFactory
@@ -46,12 +48,42 @@ def test_staff_get_the_object_annotators_and_outsiders_404(people):
 def test_page_and_api_give_the_same_answers(people, client):
     campaign, users = people
     api = APIClient()
+    answers = {}
     for who, status in ((Membership.Role.ANNOTATOR, 404), ("outsider", 404), (Membership.Role.RESEARCHER, 200)):
         client.force_login(users[who])
         api.force_authenticate(users[who])
         page = client.get(f"/campaigns/{campaign.pk}/quality/")
         answer = api.get(f"/api/campaigns/{campaign.pk}/quality/")
         assert (page.status_code, answer.status_code) == (status, status), who
-        if status == 403:
-            assert STAFF_ONLY in page.content.decode()
-            assert answer.json() == {"detail": STAFF_ONLY}
+        answers[who] = (_page_text(page), answer.json())
+    # An annotator's 404 is an absent campaign's, word for word, and an outsider's: nothing says the
+    # campaign exists or that its staff could see it (no "only owners and researchers").
+    absent = {}
+    for who in (Membership.Role.ANNOTATOR, "outsider"):
+        client.force_login(users[who])
+        api.force_authenticate(users[who])
+        absent[who] = (_page_text(client.get(f"/campaigns/{campaign.pk + 10_000}/quality/")),
+                       api.get(f"/api/campaigns/{campaign.pk + 10_000}/quality/").json())
+        assert answers[who] == absent[who], who
+    assert answers[Membership.Role.ANNOTATOR][1] == answers["outsider"][1] == {"detail": "Not found."}
+    assert STAFF_ONLY not in answers[Membership.Role.ANNOTATOR][0]
+    assert answers[Membership.Role.RESEARCHER][1]["annotators"] == []  # the staff's figures (none judged yet)
+
+
+def _page_text(response) -> str:
+    """The page without what changes from one request to the next (CSRF tokens, CSP nonces)."""
+    return re.sub(r'(nonce|value)="[^"]{16,}"', "", response.content.decode())
+
+
+def test_a_member_without_the_role_gets_403_with_the_reason_on_the_page_and_in_the_api(people, client):
+    """A researcher on an owners-only page (the members): 403 and the same reason on both."""
+    campaign, users = people
+    client.force_login(users[Membership.Role.RESEARCHER])
+    api = APIClient()
+    api.force_authenticate(users[Membership.Role.RESEARCHER])
+    project = campaign.dataset.project_id
+    page = client.get(f"/projects/{project}/members/")
+    answer = api.get(f"/api/projects/{project}/members/")
+    assert (page.status_code, answer.status_code) == (403, 403)
+    assert "Only owners of the project may manage its members." in page.content.decode()
+    assert answer.json() == {"detail": OWNERS_ONLY}

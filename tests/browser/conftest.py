@@ -143,10 +143,81 @@ def screenshot_dir(tmp_path) -> Path:
     return target
 
 
+class Snapshot:
+    """Every row of every table of the test database, and its sequences, as they were when taken;
+    `restore()` puts them back. A test that needs the demo gets it for a fraction of what
+    `load_demo` costs (it imports datasets, simulates annotators and scores every output). The
+    live server's tests are transactional: each ends with the database flushed, so the demo
+    cannot simply stay; copied back, it is the very rows `load_demo` wrote, ids included."""
+
+    def __init__(self):
+        from django.db import connection
+
+        raw = connection.connection  # psycopg's own connection: COPY is not in Django's cursor API
+        self.tables = {}
+        for table in connection.introspection.django_table_names(only_existing=True, include_views=False):
+            with raw.cursor() as cursor, cursor.copy(f'COPY "{table}" TO STDOUT (FORMAT binary)') as copy:
+                self.tables[table] = b"".join(bytes(block) for block in copy)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT schemaname || '.' || sequencename, last_value FROM pg_sequences "
+                           "WHERE last_value IS NOT NULL")
+            self.sequences = cursor.fetchall()
+
+    def restore(self) -> None:
+        from django.contrib.contenttypes.models import ContentType
+        from django.db import connection, transaction
+
+        with transaction.atomic():
+            raw = connection.connection
+            with connection.cursor() as cursor:
+                cursor.execute("SET CONSTRAINTS ALL DEFERRED")  # Django's foreign keys: checked at commit
+                # Whatever the flush left (content types and permissions, which it recreates) goes too:
+                # the snapshot's own rows are the ones its foreign keys point to. DELETE, not TRUNCATE:
+                # the tables are all but empty, and TRUNCATE would make new files for each of them.
+                for table in self.tables:
+                    cursor.execute(f'DELETE FROM "{table}"')
+            for table, data in self.tables.items():
+                if len(data) > 19 + 2:  # more than the header and trailer of an empty binary COPY
+                    with raw.cursor() as cursor, cursor.copy(f'COPY "{table}" FROM STDIN (FORMAT binary)') as copy:
+                        copy.write(data)
+            with connection.cursor() as cursor:
+                for sequence, value in self.sequences:
+                    # Never backwards: ids handed out since (another test's rows, cached by id) stay unique.
+                    cursor.execute(f"SELECT setval(%s, GREATEST(%s, (SELECT last_value FROM {sequence})))",
+                                   [sequence, value])
+        ContentType.objects.clear_cache()
+
+
+@pytest.fixture(scope="session")
+def demo_snapshots(django_db_setup, django_db_blocker):
+    """`load_demo --without-finished` run once per session: {"open": its snapshot, "full": None until
+    `full_demo` first asks}. The database is flushed afterwards, as pytest-django leaves it after a
+    transactional test, so tests that do not ask for the demo never see it."""
+    with django_db_blocker.unblock():
+        call_command("load_demo", "--without-finished", verbosity=0, stdout=open(os.devnull, "w"))
+        snapshots = {"open": Snapshot(), "full": None}
+        call_command("flush", verbosity=0, interactive=False)
+    return snapshots
+
+
 @pytest.fixture
-def demo(live_server):
-    """The demo projects (`load_demo`); its users are demo/demo (owner) and annot/annot (annotator)."""
-    call_command("load_demo", "--without-finished", verbosity=0, stdout=open(os.devnull, "w"))
+def demo(live_server, demo_snapshots):
+    """The demo projects (`load_demo --without-finished`); its users are demo/demo (owner) and
+    annot/annot (annotator)."""
+    demo_snapshots["open"].restore()
+
+
+@pytest.fixture
+def full_demo(live_server, demo_snapshots):
+    """The whole demo (`load_demo`): the finished campaigns, judged by simulated annotators, and the
+    metric runs (BLEU, chrF, BERTScore) too, computed once per session: the first test to ask runs
+    `load_demo` over the open demo (it is idempotent: it adds the rest) and keeps a snapshot."""
+    if demo_snapshots["full"] is None:
+        demo_snapshots["open"].restore()
+        call_command("load_demo", verbosity=0, stdout=open(os.devnull, "w"))
+        demo_snapshots["full"] = Snapshot()
+    else:
+        demo_snapshots["full"].restore()
 
 
 def browser_wait_until(page, predicate, timeout: float, what: str):

@@ -276,10 +276,7 @@ def test_a_phone_sized_page_has_no_horizontal_scroll(new_page, world):
         assert page.evaluate("document.documentElement.scrollWidth") <= 390, protocol
 
 
-def test_the_set_up_preview_runs_the_previewed_protocols_script(page, live_server):
-    from django.core.management import call_command
-
-    call_command("load_demo", "--without-finished", verbosity=0, stdout=open("/dev/null", "w"))
+def test_the_set_up_preview_runs_the_previewed_protocols_script(page, demo):
     log_in(page, "demo", "demo")
     project = Membership.objects.filter(user__username="demo").first().project
     page.goto(f"/projects/{project.pk}/campaigns/new/")
@@ -305,13 +302,10 @@ def test_a_protocol_script_that_does_not_load_is_reported(page, world):
     assert page.locator("body[data-unit-ready='1']").count() == 0
 
 
-def test_the_set_up_form_shows_each_protocols_own_fields(page, live_server):
+def test_the_set_up_form_shows_each_protocols_own_fields(page, demo):
     """The fields shown for a protocol are the ones its class declares (setup_fields)."""
-    from django.core.management import call_command
-
     from annotations import protocols
 
-    call_command("load_demo", "--without-finished", verbosity=0, stdout=open("/dev/null", "w"))
     log_in(page, "demo", "demo")
     project = Membership.objects.filter(user__username="demo").first().project
     page.goto(f"/projects/{project.pk}/campaigns/new/")

@@ -5,11 +5,9 @@ The CSP test crawls the site as an owner (every same-origin link from the
 project list, so pages added later are covered too) plus the pages no link
 reaches, and fails on any violation the browser reports.
 """
-import os
 from urllib.parse import urljoin, urlparse
 
 import pytest
-from django.core.management import call_command
 
 from annotations.models import Dataset, ImportJob
 from tests.annotations.factories import ItemFactory, OutputFactory, SystemFactory, UserFactory
@@ -31,10 +29,9 @@ MAX_PAGES = 60
 
 
 @pytest.fixture
-def demo(demo):
+def demo(full_demo):
     """The whole demo, finished campaigns and metric runs included (so the crawl meets analysis
     pages with figures), with an import running and one failed; the demo owner."""
-    call_command("load_demo", verbosity=0, stdout=open(os.devnull, "w"))
     demo = UserFactory._meta.model.objects.get(username="demo")
     project = Dataset.objects.get(name="demo-news-de-en").project
     ImportJob.objects.create(user=demo, project=project, dataset_name="big", filename="big.jsonl", size=3 * 2**20,

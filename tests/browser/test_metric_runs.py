@@ -27,7 +27,8 @@ def absent_model(monkeypatch, settings):
     settings.WORKBENCH_MODELS = {"absent-model": "/nonexistent/absent-model"}
 
 
-def test_start_run_see_progress_and_scores(page, lab, absent_model, celery_worker_process, screenshot_dir):
+def test_start_run_see_progress_and_scores(page, lab, absent_model, start_celery_worker, screenshot_dir):
+    start_celery_worker()  # its own: the shared worker was started without the absent model's configuration
     log_in(page, "rita", "pw-123456")
     page.goto(f"/datasets/{lab.pk}/")
     panel = page.locator("#metric-runs")

@@ -13,17 +13,12 @@ from tests.conftest import wait_until
 from tests.metrics.conftest import build_dataset
 
 
-@pytest.fixture
-def start_worker(start_celery_worker):
-    return lambda **env: start_celery_worker(WORKBENCH_BROKER_VISIBILITY_TIMEOUT="30", **env)
-
-
 def scores(run):
     return {oid: (score, extra) for oid, score, extra in
             OutputScore.objects.filter(run=run).values_list("output_id", "score", "extra")}
 
 
-def test_three_modes_through_workers_equal_sync(start_worker, judge_models, tmp_path):
+def test_three_modes_through_workers_equal_sync(celery_worker_process, judge_models, tmp_path):
     prompt = tmp_path / "spans.txt"
     prompt.write_text("Mark the errors of: {output}\n[answer]\n", encoding="utf-8")
     dataset = build_dataset(name="judge", items=5, systems=3)
@@ -33,7 +28,6 @@ def test_three_modes_through_workers_equal_sync(start_worker, judge_models, tmp_
         "pairwise": {"mode": "pairwise"},
         "spans": {"mode": "spans", "max_new_tokens": 48, "prompt": str(prompt)},
     }
-    start_worker()
     runs = {}
     for mode, extra in modes.items():
         options = {"model": judge_models["llama"], "device": "cpu", "batch_size": 4, **extra}

@@ -89,9 +89,8 @@ def test_worker_loads_the_model_once_and_matches_sync_bertscore(start_worker):
     assert sync.corpus == run.corpus
 
 
-def test_missing_model_fails_on_the_worker_and_cli_says_why(start_worker, capsys):
+def test_missing_model_fails_on_the_worker_and_cli_says_why(celery_worker_process, capsys):
     dataset = build_dataset(name="nomodel", items=3, systems=1)
-    start_worker()
     with pytest.raises(CommandError, match="model 'absent-model': not allowed or not found"):
         call_command("run_metric", dataset="nomodel", metric="bertscore", option=["model=absent-model"],
                      timeout=120, no_progress=True)

@@ -3,7 +3,6 @@ included), large only for file uploads, which go to disk; an oversized body
 is refused from its Content-Length, before it is read."""
 import json
 import socket
-import time
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -77,26 +76,29 @@ def test_login_form_with_a_huge_field_is_refused(client):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_real_server_answers_before_the_body_arrives(live_server):
-    """Over a socket: headers declare 199 MB, a few KB follow; the answer (413) comes at once."""
+    """Over a socket: headers declare 199 MB, a few KB follow and the socket stays open; the answer
+    (413) comes while 199 MB are still owed. A server that read the body first would wait for bytes
+    that never come, and the socket's timeout would fail the test: no clock to compare needed."""
     host, port = live_server.url.removeprefix("http://").split(":")
-    with socket.create_connection((host, int(port)), timeout=10) as conn:
+    with socket.create_connection((host, int(port)), timeout=60) as conn:
         conn.sendall(
             b"POST /api/auth/token/ HTTP/1.1\r\nHost: " + host.encode() + b"\r\n"
             b"Content-Type: application/json\r\nContent-Length: " + str(199 * MB).encode() + b"\r\n\r\n"
             + b'{"username": "' + b"a" * 4096
         )
-        started = time.monotonic()
         answer = conn.recv(4096)
     assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
-    assert time.monotonic() - started < 5
 
 
 ANON_UPLOAD = 150 * MB
 
 
 def _send_upload(live_server, path, headers=b"", finish=False):
+    """Declare a 150 MB upload, send its first 64 KB and return the answer. Without `finish` the socket
+    stays open with the rest owed: an answer at all means the server answered without reading the
+    body (one that read it would wait until the socket's timeout fails the test)."""
     host, port = live_server.url.removeprefix("http://").split(":")
-    with socket.create_connection((host, int(port)), timeout=10) as conn:
+    with socket.create_connection((host, int(port)), timeout=60) as conn:
         conn.sendall(
             b"POST " + path.encode() + b" HTTP/1.1\r\nHost: " + host.encode() + b"\r\n"
             b"Cookie: csrftoken=" + b"a" * 32 + b"\r\nX-CSRFToken: " + b"a" * 32 + b"\r\n" + headers
@@ -106,9 +108,7 @@ def _send_upload(live_server, path, headers=b"", finish=False):
         )
         if finish:  # the rest of the body never comes: a reading server sees it end
             conn.shutdown(socket.SHUT_WR)
-        started = time.monotonic()
         answer = conn.recv(65536)
-        took = time.monotonic() - started
         conn.settimeout(1)
         while b"\r\n\r\n" not in answer or not answer.rstrip().endswith((b".", b"}")):
             try:
@@ -118,7 +118,7 @@ def _send_upload(live_server, path, headers=b"", finish=False):
             if not more:
                 break
             answer += more
-    return answer, took
+    return answer
 
 
 def _temp_uploads():
@@ -134,9 +134,9 @@ def test_anonymous_upload_with_a_forged_csrf_cookie_is_refused_unread(live_serve
     was read in full and written to a 140 MB temporary file before the 403."""
     before = _temp_uploads()
     for path in ("/datasets/upload/", "/api/datasets/"):
-        answer, took = _send_upload(live_server, path)
+        answer = _send_upload(live_server, path)
         assert answer.startswith(b"HTTP/1.1 413"), answer[:300]
-        assert b"researcher" in answer and took < 5
+        assert b"researcher" in answer
     assert _temp_uploads() == before
 
 
@@ -148,9 +148,9 @@ def test_annotators_and_bad_tokens_get_the_small_limit_researchers_the_large(liv
     researcher = MembershipFactory(role=Membership.Role.RESEARCHER).user
     for user, expected in ((annotator, b"413"), (researcher, b"400")):
         key = Token.objects.create(user=user).key
-        answer, _ = _send_upload(live_server, "/api/datasets/", b"Authorization: Token " + key.encode() + b"\r\n",
-                                 finish=True)
+        answer = _send_upload(live_server, "/api/datasets/", b"Authorization: Token " + key.encode() + b"\r\n",
+                              finish=True)
         # The researcher's body is read (the stream ends early: 400), the annotator's is not.
         assert answer.split(b"\r\n", 1)[0].split(b" ")[1] == expected, answer[:300]
-    answer, _ = _send_upload(live_server, "/api/datasets/", b"Authorization: Token " + b"f" * 40 + b"\r\n")
+    answer = _send_upload(live_server, "/api/datasets/", b"Authorization: Token " + b"f" * 40 + b"\r\n")
     assert answer.startswith(b"HTTP/1.1 413")

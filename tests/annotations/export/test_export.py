@@ -8,7 +8,6 @@ import json
 import random
 import statistics
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command

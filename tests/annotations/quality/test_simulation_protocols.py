@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from annotations.models import Annotator, Campaign, Enrolment
+from annotations.models import Annotator, Enrolment
 from annotations.quality.models import ControlJudgement, ControlUnit
 from annotations.quality.selectors import annotator_quality, campaign_quality
 from annotations.quality.services import quality_settings_update

@@ -36,8 +36,8 @@ def dataset():
 
 
 def test_esa_judgements_import_with_spans_and_reimport_is_a_no_op(dataset):
-    campaign = campaign_create(dataset=dataset, name="esa", protocol="esa", criteria=["quality"],
-                               severities=["minor", "major", "critical"])
+    campaign_create(dataset=dataset, name="esa", protocol="esa", criteria=["quality"],
+                    severities=["minor", "major", "critical"])
     rows = [{"item": "e1", "system": "sysA", "annotator": "w1", "criterion": "quality", "score": 72,
              "spans": [{"start": 15, "end": 18, "severity": "minor"}, {"missing": True, "severity": "major"}]},
             {"item": "e1", "system": "sysA", "annotator": "w2", "criterion": "quality", "score": 90}]
