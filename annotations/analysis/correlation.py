@@ -337,7 +337,8 @@ def complete_columns(*matrices: np.ndarray) -> list[np.ndarray]:
     """The items (columns) scored for every system in every matrix."""
     mats = [np.atleast_2d(np.asarray(m, dtype=float)) for m in matrices]
     ok = np.all([~np.isnan(m).any(axis=0) for m in mats], axis=0)
-    return [m[:, ok] for m in mats]
+    # C order: a boolean-mask column selection returns a Fortran-ordered copy (see pairwise_p_values).
+    return [np.ascontiguousarray(m[:, ok]) for m in mats]
 
 
 def permutation_signs(n_segments: int, *, k: int = SPA_PERMUTATIONS, seed: int = SPA_SEED) -> np.ndarray:
@@ -351,8 +352,16 @@ def permutation_signs(n_segments: int, *, k: int = SPA_PERMUTATIONS, seed: int =
 
 
 def pairwise_p_values(seg: np.ndarray, signs: np.ndarray) -> np.ndarray:
-    """Upper triangle: p-value that system i beats system j (paired permutation over segments)."""
-    seg = np.asarray(seg).astype(np.float32)
+    """Upper triangle: p-value that system i beats system j (paired permutation over segments).
+
+    The scores are copied into a C-ordered float32 matrix, the one pce.py gets from
+    mt-metrics-eval's `_Reshape` of a packed vector: float32 sums and products depend on the
+    memory layout (BLAS and numpy's pairwise summation take other paths on a Fortran-ordered
+    or strided matrix, such as a boolean-mask column selection returns), and with human means
+    that tie exactly (multiples of 1/3) a last-bit difference flips `null >= test`. Copying
+    makes the figure the same whatever built the matrix."""
+    seg = np.ascontiguousarray(seg, dtype=np.float32)
+    signs = np.ascontiguousarray(signs, dtype=np.float32)
     totals = seg.sum(axis=1)
     partial = signs @ seg.T  # permutations x systems
     n = seg.shape[0]

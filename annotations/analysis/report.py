@@ -9,6 +9,7 @@ import numpy as np
 
 from annotations import protocols
 from annotations.analysis import agreement as ag
+from annotations.analysis import cluster_rules as cr
 from annotations.analysis import correlation as co
 from annotations.analysis import spans as sp
 from annotations.analysis import systems as sy
@@ -182,10 +183,16 @@ def human_output_scores(j: Loaded, criterion: str, *, normalize: str = "none") -
 
 
 def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotators: str = INCLUDED,
-                   normalize: str = "none", bootstrap: int = 100, seed: int = 0) -> dict:
-    """Human rankings with clusters, and each done metric run's ranking, side by side."""
-    j = load(campaign=campaign, annotators=annotators)
-    outputs = output_index(campaign=campaign)
+                   normalize: str = "none", bootstrap: int = 100, seed: int = 0, systems: list[str] | None = None,
+                   rule: str = cr.DEFAULT_RULE, alpha: float = cr.DEFAULT_ALPHA,
+                   resamples: int = cr.DEFAULT_RESAMPLES, rule_seed: int = 0) -> dict:
+    """Human rankings with clusters, and each done metric run's ranking, side by side. With
+    `systems`, everything (means, ranks, ranges, clusters) is computed on those systems only, as
+    if the others had not been evaluated. `rule` adds "rule_rankings": the named cluster rule's
+    rank ranges and clusters per criterion (cluster_rules)."""
+    _check_rule(rule, alpha, resamples)
+    j = load(campaign=campaign, annotators=annotators, systems=systems)
+    outputs = _only_systems(output_index(campaign=campaign), systems)
     result: dict = {"campaign": campaign.name, "judgements_used": j.describe(), "criteria": {}, "metrics": {},
                     "test": "one-sided Mann-Whitney U (Wilcoxon rank-sum) on per-output scores, p < 0.05; "
                             "a cluster boundary where every system above beats every system below",
@@ -213,6 +220,14 @@ def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotato
                                           "figures": "bradley_terry, bradley_terry_ci95, win_rate (a tie is half a "
                                                      "win; mean over the system's outputs, as for pairwise)"}
         result["criteria"][c] = rows
+        ranked = rank_by_rule(campaign=campaign, criterion=c, rule=rule, alpha=alpha, resamples=resamples,
+                              seed=rule_seed, annotators=annotators, normalize=normalize, systems=systems, j=j)
+        result["rule"] = ranked["rule"]
+        result.setdefault("rule_rankings", {})[c] = ranked["systems"]
+    if "rule" not in result:
+        result["rule"] = cr.get(rule).describe(alpha=alpha, resamples=resamples, seed=rule_seed)
+    if systems:
+        result["systems_filter"] = sorted(systems)
     for run in latest_done_runs(dataset=campaign.dataset):
         seg = scores_by_output(run=run)
         samples = defaultdict(list)
@@ -239,6 +254,70 @@ def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotato
                                                        "higher_is_better": run.higher_is_better,
                                                        "score_label": label, "ranking": rows}
     return result
+
+
+def _only_systems(outputs: dict, systems: list[str] | None) -> dict:
+    return {o: v for o, v in outputs.items() if not systems or v["system"] in systems}
+
+
+def _check_rule(rule: str, alpha: float, resamples: int) -> None:
+    if rule not in cr.RULES:
+        raise AnalysisError(f"rule must be one of {', '.join(cr.RULES)}")
+    if not 0 < alpha < 1:
+        raise AnalysisError("the significance level must be between 0 and 1")
+    if not 1 <= resamples <= 100_000:
+        raise AnalysisError("resamples must be between 1 and 100000")
+
+
+def rule_observations(*, campaign: Campaign, criterion: str, how: str, annotators: str = INCLUDED,
+                      normalize: str = "none", systems: list[str] | None = None,
+                      j: Loaded | None = None) -> dict[str, np.ndarray]:
+    """{system: observations aligned across systems} as a cluster rule wants them (`how`):
+    items in the data's order (external id); with a second wave, each item's two waves' scores
+    as two observations (WAVES_SEPARATE) or their mean (ITEM_MEAN); NaN where missing."""
+    outputs = _only_systems(output_index(campaign=campaign), systems)
+    j = j or load(campaign=campaign, annotators=annotators, systems=systems)
+    waves = [human_output_scores(j, criterion, normalize=normalize)]
+    pair = wave_pair(campaign) if how != cr.THIS_WAVE else None
+    if pair is not None:
+        first, second = pair
+        other = second if campaign.pk == first.pk else first
+        j2 = load(campaign=other, annotators=annotators, criterion=criterion, systems=systems)
+        h2 = human_output_scores(j2, criterion, normalize=normalize)
+        waves = [waves[0], h2] if campaign.pk == first.pk else [h2, waves[0]]  # human1 first, as WMT's files
+    items = [i for _ext, i in sorted({(str(v["item_ext"]), v["item"]) for v in outputs.values()})]
+    col = {i: k for k, i in enumerate(items)}
+    names = sorted({v["system"] for v in outputs.values()})
+    cube = {s: np.full((len(items), len(waves)), np.nan) for s in names}
+    for w, scores in enumerate(waves):
+        for o, v in scores.items():
+            info = outputs.get(o)
+            if info is not None and v is not None and np.isfinite(v):
+                cube[info["system"]][col[info["item"]], w] = v
+    if how == cr.ITEM_MEAN:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # an item no wave scored stays NaN
+            return {s: np.nanmean(m, axis=1) for s, m in cube.items()}
+    # Row-major: item 1 wave 1, item 1 wave 2, item 2 wave 1, ... as the WMT25 script flattens them.
+    return {s: m.ravel() for s, m in cube.items()}
+
+
+def rank_by_rule(*, campaign: Campaign, criterion: str, rule: str = cr.DEFAULT_RULE,
+                 alpha: float = cr.DEFAULT_ALPHA, resamples: int = cr.DEFAULT_RESAMPLES, seed: int = 0,
+                 annotators: str = INCLUDED, normalize: str = "none", systems: list[str] | None = None,
+                 j: Loaded | None = None) -> dict:
+    """Each system's mean, rank range and cluster under a named rule (the `rankings` command,
+    the API, the page and the card print this)."""
+    _check_rule(rule, alpha, resamples)
+    if criterion not in campaign.criteria:
+        raise AnalysisError(f"criterion {criterion!r} is not one of the campaign's: {', '.join(campaign.criteria)}")
+    j = j or load(campaign=campaign, annotators=annotators, systems=systems)
+    r = cr.get(rule)
+    obs = rule_observations(campaign=campaign, criterion=criterion, how=r.observations, annotators=annotators,
+                            normalize=normalize, systems=systems, j=j)
+    out = cr.rank_systems(obs, rule=rule, alpha=alpha, resamples=resamples, seed=seed)
+    return {"campaign": campaign.name, "criterion": criterion, "judgements_used": j.describe(),
+            **({"systems_filter": sorted(systems)} if systems else {}), **out}
 
 
 def _derived_win_rates(j: Loaded, criterion: str, outputs: dict) -> dict[str, float]:
@@ -459,12 +538,14 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
     if method == "spa":
         ci = [None, None]  # each draw would need its own permutation tests: not computed
     elif level == "system":
-        ci = _system_ci(H, M, method, bootstrap, seed)
+        ci = _system_ci(H, M, stat, bootstrap, seed)
     else:
         ci = co.bootstrap_ci(H, M, method, stat.avg, reps=bootstrap, seed=seed) if method != "pdp" else \
             _pdp_ci(H, M, stat.avg, bootstrap, seed)
     out = {**base, "n": res["n"], method: _num(res["value"]), "ci95": [_num(x) for x in ci],
            "groups": res["groups"], "bootstrap": {"reps": bootstrap, "seed": seed, "resampled": "items"}}
+    if out["ci95"] == [None, None]:
+        out["ci95_note"] = _no_interval_reason(method, level, H, bootstrap)
     if method == "spa":
         out["bootstrap"] = {"reps": 0, "seed": seed, "resampled": "none: no interval for SPA"}
         out["spa"] = _num(res["value"])
@@ -650,9 +731,23 @@ def _system_level(run, systems, H, M, sign):
     return human.reshape(1, -1), metric.reshape(1, -1), used
 
 
-def _system_ci(H, M, method, reps, seed):
+def _no_interval_reason(method: str, level: str, H, reps: int) -> str:
+    """Why a figure comes without an interval, said next to it (never a silent blank)."""
+    if method == "spa":
+        return "no interval for SPA: each resample would need its own permutation tests"
+    if reps <= 0:
+        return "no interval: --bootstrap 0 draws no resamples"
+    if H.shape[1] < 3 or (level == "system" and H.shape[0] < 3):
+        return "no interval: fewer than 3 items (or, at system level, 3 systems) to resample"
+    return "no interval: fewer than 2 resamples gave a defined value"
+
+
+def _system_ci(H, M, stat: "_Statistic", reps, seed):
+    """95% percentile interval of a system-level figure from resampling items: each draw scores
+    the systems by their mean over the drawn items and computes the same statistic (`stat.value`,
+    so PDP gets PDP's function, not a correlation's)."""
     n = H.shape[1]
-    if n < 3 or H.shape[0] < 3:
+    if reps <= 0 or n < 3 or H.shape[0] < 3:
         return [None, None]
     rng = np.random.default_rng(seed)
     values = []
@@ -663,7 +758,7 @@ def _system_ci(H, M, method, reps, seed):
             __import__("warnings").simplefilter("ignore")
             hs = np.nanmean(h, axis=1)
             ms = np.nanmean(np.where(np.isnan(h), np.nan, m), axis=1)
-        v = co.correlate(hs, ms, method, "none")["value"]
+        v = stat.value(hs.reshape(1, -1), ms.reshape(1, -1))["value"]
         if np.isfinite(v):
             values.append(v)
     if len(values) < 2:

@@ -131,6 +131,8 @@ class Command(BaseCommand):
             return
         line = (f"{result['metric']} vs {result['criterion']} ({result['level']}, group by {result['group_by']}): "
                 f"{result['method']} {result[result['method']]} 95% CI {result['ci95']}, n {result['n']}")
+        if result.get("ci95_note"):
+            line += f" ({result['ci95_note']})"
         if "p_value" in result:
             line += f"; vs {result['compare']}: p {result['p_value']}"
         if result.get("system_scores"):
