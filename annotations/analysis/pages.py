@@ -99,16 +99,15 @@ def scatter(campaign: Campaign, *, run_id: int, criterion: str, annotators: str 
 # ---- rankings ----------------------------------------------------------------
 
 def rankings(campaign: Campaign, *, criterion: str | None, annotators: str = INCLUDED,
-             systems: list[str] | None = None) -> dict:
+             systems: list[str] | None = None, rule: str = "wmt25", alpha: float = 0.05, resamples: int = 100,
+             seed: int = 0) -> dict:
+    """Rankings recomputed on the chosen systems (ranks from 1, ranges and clusters among them
+    only), as the meta-evaluation's system filter does; never rows hidden from a ranking of all."""
     def compute():
-        result = report.ranking_report(campaign=campaign, criterion=criterion, annotators=annotators)
-        if systems:
-            for c, rows in result["criteria"].items():
-                result["criteria"][c] = [r for r in rows if r["system"] in systems]
-            for m in result["metrics"].values():
-                m["ranking"] = [r for r in m["ranking"] if r["system"] in systems]
-        return result
-    return cached(campaign, "rankings", {"c": criterion, "a": annotators, "s": systems}, compute)
+        return report.ranking_report(campaign=campaign, criterion=criterion, annotators=annotators, systems=systems,
+                                     rule=rule, alpha=alpha, resamples=resamples, rule_seed=seed)
+    return cached(campaign, "rankings", {"c": criterion, "a": annotators, "s": systems, "r": rule, "al": alpha,
+                                         "n": resamples, "seed": seed}, compute)
 
 
 # ---- meta-evaluation table -----------------------------------------------------

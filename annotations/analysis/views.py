@@ -14,7 +14,7 @@ from django.utils.http import urlencode
 
 from annotations import protocols
 from annotations.access import campaign_for_staff
-from annotations.analysis import pages, report, severity
+from annotations.analysis import cluster_rules, pages, report, severity
 from annotations.export.csvsafe import csv_response
 from annotations.selectors.judgements import ALL, INCLUDED
 from annotations.models import Campaign
@@ -134,7 +134,14 @@ def scatter(request: HttpRequest, pk: int) -> HttpResponse:
 def rankings(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = _campaign(request, pk)
     f = _filters(request, campaign)
-    data = pages.rankings(campaign, criterion=f["criterion"], annotators=f["annotators"], systems=f["systems"])
+    r = _rule_params(request)
+    data = pages.rankings(campaign, criterion=f["criterion"], annotators=f["annotators"], systems=f["systems"], **r)
+    if request.GET.get("format") == "csv" and request.GET.get("table") == "rule":
+        rule = data["rule"]
+        return _csv(f"{campaign.name}-rankings-{rule['name']}", [
+            "criterion", "rule", "rule_label", "system", "mean", "n", "rank", "rank_range_low", "rank_range_high",
+            "cluster"], [[c, rule["name"], rule["label"], x["system"], x["mean"], x["n"], x["rank"], *x["rank_range"],
+                          x["cluster"]] for c, rs in data.get("rule_rankings", {}).items() for x in rs])
     if request.GET.get("format") == "csv":
         rows = []
         for c, rs in data["criteria"].items():
@@ -149,6 +156,11 @@ def rankings(request: HttpRequest, pk: int) -> HttpResponse:
                                                   "mean_ci_high", "paired_cluster", "rank_range_low",
                                                   "rank_range_high"], rows)
     ctx = _base(request, campaign, f, "rankings")
+    extra = {"rule": r["rule"], "alpha": r["alpha"], "resamples": r["resamples"], "seed": r["seed"]}
+    ctx["csv_url"] = request.path + _query(f, format="csv", **extra)
+    ctx.update({"rules": [{"name": x.name, "label": x.describe(alpha=r["alpha"], resamples=r["resamples"],
+                                                              seed=r["seed"])["label"]} for x in cluster_rules.RULES.values()],
+                "rule_params": r, "rule_csv_url": request.path + _query(f, format="csv", table="rule", **extra)})
     side = []
     for c, rs in data["criteria"].items():
         side.append({"label": f"Humans: {c}", "rows": rs, "human": True})
@@ -161,6 +173,23 @@ def rankings(request: HttpRequest, pk: int) -> HttpResponse:
                           "lo": [r["ci95"][0] for r in s["rows"]], "hi": [r["ci95"][1] for r in s["rows"]],
                           "clusters": [r["cluster"] for r in s["rows"]]} for s in side if s["human"]]})
     return render(request, "analysis/rankings.html", ctx)
+
+
+def _rule_params(request: HttpRequest) -> dict:
+    """The cluster rule and its options from the query string; anything unreadable falls back
+    to the default (a page never fails on a hand-edited URL)."""
+    name = request.GET.get("rule")
+    rule = name if name in cluster_rules.RULES else cluster_rules.DEFAULT_RULE
+
+    def number(key, cast, default, low, high):
+        try:
+            value = cast(request.GET.get(key, default))
+        except (TypeError, ValueError):
+            return default
+        return value if low <= value <= high else default
+    return {"rule": rule, "alpha": number("alpha", float, cluster_rules.DEFAULT_ALPHA, 1e-6, 0.5),
+            "resamples": number("resamples", int, cluster_rules.DEFAULT_RESAMPLES, 1, 10_000),
+            "seed": number("seed", int, 0, 0, 2**32 - 1)}
 
 
 def _paired(row: dict) -> list:

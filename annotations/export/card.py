@@ -190,6 +190,22 @@ def _rankings_section(add, rankings: dict | None) -> None:
             add(f"| {r['rank']} | `{_cell(r['system'])}` | {_fmt(r['score'])} | {r['cluster']} | "
                 f"{r.get('paired_cluster', '–')} | {low}–{high} |")
         add("")
+    rule = rankings.get("rule")
+    if rule and rankings.get("rule_rankings"):
+        add(f"### Rank ranges and clusters by rule `{_cell(rule['name'])}`")
+        add("")
+        add(f"- Rule: {_md(rule['label'])}")
+        add(f"- Source: {_md(rule['source'])}; observations: {_md(rule['observations'])}"
+            + (f"; seed {rule['seed']}, {rule['resamples']} resamples" if rule.get("seed") is not None else ""))
+        add("")
+        for c, rows in rankings["rule_rankings"].items():
+            add(f"`{_cell(c)}`")
+            add("")
+            add("| rank | system | mean | rank range | cluster |\n|---|---|---|---|---|")
+            for r in rows:
+                add(f"| {r['rank']} | `{_cell(r['system'])}` | {_fmt(r['mean'])} | {r['rank_range'][0]}–"
+                    f"{r['rank_range'][1]} | {r['cluster']} |")
+            add("")
 
 
 def _waves_section(add, waves: dict | None) -> None:
