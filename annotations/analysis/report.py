@@ -30,6 +30,10 @@ ALT_TEST_LABEL = ("alternative annotator test (Calderon et al. 2025): leave one 
                   "passed when at least 0.5")
 
 
+PAIRS_TEST_LABEL = ("pairs permutation (mt-metrics-eval PairwisePermutationSigDiff, perm_test=\"pairs\" as in its "
+                    "WMT23-25 tasks); p_value: METRIC better than METRIC2; epsilon1: METRIC2's, epsilon2: METRIC's")
+
+
 class AnalysisError(DomainError, ValueError):
     """Bad input for an analysis (unknown criterion, no metric run...): one clear line."""
 
@@ -564,6 +568,10 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
         out.update({"compare": run2.metric, "compare_run": run2.pk, "p_value": test["p_value"],
                     "delta": test["delta"], "resamples": test["resamples"], "test_seed": seed,
                     "test": "PERM-BOTH (mt-metrics-eval PermutationSigDiff); p_value: METRIC better than METRIC2"})
+        if method == "acc23":
+            # WMT23-25's tasks test acc23 by permuting pairs, each metric at its own epsilon.
+            pairs = co.perm_pairs(Hc, M2c, Mc, stat.avg, seed=seed)
+            out["pairs_test"] = {**pairs, "seed": seed, "label": PAIRS_TEST_LABEL}
     ceiling = other_wave_figure(campaign=campaign, criterion=criterion, stat=stat, normalize=normalize,
                                 annotators=annotators, outputs=outputs, human=human)
     if ceiling is not None:

@@ -134,7 +134,9 @@ class Command(BaseCommand):
         if result.get("ci95_note"):
             line += f" ({result['ci95_note']})"
         if "p_value" in result:
-            line += f"; vs {result['compare']}: p {result['p_value']}"
+            line += f"; vs {result['compare']}: p {result['p_value']} (PERM-BOTH)"
+        if "pairs_test" in result:
+            line += f", p {result['pairs_test']['p_value']} (pairs permutation)"
         if result.get("system_scores"):
             used = result["system_scores"]
             line += f"\nsystem scores, {used['label']}: " + ", ".join(
