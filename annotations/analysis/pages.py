@@ -218,6 +218,20 @@ def _wave_row(campaign, j, columns, stats, humans, outputs, annotators, normaliz
             "label": f"Human wave 2 ({other.name})" if role == "human2" else f"Human wave 1 ({other.name})",
             "agreement": figures}
 
+def wave_discrepancies(campaign: Campaign, *, annotators: str = INCLUDED, threshold: float = 50.0) -> dict | None:
+    """The outputs whose two waves differ by more than `threshold`, each with its item's URL; the
+    rows `agreement --json` prints under waves.criteria.<c>.discrepancies."""
+    def compute():
+        figures = report.waves_report(campaign=campaign, annotators=annotators, threshold=threshold)
+        if figures is None:
+            return None
+        rows = [{"criterion": c, **r, "url": item_url(r["item"])}
+                for c, f in figures["criteria"].items() for r in f["discrepancies"]]
+        return {"threshold": threshold, "label": figures["discrepancy_label"], "human1": figures["human1"],
+                "human2": figures["human2"], "rows": rows}
+    return cached(campaign, "wave-discrepancies", {"a": annotators, "t": threshold}, compute)
+
+
 # ---- LLM judges: bias probes and the alternative annotator test ------------------------
 
 ALT_EPSILONS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3)

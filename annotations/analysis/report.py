@@ -606,8 +606,10 @@ def other_wave_figure(*, campaign: Campaign, criterion: str, stat, normalize: st
             "what": f"the other human wave ({role}) scored like a metric against these judgements"}
 
 
-def waves_report(*, campaign: Campaign, criterion: str | None = None, annotators: str = INCLUDED) -> dict | None:
-    """human1 vs human2: segment and system agreement and the reproducibility figure (CV*)."""
+def waves_report(*, campaign: Campaign, criterion: str | None = None, annotators: str = INCLUDED,
+                 threshold: float = wv.DISCREPANCY_THRESHOLD) -> dict | None:
+    """human1 vs human2: segment and system agreement, the reproducibility figure (CV*), and the
+    outputs whose two waves differ by more than `threshold` ("discrepancies")."""
     pair = wave_pair(campaign)
     if pair is None:
         return None
@@ -622,7 +624,11 @@ def waves_report(*, campaign: Campaign, criterion: str | None = None, annotators
         figures = wv.agreement(h1, h2, outputs, shift=wv.scale_shift(first, c, j1.protocol))
         # The protocol's scores as its headline reads them ("z": RankME's per-annotator z-scores).
         figures["variant"] = j1.protocol.agreement.variant
+        figures["discrepancies"] = wv.discrepancies(h1, h2, outputs, threshold=threshold)
         out["criteria"][c] = figures
+    out["discrepancy_threshold"] = threshold
+    out["discrepancy_label"] = (f"outputs whose two waves' scores differ by more than {threshold:g} points "
+                                "(WMT25 general task, wmt25-general-mt issue #3)")
     return out
 
 

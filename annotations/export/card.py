@@ -226,6 +226,16 @@ def _waves_section(add, waves: dict | None) -> None:
         add(f"| `{_cell(c)}` | {_fmt(seg['pearson'])} | {_fmt(seg['kendall'])} | {seg['n']} | "
             f"{_fmt(sys_['pearson'])} | {_fmt(sys_['kendall'])} | {sys_['n']} | {_fmt(rep['cv_star_mean'])} |")
     add("")
+    if "discrepancy_label" in waves:
+        listed = [(c, r) for c, f in waves["criteria"].items() for r in f.get("discrepancies", [])]
+        add(f"- Wave discrepancies: {len(listed)} {_md(waves['discrepancy_label'])}")
+        if listed:
+            add("")
+            add("| criterion | item | system | human1 | human2 | difference |\n|---|---|---|---|---|---|")
+            for c, r in listed:
+                add(f"| `{_cell(c)}` | `{_cell(str(r['item_ext']))}` | `{_cell(r['system'])}` | {_fmt(r['human1'])} | "
+                    f"{_fmt(r['human2'])} | {_fmt(r['difference'])} |")
+        add("")
 
 
 def card_text(*, campaign: Campaign, options, result, configuration: dict, runs: list, qc_active: bool,
