@@ -35,7 +35,8 @@ class CorrelationQuery(serializers.Serializer):
     metric = serializers.CharField(max_length=64)
     criterion = serializers.CharField(max_length=100)
     level = serializers.ChoiceField(choices=["segment", "system"], default="segment")
-    method = serializers.ChoiceField(choices=["pearson", "spearman", "kendall", "acc23", "spa", "pdp", "alt-test"],
+    method = serializers.ChoiceField(choices=["pearson", "spearman", "kendall", "acc23", "spa", "pdp", "alt-test",
+                                              "error-free"],
                                      default="pearson")
     group_by = serializers.ChoiceField(choices=["none", "item", "system"], default="none")
     normalize = serializers.ChoiceField(choices=["none", "z"], default="none")

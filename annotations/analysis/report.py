@@ -406,8 +406,9 @@ def _matrices(outputs: dict, human: dict[int, float], metric: dict[int, float | 
 
 
 def _check_method(method: str, group_by: str, level: str) -> None:
-    if method not in co.METHODS + co.SYSTEM_METHODS and method != ALT_TEST:
-        raise AnalysisError(f"--method must be one of {', '.join(co.METHODS + co.SYSTEM_METHODS)}, {ALT_TEST}")
+    if method not in co.METHODS + co.SYSTEM_METHODS and method not in (ALT_TEST, ERROR_FREE):
+        raise AnalysisError(f"--method must be one of {', '.join(co.METHODS + co.SYSTEM_METHODS)}, {ALT_TEST}, "
+                            f"{ERROR_FREE}")
     if group_by not in GROUP_BY:
         raise AnalysisError("--group-by must be none, item or system")
     if level not in ("segment", "system"):
@@ -500,6 +501,9 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
             "higher_is_better": run.higher_is_better, "criterion": criterion, "judgements_used": j.describe()}
     from annotations.analysis import judges  # judges reads through this module
 
+    if method == ERROR_FREE:
+        figures = error_free_report(campaign=campaign, run=run, j=j, criterion=criterion, seed=seed)
+        return {**base, "method": ERROR_FREE, ERROR_FREE: figures["held_out"]["f1"], **figures}
     if method == ALT_TEST:
         figures = judges.alt_test_report(campaign=campaign, run=run, j=j, criterion=criterion, epsilon=epsilon,
                                          scoring=alt_scoring, q_fdr=q_fdr, min_instances=min_instances)
@@ -579,6 +583,38 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
     return out
 
 
+ERROR_FREE = "error-free"
+
+
+def error_free_report(*, campaign: Campaign, run, j: Loaded, criterion: str, seed: int = 0) -> dict:
+    """Error-free detection (error_free.py) of a metric run against an ESA campaign's outputs."""
+    from annotations.analysis import error_free as ef
+
+    low, high = campaign.criterion_scale(criterion)
+    if not j.protocol.has_spans or low is None or high is None or not low <= ef.GOLD_SCORE <= high:
+        raise AnalysisError(f"error-free detection needs a campaign with error spans and a scale that holds "
+                            f"{ef.GOLD_SCORE:g} (ESA, 0-100); {campaign.name!r} is {campaign.protocol} "
+                            f"with scale {low}-{high}")
+    rows = j.rows.get(criterion, [])
+    scores = human_output_scores(j, criterion)
+    marked = {r.output_id for r in rows if any(not s.get("missing") for s in r.spans)}
+    outputs = output_index(campaign=campaign)
+    metric = scores_by_output(run=run)
+    sign = 1.0 if run.higher_is_better else -1.0
+    used = sorted((o for o in scores if o in outputs and metric.get(o) is not None and np.isfinite(metric[o])),
+                  key=lambda o: (str(outputs[o]["item_ext"]), outputs[o]["system"]))
+    gold = np.array([scores[o] >= ef.GOLD_SCORE and o not in marked for o in used], dtype=bool)
+    values = np.array([sign * metric[o] for o in used], dtype=float)
+    figures = ef.detection(gold, values, [outputs[o]["item_ext"] for o in used], seed=seed)
+    if not run.higher_is_better:
+        # Thresholds were found on the negated scores: say them in the metric's own units.
+        for part in ("held_out", "best_on_all"):
+            t = figures[part]["threshold"]
+            figures[part]["threshold"] = None if t is None else -t
+            figures[part]["predicted"] = "error-free when the metric's score <= threshold (lower is better)"
+    return figures
+
+
 # ---- second waves ----------------------------------------------------------------
 
 def _other_wave(campaign: Campaign):
@@ -640,8 +676,8 @@ def compare_all_report(*, campaign: Campaign, criterion: str, level: str = "syst
     """Every done metric run ranked by one figure, PERM-BOTH between every pair, and clusters as
     mt-metrics-eval's `CompareMetrics` + `AssignRanks` make them."""
     _check_method(method, group_by, level)
-    if method == ALT_TEST:
-        raise AnalysisError("--compare-all ranks correlations; the alt-test is per judge run (give --metric)")
+    if method in (ALT_TEST, ERROR_FREE):
+        raise AnalysisError(f"--compare-all ranks correlations; {method} is per run (give --metric)")
     if criterion not in campaign.criteria:
         raise AnalysisError(f"criterion {criterion!r} is not one of the campaign's: {', '.join(campaign.criteria)}")
     j = load(campaign=campaign, annotators=annotators, criterion=criterion)

@@ -35,9 +35,11 @@ class Command(BaseCommand):
         parser.add_argument("--metric", help="metric name (its newest done run) or a run id")
         parser.add_argument("--criterion", required=True)
         parser.add_argument("--level", choices=["segment", "system"], default="segment")
-        parser.add_argument("--method", choices=["pearson", "spearman", "kendall", "acc23", "spa", "pdp", "alt-test"],
+        parser.add_argument("--method", choices=["pearson", "spearman", "kendall", "acc23", "spa", "pdp", "alt-test",
+                                                 "error-free"],
                             default="pearson",
-                            help="alt-test: the alternative annotator test (Calderon et al. 2025) of a judge run")
+                            help="alt-test: the alternative annotator test (Calderon et al. 2025) of a judge run; "
+                                 "error-free: error-free segment detection (WMT26; ESA campaigns)")
         parser.add_argument("--epsilon", type=float, default=0.2,
                             help="alt-test: the judge's cost-benefit allowance (0.2 crowd workers, 0.1 experts)")
         parser.add_argument("--alt-scoring", choices=["accuracy", "neg_rmse"],
@@ -124,6 +126,13 @@ class Command(BaseCommand):
                               f"{result['winning_rate']}, advantage probability {result['advantage_probability']} "
                               f"(epsilon {result['epsilon']}, {result['annotators_tested']} annotators, "
                               f"{result['instances']} instances)")
+            return
+        if result.get("method") == "error-free":
+            h, b = result["held_out"], result["best_on_all"]
+            self.stdout.write(f"{result['metric']} vs {result['criterion']}: error-free detection, held-out F1 {h['f1']} "
+                              f"(precision {h['precision']}, recall {h['recall']}, threshold {h['threshold']}, seed "
+                              f"{h['seed']}); best on all outputs F1 {b['f1']} at {b['threshold']} ({b['caveat']}); "
+                              f"{result['positives']} of {result['n']} outputs error-free")
             return
         if "agreement" in result:
             self.stdout.write(f"{result['metric']} vs {result['criterion']}: agreement {result['agreement']} "
