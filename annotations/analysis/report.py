@@ -313,7 +313,7 @@ def rank_by_rule(*, campaign: Campaign, criterion: str, rule: str = cr.DEFAULT_R
     """Each system's mean, rank range and cluster under a named rule (the `rankings` command,
     the API, the page and the card print this)."""
     _check_rule(rule, alpha, resamples)
-    if criterion not in campaign.criteria:
+    if criterion not in campaign.criteria and (j is None or criterion not in j.rows):
         raise AnalysisError(f"criterion {criterion!r} is not one of the campaign's: {', '.join(campaign.criteria)}")
     j = j or load(campaign=campaign, annotators=annotators, systems=systems)
     r = cr.get(rule)
