@@ -36,7 +36,7 @@ class CorrelationQuery(serializers.Serializer):
     criterion = serializers.CharField(max_length=100)
     level = serializers.ChoiceField(choices=["segment", "system"], default="segment")
     method = serializers.ChoiceField(choices=["pearson", "spearman", "kendall", "acc23", "spa", "pdp", "alt-test",
-                                              "error-free"],
+                                              "error-free", "span-f1"],
                                      default="pearson")
     group_by = serializers.ChoiceField(choices=["none", "item", "system"], default="none")
     normalize = serializers.ChoiceField(choices=["none", "z"], default="none")

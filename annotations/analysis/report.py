@@ -406,9 +406,9 @@ def _matrices(outputs: dict, human: dict[int, float], metric: dict[int, float | 
 
 
 def _check_method(method: str, group_by: str, level: str) -> None:
-    if method not in co.METHODS + co.SYSTEM_METHODS and method not in (ALT_TEST, ERROR_FREE):
+    if method not in co.METHODS + co.SYSTEM_METHODS and method not in (ALT_TEST, ERROR_FREE, SPAN_F1):
         raise AnalysisError(f"--method must be one of {', '.join(co.METHODS + co.SYSTEM_METHODS)}, {ALT_TEST}, "
-                            f"{ERROR_FREE}")
+                            f"{ERROR_FREE}, {SPAN_F1}")
     if group_by not in GROUP_BY:
         raise AnalysisError("--group-by must be none, item or system")
     if level not in ("segment", "system"):
@@ -501,6 +501,10 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
             "higher_is_better": run.higher_is_better, "criterion": criterion, "judgements_used": j.describe()}
     from annotations.analysis import judges  # judges reads through this module
 
+    if method == SPAN_F1:
+        figures = span_report(campaign=campaign, run=run, j=j, criterion=criterion)
+        return {**base, "method": SPAN_F1, SPAN_F1: figures["overall"]["f1"], "n": figures["overall"]["outputs"],
+                **figures}
     if method == ERROR_FREE:
         figures = error_free_report(campaign=campaign, run=run, j=j, criterion=criterion, seed=seed)
         return {**base, "method": ERROR_FREE, ERROR_FREE: figures["held_out"]["f1"], **figures}
@@ -584,6 +588,37 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
 
 
 ERROR_FREE = "error-free"
+SPAN_F1 = "span-f1"
+
+
+def span_report(*, campaign: Campaign, run, j: Loaded, criterion: str) -> dict:
+    """A span-producing metric run's character-level P/R/F1 against the campaign's error spans."""
+    from annotations.analysis import span_eval as se
+    from annotations.analysis.metric_scores import extras_by_output
+
+    if not j.protocol.has_spans:
+        raise AnalysisError(f"span meta-evaluation needs a campaign with error spans (ESA, MQM); "
+                            f"{campaign.name!r} is {campaign.protocol}")
+    extras = extras_by_output(run=run)
+    predicted = {o: e["spans"] for o, e in extras.items() if isinstance(e, dict) and isinstance(e.get("spans"), list)}
+    if not predicted:
+        raise AnalysisError(f"run {run.pk} ({run.metric}) stored no error spans: span meta-evaluation needs a "
+                            "metric that produces spans (llm-judge in spans mode)")
+    human: dict[int, set] = defaultdict(set)
+    judged = set()
+    for r in j.rows.get(criterion, []):
+        judged.add(r.output_id)
+        human[r.output_id] |= se.chars(r.spans)
+    outputs = output_index(campaign=campaign)
+    by_system: dict[str, list] = defaultdict(list)
+    for o in sorted(judged & set(predicted), key=lambda o: (str(outputs[o]["item_ext"]), outputs[o]["system"])
+                    if o in outputs else ("", "")):
+        if o in outputs:
+            by_system[outputs[o]["system"]].append((human[o], se.chars(predicted[o])))
+    every = [pair for pairs in by_system.values() for pair in pairs]
+    return {"label": se.LABEL, "overall": se.micro(every),
+            "per_system": {s: se.micro(pairs) for s, pairs in sorted(by_system.items())},
+            "not_built": "WMT25 severity-weighted span F1 and factgenie's span measures"}
 
 
 def error_free_report(*, campaign: Campaign, run, j: Loaded, criterion: str, seed: int = 0) -> dict:
@@ -676,7 +711,7 @@ def compare_all_report(*, campaign: Campaign, criterion: str, level: str = "syst
     """Every done metric run ranked by one figure, PERM-BOTH between every pair, and clusters as
     mt-metrics-eval's `CompareMetrics` + `AssignRanks` make them."""
     _check_method(method, group_by, level)
-    if method in (ALT_TEST, ERROR_FREE):
+    if method in (ALT_TEST, ERROR_FREE, SPAN_F1):
         raise AnalysisError(f"--compare-all ranks correlations; {method} is per run (give --metric)")
     if criterion not in campaign.criteria:
         raise AnalysisError(f"criterion {criterion!r} is not one of the campaign's: {', '.join(campaign.criteria)}")

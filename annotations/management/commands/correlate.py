@@ -36,7 +36,7 @@ class Command(BaseCommand):
         parser.add_argument("--criterion", required=True)
         parser.add_argument("--level", choices=["segment", "system"], default="segment")
         parser.add_argument("--method", choices=["pearson", "spearman", "kendall", "acc23", "spa", "pdp", "alt-test",
-                                                 "error-free"],
+                                                 "error-free", "span-f1"],
                             default="pearson",
                             help="alt-test: the alternative annotator test (Calderon et al. 2025) of a judge run; "
                                  "error-free: error-free segment detection (WMT26; ESA campaigns)")
@@ -126,6 +126,11 @@ class Command(BaseCommand):
                               f"{result['winning_rate']}, advantage probability {result['advantage_probability']} "
                               f"(epsilon {result['epsilon']}, {result['annotators_tested']} annotators, "
                               f"{result['instances']} instances)")
+            return
+        if result.get("method") == "span-f1":
+            o = result["overall"]
+            self.stdout.write(f"{result['metric']} vs {result['criterion']}: span F1 {o['f1']} (precision "
+                              f"{o['precision']}, recall {o['recall']}, {o['outputs']} outputs; {result['label']})")
             return
         if result.get("method") == "error-free":
             h, b = result["held_out"], result["best_on_all"]
