@@ -578,8 +578,14 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
                     "test": "PERM-BOTH (mt-metrics-eval PermutationSigDiff); p_value: METRIC better than METRIC2"})
         if method == "acc23":
             # WMT23-25's tasks test acc23 by permuting pairs, each metric at its own epsilon.
-            pairs = co.perm_pairs(Hc, M2c, Mc, stat.avg, seed=seed)
-            out["pairs_test"] = {**pairs, "seed": seed, "label": PAIRS_TEST_LABEL}
+            n_pairs = sum(len(h) * (len(h) - 1) // 2 for h, _ in co.rows(Hc, Mc, stat.avg))
+            if n_pairs > co.MAX_PAIRS:
+                out["pairs_test"] = {"p_value": None, "label": PAIRS_TEST_LABEL,
+                                     "skipped": f"{n_pairs} pairs per resample (more than {co.MAX_PAIRS}): "
+                                                "group by item (--group-by item), as WMT's tasks do"}
+            else:
+                pairs = co.perm_pairs(Hc, M2c, Mc, stat.avg, seed=seed)
+                out["pairs_test"] = {**pairs, "seed": seed, "label": PAIRS_TEST_LABEL}
     ceiling = other_wave_figure(campaign=campaign, criterion=criterion, stat=stat, normalize=normalize,
                                 annotators=annotators, outputs=outputs, human=human)
     if ceiling is not None:

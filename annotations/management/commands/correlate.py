@@ -150,7 +150,9 @@ class Command(BaseCommand):
         if "p_value" in result:
             line += f"; vs {result['compare']}: p {result['p_value']} (PERM-BOTH)"
         if "pairs_test" in result:
-            line += f", p {result['pairs_test']['p_value']} (pairs permutation)"
+            pairs = result["pairs_test"]
+            line += (f", p {pairs['p_value']} (pairs permutation)" if "skipped" not in pairs
+                     else f"; pairs permutation not run: {pairs['skipped']}")
         if result.get("system_scores"):
             used = result["system_scores"]
             line += f"\nsystem scores, {used['label']}: " + ", ".join(
