@@ -2,7 +2,7 @@
 
 GET /api/campaigns/{id}/agreement/?criterion=C&annotators=included|all&bootstrap=N
 GET /api/campaigns/{id}/correlation/?metric=M&criterion=C&level=&method=&group_by=&normalize=&min_votes=&min_consensus=&compare=
-GET /api/campaigns/{id}/rankings/?criterion=C
+GET /api/campaigns/{id}/rankings/?criterion=C&rule=wmt25|wmt25-ranges|wmt26|pairwise-ranges|mann-whitney&alpha=&resamples=&seed=&system=S...
 The JSON is the one the `agreement` and `correlate` commands print.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotations.access import campaign_for_staff
-from annotations.analysis import pages, report
+from annotations.analysis import cluster_rules, pages, report
 from annotations.models import Campaign
 from annotations.permissions import ApiAuthMixin
 
@@ -35,7 +35,8 @@ class CorrelationQuery(serializers.Serializer):
     metric = serializers.CharField(max_length=64)
     criterion = serializers.CharField(max_length=100)
     level = serializers.ChoiceField(choices=["segment", "system"], default="segment")
-    method = serializers.ChoiceField(choices=["pearson", "spearman", "kendall", "acc23", "spa", "pdp", "alt-test"],
+    method = serializers.ChoiceField(choices=["pearson", "spearman", "kendall", "acc23", "spa", "pdp", "alt-test",
+                                              "error-free", "span-f1"],
                                      default="pearson")
     group_by = serializers.ChoiceField(choices=["none", "item", "system"], default="none")
     normalize = serializers.ChoiceField(choices=["none", "z"], default="none")
@@ -84,13 +85,32 @@ class CorrelationApi(ApiAuthMixin, APIView):
             q_fdr=p["q_fdr"], min_instances=p["min_instances"])))
 
 
+class RankingsQuery(serializers.Serializer):
+    criterion = serializers.CharField(required=False, max_length=100)
+    rule = serializers.ChoiceField(choices=list(cluster_rules.RULES), default=cluster_rules.DEFAULT_RULE)
+    alpha = serializers.FloatField(min_value=0.000001, max_value=0.5, default=cluster_rules.DEFAULT_ALPHA)
+    resamples = serializers.IntegerField(min_value=1, max_value=10_000, default=cluster_rules.DEFAULT_RESAMPLES)
+    seed = serializers.IntegerField(min_value=0, max_value=2**32 - 1, default=0)
+    system = serializers.ListField(child=serializers.CharField(max_length=200), required=False)
+    annotators = serializers.ChoiceField(choices=["included", "all"], default="included")
+
+
 class RankingsApi(ApiAuthMixin, APIView):
-    @extend_schema(parameters=[OpenApiParameter("criterion", str)], responses={200: dict},
-                   summary="System rankings by humans and by each metric, with significance clusters")
+    @extend_schema(parameters=[RankingsQuery], responses={200: dict},
+                   summary="System rankings by humans and by each metric, with significance clusters; "
+                           "rank ranges and clusters under a named rule (rule_rankings)")
     def get(self, request: Request, pk: int) -> Response:
         campaign = _campaign(request, pk)
-        criterion = request.query_params.get("criterion") or None
+        data = {k: v for k, v in request.query_params.items() if k != "system"}
+        if request.query_params.getlist("system"):
+            data["system"] = request.query_params.getlist("system")
+        q = RankingsQuery(data=data)
+        q.is_valid(raise_exception=True)
+        p = q.validated_data
+        criterion = p.get("criterion") or None
         if criterion is not None and criterion not in campaign.criteria:
             raise ValidationError({"criterion": f"not one of the campaign's: {', '.join(campaign.criteria)}"})
-        return Response(_run(campaign, "api-rankings", {"c": criterion}, lambda: report.ranking_report(
-            campaign=campaign, criterion=criterion)))
+        systems = sorted(set(p.get("system") or [])) or None
+        return Response(_run(campaign, "api-rankings", {**p, "system": systems}, lambda: report.ranking_report(
+            campaign=campaign, criterion=criterion, annotators=p["annotators"], systems=systems, rule=p["rule"],
+            alpha=p["alpha"], resamples=p["resamples"], rule_seed=p["seed"])))

@@ -337,7 +337,8 @@ def complete_columns(*matrices: np.ndarray) -> list[np.ndarray]:
     """The items (columns) scored for every system in every matrix."""
     mats = [np.atleast_2d(np.asarray(m, dtype=float)) for m in matrices]
     ok = np.all([~np.isnan(m).any(axis=0) for m in mats], axis=0)
-    return [m[:, ok] for m in mats]
+    # C order: a boolean-mask column selection returns a Fortran-ordered copy (see pairwise_p_values).
+    return [np.ascontiguousarray(m[:, ok]) for m in mats]
 
 
 def permutation_signs(n_segments: int, *, k: int = SPA_PERMUTATIONS, seed: int = SPA_SEED) -> np.ndarray:
@@ -351,8 +352,16 @@ def permutation_signs(n_segments: int, *, k: int = SPA_PERMUTATIONS, seed: int =
 
 
 def pairwise_p_values(seg: np.ndarray, signs: np.ndarray) -> np.ndarray:
-    """Upper triangle: p-value that system i beats system j (paired permutation over segments)."""
-    seg = np.asarray(seg).astype(np.float32)
+    """Upper triangle: p-value that system i beats system j (paired permutation over segments).
+
+    The scores are copied into a C-ordered float32 matrix, the one pce.py gets from
+    mt-metrics-eval's `_Reshape` of a packed vector: float32 sums and products depend on the
+    memory layout (BLAS and numpy's pairwise summation take other paths on a Fortran-ordered
+    or strided matrix, such as a boolean-mask column selection returns), and with human means
+    that tie exactly (multiples of 1/3) a last-bit difference flips `null >= test`. Copying
+    makes the figure the same whatever built the matrix."""
+    seg = np.ascontiguousarray(seg, dtype=np.float32)
+    signs = np.ascontiguousarray(signs, dtype=np.float32)
     totals = seg.sum(axis=1)
     partial = signs @ seg.T  # permutations x systems
     n = seg.shape[0]
@@ -407,3 +416,65 @@ def assign_ranks(p_values: np.ndarray, threshold: float = 0.05) -> list[int]:
             start = i
         ranks[i] = rank
     return ranks
+
+
+# ---- acc23 significance by permuting pairs ---------------------------------------
+
+def _pair_outcomes(h: np.ndarray, m: np.ndarray, epsilon: float) -> np.ndarray:
+    """Per pair i < j of one row: does the metric get it right under acc23 with this epsilon
+    (concordant, or tied in both, a metric tie being |difference| <= epsilon)?"""
+    i, j = np.triu_indices(len(h), k=1)
+    dh, dm = h[i] - h[j], m[i] - m[j]
+    metric_tie = np.abs(dm) <= epsilon
+    dm = np.where(metric_tie, 0.0, dm)
+    return ((dh * dm) > 0) | ((dh == 0) & metric_tie)
+
+
+def perm_pairs(human: np.ndarray, metric1: np.ndarray, metric2: np.ndarray, average_by: str = "none", *,
+               epsilon1: float | None = None, epsilon2: float | None = None, k: int = 1000, seed: int = 0,
+               block_size: int = 1000, early_min: float = 0.02, early_max: float = 0.5) -> dict:
+    """acc23 significance by permuting pairs: mt-metrics-eval's `PairwisePermutationSigDiff`
+    (variant "acc23"), the `perm_test="pairs"` of its WMT23-25 tasks. Each metric keeps its own
+    tie threshold (its optimal epsilon unless given); a resample takes, for every pair of every
+    row, the outcome of metric 1 or of metric 2 with probability 1/2 (the other hybrid takes the
+    other); p = share of resamples whose acc23 difference (hybrid 2 - hybrid 1) is at least the
+    observed one. As there, the early-stopping check at a block boundary runs only on a
+    resample that counted. Draws: numpy default_rng(seed), one bit per pair (mt-metrics-eval
+    draws an n x n matrix from the unseeded global generator and keeps its upper triangle)."""
+    human = np.atleast_2d(np.asarray(human, dtype=float))
+    m1 = np.atleast_2d(np.asarray(metric1, dtype=float))
+    m2 = np.atleast_2d(np.asarray(metric2, dtype=float))
+    both = np.where(np.isnan(m2), np.nan, human)
+    v1 = rows(both, m1, average_by)
+    v2 = rows(np.where(np.isnan(m1), np.nan, human), m2, average_by)
+    if epsilon1 is None:
+        epsilon1 = acc23(v1)[1]
+    if epsilon2 is None:
+        epsilon2 = acc23(v2)[1]
+    g1 = [_pair_outcomes(h, m, epsilon1) for h, m in v1]
+    g2 = [_pair_outcomes(h, m, epsilon2) for h, m in v2]
+    keep = [n for n, g in enumerate(g1) if len(g)]
+    g1, g2 = [g1[n] for n in keep], [g2[n] for n in keep]
+    if not g1:
+        return {"p_value": float("nan"), "delta": float("nan"), "resamples": 0, "epsilon1": epsilon1,
+                "epsilon2": epsilon2}
+
+    def corr(goods):
+        return float(np.mean([g.mean() for g in goods]))
+    delta = corr(g2) - corr(g1)
+    rng = np.random.default_rng(seed)
+    large, i = 0, 0
+    for i in range(1, k + 1):
+        h1, h2 = [], []
+        for a, b in zip(g1, g2):
+            w = rng.integers(0, 2, len(a)).astype(bool)
+            h1.append(np.where(w, a, b))
+            h2.append(np.where(w, b, a))
+        if corr(h2) - corr(h1) >= delta:
+            large += 1
+            if i % block_size == 0:
+                p = large / i
+                if p < early_min or p > early_max:
+                    break
+    return {"p_value": large / i if i else float("nan"), "delta": float(delta), "resamples": i,
+            "epsilon1": float(epsilon1), "epsilon2": float(epsilon2)}

@@ -100,16 +100,15 @@ def scatter(campaign: Campaign, *, run_id: int, criterion: str, annotators: str 
 # ---- rankings ----------------------------------------------------------------
 
 def rankings(campaign: Campaign, *, criterion: str | None, annotators: str = INCLUDED,
-             systems: list[str] | None = None) -> dict:
+             systems: list[str] | None = None, rule: str = "wmt25", alpha: float = 0.05, resamples: int = 100,
+             seed: int = 0) -> dict:
+    """Rankings recomputed on the chosen systems (ranks from 1, ranges and clusters among them
+    only), as the meta-evaluation's system filter does; never rows hidden from a ranking of all."""
     def compute():
-        result = report.ranking_report(campaign=campaign, criterion=criterion, annotators=annotators)
-        if systems:
-            for c, rows in result["criteria"].items():
-                result["criteria"][c] = [r for r in rows if r["system"] in systems]
-            for m in result["metrics"].values():
-                m["ranking"] = [r for r in m["ranking"] if r["system"] in systems]
-        return result
-    return cached(campaign, "rankings", {"c": criterion, "a": annotators, "s": systems}, compute)
+        return report.ranking_report(campaign=campaign, criterion=criterion, annotators=annotators, systems=systems,
+                                     rule=rule, alpha=alpha, resamples=resamples, rule_seed=seed)
+    return cached(campaign, "rankings", {"c": criterion, "a": annotators, "s": systems, "r": rule, "al": alpha,
+                                         "n": resamples, "seed": seed}, compute)
 
 
 # ---- meta-evaluation table -----------------------------------------------------
@@ -219,6 +218,20 @@ def _wave_row(campaign, j, columns, stats, humans, outputs, annotators, normaliz
     return {"campaign": other.name, "campaign_id": other.pk, "role": role, "cells": cells,
             "label": f"Human wave 2 ({other.name})" if role == "human2" else f"Human wave 1 ({other.name})",
             "agreement": figures}
+
+def wave_discrepancies(campaign: Campaign, *, annotators: str = INCLUDED, threshold: float = 50.0) -> dict | None:
+    """The outputs whose two waves differ by more than `threshold`, each with its item's URL; the
+    rows `agreement --json` prints under waves.criteria.<c>.discrepancies."""
+    def compute():
+        figures = report.waves_report(campaign=campaign, annotators=annotators, threshold=threshold)
+        if figures is None:
+            return None
+        rows = [{"criterion": c, **r, "url": item_url(r["item"])}
+                for c, f in figures["criteria"].items() for r in f["discrepancies"]]
+        return {"threshold": threshold, "label": figures["discrepancy_label"], "human1": figures["human1"],
+                "human2": figures["human2"], "rows": rows}
+    return cached(campaign, "wave-discrepancies", {"a": annotators, "t": threshold}, compute)
+
 
 # ---- LLM judges: bias probes and the alternative annotator test ------------------------
 

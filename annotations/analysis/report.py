@@ -9,6 +9,7 @@ import numpy as np
 
 from annotations import protocols
 from annotations.analysis import agreement as ag
+from annotations.analysis import cluster_rules as cr
 from annotations.analysis import correlation as co
 from annotations.analysis import spans as sp
 from annotations.analysis import systems as sy
@@ -27,6 +28,10 @@ ALT_TEST_LABEL = ("alternative annotator test (Calderon et al. 2025): leave one 
                   "against them when a one-sided t-test finds their advantage below epsilon (Benjamini-Yekutieli "
                   "over annotators at q_fdr); winning rate = share of annotators the judge wins against; "
                   "passed when at least 0.5")
+
+
+PAIRS_TEST_LABEL = ("pairs permutation (mt-metrics-eval PairwisePermutationSigDiff, perm_test=\"pairs\" as in its "
+                    "WMT23-25 tasks); p_value: METRIC better than METRIC2; epsilon1: METRIC2's, epsilon2: METRIC's")
 
 
 class AnalysisError(DomainError, ValueError):
@@ -182,10 +187,16 @@ def human_output_scores(j: Loaded, criterion: str, *, normalize: str = "none") -
 
 
 def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotators: str = INCLUDED,
-                   normalize: str = "none", bootstrap: int = 100, seed: int = 0) -> dict:
-    """Human rankings with clusters, and each done metric run's ranking, side by side."""
-    j = load(campaign=campaign, annotators=annotators)
-    outputs = output_index(campaign=campaign)
+                   normalize: str = "none", bootstrap: int = 100, seed: int = 0, systems: list[str] | None = None,
+                   rule: str = cr.DEFAULT_RULE, alpha: float = cr.DEFAULT_ALPHA,
+                   resamples: int = cr.DEFAULT_RESAMPLES, rule_seed: int = 0) -> dict:
+    """Human rankings with clusters, and each done metric run's ranking, side by side. With
+    `systems`, everything (means, ranks, ranges, clusters) is computed on those systems only, as
+    if the others had not been evaluated. `rule` adds "rule_rankings": the named cluster rule's
+    rank ranges and clusters per criterion (cluster_rules)."""
+    _check_rule(rule, alpha, resamples)
+    j = load(campaign=campaign, annotators=annotators, systems=systems)
+    outputs = _only_systems(output_index(campaign=campaign), systems)
     result: dict = {"campaign": campaign.name, "judgements_used": j.describe(), "criteria": {}, "metrics": {},
                     "test": "one-sided Mann-Whitney U (Wilcoxon rank-sum) on per-output scores, p < 0.05; "
                             "a cluster boundary where every system above beats every system below",
@@ -215,6 +226,14 @@ def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotato
                                           "figures": "bradley_terry, bradley_terry_ci95, win_rate (a tie is half a "
                                                      "win; mean over the system's outputs, as for pairwise)"}
         result["criteria"][c] = rows
+        ranked = rank_by_rule(campaign=campaign, criterion=c, rule=rule, alpha=alpha, resamples=resamples,
+                              seed=rule_seed, annotators=annotators, normalize=normalize, systems=systems, j=j)
+        result["rule"] = ranked["rule"]
+        result.setdefault("rule_rankings", {})[c] = ranked["systems"]
+    if "rule" not in result:
+        result["rule"] = cr.get(rule).describe(alpha=alpha, resamples=resamples, seed=rule_seed)
+    if systems:
+        result["systems_filter"] = sorted(systems)
     for run in latest_done_runs(dataset=campaign.dataset):
         seg = scores_by_output(run=run)
         samples = defaultdict(list)
@@ -241,6 +260,70 @@ def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotato
                                                        "higher_is_better": run.higher_is_better,
                                                        "score_label": label, "ranking": rows}
     return result
+
+
+def _only_systems(outputs: dict, systems: list[str] | None) -> dict:
+    return {o: v for o, v in outputs.items() if not systems or v["system"] in systems}
+
+
+def _check_rule(rule: str, alpha: float, resamples: int) -> None:
+    if rule not in cr.RULES:
+        raise AnalysisError(f"rule must be one of {', '.join(cr.RULES)}")
+    if not 0 < alpha < 1:
+        raise AnalysisError("the significance level must be between 0 and 1")
+    if not 1 <= resamples <= 100_000:
+        raise AnalysisError("resamples must be between 1 and 100000")
+
+
+def rule_observations(*, campaign: Campaign, criterion: str, how: str, annotators: str = INCLUDED,
+                      normalize: str = "none", systems: list[str] | None = None,
+                      j: Loaded | None = None) -> dict[str, np.ndarray]:
+    """{system: observations aligned across systems} as a cluster rule wants them (`how`):
+    items in the data's order (external id); with a second wave, each item's two waves' scores
+    as two observations (WAVES_SEPARATE) or their mean (ITEM_MEAN); NaN where missing."""
+    outputs = _only_systems(output_index(campaign=campaign), systems)
+    j = j or load(campaign=campaign, annotators=annotators, systems=systems)
+    waves = [human_output_scores(j, criterion, normalize=normalize)]
+    pair = wave_pair(campaign) if how != cr.THIS_WAVE else None
+    if pair is not None:
+        first, second = pair
+        other = second if campaign.pk == first.pk else first
+        j2 = load(campaign=other, annotators=annotators, criterion=criterion, systems=systems)
+        h2 = human_output_scores(j2, criterion, normalize=normalize)
+        waves = [waves[0], h2] if campaign.pk == first.pk else [h2, waves[0]]  # human1 first, as WMT's files
+    items = [i for _ext, i in sorted({(str(v["item_ext"]), v["item"]) for v in outputs.values()})]
+    col = {i: k for k, i in enumerate(items)}
+    names = sorted({v["system"] for v in outputs.values()})
+    cube = {s: np.full((len(items), len(waves)), np.nan) for s in names}
+    for w, scores in enumerate(waves):
+        for o, v in scores.items():
+            info = outputs.get(o)
+            if info is not None and v is not None and np.isfinite(v):
+                cube[info["system"]][col[info["item"]], w] = v
+    if how == cr.ITEM_MEAN:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # an item no wave scored stays NaN
+            return {s: np.nanmean(m, axis=1) for s, m in cube.items()}
+    # Row-major: item 1 wave 1, item 1 wave 2, item 2 wave 1, ... as the WMT25 script flattens them.
+    return {s: m.ravel() for s, m in cube.items()}
+
+
+def rank_by_rule(*, campaign: Campaign, criterion: str, rule: str = cr.DEFAULT_RULE,
+                 alpha: float = cr.DEFAULT_ALPHA, resamples: int = cr.DEFAULT_RESAMPLES, seed: int = 0,
+                 annotators: str = INCLUDED, normalize: str = "none", systems: list[str] | None = None,
+                 j: Loaded | None = None) -> dict:
+    """Each system's mean, rank range and cluster under a named rule (the `rankings` command,
+    the API, the page and the card print this)."""
+    _check_rule(rule, alpha, resamples)
+    if criterion not in campaign.criteria and (j is None or criterion not in j.rows):
+        raise AnalysisError(f"criterion {criterion!r} is not one of the campaign's: {', '.join(campaign.criteria)}")
+    j = j or load(campaign=campaign, annotators=annotators, systems=systems)
+    r = cr.get(rule)
+    obs = rule_observations(campaign=campaign, criterion=criterion, how=r.observations, annotators=annotators,
+                            normalize=normalize, systems=systems, j=j)
+    out = cr.rank_systems(obs, rule=rule, alpha=alpha, resamples=resamples, seed=seed)
+    return {"campaign": campaign.name, "criterion": criterion, "judgements_used": j.describe(),
+            **({"systems_filter": sorted(systems)} if systems else {}), **out}
 
 
 def _derived_win_rates(j: Loaded, criterion: str, outputs: dict) -> dict[str, float]:
@@ -325,8 +408,9 @@ def _matrices(outputs: dict, human: dict[int, float], metric: dict[int, float | 
 
 
 def _check_method(method: str, group_by: str, level: str) -> None:
-    if method not in co.METHODS + co.SYSTEM_METHODS and method != ALT_TEST:
-        raise AnalysisError(f"--method must be one of {', '.join(co.METHODS + co.SYSTEM_METHODS)}, {ALT_TEST}")
+    if method not in co.METHODS + co.SYSTEM_METHODS and method not in (ALT_TEST, ERROR_FREE, SPAN_F1):
+        raise AnalysisError(f"--method must be one of {', '.join(co.METHODS + co.SYSTEM_METHODS)}, {ALT_TEST}, "
+                            f"{ERROR_FREE}, {SPAN_F1}")
     if group_by not in GROUP_BY:
         raise AnalysisError("--group-by must be none, item or system")
     if level not in ("segment", "system"):
@@ -419,6 +503,13 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
             "higher_is_better": run.higher_is_better, "criterion": criterion, "judgements_used": j.describe()}
     from annotations.analysis import judges  # judges reads through this module
 
+    if method == SPAN_F1:
+        figures = span_report(campaign=campaign, run=run, j=j, criterion=criterion)
+        return {**base, "method": SPAN_F1, SPAN_F1: figures["overall"]["f1"], "n": figures["overall"]["outputs"],
+                **figures}
+    if method == ERROR_FREE:
+        figures = error_free_report(campaign=campaign, run=run, j=j, criterion=criterion, seed=seed)
+        return {**base, "method": ERROR_FREE, ERROR_FREE: figures["held_out"]["f1"], **figures}
     if method == ALT_TEST:
         figures = judges.alt_test_report(campaign=campaign, run=run, j=j, criterion=criterion, epsilon=epsilon,
                                          scoring=alt_scoring, q_fdr=q_fdr, min_instances=min_instances)
@@ -466,12 +557,14 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
     if method == "spa":
         ci = [None, None]  # each draw would need its own permutation tests: not computed
     elif level == "system":
-        ci = _system_ci(H, M, method, bootstrap, seed)
+        ci = _system_ci(H, M, stat, bootstrap, seed)
     else:
         ci = co.bootstrap_ci(H, M, method, stat.avg, reps=bootstrap, seed=seed) if method != "pdp" else \
             _pdp_ci(H, M, stat.avg, bootstrap, seed)
     out = {**base, "n": res["n"], method: _num(res["value"]), "ci95": [_num(x) for x in ci],
            "groups": res["groups"], "bootstrap": {"reps": bootstrap, "seed": seed, "resampled": "items"}}
+    if out["ci95"] == [None, None]:
+        out["ci95_note"] = _no_interval_reason(method, level, H, bootstrap)
     if method == "spa":
         out["bootstrap"] = {"reps": 0, "seed": seed, "resampled": "none: no interval for SPA"}
         out["spa"] = _num(res["value"])
@@ -490,11 +583,84 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
         out.update({"compare": run2.metric, "compare_run": run2.pk, "p_value": test["p_value"],
                     "delta": test["delta"], "resamples": test["resamples"], "test_seed": seed,
                     "test": "PERM-BOTH (mt-metrics-eval PermutationSigDiff); p_value: METRIC better than METRIC2"})
+        if method == "acc23":
+            # WMT23-25's tasks test acc23 by permuting pairs, each metric at its own epsilon.
+            n_pairs = sum(len(h) * (len(h) - 1) // 2 for h, _ in co.rows(Hc, Mc, stat.avg))
+            if n_pairs > co.MAX_PAIRS:
+                out["pairs_test"] = {"p_value": None, "label": PAIRS_TEST_LABEL,
+                                     "skipped": f"{n_pairs} pairs per resample (more than {co.MAX_PAIRS}): "
+                                                "group by item (--group-by item), as WMT's tasks do"}
+            else:
+                pairs = co.perm_pairs(Hc, M2c, Mc, stat.avg, seed=seed)
+                out["pairs_test"] = {**pairs, "seed": seed, "label": PAIRS_TEST_LABEL}
     ceiling = other_wave_figure(campaign=campaign, criterion=criterion, stat=stat, normalize=normalize,
                                 annotators=annotators, outputs=outputs, human=human)
     if ceiling is not None:
         out["human_ceiling"] = ceiling
     return out
+
+
+ERROR_FREE = "error-free"
+SPAN_F1 = "span-f1"
+
+
+def span_report(*, campaign: Campaign, run, j: Loaded, criterion: str) -> dict:
+    """A span-producing metric run's character-level P/R/F1 against the campaign's error spans."""
+    from annotations.analysis import span_eval as se
+    from annotations.analysis.metric_scores import extras_by_output
+
+    if not j.protocol.has_spans:
+        raise AnalysisError(f"span meta-evaluation needs a campaign with error spans (ESA, MQM); "
+                            f"{campaign.name!r} is {campaign.protocol}")
+    extras = extras_by_output(run=run)
+    predicted = {o: e["spans"] for o, e in extras.items() if isinstance(e, dict) and isinstance(e.get("spans"), list)}
+    if not predicted:
+        raise AnalysisError(f"run {run.pk} ({run.metric}) stored no error spans: span meta-evaluation needs a "
+                            "metric that produces spans (llm-judge in spans mode)")
+    human: dict[int, set] = defaultdict(set)
+    judged = set()
+    for r in j.rows.get(criterion, []):
+        judged.add(r.output_id)
+        human[r.output_id] |= se.chars(r.spans)
+    outputs = output_index(campaign=campaign)
+    by_system: dict[str, list] = defaultdict(list)
+    for o in sorted(judged & set(predicted), key=lambda o: (str(outputs[o]["item_ext"]), outputs[o]["system"])
+                    if o in outputs else ("", "")):
+        if o in outputs:
+            by_system[outputs[o]["system"]].append((human[o], se.chars(predicted[o])))
+    every = [pair for pairs in by_system.values() for pair in pairs]
+    return {"label": se.LABEL, "overall": se.micro(every),
+            "per_system": {s: se.micro(pairs) for s, pairs in sorted(by_system.items())},
+            "not_built": "WMT25 severity-weighted span F1 and factgenie's span measures"}
+
+
+def error_free_report(*, campaign: Campaign, run, j: Loaded, criterion: str, seed: int = 0) -> dict:
+    """Error-free detection (error_free.py) of a metric run against an ESA campaign's outputs."""
+    from annotations.analysis import error_free as ef
+
+    low, high = campaign.criterion_scale(criterion)
+    if not j.protocol.has_spans or low is None or high is None or not low <= ef.GOLD_SCORE <= high:
+        raise AnalysisError(f"error-free detection needs a campaign with error spans and a scale that holds "
+                            f"{ef.GOLD_SCORE:g} (ESA, 0-100); {campaign.name!r} is {campaign.protocol} "
+                            f"with scale {low}-{high}")
+    rows = j.rows.get(criterion, [])
+    scores = human_output_scores(j, criterion)
+    marked = {r.output_id for r in rows if any(not s.get("missing") for s in r.spans)}
+    outputs = output_index(campaign=campaign)
+    metric = scores_by_output(run=run)
+    sign = 1.0 if run.higher_is_better else -1.0
+    used = sorted((o for o in scores if o in outputs and metric.get(o) is not None and np.isfinite(metric[o])),
+                  key=lambda o: (str(outputs[o]["item_ext"]), outputs[o]["system"]))
+    gold = np.array([scores[o] >= ef.GOLD_SCORE and o not in marked for o in used], dtype=bool)
+    values = np.array([sign * metric[o] for o in used], dtype=float)
+    figures = ef.detection(gold, values, [outputs[o]["item_ext"] for o in used], seed=seed)
+    if not run.higher_is_better:
+        # Thresholds were found on the negated scores: say them in the metric's own units.
+        for part in ("held_out", "best_on_all"):
+            t = figures[part]["threshold"]
+            figures[part]["threshold"] = None if t is None else -t
+            figures[part]["predicted"] = "error-free when the metric's score <= threshold (lower is better)"
+    return figures
 
 
 # ---- second waves ----------------------------------------------------------------
@@ -524,8 +690,10 @@ def other_wave_figure(*, campaign: Campaign, criterion: str, stat, normalize: st
             "what": f"the other human wave ({role}) scored like a metric against these judgements"}
 
 
-def waves_report(*, campaign: Campaign, criterion: str | None = None, annotators: str = INCLUDED) -> dict | None:
-    """human1 vs human2: segment and system agreement and the reproducibility figure (CV*)."""
+def waves_report(*, campaign: Campaign, criterion: str | None = None, annotators: str = INCLUDED,
+                 threshold: float = wv.DISCREPANCY_THRESHOLD) -> dict | None:
+    """human1 vs human2: segment and system agreement, the reproducibility figure (CV*), and the
+    outputs whose two waves differ by more than `threshold` ("discrepancies")."""
     pair = wave_pair(campaign)
     if pair is None:
         return None
@@ -540,7 +708,11 @@ def waves_report(*, campaign: Campaign, criterion: str | None = None, annotators
         figures = wv.agreement(h1, h2, outputs, shift=wv.scale_shift(first, c, j1.protocol))
         # The protocol's scores as its headline reads them ("z": RankME's per-annotator z-scores).
         figures["variant"] = j1.protocol.agreement.variant
+        figures["discrepancies"] = wv.discrepancies(h1, h2, outputs, threshold=threshold)
         out["criteria"][c] = figures
+    out["discrepancy_threshold"] = threshold
+    out["discrepancy_label"] = (f"outputs whose two waves' scores differ by more than {threshold:g} points "
+                                "(WMT25 general task, wmt25-general-mt issue #3)")
     return out
 
 
@@ -552,8 +724,8 @@ def compare_all_report(*, campaign: Campaign, criterion: str, level: str = "syst
     """Every done metric run ranked by one figure, PERM-BOTH between every pair, and clusters as
     mt-metrics-eval's `CompareMetrics` + `AssignRanks` make them."""
     _check_method(method, group_by, level)
-    if method == ALT_TEST:
-        raise AnalysisError("--compare-all ranks correlations; the alt-test is per judge run (give --metric)")
+    if method in (ALT_TEST, ERROR_FREE, SPAN_F1):
+        raise AnalysisError(f"--compare-all ranks correlations; {method} is per run (give --metric)")
     if criterion not in campaign.criteria:
         raise AnalysisError(f"criterion {criterion!r} is not one of the campaign's: {', '.join(campaign.criteria)}")
     j = load(campaign=campaign, annotators=annotators, criterion=criterion)
@@ -657,9 +829,23 @@ def _system_level(run, systems, H, M, sign):
     return human.reshape(1, -1), metric.reshape(1, -1), used
 
 
-def _system_ci(H, M, method, reps, seed):
+def _no_interval_reason(method: str, level: str, H, reps: int) -> str:
+    """Why a figure comes without an interval, said next to it (never a silent blank)."""
+    if method == "spa":
+        return "no interval for SPA: each resample would need its own permutation tests"
+    if reps <= 0:
+        return "no interval: --bootstrap 0 draws no resamples"
+    if H.shape[1] < 3 or (level == "system" and H.shape[0] < 3):
+        return "no interval: fewer than 3 items (or, at system level, 3 systems) to resample"
+    return "no interval: fewer than 2 resamples gave a defined value"
+
+
+def _system_ci(H, M, stat: "_Statistic", reps, seed):
+    """95% percentile interval of a system-level figure from resampling items: each draw scores
+    the systems by their mean over the drawn items and computes the same statistic (`stat.value`,
+    so PDP gets PDP's function, not a correlation's)."""
     n = H.shape[1]
-    if n < 3 or H.shape[0] < 3:
+    if reps <= 0 or n < 3 or H.shape[0] < 3:
         return [None, None]
     rng = np.random.default_rng(seed)
     values = []
@@ -670,7 +856,7 @@ def _system_ci(H, M, method, reps, seed):
             __import__("warnings").simplefilter("ignore")
             hs = np.nanmean(h, axis=1)
             ms = np.nanmean(np.where(np.isnan(h), np.nan, m), axis=1)
-        v = co.correlate(hs, ms, method, "none")["value"]
+        v = stat.value(hs.reshape(1, -1), ms.reshape(1, -1))["value"]
         if np.isfinite(v):
             values.append(v)
     if len(values) < 2:

@@ -13,8 +13,9 @@ system above is significantly better than every system below by a one-sided
 Mann-Whitney U test (Wilcoxon rank-sum) on their per-output scores at
 p < 0.05, as WMT's human rankings do (Barrault et al. 2019).
 
-Paired clusters and rank ranges (`paired_ranks`), as the WMT 2025 human evaluation
-computes them: for every ordered pair of systems, a one-sided paired Wilcoxon
+Paired clusters and rank ranges (`paired_ranks`, the rule `pairwise-ranges` of cluster_rules;
+not the WMT 2025 script's rule, which cluster_rules has as `wmt25` and `wmt25-ranges`): for every
+ordered pair of systems, a one-sided paired Wilcoxon
 signed-rank test (scipy, zero differences dropped; the exact distribution for up to
 50 differences without ties or zeros, else the normal approximation with tie and zero
 corrections) over the items both systems have a score for, p < 0.05. A system's rank
@@ -121,8 +122,9 @@ def clusters(samples: dict[str, np.ndarray], *, higher_is_better: bool = True, p
     return rows
 
 
-PAIRED_TEST = ("one-sided paired Wilcoxon signed-rank test over the items both systems share, p < 0.05 "
-               "(WMT 2025); rank range = [1 + #systems significantly better, N - #systems significantly worse]")
+PAIRED_TEST = ("pairwise-ranges: rank ranges from one-sided Wilcoxon tests of every pair, p < 0.05 (paired "
+               "Wilcoxon signed-rank over the items both systems share); rank range = [1 + #systems significantly "
+               "better, N - #systems significantly worse]. Not WMT25's rule: see the rule selector (cluster_rules)")
 
 
 def paired_p(x: dict, y: dict) -> float:

@@ -14,7 +14,7 @@ from django.utils.http import urlencode
 
 from annotations import protocols
 from annotations.access import campaign_for_staff
-from annotations.analysis import pages, report, severity
+from annotations.analysis import cluster_rules, pages, report, severity
 from annotations.export.csvsafe import csv_response
 from annotations.selectors.judgements import ALL, INCLUDED
 from annotations.models import Campaign
@@ -134,7 +134,14 @@ def scatter(request: HttpRequest, pk: int) -> HttpResponse:
 def rankings(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = _campaign(request, pk)
     f = _filters(request, campaign)
-    data = pages.rankings(campaign, criterion=f["criterion"], annotators=f["annotators"], systems=f["systems"])
+    r = _rule_params(request)
+    data = pages.rankings(campaign, criterion=f["criterion"], annotators=f["annotators"], systems=f["systems"], **r)
+    if request.GET.get("format") == "csv" and request.GET.get("table") == "rule":
+        rule = data["rule"]
+        return _csv(f"{campaign.name}-rankings-{rule['name']}", [
+            "criterion", "rule", "rule_label", "system", "mean", "n", "rank", "rank_range_low", "rank_range_high",
+            "cluster"], [[c, rule["name"], rule["label"], x["system"], x["mean"], x["n"], x["rank"], *x["rank_range"],
+                          x["cluster"]] for c, rs in data.get("rule_rankings", {}).items() for x in rs])
     if request.GET.get("format") == "csv":
         rows = []
         for c, rs in data["criteria"].items():
@@ -149,6 +156,11 @@ def rankings(request: HttpRequest, pk: int) -> HttpResponse:
                                                   "mean_ci_high", "paired_cluster", "rank_range_low",
                                                   "rank_range_high"], rows)
     ctx = _base(request, campaign, f, "rankings")
+    extra = {"rule": r["rule"], "alpha": r["alpha"], "resamples": r["resamples"], "seed": r["seed"]}
+    ctx["csv_url"] = request.path + _query(f, format="csv", **extra)
+    ctx.update({"rules": [{"name": x.name, "label": x.describe(alpha=r["alpha"], resamples=r["resamples"],
+                                                              seed=r["seed"])["label"]} for x in cluster_rules.RULES.values()],
+                "rule_params": r, "rule_csv_url": request.path + _query(f, format="csv", table="rule", **extra)})
     side = []
     for c, rs in data["criteria"].items():
         side.append({"label": f"Humans: {c}", "rows": rs, "human": True})
@@ -163,6 +175,25 @@ def rankings(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "analysis/rankings.html", ctx)
 
 
+def _number(request: HttpRequest, key: str, cast, default, low, high):
+    """A number from the query string, or the default when missing, unreadable or out of range."""
+    try:
+        value = cast(request.GET.get(key, default))
+    except (TypeError, ValueError):
+        return default
+    return value if low <= value <= high else default
+
+
+def _rule_params(request: HttpRequest) -> dict:
+    """The cluster rule and its options from the query string; anything unreadable falls back
+    to the default (a page never fails on a hand-edited URL)."""
+    name = request.GET.get("rule")
+    rule = name if name in cluster_rules.RULES else cluster_rules.DEFAULT_RULE
+    return {"rule": rule, "alpha": _number(request, "alpha", float, cluster_rules.DEFAULT_ALPHA, 1e-6, 0.5),
+            "resamples": _number(request, "resamples", int, cluster_rules.DEFAULT_RESAMPLES, 1, 10_000),
+            "seed": _number(request, "seed", int, 0, 0, 2**32 - 1)}
+
+
 def _paired(row: dict) -> list:
     """Paired-Wilcoxon cluster and rank range (systems.paired_ranks), for the CSV."""
     low, high = row.get("rank_range", [None, None])
@@ -174,6 +205,13 @@ def meta(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = _campaign(request, pk)
     f = _filters(request, campaign)
     normalize = "z" if request.GET.get("normalize") == "z" else "none"
+    threshold = _number(request, "discrepancy", float, 50.0, 0.0, 1e9)
+    if request.GET.get("format") == "csv" and request.GET.get("table") == "discrepancies":
+        found = pages.wave_discrepancies(campaign, annotators=f["annotators"], threshold=threshold) or {"rows": []}
+        return _csv(f"{campaign.name}-wave-discrepancies", [
+            "criterion", "item_id", "system", "human1", "human2", "difference", "threshold"],
+            [[r["criterion"], r["item_ext"], r["system"], r["human1"], r["human2"], r["difference"], threshold]
+             for r in found["rows"]])
     data = pages.meta_table(campaign, annotators=f["annotators"], systems=f["systems"], normalize=normalize)
     if request.GET.get("format") == "csv":
         header = ["metric", "run"] + [f"{c['criterion']}:{c['method']}:{c['level']}:{c['group_by']}"
@@ -188,6 +226,10 @@ def meta(request: HttpRequest, pk: int) -> HttpResponse:
         epsilon = 0.2
     epsilon = epsilon if epsilon in pages.ALT_EPSILONS else 0.2
     ctx = _base(request, campaign, f, "meta")
+    if data.get("waves"):
+        ctx["discrepancies"] = pages.wave_discrepancies(campaign, annotators=f["annotators"], threshold=threshold)
+        ctx["discrepancy_csv_url"] = request.path + _query(f, format="csv", table="discrepancies",
+                                                           discrepancy=f"{threshold:g}")
     ctx.update({"data": data, "normalize": normalize, "epsilon": epsilon, "epsilons": pages.ALT_EPSILONS,
                 "judges": pages.judge_panel(campaign, annotators=f["annotators"], normalize=normalize,
                                             epsilon=epsilon)})

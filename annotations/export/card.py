@@ -190,6 +190,22 @@ def _rankings_section(add, rankings: dict | None) -> None:
             add(f"| {r['rank']} | `{_cell(r['system'])}` | {_fmt(r['score'])} | {r['cluster']} | "
                 f"{r.get('paired_cluster', '–')} | {low}–{high} |")
         add("")
+    rule = rankings.get("rule")
+    if rule and rankings.get("rule_rankings"):
+        add(f"### Rank ranges and clusters by rule `{_cell(rule['name'])}`")
+        add("")
+        add(f"- Rule: {_md(rule['label'])}")
+        add(f"- Source: {_md(rule['source'])}; observations: {_md(rule['observations'])}"
+            + (f"; seed {rule['seed']}, {rule['resamples']} resamples" if rule.get("seed") is not None else ""))
+        add("")
+        for c, rows in rankings["rule_rankings"].items():
+            add(f"`{_cell(c)}`")
+            add("")
+            add("| rank | system | mean | rank range | cluster |\n|---|---|---|---|---|")
+            for r in rows:
+                add(f"| {r['rank']} | `{_cell(r['system'])}` | {_fmt(r['mean'])} | {r['rank_range'][0]}–"
+                    f"{r['rank_range'][1]} | {r['cluster']} |")
+            add("")
 
 
 def _waves_section(add, waves: dict | None) -> None:
@@ -210,6 +226,16 @@ def _waves_section(add, waves: dict | None) -> None:
         add(f"| `{_cell(c)}` | {_fmt(seg['pearson'])} | {_fmt(seg['kendall'])} | {seg['n']} | "
             f"{_fmt(sys_['pearson'])} | {_fmt(sys_['kendall'])} | {sys_['n']} | {_fmt(rep['cv_star_mean'])} |")
     add("")
+    if "discrepancy_label" in waves:
+        listed = [(c, r) for c, f in waves["criteria"].items() for r in f.get("discrepancies", [])]
+        add(f"- Wave discrepancies: {len(listed)} {_md(waves['discrepancy_label'])}")
+        if listed:
+            add("")
+            add("| criterion | item | system | human1 | human2 | difference |\n|---|---|---|---|---|---|")
+            for c, r in listed:
+                add(f"| `{_cell(c)}` | `{_cell(str(r['item_ext']))}` | `{_cell(r['system'])}` | {_fmt(r['human1'])} | "
+                    f"{_fmt(r['human2'])} | {_fmt(r['difference'])} |")
+        add("")
 
 
 def card_text(*, campaign: Campaign, options, result, configuration: dict, runs: list, qc_active: bool,

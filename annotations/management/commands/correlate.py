@@ -35,9 +35,11 @@ class Command(BaseCommand):
         parser.add_argument("--metric", help="metric name (its newest done run) or a run id")
         parser.add_argument("--criterion", required=True)
         parser.add_argument("--level", choices=["segment", "system"], default="segment")
-        parser.add_argument("--method", choices=["pearson", "spearman", "kendall", "acc23", "spa", "pdp", "alt-test"],
+        parser.add_argument("--method", choices=["pearson", "spearman", "kendall", "acc23", "spa", "pdp", "alt-test",
+                                                 "error-free", "span-f1"],
                             default="pearson",
-                            help="alt-test: the alternative annotator test (Calderon et al. 2025) of a judge run")
+                            help="alt-test: the alternative annotator test (Calderon et al. 2025) of a judge run; "
+                                 "error-free: error-free segment detection (WMT26; ESA campaigns)")
         parser.add_argument("--epsilon", type=float, default=0.2,
                             help="alt-test: the judge's cost-benefit allowance (0.2 crowd workers, 0.1 experts)")
         parser.add_argument("--alt-scoring", choices=["accuracy", "neg_rmse"],
@@ -125,14 +127,32 @@ class Command(BaseCommand):
                               f"(epsilon {result['epsilon']}, {result['annotators_tested']} annotators, "
                               f"{result['instances']} instances)")
             return
+        if result.get("method") == "span-f1":
+            o = result["overall"]
+            self.stdout.write(f"{result['metric']} vs {result['criterion']}: span F1 {o['f1']} (precision "
+                              f"{o['precision']}, recall {o['recall']}, {o['outputs']} outputs; {result['label']})")
+            return
+        if result.get("method") == "error-free":
+            h, b = result["held_out"], result["best_on_all"]
+            self.stdout.write(f"{result['metric']} vs {result['criterion']}: error-free detection, held-out F1 {h['f1']} "
+                              f"(precision {h['precision']}, recall {h['recall']}, threshold {h['threshold']}, seed "
+                              f"{h['seed']}); best on all outputs F1 {b['f1']} at {b['threshold']} ({b['caveat']}); "
+                              f"{result['positives']} of {result['n']} outputs error-free")
+            return
         if "agreement" in result:
             self.stdout.write(f"{result['metric']} vs {result['criterion']}: agreement {result['agreement']} "
                               f"over {result['n']} pairs")
             return
         line = (f"{result['metric']} vs {result['criterion']} ({result['level']}, group by {result['group_by']}): "
                 f"{result['method']} {result[result['method']]} 95% CI {result['ci95']}, n {result['n']}")
+        if result.get("ci95_note"):
+            line += f" ({result['ci95_note']})"
         if "p_value" in result:
-            line += f"; vs {result['compare']}: p {result['p_value']}"
+            line += f"; vs {result['compare']}: p {result['p_value']} (PERM-BOTH)"
+        if "pairs_test" in result:
+            pairs = result["pairs_test"]
+            line += (f", p {pairs['p_value']} (pairs permutation)" if "skipped" not in pairs
+                     else f"; pairs permutation not run: {pairs['skipped']}")
         if result.get("system_scores"):
             used = result["system_scores"]
             line += f"\nsystem scores, {used['label']}: " + ", ".join(
