@@ -114,3 +114,15 @@ def start_celery_worker(transactional_db):
 def celery_worker_process(start_celery_worker):
     """One real Celery worker process (see `start_celery_worker`)."""
     return start_celery_worker()
+
+
+@pytest.fixture
+def registered():
+    """The built-in protocols and the test-only one (tests/protocol_plugin.py), registered the way
+    a deployment adds a protocol: through WORKBENCH_PROTOCOLS."""
+    from django.test import override_settings
+
+    from tests.protocol_plugin import WITH_PLUGIN
+
+    with override_settings(WORKBENCH_PROTOCOLS=WITH_PLUGIN):
+        yield WITH_PLUGIN

@@ -186,6 +186,43 @@ class Protocol(ImportShape):
         same units from the same data however and in whatever order it was imported."""
         return output_identity(identity, key), False
 
+    # ---- allocation ----------------------------------------------------------------------------
+
+    def allocation_observations(self, campaign, criterion: str) -> list[tuple[int, str, float]]:
+        """(item id, system id as text, value) of every complete judgement of `criterion`, higher
+        = better: what adaptive allocation compares systems by (annotations.allocation). Scored
+        protocols: each output's score, read from the protocol's own judgement model."""
+        from annotations.models import JudgementBase
+
+        return [(item, str(system), float(score)) for item, system, score in self.model.objects.filter(
+            campaign=campaign, criterion=criterion, status=JudgementBase.Status.COMPLETE,
+        ).values_list("item_id", "output__system_id", "score")]
+
+    # ---- simulated annotators (the demo's finished campaigns, tests) ----------------------------
+
+    def simulated_answers(self, campaign, criterion: str, outputs: Sequence[Mapping], impression, rng
+                          ) -> list[dict]:
+        """A simulated annotator's answers to one question of a unit, in the unit API's shape (output
+        ids): `outputs` as the annotator's payload shows them (`id`, `text`), `impression(output)` the
+        annotator's 0-100 opinion of one (drawn once per output, in order), `rng` their random.Random.
+        Default: a score per output, the impression put on the criterion's scale (magnitudes: twice
+        the impression, at least 1), plus `simulated_extra`."""
+        low, high = campaign.criterion_scale(criterion)
+        answers = []
+        for output in outputs:
+            value = impression(output)
+            answer = {"criterion": criterion, "output": output["id"]}
+            if self.has_scale:
+                answer["score"] = (float(round(max(1.0, 2 * value))) if low is None or high is None
+                                   else float(round(low + (high - low) * value / 100)))
+            answer.update(self.simulated_extra(campaign, output, value, rng))
+            answers.append(answer)
+        return answers
+
+    def simulated_extra(self, campaign, output: Mapping, value: float, rng) -> dict:
+        """What a simulated answer adds to the score of one output (span protocols: spans)."""
+        return {}
+
     # ---- human scores ------------------------------------------------------------------------
 
     def output_scores(self, rows: list[JudgementRow], *, normalize: str = "none") -> dict[int, float]:

@@ -97,6 +97,22 @@ class BestWorst(Protocol):
         return (tuple(sorted(output_identity(identity, int(o)) for o in members.split("-"))),
                 output_identity(identity, output)), False
 
+    def simulated_answers(self, campaign, criterion, outputs, impression, rng) -> list[dict]:
+        ranked = sorted(outputs, key=impression)
+        return [{"criterion": criterion, "best": ranked[-1]["id"], "worst": ranked[0]["id"]}]
+
+    def allocation_observations(self, campaign, criterion: str) -> list[tuple[int, str, float]]:
+        """Each output of a judged tuple: +1 best, -1 worst, 0 for the others."""
+        from annotations.models import JudgementBase, Output
+
+        judgements = list(self.model.objects.filter(
+            campaign=campaign, criterion=criterion, status=JudgementBase.Status.COMPLETE,
+        ).values_list("item_id", "outputs", "best_id", "worst_id"))
+        system_of = dict(Output.objects.filter(
+            pk__in={o for _, outputs, _, _ in judgements for o in outputs}).values_list("pk", "system_id"))
+        return [(item, str(system_of.get(output)), 1.0 if output == best else -1.0 if output == worst else 0.0)
+                for item, outputs, best, worst in judgements for output in outputs]
+
     def output_scores(self, rows: list[JudgementRow], *, normalize: str = "none") -> dict[int, float]:
         """(#best - #worst) / #appearances of each output (Orme 2009's counting score)."""
         seen: dict = {}

@@ -1,6 +1,7 @@
 """Error span annotation (ESA, Kocmi et al. 2024): error spans in one output, then a 0-100 score."""
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
@@ -76,6 +77,31 @@ class Esa(Protocol):
                          f"each and were not told the source; {prefill['held_back_outputs']} output(s) "
                          f"(share {prefill['holdout']}) shown without suggestions")
         return lines
+
+    # ---- simulated annotators --------------------------------------------------------------------
+
+    def simulated_categories(self, campaign) -> list[str] | None:
+        """The span categories a simulated annotator picks from (MQM: the typology's leaves)."""
+        return None
+
+    def simulated_extra(self, campaign, output, value, rng) -> dict:
+        """Error spans on whole words: more and worse where the impression is poor; with categories
+        (MQM), each span gets one, and a poor output may also miss content."""
+        words = [(m.start(), m.end()) for m in re.finditer(r"\w+", output["text"])]
+        spans = []
+        if words and value < 75:
+            start, end = rng.choice(words)
+            spans.append({"start": start, "end": end, "severity": "minor"})
+        if len(words) > 1 and value < 45:
+            start, end = rng.choice([w for w in words if w[0] != spans[0]["start"]])
+            spans.append({"start": start, "end": end, "severity": "major"})
+        categories = self.simulated_categories(campaign)
+        if categories:
+            if value < 30:
+                spans.append({"missing": True, "severity": "major"})
+            for span in spans:
+                span["category"] = rng.choice(categories)
+        return {"spans": spans}
 
     # ---- quality control -----------------------------------------------------------------------
 

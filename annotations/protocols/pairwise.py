@@ -96,6 +96,23 @@ class Pairwise(Protocol):
         a, b = (output_identity(identity, o) for o in key)
         return ((a, b), False) if a <= b else ((b, a), True)
 
+    def simulated_answers(self, campaign, criterion, outputs, impression, rng) -> list[dict]:
+        """The better impression wins; within 3 points a tie."""
+        a, b = (impression(o) for o in outputs)
+        return [{"criterion": criterion, "winner": "tie" if abs(a - b) < 3 else ("a" if a > b else "b")}]
+
+    def allocation_observations(self, campaign, criterion: str) -> list[tuple[int, str, float]]:
+        """Each side of a comparison: 1 for a win, 0.5 for a tie, 0 for a loss."""
+        from annotations.models import JudgementBase
+
+        out = []
+        for item, a, b, winner in self.model.objects.filter(
+                campaign=campaign, criterion=criterion, status=JudgementBase.Status.COMPLETE,
+        ).values_list("item_id", "output_a__system_id", "output_b__system_id", "winner"):
+            value = {"a": 1.0, "b": 0.0}.get(winner, 0.5)
+            out += [(item, str(a), value), (item, str(b), 1.0 - value)]
+        return out
+
     def output_scores(self, rows: list[JudgementRow], *, normalize: str = "none") -> dict[int, float]:
         """Win rate of each output over its comparisons (a tie is half a win)."""
         won: dict = {}

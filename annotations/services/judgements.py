@@ -54,7 +54,7 @@ def protocol_check(*, campaign: Campaign, model) -> Protocol:
     """The campaign's protocol, if its judgements are stored as `model` (the endpoint's kind)."""
     protocol = protocols.of(campaign)
     if protocol.model is not model:
-        expected = [p.name for p in protocols.PROTOCOLS.values() if p.model is model]
+        expected = [p.name for p in protocols.protocols().values() if p.model is model]
         raise ValidationError(
             f"campaign {campaign.name!r} uses the {campaign.protocol} protocol; "
             f"this judgement needs {' or '.join(expected)}"

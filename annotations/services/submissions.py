@@ -253,10 +253,6 @@ def _partials_delete(model, assignment: Assignment) -> None:
         cursor.execute(f"DELETE FROM {table} WHERE assignment_id = %s", [assignment.pk])
 
 
-# The judgement model of each protocol (bench/bench_annotation.py reads it).
-MODELS_BY_PROTOCOL = {name: protocol.model for name, protocol in protocols.PROTOCOLS.items()}
-
-
 @retry_on_deadlock
 @transaction.atomic
 def unit_submit(

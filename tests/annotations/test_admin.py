@@ -37,9 +37,9 @@ def data(db):
     low, high = sorted([out_a, out_b], key=lambda o: o.pk)
     annotator = AnnotatorFactory(project=project, user=UserFactory())
     likert = CampaignFactory(dataset=dataset)
-    pairwise = CampaignFactory(dataset=dataset, protocol=Campaign.Protocol.PAIRWISE, scale_min=None, scale_max=None)
-    bws = CampaignFactory(dataset=dataset, protocol=Campaign.Protocol.BWS, scale_min=None, scale_max=None)
-    esa = CampaignFactory(dataset=dataset, protocol=Campaign.Protocol.ESA, scale_min=0, scale_max=100)
+    pairwise = CampaignFactory(dataset=dataset, protocol="pairwise", scale_min=None, scale_max=None)
+    bws = CampaignFactory(dataset=dataset, protocol="bws", scale_min=None, scale_max=None)
+    esa = CampaignFactory(dataset=dataset, protocol="esa", scale_min=0, scale_max=100)
     assignment_next(campaign=likert, annotator=annotator)
     common = {"annotator": annotator, "criterion": "fluency"}
     RatingJudgementFactory(campaign=likert, output=out_a, score=3, **common)

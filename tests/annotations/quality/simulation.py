@@ -47,7 +47,7 @@ class Annotator:
             low, high = campaign.criterion_scale(criterion)
             if low is None or high is None:  # unbounded RankME magnitudes
                 low, high = 1, 200
-            if campaign.protocol == Campaign.Protocol.MQM:
+            if campaign.protocol == "mqm":
                 # No score to give: errors (as missing content, in the typology's first leaf
                 # category), more of them where the text seems worse; the server computes the score.
                 category = leaf_paths(campaign_settings(campaign=campaign)["typology"])[0]
@@ -55,15 +55,15 @@ class Annotator:
                     errors = round((100 - self.score(output["text"], 0, 100)) / 10)
                     answers.append({"criterion": criterion, "output": output["id"],
                                     "spans": [{"missing": True, "severity": "minor", "category": category}] * errors})
-            elif campaign.protocol in (Campaign.Protocol.LIKERT, Campaign.Protocol.RANKME, Campaign.Protocol.ESA,
-                                       Campaign.Protocol.CESA):
+            elif campaign.protocol in ("likert", "rankme", "esa",
+                                       "cesa"):
                 for output in outputs:
                     answer = {"criterion": criterion, "output": output["id"],
                               "score": self.score(output["text"], low, high)}
-                    if campaign.protocol in (Campaign.Protocol.ESA, Campaign.Protocol.CESA):
+                    if campaign.protocol in ("esa", "cesa"):
                         answer["spans"] = []
                     answers.append(answer)
-            elif campaign.protocol == Campaign.Protocol.PAIRWISE:
+            elif campaign.protocol == "pairwise":
                 a, b = (self.score(o["text"], 0, 100) for o in outputs)
                 winner = ("a" if a > b else "b" if b > a else "tie") if self.careful else self.rng.choice("ab")
                 answers.append({"criterion": criterion, "winner": winner})

@@ -27,7 +27,7 @@ def sentence(rng: random.Random) -> str:
 @pytest.fixture
 def campaign():
     rng = random.Random(3)
-    campaign = CampaignFactory(protocol=Campaign.Protocol.LIKERT, scale_min=0, scale_max=100,
+    campaign = CampaignFactory(protocol="likert", scale_min=0, scale_max=100,
                                criteria=["quality"], redundancy=4, units_per_batch=10)
     systems = [SystemFactory(dataset=campaign.dataset) for _ in range(2)]
     for _ in range(20):
