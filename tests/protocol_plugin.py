@@ -1,5 +1,5 @@
 """A protocol that only the tests register, as a research group would ship one in its own package:
-a 3-point Likert variant with a name of its own, listed in WORKBENCH_PROTOCOLS beside the built-in
+a 5-point Likert variant with a name of its own, listed in WORKBENCH_PROTOCOLS beside the built-in
 ones. Tests parametrised over `every_protocol()` take the `registered` fixture (tests/conftest.py),
 which registers it for the test; it needs no migration and no edit of product code.
 """
@@ -7,15 +7,17 @@ from annotations.protocols.likert import Likert
 from annotations.protocols.registry import DEFAULT_PROTOCOLS
 
 
-class LikertThree(Likert):
-    name = "likert3"
-    label = "3-point Likert (test plugin)"
-    # A fixed 1-3 scale: a campaign need not name one.
+class LikertFive(Likert):
+    name = "likert5"
+    label = "5-point Likert (test plugin)"
+    # A fixed 1-5 scale: a campaign need not name one.
     scale_required = False
-    default_scale = (1.0, 3.0)
+    default_scale = (1.0, 5.0)
+    # Likert's page as it is: its template, shortcuts and script (which registers "likert").
+    script_registers = "likert"
 
 
-PLUGIN_PROTOCOLS = ("tests.protocol_plugin.LikertThree",)
+PLUGIN_PROTOCOLS = ("tests.protocol_plugin.LikertFive",)
 WITH_PLUGIN = [*DEFAULT_PROTOCOLS, *PLUGIN_PROTOCOLS]
 
 

@@ -293,7 +293,7 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
     if protocol.derives_pairs:
         for c, builder in derived.items():
             if c in figures:
-                found = _agreement_json(ag.criterion_agreement(pairwise, None, table=builder.table(),
+                found = _agreement_json(ag.criterion_agreement(protocol.pairs_protocol(), None, table=builder.table(),
                                                                scale=(None, None), annotators=who))
                 found["headline"]["label"] = f"{found['headline']['label']}, {protocol.derived_pairs_label}"
                 figures[c]["pairwise_derived"] = found

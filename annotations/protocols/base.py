@@ -74,6 +74,9 @@ class Protocol(ImportShape):
     agreement: AgreementSpec
     template: str = ""  # the unit's template partial
     script: str = ""  # its JS module under static/
+    # The name its script registers with annotate.js (`Annotate.register`): its own, unless the
+    # protocol reuses another protocol's page module unchanged (a Likert variant on likert.js).
+    script_registers: str = ""
     shortcuts: str = ""  # its lines of the keyboard-shortcuts panel (a template partial)
     # How the page names the outputs of a unit, by position ("AB": A and B); "" numbers them 1, 2, ...
     output_labels: str = ""
@@ -101,6 +104,11 @@ class Protocol(ImportShape):
     setup_fields: tuple[str, ...] = ()
     # The REST endpoint that lists and takes this protocol's judgements one by one.
     api_path: str = ""
+
+    @property
+    def client_name(self) -> str:
+        """The protocol the page's script starts (the page config's `protocol`)."""
+        return self.script_registers or self.name
 
     def settings_summary(self, campaign) -> list[tuple[str, str]]:
         """(label, value) rows the campaign page shows for this protocol's own settings."""
