@@ -16,8 +16,17 @@ never branches on a protocol's name (STYLE.md 14). A protocol owns:
   copy against the original (`qc_originals`, `degraded_pair`, `degraded_shown`), a repeat
   against the first answer (`repeat_pairs`), a control unit's answer (`control_answer`,
   `gold_answers`);
-- its page (`template`, `script`);
+- every conversion of one answer: to the stored row and back (`judgement_row`, `stored_answer`),
+  to the page's draft (`draft_answer`), from a control's record and file line
+  (`control_submission`, `control_file_answer`), its gold check (`gold_problems`), its spans
+  (`spans_of`);
+- its value for adaptive allocation (`allocation_observations`) and its simulated annotator
+  (`simulated_answers`, the demo and the tests);
+- its page (`template`, `script`, `script_registers`);
 - the shape of its lines in `import_judgements` (the `ImportShape` mixin, annotations.protocols.imports).
+
+Protocols are registered by dotted path in the setting WORKBENCH_PROTOCOLS (registry.py); a
+campaign stores the name, so adding one needs no migration.
 
 Adding a protocol: docs/architecture.md, "Add a protocol".
 """
