@@ -43,7 +43,7 @@ def _load() -> None:
         cls = import_string(path)
         if not (isinstance(cls, type) and issubclass(cls, Protocol)) or not cls.name:
             raise TypeError(f"WORKBENCH_PROTOCOLS: {path} is not a Protocol subclass with a name")
-        register(cls())
+        _add(cls())
     _loaded = True
 
 
@@ -64,7 +64,13 @@ def _reload(*, setting, **kwargs) -> None:
 
 
 def register(protocol: Protocol) -> Protocol:
-    """Add a protocol instance (the setting is the usual way; this is for code that builds one)."""
+    """Add a protocol instance (the setting is the usual way; this is for code that builds one).
+    The setting's protocols are loaded first, so they do not replace it."""
+    protocols()
+    return _add(protocol)
+
+
+def _add(protocol: Protocol) -> Protocol:
     if protocol.name in PROTOCOLS:
         raise ValueError(f"protocol {protocol.name!r} is registered twice")
     if len(protocol.name) > 20:  # Campaign.protocol's max_length
