@@ -275,10 +275,10 @@ def percentile(values: list[float], q: float) -> float:
 def counted(campaign_id: int) -> tuple[int, int]:
     """Complete units and complete judgements stored for a campaign."""
     from annotations.models import Assignment, Campaign
-    from annotations.services.submissions import MODELS_BY_PROTOCOL
+    from annotations import protocols
 
     campaign = Campaign.objects.get(pk=campaign_id)
-    model = MODELS_BY_PROTOCOL[campaign.protocol]
+    model = protocols.get(campaign.protocol).model
     return (Assignment.objects.filter(campaign=campaign, status="done").count(),
             model.objects.filter(campaign=campaign, status="complete").count())
 

@@ -520,10 +520,10 @@ class OurDatabase:
 
     def count(self, campaign_id: int) -> int:
         from annotations.models import Campaign
-        from annotations.services.submissions import MODELS_BY_PROTOCOL
+        from annotations import protocols
 
         campaign = Campaign.objects.get(pk=campaign_id)
-        return MODELS_BY_PROTOCOL[campaign.protocol].objects.filter(campaign=campaign, status="complete").count()
+        return protocols.get(campaign.protocol).model.objects.filter(campaign=campaign, status="complete").count()
 
 
 class Pearmut(Tool):

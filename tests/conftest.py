@@ -206,3 +206,15 @@ def celery_worker_process(shared_celery_worker, transactional_db):
     _purge_queues()
     yield shared_celery_worker
     wait_until(lambda: _worker_idle(host), 120, f"shared celery worker {host} to finish this test's tasks")
+
+
+@pytest.fixture
+def registered():
+    """The built-in protocols and the test-only one (tests/protocol_plugin.py), registered the way
+    a deployment adds a protocol: through WORKBENCH_PROTOCOLS."""
+    from django.test import override_settings
+
+    from tests.protocol_plugin import WITH_PLUGIN
+
+    with override_settings(WORKBENCH_PROTOCOLS=WITH_PLUGIN):
+        yield WITH_PLUGIN

@@ -16,15 +16,8 @@ from django.utils import timezone
 
 from annotations.allocation import adaptive
 from annotations.allocation.state import params_from, verdict_from_json, verdict_to_json
-from annotations.models import (
-    BestWorstJudgement,
-    Campaign,
-    JudgementBase,
-    PairwiseJudgement,
-    RatingJudgement,
-    SpanJudgement,
-    Unit,
-)
+from annotations import protocols
+from annotations.models import Campaign, Unit
 
 logger = logging.getLogger(__name__)
 
@@ -52,33 +45,10 @@ def allocation_check_if_due(*, campaign: Campaign, n_judged: int) -> None:
 
 def observations(*, campaign: Campaign) -> list[tuple]:
     """(item, system, value) for every complete judgement of the campaign's first criterion, higher =
-    better: ratings their score; pairwise 1 / 0.5 / 0 for each side; best-worst +1 best, -1 worst, 0
-    for the other outputs of the tuple."""
+    better, as the campaign's protocol defines its value for allocation
+    (`Protocol.allocation_observations`)."""
     criterion = (campaign.criteria or [""])[0]
-    complete = {"campaign": campaign, "criterion": criterion, "status": JudgementBase.Status.COMPLETE}
-    if campaign.protocol == "pairwise":
-        out = []
-        for item, a, b, winner in PairwiseJudgement.objects.filter(**complete).values_list(
-                "item_id", "output_a__system_id", "output_b__system_id", "winner"):
-            value = {"a": 1.0, "b": 0.0}.get(winner, 0.5)
-            out += [(item, str(a), value), (item, str(b), 1.0 - value)]
-        return out
-    if campaign.protocol == "bws":
-        from annotations.models import Output
-
-        judgements = list(BestWorstJudgement.objects.filter(**complete).values_list(
-            "item_id", "outputs", "best_id", "worst_id"))
-        system_of = dict(Output.objects.filter(
-            pk__in={o for _, outputs, _, _ in judgements for o in outputs}).values_list("pk", "system_id"))
-        out = []
-        for item, outputs, best, worst in judgements:
-            for output in outputs:
-                out.append((item, str(system_of.get(output)), 1.0 if output == best else -1.0 if output == worst
-                            else 0.0))
-        return out
-    model = SpanJudgement if campaign.protocol == "esa" else RatingJudgement
-    return [(item, str(system), float(score)) for item, system, score in
-            model.objects.filter(**complete).values_list("item_id", "output__system_id", "score")]
+    return protocols.of(campaign).allocation_observations(campaign, criterion)
 
 
 def campaign_systems(*, campaign: Campaign) -> list[str]:

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from annotations import protocols
 from annotations.analysis import agreement as ag
 from annotations.analysis import cluster_rules as cr
 from annotations.analysis import correlation as co
@@ -121,8 +120,7 @@ def derived_pair_agreement(protocol, rows: list[JudgementRow], *, scale, annotat
                            seed: int, identity: dict[int, tuple]) -> dict:
     """The pairwise protocol's agreement figures over the preferences a scored protocol's answers
     imply (cESA: two outputs of one screen, the higher score wins), labelled as derived."""
-    pairwise = protocols.get("pairwise")
-    figures = ag.criterion_agreement(pairwise, protocol.pair_rows(rows), scale=(None, None), annotators=annotators,
+    figures = ag.criterion_agreement(protocol.pairs_protocol(), protocol.pair_rows(rows), scale=(None, None), annotators=annotators,
                                      bootstrap=bootstrap, seed=seed, identity=identity)
     figures["derived_from"] = protocol.derived_pairs_label
     figures["headline"]["label"] = f"{figures['headline']['label']}, {protocol.derived_pairs_label}"
@@ -329,7 +327,7 @@ def rank_by_rule(*, campaign: Campaign, criterion: str, rule: str = cr.DEFAULT_R
 def _derived_win_rates(j: Loaded, criterion: str, outputs: dict) -> dict[str, float]:
     """Each system's win rate over the pairs derived from the scores, as the pairwise protocol
     scores its outputs (the mean of its outputs' win rates)."""
-    per_output = protocols.get("pairwise").output_scores(j.protocol.pair_rows(j.rows.get(criterion, [])))
+    per_output = j.protocol.pairs_protocol().output_scores(j.protocol.pair_rows(j.rows.get(criterion, [])))
     by_system: dict[str, list] = defaultdict(list)
     for o, v in per_output.items():
         if o in outputs:

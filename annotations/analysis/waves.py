@@ -41,9 +41,7 @@ def scale_shift(campaign, criterion: str, protocol) -> float:
     low = campaign.criterion_scale(criterion)[0] if protocol.has_scale else None
     if low is not None:
         return float(low)
-    if campaign.protocol == "bws":
-        return -1.0  # best-worst scores run from -1 to 1
-    return 0.0
+    return protocol.score_floor
 
 
 def _systems(outputs: dict, scores: dict) -> dict[str, float]:

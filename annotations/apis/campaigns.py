@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.views import APIView
 
+from annotations import protocols
 from annotations.apis.common import (
     MAX_ID,
     TIME_SPENT_HELP,
@@ -118,7 +119,7 @@ class CampaignListApi(ApiAuthMixin, APIView):
     class InputSerializer(serializers.Serializer):
         dataset = id_field(required=True)
         name = serializers.CharField(min_length=1, max_length=200)
-        protocol = serializers.ChoiceField(choices=Campaign.Protocol.choices)
+        protocol = serializers.ChoiceField(choices=[])  # the registry's, when the serializer is made
         criteria = serializers.ListField(child=serializers.CharField(min_length=1, max_length=100), min_length=1, max_length=50)
         scale_min = serializers.FloatField(required=False, allow_null=True)
         scale_max = serializers.FloatField(required=False, allow_null=True)
@@ -156,6 +157,11 @@ class CampaignListApi(ApiAuthMixin, APIView):
 
         class Meta:
             ref_name = "CampaignCreate"
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            # Registered protocols are a setting (WORKBENCH_PROTOCOLS), read when the request comes.
+            self.fields["protocol"].choices = protocols.choices()
 
     @extend_schema(
         operation_id="campaigns_list", parameters=[FilterSerializer], responses=paginated(CampaignOutputSerializer)

@@ -20,9 +20,7 @@ from django.db.models import F
 
 from annotations import protocols
 from annotations.models import Assignment, Campaign, Output
-from annotations.protocols.mqm_scoring import leaf_paths
 from annotations.selectors import assignment_payload, enrolment_for
-from annotations.selectors.units import campaign_settings
 from annotations.services.assignments import assignment_next
 from annotations.services.projects import annotator_get_or_create
 from annotations.services.submissions import unit_submit
@@ -52,7 +50,6 @@ class SimulatedAnnotator:
         self.careless = careless
         self.rng = random.Random(seed)
         self.bias = self.rng.uniform(-8, 8)
-        self.categories: dict[int, list[str] | None] = {}  # campaign -> MQM categories offered
 
     def value(self, text: str) -> float:
         """This annotator's impression of a text, 0-100."""
@@ -60,60 +57,13 @@ class SimulatedAnnotator:
             return self.rng.uniform(0, 100)
         return min(100.0, max(0.0, self.quality.get(text, 50.0) + self.bias + self.rng.gauss(0, 8)))
 
-    def score(self, text: str, low, high) -> float:
-        if low is None or high is None:  # RankME magnitudes relative to an anchor worth 100
-            return float(round(max(1.0, 2 * self.value(text))))
-        return float(round(low + (high - low) * self.value(text) / 100))
-
-    def spans(self, text: str, value: float, categories: list[str] | None = None) -> list[dict]:
-        """Error spans on whole words: more and worse where the impression is poor. MQM
-        (`categories`: the typology's leaves the page offers): each span also gets a category,
-        and an omission may be marked as missing content."""
-        words = [(i, i + len(w)) for i, w in _words(text)]
-        spans = []
-        if words and value < 75:
-            start, end = self.rng.choice(words)
-            spans.append({"start": start, "end": end, "severity": "minor"})
-        if len(words) > 1 and value < 45:
-            start, end = self.rng.choice([w for w in words if w[0] != spans[0]["start"]])
-            spans.append({"start": start, "end": end, "severity": "major"})
-        if categories:
-            if value < 30:
-                spans.append({"missing": True, "severity": "major"})
-            for span in spans:
-                span["category"] = self.rng.choice(categories)
-        return spans
-
     def answers(self, campaign: Campaign, payload: dict) -> list[dict]:
-        outputs = payload["item"]["outputs"]
-        answers = []
+        """The unit's answers, as the campaign's protocol simulates them from this annotator's
+        impressions (`Protocol.simulated_answers`; MQM sends no score: the server computes it)."""
         protocol = protocols.of(campaign)
-        # MQM: the categories the page offers (the typology's leaves); its score is the server's,
-        # computed from the spans, so none is sent.
-        if campaign.pk not in self.categories:
-            typology = campaign_settings(campaign=campaign).get("typology")
-            self.categories[campaign.pk] = leaf_paths(typology) if typology else None
-        categories = self.categories[campaign.pk]
-        for criterion in campaign.criteria:
-            low, high = campaign.criterion_scale(criterion)
-            if campaign.protocol in (Campaign.Protocol.PAIRWISE,):
-                a, b = (self.value(o["text"]) for o in outputs)
-                winner = "tie" if abs(a - b) < 3 else ("a" if a > b else "b")
-                answers.append({"criterion": criterion, "winner": winner})
-            elif campaign.protocol == Campaign.Protocol.BWS:
-                ranked = sorted(outputs, key=lambda o: self.value(o["text"]))
-                answers.append({"criterion": criterion, "best": ranked[-1]["id"], "worst": ranked[0]["id"]})
-            else:  # one score per output: Likert, RankME, and the span protocols (ESA, cESA, MQM: spans only)
-                spans = protocol.has_spans
-                for output in outputs:
-                    value = self.value(output["text"])
-                    answer = {"criterion": criterion, "output": output["id"]}
-                    if protocol.has_scale:
-                        answer["score"] = float(round(value)) if spans else self.score(output["text"], low, high)
-                    if spans:
-                        answer["spans"] = self.spans(output["text"], value, categories)
-                    answers.append(answer)
-        return answers
+        outputs = payload["item"]["outputs"]
+        return [answer for criterion in campaign.criteria for answer in protocol.simulated_answers(
+            campaign, criterion, outputs, lambda output: self.value(output["text"]), self.rng)]
 
     def work(self, campaign: Campaign, *, limit: int) -> int:
         """Take and submit up to `limit` units; fewer when the engine has nothing left for this annotator."""
@@ -133,13 +83,6 @@ class SimulatedAnnotator:
                         time_spent_ms=ms)
             done += 1
         return done
-
-
-def _words(text: str):
-    import re
-
-    for match in re.finditer(r"\w+", text):
-        yield match.start(), match.group()
 
 
 def campaign_simulate(campaign: Campaign, *, annotators: int, seed: int) -> int:

@@ -332,7 +332,7 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
     add("")
     add("### 3.3 Experimental design")
     add("")
-    add(f"- Protocol: {campaign.get_protocol_display()} (`{campaign.protocol}`)")
+    add(f"- Protocol: {protocols.label(campaign.protocol)} (`{campaign.protocol}`)")
     add(f"- Scale: {scale[0]:g} to {scale[1]:g}" if None not in scale else "- Scale: unbounded")
     add(f"- Annotators per unit (redundancy k): {c['redundancy']}")
     lines += protocol.card_design(c, _fmt)
@@ -380,7 +380,7 @@ def card_text(*, campaign: Campaign, options, result, configuration: dict, runs:
         add(f"- Scale: {_num(config.get('scale_min'))} to {_num(config.get('scale_max'))}, shown as "
             f"{config.get('widget')}" + (f" (labels: {_md(config.get('min_label'))} … {_md(config.get('max_label'))})"
                                          if config.get("min_label") or config.get("max_label") else "")
-            if protocol.scored else f"- Response: {campaign.get_protocol_display()}")
+            if protocol.scored else f"- Response: {protocols.label(campaign.protocol)}")
         add(f"- What aspect of quality it assesses (HEDS 4.1, e.g. correctness / goodness / feature of form / "
             f"content / both): {BLANK}")
         head = figures.get("headline") or {}

@@ -202,8 +202,8 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
     identity = output_identities(dataset=campaign.dataset)  # units in the data's own order
     agreement: dict[str, ag.TableBuilder] = defaultdict(lambda: ag.TableBuilder(protocol, identity=identity))
     # cESA: the pairwise protocol's agreement on the preferences its scores imply, labelled derived.
-    pairwise = protocols.get("pairwise")
-    derived: dict[str, ag.TableBuilder] = defaultdict(lambda: ag.TableBuilder(pairwise, identity=identity))
+    derived: dict[str, ag.TableBuilder] = defaultdict(
+        lambda: ag.TableBuilder(protocol.pairs_protocol(), identity=identity))
     annotators_seen: set[int] = set()
     total_items = Item.objects.filter(dataset=campaign.dataset).count()
     chunk_items = options.chunk_items or _chunk_items(campaign, protocol, total_items)
@@ -293,7 +293,7 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
     if protocol.derives_pairs:
         for c, builder in derived.items():
             if c in figures:
-                found = _agreement_json(ag.criterion_agreement(pairwise, None, table=builder.table(),
+                found = _agreement_json(ag.criterion_agreement(protocol.pairs_protocol(), None, table=builder.table(),
                                                                scale=(None, None), annotators=who))
                 found["headline"]["label"] = f"{found['headline']['label']}, {protocol.derived_pairs_label}"
                 figures[c]["pairwise_derived"] = found

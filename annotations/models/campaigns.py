@@ -8,16 +8,6 @@ from annotations.models.datasets import Dataset, Item, Project, System
 
 
 class Campaign(TimeStampedModel):
-    class Protocol(models.TextChoices):
-        LIKERT = "likert", "Likert / direct assessment"
-        RANKME = "rankme", "RankME (magnitude estimation)"
-        PAIRWISE = "pairwise", "Side-by-side pairwise"
-        BWS = "bws", "Best-worst scaling"
-        ESA = "esa", "Error span annotation (ESA)"
-        CESA = "cesa", "Contrastive ESA (cESA)"
-        MQM = "mqm", "MQM error annotation"
-        POST_EDIT = "post-edit", "Post-editing (HTER)"
-
     class Widget(models.TextChoices):
         RADIO = "radio", "Buttons, one per point of the scale"
         SLIDER = "slider", "Slider (must be moved)"
@@ -25,7 +15,9 @@ class Campaign(TimeStampedModel):
 
     name = models.CharField(max_length=200, unique=True)
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="campaigns")
-    protocol = models.CharField(max_length=20, choices=Protocol.choices)
+    # A registered protocol's name (annotations.protocols.registry validates it): no choices and no
+    # check constraint, so a protocol is added by registering it, without a migration.
+    protocol = models.CharField(max_length=20)
     criteria = models.JSONField(default=list)
     # Inclusive rating scale; both empty for unbounded magnitudes (RankME).
     scale_min = models.FloatField(null=True, blank=True)
@@ -109,10 +101,6 @@ class Campaign(TimeStampedModel):
     class Meta:
         ordering = ["name"]
         constraints = [
-            models.CheckConstraint(
-                condition=Q(protocol__in=["likert", "rankme", "pairwise", "bws", "esa", "cesa", "mqm", "post-edit"]),
-                name="campaign_protocol_valid_v5",
-            ),
             models.CheckConstraint(
                 condition=Q(scale_min__isnull=True) | Q(scale_max__isnull=True) | Q(scale_min__lt=F("scale_max")),
                 name="campaign_scale_ordered",

@@ -16,8 +16,17 @@ never branches on a protocol's name (STYLE.md 14). A protocol owns:
   copy against the original (`qc_originals`, `degraded_pair`, `degraded_shown`), a repeat
   against the first answer (`repeat_pairs`), a control unit's answer (`control_answer`,
   `gold_answers`);
-- its page (`template`, `script`);
+- every conversion of one answer: to the stored row and back (`judgement_row`, `stored_answer`),
+  to the page's draft (`draft_answer`), from a control's record and file line
+  (`control_submission`, `control_file_answer`), its gold check (`gold_problems`), its spans
+  (`spans_of`);
+- its value for adaptive allocation (`allocation_observations`) and its simulated annotator
+  (`simulated_answers`, the demo and the tests);
+- its page (`template`, `script`, `script_registers`);
 - the shape of its lines in `import_judgements` (the `ImportShape` mixin, annotations.protocols.imports).
+
+Protocols are registered by dotted path in the setting WORKBENCH_PROTOCOLS (registry.py); a
+campaign stores the name, so adding one needs no migration.
 
 Adding a protocol: docs/architecture.md, "Add a protocol".
 """
@@ -70,8 +79,6 @@ class Protocol(ImportShape):
     per_output: bool = True
     # Scores on a scale (Likert, ESA) or unbounded magnitudes (RankME); None for choices.
     scored: bool = True
-    # Family for code that groups protocols (export rows, quality control): rating, esa, pairwise, bws.
-    kind: str = ""
     # `correlate` on this protocol reports metric-human agreement on the judged pairs
     # (ARCHITECTURE.md: "for pairwise campaigns, metric-human agreement") instead of a correlation.
     correlate_as_pair_agreement: bool = False
@@ -80,6 +87,9 @@ class Protocol(ImportShape):
     script: str = ""  # its JS module under static/
     # Modules its script needs, loaded before it (static paths; the span protocols: the span marker).
     scripts_first: tuple[str, ...] = ()
+    # The name its script registers with annotate.js (`Annotate.register`): its own, unless the
+    # protocol reuses another protocol's page module unchanged (a Likert variant on likert.js).
+    script_registers: str = ""
     shortcuts: str = ""  # its lines of the keyboard-shortcuts panel (a template partial)
     # How the page names the outputs of a unit, by position ("AB": A and B); "" numbers them 1, 2, ...
     output_labels: str = ""
@@ -96,6 +106,9 @@ class Protocol(ImportShape):
     default_scale: tuple[float, float] | None = None
     default_tuple_size: int = 4
     default_severities: tuple[str, ...] = ()
+    # The lowest human score of an output (`output_scores`) where the campaign has no scale: what
+    # CV* shifts scores by so that they start at 0 (analysis/waves.py).
+    score_floor: float = 0.0
     # ESA-style spans with severities, and the RankME anchor shown beside the outputs.
     has_spans: bool = False
     shows_anchor: bool = False
@@ -108,6 +121,11 @@ class Protocol(ImportShape):
     setup_fields: tuple[str, ...] = ()
     # The REST endpoint that lists and takes this protocol's judgements one by one.
     api_path: str = ""
+
+    @property
+    def client_name(self) -> str:
+        """The protocol the page's script starts (the page config's `protocol`)."""
+        return self.script_registers or self.name
 
     def settings_summary(self, campaign) -> list[tuple[str, str]]:
         """(label, value) rows the campaign page shows for this protocol's own settings."""
@@ -162,24 +180,6 @@ class Protocol(ImportShape):
             raise ValidationError({"scale_min": f"{criterion}: a Likert / direct-assessment criterion needs a "
                                                 "scale, e.g. 1-5 or 0-100."})
 
-    # The key of a stored per-output answer the page's scale shows (post-edit: the rating, not the HTER).
-    draft_score_key: str = "score"
-
-    def stored_answer(self, judgement) -> dict:
-        """Keys of a stored per-output judgement's answer beyond criterion, output and score (a
-        reopened unit's answers; post-edit: the edited text and the rating)."""
-        return {}
-
-    def draft_extra(self, answers: list[dict], page_ids: Mapping) -> dict:
-        """The protocol's own part of a reopened unit's draft, from its stored answers (`page_ids`:
-        real output id -> the id the page names it by)."""
-        return {}
-
-    def stored_fields(self, answer: Mapping) -> dict:
-        """Model fields of a checked per-output answer beyond output, score and scale (post-edit:
-        the edited text and the rating), for the unit submit's rows."""
-        return {}
-
     def judged_outputs(self, judgements, output_ids: set[int]) -> set[int]:
         """Which of a unit's outputs these judgements (a queryset of one annotator, item and
         criterion) cover."""
@@ -212,6 +212,115 @@ class Protocol(ImportShape):
         same units from the same data however and in whatever order it was imported."""
         return output_identity(identity, key), False
 
+    # ---- one answer, converted (the submit, the revise page, control units) --------------------
+    # An answer is the dict a submission sends (output ids); these turn it into the stored row and
+    # back, into the page's draft and out of a control's record, so no caller takes it apart by shape.
+
+    def judgement_row(self, campaign, base: dict, answer: Mapping, order: Sequence[int]) -> tuple:
+        """(unsaved judgement, its spans or None) for one checked answer (`check_answer`) of a unit:
+        `base` the common fields, `order` the unit's outputs as shown."""
+        low, high = campaign.criterion_scale(answer["criterion"])
+        return self.model(**base, criterion=answer["criterion"], output_id=answer["output"], score=answer["score"],
+                          scale_min=low, scale_max=high), None
+
+    def stored_answer(self, judgement, *, order: Sequence[int], campaign) -> dict:
+        """A stored judgement as the submission that stored it sent it (the revise page starts there)."""
+        return {"criterion": judgement.criterion, "output": judgement.output_id, "score": judgement.score}
+
+    def control_submission(self, criterion: str, record: Mapping, order: Sequence[int]) -> list[dict]:
+        """A control unit's stored answer for one criterion (built by `control_answer`) as a
+        submission's answers, in the order shown."""
+        return [{"criterion": criterion, "output": int(output), "score": score}
+                for output, score in (record.get("scores") or {}).items()]
+
+    def draft_answer(self, answer: Mapping, draft: dict, *, index: int, page_id) -> None:
+        """Put one answer into the draft `annotate.js` restores (`fields` by input name, `touched`);
+        `index` is the criterion's position, `page_id(output id)` the id the page names an output by."""
+        name = f"s-{index}-{page_id(answer['output'])}"
+        draft["fields"][name] = input_number(answer["score"])
+        draft["touched"].append(name)
+
+    # Quality-control files: how a degraded line of a protocol answering for the whole unit says
+    # which output was damaged.
+    degraded_file_hint: str = ""
+
+    def control_file_answer(self, obj: Mapping, *, control: str, item_id: int, lookup, check, errors: list[str]
+                            ) -> tuple[dict, int | None, dict[str, int]] | None:
+        """The answer of a quality-control file line (`obj`, keys already checked): (the control's
+        answer record, the output it is about or None, {system name: output id} it names), or None
+        with `errors`. `lookup.output(item, system, errors, what)`, `lookup.text(output)`;
+        `check(answer, texts)` the protocol's `check_answer` (None and errors when refused)."""
+        output_id = lookup.output(item_id, obj["system"], errors, "system")
+        answer = {"score": obj.get("score")}
+        texts = None
+        if self.has_spans:
+            answer["spans"] = obj.get("spans", [])
+            # A degraded copy's text is not stored: its offsets are checked for order only.
+            if output_id is not None and control != "degraded":
+                answer["output"] = output_id
+                texts = {output_id: lookup.text(output_id)}
+        checked = check(answer, texts)
+        record = {}
+        if checked is not None:
+            record["score"] = checked["score"]
+            if self.has_spans:
+                record["spans"] = obj.get("spans", [])
+        return record, output_id, ({obj["system"]: output_id} if output_id is not None else {})
+
+    def gold_problems(self, spec: Mapping, answer: Mapping) -> list[str]:
+        """What is wrong with a control's `answer` against a gold unit's expectation `spec` (none: it
+        passed). Scores: the expected range."""
+        problems = []
+        if "min" in spec or "max" in spec:
+            score = answer.get("score")
+            low, high = spec.get("min", -math.inf), spec.get("max", math.inf)
+            if score is None or not low <= score <= high:
+                bounds = (f"{low:g} to {high:g}" if "min" in spec and "max" in spec
+                          else f"at least {low:g}" if "min" in spec else f"at most {high:g}")
+                problems.append(f"the score is outside the expected range ({bounds})")
+        return problems
+
+    def spans_of(self, judgement) -> list[dict]:
+        """A stored judgement's error spans (`span_record` each); none for protocols without spans."""
+        return []
+
+    # ---- allocation ----------------------------------------------------------------------------
+
+    def allocation_observations(self, campaign, criterion: str) -> list[tuple[int, str, float]]:
+        """(item id, system id as text, value) of every complete judgement of `criterion`, higher
+        = better: what adaptive allocation compares systems by (annotations.allocation). Scored
+        protocols: each output's score, read from the protocol's own judgement model."""
+        from annotations.models import JudgementBase
+
+        return [(item, str(system), float(score)) for item, system, score in self.model.objects.filter(
+            campaign=campaign, criterion=criterion, status=JudgementBase.Status.COMPLETE,
+        ).values_list("item_id", "output__system_id", "score")]
+
+    # ---- simulated annotators (the demo's finished campaigns, tests) ----------------------------
+
+    def simulated_answers(self, campaign, criterion: str, outputs: Sequence[Mapping], impression, rng
+                          ) -> list[dict]:
+        """A simulated annotator's answers to one question of a unit, in the unit API's shape (output
+        ids): `outputs` as the annotator's payload shows them (`id`, `text`), `impression(output)` the
+        annotator's 0-100 opinion of one (drawn once per output, in order), `rng` their random.Random.
+        Default: a score per output, the impression put on the criterion's scale (magnitudes: twice
+        the impression, at least 1), plus `simulated_extra`."""
+        low, high = campaign.criterion_scale(criterion)
+        answers = []
+        for output in outputs:
+            value = impression(output)
+            answer = {"criterion": criterion, "output": output["id"]}
+            if self.has_scale:
+                answer["score"] = (float(round(max(1.0, 2 * value))) if low is None or high is None
+                                   else float(round(low + (high - low) * value / 100)))
+            answer.update(self.simulated_extra(campaign, output, value, rng))
+            answers.append(answer)
+        return answers
+
+    def simulated_extra(self, campaign, output: Mapping, value: float, rng) -> dict:
+        """What a simulated answer adds to the score of one output (span protocols: spans)."""
+        return {}
+
     # ---- human scores ------------------------------------------------------------------------
 
     def output_scores(self, rows: list[JudgementRow], *, normalize: str = "none") -> dict[int, float]:
@@ -230,6 +339,10 @@ class Protocol(ImportShape):
     def pair_rows(self, rows: Iterable[JudgementRow]) -> list[JudgementRow]:
         """Pairwise rows (a_id < b_id, winner) implied by the answers (`derives_pairs` protocols)."""
         return []
+
+    def pairs_protocol(self) -> Protocol | None:
+        """The protocol whose figures (agreement, win rates) the `pair_rows` get (`derives_pairs`)."""
+        return None
 
     def wins(self, rows: list[JudgementRow], system_of: dict[int, str]) -> list[tuple[str, str]]:
         """(winner system, loser system) pairs for Bradley-Terry; empty for scored protocols."""
@@ -377,9 +490,6 @@ class Protocol(ImportShape):
 
     # Keys of an answer beyond "criterion" as the pages and the unit API send it (output ids).
     answer_keys: frozenset = frozenset({"output", "score"})
-    # How an answer names its outputs: "output" (one answer per output), "pair" (`a` shown
-    # first, `b`) or "tuple" (`outputs`, with `best` and `worst` among them).
-    answer_shape: str = "output"
     # How many outputs a unit of this protocol shows (gold units are checked against it).
     unit_sizes: tuple[int, int] = (1, 1)
     # (has_spans, above: answers carry error spans, checked against the output's text.)
@@ -448,6 +558,13 @@ class Protocol(ImportShape):
     def check_expected_bound(self, value, *, campaign, criterion: str) -> float:
         """A gold unit's expected `min` / `max` score: on the criterion's scale, like an answer."""
         return self.check_score(value, campaign=campaign, criterion=criterion)
+
+
+def input_number(value) -> str:
+    """A stored score as the page's inputs hold it ("4", not "4.0")."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value)
 
 
 def output_identity(identity: Mapping[int, tuple], output_id: int) -> tuple:

@@ -57,7 +57,7 @@ class BestWorst(Protocol):
     per_output = False
     scored = False
     has_scale = False
-    kind = "bws"
+    score_floor = -1.0  # best-worst counting scores run from -1 to 1
     file_answer_keys = frozenset({"outputs", "best", "worst"})
     gold_expected_keys = frozenset({"best", "worst"})
     # Each output of a judged tuple is "best", "worst" or neither: one nominal value per
@@ -97,6 +97,68 @@ class BestWorst(Protocol):
         members, output = key
         return (tuple(sorted(output_identity(identity, int(o)) for o in members.split("-"))),
                 output_identity(identity, output)), False
+
+    # ---- one answer, converted ------------------------------------------------------------------
+
+    def judgement_row(self, campaign, base, answer, order) -> tuple:
+        outputs = answer["outputs"]
+        return self.model(**base, criterion=answer["criterion"], outputs=sorted(outputs), tuple_key=tuple_key(outputs),
+                          best_id=answer["best"], worst_id=answer["worst"]), None
+
+    def stored_answer(self, judgement, *, order, campaign) -> dict:
+        return {"criterion": judgement.criterion, "best": judgement.best_id, "worst": judgement.worst_id}
+
+    def control_submission(self, criterion, record, order) -> list[dict]:
+        return [{"criterion": criterion, "best": record.get("best"), "worst": record.get("worst")}]
+
+    def draft_answer(self, answer, draft, *, index, page_id) -> None:
+        draft["fields"][f"b-{index}"] = str(page_id(answer["best"]))
+        draft["fields"][f"x-{index}"] = str(page_id(answer["worst"]))
+
+    degraded_file_hint = "a system of the tuple"
+
+    def control_file_answer(self, obj, *, control, item_id, lookup, check, errors):
+        systems = obj["outputs"]
+        if not isinstance(systems, list):
+            errors.append("outputs must be a list of system names")
+            return None
+        ids = [lookup.output(item_id, s, errors, "outputs entry") for s in systems]
+        best = lookup.output(item_id, obj["best"], errors, "best")
+        worst = lookup.output(item_id, obj["worst"], errors, "worst")
+        if errors or check({"outputs": ids, "best": best, "worst": worst}, None) is None:
+            return None
+        names = dict(zip(systems, ids))
+        output_id = None
+        if control == "degraded":
+            if obj["degraded"] not in names:
+                errors.append("degraded must name a system of the tuple")
+                return None
+            output_id = names[obj["degraded"]]
+        return {"best": best, "worst": worst, "outputs": ids}, output_id, names
+
+    def gold_problems(self, spec, answer) -> list[str]:
+        problems = super().gold_problems(spec, answer)
+        if "best" in spec and answer.get("best") != spec["best"]:
+            problems.append("another output was expected as the best")
+        if "worst" in spec and answer.get("worst") != spec["worst"]:
+            problems.append("another output was expected as the worst")
+        return problems
+
+    def simulated_answers(self, campaign, criterion, outputs, impression, rng) -> list[dict]:
+        ranked = sorted(outputs, key=impression)
+        return [{"criterion": criterion, "best": ranked[-1]["id"], "worst": ranked[0]["id"]}]
+
+    def allocation_observations(self, campaign, criterion: str) -> list[tuple[int, str, float]]:
+        """Each output of a judged tuple: +1 best, -1 worst, 0 for the others."""
+        from annotations.models import JudgementBase, Output
+
+        judgements = list(self.model.objects.filter(
+            campaign=campaign, criterion=criterion, status=JudgementBase.Status.COMPLETE,
+        ).values_list("item_id", "outputs", "best_id", "worst_id"))
+        system_of = dict(Output.objects.filter(
+            pk__in={o for _, outputs, _, _ in judgements for o in outputs}).values_list("pk", "system_id"))
+        return [(item, str(system_of.get(output)), 1.0 if output == best else -1.0 if output == worst else 0.0)
+                for item, outputs, best, worst in judgements for output in outputs]
 
     def output_scores(self, rows: list[JudgementRow], *, normalize: str = "none") -> dict[int, float]:
         """(#best - #worst) / #appearances of each output (Orme 2009's counting score)."""
@@ -218,7 +280,6 @@ class BestWorst(Protocol):
     # ==== validation of one answer ====
 
     unit_sizes = (2, 10)
-    answer_shape = "tuple"
     answer_keys = frozenset({"best", "worst"})
 
     def check_tuple(self, outputs) -> list[int]:

@@ -10,10 +10,14 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
 from annotations.protocols.esa import Esa
+from annotations.protocols.pairwise import Pairwise
 from annotations.protocols.rankme import chunks_even
 from annotations.protocols.rows import JudgementRow
 
 # What the derived pairwise figures are, printed next to each of them.
+# The pairwise protocol's figures are computed over the derived pairs (whether or not pairwise
+# campaigns are offered in this deployment).
+PAIRS = Pairwise()
 DERIVED_LABEL = "pairwise preferences derived from cESA scores (the higher score wins; equal scores tie)"
 
 
@@ -87,6 +91,9 @@ class Cesa(Esa):
 
     def pair_rows(self, rows: Iterable[JudgementRow]) -> list[JudgementRow]:
         return derived_pairs(rows)
+
+    def pairs_protocol(self) -> Pairwise:
+        return PAIRS
 
     def wins(self, rows: list[JudgementRow], system_of: dict[int, str]) -> list[tuple[str, str]]:
         """(winner, loser) systems of every pair of outputs one annotator scored on one screen

@@ -1,6 +1,7 @@
 """Error span annotation (ESA, Kocmi et al. 2024): error spans in one output, then a 0-100 score."""
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
@@ -24,13 +25,41 @@ def spans_key(spans) -> tuple:
                         for s in spans))
 
 
+def span_record(span) -> dict:
+    """One error span (an ErrorSpan or a dict) as every answer, draft and control record holds it:
+    offsets (None for missing content), severity, the missing flag, the category when it has one
+    (MQM) and the suggestion it keeps when it names one (ESA^AI). The one place a span's keys are
+    listed, so none of them is dropped on one path."""
+    get = span.get if isinstance(span, Mapping) else (lambda key: getattr(span, key, None))
+    missing = bool(get("missing"))
+    out = {"start": None if missing else get("start"), "end": None if missing else get("end"),
+           "severity": get("severity"), "missing": missing}
+    if get("category"):
+        out["category"] = get("category")
+    if get("suggestion") is not None:
+        out["suggestion"] = get("suggestion")
+    return out
+
+
+def suggestion_links(judgement, spans: list[dict]) -> None:
+    """ESA^AI: each stored span that kept or edited a suggestion names it again (`suggestion`: its
+    position), as the answer that stored it did, so a revision starts where the unit was left."""
+    links: dict[tuple, list[int]] = {}
+    for d in judgement.suggestion_decisions.all():
+        if d.suggestion is not None and d.decision in ("accepted", "edited"):
+            links.setdefault((d.missing, d.start, d.end, d.severity), []).append(d.suggestion.position)
+    for span in spans:
+        named = links.get((bool(span.get("missing")), span.get("start"), span.get("end"), span["severity"]))
+        if named:
+            span["suggestion"] = named.pop(0)
+
+
 class Esa(Protocol):
     name = "esa"
     label = "Error span annotation (ESA)"
     guide = "tutorials/first-study/#an-esa-campaign-instead"
     model = SpanJudgement
     fields = (("output_id", "output_id"), ("score", "score"))
-    kind = "esa"
     has_spans = True
     file_answer_keys = frozenset({"system", "score", "spans"})
     gold_expected_keys = frozenset({"min", "max", "spans", "missing"})
@@ -79,6 +108,72 @@ class Esa(Protocol):
                          f"(share {prefill['holdout']}) shown without suggestions")
         return lines
 
+    # ---- one answer, converted ------------------------------------------------------------------
+
+    def judgement_row(self, campaign, base, answer, order) -> tuple:
+        row, _ = super().judgement_row(campaign, base, answer, order)
+        if campaign.prefilled:
+            # ESA^AI: which suggestion each span keeps or edits (decisions_record after the insert).
+            row.final_spans, row.suggestion_links = answer.get("spans") or [], answer.get("suggestion_links") or []
+        return row, answer.get("spans")
+
+    def spans_of(self, judgement) -> list[dict]:
+        return [span_record(s) for s in sorted(judgement.spans.all(), key=lambda s: s.pk)]
+
+    def stored_answer(self, judgement, *, order, campaign) -> dict:
+        answer = {**super().stored_answer(judgement, order=order, campaign=campaign), "spans": self.spans_of(judgement)}
+        if campaign.prefilled:
+            suggestion_links(judgement, answer["spans"])
+        return answer
+
+    def control_submission(self, criterion, record, order) -> list[dict]:
+        spans = record.get("spans") or {}
+        return [{**answer, "spans": [span_record(s) for s in spans.get(str(answer["output"]), [])]}
+                for answer in super().control_submission(criterion, record, order)]
+
+    def draft_answer(self, answer, draft, *, index, page_id) -> None:
+        # Each output's spans under its page id (cESA shows several); `spans`: the first's (ESA).
+        super().draft_answer(answer, draft, index=index, page_id=page_id)
+        mine = [span_record(s) for s in answer.get("spans") or []]
+        draft.setdefault("spans_by_output", {}).setdefault(str(page_id(answer["output"])), mine)
+        draft["spans"] = draft.get("spans") or mine
+
+    def gold_problems(self, spec, answer) -> list[str]:
+        """The score's range, and the expected spans: each overlapped by a marked span."""
+        problems = super().gold_problems(spec, answer)
+        marked = [s for s in answer.get("spans") or [] if not s.get("missing")]
+        for expected in spec.get("spans", []):
+            if not any(s["start"] < expected["end"] and expected["start"] < s["end"] for s in marked):
+                problems.append(f"an error at characters {expected['start']}-{expected['end']} was not marked")
+        if spec.get("missing") and not any(s.get("missing") for s in answer.get("spans") or []):
+            problems.append("missing content was expected to be marked")
+        return problems
+
+    # ---- simulated annotators --------------------------------------------------------------------
+
+    def simulated_categories(self, campaign) -> list[str] | None:
+        """The span categories a simulated annotator picks from (MQM: the typology's leaves)."""
+        return None
+
+    def simulated_extra(self, campaign, output, value, rng) -> dict:
+        """Error spans on whole words: more and worse where the impression is poor; with categories
+        (MQM), each span gets one, and a poor output may also miss content."""
+        words = [(m.start(), m.end()) for m in re.finditer(r"\w+", output["text"])]
+        spans = []
+        if words and value < 75:
+            start, end = rng.choice(words)
+            spans.append({"start": start, "end": end, "severity": "minor"})
+        if len(words) > 1 and value < 45:
+            start, end = rng.choice([w for w in words if w[0] != spans[0]["start"]])
+            spans.append({"start": start, "end": end, "severity": "major"})
+        categories = self.simulated_categories(campaign)
+        if categories:
+            if value < 30:
+                spans.append({"missing": True, "severity": "major"})
+            for span in spans:
+                span["category"] = rng.choice(categories)
+        return {"spans": spans}
+
     # ---- quality control -----------------------------------------------------------------------
 
     def qc_originals(self, row: JudgementRow) -> list[tuple[int, object]]:
@@ -104,7 +199,7 @@ class Esa(Protocol):
     def control_answer(self, answer: dict, judgement, spans) -> None:
         super().control_answer(answer, judgement, spans)
         answer.setdefault("spans", {})[str(judgement.output_id)] = [
-            {k: v for k, v in span.items() if v is not None} for span in spans or []]
+            {k: v for k, v in span_record(span).items() if v is not None} for span in spans or []]
 
     # ==== validation of one answer ====
 

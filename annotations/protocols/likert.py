@@ -11,7 +11,6 @@ class Likert(Protocol):
     guide = "tutorials/first-study/"
     model = RatingJudgement
     fields = (("output_id", "output_id"), ("score", "score"), ("rank", "rank"))
-    kind = "rating"
     # Interval: Likert points and 0-100 direct assessment are analysed as numbers (means,
     # z-scores) everywhere else, so agreement treats them the same way.
     agreement = AgreementSpec(level="interval", variant=RAW, unit="output", value="score")

@@ -73,6 +73,9 @@ class Mqm(Esa):
     def weights(self, campaign) -> dict[str, float]:
         return mq.weights_parse(self.weights_text(campaign))
 
+    def simulated_categories(self, campaign) -> list[str] | None:
+        return mq.leaf_paths(self.typology(campaign))
+
     def score_of(self, campaign, spans: Iterable[Mapping]) -> float:
         """One rater's MQM score of an output from their (checked) spans."""
         return mq.judgement_score(self.weights(campaign), ((s["severity"], s.get("category") or "") for s in spans))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from annotations.models import PairwiseJudgement
 from annotations.protocols.base import RAW, AgreementSpec, Protocol, output_identity
@@ -33,6 +33,22 @@ def round_robin_rounds(n: int) -> list[list[tuple[int, int]]]:
     return rounds
 
 
+def pairwise_canonical(*, a_id: int, b_id: int, winner: str) -> tuple[int, int, str]:
+    """Order the pair by output id (the stored form) and flip the winner with it."""
+    if a_id < b_id:
+        return a_id, b_id, winner
+    flipped = {"a": "b", "b": "a", "tie": "tie"}[winner]
+    return b_id, a_id, flipped
+
+
+def shown_winner(order: Sequence[int], a_id: int, b_id: int, winner: str) -> str:
+    """The stored winner (of the pair ordered by id) as the page names it (of the pair as shown)."""
+    if winner == "tie" or not order:
+        return winner
+    won = a_id if winner == "a" else b_id
+    return "a" if won == order[0] else "b"
+
+
 class Pairwise(Protocol):
     name = "pairwise"
     label = "Side-by-side pairwise"
@@ -42,7 +58,6 @@ class Pairwise(Protocol):
     per_output = False
     scored = False
     has_scale = False
-    kind = "pairwise"
     correlate_as_pair_agreement = True
     file_answer_keys = frozenset({"a", "b", "winner"})
     gold_expected_keys = frozenset({"winner"})
@@ -96,6 +111,70 @@ class Pairwise(Protocol):
         # (item, system), and a vote for "a" becomes a vote for "b" where the two orders differ.
         a, b = (output_identity(identity, o) for o in key)
         return ((a, b), False) if a <= b else ((b, a), True)
+
+    # ---- one answer, converted ------------------------------------------------------------------
+
+    def judgement_row(self, campaign, base, answer, order) -> tuple:
+        # `a` is the output shown first; stored with the lower id first.
+        a_id, b_id, stored = pairwise_canonical(a_id=order[0], b_id=order[1], winner=answer["winner"])
+        return self.model(**base, criterion=answer["criterion"], output_a_id=a_id, output_b_id=b_id,
+                          winner=stored), None
+
+    def stored_answer(self, judgement, *, order, campaign) -> dict:
+        return {"criterion": judgement.criterion,
+                "winner": shown_winner(order, judgement.output_a_id, judgement.output_b_id, judgement.winner)}
+
+    def control_submission(self, criterion, record, order) -> list[dict]:
+        winner = record.get("winner")
+        shown = "tie" if winner in (None, "tie") else ("a" if order and int(winner) == order[0] else "b")
+        return [{"criterion": criterion, "winner": shown}]
+
+    def draft_answer(self, answer, draft, *, index, page_id) -> None:
+        draft["fields"][f"w-{index}"] = answer["winner"]
+
+    degraded_file_hint = '"a" or "b"'
+
+    def control_file_answer(self, obj, *, control, item_id, lookup, check, errors):
+        a = lookup.output(item_id, obj["a"], errors, "a")
+        b = lookup.output(item_id, obj["b"], errors, "b")
+        # A degraded control may show an output beside its own damaged copy: a and b the same system.
+        pair = {} if control == "degraded" or None in (a, b) else {"a": a, "b": b}
+        checked = check({"winner": obj["winner"], **pair}, None)
+        if errors:
+            return None
+        winner = checked["winner"]
+        if control == "degraded":
+            side = obj["degraded"]
+            if side not in ("a", "b"):
+                errors.append('degraded must be "a" or "b"')
+                return None
+            return ({"winner": "tie" if winner == "tie" else ("degraded" if winner == side else "original")},
+                    a if side == "a" else b, {})
+        return ({"winner": "tie" if winner == "tie" else (a if winner == "a" else b), "pair": [a, b]}, None,
+                {obj["a"]: a, obj["b"]: b})
+
+    def gold_problems(self, spec, answer) -> list[str]:
+        problems = super().gold_problems(spec, answer)
+        if "winner" in spec and answer.get("winner") != spec["winner"]:
+            problems.append("another output was expected to win" if spec["winner"] != "tie" else "a tie was expected")
+        return problems
+
+    def simulated_answers(self, campaign, criterion, outputs, impression, rng) -> list[dict]:
+        """The better impression wins; within 3 points a tie."""
+        a, b = (impression(o) for o in outputs)
+        return [{"criterion": criterion, "winner": "tie" if abs(a - b) < 3 else ("a" if a > b else "b")}]
+
+    def allocation_observations(self, campaign, criterion: str) -> list[tuple[int, str, float]]:
+        """Each side of a comparison: 1 for a win, 0.5 for a tie, 0 for a loss."""
+        from annotations.models import JudgementBase
+
+        out = []
+        for item, a, b, winner in self.model.objects.filter(
+                campaign=campaign, criterion=criterion, status=JudgementBase.Status.COMPLETE,
+        ).values_list("item_id", "output_a__system_id", "output_b__system_id", "winner"):
+            value = {"a": 1.0, "b": 0.0}.get(winner, 0.5)
+            out += [(item, str(a), value), (item, str(b), 1.0 - value)]
+        return out
 
     def output_scores(self, rows: list[JudgementRow], *, normalize: str = "none") -> dict[int, float]:
         """Win rate of each output over its comparisons (a tie is half a win)."""
@@ -232,7 +311,6 @@ class Pairwise(Protocol):
     # ==== validation of one answer ====
 
     unit_sizes = (2, 2)
-    answer_shape = "pair"
     answer_keys = frozenset({"winner"})
     WINNERS = ("a", "b", "tie")
 
@@ -259,8 +337,6 @@ class Pairwise(Protocol):
     import_columns = ("output_a_id", "output_b_id", "winner")
 
     def import_answer(self, record, obj: dict, *, output, shown_order, check, text, errors: list[str]) -> None:
-        from annotations.services.judgements import pairwise_canonical
-
         a, b = output(obj["a"], "a"), output(obj["b"], "b")
         checked = check({"winner": obj["winner"]} if None in (a, b) else {"winner": obj["winner"], "a": a, "b": b})
         shown = shown_order()

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 
 from annotations.models import Output, PostEditJudgement
-from annotations.protocols.base import RAW, AgreementSpec, Protocol
+from annotations.protocols.base import RAW, AgreementSpec, Protocol, input_number
 from annotations.protocols.errors import AnswerError
 from annotations.protocols.imports import IMPORT_COMMON_OPTIONAL
 from annotations.protocols.rows import JudgementRow
@@ -45,7 +45,6 @@ class PostEdit(Protocol):
     label = "Post-editing (HTER)"
     model = PostEditJudgement
     fields = (("output_id", "output_id"), ("score", "score"), ("post_edit", "post_edit"), ("rating", "rating"))
-    kind = "rating"
     # The human score is an edit rate: fewer edits, a better output. Rankings order systems by
     # lowest HTER first and `correlate` turns it round (as it does for metrics like TER).
     higher_is_better = False
@@ -107,18 +106,48 @@ class PostEdit(Protocol):
         out["score"] = hter(text, out["post_edit"])
         return out
 
-    def stored_fields(self, answer: Mapping) -> dict:
-        return {"post_edit": answer["post_edit"], "rating": answer.get("rating")}
+    # ---- one answer, converted (the submit, the revise page) ----------------------------------------
 
-    # A reopened unit shows the stored post-edit and rating (post_edit.js reads `post_edits`).
-    draft_score_key = "rating"
+    def judgement_row(self, campaign, base: dict, answer: Mapping, order) -> tuple:
+        row, _ = super().judgement_row(campaign, base, answer, order)
+        row.post_edit, row.rating = answer["post_edit"], answer.get("rating")
+        return row, None
 
-    def stored_answer(self, judgement) -> dict:
-        return {"post_edit": judgement.post_edit, "rating": judgement.rating}
+    def stored_answer(self, judgement, *, order, campaign) -> dict:
+        return {**super().stored_answer(judgement, order=order, campaign=campaign),
+                "post_edit": judgement.post_edit, "rating": judgement.rating}
 
-    def draft_extra(self, answers: list[dict], page_ids: Mapping) -> dict:
-        return {"post_edits": {str(page_ids.get(a["output"], a["output"])): a["post_edit"]
-                               for a in answers if "post_edit" in a}}
+    def draft_answer(self, answer: Mapping, draft: dict, *, index: int, page_id) -> None:
+        """The page's scale shows the rating (not the HTER), where the criterion has one; the
+        edited text goes under `post_edits` by the page's output id (post_edit.js reads it)."""
+        output = page_id(answer["output"])
+        if answer.get("rating") is not None:
+            name = f"s-{index}-{output}"
+            draft["fields"][name] = input_number(answer["rating"])
+            draft["touched"].append(name)
+        if "post_edit" in answer:
+            draft.setdefault("post_edits", {})[str(output)] = answer["post_edit"]
+
+    # ---- allocation and simulated annotators ---------------------------------------------------
+
+    def allocation_observations(self, campaign, criterion: str) -> list[tuple[int, str, float]]:
+        """Minus the HTER: adaptive allocation compares systems by higher = better."""
+        return [(item, system, -value) for item, system, value in super().allocation_observations(campaign, criterion)]
+
+    def simulated_answers(self, campaign, criterion: str, outputs, impression, rng) -> list[dict]:
+        """A simulated post-editor keeps each word with a chance that grows with their opinion of
+        the output (a good output needs few edits), and rates it where the criterion has a scale."""
+        low, high = campaign.criterion_scale(criterion)
+        answers = []
+        for output in outputs:
+            value = impression(output)
+            words = output["text"].split() or ["?"]
+            kept = [w for w in words if rng.random() < 0.5 + value / 200] or words[:1]
+            answer = {"criterion": criterion, "output": output["id"], "post_edit": " ".join(kept)}
+            if low is not None and high is not None:
+                answer["rating"] = float(round(low + (high - low) * value / 100))
+            answers.append(answer)
+        return answers
 
     # ---- human scores and export ----------------------------------------------------------------
     stat_keys = ("n", "mean", "sd", "consensus", "rating_mean")

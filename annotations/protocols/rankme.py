@@ -34,7 +34,6 @@ class RankMe(Protocol):
     guide = "reference/protocols/"
     model = RatingJudgement
     fields = (("output_id", "output_id"), ("score", "score"), ("rank", "rank"))
-    kind = "rating"
     # Magnitudes are relative to each annotator's own anchor and range: only their
     # z-scores are comparable across annotators (Novikova et al. 2018, section 3).
     agreement = AgreementSpec(level="interval", variant=Z, unit="output", value="magnitude")

@@ -1,36 +1,92 @@
-"""The protocols by name: the only place that lists them."""
+"""The protocols by name: the only place that lists them.
+
+A protocol is registered, not migrated: `Campaign.protocol` is a plain name that this registry
+validates. The protocols are the classes named by dotted import paths in the setting
+`WORKBENCH_PROTOCOLS` (default: the built-in ones, `DEFAULT_PROTOCOLS`), so a research group can
+ship a protocol in its own package and list it there, as metrics are listed by import path
+(metrics/scorers/registry.py). They are imported on first use, not when this module is.
+"""
 from __future__ import annotations
 
-from annotations.protocols.base import Protocol
-from annotations.protocols.bws import BestWorst
-from annotations.protocols.cesa import Cesa
-from annotations.protocols.esa import Esa
-from annotations.protocols.likert import Likert
-from annotations.protocols.mqm import Mqm
-from annotations.protocols.pairwise import Pairwise
-from annotations.protocols.post_edit import PostEdit
-from annotations.protocols.rankme import RankMe
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+from django.utils.module_loading import import_string
 
+from annotations.protocols.base import Protocol
+
+DEFAULT_PROTOCOLS = (
+    "annotations.protocols.likert.Likert",
+    "annotations.protocols.rankme.RankMe",
+    "annotations.protocols.pairwise.Pairwise",
+    "annotations.protocols.bws.BestWorst",
+    "annotations.protocols.esa.Esa",
+    "annotations.protocols.cesa.Cesa",
+    "annotations.protocols.mqm.Mqm",
+    "annotations.protocols.post_edit.PostEdit",
+)
+
+# name -> instance, filled from the setting on first use (`protocols()`); the same dict object
+# throughout, so a reference taken from it stays valid after a reload.
 PROTOCOLS: dict[str, Protocol] = {}
+_loaded = False
+
+
+def configured() -> tuple[str, ...]:
+    """The import paths of the protocols in use (WORKBENCH_PROTOCOLS, else the built-in ones)."""
+    return tuple(getattr(settings, "WORKBENCH_PROTOCOLS", None) or DEFAULT_PROTOCOLS)
+
+
+def _load() -> None:
+    global _loaded
+    PROTOCOLS.clear()
+    for path in configured():
+        cls = import_string(path)
+        if not (isinstance(cls, type) and issubclass(cls, Protocol)) or not cls.name:
+            raise TypeError(f"WORKBENCH_PROTOCOLS: {path} is not a Protocol subclass with a name")
+        _add(cls())
+    _loaded = True
+
+
+def protocols() -> dict[str, Protocol]:
+    """Every registered protocol by name, in the setting's order."""
+    if not _loaded:
+        _load()
+    return PROTOCOLS
+
+
+@receiver(setting_changed)
+def _reload(*, setting, **kwargs) -> None:
+    # override_settings(WORKBENCH_PROTOCOLS=...) in tests: the next lookup reads the new list.
+    global _loaded
+    if setting == "WORKBENCH_PROTOCOLS":
+        _loaded = False
+        PROTOCOLS.clear()
 
 
 def register(protocol: Protocol) -> Protocol:
+    """Add a protocol instance (the setting is the usual way; this is for code that builds one).
+    The setting's protocols are loaded first, so they do not replace it."""
+    protocols()
+    return _add(protocol)
+
+
+def _add(protocol: Protocol) -> Protocol:
     if protocol.name in PROTOCOLS:
         raise ValueError(f"protocol {protocol.name!r} is registered twice")
+    if len(protocol.name) > 20:  # Campaign.protocol's max_length
+        raise ValueError(f"protocol name {protocol.name!r} is longer than 20 characters")
     PROTOCOLS[protocol.name] = protocol
     return protocol
 
 
-for _cls in (Likert, RankMe, Pairwise, BestWorst, Esa, Cesa, Mqm, PostEdit):
-    register(_cls())
-
-
 def get(name: str) -> Protocol:
     """The protocol called `name` (KeyError names the known ones)."""
+    found = protocols()
     try:
-        return PROTOCOLS[str(name)]
+        return found[str(name)]
     except KeyError:
-        raise KeyError(f"unknown protocol {name!r}; known: {', '.join(PROTOCOLS)}") from None
+        raise KeyError(f"unknown protocol {name!r}; known: {', '.join(found)}") from None
 
 
 def of(campaign) -> Protocol:
@@ -39,14 +95,21 @@ def of(campaign) -> Protocol:
 
 
 def names() -> list[str]:
-    return list(PROTOCOLS)
+    return list(protocols())
+
+
+def label(name: str) -> str:
+    """A protocol's label for pages and the card; the bare name when it is not registered (a
+    campaign whose protocol was taken out of the setting still shows)."""
+    found = protocols().get(str(name))
+    return found.label if found is not None else str(name)
 
 
 def setup_fields() -> dict[str, list[str]]:
     """Each protocol's own fields of the campaign set-up form (the page shows them for it alone)."""
-    return {p.name: list(p.setup_fields) for p in PROTOCOLS.values()}
+    return {p.name: list(p.setup_fields) for p in protocols().values()}
 
 
 def choices() -> list[tuple[str, str]]:
-    """(name, label) of every protocol, for forms."""
-    return [(p.name, p.label) for p in PROTOCOLS.values()]
+    """(name, label) of every protocol, for forms and API serializers."""
+    return [(p.name, p.label) for p in protocols().values()]

@@ -16,7 +16,6 @@ Answers are given in the same terms: ``{"score": x}``, ``{"winner": id|"tie"}``,
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 
 from django.core.exceptions import ValidationError
@@ -109,28 +108,6 @@ def expectation_for(expected: Mapping, criterion: str) -> Mapping | None:
 
 
 def gold_check(protocol: str, spec: Mapping, answer: Mapping) -> list[str]:
-    """What is wrong with `answer` against `spec` (an empty list: it passed)."""
-    shape = _protocol(protocol)
-    problems = []
-    if "min" in spec or "max" in spec:
-        score = answer.get("score")
-        low, high = spec.get("min", -math.inf), spec.get("max", math.inf)
-        if score is None or not low <= score <= high:
-            bounds = (f"{low:g} to {high:g}" if "min" in spec and "max" in spec
-                      else f"at least {low:g}" if "min" in spec else f"at most {high:g}")
-            problems.append(f"the score is outside the expected range ({bounds})")
-    if shape.answer_shape == "pair" and "winner" in spec and answer.get("winner") != spec["winner"]:
-        problems.append("another output was expected to win" if spec["winner"] != "tie" else "a tie was expected")
-    if shape.answer_shape == "tuple":
-        if "best" in spec and answer.get("best") != spec["best"]:
-            problems.append("another output was expected as the best")
-        if "worst" in spec and answer.get("worst") != spec["worst"]:
-            problems.append("another output was expected as the worst")
-    if shape.has_spans:
-        marked = [s for s in answer.get("spans") or [] if not s.get("missing")]
-        for expected in spec.get("spans", []):
-            if not any(s["start"] < expected["end"] and expected["start"] < s["end"] for s in marked):
-                problems.append(f"an error at characters {expected['start']}-{expected['end']} was not marked")
-        if spec.get("missing") and not any(s.get("missing") for s in answer.get("spans") or []):
-            problems.append("missing content was expected to be marked")
-    return problems
+    """What is wrong with `answer` against `spec` (an empty list: it passed): the protocol's rules
+    (`Protocol.gold_problems`)."""
+    return _protocol(protocol).gold_problems(spec, answer)

@@ -119,8 +119,7 @@ def _record(line, obj, campaign, keys, lookup, errors) -> ControlRecord | None:
     if control != "gold" and "expected" in obj:
         errors.append("\"expected\" belongs to gold controls only")
     if control == "degraded" and not protocol.per_output and "degraded" not in obj:
-        errors.append("say which output was damaged: \"degraded\": " + (
-            "\"a\" or \"b\"" if protocol.answer_shape == "pair" else "a system of the tuple"))
+        errors.append(f"say which output was damaged: \"degraded\": {protocol.degraded_file_hint}")
     if errors:
         return None
     if not isinstance(obj["annotator"], str) or not obj["annotator"].strip() or len(obj["annotator"]) > 200:
@@ -146,60 +145,11 @@ def _record(line, obj, campaign, keys, lookup, errors) -> ControlRecord | None:
             errors.extend(exc.messages)
             return None
 
-    names: dict[str, int] = {}
-    if protocol.per_output:
-        record.output_id = lookup.output(item_id, obj["system"], errors, "system")
-        answer = {"score": obj.get("score")}
-        texts = None
-        if protocol.has_spans:
-            answer["spans"] = obj.get("spans", [])
-            # A degraded copy's text is not stored: its offsets are checked for order only.
-            if record.output_id is not None and control != "degraded":
-                answer["output"] = record.output_id
-                texts = {record.output_id: lookup.text(record.output_id)}
-        checked = check(answer, texts)
-        if checked is not None:
-            record.answer["score"] = checked["score"]
-            if protocol.has_spans:
-                record.answer["spans"] = obj.get("spans", [])
-        if record.output_id is not None:
-            names[obj["system"]] = record.output_id
-    elif protocol.answer_shape == "pair":
-        a = lookup.output(item_id, obj["a"], errors, "a")
-        b = lookup.output(item_id, obj["b"], errors, "b")
-        # A degraded control may show an output beside its own damaged copy: a and b the same system.
-        pair = {} if control == "degraded" or None in (a, b) else {"a": a, "b": b}
-        checked = check({"winner": obj["winner"], **pair})
-        if errors:
-            return None
-        winner = checked["winner"]
-        if control == "degraded":
-            side = obj["degraded"]
-            if side not in ("a", "b"):
-                errors.append("degraded must be \"a\" or \"b\"")
-                return None
-            record.output_id = a if side == "a" else b
-            record.answer = {"winner": "tie" if winner == "tie" else ("degraded" if winner == side else "original")}
-        else:
-            record.answer = {"winner": "tie" if winner == "tie" else (a if winner == "a" else b), "pair": [a, b]}
-            names = {obj["a"]: a, obj["b"]: b}
-    else:
-        systems = obj["outputs"]
-        if not isinstance(systems, list):
-            errors.append("outputs must be a list of system names")
-            return None
-        ids = [lookup.output(item_id, s, errors, "outputs entry") for s in systems]
-        best = lookup.output(item_id, obj["best"], errors, "best")
-        worst = lookup.output(item_id, obj["worst"], errors, "worst")
-        if errors or check({"outputs": ids, "best": best, "worst": worst}) is None:
-            return None
-        record.answer = {"best": best, "worst": worst, "outputs": ids}
-        names = dict(zip(systems, ids))
-        if control == "degraded":
-            if obj["degraded"] not in names:
-                errors.append("degraded must name a system of the tuple")
-                return None
-            record.output_id = names[obj["degraded"]]
+    found = protocol.control_file_answer(obj, control=control, item_id=item_id, lookup=lookup, check=check,
+                                         errors=errors)
+    if found is None:
+        return None
+    record.answer, record.output_id, names = found
     if control == "gold" and not errors:
         expected = obj["expected"]
         if isinstance(expected, dict) and expected and set(expected) <= protocol.gold_expected_keys:

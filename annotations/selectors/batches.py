@@ -103,68 +103,14 @@ def assignment_answers(*, assignment: Assignment) -> list[dict]:
     if controls:
         latest = controls[0].attempt
         return _control_answers(protocol, order, [c for c in controls if c.attempt == latest])
-    answers = []
     judgements = protocol.model.objects.filter(assignment=assignment).order_by("id")
     if protocol.has_spans:
         judgements = judgements.prefetch_related("spans")
         if campaign.prefilled:
             judgements = judgements.prefetch_related("suggestion_decisions__suggestion")
-    for j in judgements:
-        if protocol.per_output:
-            answer = {"criterion": j.criterion, "output": j.output_id, "score": j.score,
-                      **protocol.stored_answer(j)}
-            if protocol.has_spans:
-                answer["spans"] = [{**({"missing": True, "severity": s.severity} if s.missing else
-                                      {"start": s.start, "end": s.end, "severity": s.severity}),
-                                    **({"category": s.category} if s.category else {})}
-                                   for s in sorted(j.spans.all(), key=lambda s: s.pk)]
-                if campaign.prefilled:
-                    _suggestion_links(j, answer["spans"])
-            answers.append(answer)
-        elif protocol.answer_shape == "pair":
-            answers.append({"criterion": j.criterion, "winner": _shown_winner(order, j.output_a_id, j.output_b_id,
-                                                                              j.winner)})
-        else:
-            answers.append({"criterion": j.criterion, "best": j.best_id, "worst": j.worst_id})
-    return answers
-
-
-def _suggestion_links(judgement, spans: list[dict]) -> None:
-    """ESA^AI: each stored span that kept or edited a suggestion names it again (`suggestion`:
-    its position), as the answer that stored it did, so a revision starts where the unit was left."""
-    links: dict[tuple, list[int]] = {}
-    for d in judgement.suggestion_decisions.all():
-        if d.suggestion is not None and d.decision in ("accepted", "edited"):
-            links.setdefault((d.missing, d.start, d.end, d.severity), []).append(d.suggestion.position)
-    for span in spans:
-        named = links.get((bool(span.get("missing")), span.get("start"), span.get("end"), span["severity"]))
-        if named:
-            span["suggestion"] = named.pop(0)
-
-
-def _shown_winner(order: list[int], a_id: int, b_id: int, winner: str) -> str:
-    """The stored winner (of the pair ordered by id) as the page names it (of the pair as shown)."""
-    if winner == "tie" or not order:
-        return "tie" if winner == "tie" else winner
-    won = a_id if winner == "a" else b_id
-    return "a" if won == order[0] else "b"
+    return [protocol.stored_answer(j, order=order, campaign=campaign) for j in judgements]
 
 
 def _control_answers(protocol, order: list[int], rows) -> list[dict]:
-    """A control's answers (one dict per criterion, see `Protocol.control_answer`) as a submission's."""
-    answers = []
-    for row in rows:
-        answer = row.answer or {}
-        if protocol.per_output:
-            for output, score in (answer.get("scores") or {}).items():
-                one = {"criterion": row.criterion, "output": int(output), "score": score}
-                if protocol.has_spans:
-                    one["spans"] = list((answer.get("spans") or {}).get(output, []))
-                answers.append(one)
-        elif protocol.answer_shape == "pair":
-            winner = answer.get("winner")
-            shown = "tie" if winner in (None, "tie") else ("a" if order and int(winner) == order[0] else "b")
-            answers.append({"criterion": row.criterion, "winner": shown})
-        else:
-            answers.append({"criterion": row.criterion, "best": answer.get("best"), "worst": answer.get("worst")})
-    return answers
+    """A control's answers (one record per criterion, see `Protocol.control_answer`) as a submission's."""
+    return [answer for row in rows for answer in protocol.control_submission(row.criterion, row.answer or {}, order)]

@@ -158,8 +158,15 @@ def _lock_both(*, assignment_id: int, annotator: Annotator, campaign: Campaign, 
     return assignment, enrolment
 
 
-@functools.cache
 def _own_lock_sql() -> str:
+    from annotations.protocols import registry
+
+    # Keyed by the span protocols' names: the registry is a setting (a test may add a protocol).
+    return _own_lock_sql_for(tuple(name for name, protocol in registry.protocols().items() if protocol.has_spans))
+
+
+@functools.cache
+def _own_lock_sql_for(span_protocols: tuple[str, ...]) -> str:
     """`_lock_both_sql` for the requesting account, found by the assignment and the user rather than
     the campaign and annotator, with what `selectors.own_assignment` read in a statement of its own
     before the submit's transaction: the campaign, dataset, project and annotator, the user's role in
@@ -167,10 +174,9 @@ def _own_lock_sql() -> str:
     e, a`: enrolment first, tests/annotations/services/test_lock_order.py); the output texts only for
     the protocols that check spans against them."""
     from annotations.models import Dataset, Membership, Project
-    from annotations.protocols import registry
     from annotations.quality.services import completion_codes_on_sql
 
-    spans = ", ".join(f"'{name}'" for name, protocol in registry.PROTOCOLS.items() if protocol.has_spans)
+    spans = ", ".join(f"'{name}'" for name in span_protocols)
     texts = f"CASE WHEN c.protocol IN ({spans}) THEN {output_texts_sql('u')}::text END" if spans else "NULL"
     return (f"SELECT {_locked_columns(texts, True)}, {rows.columns(Campaign, 'c')}, {rows.columns(Dataset, 'd')}, "
             f"{rows.columns(Project, 'p')}, {rows.columns(Annotator, 'an')}, (SELECT m.role FROM {rows.table(Membership)} m "

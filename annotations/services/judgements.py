@@ -33,6 +33,7 @@ from annotations.models import (
 from annotations.protocols import registry as protocols
 from annotations.protocols.base import Protocol
 from annotations.protocols.errors import AnswerError
+from annotations.protocols.pairwise import pairwise_canonical  # noqa: F401 (also the callers' name for it)
 from workbench.exceptions import DomainError
 
 UNIQUE_CONSTRAINTS = {
@@ -54,7 +55,7 @@ def protocol_check(*, campaign: Campaign, model) -> Protocol:
     """The campaign's protocol, if its judgements are stored as `model` (the endpoint's kind)."""
     protocol = protocols.of(campaign)
     if protocol.model is not model:
-        expected = [p.name for p in protocols.PROTOCOLS.values() if p.model is model]
+        expected = [p.name for p in protocols.protocols().values() if p.model is model]
         raise ValidationError(
             f"campaign {campaign.name!r} uses the {campaign.protocol} protocol; "
             f"this judgement needs {' or '.join(expected)}"
@@ -68,14 +69,6 @@ def time_spent_check(time_spent_ms) -> int | None:
     if isinstance(time_spent_ms, bool) or not isinstance(time_spent_ms, int) or not 0 <= time_spent_ms < 2**31:
         raise ValidationError(f"time_spent_ms must be a whole number of milliseconds >= 0, got {time_spent_ms!r}")
     return time_spent_ms
-
-
-def pairwise_canonical(*, a_id: int, b_id: int, winner: str) -> tuple[int, int, str]:
-    """Order the pair by output id (the stored form) and flip the winner with it."""
-    if a_id < b_id:
-        return a_id, b_id, winner
-    flipped = {"a": "b", "b": "a", "tie": "tie"}[winner]
-    return b_id, a_id, flipped
 
 
 def tuple_key(output_ids: Sequence[int]) -> str:

@@ -194,7 +194,7 @@ def _rows(*, campaign: Campaign, assignment: Assignment, answers: list, texts: d
         if key in seen:
             raise _fail(index, "answers the same question twice")
         seen.add(key)
-        rows.append(_row(protocol, campaign, base, checked, order))
+        rows.append(protocol.judgement_row(campaign, base, checked, order))
     missing = expected - seen
     if missing:
         raise ValidationError({"judgements": [f"{len(missing)} answer(s) missing: every criterion must be answered"
@@ -206,26 +206,6 @@ def _rows(*, campaign: Campaign, assignment: Assignment, answers: list, texts: d
             for row, rank in zip(mine, checks.ranks_of([r.score for r in mine])):
                 row.rank = rank
     return rows
-
-
-def _row(protocol, campaign: Campaign, base: dict, answer: dict, order: list[int]) -> tuple:
-    """(unsaved judgement, its spans or None) for one checked answer."""
-    criterion = answer["criterion"]
-    if protocol.per_output:
-        low, high = campaign.criterion_scale(criterion)
-        row = protocol.model(**base, criterion=criterion, output_id=answer["output"], score=answer["score"],
-                             scale_min=low, scale_max=high, **protocol.stored_fields(answer))
-        if protocol.has_spans and campaign.prefilled:
-            # ESA^AI: which suggestion each span keeps or edits (decisions_record after the insert).
-            row.final_spans, row.suggestion_links = answer.get("spans") or [], answer.get("suggestion_links") or []
-        return row, answer.get("spans") if protocol.has_spans else None
-    if protocol.answer_shape == "pair":
-        # `a` is the output shown first; stored with the lower id first.
-        a_id, b_id, stored = checks.pairwise_canonical(a_id=order[0], b_id=order[1], winner=answer["winner"])
-        return protocol.model(**base, criterion=criterion, output_a_id=a_id, output_b_id=b_id, winner=stored), None
-    outputs = answer["outputs"]
-    return protocol.model(**base, criterion=criterion, outputs=sorted(outputs), tuple_key=checks.tuple_key(outputs),
-                          best_id=answer["best"], worst_id=answer["worst"]), None
 
 
 def _output_texts(output_ids: list[int]) -> dict[int, str]:
@@ -251,10 +231,6 @@ def _partials_delete(model, assignment: Assignment) -> None:
                 f"DELETE FROM {ErrorSpan._meta.db_table} WHERE judgement_id IN "
                 f"(SELECT id FROM {table} WHERE assignment_id = %s)", [assignment.pk])
         cursor.execute(f"DELETE FROM {table} WHERE assignment_id = %s", [assignment.pk])
-
-
-# The judgement model of each protocol (bench/bench_annotation.py reads it).
-MODELS_BY_PROTOCOL = {name: protocol.model for name, protocol in protocols.PROTOCOLS.items()}
 
 
 @retry_on_deadlock

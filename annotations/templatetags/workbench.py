@@ -1,8 +1,10 @@
-"""Template filters: sanitised Markdown for campaign instructions."""
+"""Template filters: sanitised Markdown for campaign instructions, protocol labels."""
 import nh3
 from django import template
 from django.utils.safestring import mark_safe
 from markdown_it import MarkdownIt
+
+from annotations import protocols
 
 register = template.Library()
 
@@ -22,3 +24,9 @@ def markdown_html(text: str) -> str:
 @register.filter(name="markdown")
 def markdown_filter(text: str) -> str:
     return mark_safe(markdown_html(text))  # sanitised by nh3 above
+
+
+@register.filter(name="protocol_label")
+def protocol_label(name: str) -> str:
+    """A campaign's protocol as the registry labels it (`{{ campaign.protocol|protocol_label }}`)."""
+    return protocols.label(name)

@@ -94,7 +94,7 @@ def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) ->
     triples = data if isinstance(data, list) and data and all(
         isinstance(row, (list, tuple)) and len(row) == 3 for row in data) else None
     config = {
-        "protocol": protocol.name,
+        "protocol": protocol.client_name,
         "shape": unit_shape(protocol=protocol.name, outputs=outputs, anchor=payload.get("anchor")),
         "assignment": payload["id"],
         "shown_order": payload["shown_order"],

@@ -28,16 +28,9 @@ def _own(request: HttpRequest, pk: int) -> Assignment:
     return _own_pending(request, pk)
 
 
-def _number(value) -> str:
-    """A stored score as the page's inputs hold it ("4", not "4.0")."""
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return str(value)
-
-
 def answers_draft(*, campaign, answers: list[dict], shown: list, handles: list, saved_at: int = 0) -> dict:
-    """Stored answers as the draft `annotate.js` restores (`{v: 1, fields, touched}`, ESA `spans` and,
-    per output, `spans_by_output`).
+    """Stored answers as the draft `annotate.js` restores (`{v: 1, fields, touched}`, span protocols'
+    `spans` and, per output, `spans_by_output`), each answer put in by its protocol (`draft_answer`).
 
     `shown` are the output ids in the order shown, `handles` the ids the page names those outputs
     by (the same position): field names and values use the page's ids, whatever they are.
@@ -45,38 +38,13 @@ def answers_draft(*, campaign, answers: list[dict], shown: list, handles: list, 
     protocol = protocols.of(campaign)
     index = {c: i for i, c in enumerate(campaign.criteria)}
     by_id = dict(zip(shown, handles))
-    fields, touched, spans, spans_by_output = {}, [], [], {}
-    for answer in answers:
-        ci = index.get(answer.get("criterion"))
-        if ci is None:
-            continue
-        if protocol.per_output:
-            name = f"s-{ci}-{by_id.get(answer['output'], answer['output'])}"
-            score = answer.get(protocol.draft_score_key)
-            if score is not None:  # post-edit: no rating where the criterion has no scale
-                fields[name] = _number(score)
-                touched.append(name)
-            if protocol.has_spans:
-                # Each output's spans under its page id (cESA shows several); `spans`: the first's (ESA).
-                # ESA^AI: a span keeps the `suggestion` it accepted or edited.
-                mine = [{"start": s.get("start"), "end": s.get("end"), "severity": s.get("severity"),
-                         "missing": bool(s.get("missing")),
-                         **({"suggestion": s["suggestion"]} if "suggestion" in s else {}),
-                         **({"category": s["category"]} if s.get("category") else {})}  # MQM
-                        for s in answer.get("spans") or []]
-                spans_by_output.setdefault(str(by_id.get(answer["output"], answer["output"])), mine)
-                spans = spans or mine
-        elif protocol.answer_shape == "pair":
-            fields[f"w-{ci}"] = answer["winner"]
-        else:
-            fields[f"b-{ci}"] = str(by_id.get(answer["best"], answer["best"]))
-            fields[f"x-{ci}"] = str(by_id.get(answer["worst"], answer["worst"]))
     # saved_at = when the answers were last stored (ms): a half-done revision kept in this browser
     # since then wins over them, an older copy (the answers were revised elsewhere since) does not.
-    draft = {"v": 1, "fields": fields, "touched": touched, "spans": spans, "elapsed_ms": 0, "saved_at": saved_at}
-    if spans_by_output:
-        draft["spans_by_output"] = spans_by_output
-    draft.update(protocol.draft_extra(answers, by_id))
+    draft = {"v": 1, "fields": {}, "touched": [], "spans": [], "elapsed_ms": 0, "saved_at": saved_at}
+    for answer in answers:
+        ci = index.get(answer.get("criterion"))
+        if ci is not None:
+            protocol.draft_answer(answer, draft, index=ci, page_id=lambda output: by_id.get(output, output))
     if campaign.prefilled:
         # ESA^AI: every suggestion was decided when the unit was sent; those no span names were deleted.
         draft["suggestionsDecided"] = True

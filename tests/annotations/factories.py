@@ -105,7 +105,7 @@ class CampaignFactory(factory.django.DjangoModelFactory):
 
     dataset = factory.SubFactory(DatasetFactory)
     name = factory.Sequence(lambda n: f"campaign-{n}")
-    protocol = Campaign.Protocol.LIKERT
+    protocol = "likert"
     criteria = factory.LazyFunction(lambda: ["fluency"])
     scale_min = 1
     scale_max = 5
@@ -212,7 +212,7 @@ class PairwiseJudgementFactory(_JudgementFactory):
     class Meta:
         model = PairwiseJudgement
 
-    campaign = factory.SubFactory(CampaignFactory, protocol=Campaign.Protocol.PAIRWISE, scale_min=None,
+    campaign = factory.SubFactory(CampaignFactory, protocol="pairwise", scale_min=None,
                                   scale_max=None)
     output_a = _campaign_output()
     output_b = _same_item_output("output_a")
@@ -227,7 +227,7 @@ class BestWorstJudgementFactory(_JudgementFactory):
     class Meta:
         model = BestWorstJudgement
 
-    campaign = factory.SubFactory(CampaignFactory, protocol=Campaign.Protocol.BWS, scale_min=None, scale_max=None)
+    campaign = factory.SubFactory(CampaignFactory, protocol="bws", scale_min=None, scale_max=None)
     best = _campaign_output()
     worst = _same_item_output("best")
     item = factory.SelfAttribute("best.item")
@@ -241,7 +241,7 @@ class SpanJudgementFactory(_JudgementFactory):
     class Meta:
         model = SpanJudgement
 
-    campaign = factory.SubFactory(CampaignFactory, protocol=Campaign.Protocol.ESA, criteria=["quality"],
+    campaign = factory.SubFactory(CampaignFactory, protocol="esa", criteria=["quality"],
                                   scale_min=0, scale_max=100, severities=["minor", "major", "critical"])
     output = _campaign_output()
     item = factory.SelfAttribute("output.item")

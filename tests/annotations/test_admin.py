@@ -3,7 +3,7 @@ import pytest
 from django.contrib import admin
 from django.urls import reverse
 
-from annotations.models import Campaign, ImportJob, Membership
+from annotations.models import ImportJob, Membership
 from annotations.services.assignments import assignment_next
 from tests.annotations.factories import (
     AnnotatorFactory,
@@ -37,9 +37,9 @@ def data(db):
     low, high = sorted([out_a, out_b], key=lambda o: o.pk)
     annotator = AnnotatorFactory(project=project, user=UserFactory())
     likert = CampaignFactory(dataset=dataset)
-    pairwise = CampaignFactory(dataset=dataset, protocol=Campaign.Protocol.PAIRWISE, scale_min=None, scale_max=None)
-    bws = CampaignFactory(dataset=dataset, protocol=Campaign.Protocol.BWS, scale_min=None, scale_max=None)
-    esa = CampaignFactory(dataset=dataset, protocol=Campaign.Protocol.ESA, scale_min=0, scale_max=100)
+    pairwise = CampaignFactory(dataset=dataset, protocol="pairwise", scale_min=None, scale_max=None)
+    bws = CampaignFactory(dataset=dataset, protocol="bws", scale_min=None, scale_max=None)
+    esa = CampaignFactory(dataset=dataset, protocol="esa", scale_min=0, scale_max=100)
     assignment_next(campaign=likert, annotator=annotator)
     common = {"annotator": annotator, "criterion": "fluency"}
     RatingJudgementFactory(campaign=likert, output=out_a, score=3, **common)
@@ -47,7 +47,7 @@ def data(db):
     BestWorstJudgementFactory(campaign=bws, best=low, worst=high, **common)
     span_judgement = SpanJudgementFactory(campaign=esa, output=out_a, score=70, **common)
     ErrorSpanFactory(judgement=span_judgement, end=2)
-    post_edit = CampaignFactory(dataset=dataset, protocol=Campaign.Protocol.POST_EDIT, scale_min=None, scale_max=None)
+    post_edit = CampaignFactory(dataset=dataset, protocol="post-edit", scale_min=None, scale_max=None)
     from annotations.models import PostEditJudgement
 
     PostEditJudgement.objects.create(campaign=post_edit, item=item, output=out_a, post_edit="edited", score=50.0,

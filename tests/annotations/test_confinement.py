@@ -27,7 +27,7 @@ from rest_framework.test import APIClient
 from scipy.stats import binomtest, kendalltau, spearmanr
 
 from annotations.export.models import ExportJob
-from annotations.models import Assignment, Campaign, ImportJob, Membership, Output, Unit
+from annotations.models import Assignment, ImportJob, Membership, Output, Unit
 from annotations.quality.models import ControlUnit
 from annotations.quality.services import gold_unit_create, quality_settings_update
 from annotations.services.handles import HANDLE_LENGTH, output_handle
@@ -56,7 +56,7 @@ def _sentence(rng: random.Random) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(rng.randint(9, 14))).capitalize() + "."
 
 
-def _study(n_items: int, n_systems: int = 3, gold: int = 0, protocol: str = Campaign.Protocol.LIKERT,
+def _study(n_items: int, n_systems: int = 3, gold: int = 0, protocol: str = "likert",
            annotators: int = 1):
     """A project with a Likert campaign with quality control on, and `annotators` annotators (accounts:
     `annotator` is the first, `annotators` all of them)."""
@@ -78,14 +78,14 @@ def _study(n_items: int, n_systems: int = 3, gold: int = 0, protocol: str = Camp
             OutputFactory(item=item, system=system, text=_sentence(rng))
     campaign = CampaignFactory(dataset=dataset, protocol=protocol, criteria=["quality"], redundancy=1,
                                units_per_batch=10, tuple_size=n_systems,
-                               **({"scale_min": 0, "scale_max": 100} if protocol == Campaign.Protocol.LIKERT
+                               **({"scale_min": 0, "scale_max": 100} if protocol == "likert"
                                   else {"scale_min": None, "scale_max": None}))
     quality_settings_update(campaign=campaign, degraded_share=0.2, repeat_share=0.1, completion_codes=True,
                             degrade_kinds=["drop", "shuffle", "invert"])
     for item in list(dataset.items.order_by("position"))[:gold]:
         outputs = list(item.outputs.order_by("id"))
         gold_unit_create(campaign=campaign, item=item,
-                         outputs=outputs[:1] if protocol == Campaign.Protocol.LIKERT else outputs,
+                         outputs=outputs[:1] if protocol == "likert" else outputs,
                          expected={"*": {"min": 0, "max": 100}})
     users = {"owner": owner, "researcher": researcher, "annotator": annotator, "annotators": [annotator, *others]}
     return project, dataset, campaign, users, membership
@@ -174,7 +174,7 @@ class Category:
         return self.codes.setdefault(json.dumps(value, sort_keys=True, default=str), len(self.codes))
 
 
-def _work(n_units: int, n_items: int, gold: int = 0, protocol: str = Campaign.Protocol.LIKERT, probes: bool = True,
+def _work(n_units: int, n_items: int, gold: int = 0, protocol: str = "likert", probes: bool = True,
           annotators: int = 1):
     """`annotators` annotators, at once (one thread each), take and submit `n_units` units between them
     through the API; returns, per unit, what they received (every answer, its status and size, whether
@@ -360,7 +360,7 @@ def test_a_classifier_with_everything_the_annotator_receives_cannot_spot_control
 
 def test_handles_say_nothing_of_output_ids_import_order_or_systems():
     # RankME: three outputs per unit, so the order within a unit can be tested too.
-    campaign, units = _work(n_units=200, n_items=200, protocol=Campaign.Protocol.RANKME, probes=False)
+    campaign, units = _work(n_units=200, n_items=200, protocol="rankme", probes=False)
     assert len(units) == 200
     system_index = {s: i for i, s in enumerate(campaign.dataset.systems.order_by("id").values_list("id", flat=True))}
     output_system = dict(Output.objects.filter(item__dataset=campaign.dataset).values_list("id", "system_id"))

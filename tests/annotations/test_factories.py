@@ -3,7 +3,7 @@ tests relying on them assume): one campaign's dataset, project and scale through
 import pytest
 from django.db import IntegrityError, transaction
 
-from annotations.models import Assignment, Campaign, Unit
+from annotations.models import Assignment, Unit
 from tests.annotations.factories import (
     AssignmentFactory,
     BestWorstJudgementFactory,
@@ -52,7 +52,7 @@ def test_judgements_are_of_their_campaigns_dataset_and_scale():
     assert rating.annotator.project == rating.campaign.dataset.project
 
     pair = PairwiseJudgementFactory()
-    assert pair.campaign.protocol == Campaign.Protocol.PAIRWISE
+    assert pair.campaign.protocol == "pairwise"
     assert pair.output_a.item == pair.output_b.item == pair.item and pair.output_a.pk < pair.output_b.pk
     assert pair.output_a.system != pair.output_b.system
 
@@ -61,7 +61,7 @@ def test_judgements_are_of_their_campaigns_dataset_and_scale():
 
     span = ErrorSpanFactory(judgement=SpanJudgementFactory(score=30))
     marker = ErrorSpanFactory(judgement=span.judgement, missing_content=True, severity="major")
-    assert span.judgement.campaign.protocol == Campaign.Protocol.ESA
+    assert span.judgement.campaign.protocol == "esa"
     assert list(span.judgement.spans.order_by("id").values_list("start", "end", "severity", "missing")) == [
         (0, 1, "minor", False), (None, None, "major", True)]
     assert marker.judgement.scale_max == 100

@@ -211,6 +211,12 @@ WORKBENCH_IMPORT_ASYNC_BYTES = env.int("WORKBENCH_IMPORT_ASYNC_BYTES", default=2
 # planned by a Celery worker (its page shows the progress) instead of in the web request.
 WORKBENCH_CAMPAIGN_MAX_UNITS = env.int("WORKBENCH_CAMPAIGN_MAX_UNITS", default=1_000_000)
 WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS = env.int("WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS", default=20_000)
+# The human-evaluation protocols offered, as dotted paths of Protocol classes
+# (annotations.protocols.registry): empty means the built-in ones (its DEFAULT_PROTOCOLS). To add
+# one from your own package, list the built-ins you keep and yours, e.g. in the environment
+# WORKBENCH_PROTOCOLS=annotations.protocols.likert.Likert,mylab.protocols.Ranking. A protocol is a
+# name in Campaign.protocol: adding or removing one needs no migration.
+WORKBENCH_PROTOCOLS = env.list("WORKBENCH_PROTOCOLS", default=[])
 # Longest accepted text (source, reference or output) in characters.
 WORKBENCH_MAX_TEXT_CHARS = env.int("WORKBENCH_MAX_TEXT_CHARS", default=20_000)
 # Every answer about an annotator's unit (handing it out, submitting it) takes at least this

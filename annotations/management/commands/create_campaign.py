@@ -11,6 +11,7 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from annotations import protocols
 from annotations.models import Campaign, Dataset
 from annotations.protocols.mqm_scoring import TypologyError, typology_parse
 from annotations.services.campaigns import campaign_create, criteria_parse, scale_parse
@@ -32,7 +33,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--dataset", help="required unless --wave-of")
         parser.add_argument("--name", required=True)
-        parser.add_argument("--protocol", choices=Campaign.Protocol.values, help="required unless --wave-of")
+        parser.add_argument("--protocol", choices=protocols.names(), help="required unless --wave-of")
         parser.add_argument("--criteria", help="comma-separated, e.g. fluency,adequacy (required unless --wave-of)")
         parser.add_argument("--wave-of", metavar="CAMPAIGN",
                             help="a second wave of CAMPAIGN: the same units and settings, other annotators")

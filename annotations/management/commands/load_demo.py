@@ -27,7 +27,7 @@ CAMPAIGNS = [
     {
         "dataset": "demo-restaurants-d2t",
         "name": "Demo restaurants: fluency and adequacy",
-        "protocol": Campaign.Protocol.LIKERT,
+        "protocol": "likert",
         "criteria": ["fluency", "adequacy"],
         "scale_min": 1,
         "scale_max": 5,
@@ -48,7 +48,7 @@ CAMPAIGNS = [
     {
         "dataset": "demo-news-de-en",
         "name": "Demo translation: side by side",
-        "protocol": Campaign.Protocol.PAIRWISE,
+        "protocol": "pairwise",
         "criteria": ["adequacy"],
         "criteria_config": [{"name": "adequacy", "question": "Which translation conveys the meaning of the German "
                                                              "sentence better?"}],
@@ -59,7 +59,7 @@ CAMPAIGNS = [
     {
         "dataset": "demo-restaurants-d2t",
         "name": "Demo restaurants: RankME",
-        "protocol": Campaign.Protocol.RANKME,
+        "protocol": "rankme",
         "criteria": ["informativeness", "naturalness"],
         "criteria_config": [
             {"name": "informativeness", "question": "Does it give all the useful information of the table?"},
@@ -74,7 +74,7 @@ CAMPAIGNS = [
     {
         "dataset": "demo-simplification",
         "name": "Demo simplification: best-worst",
-        "protocol": Campaign.Protocol.BWS,
+        "protocol": "bws",
         "criteria": ["simplicity"],
         "criteria_config": [{"name": "simplicity", "question": "Which simplification is easiest to read while "
                                                                "keeping the meaning?"}],
@@ -86,7 +86,7 @@ CAMPAIGNS = [
     {
         "dataset": "demo-news-de-en",
         "name": "Demo translation: error spans (ESA)",
-        "protocol": Campaign.Protocol.ESA,
+        "protocol": "esa",
         "criteria": ["quality"],
         "redundancy": 2,
         "severities": ["minor", "major"],
@@ -98,7 +98,7 @@ CAMPAIGNS = [
     {
         "dataset": "demo-news-de-en",
         "name": "Demo translation: contrastive ESA",
-        "protocol": Campaign.Protocol.CESA,
+        "protocol": "cesa",
         "criteria": ["quality"],
         "redundancy": 2,
         "tuple_size": 3,
@@ -111,7 +111,7 @@ CAMPAIGNS = [
     {
         "dataset": "demo-news-de-en",
         "name": "Demo translation: MQM error annotation",
-        "protocol": Campaign.Protocol.MQM,
+        "protocol": "mqm",
         "criteria": ["mqm"],
         "redundancy": 2,
         "instructions": "1. **Select** each error in the translation, then choose its *category* (the letter on "

@@ -92,7 +92,7 @@ def control_judgement_submit(*, user, campaign: Campaign, output_ids, create, sh
     gold unit answered wrongly stays open (its explanation is shown by the pages
     and by `POST /api/assignments/{id}/submit/`).
     """
-    from annotations.models import ErrorSpan, JudgementBase, SpanJudgement
+    from annotations.models import ErrorSpan, JudgementBase
     from annotations.selectors import annotator_for_user
     from annotations.services.assignment_work import (
         assignment_finish,
@@ -119,6 +119,7 @@ def control_judgement_submit(*, user, campaign: Campaign, output_ids, create, sh
     system_of = dict(zip(unit.outputs, unit.systems))
     outputs = {int(a): Output(id=int(a), item_id=unit.item_id, system_id=system_of.get(int(a)), text=e["text"])
                for a, e in control.aliases.items()}
+    protocol = protocols.of(campaign)
     built: dict = {}
     try:
         with transaction.atomic():
@@ -126,14 +127,14 @@ def control_judgement_submit(*, user, campaign: Campaign, output_ids, create, sh
                                shown_order=None, status=JudgementBase.Status.PARTIAL, origin=origin,
                                time_spent_ms=assignment_time_ms(assignment=assignment))
             built["judgement"] = judgement
-            built["spans"] = list(judgement.spans.all()) if isinstance(judgement, SpanJudgement) else []
+            # Read inside the savepoint: the spans are rolled back with the judgement.
+            built["spans"] = protocol.spans_of(judgement)
             raise _Discard
     except _Discard:
         pass
     judgement = built["judgement"]
     judgement.shown_order = list(assignment.shown_order)
-    spans = [{"start": s.start, "end": s.end, "severity": s.severity, "missing": s.missing} for s in built["spans"]]
-    protocol = protocols.of(campaign)
+    spans = built["spans"]
     (criterion, answer), = _answers_by_criterion(protocol, [(judgement, spans)]).items()
 
     # Ratings and ESA answer output by output; the unit is done once every output is answered.
@@ -176,6 +177,7 @@ def control_judgement_submit(*, user, campaign: Campaign, output_ids, create, sh
         if not (failed and control.gold.mode == GoldUnit.Mode.LOUD):
             assignment_finish(assignment=assignment, enrolment=enrolment)
             judgement.status = JudgementBase.Status.COMPLETE
-    if isinstance(judgement, SpanJudgement):
+    if protocol.has_spans:
+        # The response lists the spans as for a regular unit; their rows were rolled back.
         judgement._prefetched_objects_cache = {"spans": [ErrorSpan(judgement=judgement, **s) for s in spans]}
     return judgement

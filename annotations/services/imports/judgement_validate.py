@@ -96,13 +96,14 @@ class Lookup:
 
 
 def _other_format(protocol: Protocol, keys: set) -> str | None:
-    """The family (`kind`) of another protocol whose required keys the line has, when it is not this one's."""
+    """The name of another registered protocol whose required keys the line has, when it is not this one's
+    (the first in the registry's order: a rating line reads as a likert one)."""
     for other in map(protocols.get, protocols.names()):
         # A protocol needing fewer of this one's keys (MQM: a rating line without its score) says
         # nothing: the line is this protocol's with a key missing.
         if other.import_keys != protocol.import_keys and other.import_keys <= keys and not (
                 other.import_keys < protocol.import_keys):
-            return other.kind
+            return other.name
     return None
 
 

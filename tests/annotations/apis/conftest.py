@@ -53,9 +53,9 @@ def _project_data(name: str, users: dict) -> ProjectData:
             outputs.append(OutputFactory(item=item, system=system, text=f"{system.name} says {item.external_id}"))
     campaign = CampaignFactory(dataset=dataset, name=f"{name}-likert", criteria=["fluency", "adequacy"],
                                scale_min=1, scale_max=5, redundancy=2)
-    pairwise = CampaignFactory(dataset=dataset, name=f"{name}-pairwise", protocol=Campaign.Protocol.PAIRWISE,
+    pairwise = CampaignFactory(dataset=dataset, name=f"{name}-pairwise", protocol="pairwise",
                                criteria=["overall"], scale_min=None, scale_max=None)
-    bestworst = CampaignFactory(dataset=dataset, name=f"{name}-bws", protocol=Campaign.Protocol.BWS,
+    bestworst = CampaignFactory(dataset=dataset, name=f"{name}-bws", protocol="bws",
                                 criteria=["overall"], scale_min=None, scale_max=None, tuple_size=2)
     data = ProjectData(project, dataset, systems, items, outputs, campaign, pairwise, bestworst)
     for role, user in users.items():

@@ -1,5 +1,6 @@
 """Fifty annotators at once, each with their own account and database connection,
-drain one campaign of every protocol through the REST API on PostgreSQL.
+drain one campaign of every registered protocol (the built-in ones and the test-only
+plugin, tests/protocol_plugin.py) through the REST API on PostgreSQL.
 
 Every unit must end with exactly k complete judgement sets from k different
 annotators: nothing lost, nothing duplicated, whatever the interleaving. The
@@ -14,15 +15,8 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
-from annotations.models import (
-    Assignment,
-    BestWorstJudgement,
-    Membership,
-    PairwiseJudgement,
-    RatingJudgement,
-    SpanJudgement,
-    Unit,
-)
+from annotations import protocols
+from annotations.models import Assignment, Membership, Unit
 from annotations.services.campaigns import campaign_create
 from tests.annotations.factories import (
     DatasetFactory,
@@ -32,53 +26,36 @@ from tests.annotations.factories import (
     SystemFactory,
     UserFactory,
 )
+from tests.protocol_plugin import campaign_settings, every_protocol
 
 N_ANNOTATORS = 50
 K = 3
-MODELS = {"likert": RatingJudgement, "rankme": RatingJudgement, "pairwise": PairwiseJudgement,
-          "bws": BestWorstJudgement, "esa": SpanJudgement}
 
 
-def _answers(protocol: str, body: dict, rng: random.Random) -> list[dict]:
-    outputs = [o["id"] for o in body["item"]["outputs"]]
-    answers = []
-    for criterion in ("quality", "fluency"):
-        if protocol in ("likert", "rankme", "esa"):
-            for output in outputs:
-                answer = {"criterion": criterion, "output": output, "score": rng.randint(1, 5)}
-                if protocol == "esa":
-                    answer["spans"] = [{"start": 0, "end": 2, "severity": "minor"}]
-                answers.append(answer)
-        elif protocol == "pairwise":
-            answers.append({"criterion": criterion, "winner": rng.choice(["a", "b", "tie"])})
-        else:
-            best, worst = rng.sample(outputs, 2)
-            answers.append({"criterion": criterion, "best": best, "worst": worst})
-    return answers
+def _answers(protocol: str, campaign, body: dict, rng: random.Random) -> list[dict]:
+    """Random answers in the protocol's own shape (its simulated annotator, any opinion)."""
+    outputs = body["item"]["outputs"]
+    return [answer for criterion in ("quality", "fluency") for answer in protocols.get(protocol).simulated_answers(
+        campaign, criterion, outputs, lambda output: rng.uniform(0, 100), rng)]
 
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("allocation", ["overlap-first", "spread", "adaptive"])
-def test_fifty_annotators_complete_a_campaign_of_each_protocol(allocation):
+def test_fifty_annotators_complete_a_campaign_of_each_protocol(allocation, registered):
     dataset = DatasetFactory()
     systems = [SystemFactory(dataset=dataset, name=f"system-{i}") for i in range(4)]
-    for i in range(5):
+    # Small: a campaign of every registered protocol shares the two cores.
+    for i in range(4):
         item = ItemFactory(dataset=dataset, position=i)
         for system in systems:
-            OutputFactory(item=item, system=system, text=f"output {i} of {system.name}")
+            OutputFactory(item=item, system=system, text=f"output {i} of {system.name} with a few words")
     common = {"criteria": ["quality", "fluency"], "redundancy": K, "allocation": allocation}
     if allocation == "adaptive":
         # Checks run during the race (every 5 units), but the cold start (each system in 1000 units)
         # never ends here, so every unit stays open and the campaign completes.
         common["allocation_params"] = {"check_every": 5, "min_per_system": 1000}
-    campaigns = {
-        "likert": campaign_create(dataset=dataset, name="likert", protocol="likert", scale_min=1, scale_max=5,
-                                  **common),
-        "esa": campaign_create(dataset=dataset, name="esa", protocol="esa", **common),
-        "rankme": campaign_create(dataset=dataset, name="rankme", protocol="rankme", tuple_size=3, **common),
-        "pairwise": campaign_create(dataset=dataset, name="pairwise", protocol="pairwise", **common),
-        "bws": campaign_create(dataset=dataset, name="bws", protocol="bws", tuple_size=3, **common),
-    }
+    campaigns = {name: campaign_create(dataset=dataset, name=name, protocol=name, **campaign_settings(name), **common)
+                 for name in every_protocol()}
     users = [UserFactory(username=f"crowd-{i:02d}") for i in range(N_ANNOTATORS)]
     for user in users:
         MembershipFactory(project=dataset.project, user=user, role=Membership.Role.ANNOTATOR)
@@ -112,7 +89,7 @@ def test_fifty_annotators_complete_a_campaign_of_each_protocol(allocation):
                         bad = client.post(url, {"judgements": [{"criterion": "nope"}]}, format="json")
                         if bad.status_code != 400:
                             unexpected.append(f"bad submission answered {bad.status_code}")
-                    answers = _answers(protocol, body, rng)
+                    answers = _answers(protocol, campaign, body, rng)
                     done = client.post(url, {"judgements": answers, "shown_order": body["shown_order"],
                                              "time_spent_ms": rng.randint(500, 9000)}, format="json")
                     if done.status_code != 201:
@@ -139,8 +116,8 @@ def test_fifty_annotators_complete_a_campaign_of_each_protocol(allocation):
     for protocol, campaign in campaigns.items():
         units = list(Unit.objects.filter(campaign=campaign))
         assert units, protocol
-        model = MODELS[protocol]
-        per_output = protocol in ("likert", "rankme", "esa")
+        model = protocols.get(protocol).model
+        per_output = protocols.get(protocol).per_output
         complete = defaultdict(list)
         for unit_id, annotator_id in model.objects.filter(campaign=campaign, status="complete").values_list(
             "assignment__unit_id", "annotator_id"

@@ -118,7 +118,7 @@ def test_a_submit_with_next_is_stored_and_answers_the_next_unit(apps, lane_world
     campaign, user, token = lane_world
     unit = json.loads(call(lane, f"/api/campaigns/{campaign.pk}/next-assignment/", token=token)[2])
     status, headers, content = call(lane, f"/api/assignments/{unit['id']}/submit/", token=token, body={
-        "judgements": _answers("likert", unit), "shown_order": unit["shown_order"], "next": True},
+        "judgements": _answers(campaign, unit), "shown_order": unit["shown_order"], "next": True},
         content_type=content_type)
     assert status == "201 Created" and django.calls == 0
     answer = json.loads(content)
@@ -137,7 +137,7 @@ def test_refusals_raised_while_answering_are_djangos_refusals(apps, lane_world, 
     lane, django = apps
     campaign, user, token = lane_world
     unit = json.loads(call(lane, f"/api/campaigns/{campaign.pk}/next-assignment/", token=token)[2])
-    answers = _answers("likert", unit)
+    answers = _answers(campaign, unit)
     pk = unit["id"]
     if case == "score out of scale":
         answers[0]["score"] = 9
@@ -178,7 +178,7 @@ def test_nothing_left_is_204_without_a_body_both_ways(apps, lane_world):
     unit = json.loads(call(lane, path, token=token)[2])
     while unit is not None:
         status, _, content = call(lane, f"/api/assignments/{unit['id']}/submit/", token=token, body={
-            "judgements": _answers("likert", unit), "shown_order": unit["shown_order"], "next": True})
+            "judgements": _answers(campaign, unit), "shown_order": unit["shown_order"], "next": True})
         assert status == "201 Created", content
         unit = json.loads(content)["next"]
     by_lane = call(lane, path, token=token)
@@ -196,7 +196,7 @@ def test_what_the_lane_does_not_take_reaches_django_with_its_body(apps, lane_wor
     campaign, _, token = lane_world
     unit = json.loads(call(lane, f"/api/campaigns/{campaign.pk}/next-assignment/", token=token)[2])
     path = f"/api/assignments/{unit['id']}/submit/"
-    good = json.dumps({"judgements": _answers("likert", unit), "shown_order": unit["shown_order"]}).encode()
+    good = json.dumps({"judgements": _answers(campaign, unit), "shown_order": unit["shown_order"]}).encode()
     kwargs = {"token": token, "raw": good}
     if case == "not JSON":
         kwargs["raw"] = b'{"judgements": ['

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, Phase, settings
 from rest_framework.authtoken.models import Token
 from schemathesis.checks import not_a_server_error
 
-from annotations.models import Campaign, Membership
+from annotations.models import Membership
 from annotations.services.assignments import assignment_next
 from annotations.services.projects import annotator_get_or_create
 from tests.annotations.factories import (
@@ -125,9 +125,9 @@ def fuzz_token(db, wsgi_keeps_test_connection) -> str:
         outputs += [OutputFactory(item=item, system=s).pk for s in systems]
     campaigns = [
         CampaignFactory(dataset=dataset, criteria=["fluency"], scale_min=0, scale_max=100),
-        CampaignFactory(dataset=dataset, protocol=Campaign.Protocol.RANKME, scale_min=None, scale_max=None),
-        CampaignFactory(dataset=dataset, protocol=Campaign.Protocol.PAIRWISE, scale_min=None, scale_max=None),
-        CampaignFactory(dataset=dataset, protocol=Campaign.Protocol.BWS, scale_min=None, scale_max=None),
+        CampaignFactory(dataset=dataset, protocol="rankme", scale_min=None, scale_max=None),
+        CampaignFactory(dataset=dataset, protocol="pairwise", scale_min=None, scale_max=None),
+        CampaignFactory(dataset=dataset, protocol="bws", scale_min=None, scale_max=None),
     ]
     annotator = annotator_get_or_create(project=project, name=owner.username, user=owner)
     for campaign in campaigns:

@@ -35,7 +35,7 @@ def test_fetch_and_submit_run_prepared_statements(setup, protocol, allocation):
     for _ in range(4):
         body = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
         response = client.post(f"/api/assignments/{body['id']}/submit/",
-                               {"judgements": _answers(protocol, body), "shown_order": body["shown_order"]},
+                               {"judgements": _answers(campaign, body), "shown_order": body["shown_order"]},
                                format="json")
         assert response.status_code == 201, response.json()
     prepared = _prepared()

@@ -53,7 +53,7 @@ def test_fetch_and_submit_use_a_bounded_number_of_queries(setup, protocol, alloc
         body = response.json()
         with CaptureQueriesContext(connection) as submit:
             response = client.post(f"/api/assignments/{body['id']}/submit/",
-                                   {"judgements": _answers(protocol, body), "shown_order": body["shown_order"]},
+                                   {"judgements": _answers(campaign, body), "shown_order": body["shown_order"]},
                                    format="json")
         assert response.status_code == 201, response.json()
         if round_:
@@ -84,7 +84,7 @@ def test_the_submit_answer_is_what_the_assignment_serializer_renders(setup):
     campaign = _campaign(dataset, "likert")
     body = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
     answer = client.post(f"/api/assignments/{body['id']}/submit/",
-                         {"judgements": _answers("likert", body), "shown_order": body["shown_order"],
+                         {"judgements": _answers(campaign, body), "shown_order": body["shown_order"],
                           "time_spent_ms": 1234}, format="json").json()
     assert set(answer) == set(UnitSubmitApi.OutputSerializer().fields) - {"next"}
     stored = Assignment.objects.select_related("campaign__dataset", "annotator").get(pk=body["id"])
@@ -96,7 +96,7 @@ def test_the_submit_answer_is_what_the_assignment_serializer_renders(setup):
     # The time is the server's (stored on the assignment), not the 1234 ms the client reported.
     assert rendered["status"] == "done" and rendered["time_spent_ms"] == stored.time_spent_ms
     assert rendered["unit"] is None
-    assert answer["judgements"] == len(_answers("likert", body)) and answer["retry"] is False
+    assert answer["judgements"] == len(_answers(campaign, body)) and answer["retry"] is False
 
 
 @pytest.mark.parametrize("allocation", ["overlap-first", "spread", "adaptive"])
@@ -117,7 +117,7 @@ def test_a_submit_with_next_reads_no_campaign_and_locks_the_enrolment_once(setup
     for round_ in range(2):  # the smallest of these campaigns (RankME's) has three units
         with CaptureQueriesContext(connection) as submit:
             response = client.post(f"/api/assignments/{body['id']}/submit/",
-                                   {"judgements": _answers(protocol, body), "shown_order": body["shown_order"],
+                                   {"judgements": _answers(campaign, body), "shown_order": body["shown_order"],
                                     "next": True}, format="json")
         assert response.status_code == 201, response.json()
         body = response.json()["next"]

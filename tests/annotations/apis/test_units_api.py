@@ -1,15 +1,17 @@
 """Whole units through the REST API: next-assignment, submit, release, spans; blindness."""
+import random
+
 import pytest
+from scipy.stats import rankdata
 from rest_framework.test import APIClient
 
 from annotations.models import (
     Assignment,
-    BestWorstJudgement,
     Membership,
-    PairwiseJudgement,
     RatingJudgement,
-    SpanJudgement,
 )
+from annotations import protocols
+from annotations.protocols.esa import span_record
 from annotations.services.campaigns import campaign_create
 from annotations.services.handles import output_handle
 from tests.annotations.server_time import about, worked
@@ -22,6 +24,7 @@ from tests.annotations.factories import (
     SystemFactory,
     UserFactory,
 )
+from tests.protocol_plugin import campaign_settings, every_protocol
 
 pytestmark = pytest.mark.django_db
 
@@ -49,31 +52,24 @@ def _campaign(dataset, protocol, **kwargs):
     return campaign_create(dataset=dataset, name=protocol, protocol=protocol, **{**defaults, **kwargs})
 
 
-def _answers(protocol, body):
-    outputs = [o["id"] for o in body["item"]["outputs"]]
-    answers = []
-    for criterion in ("quality", "fluency"):
-        if protocol in ("likert", "rankme", "esa"):
-            for i, output in enumerate(outputs):
-                answer = {"criterion": criterion, "output": output, "score": [50, 80, 80, 20][i] if protocol != "likert" else 4}
-                if protocol == "esa":
-                    answer["spans"] = [{"start": 0, "end": 4, "severity": "major"}, {"missing": True, "severity": "minor"}]
-                answers.append(answer)
-        elif protocol == "pairwise":
-            answers.append({"criterion": criterion, "winner": "a"})
-        else:
-            answers.append({"criterion": criterion, "best": outputs[0], "worst": outputs[-1]})
-    return answers
+# Impressions of the outputs by position: two tie (RankME ranks them both first).
+IMPRESSIONS = [50, 80, 80, 20]
 
 
-MODELS = {"likert": RatingJudgement, "rankme": RatingJudgement, "pairwise": PairwiseJudgement,
-          "bws": BestWorstJudgement, "esa": SpanJudgement}
+def _answers(campaign, body):
+    """The protocol's own answers (its simulated annotator) for fixed impressions by position."""
+    outputs = body["item"]["outputs"]
+    position = {o["id"]: i for i, o in enumerate(outputs)}
+    rng = random.Random(0)
+    return [answer for criterion in ("quality", "fluency") for answer in protocols.of(campaign).simulated_answers(
+        campaign, criterion, outputs, lambda output: IMPRESSIONS[position[output["id"]]], rng)]
 
 
-@pytest.mark.parametrize("protocol", ["likert", "rankme", "pairwise", "bws", "esa"])
-def test_a_whole_unit_in_one_request(setup, protocol):
+@pytest.mark.parametrize("protocol", every_protocol())
+def test_a_whole_unit_in_one_request(setup, protocol, registered):
     dataset, client, user = setup
-    campaign = _campaign(dataset, protocol, **({"tuple_size": 3} if protocol in ("rankme", "bws") else {}))
+    campaign = _campaign(dataset, protocol, **campaign_settings(protocol))
+    model = protocols.get(protocol).model
     response = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/")
     assert response.status_code == 201
     body = response.json()
@@ -81,7 +77,7 @@ def test_a_whole_unit_in_one_request(setup, protocol):
     assert all(set(o) == {"id", "text"} for o in body["item"]["outputs"])
     assert "alpha" not in str({k: v for k, v in body.items() if k != "item"})
     assert [o["id"] for o in body["item"]["outputs"]] == body["shown_order"]
-    answers = _answers(protocol, body)
+    answers = _answers(campaign, body)
     url = f"/api/assignments/{body['id']}/submit/"
     wrong_order = list(reversed(body["shown_order"]))
     if len(wrong_order) > 1:
@@ -89,7 +85,7 @@ def test_a_whole_unit_in_one_request(setup, protocol):
         assert bad.status_code == 400 and "shown_order" in bad.json()
     incomplete = client.post(url, {"judgements": answers[:-1]}, format="json")
     assert incomplete.status_code == 400
-    assert not MODELS[protocol].objects.exists()
+    assert not model.objects.exists()
     worked(body["id"], 4200)  # the unit was handed out 4.2 s (plus this test's requests) ago
     done = client.post(url, {"judgements": answers, "shown_order": body["shown_order"], "time_spent_ms": 4200},
                        format="json")
@@ -97,7 +93,7 @@ def test_a_whole_unit_in_one_request(setup, protocol):
     # The annotator saw handles of this assignment; the judgements store the real output ids.
     real_order = list(Assignment.objects.get(pk=body["id"]).shown_order)
     assert body["shown_order"] == [output_handle(body["id"], i) for i in real_order]
-    stored = MODELS[protocol].objects.filter(campaign=campaign)
+    stored = model.objects.filter(campaign=campaign)
     assert stored.count() == len(answers)
     assignment = Assignment.objects.get(pk=body["id"])
     # Every judgement of the unit carries the unit's time as the server measured it.
@@ -108,20 +104,25 @@ def test_a_whole_unit_in_one_request(setup, protocol):
     assert assignment.status == "done" and assignment.client_time_ms == 4200
     again = client.post(url, {"judgements": answers}, format="json")
     assert again.status_code == 400  # stored once
-    if protocol == "rankme":
-        # The implied ranking: 80, 80 tie for first, 50 third, 20 fourth (per criterion).
-        ranks = sorted(stored.filter(criterion="quality").values_list("score", "rank"))
-        expected = {3: [(50.0, 3), (80.0, 1), (80.0, 1)], 4: [(20.0, 4), (50.0, 3), (80.0, 1), (80.0, 1)]}
-        assert ranks == expected[len(body["shown_order"])]
+    if protocols.get(protocol).magnitudes_ranked:
+        # The implied ranking (per criterion): ties share the best rank, as scipy's rankdata "min".
+        scores, ranks = zip(*stored.filter(criterion="quality").values_list("score", "rank"))
+        assert list(ranks) == [int(r) for r in rankdata([-x for x in scores], method="min")]
+        assert sorted(ranks) == ([1, 1, 3] if len(scores) == 3 else [1, 1, 3, 4])
     if protocol == "pairwise":
-        first = real_order[0]
-        j = stored.first()
+        # "a" means the output shown first, "b" the second, whatever their ids.
+        j = stored.get(criterion="quality")
+        sent = next(a["winner"] for a in answers if a["criterion"] == "quality")
+        assert sent in ("a", "b")
         winner = j.output_a_id if j.winner == "a" else j.output_b_id
-        assert winner == first  # "a" means the output shown first
-    if protocol == "esa":
-        spans = stored.first().spans.order_by("id")
-        assert [(s.start, s.end, s.severity, s.missing) for s in spans] == [(0, 4, "major", False),
-                                                                          (None, None, "minor", True)]
+        assert winner == real_order[0 if sent == "a" else 1]
+    if protocols.get(protocol).has_spans:
+        # The spans sent are the spans stored, each with every key (MQM: its category).
+        sent = {(a["criterion"], a["output"]): a["spans"] for a in answers}
+        handle = dict(zip(real_order, body["shown_order"]))
+        for j in stored:
+            assert protocols.get(protocol).spans_of(j) == [span_record(x) for x in sent[(j.criterion, handle[j.output_id])]]
+        assert any(sent.values())
 
 
 def test_esa_spans_are_checked_against_the_output(setup):
@@ -229,7 +230,7 @@ def test_submit_with_next_hands_out_the_next_unit_in_the_same_answer(setup):
     while True:
         seen.append(body["id"])
         response = client.post(f"/api/assignments/{body['id']}/submit/",
-                               {"judgements": _answers("likert", body), "shown_order": body["shown_order"],
+                               {"judgements": _answers(campaign, body), "shown_order": body["shown_order"],
                                 "next": True}, format="json")
         assert response.status_code == 201, response.content
         following = response.json()["next"]
@@ -244,8 +245,9 @@ def test_submit_with_next_hands_out_the_next_unit_in_the_same_answer(setup):
         body = following
     assert len(seen) == 12 == RatingJudgement.objects.filter(assignment__campaign=campaign).count() / 2
     assert client.post(f"/api/campaigns/{campaign.pk}/next-assignment/").status_code == 204
-    plain = client.post(f"/api/campaigns/{_campaign(dataset, 'pairwise').pk}/next-assignment/").json()
+    pairwise = _campaign(dataset, "pairwise")
+    plain = client.post(f"/api/campaigns/{pairwise.pk}/next-assignment/").json()
     response = client.post(f"/api/assignments/{plain['id']}/submit/",
-                           {"judgements": _answers("pairwise", plain), "shown_order": plain["shown_order"]},
+                           {"judgements": _answers(pairwise, plain), "shown_order": plain["shown_order"]},
                            format="json")
     assert response.status_code == 201 and "next" not in response.json()

@@ -107,3 +107,32 @@ def test_campaigns_created_through_the_api_with_typology_and_weights(setup):
     assert bad.status_code == 400 and "[0].name: must be a non-empty string" in str(bad.json())
     bad = client.post("/api/campaigns/", {**body, "name": "bad", "mqm_weights": "Major=3"}, format="json")
     assert bad.status_code == 400 and "'Major=3' is not SEVERITY" in str(bad.json())
+
+
+def test_a_control_answered_one_judgement_at_a_time_keeps_the_spans_categories(setup):
+    """Regression (issue 37): the single-judgement endpoint's control answers dropped MQM's category
+    (the span dictionary was written by hand there); now every path writes `span_record`."""
+    from annotations.quality.models import ControlJudgement
+    from annotations.quality.services import quality_settings_update
+
+    dataset, client, _, campaign = setup
+    for i in range(2, 8):
+        item = ItemFactory(dataset=dataset, position=i, source=f"source {i}")
+        for system in dataset.systems.all():
+            OutputFactory(item=item, system=system, text=f"another output of item {i} with some words")
+    quality_settings_update(campaign=campaign, degraded_share=0.34, repeat_share=0.17, degrade_kinds=["drop"])
+    while True:
+        got = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/")
+        if got.status_code == 204:
+            break
+        output = got.json()["item"]["outputs"][0]["id"]
+        sent = client.post("/api/judgements/spans/", {
+            "campaign": campaign.pk, "output": output, "criterion": "mqm",
+            "spans": [{"start": 0, "end": 2, "severity": "major", "category": "Accuracy/Mistranslation"},
+                      {"missing": True, "severity": "minor", "category": "Accuracy/Omission"}]}, format="json")
+        assert sent.status_code == 201, sent.content
+    controls = list(ControlJudgement.objects.filter(campaign=campaign))
+    assert controls
+    for cj in controls:
+        for spans in cj.answer["spans"].values():
+            assert [s.get("category") for s in spans] == ["Accuracy/Mistranslation", "Accuracy/Omission"], cj.answer

@@ -9,10 +9,9 @@ from __future__ import annotations
 import difflib
 import random
 
+from annotations import protocols
 from annotations.models import Campaign
-from annotations.protocols.mqm_scoring import leaf_paths
 from annotations.selectors import assignment_payload, enrolment_for
-from annotations.selectors.units import campaign_settings
 from annotations.services.assignments import assignment_next
 from annotations.services.submissions import unit_submit
 from tests.annotations.server_time import worked
@@ -33,46 +32,17 @@ class Annotator:
         closest = max(self.truth_by_text, key=lambda t: difflib.SequenceMatcher(None, t, text).ratio())
         return self.truth_by_text[closest] - 45
 
-    def score(self, text: str, low: float, high: float) -> float:
-        if self.careful:
-            value = self.truth(text) + self.rng.gauss(0, 5)
-        else:
-            value = self.rng.uniform(low, high)
-        return float(round(min(high, max(low, value))))
+    def impression(self, output: dict) -> float:
+        """0-100: a careful annotator's follows the truth (plus noise), a careless one's is random."""
+        value = self.truth(output["text"]) + self.rng.gauss(0, 5) if self.careful else self.rng.uniform(0, 100)
+        return min(100.0, max(0.0, value))
 
     def answers(self, campaign: Campaign, payload: dict) -> list[dict]:
-        outputs = payload["item"]["outputs"]
-        answers = []
-        for criterion in campaign.criteria:
-            low, high = campaign.criterion_scale(criterion)
-            if low is None or high is None:  # unbounded RankME magnitudes
-                low, high = 1, 200
-            if campaign.protocol == Campaign.Protocol.MQM:
-                # No score to give: errors (as missing content, in the typology's first leaf
-                # category), more of them where the text seems worse; the server computes the score.
-                category = leaf_paths(campaign_settings(campaign=campaign)["typology"])[0]
-                for output in outputs:
-                    errors = round((100 - self.score(output["text"], 0, 100)) / 10)
-                    answers.append({"criterion": criterion, "output": output["id"],
-                                    "spans": [{"missing": True, "severity": "minor", "category": category}] * errors})
-            elif campaign.protocol in (Campaign.Protocol.LIKERT, Campaign.Protocol.RANKME, Campaign.Protocol.ESA,
-                                       Campaign.Protocol.CESA):
-                for output in outputs:
-                    answer = {"criterion": criterion, "output": output["id"],
-                              "score": self.score(output["text"], low, high)}
-                    if campaign.protocol in (Campaign.Protocol.ESA, Campaign.Protocol.CESA):
-                        answer["spans"] = []
-                    answers.append(answer)
-            elif campaign.protocol == Campaign.Protocol.PAIRWISE:
-                a, b = (self.score(o["text"], 0, 100) for o in outputs)
-                winner = ("a" if a > b else "b" if b > a else "tie") if self.careful else self.rng.choice("ab")
-                answers.append({"criterion": criterion, "winner": winner})
-            else:
-                scored = sorted(outputs, key=lambda o: self.score(o["text"], 0, 100))
-                if not self.careful:
-                    self.rng.shuffle(scored)
-                answers.append({"criterion": criterion, "best": scored[-1]["id"], "worst": scored[0]["id"]})
-        return answers
+        """The answers the campaign's protocol gives for these impressions (`simulated_answers`: MQM
+        marks more and worse errors where the text seems worse, and the server computes its score)."""
+        protocol = protocols.of(campaign)
+        return [answer for criterion in campaign.criteria for answer in protocol.simulated_answers(
+            campaign, criterion, payload["item"]["outputs"], self.impression, self.rng)]
 
     def work(self, campaign: Campaign, *, limit: int = 10_000) -> list[dict]:
         """Take and submit units until nothing is left; returns the payloads seen."""

@@ -5,7 +5,7 @@ import random
 import pytest
 from rest_framework.test import APIClient
 
-from annotations.models import Assignment, Campaign, Membership, Output
+from annotations.models import Assignment, Membership, Output
 from annotations.quality.models import CompletionCode, ControlJudgement, ControlUnit, GoldUnit
 from annotations.quality.services import gold_unit_create, quality_settings_update
 from annotations.services.handles import HANDLE_LENGTH, output_handle
@@ -37,7 +37,7 @@ def setup():
     users = {role: UserFactory(username=f"{role}-user") for role in ("researcher", "annotator", "outsider")}
     MembershipFactory(project=project, user=users["researcher"], role=Membership.Role.RESEARCHER)
     MembershipFactory(project=project, user=users["annotator"], role=Membership.Role.ANNOTATOR)
-    campaign = CampaignFactory(dataset__project=project, protocol=Campaign.Protocol.LIKERT, scale_min=0,
+    campaign = CampaignFactory(dataset__project=project, protocol="likert", scale_min=0,
                                scale_max=100, criteria=["quality"], redundancy=1, units_per_batch=6)
     systems = [SystemFactory(dataset=campaign.dataset) for _ in range(2)]
     rng = random.Random(2)

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotations.models import Campaign, RatingJudgement
+from annotations.models import RatingJudgement
 from annotations.quality.models import AnnotatorDecision, CompletionCode, ControlJudgement, GoldUnit
 from annotations.quality.services import completion_code_issue
 from tests.annotations.factories import CampaignFactory, ItemFactory, OutputFactory, SystemFactory
@@ -108,7 +108,7 @@ def test_control_lines_are_checked_like_any_line(campaign, tmp_path):
 
 
 def test_pairwise_and_bestworst_degraded_controls_from_a_file(tmp_path):
-    pairwise = CampaignFactory(name="pw", protocol=Campaign.Protocol.PAIRWISE, criteria=["q"], scale_min=None,
+    pairwise = CampaignFactory(name="pw", protocol="pairwise", criteria=["q"], scale_min=None,
                                scale_max=None)
     systems = [SystemFactory(dataset=pairwise.dataset, name=f"s{i}") for i in range(4)]
     item = ItemFactory(dataset=pairwise.dataset, external_id="i0")
@@ -125,7 +125,7 @@ def test_pairwise_and_bestworst_degraded_controls_from_a_file(tmp_path):
     report = json.loads(run("--campaign", "pw", "--json"))
     assert report["annotators"]["w"]["degraded"] == {"judged": 2, "passed": 1}
 
-    CampaignFactory(name="bw", dataset=pairwise.dataset, protocol=Campaign.Protocol.BWS, criteria=["q"],
+    CampaignFactory(name="bw", dataset=pairwise.dataset, protocol="bws", criteria=["q"],
                           scale_min=None, scale_max=None)
     lines.write_text("".join(json.dumps(x) + "\n" for x in [
         {"item": "i0", "annotator": "w", "criterion": "q", "outputs": ["s0", "s1", "s2", "s3"], "best": "s0",

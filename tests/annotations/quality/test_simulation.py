@@ -6,7 +6,7 @@ import krippendorff
 import numpy as np
 import pytest
 
-from annotations.models import Annotator, Campaign, Enrolment, RatingJudgement, Unit
+from annotations.models import Annotator, Enrolment, RatingJudgement, Unit
 from annotations.quality.models import ControlJudgement, ControlUnit
 from annotations.quality.selectors import annotator_quality, campaign_quality, included_annotators
 from annotations.quality.services import quality_settings_update
@@ -27,7 +27,7 @@ def sentence(rng: random.Random) -> str:
 @pytest.fixture
 def campaign():
     rng = random.Random(3)
-    campaign = CampaignFactory(protocol=Campaign.Protocol.LIKERT, scale_min=0, scale_max=100,
+    campaign = CampaignFactory(protocol="likert", scale_min=0, scale_max=100,
                                criteria=["quality"], redundancy=4, units_per_batch=10)
     systems = [SystemFactory(dataset=campaign.dataset) for _ in range(2)]
     for _ in range(20):

@@ -1,4 +1,4 @@
-"""Controls through the engine in every protocol: a damaged copy placed among the units,
+"""Controls through the engine in every registered protocol (the test-only plugin included): a damaged copy placed among the units,
 answered through the same submission, and scored against the original."""
 import random
 
@@ -11,21 +11,15 @@ from annotations.quality.services import quality_settings_update
 from annotations.services.campaigns import campaign_create
 from tests.annotations.factories import DatasetFactory, ItemFactory, OutputFactory, SystemFactory
 from tests.annotations.quality.simulation import Annotator as Simulated
+from tests.protocol_plugin import campaign_settings, every_protocol
 
 pytestmark = pytest.mark.django_db
 
 WORDS = "the pub serves cheap food near the river and has a high customer rating in the city centre".split()
 
 
-@pytest.mark.parametrize("protocol,options", [
-    ("rankme", {"tuple_size": 3}),
-    ("pairwise", {}),
-    ("bws", {"tuple_size": 3}),
-    ("esa", {}),
-    ("cesa", {"tuple_size": 3}),
-    ("mqm", {}),
-])
-def test_controls_in_every_protocol(protocol, options):
+@pytest.mark.parametrize("protocol", every_protocol())
+def test_controls_in_every_protocol(protocol, registered):
     rng = random.Random(7)
     dataset = DatasetFactory()
     systems = [SystemFactory(dataset=dataset) for _ in range(3)]
@@ -34,7 +28,7 @@ def test_controls_in_every_protocol(protocol, options):
         for system in systems:
             OutputFactory(item=item, system=system, text=" ".join(rng.sample(WORDS, 11)).capitalize() + ".")
     campaign = campaign_create(dataset=dataset, name=f"sim-{protocol}", protocol=protocol, criteria=["quality"],
-                               redundancy=2, units_per_batch=6, seed=1, **options)
+                               redundancy=2, units_per_batch=6, seed=1, **campaign_settings(protocol))
     quality_settings_update(campaign=campaign, degraded_share=0.34, repeat_share=0.17,
                             degrade_kinds=["drop", "invert"], rules={"min_degraded": 3})
     truth = {t: rng.uniform(40, 95) for t in dataset.items.values_list("outputs__text", flat=True)}

@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 import pytest
 from django.test import Client
 
-from annotations.models import Assignment, Campaign, Membership
+from annotations.models import Assignment, Membership
 from annotations.quality.models import AnnotatorDecision, ControlUnit
 from annotations.quality.services import quality_settings_update
 from tests.annotations.factories import (
@@ -64,7 +64,7 @@ def world():
     annotator, researcher = UserFactory(username="page-ann"), UserFactory(username="page-res")
     MembershipFactory(project=project, user=annotator, role=Membership.Role.ANNOTATOR)
     MembershipFactory(project=project, user=researcher, role=Membership.Role.RESEARCHER)
-    campaign = CampaignFactory(dataset__project=project, protocol=Campaign.Protocol.LIKERT, criteria=["quality"],
+    campaign = CampaignFactory(dataset__project=project, protocol="likert", criteria=["quality"],
                                scale_min=1, scale_max=5, redundancy=1, units_per_batch=4)
     systems = [SystemFactory(dataset=campaign.dataset) for _ in range(2)]
     for i in range(6):

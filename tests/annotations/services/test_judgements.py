@@ -4,7 +4,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, close_old_connections, connection, transaction
 
-from annotations.models import BestWorstJudgement, Campaign, PairwiseJudgement, RatingJudgement
+from annotations.models import BestWorstJudgement, PairwiseJudgement, RatingJudgement
 from annotations.services.judgements import (
     DuplicateJudgement,
     bestworst_judgement_create,
@@ -22,14 +22,14 @@ from tests.annotations.factories import (
 )
 
 
-def _setup(protocol=Campaign.Protocol.LIKERT, n_systems=2, **campaign_kwargs):
+def _setup(protocol="likert", n_systems=2, **campaign_kwargs):
     dataset = DatasetFactory()
     item = ItemFactory(dataset=dataset)
     outputs = [OutputFactory(item=item, system=SystemFactory(dataset=dataset)) for _ in range(n_systems)]
     defaults = {"criteria": ["fluency", "adequacy"]}
-    if protocol in (Campaign.Protocol.PAIRWISE, Campaign.Protocol.BWS):
+    if protocol in ("pairwise", "bws"):
         defaults.update(scale_min=None, scale_max=None)
-    if protocol == Campaign.Protocol.RANKME:
+    if protocol == "rankme":
         defaults.update(scale_min=None, scale_max=None)
     defaults.update(campaign_kwargs)
     campaign = CampaignFactory(dataset=dataset, protocol=protocol, **defaults)
@@ -87,14 +87,14 @@ def test_rating_create_rejects_output_of_other_dataset_and_foreign_annotator():
 
 @pytest.mark.django_db
 def test_rating_create_rejects_wrong_protocol():
-    campaign, annotator, (out, _) = _setup(protocol=Campaign.Protocol.PAIRWISE)
+    campaign, annotator, (out, _) = _setup(protocol="pairwise")
     with pytest.raises(ValidationError, match="pairwise protocol"):
         rating_judgement_create(campaign=campaign, annotator=annotator, output=out, criterion="fluency", score=3)
 
 
 @pytest.mark.django_db
 def test_rankme_magnitudes_must_be_positive_but_are_unbounded():
-    campaign, annotator, (out, out2) = _setup(protocol=Campaign.Protocol.RANKME)
+    campaign, annotator, (out, out2) = _setup(protocol="rankme")
     j = rating_judgement_create(campaign=campaign, annotator=annotator, output=out, criterion="fluency", score=1e6)
     assert j.scale_min is None and j.scale_max is None
     for bad in (0, -5):
@@ -156,7 +156,7 @@ def test_concurrent_identical_ratings_give_one_row_and_one_clean_error():
 @pytest.mark.django_db
 @pytest.mark.parametrize("winner, flipped", [("a", "b"), ("b", "a"), ("tie", "tie")])
 def test_pairwise_canonical_order_flips_winner_and_keeps_shown_order(winner, flipped):
-    campaign, annotator, outputs = _setup(protocol=Campaign.Protocol.PAIRWISE)
+    campaign, annotator, outputs = _setup(protocol="pairwise")
     low, high = sorted(outputs, key=lambda o: o.id)
     # Shown with the higher id on the left: stored swapped, winner flipped.
     j = pairwise_judgement_create(campaign=campaign, annotator=annotator, output_a=high, output_b=low,
@@ -172,7 +172,7 @@ def test_pairwise_canonical_order_flips_winner_and_keeps_shown_order(winner, fli
 
 @pytest.mark.django_db
 def test_pairwise_in_canonical_order_is_stored_as_is_and_duplicates_either_way_refused():
-    campaign, annotator, outputs = _setup(protocol=Campaign.Protocol.PAIRWISE)
+    campaign, annotator, outputs = _setup(protocol="pairwise")
     low, high = sorted(outputs, key=lambda o: o.id)
     j = pairwise_judgement_create(campaign=campaign, annotator=annotator, output_a=low, output_b=high,
                                   criterion="fluency", winner="a")
@@ -185,7 +185,7 @@ def test_pairwise_in_canonical_order_is_stored_as_is_and_duplicates_either_way_r
 
 @pytest.mark.django_db
 def test_pairwise_rejects_same_output_other_item_and_bad_winner():
-    campaign, annotator, (o1, o2) = _setup(protocol=Campaign.Protocol.PAIRWISE)
+    campaign, annotator, (o1, o2) = _setup(protocol="pairwise")
     other_item_output = OutputFactory(item=ItemFactory(dataset=campaign.dataset), system=o1.system)
     with pytest.raises(ValidationError, match="different outputs"):
         pairwise_judgement_create(campaign=campaign, annotator=annotator, output_a=o1, output_b=o1,
@@ -201,7 +201,7 @@ def test_pairwise_rejects_same_output_other_item_and_bad_winner():
 
 @pytest.mark.django_db
 def test_bestworst_create_and_validation():
-    campaign, annotator, outputs = _setup(protocol=Campaign.Protocol.BWS, n_systems=4)
+    campaign, annotator, outputs = _setup(protocol="bws", n_systems=4)
     shown = list(reversed(outputs))
     j = bestworst_judgement_create(campaign=campaign, annotator=annotator, outputs=shown, best=outputs[0],
                                    worst=outputs[3], criterion="fluency")

@@ -11,6 +11,7 @@ from django.urls import reverse
 
 from annotations import protocols
 from annotations.services.campaigns import campaign_create
+from tests.protocol_plugin import campaign_settings, every_protocol
 
 SCRIPT_SRC = re.compile(r'<script src="([^"]+)"')
 
@@ -31,8 +32,8 @@ def _loads_in_order(html: str, protocol) -> bool:
         found.index(w) for w in wanted)
 
 
-@pytest.mark.parametrize("name", protocols.names())
-def test_every_protocol_has_its_partials_and_a_script_that_registers_it(name):
+@pytest.mark.parametrize("name", every_protocol())
+def test_every_protocol_has_its_partials_and_a_script_that_registers_it(name, registered):
     from django.template.loader import get_template
 
     protocol = protocols.get(name)
@@ -42,15 +43,14 @@ def test_every_protocol_has_its_partials_and_a_script_that_registers_it(name):
     path = finders.find(protocol.script)
     assert path, f"{protocol.script} is not in static/"
     assert all(finders.find(first) for first in protocol.scripts_first)
-    # The module registers under the protocol's own name: annotate.js starts the one named
-    # in the page's config (the campaign's protocol).
-    assert f'window.Annotate.register("{name}",' in Path(path).read_text()
+    # The module registers under the protocol's own name (or the one whose module it reuses):
+    # annotate.js starts the one named in the page's config.
+    assert f'window.Annotate.register("{protocol.client_name}",' in Path(path).read_text()
 
 
-@pytest.mark.parametrize("name", protocols.names())
-def test_the_work_page_loads_annotate_js_and_its_protocol_script_only(client, annotator, dataset, name):
-    extra = {"likert": {"scale_min": 1, "scale_max": 5}, "rankme": {"tuple_size": 3},
-             "bws": {"tuple_size": 2}}.get(name, {})
+@pytest.mark.parametrize("name", every_protocol())
+def test_the_work_page_loads_annotate_js_and_its_protocol_script_only(client, annotator, dataset, name, registered):
+    extra = campaign_settings(name)
     campaign = campaign_create(dataset=dataset, name=f"C {name}", protocol=name, criteria=["quality"],
                                redundancy=1, seed=3, **extra)
     client.force_login(annotator)
@@ -58,7 +58,7 @@ def test_the_work_page_loads_annotate_js_and_its_protocol_script_only(client, an
     protocol = protocols.get(name)
     mine = {s for s in _scripts(html) if "/js/annotate.js" in s or "/js/protocols/" in s}
     assert mine == _expected(protocol) and _loads_in_order(html, protocol)
-    assert f'class="unit unit-{name}"' in html and '"protocol": "' + name + '"' in html
+    assert f'class="unit unit-{name}"' in html and '"protocol": "' + protocol.client_name + '"' in html
     if name == "pairwise":  # output_labels: the pair is A and B, tuples are numbered
         assert "Output A" in html and "Output B" in html
     elif name in ("rankme", "bws", "cesa"):

@@ -6,7 +6,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from annotations.models import Assignment, Enrolment, ErrorSpan, RatingJudgement, SpanJudgement, Unit
+from annotations.models import Assignment, Enrolment, ErrorSpan, Output, RatingJudgement, SpanJudgement, Unit
 from annotations.quality.models import CompletionCode
 from annotations.quality.services import quality_settings_update
 from annotations.services.assignments import assignment_next
@@ -14,6 +14,7 @@ from annotations.services.campaigns import campaign_create
 from annotations.services.handles import output_handle
 from annotations.services.projects import annotator_get_or_create
 from annotations.services.submissions import unit_submit
+from tests.protocol_plugin import campaign_settings, every_protocol
 
 pytestmark = pytest.mark.django_db
 
@@ -303,3 +304,55 @@ def test_the_esa_slider_has_tick_labels_and_the_scales_end_descriptions(client, 
     anchors = html.split('class="slider-anchors')[1].split("</div>")[0]
     assert "broken &lt;b&gt;" in anchors and "perfect" in anchors  # escaped
     assert 'id="esa-text" dir="auto"' in html  # right-to-left outputs laid out right to left
+
+
+def _same(sent: list[dict], stored: list[dict]) -> bool:
+    """The stored answers say what was sent (the keys sent; spans compared key by key, as stored)."""
+    from annotations.protocols.esa import span_record
+
+    def norm(answer, keys):
+        return {k: ([span_record(s) for s in answer[k]] if k == "spans" else answer[k]) for k in keys}
+
+    keys = [sorted(a) for a in sent]
+    return sorted(map(repr, (norm(a, k) for a, k in zip(sent, keys)))) == \
+        sorted(map(repr, (norm(a, k) for a, k in zip(stored, keys))))
+
+
+@pytest.mark.parametrize("protocol", every_protocol())
+def test_every_protocol_reopens_its_answers_and_revises_them(client, annotator, dataset, protocol, registered):
+    """Answers of every registered protocol (the test-only plugin included) come back as they were
+    given, the page restores them as its draft, and the revision replaces them."""
+    import random
+
+    from annotations import protocols
+    from annotations.selectors.batches import assignment_answers
+
+    campaign = campaign_create(dataset=dataset, name=protocol, protocol=protocol, criteria=["quality"], redundancy=1,
+                               units_per_batch=5, **campaign_settings(protocol))
+    me = annotator_get_or_create(project=campaign.project, name=annotator.username, user=annotator)
+    assignment, _ = assignment_next(campaign=campaign, annotator=me)
+    texts = dict(Output.objects.filter(pk__in=assignment.shown_order).values_list("pk", "text"))
+    rng = random.Random(5)
+
+    def answers(ids, impressions):
+        outputs = [{"id": i, "text": texts[real]} for i, real in zip(ids, assignment.shown_order)]
+        return protocols.get(protocol).simulated_answers(campaign, "quality", outputs,
+                                                         lambda o: impressions[ids.index(o["id"])], rng)
+
+    given = answers(list(assignment.shown_order), [20, 90, 60, 40][:len(assignment.shown_order)])
+    unit_submit(annotator=me, assignment_id=assignment.pk, judgements=given, shown_order=assignment.shown_order)
+    assignment = Assignment.objects.get(pk=assignment.pk)
+    assert _same(given, assignment_answers(assignment=assignment))
+
+    client.force_login(annotator)
+    page = client.get(reverse("annotate-revise", args=[assignment.pk])).content.decode()
+    draft = json.loads(page.split('id="unit-config" type="application/json">')[1].split("</script>")[0])["draft"]
+    assert draft["fields"] or draft["spans"]  # every question answered is restored
+    handles = [output_handle(assignment.pk, i) for i in assignment.shown_order]
+    revised = answers(handles, [95, 10, 30, 70][:len(handles)])
+    response = client.post(reverse("annotate-revise-submit", args=[assignment.pk]),
+                           json.dumps({"judgements": revised}), content_type="application/json")
+    assert response.status_code == 200, response.content
+    real = dict(zip(handles, assignment.shown_order))
+    in_ids = [{k: real.get(v, v) if k in ("output", "best", "worst") else v for k, v in a.items()} for a in revised]
+    assert _same(in_ids, assignment_answers(assignment=Assignment.objects.get(pk=assignment.pk)))

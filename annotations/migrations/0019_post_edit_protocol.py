@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotations', '0017_mqm_protocol'),
+        ('annotations', '0018_protocol_registered'),
     ]
 
     operations = [
@@ -31,19 +31,6 @@ class Migration(migrations.Migration):
             options={
                 'ordering': ['campaign', 'item', 'id'],
             },
-        ),
-        migrations.RemoveConstraint(
-            model_name='campaign',
-            name='campaign_protocol_valid_v4',
-        ),
-        migrations.AlterField(
-            model_name='campaign',
-            name='protocol',
-            field=models.CharField(choices=[('likert', 'Likert / direct assessment'), ('rankme', 'RankME (magnitude estimation)'), ('pairwise', 'Side-by-side pairwise'), ('bws', 'Best-worst scaling'), ('esa', 'Error span annotation (ESA)'), ('cesa', 'Contrastive ESA (cESA)'), ('mqm', 'MQM error annotation'), ('post-edit', 'Post-editing (HTER)')], max_length=20),
-        ),
-        migrations.AddConstraint(
-            model_name='campaign',
-            constraint=models.CheckConstraint(condition=models.Q(('protocol__in', ['likert', 'rankme', 'pairwise', 'bws', 'esa', 'cesa', 'mqm', 'post-edit'])), name='campaign_protocol_valid_v5'),
         ),
         migrations.AddField(
             model_name='posteditjudgement',
