@@ -240,6 +240,11 @@ class Protocol(ImportShape):
         draft["fields"][name] = input_number(answer["score"])
         draft["touched"].append(name)
 
+    # Whether the campaign's quality control can add control units (degraded copies, repeats, gold)
+    # to it: a protocol whose answer cannot be judged on an unseen copy says no, and
+    # quality_settings_update / gold_unit_create refuse controls for it with this reason.
+    controls_refused: str = ""
+
     # Quality-control files: how a degraded line of a protocol answering for the whole unit says
     # which output was damaged.
     degraded_file_hint: str = ""

@@ -53,6 +53,9 @@ class PostEdit(Protocol):
     agreement = AgreementSpec(level="interval", variant=RAW, unit="output", value="HTER")
     # A criterion's scale, when it has one, is the optional rating's; none is needed.
     default_scale = None
+    # A degraded copy's HTER would be measured against a text that is no output, and a lower HTER
+    # is the better answer: control units are not defined for post-editing yet.
+    controls_refused = "post-editing campaigns have no quality-control units (degraded copies, repeats, gold) yet"
     template = "annotate/protocols/post_edit.html"
     script = "js/protocols/post_edit.js"
     shortcuts = "annotate/protocols/post_edit_keys.html"

@@ -4,6 +4,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from annotations import protocols
 from annotations.models import Campaign
 from annotations.quality.degrade import KINDS
 from annotations.quality.models import QualitySettings
@@ -61,6 +62,11 @@ def quality_settings_names_check(changes) -> None:
 def quality_settings_update(*, campaign: Campaign, **changes) -> QualitySettings:
     """Change a campaign's quality settings; unknown or out-of-range values are refused."""
     quality_settings_names_check(changes)
+    refused = protocols.of(campaign).controls_refused
+    if refused:
+        for name in ("degraded_share", "repeat_share"):
+            if changes.get(name):
+                raise ValidationError({name: refused})
     current = QualitySettings.objects.select_for_update().filter(campaign=campaign).first()
     current = current or QualitySettings(campaign=campaign)
     for name in ("degraded_share", "repeat_share"):

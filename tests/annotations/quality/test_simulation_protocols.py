@@ -3,6 +3,9 @@ answered through the same submission, and scored against the original."""
 import random
 
 import pytest
+from django.core.exceptions import ValidationError
+
+from annotations import protocols
 
 from annotations.models import Annotator, Enrolment
 from annotations.quality.models import ControlJudgement, ControlUnit
@@ -29,6 +32,11 @@ def test_controls_in_every_protocol(protocol, registered):
             OutputFactory(item=item, system=system, text=" ".join(rng.sample(WORDS, 11)).capitalize() + ".")
     campaign = campaign_create(dataset=dataset, name=f"sim-{protocol}", protocol=protocol, criteria=["quality"],
                                redundancy=2, units_per_batch=6, seed=1, **campaign_settings(protocol))
+    refused = protocols.get(protocol).controls_refused
+    if refused:  # a protocol that says it has no control units refuses them, with its reason
+        with pytest.raises(ValidationError, match=refused[:20]):
+            quality_settings_update(campaign=campaign, degraded_share=0.34, repeat_share=0.17)
+        return
     quality_settings_update(campaign=campaign, degraded_share=0.34, repeat_share=0.17,
                             degrade_kinds=["drop", "invert"], rules={"min_degraded": 3})
     truth = {t: rng.uniform(40, 95) for t in dataset.items.values_list("outputs__text", flat=True)}

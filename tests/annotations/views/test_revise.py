@@ -347,7 +347,8 @@ def test_every_protocol_reopens_its_answers_and_revises_them(client, annotator, 
     client.force_login(annotator)
     page = client.get(reverse("annotate-revise", args=[assignment.pk])).content.decode()
     draft = json.loads(page.split('id="unit-config" type="application/json">')[1].split("</script>")[0])["draft"]
-    assert draft["fields"] or draft["spans"]  # every question answered is restored
+    # every question answered is restored: inputs, spans, or the protocol's own part (post-edit: the texts)
+    assert draft["fields"] or draft["spans"] or draft.get("post_edits")
     handles = [output_handle(assignment.pk, i) for i in assignment.shown_order]
     revised = answers(handles, [95, 10, 30, 70][:len(handles)])
     response = client.post(reverse("annotate-revise-submit", args=[assignment.pk]),
