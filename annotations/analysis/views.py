@@ -6,6 +6,8 @@ Every page takes the same filters in its query string: `criterion`, `system`
 """
 from __future__ import annotations
 
+import logging
+
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -18,6 +20,8 @@ from annotations.analysis import pages, report, severity
 from annotations.export.csvsafe import csv_response
 from annotations.selectors.judgements import ALL, INCLUDED
 from annotations.models import Campaign
+
+logger = logging.getLogger(__name__)
 
 
 def _campaign(request: HttpRequest, pk: int) -> Campaign:
@@ -188,9 +192,17 @@ def meta(request: HttpRequest, pk: int) -> HttpResponse:
         epsilon = 0.2
     epsilon = epsilon if epsilon in pages.ALT_EPSILONS else 0.2
     ctx = _base(request, campaign, f, "meta")
+    # The judge section is an extra: whatever goes wrong in it, the metric table above still shows.
+    try:
+        judges, judges_error = pages.judge_panel(campaign, annotators=f["annotators"], normalize=normalize,
+                                                 epsilon=epsilon), None
+    except report.AnalysisError as exc:
+        judges, judges_error = [], str(exc)
+    except Exception:  # noqa: BLE001 - logged with its traceback; the page says the section failed
+        logger.exception("judge panel of campaign %s", campaign.pk)
+        judges, judges_error = [], "the LLM judge section could not be computed (the error is in the server's log)"
     ctx.update({"data": data, "normalize": normalize, "epsilon": epsilon, "epsilons": pages.ALT_EPSILONS,
-                "judges": pages.judge_panel(campaign, annotators=f["annotators"], normalize=normalize,
-                                            epsilon=epsilon)})
+                "judges": judges, "judges_error": judges_error})
     return render(request, "analysis/meta.html", ctx)
 
 
