@@ -97,7 +97,7 @@ class Mqm(Esa):
         category = span.get("category")
         if not isinstance(category, str) or not category.strip():
             raise AnswerError("span_category_missing", "spans", index=index)
-        found = cache["lookup"].get("/".join(part.strip() for part in category.split("/")).lower())
+        found = cache["lookup"].get(mq.category_key(category))
         if found is None:
             raise AnswerError("span_category", "spans", index=index, value=category)
         return {"category": found}

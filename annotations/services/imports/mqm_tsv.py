@@ -104,7 +104,7 @@ def _span(number: int, row: dict, problems: Problems, *, lookup: dict, offered: 
         problems.add(number, f"severity {row['severity']!r} is not one of the campaign's ({', '.join(offered)}, "
                              "No-error)")
         return False
-    found = lookup.get("/".join(p.strip() for p in category.split("/")).lower()) if category else None
+    found = lookup.get(mq.category_key(category)) if category else None
     if found is None:
         problems.add(number, f"category {row['category']!r} is not in the campaign's typology")
         return False
