@@ -163,7 +163,9 @@ def headline(campaign: Campaign, *, run_id: int, systems: list[str] | None = Non
         shared = {k: v for k, v in per_unit.items() if len(v) >= 2}
         f1 = sp.pairwise_f1(shared)
         n_pairs = sum(len(v) * (len(v) - 1) // 2 for v in shared.values())
-        return {"listed": len(ids), "campaigns": [c.name for c in esa], "annotators": annotators,
+        # Each campaign named with its protocol: MQM spans are not ESA spans.
+        return {"listed": len(ids), "campaigns": [f"{c.name} ({protocols.of(c).label})" for c in esa],
+                "annotators": annotators,
                 "span_f1": {**f1, "outputs": len({k[2] for k in shared}), "all_pairs": n_pairs},
                 "metric_overlap": {"mean_f1": float(np.mean(overlaps)) if overlaps else None,
                                    "outputs": len(overlaps)}}

@@ -24,6 +24,8 @@ class Mqm(Esa):
     # The score is the MQM score (<= 0 with non-negative weights): agreement compares it as a number.
     agreement = AgreementSpec(level="interval", variant=RAW, unit="output", value="MQM score")
     has_scale = False
+    # Spans carry a typology category: the analysis offers the errors-by-category breakdown.
+    error_categories = True
     default_scale = None
     default_severities = mq.DEFAULT_SEVERITIES
     severity_choices = mq.SEVERITIES

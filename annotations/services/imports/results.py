@@ -26,10 +26,13 @@ class JudgementImportResult:
     created: int = 0  # judgements written (the others were already stored)
     annotators_created: int = 0
     controls: int = 0  # lines flagged "control" (quality control), counted in `judgements` too
+    skipped: list = field(default_factory=list)  # LineErrors left out (--skip-invalid only)
 
     def as_json(self) -> dict:
         summary = {"campaign": self.campaign.name, "judgements": self.judgements, "created": self.created,
                    "unchanged": self.unchanged, "annotators_created": self.annotators_created}
         if self.controls:
             summary["controls"] = self.controls
+        if self.skipped:
+            summary["skipped_lines"] = len(self.skipped)
         return summary
