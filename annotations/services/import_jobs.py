@@ -21,7 +21,14 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotations.models import ImportJob, Project
-from annotations.services.imports import DatasetImportResult, ImportFailed, dataset_import, dataset_name_check
+from annotations.services.imports import (
+    DatasetImportResult,
+    ImportFailed,
+    JudgementImportResult,
+    dataset_import,
+    dataset_name_check,
+    judgements_import,
+)
 from annotations.services.imports.common import import_permission_check, name_check
 from annotations.services.imports.dataset_parse import format_of
 from annotations.services.imports.errors import LineError
@@ -54,6 +61,27 @@ def dataset_upload_import(
     dataset_name_check(dataset_name=name, project_name=project.name, user=user)
     return import_job_create(user=user, upload=upload, project=project, kind=ImportJob.Kind.DATASET,
                              dataset_name=name, fmt=fmt or "")
+
+
+def judgements_upload_import(
+    *, user: AbstractBaseUser, upload: UploadedFile, campaign, fmt: str = "jsonl"
+) -> JudgementImportResult | ImportJob:
+    """Import an uploaded judgement file (JSONL, or WMT's MQM TSV for an MQM campaign) into
+    `campaign`, atomically, as `import_judgements`: now when it is small, else on a worker."""
+    from annotations.protocols import registry as protocols
+    from annotations.services.imports.judgements import FORMATS
+
+    if fmt not in FORMATS:
+        raise ImportFailed([LineError(0, f"unknown format {fmt!r}; expected {' or '.join(FORMATS)}")])
+    if upload.size <= settings.WORKBENCH_IMPORT_ASYNC_BYTES:
+        return judgements_import(stream=upload, campaign_name=campaign.name, user=user, fmt=fmt)
+    import_permission_check(user, campaign.dataset.project)
+    protocol = protocols.of(campaign)
+    if fmt not in protocol.import_formats:
+        raise ImportFailed([LineError(0, f"format {fmt} is not a format of {protocol.name} campaigns "
+                                         f"({', '.join(protocol.import_formats)})")])
+    return import_job_create(user=user, upload=upload, project=campaign.dataset.project,
+                             kind=ImportJob.Kind.JUDGEMENTS, campaign=campaign, fmt=fmt)
 
 
 @transaction.atomic
@@ -122,12 +150,11 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
 def _run_importer(job: ImportJob, stream):
     from django.core.exceptions import PermissionDenied
 
-    from annotations.services.imports import judgements_import
-
     report = _progress_reporter(job.pk)
     try:
         if job.kind == ImportJob.Kind.JUDGEMENTS:
-            return judgements_import(stream=stream, campaign_name=job.campaign.name, user=job.user, progress=report)
+            return judgements_import(stream=stream, campaign_name=job.campaign.name, user=job.user, progress=report,
+                                     fmt=job.fmt or "jsonl")
         return dataset_import(stream=stream, dataset_name=job.dataset_name, project_name=job.project.name,
                               fmt=job.fmt or None, filename=job.filename, user=job.user, progress=report)
     except PermissionDenied as exc:
