@@ -44,7 +44,8 @@ LEGEND = [
     {"bin": 4, "label": "0.1 to under 0.2", "text": "large: at least the default θ (0.1)"},
     {"bin": 5, "label": "0.2 or more", "text": "very large"},
 ]
-HUMAN_SEVERITIES = ("minor", "major", "critical")
+# MQM spans may be "neutral" too (its missing-content markers among them): sorted first, not a 500.
+HUMAN_SEVERITIES = ("neutral", "minor", "major", "critical")
 
 
 def severity_bin(severity: float | None) -> int:
