@@ -49,6 +49,9 @@ class JudgementUploadForm(forms.Form):
     )
     format = forms.ChoiceField(choices=[("jsonl", "JSONL (one judgement a line)"),
                                         ("mqm-tsv", "WMT MQM ratings TSV (MQM campaigns)")], initial="jsonl")
+    skip_invalid = forms.BooleanField(
+        required=False, label="Skip invalid lines",
+        help_text="Import the valid judgements and list the refused lines (by default one bad line imports nothing).")
 
 
 class CampaignForm(forms.Form):

@@ -1,8 +1,9 @@
 """Imports running on a worker: follow a job started by a large upload; upload a campaign's judgements.
 
-POST /api/campaigns/{id}/judgements/import/ (multipart: `file`, `format` jsonl|mqm-tsv): as
-`import_judgements`, atomic; 201 with the summary, 400 with every problem as "line N: reason",
-202 with the job to follow for a large file.
+POST /api/campaigns/{id}/judgements/import/ (multipart: `file`, `format` jsonl|mqm-tsv,
+`skip_invalid`): as `import_judgements`, atomic; 201 with the summary (with `skip_invalid`, its
+`skipped` lists every refused line), 400 with every problem as "line N: reason", 202 with the job
+to follow for a large file.
 """
 from __future__ import annotations
 
@@ -68,6 +69,8 @@ class JudgementImportApi(ApiAuthMixin, APIView):
     class InputSerializer(serializers.Serializer):
         file = _Upload(help_text="Judgement JSONL (one judgement a line) or WMT's MQM TSV (MQM campaigns).")
         format = serializers.ChoiceField(choices=["jsonl", "mqm-tsv"], default="jsonl")
+        skip_invalid = serializers.BooleanField(default=False, help_text="Import the valid judgements; the "
+                                                "answer's `skipped` lists every refused line (never silent).")
 
         class Meta:
             ref_name = "JudgementImport"
@@ -86,8 +89,9 @@ class JudgementImportApi(ApiAuthMixin, APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         result = judgements_upload_import(user=request.user, upload=data["file"], campaign=campaign,
-                                          fmt=data["format"])
+                                          fmt=data["format"], skip_invalid=data["skip_invalid"])
         if isinstance(result, ImportJob):
             body = ImportJobOutputSerializer(result).data
             return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
-        return Response(result.as_json(), status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
+        return Response(result.as_json(detail=True),
+                        status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)

@@ -31,7 +31,8 @@ def judgement_upload(request: HttpRequest, pk: int) -> HttpResponse:
         upload = form.cleaned_data["file"]
         try:
             result = judgements_upload_import(user=request.user, upload=upload, campaign=campaign,
-                                              fmt=form.cleaned_data["format"])
+                                              fmt=form.cleaned_data["format"],
+                                              skip_invalid=form.cleaned_data["skip_invalid"])
         except ImportFailed as exc:
             errors = list(exc.errors)
         except (DomainError, PermissionDenied) as exc:
@@ -39,6 +40,12 @@ def judgement_upload(request: HttpRequest, pk: int) -> HttpResponse:
         else:
             if isinstance(result, ImportJob):
                 return redirect("import-job-detail", pk=result.pk)
+            if result.skipped:
+                # The refused lines stay on screen: a redirect would lose them.
+                return render(request, "annotations/judgement_upload.html", {
+                    "campaign": campaign, "project": campaign.project, "form": JudgementUploadForm(),
+                    "formats": _formats(campaign), "result": result, "skipped": result.skipped,
+                    "filename": upload.name})
             if result.unchanged:
                 messages.info(request, f"{upload.name}: every judgement was already imported; nothing changed.")
             else:

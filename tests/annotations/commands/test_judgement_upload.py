@@ -122,3 +122,53 @@ def test_upload_in_the_browser_lists_every_problem_escaped(mqm, client):
     done = client.post(url, {"file": SimpleUploadedFile("wmt.tsv", good), "format": "mqm-tsv"})
     assert done.status_code == 302 and done["Location"] == reverse("campaign-detail", args=[campaign.pk])
     assert SpanJudgement.objects.count() == 5
+
+
+def test_skip_invalid_through_the_api_and_the_page_lists_the_refused_lines(mqm, client):
+    campaign = mqm["campaign"]
+    user = _researcher(campaign)
+    api = APIClient()
+    api.force_authenticate(user)
+    raw = mqm["tsv"].read_bytes()
+    body = api.post(reverse("api-campaign-judgements-import", args=[campaign.pk]),
+                    {"file": SimpleUploadedFile("wmt.tsv", raw), "format": "mqm-tsv", "skip_invalid": "true"},
+                    format="multipart").json()
+    assert body["created"] == 4 and body["skipped_lines"] == 2
+    assert body["skipped"][0] == "line 6: the target must mark one error span, as <v>...</v>"
+    SpanJudgement.objects.all().delete()
+    client.force_login(user)
+    page = client.post(reverse("campaign-judgements-import", args=[campaign.pk]),
+                       {"file": SimpleUploadedFile("wmt.tsv", raw), "format": "mqm-tsv", "skip_invalid": "on"})
+    html = page.content.decode()
+    assert page.status_code == 200 and "Imported 4 new judgements from wmt.tsv" in html
+    assert "2 lines refused and left out" in html and "line 7: left out with line 6" in html
+
+
+def test_the_whole_ted_file_through_the_browser_on_a_worker(shared_data, client, settings):
+    """2.3 MB: above the upload threshold (2 MiB by default), so a worker imports it (its function
+    called here, as the worker's task does); with "Skip invalid lines" the page lists line 6444,
+    the one refused."""
+    from annotations.models import ImportJob
+    from annotations.services.import_jobs import import_job_run
+
+    settings.WORKBENCH_IMPORT_ASYNC_BYTES = 2 * 1024 * 1024  # the default; the test settings raise it
+
+    tsv = shared_data / "wmt-mqm" / "mqm_ted_ende.tsv"
+    if not tsv.is_file():
+        pytest.skip(f"{tsv} is absent (see ../shared/data/SOURCES.md)")
+    run("import_dataset", str(tsv), "--dataset", "ted", "--project", "wmt", "--format", "mqm-tsv")
+    run("create_campaign", "--dataset", "ted", "--name", "ted", "--protocol", "mqm", "--criteria", "mqm")
+    campaign = Campaign.objects.get(name="ted")
+    client.force_login(_researcher(campaign))
+    answer = client.post(reverse("campaign-judgements-import", args=[campaign.pk]), {
+        "file": SimpleUploadedFile("mqm_ted_ende.tsv", tsv.read_bytes()), "format": "mqm-tsv",
+        "skip_invalid": "on"})
+    job = ImportJob.objects.get()
+    assert answer.status_code == 302 and answer["Location"] == reverse("import-job-detail", args=[job.pk])
+    assert job.kind == "judgements" and job.skip_invalid and job.fmt == "mqm-tsv"
+    job = import_job_run(job_id=job.pk)
+    assert job.status == "succeeded", job.errors
+    page = client.get(answer["Location"]).content.decode()
+    assert "7405 judgements (7405 new)" in page
+    assert "1 line refused and left out" in page and "line 6444: the target must mark one error span" in page
+    assert SpanJudgement.objects.filter(campaign=campaign).count() == 7405
