@@ -56,6 +56,8 @@ urlpatterns = [
     path("campaigns/<int:pk>/join-links/", studies.JoinLinkListApi.as_view(), name="api-campaign-join-links"),
     path("join-links/<int:pk>/", studies.JoinLinkDetailApi.as_view(), name="api-join-link-detail"),
     path("imports/<int:pk>/", imports.ImportJobDetailApi.as_view(), name="api-import-job-detail"),
+    path("campaigns/<int:pk>/judgements/import/", imports.JudgementImportApi.as_view(),
+         name="api-campaign-judgements-import"),
     # Exports (annotations.export): researchers only.
     path("campaigns/<int:pk>/exports/", exports.CampaignExportApi.as_view(), name="api-campaign-export"),
     path("exports/<int:pk>/", exports.ExportJobDetailApi.as_view(), name="api-export-job-detail"),

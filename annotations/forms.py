@@ -11,6 +11,7 @@ class DatasetUploadForm(forms.Form):
         ("auto", "Detect from the file name"),
         ("jsonl", "JSONL (one item a line)"),
         ("csv", "CSV"),
+        ("mqm-tsv", "WMT MQM ratings TSV (its items and outputs)"),
     ]
 
     file = forms.FileField(
@@ -37,6 +38,20 @@ class DatasetUploadForm(forms.Form):
     def fmt(self) -> str | None:
         value = self.cleaned_data.get("format")
         return None if value in (None, "", "auto") else value
+
+
+class JudgementUploadForm(forms.Form):
+    """Judgements collected elsewhere, for one campaign (the rules live in `judgements_import`)."""
+
+    file = forms.FileField(
+        help_text="Judgement JSONL (one judgement a line) or, for an MQM campaign, WMT's MQM ratings TSV.",
+        widget=forms.ClearableFileInput(attrs={"accept": ".jsonl,.json,.tsv,.txt"}),
+    )
+    format = forms.ChoiceField(choices=[("jsonl", "JSONL (one judgement a line)"),
+                                        ("mqm-tsv", "WMT MQM ratings TSV (MQM campaigns)")], initial="jsonl")
+    skip_invalid = forms.BooleanField(
+        required=False, label="Skip invalid lines",
+        help_text="Import the valid judgements and list the refused lines (by default one bad line imports nothing).")
 
 
 class CampaignForm(forms.Form):

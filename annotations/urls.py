@@ -18,6 +18,7 @@ urlpatterns = [
     path("campaigns/<int:pk>/progress.json", views.campaign_progress_json, name="campaign-progress"),
     path("campaigns/<int:pk>/stop/", views.campaign_stop_view, name="campaign-stop"),
     path("campaigns/<int:pk>/judgements/", views.campaign_judgements, name="campaign-judgements"),
+    path("campaigns/<int:pk>/judgements/import/", views.judgement_upload, name="campaign-judgements-import"),
     path("annotate/", views.annotate_home, name="annotate-home"),
     path("annotate/campaigns/<int:pk>/", views.annotate_campaign, name="annotate-campaign"),
     path("annotate/campaigns/<int:pk>/unit/", views.annotate_unit, name="annotate-unit"),

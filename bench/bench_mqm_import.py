@@ -25,7 +25,7 @@ from bench.bench_import import drop_scratch_db, server_url  # noqa: E402
 SCRATCH_DB = "bench_mqm"
 WORDS = "the cat sat on a mat while rain fell over the quiet town and nobody noticed it".split()
 CATEGORIES = ["Accuracy/Mistranslation", "Accuracy/Omission", "Fluency/Punctuation", "Fluency/Grammar",
-              "Style/Awkward", "Terminology/Inconsistent use", "Non-translation!", "Other"]
+              "Style/Awkward", "Terminology/Inconsistent use of terminology", "Non-translation!", "Other"]
 
 
 def generate(segments: int, systems: int, raters: int, seed: int = 0):

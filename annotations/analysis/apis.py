@@ -3,6 +3,8 @@
 GET /api/campaigns/{id}/agreement/?criterion=C&annotators=included|all&bootstrap=N
 GET /api/campaigns/{id}/correlation/?metric=M&criterion=C&level=&method=&group_by=&normalize=&min_votes=&min_consensus=&compare=
 GET /api/campaigns/{id}/rankings/?criterion=C&rule=wmt25|wmt25-ranges|wmt26|pairwise-ranges|mann-whitney&alpha=&resamples=&seed=&system=S...
+GET /api/campaigns/{id}/mqm-errors/?criterion=C&annotators=&systems=a,b (MQM: errors by category and
+    severity per system); with &system=S[&category=PATH][&severity=minor] the items behind one cell
 The JSON is the one the `agreement` and `correlate` commands print.
 """
 from __future__ import annotations
@@ -15,7 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotations.access import campaign_for_staff
-from annotations.analysis import cluster_rules, pages, report
+from annotations.analysis import cluster_rules, mqm_errors, pages, report
 from annotations.models import Campaign
 from annotations.permissions import ApiAuthMixin
 
@@ -114,3 +116,33 @@ class RankingsApi(ApiAuthMixin, APIView):
         return Response(_run(campaign, "api-rankings", {**p, "system": systems}, lambda: report.ranking_report(
             campaign=campaign, criterion=criterion, annotators=p["annotators"], systems=systems, rule=p["rule"],
             alpha=p["alpha"], resamples=p["resamples"], rule_seed=p["seed"])))
+
+
+class MqmErrorsQuery(serializers.Serializer):
+    criterion = serializers.CharField(required=False, max_length=100)
+    annotators = serializers.ChoiceField(choices=["included", "all"], default="included")
+    systems = serializers.CharField(required=False, max_length=10_000)
+    system = serializers.CharField(required=False, max_length=200)
+    category = serializers.CharField(required=False, max_length=400)
+    severity = serializers.ChoiceField(choices=["neutral", "minor", "major", "critical"], required=False)
+
+
+class MqmErrorsApi(ApiAuthMixin, APIView):
+    @extend_schema(parameters=[MqmErrorsQuery], responses={200: dict},
+                   summary="MQM errors by category and severity per system (counts, weighted penalties); "
+                           "with system=, the items behind one cell")
+    def get(self, request: Request, pk: int) -> Response:
+        campaign = _campaign(request, pk)
+        q = MqmErrorsQuery(data=request.query_params)
+        q.is_valid(raise_exception=True)
+        p = q.validated_data
+        criterion = p.get("criterion")
+        if criterion is not None and criterion not in campaign.criteria:
+            raise ValidationError({"criterion": f"not one of the campaign's: {', '.join(campaign.criteria)}"})
+        if p.get("system"):
+            return Response(_run(campaign, "api-mqm-error-items", p, lambda: mqm_errors.error_items(
+                campaign, system=p["system"], category=p.get("category"), severity=p.get("severity"),
+                annotators=p["annotators"], criterion=criterion)))
+        systems = [s.strip() for s in p["systems"].split(",") if s.strip()] if p.get("systems") else None
+        return Response(_run(campaign, "api-mqm-errors", p, lambda: mqm_errors.error_breakdown(
+            campaign, annotators=p["annotators"], systems=systems, criterion=criterion)))

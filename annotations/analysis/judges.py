@@ -285,6 +285,13 @@ def alt_test_report(*, campaign, run: MetricRun, j: report.Loaded, criterion: st
         scoring = scoring or "neg_rmse"
         low, high = campaign.criterion_scale(criterion)
         own = parse_scale((run.options or {}).get("scale"))
+        if own and (low is None or high is None):
+            # MQM's score has no fixed range (minus the weighted errors): a judge's own scale cannot
+            # be mapped onto it. A spans-mode judge scores as minus weighted errors, comparable as is.
+            raise report.AnalysisError(
+                f"the criterion {criterion!r} has no fixed scale ({protocol.label}: the score is computed "
+                f"from the errors), so the judge's {own[0]:g}-{own[1]:g} scores cannot be mapped onto the "
+                "annotators'; run the alt-test with a spans-mode judge, whose score is minus its weighted errors")
         for r in rows:
             if r.score is not None:
                 humans[names.get(r.annotator_id, str(r.annotator_id))][r.output_id] = float(r.score)

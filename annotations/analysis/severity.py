@@ -44,7 +44,8 @@ LEGEND = [
     {"bin": 4, "label": "0.1 to under 0.2", "text": "large: at least the default θ (0.1)"},
     {"bin": 5, "label": "0.2 or more", "text": "very large"},
 ]
-HUMAN_SEVERITIES = ("minor", "major", "critical")
+# MQM spans may be "neutral" too (its missing-content markers among them): sorted first, not a 500.
+HUMAN_SEVERITIES = ("neutral", "minor", "major", "critical")
 
 
 def severity_bin(severity: float | None) -> int:
@@ -163,7 +164,9 @@ def headline(campaign: Campaign, *, run_id: int, systems: list[str] | None = Non
         shared = {k: v for k, v in per_unit.items() if len(v) >= 2}
         f1 = sp.pairwise_f1(shared)
         n_pairs = sum(len(v) * (len(v) - 1) // 2 for v in shared.values())
-        return {"listed": len(ids), "campaigns": [c.name for c in esa], "annotators": annotators,
+        # Each campaign named with its protocol: MQM spans are not ESA spans.
+        return {"listed": len(ids), "campaigns": [f"{c.name} ({protocols.of(c).label})" for c in esa],
+                "annotators": annotators,
                 "span_f1": {**f1, "outputs": len({k[2] for k in shared}), "all_pairs": n_pairs},
                 "metric_overlap": {"mean_f1": float(np.mean(overlaps)) if overlaps else None,
                                    "outputs": len(overlaps)}}

@@ -10,5 +10,6 @@ urlpatterns = [
     path("campaigns/<int:pk>/analysis/meta/", views.meta, name="analysis-meta"),
     path("campaigns/<int:pk>/analysis/disagreement/", views.disagreement, name="analysis-disagreement"),
     path("campaigns/<int:pk>/analysis/errors/", views.errors, name="analysis-errors"),
+    path("campaigns/<int:pk>/analysis/mqm-errors/", views.mqm_error_breakdown, name="analysis-mqm-errors"),
     path("campaigns/<int:pk>/analysis/facts/", views.facts, name="analysis-facts"),
 ]

@@ -6,6 +6,8 @@ Every page takes the same filters in its query string: `criterion`, `system`
 """
 from __future__ import annotations
 
+import logging
+
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -14,10 +16,12 @@ from django.utils.http import urlencode
 
 from annotations import protocols
 from annotations.access import campaign_for_staff
-from annotations.analysis import cluster_rules, pages, report, severity
+from annotations.analysis import cluster_rules, mqm_errors, pages, report, severity
 from annotations.export.csvsafe import csv_response
 from annotations.selectors.judgements import ALL, INCLUDED
 from annotations.models import Campaign
+
+logger = logging.getLogger(__name__)
 
 
 def _campaign(request: HttpRequest, pk: int) -> Campaign:
@@ -59,6 +63,8 @@ def _base(request, campaign, f, active: str) -> dict:
              ("rankings", "Rankings", "analysis-rankings"), ("meta", "Meta-evaluation", "analysis-meta"),
              ("disagreement", "Disagreements", "analysis-disagreement"),
              ("errors", "Error severity", "analysis-errors"), ("facts", "NLI facts", "analysis-facts")]
+    if getattr(protocols.of(campaign), "error_categories", False):
+        links.insert(4, ("mqm-errors", "MQM errors", "analysis-mqm-errors"))
     return {"campaign": campaign, "project": campaign.project, "f": f, "active": active,
             "query": _query(f), "csv_url": request.path + _query(f, format="csv"),
             "nav": [{"key": k, "label": label, "url": reverse(name, args=[campaign.pk]) + _query(f)}
@@ -230,9 +236,17 @@ def meta(request: HttpRequest, pk: int) -> HttpResponse:
         ctx["discrepancies"] = pages.wave_discrepancies(campaign, annotators=f["annotators"], threshold=threshold)
         ctx["discrepancy_csv_url"] = request.path + _query(f, format="csv", table="discrepancies",
                                                            discrepancy=f"{threshold:g}")
+    # The judge section is an extra: whatever goes wrong in it, the metric table above still shows.
+    try:
+        judges, judges_error = pages.judge_panel(campaign, annotators=f["annotators"], normalize=normalize,
+                                                 epsilon=epsilon), None
+    except report.AnalysisError as exc:
+        judges, judges_error = [], str(exc)
+    except Exception:  # noqa: BLE001 - logged with its traceback; the page says the section failed
+        logger.exception("judge panel of campaign %s", campaign.pk)
+        judges, judges_error = [], "the LLM judge section could not be computed (the error is in the server's log)"
     ctx.update({"data": data, "normalize": normalize, "epsilon": epsilon, "epsilons": pages.ALT_EPSILONS,
-                "judges": pages.judge_panel(campaign, annotators=f["annotators"], normalize=normalize,
-                                            epsilon=epsilon)})
+                "judges": judges, "judges_error": judges_error})
     return render(request, "analysis/meta.html", ctx)
 
 
@@ -291,6 +305,65 @@ def errors(request: HttpRequest, pk: int) -> HttpResponse:
                 "prev": request.path + _query({**f, "run": run_id}, offset=max(0, offset - limit), limit=keep)
                 if offset else None})
     return render(request, "analysis/errors.html", ctx)
+
+
+@login_required
+def mqm_error_breakdown(request: HttpRequest, pk: int) -> HttpResponse:
+    """MQM errors by category and severity per system; `?cell=SYSTEM&category=PATH&severity=S` lists the
+    items behind one cell (category and severity optional: a category includes its subcategories)."""
+    campaign = _campaign(request, pk)
+    f = _filters(request, campaign)
+    ctx = _base(request, campaign, f, "mqm-errors")
+    cell = request.GET.get("cell")
+    category = request.GET.get("category") or None
+    severity = request.GET.get("severity") or None
+    try:
+        if cell:
+            if cell not in f["all_systems"]:
+                raise Http404()
+            data = pages.cached(campaign, "mqm-error-items", {"s": cell, "c": category, "v": severity,
+                                                             "a": f["annotators"], "k": f["criterion"]},
+                                lambda: mqm_errors.error_items(campaign, system=cell, category=category,
+                                                               severity=severity, annotators=f["annotators"],
+                                                               criterion=f["criterion"]))
+        else:
+            data = pages.cached(campaign, "mqm-errors", {"s": f["systems"], "a": f["annotators"],
+                                                        "k": f["criterion"]},
+                                lambda: mqm_errors.error_breakdown(campaign, annotators=f["annotators"],
+                                                                   systems=f["systems"], criterion=f["criterion"]))
+    except report.AnalysisError as exc:
+        ctx["empty"] = str(exc)
+        return render(request, "analysis/mqm_errors.html", ctx)
+    if request.GET.get("format") == "csv":
+        if cell:
+            return _csv(f"{campaign.name}-mqm-errors-{cell}", ["item", "system", "raters", "errors", "penalty"],
+                        [[r["item"], cell, r["raters"], r["count"], r["penalty"]] for r in data["items"]])
+        return _csv(f"{campaign.name}-mqm-errors", ["system", "category", "severity", "errors", "penalty"],
+                    [[r["system"], c["category"], c["severity"], c["count"], c["penalty"]]
+                     for r in data["systems"] for c in r["cells"]])
+    base = request.path + _query(f)
+    if cell:
+        for r in data["items"]:
+            r["url"] = pages.item_url(r["item_id"])
+    else:
+        for r in data["systems"]:
+            r["url"] = base + "&" + urlencode({"cell": r["system"]})
+            r["by_category"] = _by_category(r["cells"], data["severities"], base, r["system"])
+    ctx.update({"data": data, "cell": cell, "back": base, "csv_url": request.path + _query(
+        f, cell=cell, category=category, severity=severity, format="csv")})
+    return render(request, "analysis/mqm_errors.html", ctx)
+
+
+def _by_category(cells: list[dict], severities: list[str], base: str, system: str) -> list[dict]:
+    """One row per category, a (count, penalty, drill-down link) per severity column."""
+    rows: dict[str, dict] = {}
+    for c in cells:
+        row = rows.setdefault(c["category"], {"category": c["category"], "cells": {s: None for s in severities},
+                                              "url": base + "&" + urlencode({"cell": system,
+                                                                             "category": c["category"]})})
+        row["cells"][c["severity"]] = {**c, "url": base + "&" + urlencode(
+            {"cell": system, "category": c["category"], "severity": c["severity"]})}
+    return [{**r, "cells": [r["cells"][s] for s in severities]} for r in rows.values()]
 
 
 @login_required

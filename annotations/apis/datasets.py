@@ -58,7 +58,7 @@ class DatasetListApi(ApiAuthMixin, APIView):
         project = id_field(required=True)
         name = serializers.CharField(min_length=1, max_length=200)
         file = UploadField(help_text="JSONL (one item a line) or CSV, see the dataset format.")
-        format = serializers.ChoiceField(choices=["jsonl", "csv"], required=False)
+        format = serializers.ChoiceField(choices=["jsonl", "csv", "mqm-tsv"], required=False)
 
         class Meta:
             ref_name = "DatasetImport"

@@ -39,6 +39,8 @@ class ImportJob(TimeStampedModel):
     dataset_name = models.CharField(max_length=200, blank=True)
     campaign = models.ForeignKey(Campaign, null=True, blank=True, on_delete=models.CASCADE, related_name="import_jobs")
     fmt = models.CharField(max_length=10, blank=True)
+    # Judgements only (import_judgements --skip-invalid): import the rest, list the refused lines in `result`.
+    skip_invalid = models.BooleanField(default=False)
     filename = models.CharField(max_length=255)
     file = models.FileField(upload_to="imports/%Y/%m/", max_length=500, blank=True)
     size = models.BigIntegerField()

@@ -25,6 +25,8 @@ class Mqm(Esa):
     # The score is the MQM score (<= 0 with non-negative weights): agreement compares it as a number.
     agreement = AgreementSpec(level="interval", variant=RAW, unit="output", value="MQM score")
     has_scale = False
+    # Spans carry a typology category: the analysis offers the errors-by-category breakdown.
+    error_categories = True
     default_scale = None
     default_severities = mq.DEFAULT_SEVERITIES
     severity_choices = mq.SEVERITIES
@@ -101,7 +103,7 @@ class Mqm(Esa):
         category = span.get("category")
         if not isinstance(category, str) or not category.strip():
             raise AnswerError("span_category_missing", "spans", index=index)
-        found = cache["lookup"].get("/".join(part.strip() for part in category.split("/")).lower())
+        found = cache["lookup"].get(mq.category_key(category))
         if found is None:
             raise AnswerError("span_category", "spans", index=index, value=category)
         return {"category": found}

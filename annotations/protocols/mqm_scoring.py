@@ -35,14 +35,24 @@ DESCRIPTION_MAX_CHARS = 500
 RESERVED_KEYS = frozenset("m")  # M adds a missing-content marker on the page
 
 # The MQM core typology of WMT's MQM evaluations (Freitag et al. 2021, "Experts, errors, and
-# context", table 10; google/wmt-mqm-human-evaluation's category names).
+# context", table 10), with every category name google/wmt-mqm-human-evaluation's files use, so
+# that any of them imports with the default: newstest2020/2021 and TED (2020-21: "Terminology/
+# Inconsistent use of terminology", "Fluency/Display", "Source error"), and the Anthea template of
+# generalMT2022-24 (google-research anthea/template-mqm.js: "Source language fragment",
+# "Creative Reinterpretation", "Gender Mismatch", "Unnatural or awkward", "Bad sentence structure",
+# "Inconsistent", "Source issue"). Names that mean the same thing in different years are kept
+# apart, as the files spell them: the error breakdown must show a file's own categories.
 DEFAULT_TYPOLOGY = [
     {"name": "Accuracy", "key": "a", "description": "The target does not represent the source accurately.",
      "children": [
          {"name": "Addition", "description": "Includes information not present in the source."},
          {"name": "Omission", "description": "Is missing content from the source."},
          {"name": "Mistranslation", "description": "Does not accurately represent the source."},
-         {"name": "Untranslated text", "description": "Source text left untranslated."}]},
+         {"name": "Untranslated text", "description": "Source text left untranslated."},
+         {"name": "Source language fragment", "description": "Source text left untranslated (WMT 2022- name)."},
+         {"name": "Creative Reinterpretation",
+          "description": "Reinterprets the source but keeps its intent in context."},
+         {"name": "Gender Mismatch", "description": "Wrong gender (pronouns, noun or adjective endings)."}]},
     {"name": "Fluency", "key": "f", "description": "Issues of the target text as text, whatever the source.",
      "children": [
          {"name": "Punctuation", "description": "Incorrect punctuation (for locale or style)."},
@@ -50,13 +60,19 @@ DEFAULT_TYPOLOGY = [
          {"name": "Grammar", "description": "Problems with grammar, other than orthography."},
          {"name": "Register", "description": "Wrong grammatical register (e.g. informal pronouns)."},
          {"name": "Inconsistency", "description": "Internal inconsistency (not terminology)."},
-         {"name": "Character encoding", "description": "Characters garbled by a wrong encoding."}]},
+         {"name": "Character encoding", "description": "Characters garbled by a wrong encoding."},
+         {"name": "Display", "description": "Characters garbled or displayed wrongly (WMT 2020-21 name)."}]},
     {"name": "Terminology", "key": "t", "description": "A term is translated wrongly.",
      "children": [
          {"name": "Inappropriate for context", "description": "Not the term of this domain or context."},
-         {"name": "Inconsistent use", "description": "A term translated inconsistently."}]},
+         {"name": "Inconsistent use of terminology", "description": "A term translated inconsistently."},
+         {"name": "Inconsistent", "description": "A term translated inconsistently (WMT 2022- name)."}]},
     {"name": "Style", "key": "s", "description": "Poor style.",
-     "children": [{"name": "Awkward", "description": "Grammatical but awkward or unnatural."}]},
+     "children": [
+         {"name": "Awkward", "description": "Grammatical but awkward or unnatural."},
+         {"name": "Unnatural or awkward", "description": "Literal, awkward or unidiomatic (WMT 2022- name)."},
+         {"name": "Bad sentence structure",
+          "description": "Needless repetition, or a sentence made needlessly long."}]},
     {"name": "Locale convention", "key": "l", "description": "Wrong format for the target locale.",
      "children": [
          {"name": "Address format"}, {"name": "Currency format"}, {"name": "Date format"},
@@ -64,8 +80,22 @@ DEFAULT_TYPOLOGY = [
     {"name": "Non-translation!", "key": "n",
      "description": "Impossible to reliably characterise the errors (mark the whole output)."},
     {"name": "Source error", "key": "e", "description": "An error in the source, not the translation."},
+    {"name": "Source issue", "key": "i", "description": "An issue in the source (WMT 2022- name)."},
     {"name": "Other", "key": "o", "description": "Any other issue."},
 ]
+
+# WMT's "no subcategory" mark: newstest2020's source-errors files say "Source error/-". score_mqm.py
+# weighs "X/-" as "X" (no weight entry names "-"), so dropping it keeps every score.
+NO_SUBCATEGORY = "-"
+
+
+def category_key(category: str) -> str:
+    """A category as typed or read from a file -> the lower-cased path the typology is looked up by:
+    parts stripped, a trailing "-" part (WMT's "no subcategory") dropped."""
+    parts = [part.strip() for part in category.split("/")]
+    while len(parts) > 1 and parts[-1] == NO_SUBCATEGORY:
+        parts.pop()
+    return "/".join(parts).lower()
 
 
 class TypologyError(ValueError):

@@ -21,7 +21,14 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotations.models import ImportJob, Project
-from annotations.services.imports import DatasetImportResult, ImportFailed, dataset_import, dataset_name_check
+from annotations.services.imports import (
+    DatasetImportResult,
+    ImportFailed,
+    JudgementImportResult,
+    dataset_import,
+    dataset_name_check,
+    judgements_import,
+)
 from annotations.services.imports.common import import_permission_check, name_check
 from annotations.services.imports.dataset_parse import format_of
 from annotations.services.imports.errors import LineError
@@ -56,14 +63,37 @@ def dataset_upload_import(
                              dataset_name=name, fmt=fmt or "")
 
 
+def judgements_upload_import(
+    *, user: AbstractBaseUser, upload: UploadedFile, campaign, fmt: str = "jsonl", skip_invalid: bool = False
+) -> JudgementImportResult | ImportJob:
+    """Import an uploaded judgement file (JSONL, or WMT's MQM TSV for an MQM campaign) into
+    `campaign`, atomically, as `import_judgements`: now when it is small, else on a worker.
+    `skip_invalid` as `import_judgements --skip-invalid` (the result lists the refused lines)."""
+    from annotations.protocols import registry as protocols
+    from annotations.services.imports.judgements import FORMATS
+
+    if fmt not in FORMATS:
+        raise ImportFailed([LineError(0, f"unknown format {fmt!r}; expected {' or '.join(FORMATS)}")])
+    if upload.size <= settings.WORKBENCH_IMPORT_ASYNC_BYTES:
+        return judgements_import(stream=upload, campaign_name=campaign.name, user=user, fmt=fmt,
+                                 skip_invalid=skip_invalid)
+    import_permission_check(user, campaign.dataset.project)
+    protocol = protocols.of(campaign)
+    if fmt not in protocol.import_formats:
+        raise ImportFailed([LineError(0, f"format {fmt} is not a format of {protocol.name} campaigns "
+                                         f"({', '.join(protocol.import_formats)})")])
+    return import_job_create(user=user, upload=upload, project=campaign.dataset.project,
+                             kind=ImportJob.Kind.JUDGEMENTS, campaign=campaign, fmt=fmt, skip_invalid=skip_invalid)
+
+
 @transaction.atomic
 def import_job_create(
     *, user: AbstractBaseUser, upload: UploadedFile, project: Project, kind: str, dataset_name: str = "",
-    campaign=None, fmt: str = "",
+    campaign=None, fmt: str = "", skip_invalid: bool = False,
 ) -> ImportJob:
     """Store the upload and queue its import (after the transaction commits)."""
     job = ImportJob(kind=kind, user=user, project=project, dataset_name=dataset_name, campaign=campaign, fmt=fmt,
-                    filename=(upload.name or "upload")[:255], size=upload.size)
+                    skip_invalid=skip_invalid, filename=(upload.name or "upload")[:255], size=upload.size)
     job.full_clean(exclude=["file"])
     # A temporary upload is moved, not copied, into the storage.
     job.file.save(upload.name or "upload", upload, save=False)
@@ -113,7 +143,7 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
                 errors=["the import failed on the server; nothing was imported. Try again, or ask an administrator "
                         "to look at the worker's log."])
     else:
-        _finish(job, status=ImportJob.Status.SUCCEEDED, result=result.as_json(),
+        _finish(job, status=ImportJob.Status.SUCCEEDED, result=result.as_json(detail=True),
                 dataset=getattr(result, "dataset", None))
     job.refresh_from_db()
     return job
@@ -122,12 +152,11 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
 def _run_importer(job: ImportJob, stream):
     from django.core.exceptions import PermissionDenied
 
-    from annotations.services.imports import judgements_import
-
     report = _progress_reporter(job.pk)
     try:
         if job.kind == ImportJob.Kind.JUDGEMENTS:
-            return judgements_import(stream=stream, campaign_name=job.campaign.name, user=job.user, progress=report)
+            return judgements_import(stream=stream, campaign_name=job.campaign.name, user=job.user, progress=report,
+                                     fmt=job.fmt or "jsonl", skip_invalid=job.skip_invalid)
         return dataset_import(stream=stream, dataset_name=job.dataset_name, project_name=job.project.name,
                               fmt=job.fmt or None, filename=job.filename, user=job.user, progress=report)
     except PermissionDenied as exc:

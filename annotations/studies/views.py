@@ -6,8 +6,9 @@
   visitor their annotator identity, binds the session, hands out (or
   resumes) their unit and redirects to the unit page.
 - `GET /join/done/` sends a visitor whose batch is done back to the platform
-  with their completion code (Prolific: a redirect; MTurk: a form posted to
-  MTurk's externalSubmit).
+  with their completion code (Prolific and other URLs: a page showing the code
+  that navigates to the completion URL at once; MTurk: a form posted to MTurk's
+  externalSubmit).
 """
 from __future__ import annotations
 
@@ -131,7 +132,14 @@ def join_done(request: HttpRequest) -> HttpResponse:
             "action": f"{participant.submit_to}/mturk/externalSubmit", "assignment_id": participant.session_id,
             "code": value, "campaign": campaign})
     if link.completion_url:
-        return redirect(selectors.completion_redirect_url(link=link, code=value))
+        # A page of our own that then navigates, not a redirect: this answer often ends a form POST's
+        # redirect chain (Continue on the join page, the unit page's POST once the campaign has
+        # stopped), and CSP `form-action 'self'` blocks such a chain from leaving the site. A
+        # navigation the page starts itself (studies.js, or the link) is no form submission, so the
+        # policy stays as strict, and the code and link are on screen should the navigation fail.
+        return render(request, "studies/done.html", {
+            "campaign": campaign, "code": code, "value": value,
+            "completion_url": selectors.completion_redirect_url(link=link, code=value)})
     return render(request, "studies/done.html", {"campaign": campaign, "code": code})
 
 

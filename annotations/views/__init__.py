@@ -21,7 +21,7 @@ from annotations.views.campaigns import (
     project_members,
 )
 from annotations.views.datasets import dataset_detail, dataset_upload
-from annotations.views.imports import import_job_detail
+from annotations.views.imports import import_job_detail, judgement_upload
 from annotations.views.items import item_detail
 from annotations.views.projects import project_detail, project_list
 
@@ -29,5 +29,5 @@ __all__ = [
     "annotate_campaign", "annotate_draft", "annotate_home", "annotate_release", "annotate_submit", "annotate_unit",
     "campaign_detail", "campaign_judgements", "campaign_new", "campaign_progress_json", "campaign_stop_view",
     "dataset_detail",
-    "dataset_upload", "import_job_detail", "item_detail", "project_detail", "project_list", "project_members",
+    "dataset_upload", "import_job_detail", "judgement_upload", "item_detail", "project_detail", "project_list", "project_members",
 ]

@@ -12,6 +12,13 @@
     if (job.status === "failed") field("error-count").textContent = job.errors.length;
     if (job.status !== "succeeded") return;
     var r = job.result || {};
+    if (job.kind === "judgements") {
+      // Refused lines (skip invalid lines) are listed by the page itself: reload once to show them.
+      if (r.skipped_lines && !document.getElementById("import-skipped")) { window.location.reload(); return; }
+      field("summary").textContent = r.judgements + " judgements (" + r.created + " new)" +
+        (r.unchanged ? " (already imported: nothing changed)." : ".");
+      return;
+    }
     field("summary").textContent = r.items + " items, " + r.outputs + " outputs" +
       (r.unchanged ? " (already imported: nothing changed)." : ".");
     if (job.dataset_url) field("dataset-link").href = job.dataset_url;

@@ -106,14 +106,16 @@ def new_page(browser, request):
     """
     contexts, outside = [], []
 
-    def open_page(*, base_url: str | None = None, viewport: dict | None = None, **context_options) -> Loaded:
+    def open_page(*, base_url: str | None = None, viewport: dict | None = None, allow: tuple[str, ...] = (),
+                  **context_options) -> Loaded:
+        """`allow`: other origins the test itself serves (a stub crowd platform), which may load."""
         base = base_url or request.getfixturevalue("live_server").url
         context = browser.new_context(base_url=base, viewport=viewport or {"width": 1280, "height": 900},
                                       **context_options)
         contexts.append(context)
 
         def guard(route):
-            if route.request.url.startswith(base):
+            if route.request.url.startswith((base, *allow)):
                 route.continue_()
             else:
                 outside.append(route.request.url)

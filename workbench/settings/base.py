@@ -199,7 +199,8 @@ LOGOUT_REDIRECT_URL = "login"
 WORKBENCH_REQUEST_MAX_BYTES = env.int("WORKBENCH_REQUEST_MAX_BYTES", default=1024 * 1024)
 WORKBENCH_UPLOAD_MAX_BYTES = env.int("WORKBENCH_UPLOAD_MAX_BYTES", default=200 * 1024 * 1024)
 # URL names of the views that take file uploads.
-WORKBENCH_UPLOAD_URL_NAMES = ["api-dataset-list", "dataset-upload"]
+WORKBENCH_UPLOAD_URL_NAMES = ["api-dataset-list", "dataset-upload", "api-campaign-judgements-import",
+                              "campaign-judgements-import"]
 DATA_UPLOAD_MAX_MEMORY_SIZE = WORKBENCH_REQUEST_MAX_BYTES  # form fields, non-file parts
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 200
 FILE_UPLOAD_HANDLERS = ["django.core.files.uploadhandler.TemporaryFileUploadHandler"]

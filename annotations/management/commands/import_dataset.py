@@ -1,4 +1,4 @@
-"""`import_dataset FILE --dataset NAME [--project NAME] [--format jsonl|csv] [--max-text-chars N] [--json]`."""
+"""`import_dataset FILE --dataset NAME [--project NAME] [--format jsonl|csv|mqm-tsv] [--max-text-chars N] [--json]`."""
 import json
 import sys
 from pathlib import Path
@@ -15,7 +15,9 @@ class Command(BaseCommand):
         parser.add_argument("file", help="JSONL (one item a line) or wide CSV file; '-' reads stdin")
         parser.add_argument("--dataset", required=True, help="dataset name (created if absent)")
         parser.add_argument("--project", help="project name (created if absent; 'default' when omitted)")
-        parser.add_argument("--format", choices=["jsonl", "csv"], help="file format (default: from the extension)")
+        parser.add_argument("--format", choices=["jsonl", "csv", "mqm-tsv"],
+                            help="file format (default: from the extension); mqm-tsv: WMT's MQM ratings TSV, read "
+                                 "for its items (seg_id, source) and outputs (system, target without <v> marks)")
         parser.add_argument("--max-text-chars", type=int, help="longest accepted text (default: "
                             "settings.WORKBENCH_MAX_TEXT_CHARS)")
         parser.add_argument("--json", action="store_true", help="print a JSON summary on stdout")

@@ -25,6 +25,8 @@ from annotations.services.imports.reading import Progress, csv_rows, json_loads,
 
 _REFERENCE_COLUMN = re.compile(r"^reference(?:_(\d+))?$")
 OUTPUT_PREFIX = "output:"
+# mqm-tsv: WMT's MQM ratings TSV read for the items and outputs it rates (imports/mqm_tsv.py).
+FORMATS = ("jsonl", "csv", "mqm-tsv")
 
 
 def format_of(fmt: str | None, filename: str | None) -> tuple[str, str]:
@@ -32,8 +34,8 @@ def format_of(fmt: str | None, filename: str | None) -> tuple[str, str]:
     suffix = Path(filename).suffix.lower() if filename else ""
     if fmt is None:
         fmt = "csv" if suffix in (".csv", ".tsv") else "jsonl"
-    if fmt not in ("jsonl", "csv"):
-        raise ImportFailed([LineError(0, f"unknown format {fmt!r}: expected jsonl or csv")])
+    if fmt not in FORMATS:
+        raise ImportFailed([LineError(0, f"unknown format {fmt!r}: expected {', '.join(FORMATS)}")])
     return fmt, "\t" if suffix == ".tsv" else ","
 
 
@@ -43,6 +45,10 @@ def dataset_objects(
     """(line, item object) for each item of the file; bad lines go to `problems`."""
     if fmt == "jsonl":
         return jsonl_objects(raw, problems, progress=progress)
+    if fmt == "mqm-tsv":
+        from annotations.services.imports.mqm_tsv import mqm_tsv_items
+
+        return mqm_tsv_items(raw, problems)
     return csv_item_objects(raw, problems, delimiter, progress=progress)
 
 

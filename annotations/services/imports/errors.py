@@ -34,12 +34,14 @@ class ImportFailed(DomainError):
 class Problems:
     """Collects line errors; keeps the first MAX_REPORTED_ERRORS and counts the rest."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int | None = MAX_REPORTED_ERRORS) -> None:
+        # No limit where every refused line is written to a report (import_judgements --skip-invalid).
+        self.limit = limit
         self.errors: list[LineError] = []
         self.hidden = 0
 
     def add(self, line: int, reason: str) -> None:
-        if len(self.errors) < MAX_REPORTED_ERRORS:
+        if self.limit is None or len(self.errors) < self.limit:
             self.errors.append(LineError(line, reason))
         else:
             self.hidden += 1

@@ -58,7 +58,7 @@ def _accounts(project, annotator_map: dict[str, str]) -> dict[str, int]:
 
 def judgements_import(
     *, stream: BinaryIO | Path, campaign_name: str, user=None, annotator_map: dict[str, str] | None = None,
-    progress: ImportProgress | None = None, fmt: str = "jsonl",
+    progress: ImportProgress | None = None, fmt: str = "jsonl", skip_invalid: bool = False,
 ) -> JudgementImportResult:
     """Import judgements collected elsewhere, atomically (formats in `judgement_validate`).
 
@@ -66,6 +66,11 @@ def judgements_import(
     transaction: on any problem nothing is written and `ImportFailed`
     carries one `LineError` per problem. `progress` as for `dataset_import`. `fmt`: "jsonl", or
     "mqm-tsv" (WMT's MQM ratings TSV, an MQM campaign only: `mqm_tsv`).
+
+    `skip_invalid`: import the judgements of the good lines and leave out the refused ones, which
+    the result lists in `skipped` (`line N: reason`, every one: the caller writes them to a report).
+    A problem with the whole file (line 0) still fails the import, and so does a file where every
+    line is refused.
     """
     if fmt not in FORMATS:
         raise ImportFailed([LineError(0, f"unknown format {fmt!r}; expected {' or '.join(FORMATS)}")])
@@ -82,13 +87,17 @@ def judgements_import(
                                          f"({', '.join(protocol.import_formats)})")])
     raw = read_bytes(stream)
 
-    problems = Problems()
+    problems = Problems(limit=None) if skip_invalid else Problems()
     if fmt == "mqm-tsv":
-        objects = mqm_tsv_objects(raw, problems, campaign=campaign)
+        objects = mqm_tsv_objects(raw, problems, campaign=campaign, skip_invalid=skip_invalid)
     else:
         objects = jsonl_objects(raw, problems, progress=reading_progress(progress))
     if not objects and not problems:
         problems.add(0, "the file holds no judgements")
+    if skip_invalid:
+        _whole_file_problems(problems)
+        refused = {e.line for e in problems.errors}
+        objects = [(n, o) for n, o in objects if n not in refused]
     # Lines flagged "control" (degraded / repeat / gold) go to quality control, not to the judgement tables.
     controls, control_problems = control_records(campaign, [(n, o) for n, o in objects if has_control(o)])
     for line, reason in control_problems:
@@ -119,7 +128,18 @@ def judgements_import(
             elif previous != protocol.import_value(record):
                 problems.add(record.line, f"annotator {record.annotator!r} already has a different judgement of "
                                           f"this unit for {record.criterion!r} in campaign {campaign.name!r}")
-        problems.raise_if_any()
+        skipped: list[LineError] = []
+        if skip_invalid:
+            _whole_file_problems(problems)
+            skipped = sorted(problems.errors, key=lambda e: e.line)
+            refused = {e.line for e in skipped}
+            records = [r for r in records if r.line not in refused]
+            new_records = [r for r in new_records if r.line not in refused]
+            if not records and not controls:
+                raise ImportFailed([LineError(0, f"every judgement of the file was refused ({len(skipped)} "
+                                                 "line(s)); nothing was imported"), *skipped[:20]])
+        else:
+            problems.raise_if_any()
 
         new_names = sorted({r.annotator for r in new_records + controls} - set(annotator_ids))
         Annotator.objects.bulk_create(
@@ -137,6 +157,13 @@ def judgements_import(
     return JudgementImportResult(campaign=campaign, judgements=len(records) + len(controls),
                                  unchanged=not new_records and not new_controls,
                                  created=len(new_records) + new_controls, annotators_created=len(new_names),
-                                 controls=len(controls))
+                                 controls=len(controls), skipped=skipped)
+
+
+def _whole_file_problems(problems: Problems) -> None:
+    """--skip-invalid leaves out bad lines, never a bad file: problems of the whole file still fail."""
+    whole = [e for e in problems.errors if e.line == 0]
+    if whole:
+        raise ImportFailed(whole)
 
 

@@ -42,8 +42,13 @@ def unmark(target: str) -> tuple[str, tuple[int, int] | None]:
     return before + inside + after, (len(before), len(before) + len(inside))
 
 
-def mqm_tsv_objects(raw: bytes, problems: Problems, *, campaign: Campaign) -> list[tuple[int, dict]]:
-    """The judgement lines of a TSV file, as (line of the judgement's first row, object)."""
+def mqm_tsv_objects(raw: bytes, problems: Problems, *, campaign: Campaign,
+                    skip_invalid: bool = False) -> list[tuple[int, dict]]:
+    """The judgement lines of a TSV file, as (line of the judgement's first row, object).
+
+    `skip_invalid`: a judgement is all the rows of one (rater, system, seg_id); when one of them is
+    refused, the others are left out too (importing them would score the output without that
+    error), each reported with the line that was refused."""
     from annotations import protocols
 
     protocol = protocols.of(campaign)
@@ -63,6 +68,9 @@ def mqm_tsv_objects(raw: bytes, problems: Problems, *, campaign: Campaign) -> li
     criterion = campaign.criteria[0]
     texts = _texts(campaign)
     groups: dict[tuple, tuple[int, dict]] = {}
+    rows_of: dict[tuple, list[int]] = {}
+    refused: dict[tuple, int] = {}
+    refused_lines: set[int] = set()
     for number, text in lines[1:]:
         fields = text.split("\t")
         if len(fields) != len(names):
@@ -74,15 +82,25 @@ def mqm_tsv_objects(raw: bytes, problems: Problems, *, campaign: Campaign) -> li
                 problems.add(number, f"empty {column}")
                 break
         else:
+            key = (row["rater"], row["system"], row["seg_id"])
+            rows_of.setdefault(key, []).append(number)
             span = _span(number, row, problems, lookup=lookup, offered=offered, texts=texts)
             if span is False:
+                refused.setdefault(key, number)
+                refused_lines.add(number)
                 continue
-            key = (row["rater"], row["system"], row["seg_id"])
             if key not in groups:
                 groups[key] = (number, {"item": row["seg_id"], "system": row["system"], "annotator": row["rater"],
                                         "criterion": criterion, "spans": []})
             if span is not None:
                 groups[key][1]["spans"].append(span)
+    if skip_invalid:
+        for key, bad in refused.items():
+            for number in rows_of[key]:
+                if number not in refused_lines:
+                    problems.add(number, f"left out with line {bad}, refused: the rows of rater {key[0]!r}, system "
+                                         f"{key[1]!r}, seg_id {key[2]!r} are one judgement")
+            groups.pop(key, None)
     if not groups and not problems:
         problems.add(0, "the file holds no ratings")
     return sorted(groups.values(), key=lambda g: g[0])
@@ -104,7 +122,7 @@ def _span(number: int, row: dict, problems: Problems, *, lookup: dict, offered: 
         problems.add(number, f"severity {row['severity']!r} is not one of the campaign's ({', '.join(offered)}, "
                              "No-error)")
         return False
-    found = lookup.get("/".join(p.strip() for p in category.split("/")).lower()) if category else None
+    found = lookup.get(mq.category_key(category)) if category else None
     if found is None:
         problems.add(number, f"category {row['category']!r} is not in the campaign's typology")
         return False
@@ -121,3 +139,54 @@ def _span(number: int, row: dict, problems: Problems, *, lookup: dict, offered: 
     if where is None:
         return {"missing": True, "severity": severity, "category": found}
     return {"start": where[0], "end": where[1], "severity": severity, "category": found}
+
+
+def mqm_tsv_items(raw: bytes, problems: Problems) -> list[tuple[int, dict]]:
+    """The dataset a WMT MQM TSV was rated on, as dataset item objects (`import_dataset --format
+    mqm-tsv`): one item per `seg_id` (its `source`; meta `doc` and `doc_id`, which the TSV export
+    writes back), one output per (seg_id, system): the `target` with its <v> marks removed, so
+    that `import_judgements --format mqm-tsv` of the same file then matches every row. Rows of one
+    segment must agree on the source, rows of one output on the target (both without marks). Items come in
+    `seg_id` order (numeric where every id is a number, as in WMT's files)."""
+    lines = [(n, t) for n, t in decode_lines(raw, problems) if t.strip()]
+    if not lines:
+        return []
+    header_line, header = lines[0]
+    names = header.split("\t")
+    needed = ("system", "doc", "doc_id", "seg_id", "source", "target")
+    absent = [c for c in needed if c not in names]
+    if absent:
+        problems.add(header_line, f"the header must name the columns {' '.join(needed)}; missing: {', '.join(absent)}")
+        return []
+    at = {c: names.index(c) for c in needed}
+    items: dict[str, tuple[int, dict]] = {}
+    first_target: dict[tuple[str, str], int] = {}
+    for number, text in lines[1:]:
+        fields = text.split("\t")
+        if len(fields) != len(names):
+            problems.add(number, f"expected {len(names)} tab-separated fields (as the header), got {len(fields)}")
+            continue
+        row = {c: fields[i] for c, i in at.items()}
+        if not row["seg_id"].strip() or not row["system"].strip():
+            problems.add(number, "empty " + ("seg_id" if not row["seg_id"].strip() else "system"))
+            continue
+        # Any <v> mark goes, balanced or not: the output's text is the same either way.
+        target = MARK.sub("", row["target"])
+        # A rater may mark an error in the source (e.g. an omission) with <v> there too.
+        source = MARK.sub("", row["source"])
+        if row["seg_id"] not in items:
+            items[row["seg_id"]] = (number, {"item": row["seg_id"], "source": source, "outputs": {},
+                                             "meta": {"doc": row["doc"], "doc_id": row["doc_id"]}})
+        line, item = items[row["seg_id"]]
+        if item["source"] != source:
+            problems.add(number, f"the source differs from line {line}'s for seg_id {row['seg_id']!r}")
+            continue
+        stored = item["outputs"].setdefault(row["system"], target)
+        first_target.setdefault((row["seg_id"], row["system"]), number)
+        if stored != target:
+            problems.add(number, f"the target (without its <v> marks) differs from line "
+                                 f"{first_target[(row['seg_id'], row['system'])]}'s for system {row['system']!r} "
+                                 f"and seg_id {row['seg_id']!r}")
+    numeric = all(k.isdigit() for k in items)
+    order = sorted(items, key=int) if numeric else list(items)
+    return [items[k] for k in order]

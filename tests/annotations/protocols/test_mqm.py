@@ -267,7 +267,7 @@ def test_create_campaign_typology_and_weights(tmp_path):
     assert campaign.mqm_weights == mq.DEFAULT_WEIGHTS and campaign.severities == ["neutral", "minor", "major"]
     assert [n["name"] for n in campaign.typology] == ["Accuracy", "Fluency", "Terminology", "Style",
                                                        "Locale convention", "Non-translation!", "Source error",
-                                                       "Other"]
+                                                       "Source issue", "Other"]
     tree = [{"name": "Meaning", "children": [{"name": "Wrong"}, {"name": "Missing"}]}, {"name": "Form"}]
     (tmp_path / "t.json").write_text(json.dumps(tree))
     made = run("create_campaign", "--dataset", "wmt", "--name", "own", "--protocol", "mqm", "--criteria", "mqm",

@@ -158,7 +158,7 @@ def test_mturk_preview_takes_nothing_and_completion_posts_to_mturk(client, campa
     assert 'name="assignmentId" value="ASSIGN1"' in done
 
 
-def test_prolific_completion_redirects_with_the_code(client, campaign, link):
+def test_prolific_completion_page_follows_the_link_with_the_code(client, campaign, link):
     from annotations.quality.models import CompletionCode
 
     _start(client, link)
@@ -167,8 +167,13 @@ def test_prolific_completion_redirects_with_the_code(client, campaign, link):
     assert _submit_current(client, campaign).json()["next"] == reverse("join-done")
     code = CompletionCode.objects.get()
     assert code.passed
+    # A page of our own that follows the completion link (studies.js), not a redirect: a redirect that
+    # ends a form POST's chain would be blocked by CSP form-action 'self' (tests/browser/test_join_completion.py).
     done = client.get(reverse("join-done"))
-    assert done["Location"] == f"https://app.prolific.com/submissions/complete?cc={code.code}"
+    html = done.content.decode()
+    assert done.status_code == 200 and "form-action 'self'" in done["Content-Security-Policy"]
+    assert f'href="https://app.prolific.com/submissions/complete?cc={code.code}" data-autofollow' in html
+    assert f">{code.code}</output>" in html and "js/studies.js" in html
     # The batch is over: no more units for this visitor (landing and start both send them back).
     assert client.post(reverse("annotate-campaign", args=[campaign.pk]))["Location"] == reverse("join-done")
     assert Assignment.objects.filter(annotator=code.annotator).count() == 2
@@ -340,7 +345,11 @@ def test_study_wide_pass_and_fail_codes_replace_the_annotators_own(client, campa
         if answer.json().get("next_method") == "POST":
             client.post(answer.json()["next"])
     assert CompletionCode.objects.get().passed
-    assert client.get(reverse("join-done"))["Location"] == "https://app.prolific.com/submissions/complete?cc=C1PASS7"
+    done = client.get(reverse("join-done"))
+    # A page that follows its link (studies.js), not a redirect: see test_join_completion.py (browser).
+    assert done.status_code == 200 and 'data-autofollow' in done.content.decode()
+    assert 'href="https://app.prolific.com/submissions/complete?cc=C1PASS7"' in done.content.decode()
+    assert ">C1PASS7</output>" in done.content.decode()
     assert completion_value(link=link, code=CompletionCode(code="AAAAA-BBBBB", passed=False)) == "C1FAIL7"
     no_fail = JoinLink(pass_code="C1PASS7")
     assert completion_value(link=no_fail, code=CompletionCode(code="AAAAA-BBBBB", passed=False)) == "AAAAA-BBBBB"
