@@ -69,7 +69,14 @@ from typing import Any, ClassVar
 from metrics.scorers.base import CorpusResult, Metric, SegmentResult
 from metrics.scorers.errors import InputError, MetricError, ModelNotAvailable, OptionError
 from metrics.scorers.llm_judge_prompts import BUILTIN, DEFAULTS, MQM_CATEGORIES
-from metrics.scorers.loading import LazyModule, compute_dtype_name, pick_device, resolve_model_path, torch_dtype
+from metrics.scorers.loading import (
+    LazyModule,
+    causal_lm_check,
+    compute_dtype_name,
+    pick_device,
+    resolve_model_path,
+    torch_dtype,
+)
 from metrics.scorers.span_grammar import END, SpanAutomaton, parse_answer, quotable, resolve_spans
 
 torch = LazyModule("torch")  # imported on first use (see LazyModule)
@@ -246,6 +253,7 @@ class JudgeModel:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         self.path, self.device, self.dtype = path, device, dtype
+        causal_lm_check(path, path.name)  # before transformers gives an encoder a random LM head
         try:
             tokenizer = AutoTokenizer.from_pretrained(str(path), use_fast=True, local_files_only=True)
         except Exception as exc:  # transformers raises OSError, ValueError, KeyError ...
@@ -657,6 +665,13 @@ class LLMJudgeMetric(Metric):
             _ = self.template  # a built-in template is checked against the mode at once
         self.categories = MQM_CATEGORIES if protocol == "mqm" else ()
         self.truncated_total = 0
+
+    model_kinds: ClassVar[frozenset[str]] = frozenset({"causal-lm"})
+
+    def check_resources(self) -> None:
+        # The model directory (inside the allowed ones, or refused like any path) and its saved
+        # architecture: refused here, with the reason, rather than by a worker after the queue.
+        causal_lm_check(self.path, str(self.options["model"]))
 
     @property
     def chunk_outputs(self) -> int:

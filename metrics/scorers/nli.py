@@ -364,6 +364,7 @@ class NLIMetric(Metric):
     """
 
     name: ClassVar[str] = "nli"
+    model_kinds: ClassVar[frozenset[str]] = frozenset({"classifier"})
     version: ClassVar[str] = "1"
     higher_is_better: ClassVar[bool] = True
     needs_refs: ClassVar[bool] = False

@@ -13,6 +13,7 @@
   var body = document.getElementById("metric-runs-body");
   var csrf = form.querySelector('input[name="csrfmiddlewaretoken"]').value;
   var timer = null;
+  var OTHER = "\u0000other";
 
   Object.keys(data.metrics).forEach(function (name) {
     var opt = document.createElement("option");
@@ -34,7 +35,11 @@
       span.textContent = key;
       label.appendChild(span);
       var input;
-      if (key === "model" && (value === null || data.models.indexOf(value) >= 0)) {
+      var suited = (data.models_by_metric || {})[select.value];
+      if (key === "model" && suited) {
+        // The local models that suit this metric (a judge: causal LMs only), or a typed path.
+        input = modelPicker(suited, value);
+      } else if (key === "model" && (value === null || data.models.indexOf(value) >= 0)) {
         input = document.createElement("select");
         data.models.forEach(function (m) {
           var o = document.createElement("option");
@@ -61,8 +66,52 @@
       input.name = "opt-" + key;
       input.setAttribute("data-option", key);
       label.appendChild(input);
+      (input.extras || []).forEach(function (node) { label.appendChild(node); });
       optionsBox.appendChild(label);
     });
+  }
+
+  // A select of the suitable models plus "another directory…", which shows a text field for a
+  // directory name or path inside the model directories. Returns the select; the option's value
+  // is read from the field while "another" is chosen (see optionValue).
+  function modelPicker(suited, value) {
+    var picker = document.createElement("select");
+    suited.forEach(function (m) {
+      var o = document.createElement("option");
+      o.value = m.name;
+      o.textContent = m.architecture ? m.name + " (" + m.architecture + ")" : m.name;
+      picker.appendChild(o);
+    });
+    var another = document.createElement("option");
+    another.value = OTHER;
+    another.textContent = "another directory…";
+    picker.appendChild(another);
+    var typed = document.createElement("input");
+    typed.type = "text";
+    typed.setAttribute("data-option-typed", "");
+    typed.setAttribute("aria-label", "model directory (inside the model directories)");
+    typed.placeholder = "e.g. tiny-judge or var/models/tiny-judge";
+    var hint = document.createElement("span");
+    hint.className = "small muted";
+    hint.setAttribute("data-field", "model-hint");
+    if (!suited.length) {
+      hint.textContent = "No suitable model found in the model directories (WORKBENCH_MODEL_DIRS): type one.";
+    }
+    picker.value = suited.length ? (value !== null && suited.some(function (m) { return m.name === value; })
+      ? value : suited[0].name) : OTHER;
+    function sync() { typed.hidden = picker.value !== OTHER; }
+    picker.addEventListener("change", sync);
+    sync();
+    picker.extras = [typed, hint];  // placed after the select by renderOptions
+    return picker;
+  }
+
+  function optionValue(input) {
+    if (input.tagName === "SELECT" && input.value === OTHER) {
+      var typed = input.parentNode.querySelector("[data-option-typed]");
+      return typed ? typed.value : "";
+    }
+    return input.value;
   }
 
   // Only options changed from their defaults are sent (strings are typed by the server).
@@ -76,7 +125,7 @@
         if (input.checked !== def) chosen[key] = input.checked;
         return;
       }
-      var text = input.value.trim();
+      var text = optionValue(input).trim();
       var defText = def === null ? "" : (typeof def === "object" ? JSON.stringify(def) : String(def));
       if (text !== defText) chosen[key] = text === "" ? null : text;
     });
