@@ -69,6 +69,7 @@ from typing import Any, ClassVar
 from metrics.scorers.base import CorpusResult, Metric, SegmentResult
 from metrics.scorers.errors import InputError, MetricError, ModelNotAvailable, OptionError
 from metrics.scorers.llm_judge_prompts import BUILTIN, DEFAULTS, MQM_CATEGORIES
+from metrics.scorers.progress import step
 from metrics.scorers.loading import (
     LazyModule,
     causal_lm_check,
@@ -356,6 +357,7 @@ class JudgeModel:
         index = torch.tensor(select, dtype=torch.long, device=self.device)
         with self.lock, torch.inference_mode():
             for start in range(0, len(order), batch_size):
+                step(start, len(order))  # between batches: the caller may stop us here
                 batch = order[start:start + batch_size]
                 ids, mask = self._padded([seqs[i] for i in batch])
                 # Positions count real tokens only, so a left-padded prompt is read as unpadded.
@@ -410,6 +412,7 @@ class JudgeModel:
         order = sorted(range(len(seqs)), key=lambda i: (-len(seqs[i]), i))
         with self.lock, torch.inference_mode():
             for number, start in enumerate(range(0, len(order), batch_size)):
+                step(start, len(order))  # between batches: the caller may stop us here
                 batch = order[start:start + batch_size]
                 ids, mask = self._padded([seqs[i] for i in batch])
                 tracker = _Tracker(self, [automata[i] for i in batch], ids.shape[1], max_new_tokens)
@@ -852,7 +855,10 @@ class LLMJudgeMetric(Metric):
             conts = self.value_sequences(judge)
             surfaces = judge.surfaces()
             digits = [t for t, text in enumerate(surfaces) if text and text[0].isdigit()]
-            rows = [judge.continuation_probs(ids, conts, digits, self.options["batch_size"]) for ids in seqs]
+            rows = []
+            for k, ids in enumerate(seqs):
+                step(k, len(seqs))  # one prompt's values a pass: the caller may stop us here
+                rows.append(judge.continuation_probs(ids, conts, digits, self.options["batch_size"]))
         results = []
         for row, truncated in zip(rows, cut):
             per_value: dict[int, float] = {}

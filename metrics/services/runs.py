@@ -434,8 +434,9 @@ def run_fail(*, run_id: int, message: str, chunk_id: int | None = None) -> bool:
 @transaction.atomic
 def run_cancel(*, run: MetricRun) -> bool:
     """Cancel a queued or running run: chunks not yet claimed are skipped by
-    the workers; a chunk in flight finishes but is not counted. False if the
-    run had already ended."""
+    the workers; a chunk in flight stops at its scorer's next batch boundary
+    (chunks._Watch) and is not counted, so the worker is free for the next task.
+    False if the run had already ended."""
     now = timezone.now()
     cancelled = MetricRun.objects.filter(pk=run.pk, status__in=ACTIVE).update(
         status=RunStatus.CANCELLED, finished_at=now

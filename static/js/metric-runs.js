@@ -189,15 +189,27 @@
       err.textContent = run.error;
       st.appendChild(err);
     }
+    if (run.waiting) {
+      var wait = document.createElement("div");
+      wait.className = "small muted";
+      wait.setAttribute("data-field", "waiting");
+      wait.textContent = run.waiting;
+      st.appendChild(wait);
+    }
+    // Scored so far: stored chunks plus the batches of chunks still running (model metrics).
+    var percent = typeof run.progress_percent === "number" ? run.progress_percent : run.percent;
+    var scored = run.done + (run.scoring || 0);
     var prog = cell("progress", "");
     var bar = document.createElement("progress");
     bar.max = 100;
-    bar.value = run.percent;
+    bar.value = percent;
+    bar.setAttribute("aria-label", "scored " + scored + " of " + run.total);
     prog.appendChild(bar);
     var pct = document.createElement("span");
     pct.className = "small muted";
     pct.setAttribute("data-field", "percent");
-    pct.textContent = " " + run.done + "/" + run.total + " (" + Math.round(run.percent) + "%)";
+    pct.textContent = " " + scored + "/" + run.total + " (" + Math.round(percent) + "%)";
+    if (run.scoring) pct.title = run.done + " stored, " + run.scoring + " being scored";
     prog.appendChild(pct);
     var score = cell("score", run.corpus ? fmt(run.corpus.score) : "", "num");
     var bySystem = cell("by-system", "");
