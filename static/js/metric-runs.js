@@ -166,6 +166,10 @@
     return box;
   }
 
+  // Column names, repeated on each cell for the phone layout (one card per run, see the CSS).
+  var LABELS = {id: "Run", metric: "Metric", status: "Status", progress: "Progress",
+                score: "Score (all outputs)", "by-system": "By system"};
+
   function row(run) {
     var tr = document.createElement("tr");
     tr.setAttribute("data-run-id", run.id);
@@ -173,6 +177,7 @@
     function cell(field, text, cls) {
       var td = document.createElement("td");
       if (field) td.setAttribute("data-field", field);
+      if (LABELS[field]) td.setAttribute("data-label", LABELS[field]);
       if (cls) td.className = cls;
       td.textContent = text;  // text, never HTML
       tr.appendChild(td);
