@@ -134,8 +134,9 @@ class ChunkStopped(Exception):
     """The run of a chunk being scored has ended (cancelled, failed): scoring stops."""
 
 
-# Seconds between two progress writes of a chunk (each is one UPDATE); checks of the run's
-# state between them are cheap reads.
+# Seconds at least between two looks of a chunk at its run (one statement each: the progress
+# written and the run's state read together); batches in between cost nothing. A cancel is seen
+# at the first batch boundary after this much time.
 PROGRESS_INTERVAL = 0.5
 
 

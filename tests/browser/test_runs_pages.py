@@ -9,7 +9,7 @@ from metrics.services import run_create, run_execute_sync
 from tests.annotations.factories import DatasetFactory, ItemFactory, MembershipFactory, OutputFactory, SystemFactory
 from tests.annotations.factories import UserFactory
 from tests.browser.conftest import log_in
-from tests.metrics.conftest import build_dataset
+from tests.metrics.conftest import build_dataset, judge_models  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -84,17 +84,20 @@ def test_analysis_pages_show_a_progress_state_while_the_figures_load(new_page, l
     page = new_page(viewport={"width": width, "height": 900})
     log_in(page, "rita", "pw-123456")
     page.goto(f"/campaigns/{campaign.pk}/analysis/")
-    held = []
-    page.route("**/analysis/meta/**", lambda route: held.append(route))
+    # The navigation itself is cancelled after the page's own handlers ran (listeners on window run
+    # last), so the state can be looked at for as long as needed; then the real navigation.
+    page.evaluate("""() => {
+        window.addEventListener('click', e => { if (window.holdNavigation && e.target.closest('a')) e.preventDefault(); });
+        window.addEventListener('submit', e => { if (window.holdNavigation) e.preventDefault(); }); }""")
     for act in (lambda: page.locator(".analysis-nav").get_by_role("link", name="Meta-evaluation").click(),
                 lambda: page.get_by_role("button", name="Apply").click()):
+        page.evaluate("() => { window.holdNavigation = true; const b = document.getElementById('page-busy');"
+                      " if (b) b.hidden = true; }")
         act()
         busy = page.locator("#page-busy")
-        busy.wait_for(state="visible")
-        assert busy.get_attribute("role") == "status" and "Computing" in busy.inner_text()
-        page.wait_for_function("document.body.getAttribute('aria-busy') === 'true'")
-        while not held:
-            page.wait_for_timeout(50)  # lets Playwright deliver the held request to the handler
-        held.pop().continue_()
-        page.locator("#meta-table").wait_for()
-        assert page.locator("#page-busy").count() == 0  # the new page, with its figures
+        assert busy.is_visible() and busy.get_attribute("role") == "status" and "Computing" in busy.inner_text()
+        assert page.evaluate("document.body.getAttribute('aria-busy')") == "true"
+    page.evaluate("() => { window.holdNavigation = false; }")
+    page.locator(".analysis-nav").get_by_role("link", name="Meta-evaluation").click()
+    page.locator("#meta-table").wait_for()
+    assert page.locator("#page-busy").count() == 0  # the new page, with its figures
