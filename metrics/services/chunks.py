@@ -73,7 +73,10 @@ def chunk_execute(*, chunk_id: int, worker: str | Callable[[], str] = "") -> str
         reuse_key_fill_start()
         kwargs = metric_inputs(metric, inputs)
         if streams(metric):  # scored inside the transaction, each batch stored as it comes
-            batches = _batches(metric, inputs.hyps, kwargs, _Watch(chunk_id=chunk_id, run_id=run.pk))
+            # No look at the run between these batches: they are consumed inside the COPY that
+            # stores them, and the connection can run no other statement until it ends. They are
+            # fast (no model); a cancelled run's chunk is still not counted (_chunk_done).
+            batches = _batches(metric, inputs.hyps, kwargs)
         else:  # one call, before the transaction opens (a model may take a while)
             watch = _Watch(chunk_id=chunk_id, run_id=run.pk, size=len(inputs.hyps), report=True)
             with progress.watching(watch):
@@ -121,10 +124,8 @@ def _checked(metric: Metric, expected: int, segments: list) -> list:
     return segments
 
 
-def _batches(metric: Metric, hyps: list[str], kwargs: dict, watch: _Watch) -> Iterator[list]:
+def _batches(metric: Metric, hyps: list[str], kwargs: dict) -> Iterator[list]:
     for start in range(0, len(hyps), STREAM_BATCH):
-        if start:
-            watch(None, None)
         end = min(start + STREAM_BATCH, len(hyps))
         part = {key: None if value is None else value[start:end] for key, value in kwargs.items()}
         yield _checked(metric, end - start, metric.score(hyps[start:end], **part))
@@ -143,9 +144,8 @@ PROGRESS_INTERVAL = 0.5
 class _Watch:
     """The callback a chunk's scorer calls between batches (metrics.scorers.progress): stores
     how many outputs are scored (`report`: model metrics, before the chunk's transaction, so
-    the run page sees it) and raises ChunkStopped once the run is no longer running. Inside
-    the transaction that stores streamed batches it only reads the run's status: a write
-    there would hold the chunk's row lock that `run_cancel` waits for."""
+    the run page sees it) and raises ChunkStopped once the run is no longer running; with
+    `report` off it only reads the run's status."""
 
     def __init__(self, *, chunk_id: int, run_id: int, size: int = 0, report: bool = False) -> None:
         self.chunk_id, self.run_id, self.size, self.report = chunk_id, run_id, size, report
