@@ -60,6 +60,10 @@ class CampaignForm(forms.Form):
 
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.none(), empty_label=None)
     name = forms.CharField(max_length=200)
+    public_title = forms.CharField(
+        max_length=200, required=False, label="Title shown to annotators",
+        help_text="Join, annotate and batch pages show this instead of the name (which may say what is "
+                  "compared). Empty: the name is shown.")
     protocol = forms.ChoiceField(choices=lambda: protocols.choices(), initial="likert")
     systems = forms.ModelMultipleChoiceField(
         queryset=System.objects.none(), required=False, widget=forms.CheckboxSelectMultiple,

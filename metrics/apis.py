@@ -16,7 +16,7 @@ from annotations.apis.common import paginated, paginated_response
 from annotations.permissions import ApiAuthMixin
 from annotations.selectors import dataset_list
 from metrics.models import MetricRun, OutputScore, RunStatus
-from metrics.selectors import run_list, run_scores, system_scores
+from metrics.selectors import run_list, run_scores, run_waiting, system_scores, with_progress
 from metrics.services import run_cancel, run_create, run_rerun
 from metrics.services.runs import MAX_CHUNK_SIZE
 
@@ -25,6 +25,14 @@ class MetricRunOutputSerializer(serializers.ModelSerializer):
     dataset = serializers.IntegerField(source="dataset_id", read_only=True)
     created_by = serializers.CharField(source="created_by.username", read_only=True, default=None)
     percent = serializers.SerializerMethodField()
+    scoring = serializers.SerializerMethodField(
+        help_text="Outputs scored so far in chunks still running (model metrics report each batch); "
+                  "not yet stored, so not in `done`.")
+    progress_percent = serializers.SerializerMethodField(
+        help_text="Share of the outputs scored, stored or still in a running chunk (`done` + `scoring`).")
+    waiting = serializers.SerializerMethodField(
+        help_text="Why an active run is not being scored, e.g. \"queued: waiting for a worker of the gpu "
+                  "queue; 3 tasks of earlier runs ahead\"; null while a chunk is scored or once it ended.")
     system_scores = serializers.SerializerMethodField(
         help_text="Done runs: each system's score, the metric's own corpus-level score over the system's "
                   "outputs (what the rankings page, `correlate --level system` and the export's card show), "
@@ -34,13 +42,26 @@ class MetricRunOutputSerializer(serializers.ModelSerializer):
         model = MetricRun
         fields = [
             "id", "dataset", "metric", "options", "signature", "higher_is_better", "status", "sync",
-            "total", "done", "percent", "chunk_size", "corpus", "system_scores", "error", "created_by",
+            "total", "done", "percent", "scoring", "progress_percent", "waiting", "chunk_size", "corpus", "system_scores", "error", "created_by",
             "created_at", "started_at", "finished_at",
         ]
         ref_name = "MetricRun"
 
     def get_percent(self, run: MetricRun) -> float:
         return round(100 * run.done / run.total, 1) if run.total else 0.0
+
+    def get_scoring(self, run: MetricRun) -> int:
+        if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
+            return 0
+        scoring = getattr(run, "scoring", None)
+        return scoring if scoring is not None else with_progress(MetricRun.objects.filter(pk=run.pk)).get().scoring
+
+    def get_progress_percent(self, run: MetricRun) -> float:
+        scored = min(run.total, run.done + self.get_scoring(run))
+        return round(100 * scored / run.total, 1) if run.total else 0.0
+
+    def get_waiting(self, run: MetricRun) -> str | None:
+        return run_waiting(run=run)
 
     @extend_schema_field({"type": "object", "nullable": True, "properties": {
         "label": {"type": "string"}, "aggregate": {"type": "string"},
@@ -66,9 +87,9 @@ def _staff_dataset(request: Request, pk: int):
 
 def _staff_run(request: Request, pk: int) -> MetricRun:
     run = get_object_or_404(
-        MetricRun.objects.filter(dataset__in=dataset_list(user=request.user)).select_related(
+        with_progress(MetricRun.objects.filter(dataset__in=dataset_list(user=request.user)).select_related(
             "dataset__project", "created_by"
-        ),
+        )),
         pk=pk,
     )
     require_staff(user=request.user, project=run.dataset.project)

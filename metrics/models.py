@@ -27,6 +27,16 @@ class ChunkStatus(models.TextChoices):
     CANCELLED = "cancelled", "Cancelled"
 
 
+def metric_queue(metric: str) -> str:
+    """The Celery queue of a metric's tasks: model metrics `gpu`, the others `cpu`."""
+    from metrics.scorers import metric_class
+
+    try:
+        return "gpu" if metric_class(metric).uses_model else "cpu"
+    except Exception:  # unknown/unloadable metric: any worker will fail it with the message
+        return "cpu"
+
+
 class MetricRun(TimeStampedModel):
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="metric_runs")
     metric = models.CharField(max_length=64)
@@ -71,6 +81,10 @@ class MetricChunk(TimeStampedModel):
     error = models.TextField(blank=True, default="")
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Outputs of this chunk scored so far while it runs (a model metric scores a chunk in one
+    # call of minutes; its scorer reports each batch): progress shown, never counted in
+    # `run.done`, which only the stored chunk adds to (exactly once).
+    scored = models.PositiveIntegerField(default=0)
     # System-level metrics (distinct-n, ttr, self-bleu): the system's value,
     # computed where its segment results (with their n-gram counts) exist.
     result = models.JSONField(null=True, blank=True)

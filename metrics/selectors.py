@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from django.db.models import QuerySet
+from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models.functions import Coalesce
 
 from annotations.models import Dataset, Item
-from metrics.models import MetricRun, OutputScore, RunStatus
+from metrics.models import ChunkStatus, MetricChunk, MetricRun, OutputScore, RunStatus, metric_queue
 
 
 def latest_done_runs(*, dataset: Dataset) -> QuerySet[MetricRun]:
@@ -26,8 +27,41 @@ def scores_by_output(*, run: MetricRun) -> dict[int, float | None]:
     return dict(OutputScore.objects.filter(run=run).values_list("output_id", "score"))
 
 
+def with_progress(runs: QuerySet[MetricRun]) -> QuerySet[MetricRun]:
+    """Runs annotated with `scoring`: outputs scored so far in chunks still running (reported by
+    the scorer between batches, not yet stored; `done` counts stored chunks only)."""
+    scoring = (MetricChunk.objects.filter(run=OuterRef("pk"), status=ChunkStatus.RUNNING)
+               .values("run").annotate(n=Sum("scored")).values("n"))
+    return runs.annotate(scoring=Coalesce(Subquery(scoring, output_field=IntegerField()), 0))
+
+
 def run_list(*, dataset: Dataset) -> QuerySet[MetricRun]:
-    return MetricRun.objects.filter(dataset=dataset).select_related("created_by").order_by("-created_at", "-id")
+    return with_progress(
+        MetricRun.objects.filter(dataset=dataset).select_related("created_by").order_by("-created_at", "-id"))
+
+
+def run_waiting(*, run: MetricRun) -> str | None:
+    """Why an active run is not being scored, or None: queued runs, and running ones of which no
+    chunk is being scored, wait for a worker of their queue behind the tasks of earlier active
+    runs of that queue (a prepare task per queued run, a task per chunk not yet stored). Read
+    from the database, so it holds for any broker; the queue is first in, first out."""
+    if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
+        return None
+    if run.status == RunStatus.RUNNING and run.chunks.filter(status=ChunkStatus.RUNNING).exists():
+        return None
+    queue = metric_queue(run.metric)
+    earlier = MetricRun.objects.filter(status__in=(RunStatus.QUEUED, RunStatus.RUNNING), pk__lt=run.pk)
+    metrics = [m for m in earlier.values_list("metric", flat=True).distinct() if metric_queue(m) == queue]
+    earlier = earlier.filter(metric__in=metrics)
+    ahead = earlier.aggregate(
+        queued=Count("pk", filter=Q(status=RunStatus.QUEUED), distinct=True),
+        chunks=Count("chunks", filter=Q(status=RunStatus.RUNNING, chunks__status__in=(
+            ChunkStatus.PENDING, ChunkStatus.RUNNING))),
+    )
+    n = (ahead["queued"] or 0) + (ahead["chunks"] or 0)
+    state = "queued" if run.status == RunStatus.QUEUED else "started"
+    return (f"{state}: waiting for a worker of the {queue} queue; "
+            f"{n} task{'s' if n != 1 else ''} of earlier runs ahead")
 
 
 def run_scores(*, run: MetricRun) -> QuerySet[OutputScore]:

@@ -15,8 +15,7 @@ import sys
 
 from celery import shared_task
 
-from metrics.models import MetricRun
-from metrics.scorers import metric_class
+from metrics.models import MetricRun, metric_queue
 from metrics.services import chunk_execute, run_prepare
 from metrics.services.runs import run_fail
 from metrics.services.common import TRANSIENT_ERRORS
@@ -37,11 +36,8 @@ _TASK_OPTIONS = dict(
 
 
 def run_queue(metric: str) -> str:
-    """Model metrics go to the `gpu` queue, the others to `cpu`."""
-    try:
-        return "gpu" if metric_class(metric).uses_model else "cpu"
-    except Exception:  # unknown/unloadable metric: any worker will fail it with the message
-        return "cpu"
+    """Model metrics go to the `gpu` queue, the others to `cpu` (metrics.models.metric_queue)."""
+    return metric_queue(metric)
 
 
 def worker_label(task) -> str:

@@ -84,6 +84,9 @@ class Verdict:
     stable: int
     stop: bool
     reason: str
+    # The decided pairs that are decided because no significant difference is within reach of the
+    # planned judgements (not because one is significantly better): the pair table says which.
+    out_of_reach: frozenset[frozenset[str]] = frozenset()
 
 
 def output_samples(observations: Iterable[tuple]) -> dict[str, np.ndarray]:
@@ -153,7 +156,7 @@ def verdict(observations: Iterable[tuple], systems: Iterable[str], params: Adapt
     cold = bool(cold_systems)
 
     better: dict[tuple[str, str], bool] = {}
-    decided, undecided = set(), set()
+    decided, undecided, unreachable = set(), set(), set()
     significant = out_of_reach = 0
     for a, b in combinations(ranking, 2):  # a ranked above b
         pair = frozenset((a, b))
@@ -175,6 +178,7 @@ def verdict(observations: Iterable[tuple], systems: Iterable[str], params: Adapt
                 significant += 1
             elif up + down < 1 - params.certainty:
                 decided.add(pair)
+                unreachable.add(pair)
                 out_of_reach += 1
             else:
                 undecided.add(pair)
@@ -208,7 +212,8 @@ def verdict(observations: Iterable[tuple], systems: Iterable[str], params: Adapt
         reason = (f"{len(undecided)} of {len(decided) + len(undecided)} pairs undecided "
                   f"({significant} significant, {out_of_reach} beyond reach)")
     return Verdict(ranking=ranking, clusters=clusters_t, decided=frozenset(decided),
-                   undecided=frozenset(undecided), cold=cold, stable=stable, stop=stop, reason=reason)
+                   undecided=frozenset(undecided), cold=cold, stable=stable, stop=stop, reason=reason,
+                   out_of_reach=frozenset(unreachable))
 
 
 def _conclusions(clusters, decided) -> tuple:

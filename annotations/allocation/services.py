@@ -107,7 +107,8 @@ def allocation_check(*, campaign_id: int) -> adaptive.Verdict | None:
         fields = {"allocation_state": state}
         if stopping:
             fields.update(stopped_at=now, stopped_by=Campaign.StoppedBy.ADAPTIVE,
-                          stop_reason=f"adaptive allocation's stopping rule: {v.reason}")
+                          # The reason alone: every surface already says who stopped it (stopped_by).
+                          stop_reason=v.reason)
         Campaign.objects.filter(pk=campaign.pk).update(**fields)
     return v
 

@@ -46,7 +46,7 @@ def _pairs_out(pairs) -> list[list[str]]:
 def verdict_to_json(v: Verdict) -> dict:
     return {"ranking": list(v.ranking), "clusters": [list(c) for c in v.clusters],
             "decided": _pairs_out(v.decided), "undecided": _pairs_out(v.undecided), "cold": v.cold,
-            "stable": v.stable, "stop": v.stop, "reason": v.reason}
+            "stable": v.stable, "stop": v.stop, "reason": v.reason, "out_of_reach": _pairs_out(v.out_of_reach)}
 
 
 def verdict_from_json(raw) -> Verdict | None:
@@ -54,4 +54,5 @@ def verdict_from_json(raw) -> Verdict | None:
         return None
     return Verdict(tuple(raw["ranking"]), tuple(tuple(c) for c in raw["clusters"]),
                    frozenset(frozenset(p) for p in raw["decided"]), frozenset(frozenset(p) for p in raw["undecided"]),
-                   bool(raw["cold"]), int(raw["stable"]), bool(raw["stop"]), str(raw["reason"]))
+                   bool(raw["cold"]), int(raw["stable"]), bool(raw["stop"]), str(raw["reason"]),
+                   frozenset(frozenset(p) for p in raw.get("out_of_reach") or ()))  # absent before issue 38

@@ -83,7 +83,7 @@ class CampaignOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = Campaign
         fields = [
-            "id", "name", "dataset", "protocol", "criteria", "criteria_config", "scale_min", "scale_max",
+            "id", "name", "public_title", "dataset", "protocol", "criteria", "criteria_config", "scale_min", "scale_max",
             "instructions", "redundancy", "anchor_value", "tuple_size", "units_per_batch", "show_source",
             "show_reference", "severities", "typology", "mqm_weights", "pair_rounds", "assignment_timeout_minutes",
             "seed", "systems", "allocation", "allocation_params", "stopped_at", "stopped_by", "stop_reason",
@@ -119,6 +119,8 @@ class CampaignListApi(ApiAuthMixin, APIView):
     class InputSerializer(serializers.Serializer):
         dataset = id_field(required=True)
         name = serializers.CharField(min_length=1, max_length=200)
+        public_title = serializers.CharField(required=False, allow_blank=True, max_length=200,
+                                             help_text="The title annotators see (empty: the name).")
         protocol = serializers.ChoiceField(choices=[])  # the registry's, when the serializer is made
         criteria = serializers.ListField(child=serializers.CharField(min_length=1, max_length=100), min_length=1, max_length=50)
         scale_min = serializers.FloatField(required=False, allow_null=True)

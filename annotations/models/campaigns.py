@@ -14,6 +14,9 @@ class Campaign(TimeStampedModel):
         NUMBER = "number", "Number field"
 
     name = models.CharField(max_length=200, unique=True)
+    # What annotators and crowd workers see as the study's title (join, annotate and batch pages);
+    # `name` is the researchers' handle and may say what is compared. Empty: the name is shown.
+    public_title = models.CharField(max_length=200, blank=True, default="")
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="campaigns")
     # A registered protocol's name (annotations.protocols.registry validates it): no choices and no
     # check constraint, so a protocol is added by registering it, without a migration.
@@ -112,6 +115,11 @@ class Campaign(TimeStampedModel):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def annotator_title(self) -> str:
+        """The title annotators see: the public title, else the campaign's name."""
+        return self.public_title or self.name
 
     @property
     def project(self) -> Project:

@@ -306,14 +306,36 @@ def included_annotators(*, campaign: Campaign, quality: dict[int, AnnotatorQuali
     return Annotator.objects.filter(pk__in=[pk for pk, q in quality.items() if q.included])
 
 
+@dataclass(frozen=True)
+class Inclusion:
+    """Who counts under "included annotators only": the kept ids, the excluded names, and of how
+    many annotators. THE count every surface prints ("n of m": the dashboard's figures through the
+    reader, the quality page, the export): the annotators quality control has figures for."""
+
+    keep: frozenset[int]
+    excluded: tuple[str, ...]
+    n_annotators: int
+
+    @property
+    def counted(self) -> str:
+        return f"{self.n_annotators - len(self.excluded)} of {self.n_annotators}"
+
+
+def inclusion(*, campaign: Campaign, quality: dict[int, AnnotatorQuality] | None = None) -> Inclusion:
+    quality = campaign_quality(campaign=campaign) if quality is None else quality
+    return Inclusion(keep=frozenset(pk for pk, q in quality.items() if q.included),
+                     excluded=tuple(sorted(q.figures.annotator for q in quality.values() if not q.included)),
+                     n_annotators=len(quality))
+
+
 def annotator_filter(*, campaign: Campaign, which: str = INCLUDED) -> tuple[QuerySet[Annotator] | None, str]:
     """(annotators to keep or None for all, a label for figures saying which filter was used)."""
     if which == ALL:
         return None, "all annotators"
     quality = campaign_quality(campaign=campaign)
-    excluded = sorted(q.figures.annotator for q in quality.values() if not q.included)
-    label = (f"included annotators only ({len(quality) - len(excluded)} of {len(quality)}; "
-             f"excluded: {', '.join(excluded) if excluded else 'none'})")
+    kept = inclusion(campaign=campaign, quality=quality)
+    label = (f"included annotators only ({kept.counted}; "
+             f"excluded: {', '.join(kept.excluded) if kept.excluded else 'none'})")
     return included_annotators(campaign=campaign, quality=quality), label
 
 
@@ -376,6 +398,12 @@ def included_annotator_ids(*, campaign: Campaign) -> set[int] | None:
     """For the analysis readers (`annotations.analysis.selectors`): the ids of the included
     annotators, or None while quality control is not in use for the campaign (nobody
     can be excluded then, and figures say "no quality control yet")."""
+    kept = campaign_inclusion(campaign=campaign)
+    return None if kept is None else set(kept.keep)
+
+
+def campaign_inclusion(*, campaign: Campaign) -> Inclusion | None:
+    """`inclusion` for the analysis readers, or None while quality control is not in use."""
     if not quality_control_active(campaign=campaign):
         return None
-    return set(included_annotators(campaign=campaign).values_list("pk", flat=True))
+    return inclusion(campaign=campaign)

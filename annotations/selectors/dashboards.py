@@ -130,6 +130,14 @@ def allocation_summary(*, campaign: Campaign, names: dict | None = None) -> dict
             "reason": verdict["reason"], "ranking": [name(s) for s in verdict["ranking"]],
             "clusters": [[name(s) for s in c] for c in verdict["clusters"]],
             "decided": sorted(sorted(name(s) for s in pair) for pair in verdict["decided"]),
+            # Each decided pair with how: a significant difference, or none within reach of the
+            # planned judgements (verdicts stored before this was recorded: None, "decided" only).
+            "decided_how": sorted(
+                (sorted(name(s) for s in pair),
+                 None if "out_of_reach" not in verdict else
+                 "beyond reach" if frozenset(pair) in {frozenset(p) for p in verdict["out_of_reach"]}
+                 else "significant")
+                for pair in verdict["decided"]),
             "undecided": sorted(sorted(name(s) for s in pair) for pair in verdict["undecided"]),
         }
     return summary

@@ -116,18 +116,19 @@ def campaign_judgements(*, campaign: Campaign, annotators: str = INCLUDED, crite
     everyone while quality control is not in use) or of everyone (ALL)."""
     if annotators not in (INCLUDED, ALL):
         raise ValueError(f"annotators must be {INCLUDED!r} or {ALL!r}")
-    keep = None
     if annotators == INCLUDED:
         # Imported only here: quality control loads scipy.stats (seconds, ~60 MB), which the
         # export and quality control's own reads (ALL) do not need.
-        from annotations.quality.selectors import annotators_judged, included_annotator_ids
+        from annotations.quality.selectors import campaign_inclusion
 
-        keep = included_annotator_ids(campaign=campaign)
-    found = JudgementSet(campaign=campaign, annotators=annotators, keep=keep, criterion=criterion,
-                         systems=systems, item_ids=item_ids, chunk_items=chunk_items)
-    if keep is not None:
-        everyone = annotators_judged(campaign=campaign)
-        dropped = everyone - keep
-        found.excluded = sorted(Annotator.objects.filter(pk__in=dropped).values_list("name", flat=True))
-        found.n_annotators = len(everyone)
+        kept = campaign_inclusion(campaign=campaign)
+    else:
+        kept = None
+    found = JudgementSet(campaign=campaign, annotators=annotators, keep=None if kept is None else set(kept.keep),
+                         criterion=criterion, systems=systems, item_ids=item_ids, chunk_items=chunk_items)
+    if kept is not None:
+        # The quality page's count (quality.selectors.Inclusion), not the annotators with a complete
+        # judgement: the dashboard said "3 of 3" where the quality page said "4 of 4" (issue 38).
+        found.excluded = list(kept.excluded)
+        found.n_annotators = kept.n_annotators
     return found

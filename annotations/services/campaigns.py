@@ -182,6 +182,7 @@ def campaign_create(
     prefill_holdout: float = 0.0,
     typology: list | None = None,
     mqm_weights: str | None = None,
+    public_title: str = "",
 ) -> Campaign:
     """Create a campaign and plan its units.
 
@@ -270,6 +271,7 @@ def campaign_create(
         scale_min=scale_min,
         scale_max=scale_max,
         instructions=instructions or "",
+        public_title=(public_title or "").strip(),
         redundancy=redundancy,
         anchor_value=anchor_value,
         tuple_size=tuple_size,

@@ -162,6 +162,7 @@ def _campaign_fields(form: CampaignForm, criteria: list[dict]) -> dict:
     fields = {
         "name": data["name"], "protocol": protocol, "criteria": [c["name"] for c in criteria],
         "instructions": data["instructions"], "redundancy": data["redundancy"],
+        "public_title": data.get("public_title") or "",
         "units_per_batch": data["units_per_batch"], "show_source": data["show_source"],
         "show_reference": data["show_reference"], "tuple_size": data.get("tuple_size"),
         "pair_rounds": data["pair_rounds"], "assignment_timeout_minutes": data["assignment_timeout_minutes"],

@@ -130,6 +130,10 @@ class Metric(ABC):
     # segment alone (the references are then empty strings). Empty: it reads nothing.
     corpus_state_reads: ClassVar[frozenset[str]] = frozenset({"hyps", "refs", "srcs", "data"})
 
+    # Kinds of model the `model` option may name (metrics.scorers.loading.model_kind): what the
+    # run form's model picker offers for this metric.
+    model_kinds: ClassVar[frozenset[str]] = frozenset({"encoder", "classifier"})
+
     def __init__(self, **options: Any) -> None:
         unknown = sorted(set(options) - set(self.defaults))
         if unknown:
@@ -175,6 +179,11 @@ class Metric(ABC):
                 shown = repr(value) if not isinstance(value, str) else repr(value[:80])
                 raise OptionError(f"{self.name}: {key}={shown} is out of range: expected {kind} from {low} to {high}")
             self.options[key] = value
+
+    def check_resources(self) -> None:
+        """What a run can refuse before any worker starts, beyond the options' syntax: cheap
+        reads inside the operator's directories only (the judge's model must be a causal LM).
+        Called by `run_create`; raises a MetricError with the reason. Default: nothing."""
 
     # ---- scoring -----------------------------------------------------------
     @abstractmethod

@@ -28,6 +28,7 @@ torch = LazyModule("torch")  # imported on first use (see LazyModule)
 
 from metrics.scorers.errors import ModelNotAvailable, OptionError
 from metrics.scorers.loading import compute_dtype_name, pick_device, resolve_model_path, torch_dtype
+from metrics.scorers.progress import step
 
 # Bytes of embeddings kept between calls (per encoder); WORKBENCH_EMBED_CACHE_MB overrides.
 _DEFAULT_CACHE_MB = 256
@@ -324,8 +325,11 @@ class Encoder:
         if missing:
             enc = self._encode(missing, self.max_length)
             ids_list = enc["input_ids"]
+            done = 0
             with self._forward_lock, torch.inference_mode():
                 for batch in self._batches(ids_list, batch_size):
+                    step(done, len(missing))  # between batches: the caller may stop us here
+                    done += len(batch)
                     ids, mask = self._pad([ids_list[i] for i in batch])
                     hidden = self._hidden(ids, mask, layer)
                     for row, i in enumerate(batch):
@@ -357,8 +361,11 @@ class Encoder:
                 missing.append(text)
         if missing:
             ids_list = self._encode(missing, self.sentence_max_length)["input_ids"]
+            done = 0
             with self._forward_lock, torch.inference_mode():
                 for batch in self._batches(ids_list, batch_size):
+                    step(done, len(missing))  # between batches: the caller may stop us here
+                    done += len(batch)
                     ids, mask = self._pad([ids_list[i] for i in batch])
                     hidden = self._hidden(ids, mask, self.num_layers)
                     if self.pooling == "cls":

@@ -9,7 +9,8 @@ it (`resolve`, `read_bytes`, `model_dir`):
   directories the operator configured: WORKBENCH_DATA_DIRS for data files,
   WORKBENCH_MODEL_DIRS for model directories (colon-separated lists; the
   packaged MiniLM and the directories named in WORKBENCH_MODELS are always
-  allowed); a relative path is looked up in each directory in turn;
+  allowed); a relative path is looked up in each directory in turn, then from the
+  project directory and the working directory (still only if it lands inside one);
 - a data file must be a regular file (no device, FIFO or directory), read
   through a descriptor checked again after opening, at most
   WORKBENCH_METRIC_FILE_MAX_BYTES bytes;
@@ -104,6 +105,21 @@ def allowed_dirs(kind: str) -> list[str]:
     return out
 
 
+def _bases() -> list[str]:
+    """The project directory (settings.BASE_DIR, where `make run` starts) and the working directory."""
+    out = []
+    try:
+        from django.conf import settings
+
+        if settings.configured and getattr(settings, "BASE_DIR", None):
+            out.append(str(settings.BASE_DIR))
+    except ImportError:  # the scorers used without Django
+        pass
+    with contextlib.suppress(OSError):  # a working directory removed under us
+        out.append(os.getcwd())
+    return list(dict.fromkeys(out))
+
+
 def _inside(real: str, root: str) -> bool:
     return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
 
@@ -118,7 +134,11 @@ def resolve(option: str, value: object, *, kind: str = "data") -> Path:
     if os.path.isabs(path) or trusted:
         candidates = [os.path.abspath(path)]
     else:
+        # Inside each directory first ("tiny-judge"), then from the project and the working
+        # directory ("var/models/tiny-judge", as a researcher types it next to manage.py):
+        # all of them only where the real path lands inside an allowed directory.
         candidates = [os.path.join(root, path) for root in roots]
+        candidates += [os.path.join(base, path) for base in _bases()]
     for candidate in candidates:
         real = os.path.realpath(candidate)
         if not trusted and not any(_inside(real, root) for root in roots):

@@ -69,7 +69,15 @@ from typing import Any, ClassVar
 from metrics.scorers.base import CorpusResult, Metric, SegmentResult
 from metrics.scorers.errors import InputError, MetricError, ModelNotAvailable, OptionError
 from metrics.scorers.llm_judge_prompts import BUILTIN, DEFAULTS, MQM_CATEGORIES
-from metrics.scorers.loading import LazyModule, compute_dtype_name, pick_device, resolve_model_path, torch_dtype
+from metrics.scorers.progress import step
+from metrics.scorers.loading import (
+    LazyModule,
+    causal_lm_check,
+    compute_dtype_name,
+    pick_device,
+    resolve_model_path,
+    torch_dtype,
+)
 from metrics.scorers.span_grammar import END, SpanAutomaton, parse_answer, quotable, resolve_spans
 
 torch = LazyModule("torch")  # imported on first use (see LazyModule)
@@ -246,6 +254,7 @@ class JudgeModel:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         self.path, self.device, self.dtype = path, device, dtype
+        causal_lm_check(path, path.name)  # before transformers gives an encoder a random LM head
         try:
             tokenizer = AutoTokenizer.from_pretrained(str(path), use_fast=True, local_files_only=True)
         except Exception as exc:  # transformers raises OSError, ValueError, KeyError ...
@@ -348,6 +357,7 @@ class JudgeModel:
         index = torch.tensor(select, dtype=torch.long, device=self.device)
         with self.lock, torch.inference_mode():
             for start in range(0, len(order), batch_size):
+                step(start, len(order))  # between batches: the caller may stop us here
                 batch = order[start:start + batch_size]
                 ids, mask = self._padded([seqs[i] for i in batch])
                 # Positions count real tokens only, so a left-padded prompt is read as unpadded.
@@ -402,6 +412,7 @@ class JudgeModel:
         order = sorted(range(len(seqs)), key=lambda i: (-len(seqs[i]), i))
         with self.lock, torch.inference_mode():
             for number, start in enumerate(range(0, len(order), batch_size)):
+                step(start, len(order))  # between batches: the caller may stop us here
                 batch = order[start:start + batch_size]
                 ids, mask = self._padded([seqs[i] for i in batch])
                 tracker = _Tracker(self, [automata[i] for i in batch], ids.shape[1], max_new_tokens)
@@ -658,6 +669,13 @@ class LLMJudgeMetric(Metric):
         self.categories = MQM_CATEGORIES if protocol == "mqm" else ()
         self.truncated_total = 0
 
+    model_kinds: ClassVar[frozenset[str]] = frozenset({"causal-lm"})
+
+    def check_resources(self) -> None:
+        # The model directory (inside the allowed ones, or refused like any path) and its saved
+        # architecture: refused here, with the reason, rather than by a worker after the queue.
+        causal_lm_check(self.path, str(self.options["model"]))
+
     @property
     def chunk_outputs(self) -> int:
         """Outputs per chunk of a run: a chunk must end well within the broker's visibility
@@ -837,7 +855,10 @@ class LLMJudgeMetric(Metric):
             conts = self.value_sequences(judge)
             surfaces = judge.surfaces()
             digits = [t for t, text in enumerate(surfaces) if text and text[0].isdigit()]
-            rows = [judge.continuation_probs(ids, conts, digits, self.options["batch_size"]) for ids in seqs]
+            rows = []
+            for k, ids in enumerate(seqs):
+                step(k, len(seqs))  # one prompt's values a pass: the caller may stop us here
+                rows.append(judge.continuation_probs(ids, conts, digits, self.options["batch_size"]))
         results = []
         for row, truncated in zip(rows, cut):
             per_value: dict[int, float] = {}

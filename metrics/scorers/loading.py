@@ -168,3 +168,117 @@ class LazyModule:
         import importlib
 
         return getattr(importlib.import_module(self._name), attr)
+
+
+# ---- what kind of model a directory holds ---------------------------------------------------
+# A judge needs a causal LM head that was trained: AutoModelForCausalLM would load an encoder
+# (MiniLM's "BertModel") as BertLMHeadModel with a randomly initialised head and score noise.
+# So the rule reads the architecture the checkpoint was saved as (config.json `architectures`),
+# by name, without importing transformers' model mapping (that imports torch into the web
+# process). Every class of transformers' MODEL_FOR_CAUSAL_LM_MAPPING_NAMES ends in
+# "ForCausalLM" or "LMHeadModel" except these; other "WithLMHeadModel"s (Flaubert) are masked
+# LMs (tests/metrics/test_judge_models.py checks the rule against the installed mapping).
+_CAUSAL_LM_OTHERS = frozenset({
+    "ReformerModelWithLMHead", "BertGenerationDecoder", "Gemma3ForConditionalGeneration",
+    "Gemma3nForConditionalGeneration", "GotOcr2ForConditionalGeneration", "XLMWithLMHeadModel",
+})
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def is_causal_lm_architecture(name: str) -> bool:
+    return name in _CAUSAL_LM_OTHERS or name.endswith("ForCausalLM") or (
+        name.endswith("LMHeadModel") and not name.endswith("WithLMHeadModel"))
+
+
+def model_config(path: Path) -> dict:
+    """A model directory's config.json (bounded; a directory already resolved inside the allowed ones)."""
+    file = Path(path) / "config.json"
+    try:
+        if file.stat().st_size > MAX_CONFIG_BYTES:
+            raise ModelNotAvailable(f"model directory {Path(path).name}: config.json is larger than 1 MB")
+        value = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelNotAvailable(f"model directory {Path(path).name}: config.json is unreadable "
+                                f"({type(exc).__name__})") from None
+    if not isinstance(value, dict):
+        raise ModelNotAvailable(f"model directory {Path(path).name}: config.json is not a JSON object")
+    return value
+
+
+def model_kind(config: dict) -> str:
+    """"causal-lm" (a language-model head: judges), "classifier" (a sequence-classification
+    head: NLI) or "encoder" (hidden states only: BERTScore, SemDist, YiSi ...)."""
+    names = [str(a) for a in config.get("architectures") or [] if isinstance(a, str)]
+    if any(is_causal_lm_architecture(n) for n in names):
+        return "causal-lm"
+    if any(n.endswith("ForSequenceClassification") for n in names):
+        return "classifier"
+    return "encoder"
+
+
+def causal_lm_check(path: Path, name: str) -> None:
+    """Refuse a model directory that was not saved as a causal LM, saying why (the one check
+    of the judge's model: at run creation and again where the worker loads it)."""
+    config = model_config(path)
+    names = [str(a) for a in config.get("architectures") or [] if isinstance(a, str)]
+    if model_kind(config) == "causal-lm":
+        return
+    found = ", ".join(names[:3]) if names else "none (config.json has no \"architectures\")"
+    raise ModelNotAvailable(
+        f"model {name[:200]!r} is not a causal language model (saved architecture: {found}); an LLM judge "
+        "needs a model with a trained language-modelling head, saved as e.g. LlamaForCausalLM or "
+        "GPT2LMHeadModel: an encoder such as all-MiniLM-L6-v2 would get a random head and meaningless scores")
+
+
+def local_models(limit: int = 200) -> list[dict]:
+    """Models a worker may load, with their kind: the packaged MiniLM, the names in
+    WORKBENCH_MODELS, and every directory with a config.json up to two levels under
+    WORKBENCH_MODEL_DIRS (`name/` or `org/name/`), named by its path relative to that
+    directory (what `model=` accepts). [{"name", "kind", "architecture"}], by name; kind
+    "unknown" for a configured name whose directory has no config.json."""
+    from metrics.scorers.files import _setting
+
+    found: dict[str, dict] = {}
+
+    def add(name: str, path: Path) -> None:
+        if name in found or len(found) >= limit:
+            return
+        try:
+            config = model_config(path)
+        except ModelNotAvailable:
+            return
+        archs = [a for a in config.get("architectures") or [] if isinstance(a, str)]
+        found[name] = {"name": name, "kind": model_kind(config), "architecture": archs[0] if archs else ""}
+
+    for name, module_name in _PACKAGED.items():
+        if name == DEFAULT_EMBEDDING_MODEL:
+            path = _packaged_dir(module_name)
+            if path is not None:
+                add(name, path)
+    try:
+        configured = configured_models()
+    except OptionError:
+        configured = {}
+    for name, directory in sorted(configured.items()):
+        if (Path(directory).expanduser() / "config.json").is_file():
+            add(name, Path(directory).expanduser())
+        elif len(found) < limit:  # configured by the operator but not (yet) there: offered, the run says why
+            found.setdefault(name, {"name": name, "kind": "unknown", "architecture": ""})
+    for root in _setting("WORKBENCH_MODEL_DIRS"):
+        base = Path(root).expanduser()
+        try:
+            level1 = sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith("."))
+        except OSError:
+            continue
+        for first in level1:
+            if (first / "config.json").is_file():
+                add(first.name, first)
+                continue
+            try:
+                level2 = sorted(p for p in first.iterdir() if p.is_dir() and not p.name.startswith("."))
+            except OSError:
+                continue
+            for second in level2[:limit]:
+                if (second / "config.json").is_file():
+                    add(f"{first.name}/{second.name}", second)
+    return sorted(found.values(), key=lambda m: (m["name"] != DEFAULT_EMBEDDING_MODEL, m["name"]))

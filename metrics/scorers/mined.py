@@ -74,6 +74,7 @@ from typing import Any, ClassVar
 
 from metrics.scorers.base import CorpusResult, Metric, SegmentResult
 from metrics.scorers.errors import OptionError
+from metrics.scorers.progress import checks_only
 
 DEFAULT_THRESHOLDS: dict[str, float] = {"semdist": 0.1, "bertscore": 0.1, "wer": 0.1, "cer": 0.1}
 # A candidate passes when metric < threshold; the tolerance keeps sums of
@@ -281,7 +282,10 @@ class _MinEDMetric(Metric):
         values: dict[tuple[str, str], float] = {}
         for start in range(0, len(unique), EMBED_CHUNK):
             chunk = unique[start:start + EMBED_CHUNK]
-            segments = self.embedded.score([h for h, _ in chunk], [[r] for _, r in chunk])
+            # The search makes rounds of embedded calls: their batches may stop the call (a
+            # cancelled run) but say nothing of how far the search is.
+            with checks_only():
+                segments = self.embedded.score([h for h, _ in chunk], [[r] for _, r in chunk])
             values.update(zip(chunk, (self._lower_is_better(s) for s in segments)))
         return [values[p] for p in pairs]
 

@@ -42,6 +42,7 @@ from metrics.scorers import files
 from metrics.scorers.base import CorpusResult, Metric, SegmentResult, Triple
 from metrics.scorers.errors import InputError, MetricError, ModelNotAvailable, OptionError
 from metrics.scorers.loading import compute_dtype_name, pick_device, resolve_model_path, torch_dtype
+from metrics.scorers.progress import step
 
 LABEL_OK = "OK"
 LABEL_OMISSION = "omission"
@@ -270,6 +271,7 @@ class TransformersNLIBackend:
         order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]), reverse=True)
         with self._lock, torch.inference_mode():
             for start in range(0, len(order), self.batch_size):
+                step(start, len(order))  # between batches: the caller may stop us here
                 batch = order[start:start + self.batch_size]
                 if encoding == "joined":
                     texts = [f"{pairs[i][0]} </s></s> {pairs[i][1]}" for i in batch]
@@ -364,6 +366,7 @@ class NLIMetric(Metric):
     """
 
     name: ClassVar[str] = "nli"
+    model_kinds: ClassVar[frozenset[str]] = frozenset({"classifier"})
     version: ClassVar[str] = "1"
     higher_is_better: ClassVar[bool] = True
     needs_refs: ClassVar[bool] = False

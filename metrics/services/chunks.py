@@ -10,6 +10,7 @@ rewrites identical ones) and counts nothing.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -20,7 +21,7 @@ from django.utils import timezone
 
 from annotations import rows
 from metrics.models import ChunkStatus, MetricChunk, MetricRun, RunStatus
-from metrics.scorers import MetricError
+from metrics.scorers import MetricError, progress
 from metrics.scorers.base import Metric
 from metrics.services.common import TRANSIENT_ERRORS, build_metric, jsonable, metric_inputs, one_line
 from metrics.services.inputs import load_inputs
@@ -72,9 +73,15 @@ def chunk_execute(*, chunk_id: int, worker: str | Callable[[], str] = "") -> str
         reuse_key_fill_start()
         kwargs = metric_inputs(metric, inputs)
         if streams(metric):  # scored inside the transaction, each batch stored as it comes
+            # No look at the run between these batches: they are consumed inside the COPY that
+            # stores them, and the connection can run no other statement until it ends. They are
+            # fast (no model); a cancelled run's chunk is still not counted (_chunk_done).
             batches = _batches(metric, inputs.hyps, kwargs)
         else:  # one call, before the transaction opens (a model may take a while)
-            batches = [_checked(metric, len(inputs.hyps), metric.score(inputs.hyps, **kwargs))]
+            watch = _Watch(chunk_id=chunk_id, run_id=run.pk, size=len(inputs.hyps), report=True)
+            with progress.watching(watch):
+                segments = metric.score(inputs.hyps, **kwargs)
+            batches = [_checked(metric, len(inputs.hyps), segments)]
         with transaction.atomic():
             segments = scores_store(run_id=run.pk, output_ids=inputs.output_ids, batches=batches)
             flipped = _chunk_done(chunk_id=chunk_id, metric=metric, inputs=inputs,
@@ -85,6 +92,9 @@ def chunk_execute(*, chunk_id: int, worker: str | Callable[[], str] = "") -> str
                 transaction.set_rollback(True)
     except TRANSIENT_ERRORS:
         raise
+    except ChunkStopped:  # its run was cancelled (or failed) while it was scored: the worker is free
+        logger.info("metric chunk %s: stopped, its run ended while it was scored", chunk_id)
+        return "stopped"
     except Exception as exc:  # missing model, bad input, out of memory: fail with the message, no retry
         if not isinstance(exc, (MetricError, LookupError)):
             logger.exception("metric chunk %s failed", chunk_id)
@@ -119,6 +129,51 @@ def _batches(metric: Metric, hyps: list[str], kwargs: dict) -> Iterator[list]:
         end = min(start + STREAM_BATCH, len(hyps))
         part = {key: None if value is None else value[start:end] for key, value in kwargs.items()}
         yield _checked(metric, end - start, metric.score(hyps[start:end], **part))
+
+
+class ChunkStopped(Exception):
+    """The run of a chunk being scored has ended (cancelled, failed): scoring stops."""
+
+
+# Seconds at least between two looks of a chunk at its run (one statement each: the progress
+# written and the run's state read together); batches in between cost nothing. A cancel is seen
+# at the first batch boundary after this much time.
+PROGRESS_INTERVAL = 0.5
+
+
+class _Watch:
+    """The callback a chunk's scorer calls between batches (metrics.scorers.progress): stores
+    how many outputs are scored (`report`: model metrics, before the chunk's transaction, so
+    the run page sees it) and raises ChunkStopped once the run is no longer running; with
+    `report` off it only reads the run's status."""
+
+    def __init__(self, *, chunk_id: int, run_id: int, size: int = 0, report: bool = False) -> None:
+        self.chunk_id, self.run_id, self.size, self.report = chunk_id, run_id, size, report
+        self.last = -math.inf
+        self.shown = 0
+
+    def __call__(self, done: int | None, total: int | None) -> None:
+        scored = self.shown
+        if self.report and done is not None and total:
+            scored = max(self.shown, min(self.size, self.size * done // total))
+        now = time.monotonic()
+        if now - self.last < PROGRESS_INTERVAL:
+            return
+        self.last = now
+        chunk, run = rows.table(MetricChunk), rows.table(MetricRun)
+        with connection.cursor() as cursor:
+            if self.report:
+                cursor.execute(
+                    f"UPDATE {chunk} c SET scored = GREATEST(c.scored, %s) FROM {run} r "
+                    f"WHERE c.id = %s AND c.status = %s AND r.id = c.run_id AND r.status = %s RETURNING c.id",
+                    [scored, self.chunk_id, ChunkStatus.RUNNING, RunStatus.RUNNING])
+            else:
+                cursor.execute(f"SELECT id FROM {run} WHERE id = %s AND status = %s",
+                               [self.run_id, RunStatus.RUNNING])
+            alive = cursor.fetchone() is not None
+        if not alive:
+            raise ChunkStopped(f"chunk {self.chunk_id}: its run is no longer running")
+        self.shown = scored
 
 
 def _chunk_done(*, chunk_id: int, metric: Metric, inputs, segments: list,

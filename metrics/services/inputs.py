@@ -174,3 +174,27 @@ def inputs_digest(*, dataset: Dataset) -> tuple[int, str]:
         cursor.execute(sql, [dataset.pk, dataset.pk])
         count, digest = cursor.fetchone()
     return count, digest or ""
+
+
+def missing_input(*, dataset: Dataset, metric: Metric) -> str | None:
+    """Why `metric` cannot score `dataset`, naming the first item (in plan order) that lacks what
+    it requires: references (`needs_refs`), a source (`needs_source`) or data triples
+    (`needs_data`), unless the metric reads that input only when given (`optional_inputs`).
+    None when every item with outputs has it. One query per required input, on the index of
+    (dataset, position); read when a run is requested, so it fails there instead of on a worker."""
+    items = Item.objects.filter(dataset=dataset, outputs__isnull=False).distinct().order_by("position", "id")
+    checks = []
+    if metric.needs_refs:
+        checks.append(("references", items.filter(references__isnull=True)))
+    if metric.needs_source and "source" not in metric.optional_inputs:
+        checks.append(("a source text", items.filter(source="")))
+    if metric.needs_data and "data" not in metric.optional_inputs:
+        checks.append(("data triples", items.filter(data=[])))
+    for what, lacking in checks:
+        first = lacking.values_list("external_id", flat=True).first()
+        if first is not None:
+            n = lacking.count()
+            more = f" (and {n - 1} other item(s))" if n > 1 else ""
+            return (f"{metric.name} needs {what} for every output, but item {first!r} has none{more}; "
+                    f"import them with the dataset, or choose a metric that does not need them")
+    return None

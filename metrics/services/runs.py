@@ -25,7 +25,13 @@ from metrics.models import ChunkStatus, MetricChunk, MetricRun, OutputScore, Run
 from metrics.scorers import MetricError, get_metric
 from metrics.scorers.base import Metric, SegmentResult
 from metrics.services.common import TRANSIENT_ERRORS, build_metric, jsonable, metric_inputs, one_line
-from metrics.services.inputs import dataset_plan_ids, dataset_plan_items, inputs_digest, load_dataset_inputs
+from metrics.services.inputs import (
+    dataset_plan_ids,
+    dataset_plan_items,
+    inputs_digest,
+    load_dataset_inputs,
+    missing_input,
+)
 from workbench.exceptions import DomainError
 
 logger = logging.getLogger(__name__)
@@ -79,6 +85,10 @@ def run_create(
         raise RunInputError(one_line(exc)) from None
     except ImportError as exc:  # a metric whose library is not installed
         raise RunInputError(f"metric {metric!r} cannot be loaded: {one_line(exc)}") from None
+    try:
+        scorer.check_resources()
+    except MetricError as exc:
+        raise RunInputError(one_line(exc)) from None
     if chunk_size is None:
         chunk_size = default_chunk_size(scorer)
     if not 1 <= chunk_size <= MAX_CHUNK_SIZE:
@@ -96,6 +106,9 @@ def run_create(
         n_outputs = Output.objects.filter(item__dataset=dataset).count()
     if not n_outputs:
         raise RunInputError(f"dataset {dataset.name!r} has no outputs to score")
+    lacking = missing_input(dataset=dataset, metric=scorer)
+    if lacking:
+        raise RunInputError(lacking)
     if key:
         previous = (
             MetricRun.objects.filter(dataset=dataset, metric=scorer.name, reuse_key=key, status=RunStatus.DONE)
@@ -421,8 +434,9 @@ def run_fail(*, run_id: int, message: str, chunk_id: int | None = None) -> bool:
 @transaction.atomic
 def run_cancel(*, run: MetricRun) -> bool:
     """Cancel a queued or running run: chunks not yet claimed are skipped by
-    the workers; a chunk in flight finishes but is not counted. False if the
-    run had already ended."""
+    the workers; a chunk in flight stops at its scorer's next batch boundary
+    (chunks._Watch) and is not counted, so the worker is free for the next task.
+    False if the run had already ended."""
     now = timezone.now()
     cancelled = MetricRun.objects.filter(pk=run.pk, status__in=ACTIVE).update(
         status=RunStatus.CANCELLED, finished_at=now

@@ -6,7 +6,7 @@ from django import template
 from django.urls import reverse
 
 from annotations.selectors import STAFF_ROLES, project_role
-from metrics.catalogue import metric_catalogue, model_choices
+from metrics.catalogue import metric_catalogue, model_choices, models_by_metric
 from metrics.selectors import item_scores
 
 register = template.Library()
@@ -25,7 +25,8 @@ def metric_runs_panel(context, dataset):
         "show": True,
         "dataset": dataset,
         "runs_url": reverse("api-metric-run-list", args=[dataset.pk]),
-        "form_data": {"metrics": metric_catalogue(), "models": model_choices(), "default": "chrf"},
+        "form_data": {"metrics": metric_catalogue(), "models": model_choices(),
+                      "models_by_metric": models_by_metric(), "default": "chrf"},
         "csrf_token": context.get("csrf_token"),
     }
 

@@ -13,6 +13,7 @@
   var body = document.getElementById("metric-runs-body");
   var csrf = form.querySelector('input[name="csrfmiddlewaretoken"]').value;
   var timer = null;
+  var OTHER = "\u0000other";
 
   Object.keys(data.metrics).forEach(function (name) {
     var opt = document.createElement("option");
@@ -34,7 +35,11 @@
       span.textContent = key;
       label.appendChild(span);
       var input;
-      if (key === "model" && (value === null || data.models.indexOf(value) >= 0)) {
+      var suited = (data.models_by_metric || {})[select.value];
+      if (key === "model" && suited) {
+        // The local models that suit this metric (a judge: causal LMs only), or a typed path.
+        input = modelPicker(suited, value);
+      } else if (key === "model" && (value === null || data.models.indexOf(value) >= 0)) {
         input = document.createElement("select");
         data.models.forEach(function (m) {
           var o = document.createElement("option");
@@ -61,8 +66,52 @@
       input.name = "opt-" + key;
       input.setAttribute("data-option", key);
       label.appendChild(input);
+      (input.extras || []).forEach(function (node) { label.appendChild(node); });
       optionsBox.appendChild(label);
     });
+  }
+
+  // A select of the suitable models plus "another directory…", which shows a text field for a
+  // directory name or path inside the model directories. Returns the select; the option's value
+  // is read from the field while "another" is chosen (see optionValue).
+  function modelPicker(suited, value) {
+    var picker = document.createElement("select");
+    suited.forEach(function (m) {
+      var o = document.createElement("option");
+      o.value = m.name;
+      o.textContent = m.architecture ? m.name + " (" + m.architecture + ")" : m.name;
+      picker.appendChild(o);
+    });
+    var another = document.createElement("option");
+    another.value = OTHER;
+    another.textContent = "another directory…";
+    picker.appendChild(another);
+    var typed = document.createElement("input");
+    typed.type = "text";
+    typed.setAttribute("data-option-typed", "");
+    typed.setAttribute("aria-label", "model directory (inside the model directories)");
+    typed.placeholder = "e.g. tiny-judge or var/models/tiny-judge";
+    var hint = document.createElement("span");
+    hint.className = "small muted";
+    hint.setAttribute("data-field", "model-hint");
+    if (!suited.length) {
+      hint.textContent = "No suitable model found in the model directories (WORKBENCH_MODEL_DIRS): type one.";
+    }
+    picker.value = suited.length ? (value !== null && suited.some(function (m) { return m.name === value; })
+      ? value : suited[0].name) : OTHER;
+    function sync() { typed.hidden = picker.value !== OTHER; }
+    picker.addEventListener("change", sync);
+    sync();
+    picker.extras = [typed, hint];  // placed after the select by renderOptions
+    return picker;
+  }
+
+  function optionValue(input) {
+    if (input.tagName === "SELECT" && input.value === OTHER) {
+      var typed = input.parentNode.querySelector("[data-option-typed]");
+      return typed ? typed.value : "";
+    }
+    return input.value;
   }
 
   // Only options changed from their defaults are sent (strings are typed by the server).
@@ -76,7 +125,7 @@
         if (input.checked !== def) chosen[key] = input.checked;
         return;
       }
-      var text = input.value.trim();
+      var text = optionValue(input).trim();
       var defText = def === null ? "" : (typeof def === "object" ? JSON.stringify(def) : String(def));
       if (text !== defText) chosen[key] = text === "" ? null : text;
     });
@@ -117,6 +166,10 @@
     return box;
   }
 
+  // Column names, repeated on each cell for the phone layout (one card per run, see the CSS).
+  var LABELS = {id: "Run", metric: "Metric", status: "Status", progress: "Progress",
+                score: "Score (all outputs)", "by-system": "By system"};
+
   function row(run) {
     var tr = document.createElement("tr");
     tr.setAttribute("data-run-id", run.id);
@@ -124,6 +177,7 @@
     function cell(field, text, cls) {
       var td = document.createElement("td");
       if (field) td.setAttribute("data-field", field);
+      if (LABELS[field]) td.setAttribute("data-label", LABELS[field]);
       if (cls) td.className = cls;
       td.textContent = text;  // text, never HTML
       tr.appendChild(td);
@@ -140,15 +194,27 @@
       err.textContent = run.error;
       st.appendChild(err);
     }
+    if (run.waiting) {
+      var wait = document.createElement("div");
+      wait.className = "small muted";
+      wait.setAttribute("data-field", "waiting");
+      wait.textContent = run.waiting;
+      st.appendChild(wait);
+    }
+    // Scored so far: stored chunks plus the batches of chunks still running (model metrics).
+    var percent = typeof run.progress_percent === "number" ? run.progress_percent : run.percent;
+    var scored = run.done + (run.scoring || 0);
     var prog = cell("progress", "");
     var bar = document.createElement("progress");
     bar.max = 100;
-    bar.value = run.percent;
+    bar.value = percent;
+    bar.setAttribute("aria-label", "scored " + scored + " of " + run.total);
     prog.appendChild(bar);
     var pct = document.createElement("span");
     pct.className = "small muted";
     pct.setAttribute("data-field", "percent");
-    pct.textContent = " " + run.done + "/" + run.total + " (" + Math.round(run.percent) + "%)";
+    pct.textContent = " " + scored + "/" + run.total + " (" + Math.round(percent) + "%)";
+    if (run.scoring) pct.title = run.done + " stored, " + run.scoring + " being scored";
     prog.appendChild(pct);
     var score = cell("score", run.corpus ? fmt(run.corpus.score) : "", "num");
     var bySystem = cell("by-system", "");

@@ -52,3 +52,47 @@ document.addEventListener("click", function (event) {
     done();
   }
 });
+
+// Pages that take long to compute (the analysis figures: ~20 s for a large campaign's
+// meta-evaluation on its first load) say so while they load: a link or form marked `data-busy`
+// shows its message with an indeterminate progress bar (role=status) as soon as it is followed,
+// instead of the old page looking idle and then a blank one (issue 38).
+(function () {
+  function show(message) {
+    var box = document.getElementById("page-busy");
+    if (!box) {
+      box = document.createElement("div");
+      box.id = "page-busy";
+      box.className = "page-busy";
+      box.setAttribute("role", "status");
+      var text = document.createElement("span");
+      text.setAttribute("data-field", "busy-text");
+      box.appendChild(text);
+      var bar = document.createElement("progress");
+      bar.setAttribute("aria-hidden", "true");
+      box.appendChild(bar);
+      document.body.appendChild(box);
+    }
+    box.querySelector('[data-field="busy-text"]').textContent = message;
+    box.hidden = false;
+    document.body.setAttribute("aria-busy", "true");
+  }
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest ? event.target.closest("a[data-busy]") : null;
+    if (!link || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey ||
+        event.shiftKey || event.altKey || link.target) return;
+    if (link.getAttribute("href").indexOf("format=csv") >= 0) return;  // a download: the page stays
+    show(link.getAttribute("data-busy"));
+  });
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (event.defaultPrevented || !form.hasAttribute || !form.hasAttribute("data-busy")) return;
+    show(form.getAttribute("data-busy"));
+  });
+  // Back and forward bring the page back as it was left: without the message.
+  window.addEventListener("pageshow", function () {
+    var box = document.getElementById("page-busy");
+    if (box) box.hidden = true;
+    document.body.removeAttribute("aria-busy");
+  });
+})();

@@ -107,6 +107,7 @@ def test_syntax_is_checked_without_the_disk():
 def api_setup(db, dirs):
     project = Project.objects.create(name="Paths")
     dataset = build_dataset(name="paths-ds", items=2, systems=2, project=project)
+    dataset.items.update(data=[["Blue Spice", "eatType", "pub"]])  # nli needs triples (refused at start otherwise)
     user = MembershipFactory(project=project, user=UserFactory(username="paths-owner"), role="owner").user
     api = APIClient()
     api.force_authenticate(user)

@@ -81,6 +81,8 @@ class Command(BaseCommand):
                             help="with --prefill-run: the random share of outputs shown without suggestions "
                                  "(0 to under 1, e.g. 0.2), to measure automation bias")
         group = parser.add_mutually_exclusive_group()
+        parser.add_argument("--public-title", default="", help="the title annotators and crowd workers see "
+                                                                "(default: the campaign's name)")
         group.add_argument("--instructions", default="")
         group.add_argument("--instructions-file", help="UTF-8 text file holding the instructions")
         parser.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
@@ -137,6 +139,7 @@ class Command(BaseCommand):
                 dataset=dataset, name=options["name"], protocol=options["protocol"],
                 criteria=criteria_parse(options["criteria"]), scale_min=scale[0], scale_max=scale[1],
                 redundancy=options["redundancy"], instructions=instructions, anchor_value=options["anchor"],
+                public_title=options["public_title"],
                 tuple_size=options["tuple_size"], systems=criteria_parse(options["systems"] or ""),
                 severities=criteria_parse(options["severities"] or "") or None,
                 units_per_batch=options["units_per_batch"], pair_rounds=options["pair_rounds"],

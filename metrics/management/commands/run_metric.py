@@ -21,6 +21,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotations.models import Dataset
 from metrics.score import Progress, parse_options
 from metrics.models import MetricRun, RunStatus
+from metrics.selectors import run_waiting, with_progress
 from metrics.services import RunInputError, run_create, run_execute_sync
 from metrics.tasks import run_queue
 
@@ -76,12 +77,18 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps({"run": run.pk, "metric": run.metric, "status": run.status,
                                           "total": run.total}))
             return
-        start, shown = time.monotonic(), -1
+        start, shown, said = time.monotonic(), -1, None
         while True:
-            run.refresh_from_db()
-            if progress is not None and run.done != shown and run.status == RunStatus.RUNNING:
-                shown = run.done
-                progress.update(run.done)
+            run = with_progress(MetricRun.objects.filter(pk=run.pk)).get()
+            # Stored chunks plus the batches of chunks in flight (model metrics report each batch).
+            scored = min(run.total, run.done + run.scoring)
+            if progress is not None and scored != shown and run.status == RunStatus.RUNNING:
+                shown = scored
+                progress.update(scored)
+            waiting = run_waiting(run=run) if not opts["no_progress"] else None
+            if waiting and waiting != said:  # say once why nothing moves (queued behind other runs)
+                said = waiting
+                self.stderr.write(f"run {run.pk}: {waiting}")
             if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
                 break
             if opts["timeout"] and time.monotonic() - start > opts["timeout"]:

@@ -96,6 +96,7 @@ def test_ties_stay_undecided_while_much_is_left_and_out_of_reach_near_the_end():
     # significant any more, so it is decided (no more units for it), still in one cluster.
     late = verdict(obs, ["x", "y"], AdaptiveParams(), planned={"x": 31, "y": 31})
     assert late.decided == {frozenset("xy")} and not late.undecided and len(late.clusters) == 1
+    assert late.out_of_reach == {frozenset("xy")}  # the pair table says which pairs are beyond reach
     assert unit_wanted(["x", "y"], late)  # confirming: the stopping rule still counts checks
 
 

@@ -48,7 +48,7 @@ def _submit(assignment, annotator, rng):
 
 
 @pytest.mark.django_db(transaction=True)  # the checks run after the submit's commit
-def test_adaptive_hands_no_unit_to_a_decided_pair_and_stops():
+def test_adaptive_hands_no_unit_to_a_decided_pair_and_stops(client):
     dataset, systems = _dataset(40)
     campaign = campaign_create(dataset=dataset, name="adaptive", protocol="likert", criteria=["q"], scale_min=0,
                                scale_max=100, redundancy=1, allocation="adaptive",
@@ -87,7 +87,19 @@ def test_adaptive_hands_no_unit_to_a_decided_pair_and_stops():
     assert handed < 160
     print(f"adaptive: {handed} of 160 units judged before the stop ({campaign.allocation_state['checks']} checks)")
     assert campaign.stopped_by == "adaptive" and campaign.stopped_at is not None
-    assert "adaptive allocation's stopping rule" in campaign.stop_reason
+    # The reason alone (the banner and the card say who stopped it): issue 38 saw it said twice.
+    assert campaign.stop_reason == v.reason and v.reason.startswith("stopped: every pair of systems is decided")
+    client.force_login(MembershipFactory(project=dataset.project).user)
+    page = client.get(f"/campaigns/{campaign.pk}/").content.decode()
+    banner = page.split('id="stopped-banner"')[1].split("</div>")[0]
+    assert banner.count("stopping rule") == 1 and v.reason in banner
+    assert 'id="stop"' not in page  # a stopped campaign offers no stop form
+    # The pair table says how each pair was decided; the tied middle pair cannot become significant.
+    mids = frozenset((str(systems["zq-mid-1"].pk), str(systems["zq-mid-2"].pk)))
+    assert mids in v.out_of_reach and frozenset(top_low) not in v.out_of_reach
+    table = page.split('id="pair-table"')[1].split("</table>")[0]
+    assert "zq-mid-1 – zq-mid-2</td><td>decided: beyond reach" in table
+    assert "zq-low – zq-top</td><td>decided: significant" in table
     # Every unit judged has its k = 1.
     assert not Unit.objects.filter(campaign=campaign, n_taken__gt=0).exclude(n_done=1).exists()
 

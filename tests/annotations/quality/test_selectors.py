@@ -125,3 +125,23 @@ def test_included_annotator_ids_for_the_analysis_readers(study):
     assert included_annotator_ids(campaign=campaign) is None  # nothing to judge annotators by
     annotator_decide(campaign=campaign, annotator=annotators["careful-2"], included=False, reason="asked to leave")
     assert annotators["careful-2"].pk not in included_annotator_ids(campaign=campaign)
+
+
+def test_every_surface_counts_the_same_annotators(study, client):
+    """Issue 38: the dashboard said "3 of 3" included annotators where the quality page said "4 of 4":
+    the reader counted annotators with a complete judgement, the quality page everyone quality
+    control has figures for. One count (quality.selectors.Inclusion) now serves both."""
+    from annotations.models import Membership
+    from annotations.selectors.judgements import campaign_judgements
+    from tests.annotations.factories import MembershipFactory
+
+    campaign, annotators, outputs, _ = study
+    starter = AnnotatorFactory(project=campaign.dataset.project, name="starter")  # one partial answer only
+    RatingJudgementFactory(campaign=campaign, annotator=starter, output=outputs[0], score=50, status="partial")
+    _, label = annotator_filter(campaign=campaign)
+    used = campaign_judgements(campaign=campaign).used
+    assert label.startswith("included annotators only (4 of 5;")  # careless excluded by the rules
+    assert used == "included annotators only (4 of 5)"
+    client.force_login(MembershipFactory(project=campaign.dataset.project, role=Membership.Role.OWNER).user)
+    quality = client.get(f"/campaigns/{campaign.pk}/quality/").content.decode()
+    assert '<span class="stat-value">4 / 5</span>' in quality

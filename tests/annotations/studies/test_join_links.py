@@ -371,3 +371,26 @@ def test_mturk_frame_opens_the_study_in_a_tab_and_completion_may_post_to_mturk(c
     unit = client.get(reverse("annotate-unit", args=[campaign.pk]))
     assert "frame-ancestors 'none'" in unit["Content-Security-Policy"] and unit["X-Frame-Options"] == "DENY"
     assert "https://www.mturk.com" in client.get(reverse("join-done"))["Content-Security-Policy"]
+
+
+def test_crowd_workers_see_the_public_title_not_the_campaign_name(client, dataset, owner):
+    """Issue 38: the internal name ("Crowd-sysA-vs-sysB") was the study's title on the join and annotate
+    pages. A public title (form, API, `create_campaign --public-title`) is what annotators see."""
+    call_command("create_campaign", "--dataset", dataset.name, "--name", "Crowd-sysA-vs-sysB", "--protocol",
+                 "likert", "--criteria", "fluency", "--scale", "1-5", "--public-title", "Rate short texts",
+                 stdout=io.StringIO())
+    campaign = Campaign.objects.get(name="Crowd-sysA-vs-sysB")
+    assert campaign.public_title == "Rate short texts"
+    link = join_link_create(campaign=campaign)
+    join = client.get(_join_url(link, **PROLIFIC)).content.decode()
+    assert "Rate short texts" in join and "Crowd-sysA-vs-sysB" not in join
+    unit = client.get(_start(client, link)["Location"]).content.decode()
+    assert '<h1 class="work-title">Rate short texts</h1>' in unit and "Crowd-sysA-vs-sysB" not in unit
+    api = APIClient()
+    api.force_authenticate(owner)
+    made = api.post("/api/campaigns/", {"dataset": dataset.pk, "name": "api-made", "protocol": "likert",
+                                        "criteria": ["fluency"], "scale_min": 1, "scale_max": 5,
+                                        "public_title": "A reading study"}, format="json")
+    assert made.status_code == 201, made.content
+    assert made.json()["public_title"] == "A reading study"
+    assert Campaign.objects.get(name="api-made").annotator_title == "A reading study"

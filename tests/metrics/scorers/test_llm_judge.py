@@ -321,6 +321,10 @@ def test_prompt_file_must_fill_the_mode(judge_models, tmp_path):
 def test_a_directory_without_a_causal_lm_is_a_clear_error(tmp_path):
     (tmp_path / "config.json").write_text('{"model_type": "llama"}')
     metric = get_metric("llm-judge", model=str(tmp_path), device="cpu")
+    with pytest.raises(ModelNotAvailable, match='no "architectures"'):  # which head it has is unknown
+        metric.score(["x"])
+    (tmp_path / "config.json").write_text('{"model_type": "llama", "architectures": ["LlamaForCausalLM"]}')
+    metric = get_metric("llm-judge", model=str(tmp_path), device="cpu")
     with pytest.raises(ModelNotAvailable, match="cannot load a tokenizer"):
         metric.score(["x"])
 
