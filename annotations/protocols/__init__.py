@@ -1,4 +1,4 @@
 """Human-evaluation protocols: one class each, looked up by name (see base.py)."""
 from annotations.protocols.base import AgreementSpec, Protocol  # noqa: F401
 from annotations.protocols.rows import JudgementRow  # noqa: F401
-from annotations.protocols.registry import choices, get, names, of, register, setup_fields  # noqa: F401
+from annotations.protocols.registry import choices, get, names, of, option_union, register, setup_fields, setup_hints  # noqa: F401

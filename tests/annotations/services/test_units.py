@@ -50,7 +50,7 @@ def test_rankme_groups_three_to_five_outputs_of_one_item():
     sizes = Counter(len(u.outputs) for u in campaign.units.all())
     assert sizes == {4: 3, 3: 3}  # 7 outputs -> 4 + 3 per item
     assert all(len({campaign.units.get(pk=u.pk).item_id}) == 1 for u in campaign.units.all())
-    assert campaign.anchor_value == 100
+    assert campaign.options["anchor_value"] == 100
 
 
 @pytest.mark.django_db
