@@ -159,3 +159,11 @@ def test_the_published_schema_is_the_generated_one():
     published = (ROOT / "docs" / "reference" / "campaign.schema.json").read_text(encoding="utf-8")
     assert out.getvalue() == published, "run: manage.py campaign_schema --out docs/reference/campaign.schema.json"
     jsonschema.Draft202012Validator.check_schema(json.loads(published))
+
+
+def test_the_options_page_lists_every_declared_option():
+    page = (ROOT / "docs" / "reference" / "campaign-files.md").read_text(encoding="utf-8")
+    for name in protocols.names():
+        section = page.split(f"### `{name}`", 1)[1].split("\n### ", 1)[0]
+        for option in protocols.get(name).options:
+            assert f"| `{option.name}`" in section, (name, option.name)
