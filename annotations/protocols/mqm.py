@@ -55,6 +55,8 @@ class Mqm(Esa):
                help="severity[/category[/subcategory]]:weight entries; the most specific match counts "
                     "(mt-metrics-eval's score_mqm.py)."),
     )
+    # ESA's AI-suggested spans carry no category: not offered on MQM's set-up page (as before).
+    extra_setup_fields = ()
     template = "annotate/protocols/mqm.html"
     # One span-marking engine for ESA, cESA and MQM (esa.js registers all three).
     script = "js/protocols/esa.js"
