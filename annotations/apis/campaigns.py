@@ -218,7 +218,10 @@ class CampaignListApi(ApiAuthMixin, APIView):
 class CampaignSchemaApi(ApiAuthMixin, APIView):
     @extend_schema(operation_id="campaigns_schema", responses={200: serializers.DictField()})
     def get(self, request: Request) -> Response:
-        """The JSON Schema of campaign files (what POST /api/campaigns/ takes as a campaign.json)."""
+        """The JSON Schema of campaign files (what POST /api/campaigns/ takes as a campaign.json), for
+        those who may set up campaigns (owners and researchers); annotators reach only their work."""
+        if not staff_project_list(user=request.user).exists():
+            raise NotFound()
         return Response(campaign_file_schema())
 
 
