@@ -108,3 +108,10 @@ def test_a_campaign_file_posted_to_the_api(world):
                                           format="json")
     assert bad.status_code == 400 and bad.json()["options"] == ["options.pair_rounds: must be between 0 and 1000"]
     assert not Campaign.objects.filter(name__in=["x", "y", "z"]).exists()
+
+
+def test_the_campaign_file_schema_for_those_who_set_up_campaigns(world):
+    from annotations.services.campaign_files import campaign_file_schema
+
+    assert world.client("researcher").get("/api/campaigns/schema/").json() == campaign_file_schema()
+    assert world.client("annotator").get("/api/campaigns/schema/").status_code == 404
