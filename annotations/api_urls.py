@@ -22,6 +22,7 @@ urlpatterns = [
     path("items/<int:pk>/", datasets.ItemDetailApi.as_view(), name="api-item-detail"),
     path("outputs/", datasets.OutputListApi.as_view(), name="api-output-list"),
     path("campaigns/", campaigns.CampaignListApi.as_view(), name="api-campaign-list"),
+    path("campaigns/schema/", campaigns.CampaignSchemaApi.as_view(), name="api-campaign-schema"),
     path("campaigns/<int:pk>/", campaigns.CampaignDetailApi.as_view(), name="api-campaign-detail"),
     path("campaigns/<int:pk>/waves/", waves.WaveCreateApi.as_view(), name="api-campaign-waves"),
     path("campaigns/<int:pk>/progress/", campaigns.CampaignProgressApi.as_view(), name="api-campaign-progress"),

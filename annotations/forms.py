@@ -3,7 +3,7 @@ from django import forms
 
 from annotations import protocols
 from annotations.models import Campaign, Dataset, Membership, Project, System
-from annotations.protocols.mqm_scoring import DEFAULT_WEIGHTS, TypologyError, typology_parse
+from annotations.protocols import options as opt
 
 
 class DatasetUploadForm(forms.Form):
@@ -77,15 +77,6 @@ class CampaignForm(forms.Form):
     units_per_batch = forms.IntegerField(min_value=1, max_value=10_000, initial=10, label="Units per batch")
     show_source = forms.BooleanField(required=False, initial=True, label="Show the input (source / data)")
     show_reference = forms.BooleanField(required=False, initial=False, label="Show the references")
-    anchor_value = forms.FloatField(required=False, initial=100, label="RankME anchor value",
-                                    help_text="The reference is shown with this fixed magnitude.")
-    tuple_size = forms.IntegerField(required=False, min_value=2, max_value=20, label="Outputs per screen",
-                                    help_text="Best-worst tuple size (default 4); RankME 3-5 (default 3); cESA 2-5 (default 3).")
-    severities = forms.MultipleChoiceField(
-        choices=[("neutral", "Neutral (MQM)"), ("minor", "Minor"), ("major", "Major"), ("critical", "Critical")],
-        required=False, widget=forms.CheckboxSelectMultiple, label="Error severities (ESA, cESA, MQM)",
-        help_text="None ticked: ESA and cESA offer minor and major, MQM neutral, minor and major.",
-    )
     prefill_run = forms.ChoiceField(
         required=False, label="Start from suggested spans (ESA^AI)",
         help_text="A done run that produced spans (llm-judge spans mode, minWED/minCED, NLI omissions) of the "
@@ -93,28 +84,6 @@ class CampaignForm(forms.Form):
     prefill_holdout = forms.FloatField(
         required=False, min_value=0, max_value=0.99, initial=0, label="Share held back without suggestions",
         help_text="e.g. 0.2: a random fifth of the outputs is shown without suggestions, to measure automation bias.")
-    typology = forms.CharField(
-        required=False, widget=forms.Textarea(attrs={"rows": 4}), label="MQM error typology (JSON)",
-        help_text='Empty: the MQM core typology of WMT. A list of categories, e.g. '
-                  '[{"name": "Accuracy", "key": "a", "children": [{"name": "Omission"}]}].',
-    )
-    mqm_weights = forms.CharField(
-        required=False, max_length=2000, label="MQM weights", initial=DEFAULT_WEIGHTS,
-        help_text="severity[/category[/subcategory]]:weight, the most specific match counts "
-                  "(mt-metrics-eval's score_mqm.py).",
-    )
-
-    def clean_typology(self):
-        text = (self.cleaned_data.get("typology") or "").strip()
-        if not text:
-            return None
-        try:
-            return typology_parse(text)
-        except TypologyError as exc:
-            raise forms.ValidationError(f"typology {exc}") from None
-    pair_rounds = forms.IntegerField(min_value=0, max_value=1000, initial=0, label="Pairwise rounds per item",
-                                     help_text="0 = every pair of outputs; r = r balanced rounds per item "
-                                               "(for many systems).")
     assignment_timeout_minutes = forms.IntegerField(min_value=1, max_value=7 * 24 * 60, initial=60,
                                                     label="Timeout (minutes)",
                                                     help_text="An unfinished unit goes back to the pool after this.")
@@ -141,6 +110,12 @@ class CampaignForm(forms.Form):
 
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
+        # The protocols' own options, one field per option name (protocols that share a name share
+        # the field; the page shows each protocol's bounds, default and help: `protocol_fields`).
+        for option in protocols.option_union():
+            if option.name in self.fields:
+                raise ValueError(f"protocol option {option.name!r} has the name of a set-up field")
+            self.fields[option.name] = option_field(option)
         self.fields["dataset"].queryset = Dataset.objects.filter(project=project).order_by("name")
         self.fields["systems"].queryset = System.objects.filter(dataset__project=project).select_related(
             "dataset").order_by("dataset__name", "name")
@@ -149,6 +124,24 @@ class CampaignForm(forms.Form):
 
         self.fields["prefill_run"].choices = [("", "None")] + [
             (str(run.pk), f"{run.dataset.name}: {run.metric} (run {run.pk})") for run in span_runs(project=project)]
+
+    def options_given(self, protocol) -> dict:
+        """The chosen protocol's options as filled in (empty fields left out: the defaults);
+        text that must be JSON parsed here, with an "options.NAME: reason" ValidationError."""
+        from django.core.exceptions import ValidationError
+
+        given = {}
+        for option in protocol.options:
+            value = self.cleaned_data.get(option.name)
+            if value in (None, "", []):
+                continue
+            if option.type == opt.JSON:
+                try:
+                    value = option.parse_text(value)
+                except opt.OptionError as exc:
+                    raise ValidationError({"options": f"options.{option.name}: {exc}"}) from None
+            given[option.name] = value
+        return given
 
     def clean(self):
         cleaned = super().clean()
@@ -248,3 +241,19 @@ class ExportForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["systems"].choices = [(s, s) for s in systems]
         self.fields["criteria"].choices = [(c, c) for c in criteria]
+
+
+def option_field(option: opt.Option) -> forms.Field:
+    """The set-up form's field for an option; bounds and defaults are the protocol's (checked by
+    `campaign_create`), so the field only takes the value's type."""
+    common = {"required": False, "label": option.label, "help_text": option.help}
+    if option.type == opt.INTEGER:
+        return forms.IntegerField(**common)
+    if option.type == opt.NUMBER:
+        return forms.FloatField(**common)
+    if option.type == opt.STRINGS:
+        return forms.MultipleChoiceField(choices=[(c, c.capitalize()) for c in option.choices],
+                                         widget=forms.CheckboxSelectMultiple, **common)
+    if option.type == opt.JSON:
+        return forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), **common)
+    return forms.CharField(max_length=10_000, **common)

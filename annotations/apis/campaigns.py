@@ -25,7 +25,7 @@ from annotations.apis.common import (
     validated_filters,
 )
 from annotations.apis.datasets import ReferenceOutputSerializer
-from annotations.models import Assignment, Campaign, ErrorSpan, JudgementBase
+from annotations.models import Assignment, Campaign, JudgementBase
 from annotations.permissions import ApiAuthMixin, require_staff
 from annotations.quality.services import completion_code_at_batch_end
 from annotations.selectors import (
@@ -43,6 +43,7 @@ from annotations.selectors import (
 )
 from annotations.services.assignment_work import assignment_draft_save, assignment_release
 from annotations.services.assignments import assignment_next
+from annotations.services.campaign_files import campaign_create_from_file, campaign_file_schema
 from annotations.services.campaigns import campaign_create
 from annotations.services.handles import (
     brief_for_annotator,
@@ -79,13 +80,14 @@ class CampaignOutputSerializer(serializers.ModelSerializer):
     criteria_config = serializers.SerializerMethodField()
     systems = serializers.SerializerMethodField()
     stop_reason = serializers.SerializerMethodField()
+    options = serializers.SerializerMethodField()
 
     class Meta:
         model = Campaign
         fields = [
             "id", "name", "public_title", "dataset", "protocol", "criteria", "criteria_config", "scale_min", "scale_max",
-            "instructions", "redundancy", "anchor_value", "tuple_size", "units_per_batch", "show_source",
-            "show_reference", "severities", "typology", "mqm_weights", "pair_rounds", "assignment_timeout_minutes",
+            "instructions", "redundancy", "options", "units_per_batch", "show_source",
+            "show_reference", "assignment_timeout_minutes",
             "seed", "systems", "allocation", "allocation_params", "stopped_at", "stopped_by", "stop_reason",
             "created_at", "n_units", "plan_status", "plan_done", "plan_total",
         ]
@@ -94,6 +96,18 @@ class CampaignOutputSerializer(serializers.ModelSerializer):
     @extend_schema_field(CriterionSerializer(many=True))
     def get_criteria_config(self, campaign: Campaign) -> list[dict]:
         return campaign.criteria_configs()
+
+    @extend_schema_field(serializers.DictField(help_text="The protocol's own settings, defaults filled in "
+                                                         "(docs/reference/campaign-files.md)."))
+    def get_options(self, campaign: Campaign) -> dict:
+        protocol = protocols.of(campaign)
+        return {o.name: protocol.option(campaign, o.name) for o in protocol.options}
+
+    def to_representation(self, campaign: Campaign) -> dict:
+        data = super().to_representation(campaign)
+        # Each option also at the top level, where clients read `tuple_size`, `severities`, ... before
+        # `options` existed; `options` is what to read.
+        return {**data, **{k: v for k, v in data["options"].items() if k not in data}}
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_stop_reason(self, campaign: Campaign) -> str | None:
@@ -127,22 +141,17 @@ class CampaignListApi(ApiAuthMixin, APIView):
         scale_max = serializers.FloatField(required=False, allow_null=True)
         instructions = serializers.CharField(required=False, allow_blank=True, max_length=100_000)
         redundancy = serializers.IntegerField(required=False, min_value=1, max_value=SMALLINT_MAX)
-        anchor_value = serializers.FloatField(required=False, allow_null=True)
-        tuple_size = serializers.IntegerField(required=False, min_value=2, max_value=SMALLINT_MAX)
+        options = serializers.DictField(
+            required=False, help_text="The protocol's own settings (RankME anchor_value and tuple_size, "
+                                      "severities, MQM typology and mqm_weights, pairwise pair_rounds, ...): "
+                                      "see GET /api/campaigns/schema/ or docs/reference/campaign-files.md. Each "
+                                      "may also be given at the top level, as before.")
         systems = serializers.ListField(child=serializers.CharField(max_length=200), required=False,
                                         max_length=1000, help_text="System names; all systems when absent.")
         criteria_config = CriterionSerializer(many=True, required=False, max_length=50)
         units_per_batch = serializers.IntegerField(required=False, min_value=1, max_value=10_000)
         show_source = serializers.BooleanField(required=False)
         show_reference = serializers.BooleanField(required=False)
-        severities = serializers.ListField(child=serializers.ChoiceField(choices=ErrorSpan.Severity.choices),
-                                           required=False, max_length=4)
-        typology = serializers.JSONField(required=False, help_text="MQM: a list of categories "
-                                         '[{"name", "key"?, "description"?, "children"?}]; default WMT\'s MQM core')
-        mqm_weights = serializers.CharField(required=False, allow_blank=True, max_length=2000,
-                                            help_text='MQM: e.g. "Major:5 Minor:1 Neutral:0 '
-                                                      'Major/Non-translation!:25 Minor/Fluency/Punctuation:0.1"')
-        pair_rounds = serializers.IntegerField(required=False, min_value=0, max_value=1000)
         assignment_timeout_minutes = serializers.IntegerField(required=False, min_value=1, max_value=7 * 24 * 60)
         seed = serializers.IntegerField(required=False, min_value=0, max_value=2**62)
         allocation = serializers.ChoiceField(choices=Campaign.Allocation.choices, required=False,
@@ -165,6 +174,14 @@ class CampaignListApi(ApiAuthMixin, APIView):
             # Registered protocols are a setting (WORKBENCH_PROTOCOLS), read when the request comes.
             self.fields["protocol"].choices = protocols.choices()
 
+        def to_internal_value(self, data):
+            value = super().to_internal_value(data)
+            # Options at the top level (as before `options`): moved into it; the protocol checks them.
+            legacy = {o.name for o in protocols.option_union()} & set(data)
+            if legacy:
+                value["options"] = {**{k: data[k] for k in legacy}, **value.get("options", {})}
+            return value
+
     @extend_schema(
         operation_id="campaigns_list", parameters=[FilterSerializer], responses=paginated(CampaignOutputSerializer)
     )
@@ -178,7 +195,10 @@ class CampaignListApi(ApiAuthMixin, APIView):
 
     @extend_schema(operation_id="campaigns_create", request=InputSerializer, responses={201: CampaignOutputSerializer})
     def post(self, request: Request) -> Response:
-        """Create a campaign on a dataset (owners and researchers of its project)."""
+        """Create a campaign on a dataset (owners and researchers of its project). A campaign file
+        (export_dataset's campaign.json, whose `dataset` is a name, not an id) is taken as well."""
+        if isinstance(request.data, dict) and isinstance(request.data.get("dataset"), str):
+            return self._from_file(request)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
@@ -190,6 +210,26 @@ class CampaignListApi(ApiAuthMixin, APIView):
             data["criteria_config"] = [dict(c) for c in data["criteria_config"]]
         campaign = campaign_create(dataset=dataset, **data)
         return Response(CampaignOutputSerializer(campaign).data, status=status.HTTP_201_CREATED)
+
+
+    def _from_file(self, request: Request) -> Response:
+        datasets = dataset_list(user=request.user)
+        dataset = datasets.filter(name=request.data["dataset"]).first()
+        if dataset is None:
+            raise NotFound()
+        require_staff(user=request.user, project=dataset.project)
+        campaign = campaign_create_from_file(config=request.data, datasets=datasets.filter(pk=dataset.pk))
+        return Response(CampaignOutputSerializer(campaign).data, status=status.HTTP_201_CREATED)
+
+
+class CampaignSchemaApi(ApiAuthMixin, APIView):
+    @extend_schema(operation_id="campaigns_schema", responses={200: serializers.DictField()})
+    def get(self, request: Request) -> Response:
+        """The JSON Schema of campaign files (what POST /api/campaigns/ takes as a campaign.json), for
+        those who may set up campaigns (owners and researchers); annotators reach only their work."""
+        if not staff_project_list(user=request.user).exists():
+            raise NotFound()
+        return Response(campaign_file_schema())
 
 
 class CampaignDetailApi(ApiAuthMixin, APIView):

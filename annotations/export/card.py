@@ -34,7 +34,8 @@ def workbench_version() -> str:
 
 
 def campaign_configuration(*, campaign: Campaign, systems: list[str], criteria: list[str]) -> dict:
-    """campaign.json: everything needed to re-create the campaign (`create_campaign` or `campaign_create`)."""
+    """campaign.json: everything needed to re-create the campaign (`create_campaign --from`, the same JSON
+    in `POST /api/campaigns/`; annotations.services.campaign_files), plus what is only recorded."""
     # The model, not annotations.quality.selectors (which loads scipy.stats: ~60 MB for one row).
     from annotations.quality.models import QualitySettings
 
@@ -49,11 +50,8 @@ def campaign_configuration(*, campaign: Campaign, systems: list[str], criteria: 
         "systems": systems,
         "redundancy": campaign.redundancy,
         "instructions": campaign.instructions,
-        "anchor_value": campaign.anchor_value,
-        "tuple_size": campaign.tuple_size,
-        "severities": list(campaign.severities or []),
-        **({"typology": campaign.typology, "mqm_weights": campaign.mqm_weights} if campaign.mqm_weights else {}),
-        "pair_rounds": campaign.pair_rounds,
+        # The protocol's own settings, every declared one with its value (annotations.protocols.options).
+        "options": {o.name: protocols.of(campaign).option(campaign, o.name) for o in protocols.of(campaign).options},
         "units_per_batch": campaign.units_per_batch,
         "show_source": campaign.show_source,
         "show_reference": campaign.show_reference,
@@ -68,7 +66,7 @@ def campaign_configuration(*, campaign: Campaign, systems: list[str], criteria: 
         "quality_control": {
             "degraded_share": qs.degraded_share, "repeat_share": qs.repeat_share,
             "degrade_kinds": qs.degrade_kinds, "degrade_strength": qs.degrade_strength, "rules": qs.rules,
-            "gold_units": campaign.gold_units.count(),
+            "completion_codes": qs.completion_codes, "gold_units": campaign.gold_units.count(),
         },
     }
     if campaign.prefilled:

@@ -27,10 +27,9 @@ class Campaign(TimeStampedModel):
     scale_max = models.FloatField(null=True, blank=True)
     instructions = models.TextField(blank=True)
     redundancy = models.PositiveSmallIntegerField(default=1)
-    # RankME: the fixed magnitude of the anchor output.
-    anchor_value = models.FloatField(null=True, blank=True)
-    # Best-worst scaling: outputs per tuple; RankME (3-5) and cESA (2-5): outputs side by side.
-    tuple_size = models.PositiveSmallIntegerField(default=4)
+    # The protocol's own settings ({name: value}), as its class declares them
+    # (annotations.protocols.options): checked and completed with the defaults by `campaign_create`.
+    options = models.JSONField(default=dict, blank=True)
     # The systems judged; none selected means all systems of the dataset.
     systems = models.ManyToManyField(System, blank=True, related_name="campaigns")
     # One entry per criterion, in the order of `criteria`: {"name", "question",
@@ -41,17 +40,6 @@ class Campaign(TimeStampedModel):
     units_per_batch = models.PositiveSmallIntegerField(default=10)
     show_source = models.BooleanField(default=True)
     show_reference = models.BooleanField(default=False)
-    # ESA and MQM: the severities offered, e.g. ["minor", "major"].
-    severities = models.JSONField(default=list, blank=True)
-    # MQM: the error typology (a tree of {"name", "key"?, "description"?, "children"?}) and the
-    # weights of the MQM score in mt-metrics-eval's syntax ("Major:5 Minor:1 ..."); see
-    # annotations/protocols/mqm.py.
-    typology = models.JSONField(default=list, blank=True)
-    mqm_weights = models.CharField(max_length=2000, blank=True, default="")
-    # Pairwise: 0 = every pair of outputs of an item; r > 0 = r rounds of a
-    # round-robin schedule per item (each system in r pairs per item, all pairs
-    # equally often across items), for campaigns with many systems.
-    pair_rounds = models.PositiveSmallIntegerField(default=0)
     # Minutes after which an unfinished assignment goes back to the pool.
     assignment_timeout_minutes = models.PositiveIntegerField(default=60)
     # Seed of the unit plan (grouping and order), recorded for reproducibility.

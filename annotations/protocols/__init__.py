@@ -7,8 +7,10 @@ from annotations.protocols.registry import (  # noqa: F401
     get,
     label,
     names,
+    option_union,
     of,
     protocols,
     register,
     setup_fields,
+    setup_hints,
 )

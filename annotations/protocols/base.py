@@ -43,6 +43,7 @@ import numpy as np
 
 from annotations.protocols.errors import AnswerError
 from annotations.protocols.imports import ImportShape
+from annotations.protocols.options import Option, OptionsInvalid, options_clean
 from annotations.protocols.rows import JudgementRow
 from annotations.protocols.stats import degraded_passed, pstdev, stdev, zscore_by_annotator
 
@@ -100,15 +101,15 @@ class Protocol(ImportShape):
 
     # ---- campaign settings ----------------------------------------------------------------
     # Whether judgements are on a rating scale at all, whether a campaign must name one, and
-    # the scale used when it names none.
+    # the scale used when it names none (also what the set-up form puts in a criterion's scale
+    # when the protocol is chosen; `form_scale` where the form suggests one the protocol does not impose).
     has_scale: bool = True
     scale_required: bool = False
     default_scale: tuple[float, float] | None = None
-    default_tuple_size: int = 4
-    default_severities: tuple[str, ...] = ()
     # The lowest human score of an output (`output_scores`) where the campaign has no scale: what
     # CV* shifts scores by so that they start at 0 (analysis/waves.py).
     score_floor: float = 0.0
+    form_scale: tuple[float, float] | None = None
     # ESA-style spans with severities, and the RankME anchor shown beside the outputs.
     has_spans: bool = False
     shows_anchor: bool = False
@@ -117,8 +118,12 @@ class Protocol(ImportShape):
     derives_pairs: bool = False
     derived_pairs_label: str = ""
 
-    # The protocol's own fields of the campaign set-up form (shown only when it is chosen).
-    setup_fields: tuple[str, ...] = ()
+    # The protocol's own settings, stored in `Campaign.options` (annotations.protocols.options):
+    # the form, the API, `create_campaign`, campaign.json, its JSON Schema and the card derive
+    # their fields from this declaration.
+    options: tuple[Option, ...] = ()
+    # Set-up form fields of the protocol that are not stored options (ESA^AI's prefill run).
+    extra_setup_fields: tuple[str, ...] = ()
     # The REST endpoint that lists and takes this protocol's judgements one by one.
     api_path: str = ""
 
@@ -127,23 +132,46 @@ class Protocol(ImportShape):
         """The protocol the page's script starts (the page config's `protocol`)."""
         return self.script_registers or self.name
 
-    def settings_summary(self, campaign) -> list[tuple[str, str]]:
-        """(label, value) rows the campaign page shows for this protocol's own settings."""
-        return []
+    @property
+    def setup_fields(self) -> tuple[str, ...]:
+        """The protocol's own fields of the campaign set-up form (shown only when it is chosen)."""
+        return tuple(o.name for o in self.options) + self.extra_setup_fields
 
-    # Severities a campaign of this protocol may offer (span protocols).
-    severity_choices: tuple[str, ...] = ()
+    def option_declared(self, name: str) -> Option | None:
+        return next((o for o in self.options if o.name == name), None)
 
-    def options_check(self, *, typology, mqm_weights, severities: list[str]) -> dict:
-        """The protocol's own options beyond scale and tuples (MQM: typology and weights), checked
-        and cleaned; ValidationError (keyed by the option) when given to a protocol without them."""
+    def option(self, campaign, name: str):
+        """A campaign's value of one of this protocol's options (its default when the campaign
+        predates the option). Reads the loaded row: no query."""
+        value = (campaign.options or {}).get(name)
+        if value is None:
+            declared = self.option_declared(name)
+            value = None if declared is None else declared.default
+        return value
+
+    def options_check(self, given) -> dict:
+        """A campaign's options (a JSON object), checked and completed with the defaults; a
+        ValidationError under "options" with one "options.NAME: reason" line per problem."""
         from django.core.exceptions import ValidationError
 
-        if typology:
-            raise ValidationError({"typology": f"A {self.name} campaign has no error typology."})
-        if mqm_weights:
-            raise ValidationError({"mqm_weights": f"A {self.name} campaign has no MQM weights."})
-        return {"typology": [], "mqm_weights": ""}
+        try:
+            cleaned = options_clean(self.options, given, protocol=self.name)
+            self.options_relate(cleaned)
+        except OptionsInvalid as exc:
+            raise ValidationError({"options": exc.problems}) from None
+        return cleaned
+
+    def options_relate(self, options: dict) -> None:
+        """Checks between options (MQM: a weight for every severity offered); OptionsInvalid."""
+
+    def settings_summary(self, campaign) -> list[tuple[str, str]]:
+        """(label, value) rows the campaign page shows for this protocol's own settings."""
+        return [(o.title or o.label, o.format(self.option(campaign, o.name))) for o in self.options
+                if o.format(self.option(campaign, o.name))]
+
+    def anchor(self, campaign) -> float | None:
+        """The magnitude of the anchor output shown beside the outputs (`shows_anchor` protocols)."""
+        return None
 
     def client_settings(self, campaign) -> dict:
         """The protocol's own settings an annotation page or client needs (no system names)."""
@@ -151,10 +179,10 @@ class Protocol(ImportShape):
 
     def outputs_per_unit(self, campaign) -> int:
         """How many outputs one screen shows (the set-up preview builds a unit this size)."""
-        return 1 if self.per_output else campaign.tuple_size or 4
+        return 1 if self.per_output else self.option(campaign, "tuple_size") or 4
 
-    def settings_check(self, *, scale: tuple, anchor_value: float | None, tuple_size: int | None) -> dict:
-        """The protocol's part of a campaign's settings, defaults filled in; ValidationError
+    def settings_check(self, *, scale: tuple) -> dict:
+        """The protocol's part of a campaign's scale, defaults filled in; ValidationError
         (keyed by the setting) for what this protocol does not allow."""
         from django.core.exceptions import ValidationError
 
@@ -163,12 +191,7 @@ class Protocol(ImportShape):
             low, high = self.default_scale
         if not self.has_scale and low is not None:
             raise ValidationError({"scale_min": f"A {self.name} campaign has no rating scale."})
-        tuple_size = self.default_tuple_size if tuple_size is None else tuple_size
-        if isinstance(tuple_size, bool) or not isinstance(tuple_size, int) or tuple_size < 2:
-            raise ValidationError({"tuple_size": "A best-worst tuple holds at least 2 outputs."})
-        if tuple_size > 20:
-            raise ValidationError({"tuple_size": "At most 20 outputs on one screen."})
-        return {"scale_min": low, "scale_max": high, "anchor_value": anchor_value, "tuple_size": tuple_size}
+        return {"scale_min": low, "scale_max": high}
 
     def criterion_scale_check(self, criterion: str, low, high) -> None:
         """A criterion's own scale: refused by protocols without scales, required by some."""
@@ -416,7 +439,19 @@ class Protocol(ImportShape):
 
     def card_design(self, config: dict, fmt) -> list[str]:
         """The protocol's own lines in the dataset card's "3.3 Experimental design" (`config`:
-        campaign.json; `fmt` formats a number for the card)."""
+        campaign.json, its `options` completed with the defaults; `fmt` formats a number for the card):
+        one line per declared option, then `card_extra`."""
+        given = config.get("options") or {}
+        lines = []
+        for o in self.options:
+            value = given.get(o.name, o.default)
+            text = fmt(value) if isinstance(value, float) else o.format(value)
+            if text:
+                lines.append(f"- {o.title or o.label}: {text}")
+        return lines + self.card_extra(config, fmt)
+
+    def card_extra(self, config: dict, fmt) -> list[str]:
+        """Card lines beyond the options (what the protocol's design means)."""
         return []
 
     # ---- quality control -----------------------------------------------------------------------

@@ -10,6 +10,7 @@ from annotations.models import BestWorstJudgement
 from annotations.protocols.base import RAW, AgreementSpec, Protocol, output_identity
 from annotations.protocols.errors import AnswerError
 from annotations.protocols.imports import IMPORT_COMMON_OPTIONAL
+from annotations.protocols.options import INTEGER, Option
 from annotations.protocols.rows import JudgementRow
 from annotations.protocols.stats import degraded_passed, majority_share
 
@@ -70,17 +71,15 @@ class BestWorst(Protocol):
     shortcuts = "annotate/protocols/bws_keys.html"
 
     api_path = "/api/judgements/bestworst/"
-    setup_fields = ("tuple_size",)
-
-    def settings_summary(self, campaign) -> list[tuple[str, str]]:
-        return [("Tuple size", str(campaign.tuple_size))]
+    options = (Option("tuple_size", INTEGER, 4, "Outputs per screen", minimum=2, maximum=20, flag="tuple-size",
+                      help="Best-worst tuple size: 2 to 20 outputs (default 4).", title="Best-worst tuple size"),)
 
     def plan_item(self, campaign, item_index: int, outputs: list[tuple[int, int]],
                   rng: random.Random) -> Iterator[list[tuple[int, int]]]:
-        yield from balanced_tuples(outputs, max(2, campaign.tuple_size), rng)
+        yield from balanced_tuples(outputs, max(2, self.option(campaign, "tuple_size")), rng)
 
     def units_of_item(self, campaign, n_outputs: int) -> int:
-        size = max(2, campaign.tuple_size)  # balanced_tuples' counts
+        size = max(2, self.option(campaign, "tuple_size"))  # balanced_tuples' counts
         if n_outputs <= size:
             return 1 if n_outputs >= 2 else 0
         if n_outputs % size == 0:
@@ -233,8 +232,6 @@ class BestWorst(Protocol):
             return None
         return (majority_share([best for best, _ in values]) + majority_share([worst for _, worst in values])) / 2
 
-    def card_design(self, config: dict, fmt) -> list[str]:
-        return [f"- Best-worst tuple size: {config['tuple_size']}"]
 
     # ---- quality control -----------------------------------------------------------------------
 

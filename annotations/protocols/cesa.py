@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 
 from annotations.protocols.esa import Esa
 from annotations.protocols.pairwise import Pairwise
+from annotations.protocols.options import INTEGER, Option
 from annotations.protocols.rankme import chunks_even
 from annotations.protocols.rows import JudgementRow
 
@@ -53,26 +54,16 @@ class Cesa(Esa):
     # ESA's span marker (js/span_marker.js, inherited `scripts_first`), one per output card.
     script = "js/protocols/cesa.js"
     shortcuts = "annotate/protocols/cesa_keys.html"
-    default_tuple_size = 3
-    setup_fields = ("severities", "tuple_size", "prefill_run", "prefill_holdout")
+    options = (*Esa.options,
+               Option("tuple_size", INTEGER, 3, "Outputs per screen", minimum=2, maximum=5, flag="tuple-size",
+                      help="Contrastive ESA shows 2 to 5 outputs of one input side by side (default 3)."))
     unit_sizes = (2, 5)
     one_output_per_unit = False
     derives_pairs = True
     derived_pairs_label = DERIVED_LABEL
 
-    def settings_summary(self, campaign) -> list[tuple[str, str]]:
-        return [*super().settings_summary(campaign), ("Outputs per screen", str(campaign.tuple_size))]
-
-    def settings_check(self, *, scale: tuple, anchor_value: float | None, tuple_size: int | None) -> dict:
-        from django.core.exceptions import ValidationError
-
-        found = super().settings_check(scale=scale, anchor_value=anchor_value, tuple_size=tuple_size)
-        if not 2 <= found["tuple_size"] <= 5:
-            raise ValidationError({"tuple_size": "Contrastive ESA shows 2 to 5 outputs side by side."})
-        return found
-
     def outputs_per_unit(self, campaign) -> int:
-        return campaign.tuple_size or self.default_tuple_size
+        return self.option(campaign, "tuple_size")
 
     def plan_item(self, campaign, item_index: int, outputs: list[tuple[int, int]],
                   rng: random.Random) -> Iterator[list[tuple[int, int]]]:
@@ -80,11 +71,12 @@ class Cesa(Esa):
         # counterbalancing (assignments.shown_order_choose), per annotator.
         shuffled = outputs[:]
         rng.shuffle(shuffled)
-        yield from chunks_even(shuffled, max(2, campaign.tuple_size))
+        yield from chunks_even(shuffled, max(2, self.option(campaign, "tuple_size")))
 
-    def card_design(self, config: dict, fmt) -> list[str]:
-        return [*super().card_design(config, fmt),
-                f"- Contrastive ESA: {config['tuple_size']} outputs of one input per screen, each with its "
+    def card_extra(self, config: dict, fmt) -> list[str]:
+        size = (config.get("options") or {}).get("tuple_size", self.option_declared("tuple_size").default)
+        return [*super().card_extra(config, fmt),
+                f"- Contrastive ESA: {size} outputs of one input per screen, each with its "
                 "error spans and 0-100 score; pairwise figures derived from the scores of one screen"]
 
     # ---- pairwise, derived from the scores ------------------------------------------------------

@@ -9,6 +9,7 @@ from annotations.models import ErrorSpan, SpanJudgement
 from annotations.protocols.base import RAW, AgreementSpec, Protocol
 from annotations.protocols.errors import AnswerError
 from annotations.protocols.imports import IMPORT_COMMON_COLUMNS, IMPORT_COMMON_OPTIONAL
+from annotations.protocols.options import STRINGS, Option
 from annotations.protocols.rows import JudgementRow
 
 # MQM-style span weights (google/wmt-mqm-human-evaluation): more severe spans weigh more.
@@ -65,16 +66,14 @@ class Esa(Protocol):
     gold_expected_keys = frozenset({"min", "max", "spans", "missing"})
     agreement = AgreementSpec(level="interval", variant=RAW, unit="output", value="0-100 score")
     default_scale = (0.0, 100.0)
-    default_severities = ("minor", "major")
-    severity_choices = ("minor", "major", "critical")
+    options = (Option("severities", STRINGS, ["minor", "major"], "Error severities", choices=("minor", "major", "critical"),
+                      help="The severities annotators may give a span, from minor, major, critical (default minor, major).",
+                      flag="severities"),)
     # The keys a span may have (MQM adds "category", checked by `check_span_extra`).
     # `suggestion`: the suggested span (ESA^AI, annotations.services.prefill) a span keeps or edits.
     span_keys = frozenset({"start", "end", "severity", "missing", "suggestion"})
     api_path = "/api/judgements/spans/"
-    setup_fields = ("severities", "prefill_run", "prefill_holdout")
-
-    def settings_summary(self, campaign) -> list[tuple[str, str]]:
-        return [("Severities", ", ".join(campaign.severities or self.default_severities))]
+    extra_setup_fields = ("prefill_run", "prefill_holdout")
     template = "annotate/protocols/esa.html"
     script = "js/protocols/esa.js"
     scripts_first = ("js/span_marker.js",)
@@ -98,8 +97,8 @@ class Esa(Protocol):
                     entry["missing" if span.get("missing") else span["severity"]] += 1
         return stats
 
-    def card_design(self, config: dict, fmt) -> list[str]:
-        lines = [f"- Error severities: {', '.join(config['severities']) or 'minor, major'}"]
+    def card_extra(self, config: dict, fmt) -> list[str]:
+        lines = []
         prefill = config.get("prefill")
         if prefill:
             lines.append(f"- AI-suggested spans (ESA^AI): from {prefill['metric']} run {prefill['run']} "
@@ -207,7 +206,7 @@ class Esa(Protocol):
     MAX_SPANS = 200
 
     def severities(self, campaign) -> list[str]:
-        return list(campaign.severities or self.default_severities)
+        return list(self.option(campaign, "severities"))
 
     def check_span_offsets(self, index: int, start, end, text: str | None) -> None:
         """Character offsets (Unicode code points, end exclusive) inside the output's text

@@ -15,6 +15,8 @@ class Likert(Protocol):
     # z-scores) everywhere else, so agreement treats them the same way.
     agreement = AgreementSpec(level="interval", variant=RAW, unit="output", value="score")
     scale_required = True
+    # The set-up form's suggestion (a campaign must still name its scale).
+    form_scale = (1.0, 5.0)
     api_path = "/api/judgements/ratings/"
     template = "annotate/protocols/likert.html"
     script = "js/protocols/likert.js"

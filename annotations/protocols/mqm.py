@@ -15,7 +15,22 @@ from annotations.protocols.base import RAW, AgreementSpec
 from annotations.protocols.errors import AnswerError
 from annotations.protocols.esa import Esa
 from annotations.protocols.imports import IMPORT_COMMON_OPTIONAL
+from annotations.protocols.options import JSON, STRING, STRINGS, Option, OptionError, OptionsInvalid
 from annotations.protocols.rows import JudgementRow
+
+
+def _typology_clean(tree) -> list[dict]:
+    try:
+        return mq.typology_check(tree)
+    except mq.TypologyError as exc:
+        raise OptionError(f"typology {exc}") from None
+
+
+def _weights_clean(text: str) -> str:
+    try:
+        return mq.weights_text(text)
+    except mq.TypologyError as exc:
+        raise OptionError(str(exc)) from None
 
 
 class Mqm(Esa):
@@ -28,9 +43,23 @@ class Mqm(Esa):
     # Spans carry a typology category: the analysis offers the errors-by-category breakdown.
     error_categories = True
     default_scale = None
-    default_severities = mq.DEFAULT_SEVERITIES
-    severity_choices = mq.SEVERITIES
-    setup_fields = ("severities", "typology", "mqm_weights")
+    options = (
+        Option("severities", STRINGS, list(mq.DEFAULT_SEVERITIES), "Error severities", choices=mq.SEVERITIES,
+               flag="severities",
+               help="The severities annotators may give an error, from neutral, minor, major, critical "
+                    "(default neutral, minor, major; critical needs a weight)."),
+        Option("typology", JSON, mq.typology_check(None), "MQM error typology", check=_typology_clean,
+               flag="typology", title="Error categories",
+               help='A list of categories {"name", "key"?, "description"?, "children"?}; the default is the MQM '
+                    "core typology of WMT.",
+               schema_extra={"type": "array", "items": {"type": "object", "required": ["name"]}},
+               summary=lambda tree: ", ".join(mq.category_paths(tree))),
+        Option("mqm_weights", STRING, mq.DEFAULT_WEIGHTS, "MQM weights", check=_weights_clean, flag="mqm-weights",
+               help="severity[/category[/subcategory]]:weight entries; the most specific match counts "
+                    "(mt-metrics-eval's score_mqm.py)."),
+    )
+    # ESA's AI-suggested spans carry no category: not offered on MQM's set-up page (as before).
+    extra_setup_fields = ()
     template = "annotate/protocols/mqm.html"
     # ESA's span marker (js/span_marker.js, inherited `scripts_first`) with MQM's questions.
     script = "js/protocols/mqm.js"
@@ -39,38 +68,22 @@ class Mqm(Esa):
 
     # ---- campaign settings -------------------------------------------------------------------
 
-    def options_check(self, *, typology, mqm_weights, severities: list[str]) -> dict:
-        from django.core.exceptions import ValidationError
-
-        try:
-            tree = mq.typology_check(typology)
-        except mq.TypologyError as exc:
-            raise ValidationError({"typology": f"typology {exc}"}) from None
-        try:
-            text = mq.weights_text(mqm_weights)
-        except mq.TypologyError as exc:
-            raise ValidationError({"mqm_weights": str(exc)}) from None
-        weights = mq.weights_parse(text)
-        for severity in severities:
+    def options_relate(self, options: dict) -> None:
+        weights = mq.weights_parse(options["mqm_weights"])
+        for severity in options["severities"]:
             if mq.needs_weight(weights, severity):
-                raise ValidationError({"mqm_weights": f"no weight for the severity {severity!r}: score_mqm.py "
-                                                      f"would count its errors 0; add e.g. "
-                                                      f"{severity.capitalize()}:10, or do not offer {severity}"})
-        return {"typology": tree, "mqm_weights": text}
-
-    def settings_summary(self, campaign) -> list[tuple[str, str]]:
-        return [("Severities", ", ".join(self.severities(campaign))),
-                ("Error categories", ", ".join(n["name"] for n in self.typology(campaign))),
-                ("MQM weights", self.weights_text(campaign))]
+                raise OptionsInvalid([f"options.mqm_weights: no weight for the severity {severity!r}: score_mqm.py "
+                                      f"would count its errors 0; add e.g. {severity.capitalize()}:10, or do not "
+                                      f"offer {severity}"])
 
     def client_settings(self, campaign) -> dict:
         return {"typology": self.typology(campaign)}
 
     def typology(self, campaign) -> list[dict]:
-        return campaign.typology or mq.typology_check(None)
+        return self.option(campaign, "typology")
 
     def weights_text(self, campaign) -> str:
-        return campaign.mqm_weights or mq.DEFAULT_WEIGHTS
+        return self.option(campaign, "mqm_weights")
 
     def weights(self, campaign) -> dict[str, float]:
         return mq.weights_parse(self.weights_text(campaign))
@@ -112,12 +125,9 @@ class Mqm(Esa):
     stat_keys = ("n", "mean", "sd", "consensus", "neutral", "minor", "major", "critical", "missing")
     stat_counts = frozenset({"n", "neutral", "minor", "major", "critical", "missing"})
 
-    def card_design(self, config: dict, fmt) -> list[str]:
-        tree = config.get("typology") or []
-        return [f"- Error severities: {', '.join(config.get('severities') or mq.DEFAULT_SEVERITIES)}",
-                f"- Error typology: {', '.join(mq.category_paths(tree)) if tree else 'MQM core (WMT)'}",
-                f"- MQM score: minus the sum of the errors' weights ({config.get('mqm_weights') or mq.DEFAULT_WEIGHTS}; "
-                "most specific match, as mt-metrics-eval's score_mqm.py), averaged over raters"]
+    def card_extra(self, config: dict, fmt) -> list[str]:
+        return ["- MQM score: minus the sum of the errors' weights (the MQM weights above; most specific match, "
+                "as mt-metrics-eval's score_mqm.py), averaged over raters"]
 
     # A quality-control line's score, like an answer's, is computed from its spans.
     file_answer_optional = frozenset({"spans", "score"})

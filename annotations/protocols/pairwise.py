@@ -9,6 +9,7 @@ from annotations.models import PairwiseJudgement
 from annotations.protocols.base import RAW, AgreementSpec, Protocol, output_identity
 from annotations.protocols.errors import AnswerError
 from annotations.protocols.imports import IMPORT_COMMON_OPTIONAL
+from annotations.protocols.options import INTEGER, Option
 from annotations.protocols.rows import JudgementRow
 from annotations.protocols.stats import majority_share
 
@@ -72,32 +73,33 @@ class Pairwise(Protocol):
                   rng: random.Random) -> Iterator[list[tuple[int, int]]]:
         if len(outputs) < 2:
             return
-        if campaign.pair_rounds <= 0:
+        pair_rounds = self.option(campaign, "pair_rounds")
+        if pair_rounds <= 0:
             for a, b in itertools.combinations(outputs, 2):
                 yield [a, b]
             return
         # Outputs sorted by system so that round r pairs the same systems on every item.
         by_system = sorted(outputs, key=lambda o: o[1])
         rounds = round_robin_rounds(len(by_system))
-        for r in range(min(campaign.pair_rounds, len(rounds))):
-            for i, j in rounds[(item_index * campaign.pair_rounds + r) % len(rounds)]:
+        for r in range(min(pair_rounds, len(rounds))):
+            for i, j in rounds[(item_index * pair_rounds + r) % len(rounds)]:
                 yield [by_system[i], by_system[j]]
 
     def units_of_item(self, campaign, n_outputs: int) -> int:
         if n_outputs < 2:
             return 0
-        if campaign.pair_rounds <= 0:
+        pair_rounds = self.option(campaign, "pair_rounds")
+        if pair_rounds <= 0:
             return n_outputs * (n_outputs - 1) // 2
         rounds = n_outputs - 1 if n_outputs % 2 == 0 else n_outputs  # round_robin_rounds: a bye for odd n
-        return min(campaign.pair_rounds, rounds) * (n_outputs // 2)
+        return min(pair_rounds, rounds) * (n_outputs // 2)
 
     api_path = "/api/judgements/pairwise/"
-    setup_fields = ("pair_rounds",)
-
-    def settings_summary(self, campaign) -> list[tuple[str, str]]:
-        rounds = campaign.pair_rounds
-        return [("Pairs", f"{rounds} balanced round{'s' if rounds != 1 else ''} per item" if rounds
-                 else "every pair of outputs")]
+    options = (Option("pair_rounds", INTEGER, 0, "Pairwise rounds per item", minimum=0, maximum=1000,
+                      flag="pair-rounds", title="Pairs",
+                      help="0 = every pair of outputs; r = r balanced round-robin rounds per item (for many systems).",
+                      summary=lambda rounds: (f"{rounds} balanced round-robin round{'s' if rounds != 1 else ''} "
+                                              "per item") if rounds else "every pair of outputs of an item"),)
 
     def outputs_per_unit(self, campaign) -> int:
         return 2
@@ -256,10 +258,6 @@ class Pairwise(Protocol):
     def unit_consensus(self, values: list, scale: tuple = (None, None)) -> float | None:
         """The majority share (of the most frequent answer a / b / tie), as `correlate --min-consensus`."""
         return majority_share(values) if len(values) >= 2 else None
-
-    def card_design(self, config: dict, fmt) -> list[str]:
-        return ["- Pairs: " + (f"{config['pair_rounds']} balanced round-robin rounds per item" if config["pair_rounds"]
-                               else "every pair of outputs of an item")]
 
     # ---- quality control -----------------------------------------------------------------------
 

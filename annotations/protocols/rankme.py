@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from annotations.models import RatingJudgement
 from annotations.protocols.base import Z, AgreementSpec, Protocol
 from annotations.protocols.errors import AnswerError
+from annotations.protocols.options import INTEGER, NUMBER, Option
 
 
 def chunks_even(values: list, size: int, largest: int = 5) -> list[list]:
@@ -40,49 +41,39 @@ class RankMe(Protocol):
     template = "annotate/protocols/rankme.html"
     script = "js/protocols/rankme.js"
     shortcuts = "annotate/protocols/rankme_keys.html"
-    default_tuple_size = 3
-    setup_fields = ("anchor_value", "tuple_size")
+    options = (
+        Option("anchor_value", NUMBER, 100.0, "RankME anchor value", minimum=0, exclusive_minimum=True,
+               help="The reference is shown with this fixed magnitude (above 0).", flag="anchor",
+               title="Anchor value"),
+        Option("tuple_size", INTEGER, 3, "Outputs per screen", minimum=3, maximum=5, flag="tuple-size",
+               help="RankME shows 3 to 5 outputs side by side (default 3)."),
+    )
     api_path = "/api/judgements/ratings/"
     # The page shows the anchor output with this magnitude next to the outputs.
     shows_anchor = True
 
-    def settings_summary(self, campaign) -> list[tuple[str, str]]:
-        anchor = "none" if campaign.anchor_value is None else f"{campaign.anchor_value:g}"
-        return [("RankME", f"anchor {anchor}, {campaign.tuple_size} outputs per screen")]
-
-    def settings_check(self, *, scale: tuple, anchor_value: float | None, tuple_size: int | None) -> dict:
-        from django.core.exceptions import ValidationError
-
-        found = super().settings_check(scale=scale, anchor_value=anchor_value, tuple_size=tuple_size)
-        if found["anchor_value"] is None:
-            found["anchor_value"] = 100.0
-        if found["anchor_value"] <= 0:
-            raise ValidationError({"anchor_value": "RankME magnitudes are positive: the anchor must be above 0."})
-        if not 3 <= found["tuple_size"] <= 5:
-            raise ValidationError({"tuple_size": "RankME shows 3 to 5 outputs side by side."})
-        return found
+    def anchor(self, campaign) -> float | None:
+        return self.option(campaign, "anchor_value")
 
     def outputs_per_unit(self, campaign) -> int:
-        return campaign.tuple_size or 3
+        return self.option(campaign, "tuple_size")
 
     def plan_item(self, campaign, item_index: int, outputs: list[tuple[int, int]],
                   rng: random.Random) -> Iterator[list[tuple[int, int]]]:
         shuffled = outputs[:]
         rng.shuffle(shuffled)
-        yield from chunks_even(shuffled, max(1, campaign.tuple_size))
+        yield from chunks_even(shuffled, max(1, self.option(campaign, "tuple_size")))
 
     def units_of_item(self, campaign, n_outputs: int) -> int:
         if n_outputs == 0:
             return 0
-        size = max(1, campaign.tuple_size)  # chunks_even's number of groups
+        size = max(1, self.option(campaign, "tuple_size"))  # chunks_even's number of groups
         return max(1, n_outputs // size, math.ceil(n_outputs / max(size, 5)))
 
     # ---- export -------------------------------------------------------------------------------
     export_extra = ("rank",)
     one_output_per_unit = False
 
-    def card_design(self, config: dict, fmt) -> list[str]:
-        return [f"- RankME: anchor value {fmt(config['anchor_value'])}, {config['tuple_size']} outputs per screen"]
     # ==== validation of one answer ====
 
     unit_sizes = (2, 10)

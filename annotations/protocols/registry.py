@@ -8,12 +8,15 @@ ship a protocol in its own package and list it there, as metrics are listed by i
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
 from annotations.protocols.base import Protocol
+from annotations.protocols.options import STRINGS, Option
 
 DEFAULT_PROTOCOLS = (
     "annotations.protocols.likert.Likert",
@@ -108,6 +111,33 @@ def label(name: str) -> str:
 def setup_fields() -> dict[str, list[str]]:
     """Each protocol's own fields of the campaign set-up form (the page shows them for it alone)."""
     return {p.name: list(p.setup_fields) for p in protocols().values()}
+
+
+def option_union() -> list[Option]:
+    """Every option name of the registered protocols once, as the first protocol declares it (a
+    list option with the choices of all): the set-up form's fields and `create_campaign`'s flags."""
+    found: dict[str, Option] = {}
+    for protocol in protocols().values():
+        for option in protocol.options:
+            first = found.setdefault(option.name, option)
+            if option.type == STRINGS and first is not option:
+                found[option.name] = replace(first, choices=tuple(dict.fromkeys(first.choices + option.choices)))
+    return list(found.values())
+
+
+def setup_hints() -> dict[str, dict]:
+    """What the set-up page changes when a protocol is chosen: the scale a new criterion gets, and
+    each option's default, bounds and help (the fields are shared by name across protocols)."""
+    hints = {}
+    for p in protocols().values():
+        scale = p.default_scale or p.form_scale
+        hints[p.name] = {
+            "scale": list(scale) if scale and p.has_scale else None,
+            "options": {o.name: {"default": o.default if not isinstance(o.default, (list, dict)) or o.type == "strings"
+                                 else None, "min": o.minimum, "max": o.maximum, "help": o.help, "label": o.label}
+                        for o in p.options},
+        }
+    return hints
 
 
 def choices() -> list[tuple[str, str]]:

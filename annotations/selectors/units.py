@@ -78,12 +78,13 @@ def assignment_payload(*, assignment: Assignment, enrolment=None, show_unit: boo
 
         texts = unit_texts(unit=assignment.unit) or texts
     references = []
-    shows_anchor = protocols.of(campaign).shows_anchor
+    protocol = protocols.of(campaign)
+    shows_anchor = protocol.shows_anchor
     if campaign.show_reference or shows_anchor:
         references = list(Reference.objects.filter(item_id=item.pk).order_by("position").values("position", "text"))
     anchor = None
-    if shows_anchor and campaign.anchor_value is not None and references:
-        anchor = {"text": references[0]["text"], "value": campaign.anchor_value}
+    if shows_anchor and protocol.anchor(campaign) is not None and references:
+        anchor = {"text": references[0]["text"], "value": protocol.anchor(campaign)}
     outputs = [{"id": output_id, "text": texts.get(output_id, "")} for output_id in order]
     if campaign.prefilled:
         # ESA^AI: the suggested spans to accept, edit or delete (offsets and severity, no source).
@@ -141,16 +142,17 @@ def assignment_brief(*, assignment: Assignment, show_unit: bool = False) -> dict
 
 def campaign_settings(*, campaign: Campaign) -> dict:
     """The campaign as its pages and clients need it (no system names)."""
-    from annotations.services.judgements import severities_of
-
+    protocol = protocols.of(campaign)
+    # The protocol's options by name (`options`, and each at the top level, where pages and clients
+    # have always read them: `severities`, `anchor_value`, ...), defaults filled in.
+    options = {o.name: protocol.option(campaign, o.name) for o in protocol.options}
     return {
         "id": campaign.pk,
         "name": campaign.name,
         "protocol": campaign.protocol,
         "criteria": campaign.criteria_configs(),
-        "anchor_value": campaign.anchor_value,
-        "tuple_size": campaign.tuple_size,
-        "severities": severities_of(campaign) if protocols.of(campaign).has_spans else [],
+        **options,
+        "options": options,
         "units_per_batch": campaign.units_per_batch,
         "show_source": campaign.show_source,
         "show_reference": campaign.show_reference,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import secrets
 
@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 
 from annotations import protocols
 from annotations.allocation.state import params_clean
-from annotations.models import Campaign, Dataset, ErrorSpan, System
+from annotations.models import Campaign, Dataset, System
 from annotations.services.prefill import campaign_prefill, prefill_check
 from annotations.services.units import (
     campaign_units_count, campaign_units_plan, campaign_units_plan_queue, plan_limits, units_cap_check,
@@ -121,7 +121,9 @@ def _criteria_config_clean(config, criteria: list[str], protocol: str) -> list[d
             if not isinstance(value, str) or len(value) > limit:
                 raise ValidationError({"criteria_config": f"{entry['name']}: {key} must be text of at most {limit} characters."})
             item[key] = value.strip()
-        if "scale_min" in entry or "scale_max" in entry:
+        # Null bounds on a protocol without scales say nothing (campaign.json writes them for every criterion).
+        unscaled = not protocols.get(protocol).has_scale and entry.get("scale_min") is None and entry.get("scale_max") is None
+        if ("scale_min" in entry or "scale_max" in entry) and not unscaled:
             if not protocols.get(protocol).has_scale:
                 raise ValidationError({"criteria_config": f"{entry['name']}: a {protocol} campaign has no rating scale."})
             low, high = _finite(entry.get("scale_min"), "criteria_config"), _finite(entry.get("scale_max"), "criteria_config")
@@ -163,15 +165,12 @@ def campaign_create(
     scale_max: float | None = None,
     instructions: str = "",
     redundancy: int = 1,
-    anchor_value: float | None = None,
-    tuple_size: int | None = None,
+    options: Mapping | None = None,
     systems: Sequence[str] | None = None,
     criteria_config: list[dict] | None = None,
     units_per_batch: int = 10,
     show_source: bool = True,
     show_reference: bool = False,
-    severities: Sequence[str] | None = None,
-    pair_rounds: int = 0,
     assignment_timeout_minutes: int = 60,
     seed: int | None = None,
     allocation: str = Campaign.Allocation.OVERLAP_FIRST,
@@ -180,9 +179,8 @@ def campaign_create(
     progress: Callable[[int, int], None] | None = None,
     prefill_run: int | None = None,
     prefill_holdout: float = 0.0,
-    typology: list | None = None,
-    mqm_weights: str | None = None,
     public_title: str = "",
+    **option_values,
 ) -> Campaign:
     """Create a campaign and plan its units.
 
@@ -192,12 +190,14 @@ def campaign_create(
     scale. `systems` (names) restricts the campaign to some of the dataset's
     systems. Span protocols may start from a done run's spans (`prefill_run`,
     ESA^AI: annotations.services.prefill), holding back `prefill_holdout` of the
-    outputs without suggestions. `tuple_size` is the best-worst tuple (default 4) or the number
-    of RankME outputs side by side (3-5, default 3). `allocation` is how units are handed out
+    outputs without suggestions. `allocation` is how units are handed out
     (annotations.allocation: overlap-first, spread, adaptive); `allocation_params` the adaptive knobs
-    (annotations.allocation.adaptive.AdaptiveParams; defaults filled in). MQM: `typology` (a tree
-    of categories, default WMT's MQM core typology) and `mqm_weights` (mt-metrics-eval's syntax, its
-    defaults).
+    (annotations.allocation.adaptive.AdaptiveParams; defaults filled in).
+
+    `options`: the protocol's own settings (RankME's anchor, a tuple size, severities, MQM's
+    typology, ...), as its class declares them (annotations.protocols.options); checked by the
+    protocol and completed with its defaults. Keyword arguments named after an option
+    (`tuple_size=3`) are the same as giving it in `options`; None leaves it at its default.
 
     Its size is known before anything is written: above WORKBENCH_CAMPAIGN_MAX_UNITS units it is
     refused. `plan`: "auto" plans the units here up to WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS and
@@ -218,30 +218,23 @@ def campaign_create(
         )
     criteria = _clean_criteria(criteria)
     scale_min, scale_max = _finite(scale_min, "scale_min"), _finite(scale_max, "scale_max")
-    anchor_value = _finite(anchor_value, "anchor_value")
     if (scale_min is None) != (scale_max is None):
         raise ValidationError({"scale_min": "Give both ends of the scale or neither."})
     if scale_min is not None and not scale_min < scale_max:
         raise ValidationError({"scale_min": "The minimum of the scale must be below its maximum."})
     if isinstance(redundancy, bool) or not isinstance(redundancy, int) or redundancy < 1:
         raise ValidationError({"redundancy": "Redundancy must be a whole number of at least 1."})
-    found = protocols.get(protocol).settings_check(scale=(scale_min, scale_max), anchor_value=anchor_value,
-                                                   tuple_size=tuple_size)
+    chosen_protocol = protocols.get(protocol)
+    found = chosen_protocol.settings_check(scale=(scale_min, scale_max))
     scale_min, scale_max = found["scale_min"], found["scale_max"]
-    anchor_value, tuple_size = found["anchor_value"], found["tuple_size"]
+    if options is not None and not isinstance(options, Mapping):
+        raise ValidationError({"options": "options: must be an object of the protocol's settings."})
+    options = chosen_protocol.options_check(
+        {**(options or {}), **{k: v for k, v in option_values.items() if v is not None}})
     units_per_batch = _whole(units_per_batch, "units_per_batch", 1, 10_000)
-    pair_rounds = _whole(pair_rounds, "pair_rounds", 0, 1_000)
     assignment_timeout_minutes = _whole(assignment_timeout_minutes, "assignment_timeout_minutes", 1,
                                         MAX_TIMEOUT_MINUTES)
     show_source, show_reference = _bool(show_source, "show_source"), _bool(show_reference, "show_reference")
-    chosen_protocol = protocols.get(protocol)
-    if severities:
-        severities = list(dict.fromkeys(severities))
-        allowed = chosen_protocol.severity_choices or ErrorSpan.Severity.values
-        if any(s not in allowed for s in severities):
-            raise ValidationError({"severities": f"Severities are {', '.join(allowed)}."})
-    severities = severities or list(chosen_protocol.default_severities)
-    options = chosen_protocol.options_check(typology=typology, mqm_weights=mqm_weights, severities=severities)
     if seed is None:
         seed = secrets.randbits(62)
     seed = _whole(seed, "seed", 0, 2**62)
@@ -273,16 +266,11 @@ def campaign_create(
         instructions=instructions or "",
         public_title=(public_title or "").strip(),
         redundancy=redundancy,
-        anchor_value=anchor_value,
-        tuple_size=tuple_size,
+        options=options,
         criteria_config=_criteria_config_clean(criteria_config, criteria, protocol),
         units_per_batch=units_per_batch,
         show_source=show_source,
         show_reference=show_reference,
-        severities=severities,
-        typology=options["typology"],
-        mqm_weights=options["mqm_weights"],
-        pair_rounds=pair_rounds,
         assignment_timeout_minutes=assignment_timeout_minutes,
         seed=seed,
         allocation=allocation,

@@ -45,11 +45,9 @@ def wave_create(*, first: Campaign, name: str) -> Campaign:
     campaign = campaign_create(
         dataset=first.dataset, name=name, protocol=first.protocol, criteria=list(first.criteria),
         scale_min=first.scale_min, scale_max=first.scale_max, instructions=first.instructions,
-        redundancy=first.redundancy, anchor_value=first.anchor_value, tuple_size=first.tuple_size,
+        redundancy=first.redundancy, options=dict(first.options or {}),
         systems=list(first.systems.values_list("name", flat=True)), criteria_config=list(first.criteria_config),
         units_per_batch=first.units_per_batch, show_source=first.show_source, show_reference=first.show_reference,
-        severities=list(first.severities), pair_rounds=first.pair_rounds,
-        typology=first.typology or None, mqm_weights=first.mqm_weights or None,  # MQM's, or none
         assignment_timeout_minutes=first.assignment_timeout_minutes, seed=first.seed,
     )
     Campaign.objects.filter(pk=campaign.pk).update(wave_of=first)

@@ -101,8 +101,8 @@ def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) ->
         "outputs": [{"id": o["id"], "text": o["text"], **({"suggestions": o["suggestions"]} if "suggestions" in o else {})}
                     for o in outputs],
         "criteria": [{k: c[k] for k in ("name", "widget", "scale_min", "scale_max", "index")} for c in criteria],
-        "severities": settings["severities"],
-        "typology": settings.get("typology"),
+        # The protocol's options (severities, typology, ...): its script reads them.
+        **settings["options"],
         "anchor": payload.get("anchor"),
         "draft": payload.get("draft") or {},
         "preview": preview,

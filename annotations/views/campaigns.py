@@ -139,8 +139,9 @@ def _preview_payload(*, campaign: Campaign, dataset, system_ids: list[int]) -> d
     random.shuffle(chosen)
     references = list(item.references.order_by("position").values("position", "text"))
     anchor = None
-    if protocols.of(campaign).shows_anchor and campaign.anchor_value and references:
-        anchor = {"text": references[0]["text"], "value": campaign.anchor_value}
+    value = protocols.of(campaign).anchor(campaign)
+    if protocols.of(campaign).shows_anchor and value and references:
+        anchor = {"text": references[0]["text"], "value": value}
     return {
         "id": 0, "shown_order": [o.pk for o in chosen], "anchor": anchor, "draft": {},
         "progress": {"done": 0, "batch": 1, "batch_done": 0, "batch_size": campaign.units_per_batch},
@@ -164,8 +165,8 @@ def _campaign_fields(form: CampaignForm, criteria: list[dict]) -> dict:
         "instructions": data["instructions"], "redundancy": data["redundancy"],
         "public_title": data.get("public_title") or "",
         "units_per_batch": data["units_per_batch"], "show_source": data["show_source"],
-        "show_reference": data["show_reference"], "tuple_size": data.get("tuple_size"),
-        "pair_rounds": data["pair_rounds"], "assignment_timeout_minutes": data["assignment_timeout_minutes"],
+        "show_reference": data["show_reference"], "options": form.options_given(protocols.get(protocol)),
+        "assignment_timeout_minutes": data["assignment_timeout_minutes"],
         "criteria_config": [
             {k: v for k, v in c.items() if v not in ("", None) or k in ("name",)}
             if rated else {"name": c["name"], "question": c.get("question", "")}
@@ -174,10 +175,7 @@ def _campaign_fields(form: CampaignForm, criteria: list[dict]) -> dict:
     }
     if rated and first.get("scale_min") is not None and first.get("scale_max") is not None:
         fields["scale_min"], fields["scale_max"] = first["scale_min"], first["scale_max"]
-    if protocols.get(protocol).shows_anchor:
-        fields["anchor_value"] = data.get("anchor_value")
     if protocols.get(protocol).has_spans:
-        fields["severities"] = data.get("severities") or list(protocols.get(protocol).default_severities)
         if data.get("prefill_run"):
             fields["prefill_run"] = data["prefill_run"]
             fields["prefill_holdout"] = data.get("prefill_holdout") or 0.0
@@ -185,9 +183,6 @@ def _campaign_fields(form: CampaignForm, criteria: list[dict]) -> dict:
     if fields["allocation"] == Campaign.Allocation.ADAPTIVE:
         fields["allocation_params"] = {name: data.get(f"adaptive_{name}") for name in CampaignForm.ADAPTIVE_FIELDS
                                        if data.get(f"adaptive_{name}") is not None}
-    for option in ("typology", "mqm_weights"):
-        if option in protocols.get(protocol).setup_fields and data.get(option):
-            fields[option] = data[option]
     return fields
 
 
@@ -202,9 +197,14 @@ def campaign_new(request: HttpRequest, pk: int) -> HttpResponse:
         formset = CriterionFormSet(request.POST, prefix="criteria")
         if form.is_valid() and formset.is_valid():
             criteria = [c for c in formset.cleaned_data if c and c.get("name", "").strip()]
-            fields = _campaign_fields(form, criteria)
+            try:
+                fields = _campaign_fields(form, criteria)
+            except ValidationError as exc:
+                fields, errors = None, [m for ms in exc.message_dict.values() for m in ms]
             dataset, systems = form.cleaned_data["dataset"], form.cleaned_data["systems"]
-            if request.POST.get("action") == "preview":
+            if fields is None:
+                pass
+            elif request.POST.get("action") == "preview":
                 try:
                     campaign = _preview_campaign(dataset=dataset, fields=fields)
                 except ValidationError as exc:
@@ -231,6 +231,7 @@ def campaign_new(request: HttpRequest, pk: int) -> HttpResponse:
         "project": project, "form": form, "formset": formset, "preview": preview, "errors": errors,
         "system_datasets": {s.pk: s.dataset_id for s in form.fields["systems"].queryset},
         "protocol_fields": protocols.setup_fields(),
+        "protocol_hints": protocols.setup_hints(),
     }, status=400 if errors else 200)
 
 

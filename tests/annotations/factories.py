@@ -110,6 +110,15 @@ class CampaignFactory(factory.django.DjangoModelFactory):
     scale_min = 1
     scale_max = 5
 
+    @classmethod
+    def _adjust_kwargs(cls, **kwargs):
+        # A protocol's options given by name (tuple_size=2) go into `options`, as campaign_create takes them.
+        fields = {f.name for f in Campaign._meta.get_fields()} | {f.attname for f in Campaign._meta.concrete_fields}
+        extra = {k: kwargs.pop(k) for k in list(kwargs) if k not in fields}
+        if extra:
+            kwargs["options"] = {**kwargs.get("options", {}), **extra}
+        return kwargs
+
 
 class AnnotatorFactory(factory.django.DjangoModelFactory):
     class Meta:

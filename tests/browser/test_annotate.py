@@ -288,7 +288,10 @@ def test_the_set_up_preview_runs_the_previewed_protocols_script(page, demo):
     page.keyboard.press("ArrowRight")
     page.keyboard.press("2")  # a major error on the second word
     assert page.locator("#span-list li").count() == 1
-    page.locator("fieldset[data-row] .scale-point").last.click()  # the form's default criterion: 1-5 buttons
+    # ESA's criterion is on its 0-100 slider (the protocol's default scale, set when ESA was chosen).
+    slider = page.locator("input[type=range]")
+    box = slider.bounding_box()
+    page.mouse.click(box["x"] + box["width"] * 0.7, box["y"] + box["height"] / 2)
     page.get_by_role("button", name="Try submitting (preview)").click()
     assert "Preview: 1 answer(s) would be stored" in page.locator("#unit-status").inner_text()
 
@@ -317,3 +320,37 @@ def test_the_set_up_form_shows_each_protocols_own_fields(page, demo):
         for field in every:
             visible = page.locator(f'[data-for="{field}"]').first.is_visible()
             assert visible == (field in protocols.get(name).setup_fields), (name, field)
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_choosing_esa_on_the_set_up_form_gives_its_0_100_scale(new_page, live_server, width):
+    """Issue 38 item 6: the criterion row keeps the form's 1-5 only while the researcher typed no
+    scale of their own; choosing ESA puts ESA's default 0-100 there (as the API and the command
+    line give), so the unit has the 0-100 slider the keyboard help describes."""
+    from django.core.management import call_command
+
+    from annotations.models import Campaign
+
+    call_command("load_demo", "--without-finished", verbosity=0, stdout=open("/dev/null", "w"))
+    page = new_page(viewport={"width": width, "height": 900})
+    log_in(page, "demo", "demo")
+    project = Membership.objects.filter(user__username="demo").first().project
+    page.goto(f"/projects/{project.pk}/campaigns/new/")
+    low, high = page.locator("#id_criteria-0-scale_min"), page.locator("#id_criteria-0-scale_max")
+    assert (low.input_value(), high.input_value()) == ("1", "5")  # Likert, chosen first
+    page.select_option("#id_protocol", "esa")
+    assert (low.input_value(), high.input_value()) == ("0", "100")
+    page.select_option("#id_protocol", "likert")  # and back: the scale nobody typed follows
+    assert (low.input_value(), high.input_value()) == ("1", "5")
+    page.select_option("#id_protocol", "esa")
+    page.fill("#id_name", "ESA from the form")
+    with next_screen(page):
+        page.get_by_role("button", name="Create campaign").click()
+    campaign = Campaign.objects.get(name="ESA from the form")
+    assert (campaign.scale_min, campaign.scale_max) == (0, 100)
+    assert campaign.criteria_configs()[0]["widget"] == Campaign.Widget.SLIDER
+
+    page.goto(f"/projects/{project.pk}/campaigns/new/")
+    page.locator("#id_criteria-0-scale_max").fill("7")  # a scale the researcher typed is kept
+    page.select_option("#id_protocol", "esa")
+    assert (low.input_value(), high.input_value()) == ("1", "7")

@@ -226,6 +226,6 @@ def test_an_mqm_campaign_set_up_in_the_browser(page, live_server):
     page.get_by_role("button", name="Create campaign").click()
     page.wait_for_url("**/campaigns/*/")
     campaign = Campaign.objects.get(name="Set-up MQM")
-    assert campaign.protocol == "mqm" and campaign.mqm_weights == "Major:10 Minor:2 Neutral:0 Minor/Form:0.5"
-    assert [n["name"] for n in campaign.typology] == ["Meaning", "Form"]
+    assert campaign.protocol == "mqm" and campaign.options["mqm_weights"] == "Major:10 Minor:2 Neutral:0 Minor/Form:0.5"
+    assert [n["name"] for n in campaign.options["typology"]] == ["Meaning", "Form"]
     assert "Minor/Form:0.5" in page.content()  # the campaign page shows the weights

@@ -1,6 +1,11 @@
 """`create_campaign --dataset NAME --name NAME --protocol likert|rankme|pairwise|bws|esa|cesa|mqm --criteria a,b
 [--scale MIN-MAX] [--redundancy K] [--systems s1,s2] [--instructions TEXT | --instructions-file F]
-[--typology FILE] [--mqm-weights "Major:5 Minor:1 ..."] [--json]`.
+[--option KEY=VALUE ...] [--json]`: the protocol's own settings (annotations.protocols.options) with
+`--option`, or their older flags (`--anchor`, `--tuple-size`, `--severities`, `--typology FILE`,
+`--mqm-weights`, `--pair-rounds`), generated from the protocols' declarations.
+
+`create_campaign --from campaign.json [--name NAME] [--dataset NAME]`: the campaign a campaign file
+(export_dataset's campaign.json) describes (annotations.services.campaign_files).
 
 `create_campaign --wave-of CAMPAIGN --name NAME`: a second wave of CAMPAIGN (its settings and
 units, annotators disjoint from its own)."""
@@ -13,17 +18,16 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotations import protocols
 from annotations.models import Campaign, Dataset
-from annotations.protocols.mqm_scoring import TypologyError, typology_parse
+from annotations.protocols.options import JSON, OptionError
+from annotations.services.campaign_files import campaign_create_from_file
 from annotations.services.campaigns import campaign_create, criteria_parse, scale_parse
 from annotations.services.waves import wave_create
 
 
 # Service fields -> the flags that set them, for error messages.
-FLAGS = {"scale_min": "scale", "scale_max": "scale", "anchor_value": "anchor", "tuple_size": "tuple-size",
-         "units_per_batch": "units-per-batch", "pair_rounds": "pair-rounds",
+FLAGS = {"scale_min": "scale", "scale_max": "scale", "units_per_batch": "units-per-batch",
          "assignment_timeout_minutes": "timeout-minutes", "allocation_params": "adaptive-*",
-         "prefill_run": "prefill-run", "prefill_holdout": "prefill-holdout",
-         "mqm_weights": "mqm-weights"}
+         "prefill_run": "prefill-run", "prefill_holdout": "prefill-holdout"}
 ADAPTIVE_FLAGS = ("min_per_system", "alpha", "stable_checks", "check_every")
 
 
@@ -32,8 +36,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", help="required unless --wave-of")
-        parser.add_argument("--name", required=True)
-        parser.add_argument("--protocol", choices=protocols.names(), help="required unless --wave-of")
+        parser.add_argument("--name", help="required unless --from")
+        parser.add_argument("--protocol", choices=protocols.names(), help="required unless --wave-of or --from")
         parser.add_argument("--criteria", help="comma-separated, e.g. fluency,adequacy (required unless --wave-of)")
         parser.add_argument("--wave-of", metavar="CAMPAIGN",
                             help="a second wave of CAMPAIGN: the same units and settings, other annotators")
@@ -41,21 +45,23 @@ class Command(BaseCommand):
                                                 "ESA defaults to 0-100)")
         parser.add_argument("--redundancy", type=int, default=1, help="annotators per unit (k)")
         parser.add_argument("--systems", help="comma-separated system names (default: all systems)")
-        parser.add_argument("--anchor", type=float, help="RankME: magnitude of the anchor (default 100)")
-        parser.add_argument("--tuple-size", type=int, help="best-worst: outputs per tuple (default 4); "
-                                                           "RankME: outputs side by side, 3-5 (default 3); "
-                                                           "cESA: outputs side by side, 2-5 (default 3)")
-        parser.add_argument("--severities", help="ESA and cESA: comma-separated, from minor,major,critical "
-                                                  "(default minor,major); MQM: from neutral,minor,major,critical "
-                                                  "(default neutral,minor,major)")
-        parser.add_argument("--typology", help="MQM: JSON file, a list of categories {name, key?, description?, "
-                                                "children?} (default: WMT's MQM core typology)")
-        parser.add_argument("--mqm-weights", help='MQM: e.g. "Major:5 Minor:1 Neutral:0 Major/Non-translation!:25 '
-                                                   'Minor/Fluency/Punctuation:0.1" (the default; most specific '
-                                                   "match wins, as mt-metrics-eval's score_mqm.py)")
+        parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                            help="a setting of the protocol (repeatable): numbers as numbers, lists "
+                                 "comma-separated, JSON for JSON values (@FILE reads the value from FILE); "
+                                 "see `campaign_schema` or docs/reference/campaign-files.md")
+        parser.add_argument("--from", dest="from_file", metavar="FILE",
+                            help="create the campaign a campaign file describes (export_dataset's "
+                                 "campaign.json); --name and --dataset replace the file's")
+        # The older flags of the protocols' options, from their declarations.
+        for option in protocols.option_union():
+            if option.flag:
+                users = [(p, protocols.get(p).option_declared(option.name)) for p in protocols.names()]
+                helps = dict.fromkeys(f"{name}: {o.help}" for name, o in users if o is not None)
+                parser.add_argument(f"--{option.flag}", dest=f"option_{option.name}",
+                                    metavar="FILE" if option.type == JSON else "VALUE",
+                                    help=f"{' '.join(helps)} (same as --option "
+                                         f"{option.name}={'@FILE' if option.type == JSON else 'VALUE'})")
         parser.add_argument("--units-per-batch", type=int, default=10)
-        parser.add_argument("--pair-rounds", type=int, default=0,
-                            help="pairwise: 0 = all pairs; r = r balanced rounds per item")
         parser.add_argument("--timeout-minutes", type=int, default=60,
                             help="an unfinished unit goes back to the pool after this")
         parser.add_argument("--show-reference", action="store_true", help="show the references to annotators")
@@ -110,7 +116,13 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         if options["wave_of"]:
+            if not options["name"]:
+                raise CommandError("the following arguments are required: --name")
             return self._wave(options)
+        if options["from_file"]:
+            return self._from_file(options)
+        if not options["name"]:
+            raise CommandError("the following arguments are required: --name (or --from)")
         missing = [f"--{f}" for f in ("dataset", "protocol", "criteria") if not options[f]]
         if missing:
             raise CommandError(f"the following arguments are required: {', '.join(missing)} (or --wave-of)")
@@ -125,24 +137,15 @@ class Command(BaseCommand):
                 raise CommandError(f"--instructions-file: {exc}") from None
         adaptive = {name: options[f"adaptive_{name}"] for name in ADAPTIVE_FLAGS
                      if options[f"adaptive_{name}"] is not None}
-        typology = None
-        if options["typology"]:
-            try:
-                typology = typology_parse(Path(options["typology"]).read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError) as exc:
-                raise CommandError(f"--typology: {exc}") from None
-            except TypologyError as exc:
-                raise CommandError(f"--typology {options['typology']}: {exc}") from None
+        given = self._options(options)
         try:
             scale = scale_parse(options["scale"]) if options["scale"] else (None, None)
             campaign = campaign_create(
                 dataset=dataset, name=options["name"], protocol=options["protocol"],
                 criteria=criteria_parse(options["criteria"]), scale_min=scale[0], scale_max=scale[1],
-                redundancy=options["redundancy"], instructions=instructions, anchor_value=options["anchor"],
+                redundancy=options["redundancy"], instructions=instructions, options=given,
                 public_title=options["public_title"],
-                tuple_size=options["tuple_size"], systems=criteria_parse(options["systems"] or ""),
-                severities=criteria_parse(options["severities"] or "") or None,
-                units_per_batch=options["units_per_batch"], pair_rounds=options["pair_rounds"],
+                systems=criteria_parse(options["systems"] or ""), units_per_batch=options["units_per_batch"],
                 assignment_timeout_minutes=options["timeout_minutes"], show_reference=options["show_reference"],
                 show_source=not options["hide_source"], seed=options["seed"],
                 allocation=options["allocation"], allocation_params=adaptive or None,
@@ -150,16 +153,86 @@ class Command(BaseCommand):
                 # (WORKBENCH_CAMPAIGN_MAX_UNITS still applies).
                 plan="sync", progress=None if options["no_progress"] else self._progress,
                 prefill_run=options["prefill_run"], prefill_holdout=options["prefill_holdout"],
-                typology=typology, mqm_weights=options["mqm_weights"],
             )
         except ValidationError as exc:
-            if hasattr(exc, "error_dict"):
-                messages = [f"--{FLAGS.get(k, k)}: {m}" for k, ms in exc.message_dict.items() for m in ms]
-            else:
-                messages = exc.messages
-            for message in messages:
-                self.stderr.write(message)
-            raise CommandError(f"campaign {options['name']!r} not created") from None
+            self._refused(exc, options["name"])
+        if self._shown:
+            self.stderr.write("")
+        self._summary(campaign, options)
+
+    def _refused(self, exc: ValidationError, name):
+        if hasattr(exc, "error_dict"):
+            # Options' messages name themselves ("options.tuple_size: ..."); the others get their flag.
+            messages = [m if k == "options" else f"--{FLAGS.get(k, k.replace('_', '-'))}: {m}"
+                        for k, ms in exc.message_dict.items() for m in ms]
+        else:
+            messages = exc.messages
+        for message in messages:
+            self.stderr.write(message)
+        raise CommandError(f"campaign {name!r} not created") from None
+
+    def _options(self, options) -> dict:
+        """The protocol's options from `--option KEY=VALUE` and the older flags, as given (text);
+        typed and checked by the protocol's declaration."""
+        protocol = protocols.get(options["protocol"])
+        texts: dict[str, tuple[str, str]] = {}
+        for option in protocols.option_union():
+            if options.get(f"option_{option.name}") is not None:
+                texts[option.name] = (f"--{option.flag}", options[f"option_{option.name}"])
+                if option.type == JSON:  # the flag names a file
+                    texts[option.name] = (f"--{option.flag}", "@" + options[f"option_{option.name}"])
+        for pair in options["option"]:
+            key, sep, value = pair.partition("=")
+            if not sep or not key.strip():
+                raise CommandError(f"--option {pair!r}: expected KEY=VALUE")
+            texts[key.strip()] = (f"--option {key.strip()}", value)
+        given, problems = {}, []
+        for key, (where, text) in texts.items():
+            declared = protocol.option_declared(key)
+            if declared is None:
+                problems.append(f"options.{key} ({where}): not a setting of {protocol.name} campaigns"
+                                + (f" (it has {', '.join(o.name for o in protocol.options)})" if protocol.options
+                                   else " (it has none)"))
+                continue
+            if text.startswith("@"):
+                try:
+                    text = Path(text[1:]).read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError) as exc:
+                    problems.append(f"options.{key} ({where}): {exc}")
+                    continue
+            try:
+                given[key] = declared.parse_text(text)
+            except OptionError as exc:
+                problems.append(f"options.{key} ({where}): {exc}")
+        if problems:
+            for problem in problems:
+                self.stderr.write(problem)
+            raise CommandError(f"campaign {options['name']!r} not created")
+        return given
+
+    def _from_file(self, options):
+        ignored = [f"--{f.replace('_', '-')}" for f in ("protocol", "criteria", "scale", "systems", "seed")
+                   if options[f] not in (None, "")] + [f"--{o.flag}" for o in protocols.option_union()
+                                                       if o.flag and options.get(f"option_{o.name}") is not None]
+        if options["option"]:
+            ignored.append("--option")
+        if ignored:
+            raise CommandError(f"--from takes every setting from the file (edit it to change one): leave out "
+                               f"{', '.join(ignored)}")
+        try:
+            config = json.loads(Path(options["from_file"]).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CommandError(f"--from: {exc}") from None
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"--from {options['from_file']}: line {exc.lineno} column {exc.colno}: "
+                               f"{exc.msg}") from None
+        name = options["name"] or (config.get("name") if isinstance(config, dict) else None)
+        try:
+            campaign = campaign_create_from_file(
+                config=config, datasets=Dataset.objects.all(), name=options["name"], dataset=options["dataset"],
+                plan="sync", progress=None if options["no_progress"] else self._progress)
+        except ValidationError as exc:
+            self._refused(exc, name)
         if self._shown:
             self.stderr.write("")
         self._summary(campaign, options)
@@ -169,7 +242,7 @@ class Command(BaseCommand):
         if first is None:
             raise CommandError(f"no campaign named {options['wave_of']!r}")
         fixed = [f"--{f.replace('_', '-')}" for f in ("dataset", "protocol", "criteria", "scale", "systems", "seed")
-                 if options[f] not in (None, "")]
+                 if options[f] not in (None, "")] + (["--from"] if options["from_file"] else [])
         if fixed:
             raise CommandError(f"a second wave takes every setting from {first.name!r}: leave out {', '.join(fixed)}")
         try:
@@ -196,9 +269,8 @@ class Command(BaseCommand):
             summary["prefill"] = {"run": prefill.run_id, "metric": prefill.metric, "holdout": prefill.holdout,
                                   "held_back_outputs": len(prefill.held_back),
                                   "suggestions": campaign.span_suggestions.filter(held_back=False).count()}
-        if campaign.mqm_weights:
-            summary.update(severities=campaign.severities, mqm_weights=campaign.mqm_weights,
-                           categories=len(campaign.typology))
+        protocol = protocols.of(campaign)
+        summary["options"] = {o.name: protocol.option(campaign, o.name) for o in protocol.options}
         if options["json"]:
             self.stdout.write(json.dumps(summary))
         else:

@@ -155,7 +155,7 @@ def test_the_export_imports_back_with_its_screens_spans_and_figures(cesa, tmp_pa
     assert sorted(len(s) for s in screens.values()) == sorted(
         len(s) for screens_ in SCREENS.values() for s in screens_ for _ in range(12))
     config = json.loads((out / "campaign.json").read_text())
-    assert config["protocol"] == "cesa" and config["tuple_size"] == 4
+    assert config["protocol"] == "cesa" and config["options"]["tuple_size"] == 4
     # The card and campaign.json give ESA's headline and, labelled, the one on the derived pairs.
     assert config["agreement"]["quality"]["value"] == pytest.approx(before["headline"]["value"], abs=1e-12)
     derived = config["agreement_pairwise_derived"]["quality"]

@@ -211,7 +211,7 @@ def test_a_wave_of_an_mqm_campaign_keeps_its_typology_and_weights(dataset, tmp_p
         "--mqm-weights", "Major:5 Minor:1 Critical:10 Minor/Form:0.5")
     run("create_campaign", "--wave-of", "mqm", "--name", "mqm-2")
     first, second = Campaign.objects.get(name="mqm"), Campaign.objects.get(name="mqm-2")
-    assert second.wave_of == first and second.severities == ["minor", "major", "critical"]
+    assert second.wave_of == first and second.options["severities"] == ["minor", "major", "critical"]
     # Not the defaults (WMT's MQM core typology, score_mqm.py's weights): the first wave's own.
-    assert [n["name"] for n in second.typology] == ["Meaning", "Form"] and second.typology == first.typology
-    assert second.mqm_weights == "Major:5 Minor:1 Critical:10 Minor/Form:0.5" == first.mqm_weights
+    assert [n["name"] for n in second.options["typology"]] == ["Meaning", "Form"] and second.options["typology"] == first.options["typology"]
+    assert second.options["mqm_weights"] == "Major:5 Minor:1 Critical:10 Minor/Form:0.5" == first.options["mqm_weights"]

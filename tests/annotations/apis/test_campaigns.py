@@ -69,3 +69,49 @@ def test_annotator_profile_does_not_merge_with_imported_worker_of_same_name(worl
     assert response.status_code == 201
     mine = Annotator.objects.get(project=world.mine.project, user=world.users["researcher"])
     assert mine != worker and mine.namespace == "account" and response.json()["annotator"] == mine.pk
+
+
+def test_campaign_options_in_the_api(world):
+    client = world.client("researcher")
+    base = {"dataset": world.mine.dataset.pk, "protocol": "bws", "criteria": ["overall"]}
+    made = client.post("/api/campaigns/", {**base, "name": "b1", "options": {"tuple_size": 2}}, format="json")
+    assert made.status_code == 201, made.content
+    assert made.json()["options"] == {"tuple_size": 2} and made.json()["tuple_size"] == 2
+    # The option at the top level, as before `options`, is the same.
+    made = client.post("/api/campaigns/", {**base, "name": "b2", "tuple_size": 2}, format="json")
+    assert made.status_code == 201 and made.json()["options"] == {"tuple_size": 2}
+    refused = client.post("/api/campaigns/", {**base, "name": "b3", "options": {"tuple_size": 1, "anchor": 5}},
+                          format="json")
+    assert refused.status_code == 400
+    assert sorted(refused.json()["options"]) == [
+        "options.anchor: not a setting of bws campaigns (it has tuple_size)",
+        "options.tuple_size: must be between 2 and 20"]
+    esa = client.post("/api/campaigns/", {**base, "protocol": "esa", "name": "e"}, format="json")
+    assert (esa.json()["scale_min"], esa.json()["scale_max"]) == (0, 100)  # ESA's default scale
+    assert esa.json()["options"] == {"severities": ["minor", "major"]}
+
+
+def test_a_campaign_file_posted_to_the_api(world):
+    config = {"name": "from-file", "dataset": world.mine.dataset.name, "protocol": "pairwise", "criteria": ["overall"],
+              "scale": [None, None], "systems": [], "redundancy": 2, "options": {"pair_rounds": 1}, "seed": 9,
+              "counterbalancing": "recorded, ignored", "quality_control": {"repeat_share": 0.1, "gold_units": 0}}
+    made = world.client("researcher").post("/api/campaigns/", config, format="json")
+    assert made.status_code == 201, made.content
+    assert (made.json()["options"], made.json()["seed"], made.json()["redundancy"]) == ({"pair_rounds": 1}, 9, 2)
+    assert Campaign.objects.get(name="from-file").quality_settings.repeat_share == 0.1
+    # Someone who may not set up campaigns there (an annotator does not see datasets), and a dataset
+    # of another project: refused, as with a dataset id.
+    assert world.client("annotator").post("/api/campaigns/", {**config, "name": "x"}, format="json").status_code == 404
+    other = {**config, "name": "y", "dataset": world.other.dataset.name}
+    assert world.client("researcher").post("/api/campaigns/", other, format="json").status_code == 404
+    bad = world.client("researcher").post("/api/campaigns/", {**config, "name": "z", "options": {"pair_rounds": -1}},
+                                          format="json")
+    assert bad.status_code == 400 and bad.json()["options"] == ["options.pair_rounds: must be between 0 and 1000"]
+    assert not Campaign.objects.filter(name__in=["x", "y", "z"]).exists()
+
+
+def test_the_campaign_file_schema_for_those_who_set_up_campaigns(world):
+    from annotations.services.campaign_files import campaign_file_schema
+
+    assert world.client("researcher").get("/api/campaigns/schema/").json() == campaign_file_schema()
+    assert world.client("annotator").get("/api/campaigns/schema/").status_code == 404

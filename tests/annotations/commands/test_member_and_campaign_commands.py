@@ -57,7 +57,7 @@ def test_create_campaign_esa_with_systems():
                    "--systems", "a,c", "--redundancy", "3", "--severities", "minor,major,critical")
     assert summary["scale"] == [0.0, 100.0] and summary["systems"] == ["a", "c"] and summary["units"] == 2
     campaign = Campaign.objects.get(name="e")
-    assert campaign.severities == ["minor", "major", "critical"] and campaign.redundancy == 3
+    assert campaign.options["severities"] == ["minor", "major", "critical"] and campaign.redundancy == 3
     err = io.StringIO()
     with pytest.raises(CommandError):
         call_command("create_campaign", "--dataset", "d", "--name", "x", "--protocol", "esa", "--criteria", "q",

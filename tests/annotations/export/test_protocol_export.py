@@ -140,13 +140,14 @@ def test_best_worst_stats_and_consensus():
 
 
 def test_card_design_lines_name_the_protocols_settings():
-    config = {"anchor_value": 100.0, "tuple_size": 4, "pair_rounds": 0, "severities": ["minor", "major"]}
+    # One line per option the protocol declares (campaign.json's `options`), then what its design means.
+    config = {"options": {"anchor_value": 100.0, "tuple_size": 4, "pair_rounds": 0, "severities": ["minor", "major"]}}
     assert protocols.get("likert").card_design(config, str) == []
-    assert protocols.get("rankme").card_design(config, str) == ["- RankME: anchor value 100.0, 4 outputs per screen"]
+    assert protocols.get("rankme").card_design(config, str) == ["- Anchor value: 100.0", "- Outputs per screen: 4"]
     assert protocols.get("bws").card_design(config, str) == ["- Best-worst tuple size: 4"]
     assert protocols.get("pairwise").card_design(config, str) == ["- Pairs: every pair of outputs of an item"]
     assert protocols.get("esa").card_design(config, str) == ["- Error severities: minor, major"]
     assert protocols.get("cesa").card_design(config, str) == [
-        "- Error severities: minor, major",
+        "- Error severities: minor, major", "- Outputs per screen: 4",
         "- Contrastive ESA: 4 outputs of one input per screen, each with its error spans and 0-100 score; "
         "pairwise figures derived from the scores of one screen"]

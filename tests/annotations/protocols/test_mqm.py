@@ -264,8 +264,8 @@ def test_create_campaign_typology_and_weights(tmp_path):
     _dataset(tmp_path, texts)
     made = run("create_campaign", "--dataset", "wmt", "--name", "mqm", "--protocol", "mqm", "--criteria", "mqm")
     campaign = Campaign.objects.get(pk=made["id"])
-    assert campaign.mqm_weights == mq.DEFAULT_WEIGHTS and campaign.severities == ["neutral", "minor", "major"]
-    assert [n["name"] for n in campaign.typology] == ["Accuracy", "Fluency", "Terminology", "Style",
+    assert campaign.options["mqm_weights"] == mq.DEFAULT_WEIGHTS and campaign.options["severities"] == ["neutral", "minor", "major"]
+    assert [n["name"] for n in campaign.options["typology"]] == ["Accuracy", "Fluency", "Terminology", "Style",
                                                        "Locale convention", "Non-translation!", "Source error",
                                                        "Source issue", "Other"]
     tree = [{"name": "Meaning", "children": [{"name": "Wrong"}, {"name": "Missing"}]}, {"name": "Form"}]
@@ -273,8 +273,8 @@ def test_create_campaign_typology_and_weights(tmp_path):
     made = run("create_campaign", "--dataset", "wmt", "--name", "own", "--protocol", "mqm", "--criteria", "mqm",
                "--typology", str(tmp_path / "t.json"), "--mqm-weights", "Major:10 Minor:2 Neutral:0")
     own = Campaign.objects.get(pk=made["id"])
-    assert mq.category_paths(own.typology) == ["Meaning", "Meaning/Wrong", "Meaning/Missing", "Form"]
-    assert [n["key"] for n in own.typology] == ["e", "f"]  # "m" is the missing-content key
+    assert mq.category_paths(own.options["typology"]) == ["Meaning", "Meaning/Wrong", "Meaning/Missing", "Form"]
+    assert [n["key"] for n in own.options["typology"]] == ["e", "f"]  # "m" is the missing-content key
     # Bad files: the JSON's line, or the path of the category at fault.
     (tmp_path / "syntax.json").write_text('[\n  {"name": "A"},\n  {"name": }\n]')
     assert "line 3 column" in fails("create_campaign", "--dataset", "wmt", "--name", "x", "--protocol", "mqm",
@@ -293,12 +293,12 @@ def test_create_campaign_typology_and_weights(tmp_path):
     assert "no weight for the severity 'critical'" in fails(
         "create_campaign", "--dataset", "wmt", "--name", "x", "--protocol", "mqm", "--criteria", "mqm",
         "--severities", "minor,major,critical")
-    assert "--mqm-weights: 'Major5' is not SEVERITY" in fails(
+    assert "options.mqm_weights (--mqm-weights): 'Major5' is not SEVERITY" in fails(
         "create_campaign", "--dataset", "wmt", "--name", "x", "--protocol", "mqm", "--criteria", "mqm",
         "--mqm-weights", "Major5")
-    assert "has no MQM weights" in fails("create_campaign", "--dataset", "wmt", "--name", "x", "--protocol", "esa",
+    assert "options.mqm_weights (--mqm-weights): not a setting of esa campaigns" in fails("create_campaign", "--dataset", "wmt", "--name", "x", "--protocol", "esa",
                                          "--criteria", "q", "--mqm-weights", "Major:5")
-    assert "Severities are minor, major, critical" in fails(
+    assert "options.severities (--severities): 'neutral' not among minor, major, critical" in fails(
         "create_campaign", "--dataset", "wmt", "--name", "x", "--protocol", "esa", "--criteria", "q",
         "--severities", "neutral")
     assert not Campaign.objects.filter(name="x").exists()

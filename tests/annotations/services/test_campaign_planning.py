@@ -34,8 +34,7 @@ def dataset_with(systems: int, items: int = 1, name: str = "plan-ds") -> Dataset
 ])
 def test_the_count_is_what_planning_makes(protocol, extra):
     """units_of_item against plan_item itself, for every size from 0 to 30 outputs."""
-    campaign = Campaign(protocol=protocol, pair_rounds=extra.get("pair_rounds", 0),
-                        tuple_size=extra.get("tuple_size"), seed=1)
+    campaign = Campaign(protocol=protocol, options={k: v for k, v in extra.items() if v is not None}, seed=1)
     proto = protocols.get(protocol)
     for n in range(31):
         outputs = [(k, k) for k in range(n)]

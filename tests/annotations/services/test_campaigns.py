@@ -43,7 +43,7 @@ def test_campaign_create_likert_and_rankme():
         ({"protocol": "pairwise", "criteria": []}, "criteria"),
         ({"protocol": "pairwise", "criteria": ["a", "a"]}, "criteria"),
         ({"protocol": "pairwise", "redundancy": 0}, "redundancy"),
-        ({"protocol": "bws", "tuple_size": 1}, "tuple_size"),
+        ({"protocol": "bws", "tuple_size": 1}, "options"),  # options.tuple_size: must be between 2 and 20
     ],
 )
 def test_campaign_create_rejects(kwargs, field):

@@ -35,7 +35,7 @@ def test_likert_and_esa_plan_one_unit_per_output_of_the_chosen_systems():
     likert = _create(dataset, "likert")
     assert likert.units.count() == 12 and all(len(u.outputs) == 1 for u in likert.units.all())
     esa = _create(dataset, "esa", systems=["s0", "s2"])
-    assert (esa.scale_min, esa.scale_max, esa.severities) == (0, 100, ["minor", "major"])
+    assert (esa.scale_min, esa.scale_max, esa.options["severities"]) == (0, 100, ["minor", "major"])
     assert esa.units.count() == 8
     assert {s for u in esa.units.all() for s in u.systems} == {systems[0].pk, systems[2].pk}
     # Positions are a permutation: the planned order is shuffled, not the import order.
@@ -50,7 +50,7 @@ def test_rankme_groups_three_to_five_outputs_of_one_item():
     sizes = Counter(len(u.outputs) for u in campaign.units.all())
     assert sizes == {4: 3, 3: 3}  # 7 outputs -> 4 + 3 per item
     assert all(len({campaign.units.get(pk=u.pk).item_id}) == 1 for u in campaign.units.all())
-    assert campaign.anchor_value == 100
+    assert campaign.options["anchor_value"] == 100
 
 
 @pytest.mark.django_db

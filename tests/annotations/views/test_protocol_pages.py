@@ -102,4 +102,4 @@ def test_the_set_up_preview_of_a_cesa_campaign_shows_its_outputs_side_by_side(cl
     assert mine == _expected(protocols.get("cesa")) and _loads_in_order(html, protocols.get("cesa"))
     # Six outputs side by side is not cESA: the form says why.
     html = client.post(url, {**data, "tuple_size": 6}).content.decode()
-    assert "Contrastive ESA shows 2 to 5 outputs side by side." in html
+    assert "options.tuple_size: must be between 2 and 5" in html
