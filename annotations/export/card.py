@@ -50,6 +50,7 @@ def campaign_configuration(*, campaign: Campaign, systems: list[str], criteria: 
         "systems": systems,
         "redundancy": campaign.redundancy,
         "instructions": campaign.instructions,
+        "public_title": campaign.public_title,
         # The protocol's own settings, every declared one with its value (annotations.protocols.options).
         "options": {o.name: protocols.of(campaign).option(campaign, o.name) for o in protocols.of(campaign).options},
         "units_per_batch": campaign.units_per_batch,

@@ -22,7 +22,7 @@ from annotations.quality.services.settings import quality_settings_update
 from annotations.services.campaigns import MAX_TIMEOUT_MINUTES, campaign_create
 
 # Keys of campaign.json that set the campaign, each passed to `campaign_create` as is.
-SETTINGS_KEYS = ("criteria", "criteria_config", "systems", "redundancy", "instructions", "options",
+SETTINGS_KEYS = ("criteria", "criteria_config", "systems", "redundancy", "instructions", "public_title", "options",
                  "units_per_batch", "show_source", "show_reference", "assignment_timeout_minutes", "seed",
                  "allocation", "allocation_params")
 # Keys written for the record only: what happened (stopped, agreement figures, waves), or what
@@ -148,6 +148,8 @@ def campaign_file_schema() -> dict:
                         "description": "System names judged (empty: every system of the dataset)."},
             "redundancy": {"type": "integer", "minimum": 1, "description": "Annotators per unit (k)."},
             "instructions": {"type": "string", "description": "Markdown shown above every unit."},
+            "public_title": {"type": "string", "maxLength": 200,
+                             "description": "The title annotators see (empty: the campaign's name)."},
             "options": {"type": "object", "description": "The protocol's own settings; see each protocol."},
             "units_per_batch": {"type": "integer", "minimum": 1, "maximum": 10_000},
             "show_source": {"type": "boolean"},

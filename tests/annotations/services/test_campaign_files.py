@@ -29,9 +29,9 @@ def settings_of(campaign: Campaign) -> dict:
     protocol = protocols.of(campaign)
     qs = QualitySettings.objects.filter(campaign=campaign).first() or QualitySettings(campaign=campaign)
     return {
-        "protocol": campaign.protocol, "criteria": campaign.criteria, "criteria": campaign.criteria_configs(),
+        "protocol": campaign.protocol, "criteria": campaign.criteria, "criteria_configs": campaign.criteria_configs(),
         "scale": (campaign.scale_min, campaign.scale_max), "redundancy": campaign.redundancy,
-        "instructions": campaign.instructions, "units_per_batch": campaign.units_per_batch,
+        "instructions": campaign.instructions, "public_title": campaign.public_title, "units_per_batch": campaign.units_per_batch,
         "show": (campaign.show_source, campaign.show_reference), "timeout": campaign.assignment_timeout_minutes,
         "seed": campaign.seed, "allocation": campaign.allocation, "allocation_params": campaign.allocation_params,
         "options": {o.name: protocol.option(campaign, o.name) for o in protocol.options},
@@ -79,12 +79,13 @@ def test_create_export_create_from_gives_the_same_settings(dataset, name, tmp_pa
     options = {o.name: other_value(o) for o in protocol.options}
     scale = {"scale_min": -3, "scale_max": 3} if protocol.has_scale else {}
     first = campaign_create(dataset=dataset, name=f"first-{name}", protocol=name, criteria=["q", "r"],
-                            instructions="Judge *carefully*.", redundancy=2, options=options, systems=["A", "B", "D"],
+                            instructions="Judge *carefully*.", public_title="A study of outputs", redundancy=2, options=options, systems=["A", "B", "D"],
                             units_per_batch=7, show_reference=True, assignment_timeout_minutes=45,
                             allocation="adaptive", allocation_params={"alpha": 0.1}, **scale)
     from annotations.quality.services.settings import quality_settings_update
 
-    quality_settings_update(campaign=first, degraded_share=0.1, repeat_share=0.2, rules={"max_p": 0.01})
+    if not protocol.controls_refused:  # post-editing has no control units
+        quality_settings_update(campaign=first, degraded_share=0.1, repeat_share=0.2, rules={"max_p": 0.01})
     assert {k: protocols.get(name).option(first, k) for k in options} == options
     out = tmp_path / "export"
     _run("export_dataset", "--campaign", first.name, "--format", "jsonl", "--out", str(out))
