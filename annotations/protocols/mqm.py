@@ -36,7 +36,7 @@ def _weights_clean(text: str) -> str:
 class Mqm(Esa):
     name = "mqm"
     label = "MQM error annotation"
-    guide = "reference/protocols/#mqm-campaigns"
+    guide = "tutorials/mqm-wmt/"
     # The score is the MQM score (<= 0 with non-negative weights): agreement compares it as a number.
     agreement = AgreementSpec(level="interval", variant=RAW, unit="output", value="MQM score")
     has_scale = False

@@ -43,6 +43,7 @@ def hter(output: str, post_edit: str) -> float:
 class PostEdit(Protocol):
     name = "post-edit"
     label = "Post-editing (HTER)"
+    guide = "tutorials/post-editing/"
     model = PostEditJudgement
     fields = (("output_id", "output_id"), ("score", "score"), ("post_edit", "post_edit"), ("rating", "rating"))
     # The human score is an edit rate: fewer edits, a better output. Rankings order systems by
