@@ -12,8 +12,10 @@ def main() -> None:
     try:
         settings.INSTALLED_APPS  # loads the settings: a missing variable is one line, not a traceback
     except ImproperlyConfigured as exc:
-        sys.exit(f"configuration: {exc}. Put it in the environment or in .env "
-                 f"(`make .env` writes one for local use; README, 'Configuration for production').")
+        sys.exit(
+            f"configuration: {exc}. Put it in the environment or in .env "
+            f"(`make .env` writes one for local use; README, 'Configuration for production')."
+        )
     execute_from_command_line(sys.argv)
 
 

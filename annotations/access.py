@@ -14,6 +14,7 @@ outcomes, the same everywhere:
 Pages get Django's 404/403 pages; the API's exception handler answers the same
 exceptions 404 and 403 (`annotations.permissions` uses these checks too).
 """
+
 from __future__ import annotations
 
 from functools import wraps
@@ -62,8 +63,10 @@ def annotates_only(*, user: User) -> bool:
     """A user who annotates in some project and is owner or researcher in none."""
     if not user.is_authenticated or user.is_superuser:
         return False
-    return (Membership.objects.filter(user=user, role=Membership.Role.ANNOTATOR).exists()
-            and not staff_project_list(user=user).exists())
+    return (
+        Membership.objects.filter(user=user, role=Membership.Role.ANNOTATOR).exists()
+        and not staff_project_list(user=user).exists()
+    )
 
 
 def require_staff_somewhere(*, user: User) -> None:
@@ -104,11 +107,13 @@ def dataset_for_staff(*, user: User, pk: int) -> Dataset:
 def annotator_required(view):
     """`login_required` for annotate pages: a logged-in user or a join session
     (`annotations.studies.session`); anyone else goes to the login page."""
+
     @wraps(view)
     def wrapper(request: HttpRequest, *args, **kwargs):
         if not request.user.is_authenticated and join_binding(request) is None:
             return redirect_to_login(request.get_full_path())
         return view(request, *args, **kwargs)
+
     return wrapper
 
 
@@ -136,8 +141,9 @@ def request_annotator(request: HttpRequest, campaign: Campaign, *, create: bool 
         if create:
             from annotations.services.projects import annotator_get_or_create
 
-            return annotator_get_or_create(project=campaign.project, name=request.user.get_username(),
-                                           user=request.user)
+            return annotator_get_or_create(
+                project=campaign.project, name=request.user.get_username(), user=request.user
+            )
         from annotations.selectors import annotator_for_user
 
         return annotator_for_user(user=request.user, project=campaign.project)
@@ -145,9 +151,13 @@ def request_annotator(request: HttpRequest, campaign: Campaign, *, create: bool 
     if binding is None or binding["campaign"] != campaign.pk:
         raise Http404()
     annotator = Annotator.objects.filter(
-        pk=binding["annotator"], project_id=campaign.dataset.project_id, namespace=Annotator.Namespace.IMPORT,
-        join_participants__pk=binding["participant"], join_participants__link_id=binding["link"],
-        join_participants__link__revoked_at__isnull=True).first()
+        pk=binding["annotator"],
+        project_id=campaign.dataset.project_id,
+        namespace=Annotator.Namespace.IMPORT,
+        join_participants__pk=binding["participant"],
+        join_participants__link_id=binding["link"],
+        join_participants__link__revoked_at__isnull=True,
+    ).first()
     if annotator is None:
         raise Http404()
     return annotator

@@ -138,7 +138,6 @@ class ErrorSpanAdmin(admin.ModelAdmin):
     raw_id_fields = ["judgement"]
 
 
-
 @admin.register(models.SpanPrefill)
 class SpanPrefillAdmin(admin.ModelAdmin):
     list_display = ["campaign", "metric", "run_id", "holdout", "created_at"]

@@ -1,4 +1,5 @@
 """REST API routes (mounted under /api/)."""
+
 from django.urls import path
 
 from annotations.apis import auth, campaigns, datasets, exports, imports, judgements, projects, revisions, waves
@@ -43,22 +44,37 @@ urlpatterns = [
     path("judgements/spans/", judgements.SpanJudgementListApi.as_view(), name="api-spans-list"),
     # Quality control (annotations.quality): researchers only, except an annotator's own code.
     path("campaigns/<int:pk>/quality/", quality.QualityApi.as_view(), name="api-campaign-quality"),
-    path("campaigns/<int:pk>/quality/settings/", quality.QualitySettingsApi.as_view(),
-         name="api-campaign-quality-settings"),
+    path(
+        "campaigns/<int:pk>/quality/settings/",
+        quality.QualitySettingsApi.as_view(),
+        name="api-campaign-quality-settings",
+    ),
     path("campaigns/<int:pk>/quality/decisions/", quality.DecisionApi.as_view(), name="api-campaign-quality-decide"),
     path("campaigns/<int:pk>/quality/gold/", quality.GoldUnitListApi.as_view(), name="api-campaign-gold"),
-    path("campaigns/<int:pk>/quality/codes/", quality.CompletionCodeListApi.as_view(),
-         name="api-campaign-completion-codes"),
-    path("campaigns/<int:pk>/quality/codes/verify/", quality.CompletionCodeVerifyApi.as_view(),
-         name="api-campaign-completion-code-verify"),
-    path("campaigns/<int:pk>/completion-code/", quality.CompletionCodeMineApi.as_view(),
-         name="api-campaign-my-completion-code"),
+    path(
+        "campaigns/<int:pk>/quality/codes/",
+        quality.CompletionCodeListApi.as_view(),
+        name="api-campaign-completion-codes",
+    ),
+    path(
+        "campaigns/<int:pk>/quality/codes/verify/",
+        quality.CompletionCodeVerifyApi.as_view(),
+        name="api-campaign-completion-code-verify",
+    ),
+    path(
+        "campaigns/<int:pk>/completion-code/",
+        quality.CompletionCodeMineApi.as_view(),
+        name="api-campaign-my-completion-code",
+    ),
     # Study links (annotations.studies): researchers only.
     path("campaigns/<int:pk>/join-links/", studies.JoinLinkListApi.as_view(), name="api-campaign-join-links"),
     path("join-links/<int:pk>/", studies.JoinLinkDetailApi.as_view(), name="api-join-link-detail"),
     path("imports/<int:pk>/", imports.ImportJobDetailApi.as_view(), name="api-import-job-detail"),
-    path("campaigns/<int:pk>/judgements/import/", imports.JudgementImportApi.as_view(),
-         name="api-campaign-judgements-import"),
+    path(
+        "campaigns/<int:pk>/judgements/import/",
+        imports.JudgementImportApi.as_view(),
+        name="api-campaign-judgements-import",
+    ),
     # Exports (annotations.export): researchers only.
     path("campaigns/<int:pk>/exports/", exports.CampaignExportApi.as_view(), name="api-campaign-export"),
     path("exports/<int:pk>/", exports.ExportJobDetailApi.as_view(), name="api-export-job-detail"),

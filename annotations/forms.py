@@ -1,4 +1,5 @@
 """HTML forms. Validation of file contents belongs to the importer, not here."""
+
 from django import forms
 
 from annotations import protocols
@@ -47,11 +48,15 @@ class JudgementUploadForm(forms.Form):
         help_text="Judgement JSONL (one judgement a line) or, for an MQM campaign, WMT's MQM ratings TSV.",
         widget=forms.ClearableFileInput(attrs={"accept": ".jsonl,.json,.tsv,.txt"}),
     )
-    format = forms.ChoiceField(choices=[("jsonl", "JSONL (one judgement a line)"),
-                                        ("mqm-tsv", "WMT MQM ratings TSV (MQM campaigns)")], initial="jsonl")
+    format = forms.ChoiceField(
+        choices=[("jsonl", "JSONL (one judgement a line)"), ("mqm-tsv", "WMT MQM ratings TSV (MQM campaigns)")],
+        initial="jsonl",
+    )
     skip_invalid = forms.BooleanField(
-        required=False, label="Skip invalid lines",
-        help_text="Import the valid judgements and list the refused lines (by default one bad line imports nothing).")
+        required=False,
+        label="Skip invalid lines",
+        help_text="Import the valid judgements and list the refused lines (by default one bad line imports nothing).",
+    )
 
 
 class CampaignForm(forms.Form):
@@ -61,16 +66,23 @@ class CampaignForm(forms.Form):
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.none(), empty_label=None)
     name = forms.CharField(max_length=200)
     public_title = forms.CharField(
-        max_length=200, required=False, label="Title shown to annotators",
+        max_length=200,
+        required=False,
+        label="Title shown to annotators",
         help_text="Join, annotate and batch pages show this instead of the name (which may say what is "
-                  "compared). Empty: the name is shown.")
+        "compared). Empty: the name is shown.",
+    )
     protocol = forms.ChoiceField(choices=lambda: protocols.choices(), initial="likert")
     systems = forms.ModelMultipleChoiceField(
-        queryset=System.objects.none(), required=False, widget=forms.CheckboxSelectMultiple,
+        queryset=System.objects.none(),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
         help_text="None ticked: all systems of the dataset.",
     )
     instructions = forms.CharField(
-        required=False, widget=forms.Textarea(attrs={"rows": 6}), max_length=100_000,
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6}),
+        max_length=100_000,
         help_text="Markdown: **bold**, *italic*, lists, links. Shown to annotators above every unit.",
     )
     redundancy = forms.IntegerField(min_value=1, max_value=1000, initial=3, label="Annotators per unit (k)")
@@ -78,33 +90,64 @@ class CampaignForm(forms.Form):
     show_source = forms.BooleanField(required=False, initial=True, label="Show the input (source / data)")
     show_reference = forms.BooleanField(required=False, initial=False, label="Show the references")
     prefill_run = forms.ChoiceField(
-        required=False, label="Start from suggested spans (ESA^AI)",
+        required=False,
+        label="Start from suggested spans (ESA^AI)",
         help_text="A done run that produced spans (llm-judge spans mode, minWED/minCED, NLI omissions) of the "
-                  "chosen dataset. Annotators accept, edit or delete each suggestion; they are not told its source.")
+        "chosen dataset. Annotators accept, edit or delete each suggestion; they are not told its source.",
+    )
     prefill_holdout = forms.FloatField(
-        required=False, min_value=0, max_value=0.99, initial=0, label="Share held back without suggestions",
-        help_text="e.g. 0.2: a random fifth of the outputs is shown without suggestions, to measure automation bias.")
-    assignment_timeout_minutes = forms.IntegerField(min_value=1, max_value=7 * 24 * 60, initial=60,
-                                                    label="Timeout (minutes)",
-                                                    help_text="An unfinished unit goes back to the pool after this.")
+        required=False,
+        min_value=0,
+        max_value=0.99,
+        initial=0,
+        label="Share held back without suggestions",
+        help_text="e.g. 0.2: a random fifth of the outputs is shown without suggestions, to measure automation bias.",
+    )
+    assignment_timeout_minutes = forms.IntegerField(
+        min_value=1,
+        max_value=7 * 24 * 60,
+        initial=60,
+        label="Timeout (minutes)",
+        help_text="An unfinished unit goes back to the pool after this.",
+    )
 
     allocation = forms.ChoiceField(
-        choices=Campaign.Allocation.choices, initial=Campaign.Allocation.OVERLAP_FIRST, label="Allocation",
+        choices=Campaign.Allocation.choices,
+        initial=Campaign.Allocation.OVERLAP_FIRST,
+        label="Allocation",
         required=False,
         help_text="How units are handed out. Overlap first: every unit reaches k early (agreement from the first "
-                  "units). Spread: each annotator in their own random order. Adaptive: judgements go where the "
-                  "system ranking is still undecided, and the campaign can stop early.")
+        "units). Spread: each annotator in their own random order. Adaptive: judgements go where the "
+        "system ranking is still undecided, and the campaign can stop early.",
+    )
     adaptive_min_per_system = forms.IntegerField(
-        required=False, min_value=1, max_value=100_000, label="Adaptive: cold start (units per system)",
-        help_text="Every system is judged in this many units before anything is closed (default 10).")
-    adaptive_alpha = forms.FloatField(required=False, min_value=1e-6, max_value=0.5, label="Adaptive: alpha",
-                                      help_text="Significance level for a decided pair of systems (default 0.05).")
+        required=False,
+        min_value=1,
+        max_value=100_000,
+        label="Adaptive: cold start (units per system)",
+        help_text="Every system is judged in this many units before anything is closed (default 10).",
+    )
+    adaptive_alpha = forms.FloatField(
+        required=False,
+        min_value=1e-6,
+        max_value=0.5,
+        label="Adaptive: alpha",
+        help_text="Significance level for a decided pair of systems (default 0.05).",
+    )
     adaptive_stable_checks = forms.IntegerField(
-        required=False, min_value=1, max_value=1000, label="Adaptive: stable checks to stop",
-        help_text="Stop once the ranking and its clusters stayed the same this many checks (default 3).")
+        required=False,
+        min_value=1,
+        max_value=1000,
+        label="Adaptive: stable checks to stop",
+        help_text="Stop once the ranking and its clusters stayed the same this many checks (default 3).",
+    )
     adaptive_check_every = forms.IntegerField(
-        required=False, min_value=1, max_value=1_000_000, label="Adaptive: judgements between checks",
-        help_text="Units completed between two checks (default 20).")
+        required=False,
+        min_value=1,
+        max_value=1_000_000,
+        label="Adaptive: judgements between checks",
+        help_text="Units completed between two checks (default 20).",
+    )
 
     ADAPTIVE_FIELDS = ("min_per_system", "alpha", "stable_checks", "check_every")
 
@@ -117,13 +160,15 @@ class CampaignForm(forms.Form):
                 raise ValueError(f"protocol option {option.name!r} has the name of a set-up field")
             self.fields[option.name] = option_field(option)
         self.fields["dataset"].queryset = Dataset.objects.filter(project=project).order_by("name")
-        self.fields["systems"].queryset = System.objects.filter(dataset__project=project).select_related(
-            "dataset").order_by("dataset__name", "name")
+        self.fields["systems"].queryset = (
+            System.objects.filter(dataset__project=project).select_related("dataset").order_by("dataset__name", "name")
+        )
         self.fields["systems"].label_from_instance = lambda s: s.name
         from annotations.services.prefill import span_runs
 
         self.fields["prefill_run"].choices = [("", "None")] + [
-            (str(run.pk), f"{run.dataset.name}: {run.metric} (run {run.pk})") for run in span_runs(project=project)]
+            (str(run.pk), f"{run.dataset.name}: {run.metric} (run {run.pk})") for run in span_runs(project=project)
+        ]
 
     def options_given(self, protocol) -> dict:
         """The chosen protocol's options as filled in (empty fields left out: the defaults);
@@ -162,8 +207,9 @@ class CriterionForm(forms.Form):
 
 
 # validate_max and absolute_max: a forged criteria-TOTAL_FORMS=1000 is refused, not built into 1000 forms.
-CriterionFormSet = forms.formset_factory(CriterionForm, extra=0, min_num=1, max_num=20, validate_max=True,
-                                         absolute_max=20)
+CriterionFormSet = forms.formset_factory(
+    CriterionForm, extra=0, min_num=1, max_num=20, validate_max=True, absolute_max=20
+)
 
 
 class MemberAddForm(forms.Form):
@@ -185,11 +231,17 @@ class AnnotatorsBulkForm(forms.Form):
     MAX_FILE_BYTES = 256 * 1024
 
     usernames = forms.CharField(
-        required=False, widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false", "autocapitalize": "none"}),
-        label="Usernames", help_text="One per line, or comma separated.")
-    file = forms.FileField(required=False, label="Or a text / CSV file",
-                           widget=forms.ClearableFileInput(attrs={"accept": ".txt,.csv,text/plain,text/csv"}),
-                           help_text="A CSV with a header row reads its username column.")
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false", "autocapitalize": "none"}),
+        label="Usernames",
+        help_text="One per line, or comma separated.",
+    )
+    file = forms.FileField(
+        required=False,
+        label="Or a text / CSV file",
+        widget=forms.ClearableFileInput(attrs={"accept": ".txt,.csv,text/plain,text/csv"}),
+        help_text="A CSV with a header row reads its username column.",
+    )
     links_for_existing = forms.BooleanField(required=False, label="Also new login links for existing accounts")
 
     def clean(self):
@@ -223,19 +275,32 @@ class ExportForm(forms.Form):
     format = forms.ChoiceField(choices=FORMAT_CHOICES, initial="jsonl")
     included_only = forms.BooleanField(required=False, label="Included annotators only (quality control)")
     complete_units_only = forms.BooleanField(required=False, label="Complete units only (judged by k annotators)")
-    min_consensus = forms.FloatField(required=False, min_value=0, max_value=1, label="Minimum item consensus (0-1)",
-                                     help_text="Leave empty to keep every item.")
-    systems = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple,
-                                        help_text="None ticked: every system of the campaign.")
-    criteria = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple,
-                                         help_text="None ticked: every criterion.")
-    licence = forms.CharField(required=False, max_length=200, label="Licence of the data",
-                              help_text="E.g. cc-by-4.0; written into the dataset card.")
+    min_consensus = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=1,
+        label="Minimum item consensus (0-1)",
+        help_text="Leave empty to keep every item.",
+    )
+    systems = forms.MultipleChoiceField(
+        required=False, widget=forms.CheckboxSelectMultiple, help_text="None ticked: every system of the campaign."
+    )
+    criteria = forms.MultipleChoiceField(
+        required=False, widget=forms.CheckboxSelectMultiple, help_text="None ticked: every criterion."
+    )
+    licence = forms.CharField(
+        required=False,
+        max_length=200,
+        label="Licence of the data",
+        help_text="E.g. cc-by-4.0; written into the dataset card.",
+    )
     real_annotator_ids = forms.BooleanField(required=False, label="Real annotator ids instead of pseudonyms")
     annotator_figures = forms.BooleanField(
-        required=False, label="Per-annotator figures (annotators table)",
+        required=False,
+        label="Per-annotator figures (annotators table)",
         help_text="Quality-control inclusion and reliability per annotator. The same in every export: it tells "
-                  "which pseudonyms of two exports are one annotator.")
+        "which pseudonyms of two exports are one annotator.",
+    )
 
     def __init__(self, *args, systems: list[str], criteria: list[str], **kwargs):
         super().__init__(*args, **kwargs)
@@ -252,8 +317,9 @@ def option_field(option: opt.Option) -> forms.Field:
     if option.type == opt.NUMBER:
         return forms.FloatField(**common)
     if option.type == opt.STRINGS:
-        return forms.MultipleChoiceField(choices=[(c, c.capitalize()) for c in option.choices],
-                                         widget=forms.CheckboxSelectMultiple, **common)
+        return forms.MultipleChoiceField(
+            choices=[(c, c.capitalize()) for c in option.choices], widget=forms.CheckboxSelectMultiple, **common
+        )
     if option.type == opt.JSON:
         return forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), **common)
     return forms.CharField(max_length=10_000, **common)

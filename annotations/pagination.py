@@ -6,6 +6,7 @@ Counting every match of a common word in a million texts takes seconds;
 says when there are more, so a search is asked to be refined rather than
 paged through by the thousand.
 """
+
 from __future__ import annotations
 
 from django.core.paginator import Paginator
@@ -70,9 +71,11 @@ class BoundedPagination(PageNumberPagination):
         try:
             return super().paginate_queryset(queryset, request, view=view)
         except NotFound:
-            raise NotFound(f"No such page: lists are paged through their first {LIST_COUNT_CAP:,} rows. "
-                           "Narrow the list with its filters (e.g. item, system, campaign), or export the "
-                           "campaign or dataset for everything.") from None
+            raise NotFound(
+                f"No such page: lists are paged through their first {LIST_COUNT_CAP:,} rows. "
+                "Narrow the list with its filters (e.g. item, system, campaign), or export the "
+                "campaign or dataset for everything."
+            ) from None
 
     def get_paginated_response(self, data):
         response = super().get_paginated_response(data)

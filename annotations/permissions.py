@@ -9,6 +9,7 @@ Who may see what is decided in one place, `annotations.selectors`; the checks
   that do not exist, so ids of other projects leak nothing;
 - members without the needed role: 403.
 """
+
 from __future__ import annotations
 
 import time
@@ -75,7 +76,9 @@ class TokenAuthentication(DRFTokenAuthentication):
                 cursor.execute(
                     f"SELECT {rows.columns(Token, 't')}, {rows.columns(User, 'u')} FROM {rows.table(Token)} t "
                     f"JOIN {rows.table(User)} u ON u.{rows.q(User._meta.pk.column)} = t.{rows.q('user_id')} "
-                    f"WHERE t.{rows.q(Token._meta.pk.column)} = %s", [key])
+                    f"WHERE t.{rows.q(Token._meta.pk.column)} = %s",
+                    [key],
+                )
                 row = cursor.fetchone()
         if row is None:
             raise AuthenticationFailed(_("Invalid token."))

@@ -8,6 +8,7 @@ as SQL strings instead; these helpers list a model's columns and turn a slice
 of a result row back into an instance, through the fields' own converters
 (JSON text to Python), exactly as the ORM would.
 """
+
 from __future__ import annotations
 
 import functools
@@ -76,7 +77,7 @@ def from_row(model: type[Model], row, start: int = 0):
     or None when its primary key is NULL (the far side of a LEFT JOIN)."""
     fields = _fields(model)
     pk, converted, attnames = _layout(model)
-    values = list(row[start:start + len(fields)])
+    values = list(row[start : start + len(fields)])
     if values[pk] is None:
         return None
     db = connections[DEFAULT_DB_ALIAS]
@@ -104,8 +105,11 @@ def insert_sql(model: type[Model], instances: list) -> tuple[str, list]:
     db = connections[DEFAULT_DB_ALIAS]  # once: each use of the `connection` proxy is a thread-local lookup
     params = [f.get_db_prep_save(f.pre_save(obj, add=True), db) for obj in instances for f in fields]
     row = "(" + ", ".join(["%s"] * len(fields)) + ")"
-    return (f"INSERT INTO {table(model)} ({names}) VALUES {', '.join([row] * len(instances))} "
-            f"RETURNING {q(model._meta.pk.column)}", params)
+    return (
+        f"INSERT INTO {table(model)} ({names}) VALUES {', '.join([row] * len(instances))} "
+        f"RETURNING {q(model._meta.pk.column)}",
+        params,
+    )
 
 
 def saved(instances: list, pks) -> None:
@@ -125,6 +129,6 @@ def insert(model: type[Model], instances: list) -> None:
         return
     sql, params = insert_sql(model, instances)
     # The server binds at most 65,535 parameters: a larger insert binds on the client.
-    with (cursor() if len(params) <= 65535 else connection.cursor()) as c:
+    with cursor() if len(params) <= 65535 else connection.cursor() as c:
         c.execute(sql, params)
         saved(instances, c.fetchall())

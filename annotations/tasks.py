@@ -1,4 +1,5 @@
 """Celery tasks of the annotations app: thin, idempotent (see STYLE.md)."""
+
 from celery import shared_task
 
 from annotations.services.import_jobs import import_job_run

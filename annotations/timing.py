@@ -14,6 +14,7 @@ lock reads whether quality control may place a control (`controls_possible_sql`,
 in the query it runs anyway) and says so with `controls_in_play`; a campaign
 without controls has nothing to hide, and its answers are not held back.
 """
+
 from __future__ import annotations
 
 import contextvars
@@ -44,8 +45,9 @@ def campaign_controls_check(campaign_id: int) -> None:
     from annotations.quality.services import controls_possible_sql
 
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {controls_possible_sql('c.id')} FROM {Campaign._meta.db_table} c WHERE c.id = %s",
-                       [campaign_id])
+        cursor.execute(
+            f"SELECT {controls_possible_sql('c.id')} FROM {Campaign._meta.db_table} c WHERE c.id = %s", [campaign_id]
+        )
         row = cursor.fetchone()
     controls_in_play(bool(row and row[0]))
 

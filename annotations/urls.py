@@ -1,4 +1,5 @@
 """HTML pages."""
+
 from django.urls import path
 
 from annotations import views
@@ -27,8 +28,7 @@ urlpatterns = [
     path("annotate/assignments/<int:pk>/release/", views.annotate_release, name="annotate-release"),
     # Reopening a finished unit of the batch in progress (annotations.services.revisions).
     path("annotate/assignments/<int:pk>/revise/", revise.annotate_revise, name="annotate-revise"),
-    path("annotate/assignments/<int:pk>/revise/submit/", revise.annotate_revise_submit,
-         name="annotate-revise-submit"),
+    path("annotate/assignments/<int:pk>/revise/submit/", revise.annotate_revise_submit, name="annotate-revise-submit"),
     # Quality control (annotations.quality)
     path("campaigns/<int:pk>/quality/", quality.quality_page, name="campaign-quality"),
     path("campaigns/<int:pk>/quality/decide/", quality.quality_decide, name="campaign-quality-decide"),

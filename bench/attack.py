@@ -32,6 +32,7 @@ output. Prints the counts; exits non-zero on any failure.
 
     .venv/bin/python bench/attack.py [--database attack]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -71,11 +72,22 @@ class Run:
         self.failures: list[str] = []
         self.cookies: dict[str, str] = {}
 
-    def request(self, method: str, path: str, body: bytes = b"", headers: dict | None = None,
-                expect: tuple[int, ...] = (400,), channel: str = "api") -> tuple[int, bytes]:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes = b"",
+        headers: dict | None = None,
+        expect: tuple[int, ...] = (400,),
+        channel: str = "api",
+    ) -> tuple[int, bytes]:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
-        headers = {"X-Forwarded-Proto": "https", "Host": "127.0.0.1",
-                   "Referer": f"https://127.0.0.1{path}", **(headers or {})}
+        headers = {
+            "X-Forwarded-Proto": "https",
+            "Host": "127.0.0.1",
+            "Referer": f"https://127.0.0.1{path}",
+            **(headers or {}),
+        }
         if self.cookies:
             headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
         conn.request(method, path, body=body, headers=headers)
@@ -105,13 +117,27 @@ class Run:
             headers["Authorization"] = f"Token {token}"
         return self.request("POST", path, text.encode("utf-8", "surrogatepass"), headers, expect)
 
-    def multipart(self, path: str, fields: dict, filename: str, content: bytes, token: str | None = None,
-                  expect=(400,), channel="api") -> tuple[int, bytes]:
+    def multipart(
+        self,
+        path: str,
+        fields: dict,
+        filename: str,
+        content: bytes,
+        token: str | None = None,
+        expect=(400,),
+        channel="api",
+    ) -> tuple[int, bytes]:
         boundary = secrets.token_hex(12)
-        parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode()
-                 for k, v in fields.items()]
-        parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{filename}"\r\n'
-                     f"Content-Type: application/octet-stream\r\n\r\n".encode() + content + b"\r\n")
+        parts = [
+            f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode()
+            for k, v in fields.items()
+        ]
+        parts.append(
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{filename}"\r\n'
+            f"Content-Type: application/octet-stream\r\n\r\n".encode()
+            + content
+            + b"\r\n"
+        )
         body = b"".join(parts) + f"--{boundary}--\r\n".encode()
         headers = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
         if token:
@@ -149,14 +175,17 @@ def snapshot(dsn: str) -> dict[str, tuple]:
     """Every table's row count and content digest (bookkeeping tables aside)."""
     state = {}
     with psycopg.connect(dsn) as conn:
-        tables = [r[0] for r in conn.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename")]
+        tables = [
+            r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename")
+        ]
         for table in tables:
             if table.startswith(BOOKKEEPING):
                 continue
             # A login's last_login stamp is bookkeeping too.
-            row = conn.execute(f"SELECT count(*), md5(coalesce(string_agg((to_jsonb(t) - 'last_login')::text, '|' "
-                               f"ORDER BY (to_jsonb(t) - 'last_login')::text), '')) FROM \"{table}\" t").fetchone()
+            row = conn.execute(
+                f"SELECT count(*), md5(coalesce(string_agg((to_jsonb(t) - 'last_login')::text, '|' "
+                f"ORDER BY (to_jsonb(t) - 'last_login')::text), '')) FROM \"{table}\" t"
+            ).fetchone()
             state[table] = row
     return state
 
@@ -171,13 +200,21 @@ def issue24(run: Run, token: str, project_id: int, campaign_id: int, port: int, 
     dataset = next(d for d in datasets if d["name"] == "demo-restaurants-d2t")
     # 1-2. Path options: the web process only checks the syntax (201 at once, nothing opened); the
     # run then fails because the task queue is down (never left queued).
-    for metric, option in (("nli", "templates_file"), ("nli", "templates"), ("simplicity-bertscore", "frequency_file"),
-                           ("bertscore", "baseline"), ("bertscore", "model")):
+    for metric, option in (
+        ("nli", "templates_file"),
+        ("nli", "templates"),
+        ("simplicity-bertscore", "frequency_file"),
+        ("bertscore", "baseline"),
+        ("bertscore", "model"),
+    ):
         for value in HOSTILE_PATHS:
             started = time.monotonic()
-            status, body = run.json(f"/api/datasets/{dataset['id']}/metric-runs/",
-                                    json.dumps({"metric": metric, "options": {option: value}}), token=token,
-                                    expect=(201,))
+            status, body = run.json(
+                f"/api/datasets/{dataset['id']}/metric-runs/",
+                json.dumps({"metric": metric, "options": {option: value}}),
+                token=token,
+                expect=(201,),
+            )
             if time.monotonic() - started > 10:
                 run.failures.append(f"metric run with {option}={value}: {time.monotonic() - started:.0f} s")
             if status == 201:
@@ -185,15 +222,31 @@ def issue24(run: Run, token: str, project_id: int, campaign_id: int, port: int, 
                 detail = json.loads(run.request("GET", f"/api/metric-runs/{run_id}/", headers=auth, expect=(200,))[1])
                 if detail["status"] != "failed" or "task queue is unreachable" not in detail["error"]:
                     run.failures.append(f"run {run_id} with the broker down: {detail['status']} {detail['error']!r}")
-    run.json(f"/api/datasets/{dataset['id']}/metric-runs/",
-             json.dumps({"metric": "nli", "options": {"templates_file": "a\u0001b"}}), token=token)
+    run.json(
+        f"/api/datasets/{dataset['id']}/metric-runs/",
+        json.dumps({"metric": "nli", "options": {"templates_file": "a\u0001b"}}),
+        token=token,
+    )
     # The worker's side, in process (run_metric --sync): one answer for every path.
     answers = set()
-    for metric, option in (("nli", "templates_file"), ("simplicity-bertscore", "frequency_file"),
-                           ("bertscore", "baseline"), ("bertscore", "model")):
+    for metric, option in (
+        ("nli", "templates_file"),
+        ("simplicity-bertscore", "frequency_file"),
+        ("bertscore", "baseline"),
+        ("bertscore", "model"),
+    ):
         for value in HOSTILE_PATHS:
-            done = cli("run_metric", "--dataset", "demo-restaurants-d2t", "--metric", metric, "--option",
-                       f"{option}={value}", "--sync", "--no-progress")
+            done = cli(
+                "run_metric",
+                "--dataset",
+                "demo-restaurants-d2t",
+                "--metric",
+                metric,
+                "--option",
+                f"{option}={value}",
+                "--sync",
+                "--no-progress",
+            )
             last = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
             answers.add((option, re.sub(r"run \d+", "run N", last[0]).replace(repr(value), "NAME")))
     for option in {o for o, _ in answers}:
@@ -203,22 +256,34 @@ def issue24(run: Run, token: str, project_id: int, campaign_id: int, port: int, 
     # 3. An anonymous 150 MB upload with a forged CSRF cookie: refused from its headers.
     for path in ("/datasets/upload/", "/api/datasets/"):
         with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
-            conn.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-Proto: https\r\n".encode()
-                         + b"Cookie: csrftoken=" + b"a" * 32 + b"\r\nX-CSRFToken: " + b"a" * 32
-                         + b"\r\nContent-Type: multipart/form-data; boundary=XX\r\nContent-Length: "
-                         + str(150 * 2**20).encode() + b"\r\n\r\n--XX\r\n" + b"x" * 65536)
+            conn.sendall(
+                f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-Proto: https\r\n".encode()
+                + b"Cookie: csrftoken="
+                + b"a" * 32
+                + b"\r\nX-CSRFToken: "
+                + b"a" * 32
+                + b"\r\nContent-Type: multipart/form-data; boundary=XX\r\nContent-Length: "
+                + str(150 * 2**20).encode()
+                + b"\r\n\r\n--XX\r\n"
+                + b"x" * 65536
+            )
             started = time.monotonic()
             answer = conn.recv(4096)
             run.record(int(answer.split()[1]), answer, f"anonymous 150 MB to {path}", (413,), "api")
             if time.monotonic() - started > 5:
                 run.failures.append(f"the anonymous 150 MB upload to {path} was not refused at once")
     # 7. The lows.
-    run.request("PATCH", f"/api/campaigns/{campaign_id}/quality/settings/", b'{"campaign": 2}',
-                {**auth, "Content-Type": "application/json"})
+    run.request(
+        "PATCH",
+        f"/api/campaigns/{campaign_id}/quality/settings/",
+        b'{"campaign": 2}',
+        {**auth, "Content-Type": "application/json"},
+    )
     run.request("GET", "/api/items/?q=a%00b", headers=auth)
     run.request("GET", f"/datasets/{dataset['id']}/?q=a%00b", channel="form")
     for name in ("D\u0435mo", "De\u200bmo", "bad\r\nname", 'q"uote\u0000'):
         run.json("/api/projects/", json.dumps({"name": name}), token=token)
+
     def fullwidth(text: str) -> str:
         return "".join(chr(ord(c) + 0xFEE0) if c.isascii() and c.isalnum() else c for c in text)
 
@@ -227,48 +292,97 @@ def issue24(run: Run, token: str, project_id: int, campaign_id: int, port: int, 
     for name in (fullwidth("Attack 24"), "ATTACK 24", "Atta\u200bck 24", "\u0410ttack 24", "Attack 24\r\nX: 1"):
         run.json("/api/campaigns/", json.dumps({**campaign, "name": name}), token=token)
     run.request("GET", "/accounts/password_reset/", expect=(404,), channel="form")
-    run.request("POST", "/accounts/password_reset/", b"email=a%40b.c", {"Content-Type":
-                "application/x-www-form-urlencoded"}, expect=(403, 404), channel="form")
+    run.request(
+        "POST",
+        "/accounts/password_reset/",
+        b"email=a%40b.c",
+        {"Content-Type": "application/x-www-form-urlencoded"},
+        expect=(403, 404),
+        channel="form",
+    )
     status, _ = run.request("GET", "/static/js/analysis.js", expect=(200,), channel="form")
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     conn.request("GET", "/static/js/analysis.js", headers={"X-Forwarded-Proto": "https", "Host": "127.0.0.1"})
     response = conn.getresponse()
     response.read()
-    if "default-src 'none'" not in (response.getheader("Content-Security-Policy") or "") \
-            or response.getheader("X-Frame-Options") != "DENY":
+    if (
+        "default-src 'none'" not in (response.getheader("Content-Security-Policy") or "")
+        or response.getheader("X-Frame-Options") != "DENY"
+    ):
         run.failures.append("static files without security headers")
     conn.close()
     # A 1,000-form criteria formset, through the set-up page (an owner made for the purpose).
-    cli("shell", "-c", "from django.contrib.auth import get_user_model as g; from annotations.models import "
+    cli(
+        "shell",
+        "-c",
+        "from django.contrib.auth import get_user_model as g; from annotations.models import "
         "Membership, Project; u = g().objects.create_user('attack-owner', password='attack owner 24 pass'); "
         f"Membership.objects.create(project=Project.objects.get(pk={project_id}), user=u, role='owner')",
-        expect_ok=True)
+        expect_ok=True,
+    )
     run.cookies.clear()
     run.request("GET", "/accounts/login/", expect=(200,), channel="form")
-    run.request("POST", "/accounts/login/", urlencode({
-        "username": "attack-owner", "password": "attack owner 24 pass",
-        "csrfmiddlewaretoken": run.cookies["csrftoken"]}).encode(),
-        {"Content-Type": "application/x-www-form-urlencoded"}, expect=(302,), channel="form")
-    status, body = run.request("POST", f"/projects/{project_id}/campaigns/new/", urlencode({
-        "csrfmiddlewaretoken": run.cookies["csrftoken"], "name": "forms", "dataset": dataset["id"],
-        "protocol": "likert", "redundancy": 1, "criteria-TOTAL_FORMS": 1000, "criteria-INITIAL_FORMS": 0,
-        "criteria-MIN_NUM_FORMS": 1, "criteria-MAX_NUM_FORMS": 20, "criteria-0-name": "fluency"}).encode(),
-        {"Content-Type": "application/x-www-form-urlencoded"}, expect=(200, 400), channel="form")
+    run.request(
+        "POST",
+        "/accounts/login/",
+        urlencode(
+            {
+                "username": "attack-owner",
+                "password": "attack owner 24 pass",
+                "csrfmiddlewaretoken": run.cookies["csrftoken"],
+            }
+        ).encode(),
+        {"Content-Type": "application/x-www-form-urlencoded"},
+        expect=(302,),
+        channel="form",
+    )
+    status, body = run.request(
+        "POST",
+        f"/projects/{project_id}/campaigns/new/",
+        urlencode(
+            {
+                "csrfmiddlewaretoken": run.cookies["csrftoken"],
+                "name": "forms",
+                "dataset": dataset["id"],
+                "protocol": "likert",
+                "redundancy": 1,
+                "criteria-TOTAL_FORMS": 1000,
+                "criteria-INITIAL_FORMS": 0,
+                "criteria-MIN_NUM_FORMS": 1,
+                "criteria-MAX_NUM_FORMS": 20,
+                "criteria-0-name": "fluency",
+            }
+        ).encode(),
+        {"Content-Type": "application/x-www-form-urlencoded"},
+        expect=(200, 400),
+        channel="form",
+    )
     if b"at most 20" not in body:
         run.failures.append("a 1,000-form criteria formset was not refused")
     run.request("GET", f"/datasets/{dataset['id']}/?q=a%00b", channel="form")
     run.cookies.clear()  # the token requests below are anonymous
     # A campaign over the unit cap, from the command line: one line, non-zero exit.
-    capped = cli("create_campaign", "--dataset", "demo-restaurants-d2t", "--name", "attack-capped", "--protocol",
-                 "pairwise", "--criteria", "overall", extra_env={"WORKBENCH_CAMPAIGN_MAX_UNITS": "5"})
+    capped = cli(
+        "create_campaign",
+        "--dataset",
+        "demo-restaurants-d2t",
+        "--name",
+        "attack-capped",
+        "--protocol",
+        "pairwise",
+        "--criteria",
+        "overall",
+        extra_env={"WORKBENCH_CAMPAIGN_MAX_UNITS": "5"},
+    )
     if b"at most 5 are allowed" not in capped.stderr:
         run.failures.append(f"the unit cap did not answer: {capped.stderr[-200:]!r}")
     # The token throttle counts " x47" and "x47" as one account (10 a minute).
     # (Here the lock-out of the address answers 429 too, so this only checks the answers are 4xx;
     # tests/workbench/test_hardening_lows.py proves the throttle with the lock-out out of the way.)
     for i in range(12):
-        run.json("/api/auth/token/", json.dumps({"username": " x47" if i % 2 else "x47", "password": "p"}),
-                 expect=(400, 429))
+        run.json(
+            "/api/auth/token/", json.dumps({"username": " x47" if i % 2 else "x47", "password": "p"}), expect=(400, 429)
+        )
 
 
 def main() -> None:
@@ -282,9 +396,15 @@ def main() -> None:
     dsn = f"{server_url()}/{args.database}"
     tmp = Path(tempfile.mkdtemp(prefix="attack-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "WORKBENCH_"))}
-    env.update(DJANGO_READ_DOT_ENV_FILE="0", DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
-               DJANGO_ALLOWED_HOSTS="127.0.0.1", DATABASE_URL=dsn, WORKBENCH_STATIC_ROOT=str(tmp / "static"),
-               WORKBENCH_MEDIA_ROOT=str(tmp / "media"), PATH=f"{Path(sys.executable).parent}:{env.get('PATH', '')}")
+    env.update(
+        DJANGO_READ_DOT_ENV_FILE="0",
+        DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
+        DJANGO_ALLOWED_HOSTS="127.0.0.1",
+        DATABASE_URL=dsn,
+        WORKBENCH_STATIC_ROOT=str(tmp / "static"),
+        WORKBENCH_MEDIA_ROOT=str(tmp / "media"),
+        PATH=f"{Path(sys.executable).parent}:{env.get('PATH', '')}",
+    )
     # The web process gets a task queue that does not answer (issue 24: runs left "queued" forever).
     web_env = dict(env, CELERY_BROKER_URL="redis://127.0.0.1:9/0", CELERY_RESULT_BACKEND="redis://127.0.0.1:9/0")
     manage = [sys.executable, str(ROOT / "manage.py")]
@@ -292,8 +412,9 @@ def main() -> None:
     cli_failures: list[str] = []
 
     def cli(*argv, expect_ok: bool = False, extra_env: dict | None = None) -> subprocess.CompletedProcess:
-        done = subprocess.run([*manage, *argv], cwd=ROOT, env={**env, **(extra_env or {})}, capture_output=True,
-                              timeout=600)
+        done = subprocess.run(
+            [*manage, *argv], cwd=ROOT, env={**env, **(extra_env or {})}, capture_output=True, timeout=600
+        )
         cli_runs["ok" if done.returncode == 0 else "refused"] += 1
         if b"Traceback" in done.stderr + done.stdout:
             cli_failures.append(f"{argv[:2]}: traceback: {done.stderr[-300:]!r}")
@@ -303,14 +424,31 @@ def main() -> None:
 
     for step in (["migrate", "--noinput", "-v0"], ["collectstatic", "--noinput", "-v0"], ["load_demo"]):
         cli(*step, expect_ok=True)
-    cli("create_campaign", "--dataset", "demo-restaurants-d2t", "--name", "attack-likert", "--protocol", "likert",
-        "--criteria", "fluency", "--scale", "1-5", expect_ok=True)
+    cli(
+        "create_campaign",
+        "--dataset",
+        "demo-restaurants-d2t",
+        "--name",
+        "attack-likert",
+        "--protocol",
+        "likert",
+        "--criteria",
+        "fluency",
+        "--scale",
+        "1-5",
+        expect_ok=True,
+    )
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     log = open(tmp / "gunicorn.log", "w")
-    server = subprocess.Popen(["gunicorn", "workbench.wsgi", "-b", f"127.0.0.1:{port}", "--workers", "2",
-                               "--timeout", "60"], cwd=ROOT, env=web_env, stdout=log, stderr=subprocess.STDOUT)
+    server = subprocess.Popen(
+        ["gunicorn", "workbench.wsgi", "-b", f"127.0.0.1:{port}", "--workers", "2", "--timeout", "60"],
+        cwd=ROOT,
+        env=web_env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         for _ in range(120):
             try:
@@ -319,24 +457,29 @@ def main() -> None:
             except OSError:
                 time.sleep(0.5)
         run = Run(port)
-        status, body = run.json("/api/auth/token/", json.dumps({"username": "demo", "password": "demo"}),
-                                expect=(200,))
+        status, body = run.json("/api/auth/token/", json.dumps({"username": "demo", "password": "demo"}), expect=(200,))
         token = json.loads(body)["token"]
         # Ids the hostile bodies aim at.
-        projects = json.loads(run.request("GET", "/api/projects/", headers={"Authorization": f"Token {token}"},
-                                          expect=(200,))[1])["results"]
+        projects = json.loads(
+            run.request("GET", "/api/projects/", headers={"Authorization": f"Token {token}"}, expect=(200,))[1]
+        )["results"]
         project_id = projects[0]["id"]
-        campaigns = json.loads(run.request("GET", "/api/campaigns/", headers={"Authorization": f"Token {token}"},
-                                           expect=(200,))[1])["results"]
+        campaigns = json.loads(
+            run.request("GET", "/api/campaigns/", headers={"Authorization": f"Token {token}"}, expect=(200,))[1]
+        )["results"]
         campaign_id = campaigns[0]["id"]
         before = snapshot(dsn)
 
         # 1-3. Hostile JSON on every JSON endpoint.
         schema = json.loads(run.request("GET", "/api/schema/?format=json", expect=(200,))[1])
-        json_paths = [p for p, m in schema["paths"].items()
-                      if "application/json" in m.get("post", {}).get("requestBody", {}).get("content", {})]
+        json_paths = [
+            p
+            for p, m in schema["paths"].items()
+            if "application/json" in m.get("post", {}).get("requestBody", {}).get("content", {})
+        ]
         bodies = {
-            "deep": DEEP, "deep in object": '{"name": ' + DEEP + "}",
+            "deep": DEEP,
+            "deep in object": '{"name": ' + DEEP + "}",
             "1e309": '{"name": "x", "score": 1e309, "campaign": 1}',
             "400 digits": '{"score": ' + "9" * 400 + "}",
             "surrogate": '{"name": "\\ud800", "username": "\\udfff", "criterion": "\\ud83d"}',
@@ -349,19 +492,32 @@ def main() -> None:
             for text in bodies.values():
                 run.json(url, text, token=None if path == "/api/auth/token/" else token)
         # A rating with every field valid but a score past a float (was a 500).
-        items = json.loads(run.request("GET", "/api/items/?q=e2e-001", headers={"Authorization": f"Token {token}"},
-                                       expect=(200,))[1])["results"]
-        run.json("/api/judgements/ratings/", '{"campaign": %d, "output": %d, "criterion": "fluency", "score": %s}'
-                 % (campaign_id, items[0]["outputs"][0]["id"], "9" * 400), token=token)
+        items = json.loads(
+            run.request("GET", "/api/items/?q=e2e-001", headers={"Authorization": f"Token {token}"}, expect=(200,))[1]
+        )["results"]
+        run.json(
+            "/api/judgements/ratings/",
+            '{"campaign": %d, "output": %d, "criterion": "fluency", "score": %s}'
+            % (campaign_id, items[0]["outputs"][0]["id"], "9" * 400),
+            token=token,
+        )
 
         # 4. Oversized bodies, anonymous and authenticated: the server answers (and closes) as soon as
         # the headers are in, so only the first 64 KB are sent; the rest would meet a closed socket.
-        for path, auth, size in (("/api/auth/token/", b"", 199 * 2**20),
-                                 ("/api/projects/", f"Authorization: Token {token}\r\n".encode(), 2 * 2**20)):
+        for path, auth, size in (
+            ("/api/auth/token/", b"", 199 * 2**20),
+            ("/api/projects/", f"Authorization: Token {token}\r\n".encode(), 2 * 2**20),
+        ):
             with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
-                conn.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-Proto: https\r\n".encode()
-                             + auth + b"Content-Type: application/json\r\nContent-Length: " + str(size).encode()
-                             + b"\r\n\r\n" + b'{"name": "' + b"a" * 65536)
+                conn.sendall(
+                    f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-Proto: https\r\n".encode()
+                    + auth
+                    + b"Content-Type: application/json\r\nContent-Length: "
+                    + str(size).encode()
+                    + b"\r\n\r\n"
+                    + b'{"name": "'
+                    + b"a" * 65536
+                )
                 started = time.monotonic()
                 answer = conn.recv(4096)
                 run.record(int(answer.split()[1]), answer, f"{size // 2**20} MB to {path}", (413,), "api")
@@ -371,18 +527,35 @@ def main() -> None:
         # Imports through the API and the upload form.
         for name, (filename, content) in hostile_dataset_files().items():
             for dataset in ("attack-new", "demo-news-de-en"):
-                run.multipart("/api/datasets/", {"project": project_id, "name": dataset}, filename, content,
-                              token=token)
+                run.multipart(
+                    "/api/datasets/", {"project": project_id, "name": dataset}, filename, content, token=token
+                )
         run.cookies.clear()
         run.request("GET", "/accounts/login/", expect=(200,), channel="form")
-        run.request("POST", "/accounts/login/", urlencode({
-            "username": "demo", "password": "demo", "csrfmiddlewaretoken": run.cookies["csrftoken"]}).encode(),
-            {"Content-Type": "application/x-www-form-urlencoded"}, expect=(302,), channel="form")
+        run.request(
+            "POST",
+            "/accounts/login/",
+            urlencode(
+                {"username": "demo", "password": "demo", "csrfmiddlewaretoken": run.cookies["csrftoken"]}
+            ).encode(),
+            {"Content-Type": "application/x-www-form-urlencoded"},
+            expect=(302,),
+            channel="form",
+        )
         run.request("GET", "/datasets/upload/", expect=(200,), channel="form")
         for name, (filename, content) in hostile_dataset_files().items():
-            run.multipart("/datasets/upload/", {"csrfmiddlewaretoken": run.cookies["csrftoken"],
-                                                "dataset_name": "attack-form", "project": project_id,
-                                                "format": "auto"}, filename, content, channel="form")
+            run.multipart(
+                "/datasets/upload/",
+                {
+                    "csrfmiddlewaretoken": run.cookies["csrftoken"],
+                    "dataset_name": "attack-form",
+                    "project": project_id,
+                    "format": "auto",
+                },
+                filename,
+                content,
+                channel="form",
+            )
         for value in ("abc", "9" * 40, "-1"):
             run.request("GET", f"/datasets/upload/?project={value}", expect=(404,), channel="form")
         run.cookies.clear()
@@ -409,19 +582,33 @@ def main() -> None:
         settled = snapshot(dsn)
         # 6. Brute force: 300 wrong passwords, then the right one.
         for i in range(300):
-            run.json("/api/auth/token/", json.dumps({"username": "annot", "password": f"guess{i}"}),
-                     expect=(400, 429))
-        status, body = run.json("/api/auth/token/", json.dumps({"username": "annot", "password": "annot"}),
-                                expect=(429,))
+            run.json("/api/auth/token/", json.dumps({"username": "annot", "password": f"guess{i}"}), expect=(400, 429))
+        status, body = run.json(
+            "/api/auth/token/", json.dumps({"username": "annot", "password": "annot"}), expect=(429,)
+        )
         run.cookies.clear()
         run.request("GET", "/accounts/login/", expect=(200, 429), channel="form")
         for i in range(30):
-            run.request("POST", "/accounts/login/", urlencode({
-                "username": "demo", "password": f"guess{i}", "csrfmiddlewaretoken": run.cookies["csrftoken"]}).encode(),
-                {"Content-Type": "application/x-www-form-urlencoded"}, expect=(200, 429), channel="form")
-        run.request("POST", "/accounts/login/", urlencode({
-            "username": "demo", "password": "demo", "csrfmiddlewaretoken": run.cookies["csrftoken"]}).encode(),
-            {"Content-Type": "application/x-www-form-urlencoded"}, expect=(429,), channel="form")
+            run.request(
+                "POST",
+                "/accounts/login/",
+                urlencode(
+                    {"username": "demo", "password": f"guess{i}", "csrfmiddlewaretoken": run.cookies["csrftoken"]}
+                ).encode(),
+                {"Content-Type": "application/x-www-form-urlencoded"},
+                expect=(200, 429),
+                channel="form",
+            )
+        run.request(
+            "POST",
+            "/accounts/login/",
+            urlencode(
+                {"username": "demo", "password": "demo", "csrfmiddlewaretoken": run.cookies["csrftoken"]}
+            ).encode(),
+            {"Content-Type": "application/x-www-form-urlencoded"},
+            expect=(429,),
+            channel="form",
+        )
 
         after_brute = snapshot(dsn)
     finally:
@@ -432,14 +619,22 @@ def main() -> None:
     changed = sorted(t for t in set(before) | set(after) if before.get(t) != after.get(t))
     changed += sorted(t for t in set(settled) | set(after_brute) if settled.get(t) != after_brute.get(t))
 
-    print(f"requests: {sum(run.statuses.values())} ({dict(sorted(run.by_channel.items()))}); "
-          f"statuses: {dict(sorted(run.statuses.items()))}")
+    print(
+        f"requests: {sum(run.statuses.values())} ({dict(sorted(run.by_channel.items()))}); "
+        f"statuses: {dict(sorted(run.statuses.items()))}"
+    )
     print(f"command-line runs: {sum(cli_runs.values())} ({dict(cli_runs)})")
-    print(f"5xx answers: {sum(n for s, n in run.statuses.items() if s >= 500)}; "
-          f"tracebacks in the server log: {len(re.findall('Traceback', server_log))}; "
-          f"tables changed: {changed or 'none'} (of {len(after)})")
-    problems = run.failures + cli_failures + (["tracebacks in the server log"] if "Traceback" in server_log else []) \
+    print(
+        f"5xx answers: {sum(n for s, n in run.statuses.items() if s >= 500)}; "
+        f"tracebacks in the server log: {len(re.findall('Traceback', server_log))}; "
+        f"tables changed: {changed or 'none'} (of {len(after)})"
+    )
+    problems = (
+        run.failures
+        + cli_failures
+        + (["tracebacks in the server log"] if "Traceback" in server_log else [])
         + ([f"tables changed: {changed}"] if changed else [])
+    )
     for problem in problems[:40]:
         print("FAIL", problem)
     print("attack run:", "FAILED" if problems else "passed: database unchanged, no 5xx, no traceback")

@@ -39,6 +39,7 @@ screen).
 
     .venv/bin/python bench/bench_allocation.py [--seeds 10] [--grid 20] [--quick] [--only e2e-quality,hats]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,7 +59,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from annotations.allocation.adaptive import AdaptiveParams, unit_wanted, verdict  # noqa: E402
 from annotations.analysis import systems as sy  # noqa: E402
 
-DATA = Path(os.environ.get("WORKBENCH_SHARED_DATA") or Path(__file__).resolve().parent.parent.parent / "shared" / "data")
+DATA = Path(
+    os.environ.get("WORKBENCH_SHARED_DATA") or Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+)
 
 
 @dataclass
@@ -96,8 +99,10 @@ def e2e(data: Path, file: str, column: str) -> Study:
                 if system and row.get(f"ref{i}") and value is not None and 0 <= value <= 100:
                     obs.append((row["mr_id"], system, value))
             if obs:
-                unit = units.setdefault(row["_unit_id"], Unit(row["_unit_id"], tuple(sorted(
-                    row[f"sys{i}"] for i in range(1, 6) if row.get(f"sys{i}")))))
+                unit = units.setdefault(
+                    row["_unit_id"],
+                    Unit(row["_unit_id"], tuple(sorted(row[f"sys{i}"] for i in range(1, 6) if row.get(f"sys{i}")))),
+                )
                 unit.judgements.append(obs)
     return Study(f"e2e-{file.split('.')[0]}", "ratings", list(units.values()))
 
@@ -119,7 +124,8 @@ def asset_ratings(data: Path, aspect: str = "meaning") -> Study:
             if row["aspect"] == aspect:
                 item = f"asset-{row['original_sentence_id']}"
                 units.setdefault(item, Unit(item, ("rated",))).judgements.append(
-                    [(item, "rated", float(row["rating"]))])
+                    [(item, "rated", float(row["rating"]))]
+                )
     return Study(f"asset-{aspect}", "ratings", list(units.values()))
 
 
@@ -137,11 +143,17 @@ def asset_pairwise(data: Path, aspect: str = "simplicity") -> Study:
 
 
 def studies(data: Path) -> list[Study]:
-    return [e2e(data, "quality.csv", "quality"), e2e(data, "naturalness.csv", "natur"), hats(data),
-            asset_ratings(data), asset_pairwise(data)]
+    return [
+        e2e(data, "quality.csv", "quality"),
+        e2e(data, "naturalness.csv", "natur"),
+        hats(data),
+        asset_ratings(data),
+        asset_pairwise(data),
+    ]
 
 
 # ---- the workbench's conclusions --------------------------------------------------------
+
 
 def conclusions(study: Study, drawn: list[list[tuple]]) -> tuple[tuple, tuple]:
     """(ranking, ordered clusters) as the workbench computes them from these judgements."""
@@ -170,6 +182,7 @@ def conclusions(study: Study, drawn: list[list[tuple]]) -> tuple[tuple, tuple]:
 
 # ---- policies: orders of (unit, judgement) ----------------------------------------------
 
+
 def order_uniform(study: Study, rng) -> list[tuple[int, int]]:
     pool = study.judgements
     return [pool[i] for i in rng.permutation(len(pool))]
@@ -179,8 +192,9 @@ def order_overlap_first(study: Study, rng) -> list[tuple[int, int]]:
     return [(u, j) for u in rng.permutation(len(study.units)) for j in range(len(study.units[u].judgements))]
 
 
-def order_adaptive(study: Study, rng, params: AdaptiveParams, *, fill: bool = True,
-                   target: bool = True) -> tuple[list[tuple[int, int]], dict]:
+def order_adaptive(
+    study: Study, rng, params: AdaptiveParams, *, fill: bool = True, target: bool = True
+) -> tuple[list[tuple[int, int]], dict]:
     """fill: complete every started unit to k before opening another (the engine's rule); without
     it the next judgement is any remaining judgement of a wanted unit (what the verdict alone
     would choose, breadth first like uniform). target=False: every unit is wanted until the
@@ -196,6 +210,7 @@ def order_adaptive(study: Study, rng, params: AdaptiveParams, *, fill: bool = Tr
     observations: list[tuple] = []
     started: set[int] = set()
     v = verdict([], systems, params, planned=planned)
+
     def wanted_units():
         return [u for u in range(len(units)) if queues[u] and (not target or unit_wanted(units[u].systems, v))]
 
@@ -231,6 +246,7 @@ def order_adaptive(study: Study, rng, params: AdaptiveParams, *, fill: bool = Tr
 
 
 # ---- measurement ----------------------------------------------------------------------
+
 
 def needed(study: Study, order: list[tuple[int, int]], full: tuple, grid: int) -> dict:
     """Smallest grid share after which the conclusions equal the full data's until the end."""
@@ -274,35 +290,53 @@ def spread(values: list[float]) -> dict:
     if not len(a):
         return {"median": None}
     q1, med, q3 = np.percentile(a, [25, 50, 75])
-    return {"median": float(med), "q1": float(q1), "q3": float(q3), "min": float(a.min()), "max": float(a.max()),
-            "n": int(len(a))}
+    return {
+        "median": float(med),
+        "q1": float(q1),
+        "q3": float(q3),
+        "min": float(a.min()),
+        "max": float(a.max()),
+        "n": int(len(a)),
+    }
 
 
 def run_study(study: Study, seeds: int, grid: int, params: AdaptiveParams) -> dict:
     total = sum(len(u.judgements) for u in study.units)
     everything = [j for u in study.units for j in u.judgements]
     full = conclusions(study, everything)
-    result = {"study": study.name, "judgements": total, "units": len(study.units),
-              "k": dict(sorted(((str(k), n) for k, n in _counts([len(u.judgements) for u in study.units]).items()))),
-              "systems": len(full[0]), "full_ranking": list(full[0]), "full_clusters": [sorted(c) for c in full[1]],
-              "policies": {}}
+    result = {
+        "study": study.name,
+        "judgements": total,
+        "units": len(study.units),
+        "k": dict(sorted(((str(k), n) for k, n in _counts([len(u.judgements) for u in study.units]).items()))),
+        "systems": len(full[0]),
+        "full_ranking": list(full[0]),
+        "full_clusters": [sorted(c) for c in full[1]],
+        "policies": {},
+    }
     per: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     t0 = time.perf_counter()
     for seed in range(seeds):
-        orders = {"uniform": order_uniform(study, np.random.default_rng([seed, 1])),
-                  "overlap-first": order_overlap_first(study, np.random.default_rng([seed, 2]))}
+        orders = {
+            "uniform": order_uniform(study, np.random.default_rng([seed, 1])),
+            "overlap-first": order_overlap_first(study, np.random.default_rng([seed, 2])),
+        }
         orders["adaptive"], stop = order_adaptive(study, np.random.default_rng([seed, 3]), params)
         orders["adaptive-any"], stop_any = order_adaptive(study, np.random.default_rng([seed, 4]), params, fill=False)
         # The stopping rule alone, no targeting: only its stopping point is measured.
-        order_stop, stop_uniform = order_adaptive(study, np.random.default_rng([seed, 5]), params, fill=False,
-                                                  target=False)
+        order_stop, stop_uniform = order_adaptive(
+            study, np.random.default_rng([seed, 5]), params, fill=False, target=False
+        )
         for policy, order in orders.items():
             for criterion, share in needed(study, order, full, grid).items():
                 per[policy][criterion].append(share)
             per[policy]["ten_complete_units"].append(complete_units(study, order))
-        for policy, st, order in (("adaptive", stop, orders["adaptive"]), ("adaptive-any", stop_any, orders["adaptive-any"]),
-                                  ("uniform+stop", stop_uniform, order_stop)):
-            drawn = [study.units[u].judgements[j] for u, j in order[:st["judgements"]]]
+        for policy, st, order in (
+            ("adaptive", stop, orders["adaptive"]),
+            ("adaptive-any", stop_any, orders["adaptive-any"]),
+            ("uniform+stop", stop_uniform, order_stop),
+        ):
+            drawn = [study.units[u].judgements[j] for u, j in order[: st["judgements"]]]
             ranking, clusters = conclusions(study, drawn)
             per[policy]["stop_share"].append(st["judgements"] / total)
             per[policy]["stop_fired"].append(st["stopped"])
@@ -341,22 +375,28 @@ def _cell(f: dict) -> str:
 
 
 def table(results: list[dict]) -> str:
-    lines = ["| study (judgements, systems, full clusters) | policy | clusters final after | exact ranking final after "
-             "| adaptive / uniform (clusters) | 10 units at k after |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| study (judgements, systems, full clusters) | policy | clusters final after | exact ranking final after "
+        "| adaptive / uniform (clusters) | 10 units at k after |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in results:
         u = r["policies"]["uniform"]["clusters"]["median"]
         sizes = "+".join(str(len(c)) for c in r["full_clusters"])
         for policy in ("uniform", "overlap-first", "adaptive", "adaptive-any"):
             f = r["policies"][policy]
             ratio = f["clusters"]["median"] / u if policy.startswith("adaptive") and u else None
-            lines.append(f"| {r['study']} ({r['judgements']}, {r['systems']}, {sizes}) | {policy} | {_cell(f['clusters'])} "
-                         f"| {_cell(f['exact'])} | {'' if ratio is None else f'{ratio:.2f}'} "
-                         f"| {_cell(f['ten_complete_units'])} |")
+            lines.append(
+                f"| {r['study']} ({r['judgements']}, {r['systems']}, {sizes}) | {policy} | {_cell(f['clusters'])} "
+                f"| {_cell(f['exact'])} | {'' if ratio is None else f'{ratio:.2f}'} "
+                f"| {_cell(f['ten_complete_units'])} |"
+            )
         for policy in ("adaptive", "adaptive-any", "uniform+stop"):
             a = r["policies"][policy]
-            lines.append(f"| {r['study']} | {policy}: stop | at {_cell(a['stop_share'])} (rule fired {a['stop_fired']}) "
-                         f"| clusters equal at stop {a['stop_clusters_equal']}, exact {a['stop_exact_equal']} | | |")
+            lines.append(
+                f"| {r['study']} | {policy}: stop | at {_cell(a['stop_share'])} (rule fired {a['stop_fired']}) "
+                f"| clusters equal at stop {a['stop_clusters_equal']}, exact {a['stop_exact_equal']} | | |"
+            )
     return "\n".join(lines)
 
 
@@ -364,16 +404,20 @@ def summary(results: list[dict]) -> str:
     """Ratios: judgements spent by adaptive (its stopping point, when its conclusions were the
     full data's) against uniform, which has no stopping rule and spends everything, and
     against uniform with the same stopping rule."""
-    lines = ["| study | adaptive stops at (conclusions = full data's) | vs uniform (all judgements) "
-             "| uniform+stop stops at (= full data's) | adaptive / uniform+stop | hindsight: adaptive / uniform |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| study | adaptive stops at (conclusions = full data's) | vs uniform (all judgements) "
+        "| uniform+stop stops at (= full data's) | adaptive / uniform+stop | hindsight: adaptive / uniform |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in results:
         a, us = r["policies"]["adaptive"], r["policies"]["uniform+stop"]
         u = r["policies"]["uniform"]["clusters"]["median"]
         stop, ustop = a["stop_share"]["median"], us["stop_share"]["median"]
-        lines.append(f"| {r['study']} | {_pct(stop)} ({a['stop_clusters_equal']}) | {stop:.2f} "
-                     f"| {_pct(ustop)} ({us['stop_clusters_equal']}) | {stop / ustop:.2f} "
-                     f"| {a['clusters']['median'] / u:.2f} |")
+        lines.append(
+            f"| {r['study']} | {_pct(stop)} ({a['stop_clusters_equal']}) | {stop:.2f} "
+            f"| {_pct(ustop)} ({us['stop_clusters_equal']}) | {stop / ustop:.2f} "
+            f"| {a['clusters']['median'] / u:.2f} |"
+        )
     return "\n".join(lines)
 
 
@@ -402,15 +446,18 @@ def main() -> None:
         print(table([r]).split("\n", 2)[2], flush=True)
         print(f"  ({r['seconds']} s)", flush=True)
     print()
-    print(f"{args.seeds} seeds, conclusions checked every {100 / args.grid:g}% of the judgements; "
-          f"median [IQR] share of all judgements")
+    print(
+        f"{args.seeds} seeds, conclusions checked every {100 / args.grid:g}% of the judgements; "
+        f"median [IQR] share of all judgements"
+    )
     print(table(results))
     print()
     print(summary(results))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"seeds": args.seeds, "grid": args.grid, "params": asdict(params),
-                               "results": results}, indent=2))
+    out.write_text(
+        json.dumps({"seeds": args.seeds, "grid": args.grid, "params": asdict(params), "results": results}, indent=2)
+    )
     print(f"written {out}")
 
 

@@ -10,6 +10,7 @@ alpha, scipy's correlations). Not run as a test:
 
     .venv/bin/python bench/bench_analysis.py [--judgements 1000000] [--bootstrap 200]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -57,8 +58,10 @@ def main() -> None:
     if not args.no_missing:
         keep = rng.random(len(units)) > 0.1
         units, annotators, scores = units[keep], annotators[keep], scores[keep]
-    print(f"{len(scores):,} ratings of {outputs:,} outputs ({args.systems} systems x {items:,} items), "
-          f"bootstrap {args.bootstrap}")
+    print(
+        f"{len(scores):,} ratings of {outputs:,} outputs ({args.systems} systems x {items:,} items), "
+        f"bootstrap {args.bootstrap}"
+    )
     results: dict[str, float] = {}
     table = ag.Table(units, annotators, scores)
 
@@ -68,8 +71,7 @@ def main() -> None:
 
     timed(f"agreement: alpha x3, Fleiss, % agreement, bootstrap {args.bootstrap}", agreement, results)
     counts = ag.value_counts(table)
-    timed("agreement: alpha interval, point estimate only", lambda: ag.krippendorff_alpha(counts, "interval"),
-          results)
+    timed("agreement: alpha interval, point estimate only", lambda: ag.krippendorff_alpha(counts, "interval"), results)
 
     import krippendorff
 
@@ -77,12 +79,17 @@ def main() -> None:
     # ~16 GB, so the comparison runs on the first 20,000 units (both sides).
     sub = ag.Counts(counts.matrix[:20_000], counts.domain)
     timed("agreement: alpha interval, 20,000 units", lambda: ag.krippendorff_alpha(sub, "interval"), results)
-    ref = timed("  peer: krippendorff.alpha (value counts given), 20,000 units",
-                lambda: krippendorff.alpha(value_counts=sub.matrix.toarray(), value_domain=sub.domain,
-                                           level_of_measurement="interval"), results)
+    ref = timed(
+        "  peer: krippendorff.alpha (value counts given), 20,000 units",
+        lambda: krippendorff.alpha(
+            value_counts=sub.matrix.toarray(), value_domain=sub.domain, level_of_measurement="interval"
+        ),
+        results,
+    )
     assert abs(ref - ag.krippendorff_alpha(sub, "interval")) < 1e-9
-    timed("agreement: Cohen's kappa per annotator pair (780 pairs)", lambda: ag.cohen_kappas(table, min_common=2),
-          results)
+    timed(
+        "agreement: Cohen's kappa per annotator pair (780 pairs)", lambda: ag.cohen_kappas(table, min_common=2), results
+    )
 
     # ---- correlation ---------------------------------------------------------
     sums = np.bincount(units, weights=scores, minlength=outputs)
@@ -96,18 +103,33 @@ def main() -> None:
     timed("  peer: scipy.stats.pearsonr", lambda: stats.pearsonr(human[ok], metric[ok]), results)
     timed("correlate: kendall tau-b, segment, flattened", lambda: co.correlate(human, metric, "kendall"), results)
     timed("correlate: spearman, segment, flattened", lambda: co.correlate(human, metric, "spearman"), results)
-    timed("correlate: pearson, grouped by item (average_by item)",
-          lambda: co.correlate(human, metric, "pearson", "item"), results)
+    timed(
+        "correlate: pearson, grouped by item (average_by item)",
+        lambda: co.correlate(human, metric, "pearson", "item"),
+        results,
+    )
     timed("correlate: kendall, grouped by item", lambda: co.correlate(human, metric, "kendall", "item"), results)
-    timed("correlate: acc23, grouped by item (all pairs, sample_rate 1)",
-          lambda: co.correlate(human, metric, "acc23", "item"), results)
-    timed("correlate: acc23, grouped by system (50M pairs per system: sampled, 5M in all)",
-          lambda: co.correlate(human, metric, "acc23", "sys"), results)
-    timed(f"correlate: pearson bootstrap CI ({args.bootstrap} resamples)",
-          lambda: co.bootstrap_ci(human, metric, "pearson", reps=args.bootstrap), results)
+    timed(
+        "correlate: acc23, grouped by item (all pairs, sample_rate 1)",
+        lambda: co.correlate(human, metric, "acc23", "item"),
+        results,
+    )
+    timed(
+        "correlate: acc23, grouped by system (50M pairs per system: sampled, 5M in all)",
+        lambda: co.correlate(human, metric, "acc23", "sys"),
+        results,
+    )
+    timed(
+        f"correlate: pearson bootstrap CI ({args.bootstrap} resamples)",
+        lambda: co.bootstrap_ci(human, metric, "pearson", reps=args.bootstrap),
+        results,
+    )
     metric2 = (quality + rng.normal(0, 12, outputs)).reshape(args.systems, items)
-    timed("correlate --compare: PERM-BOTH, pearson (up to 1000 resamples)",
-          lambda: co.perm_both(human, metric2, metric, "pearson"), results)
+    timed(
+        "correlate --compare: PERM-BOTH, pearson (up to 1000 resamples)",
+        lambda: co.perm_both(human, metric2, metric, "pearson"),
+        results,
+    )
     total = sum(v for k, v in results.items() if not k.startswith("  peer"))
     print(f"{'total (without peers)':<58} {total:8.2f} s")
 

@@ -32,6 +32,7 @@ machine), against the cores there are. Also the SQL statements per fetch and
 per submit of each protocol (counted in-process with Django's test client).
 `--json FILE` writes everything as JSON.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -86,15 +87,27 @@ def setup_database(url: str, n_items: int, n_annotators: int, modes: set[str]) -
     project = Project.objects.create(name="bench")
     dataset = Dataset.objects.create(project=project, name="bench-e2e")
     systems = System.objects.bulk_create([System(dataset=dataset, name=f"system-{i}") for i in range(5)])
-    items = Item.objects.bulk_create([
-        Item(dataset=dataset, external_id=f"e2e-{i}", position=i,
-             data=[["The Eagle", "eatType", "coffee shop"], ["The Eagle", "area", "riverside"]])
-        for i in range(n_items)])
-    Reference.objects.bulk_create([Reference(item=item, position=0, text="The Eagle is a coffee shop by the river.")
-                                   for item in items])
-    Output.objects.bulk_create([
-        Output(item=item, system=system, text=f"The Eagle is a coffee shop near the riverside ({system.name}).")
-        for item in items for system in systems])
+    items = Item.objects.bulk_create(
+        [
+            Item(
+                dataset=dataset,
+                external_id=f"e2e-{i}",
+                position=i,
+                data=[["The Eagle", "eatType", "coffee shop"], ["The Eagle", "area", "riverside"]],
+            )
+            for i in range(n_items)
+        ]
+    )
+    Reference.objects.bulk_create(
+        [Reference(item=item, position=0, text="The Eagle is a coffee shop by the river.") for item in items]
+    )
+    Output.objects.bulk_create(
+        [
+            Output(item=item, system=system, text=f"The Eagle is a coffee shop near the riverside ({system.name}).")
+            for item in items
+            for system in systems
+        ]
+    )
     common = {"criteria": ["informativeness", "naturalness", "quality"], "redundancy": 3, "seed": 1}
     likert = {**common, "protocol": "likert", "scale_min": 1, "scale_max": 6, "criteria": ["fluency", "adequacy"]}
     settings = {
@@ -127,8 +140,10 @@ def setup_database(url: str, n_items: int, n_annotators: int, modes: set[str]) -
 
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")  # as autovacuum would soon after an import
-    return {"campaigns": {k: {"id": c.pk, "criteria": c.criteria, "protocol": c.protocol}
-                          for k, c in campaigns.items()}, "tokens": tokens}
+    return {
+        "campaigns": {k: {"id": c.pk, "criteria": c.criteria, "protocol": c.protocol} for k, c in campaigns.items()},
+        "tokens": tokens,
+    }
 
 
 def query_counts(setup: dict, protocols: list[str]) -> dict:
@@ -152,18 +167,28 @@ def query_counts(setup: dict, protocols: list[str]) -> dict:
             with CaptureQueriesContext(connection) as submit:
                 if protocol == "baseline":  # one request per judgement: all of them counted
                     for answer in answers:
-                        response = client.post("/api/judgements/ratings/", content_type="application/json",
-                                               data=json.dumps({"campaign": campaign["id"], **answer}), **headers)
+                        response = client.post(
+                            "/api/judgements/ratings/",
+                            content_type="application/json",
+                            data=json.dumps({"campaign": campaign["id"], **answer}),
+                            **headers,
+                        )
                         assert response.status_code == 201, response.content
                 else:
-                    response = client.post(f"/api/assignments/{body['id']}/submit/", content_type="application/json",
-                                           data=json.dumps({"judgements": answers,
-                                                            "shown_order": body["shown_order"]}), **headers)
+                    response = client.post(
+                        f"/api/assignments/{body['id']}/submit/",
+                        content_type="application/json",
+                        data=json.dumps({"judgements": answers, "shown_order": body["shown_order"]}),
+                        **headers,
+                    )
                     assert response.status_code == 201, response.content
 
         def statements(captured):
-            return sum(1 for q in captured.captured_queries
-                       if not q["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT", "BEGIN", "COMMIT")))
+            return sum(
+                1
+                for q in captured.captured_queries
+                if not q["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT", "BEGIN", "COMMIT"))
+            )
 
         counts[protocol] = {"fetch": statements(fetch), "submit": statements(submit), "judgements": len(answers)}
     return counts
@@ -175,8 +200,11 @@ def answers_for(protocol: str, criteria: list[str], body: dict, rng: random.Rand
     for criterion in criteria:
         if protocol in ("likert", "rankme", "esa"):
             for output in outputs:
-                answer = {"criterion": criterion, "output": output,
-                          "score": rng.randint(1, 6) if protocol == "likert" else rng.randint(1, 100)}
+                answer = {
+                    "criterion": criterion,
+                    "output": output,
+                    "score": rng.randint(1, 6) if protocol == "likert" else rng.randint(1, 100),
+                }
                 if protocol == "esa":
                     answer["spans"] = [{"start": 4, "end": 9, "severity": "minor"}]
                 answers.append(answer)
@@ -235,9 +263,15 @@ class Annotator(threading.Thread):
                     if self.think:
                         time.sleep(self.think)
                     answers = answers_for(protocol, self.campaign["criteria"], body, self.rng)
-                    status, data, ms = self.request(f"/api/assignments/{body['id']}/submit/", {
-                        "judgements": answers, "shown_order": body["shown_order"], "time_spent_ms": 1000,
-                        "next": True})
+                    status, data, ms = self.request(
+                        f"/api/assignments/{body['id']}/submit/",
+                        {
+                            "judgements": answers,
+                            "shown_order": body["shown_order"],
+                            "time_spent_ms": 1000,
+                            "next": True,
+                        },
+                    )
                     self.submit_ms.append(ms)
                     if status != 201:
                         self.errors.append(f"submit {status} {data}")
@@ -256,8 +290,10 @@ class Annotator(threading.Thread):
                             self.errors.append(f"rating {status} {data}")
                             return
                 else:
-                    status, data, ms = self.request(f"/api/assignments/{body['id']}/submit/", {
-                        "judgements": answers, "shown_order": body["shown_order"], "time_spent_ms": 1000})
+                    status, data, ms = self.request(
+                        f"/api/assignments/{body['id']}/submit/",
+                        {"judgements": answers, "shown_order": body["shown_order"], "time_spent_ms": 1000},
+                    )
                     self.submit_ms.append(ms)
                     if status != 201:
                         self.errors.append(f"submit {status} {data}")
@@ -279,8 +315,10 @@ def counted(campaign_id: int) -> tuple[int, int]:
 
     campaign = Campaign.objects.get(pk=campaign_id)
     model = protocols.get(campaign.protocol).model
-    return (Assignment.objects.filter(campaign=campaign, status="done").count(),
-            model.objects.filter(campaign=campaign, status="complete").count())
+    return (
+        Assignment.objects.filter(campaign=campaign, status="done").count(),
+        model.objects.filter(campaign=campaign, status="complete").count(),
+    )
 
 
 # --- where the CPU goes ------------------------------------------------------------
@@ -305,8 +343,9 @@ def _children(pid: int) -> list[int]:
 
 def _machine_busy() -> float:
     """CPU seconds spent busy by the whole machine since boot (all cores)."""
-    user, nice, system, idle, iowait, irq, softirq, steal = (int(v) for v in
-                                                            Path("/proc/stat").read_text().split()[1:9])
+    user, nice, system, idle, iowait, irq, softirq, steal = (
+        int(v) for v in Path("/proc/stat").read_text().split()[1:9]
+    )
     return (user + nice + system + irq + softirq + steal) / CLK_TCK
 
 
@@ -322,16 +361,21 @@ class CpuMeter:
         from django.db import connection
 
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
-                           [self.database])
+            cursor.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", [self.database]
+            )
             return [row[0] for row in cursor.fetchall()]
 
     def _sample(self) -> dict:
         gunicorn = [self.server_pid, *_children(self.server_pid)]
         times = os.times()
-        return {"gunicorn": {p: _cpu_seconds(p) for p in gunicorn},
-                "postgres": {p: _cpu_seconds(p) for p in self._backends()},
-                "generator": times.user + times.system, "machine": _machine_busy(), "at": time.monotonic()}
+        return {
+            "gunicorn": {p: _cpu_seconds(p) for p in gunicorn},
+            "postgres": {p: _cpu_seconds(p) for p in self._backends()},
+            "generator": times.user + times.system,
+            "machine": _machine_busy(),
+            "at": time.monotonic(),
+        }
 
     def start(self):
         self.before = self._sample()
@@ -347,8 +391,11 @@ class CpuMeter:
         return {kind: seconds / elapsed for kind, seconds in used.items()}
 
 
-MODE_LABELS = {"baseline": "one judgement per request", "unit": "whole unit",
-               "chained": "whole unit + next: fetch = first only"}
+MODE_LABELS = {
+    "baseline": "one judgement per request",
+    "unit": "whole unit",
+    "chained": "whole unit + next: fetch = first only",
+}
 
 
 def settle() -> None:
@@ -383,13 +430,20 @@ def run_mode(port, setup, name, think, seconds, n, meter: CpuMeter) -> dict:
     submit = [ms for w in workers for ms in w.submit_ms]
     errors = [e for w in workers for e in w.errors]
     return {
-        "name": name, "think": think,
+        "name": name,
+        "think": think,
         "mode": f"{name} ({MODE_LABELS[mode]}, think {think:g} s)",
-        "fetch_p50": percentile(fetch, 50), "fetch_p95": percentile(fetch, 95),
-        "submit_p50": percentile(submit, 50), "submit_p95": percentile(submit, 95),
-        "units_per_s": (units1 - units0) / elapsed, "judgements_per_s": (judgements1 - judgements0) / elapsed,
-        "requests_per_s": (len(fetch) + len(submit)) / elapsed, "load1": float(load), "cpu": cpu,
-        "errors": errors[:3], "n_errors": len(errors),
+        "fetch_p50": percentile(fetch, 50),
+        "fetch_p95": percentile(fetch, 95),
+        "submit_p50": percentile(submit, 50),
+        "submit_p95": percentile(submit, 95),
+        "units_per_s": (units1 - units0) / elapsed,
+        "judgements_per_s": (judgements1 - judgements0) / elapsed,
+        "requests_per_s": (len(fetch) + len(submit)) / elapsed,
+        "load1": float(load),
+        "cpu": cpu,
+        "errors": errors[:3],
+        "n_errors": len(errors),
     }
 
 
@@ -399,11 +453,18 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=15)
     parser.add_argument("--think", type=float, default=1.0, help="think time of the second round of modes")
     parser.add_argument("--items", type=int, default=800)
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
-                        help="gunicorn worker processes (the README's production setting: one per core)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="gunicorn worker processes (the README's production setting: one per core)",
+    )
     parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
-    parser.add_argument("--protocols", default="likert,likert-spread,likert+next,rankme,pairwise,bws,esa",
-                        help="modes; PROTOCOL+next: each submit asks for the next unit too (one request per unit)")
+    parser.add_argument(
+        "--protocols",
+        default="likert,likert-spread,likert+next,rankme,pairwise,bws,esa",
+        help="modes; PROTOCOL+next: each submit asks for the next unit too (one request per unit)",
+    )
     parser.add_argument("--thinks", default="0,1", help="which think rounds to run: 0 (none), 1 (--think)")
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args()
@@ -417,13 +478,35 @@ def main() -> None:
     port = _free_port()
     # Connections kept for the whole run (production's default is 60 s, see the README): with the
     # default, backends would be replaced mid-mode and their CPU lost from the accounting.
-    env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "workbench.settings.test",
-           "DJANGO_LOG_LEVEL": "ERROR", "DJANGO_CONN_MAX_AGE": "3600"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": url,
+        "DJANGO_SETTINGS_MODULE": "workbench.settings.test",
+        "DJANGO_LOG_LEVEL": "ERROR",
+        "DJANGO_CONN_MAX_AGE": "3600",
+    }
     server = subprocess.Popen(
-        [str(ROOT / ".venv/bin/gunicorn"), "workbench.wsgi", "-b", f"127.0.0.1:{port}", "-w", str(args.workers),
-         "-k", "gthread", "--threads", str(args.threads), "--keep-alive", "30", "--log-level", "warning",
-         "--backlog", "2048"],
-        cwd=ROOT, env=env)
+        [
+            str(ROOT / ".venv/bin/gunicorn"),
+            "workbench.wsgi",
+            "-b",
+            f"127.0.0.1:{port}",
+            "-w",
+            str(args.workers),
+            "-k",
+            "gthread",
+            "--threads",
+            str(args.threads),
+            "--keep-alive",
+            "30",
+            "--log-level",
+            "warning",
+            "--backlog",
+            "2048",
+        ],
+        cwd=ROOT,
+        env=env,
+    )
     meter = CpuMeter(server.pid, urlparse(url).path.lstrip("/"))
     results = []
     try:
@@ -446,25 +529,35 @@ def main() -> None:
         server.terminate()
         server.wait(30)
     cores = os.cpu_count()
-    print(f"{args.annotators} annotators, gunicorn {args.workers} workers x {args.threads} threads (gthread), "
-          f"{args.seconds:g} s per mode, PostgreSQL, {cores} cores")
-    print(f"{'mode':50} {'fetch p50/p95 ms':>17} {'submit p50/p95 ms':>18} {'units/s':>8} {'judg./s':>8} "
-          f"{'x base':>7} {'load':>5}  CPU s/s: gunicorn postgres generator other")
+    print(
+        f"{args.annotators} annotators, gunicorn {args.workers} workers x {args.threads} threads (gthread), "
+        f"{args.seconds:g} s per mode, PostgreSQL, {cores} cores"
+    )
+    print(
+        f"{'mode':50} {'fetch p50/p95 ms':>17} {'submit p50/p95 ms':>18} {'units/s':>8} {'judg./s':>8} "
+        f"{'x base':>7} {'load':>5}  CPU s/s: gunicorn postgres generator other"
+    )
     for r in results:
         base = next(b["judgements_per_s"] for b in results if b["name"] == "baseline" and b["think"] == r["think"])
         cpu = r["cpu"]
-        print(f"{r['mode']:50} {r['fetch_p50']:7.1f}/{r['fetch_p95']:<7.1f}  {r['submit_p50']:8.1f}/"
-              f"{r['submit_p95']:<8.1f} {r['units_per_s']:8.1f} {r['judgements_per_s']:8.1f} "
-              f"{r['judgements_per_s'] / base if base else float('nan'):7.2f} {r['load1']:5.2f}  "
-              f"{cpu['gunicorn']:.2f} {cpu['postgres']:.2f} {cpu['generator']:.2f} {cpu['other']:.2f}"
-              + (f"  ERRORS {r['n_errors']}: {r['errors']}" if r["n_errors"] else ""))
-    print("SQL statements per request (BEGIN/COMMIT/SAVEPOINT not counted):",
-          ", ".join(f"{p} fetch {q['fetch']} / submit {q['submit']} ({q['judgements']} judgements"
-                    f"{' in as many requests' if p == 'baseline' else ''})" for p, q in queries.items()))
+        print(
+            f"{r['mode']:50} {r['fetch_p50']:7.1f}/{r['fetch_p95']:<7.1f}  {r['submit_p50']:8.1f}/"
+            f"{r['submit_p95']:<8.1f} {r['units_per_s']:8.1f} {r['judgements_per_s']:8.1f} "
+            f"{r['judgements_per_s'] / base if base else float('nan'):7.2f} {r['load1']:5.2f}  "
+            f"{cpu['gunicorn']:.2f} {cpu['postgres']:.2f} {cpu['generator']:.2f} {cpu['other']:.2f}"
+            + (f"  ERRORS {r['n_errors']}: {r['errors']}" if r["n_errors"] else "")
+        )
+    print(
+        "SQL statements per request (BEGIN/COMMIT/SAVEPOINT not counted):",
+        ", ".join(
+            f"{p} fetch {q['fetch']} / submit {q['submit']} ({q['judgements']} judgements"
+            f"{' in as many requests' if p == 'baseline' else ''})"
+            for p, q in queries.items()
+        ),
+    )
     print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     if args.json:
-        Path(args.json).write_text(json.dumps({"args": vars(args), "queries": queries, "results": results},
-                                              indent=1))
+        Path(args.json).write_text(json.dumps({"args": vars(args), "queries": queries, "results": results}, indent=1))
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ whether both gave the same standing are printed.
 
     .venv/bin/python bench/bench_batch_end.py [--annotators 10,50,200] [--per-annotator 300]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -57,15 +58,28 @@ def build(n_annotators: int, per_annotator: int):
         dataset = Dataset.objects.create(project=project, name=f"bench-{n_annotators}")
         rows_insert(System, ["dataset_id", "name"], ((dataset.pk, f"sys{s}") for s in range(SYSTEMS)))
         systems = list(System.objects.filter(dataset=dataset).values_list("id", flat=True))
-        rows_insert(Item, ["dataset_id", "external_id", "position", "source", "data", "meta"],
-                    ((dataset.pk, f"item-{i}", i, "source", [], {}) for i in range(n_items)))
+        rows_insert(
+            Item,
+            ["dataset_id", "external_id", "position", "source", "data", "meta"],
+            ((dataset.pk, f"item-{i}", i, "source", [], {}) for i in range(n_items)),
+        )
         items = list(Item.objects.filter(dataset=dataset).order_by("position").values_list("id", flat=True))
         rows_insert(Output, ["item_id", "system_id", "text"], ((i, s, "output") for i in items for s in systems))
-        rows_insert(Annotator, ["project_id", "name", "namespace"],
-                    ((project.pk, f"worker-{a}", "import") for a in range(n_annotators)))
+        rows_insert(
+            Annotator,
+            ["project_id", "name", "namespace"],
+            ((project.pk, f"worker-{a}", "import") for a in range(n_annotators)),
+        )
         annotators = list(Annotator.objects.filter(project=project).values_list("id", flat=True))
-        campaign = Campaign.objects.create(name=f"bench-{n_annotators}", dataset=dataset, protocol="likert", criteria=["quality"],
-                                           scale_min=0, scale_max=100, redundancy=K)
+        campaign = Campaign.objects.create(
+            name=f"bench-{n_annotators}",
+            dataset=dataset,
+            protocol="likert",
+            criteria=["quality"],
+            scale_min=0,
+            scale_max=100,
+            redundancy=K,
+        )
         outputs = list(Output.objects.filter(item__dataset=dataset).values_list("id", "item_id"))
         by_item: dict[int, list[int]] = {}
         for output, item in outputs:
@@ -77,12 +91,37 @@ def build(n_annotators: int, per_annotator: int):
                 for annotator in rng.sample(annotators, K):  # each annotator rates the whole item
                     for output in item_outputs:
                         score = min(100.0, max(0.0, round(quality[output] + rng.gauss(0, 10))))
-                        yield (campaign.pk, annotator, item, "quality", rng.randint(2_000, 60_000), item_outputs,
-                               "import", output, score, 0.0, 100.0)
+                        yield (
+                            campaign.pk,
+                            annotator,
+                            item,
+                            "quality",
+                            rng.randint(2_000, 60_000),
+                            item_outputs,
+                            "import",
+                            output,
+                            score,
+                            0.0,
+                            100.0,
+                        )
 
-        rows_insert(RatingJudgement, ["campaign_id", "annotator_id", "item_id", "criterion", "time_spent_ms",
-                                      "shown_order", "origin", "output_id", "score", "scale_min", "scale_max"],
-                    judgements())
+        rows_insert(
+            RatingJudgement,
+            [
+                "campaign_id",
+                "annotator_id",
+                "item_id",
+                "criterion",
+                "time_spent_ms",
+                "shown_order",
+                "origin",
+                "output_id",
+                "score",
+                "scale_min",
+                "scale_max",
+            ],
+            judgements(),
+        )
     with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE")
     return campaign, annotators
@@ -106,8 +145,10 @@ def main() -> None:
         from annotations.quality.rules import verdict
 
         call_command("migrate", verbosity=0)
-        print(f"{'annotators':>10} {'judgements':>10} {'campaign-wide ms':>17} {'own items ms':>13} "
-              f"{'ratio':>7}  same standing")
+        print(
+            f"{'annotators':>10} {'judgements':>10} {'campaign-wide ms':>17} {'own items ms':>13} "
+            f"{'ratio':>7}  same standing"
+        )
         for n in [int(a) for a in args.annotators.split(",")]:
             campaign, annotators = build(n, args.per_annotator)
             total = RatingJudgement.objects.filter(campaign=campaign).count()

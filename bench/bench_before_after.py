@@ -10,6 +10,7 @@ fetch / submit p95 for both, and after / before. Interleaving pairs each "after"
 "before" measured minutes apart, so a machine whose speed drifts moves both. Arguments after
 `--` go to bench_annotation.py unchanged.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,8 +32,13 @@ def run(tree: Path, db: str, extra: list[str]) -> dict:
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         out = f.name
     env = {**os.environ, "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{db}"}
-    subprocess.run([str(ROOT / ".venv/bin/python"), str(tree / "bench/bench_annotation.py"), "--json", out, *extra],
-                   cwd=tree, env=env, check=True, stdout=sys.stderr)
+    subprocess.run(
+        [str(ROOT / ".venv/bin/python"), str(tree / "bench/bench_annotation.py"), "--json", out, *extra],
+        cwd=tree,
+        env=env,
+        check=True,
+        stdout=sys.stderr,
+    )
     return {r["mode"]: r for r in json.loads(Path(out).read_text())["results"]}
 
 
@@ -55,16 +61,25 @@ def main() -> None:
     print(f"median of {args.rounds} interleaved rounds; before = {args.before}")
     print(f"{'mode':50} {'judgements/s before / after':>28} {'ratio':>6}   {'fetch p95 ms':>17} {'submit p95 ms':>17}")
     for mode in modes:
-        med = {side: {key: statistics.median(r[mode][key] for r in runs[side])
-                      for key in ("judgements_per_s", "fetch_p95", "submit_p95")} for side in runs}
+        med = {
+            side: {
+                key: statistics.median(r[mode][key] for r in runs[side])
+                for key in ("judgements_per_s", "fetch_p95", "submit_p95")
+            }
+            for side in runs
+        }
         b, a = med["before"], med["after"]
-        print(f"{mode:50} {b['judgements_per_s']:12.1f} / {a['judgements_per_s']:<12.1f} "
-              f"{a['judgements_per_s'] / b['judgements_per_s'] if b['judgements_per_s'] else float('nan'):6.2f}   "
-              f"{b['fetch_p95']:7.1f} / {a['fetch_p95']:<7.1f} {b['submit_p95']:7.1f} / {a['submit_p95']:<7.1f}")
+        print(
+            f"{mode:50} {b['judgements_per_s']:12.1f} / {a['judgements_per_s']:<12.1f} "
+            f"{a['judgements_per_s'] / b['judgements_per_s'] if b['judgements_per_s'] else float('nan'):6.2f}   "
+            f"{b['fetch_p95']:7.1f} / {a['fetch_p95']:<7.1f} {b['submit_p95']:7.1f} / {a['submit_p95']:<7.1f}"
+        )
     for side in runs:
         for k, r in enumerate(runs[side]):
-            print(f"{side} round {k + 1}: " + ", ".join(f"{m.split(' (')[0]}@{v['think']:g}s "
-                                                        f"{v['judgements_per_s']:.0f} j/s" for m, v in r.items()))
+            print(
+                f"{side} round {k + 1}: "
+                + ", ".join(f"{m.split(' (')[0]}@{v['think']:g}s {v['judgements_per_s']:.0f} j/s" for m, v in r.items())
+            )
 
 
 if __name__ == "__main__":

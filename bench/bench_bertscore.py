@@ -15,6 +15,7 @@ both scorers load; `--model-config tiny` is the same recipe at toy size, to
 check the mode on a CPU. `--dtype float32` keeps our model in fp32 on CUDA so
 the scores can be compared exactly (bf16 is our CUDA default).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,17 +57,26 @@ def build_random_model(texts: list[str], size: str, out_dir: Path) -> Path:
     from transformers import RobertaConfig, RobertaModel, RobertaTokenizerFast
 
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(texts, vocab_size=4000, min_frequency=1,
-                            special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+    bpe.train_from_iterator(
+        texts, vocab_size=4000, min_frequency=1, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+    )
     raw = out_dir / "bpe"
     raw.mkdir(parents=True, exist_ok=True)
     bpe.save_model(str(raw))
-    tokenizer = RobertaTokenizerFast(vocab_file=str(raw / "vocab.json"), merges_file=str(raw / "merges.txt"),
-                                     model_max_length=512)
+    tokenizer = RobertaTokenizerFast(
+        vocab_file=str(raw / "vocab.json"), merges_file=str(raw / "merges.txt"), model_max_length=512
+    )
     tokenizer.save_pretrained(out_dir)  # writes vocab.json + merges.txt too, for bert-score's slow tokenizer
     torch.manual_seed(0)
-    config = RobertaConfig(vocab_size=len(tokenizer), max_position_embeddings=514, type_vocab_size=1,
-                           pad_token_id=tokenizer.pad_token_id, bos_token_id=0, eos_token_id=2, **SIZES[size])
+    config = RobertaConfig(
+        vocab_size=len(tokenizer),
+        max_position_embeddings=514,
+        type_vocab_size=1,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=0,
+        eos_token_id=2,
+        **SIZES[size],
+    )
     RobertaModel(config).save_pretrained(out_dir)
     return out_dir
 
@@ -127,9 +137,12 @@ def run_case(label: str, model: str, hyps, refs, args) -> float:
         diff = (v_us - v_bs.to(v_us.dtype)).abs().max().item()
         ratio = t_bs / t_us
         ratios.append(ratio)
-        print(f"run {rep + 1}: bert-score {n / t_bs:8.1f} seg/s ({t_bs:6.2f} s wall, {c_bs:6.2f} s cpu) | "
-              f"ours {n / t_us:8.1f} seg/s ({t_us:6.2f} s wall, {c_us:6.2f} s cpu) | "
-              f"ratio {ratio:5.2f}x wall, {c_bs / c_us:5.2f}x cpu | max |diff| P,R,F {diff:.2e}", flush=True)
+        print(
+            f"run {rep + 1}: bert-score {n / t_bs:8.1f} seg/s ({t_bs:6.2f} s wall, {c_bs:6.2f} s cpu) | "
+            f"ours {n / t_us:8.1f} seg/s ({t_us:6.2f} s wall, {c_us:6.2f} s cpu) | "
+            f"ratio {ratio:5.2f}x wall, {c_bs / c_us:5.2f}x cpu | max |diff| P,R,F {diff:.2e}",
+            flush=True,
+        )
     best = max(ratios)
     print(f"{label}: ratio (best of {args.repeat}) {best:.2f}x, all {', '.join(f'{r:.2f}' for r in ratios)}")
     return best
@@ -139,9 +152,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="ASSET folder (asset.test.orig, .simp.0-9)")
     parser.add_argument("--model", default=None, help="local model directory (default: packaged MiniLM)")
-    parser.add_argument("--model-config", choices=sorted(SIZES), default=None,
-                        help="build a random-weight RoBERTa of this size instead (GPU benchmark)")
-    parser.add_argument("--layer", type=int, default=None, help="hidden state (default: top; 17 for --model-config large)")
+    parser.add_argument(
+        "--model-config",
+        choices=sorted(SIZES),
+        default=None,
+        help="build a random-weight RoBERTa of this size instead (GPU benchmark)",
+    )
+    parser.add_argument(
+        "--layer", type=int, default=None, help="hidden state (default: top; 17 for --model-config large)"
+    )
     parser.add_argument("--idf", action="store_true")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--dtype", default=None, help="our dtype (float32, bfloat16, float16); default bf16 on CUDA")
@@ -178,8 +197,10 @@ def main() -> int:
             import json
 
             args.layer = int(json.loads((Path(model) / "config.json").read_text())["num_hidden_layers"])
-        print(f"model {model}; torch {torch.__version__}, {torch.get_num_threads()} threads; "
-              f"transformers {transformers.__version__}")
+        print(
+            f"model {model}; torch {torch.__version__}, {torch.get_num_threads()} threads; "
+            f"transformers {transformers.__version__}"
+        )
         results = {}
         cases = {c.strip() for c in args.cases.split(",")}
         if "multi" in cases:
@@ -188,7 +209,9 @@ def main() -> int:
             hyps = [r for g in refs for r in g]
             pair_refs = [[o] for o in orig for _ in range(10)]
             results["pairs"] = run_case("ASSET simplification vs original (1 ref)", model, hyps, pair_refs, args)
-    print("\nsummary: " + ", ".join(f"{k} {v:.2f}x" for k, v in results.items()) + " (ours / bert-score, higher = faster)")
+    print(
+        "\nsummary: " + ", ".join(f"{k} {v:.2f}x" for k, v in results.items()) + " (ours / bert-score, higher = faster)"
+    )
     return 0
 
 

@@ -12,6 +12,7 @@ export started (Python + Django), and the ratio of the peaks.
     .venv/bin/python bench/bench_export.py [--items 10000] [--systems 10] [--per-output 10]
         [--annotators 50] [--formats jsonl,csv,hf] [--keep]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,8 +30,10 @@ import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRATCH_DB = "bench_export"
-WORDS = ("the a cat dog sat on mat quickly restaurant serves cheap food near river centre family friendly "
-         "pub coffee shop rated highly by customers who visit often").split()
+WORDS = (
+    "the a cat dog sat on mat quickly restaurant serves cheap food near river centre family friendly "
+    "pub coffee shop rated highly by customers who visit often"
+).split()
 
 
 def server_url() -> str:
@@ -76,33 +79,76 @@ def build(args) -> int:
         dataset = Dataset.objects.create(project=project, name="bench")
         rows_insert(System, ["dataset_id", "name"], ((dataset.pk, f"sys{s}") for s in range(args.systems)))
         systems = list(System.objects.filter(dataset=dataset).order_by("name").values_list("id", flat=True))
-        rows_insert(Item, ["dataset_id", "external_id", "position", "source", "data", "meta"],
-                    ((dataset.pk, f"item-{i}", i, sentence(), [], {}) for i in range(args.items)))
+        rows_insert(
+            Item,
+            ["dataset_id", "external_id", "position", "source", "data", "meta"],
+            ((dataset.pk, f"item-{i}", i, sentence(), [], {}) for i in range(args.items)),
+        )
         items = list(Item.objects.filter(dataset=dataset).order_by("position").values_list("id", flat=True))
-        rows_insert(Output, ["item_id", "system_id", "text"],
-                    ((item, system, sentence()) for item in items for system in systems))
-        rows_insert(Annotator, ["project_id", "name", "namespace"],
-                    ((project.pk, f"worker-{a}", "import") for a in range(args.annotators)))
+        rows_insert(
+            Output,
+            ["item_id", "system_id", "text"],
+            ((item, system, sentence()) for item in items for system in systems),
+        )
+        rows_insert(
+            Annotator,
+            ["project_id", "name", "namespace"],
+            ((project.pk, f"worker-{a}", "import") for a in range(args.annotators)),
+        )
         annotators = list(Annotator.objects.filter(project=project).values_list("id", flat=True))
-        campaign = Campaign.objects.create(name="bench", dataset=dataset, protocol="likert", criteria=["quality"],
-                                           scale_min=0, scale_max=100, redundancy=args.per_output)
+        campaign = Campaign.objects.create(
+            name="bench",
+            dataset=dataset,
+            protocol="likert",
+            criteria=["quality"],
+            scale_min=0,
+            scale_max=100,
+            redundancy=args.per_output,
+        )
         # Read before the COPY starts: the connection cannot run a query while it copies.
         outputs = list(Output.objects.filter(item__dataset=dataset).order_by("id").values_list("id", "item_id"))
 
         def judgements():
             for output, item in outputs:
                 for annotator in rng.sample(annotators, args.per_output):
-                    yield (campaign.pk, annotator, item, "quality", rng.randint(500, 60_000), [output], "import",
-                           output, float(rng.randint(0, 100)), 0.0, 100.0)
+                    yield (
+                        campaign.pk,
+                        annotator,
+                        item,
+                        "quality",
+                        rng.randint(500, 60_000),
+                        [output],
+                        "import",
+                        output,
+                        float(rng.randint(0, 100)),
+                        0.0,
+                        100.0,
+                    )
 
-        n = rows_insert(RatingJudgement, ["campaign_id", "annotator_id", "item_id", "criterion", "time_spent_ms",
-                                          "shown_order", "origin", "output_id", "score", "scale_min", "scale_max"],
-                        judgements())
+        n = rows_insert(
+            RatingJudgement,
+            [
+                "campaign_id",
+                "annotator_id",
+                "item_id",
+                "criterion",
+                "time_spent_ms",
+                "shown_order",
+                "origin",
+                "output_id",
+                "score",
+                "scale_min",
+                "scale_max",
+            ],
+            judgements(),
+        )
     with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE")
-    print(f"built {args.items:,} items x {args.systems} systems = {args.items * args.systems:,} outputs, "
-          f"{n:,} judgements by {args.annotators} annotators with COPY in {time.perf_counter() - start:.1f} s",
-          flush=True)
+    print(
+        f"built {args.items:,} items x {args.systems} systems = {args.items * args.systems:,} outputs, "
+        f"{n:,} judgements by {args.annotators} annotators with COPY in {time.perf_counter() - start:.1f} s",
+        flush=True,
+    )
     return n
 
 
@@ -120,23 +166,48 @@ def child(mode: str, fmt: str, out: str) -> None:
         rows = result.judgements
     else:
         # The peer: the whole judgement table in memory, then written.
-        rows_in_memory = list(RatingJudgement.objects.filter(campaign=campaign).order_by("item_id", "id").values(
-            "item__external_id", "output__system__name", "annotator__name", "criterion", "score", "time_spent_ms",
-            "shown_order", "output__text", "status", "origin"))
+        rows_in_memory = list(
+            RatingJudgement.objects.filter(campaign=campaign)
+            .order_by("item_id", "id")
+            .values(
+                "item__external_id",
+                "output__system__name",
+                "annotator__name",
+                "criterion",
+                "score",
+                "time_spent_ms",
+                "shown_order",
+                "output__text",
+                "status",
+                "origin",
+            )
+        )
         Path(out).mkdir(parents=True)
         with open(Path(out) / "judgements.jsonl", "w", encoding="utf-8") as f:
             for row in rows_in_memory:
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
         rows = len(rows_in_memory)
-    print(json.dumps({"mode": mode, "format": fmt, "seconds": time.perf_counter() - start, "judgements": rows,
-                      "peak_rss_mb": rss_mb(), "rss_before_mb": before,
-                      "bytes": sum(p.stat().st_size for p in Path(out).iterdir())}), flush=True)
+    print(
+        json.dumps(
+            {
+                "mode": mode,
+                "format": fmt,
+                "seconds": time.perf_counter() - start,
+                "judgements": rows,
+                "peak_rss_mb": rss_mb(),
+                "rss_before_mb": before,
+                "bytes": sum(p.stat().st_size for p in Path(out).iterdir()),
+            }
+        ),
+        flush=True,
+    )
 
 
 def run_child(mode: str, fmt: str, folder: Path) -> dict:
     out = folder / f"{mode}-{fmt}"
-    proc = subprocess.run([sys.executable, __file__, "--child", mode, fmt, str(out)], capture_output=True, text=True,
-                          env=dict(os.environ))
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", mode, fmt, str(out)], capture_output=True, text=True, env=dict(os.environ)
+    )
     if proc.returncode:
         sys.exit(f"{mode} {fmt} export failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -177,13 +248,20 @@ def main() -> None:
             if not args.no_peer:
                 results.append(run_child("naive", "jsonl", Path(tmp)))
         for r in results:
-            what = (f"export_dataset --format {r['format']}" if r["mode"] == "streaming"
-                    else "naive peer (judgement table in memory), judgements.jsonl only")
-            print(f"{what}: {r['judgements']:,} judgements in {r['seconds']:.1f} s "
-                  f"({r['judgements'] / r['seconds']:,.0f}/s), peak RSS {r['peak_rss_mb']:.0f} MB "
-                  f"(process before the export: {r['rss_before_mb']:.0f} MB), {r['bytes'] / 1e6:.0f} MB written")
+            what = (
+                f"export_dataset --format {r['format']}"
+                if r["mode"] == "streaming"
+                else "naive peer (judgement table in memory), judgements.jsonl only"
+            )
+            print(
+                f"{what}: {r['judgements']:,} judgements in {r['seconds']:.1f} s "
+                f"({r['judgements'] / r['seconds']:,.0f}/s), peak RSS {r['peak_rss_mb']:.0f} MB "
+                f"(process before the export: {r['rss_before_mb']:.0f} MB), {r['bytes'] / 1e6:.0f} MB written"
+            )
         if not args.no_peer:
-            print(f"ratio peak RSS naive / export_dataset: {results[-1]['peak_rss_mb'] / results[0]['peak_rss_mb']:.1f}x")
+            print(
+                f"ratio peak RSS naive / export_dataset: {results[-1]['peak_rss_mb'] / results[0]['peak_rss_mb']:.1f}x"
+            )
     finally:
         if not args.keep:
             connections.close_all()

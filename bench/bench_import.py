@@ -10,6 +10,7 @@ server of DATABASE_URL (default postgres://postgres@127.0.0.1:5432).
 
     .venv/bin/python bench/bench_import.py [--items 25000] [--systems 4] [--naive-items 1000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,8 +25,10 @@ import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRATCH_DB = "bench_import"
-WORDS = ("the a cat dog sat on mat quickly restaurant serves cheap food near river centre family friendly "
-         "pub coffee shop rated highly by customers who visit often").split()
+WORDS = (
+    "the a cat dog sat on mat quickly restaurant serves cheap food near river centre family friendly "
+    "pub coffee shop rated highly by customers who visit often"
+).split()
 
 
 def sentence(rng: random.Random, n: int = 18) -> str:
@@ -73,8 +76,9 @@ def naive_import(rows: list[dict], dataset_name: str) -> None:
         dataset = Dataset.objects.create(project=project, name=dataset_name)
         systems: dict[str, System] = {}
         for position, row in enumerate(rows):
-            item = Item.objects.create(dataset=dataset, external_id=row["item"], position=position,
-                                       source=row["source"])
+            item = Item.objects.create(
+                dataset=dataset, external_id=row["item"], position=position, source=row["source"]
+            )
             for k, text in enumerate(row["references"]):
                 Reference.objects.create(item=item, position=k, text=text)
             for name, text in row["outputs"].items():
@@ -125,12 +129,16 @@ def main() -> None:
 
         bulk_rate = args.items * rows_per_item / bulk_s
         naive_rate = args.naive_items * rows_per_item / naive_s
-        print(f"dataset_import: {args.items:,} items x {args.systems} systems = {n_outputs:,} outputs "
-              f"({args.items * rows_per_item:,} rows, {len(payload) / 1e6:.1f} MB JSONL) in {bulk_s:.2f} s "
-              f"-> {bulk_rate:,.0f} rows/s")
+        print(
+            f"dataset_import: {args.items:,} items x {args.systems} systems = {n_outputs:,} outputs "
+            f"({args.items * rows_per_item:,} rows, {len(payload) / 1e6:.1f} MB JSONL) in {bulk_s:.2f} s "
+            f"-> {bulk_rate:,.0f} rows/s"
+        )
         print(f"re-import of the same file (validated, nothing written): {reimport_s:.2f} s")
-        print(f"naive per-row ORM create, {args.naive_items:,} items ({args.naive_items * rows_per_item:,} rows) "
-              f"in {naive_s:.2f} s -> {naive_rate:,.0f} rows/s")
+        print(
+            f"naive per-row ORM create, {args.naive_items:,} items ({args.naive_items * rows_per_item:,} rows) "
+            f"in {naive_s:.2f} s -> {naive_rate:,.0f} rows/s"
+        )
         print(f"ratio dataset_import / naive: {bulk_rate / naive_rate:.1f}x faster")
     finally:
         drop_scratch_db()

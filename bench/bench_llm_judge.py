@@ -23,6 +23,7 @@ Llama-3-8B-shaped model (32 layers, hidden 4096, 32 heads / 8 KV heads, MLP
 14336, vocabulary 128,256) in bf16 on CUDA, built with random weights directly
 on the GPU and saved once (about 16 GB under --workdir).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,10 +43,24 @@ DEFAULT_DATA = ROOT.parent / "shared" / "data" / "asset"
 if not DEFAULT_DATA.is_dir():
     DEFAULT_DATA = Path(os.environ.get("WORKBENCH_SHARED_DATA", "/work/shared/data")) / "asset"
 
-LLAMA_8B = dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
-                num_key_value_heads=8, vocab_size=128256, max_position_embeddings=8192, rope_theta=500000.0)
-TINY = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-            num_key_value_heads=2, max_position_embeddings=2048)
+LLAMA_8B = dict(
+    hidden_size=4096,
+    intermediate_size=14336,
+    num_hidden_layers=32,
+    num_attention_heads=32,
+    num_key_value_heads=8,
+    vocab_size=128256,
+    max_position_embeddings=8192,
+    rope_theta=500000.0,
+)
+TINY = dict(
+    hidden_size=64,
+    intermediate_size=128,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=2048,
+)
 
 
 def load_texts(folder: Path, limit: int) -> tuple[list[str], list[str]]:
@@ -63,20 +78,35 @@ def build_judge(directory: Path, texts: list[str], *, gpu: bool) -> Path:
         return directory
     directory.mkdir(parents=True, exist_ok=True)
     tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
-                                                 pre_tokenizers.ByteLevel(add_prefix_space=False)])
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)]
+    )
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=8000, special_tokens=["<|endoftext|>", "<|pad|>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=8000,
+        special_tokens=["<|endoftext|>", "<|pad|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     tok.train_from_iterator(texts + ['{"errors":[{"text":"x","occurrence":0,"severity":"minor"}]}'], trainer=trainer)
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|endoftext|>", bos_token="<|endoftext|>",
-                                        pad_token="<|pad|>", model_max_length=8192)
-    tokenizer.chat_template = ("{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}\n{% endfor %}"
-                               "{% if add_generation_prompt %}<|assistant|>\n{% endif %}")
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        eos_token="<|endoftext|>",
+        bos_token="<|endoftext|>",
+        pad_token="<|pad|>",
+        model_max_length=8192,
+    )
+    tokenizer.chat_template = (
+        "{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}\n{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+    )
     tokenizer.save_pretrained(str(directory))
     shape = dict(LLAMA_8B) if gpu else dict(TINY, vocab_size=len(tokenizer))
-    config = LlamaConfig(**shape, pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
-                         eos_token_id=tokenizer.eos_token_id)
+    config = LlamaConfig(
+        **shape,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
     torch.manual_seed(0)
     if gpu:
         # Built in bf16 directly on the GPU: 16 GB instead of 32 GB of fp32 first.
@@ -127,8 +157,10 @@ def main() -> None:
     srcs, outs = load_texts(args.data, limit)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench-llm-judge-"))
     path, built = timed(lambda: build_judge(workdir / ("llama8b" if args.gpu else "tiny"), srcs + outs, gpu=args.gpu))
-    print(f"model at {path} (built/found in {built:.1f} s); {len(outs)} outputs, batch {batch}, device {device}, "
-          f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads")
+    print(
+        f"model at {path} (built/found in {built:.1f} s); {len(outs)} outputs, batch {batch}, device {device}, "
+        f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads"
+    )
     common = {"model": str(path), "device": device}
 
     for mode in args.modes.split(","):
@@ -143,7 +175,7 @@ def main() -> None:
             slow = get_metric("llm-judge", **common, mode="pairwise", batch_size=1)
             k = args.systems
             items = len(outs) // k
-            hyps = outs[:items * k]
+            hyps = outs[: items * k]
             kwargs = {"srcs": [srcs[i // k * k] for i in range(len(hyps))], "items": [i // k for i in range(len(hyps))]}
             pairs = [(g * k + a, g * k + b) for g in range(items) for a in range(k) for b in range(k) if a != b]
             tokens = sum(len(fast.prompt_ids(hyps, srcs=kwargs["srcs"], pair=p)[0]) for p in pairs)
@@ -159,7 +191,9 @@ def main() -> None:
         results, seconds = timed(lambda: fast.score(hyps, **kwargs))
         if mode == "spans":
             judge = fast.judge()
-            generated = sum(len(judge.tokenizer(r.extra["raw"], add_special_tokens=False)["input_ids"]) for r in results)
+            generated = sum(
+                len(judge.tokenizer(r.extra["raw"], add_special_tokens=False)["input_ids"]) for r in results
+            )
             ids = fast.prompt_ids(hyps, srcs=srcs)
 
             lengths = [len(judge.tokenizer(r.extra["raw"], add_special_tokens=False)["input_ids"]) for r in results]
@@ -172,24 +206,33 @@ def main() -> None:
                 order = sorted(range(len(ids)), key=lambda i: (-len(ids[i]), i))
                 with torch.inference_mode():
                     for start in range(0, len(order), batch):
-                        rows = order[start:start + batch]
+                        rows = order[start : start + batch]
                         steps = max(lengths[i] for i in rows)
-                        config = GenerationConfig(max_new_tokens=steps, min_new_tokens=steps, do_sample=False,
-                                                  pad_token_id=judge.pad_id, eos_token_id=judge.eos_id,
-                                                  bos_token_id=judge.tokenizer.bos_token_id)
+                        config = GenerationConfig(
+                            max_new_tokens=steps,
+                            min_new_tokens=steps,
+                            do_sample=False,
+                            pad_token_id=judge.pad_id,
+                            eos_token_id=judge.eos_id,
+                            bos_token_id=judge.tokenizer.bos_token_id,
+                        )
                         x, m = judge._padded([ids[i] for i in rows])
                         judge.model.generate(input_ids=x, attention_mask=m, generation_config=config)
 
             _, base = timed(plain)
             spans = sum(len(r.extra["spans"]) for r in results)
-            print(f"spans: {n / seconds:8.2f} outputs/s, {(tokens + generated) / seconds:9.0f} tokens/s "
-                  f"({tokens} prompt + {generated} generated; {spans} spans) | plain greedy generate(), same "
-                  f"steps: {n / base:8.2f} outputs/s | constrained/plain time "
-                  f"{seconds / base:.2f}")
+            print(
+                f"spans: {n / seconds:8.2f} outputs/s, {(tokens + generated) / seconds:9.0f} tokens/s "
+                f"({tokens} prompt + {generated} generated; {spans} spans) | plain greedy generate(), same "
+                f"steps: {n / base:8.2f} outputs/s | constrained/plain time "
+                f"{seconds / base:.2f}"
+            )
             continue
         _, base = timed(lambda: slow.score(hyps, **kwargs))
-        print(f"{mode}: {n / seconds:8.2f} outputs/s, {tokens / seconds:9.0f} prompt tokens/s (batch {batch}) | "
-              f"batch 1: {n / base:8.2f} outputs/s | ratio batched/one-by-one {base / seconds:.2f}")
+        print(
+            f"{mode}: {n / seconds:8.2f} outputs/s, {tokens / seconds:9.0f} prompt tokens/s (batch {batch}) | "
+            f"batch 1: {n / base:8.2f} outputs/s | ratio batched/one-by-one {base / seconds:.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ Prints seconds, outputs/s, the overhead of one worker over the direct call
 
     .venv/bin/python bench/bench_metric_runs.py [--outputs 10000] [--bert-outputs 10000] [--metrics chrf,bertscore] [--repeat 5]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,8 +34,10 @@ import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRATCH_DB = "bench_metric_runs"
-WORDS = ("the a cat dog sat on mat quickly restaurant serves cheap food near river centre family friendly "
-         "pub coffee shop rated highly by customers who visit often").split()
+WORDS = (
+    "the a cat dog sat on mat quickly restaurant serves cheap food near river centre family friendly "
+    "pub coffee shop rated highly by customers who visit often"
+).split()
 
 
 def sentence(rng: random.Random) -> str:
@@ -73,7 +76,10 @@ def build(name: str, n_outputs: int, systems: int = 4):
     dataset = Dataset.objects.create(project=project, name=name)
     syss = [System.objects.create(dataset=dataset, name=f"sys{k}") for k in range(systems)]
     items = Item.objects.bulk_create(
-        [Item(dataset=dataset, external_id=f"i{i}", position=i, source=sentence(rng)) for i in range(n_outputs // systems)]
+        [
+            Item(dataset=dataset, external_id=f"i{i}", position=i, source=sentence(rng))
+            for i in range(n_outputs // systems)
+        ]
     )
     Reference.objects.bulk_create([Reference(item=it, position=0, text=sentence(rng)) for it in items])
     Output.objects.bulk_create([Output(item=it, system=s, text=sentence(rng)) for it in items for s in syss])
@@ -88,10 +94,26 @@ def start_worker(log_dir: Path, threads: int | None = None):
     name = f"bench-{uuid.uuid4().hex[:6]}@%h"
     log = open(log_dir / f"bench-worker-{uuid.uuid4().hex[:6]}.log", "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "workbench", "worker", "-Q", "cpu,gpu", "--pool", "solo",
-         "-n", name, "--loglevel", "WARNING"],
-        cwd=ROOT, env={**os.environ, **({"OMP_NUM_THREADS": str(threads)} if threads else {})},
-        stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "workbench",
+            "worker",
+            "-Q",
+            "cpu,gpu",
+            "--pool",
+            "solo",
+            "-n",
+            name,
+            "--loglevel",
+            "WARNING",
+        ],
+        cwd=ROOT,
+        env={**os.environ, **({"OMP_NUM_THREADS": str(threads)} if threads else {})},
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     host = name.replace("%h", os.uname().nodename)
     deadline = time.monotonic() + 120
@@ -185,10 +207,13 @@ def main() -> None:
             through_workers(warm, metric, options, chunk_size=1)  # 8 one-output chunks: both workers warm
             t_two = min(through_workers(dataset, metric, options) for _ in range(args.repeat))
             results.append((metric, n, t_direct, t_one, t_two))
-            print(f"{metric}: {n} outputs  direct {t_direct:.2f} s ({n / t_direct:.0f}/s)  "
-                  f"1 worker {t_one:.2f} s ({n / t_one:.0f}/s, overhead {100 * (t_one / t_direct - 1):+.1f} %, "
-                  f"median of {args.repeat} rounds {100 * (median_ratio - 1):+.1f} %)  "
-                  f"2 workers {t_two:.2f} s ({n / t_two:.0f}/s, speed-up x{t_one / t_two:.2f})", flush=True)
+            print(
+                f"{metric}: {n} outputs  direct {t_direct:.2f} s ({n / t_direct:.0f}/s)  "
+                f"1 worker {t_one:.2f} s ({n / t_one:.0f}/s, overhead {100 * (t_one / t_direct - 1):+.1f} %, "
+                f"median of {args.repeat} rounds {100 * (median_ratio - 1):+.1f} %)  "
+                f"2 workers {t_two:.2f} s ({n / t_two:.0f}/s, speed-up x{t_one / t_two:.2f})",
+                flush=True,
+            )
     finally:
         for proc in workers:
             proc.terminate()

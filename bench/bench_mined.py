@@ -30,6 +30,7 @@ otherwise. Prints segments/s and the ratio.
 
     .venv/bin/python bench/bench_mined.py [--wer-rows 150] [--cer-rows 1000] [--semdist-rows 20] [--threads N]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -118,15 +119,27 @@ def set_embedding_cache(enabled: bool) -> None:
             cache.max_bytes = cache.default_max_bytes if enabled else 0
 
 
-def bench(label: str, name: str, embedded: str, hyps, refs, *, peer_cache: tuple[bool, ...] = (True,), repeats: int = 1,
-          **options):
+def bench(
+    label: str,
+    name: str,
+    embedded: str,
+    hyps,
+    refs,
+    *,
+    peer_cache: tuple[bool, ...] = (True,),
+    repeats: int = 1,
+    **options,
+):
     ours = get_metric(name, metric=embedded, **options)
     peer_metric = get_metric(embedded)
     ours.score(hyps[:1], refs[:1])  # load models outside the timings
     peer_metric.score(hyps[:1], refs[:1])
     unit = ours.unit
-    caps = dict(threshold=ours.threshold, max_errors=int(ours.options["max_errors"]),
-                max_candidates=int(ours.options["max_candidates"]))
+    caps = dict(
+        threshold=ours.threshold,
+        max_errors=int(ours.options["max_errors"]),
+        max_candidates=int(ours.options["max_candidates"]),
+    )
 
     calls = [0]
     plain_score = peer_metric.score
@@ -156,17 +169,27 @@ def bench(label: str, name: str, embedded: str, hyps, refs, *, peer_cache: tuple
         peer_s = time.perf_counter() - start
         if our_k != peer_k:
             bad = [i for i, (a, b) in enumerate(zip(our_k, peer_k)) if a != b]
-            raise SystemExit(f"{label}: k differs on {len(bad)} segments, e.g. #{bad[0]}: ours {our_k[bad[0]]}, peer {peer_k[bad[0]]}")
+            raise SystemExit(
+                f"{label}: k differs on {len(bad)} segments, e.g. #{bad[0]}: ours {our_k[bad[0]]}, peer {peer_k[bad[0]]}"
+            )
         ratios[cached] = peer_s / ours_s
-        peer_name = "one-at-a-time" + ("" if len(peer_cache) == 1 else (" (our embedding cache)" if cached else " (no embedding cache)"))
-        print(f"  {peer_name}: {n / peer_s:8.2f} seg/s ({peer_s:.2f} s, {calls[0]} metric calls)   "
-              f"ours {n / ours_s:8.2f} seg/s ({ours_s:.2f} s)   ratio {ratios[cached]:.1f}x", flush=True)
+        peer_name = "one-at-a-time" + (
+            "" if len(peer_cache) == 1 else (" (our embedding cache)" if cached else " (no embedding cache)")
+        )
+        print(
+            f"  {peer_name}: {n / peer_s:8.2f} seg/s ({peer_s:.2f} s, {calls[0]} metric calls)   "
+            f"ours {n / ours_s:8.2f} seg/s ({ours_s:.2f} s)   ratio {ratios[cached]:.1f}x",
+            flush=True,
+        )
     set_embedding_cache(True)
     capped = sum(s.extra["capped"] for s in segs)
     evaluated = sum(s.extra["evaluated"] for s in segs)
-    print(f"{label}: {n} segments, threshold {caps['threshold']}, mean k {sum(our_k) / n:.2f}, "
-          f"mean E {sum(s.extra['E'] for s in segs) / n:.2f}, candidates scored by ours {evaluated}; "
-          f"capped {capped}; identical k on every segment", flush=True)
+    print(
+        f"{label}: {n} segments, threshold {caps['threshold']}, mean k {sum(our_k) / n:.2f}, "
+        f"mean E {sum(s.extra['E'] for s in segs) / n:.2f}, candidates scored by ours {evaluated}; "
+        f"capped {capped}; identical k on every segment",
+        flush=True,
+    )
     return ratios
 
 
@@ -191,22 +214,30 @@ def bench_mincer(hyps, refs, *, threshold: float, peer_errors: int) -> float:
 
     peer = get_metric("cer")  # jiwer.cer, default transform (strip included)
     small = [i for i, s in enumerate(our_segs) if s.extra["E"] <= peer_errors]
-    caps = dict(threshold=threshold, max_errors=peer_errors, max_candidates=2 ** peer_errors)
+    caps = dict(threshold=threshold, max_errors=peer_errors, max_candidates=2**peer_errors)
     start = time.perf_counter()
     peer_k = {i: naive_k(hyps[i], refs[i][0], metric=peer, unit="char", **caps) for i in small}
     peer_s = time.perf_counter() - start
     ours_vs_jiwer = sum(int(our_segs[i].score) != peer_k[i] for i in small)
     full_vs_jiwer = sum(int(full_segs[i].score) != peer_k[i] for i in small)
-    print(f"  threshold {threshold}: full search {n / full_s:8.1f} seg/s ({full_s:.2f} s, "
-          f"{sum(s.extra['evaluated'] for s in full_segs)} candidates, capped {n - len(uncapped)})   "
-          f"ours {n / ours_s:8.1f} seg/s ({ours_s:.2f} s, capped {sum(s.extra['capped'] for s in our_segs)})   "
-          f"ratio {full_s / ours_s:.1f}x; "
-          f"k differs from the full search on {len(differ)} of {len(uncapped)} uncapped segments", flush=True)
-    print(f"    against jiwer.cer one candidate at a time ({len(small)} segments with E <= {peer_errors}, "
-          f"{peer_s:.1f} s): ours differs on {ours_vs_jiwer}, the full search on {full_vs_jiwer}", flush=True)
+    print(
+        f"  threshold {threshold}: full search {n / full_s:8.1f} seg/s ({full_s:.2f} s, "
+        f"{sum(s.extra['evaluated'] for s in full_segs)} candidates, capped {n - len(uncapped)})   "
+        f"ours {n / ours_s:8.1f} seg/s ({ours_s:.2f} s, capped {sum(s.extra['capped'] for s in our_segs)})   "
+        f"ratio {full_s / ours_s:.1f}x; "
+        f"k differs from the full search on {len(differ)} of {len(uncapped)} uncapped segments",
+        flush=True,
+    )
+    print(
+        f"    against jiwer.cer one candidate at a time ({len(small)} segments with E <= {peer_errors}, "
+        f"{peer_s:.1f} s): ours differs on {ours_vs_jiwer}, the full search on {full_vs_jiwer}",
+        flush=True,
+    )
     if differ or ours_vs_jiwer or full_vs_jiwer:
-        raise SystemExit(f"minCER threshold {threshold}: k differs (full search {len(differ)}, "
-                         f"jiwer {ours_vs_jiwer}/{full_vs_jiwer})")
+        raise SystemExit(
+            f"minCER threshold {threshold}: k differs (full search {len(differ)}, "
+            f"jiwer {ours_vs_jiwer}/{full_vs_jiwer})"
+        )
     return full_s / ours_s
 
 
@@ -233,8 +264,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--wer-rows", type=int, default=150, help="HATS rows for WER (2 segments each)")
     parser.add_argument("--cer-rows", type=int, default=1000, help="HATS rows for minCER with CER (2 segments each)")
-    parser.add_argument("--cer-peer-errors", type=int, default=8,
-                        help="segments with at most this many character errors are checked one candidate at a time")
+    parser.add_argument(
+        "--cer-peer-errors",
+        type=int,
+        default=8,
+        help="segments with at most this many character errors are checked one candidate at a time",
+    )
     parser.add_argument("--semdist-rows", type=int, default=20, help="HATS rows for SemDist (2 segments each)")
     parser.add_argument("--only", choices=("wer", "cer", "semdist"), help="run one section")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
@@ -251,11 +286,14 @@ def main() -> None:
         ratios["minwed/wer"] = bench("minWED with WER", "minwed", "wer", hyps, refs, threshold=0.2, repeats=5)[True]
     if args.only in (None, "cer"):
         hyps, refs = load_hats(args.cer_rows)
-        print(f"minCER with CER (jiwer's, strip included): {len(hyps)} segments, ours against our full level search",
-              flush=True)
+        print(
+            f"minCER with CER (jiwer's, strip included): {len(hyps)} segments, ours against our full level search",
+            flush=True,
+        )
         for threshold in (0.02, 0.05, 0.1):
             ratios[f"mincer/cer {threshold} vs full search"] = bench_mincer(
-                hyps, refs, threshold=threshold, peer_errors=args.cer_peer_errors)
+                hyps, refs, threshold=threshold, peer_errors=args.cer_peer_errors
+            )
     if args.only not in (None, "semdist"):
         print("ratios: " + ", ".join(f"{k} {v:.1f}x" for k, v in ratios.items()))
         return

@@ -8,6 +8,7 @@ here) on the server of DATABASE_URL.
 
     .venv/bin/python bench/bench_mqm_import.py [--segments 2000] [--systems 5] [--raters 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,14 +25,25 @@ from bench.bench_import import drop_scratch_db, server_url  # noqa: E402
 
 SCRATCH_DB = "bench_mqm"
 WORDS = "the cat sat on a mat while rain fell over the quiet town and nobody noticed it".split()
-CATEGORIES = ["Accuracy/Mistranslation", "Accuracy/Omission", "Fluency/Punctuation", "Fluency/Grammar",
-              "Style/Awkward", "Terminology/Inconsistent use of terminology", "Non-translation!", "Other"]
+CATEGORIES = [
+    "Accuracy/Mistranslation",
+    "Accuracy/Omission",
+    "Fluency/Punctuation",
+    "Fluency/Grammar",
+    "Style/Awkward",
+    "Terminology/Inconsistent use of terminology",
+    "Non-translation!",
+    "Other",
+]
 
 
 def generate(segments: int, systems: int, raters: int, seed: int = 0):
     rng = random.Random(seed)
-    texts = {(s, i): " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 20)))
-             for s in range(systems) for i in range(segments)}
+    texts = {
+        (s, i): " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 20)))
+        for s in range(systems)
+        for i in range(segments)
+    }
     tsv = ["system\tdoc\tdoc_id\tseg_id\trater\tsource\ttarget\tcategory\tseverity"]
     jsonl = []
     for (s, i), text in texts.items():
@@ -49,10 +61,10 @@ def generate(segments: int, systems: int, raters: int, seed: int = 0):
                 spans.append({"start": start, "end": end, "severity": severity.lower(), "category": category})
             if not spans:
                 tsv.append(f"sys{s}\td\t{i + 1}\t{i}\tr{r}\tsrc\t{text}\tNo-error\tNo-error")
-            jsonl.append({"item": str(i), "system": f"sys{s}", "annotator": f"r{r}", "criterion": "mqm",
-                          "spans": spans})
-    dataset = [{"item": str(i), "outputs": {f"sys{s}": texts[(s, i)] for s in range(systems)}}
-               for i in range(segments)]
+            jsonl.append(
+                {"item": str(i), "system": f"sys{s}", "annotator": f"r{r}", "criterion": "mqm", "spans": spans}
+            )
+    dataset = [{"item": str(i), "outputs": {f"sys{s}": texts[(s, i)] for s in range(systems)}} for i in range(segments)]
     return dataset, "\n".join(tsv) + "\n", jsonl
 
 
@@ -82,12 +94,14 @@ def main() -> None:
     from annotations.services.imports import dataset_import, judgements_import
 
     import bench.bench_import as peer
+
     peer.SCRATCH_DB = SCRATCH_DB  # drop_scratch_db drops this one
     try:
         call_command("migrate", verbosity=0)
         dataset_rows, tsv, jsonl = generate(args.segments, args.systems, args.raters)
-        dataset = dataset_import(stream="".join(json.dumps(r) + "\n" for r in dataset_rows).encode(),
-                                 dataset_name="wmt", fmt="jsonl").dataset
+        dataset = dataset_import(
+            stream="".join(json.dumps(r) + "\n" for r in dataset_rows).encode(), dataset_name="wmt", fmt="jsonl"
+        ).dataset
         for name in ("tsv", "jsonl"):
             campaign_create(dataset=dataset, name=name, protocol="mqm", criteria=["mqm"], redundancy=args.raters)
         rows = tsv.count("\n") - 1
@@ -106,11 +120,14 @@ def main() -> None:
             scores.append(found)
         assert scores[0] == scores[1], "the two imports give different MQM scores"
         n = len(jsonl)
-        print(f"MQM TSV import: {rows:,} rows ({n:,} judgements, {len(tsv) / 1e6:.1f} MB) in {tsv_s:.2f} s "
-              f"-> {rows / tsv_s:,.0f} rows/s, {n / tsv_s:,.0f} judgements/s")
+        print(
+            f"MQM TSV import: {rows:,} rows ({n:,} judgements, {len(tsv) / 1e6:.1f} MB) in {tsv_s:.2f} s "
+            f"-> {rows / tsv_s:,.0f} rows/s, {n / tsv_s:,.0f} judgements/s"
+        )
         print(f"JSONL import of the same judgements: {jsonl_s:.2f} s -> {n / jsonl_s:,.0f} judgements/s")
-        print(f"ratio TSV / JSONL (judgements/s): {jsonl_s / tsv_s:.2f}; MQM scores of {len(scores[0]):,} "
-              "outputs equal")
+        print(
+            f"ratio TSV / JSONL (judgements/s): {jsonl_s / tsv_s:.2f}; MQM scores of {len(scores[0]):,} outputs equal"
+        )
     finally:
         drop_scratch_db()
 

@@ -13,6 +13,7 @@ Target (issue 24): every p95 under 500 ms at 1M warm.
 
     .venv/bin/python bench/bench_pages.py [--items 100000] [--repeat 10] [--rebuild] [--only NAME]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,8 +28,10 @@ from pathlib import Path
 import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
-WORDS = ("the a cat dog sat on mat quickly restaurant serves cheap food near river centre family friendly "
-         "pub coffee shop rated highly by customers who visit often").split()
+WORDS = (
+    "the a cat dog sat on mat quickly restaurant serves cheap food near river centre family friendly "
+    "pub coffee shop rated highly by customers who visit often"
+).split()
 SYSTEMS = 10
 CAMPAIGN_SYSTEMS = 2
 K = 5
@@ -72,8 +75,21 @@ def build(items: int) -> None:
     from django.db import connection, transaction
     from django.utils import timezone
 
-    from annotations.models import (Annotator, Assignment, Campaign, Dataset, Enrolment, Item, Membership, Output,
-                                    Project, RatingJudgement, Reference, System, Unit)
+    from annotations.models import (
+        Annotator,
+        Assignment,
+        Campaign,
+        Dataset,
+        Enrolment,
+        Item,
+        Membership,
+        Output,
+        Project,
+        RatingJudgement,
+        Reference,
+        System,
+        Unit,
+    )
     from annotations.services.bulk import rows_insert
 
     call_command("migrate", verbosity=0)
@@ -92,31 +108,58 @@ def build(items: int) -> None:
         dataset = Dataset.objects.create(project=project, name="bench")
         rows_insert(System, ["dataset_id", "name"], ((dataset.pk, f"sys{s}") for s in range(SYSTEMS)))
         systems = list(System.objects.filter(dataset=dataset).order_by("name").values_list("id", flat=True))
-        rows_insert(Item, ["dataset_id", "external_id", "position", "source", "data", "meta"],
-                    ((dataset.pk, f"item-{i}", i, sentence(), [], {}) for i in range(items)))
+        rows_insert(
+            Item,
+            ["dataset_id", "external_id", "position", "source", "data", "meta"],
+            ((dataset.pk, f"item-{i}", i, sentence(), [], {}) for i in range(items)),
+        )
         item_ids = list(Item.objects.filter(dataset=dataset).order_by("position").values_list("id", flat=True))
         rows_insert(Reference, ["item_id", "position", "text"], ((item, 0, sentence()) for item in item_ids))
-        rows_insert(Output, ["item_id", "system_id", "text"],
-                    ((item, system, sentence()) for item in item_ids for system in systems))
+        rows_insert(
+            Output,
+            ["item_id", "system_id", "text"],
+            ((item, system, sentence()) for item in item_ids for system in systems),
+        )
         print(f"  outputs: {time.perf_counter() - start:.0f} s", flush=True)
-        rows_insert(Annotator, ["project_id", "name", "namespace"],
-                    ((project.pk, f"worker-{a}", "import") for a in range(ANNOTATORS)))
+        rows_insert(
+            Annotator,
+            ["project_id", "name", "namespace"],
+            ((project.pk, f"worker-{a}", "import") for a in range(ANNOTATORS)),
+        )
         annotators = list(Annotator.objects.filter(project=project).order_by("id").values_list("id", flat=True))
-        campaign = Campaign.objects.create(name="bench", dataset=dataset, protocol="likert", criteria=["quality"],
-                                           scale_min=1, scale_max=5, redundancy=K)
+        campaign = Campaign.objects.create(
+            name="bench",
+            dataset=dataset,
+            protocol="likert",
+            criteria=["quality"],
+            scale_min=1,
+            scale_max=5,
+            redundancy=K,
+        )
         campaign.systems.set(systems[:CAMPAIGN_SYSTEMS])
         chosen = set(systems[:CAMPAIGN_SYSTEMS])
-        outputs = [(pk, item, system) for pk, item, system in
-                   Output.objects.filter(item__dataset=dataset, system_id__in=chosen).order_by("item_id", "system_id")
-                   .values_list("id", "item_id", "system_id")]
-        rows_insert(Unit, ["campaign_id", "item_id", "outputs", "systems", "kind", "position", "redundancy", "n_taken",
-                           "n_done"],
-                    ((campaign.pk, item, [pk], [system], "regular", n, K, K, K)
-                     for n, (pk, item, system) in enumerate(outputs)))
-        units = list(Unit.objects.filter(campaign=campaign).order_by("position").values_list("id", "item_id", "outputs"))
-        rows_insert(Enrolment, ["campaign_id", "annotator_id", "seed", "n_assigned", "n_done", "walk_step",
-                                "position_counts"],
-                    ((campaign.pk, a, rng.randrange(2**40), 0, 0, 0, {}) for a in annotators))
+        outputs = [
+            (pk, item, system)
+            for pk, item, system in Output.objects.filter(item__dataset=dataset, system_id__in=chosen)
+            .order_by("item_id", "system_id")
+            .values_list("id", "item_id", "system_id")
+        ]
+        rows_insert(
+            Unit,
+            ["campaign_id", "item_id", "outputs", "systems", "kind", "position", "redundancy", "n_taken", "n_done"],
+            (
+                (campaign.pk, item, [pk], [system], "regular", n, K, K, K)
+                for n, (pk, item, system) in enumerate(outputs)
+            ),
+        )
+        units = list(
+            Unit.objects.filter(campaign=campaign).order_by("position").values_list("id", "item_id", "outputs")
+        )
+        rows_insert(
+            Enrolment,
+            ["campaign_id", "annotator_id", "seed", "n_assigned", "n_done", "walk_step", "position_counts"],
+            ((campaign.pk, a, rng.randrange(2**40), 0, 0, 0, {}) for a in annotators),
+        )
         print(f"  units: {time.perf_counter() - start:.0f} s", flush=True)
         picks = {unit: rng.sample(annotators, K) for unit, _, _ in units}
         seq = {a: 0 for a in annotators}
@@ -128,34 +171,84 @@ def build(items: int) -> None:
                     spent = rng.randint(2000, 60000)
                     yield (campaign.pk, a, item, unit, "done", seq[a], outs, now, spent, spent, {})
 
-        rows_insert(Assignment, ["campaign_id", "annotator_id", "item_id", "unit_id", "status", "seq", "shown_order",
-                                 "completed_at", "time_spent_ms", "server_time_ms", "draft"],
-                    assignments())
+        rows_insert(
+            Assignment,
+            [
+                "campaign_id",
+                "annotator_id",
+                "item_id",
+                "unit_id",
+                "status",
+                "seq",
+                "shown_order",
+                "completed_at",
+                "time_spent_ms",
+                "server_time_ms",
+                "draft",
+            ],
+            assignments(),
+        )
         print(f"  assignments: {time.perf_counter() - start:.0f} s", flush=True)
         with connection.cursor() as cursor:
-            cursor.execute("UPDATE annotations_enrolment e SET n_assigned = c.n, n_done = c.n FROM "
-                           "(SELECT annotator_id, count(*) n FROM annotations_assignment WHERE campaign_id = %s "
-                           "GROUP BY annotator_id) c WHERE e.annotator_id = c.annotator_id AND e.campaign_id = %s",
-                           [campaign.pk, campaign.pk])
+            cursor.execute(
+                "UPDATE annotations_enrolment e SET n_assigned = c.n, n_done = c.n FROM "
+                "(SELECT annotator_id, count(*) n FROM annotations_assignment WHERE campaign_id = %s "
+                "GROUP BY annotator_id) c WHERE e.annotator_id = c.annotator_id AND e.campaign_id = %s",
+                [campaign.pk, campaign.pk],
+            )
         assignment_of = {}
-        for pk, unit, annotator in Assignment.objects.filter(campaign=campaign).values_list("id", "unit_id",
-                                                                                             "annotator_id").iterator(
-                chunk_size=50_000):
+        for pk, unit, annotator in (
+            Assignment.objects.filter(campaign=campaign)
+            .values_list("id", "unit_id", "annotator_id")
+            .iterator(chunk_size=50_000)
+        ):
             assignment_of[(unit, annotator)] = pk
 
         def judgements():
             for unit, item, outs in units:
                 for a in picks[unit]:
-                    yield (campaign.pk, a, item, "quality", rng.randint(2000, 60000), outs, "browser", "complete",
-                           assignment_of[(unit, a)], outs[0], float(rng.randint(1, 5)), 1.0, 5.0)
+                    yield (
+                        campaign.pk,
+                        a,
+                        item,
+                        "quality",
+                        rng.randint(2000, 60000),
+                        outs,
+                        "browser",
+                        "complete",
+                        assignment_of[(unit, a)],
+                        outs[0],
+                        float(rng.randint(1, 5)),
+                        1.0,
+                        5.0,
+                    )
 
-        rows_insert(RatingJudgement, ["campaign_id", "annotator_id", "item_id", "criterion", "time_spent_ms",
-                                      "shown_order", "origin", "status", "assignment_id", "output_id", "score",
-                                      "scale_min", "scale_max"], judgements())
+        rows_insert(
+            RatingJudgement,
+            [
+                "campaign_id",
+                "annotator_id",
+                "item_id",
+                "criterion",
+                "time_spent_ms",
+                "shown_order",
+                "origin",
+                "status",
+                "assignment_id",
+                "output_id",
+                "score",
+                "scale_min",
+                "scale_max",
+            ],
+            judgements(),
+        )
     with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE")
-    print(f"built {items:,} items x {SYSTEMS} systems = {items * SYSTEMS:,} outputs, {len(units):,} units, "
-          f"{len(units) * K:,} judgements with COPY in {time.perf_counter() - start:.0f} s", flush=True)
+    print(
+        f"built {items:,} items x {SYSTEMS} systems = {items * SYSTEMS:,} outputs, {len(units):,} units, "
+        f"{len(units) * K:,} judgements with COPY in {time.perf_counter() - start:.0f} s",
+        flush=True,
+    )
 
 
 def pages() -> list[tuple[str, str]]:
@@ -212,11 +305,17 @@ def measure(repeat: int, only: str | None) -> dict:
             times.append((time.perf_counter() - start) * 1000)
             assert response.status_code == first.status_code
         times.sort()
-        figures[name] = {"first_ms": cold, "p50_ms": statistics.median(times),
-                         "p95_ms": times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))],
-                         "status": first.status_code}
-        print(f"  {name:24s} first {cold:8.0f} ms   p50 {figures[name]['p50_ms']:7.0f} ms   "
-              f"p95 {figures[name]['p95_ms']:7.0f} ms", flush=True)
+        figures[name] = {
+            "first_ms": cold,
+            "p50_ms": statistics.median(times),
+            "p95_ms": times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))],
+            "status": first.status_code,
+        }
+        print(
+            f"  {name:24s} first {cold:8.0f} ms   p50 {figures[name]['p50_ms']:7.0f} ms   "
+            f"p95 {figures[name]['p95_ms']:7.0f} ms",
+            flush=True,
+        )
     return figures
 
 
@@ -231,8 +330,12 @@ def child(database: str, repeat: int, only: str | None) -> None:
 def run_child(database: str, repeat: int, only: str | None) -> dict:
     import subprocess
 
-    proc = subprocess.run([sys.executable, __file__, "--child", database, "--repeat", str(repeat)]
-                          + (["--only", only] if only else []), env=dict(os.environ), capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", database, "--repeat", str(repeat)] + (["--only", only] if only else []),
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode:
         sys.exit(proc.stderr[-3000:])
     sys.stderr.write("".join(line + "\n" for line in proc.stdout.splitlines()[:-1]))
@@ -252,14 +355,18 @@ def main() -> None:
         child(args.child, args.repeat, args.only)
         return
     results = {}
-    for label, database, items in (("small", "bench_pages_small", args.small_items),
-                                   ("large", "bench_pages", args.items)):
+    for label, database, items in (
+        ("small", "bench_pages_small", args.small_items),
+        ("large", "bench_pages", args.items),
+    ):
         if ensure_database(database, args.rebuild):
             import subprocess
 
             print(f"building {label} ({items:,} items) in {database} ...", flush=True)
-            code = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); sys.argv = ['x']; "
-                    f"import bench.bench_pages as b; b.setup_django({database!r}); b.build({items})")
+            code = (
+                f"import sys; sys.path.insert(0, {str(ROOT)!r}); sys.argv = ['x']; "
+                f"import bench.bench_pages as b; b.setup_django({database!r}); b.build({items})"
+            )
             subprocess.run([sys.executable, "-c", code], check=True, env=dict(os.environ))
         print(f"{label}: {items:,} items", flush=True)
         results[label] = run_child(database, args.repeat, args.only)
@@ -269,8 +376,10 @@ def main() -> None:
         small = results["small"].get(name, {})
         ratio = large["p95_ms"] / small["p95_ms"] if small.get("p95_ms") else float("nan")
         worst = max(worst, large["p95_ms"])
-        print(f"{name:24s} {small.get('p95_ms', float('nan')):10.0f} {large['p95_ms']:10.0f} {large['p50_ms']:10.0f} "
-              f"{large['first_ms']:10.0f} {ratio:7.2f}")
+        print(
+            f"{name:24s} {small.get('p95_ms', float('nan')):10.0f} {large['p95_ms']:10.0f} {large['p50_ms']:10.0f} "
+            f"{large['first_ms']:10.0f} {ratio:7.2f}"
+        )
     print(f"\nslowest p95 at 1M: {worst:.0f} ms (target < 500 ms)")
     out = ROOT / "bench" / "out"
     out.mkdir(exist_ok=True)

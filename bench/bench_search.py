@@ -22,6 +22,7 @@ DATABASE_URL (default postgres://postgres@127.0.0.1:5432).
 
     .venv/bin/python bench/bench_search.py [--items 100000] [--systems 10] [--repeat 5] [--database bench_search]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -91,13 +92,17 @@ def load(n_items: int, n_systems: int) -> None:
     with transaction.atomic():
         project = Project.objects.create(name="bench")
         dataset = Dataset.objects.create(project=project, name=DATASET)
-        rows_insert(Item, ["dataset_id", "external_id", "position", "source", "data", "meta"],
-                    ((dataset.pk, f"item-{i:06d}", i, sentence(), [], {}) for i in range(n_items)))
+        rows_insert(
+            Item,
+            ["dataset_id", "external_id", "position", "source", "data", "meta"],
+            ((dataset.pk, f"item-{i:06d}", i, sentence(), [], {}) for i in range(n_items)),
+        )
         item_ids = list(Item.objects.filter(dataset=dataset).order_by("position").values_list("id", flat=True))
         rows_insert(Reference, ["item_id", "position", "text"], ((i, 0, sentence()) for i in item_ids))
         systems = [System.objects.create(dataset=dataset, name=f"sys{s}") for s in range(n_systems)]
-        rows_insert(Output, ["item_id", "system_id", "text"],
-                    ((i, s.pk, sentence()) for i in item_ids for s in systems))
+        rows_insert(
+            Output, ["item_id", "system_id", "text"], ((i, s.pk, sentence()) for i in item_ids for s in systems)
+        )
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
     print(f"loaded in {time.perf_counter() - started:.0f} s", flush=True)
@@ -161,7 +166,9 @@ def old_item_search(qs, *, query: str = "", system_id=None, **unused):
     query = query.strip()
     if query:
         qs = qs.annotate(data_text=Cast("data", TextField())).filter(
-            Q(external_id__icontains=query) | Q(source__icontains=query) | Q(data_text__icontains=query)
+            Q(external_id__icontains=query)
+            | Q(source__icontains=query)
+            | Q(data_text__icontains=query)
             | Exists(Reference.objects.filter(item=OuterRef("pk"), text__icontains=query))
             | Exists(Output.objects.filter(item=OuterRef("pk"), text__icontains=query))
         )
@@ -201,13 +208,18 @@ def main() -> None:
     client.force_login(user)
     mix = queries(random.Random(11))
     urls = requests_for(dataset.pk, mix)
-    print(f"{dataset.items.count():,} items, {n_outputs:,} outputs; {len(urls)} URLs x {args.repeat}; "
-          f"load average {os.getloadavg()[0]:.1f}", flush=True)
+    print(
+        f"{dataset.items.count():,} items, {n_outputs:,} outputs; {len(urls)} URLs x {args.repeat}; "
+        f"load average {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
 
     new = measure(client, urls, args.repeat)
     for kind, values in new.items():
-        print(f"  new {kind:<22} p50 {statistics.median(values) * 1000:6.0f} ms  p95 {p95(values) * 1000:6.0f} ms",
-              flush=True)
+        print(
+            f"  new {kind:<22} p50 {statistics.median(values) * 1000:6.0f} ms  p95 {p95(values) * 1000:6.0f} ms",
+            flush=True,
+        )
 
     # The same requests on the previous code path, without the new indexes.
     baseline_urls = []
@@ -215,15 +227,24 @@ def main() -> None:
         baseline_urls += [u for u in urls if u[0] == kind][: args.baseline_per_kind]
     with transaction.atomic():
         with connection.cursor() as cursor:
-            for name in ("item_external_id_trgm", "item_source_trgm", "item_data_trgm", "reference_text_trgm",
-                         "output_text_trgm", "item_dataset_position"):
+            for name in (
+                "item_external_id_trgm",
+                "item_source_trgm",
+                "item_data_trgm",
+                "reference_text_trgm",
+                "output_text_trgm",
+                "item_dataset_position",
+            ):
                 cursor.execute(f"DROP INDEX IF EXISTS {name}")
         uncapped = type("Uncapped", (pagination.CappedPaginator,), {})
         uncapped.__init__ = lambda self, *a, count_cap=None, **k: pagination.CappedPaginator.__init__(
-            self, *a, count_cap=None, **k)
-        with mock.patch.object(selectors, "_item_search", old_item_search), \
-             mock.patch.object(pagination.CappedPagination, "django_paginator_class", uncapped), \
-             mock.patch("annotations.views.datasets.CappedPaginator", uncapped):
+            self, *a, count_cap=None, **k
+        )
+        with (
+            mock.patch.object(selectors, "_item_search", old_item_search),
+            mock.patch.object(pagination.CappedPagination, "django_paginator_class", uncapped),
+            mock.patch("annotations.views.datasets.CappedPaginator", uncapped),
+        ):
             baseline = measure(client, baseline_urls, 1)
         transaction.set_rollback(True)
 
@@ -236,9 +257,11 @@ def main() -> None:
         ratio = f"{p95(o) / p95(n):6.0f}x" if o else ""
         old = f"{p95(o) * 1000:7.0f}ms" if o else ""
         print(f"{kind:<24} {statistics.median(n) * 1000:7.0f}ms {p95(n) * 1000:7.0f}ms {old:>9} {ratio:>7}")
-    print(f"\nall requests: new p95 {p95(all_new) * 1000:.0f} ms (target < 200 ms), "
-          f"old p95 {p95(all_old) * 1000:.0f} ms; ratio old/new p95 = {p95(all_old) / p95(all_new):.0f}x "
-          f"({n_outputs:,} outputs; load average {os.getloadavg()[0]:.1f})")
+    print(
+        f"\nall requests: new p95 {p95(all_new) * 1000:.0f} ms (target < 200 ms), "
+        f"old p95 {p95(all_old) * 1000:.0f} ms; ratio old/new p95 = {p95(all_old) / p95(all_new):.0f}x "
+        f"({n_outputs:,} outputs; load average {os.getloadavg()[0]:.1f})"
+    )
 
 
 if __name__ == "__main__":

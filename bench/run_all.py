@@ -1,4 +1,5 @@
 """Run every benchmark in bench/ one after the other (`make bench`)."""
+
 import subprocess
 import sys
 from pathlib import Path

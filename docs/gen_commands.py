@@ -12,6 +12,7 @@
 Run `python docs/gen_commands.py` after changing a command or a metric; tests/docs/test_reference.py
 fails while a page differs from what this script would write.
 """
+
 from __future__ import annotations
 
 import os
@@ -64,18 +65,22 @@ def command_summary(name: str) -> str:
 
 
 def command_page(name: str) -> str:
-    return (f"{GENERATED}\n# `{name}`\n\n{command_summary(name)}\n\n"
-            f"What `manage.py {name} --help` prints:\n\n```text\n{command_help(name)}```\n")
+    return (
+        f"{GENERATED}\n# `{name}`\n\n{command_summary(name)}\n\n"
+        f"What `manage.py {name} --help` prints:\n\n```text\n{command_help(name)}```\n"
+    )
 
 
 def commands_index(names: list[str]) -> str:
     rows = "\n".join(f"| [`{n}`]({n}.md) | {command_summary(n)} |" for n in names)
-    return (f"{GENERATED}\n# Management commands\n\n"
-            "Run them as `.venv/bin/python manage.py COMMAND ...` from the checkout. Every command "
-            "prints a JSON summary with `--json` (where it has one), exits 0 on success and non-zero "
-            "with one line per problem on bad input, never a traceback. Django's own commands "
-            "(`migrate`, `createsuperuser`, `changepassword`, `collectstatic`, `spectacular`, ...) "
-            "work as usual.\n\n| command | does |\n|---|---|\n" + rows + "\n")
+    return (
+        f"{GENERATED}\n# Management commands\n\n"
+        "Run them as `.venv/bin/python manage.py COMMAND ...` from the checkout. Every command "
+        "prints a JSON summary with `--json` (where it has one), exits 0 on success and non-zero "
+        "with one line per problem on bad input, never a traceback. Django's own commands "
+        "(`migrate`, `createsuperuser`, `changepassword`, `collectstatic`, `spectacular`, ...) "
+        "work as usual.\n\n| command | does |\n|---|---|\n" + rows + "\n"
+    )
 
 
 def _cell(value) -> str:
@@ -86,22 +91,36 @@ def _cell(value) -> str:
 def metrics_page() -> str:
     from metrics.scorers.registry import available, metric_class
 
-    parts = [GENERATED, "# Metric options (generated from the registry)\n",
-             "Every metric the registry (`metrics/scorers/registry.py`) offers, read from its class: "
-             "use the names with `--option KEY=VALUE` (`run_metric`, `score`), in the API and on the "
-             "run form. What each metric equals, and its reference implementation, is on "
-             "[Metrics](metrics.md). Options marked *speed* change how fast a run is, never its "
-             "scores, and are left out of the signature.\n"]
+    parts = [
+        GENERATED,
+        "# Metric options (generated from the registry)\n",
+        "Every metric the registry (`metrics/scorers/registry.py`) offers, read from its class: "
+        "use the names with `--option KEY=VALUE` (`run_metric`, `score`), in the API and on the "
+        "run form. What each metric equals, and its reference implementation, is on "
+        "[Metrics](metrics.md). Options marked *speed* change how fast a run is, never its "
+        "scores, and are left out of the signature.\n",
+    ]
     for name in available():
         cls = metric_class(name)
-        needs = [what for what, flag in (("references", cls.needs_refs), ("source", cls.needs_source),
-                                          ("data triples", cls.needs_data)) if flag]
+        needs = [
+            what
+            for what, flag in (
+                ("references", cls.needs_refs),
+                ("source", cls.needs_source),
+                ("data triples", cls.needs_data),
+            )
+            if flag
+        ]
         optional = sorted(cls.optional_inputs)
         parts.append(f"## `{name}`\n")
-        parts.append(f"- better: **{'higher' if cls.higher_is_better else 'lower'}**; level: {cls.level}; "
-                     f"runs a model: {'yes (`gpu` queue)' if cls.uses_model else 'no (`cpu` queue)'}")
-        parts.append(f"- needs: {', '.join(needs) or 'nothing but the outputs'}"
-                     + (f" (reads when given: {', '.join(optional)})" if optional else ""))
+        parts.append(
+            f"- better: **{'higher' if cls.higher_is_better else 'lower'}**; level: {cls.level}; "
+            f"runs a model: {'yes (`gpu` queue)' if cls.uses_model else 'no (`cpu` queue)'}"
+        )
+        parts.append(
+            f"- needs: {', '.join(needs) or 'nothing but the outputs'}"
+            + (f" (reads when given: {', '.join(optional)})" if optional else "")
+        )
         parts.append(f"- corpus score: {cls.corpus_label}")
         if not cls.uses_model:
             parts.append(f"- signature with the defaults: `{cls().signature()}`")
@@ -111,8 +130,9 @@ def metrics_page() -> str:
             for key, default in cls.defaults.items():
                 bounds = cls.option_bounds.get(key)
                 note = " (*speed*)" if key in cls.speed_options else ""
-                parts.append(f"| `{key}`{note} | `{_cell(default)}` | "
-                             f"{f'{bounds[0]:g} to {bounds[1]:g}' if bounds else ''} |")
+                parts.append(
+                    f"| `{key}`{note} | `{_cell(default)}` | {f'{bounds[0]:g} to {bounds[1]:g}' if bounds else ''} |"
+                )
         else:
             parts.append("No options.")
         parts.append("")

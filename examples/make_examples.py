@@ -9,6 +9,7 @@ format). The texts are hand-written for these examples; the judgements are drawn
 seed from a per-system quality (alpha best, gamma worst) plus noise, so that the figures are
 neither perfect nor random. Run again, it writes the same files. Needs no Django.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -20,37 +21,66 @@ HERE = Path(__file__).resolve().parent
 
 # (source, two references, outputs of alpha / beta / gamma)
 SENTENCES = [
-    ("Der Zug kommt heute zehn Minuten später an.",
-     ["The train arrives ten minutes late today.", "Today the train will arrive ten minutes later."],
-     ["The train arrives ten minutes late today.", "The train comes today ten minutes later.",
-      "The train is today late."]),
-    ("Bitte schließen Sie das Fenster, es ist kalt.",
-     ["Please close the window, it is cold.", "Please shut the window; it's cold."],
-     ["Please close the window, it is cold.", "Please close the window, it's cold outside.",
-      "Close please the window cold."]),
-    ("Das Museum ist montags geschlossen.",
-     ["The museum is closed on Mondays.", "The museum closes on Mondays."],
-     ["The museum is closed on Mondays.", "The museum is closed Monday.", "The museum is Monday."]),
-    ("Wir haben den Vertrag gestern unterschrieben.",
-     ["We signed the contract yesterday.", "Yesterday we signed the contract."],
-     ["We signed the contract yesterday.", "We have the contract signed yesterday.",
-      "We have signed the treaty."]),
-    ("Der Arzt empfiehlt, mehr Wasser zu trinken.",
-     ["The doctor recommends drinking more water.", "The doctor advises drinking more water."],
-     ["The doctor recommends drinking more water.", "The doctor recommends to drink more water.",
-      "The physician drinks more water."]),
-    ("Morgen soll es in den Bergen schneien.",
-     ["It is supposed to snow in the mountains tomorrow.", "Snow is expected in the mountains tomorrow."],
-     ["It is expected to snow in the mountains tomorrow.", "Tomorrow it should snow in the mountains.",
-      "Tomorrow the mountains snow."]),
-    ("Die Bibliothek bietet kostenlose Sprachkurse an.",
-     ["The library offers free language courses.", "The library provides language courses for free."],
-     ["The library offers free language courses.", "The library offers language courses without cost.",
-      "The library is free courses."]),
-    ("Er hat seinen Schlüssel im Büro vergessen.",
-     ["He forgot his key at the office.", "He left his key in the office."],
-     ["He forgot his key at the office.", "He has forgotten his key in the office.",
-      "He forgot the office."]),
+    (
+        "Der Zug kommt heute zehn Minuten später an.",
+        ["The train arrives ten minutes late today.", "Today the train will arrive ten minutes later."],
+        [
+            "The train arrives ten minutes late today.",
+            "The train comes today ten minutes later.",
+            "The train is today late.",
+        ],
+    ),
+    (
+        "Bitte schließen Sie das Fenster, es ist kalt.",
+        ["Please close the window, it is cold.", "Please shut the window; it's cold."],
+        [
+            "Please close the window, it is cold.",
+            "Please close the window, it's cold outside.",
+            "Close please the window cold.",
+        ],
+    ),
+    (
+        "Das Museum ist montags geschlossen.",
+        ["The museum is closed on Mondays.", "The museum closes on Mondays."],
+        ["The museum is closed on Mondays.", "The museum is closed Monday.", "The museum is Monday."],
+    ),
+    (
+        "Wir haben den Vertrag gestern unterschrieben.",
+        ["We signed the contract yesterday.", "Yesterday we signed the contract."],
+        ["We signed the contract yesterday.", "We have the contract signed yesterday.", "We have signed the treaty."],
+    ),
+    (
+        "Der Arzt empfiehlt, mehr Wasser zu trinken.",
+        ["The doctor recommends drinking more water.", "The doctor advises drinking more water."],
+        [
+            "The doctor recommends drinking more water.",
+            "The doctor recommends to drink more water.",
+            "The physician drinks more water.",
+        ],
+    ),
+    (
+        "Morgen soll es in den Bergen schneien.",
+        ["It is supposed to snow in the mountains tomorrow.", "Snow is expected in the mountains tomorrow."],
+        [
+            "It is expected to snow in the mountains tomorrow.",
+            "Tomorrow it should snow in the mountains.",
+            "Tomorrow the mountains snow.",
+        ],
+    ),
+    (
+        "Die Bibliothek bietet kostenlose Sprachkurse an.",
+        ["The library offers free language courses.", "The library provides language courses for free."],
+        [
+            "The library offers free language courses.",
+            "The library offers language courses without cost.",
+            "The library is free courses.",
+        ],
+    ),
+    (
+        "Er hat seinen Schlüssel im Büro vergessen.",
+        ["He forgot his key at the office.", "He left his key in the office."],
+        ["He forgot his key at the office.", "He has forgotten his key in the office.", "He forgot the office."],
+    ),
 ]
 SYSTEMS = ("alpha", "beta", "gamma")
 QUALITY = {"alpha": 0.85, "beta": 0.6, "gamma": 0.25}
@@ -58,8 +88,10 @@ RATERS = ("r1", "r2", "r3")
 
 
 def dataset_lines() -> list[dict]:
-    return [{"item": str(i), "source": src, "references": refs, "outputs": dict(zip(SYSTEMS, outs))}
-            for i, (src, refs, outs) in enumerate(SENTENCES, start=1)]
+    return [
+        {"item": str(i), "source": src, "references": refs, "outputs": dict(zip(SYSTEMS, outs))}
+        for i, (src, refs, outs) in enumerate(SENTENCES, start=1)
+    ]
 
 
 def text_of(item: str, system: str) -> str:
@@ -83,24 +115,41 @@ def _words(text: str):
         at += len(word) + 1
 
 
-def campaign_file(name: str, protocol: str, criteria: list[str], *, scale, options: dict, instructions: str,
-                  redundancy: int = 3) -> dict:
-    question = {"likert": "How well does the output convey the meaning of the source?",
-                "rankme": "How good is each output, relative to the reference shown with magnitude 100?",
-                "pairwise": "Which output is the better translation?",
-                "bws": "Which output is the best translation, and which the worst?",
-                "esa": "Mark the errors, then score the translation from 0 to 100.",
-                "cesa": "Mark the errors of each translation, then score each from 0 to 100.",
-                "mqm": "Mark every error with its category and severity."}[protocol]
+def campaign_file(
+    name: str, protocol: str, criteria: list[str], *, scale, options: dict, instructions: str, redundancy: int = 3
+) -> dict:
+    question = {
+        "likert": "How well does the output convey the meaning of the source?",
+        "rankme": "How good is each output, relative to the reference shown with magnitude 100?",
+        "pairwise": "Which output is the better translation?",
+        "bws": "Which output is the best translation, and which the worst?",
+        "esa": "Mark the errors, then score the translation from 0 to 100.",
+        "cesa": "Mark the errors of each translation, then score each from 0 to 100.",
+        "mqm": "Mark every error with its category and severity.",
+    }[protocol]
     config = [{"name": c, "question": question} for c in criteria]
     if scale[0] is not None:
         for c in config:
             c.update(scale_min=scale[0], scale_max=scale[1])
-    return {"name": name, "dataset": name, "protocol": protocol, "criteria": criteria, "criteria_config": config,
-            "scale": list(scale), "systems": list(SYSTEMS), "redundancy": redundancy, "instructions": instructions,
-            "options": options, "units_per_batch": 8, "show_source": True,
-            "show_reference": protocol == "rankme", "assignment_timeout_minutes": 60, "seed": 2026,
-            "allocation": "overlap-first", "allocation_params": {}}
+    return {
+        "name": name,
+        "dataset": name,
+        "protocol": protocol,
+        "criteria": criteria,
+        "criteria_config": config,
+        "scale": list(scale),
+        "systems": list(SYSTEMS),
+        "redundancy": redundancy,
+        "instructions": instructions,
+        "options": options,
+        "units_per_batch": 8,
+        "show_source": True,
+        "show_reference": protocol == "rankme",
+        "assignment_timeout_minutes": 60,
+        "seed": 2026,
+        "allocation": "overlap-first",
+        "allocation_params": {},
+    }
 
 
 def likert(rng):
@@ -120,15 +169,25 @@ def rankme(rng):
         scores = {s: round(factor[rater] * (40 + 120 * quality(rng, s)), 1) for s in SYSTEMS}
         for s in SYSTEMS:
             rank = 1 + sum(1 for o in SYSTEMS if scores[o] > scores[s])
-            lines.append({"item": item, "system": s, "annotator": rater, "criterion": "quality", "score": scores[s],
-                          "rank": rank, "shown_order": shown})
+            lines.append(
+                {
+                    "item": item,
+                    "system": s,
+                    "annotator": rater,
+                    "criterion": "quality",
+                    "score": scores[s],
+                    "rank": rank,
+                    "shown_order": shown,
+                }
+            )
     return lines
 
 
 def pairwise(rng):
     lines = []
-    for item, (a, b), rater in itertools.product([str(i) for i in range(1, 9)],
-                                                 itertools.combinations(SYSTEMS, 2), RATERS):
+    for item, (a, b), rater in itertools.product(
+        [str(i) for i in range(1, 9)], itertools.combinations(SYSTEMS, 2), RATERS
+    ):
         if rng.random() < 0.5:
             a, b = b, a
         diff = quality(rng, a, 0.2) - quality(rng, b, 0.2)
@@ -143,8 +202,16 @@ def bws(rng):
         shown = list(SYSTEMS)
         rng.shuffle(shown)
         q = {s: quality(rng, s, 0.2) for s in shown}
-        lines.append({"item": item, "annotator": rater, "criterion": "overall", "outputs": shown,
-                      "best": max(shown, key=q.get), "worst": min(shown, key=q.get)})
+        lines.append(
+            {
+                "item": item,
+                "annotator": rater,
+                "criterion": "overall",
+                "outputs": shown,
+                "best": max(shown, key=q.get),
+                "worst": min(shown, key=q.get),
+            }
+        )
     return lines
 
 
@@ -165,16 +232,27 @@ def esa(rng, *, contrastive=False):
         rng.shuffle(shown)
         for s in SYSTEMS:
             q = quality(rng, s)
-            line = {"item": item, "system": s, "annotator": rater, "criterion": "quality",
-                    "score": min(100, max(0, round(100 * q))), "spans": esa_spans(rng, text_of(item, s), q)}
+            line = {
+                "item": item,
+                "system": s,
+                "annotator": rater,
+                "criterion": "quality",
+                "score": min(100, max(0, round(100 * q))),
+                "spans": esa_spans(rng, text_of(item, s), q),
+            }
             if contrastive:
                 line["shown_order"] = shown
             lines.append(line)
     return lines
 
 
-MQM_ERRORS = [("Accuracy/Mistranslation", True), ("Fluency/Grammar", True), ("Style/Awkward", True),
-              ("Accuracy/Omission", False), ("Fluency/Punctuation", True)]
+MQM_ERRORS = [
+    ("Accuracy/Mistranslation", True),
+    ("Fluency/Grammar", True),
+    ("Style/Awkward", True),
+    ("Accuracy/Omission", False),
+    ("Fluency/Punctuation", True),
+]
 
 
 def mqm_rows(rng) -> list[list[str]]:
@@ -201,25 +279,58 @@ def mqm_rows(rng) -> list[list[str]]:
 
 
 EXAMPLES = {
-    "likert": dict(criteria=["adequacy"], scale=(1, 5), options={},
-                   instructions="Rate how well each translation conveys the meaning of the German source, "
-                                "from 1 (none of it) to 5 (all of it).", lines=likert),
-    "rankme": dict(criteria=["quality"], scale=(None, None), options={"anchor_value": 100.0, "tuple_size": 3},
-                   instructions="Give each translation a number: how good it is compared with the reference "
-                                "(shown with 100). Twice as good: twice the number.", lines=rankme),
-    "pairwise": dict(criteria=["overall"], scale=(None, None), options={"pair_rounds": 0},
-                     instructions="Choose the better translation of the source, or a tie.", lines=pairwise),
-    "bws": dict(criteria=["overall"], scale=(None, None), options={"tuple_size": 3},
-                instructions="Of the three translations, choose the best and the worst.", lines=bws),
-    "esa": dict(criteria=["quality"], scale=(0, 100), options={"severities": ["minor", "major"]},
-                instructions="Mark each error (minor or major), then score the translation from 0 to 100.",
-                lines=esa),
-    "cesa": dict(criteria=["quality"], scale=(0, 100), options={"severities": ["minor", "major"], "tuple_size": 3},
-                 instructions="Three translations of one source side by side: mark the errors of each, then "
-                              "score each from 0 to 100.", lines=lambda rng: esa(rng, contrastive=True)),
-    "mqm": dict(criteria=["mqm"], scale=(None, None), options={"severities": ["neutral", "minor", "major"]},
-                instructions="Mark every error with its MQM category and severity (WMT's guidelines).",
-                lines=None),
+    "likert": dict(
+        criteria=["adequacy"],
+        scale=(1, 5),
+        options={},
+        instructions="Rate how well each translation conveys the meaning of the German source, "
+        "from 1 (none of it) to 5 (all of it).",
+        lines=likert,
+    ),
+    "rankme": dict(
+        criteria=["quality"],
+        scale=(None, None),
+        options={"anchor_value": 100.0, "tuple_size": 3},
+        instructions="Give each translation a number: how good it is compared with the reference "
+        "(shown with 100). Twice as good: twice the number.",
+        lines=rankme,
+    ),
+    "pairwise": dict(
+        criteria=["overall"],
+        scale=(None, None),
+        options={"pair_rounds": 0},
+        instructions="Choose the better translation of the source, or a tie.",
+        lines=pairwise,
+    ),
+    "bws": dict(
+        criteria=["overall"],
+        scale=(None, None),
+        options={"tuple_size": 3},
+        instructions="Of the three translations, choose the best and the worst.",
+        lines=bws,
+    ),
+    "esa": dict(
+        criteria=["quality"],
+        scale=(0, 100),
+        options={"severities": ["minor", "major"]},
+        instructions="Mark each error (minor or major), then score the translation from 0 to 100.",
+        lines=esa,
+    ),
+    "cesa": dict(
+        criteria=["quality"],
+        scale=(0, 100),
+        options={"severities": ["minor", "major"], "tuple_size": 3},
+        instructions="Three translations of one source side by side: mark the errors of each, then "
+        "score each from 0 to 100.",
+        lines=lambda rng: esa(rng, contrastive=True),
+    ),
+    "mqm": dict(
+        criteria=["mqm"],
+        scale=(None, None),
+        options={"severities": ["neutral", "minor", "major"]},
+        instructions="Mark every error with its MQM category and severity (WMT's guidelines).",
+        lines=None,
+    ),
 }
 
 
@@ -232,15 +343,21 @@ def main() -> None:
         folder = HERE / protocol
         folder.mkdir(exist_ok=True)
         write_jsonl(folder / "dataset.jsonl", dataset_lines())
-        config = campaign_file(f"example-{protocol}", protocol, spec["criteria"], scale=spec["scale"],
-                               options=spec["options"], instructions=spec["instructions"])
-        (folder / "campaign.json").write_text(json.dumps(config, ensure_ascii=False, indent=2) + "\n",
-                                              encoding="utf-8")
+        config = campaign_file(
+            f"example-{protocol}",
+            protocol,
+            spec["criteria"],
+            scale=spec["scale"],
+            options=spec["options"],
+            instructions=spec["instructions"],
+        )
+        (folder / "campaign.json").write_text(json.dumps(config, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
         rng = random.Random(1000 + index)
         if spec["lines"] is None:
             header = ["system", "doc", "doc_id", "seg_id", "rater", "source", "target", "category", "severity"]
             (folder / "judgements.tsv").write_text(
-                "".join("\t".join(row) + "\n" for row in [header, *mqm_rows(rng)]), encoding="utf-8")
+                "".join("\t".join(row) + "\n" for row in [header, *mqm_rows(rng)]), encoding="utf-8"
+            )
         else:
             write_jsonl(folder / "judgements.jsonl", spec["lines"](rng))
 

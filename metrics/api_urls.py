@@ -1,4 +1,5 @@
 """REST API routes of metric runs (mounted under /api/)."""
+
 from django.urls import path
 
 from metrics import apis

@@ -1,6 +1,7 @@
 """REST API of metric runs: start, list, read (with progress), cancel, re-run,
 and the per-output scores. Owners and researchers of the dataset's project
 only: annotators and non-members get 404 (annotators never see scores)."""
+
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
@@ -27,23 +28,46 @@ class MetricRunOutputSerializer(serializers.ModelSerializer):
     percent = serializers.SerializerMethodField()
     scoring = serializers.SerializerMethodField(
         help_text="Outputs scored so far in chunks still running (model metrics report each batch); "
-                  "not yet stored, so not in `done`.")
+        "not yet stored, so not in `done`."
+    )
     progress_percent = serializers.SerializerMethodField(
-        help_text="Share of the outputs scored, stored or still in a running chunk (`done` + `scoring`).")
+        help_text="Share of the outputs scored, stored or still in a running chunk (`done` + `scoring`)."
+    )
     waiting = serializers.SerializerMethodField(
-        help_text="Why an active run is not being scored, e.g. \"queued: waiting for a worker of the gpu "
-                  "queue; 3 tasks of earlier runs ahead\"; null while a chunk is scored or once it ended.")
+        help_text='Why an active run is not being scored, e.g. "queued: waiting for a worker of the gpu '
+        'queue; 3 tasks of earlier runs ahead"; null while a chunk is scored or once it ended.'
+    )
     system_scores = serializers.SerializerMethodField(
         help_text="Done runs: each system's score, the metric's own corpus-level score over the system's "
-                  "outputs (what the rankings page, `correlate --level system` and the export's card show), "
-                  "with `label` saying what it is; null before the run is done.")
+        "outputs (what the rankings page, `correlate --level system` and the export's card show), "
+        "with `label` saying what it is; null before the run is done."
+    )
 
     class Meta:
         model = MetricRun
         fields = [
-            "id", "dataset", "metric", "options", "signature", "higher_is_better", "status", "sync",
-            "total", "done", "percent", "scoring", "progress_percent", "waiting", "chunk_size", "corpus", "system_scores", "error", "created_by",
-            "created_at", "started_at", "finished_at",
+            "id",
+            "dataset",
+            "metric",
+            "options",
+            "signature",
+            "higher_is_better",
+            "status",
+            "sync",
+            "total",
+            "done",
+            "percent",
+            "scoring",
+            "progress_percent",
+            "waiting",
+            "chunk_size",
+            "corpus",
+            "system_scores",
+            "error",
+            "created_by",
+            "created_at",
+            "started_at",
+            "finished_at",
         ]
         ref_name = "MetricRun"
 
@@ -63,9 +87,17 @@ class MetricRunOutputSerializer(serializers.ModelSerializer):
     def get_waiting(self, run: MetricRun) -> str | None:
         return run_waiting(run=run)
 
-    @extend_schema_field({"type": "object", "nullable": True, "properties": {
-        "label": {"type": "string"}, "aggregate": {"type": "string"},
-        "scores": {"type": "object", "additionalProperties": {"type": "number", "nullable": True}}}})
+    @extend_schema_field(
+        {
+            "type": "object",
+            "nullable": True,
+            "properties": {
+                "label": {"type": "string"},
+                "aggregate": {"type": "string"},
+                "scores": {"type": "object", "additionalProperties": {"type": "number", "nullable": True}},
+            },
+        }
+    )
     def get_system_scores(self, run: MetricRun) -> dict | None:
         return system_scores(run=run).as_dict() if run.status == RunStatus.DONE else None
 
@@ -87,9 +119,11 @@ def _staff_dataset(request: Request, pk: int):
 
 def _staff_run(request: Request, pk: int) -> MetricRun:
     run = get_object_or_404(
-        with_progress(MetricRun.objects.filter(dataset__in=dataset_list(user=request.user)).select_related(
-            "dataset__project", "created_by"
-        )),
+        with_progress(
+            MetricRun.objects.filter(dataset__in=dataset_list(user=request.user)).select_related(
+                "dataset__project", "created_by"
+            )
+        ),
         pk=pk,
     )
     require_staff(user=request.user, project=run.dataset.project)
@@ -100,12 +134,15 @@ class MetricRunListApi(ApiAuthMixin, APIView):
     class InputSerializer(serializers.Serializer):
         metric = serializers.CharField(max_length=64)
         options = serializers.DictField(
-            child=serializers.JSONField(), required=False, default=dict,
-            help_text="Metric options, e.g. {\"model\": \"all-MiniLM-L6-v2\", \"idf\": true}.",
+            child=serializers.JSONField(),
+            required=False,
+            default=dict,
+            help_text='Metric options, e.g. {"model": "all-MiniLM-L6-v2", "idf": true}.',
         )
         chunk_size = serializers.IntegerField(min_value=1, max_value=MAX_CHUNK_SIZE, required=False)
-        rerun = serializers.BooleanField(required=False, default=False,
-                                         help_text="Compute again even if an identical run is done.")
+        rerun = serializers.BooleanField(
+            required=False, default=False, help_text="Compute again even if an identical run is done."
+        )
 
         class Meta:
             ref_name = "MetricRunStart"
@@ -117,8 +154,11 @@ class MetricRunListApi(ApiAuthMixin, APIView):
             queryset=run_list(dataset=dataset), serializer_class=MetricRunOutputSerializer, request=request, view=self
         )
 
-    @extend_schema(operation_id="metric_runs_start", request=InputSerializer,
-                   responses={201: MetricRunOutputSerializer, 200: MetricRunOutputSerializer})
+    @extend_schema(
+        operation_id="metric_runs_start",
+        request=InputSerializer,
+        responses={201: MetricRunOutputSerializer, 200: MetricRunOutputSerializer},
+    )
     def post(self, request: Request, pk: int) -> Response:
         """Start a run over every output of the dataset (201), or answer the
         identical done run (200) unless `rerun`. Bad metric names or options: 400."""
@@ -130,8 +170,12 @@ class MetricRunListApi(ApiAuthMixin, APIView):
             raise ValidationError({"options": ["too many options"]})
         # A RunInputError is a DomainError: the API's exception handler answers it 400.
         run, reused = run_create(
-            dataset=dataset, metric=data["metric"], options=data["options"], user=request.user,
-            chunk_size=data.get("chunk_size"), reuse=not data["rerun"],
+            dataset=dataset,
+            metric=data["metric"],
+            options=data["options"],
+            user=request.user,
+            chunk_size=data.get("chunk_size"),
+            reuse=not data["rerun"],
         )
         return Response(
             MetricRunOutputSerializer(run).data, status=status.HTTP_200_OK if reused else status.HTTP_201_CREATED

@@ -1,6 +1,7 @@
 """What the run form offers: metrics with their options and defaults, and, for each
 model metric, the local models a worker can load that suit it (the packaged MiniLM,
 WORKBENCH_MODELS and the model directories under WORKBENCH_MODEL_DIRS, by kind)."""
+
 from __future__ import annotations
 
 from functools import lru_cache

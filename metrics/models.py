@@ -5,6 +5,7 @@ options. It is split into chunks that Celery workers claim one at a time;
 scores are written with upserts keyed by (run, output), so a chunk that is
 delivered twice, retried or re-run after a worker died changes nothing.
 """
+
 from django.conf import settings
 from django.db import models
 
@@ -104,10 +105,10 @@ class OutputScore(models.Model):
     # services from outputs they have just read, and deletes cascade in Django as before
     # (Django's collector, which it uses with or without database constraints).
     # The run's index is the unique constraint's leading column.
-    run = models.ForeignKey(MetricRun, on_delete=models.CASCADE, related_name="scores",
-                            db_constraint=False, db_index=False)
-    output = models.ForeignKey(Output, on_delete=models.CASCADE, related_name="metric_scores",
-                               db_constraint=False)
+    run = models.ForeignKey(
+        MetricRun, on_delete=models.CASCADE, related_name="scores", db_constraint=False, db_index=False
+    )
+    output = models.ForeignKey(Output, on_delete=models.CASCADE, related_name="metric_scores", db_constraint=False)
     score = models.FloatField(null=True, blank=True)
     # Metric-specific fields: precision/recall/f1, NLI label/facts, minED errors with severities...
     extra = models.JSONField(default=dict, blank=True)

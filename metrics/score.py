@@ -27,6 +27,7 @@ Output: with `--json`, `{"metric", "score", "signature", "segments", ...corpus e
 otherwise one line `SIGNATURE = SCORE [details]`. `--segments OUT.jsonl` writes
 `{"segment": i, "score": v, ...}` per input line, in order.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -104,8 +105,10 @@ def read_triples(path: str) -> list[list[tuple[str, str, str]]]:
             data.append([])
             continue
         if _nesting_depth(line) > _MAX_DATA_DEPTH:
-            raise ScoreError(f"--data {path} line {lineno}: nested deeper than {_MAX_DATA_DEPTH} levels; "
-                               "expected a list of [subject, predicate, object] string triples")
+            raise ScoreError(
+                f"--data {path} line {lineno}: nested deeper than {_MAX_DATA_DEPTH} levels; "
+                "expected a list of [subject, predicate, object] string triples"
+            )
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
@@ -119,8 +122,9 @@ def read_triples(path: str) -> list[list[tuple[str, str, str]]]:
                 f"--data {path} line {lineno}: expected a list of [subject, predicate, object] string triples"
             )
         if any(_has_lone_surrogate(x) for t in value for x in t):
-            raise ScoreError(f"--data {path} line {lineno}: a string holds a lone surrogate "
-                               "(e.g. \\ud800), which is not text")
+            raise ScoreError(
+                f"--data {path} line {lineno}: a string holds a lone surrogate (e.g. \\ud800), which is not text"
+            )
         data.append([tuple(t) for t in value])
     return data
 
@@ -143,8 +147,9 @@ class Progress:
         rate = done / elapsed
         eta = (self.total - done) / rate if rate > 0 else float("inf")
         eta_text = time.strftime("%H:%M:%S", time.gmtime(eta)) if math.isfinite(eta) else "?"
-        line = (f"{self.label}: {done}/{self.total} segments ({100 * done / self.total:.0f}%), "
-                f"{rate:.1f}/s, ETA {eta_text}")
+        line = (
+            f"{self.label}: {done}/{self.total} segments ({100 * done / self.total:.0f}%), {rate:.1f}/s, ETA {eta_text}"
+        )
         if self.tty:
             self.stream.write("\r" + line, ending="\n" if done >= self.total else "")
             self.stream.flush()
@@ -179,18 +184,34 @@ def add_arguments(parser) -> None:
     """The flags, shared by `python -m metrics.score` and `manage.py score`."""
     parser.add_argument("--metric", help="metric name (see --list)")
     parser.add_argument("--hyp", help="system outputs, one segment a line ('-' for stdin)")
-    parser.add_argument("--ref", action="append", default=[], help="references, one file per reference "
-                        "stream; repeat for several references per segment")
+    parser.add_argument(
+        "--ref",
+        action="append",
+        default=[],
+        help="references, one file per reference stream; repeat for several references per segment",
+    )
     parser.add_argument("--src", help="source texts, one a line (sari, yisi2, relbertscore ...)")
     parser.add_argument("--data", help="JSONL, one list of [subject, predicate, object] triples a line (nli)")
-    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                        help="metric option (repeatable), e.g. --option tokenize=intl")
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="metric option (repeatable), e.g. --option tokenize=intl",
+    )
     parser.add_argument("--segments", metavar="OUT.jsonl", help="write one JSON line per segment, in order")
-    parser.add_argument("--skip-empty-refs", action="store_true",
-                        help="an empty line in a --ref file means no reference there (default: an empty reference)")
+    parser.add_argument(
+        "--skip-empty-refs",
+        action="store_true",
+        help="an empty line in a --ref file means no reference there (default: an empty reference)",
+    )
     parser.add_argument("--width", type=int, default=4, help="decimals in the text output (default 4)")
-    parser.add_argument("--chunk-size", type=int, default=1000,
-                        help="segments per scoring call; progress is shown when there is more than one")
+    parser.add_argument(
+        "--chunk-size",
+        type=int,
+        default=1000,
+        help="segments per scoring call; progress is shown when there is more than one",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     parser.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     parser.add_argument("--list", action="store_true", help="list the available metrics and exit")
@@ -282,8 +303,7 @@ def _run(opts: dict, stdout, stderr) -> None:
 
     if opts["json"]:
         summary = {k: v for k, v in corpus.extra.items() if k not in ("metric", "score", "signature", "segments")}
-        summary = {"metric": metric.name, "score": corpus.score, "signature": signature,
-                   "segments": n, **summary}
+        summary = {"metric": metric.name, "score": corpus.score, "signature": signature, "segments": n, **summary}
         stdout.write(json.dumps(jsonable(summary), ensure_ascii=False))
     else:
         value = "nan" if not math.isfinite(corpus.score) else f"{corpus.score:.{opts['width']}f}"
@@ -366,8 +386,11 @@ class _Lines:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m metrics.score", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m metrics.score",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_arguments(parser)
     opts = vars(parser.parse_args(argv))
     try:

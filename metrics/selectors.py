@@ -1,5 +1,6 @@
 """Reads of the metrics app. Readers of scores (correlations, reports) use
 only DONE runs: the newest done run per (dataset, metric, signature)."""
+
 from __future__ import annotations
 
 import math
@@ -30,14 +31,19 @@ def scores_by_output(*, run: MetricRun) -> dict[int, float | None]:
 def with_progress(runs: QuerySet[MetricRun]) -> QuerySet[MetricRun]:
     """Runs annotated with `scoring`: outputs scored so far in chunks still running (reported by
     the scorer between batches, not yet stored; `done` counts stored chunks only)."""
-    scoring = (MetricChunk.objects.filter(run=OuterRef("pk"), status=ChunkStatus.RUNNING)
-               .values("run").annotate(n=Sum("scored")).values("n"))
+    scoring = (
+        MetricChunk.objects.filter(run=OuterRef("pk"), status=ChunkStatus.RUNNING)
+        .values("run")
+        .annotate(n=Sum("scored"))
+        .values("n")
+    )
     return runs.annotate(scoring=Coalesce(Subquery(scoring, output_field=IntegerField()), 0))
 
 
 def run_list(*, dataset: Dataset) -> QuerySet[MetricRun]:
     return with_progress(
-        MetricRun.objects.filter(dataset=dataset).select_related("created_by").order_by("-created_at", "-id"))
+        MetricRun.objects.filter(dataset=dataset).select_related("created_by").order_by("-created_at", "-id")
+    )
 
 
 def run_waiting(*, run: MetricRun) -> str | None:
@@ -55,13 +61,13 @@ def run_waiting(*, run: MetricRun) -> str | None:
     earlier = earlier.filter(metric__in=metrics)
     ahead = earlier.aggregate(
         queued=Count("pk", filter=Q(status=RunStatus.QUEUED), distinct=True),
-        chunks=Count("chunks", filter=Q(status=RunStatus.RUNNING, chunks__status__in=(
-            ChunkStatus.PENDING, ChunkStatus.RUNNING))),
+        chunks=Count(
+            "chunks", filter=Q(status=RunStatus.RUNNING, chunks__status__in=(ChunkStatus.PENDING, ChunkStatus.RUNNING))
+        ),
     )
     n = (ahead["queued"] or 0) + (ahead["chunks"] or 0)
     state = "queued" if run.status == RunStatus.QUEUED else "started"
-    return (f"{state}: waiting for a worker of the {queue} queue; "
-            f"{n} task{'s' if n != 1 else ''} of earlier runs ahead")
+    return f"{state}: waiting for a worker of the {queue} queue; {n} task{'s' if n != 1 else ''} of earlier runs ahead"
 
 
 def run_scores(*, run: MetricRun) -> QuerySet[OutputScore]:
@@ -114,9 +120,15 @@ class SystemScores:
         return [s for s in systems if self.scores.get(s) is None]
 
     def as_dict(self) -> dict:
-        return {"label": self.label, "aggregate": self.aggregate, "metric": self.metric, "run": self.run,
-                "signature": self.signature, "higher_is_better": self.higher_is_better,
-                "scores": dict(sorted(self.scores.items()))}
+        return {
+            "label": self.label,
+            "aggregate": self.aggregate,
+            "metric": self.metric,
+            "run": self.run,
+            "signature": self.signature,
+            "higher_is_better": self.higher_is_better,
+            "scores": dict(sorted(self.scores.items())),
+        }
 
 
 def corpus_label(metric: str) -> str:
@@ -140,5 +152,11 @@ def system_scores(*, run: MetricRun) -> SystemScores:
             value = value.get("score")
         ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
         out[name] = float(value) if ok else None
-    return SystemScores(run=run.pk, metric=run.metric, signature=run.signature,
-                        higher_is_better=run.higher_is_better, aggregate=corpus_label(run.metric), scores=out)
+    return SystemScores(
+        run=run.pk,
+        metric=run.metric,
+        signature=run.signature,
+        higher_is_better=run.higher_is_better,
+        aggregate=corpus_label(run.metric),
+        scores=out,
+    )

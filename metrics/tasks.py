@@ -7,6 +7,7 @@ mid-chunk leaves it unacknowledged, so the broker hands it to another worker
 services make a second delivery harmless. Retries are for transient
 database/broker errors only; bad input or a missing model fails the run.
 """
+
 from __future__ import annotations
 
 import logging
@@ -44,8 +45,9 @@ def worker_label(task) -> str:
     """Who scored a chunk: worker name, process id and how many models this
     process has loaded so far (a model is loaded once per process, not per chunk)."""
     # Read without importing the encoder module (and torch) into CPU-only workers.
-    loads = sum(getattr(sys.modules.get(name), "LOADS", 0)
-                for name in ("metrics.scorers.encoder", "metrics.scorers.llm_judge"))
+    loads = sum(
+        getattr(sys.modules.get(name), "LOADS", 0) for name in ("metrics.scorers.encoder", "metrics.scorers.llm_judge")
+    )
     return f"{task.request.hostname or 'local'} pid={os.getpid()} models_loaded={loads}"
 
 
@@ -55,8 +57,11 @@ def enqueue_prepare(run: MetricRun) -> None:
     except Exception as exc:  # noqa: BLE001 - any broker failure: say so on the run, never leave it queued
         # One line, no traceback: the message says what to do; the log says why.
         logger.warning("metric run %s could not be queued: %s: %s", run.pk, type(exc).__name__, exc)
-        run_fail(run_id=run.pk, message="the run could not be handed to a worker (the task queue is "
-                                        "unreachable); nothing was scored. Start it again later.")
+        run_fail(
+            run_id=run.pk,
+            message="the run could not be handed to a worker (the task queue is "
+            "unreachable); nothing was scored. Start it again later.",
+        )
 
 
 @shared_task(name="metrics.run_prepare", **_TASK_OPTIONS)

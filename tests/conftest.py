@@ -15,8 +15,13 @@ SHARED_DATA = Path(os.environ.get("WORKBENCH_SHARED_DATA") or ROOT.parent / "sha
 T = TypeVar("T")
 
 
-def wait_until(predicate: Callable[[], T], timeout: float, what: str, interval: float = 0.1,
-               pause: Callable[[float], object] = time.sleep) -> T:
+def wait_until(
+    predicate: Callable[[], T],
+    timeout: float,
+    what: str,
+    interval: float = 0.1,
+    pause: Callable[[float], object] = time.sleep,
+) -> T:
     """Poll `predicate` until it answers something truthy (returned) or `timeout`
     seconds pass (an AssertionError saying what never happened). For what a
     test cannot be told about: another process's write, a lock another
@@ -93,9 +98,26 @@ def _spawn_worker(db: dict, extra_env: dict) -> tuple[subprocess.Popen, str]:
     (ROOT / "var").mkdir(exist_ok=True)
     log = open(ROOT / "var" / f"test-worker-{uuid.uuid4().hex[:8]}.log", "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "workbench", "worker", "-Q", ",".join(WORKER_QUEUES),
-         "--pool", "solo", "-n", name, "--loglevel", "INFO"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "workbench",
+            "worker",
+            "-Q",
+            ",".join(WORKER_QUEUES),
+            "--pool",
+            "solo",
+            "-n",
+            name,
+            "--loglevel",
+            "INFO",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     proc.log_path = log.name
     proc.log_file = log

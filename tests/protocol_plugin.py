@@ -3,6 +3,7 @@ a 5-point Likert variant with a name of its own, listed in WORKBENCH_PROTOCOLS b
 ones. Tests parametrised over `every_protocol()` take the `registered` fixture (tests/conftest.py),
 which registers it for the test; it needs no migration and no edit of product code.
 """
+
 from annotations.protocols.likert import Likert
 from annotations.protocols.registry import DEFAULT_PROTOCOLS
 

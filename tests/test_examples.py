@@ -3,6 +3,7 @@ expected figures computed here from reference tools: krippendorff for alpha, sci
 correlations, sacrebleu for BLEU and chrF, and a transcription of mt-metrics-eval's score_mqm.py
 weighting for MQM scores. Also: each example's campaign.json validates against the published
 schema, and exporting the campaign writes a campaign.json that re-creates the same settings."""
+
 from __future__ import annotations
 
 import csv
@@ -46,6 +47,7 @@ def test_every_built_in_protocol_has_an_example():
 
 # ---- expected figures, from the files and reference tools -------------------------------------
 
+
 def score_mqm_weight(weights: dict[str, float], severity: str, category: str) -> float:
     """score_mqm.py: the weight of the most specific "severity/category/..." key, dropping the
     category's last part until a key matches; 0 when none does (keys case-insensitive)."""
@@ -66,8 +68,11 @@ def judgement_values(name: str, folder: Path) -> tuple[list[tuple], str]:
         penalty: dict[tuple, float] = defaultdict(float)
         with open(folder / "judgements.tsv", encoding="utf-8") as f:
             for row in csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE):
-                weight = 0.0 if row["category"].lower() == "no-error" else score_mqm_weight(
-                    weights, row["severity"], row["category"])
+                weight = (
+                    0.0
+                    if row["category"].lower() == "no-error"
+                    else score_mqm_weight(weights, row["severity"], row["category"])
+                )
                 penalty[(row["rater"], row["seg_id"], row["system"])] += weight
         return [(r, (i, s), -p, (i, s)) for (r, i, s), p in penalty.items()], "interval"
     lines = [json.loads(line) for line in (folder / "judgements.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -94,8 +99,15 @@ def judgement_values(name: str, folder: Path) -> tuple[list[tuple], str]:
         for j in lines:
             by_annotator[j["annotator"]].append(j["score"])
         z = {a: (np.mean(v), np.std(v)) for a, v in by_annotator.items()}
-        return [(j["annotator"], (j["item"], j["system"]), (j["score"] - z[j["annotator"]][0]) / z[j["annotator"]][1],
-                 (j["item"], j["system"])) for j in lines], "interval"
+        return [
+            (
+                j["annotator"],
+                (j["item"], j["system"]),
+                (j["score"] - z[j["annotator"]][0]) / z[j["annotator"]][1],
+                (j["item"], j["system"]),
+            )
+            for j in lines
+        ], "interval"
     return [(j["annotator"], (j["item"], j["system"]), j["score"], (j["item"], j["system"])) for j in lines], "interval"
 
 
@@ -152,6 +164,7 @@ def expected_pair_agreement(values: list[tuple], metric: dict[tuple, float]) -> 
 
 
 # ---- the test ---------------------------------------------------------------------------------
+
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", NAMES)

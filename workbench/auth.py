@@ -11,6 +11,7 @@ counts everywhere at once. Logins, permissions and `user_can_authenticate` are D
 Listed in AUTHENTICATION_BACKENDS before Django's ModelBackend, which stays listed so that
 sessions recorded with it keep working.
 """
+
 from __future__ import annotations
 
 import time
@@ -47,8 +48,11 @@ class ModelBackend(DjangoModelBackend):
             row = cached[1]
         else:
             with rows.cursor() as cursor:
-                cursor.execute(f"SELECT {rows.columns(User, 'u')} FROM {rows.table(User)} u "
-                               f"WHERE u.{rows.q(User._meta.pk.column)} = %s", [user_id])
+                cursor.execute(
+                    f"SELECT {rows.columns(User, 'u')} FROM {rows.table(User)} u "
+                    f"WHERE u.{rows.q(User._meta.pk.column)} = %s",
+                    [user_id],
+                )
                 row = cursor.fetchone()
             if row is not None and ttl > 0:  # only users that exist are kept
                 if len(_USER_ROWS) >= _USER_ROWS_MAX:

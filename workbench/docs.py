@@ -7,6 +7,7 @@ ReDoc: the sidecar's bundle, except that its "API docs by Redocly" footer
 loads a logo from a CDN; the bundle is served with that one URL pointing at
 the workbench's own icon instead (patched in memory, the package untouched).
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -53,7 +54,6 @@ def redoc_bundle(request: HttpRequest) -> HttpResponse:
 def favicon(request: HttpRequest) -> HttpResponse:
     """`/favicon.ico`, which browsers ask for on pages without an icon link (API, admin)."""
     return HttpResponseRedirect(staticfiles_storage.url(FAVICON))
-
 
 
 # The user documentation: the MkDocs site that `manage.py build_docs` writes into

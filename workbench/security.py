@@ -1,4 +1,5 @@
 """Who is knocking: the client's address, and the login lock-out (django-axes)."""
+
 from __future__ import annotations
 
 from axes.backends import AxesStandaloneBackend
@@ -40,9 +41,10 @@ class LockoutBackend(AxesStandaloneBackend):
 def lockout_response(request, original_response=None, credentials=None) -> HttpResponse:
     """What a locked-out login gets (AXES_LOCKOUT_CALLABLE): 429, JSON on the API, a page elsewhere."""
     minutes = max(1, round(settings.AXES_COOLOFF_TIME.total_seconds() / 60))
-    message = (f"Too many failed logins for this account or from this address: "
-               f"try again in {minutes} minute{'s' if minutes != 1 else ''}.")
+    message = (
+        f"Too many failed logins for this account or from this address: "
+        f"try again in {minutes} minute{'s' if minutes != 1 else ''}."
+    )
     if request.path_info.startswith("/api/"):
         return JsonResponse({"detail": message}, status=429)
     return render(request, "registration/locked_out.html", {"message": message}, status=429)
-

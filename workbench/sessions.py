@@ -5,6 +5,7 @@ the ORM, building and compiling that query cost more CPU than PostgreSQL spent a
 25's profile of the page path: 13 % of a worker's time). The table, the rows, the expiry rule and
 everything else are Django's `django.contrib.sessions.backends.db`; only the read differs.
 """
+
 from __future__ import annotations
 
 from django.contrib.sessions.backends.db import SessionStore as DatabaseSessionStore
@@ -19,8 +20,11 @@ class SessionStore(DatabaseSessionStore):
         if self.session_key is None:
             return None
         with rows.cursor() as cursor:
-            cursor.execute(f"SELECT s.session_data FROM {rows.table(self.model)} s "
-                           "WHERE s.session_key = %s AND s.expire_date > %s", [self.session_key, timezone.now()])
+            cursor.execute(
+                f"SELECT s.session_data FROM {rows.table(self.model)} s "
+                "WHERE s.session_key = %s AND s.expire_date > %s",
+                [self.session_key, timezone.now()],
+            )
             row = cursor.fetchone()
         if row is None:
             self._session_key = None

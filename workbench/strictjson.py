@@ -10,6 +10,7 @@ silently wins). `loads` refuses all of them with a `ValueError` whose message
 says what is wrong, so importers report it as `line N: ...` and the API as a
 400. Used by the REST API's parser and by every importer.
 """
+
 from __future__ import annotations
 
 import json
@@ -116,8 +117,9 @@ def lone_surrogate(text: str) -> str | None:
 
 
 def _check_string(text: str) -> None:
-    problem = lone_surrogate(text) or ("holds the NUL character \\u0000, which cannot be stored"
-                                       if "\x00" in text else None)
+    problem = lone_surrogate(text) or (
+        "holds the NUL character \\u0000, which cannot be stored" if "\x00" in text else None
+    )
     if problem:
         raise ValueError(f"string {_shown(text)} {problem}")
 

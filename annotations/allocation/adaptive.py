@@ -38,6 +38,7 @@ Everything here is pure (numpy/scipy): the assignment engine feeds it judgements
 `unit_wanted` for each candidate unit; the replay benchmark (bench/bench_allocation.py) feeds
 it recorded judgements.
 """
+
 from __future__ import annotations
 
 import math
@@ -137,8 +138,14 @@ def _information(n_a: float, n_b: float) -> float:
     return n_a * n_b / (n_a + n_b) if n_a + n_b else 0.0
 
 
-def verdict(observations: Iterable[tuple], systems: Iterable[str], params: AdaptiveParams = AdaptiveParams(), *,
-            previous: Verdict | None = None, planned: Mapping[str, int] | None = None) -> Verdict:
+def verdict(
+    observations: Iterable[tuple],
+    systems: Iterable[str],
+    params: AdaptiveParams = AdaptiveParams(),
+    *,
+    previous: Verdict | None = None,
+    planned: Mapping[str, int] | None = None,
+) -> Verdict:
     """The current conclusions and which pairs still need judgements.
 
     observations: (item, system, value), one per judged output per annotator, higher = better.
@@ -195,25 +202,42 @@ def verdict(observations: Iterable[tuple], systems: Iterable[str], params: Adapt
         clusters[-1].append(s)
     clusters_t = tuple(tuple(c) for c in clusters)
 
-    same = (previous is not None and not cold and not previous.cold
-            and _conclusions(previous.clusters, previous.decided) == _conclusions(clusters_t, decided))
+    same = (
+        previous is not None
+        and not cold
+        and not previous.cold
+        and _conclusions(previous.clusters, previous.decided) == _conclusions(clusters_t, decided)
+    )
     stable = previous.stable + 1 if same else 0
     stop = not cold and not undecided and stable >= params.stable_checks
     if cold:
-        reason = (f"cold start: {len(cold_systems)} of {len(systems)} systems have fewer than "
-                  f"{params.min_per_system} judged outputs")
+        reason = (
+            f"cold start: {len(cold_systems)} of {len(systems)} systems have fewer than "
+            f"{params.min_per_system} judged outputs"
+        )
     elif stop:
-        reason = (f"stopped: every pair of systems is decided ({significant} significant, {out_of_reach} "
-                  f"beyond reach of the planned judgements) and the clusters stayed the same for {stable} checks")
+        reason = (
+            f"stopped: every pair of systems is decided ({significant} significant, {out_of_reach} "
+            f"beyond reach of the planned judgements) and the clusters stayed the same for {stable} checks"
+        )
     elif not undecided:
-        reason = (f"every pair decided; confirming: clusters stable for {stable} of "
-                  f"{params.stable_checks} checks")
+        reason = f"every pair decided; confirming: clusters stable for {stable} of {params.stable_checks} checks"
     else:
-        reason = (f"{len(undecided)} of {len(decided) + len(undecided)} pairs undecided "
-                  f"({significant} significant, {out_of_reach} beyond reach)")
-    return Verdict(ranking=ranking, clusters=clusters_t, decided=frozenset(decided),
-                   undecided=frozenset(undecided), cold=cold, stable=stable, stop=stop, reason=reason,
-                   out_of_reach=frozenset(unreachable))
+        reason = (
+            f"{len(undecided)} of {len(decided) + len(undecided)} pairs undecided "
+            f"({significant} significant, {out_of_reach} beyond reach)"
+        )
+    return Verdict(
+        ranking=ranking,
+        clusters=clusters_t,
+        decided=frozenset(decided),
+        undecided=frozenset(undecided),
+        cold=cold,
+        stable=stable,
+        stop=stop,
+        reason=reason,
+        out_of_reach=frozenset(unreachable),
+    )
 
 
 def _conclusions(clusters, decided) -> tuple:

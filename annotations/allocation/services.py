@@ -6,6 +6,7 @@ the submit that completes the `check_every`-th unit runs the check after its com
 PostgreSQL advisory lock, so one check runs at a time per campaign and a concurrent one is skipped
 (the next boundary checks again).
 """
+
 from __future__ import annotations
 
 import logging
@@ -61,9 +62,11 @@ def planned_outputs(*, campaign: Campaign) -> dict[str, int]:
     judge in all, so the verdict can tell a pair still open from one beyond reach (adaptive.verdict's
     `planned`). One aggregate over the units."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT s.value, count(DISTINCT u.item_id) FROM annotations_unit u CROSS JOIN LATERAL "
-                       "jsonb_array_elements_text(u.systems) s WHERE u.campaign_id = %s AND u.kind = %s GROUP BY 1",
-                       [campaign.pk, Unit.Kind.REGULAR])
+        cursor.execute(
+            "SELECT s.value, count(DISTINCT u.item_id) FROM annotations_unit u CROSS JOIN LATERAL "
+            "jsonb_array_elements_text(u.systems) s WHERE u.campaign_id = %s AND u.kind = %s GROUP BY 1",
+            [campaign.pk, Unit.Kind.REGULAR],
+        )
         return {str(system): int(n) for system, n in cursor.fetchall()}
 
 
@@ -91,7 +94,8 @@ def allocation_check(*, campaign_id: int) -> adaptive.Verdict | None:
         # Only fresh units change (n_taken = 0): started ones go on to k whatever the verdict.
         close, reopen = [], []
         for pk, systems, wanted in Unit.objects.filter(
-                campaign=campaign, kind=Unit.Kind.REGULAR, n_taken=0).values_list("pk", "systems", "wanted"):
+            campaign=campaign, kind=Unit.Kind.REGULAR, n_taken=0
+        ).values_list("pk", "systems", "wanted"):
             want = not keep_closed and adaptive.unit_wanted([str(s) for s in systems], v)
             if want != wanted:
                 (reopen if want else close).append(pk)
@@ -100,15 +104,24 @@ def allocation_check(*, campaign_id: int) -> adaptive.Verdict | None:
         if reopen:
             Unit.objects.filter(pk__in=reopen).update(wanted=True)
         now = timezone.now()
-        state.update({"verdict": verdict_to_json(v), "checks": int(state.get("checks", 0)) + 1,
-                      "at_judgements": campaign.n_judged, "observations": len(seen), "checked_at": now.isoformat(),
-                      "closed_units": Unit.objects.filter(campaign=campaign, kind=Unit.Kind.REGULAR,
-                                                          wanted=False).count()})
+        state.update(
+            {
+                "verdict": verdict_to_json(v),
+                "checks": int(state.get("checks", 0)) + 1,
+                "at_judgements": campaign.n_judged,
+                "observations": len(seen),
+                "checked_at": now.isoformat(),
+                "closed_units": Unit.objects.filter(campaign=campaign, kind=Unit.Kind.REGULAR, wanted=False).count(),
+            }
+        )
         fields = {"allocation_state": state}
         if stopping:
-            fields.update(stopped_at=now, stopped_by=Campaign.StoppedBy.ADAPTIVE,
-                          # The reason alone: every surface already says who stopped it (stopped_by).
-                          stop_reason=v.reason)
+            fields.update(
+                stopped_at=now,
+                stopped_by=Campaign.StoppedBy.ADAPTIVE,
+                # The reason alone: every surface already says who stopped it (stopped_by).
+                stop_reason=v.reason,
+            )
         Campaign.objects.filter(pk=campaign.pk).update(**fields)
     return v
 

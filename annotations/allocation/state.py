@@ -1,4 +1,5 @@
 """Adaptive parameters and verdicts to and from the JSON stored on the campaign (pure, no Django)."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, fields
@@ -6,8 +7,12 @@ from dataclasses import asdict, fields
 from annotations.allocation.adaptive import AdaptiveParams, Verdict
 
 # Bounds of each knob: (type, low, high).
-PARAM_BOUNDS = {"min_per_system": (int, 1, 100_000), "alpha": (float, 1e-6, 0.5),
-                "stable_checks": (int, 1, 1_000), "check_every": (int, 1, 1_000_000)}
+PARAM_BOUNDS = {
+    "min_per_system": (int, 1, 100_000),
+    "alpha": (float, 1e-6, 0.5),
+    "stable_checks": (int, 1, 1_000),
+    "check_every": (int, 1, 1_000_000),
+}
 
 
 def params_clean(raw) -> dict:
@@ -44,15 +49,30 @@ def _pairs_out(pairs) -> list[list[str]]:
 
 
 def verdict_to_json(v: Verdict) -> dict:
-    return {"ranking": list(v.ranking), "clusters": [list(c) for c in v.clusters],
-            "decided": _pairs_out(v.decided), "undecided": _pairs_out(v.undecided), "cold": v.cold,
-            "stable": v.stable, "stop": v.stop, "reason": v.reason, "out_of_reach": _pairs_out(v.out_of_reach)}
+    return {
+        "ranking": list(v.ranking),
+        "clusters": [list(c) for c in v.clusters],
+        "decided": _pairs_out(v.decided),
+        "undecided": _pairs_out(v.undecided),
+        "cold": v.cold,
+        "stable": v.stable,
+        "stop": v.stop,
+        "reason": v.reason,
+        "out_of_reach": _pairs_out(v.out_of_reach),
+    }
 
 
 def verdict_from_json(raw) -> Verdict | None:
     if not raw:
         return None
-    return Verdict(tuple(raw["ranking"]), tuple(tuple(c) for c in raw["clusters"]),
-                   frozenset(frozenset(p) for p in raw["decided"]), frozenset(frozenset(p) for p in raw["undecided"]),
-                   bool(raw["cold"]), int(raw["stable"]), bool(raw["stop"]), str(raw["reason"]),
-                   frozenset(frozenset(p) for p in raw.get("out_of_reach") or ()))  # absent before issue 38
+    return Verdict(
+        tuple(raw["ranking"]),
+        tuple(tuple(c) for c in raw["clusters"]),
+        frozenset(frozenset(p) for p in raw["decided"]),
+        frozenset(frozenset(p) for p in raw["undecided"]),
+        bool(raw["cold"]),
+        int(raw["stable"]),
+        bool(raw["stop"]),
+        str(raw["reason"]),
+        frozenset(frozenset(p) for p in raw.get("out_of_reach") or ()),
+    )  # absent before issue 38

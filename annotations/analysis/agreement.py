@@ -9,6 +9,7 @@ random data with missing values. Fleiss' kappa equals statsmodels'
 (Fleiss' kappa needs the same number of ratings per unit); Cohen's kappa per
 annotator pair is statsmodels' `cohens_kappa` on the units both rated.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -69,9 +70,7 @@ def value_counts(table: Table) -> Counts:
     if len(table) == 0:
         return Counts(sparse.csr_matrix((0, 0)), domain)
     _, units = np.unique(table.units, return_inverse=True)
-    m = sparse.csr_matrix(
-        (np.ones(len(cats)), (units, cats)), shape=(units.max() + 1, len(domain))
-    )
+    m = sparse.csr_matrix((np.ones(len(cats)), (units, cats)), shape=(units.max() + 1, len(domain)))
     m.sum_duplicates()
     per_unit = np.asarray(m.sum(axis=1)).ravel()
     return Counts(m[per_unit >= 2], domain)
@@ -142,7 +141,7 @@ def _alpha_sparse(counts: Counts, level: str) -> float:
     else:
         position = counts.domain.astype(float) if level == "interval" else np.cumsum(n_v) - n_v / 2.0
         observed = (o.data * (position[o.row] - position[o.col]) ** 2).sum()
-        expected = (2 * n * (n_v * position ** 2).sum() - 2 * (n_v * position).sum() ** 2) / (n - 1)
+        expected = (2 * n * (n_v * position**2).sum() - 2 * (n_v * position).sum() ** 2) / (n - 1)
     if expected <= 0:
         return float("nan")
     return float(1.0 - observed / expected)
@@ -184,8 +183,9 @@ def fleiss_kappa(table: np.ndarray, weights: np.ndarray | None = None) -> float:
     return float((p_mean - p_exp) / (1 - p_exp))
 
 
-def cohen_kappas(table: Table, names: dict[int, str] | None = None, *, min_common: int = 2,
-                 max_annotators: int = 60) -> dict[str, dict]:
+def cohen_kappas(
+    table: Table, names: dict[int, str] | None = None, *, min_common: int = 2, max_annotators: int = 60
+) -> dict[str, dict]:
     """Cohen's kappa (nominal) for every pair of annotators with `min_common` units in common.
 
     A pair is named by its two names in sorted order joined by "|", and pairs come in the sorted
@@ -270,7 +270,10 @@ def bootstrap_intervals(counts: Counts, fl: np.ndarray, *, reps: int, seed: int)
         return {k: [None, None] for k in samples} | {"reps": 0, "seed": seed}
     if len(counts.domain) > DENSE_MAX:
         return {k: [None, None] for k in samples} | {
-            "reps": 0, "seed": seed, "note": f"more than {DENSE_MAX} distinct values: no bootstrap intervals"}
+            "reps": 0,
+            "seed": seed,
+            "note": f"more than {DENSE_MAX} distinct values: no bootstrap intervals",
+        }
     rng = np.random.default_rng(seed)
     m = counts.matrix.tocsr()
     u, v = m.shape
@@ -295,8 +298,11 @@ def bootstrap_intervals(counts: Counts, fl: np.ndarray, *, reps: int, seed: int)
     modal_rows = np.flatnonzero(n_u == modal)
     fl_sparse = m[modal_rows]  # the rows of `fl`, kept sparse
     n_f = float(modal)
-    p_unit = (np.asarray(fl_sparse.multiply(fl_sparse).sum(axis=1)).ravel() - n_f) / (n_f * (n_f - 1)) \
-        if n_f > 1 else np.zeros(fl.shape[0])
+    p_unit = (
+        (np.asarray(fl_sparse.multiply(fl_sparse).sum(axis=1)).ravel() - n_f) / (n_f * (n_f - 1))
+        if n_f > 1
+        else np.zeros(fl.shape[0])
+    )
     done = 0
     while done < reps:
         b = min(BATCH, reps - done)
@@ -308,7 +314,7 @@ def bootstrap_intervals(counts: Counts, fl: np.ndarray, *, reps: int, seed: int)
         fw = w[:, modal_rows]
         if n_f > 1:
             p_cat_all = np.asarray(fl_sparse.T @ fw.T)  # categories x b
-            p_mean_all = (fw @ p_unit)
+            p_mean_all = fw @ p_unit
         for k in range(b):
             o = o_all[:, k].reshape(v, v)
             for lv in LEVELS:
@@ -374,8 +380,7 @@ class TableBuilder:
                 self._flush()
 
     def _flush(self) -> None:
-        self._parts.append((np.asarray(self._u, np.int64), np.asarray(self._a, np.int64),
-                            np.asarray(self._v, float)))
+        self._parts.append((np.asarray(self._u, np.int64), np.asarray(self._a, np.int64), np.asarray(self._v, float)))
         self._u, self._a, self._v = [], [], []
 
     def _canonical_units(self, table: Table) -> None:
@@ -428,16 +433,35 @@ def headline_caveats(protocol, scale: tuple[float | None, float | None]) -> list
 def headline(protocol, figures: dict, *, annotators: str) -> dict:
     """The one agreement figure every surface shows for a criterion, with what it measured."""
     spec = protocol.agreement
-    return {"measure": "krippendorff_alpha", "level": spec.level, "variant": spec.variant,
-            "value": figures["krippendorff_alpha"][spec.level], "unit": spec.unit, "value_compared": spec.value,
-            "n_units": figures["n_units"], "n_annotators": figures["n_annotators"],
-            "n_judgements": figures["n_judgements"], "annotators": annotators, "label": spec.label()}
+    return {
+        "measure": "krippendorff_alpha",
+        "level": spec.level,
+        "variant": spec.variant,
+        "value": figures["krippendorff_alpha"][spec.level],
+        "unit": spec.unit,
+        "value_compared": spec.value,
+        "n_units": figures["n_units"],
+        "n_annotators": figures["n_annotators"],
+        "n_judgements": figures["n_judgements"],
+        "annotators": annotators,
+        "label": spec.label(),
+    }
 
 
-def criterion_agreement(protocol, rows, *, scale=(None, None), annotators: str, bootstrap: int = 0,
-                        seed: int = 0, names: dict | None = None, cohen: bool = False,
-                        per_annotator: bool = False, table: Table | None = None,
-                        identity: dict[int, tuple] | None = None) -> dict:
+def criterion_agreement(
+    protocol,
+    rows,
+    *,
+    scale=(None, None),
+    annotators: str,
+    bootstrap: int = 0,
+    seed: int = 0,
+    names: dict | None = None,
+    cohen: bool = False,
+    per_annotator: bool = False,
+    table: Table | None = None,
+    identity: dict[int, tuple] | None = None,
+) -> dict:
     """Every agreement figure of one criterion's rows, with the headline and its label.
 
     Called by the dashboard, the `agreement` command and API, the quality page and API,

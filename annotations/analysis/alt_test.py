@@ -17,6 +17,7 @@ Pure: plain dicts in, a dict out (no Django). Annotators with fewer than
 `min_instances` instances are skipped, instances with fewer than `min_humans` annotators
 are dropped, as in the authors' reference implementation (nitaytech/AltTest).
 """
+
 from __future__ import annotations
 
 import math
@@ -52,9 +53,16 @@ def benjamini_yekutieli(p_values: list[float], q: float) -> list[int]:
     return sorted(order[:largest]) if largest > 0 else []
 
 
-def alt_test(judge: Mapping[Hashable, object], humans: Mapping[Hashable, Mapping[Hashable, object]], *,
-             scoring: str | Callable = "accuracy", epsilon: float = 0.2, q_fdr: float = 0.05,
-             min_humans: int = 2, min_instances: int = 30) -> dict:
+def alt_test(
+    judge: Mapping[Hashable, object],
+    humans: Mapping[Hashable, Mapping[Hashable, object]],
+    *,
+    scoring: str | Callable = "accuracy",
+    epsilon: float = 0.2,
+    q_fdr: float = 0.05,
+    min_humans: int = 2,
+    min_instances: int = 30,
+) -> dict:
     """`judge`: {instance: annotation}; `humans`: {annotator: {instance: annotation}}.
 
     >>> humans = {"h1": {1: "a", 2: "b"}, "h2": {1: "a", 2: "a"}, "h3": {1: "b", 2: "b"}}
@@ -88,15 +96,27 @@ def alt_test(judge: Mapping[Hashable, object], humans: Mapping[Hashable, Mapping
         p = float(ttest_1samp(diff, epsilon, alternative="less").pvalue)
         p_values.append(p)
         tested.append(h)
-        per_annotator[h] = {"instances": len(instances), "skipped": False, "p_value": None if math.isnan(p) else p,
-                            "advantage_probability": float(np.mean(judge_wins))}
+        per_annotator[h] = {
+            "instances": len(instances),
+            "skipped": False,
+            "p_value": None if math.isnan(p) else p,
+            "advantage_probability": float(np.mean(judge_wins)),
+        }
     rejected = set(benjamini_yekutieli(p_values, q_fdr))
     for k, h in enumerate(tested):
         per_annotator[h]["judge_wins"] = k in rejected
     winning_rate = len(rejected) / len(tested) if tested else None
     advantage = float(np.mean([per_annotator[h]["advantage_probability"] for h in tested])) if tested else None
-    return {"winning_rate": winning_rate, "advantage_probability": advantage,
-            "passed": None if winning_rate is None else winning_rate >= 0.5,
-            "annotators_tested": len(tested), "instances": len(kept), "epsilon": epsilon, "q_fdr": q_fdr,
-            "scoring": scoring if isinstance(scoring, str) else getattr(scoring, "__name__", "custom"),
-            "min_humans": min_humans, "min_instances": min_instances, "annotators": per_annotator}
+    return {
+        "winning_rate": winning_rate,
+        "advantage_probability": advantage,
+        "passed": None if winning_rate is None else winning_rate >= 0.5,
+        "annotators_tested": len(tested),
+        "instances": len(kept),
+        "epsilon": epsilon,
+        "q_fdr": q_fdr,
+        "scoring": scoring if isinstance(scoring, str) else getattr(scoring, "__name__", "custom"),
+        "min_humans": min_humans,
+        "min_instances": min_instances,
+        "annotators": per_annotator,
+    }

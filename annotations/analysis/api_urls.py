@@ -1,4 +1,5 @@
 """Analysis endpoints, mounted under /api/."""
+
 from django.urls import path
 
 from annotations.analysis import apis

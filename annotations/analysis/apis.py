@@ -7,6 +7,7 @@ GET /api/campaigns/{id}/mqm-errors/?criterion=C&annotators=&systems=a,b (MQM: er
     severity per system); with &system=S[&category=PATH][&severity=minor] the items behind one cell
 The JSON is the one the `agreement` and `correlate` commands print.
 """
+
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
@@ -37,9 +38,10 @@ class CorrelationQuery(serializers.Serializer):
     metric = serializers.CharField(max_length=64)
     criterion = serializers.CharField(max_length=100)
     level = serializers.ChoiceField(choices=["segment", "system"], default="segment")
-    method = serializers.ChoiceField(choices=["pearson", "spearman", "kendall", "acc23", "spa", "pdp", "alt-test",
-                                              "error-free", "span-f1"],
-                                     default="pearson")
+    method = serializers.ChoiceField(
+        choices=["pearson", "spearman", "kendall", "acc23", "spa", "pdp", "alt-test", "error-free", "span-f1"],
+        default="pearson",
+    )
     group_by = serializers.ChoiceField(choices=["none", "item", "system"], default="none")
     normalize = serializers.ChoiceField(choices=["none", "z"], default="none")
     min_votes = serializers.IntegerField(min_value=0, default=1)
@@ -67,9 +69,20 @@ class AgreementApi(ApiAuthMixin, APIView):
         q = AgreementQuery(data=request.query_params)
         q.is_valid(raise_exception=True)
         p = q.validated_data
-        return Response(_run(campaign, "api-agreement", p, lambda: report.agreement_report(
-            campaign=campaign, criterion=p.get("criterion"), annotators=p["annotators"],
-            bootstrap=p["bootstrap"], seed=p["seed"])))
+        return Response(
+            _run(
+                campaign,
+                "api-agreement",
+                p,
+                lambda: report.agreement_report(
+                    campaign=campaign,
+                    criterion=p.get("criterion"),
+                    annotators=p["annotators"],
+                    bootstrap=p["bootstrap"],
+                    seed=p["seed"],
+                ),
+            )
+        )
 
 
 class CorrelationApi(ApiAuthMixin, APIView):
@@ -79,12 +92,32 @@ class CorrelationApi(ApiAuthMixin, APIView):
         q = CorrelationQuery(data=request.query_params)
         q.is_valid(raise_exception=True)
         p = q.validated_data
-        return Response(_run(campaign, "api-correlation", p, lambda: report.correlate_report(
-            campaign=campaign, metric=p["metric"], criterion=p["criterion"], level=p["level"], method=p["method"],
-            group_by=p["group_by"], normalize=p["normalize"], min_votes=p["min_votes"],
-            min_consensus=p["min_consensus"], compare=p.get("compare"), annotators=p["annotators"],
-            bootstrap=p["bootstrap"], seed=p["seed"], epsilon=p["epsilon"], alt_scoring=p.get("alt_scoring"),
-            q_fdr=p["q_fdr"], min_instances=p["min_instances"])))
+        return Response(
+            _run(
+                campaign,
+                "api-correlation",
+                p,
+                lambda: report.correlate_report(
+                    campaign=campaign,
+                    metric=p["metric"],
+                    criterion=p["criterion"],
+                    level=p["level"],
+                    method=p["method"],
+                    group_by=p["group_by"],
+                    normalize=p["normalize"],
+                    min_votes=p["min_votes"],
+                    min_consensus=p["min_consensus"],
+                    compare=p.get("compare"),
+                    annotators=p["annotators"],
+                    bootstrap=p["bootstrap"],
+                    seed=p["seed"],
+                    epsilon=p["epsilon"],
+                    alt_scoring=p.get("alt_scoring"),
+                    q_fdr=p["q_fdr"],
+                    min_instances=p["min_instances"],
+                ),
+            )
+        )
 
 
 class RankingsQuery(serializers.Serializer):
@@ -98,9 +131,12 @@ class RankingsQuery(serializers.Serializer):
 
 
 class RankingsApi(ApiAuthMixin, APIView):
-    @extend_schema(parameters=[RankingsQuery], responses={200: dict},
-                   summary="System rankings by humans and by each metric, with significance clusters; "
-                           "rank ranges and clusters under a named rule (rule_rankings)")
+    @extend_schema(
+        parameters=[RankingsQuery],
+        responses={200: dict},
+        summary="System rankings by humans and by each metric, with significance clusters; "
+        "rank ranges and clusters under a named rule (rule_rankings)",
+    )
     def get(self, request: Request, pk: int) -> Response:
         campaign = _campaign(request, pk)
         data = {k: v for k, v in request.query_params.items() if k != "system"}
@@ -113,9 +149,23 @@ class RankingsApi(ApiAuthMixin, APIView):
         if criterion is not None and criterion not in campaign.criteria:
             raise ValidationError({"criterion": f"not one of the campaign's: {', '.join(campaign.criteria)}"})
         systems = sorted(set(p.get("system") or [])) or None
-        return Response(_run(campaign, "api-rankings", {**p, "system": systems}, lambda: report.ranking_report(
-            campaign=campaign, criterion=criterion, annotators=p["annotators"], systems=systems, rule=p["rule"],
-            alpha=p["alpha"], resamples=p["resamples"], rule_seed=p["seed"])))
+        return Response(
+            _run(
+                campaign,
+                "api-rankings",
+                {**p, "system": systems},
+                lambda: report.ranking_report(
+                    campaign=campaign,
+                    criterion=criterion,
+                    annotators=p["annotators"],
+                    systems=systems,
+                    rule=p["rule"],
+                    alpha=p["alpha"],
+                    resamples=p["resamples"],
+                    rule_seed=p["seed"],
+                ),
+            )
+        )
 
 
 class MqmErrorsQuery(serializers.Serializer):
@@ -128,9 +178,12 @@ class MqmErrorsQuery(serializers.Serializer):
 
 
 class MqmErrorsApi(ApiAuthMixin, APIView):
-    @extend_schema(parameters=[MqmErrorsQuery], responses={200: dict},
-                   summary="MQM errors by category and severity per system (counts, weighted penalties); "
-                           "with system=, the items behind one cell")
+    @extend_schema(
+        parameters=[MqmErrorsQuery],
+        responses={200: dict},
+        summary="MQM errors by category and severity per system (counts, weighted penalties); "
+        "with system=, the items behind one cell",
+    )
     def get(self, request: Request, pk: int) -> Response:
         campaign = _campaign(request, pk)
         q = MqmErrorsQuery(data=request.query_params)
@@ -140,9 +193,29 @@ class MqmErrorsApi(ApiAuthMixin, APIView):
         if criterion is not None and criterion not in campaign.criteria:
             raise ValidationError({"criterion": f"not one of the campaign's: {', '.join(campaign.criteria)}"})
         if p.get("system"):
-            return Response(_run(campaign, "api-mqm-error-items", p, lambda: mqm_errors.error_items(
-                campaign, system=p["system"], category=p.get("category"), severity=p.get("severity"),
-                annotators=p["annotators"], criterion=criterion)))
+            return Response(
+                _run(
+                    campaign,
+                    "api-mqm-error-items",
+                    p,
+                    lambda: mqm_errors.error_items(
+                        campaign,
+                        system=p["system"],
+                        category=p.get("category"),
+                        severity=p.get("severity"),
+                        annotators=p["annotators"],
+                        criterion=criterion,
+                    ),
+                )
+            )
         systems = [s.strip() for s in p["systems"].split(",") if s.strip()] if p.get("systems") else None
-        return Response(_run(campaign, "api-mqm-errors", p, lambda: mqm_errors.error_breakdown(
-            campaign, annotators=p["annotators"], systems=systems, criterion=criterion)))
+        return Response(
+            _run(
+                campaign,
+                "api-mqm-errors",
+                p,
+                lambda: mqm_errors.error_breakdown(
+                    campaign, annotators=p["annotators"], systems=systems, criterion=criterion
+                ),
+            )
+        )

@@ -37,6 +37,7 @@ card ask the registry for a rule's label and source, and never branch on its nam
 - `mann-whitney`: the rank-sum clusters (`systems.clusters`), a one-sided Mann-Whitney U test
   of every pair on their observations; range = the span of the cluster.
 """
+
 from __future__ import annotations
 
 import math
@@ -88,7 +89,7 @@ def walk_ranges(order: list[str], better: Callable[[str, str], bool]) -> list[li
                 break
             start -= 1
         end = i + 1
-        for below in order[i + 1:]:
+        for below in order[i + 1 :]:
             if better(s, below):
                 break
             end += 1
@@ -125,23 +126,30 @@ class Rule:
     seeded = False  # whether `seed` and `resamples` change the figures
 
     def describe(self, *, alpha: float, resamples: int, seed: int) -> dict:
-        out = {"name": self.name, "label": self.label.format(alpha=f"{alpha:g}", resamples=resamples),
-               "source": self.source,
-               "observations": self.observations, "alpha": alpha}
+        out = {
+            "name": self.name,
+            "label": self.label.format(alpha=f"{alpha:g}", resamples=resamples),
+            "source": self.source,
+            "observations": self.observations,
+            "alpha": alpha,
+        }
         if self.seeded:
             out.update({"resamples": resamples, "seed": seed})
         return out
 
-    def rank(self, obs: dict[str, np.ndarray], order: list[str], *, alpha: float, resamples: int,
-             seed: int) -> tuple[list[list[int]], list[int]]:
+    def rank(
+        self, obs: dict[str, np.ndarray], order: list[str], *, alpha: float, resamples: int, seed: int
+    ) -> tuple[list[list[int]], list[int]]:
         raise NotImplementedError
 
 
 class Wmt25(Rule):
     name = "wmt25"
-    label = ("WMT25 clusters: systems by mean, a new cluster where two adjacent systems differ by a one-sided "
-             "Wilcoxon signed-rank test, p < {alpha}; waves as separate observations; rank range = the cluster")
-    source = ("wmt-conference/wmt25-general-mt humeval/05-compute_clusters.py @ ebae87369fc8 (clusters.txt)")
+    label = (
+        "WMT25 clusters: systems by mean, a new cluster where two adjacent systems differ by a one-sided "
+        "Wilcoxon signed-rank test, p < {alpha}; waves as separate observations; rank range = the cluster"
+    )
+    source = "wmt-conference/wmt25-general-mt humeval/05-compute_clusters.py @ ebae87369fc8 (clusters.txt)"
 
     def rank(self, obs, order, *, alpha, resamples, seed):
         clusters, cluster = [], 1
@@ -154,11 +162,14 @@ class Wmt25(Rule):
 
 class Wmt25Ranges(Rule):
     name = "wmt25-ranges"
-    label = ("WMT25 rank ranges: walk up to the first system significantly better and down to the first "
-             "significantly worse (one-sided Wilcoxon signed-rank, p < {alpha}); clusters where ranges separate; "
-             "waves as separate observations")
-    source = ("wmt-conference/wmt25-general-mt humeval/05-compute_clusters.py @ ebae87369fc8 "
-              "(generated_human_ranking.tex)")
+    label = (
+        "WMT25 rank ranges: walk up to the first system significantly better and down to the first "
+        "significantly worse (one-sided Wilcoxon signed-rank, p < {alpha}); clusters where ranges separate; "
+        "waves as separate observations"
+    )
+    source = (
+        "wmt-conference/wmt25-general-mt humeval/05-compute_clusters.py @ ebae87369fc8 (generated_human_ranking.tex)"
+    )
 
     def rank(self, obs, order, *, alpha, resamples, seed):
         memo: dict = {}
@@ -167,6 +178,7 @@ class Wmt25Ranges(Rule):
             if (a, b) not in memo:
                 memo[(a, b)] = _wilcoxon_greater(obs[a], obs[b]) < alpha
             return memo[(a, b)]
+
         ranges = walk_ranges(order, better)
         return ranges, clusters_from_ranges(ranges)
 
@@ -179,18 +191,34 @@ def bootstrap_better(a: np.ndarray, b: np.ndarray, *, alpha: float, resamples: i
     va, vb = a[~np.isnan(a)], b[~np.isnan(b)]
     if len(diffs) >= 2 and np.any(diffs > 0):
         try:
-            res = stats.bootstrap((diffs,), np.mean, vectorized=True, n_resamples=resamples,
-                                  confidence_level=1 - alpha, alternative="greater", rng=rng)
+            res = stats.bootstrap(
+                (diffs,),
+                np.mean,
+                vectorized=True,
+                n_resamples=resamples,
+                confidence_level=1 - alpha,
+                alternative="greater",
+                rng=rng,
+            )
             if res.confidence_interval.low > 0:
                 return True
         except ValueError:
             pass
     if len(va) >= 2 and len(vb) >= 2:
+
         def mean_diff(x, y, axis=-1):
             return np.mean(x, axis=axis) - np.mean(y, axis=axis)
+
         try:
-            res = stats.bootstrap((va, vb), mean_diff, vectorized=True, n_resamples=resamples,
-                                  confidence_level=1 - alpha, alternative="greater", rng=rng)
+            res = stats.bootstrap(
+                (va, vb),
+                mean_diff,
+                vectorized=True,
+                n_resamples=resamples,
+                confidence_level=1 - alpha,
+                alternative="greater",
+                rng=rng,
+            )
             if res.confidence_interval.low > 0:
                 return True
         except ValueError:
@@ -200,9 +228,11 @@ def bootstrap_better(a: np.ndarray, b: np.ndarray, *, alpha: float, resamples: i
 
 class Wmt26(Rule):
     name = "wmt26"
-    label = ("WMT26 draft: one-sided bootstrap (BCa, {resamples} resamples) of the mean paired difference, or "
-             "else of the difference of means, interval at 1 - {alpha} above 0; rank ranges by walking to the first "
-             "significant neighbour; a cluster ends where every system above beats every system below")
+    label = (
+        "WMT26 draft: one-sided bootstrap (BCa, {resamples} resamples) of the mean paired difference, or "
+        "else of the difference of means, interval at 1 - {alpha} above 0; rank ranges by walking to the first "
+        "significant neighbour; a cluster ends where every system above beats every system below"
+    )
     source = "wmt-conference/wmt26-general-mt humeval/02b-analyze_results.py @ 040f2c47d36b (is_significantly_better)"
     observations = ITEM_MEAN
     seeded = True
@@ -220,6 +250,7 @@ class Wmt26(Rule):
                 rng = np.random.default_rng([seed, zlib.crc32(a.encode()), zlib.crc32(b.encode())])
                 memo[(a, b)] = bootstrap_better(obs[a], obs[b], alpha=alpha, resamples=resamples, rng=rng)
             return memo[(a, b)]
+
         ranges = walk_ranges(order, better)
         clusters, cluster = [], 1
         for i in range(len(order)):
@@ -232,8 +263,10 @@ class Wmt26(Rule):
 class PairwiseRanges(Rule):
     name = "pairwise-ranges"
     label = "rank ranges from one-sided Wilcoxon tests of every pair, p < {alpha}"
-    source = ("this workbench (systems.paired_ranks): range [1 + #significantly better, N - #significantly worse]; "
-              "not WMT25's rule")
+    source = (
+        "this workbench (systems.paired_ranks): range [1 + #significantly better, N - #significantly worse]; "
+        "not WMT25's rule"
+    )
     observations = THIS_WAVE
 
     def rank(self, obs, order, *, alpha, resamples, seed):
@@ -244,14 +277,15 @@ class PairwiseRanges(Rule):
 
 class MannWhitney(Rule):
     name = "mann-whitney"
-    label = ("rank-sum clusters: one-sided Mann-Whitney U of every pair, p < {alpha}; a cluster ends where every "
-             "system above beats every system below; rank range = the cluster")
+    label = (
+        "rank-sum clusters: one-sided Mann-Whitney U of every pair, p < {alpha}; a cluster ends where every "
+        "system above beats every system below; rank range = the cluster"
+    )
     source = "WMT human rankings (Barrault et al. 2019); this workbench's systems.clusters"
     observations = THIS_WAVE
 
     def rank(self, obs, order, *, alpha, resamples, seed):
-        rows = sy.clusters({s: obs[s] for s in order}, p=alpha,
-                           scores={s: float(np.nanmean(obs[s])) for s in order})
+        rows = sy.clusters({s: obs[s] for s in order}, p=alpha, scores={s: float(np.nanmean(obs[s])) for s in order})
         by = {r["system"]: r["cluster"] for r in rows}
         clusters = [by[s] for s in order]
         return spans(clusters), clusters
@@ -267,8 +301,15 @@ def get(name: str) -> Rule:
         raise ValueError(f"unknown rule {name!r}: one of {', '.join(RULES)}") from None
 
 
-def rank_systems(obs: dict[str, np.ndarray], *, rule: str = DEFAULT_RULE, higher_is_better: bool = True,
-                 alpha: float = DEFAULT_ALPHA, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> dict:
+def rank_systems(
+    obs: dict[str, np.ndarray],
+    *,
+    rule: str = DEFAULT_RULE,
+    higher_is_better: bool = True,
+    alpha: float = DEFAULT_ALPHA,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> dict:
     """{"rule": {...}, "systems": [{system, mean, n, rank, rank_range, cluster}]} best first."""
     r = get(rule)
     sign = 1.0 if higher_is_better else -1.0
@@ -276,7 +317,15 @@ def rank_systems(obs: dict[str, np.ndarray], *, rule: str = DEFAULT_RULE, higher
     clean = {s: v for s, v in clean.items() if np.any(~np.isnan(v))}
     order = _ordered(clean)
     ranges, clusters = r.rank(clean, order, alpha=alpha, resamples=resamples, seed=seed) if order else ([], [])
-    rows = [{"system": s, "mean": float(sign * np.nanmean(clean[s])), "n": int(np.sum(~np.isnan(clean[s]))),
-             "rank": i + 1, "rank_range": [int(x) for x in ranges[i]], "cluster": int(clusters[i])}
-            for i, s in enumerate(order)]
+    rows = [
+        {
+            "system": s,
+            "mean": float(sign * np.nanmean(clean[s])),
+            "n": int(np.sum(~np.isnan(clean[s]))),
+            "rank": i + 1,
+            "rank_range": [int(x) for x in ranges[i]],
+            "cluster": int(clusters[i]),
+        }
+        for i, s in enumerate(order)
+    ]
     return {"rule": r.describe(alpha=alpha, resamples=resamples, seed=seed), "systems": rows}

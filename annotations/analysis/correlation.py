@@ -43,6 +43,7 @@ same difference of the metric scores, over all rows at once.
 decreasing value; a new cluster starts at metric i when some metric of the
 current cluster above it beats it at p <= 0.05.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -89,7 +90,9 @@ def kendall(h: np.ndarray, m: np.ndarray) -> float:
 
 
 FUNCTIONS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
-    "pearson": pearson, "spearman": spearman, "kendall": kendall,
+    "pearson": pearson,
+    "spearman": spearman,
+    "kendall": kendall,
 }
 
 
@@ -115,8 +118,7 @@ def rows(human: np.ndarray, metric: np.ndarray, average_by: str) -> list[tuple[n
 MAX_PAIRS = 5_000_000
 
 
-def correlate(human: np.ndarray, metric: np.ndarray, method: str, average_by: str = "none", *,
-              seed: int = 0) -> dict:
+def correlate(human: np.ndarray, metric: np.ndarray, method: str, average_by: str = "none", *, seed: int = 0) -> dict:
     """{"value": r, "n": pairs used, "groups": rows averaged}; acc23 adds "epsilon"."""
     vectors = rows(human, metric, average_by)
     n = int(sum(len(h) for h, _ in vectors))
@@ -210,8 +212,9 @@ def _pairs(n: int, rate: float, rng) -> tuple[np.ndarray, np.ndarray]:
     return i, j
 
 
-def acc23(vectors: list[tuple[np.ndarray, np.ndarray]], *, sample_rate: float = 1.0,
-          seed: int = 0) -> tuple[float, float]:
+def acc23(
+    vectors: list[tuple[np.ndarray, np.ndarray]], *, sample_rate: float = 1.0, seed: int = 0
+) -> tuple[float, float]:
     """Tie-calibrated pairwise accuracy, averaged over rows; returns (accuracy, epsilon).
 
     Each pair contributes to its row's (concordant + tied-in-both) count; when
@@ -257,10 +260,20 @@ def acc23(vectors: list[tuple[np.ndarray, np.ndarray]], *, sample_rate: float = 
     return float(taus[best]), float(thresholds[best])
 
 
-def perm_both(human: np.ndarray, metric1: np.ndarray, metric2: np.ndarray, method: str,
-              average_by: str = "none", *, k: int = 1000, seed: int = 0,
-              block_size: int = 1000, early_min: float = 0.02, early_max: float = 0.5,
-              corr_fn: Callable[[np.ndarray, np.ndarray], float] | None = None) -> dict:
+def perm_both(
+    human: np.ndarray,
+    metric1: np.ndarray,
+    metric2: np.ndarray,
+    method: str,
+    average_by: str = "none",
+    *,
+    k: int = 1000,
+    seed: int = 0,
+    block_size: int = 1000,
+    early_min: float = 0.02,
+    early_max: float = 0.5,
+    corr_fn: Callable[[np.ndarray, np.ndarray], float] | None = None,
+) -> dict:
     """PERM-BOTH: p-value that metric2 correlates better than metric1, and the delta.
 
     `corr_fn(human, metric)` replaces `correlate(..., method, average_by)` (SPA: a whole-matrix
@@ -309,8 +322,16 @@ def perm_both(human: np.ndarray, metric1: np.ndarray, metric2: np.ndarray, metho
     return {"p_value": large / i if i else float("nan"), "delta": float(delta), "resamples": i}
 
 
-def bootstrap_ci(human: np.ndarray, metric: np.ndarray, method: str, average_by: str = "none", *,
-                 reps: int = 200, seed: int = 0, axis: int = 1) -> list[float | None]:
+def bootstrap_ci(
+    human: np.ndarray,
+    metric: np.ndarray,
+    method: str,
+    average_by: str = "none",
+    *,
+    reps: int = 200,
+    seed: int = 0,
+    axis: int = 1,
+) -> list[float | None]:
     """95% percentile interval from resampling items (columns) with replacement."""
     human = np.atleast_2d(np.asarray(human, dtype=float))
     metric = np.atleast_2d(np.asarray(metric, dtype=float))
@@ -321,8 +342,9 @@ def bootstrap_ci(human: np.ndarray, metric: np.ndarray, method: str, average_by:
     values = []
     for _ in range(reps):
         pick = rng.integers(0, n, n)
-        value = correlate(np.take(human, pick, axis=axis), np.take(metric, pick, axis=axis),
-                          method, average_by)["value"]
+        value = correlate(np.take(human, pick, axis=axis), np.take(metric, pick, axis=axis), method, average_by)[
+            "value"
+        ]
         if np.isfinite(value):
             values.append(value)
     if len(values) < 2:
@@ -332,6 +354,7 @@ def bootstrap_ci(human: np.ndarray, metric: np.ndarray, method: str, average_by:
 
 
 # ---- soft pairwise accuracy, pairwise difference Pearson, rank clusters --------------
+
 
 def complete_columns(*matrices: np.ndarray) -> list[np.ndarray]:
     """The items (columns) scored for every system in every matrix."""
@@ -375,8 +398,14 @@ def pairwise_p_values(seg: np.ndarray, signs: np.ndarray) -> np.ndarray:
     return p
 
 
-def spa(human: np.ndarray, metric: np.ndarray, *, k: int = SPA_PERMUTATIONS, seed: int = SPA_SEED,
-        human_p: np.ndarray | None = None) -> dict:
+def spa(
+    human: np.ndarray,
+    metric: np.ndarray,
+    *,
+    k: int = SPA_PERMUTATIONS,
+    seed: int = SPA_SEED,
+    human_p: np.ndarray | None = None,
+) -> dict:
     """Soft pairwise accuracy of a metric against humans, from systems x items matrices."""
     h, m = complete_columns(human, metric)
     if h.shape[0] < 2 or h.shape[1] < 1:
@@ -420,6 +449,7 @@ def assign_ranks(p_values: np.ndarray, threshold: float = 0.05) -> list[int]:
 
 # ---- acc23 significance by permuting pairs ---------------------------------------
 
+
 def _pair_outcomes(h: np.ndarray, m: np.ndarray, epsilon: float) -> np.ndarray:
     """Per pair i < j of one row: does the metric get it right under acc23 with this epsilon
     (concordant, or tied in both, a metric tie being |difference| <= epsilon)?"""
@@ -430,9 +460,20 @@ def _pair_outcomes(h: np.ndarray, m: np.ndarray, epsilon: float) -> np.ndarray:
     return ((dh * dm) > 0) | ((dh == 0) & metric_tie)
 
 
-def perm_pairs(human: np.ndarray, metric1: np.ndarray, metric2: np.ndarray, average_by: str = "none", *,
-               epsilon1: float | None = None, epsilon2: float | None = None, k: int = 1000, seed: int = 0,
-               block_size: int = 1000, early_min: float = 0.02, early_max: float = 0.5) -> dict:
+def perm_pairs(
+    human: np.ndarray,
+    metric1: np.ndarray,
+    metric2: np.ndarray,
+    average_by: str = "none",
+    *,
+    epsilon1: float | None = None,
+    epsilon2: float | None = None,
+    k: int = 1000,
+    seed: int = 0,
+    block_size: int = 1000,
+    early_min: float = 0.02,
+    early_max: float = 0.5,
+) -> dict:
     """acc23 significance by permuting pairs: mt-metrics-eval's `PairwisePermutationSigDiff`
     (variant "acc23"), the `perm_test="pairs"` of its WMT23-25 tasks. Each metric keeps its own
     tie threshold (its optimal epsilon unless given); a resample takes, for every pair of every
@@ -456,11 +497,17 @@ def perm_pairs(human: np.ndarray, metric1: np.ndarray, metric2: np.ndarray, aver
     keep = [n for n, g in enumerate(g1) if len(g)]
     g1, g2 = [g1[n] for n in keep], [g2[n] for n in keep]
     if not g1:
-        return {"p_value": float("nan"), "delta": float("nan"), "resamples": 0, "epsilon1": epsilon1,
-                "epsilon2": epsilon2}
+        return {
+            "p_value": float("nan"),
+            "delta": float("nan"),
+            "resamples": 0,
+            "epsilon1": epsilon1,
+            "epsilon2": epsilon2,
+        }
 
     def corr(goods):
         return float(np.mean([g.mean() for g in goods]))
+
     delta = corr(g2) - corr(g1)
     rng = np.random.default_rng(seed)
     large, i = 0, 0
@@ -476,5 +523,10 @@ def perm_pairs(human: np.ndarray, metric1: np.ndarray, metric2: np.ndarray, aver
                 p = large / i
                 if p < early_min or p > early_max:
                     break
-    return {"p_value": large / i if i else float("nan"), "delta": float(delta), "resamples": i,
-            "epsilon1": float(epsilon1), "epsilon2": float(epsilon2)}
+    return {
+        "p_value": large / i if i else float("nan"),
+        "delta": float(delta),
+        "resamples": i,
+        "epsilon1": float(epsilon1),
+        "epsilon2": float(epsilon2),
+    }

@@ -11,13 +11,16 @@ maximising F1, the smallest on a tie) and the figures are reported on the other 
 threshold on all outputs is reported next to it, labelled as optimistic (tuned and scored on
 the same data). mt-metrics-eval (commit 68a481aea1a7) has no implementation of this task.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 GOLD_SCORE = 85.0
-LABEL = ("error-free detection (WMT26 metrics task): gold = human score >= 85 and no error span; predicted "
-         "error-free when the metric's score >= threshold; precision/recall/F1 of the error-free class")
+LABEL = (
+    "error-free detection (WMT26 metrics task): gold = human score >= 85 and no error span; predicted "
+    "error-free when the metric's score >= threshold; precision/recall/F1 of the error-free class"
+)
 BEST_CAVEAT = "threshold tuned and scored on the same outputs: an optimistic figure"
 
 
@@ -57,9 +60,19 @@ def detection(gold: np.ndarray, metric: np.ndarray, items: list, *, seed: int = 
     t, tuned = best_threshold(gold[tune], metric[tune])
     held = prf(gold[~tune], metric[~tune] >= t) if t is not None else prf(gold[~tune], np.zeros((~tune).sum(), bool))
     best_t, best = best_threshold(gold, metric)
-    return {"label": LABEL, "gold": f"human score >= {GOLD_SCORE:g} and no error span",
-            "positives": int(gold.sum()), "n": int(len(gold)),
-            "held_out": {"threshold": t, **held, "tune_f1": tuned["f1"], "tune_items": len(tune_items),
-                         "test_items": len(distinct) - len(tune_items), "seed": seed,
-                         "split": f"items shuffled by numpy default_rng({seed}); first half tunes, second half scores"},
-            "best_on_all": {"threshold": best_t, **best, "caveat": BEST_CAVEAT}}
+    return {
+        "label": LABEL,
+        "gold": f"human score >= {GOLD_SCORE:g} and no error span",
+        "positives": int(gold.sum()),
+        "n": int(len(gold)),
+        "held_out": {
+            "threshold": t,
+            **held,
+            "tune_f1": tuned["f1"],
+            "tune_items": len(tune_items),
+            "test_items": len(distinct) - len(tune_items),
+            "seed": seed,
+            "split": f"items shuffled by numpy default_rng({seed}); first half tunes, second half scores",
+        },
+        "best_on_all": {"threshold": best_t, **best, "caveat": BEST_CAVEAT},
+    }

@@ -8,6 +8,7 @@ mode). The probes read only what the run stored and the campaign's counted
 judgements (through `report.load`, the one reader), so `correlate --json` and the meta-evaluation
 page show the same figures.
 """
+
 from __future__ import annotations
 
 import json
@@ -57,6 +58,7 @@ def words(text: str) -> int:
 
 # ---- position consistency ----------------------------------------------------------------
 
+
 def judged_pairs(*, run: MetricRun, outputs) -> list[tuple[int, int, float, float]]:
     """Pairwise mode: (output, opponent, preference, swapped) of every pair of two of `outputs` the judge compared,
     each pair once, read from the entry of its output that comes first in the judge's plan order.
@@ -65,9 +67,11 @@ def judged_pairs(*, run: MetricRun, outputs) -> list[tuple[int, int, float, floa
     `preference` P(this output is better | shown first), `swapped` the same shown second."""
     by_item: dict[int, list[tuple[int, dict]]] = defaultdict(list)
     # The database orders as the judge's plan did (metrics.services.inputs: same keys, same collation).
-    for o, item, extra in (OutputScore.objects.filter(run=run)
-                           .order_by("output__item__position", "output__item_id", "output__system__name", "output_id")
-                           .values_list("output_id", "output__item_id", "extra")):
+    for o, item, extra in (
+        OutputScore.objects.filter(run=run)
+        .order_by("output__item__position", "output__item_id", "output__system__name", "output_id")
+        .values_list("output_id", "output__item_id", "extra")
+    ):
         by_item[item].append((o, extra))
     out = []
     for members in by_item.values():
@@ -77,8 +81,12 @@ def judged_pairs(*, run: MetricRun, outputs) -> list[tuple[int, int, float, floa
                 continue
             for e in extra["pairs"]:
                 other = e.get("opponent") if isinstance(e, dict) else None
-                if isinstance(other, bool) or not isinstance(other, int) or not k < other < len(ids) \
-                        or ids[other] not in outputs:
+                if (
+                    isinstance(other, bool)
+                    or not isinstance(other, int)
+                    or not k < other < len(ids)
+                    or ids[other] not in outputs
+                ):
                     continue
                 preference, swapped = _num(e.get("preference")), _num(e.get("swapped"))
                 if preference is not None and swapped is not None:
@@ -109,25 +117,35 @@ def position_consistency(*, run: MetricRun, outputs) -> dict | None:
     flips = sum((s > 0.5) != (w > 0.5) for _, _, s, w in pairs)
     # As shown first the output wins when s > 0.5; as shown second the first (the other) wins when w < 0.5.
     first_wins = sum((s > 0.5) + (w < 0.5) for _, _, s, w in pairs)
-    return {"pairs": len(pairs), "flipped": flips, "flip_rate": flips / len(pairs),
-            "consistency": 1 - flips / len(pairs), "first_position_wins": first_wins / (2 * len(pairs)),
-            "definition": "share of pairs whose preference (probability > 0.5) flips when the two outputs "
-                          "are shown in the other order"}
+    return {
+        "pairs": len(pairs),
+        "flipped": flips,
+        "flip_rate": flips / len(pairs),
+        "consistency": 1 - flips / len(pairs),
+        "first_position_wins": first_wins / (2 * len(pairs)),
+        "definition": "share of pairs whose preference (probability > 0.5) flips when the two outputs "
+        "are shown in the other order",
+    }
 
 
 # ---- length bias -----------------------------------------------------------------------------
+
 
 def length_bias(*, texts: dict[int, str], judge: dict[int, float | None], human: dict[int, float]) -> dict:
     """Correlation of the judge's score with the output's length in words, next to the same
     correlation for the humans' scores, over the outputs both scored."""
     used = sorted(o for o in human if _num(judge.get(o)) is not None and o in texts)
     lengths = [words(texts[o]) for o in used]
-    return {"unit": "words (white-space separated)", "outputs": len(used),
-            "judge": _corr(lengths, [judge[o] for o in used]),
-            "humans": _corr(lengths, [human[o] for o in used])}
+    return {
+        "unit": "words (white-space separated)",
+        "outputs": len(used),
+        "judge": _corr(lengths, [judge[o] for o in used]),
+        "humans": _corr(lengths, [human[o] for o in used]),
+    }
 
 
 # ---- self-preference --------------------------------------------------------------------------
+
 
 def _norm(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
@@ -170,8 +188,9 @@ def system_metadata(*, dataset) -> dict[str, list[str]]:
     return {s: sorted(v) for s, v in found.items()}
 
 
-def self_preference(*, run: MetricRun, systems: list[str], judge_ranks: dict[str, int],
-                    human_ranks: dict[str, int]) -> dict:
+def self_preference(
+    *, run: MetricRun, systems: list[str], judge_ranks: dict[str, int], human_ranks: dict[str, int]
+) -> dict:
     """Systems whose metadata (or name) names the judge's model: a judge tends to prefer its own
     outputs, so their ranks by the judge and by the humans are shown side by side."""
     names = judge_model_names(run)
@@ -179,11 +198,20 @@ def self_preference(*, run: MetricRun, systems: list[str], judge_ranks: dict[str
     warnings = []
     for s in systems:
         for value in [s, *meta.get(s, [])]:
-            hit = next((n for n in names if _norm(n) in _norm(value) or (len(_norm(value)) >= 3
-                                                                         and _norm(value) in _norm(n))), None)
+            hit = next(
+                (n for n in names if _norm(n) in _norm(value) or (len(_norm(value)) >= 3 and _norm(value) in _norm(n))),
+                None,
+            )
             if hit:
-                warnings.append({"system": s, "matched": value, "judge_model": hit,
-                                 "judge_rank": judge_ranks.get(s), "human_rank": human_ranks.get(s)})
+                warnings.append(
+                    {
+                        "system": s,
+                        "matched": value,
+                        "judge_model": hit,
+                        "judge_rank": judge_ranks.get(s),
+                        "human_rank": human_ranks.get(s),
+                    }
+                )
                 break
     return {"judge_model": names, "warnings": warnings}
 
@@ -195,6 +223,7 @@ def _ranks(values: dict[str, list[float]], higher_is_better: bool = True) -> dic
 
 
 # ---- stability across seeds ------------------------------------------------------------------
+
 
 def _sampling(options: dict) -> bool:
     """The judge samples only in spans mode with `temperature` > 0 (score and pairwise read
@@ -217,13 +246,17 @@ def seed_stability(run: MetricRun) -> dict | None:
             continue
         a, b = scores_by_output(run=run), scores_by_output(run=other)
         used = sorted(o for o in a if _num(a[o]) is not None and _num(b.get(o)) is not None)
-        return {"other_run": other.pk, "seeds": [(run.options or {}).get("seed"), options.get("seed")],
-                "sampling": _sampling(run.options or {}),
-                **_corr([a[o] for o in used], [b[o] for o in used])}
+        return {
+            "other_run": other.pk,
+            "seeds": [(run.options or {}).get("seed"), options.get("seed")],
+            "sampling": _sampling(run.options or {}),
+            **_corr([a[o] for o in used], [b[o] for o in used]),
+        }
     return None
 
 
 # ---- all probes of one run --------------------------------------------------------------------
+
 
 def judge_probes(*, campaign, run: MetricRun, j: report.Loaded, criterion: str, normalize: str = "none") -> dict:
     outputs = output_index(campaign=campaign)
@@ -237,16 +270,23 @@ def judge_probes(*, campaign, run: MetricRun, j: report.Loaded, criterion: str, 
     for o, v in human.items():
         by_system_human[outputs[o]["system"]].append(v)
     systems = sorted({info["system"] for info in outputs.values()})
-    return {"run": run.pk, "criterion": criterion,
-            "position": position_consistency(run=run, outputs=outputs),
-            "length": length_bias(texts=texts, judge=judge, human=human),
-            "self_preference": self_preference(run=run, systems=systems,
-                                               judge_ranks=_ranks(by_system_judge, run.higher_is_better),
-                                               human_ranks=_ranks(by_system_human)),
-            "seeds": seed_stability(run)}
+    return {
+        "run": run.pk,
+        "criterion": criterion,
+        "position": position_consistency(run=run, outputs=outputs),
+        "length": length_bias(texts=texts, judge=judge, human=human),
+        "self_preference": self_preference(
+            run=run,
+            systems=systems,
+            judge_ranks=_ranks(by_system_judge, run.higher_is_better),
+            human_ranks=_ranks(by_system_human),
+        ),
+        "seeds": seed_stability(run),
+    }
 
 
 # ---- the alternative annotator test ----------------------------------------------------------
+
 
 def parse_scale(value) -> tuple[float, float] | None:
     """A judge's `scale` option ("0-100", "1-5") as (low, high); None when absent or unreadable."""
@@ -256,9 +296,18 @@ def parse_scale(value) -> tuple[float, float] | None:
     return float(m.group(1)), float(m.group(2))
 
 
-def alt_test_report(*, campaign, run: MetricRun, j: report.Loaded, criterion: str, epsilon: float = 0.2,
-                    scoring: str | None = None, q_fdr: float = 0.05, min_instances: int = 30,
-                    min_humans: int = 2) -> dict:
+def alt_test_report(
+    *,
+    campaign,
+    run: MetricRun,
+    j: report.Loaded,
+    criterion: str,
+    epsilon: float = 0.2,
+    scoring: str | None = None,
+    q_fdr: float = 0.05,
+    min_instances: int = 30,
+    min_humans: int = 2,
+) -> dict:
     """The alt-test of one run on one criterion. Scored protocols: an instance is an output, the
     human annotation an annotator's score, the judge's its score mapped linearly from its own
     `scale` option to the criterion's scale (rounded to the scale's points for accuracy);
@@ -280,8 +329,10 @@ def alt_test_report(*, campaign, run: MetricRun, j: report.Loaded, criterion: st
     judge: dict = {}
     if protocol.per_output and protocol.scored:
         if (run.options or {}).get("mode") == "pairwise":
-            raise report.AnalysisError("a pairwise-mode judge gives preferences, not scores on the criterion's "
-                                       "scale: run the alt-test with a score-mode run")
+            raise report.AnalysisError(
+                "a pairwise-mode judge gives preferences, not scores on the criterion's "
+                "scale: run the alt-test with a score-mode run"
+            )
         scoring = scoring or "neg_rmse"
         low, high = campaign.criterion_scale(criterion)
         own = parse_scale((run.options or {}).get("scale"))
@@ -291,7 +342,8 @@ def alt_test_report(*, campaign, run: MetricRun, j: report.Loaded, criterion: st
             raise report.AnalysisError(
                 f"the criterion {criterion!r} has no fixed scale ({protocol.label}: the score is computed "
                 f"from the errors), so the judge's {own[0]:g}-{own[1]:g} scores cannot be mapped onto the "
-                "annotators'; run the alt-test with a spans-mode judge, whose score is minus its weighted errors")
+                "annotators'; run the alt-test with a spans-mode judge, whose score is minus its weighted errors"
+            )
         for r in rows:
             if r.score is not None:
                 humans[names.get(r.annotator_id, str(r.annotator_id))][r.output_id] = float(r.score)
@@ -307,9 +359,12 @@ def alt_test_report(*, campaign, run: MetricRun, j: report.Loaded, criterion: st
         for r in rows:
             humans[names.get(r.annotator_id, str(r.annotator_id))][(r.item_id, r.a_id, r.b_id)] = r.winner
         # A pairwise-mode judge's verdict on the pair itself; other judges: their two outputs' scores.
-        direct = pair_preferences(run=run, outputs=output_index(campaign=campaign)) \
-            if (run.options or {}).get("mode") == "pairwise" else {}
-        for (_i, a, b) in {k for answers in humans.values() for k in answers}:
+        direct = (
+            pair_preferences(run=run, outputs=output_index(campaign=campaign))
+            if (run.options or {}).get("mode") == "pairwise"
+            else {}
+        )
+        for _i, a, b in {k for answers in humans.values() for k in answers}:
             ma, mb = _num(metric.get(a)), _num(metric.get(b))
             if (a, b) in direct:
                 p = direct[(a, b)]
@@ -318,14 +373,16 @@ def alt_test_report(*, campaign, run: MetricRun, j: report.Loaded, criterion: st
                 judge[(_i, a, b)] = "a" if sign * ma > sign * mb else "b" if sign * ma < sign * mb else "tie"
         mapped = None
     else:
-        raise report.AnalysisError(f"the alt-test needs per-output scores or pairs; the {protocol.label} "
-                                   "protocol has neither")
+        raise report.AnalysisError(
+            f"the alt-test needs per-output scores or pairs; the {protocol.label} protocol has neither"
+        )
     if scoring not in at.SCORINGS:
         raise report.AnalysisError(f"--alt-scoring must be one of {', '.join(at.SCORINGS)}")
     if scoring == "neg_rmse" and not protocol.scored:
         raise report.AnalysisError("--alt-scoring neg_rmse needs scores; pairs are labels (use accuracy)")
-    result = at.alt_test(judge, humans, scoring=scoring, epsilon=epsilon, q_fdr=q_fdr,
-                         min_humans=min_humans, min_instances=min_instances)
+    result = at.alt_test(
+        judge, humans, scoring=scoring, epsilon=epsilon, q_fdr=q_fdr, min_humans=min_humans, min_instances=min_instances
+    )
     result["judge_scale"] = mapped
     result["annotators"] = dict(sorted(result["annotators"].items()))
     return result

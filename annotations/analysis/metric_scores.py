@@ -1,5 +1,6 @@
 """Metric scores for the analysis, read only from done runs (the newest per
 signature), through the metric-runs readers in `metrics.selectors`."""
+
 from __future__ import annotations
 
 from metrics.models import MetricRun, OutputScore
@@ -10,8 +11,9 @@ from metrics.selectors import SystemScores, latest_done_runs, scores_by_output, 
 
 def run_for_metric(*, dataset, metric: str) -> MetricRun | None:
     """The newest done run of a metric (name) on the dataset, or a run id given as "#ID"/"ID"."""
-    runs = sorted(latest_done_runs(dataset=dataset), key=lambda r: (r.finished_at is not None, r.finished_at, r.pk),
-                  reverse=True)
+    runs = sorted(
+        latest_done_runs(dataset=dataset), key=lambda r: (r.finished_at is not None, r.finished_at, r.pk), reverse=True
+    )
     # Matched in Python: a name from the command line or a URL never reaches SQL.
     if metric.lstrip("#").isdigit():
         return next((r for r in runs if r.pk == int(metric.lstrip("#"))), None)

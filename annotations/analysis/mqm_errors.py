@@ -10,6 +10,7 @@ reports, e.g. 0.91 for TED en-de's ref-A). Counts are plain numbers of error spa
 One reader (`campaign_judgements`), the weights of the campaign (`protocol.weights`), the weight
 of one error from `mqm_scoring.error_weight` (the rule lives there).
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -27,8 +28,9 @@ NO_CATEGORY = "(no category)"
 def _check(campaign: Campaign):
     protocol = protocols.of(campaign)
     if not getattr(protocol, "error_categories", False):
-        raise report.AnalysisError(f"the error breakdown needs error categories; {protocol.label} campaigns "
-                                   "have none (MQM campaigns do)")
+        raise report.AnalysisError(
+            f"the error breakdown needs error categories; {protocol.label} campaigns have none (MQM campaigns do)"
+        )
     return protocol
 
 
@@ -49,11 +51,13 @@ def _matches(category: str, wanted: str | None) -> bool:
     return wanted is None or category.lower() == wanted.lower() or category.lower().startswith(wanted.lower() + "/")
 
 
-def error_breakdown(campaign: Campaign, *, annotators: str = INCLUDED, systems: list[str] | None = None,
-                    criterion: str | None = None) -> dict:
+def error_breakdown(
+    campaign: Campaign, *, annotators: str = INCLUDED, systems: list[str] | None = None, criterion: str | None = None
+) -> dict:
     """Per system: error counts and weighted penalties by (category, severity), best system first."""
     protocol, weights, by_output, outputs, used, criterion = _load(
-        campaign, annotators=annotators, systems=systems, criterion=criterion)
+        campaign, annotators=annotators, systems=systems, criterion=criterion
+    )
     rated: dict[str, int] = defaultdict(int)
     for o in by_output:
         rated[outputs[o]["system"]] += 1
@@ -79,26 +83,52 @@ def error_breakdown(campaign: Campaign, *, annotators: str = INCLUDED, systems: 
     for system in rated:
         mine = cells[system]
         penalty = sum(v[1] for v in mine.values())
-        table.append({
-            "system": system, "outputs": rated[system], "judgements": judgements[system],
-            "errors": sum(v[0] for v in mine.values()), "penalty": penalty, "mqm": -penalty if penalty else 0.0,
-            "cells": [{"category": c, "severity": s, "count": mine[(c, s)][0], "penalty": mine[(c, s)][1]}
-                      for c in categories for s in severities if (c, s) in mine]})
+        table.append(
+            {
+                "system": system,
+                "outputs": rated[system],
+                "judgements": judgements[system],
+                "errors": sum(v[0] for v in mine.values()),
+                "penalty": penalty,
+                "mqm": -penalty if penalty else 0.0,
+                "cells": [
+                    {"category": c, "severity": s, "count": mine[(c, s)][0], "penalty": mine[(c, s)][1]}
+                    for c in categories
+                    for s in severities
+                    if (c, s) in mine
+                ],
+            }
+        )
     table.sort(key=lambda r: (r["penalty"], r["system"]))
-    return {"criterion": criterion, "weights": protocol.weights_text(campaign), "annotators": used,
-            "categories": categories, "severities": severities, "systems": table,
-            "penalty": "each error's weight / (raters of its output x rated outputs of its system): a system's "
-                       "cells add up to minus its MQM score (mt-metrics-eval score_mqm.py, averaged over raters "
-                       "and outputs)"}
+    return {
+        "criterion": criterion,
+        "weights": protocol.weights_text(campaign),
+        "annotators": used,
+        "categories": categories,
+        "severities": severities,
+        "systems": table,
+        "penalty": "each error's weight / (raters of its output x rated outputs of its system): a system's "
+        "cells add up to minus its MQM score (mt-metrics-eval score_mqm.py, averaged over raters "
+        "and outputs)",
+    }
 
 
-def error_items(campaign: Campaign, *, system: str, category: str | None = None, severity: str | None = None,
-                annotators: str = INCLUDED, criterion: str | None = None, limit: int = 200) -> dict:
+def error_items(
+    campaign: Campaign,
+    *,
+    system: str,
+    category: str | None = None,
+    severity: str | None = None,
+    annotators: str = INCLUDED,
+    criterion: str | None = None,
+    limit: int = 200,
+) -> dict:
     """The items behind one cell (or a category and its subcategories, or a whole system): per
     output, the matching errors' count and their weights averaged over the output's raters (its
     share of the output's MQM score), worst first."""
     protocol, weights, by_output, outputs, used, criterion = _load(
-        campaign, annotators=annotators, systems=[system], criterion=criterion)
+        campaign, annotators=annotators, systems=[system], criterion=criterion
+    )
     severity = severity.lower() if severity else None
     found = []
     for o, rows in by_output.items():
@@ -109,8 +139,23 @@ def error_items(campaign: Campaign, *, system: str, category: str | None = None,
                     count += 1
                     penalty += mq.error_weight(weights, span["severity"], span.get("category") or "") / len(rows)
         if count:
-            found.append({"item": outputs[o]["item_ext"], "item_id": outputs[o]["item"], "output": o,
-                          "raters": len(rows), "count": count, "penalty": penalty})
+            found.append(
+                {
+                    "item": outputs[o]["item_ext"],
+                    "item_id": outputs[o]["item"],
+                    "output": o,
+                    "raters": len(rows),
+                    "count": count,
+                    "penalty": penalty,
+                }
+            )
     found.sort(key=lambda r: (-r["penalty"], -r["count"], r["item"]))
-    return {"system": system, "category": category, "severity": severity, "criterion": criterion,
-            "annotators": used, "total": len(found), "items": found[:limit]}
+    return {
+        "system": system,
+        "category": category,
+        "severity": severity,
+        "criterion": criterion,
+        "annotators": used,
+        "total": len(found),
+        "items": found[:limit],
+    }

@@ -5,6 +5,7 @@ run and the newest quality decision, so a new judgement, run or decision
 invalidates every figure, while pages reloaded without changes answer from
 the cache.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -21,7 +22,14 @@ from annotations.analysis import report
 from annotations.analysis.metric_scores import extras_by_output, latest_done_runs, scores_by_output
 from annotations.analysis.selectors import output_index
 from annotations.models import (
-    BestWorstJudgement, Campaign, Item, Output, PairwiseJudgement, PostEditJudgement, RatingJudgement, SpanJudgement,
+    BestWorstJudgement,
+    Campaign,
+    Item,
+    Output,
+    PairwiseJudgement,
+    PostEditJudgement,
+    RatingJudgement,
+    SpanJudgement,
 )
 from annotations.selectors.judgements import INCLUDED, campaign_judgements
 from annotations.quality.models import AnnotatorDecision, QualitySettings
@@ -36,8 +44,15 @@ def stamp(campaign: Campaign) -> str:
     from annotations.quality.models import ControlJudgement, GoldUnit
 
     parts = []
-    for model in (RatingJudgement, PairwiseJudgement, BestWorstJudgement, SpanJudgement, PostEditJudgement,
-                  ControlJudgement, GoldUnit):
+    for model in (
+        RatingJudgement,
+        PairwiseJudgement,
+        BestWorstJudgement,
+        SpanJudgement,
+        PostEditJudgement,
+        ControlJudgement,
+        GoldUnit,
+    ):
         parts.append(str(model.objects.filter(campaign=campaign).aggregate(t=Max("updated_at"))["t"]))
     runs = latest_done_runs(dataset=campaign.dataset)
     parts.append(",".join(str(pk) for pk in runs.values_list("pk", flat=True)))
@@ -47,9 +62,12 @@ def stamp(campaign: Campaign) -> str:
 
 
 def cached(campaign: Campaign, name: str, params: dict, compute):
-    key = "analysis:%s:%s:%s:%s" % (campaign.pk, name, stamp(campaign),
-                                    hashlib.sha1(json.dumps(params, sort_keys=True, default=str).encode())
-                                    .hexdigest()[:16])
+    key = "analysis:%s:%s:%s:%s" % (
+        campaign.pk,
+        name,
+        stamp(campaign),
+        hashlib.sha1(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:16],
+    )
     value = cache.get(key)
     if value is None:
         value = compute()
@@ -62,8 +80,16 @@ def item_url(item_id: int) -> str:
 
 
 def runs_info(campaign: Campaign) -> list[dict]:
-    return [{"id": r.pk, "metric": r.metric, "signature": r.signature, "higher_is_better": r.higher_is_better,
-             "label": f"{r.metric} (run {r.pk})"} for r in latest_done_runs(dataset=campaign.dataset)]
+    return [
+        {
+            "id": r.pk,
+            "metric": r.metric,
+            "signature": r.signature,
+            "higher_is_better": r.higher_is_better,
+            "label": f"{r.metric} (run {r.pk})",
+        }
+        for r in latest_done_runs(dataset=campaign.dataset)
+    ]
 
 
 def _filter_outputs(outputs: dict, systems: list[str] | None) -> dict:
@@ -72,8 +98,16 @@ def _filter_outputs(outputs: dict, systems: list[str] | None) -> dict:
 
 # ---- scatter -----------------------------------------------------------------
 
-def scatter(campaign: Campaign, *, run_id: int, criterion: str, annotators: str = INCLUDED,
-            systems: list[str] | None = None, normalize: str = "none") -> dict:
+
+def scatter(
+    campaign: Campaign,
+    *,
+    run_id: int,
+    criterion: str,
+    annotators: str = INCLUDED,
+    systems: list[str] | None = None,
+    normalize: str = "none",
+) -> dict:
     def compute():
         run = latest_done_runs(dataset=campaign.dataset).get(pk=run_id)
         j = report.load(campaign=campaign, annotators=annotators, criterion=criterion)
@@ -85,30 +119,73 @@ def scatter(campaign: Campaign, *, run_id: int, criterion: str, annotators: str 
             if o not in outputs or metric.get(o) is None:
                 continue
             info = outputs[o]
-            points.append({"output": o, "item": info["item_ext"], "system": info["system"],
-                           "metric": metric[o], "human": h, "url": item_url(info["item"])})
+            points.append(
+                {
+                    "output": o,
+                    "item": info["item_ext"],
+                    "system": info["system"],
+                    "metric": metric[o],
+                    "human": h,
+                    "url": item_url(info["item"]),
+                }
+            )
         points.sort(key=lambda p: (p["system"], p["item"]))
-        r = co.correlate(np.array([p["human"] for p in points]),
-                         np.array([p["metric"] for p in points]) * (1 if run.higher_is_better else -1), "pearson")
-        return {"metric": run.metric, "run": run.pk, "signature": run.signature,
-                "higher_is_better": run.higher_is_better, "criterion": criterion, "points": points,
-                "pearson": None if not np.isfinite(r["value"]) else r["value"], "used": j.describe()}
-    return cached(campaign, "scatter", {"run": run_id, "c": criterion, "a": annotators, "s": systems,
-                                        "z": normalize}, compute)
+        r = co.correlate(
+            np.array([p["human"] for p in points]),
+            np.array([p["metric"] for p in points]) * (1 if run.higher_is_better else -1),
+            "pearson",
+        )
+        return {
+            "metric": run.metric,
+            "run": run.pk,
+            "signature": run.signature,
+            "higher_is_better": run.higher_is_better,
+            "criterion": criterion,
+            "points": points,
+            "pearson": None if not np.isfinite(r["value"]) else r["value"],
+            "used": j.describe(),
+        }
+
+    return cached(
+        campaign, "scatter", {"run": run_id, "c": criterion, "a": annotators, "s": systems, "z": normalize}, compute
+    )
 
 
 # ---- rankings ----------------------------------------------------------------
 
-def rankings(campaign: Campaign, *, criterion: str | None, annotators: str = INCLUDED,
-             systems: list[str] | None = None, rule: str = "wmt25", alpha: float = 0.05, resamples: int = 100,
-             seed: int = 0) -> dict:
+
+def rankings(
+    campaign: Campaign,
+    *,
+    criterion: str | None,
+    annotators: str = INCLUDED,
+    systems: list[str] | None = None,
+    rule: str = "wmt25",
+    alpha: float = 0.05,
+    resamples: int = 100,
+    seed: int = 0,
+) -> dict:
     """Rankings recomputed on the chosen systems (ranks from 1, ranges and clusters among them
     only), as the meta-evaluation's system filter does; never rows hidden from a ranking of all."""
+
     def compute():
-        return report.ranking_report(campaign=campaign, criterion=criterion, annotators=annotators, systems=systems,
-                                     rule=rule, alpha=alpha, resamples=resamples, rule_seed=seed)
-    return cached(campaign, "rankings", {"c": criterion, "a": annotators, "s": systems, "r": rule, "al": alpha,
-                                         "n": resamples, "seed": seed}, compute)
+        return report.ranking_report(
+            campaign=campaign,
+            criterion=criterion,
+            annotators=annotators,
+            systems=systems,
+            rule=rule,
+            alpha=alpha,
+            resamples=resamples,
+            rule_seed=seed,
+        )
+
+    return cached(
+        campaign,
+        "rankings",
+        {"c": criterion, "a": annotators, "s": systems, "r": rule, "al": alpha, "n": resamples, "seed": seed},
+        compute,
+    )
 
 
 # ---- meta-evaluation table -----------------------------------------------------
@@ -121,10 +198,12 @@ META_CLUSTER_RESAMPLES = 200
 META_CLUSTER_BUDGET = 5e10
 
 
-def meta_table(campaign: Campaign, *, annotators: str = INCLUDED, systems: list[str] | None = None,
-               normalize: str = "none") -> dict:
+def meta_table(
+    campaign: Campaign, *, annotators: str = INCLUDED, systems: list[str] | None = None, normalize: str = "none"
+) -> dict:
     """Every done run x every criterion x every method; the best value per column marked; the
     metrics' significance clusters on the SPA column; a second wave as a human row."""
+
     def compute():
         j = report.load(campaign=campaign, annotators=annotators)
         criteria = [c for c in campaign.criteria]
@@ -142,8 +221,9 @@ def meta_table(campaign: Campaign, *, annotators: str = INCLUDED, systems: list[
             columns.append({"criterion": c, "method": "pearson", "level": "system", "group_by": "none"})
             columns.append({"criterion": c, "method": "spa", "level": "system", "group_by": "none"})
         humans = {c: report.human_output_scores(j, c, normalize=normalize) for c in criteria} if not pairwise else {}
-        stats = {id(col): report._Statistic(col["method"], col["level"], col["group_by"]) for col in columns
-                 if not pairwise}
+        stats = {
+            id(col): report._Statistic(col["method"], col["level"], col["group_by"]) for col in columns if not pairwise
+        }
         rows = []
         for run in runs:
             metric = scores_by_output(run=run)
@@ -158,10 +238,16 @@ def meta_table(campaign: Campaign, *, annotators: str = INCLUDED, systems: list[
                 human = {o: v for o, v in humans[c].items() if o in outputs}
                 syss, _items, H, M = report._matrices(outputs, human, metric, sign)
                 cells.append(_cell(stats[id(col)], run, syss, H, M, sign))
-            rows.append({"run": run.pk, "metric": run.metric, "signature": run.signature,
-                         "higher_is_better": run.higher_is_better, "cells": cells})
-        waves = _wave_row(campaign, j, columns, stats, humans, outputs, annotators, normalize) if not pairwise \
-            else None
+            rows.append(
+                {
+                    "run": run.pk,
+                    "metric": run.metric,
+                    "signature": run.signature,
+                    "higher_is_better": run.higher_is_better,
+                    "cells": cells,
+                }
+            )
+        waves = _wave_row(campaign, j, columns, stats, humans, outputs, annotators, normalize) if not pairwise else None
         for k in range(len(columns)):
             values = [r["cells"][k]["value"] for r in rows if r["cells"][k]["value"] is not None]
             best = max(values) if values else None
@@ -170,8 +256,7 @@ def meta_table(campaign: Campaign, *, annotators: str = INCLUDED, systems: list[
         clusters = {}
         n_sys = len({v["system"] for v in outputs.values()})
         n_items = len({v["item"] for v in outputs.values()})
-        cost = (len(runs) * (len(runs) - 1) / 2 * META_CLUSTER_RESAMPLES * 2 * co.SPA_PERMUTATIONS
-                * n_sys * n_items)
+        cost = len(runs) * (len(runs) - 1) / 2 * META_CLUSTER_RESAMPLES * 2 * co.SPA_PERMUTATIONS * n_sys * n_items
         skipped = None
         if cost > META_CLUSTER_BUDGET:
             skipped = "too many metrics, systems and items to test on this page: run `correlate --compare-all`"
@@ -179,17 +264,36 @@ def meta_table(campaign: Campaign, *, annotators: str = INCLUDED, systems: list[
             for k, col in enumerate(columns):
                 if col["method"] != "spa":
                     continue
-                found = report.compare_all_report(campaign=campaign, criterion=col["criterion"], method="spa",
-                                                  normalize=normalize, annotators=annotators, systems=systems,
-                                                  resamples=META_CLUSTER_RESAMPLES)
+                found = report.compare_all_report(
+                    campaign=campaign,
+                    criterion=col["criterion"],
+                    method="spa",
+                    normalize=normalize,
+                    annotators=annotators,
+                    systems=systems,
+                    resamples=META_CLUSTER_RESAMPLES,
+                )
                 ranks = {m["metric"]: m["rank"] for m in found["metrics"]}
                 names = report._run_names(runs)
                 for r in rows:
                     r["cells"][k]["cluster"] = ranks.get(names[r["run"]])
                 clusters[col["criterion"]] = found["clusters"]
-        return {"columns": columns, "rows": rows, "used": j.describe(), "waves": waves, "clusters": clusters,
-                "cluster_test": {"resamples": META_CLUSTER_RESAMPLES, "seed": 0, "threshold": 0.05, "skipped": skipped,
-                                 "spa_seed": co.SPA_SEED, "spa_permutations": co.SPA_PERMUTATIONS}}
+        return {
+            "columns": columns,
+            "rows": rows,
+            "used": j.describe(),
+            "waves": waves,
+            "clusters": clusters,
+            "cluster_test": {
+                "resamples": META_CLUSTER_RESAMPLES,
+                "seed": 0,
+                "threshold": 0.05,
+                "skipped": skipped,
+                "spa_seed": co.SPA_SEED,
+                "spa_permutations": co.SPA_PERMUTATIONS,
+            },
+        }
+
     return cached(campaign, "meta", {"a": annotators, "s": systems, "z": normalize}, compute)
 
 
@@ -215,21 +319,37 @@ def _wave_row(campaign, j, columns, stats, humans, outputs, annotators, normaliz
         syss, _items, H, M = report._matrices(outputs, human, h2, 1.0)
         cells.append(_cell(stats[id(col)], None, syss, H, M, 1.0))
     figures = report.waves_report(campaign=campaign, annotators=annotators)
-    return {"campaign": other.name, "campaign_id": other.pk, "role": role, "cells": cells,
-            "label": f"Human wave 2 ({other.name})" if role == "human2" else f"Human wave 1 ({other.name})",
-            "agreement": figures}
+    return {
+        "campaign": other.name,
+        "campaign_id": other.pk,
+        "role": role,
+        "cells": cells,
+        "label": f"Human wave 2 ({other.name})" if role == "human2" else f"Human wave 1 ({other.name})",
+        "agreement": figures,
+    }
+
 
 def wave_discrepancies(campaign: Campaign, *, annotators: str = INCLUDED, threshold: float = 50.0) -> dict | None:
     """The outputs whose two waves differ by more than `threshold`, each with its item's URL; the
     rows `agreement --json` prints under waves.criteria.<c>.discrepancies."""
+
     def compute():
         figures = report.waves_report(campaign=campaign, annotators=annotators, threshold=threshold)
         if figures is None:
             return None
-        rows = [{"criterion": c, **r, "url": item_url(r["item"])}
-                for c, f in figures["criteria"].items() for r in f["discrepancies"]]
-        return {"threshold": threshold, "label": figures["discrepancy_label"], "human1": figures["human1"],
-                "human2": figures["human2"], "rows": rows}
+        rows = [
+            {"criterion": c, **r, "url": item_url(r["item"])}
+            for c, f in figures["criteria"].items()
+            for r in f["discrepancies"]
+        ]
+        return {
+            "threshold": threshold,
+            "label": figures["discrepancy_label"],
+            "human1": figures["human1"],
+            "human2": figures["human2"],
+            "rows": rows,
+        }
+
     return cached(campaign, "wave-discrepancies", {"a": annotators, "t": threshold}, compute)
 
 
@@ -238,8 +358,9 @@ def wave_discrepancies(campaign: Campaign, *, annotators: str = INCLUDED, thresh
 ALT_EPSILONS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3)
 
 
-def judge_panel(campaign: Campaign, *, annotators: str = INCLUDED, normalize: str = "none",
-                epsilon: float = 0.2) -> list[dict]:
+def judge_panel(
+    campaign: Campaign, *, annotators: str = INCLUDED, normalize: str = "none", epsilon: float = 0.2
+) -> list[dict]:
     """For each done judge run: its bias probes and, per criterion, the alt-test; the same
     functions `correlate --json` and `correlate --method alt-test` call."""
     from annotations.analysis import judges
@@ -260,17 +381,30 @@ def judge_panel(campaign: Campaign, *, annotators: str = INCLUDED, normalize: st
                 except report.AnalysisError as exc:
                     alt, alt_error = None, str(exc)
                 criteria.append({"criterion": c, "length": probes["length"], "alt": alt, "alt_error": alt_error})
-            first = probes if campaign.criteria else judges.judge_probes(
-                campaign=campaign, run=run, j=j, criterion="", normalize=normalize)
-            panel.append({"run": run.pk, "metric": run.metric, "signature": run.signature,
-                          "mode": (run.options or {}).get("mode"), "position": first["position"],
-                          "self_preference": first["self_preference"], "seeds": first["seeds"],
-                          "criteria": criteria})
+            first = (
+                probes
+                if campaign.criteria
+                else judges.judge_probes(campaign=campaign, run=run, j=j, criterion="", normalize=normalize)
+            )
+            panel.append(
+                {
+                    "run": run.pk,
+                    "metric": run.metric,
+                    "signature": run.signature,
+                    "mode": (run.options or {}).get("mode"),
+                    "position": first["position"],
+                    "self_preference": first["self_preference"],
+                    "seeds": first["seeds"],
+                    "criteria": criteria,
+                }
+            )
         return panel
+
     return cached(campaign, "judges", {"a": annotators, "z": normalize, "e": epsilon}, compute)
 
 
 # ---- disagreement inspector ----------------------------------------------------
+
 
 def pseudonyms(names: dict[int, str]) -> dict[int, str]:
     """A1, A2... in the order of the annotators' names (never of database ids), so the same
@@ -278,9 +412,16 @@ def pseudonyms(names: dict[int, str]) -> dict[int, str]:
     return {a: f"A{k + 1}" for k, a in enumerate(sorted(names, key=lambda a: (str(names[a]), a)))}
 
 
-def disagreement(campaign: Campaign, *, sort: str = "annotators", run_id: int | None = None,
-                 criterion: str | None = None, annotators: str = INCLUDED, systems: list[str] | None = None,
-                 limit: int = 30) -> dict:
+def disagreement(
+    campaign: Campaign,
+    *,
+    sort: str = "annotators",
+    run_id: int | None = None,
+    criterion: str | None = None,
+    annotators: str = INCLUDED,
+    systems: list[str] | None = None,
+    limit: int = 30,
+) -> dict:
     def compute():
         j = report.load(campaign=campaign, annotators=annotators)
         crit = criterion or (campaign.criteria[0] if campaign.criteria else None)
@@ -298,6 +439,7 @@ def disagreement(campaign: Campaign, *, sort: str = "annotators", run_id: int | 
             used = [o for o in human if o in outputs and metric.get(o) is not None]
             if len(used) >= 2:
                 from scipy.stats import rankdata
+
                 hr = rankdata([human[o] for o in used]) / len(used)
                 mr = rankdata([metric[o] * (1 if run.higher_is_better else -1) for o in used]) / len(used)
                 gaps = defaultdict(list)
@@ -307,14 +449,23 @@ def disagreement(campaign: Campaign, *, sort: str = "annotators", run_id: int | 
         key = metric_score if sort == "metric" and metric_score else annotator_score
         external = {info["item"]: str(info["item_ext"]) for info in outputs.values()}
         order = sorted(key, key=lambda i: (-key[i], external.get(i, ""), i))  # ties in the data's order
-        ranked = [{"item": i, "annotator_disagreement": annotator_score.get(i),
-                   "metric_disagreement": metric_score.get(i)} for i in order]
-        return {"criterion": crit, "annotators": annotators,
-                "sort": "metric" if key is metric_score and metric_score else "annotators",
-                "ranked": ranked, "names": {str(k): v for k, v in names.items()}, "used": j.describe(),
-                "run": run.pk if run else None}
-    data = cached(campaign, "disagreement", {"sort": sort, "run": run_id, "c": criterion, "a": annotators,
-                                             "s": systems}, compute)
+        ranked = [
+            {"item": i, "annotator_disagreement": annotator_score.get(i), "metric_disagreement": metric_score.get(i)}
+            for i in order
+        ]
+        return {
+            "criterion": crit,
+            "annotators": annotators,
+            "sort": "metric" if key is metric_score and metric_score else "annotators",
+            "ranked": ranked,
+            "names": {str(k): v for k, v in names.items()},
+            "used": j.describe(),
+            "run": run.pk if run else None,
+        }
+
+    data = cached(
+        campaign, "disagreement", {"sort": sort, "run": run_id, "c": criterion, "a": annotators, "s": systems}, compute
+    )
     data["items"] = [_item_detail(campaign, row, data, systems) for row in data["ranked"][:limit]]
     return data
 
@@ -354,22 +505,44 @@ def _item_detail(campaign: Campaign, row: dict, data: dict, systems: list[str] |
     pairs = []
     system_of = {o.pk: o.system.name for o in Output.objects.filter(item=item).select_related("system")}
     # The reader applies "complete only" and the same annotator inclusion as the figures above.
-    for r in campaign_judgements(campaign=campaign, annotators=data.get("annotators", INCLUDED),
-                                 criterion=data["criterion"] or None, item_ids=[item.pk]):
+    for r in campaign_judgements(
+        campaign=campaign,
+        annotators=data.get("annotators", INCLUDED),
+        criterion=data["criterion"] or None,
+        item_ids=[item.pk],
+    ):
         who = names.get(r.annotator_id, "A?")
         if r.output_id is not None:
             judgements[r.output_id].append({"annotator": who, "criterion": r.criterion, "score": r.score})
         elif r.a_id is not None:
             oa, ob = system_of.get(r.a_id), system_of.get(r.b_id)
-            pairs.append({"a": oa, "b": ob, "annotator": who, "criterion": r.criterion,
-                          "winner": {"a": oa, "b": ob}.get(r.winner, "tie")})
+            pairs.append(
+                {
+                    "a": oa,
+                    "b": ob,
+                    "annotator": who,
+                    "criterion": r.criterion,
+                    "winner": {"a": oa, "b": ob}.get(r.winner, "tie"),
+                }
+            )
     return {
-        "id": item.pk, "external_id": item.external_id, "source": item.source, "data": item.data,
-        "url": item_url(item.pk), "references": list(item.references.order_by("position").values_list("text", flat=True)),
-        "annotator_disagreement": row["annotator_disagreement"], "metric_disagreement": row["metric_disagreement"],
-        "outputs": [{"system": o.system.name, "text": o.text, "judgements": judgements.get(o.pk, []),
-                     "scores": [{"metric": r.metric, "run": r.pk, "score": scores[r.pk].get(o.pk)} for r in runs]}
-                    for o in outputs],
+        "id": item.pk,
+        "external_id": item.external_id,
+        "source": item.source,
+        "data": item.data,
+        "url": item_url(item.pk),
+        "references": list(item.references.order_by("position").values_list("text", flat=True)),
+        "annotator_disagreement": row["annotator_disagreement"],
+        "metric_disagreement": row["metric_disagreement"],
+        "outputs": [
+            {
+                "system": o.system.name,
+                "text": o.text,
+                "judgements": judgements.get(o.pk, []),
+                "scores": [{"metric": r.metric, "run": r.pk, "score": scores[r.pk].get(o.pk)} for r in runs],
+            }
+            for o in outputs
+        ],
         "pairs": pairs,
     }
 
@@ -378,8 +551,16 @@ def _item_detail(campaign: Campaign, row: dict, data: dict, systems: list[str] |
 
 # ---- NLI facts ------------------------------------------------------------------
 
-def facts_view(campaign: Campaign, *, run_id: int, systems: list[str] | None = None, limit: int = 50,
-               offset: int = 0, only_problems: bool = False) -> dict:
+
+def facts_view(
+    campaign: Campaign,
+    *,
+    run_id: int,
+    systems: list[str] | None = None,
+    limit: int = 50,
+    offset: int = 0,
+    only_problems: bool = False,
+) -> dict:
     run = latest_done_runs(dataset=campaign.dataset).get(pk=run_id)
     extras = extras_by_output(run=run)
     outputs = _filter_outputs(output_index(campaign=campaign), systems)
@@ -390,16 +571,35 @@ def facts_view(campaign: Campaign, *, run_id: int, systems: list[str] | None = N
     for o in extras:
         if o in outputs:
             labels[(extras[o] or {}).get("label", "?")] += 1
-    texts = dict(Output.objects.filter(pk__in=ids[offset:offset + limit]).values_list("pk", "text"))
+    texts = dict(Output.objects.filter(pk__in=ids[offset : offset + limit]).values_list("pk", "text"))
     rows = []
-    for o in ids[offset:offset + limit]:
+    for o in ids[offset : offset + limit]:
         e = extras[o] or {}
-        rows.append({"output": o, "item": outputs[o]["item_ext"], "system": outputs[o]["system"],
-                     "url": item_url(outputs[o]["item"]), "text": texts.get(o, ""), "label": e.get("label"),
-                     "confidence": e.get("confidence"), "facts": e.get("facts") or [], "omitted": e.get("omitted") or [],
-                     "hallucination": e.get("hallucination_check") or {}})
-    return {"run": run.pk, "metric": run.metric, "signature": run.signature, "rows": rows, "total": len(ids),
-            "labels": dict(labels), "offset": offset, "limit": limit, "end": offset + len(rows)}
+        rows.append(
+            {
+                "output": o,
+                "item": outputs[o]["item_ext"],
+                "system": outputs[o]["system"],
+                "url": item_url(outputs[o]["item"]),
+                "text": texts.get(o, ""),
+                "label": e.get("label"),
+                "confidence": e.get("confidence"),
+                "facts": e.get("facts") or [],
+                "omitted": e.get("omitted") or [],
+                "hallucination": e.get("hallucination_check") or {},
+            }
+        )
+    return {
+        "run": run.pk,
+        "metric": run.metric,
+        "signature": run.signature,
+        "rows": rows,
+        "total": len(ids),
+        "labels": dict(labels),
+        "offset": offset,
+        "limit": limit,
+        "end": offset + len(rows),
+    }
 
 
 def judgements_summary(j) -> dict:

@@ -1,4 +1,5 @@
 """Agreement, rankings and metric-human figures for one campaign: the commands, API and pages call these."""
+
 from __future__ import annotations
 
 import warnings
@@ -23,14 +24,18 @@ from workbench.exceptions import DomainError
 
 GROUP_BY = {"none": "none", "item": "item", "system": "sys"}
 ALT_TEST = "alt-test"
-ALT_TEST_LABEL = ("alternative annotator test (Calderon et al. 2025): leave one annotator out; the judge wins "
-                  "against them when a one-sided t-test finds their advantage below epsilon (Benjamini-Yekutieli "
-                  "over annotators at q_fdr); winning rate = share of annotators the judge wins against; "
-                  "passed when at least 0.5")
+ALT_TEST_LABEL = (
+    "alternative annotator test (Calderon et al. 2025): leave one annotator out; the judge wins "
+    "against them when a one-sided t-test finds their advantage below epsilon (Benjamini-Yekutieli "
+    "over annotators at q_fdr); winning rate = share of annotators the judge wins against; "
+    "passed when at least 0.5"
+)
 
 
-PAIRS_TEST_LABEL = ("pairs permutation (mt-metrics-eval PairwisePermutationSigDiff, perm_test=\"pairs\" as in its "
-                    "WMT23-25 tasks); p_value: METRIC better than METRIC2; epsilon1: METRIC2's, epsilon2: METRIC's")
+PAIRS_TEST_LABEL = (
+    'pairs permutation (mt-metrics-eval PairwisePermutationSigDiff, perm_test="pairs" as in its '
+    "WMT23-25 tasks); p_value: METRIC better than METRIC2; epsilon1: METRIC2's, epsilon2: METRIC's"
+)
 
 
 class AnalysisError(DomainError, ValueError):
@@ -59,8 +64,9 @@ class Loaded:
         return self.judgements.annotator_names({r.annotator_id for rows in self.rows.values() for r in rows})
 
 
-def load(*, campaign: Campaign, annotators: str = INCLUDED, criterion: str | None = None,
-         systems: list[str] | None = None) -> Loaded:
+def load(
+    *, campaign: Campaign, annotators: str = INCLUDED, criterion: str | None = None, systems: list[str] | None = None
+) -> Loaded:
     found = campaign_judgements(campaign=campaign, annotators=annotators, criterion=criterion, systems=systems)
     return Loaded(judgements=found, rows=found.by_criterion())
 
@@ -68,33 +74,59 @@ def load(*, campaign: Campaign, annotators: str = INCLUDED, criterion: str | Non
 def _criteria(j: Loaded, criterion: str | None) -> list[str]:
     if criterion:
         if criterion not in j.campaign.criteria and criterion not in j.rows:
-            raise AnalysisError(f"criterion {criterion!r} is not one of the campaign's: "
-                                f"{', '.join(j.campaign.criteria) or 'none'}")
+            raise AnalysisError(
+                f"criterion {criterion!r} is not one of the campaign's: {', '.join(j.campaign.criteria) or 'none'}"
+            )
         return [criterion]
     return list(j.rows)
 
 
-def agreement_report(*, campaign: Campaign, criterion: str | None = None, annotators: str = INCLUDED,
-                     bootstrap: int = 200, seed: int = 0, per_annotator: bool = True,
-                     cohen: bool = True) -> dict:
+def agreement_report(
+    *,
+    campaign: Campaign,
+    criterion: str | None = None,
+    annotators: str = INCLUDED,
+    bootstrap: int = 200,
+    seed: int = 0,
+    per_annotator: bool = True,
+    cohen: bool = True,
+) -> dict:
     """Agreement per criterion: the protocol's headline alpha with its label, every level, kappas."""
     if criterion and criterion not in campaign.criteria:
-        raise AnalysisError(f"criterion {criterion!r} is not one of the campaign's: "
-                            f"{', '.join(campaign.criteria) or 'none'}")
+        raise AnalysisError(
+            f"criterion {criterion!r} is not one of the campaign's: {', '.join(campaign.criteria) or 'none'}"
+        )
     j = load(campaign=campaign, annotators=annotators, criterion=criterion)
     protocol = j.protocol
-    out: dict = {"campaign": campaign.name, "protocol": campaign.protocol, "judgements_used": j.describe(),
-                 "definition": {"unit": protocol.agreement.unit, "value": protocol.agreement.value,
-                                "variant": protocol.agreement.variant, "level": protocol.agreement.level,
-                                "label": protocol.agreement.label()},
-                 "criteria": {}}
+    out: dict = {
+        "campaign": campaign.name,
+        "protocol": campaign.protocol,
+        "judgements_used": j.describe(),
+        "definition": {
+            "unit": protocol.agreement.unit,
+            "value": protocol.agreement.value,
+            "variant": protocol.agreement.variant,
+            "level": protocol.agreement.level,
+            "label": protocol.agreement.label(),
+        },
+        "criteria": {},
+    }
     names = j.names() if (cohen or per_annotator) else {}
     identity = output_identities(dataset=campaign.dataset)
     for c in _criteria(j, criterion):
         rows = j.rows.get(c, [])
-        figures = ag.criterion_agreement(protocol, rows, scale=campaign.criterion_scale(c),
-                                         annotators=j.judgements.used, bootstrap=bootstrap, seed=seed,
-                                         names=names, cohen=cohen, per_annotator=per_annotator, identity=identity)
+        figures = ag.criterion_agreement(
+            protocol,
+            rows,
+            scale=campaign.criterion_scale(c),
+            annotators=j.judgements.used,
+            bootstrap=bootstrap,
+            seed=seed,
+            names=names,
+            cohen=cohen,
+            per_annotator=per_annotator,
+            identity=identity,
+        )
         if protocol.per_output:
             figures["per_system"] = _per_system(j, rows, identity)
         if protocol.agreement.variant == "z":
@@ -106,9 +138,15 @@ def agreement_report(*, campaign: Campaign, criterion: str | None = None, annota
 
                 figures["suggestions"] = suggestion_report(campaign, rows)
         if protocol.derives_pairs:
-            figures["pairwise_derived"] = derived_pair_agreement(protocol, rows, scale=campaign.criterion_scale(c),
-                                                                 annotators=j.judgements.used, bootstrap=bootstrap,
-                                                                 seed=seed, identity=identity)
+            figures["pairwise_derived"] = derived_pair_agreement(
+                protocol,
+                rows,
+                scale=campaign.criterion_scale(c),
+                annotators=j.judgements.used,
+                bootstrap=bootstrap,
+                seed=seed,
+                identity=identity,
+            )
         out["criteria"][c] = figures
     waves = waves_report(campaign=campaign, criterion=criterion, annotators=annotators)
     if waves is not None:
@@ -116,12 +154,20 @@ def agreement_report(*, campaign: Campaign, criterion: str | None = None, annota
     return out
 
 
-def derived_pair_agreement(protocol, rows: list[JudgementRow], *, scale, annotators: str, bootstrap: int,
-                           seed: int, identity: dict[int, tuple]) -> dict:
+def derived_pair_agreement(
+    protocol, rows: list[JudgementRow], *, scale, annotators: str, bootstrap: int, seed: int, identity: dict[int, tuple]
+) -> dict:
     """The pairwise protocol's agreement figures over the preferences a scored protocol's answers
     imply (cESA: two outputs of one screen, the higher score wins), labelled as derived."""
-    figures = ag.criterion_agreement(protocol.pairs_protocol(), protocol.pair_rows(rows), scale=(None, None), annotators=annotators,
-                                     bootstrap=bootstrap, seed=seed, identity=identity)
+    figures = ag.criterion_agreement(
+        protocol.pairs_protocol(),
+        protocol.pair_rows(rows),
+        scale=(None, None),
+        annotators=annotators,
+        bootstrap=bootstrap,
+        seed=seed,
+        identity=identity,
+    )
     figures["derived_from"] = protocol.derived_pairs_label
     figures["headline"]["label"] = f"{figures['headline']['label']}, {protocol.derived_pairs_label}"
     return figures
@@ -137,8 +183,10 @@ def _per_system(j: Loaded, rows: list[JudgementRow], identity: dict[int, tuple])
     out = {}
     for s, mine in sorted(by_system.items(), key=lambda kv: str(kv[0])):
         counts = ag.value_counts(ag.protocol_table(j.protocol, mine, identity))
-        out[s] = {f"krippendorff_alpha_{level}": ag._clean(ag.krippendorff_alpha(counts, level)),
-                  "n_units": counts.n_units}
+        out[s] = {
+            f"krippendorff_alpha_{level}": ag._clean(ag.krippendorff_alpha(counts, level)),
+            "n_units": counts.n_units,
+        }
     return out
 
 
@@ -152,9 +200,11 @@ def span_agreement(rows: list[JudgementRow]) -> dict:
     shared = {o: labels for o, labels in per_output.items() if len(labels) >= 2}
     f1 = sp.pairwise_f1(shared)
     counts = ag.value_counts(ag.Table.from_triples(sp.char_table(shared)))
-    out = {**f1, "outputs": len(shared),
-           "krippendorff_alpha_chars": {lv: ag._clean(ag.krippendorff_alpha(counts, lv))
-                                        for lv in ("nominal", "ordinal")}}
+    out = {
+        **f1,
+        "outputs": len(shared),
+        "krippendorff_alpha_chars": {lv: ag._clean(ag.krippendorff_alpha(counts, lv)) for lv in ("nominal", "ordinal")},
+    }
     if any(s.get("category") for r in rows for s in r.spans):
         out["categories"] = _category_agreement(rows, texts, set(shared))
     return out
@@ -169,14 +219,17 @@ def _category_agreement(rows: list[JudgementRow], texts: dict[int, str], shared:
     for r in sorted(rows, key=lambda r: (r.output_id, r.annotator_id)):
         if r.output_id in shared:
             spans = [(s["start"], s["end"], s.get("category", "")) for s in r.spans if not s.get("missing")]
-            per_output[r.output_id][r.annotator_id] = sp.char_categories(len(texts.get(r.output_id, "")), spans,
-                                                                         codes)
+            per_output[r.output_id][r.annotator_id] = sp.char_categories(len(texts.get(r.output_id, "")), spans, codes)
     counts = ag.value_counts(ag.Table.from_triples(sp.char_table(per_output)))
-    return {**sp.pairwise_category_f1(per_output), "level": "top-level category",
-            "krippendorff_alpha_chars_nominal": ag._clean(ag.krippendorff_alpha(counts, "nominal"))}
+    return {
+        **sp.pairwise_category_f1(per_output),
+        "level": "top-level category",
+        "krippendorff_alpha_chars_nominal": ag._clean(ag.krippendorff_alpha(counts, "nominal")),
+    }
 
 
 # ---- human scores per output and per system ----------------------------------
+
 
 def human_output_scores(j: Loaded, criterion: str, *, normalize: str = "none") -> dict[int, float]:
     """Segment-level human score of each output: the protocol's definition (mean rating,
@@ -184,10 +237,20 @@ def human_output_scores(j: Loaded, criterion: str, *, normalize: str = "none") -
     return j.protocol.output_scores(j.rows.get(criterion, []), normalize=normalize)
 
 
-def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotators: str = INCLUDED,
-                   normalize: str = "none", bootstrap: int = 100, seed: int = 0, systems: list[str] | None = None,
-                   rule: str = cr.DEFAULT_RULE, alpha: float = cr.DEFAULT_ALPHA,
-                   resamples: int = cr.DEFAULT_RESAMPLES, rule_seed: int = 0) -> dict:
+def ranking_report(
+    *,
+    campaign: Campaign,
+    criterion: str | None = None,
+    annotators: str = INCLUDED,
+    normalize: str = "none",
+    bootstrap: int = 100,
+    seed: int = 0,
+    systems: list[str] | None = None,
+    rule: str = cr.DEFAULT_RULE,
+    alpha: float = cr.DEFAULT_ALPHA,
+    resamples: int = cr.DEFAULT_RESAMPLES,
+    rule_seed: int = 0,
+) -> dict:
     """Human rankings with clusters, and each done metric run's ranking, side by side. With
     `systems`, everything (means, ranks, ranges, clusters) is computed on those systems only, as
     if the others had not been evaluated. `rule` adds "rule_rankings": the named cluster rule's
@@ -195,13 +258,21 @@ def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotato
     _check_rule(rule, alpha, resamples)
     j = load(campaign=campaign, annotators=annotators, systems=systems)
     outputs = _only_systems(output_index(campaign=campaign), systems)
-    result: dict = {"campaign": campaign.name, "judgements_used": j.describe(), "criteria": {}, "metrics": {},
-                    "test": "one-sided Mann-Whitney U (Wilcoxon rank-sum) on per-output scores, p < 0.05; "
-                            "a cluster boundary where every system above beats every system below",
-                    "paired_test": sy.PAIRED_TEST,
-                    "bootstrap": {"seed": seed, "reps": bootstrap, "resampled": "items (Bradley-Terry)",
-                                  "mean_ci95": "200 resamples of each system's per-output scores, "
-                                               "seed + (rank - 1)"}}
+    result: dict = {
+        "campaign": campaign.name,
+        "judgements_used": j.describe(),
+        "criteria": {},
+        "metrics": {},
+        "test": "one-sided Mann-Whitney U (Wilcoxon rank-sum) on per-output scores, p < 0.05; "
+        "a cluster boundary where every system above beats every system below",
+        "paired_test": sy.PAIRED_TEST,
+        "bootstrap": {
+            "seed": seed,
+            "reps": bootstrap,
+            "resampled": "items (Bradley-Terry)",
+            "mean_ci95": "200 resamples of each system's per-output scores, seed + (rank - 1)",
+        },
+    }
     for c in _criteria(j, criterion):
         scores = human_output_scores(j, c, normalize=normalize)
         samples: dict[str, list] = defaultdict(list)
@@ -209,8 +280,9 @@ def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotato
             if o in outputs:
                 samples[outputs[o]["system"]].append(v)
         # Best first: the lowest mean for an error rate (post-editing's HTER).
-        rows = sy.clusters({s: np.array(v) for s, v in samples.items()},
-                           higher_is_better=j.protocol.higher_is_better, seed=seed)
+        rows = sy.clusters(
+            {s: np.array(v) for s, v in samples.items()}, higher_is_better=j.protocol.higher_is_better, seed=seed
+        )
         _add_paired(rows, _by_item(scores, outputs), j.protocol.higher_is_better)
         if not j.protocol.scored or j.protocol.derives_pairs:
             bt = _bradley_terry(j, c, outputs, list(samples), bootstrap=bootstrap, seed=seed)
@@ -220,12 +292,24 @@ def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotato
             rates = _derived_win_rates(j, c, outputs)
             for r in rows:
                 r["win_rate"] = rates.get(r["system"])
-            result["pairwise_derived"] = {"from": j.protocol.derived_pairs_label,
-                                          "figures": "bradley_terry, bradley_terry_ci95, win_rate (a tie is half a "
-                                                     "win; mean over the system's outputs, as for pairwise)"}
+            result["pairwise_derived"] = {
+                "from": j.protocol.derived_pairs_label,
+                "figures": "bradley_terry, bradley_terry_ci95, win_rate (a tie is half a "
+                "win; mean over the system's outputs, as for pairwise)",
+            }
         result["criteria"][c] = rows
-        ranked = rank_by_rule(campaign=campaign, criterion=c, rule=rule, alpha=alpha, resamples=resamples,
-                              seed=rule_seed, annotators=annotators, normalize=normalize, systems=systems, j=j)
+        ranked = rank_by_rule(
+            campaign=campaign,
+            criterion=c,
+            rule=rule,
+            alpha=alpha,
+            resamples=resamples,
+            seed=rule_seed,
+            annotators=annotators,
+            normalize=normalize,
+            systems=systems,
+            j=j,
+        )
         result["rule"] = ranked["rule"]
         result.setdefault("rule_rankings", {})[c] = ranked["systems"]
     if "rule" not in result:
@@ -243,20 +327,29 @@ def ranking_report(*, campaign: Campaign, criterion: str | None = None, annotato
         system = system_scores(run=run)
         missing = system.missing(samples)
         if missing:
-            rows = sy.clusters({s: np.array(v) for s, v in samples.items()}, higher_is_better=run.higher_is_better,
-                               seed=seed)
+            rows = sy.clusters(
+                {s: np.array(v) for s, v in samples.items()}, higher_is_better=run.higher_is_better, seed=seed
+            )
             label = f"mean of segment scores (the run stored no system score for {', '.join(sorted(missing))})"
         else:
-            rows = sy.clusters({s: np.array(v) for s, v in samples.items()}, higher_is_better=run.higher_is_better,
-                               scores=system.scores, seed=seed)
+            rows = sy.clusters(
+                {s: np.array(v) for s, v in samples.items()},
+                higher_is_better=run.higher_is_better,
+                scores=system.scores,
+                seed=seed,
+            )
             label = system.label
         _add_paired(rows, _by_item(seg, outputs), run.higher_is_better)
         for r in rows:
             r["corpus_score"] = system.scores.get(r["system"])
-        result["metrics"][f"{run.metric}#{run.pk}"] = {"metric": run.metric, "run": run.pk,
-                                                       "signature": run.signature,
-                                                       "higher_is_better": run.higher_is_better,
-                                                       "score_label": label, "ranking": rows}
+        result["metrics"][f"{run.metric}#{run.pk}"] = {
+            "metric": run.metric,
+            "run": run.pk,
+            "signature": run.signature,
+            "higher_is_better": run.higher_is_better,
+            "score_label": label,
+            "ranking": rows,
+        }
     return result
 
 
@@ -273,9 +366,16 @@ def _check_rule(rule: str, alpha: float, resamples: int) -> None:
         raise AnalysisError("resamples must be between 1 and 100000")
 
 
-def rule_observations(*, campaign: Campaign, criterion: str, how: str, annotators: str = INCLUDED,
-                      normalize: str = "none", systems: list[str] | None = None,
-                      j: Loaded | None = None) -> dict[str, np.ndarray]:
+def rule_observations(
+    *,
+    campaign: Campaign,
+    criterion: str,
+    how: str,
+    annotators: str = INCLUDED,
+    normalize: str = "none",
+    systems: list[str] | None = None,
+    j: Loaded | None = None,
+) -> dict[str, np.ndarray]:
     """{system: observations aligned across systems} as a cluster rule wants them (`how`):
     items in the data's order (external id); with a second wave, each item's two waves' scores
     as two observations (WAVES_SEPARATE) or their mean (ITEM_MEAN); NaN where missing."""
@@ -306,10 +406,19 @@ def rule_observations(*, campaign: Campaign, criterion: str, how: str, annotator
     return {s: m.ravel() for s, m in cube.items()}
 
 
-def rank_by_rule(*, campaign: Campaign, criterion: str, rule: str = cr.DEFAULT_RULE,
-                 alpha: float = cr.DEFAULT_ALPHA, resamples: int = cr.DEFAULT_RESAMPLES, seed: int = 0,
-                 annotators: str = INCLUDED, normalize: str = "none", systems: list[str] | None = None,
-                 j: Loaded | None = None) -> dict:
+def rank_by_rule(
+    *,
+    campaign: Campaign,
+    criterion: str,
+    rule: str = cr.DEFAULT_RULE,
+    alpha: float = cr.DEFAULT_ALPHA,
+    resamples: int = cr.DEFAULT_RESAMPLES,
+    seed: int = 0,
+    annotators: str = INCLUDED,
+    normalize: str = "none",
+    systems: list[str] | None = None,
+    j: Loaded | None = None,
+) -> dict:
     """Each system's mean, rank range and cluster under a named rule (the `rankings` command,
     the API, the page and the card print this)."""
     _check_rule(rule, alpha, resamples)
@@ -317,11 +426,23 @@ def rank_by_rule(*, campaign: Campaign, criterion: str, rule: str = cr.DEFAULT_R
         raise AnalysisError(f"criterion {criterion!r} is not one of the campaign's: {', '.join(campaign.criteria)}")
     j = j or load(campaign=campaign, annotators=annotators, systems=systems)
     r = cr.get(rule)
-    obs = rule_observations(campaign=campaign, criterion=criterion, how=r.observations, annotators=annotators,
-                            normalize=normalize, systems=systems, j=j)
+    obs = rule_observations(
+        campaign=campaign,
+        criterion=criterion,
+        how=r.observations,
+        annotators=annotators,
+        normalize=normalize,
+        systems=systems,
+        j=j,
+    )
     out = cr.rank_systems(obs, rule=rule, alpha=alpha, resamples=resamples, seed=seed)
-    return {"campaign": campaign.name, "criterion": criterion, "judgements_used": j.describe(),
-            **({"systems_filter": sorted(systems)} if systems else {}), **out}
+    return {
+        "campaign": campaign.name,
+        "criterion": criterion,
+        "judgements_used": j.describe(),
+        **({"systems_filter": sorted(systems)} if systems else {}),
+        **out,
+    }
 
 
 def _derived_win_rates(j: Loaded, criterion: str, outputs: dict) -> dict[str, float]:
@@ -381,6 +502,7 @@ def _bradley_terry(j, criterion, outputs, systems, *, bootstrap: int, seed: int)
 
 # ---- metric vs human ----------------------------------------------------------
 
+
 def _matrices(outputs: dict, human: dict[int, float], metric: dict[int, float | None], sign: float):
     """systems x items matrices over the items with a human score (NaN where missing)."""
     used = [o for o in human if o in outputs]
@@ -407,8 +529,9 @@ def _matrices(outputs: dict, human: dict[int, float], metric: dict[int, float | 
 
 def _check_method(method: str, group_by: str, level: str) -> None:
     if method not in co.METHODS + co.SYSTEM_METHODS and method not in (ALT_TEST, ERROR_FREE, SPAN_F1):
-        raise AnalysisError(f"--method must be one of {', '.join(co.METHODS + co.SYSTEM_METHODS)}, {ALT_TEST}, "
-                            f"{ERROR_FREE}, {SPAN_F1}")
+        raise AnalysisError(
+            f"--method must be one of {', '.join(co.METHODS + co.SYSTEM_METHODS)}, {ALT_TEST}, {ERROR_FREE}, {SPAN_F1}"
+        )
     if group_by not in GROUP_BY:
         raise AnalysisError("--group-by must be none, item or system")
     if level not in ("segment", "system"):
@@ -424,8 +547,9 @@ class _Statistic:
     """One figure (method, level, grouping) over systems x items matrices: its value for a metric
     and the same function for PERM-BOTH's resamples."""
 
-    def __init__(self, method: str, level: str, group_by: str, *, spa_k: int = co.SPA_PERMUTATIONS,
-                 spa_seed: int = co.SPA_SEED):
+    def __init__(
+        self, method: str, level: str, group_by: str, *, spa_k: int = co.SPA_PERMUTATIONS, spa_seed: int = co.SPA_SEED
+    ):
         self.method, self.group_by = method, group_by
         self.level = "system" if method == "spa" else level  # SPA is a system-level statistic
         self.avg = "none" if self.level == "system" else GROUP_BY[group_by]
@@ -477,56 +601,117 @@ class _Statistic:
     def describe(self) -> dict | None:
         if self.method != "spa":
             return None
-        return {"permutations": self.spa_k, "seed": self.spa_seed,
-                "test": "paired permutation of segment scores per system pair (mt-metrics-eval pce.py); "
-                        "items scored for every system only"}
+        return {
+            "permutations": self.spa_k,
+            "seed": self.spa_seed,
+            "test": "paired permutation of segment scores per system pair (mt-metrics-eval pce.py); "
+            "items scored for every system only",
+        }
 
 
-def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: str = "segment",
-                     method: str = "pearson", group_by: str = "none", normalize: str = "none",
-                     min_votes: int = 1, min_consensus: float = 0.0, compare: str | None = None,
-                     annotators: str = INCLUDED, bootstrap: int = 200, seed: int = 0,
-                     spa_permutations: int = co.SPA_PERMUTATIONS, spa_seed: int = co.SPA_SEED,
-                     epsilon: float = 0.2, alt_scoring: str | None = None, q_fdr: float = 0.05,
-                     min_instances: int = 30) -> dict:
+def correlate_report(
+    *,
+    campaign: Campaign,
+    metric: str,
+    criterion: str,
+    level: str = "segment",
+    method: str = "pearson",
+    group_by: str = "none",
+    normalize: str = "none",
+    min_votes: int = 1,
+    min_consensus: float = 0.0,
+    compare: str | None = None,
+    annotators: str = INCLUDED,
+    bootstrap: int = 200,
+    seed: int = 0,
+    spa_permutations: int = co.SPA_PERMUTATIONS,
+    spa_seed: int = co.SPA_SEED,
+    epsilon: float = 0.2,
+    alt_scoring: str | None = None,
+    q_fdr: float = 0.05,
+    min_instances: int = 30,
+) -> dict:
     _check_method(method, group_by, level)
     run = run_for_metric(dataset=campaign.dataset, metric=metric)
     if run is None:
-        raise AnalysisError(f"no done run of metric {metric!r} on dataset {campaign.dataset.name!r} "
-                            f"(run `run_metric --dataset {campaign.dataset.name} --metric {metric} --sync` first)")
+        raise AnalysisError(
+            f"no done run of metric {metric!r} on dataset {campaign.dataset.name!r} "
+            f"(run `run_metric --dataset {campaign.dataset.name} --metric {metric} --sync` first)"
+        )
     if criterion not in campaign.criteria:
         raise AnalysisError(f"criterion {criterion!r} is not one of the campaign's: {', '.join(campaign.criteria)}")
     j = load(campaign=campaign, annotators=annotators, criterion=criterion)
-    base = {"campaign": campaign.name, "metric": run.metric, "run": run.pk, "signature": run.signature,
-            "higher_is_better": run.higher_is_better, "criterion": criterion, "judgements_used": j.describe()}
+    base = {
+        "campaign": campaign.name,
+        "metric": run.metric,
+        "run": run.pk,
+        "signature": run.signature,
+        "higher_is_better": run.higher_is_better,
+        "criterion": criterion,
+        "judgements_used": j.describe(),
+    }
     from annotations.analysis import judges  # judges reads through this module
 
     if method == SPAN_F1:
         figures = span_report(campaign=campaign, run=run, j=j, criterion=criterion)
-        return {**base, "method": SPAN_F1, SPAN_F1: figures["overall"]["f1"], "n": figures["overall"]["outputs"],
-                **figures}
+        return {
+            **base,
+            "method": SPAN_F1,
+            SPAN_F1: figures["overall"]["f1"],
+            "n": figures["overall"]["outputs"],
+            **figures,
+        }
     if method == ERROR_FREE:
         figures = error_free_report(campaign=campaign, run=run, j=j, criterion=criterion, seed=seed)
         return {**base, "method": ERROR_FREE, ERROR_FREE: figures["held_out"]["f1"], **figures}
     if method == ALT_TEST:
-        figures = judges.alt_test_report(campaign=campaign, run=run, j=j, criterion=criterion, epsilon=epsilon,
-                                         scoring=alt_scoring, q_fdr=q_fdr, min_instances=min_instances)
-        return {**base, "method": ALT_TEST, "n": figures["instances"], ALT_TEST: figures["winning_rate"],
-                **figures, "test": ALT_TEST_LABEL}
+        figures = judges.alt_test_report(
+            campaign=campaign,
+            run=run,
+            j=j,
+            criterion=criterion,
+            epsilon=epsilon,
+            scoring=alt_scoring,
+            q_fdr=q_fdr,
+            min_instances=min_instances,
+        )
+        return {
+            **base,
+            "method": ALT_TEST,
+            "n": figures["instances"],
+            ALT_TEST: figures["winning_rate"],
+            **figures,
+            "test": ALT_TEST_LABEL,
+        }
     if judges.is_judge(run):
-        base["probes"] = judges.judge_probes(campaign=campaign, run=run, j=j, criterion=criterion,
-                                             normalize=normalize)
+        base["probes"] = judges.judge_probes(campaign=campaign, run=run, j=j, criterion=criterion, normalize=normalize)
     outputs = output_index(campaign=campaign)
     if j.protocol.correlate_as_pair_agreement:
-        return {**base, **pairwise_agreement(j, criterion, scores_by_output(run=run), run.higher_is_better,
-                                             min_votes=min_votes, min_consensus=min_consensus)}
+        return {
+            **base,
+            **pairwise_agreement(
+                j,
+                criterion,
+                scores_by_output(run=run),
+                run.higher_is_better,
+                min_votes=min_votes,
+                min_consensus=min_consensus,
+            ),
+        }
     if j.protocol.derives_pairs:
         # Pairs judged on one screen: the metric's agreement with the preferences the scores imply.
         derived = Loaded(judgements=j.judgements, rows={criterion: j.protocol.pair_rows(j.rows.get(criterion, []))})
-        base["pairwise_derived"] = {"from": j.protocol.derived_pairs_label,
-                                    **pairwise_agreement(derived, criterion, scores_by_output(run=run),
-                                                         run.higher_is_better, min_votes=min_votes,
-                                                         min_consensus=min_consensus)}
+        base["pairwise_derived"] = {
+            "from": j.protocol.derived_pairs_label,
+            **pairwise_agreement(
+                derived,
+                criterion,
+                scores_by_output(run=run),
+                run.higher_is_better,
+                min_votes=min_votes,
+                min_consensus=min_consensus,
+            ),
+        }
     human = human_output_scores(j, criterion, normalize=normalize)
     # Both sides oriented so that higher is better (the metric by its sign): a human error rate
     # (post-editing's HTER) is negated, so a good metric correlates positively.
@@ -557,10 +742,19 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
     elif level == "system":
         ci = _system_ci(H, M, stat, bootstrap, seed)
     else:
-        ci = co.bootstrap_ci(H, M, method, stat.avg, reps=bootstrap, seed=seed) if method != "pdp" else \
-            _pdp_ci(H, M, stat.avg, bootstrap, seed)
-    out = {**base, "n": res["n"], method: _num(res["value"]), "ci95": [_num(x) for x in ci],
-           "groups": res["groups"], "bootstrap": {"reps": bootstrap, "seed": seed, "resampled": "items"}}
+        ci = (
+            co.bootstrap_ci(H, M, method, stat.avg, reps=bootstrap, seed=seed)
+            if method != "pdp"
+            else _pdp_ci(H, M, stat.avg, bootstrap, seed)
+        )
+    out = {
+        **base,
+        "n": res["n"],
+        method: _num(res["value"]),
+        "ci95": [_num(x) for x in ci],
+        "groups": res["groups"],
+        "bootstrap": {"reps": bootstrap, "seed": seed, "resampled": "items"},
+    }
     if out["ci95"] == [None, None]:
         out["ci95_note"] = _no_interval_reason(method, level, H, bootstrap)
     if method == "spa":
@@ -578,21 +772,39 @@ def correlate_report(*, campaign: Campaign, metric: str, criterion: str, level: 
     if compare:
         # PermutationSigDiff(corr(METRIC2), corr(METRIC)): p that METRIC correlates better than METRIC2.
         test = co.perm_both(Hc, M2c, Mc, method, stat.avg, seed=seed, corr_fn=stat.corr_fn())
-        out.update({"compare": run2.metric, "compare_run": run2.pk, "p_value": test["p_value"],
-                    "delta": test["delta"], "resamples": test["resamples"], "test_seed": seed,
-                    "test": "PERM-BOTH (mt-metrics-eval PermutationSigDiff); p_value: METRIC better than METRIC2"})
+        out.update(
+            {
+                "compare": run2.metric,
+                "compare_run": run2.pk,
+                "p_value": test["p_value"],
+                "delta": test["delta"],
+                "resamples": test["resamples"],
+                "test_seed": seed,
+                "test": "PERM-BOTH (mt-metrics-eval PermutationSigDiff); p_value: METRIC better than METRIC2",
+            }
+        )
         if method == "acc23":
             # WMT23-25's tasks test acc23 by permuting pairs, each metric at its own epsilon.
             n_pairs = sum(len(h) * (len(h) - 1) // 2 for h, _ in co.rows(Hc, Mc, stat.avg))
             if n_pairs > co.MAX_PAIRS:
-                out["pairs_test"] = {"p_value": None, "label": PAIRS_TEST_LABEL,
-                                     "skipped": f"{n_pairs} pairs per resample (more than {co.MAX_PAIRS}): "
-                                                "group by item (--group-by item), as WMT's tasks do"}
+                out["pairs_test"] = {
+                    "p_value": None,
+                    "label": PAIRS_TEST_LABEL,
+                    "skipped": f"{n_pairs} pairs per resample (more than {co.MAX_PAIRS}): "
+                    "group by item (--group-by item), as WMT's tasks do",
+                }
             else:
                 pairs = co.perm_pairs(Hc, M2c, Mc, stat.avg, seed=seed)
                 out["pairs_test"] = {**pairs, "seed": seed, "label": PAIRS_TEST_LABEL}
-    ceiling = other_wave_figure(campaign=campaign, criterion=criterion, stat=stat, normalize=normalize,
-                                annotators=annotators, outputs=outputs, human=human)
+    ceiling = other_wave_figure(
+        campaign=campaign,
+        criterion=criterion,
+        stat=stat,
+        normalize=normalize,
+        annotators=annotators,
+        outputs=outputs,
+        human=human,
+    )
     if ceiling is not None:
         out["human_ceiling"] = ceiling
     return out
@@ -608,13 +820,17 @@ def span_report(*, campaign: Campaign, run, j: Loaded, criterion: str) -> dict:
     from annotations.analysis.metric_scores import extras_by_output
 
     if not j.protocol.has_spans:
-        raise AnalysisError(f"span meta-evaluation needs a campaign with error spans (ESA, MQM); "
-                            f"{campaign.name!r} is {campaign.protocol}")
+        raise AnalysisError(
+            f"span meta-evaluation needs a campaign with error spans (ESA, MQM); "
+            f"{campaign.name!r} is {campaign.protocol}"
+        )
     extras = extras_by_output(run=run)
     predicted = {o: e["spans"] for o, e in extras.items() if isinstance(e, dict) and isinstance(e.get("spans"), list)}
     if not predicted:
-        raise AnalysisError(f"run {run.pk} ({run.metric}) stored no error spans: span meta-evaluation needs a "
-                            "metric that produces spans (llm-judge in spans mode)")
+        raise AnalysisError(
+            f"run {run.pk} ({run.metric}) stored no error spans: span meta-evaluation needs a "
+            "metric that produces spans (llm-judge in spans mode)"
+        )
     human: dict[int, set] = defaultdict(set)
     judged = set()
     for r in j.rows.get(criterion, []):
@@ -622,14 +838,19 @@ def span_report(*, campaign: Campaign, run, j: Loaded, criterion: str) -> dict:
         human[r.output_id] |= se.chars(r.spans)
     outputs = output_index(campaign=campaign)
     by_system: dict[str, list] = defaultdict(list)
-    for o in sorted(judged & set(predicted), key=lambda o: (str(outputs[o]["item_ext"]), outputs[o]["system"])
-                    if o in outputs else ("", "")):
+    for o in sorted(
+        judged & set(predicted),
+        key=lambda o: (str(outputs[o]["item_ext"]), outputs[o]["system"]) if o in outputs else ("", ""),
+    ):
         if o in outputs:
             by_system[outputs[o]["system"]].append((human[o], se.chars(predicted[o])))
     every = [pair for pairs in by_system.values() for pair in pairs]
-    return {"label": se.LABEL, "overall": se.micro(every),
-            "per_system": {s: se.micro(pairs) for s, pairs in sorted(by_system.items())},
-            "not_built": "WMT25 severity-weighted span F1 and factgenie's span measures"}
+    return {
+        "label": se.LABEL,
+        "overall": se.micro(every),
+        "per_system": {s: se.micro(pairs) for s, pairs in sorted(by_system.items())},
+        "not_built": "WMT25 severity-weighted span F1 and factgenie's span measures",
+    }
 
 
 def error_free_report(*, campaign: Campaign, run, j: Loaded, criterion: str, seed: int = 0) -> dict:
@@ -638,17 +859,21 @@ def error_free_report(*, campaign: Campaign, run, j: Loaded, criterion: str, see
 
     low, high = campaign.criterion_scale(criterion)
     if not j.protocol.has_spans or low is None or high is None or not low <= ef.GOLD_SCORE <= high:
-        raise AnalysisError(f"error-free detection needs a campaign with error spans and a scale that holds "
-                            f"{ef.GOLD_SCORE:g} (ESA, 0-100); {campaign.name!r} is {campaign.protocol} "
-                            f"with scale {low}-{high}")
+        raise AnalysisError(
+            f"error-free detection needs a campaign with error spans and a scale that holds "
+            f"{ef.GOLD_SCORE:g} (ESA, 0-100); {campaign.name!r} is {campaign.protocol} "
+            f"with scale {low}-{high}"
+        )
     rows = j.rows.get(criterion, [])
     scores = human_output_scores(j, criterion)
     marked = {r.output_id for r in rows if any(not s.get("missing") for s in r.spans)}
     outputs = output_index(campaign=campaign)
     metric = scores_by_output(run=run)
     sign = 1.0 if run.higher_is_better else -1.0
-    used = sorted((o for o in scores if o in outputs and metric.get(o) is not None and np.isfinite(metric[o])),
-                  key=lambda o: (str(outputs[o]["item_ext"]), outputs[o]["system"]))
+    used = sorted(
+        (o for o in scores if o in outputs and metric.get(o) is not None and np.isfinite(metric[o])),
+        key=lambda o: (str(outputs[o]["item_ext"]), outputs[o]["system"]),
+    )
     gold = np.array([scores[o] >= ef.GOLD_SCORE and o not in marked for o in used], dtype=bool)
     values = np.array([sign * metric[o] for o in used], dtype=float)
     figures = ef.detection(gold, values, [outputs[o]["item_ext"] for o in used], seed=seed)
@@ -663,6 +888,7 @@ def error_free_report(*, campaign: Campaign, run, j: Loaded, criterion: str, see
 
 # ---- second waves ----------------------------------------------------------------
 
+
 def _other_wave(campaign: Campaign):
     pair = wave_pair(campaign)
     if pair is None:
@@ -671,8 +897,9 @@ def _other_wave(campaign: Campaign):
     return (second, "human2") if campaign.pk == first.pk else (first, "human1")
 
 
-def other_wave_figure(*, campaign: Campaign, criterion: str, stat, normalize: str, annotators: str,
-                      outputs: dict, human: dict) -> dict | None:
+def other_wave_figure(
+    *, campaign: Campaign, criterion: str, stat, normalize: str, annotators: str, outputs: dict, human: dict
+) -> dict | None:
     """The other human wave scored like a metric against this campaign's humans: the ceiling."""
     other, role = _other_wave(campaign)
     if other is None:
@@ -683,13 +910,23 @@ def other_wave_figure(*, campaign: Campaign, criterion: str, stat, normalize: st
     Hc, Mc, _ = stat.inputs(None, systems, H, M, 1.0)
     Hc, Mc = stat.prepare(Hc, Mc)
     res = stat.value(Hc, Mc)
-    return {"wave": other.name, "role": role, stat.method: _num(res["value"]), "n": res["n"],
-            "judgements_used": j2.describe(),
-            "what": f"the other human wave ({role}) scored like a metric against these judgements"}
+    return {
+        "wave": other.name,
+        "role": role,
+        stat.method: _num(res["value"]),
+        "n": res["n"],
+        "judgements_used": j2.describe(),
+        "what": f"the other human wave ({role}) scored like a metric against these judgements",
+    }
 
 
-def waves_report(*, campaign: Campaign, criterion: str | None = None, annotators: str = INCLUDED,
-                 threshold: float = wv.DISCREPANCY_THRESHOLD) -> dict | None:
+def waves_report(
+    *,
+    campaign: Campaign,
+    criterion: str | None = None,
+    annotators: str = INCLUDED,
+    threshold: float = wv.DISCREPANCY_THRESHOLD,
+) -> dict | None:
     """human1 vs human2: segment and system agreement, the reproducibility figure (CV*), and the
     outputs whose two waves differ by more than `threshold` ("discrepancies")."""
     pair = wave_pair(campaign)
@@ -699,8 +936,12 @@ def waves_report(*, campaign: Campaign, criterion: str | None = None, annotators
     j1 = load(campaign=first, annotators=annotators, criterion=criterion)
     j2 = load(campaign=second, annotators=annotators, criterion=criterion)
     outputs = output_index(campaign=first)
-    out = {"human1": first.name, "human2": second.name,
-           "annotators_in_both": wave_annotators_overlap(first=first, second=second), "criteria": {}}
+    out = {
+        "human1": first.name,
+        "human2": second.name,
+        "annotators_in_both": wave_annotators_overlap(first=first, second=second),
+        "criteria": {},
+    }
     for c in _criteria(j1, criterion):
         h1, h2 = human_output_scores(j1, c), human_output_scores(j2, c)
         figures = wv.agreement(h1, h2, outputs, shift=wv.scale_shift(first, c, j1.protocol))
@@ -709,16 +950,29 @@ def waves_report(*, campaign: Campaign, criterion: str | None = None, annotators
         figures["discrepancies"] = wv.discrepancies(h1, h2, outputs, threshold=threshold)
         out["criteria"][c] = figures
     out["discrepancy_threshold"] = threshold
-    out["discrepancy_label"] = (f"outputs whose two waves' scores differ by more than {threshold:g} points "
-                                "(WMT25 general task, wmt25-general-mt issue #3)")
+    out["discrepancy_label"] = (
+        f"outputs whose two waves' scores differ by more than {threshold:g} points "
+        "(WMT25 general task, wmt25-general-mt issue #3)"
+    )
     return out
 
 
-def compare_all_report(*, campaign: Campaign, criterion: str, level: str = "system", method: str = "spa",
-                       group_by: str = "none", normalize: str = "none", annotators: str = INCLUDED,
-                       seed: int = 0, resamples: int = 1000, threshold: float = 0.05,
-                       spa_permutations: int = co.SPA_PERMUTATIONS, spa_seed: int = co.SPA_SEED,
-                       systems: list[str] | None = None) -> dict:
+def compare_all_report(
+    *,
+    campaign: Campaign,
+    criterion: str,
+    level: str = "system",
+    method: str = "spa",
+    group_by: str = "none",
+    normalize: str = "none",
+    annotators: str = INCLUDED,
+    seed: int = 0,
+    resamples: int = 1000,
+    threshold: float = 0.05,
+    spa_permutations: int = co.SPA_PERMUTATIONS,
+    spa_seed: int = co.SPA_SEED,
+    systems: list[str] | None = None,
+) -> dict:
     """Every done metric run ranked by one figure, PERM-BOTH between every pair, and clusters as
     mt-metrics-eval's `CompareMetrics` + `AssignRanks` make them."""
     _check_method(method, group_by, level)
@@ -728,8 +982,10 @@ def compare_all_report(*, campaign: Campaign, criterion: str, level: str = "syst
         raise AnalysisError(f"criterion {criterion!r} is not one of the campaign's: {', '.join(campaign.criteria)}")
     j = load(campaign=campaign, annotators=annotators, criterion=criterion)
     if j.protocol.correlate_as_pair_agreement:
-        raise AnalysisError(f"a {campaign.protocol} campaign has no per-output human score to correlate: "
-                            "--compare-all needs a rating, ESA or best-worst campaign")
+        raise AnalysisError(
+            f"a {campaign.protocol} campaign has no per-output human score to correlate: "
+            "--compare-all needs a rating, ESA or best-worst campaign"
+        )
     runs = list(latest_done_runs(dataset=campaign.dataset))
     if len(runs) < 2:
         raise AnalysisError(f"--compare-all needs at least two done metric runs on dataset {campaign.dataset.name!r}")
@@ -758,8 +1014,16 @@ def compare_all_report(*, campaign: Campaign, criterion: str, level: str = "syst
         for b in range(a + 1, n):
             # sig_matrix[a, b]: p that metric b correlates at least as well as metric a
             # = PermutationSigDiff(corr(b), corr(a)) = p that a is better than b.
-            test = co.perm_both(Hc, by_name[order[b]], by_name[order[a]], method, stat.avg, k=resamples,
-                                seed=seed, corr_fn=stat.corr_fn())
+            test = co.perm_both(
+                Hc,
+                by_name[order[b]],
+                by_name[order[a]],
+                method,
+                stat.avg,
+                k=resamples,
+                seed=seed,
+                corr_fn=stat.corr_fn(),
+            )
             P[a, b] = test["p_value"]
             used = max(used, test["resamples"])
             p_values.setdefault(order[a], {})[order[b]] = test["p_value"]
@@ -769,15 +1033,26 @@ def compare_all_report(*, campaign: Campaign, criterion: str, level: str = "syst
         if len(clusters) < rank:
             clusters.append([])
         clusters[-1].append(name)
-    return {"campaign": campaign.name, "criterion": criterion, "method": method, "level": stat.level,
-            "group_by": group_by, "normalize": normalize, "judgements_used": j.describe(),
-            "metrics": [{"metric": name, "value": _num(values[name]), "rank": rank} for name, rank in zip(order, ranks)]
-            + [{"metric": name, "value": None, "rank": None} for name in undefined],
-            "clusters": clusters, "p_values": p_values, "threshold": threshold,
-            "test": "PERM-BOTH (mt-metrics-eval PermutationSigDiff) between every pair; p_values[A][B]: p that A "
-                    "(ranked above) is not better than B; ranks as mt-metrics-eval's AssignRanks",
-            "seed": seed, "resamples": resamples, "resamples_used_max": used,
-            **({"permutations": stat.describe()} if method == "spa" else {})}
+    return {
+        "campaign": campaign.name,
+        "criterion": criterion,
+        "method": method,
+        "level": stat.level,
+        "group_by": group_by,
+        "normalize": normalize,
+        "judgements_used": j.describe(),
+        "metrics": [{"metric": name, "value": _num(values[name]), "rank": rank} for name, rank in zip(order, ranks)]
+        + [{"metric": name, "value": None, "rank": None} for name in undefined],
+        "clusters": clusters,
+        "p_values": p_values,
+        "threshold": threshold,
+        "test": "PERM-BOTH (mt-metrics-eval PermutationSigDiff) between every pair; p_values[A][B]: p that A "
+        "(ranked above) is not better than B; ranks as mt-metrics-eval's AssignRanks",
+        "seed": seed,
+        "resamples": resamples,
+        "resamples_used_max": used,
+        **({"permutations": stat.describe()} if method == "spa" else {}),
+    }
 
 
 def _run_names(runs) -> dict[int, str]:
@@ -815,15 +1090,21 @@ def _system_level(run, systems, H, M, sign):
     missing = stored.missing(systems)
     if not missing:
         metric = np.array([sign * stored.scores[s] for s in systems])
-        used = {"label": stored.label, "aggregate": stored.aggregate,
-                "scores": {s: stored.scores[s] for s in systems}, "fallback": None}
+        used = {
+            "label": stored.label,
+            "aggregate": stored.aggregate,
+            "scores": {s: stored.scores[s] for s in systems},
+            "fallback": None,
+        }
         return human.reshape(1, -1), metric.reshape(1, -1), used
     with np.errstate(all="ignore"):
         metric = np.nanmean(np.where(np.isnan(H), np.nan, M), axis=1)
-    used = {"label": "mean of segment scores over the judged outputs",
-            "aggregate": "mean of segment scores",
-            "scores": {s: _num(sign * v) for s, v in zip(systems, metric)},
-            "fallback": f"the run stored no {stored.aggregate} for system(s) {', '.join(missing)}"}
+    used = {
+        "label": "mean of segment scores over the judged outputs",
+        "aggregate": "mean of segment scores",
+        "scores": {s: _num(sign * v) for s, v in zip(systems, metric)},
+        "fallback": f"the run stored no {stored.aggregate} for system(s) {', '.join(missing)}",
+    }
     return human.reshape(1, -1), metric.reshape(1, -1), used
 
 
@@ -862,8 +1143,15 @@ def _system_ci(H, M, stat: "_Statistic", reps, seed):
     return [float(x) for x in np.percentile(values, [2.5, 97.5])]
 
 
-def pairwise_agreement(j: Loaded, criterion: str, metric: dict[int, float | None], higher_is_better: bool,
-                       *, min_votes: int = 1, min_consensus: float = 0.0) -> dict:
+def pairwise_agreement(
+    j: Loaded,
+    criterion: str,
+    metric: dict[int, float | None],
+    higher_is_better: bool,
+    *,
+    min_votes: int = 1,
+    min_consensus: float = 0.0,
+) -> dict:
     """Share of compared pairs where the metric prefers the output most humans preferred.
 
     A pair is (item, output a, output b). A tie on either side (equal votes for
@@ -889,5 +1177,11 @@ def pairwise_agreement(j: Loaded, criterion: str, metric: dict[int, float | None
         machine = (sign * ma > sign * mb) - (sign * ma < sign * mb)
         if human != 0 and human == machine:
             agree += 1
-    return {"n": compared, "agreement": agree / compared if compared else None, "min_votes": min_votes,
-            "min_consensus": min_consensus, "pairs": len(votes), "skipped_without_metric_score": skipped_no_score}
+    return {
+        "n": compared,
+        "agreement": agree / compared if compared else None,
+        "min_votes": min_votes,
+        "min_consensus": min_consensus,
+        "pairs": len(votes),
+        "skipped_without_metric_score": skipped_no_score,
+    }

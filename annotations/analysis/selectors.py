@@ -1,5 +1,6 @@
 """Database reads for the analysis beyond the judgements (those come from the one reader,
 `annotations.selectors.judgements`)."""
+
 from __future__ import annotations
 
 from annotations.models import Campaign, Output
@@ -11,13 +12,20 @@ def output_index(*, campaign: Campaign) -> dict[int, dict]:
     chosen = list(campaign.systems.values_list("pk", flat=True))
     if chosen:
         qs = qs.filter(system_id__in=chosen)
-    return {pk: {"item": item, "item_ext": ext, "system": system, "position": pos}
-            for pk, item, ext, system, pos in qs.values_list("pk", "item_id", "item__external_id", "system__name",
-                                                            "item__position")}
+    return {
+        pk: {"item": item, "item_ext": ext, "system": system, "position": pos}
+        for pk, item, ext, system, pos in qs.values_list(
+            "pk", "item_id", "item__external_id", "system__name", "item__position"
+        )
+    }
 
 
 def output_identities(*, dataset) -> dict[int, tuple[str, str]]:
     """Every output of the dataset in the data's own terms: id -> (item external id, system name).
     Resampling and ordering go by these, never by database ids or import order."""
-    return {pk: (ext, system) for pk, ext, system in Output.objects.filter(item__dataset=dataset).values_list(
-        "pk", "item__external_id", "system__name")}
+    return {
+        pk: (ext, system)
+        for pk, ext, system in Output.objects.filter(item__dataset=dataset).values_list(
+            "pk", "item__external_id", "system__name"
+        )
+    }

@@ -13,6 +13,7 @@ The headline figures (span agreement between annotators, metric-human
 overlap) are computed over every output the list holds across all its pages,
 not over the page shown.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -80,8 +81,15 @@ def _errors(text: str, extra: dict) -> tuple[list[dict], list[dict], np.ndarray]
     deletions = []
     metric_chars = np.zeros(len(text), dtype=np.int8)
     for k, e in enumerate(extra.get("errors") or []):
-        info = {"index": k, "type": e.get("type"), "ref": e.get("ref"), "hyp": e.get("hyp"),
-                "severity": e.get("severity"), "bin": severity_bin(e.get("severity")), "corrected": k in corrected}
+        info = {
+            "index": k,
+            "type": e.get("type"),
+            "ref": e.get("ref"),
+            "hyp": e.get("hyp"),
+            "severity": e.get("severity"),
+            "bin": severity_bin(e.get("severity")),
+            "corrected": k in corrected,
+        }
         pos = e.get("position")
         if e.get("type") == "deletion" or e.get("hyp") is None or pos is None or pos >= len(tokens):
             deletions.append(info)
@@ -108,10 +116,15 @@ def _human_spans(campaigns: list[Campaign], output_ids: set[int], annotators: st
     for c in campaigns:
         for r in campaign_judgements(campaign=c, annotators=annotators, item_ids=item_ids):
             if r.output_id in output_ids:
-                out[r.output_id].append({
-                    "campaign": c.pk, "annotator": r.annotator_id, "criterion": r.criterion,
-                    "spans": [(s["start"], s["end"], s["severity"]) for s in r.spans if not s.get("missing")],
-                    "missing": [s["severity"] for s in r.spans if s.get("missing")]})
+                out[r.output_id].append(
+                    {
+                        "campaign": c.pk,
+                        "annotator": r.annotator_id,
+                        "criterion": r.criterion,
+                        "spans": [(s["start"], s["end"], s["severity"]) for s in r.spans if not s.get("missing")],
+                        "missing": [s["severity"] for s in r.spans if s.get("missing")],
+                    }
+                )
     return out
 
 
@@ -133,8 +146,7 @@ def _listed(campaign: Campaign, run, systems: list[str] | None) -> tuple[list[in
     return ids, outputs, extras
 
 
-def headline(campaign: Campaign, *, run_id: int, systems: list[str] | None = None,
-             annotators: str = INCLUDED) -> dict:
+def headline(campaign: Campaign, *, run_id: int, systems: list[str] | None = None, annotators: str = INCLUDED) -> dict:
     """Span figures over every listed output (all pages): annotator-annotator span F1 and metric-human overlap.
 
     Span F1 between two annotators is spans.py's character-level F1 (the
@@ -165,27 +177,42 @@ def headline(campaign: Campaign, *, run_id: int, systems: list[str] | None = Non
         f1 = sp.pairwise_f1(shared)
         n_pairs = sum(len(v) * (len(v) - 1) // 2 for v in shared.values())
         # Each campaign named with its protocol: MQM spans are not ESA spans.
-        return {"listed": len(ids), "campaigns": [f"{c.name} ({protocols.of(c).label})" for c in esa],
-                "annotators": annotators,
-                "span_f1": {**f1, "outputs": len({k[2] for k in shared}), "all_pairs": n_pairs},
-                "metric_overlap": {"mean_f1": float(np.mean(overlaps)) if overlaps else None,
-                                   "outputs": len(overlaps)}}
+        return {
+            "listed": len(ids),
+            "campaigns": [f"{c.name} ({protocols.of(c).label})" for c in esa],
+            "annotators": annotators,
+            "span_f1": {**f1, "outputs": len({k[2] for k in shared}), "all_pairs": n_pairs},
+            "metric_overlap": {"mean_f1": float(np.mean(overlaps)) if overlaps else None, "outputs": len(overlaps)},
+        }
+
     # The ESA campaigns' own stamps join the key: their new judgements change the figures too.
-    return cached(campaign, "severity-headline", {"run": run_id, "s": systems, "a": annotators,
-                                                  "esa": [stamp(c) for c in esa if c.pk != campaign.pk]}, compute)
+    return cached(
+        campaign,
+        "severity-headline",
+        {"run": run_id, "s": systems, "a": annotators, "esa": [stamp(c) for c in esa if c.pk != campaign.pk]},
+        compute,
+    )
 
 
-def severity_view(campaign: Campaign, *, run_id: int, systems: list[str] | None = None, limit: int = 50,
-                  offset: int = 0, annotators: str = INCLUDED) -> dict:
+def severity_view(
+    campaign: Campaign,
+    *,
+    run_id: int,
+    systems: list[str] | None = None,
+    limit: int = 50,
+    offset: int = 0,
+    annotators: str = INCLUDED,
+) -> dict:
     """One page of outputs: each token with its minED severity and bin, the accepted corrections, the reference,
     and the human ESA spans and missing-content markers; with the headline over every listed output."""
     run = latest_done_runs(dataset=campaign.dataset).get(pk=run_id)
     ids, outputs, extras = _listed(campaign, run, systems)
-    page = ids[offset:offset + limit]
+    page = ids[offset : offset + limit]
     texts = dict(Output.objects.filter(pk__in=page).values_list("pk", "text"))
     refs = {}
     for item_id, text in Item.objects.filter(pk__in={outputs[o]["item"] for o in texts}).values_list(
-            "pk", "references__text"):
+        "pk", "references__text"
+    ):
         refs.setdefault(item_id, text)
     human = _human_spans(_esa_campaigns(campaign), set(page), annotators)
     rows = []
@@ -198,19 +225,46 @@ def severity_view(campaign: Campaign, *, run_id: int, systems: list[str] | None 
         labels = [sp.char_labels(len(text), j["spans"]) for j in judgements]
         overlap = sp.overlap(metric_chars, np.maximum.reduce(labels)) if labels else None
         errors = [t["error"] for t in tokens if t["error"]] + deletions
-        rows.append({"output": o, "item": outputs[o]["item_ext"], "system": outputs[o]["system"],
-                     "url": item_url(outputs[o]["item"]), "text": text, "tokens": tokens, "missing": deletions,
-                     "reference": refs.get(outputs[o]["item"], ""), "k": extra.get("k"), "E": extra.get("E"),
-                     "reached": extra.get("reached"), "capped": extra.get("capped"),
-                     "worst_bin": max((e["bin"] for e in errors), default=None),
-                     "corrections": [e for e in errors if e["corrected"]],
-                     "human": [{"annotator": names[j["annotator"]], "criterion": j["criterion"],
-                                "segments": _segments(text, lab),
-                                "missing": sorted(j["missing"], key=HUMAN_SEVERITIES.index)}
-                               for j, lab in zip(judgements, labels)],
-                     "overlap": overlap})
+        rows.append(
+            {
+                "output": o,
+                "item": outputs[o]["item_ext"],
+                "system": outputs[o]["system"],
+                "url": item_url(outputs[o]["item"]),
+                "text": text,
+                "tokens": tokens,
+                "missing": deletions,
+                "reference": refs.get(outputs[o]["item"], ""),
+                "k": extra.get("k"),
+                "E": extra.get("E"),
+                "reached": extra.get("reached"),
+                "capped": extra.get("capped"),
+                "worst_bin": max((e["bin"] for e in errors), default=None),
+                "corrections": [e for e in errors if e["corrected"]],
+                "human": [
+                    {
+                        "annotator": names[j["annotator"]],
+                        "criterion": j["criterion"],
+                        "segments": _segments(text, lab),
+                        "missing": sorted(j["missing"], key=HUMAN_SEVERITIES.index),
+                    }
+                    for j, lab in zip(judgements, labels)
+                ],
+                "overlap": overlap,
+            }
+        )
     first = next((extras[o] for o in ids if extras[o]), None) or {}
-    return {"run": run.pk, "metric": run.metric, "signature": run.signature, "rows": rows, "total": len(ids),
-            "offset": offset, "limit": limit, "end": offset + len(rows),
-            "embedded": first.get("metric"), "threshold": first.get("threshold"), "legend": LEGEND,
-            "headline": headline(campaign, run_id=run_id, systems=systems, annotators=annotators)}
+    return {
+        "run": run.pk,
+        "metric": run.metric,
+        "signature": run.signature,
+        "rows": rows,
+        "total": len(ids),
+        "offset": offset,
+        "limit": limit,
+        "end": offset + len(rows),
+        "embedded": first.get("metric"),
+        "threshold": first.get("threshold"),
+        "legend": LEGEND,
+        "headline": headline(campaign, run_id=run_id, systems=systems, annotators=annotators),
+    }

@@ -10,10 +10,13 @@ overall; an output neither marked counts nothing.
 Not built yet: WMT25's severity-weighted span F1 (its scorer was not found) and factgenie's
 span measures.
 """
+
 from __future__ import annotations
 
-LABEL = ("character-level span precision/recall/F1 (micro over characters): the metric's error spans against "
-         "the characters any annotator marked")
+LABEL = (
+    "character-level span precision/recall/F1 (micro over characters): the metric's error spans against "
+    "the characters any annotator marked"
+)
 
 
 def chars(spans: list[dict], length: int | None = None) -> set[int]:
@@ -31,6 +34,12 @@ def micro(pairs: list[tuple[set[int], set[int]]]) -> dict:
     tp = sum(len(g & p) for g, p in pairs)
     fp = sum(len(p - g) for g, p in pairs)
     fn = sum(len(g - p) for g, p in pairs)
-    return {"precision": tp / (tp + fp) if tp + fp else None, "recall": tp / (tp + fn) if tp + fn else None,
-            "f1": 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else None, "tp": tp, "fp": fp, "fn": fn,
-            "outputs": len(pairs)}
+    return {
+        "precision": tp / (tp + fp) if tp + fp else None,
+        "recall": tp / (tp + fn) if tp + fn else None,
+        "f1": 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else None,
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "outputs": len(pairs),
+    }

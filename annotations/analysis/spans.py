@@ -7,6 +7,7 @@ Span F1 between two annotators is the character-level F1 of their error
 characters (symmetric: 2|A and B| / (|A| + |B|)); Krippendorff's alpha
 treats every (output, character) as a unit.
 """
+
 from __future__ import annotations
 
 from itertools import combinations
@@ -45,8 +46,11 @@ def pairwise_f1(per_output: dict) -> dict:
             total += int(x.sum() + y.sum())
             if f is not None:
                 values.append(f)
-    return {"mean_f1": float(np.mean(values)) if values else None,
-            "micro_f1": 2 * inter / total if total else None, "pairs": len(values)}
+    return {
+        "mean_f1": float(np.mean(values)) if values else None,
+        "micro_f1": 2 * inter / total if total else None,
+        "pairs": len(values),
+    }
 
 
 def char_table(per_output: dict):
@@ -88,5 +92,8 @@ def pairwise_category_f1(per_output: dict) -> dict:
             total += marked
             if marked:
                 values.append(2 * both / marked)
-    return {"mean_f1": float(np.mean(values)) if values else None,
-            "micro_f1": 2 * inter / total if total else None, "pairs": len(values)}
+    return {
+        "mean_f1": float(np.mean(values)) if values else None,
+        "micro_f1": 2 * inter / total if total else None,
+        "pairs": len(values),
+    }

@@ -12,6 +12,7 @@
   Mann-Whitney U p-value. Agreement with the suggestions much higher where they were shown
   means the annotators followed them.
 """
+
 from __future__ import annotations
 
 from collections import Counter, defaultdict
@@ -38,8 +39,14 @@ def _agreement(pairs: list[tuple[set, set]]) -> dict:
     precision = tp / (tp + fp) if tp + fp else None
     recall = tp / (tp + fn) if tp + fn else None
     f1 = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else None
-    return {"judgements": len(pairs), "precision": precision, "recall": recall, "f1": f1,
-            "suggested_chars": tp + fp, "human_chars": tp + fn}
+    return {
+        "judgements": len(pairs),
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "suggested_chars": tp + fp,
+        "human_chars": tp + fn,
+    }
 
 
 def _mean(values: list[float]) -> float | None:
@@ -54,11 +61,13 @@ def suggestion_report(campaign: Campaign, rows: list[JudgementRow]) -> dict | No
     held = set(prefill.held_back)
     outputs = {r.output_id for r in rows}
     suggested: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for o, start, end in SpanSuggestion.objects.filter(campaign=campaign, output_id__in=outputs,
-                                                       missing=False).values_list("output_id", "start", "end"):
+    for o, start, end in SpanSuggestion.objects.filter(
+        campaign=campaign, output_id__in=outputs, missing=False
+    ).values_list("output_id", "start", "end"):
         suggested[o].append((start, end))
-    decisions = Counter(SuggestionDecision.objects.filter(judgement_id__in=[r.id for r in rows])
-                        .values_list("decision", flat=True))
+    decisions = Counter(
+        SuggestionDecision.objects.filter(judgement_id__in=[r.id for r in rows]).values_list("decision", flat=True)
+    )
     groups: dict[str, dict[str, list]] = {"shown": defaultdict(list), "held_back": defaultdict(list)}
     for r in rows:
         g = groups["held_back" if r.output_id in held else "shown"]
@@ -69,13 +78,16 @@ def suggestion_report(campaign: Campaign, rows: list[JudgementRow]) -> dict | No
     shown, back = groups["shown"], groups["held_back"]
     out = {
         "source": {"run": prefill.run_id, "metric": prefill.metric, "signature": prefill.signature},
-        "holdout": prefill.holdout, "held_back_outputs": len(held),
+        "holdout": prefill.holdout,
+        "held_back_outputs": len(held),
         "decisions": {d: decisions.get(d, 0) for d in ("accepted", "edited", "deleted", "added")},
-        "agreement_with_suggestions": {"definition": "character-level precision / recall / F1 of the suggested "
-                                                     "spans against the final human spans (severity ignored), "
-                                                     "micro over judgements",
-                                       "shown": _agreement(shown["pairs"]),
-                                       "held_back": _agreement(back["pairs"])},
+        "agreement_with_suggestions": {
+            "definition": "character-level precision / recall / F1 of the suggested "
+            "spans against the final human spans (severity ignored), "
+            "micro over judgements",
+            "shown": _agreement(shown["pairs"]),
+            "held_back": _agreement(back["pairs"]),
+        },
         "automation_bias": None,
     }
     if shown["scores"] and back["scores"]:
@@ -86,12 +98,11 @@ def suggestion_report(campaign: Campaign, rows: list[JudgementRow]) -> dict | No
             "judgements": {"shown": len(shown["scores"]), "held_back": len(back["scores"])},
             "mean_score": {"shown": _mean(shown["scores"]), "held_back": _mean(back["scores"])},
             "score_difference": _mean(shown["scores"]) - _mean(back["scores"]),
-            "score_mannwhitney_p": float(mannwhitneyu(shown["scores"], back["scores"],
-                                                      alternative="two-sided").pvalue),
+            "score_mannwhitney_p": float(mannwhitneyu(shown["scores"], back["scores"], alternative="two-sided").pvalue),
             "spans_per_judgement": {"shown": _mean(shown["spans"]), "held_back": _mean(back["spans"])},
             "spans_difference": _mean(shown["spans"]) - _mean(back["spans"]),
             "f1_difference": None if a is None or b is None else a - b,
             "definition": "shown minus held back: units shown with suggestions against a random share held "
-                          "back without them",
+            "back without them",
         }
     return out

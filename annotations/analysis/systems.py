@@ -23,6 +23,7 @@ range runs from 1 + the number of systems significantly better than it to N - th
 number significantly worse; its paired cluster ends where every system above is
 significantly better than every system below, the rule of the Mann-Whitney clusters.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -90,8 +91,14 @@ def bootstrap_mean_ci(values: np.ndarray, *, reps: int = 200, seed: int = 0) -> 
     return [float(lo), float(hi)]
 
 
-def clusters(samples: dict[str, np.ndarray], *, higher_is_better: bool = True, p: float = 0.05,
-             scores: dict[str, float] | None = None, seed: int = 0) -> list[dict]:
+def clusters(
+    samples: dict[str, np.ndarray],
+    *,
+    higher_is_better: bool = True,
+    p: float = 0.05,
+    scores: dict[str, float] | None = None,
+    seed: int = 0,
+) -> list[dict]:
     """Rank systems by mean score, or by `scores` when given (a metric's corpus score of each
     system: the test still compares per-output scores); significance clusters (rank 1 = best
     cluster). With `scores`, each row's "score" is that score and the mean of its per-output
@@ -104,7 +111,7 @@ def clusters(samples: dict[str, np.ndarray], *, higher_is_better: bool = True, p
     order = sorted(clean, key=lambda s: (-sign * key[s], s))  # equal scores: by name, not read order
     better: dict[tuple[str, str], bool] = {}
     for i, a in enumerate(order):
-        for b in order[i + 1:]:
+        for b in order[i + 1 :]:
             x, y = sign * clean[a], sign * clean[b]
             if len(x) < 2 or len(y) < 2:
                 better[(a, b)] = False
@@ -122,9 +129,11 @@ def clusters(samples: dict[str, np.ndarray], *, higher_is_better: bool = True, p
     return rows
 
 
-PAIRED_TEST = ("pairwise-ranges: rank ranges from one-sided Wilcoxon tests of every pair, p < 0.05 (paired "
-               "Wilcoxon signed-rank over the items both systems share); rank range = [1 + #systems significantly "
-               "better, N - #systems significantly worse]. Not WMT25's rule: see the rule selector (cluster_rules)")
+PAIRED_TEST = (
+    "pairwise-ranges: rank ranges from one-sided Wilcoxon tests of every pair, p < 0.05 (paired "
+    "Wilcoxon signed-rank over the items both systems share); rank range = [1 + #systems significantly "
+    "better, N - #systems significantly worse]. Not WMT25's rule: see the rule selector (cluster_rules)"
+)
 
 
 def paired_p(x: dict, y: dict) -> float:
@@ -146,8 +155,9 @@ def wilcoxon_method(d: np.ndarray) -> str:
     return "exact" if len(nonzero) == len(d) and not tied and len(d) <= 50 else "asymptotic"
 
 
-def paired_ranks(by_item: dict[str, dict], order: list[str], *, higher_is_better: bool = True,
-                 p: float = 0.05) -> dict[str, dict]:
+def paired_ranks(
+    by_item: dict[str, dict], order: list[str], *, higher_is_better: bool = True, p: float = 0.05
+) -> dict[str, dict]:
     """{system: {"rank_range": [lo, hi], "paired_cluster": k}} for systems in `order` (best first)."""
     sign = 1.0 if higher_is_better else -1.0
     signed = {s: {k: sign * v for k, v in by_item.get(s, {}).items()} for s in order}

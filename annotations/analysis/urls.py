@@ -1,4 +1,5 @@
 """Analysis pages, mounted with the other HTML pages."""
+
 from django.urls import path
 
 from annotations.analysis import views

@@ -13,6 +13,7 @@ CV* = (1 + 1/(4n)) CV. As there, scores are first shifted so the scale starts at
 1-5 score x counts as x - 1); the figure is the mean CV* over systems (lower is more
 reproducible).
 """
+
 from __future__ import annotations
 
 import math
@@ -68,23 +69,30 @@ def agreement(h1: dict[int, float], h2: dict[int, float], outputs: dict, *, shif
     systems = sorted(set(s1) & set(s2))
     x = np.array([s1[s] for s in systems])
     y = np.array([s2[s] for s in systems])
-    system = {"n": len(systems),
-              "pearson": _num(co.pearson(x, y)) if len(systems) >= 2 else None,
-              "kendall": _num(co.kendall(x, y)) if len(systems) >= 2 else None,
-              "scores": {s: {"human1": s1[s], "human2": s2[s]} for s in systems}}
+    system = {
+        "n": len(systems),
+        "pearson": _num(co.pearson(x, y)) if len(systems) >= 2 else None,
+        "kendall": _num(co.kendall(x, y)) if len(systems) >= 2 else None,
+        "scores": {s: {"human1": s1[s], "human2": s2[s]} for s in systems},
+    }
     per = {s: cv_star([s1[s] - shift, s2[s] - shift]) for s in systems}
     defined = [v for v in per.values() if v is not None]
-    repro = {"cv_star_mean": float(np.mean(defined)) if defined else None, "cv_star": per, "shift": shift,
-             "definition": "CV* (Belz, Popovic & Mille 2022, QRA): (1 + 1/(4n)) * 100 * (s / c4(n)) / mean over "
-                           "the n = 2 waves' system scores, scale shifted to start at 0; mean over systems"}
+    repro = {
+        "cv_star_mean": float(np.mean(defined)) if defined else None,
+        "cv_star": per,
+        "shift": shift,
+        "definition": "CV* (Belz, Popovic & Mille 2022, QRA): (1 + 1/(4n)) * 100 * (s / c4(n)) / mean over "
+        "the n = 2 waves' system scores, scale shifted to start at 0; mean over systems",
+    }
     return {"segment": segment, "system": system, "reproducibility": repro}
 
 
 DISCREPANCY_THRESHOLD = 50.0  # WMT25 general task: segments whose two waves differ by more than 50 points
 
 
-def discrepancies(h1: dict[int, float], h2: dict[int, float], outputs: dict, *,
-                  threshold: float = DISCREPANCY_THRESHOLD) -> list[dict]:
+def discrepancies(
+    h1: dict[int, float], h2: dict[int, float], outputs: dict, *, threshold: float = DISCREPANCY_THRESHOLD
+) -> list[dict]:
     """Outputs both waves scored whose two scores differ by MORE than `threshold` (as WMT25's
     list of segments whose human1 and human2 differ by more than 50, wmt25-general-mt issue #3),
     largest difference first, then by item and system."""
@@ -97,7 +105,16 @@ def discrepancies(h1: dict[int, float], h2: dict[int, float], outputs: dict, *,
             continue
         if abs(a - b) > threshold:
             info = outputs[o]
-            rows.append({"output": o, "item": info["item"], "item_ext": info["item_ext"], "system": info["system"],
-                         "human1": float(a), "human2": float(b), "difference": float(b - a)})
+            rows.append(
+                {
+                    "output": o,
+                    "item": info["item"],
+                    "item_ext": info["item_ext"],
+                    "system": info["system"],
+                    "human1": float(a),
+                    "human2": float(b),
+                    "difference": float(b - a),
+                }
+            )
     rows.sort(key=lambda r: (-abs(r["difference"]), str(r["item_ext"]), r["system"]))
     return rows

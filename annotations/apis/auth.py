@@ -5,6 +5,7 @@ most WORKBENCH_REQUEST_MAX_BYTES (`workbench.middleware`), throttled per
 address and per account, and behind the same lock-out as the login pages
 (django-axes, `workbench.security`).
 """
+
 from __future__ import annotations
 
 import hashlib

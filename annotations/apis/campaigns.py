@@ -1,4 +1,5 @@
 """Campaigns, the assignment of units to annotators, and submitting a whole unit."""
+
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
@@ -85,11 +86,34 @@ class CampaignOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = Campaign
         fields = [
-            "id", "name", "public_title", "dataset", "protocol", "criteria", "criteria_config", "scale_min", "scale_max",
-            "instructions", "redundancy", "options", "units_per_batch", "show_source",
-            "show_reference", "assignment_timeout_minutes",
-            "seed", "systems", "allocation", "allocation_params", "stopped_at", "stopped_by", "stop_reason",
-            "created_at", "n_units", "plan_status", "plan_done", "plan_total",
+            "id",
+            "name",
+            "public_title",
+            "dataset",
+            "protocol",
+            "criteria",
+            "criteria_config",
+            "scale_min",
+            "scale_max",
+            "instructions",
+            "redundancy",
+            "options",
+            "units_per_batch",
+            "show_source",
+            "show_reference",
+            "assignment_timeout_minutes",
+            "seed",
+            "systems",
+            "allocation",
+            "allocation_params",
+            "stopped_at",
+            "stopped_by",
+            "stop_reason",
+            "created_at",
+            "n_units",
+            "plan_status",
+            "plan_done",
+            "plan_total",
         ]
         ref_name = "Campaign"
 
@@ -97,8 +121,11 @@ class CampaignOutputSerializer(serializers.ModelSerializer):
     def get_criteria_config(self, campaign: Campaign) -> list[dict]:
         return campaign.criteria_configs()
 
-    @extend_schema_field(serializers.DictField(help_text="The protocol's own settings, defaults filled in "
-                                                         "(docs/reference/campaign-files.md)."))
+    @extend_schema_field(
+        serializers.DictField(
+            help_text="The protocol's own settings, defaults filled in (docs/reference/campaign-files.md)."
+        )
+    )
     def get_options(self, campaign: Campaign) -> dict:
         protocol = protocols.of(campaign)
         return {o.name: protocol.option(campaign, o.name) for o in protocol.options}
@@ -133,38 +160,57 @@ class CampaignListApi(ApiAuthMixin, APIView):
     class InputSerializer(serializers.Serializer):
         dataset = id_field(required=True)
         name = serializers.CharField(min_length=1, max_length=200)
-        public_title = serializers.CharField(required=False, allow_blank=True, max_length=200,
-                                             help_text="The title annotators see (empty: the name).")
+        public_title = serializers.CharField(
+            required=False, allow_blank=True, max_length=200, help_text="The title annotators see (empty: the name)."
+        )
         protocol = serializers.ChoiceField(choices=[])  # the registry's, when the serializer is made
-        criteria = serializers.ListField(child=serializers.CharField(min_length=1, max_length=100), min_length=1, max_length=50)
+        criteria = serializers.ListField(
+            child=serializers.CharField(min_length=1, max_length=100), min_length=1, max_length=50
+        )
         scale_min = serializers.FloatField(required=False, allow_null=True)
         scale_max = serializers.FloatField(required=False, allow_null=True)
         instructions = serializers.CharField(required=False, allow_blank=True, max_length=100_000)
         redundancy = serializers.IntegerField(required=False, min_value=1, max_value=SMALLINT_MAX)
         options = serializers.DictField(
-            required=False, help_text="The protocol's own settings (RankME anchor_value and tuple_size, "
-                                      "severities, MQM typology and mqm_weights, pairwise pair_rounds, ...): "
-                                      "see GET /api/campaigns/schema/ or docs/reference/campaign-files.md. Each "
-                                      "may also be given at the top level, as before.")
-        systems = serializers.ListField(child=serializers.CharField(max_length=200), required=False,
-                                        max_length=1000, help_text="System names; all systems when absent.")
+            required=False,
+            help_text="The protocol's own settings (RankME anchor_value and tuple_size, "
+            "severities, MQM typology and mqm_weights, pairwise pair_rounds, ...): "
+            "see GET /api/campaigns/schema/ or docs/reference/campaign-files.md. Each "
+            "may also be given at the top level, as before.",
+        )
+        systems = serializers.ListField(
+            child=serializers.CharField(max_length=200),
+            required=False,
+            max_length=1000,
+            help_text="System names; all systems when absent.",
+        )
         criteria_config = CriterionSerializer(many=True, required=False, max_length=50)
         units_per_batch = serializers.IntegerField(required=False, min_value=1, max_value=10_000)
         show_source = serializers.BooleanField(required=False)
         show_reference = serializers.BooleanField(required=False)
         assignment_timeout_minutes = serializers.IntegerField(required=False, min_value=1, max_value=7 * 24 * 60)
         seed = serializers.IntegerField(required=False, min_value=0, max_value=2**62)
-        allocation = serializers.ChoiceField(choices=Campaign.Allocation.choices, required=False,
-                                             help_text="How units are handed out (default overlap-first).")
+        allocation = serializers.ChoiceField(
+            choices=Campaign.Allocation.choices,
+            required=False,
+            help_text="How units are handed out (default overlap-first).",
+        )
         allocation_params = serializers.DictField(
-            required=False, help_text="Adaptive only: min_per_system, alpha, stable_checks, check_every.")
+            required=False, help_text="Adaptive only: min_per_system, alpha, stable_checks, check_every."
+        )
         prefill_run = serializers.IntegerField(
-            required=False, allow_null=True, min_value=1,
+            required=False,
+            allow_null=True,
+            min_value=1,
             help_text="Span protocols (ESA^AI): a done run whose spans become suggestions (llm-judge spans mode, "
-                      "minwed/mincer, nli).")
+            "minwed/mincer, nli).",
+        )
         prefill_holdout = serializers.FloatField(
-            required=False, min_value=0, max_value=0.999999,
-            help_text="With prefill_run: the random share of outputs shown without suggestions.")
+            required=False,
+            min_value=0,
+            max_value=0.999999,
+            help_text="With prefill_run: the random share of outputs shown without suggestions.",
+        )
 
         class Meta:
             ref_name = "CampaignCreate"
@@ -189,8 +235,11 @@ class CampaignListApi(ApiAuthMixin, APIView):
         filters = validated_filters(self.FilterSerializer, request)
         campaigns = campaign_list(user=request.user, dataset_id=filters.get("dataset"))
         return paginated_response(
-            queryset=campaigns.prefetch_related("systems"), serializer_class=CampaignOutputSerializer,
-            request=request, view=self, context={"blind": blind_project_ids(user=request.user)},
+            queryset=campaigns.prefetch_related("systems"),
+            serializer_class=CampaignOutputSerializer,
+            request=request,
+            view=self,
+            context={"blind": blind_project_ids(user=request.user)},
         )
 
     @extend_schema(operation_id="campaigns_create", request=InputSerializer, responses={201: CampaignOutputSerializer})
@@ -210,7 +259,6 @@ class CampaignListApi(ApiAuthMixin, APIView):
             data["criteria_config"] = [dict(c) for c in data["criteria_config"]]
         campaign = campaign_create(dataset=dataset, **data)
         return Response(CampaignOutputSerializer(campaign).data, status=status.HTTP_201_CREATED)
-
 
     def _from_file(self, request: Request) -> Response:
         datasets = dataset_list(user=request.user)
@@ -243,13 +291,17 @@ class CampaignDetailApi(ApiAuthMixin, APIView):
 class BlindOutputSerializer(serializers.Serializer):
     """An output as shown to annotators: no system name, so judging stays blind."""
 
-    id = OutputRefField(help_text="Annotators: an opaque handle, valid in this assignment only; owners and "
-                                  "researchers: the output id. Send it back as is.")
+    id = OutputRefField(
+        help_text="Annotators: an opaque handle, valid in this assignment only; owners and "
+        "researchers: the output id. Send it back as is."
+    )
     text = serializers.CharField()
     suggestions = serializers.ListField(
-        child=serializers.DictField(), required=False,
+        child=serializers.DictField(),
+        required=False,
         help_text="ESA^AI campaigns: suggested spans ({start, end, severity, missing}); name one in an answered "
-                  "span as \"suggestion\": its index, to accept or edit it; a suggestion no span names is deleted.")
+        'span as "suggestion": its index, to accept or edit it; a suggestion no span names is deleted.',
+    )
 
     class Meta:
         ref_name = "BlindOutput"
@@ -278,8 +330,21 @@ class AssignmentOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Assignment
-        fields = ["id", "campaign", "annotator", "annotator_name", "item", "unit", "status", "seq", "shown_order",
-                  "expires_at", "completed_at", "time_spent_ms", "created_at"]
+        fields = [
+            "id",
+            "campaign",
+            "annotator",
+            "annotator_name",
+            "item",
+            "unit",
+            "status",
+            "seq",
+            "shown_order",
+            "expires_at",
+            "completed_at",
+            "time_spent_ms",
+            "created_at",
+        ]
         ref_name = "Assignment"
 
     @extend_schema_field(serializers.IntegerField(allow_null=True))
@@ -316,8 +381,9 @@ class NextAssignmentOutputSerializer(serializers.Serializer):
     seq = serializers.IntegerField(help_text="Your n-th unit in this campaign (0-based).")
     created_at = serializers.DateTimeField()
     expires_at = serializers.DateTimeField(allow_null=True)
-    shown_order = output_ref_list(help_text="The outputs (handles or ids, as in `item.outputs`) in the order to "
-                                            "show them (report it back as is).")
+    shown_order = output_ref_list(
+        help_text="The outputs (handles or ids, as in `item.outputs`) in the order to show them (report it back as is)."
+    )
     item = AssignmentItemSerializer()
     anchor = AnchorSerializer(allow_null=True, help_text="RankME: the reference shown with its fixed magnitude.")
     draft = serializers.JSONField()
@@ -356,7 +422,8 @@ def next_assignment_answer(*, user, campaign_id: int) -> tuple[dict | None, int]
     if campaign is None or campaign.member_role is None:
         raise NotFound()
     annotator = campaign.member_annotator or annotator_get_or_create(
-        project=campaign.project, name=user.get_username(), user=user)
+        project=campaign.project, name=user.get_username(), user=user
+    )
     assignment, created = assignment_next(campaign=campaign, annotator=annotator)
     if assignment is None:
         # Nothing left: the last (partial) batch gets its completion code now, in this write,
@@ -442,7 +509,9 @@ def _submit_body(data, serializer_class) -> dict:
 class UnitSubmitApi(JsonOnlyMixin, ApiAuthMixin, APIView):
     class InputSerializer(serializers.Serializer):
         judgements = serializers.ListField(
-            child=serializers.DictField(), min_length=1, max_length=500,
+            child=serializers.DictField(),
+            min_length=1,
+            max_length=500,
             help_text=(
                 "One object per answer. Likert / RankME: {criterion, output, score}; ESA: {criterion, output, "
                 "score, spans: [{start, end, severity} | {missing: true, severity}]}; pairwise: {criterion, "
@@ -450,12 +519,15 @@ class UnitSubmitApi(JsonOnlyMixin, ApiAuthMixin, APIView):
             ),
         )
         shown_order = output_ref_list(required=False, allow_null=True, max_length=100)
-        time_spent_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=2**31 - 1,
-                                                 help_text=TIME_SPENT_HELP)
+        time_spent_ms = serializers.IntegerField(
+            required=False, allow_null=True, min_value=0, max_value=2**31 - 1, help_text=TIME_SPENT_HELP
+        )
         next = serializers.BooleanField(
-            required=False, default=False,
+            required=False,
+            default=False,
             help_text="Also hand out your next unit, as next-assignment does, in the answer's `next`: "
-                      "one request per unit instead of two.")
+            "one request per unit instead of two.",
+        )
 
         class Meta:
             ref_name = "UnitSubmit"
@@ -463,16 +535,19 @@ class UnitSubmitApi(JsonOnlyMixin, ApiAuthMixin, APIView):
     class OutputSerializer(serializers.Serializer):
         assignment = AssignmentOutputSerializer()
         judgements = serializers.IntegerField(help_text="Judgements stored.")
-        retry = serializers.BooleanField(help_text="A tutorial unit answered wrongly: read the explanation and "
-                                                   "answer again (nothing was counted).")
+        retry = serializers.BooleanField(
+            help_text="A tutorial unit answered wrongly: read the explanation and answer again (nothing was counted)."
+        )
         explanation = serializers.CharField(allow_blank=True, help_text="Why the answer was not accepted (tutorial).")
         problems = serializers.ListField(child=serializers.CharField())
-        completion_code = serializers.CharField(allow_null=True, help_text="The code to paste into the crowd "
-                                                                           "platform, at the end of a batch.")
+        completion_code = serializers.CharField(
+            allow_null=True, help_text="The code to paste into the crowd platform, at the end of a batch."
+        )
         next = serializers.JSONField(
             required=False,  # no allow_null: DRF would then add the key (null) to every answer
             help_text="With `next: true`: your next unit, shaped as next-assignment's answer "
-                      "(NextAssignment), or null when nothing is left for you; absent otherwise.")
+            "(NextAssignment), or null when nothing is left for you; absent otherwise.",
+        )
 
         class Meta:
             ref_name = "UnitSubmitResult"
@@ -494,16 +569,24 @@ class UnitSubmitApi(JsonOnlyMixin, ApiAuthMixin, APIView):
 def unit_submit_answer(*, user, assignment_id: int, body: dict) -> tuple[dict, int]:
     """UnitSubmitApi's answer (body, status) to a validated body; also served by
     `annotations.apis.fastlane`."""
+
     def answer(assignment):
         # Handles (and, for owners and researchers, ids) to ids, here at the boundary.
         return unit_submission_translate(
             handles_for(assignment, allow_ids=assignment.member_role in STAFF_ROLES),
-            judgements=body["judgements"], shown_order=body.get("shown_order"))
+            judgements=body["judgements"],
+            shown_order=body.get("shown_order"),
+        )
 
     # Found, checked as the caller's (404 otherwise) and locked by the submit's first statement.
-    result = unit_submit_own(user=user, assignment_id=assignment_id, answer=answer,
-                             time_spent_ms=body.get("time_spent_ms"), origin=JudgementBase.Origin.API,
-                             and_next=body["next"])
+    result = unit_submit_own(
+        user=user,
+        assignment_id=assignment_id,
+        answer=answer,
+        time_spent_ms=body.get("time_spent_ms"),
+        origin=JudgementBase.Origin.API,
+        and_next=body["next"],
+    )
     assignment = result.assignment
     staff = assignment.member_role in STAFF_ROLES
     code = None
@@ -512,18 +595,27 @@ def unit_submit_answer(*, user, assignment_id: int, body: dict) -> tuple[dict, i
     # Built to the documented shape (OutputSerializer, checked in the tests) without running the
     # nested model serializer, which introspected the model's fields on every submit.
     brief = assignment_brief(assignment=assignment, show_unit=staff)
-    data = {"assignment": brief if staff else brief_for_annotator(brief),
-            "judgements": result.judgements, "retry": result.retry, "explanation": result.explanation,
-            "problems": [str(problem) for problem in result.problems],
-            "completion_code": code.code if code else None}
+    data = {
+        "assignment": brief if staff else brief_for_annotator(brief),
+        "judgements": result.judgements,
+        "retry": result.retry,
+        "explanation": result.explanation,
+        "problems": [str(problem) for problem in result.problems],
+        "completion_code": code.code if code else None,
+    }
     if body["next"] and result.next_assignment is not None:
         # Handed out by the submit's own transaction (`unit_submit_own`'s `and_next`).
-        data["next"] = _assignment_payload(result.next_assignment, campaign=assignment.campaign,
-                                           annotator=assignment.annotator, role=assignment.member_role)
+        data["next"] = _assignment_payload(
+            result.next_assignment,
+            campaign=assignment.campaign,
+            annotator=assignment.annotator,
+            role=assignment.member_role,
+        )
     elif body["next"]:
         # A tutorial unit answered wrongly stays the pending one: `next` hands it out again.
-        data["next"] = _next_payload(campaign=assignment.campaign, annotator=assignment.annotator,
-                                     role=assignment.member_role)
+        data["next"] = _next_payload(
+            campaign=assignment.campaign, annotator=assignment.annotator, role=assignment.member_role
+        )
     return data, status.HTTP_200_OK if result.retry else status.HTTP_201_CREATED
 
 
@@ -576,24 +668,33 @@ class AssignmentListApi(ApiAuthMixin, APIView):
     )
     def get(self, request: Request) -> Response:
         filters = validated_filters(self.FilterSerializer, request)
-        assignments = assignment_list(user=request.user, campaign_id=filters.get("campaign"),
-                                      status=filters.get("status"))
+        assignments = assignment_list(
+            user=request.user, campaign_id=filters.get("campaign"), status=filters.get("status")
+        )
         paginator = PageNumberPagination()
-        page = paginator.paginate_queryset(assignments.select_related("campaign__dataset").order_by("campaign_id", "id"),
-                                           request, view=self)
+        page = paginator.paginate_queryset(
+            assignments.select_related("campaign__dataset").order_by("campaign_id", "id"), request, view=self
+        )
         staff = set(staff_project_list(user=request.user).values_list("id", flat=True))
         rows = AssignmentOutputSerializer(page, many=True, context={"staff_projects": staff}).data
         # An annotator's own assignments: handles, never output or item ids.
-        rows = [row if assignment.campaign.dataset.project_id in staff else brief_for_annotator(row)
-                for row, assignment in zip(rows, page)]
+        rows = [
+            row if assignment.campaign.dataset.project_id in staff else brief_for_annotator(row)
+            for row, assignment in zip(rows, page)
+        ]
         return paginator.get_paginated_response(rows)
 
 
 class CampaignProgressApi(ApiAuthMixin, APIView):
-    @extend_schema(operation_id="campaigns_progress", responses={200: OpenApiResponse(
-        description="Live progress for researchers: units, units by judgements done (0..k), units with k "
-                    "judgements (agreement), allocation policy and, under adaptive, the decided system pairs."
-    )})
+    @extend_schema(
+        operation_id="campaigns_progress",
+        responses={
+            200: OpenApiResponse(
+                description="Live progress for researchers: units, units by judgements done (0..k), units with k "
+                "judgements (agreement), allocation policy and, under adaptive, the decided system pairs."
+            )
+        },
+    )
     def get(self, request: Request, pk: int) -> Response:
         """The campaign's progress (owners and researchers; 404 for annotators)."""
         from annotations.access import campaign_for_staff

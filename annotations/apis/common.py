@@ -1,4 +1,5 @@
 """Small pieces shared by the API modules."""
+
 from __future__ import annotations
 
 from django.db.models import QuerySet
@@ -17,9 +18,11 @@ from annotations.pagination import BoundedPagination
 MAX_ID = 2**63 - 1
 
 # Clients may still send their own time; what is stored is the server's (annotations.services.assignment_work).
-TIME_SPENT_HELP = ("Your own measure of the time spent, in ms (optional). The workbench measures the time on the "
-                   "server, from handing the unit out to this request, and stores that; yours is kept apart, and "
-                   "only when it is no more than the server's.")
+TIME_SPENT_HELP = (
+    "Your own measure of the time spent, in ms (optional). The workbench measures the time on the "
+    "server, from handing the unit out to this request, and stores that; yours is kept apart, and "
+    "only when it is no more than the server's."
+)
 
 
 class JsonOnly(DefaultContentNegotiation):
@@ -73,7 +76,11 @@ def validated_filters(serializer_class: type[serializers.Serializer], request: R
 
 
 def paginated_response(
-    *, queryset: QuerySet, serializer_class: type[serializers.Serializer], request: Request, view,
+    *,
+    queryset: QuerySet,
+    serializer_class: type[serializers.Serializer],
+    request: Request,
+    view,
     context: dict | None = None,
     pagination_class: type[PageNumberPagination] = BoundedPagination,
 ) -> Response:

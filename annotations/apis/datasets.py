@@ -1,4 +1,5 @@
 """Datasets (with file import), items and system outputs."""
+
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
@@ -90,8 +91,11 @@ class DatasetListApi(ApiAuthMixin, APIView):
         responses={
             201: ImportOutputSerializer,
             200: ImportOutputSerializer,
-            202: OpenApiResponse(ImportJobOutputSerializer, description="A large file, imported by a worker: "
-                                 "follow the job at its `url` (also the Location header)."),
+            202: OpenApiResponse(
+                ImportJobOutputSerializer,
+                description="A large file, imported by a worker: "
+                "follow the job at its `url` (also the Location header).",
+            ),
         },
     )
     def post(self, request: Request) -> Response:
@@ -199,9 +203,10 @@ class ItemListApi(ApiAuthMixin, APIView):
         dataset = id_field()
         system = id_field(help_text="Only items with an output of this system.")
         q = serializers.CharField(
-            required=False, max_length=200,
+            required=False,
+            max_length=200,
             help_text="Search the external id, source, data, references, outputs (case-insensitive substring; "
-                      "under 3 characters: item ids only). A search's `count` stops at 200.",
+            "under 3 characters: item ids only). A search's `count` stops at 200.",
         )
 
         class Meta:
@@ -219,8 +224,14 @@ class ItemListApi(ApiAuthMixin, APIView):
         )
         # A search counts at most SEARCH_COUNT_CAP matches (and serves their pages).
         pagination = CappedPagination if filters.get("q", "").strip() else PageNumberPagination
-        return paginated_response(queryset=items, serializer_class=ItemOutputSerializer, request=request, view=self,
-                                  context=_blind_context(request), pagination_class=pagination)
+        return paginated_response(
+            queryset=items,
+            serializer_class=ItemOutputSerializer,
+            request=request,
+            view=self,
+            context=_blind_context(request),
+            pagination_class=pagination,
+        )
 
 
 class ItemDetailApi(ApiAuthMixin, APIView):
@@ -252,6 +263,9 @@ class OutputListApi(ApiAuthMixin, APIView):
             item_id=filters.get("item"),
         )
         return paginated_response(
-            queryset=outputs, serializer_class=OutputOutputSerializer, request=request, view=self,
+            queryset=outputs,
+            serializer_class=OutputOutputSerializer,
+            request=request,
+            view=self,
             context=_blind_context(request),
         )

@@ -2,6 +2,7 @@
 
 Owners and researchers only: 404 for non-members and annotators.
 """
+
 from __future__ import annotations
 
 from django.http import FileResponse, Http404
@@ -32,8 +33,22 @@ class ExportJobOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ExportJob
-        fields = ["id", "campaign", "status", "progress", "options", "size", "result", "errors", "created_at",
-                  "started_at", "finished_at", "url", "page_url", "download_url"]
+        fields = [
+            "id",
+            "campaign",
+            "status",
+            "progress",
+            "options",
+            "size",
+            "result",
+            "errors",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "url",
+            "page_url",
+            "download_url",
+        ]
         ref_name = "ExportJob"
 
     def get_url(self, job: ExportJob) -> str:
@@ -59,8 +74,11 @@ class ExportCreateInputSerializer(serializers.Serializer):
 
 
 class CampaignExportApi(ApiAuthMixin, APIView):
-    @extend_schema(operation_id="campaigns_export_create", request=ExportCreateInputSerializer,
-                   responses={202: ExportJobOutputSerializer})
+    @extend_schema(
+        operation_id="campaigns_export_create",
+        request=ExportCreateInputSerializer,
+        responses={202: ExportJobOutputSerializer},
+    )
     def post(self, request: Request, pk: int) -> Response:
         """Start an export of the campaign (`export_dataset`'s options); a worker writes it. Poll `url`."""
         campaign = campaign_for_staff(user=request.user, pk=pk)

@@ -21,6 +21,7 @@ unexpected one becomes Django's 500. The lane switches itself off when the middl
 list differs from the one it was written against (`EXPECTED_MIDDLEWARE`): a new
 middleware must be considered here (and in `submit_lane`) before it can be skipped.
 """
+
 from __future__ import annotations
 
 import re
@@ -63,8 +64,12 @@ _JSON_TYPES = {"application/json", "application/json;charset=utf-8"}
 
 def lane_open() -> bool:
     """Whether the settings let the lane answer anything (else every request goes to Django)."""
-    return (tuple(settings.MIDDLEWARE) == EXPECTED_MIDDLEWARE and settings.WORKBENCH_API_FAST_LANE
-            and not settings.DISALLOWED_USER_AGENTS and not settings.PREPEND_WWW)
+    return (
+        tuple(settings.MIDDLEWARE) == EXPECTED_MIDDLEWARE
+        and settings.WORKBENCH_API_FAST_LANE
+        and not settings.DISALLOWED_USER_AGENTS
+        and not settings.PREPEND_WWW
+    )
 
 
 class FastLane:
@@ -94,9 +99,12 @@ class FastLane:
         # no per-view policy), so it is worked out once, by the middleware, and copied after.
         unused = _never_called
         self.csp_headers = _csp_headers(CSPMiddleware(unused))
-        self.response_steps = [XFrameOptionsMiddleware(unused).process_response,
-                               CommonMiddleware(unused).process_response,
-                               self._csp, SecurityMiddleware(unused).process_response]
+        self.response_steps = [
+            XFrameOptionsMiddleware(unused).process_response,
+            CommonMiddleware(unused).process_response,
+            self._csp,
+            SecurityMiddleware(unused).process_response,
+        ]
 
     def __call__(self, environ, start_response):
         found = self._match(environ) if self.open else None
@@ -143,8 +151,9 @@ class FastLane:
     def _next(self, request, view, pk, environ, start_response):
         from annotations.apis.campaigns import next_assignment_answer
 
-        return self._answer(request, view, environ, start_response,
-                            lambda user: next_assignment_answer(user=user, campaign_id=pk))
+        return self._answer(
+            request, view, environ, start_response, lambda user: next_assignment_answer(user=user, campaign_id=pk)
+        )
 
     def _submit(self, request, view, pk, environ, start_response):
         from annotations.apis.campaigns import _submit_body_plain, unit_submit_answer
@@ -161,8 +170,13 @@ class FastLane:
         if body is None:
             environ["wsgi.input"] = BytesIO(raw)
             return self.django(environ, start_response)
-        return self._answer(request, view, environ, start_response,
-                            lambda user: unit_submit_answer(user=user, assignment_id=pk, body=body))
+        return self._answer(
+            request,
+            view,
+            environ,
+            start_response,
+            lambda user: unit_submit_answer(user=user, assignment_id=pk, body=body),
+        )
 
     def _page_submit(self, request, view, pk, environ, start_response):
         # The page's JSON only; a form (or no body) goes to Django, which answers it as ever. The
@@ -218,8 +232,9 @@ class FastLane:
         # What APIView.finalize_response and DRF's Response make of it: the view's renderer
         # (JSON, no negotiation: JsonOnlyMixin), its default headers, no body and so no
         # Content-Type for no data (204).
-        response = HttpResponse(b"" if data is None else JSONRenderer().render(data), status=status,
-                                content_type="application/json")
+        response = HttpResponse(
+            b"" if data is None else JSONRenderer().render(data), status=status, content_type="application/json"
+        )
         if data is None:
             del response["Content-Type"]
         for key, value in (*self.headers[view].items(), *headers):
@@ -239,13 +254,13 @@ class FastLane:
         response = api_exception_handler(exc, {"view": None, "request": request})
         if response is None:  # not an API error: Django's 500, logged as it logs one
             return response_for_exception(request, exc)
-        return self._rendered(view, response.data, response.status_code,
-                              [(k, v) for k, v in response.items() if k != "Content-Type"])
+        return self._rendered(
+            view, response.data, response.status_code, [(k, v) for k, v in response.items() if k != "Content-Type"]
+        )
 
 
 def _json_sent(environ) -> bool:
-    return (environ.get("CONTENT_TYPE", "").lower().replace(" ", "") in _JSON_TYPES
-            and environ["workbench.length"] > 0)
+    return environ.get("CONTENT_TYPE", "").lower().replace(" ", "") in _JSON_TYPES and environ["workbench.length"] > 0
 
 
 def _route_view(name: str):

@@ -5,6 +5,7 @@ POST /api/campaigns/{id}/judgements/import/ (multipart: `file`, `format` jsonl|m
 `skipped` lists every refused line), 400 with every problem as "line N: reason", 202 with the job
 to follow for a large file.
 """
+
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
@@ -26,8 +27,9 @@ from annotations.services.import_jobs import judgements_upload_import
 class ImportJobOutputSerializer(serializers.ModelSerializer):
     project = serializers.IntegerField(source="project_id", read_only=True)
     dataset = serializers.IntegerField(source="dataset_id", read_only=True, allow_null=True)
-    errors = serializers.ListField(child=serializers.CharField(), read_only=True,
-                                   help_text='On failure, every problem as "line N: reason".')
+    errors = serializers.ListField(
+        child=serializers.CharField(), read_only=True, help_text='On failure, every problem as "line N: reason".'
+    )
     result = serializers.JSONField(read_only=True, help_text="On success, the importer's summary.")
     url = serializers.SerializerMethodField(help_text="This job in the API.")
     page_url = serializers.SerializerMethodField(help_text="This job's page, with its progress.")
@@ -35,9 +37,26 @@ class ImportJobOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ImportJob
-        fields = ["id", "kind", "status", "phase", "progress", "filename", "size", "project", "dataset_name",
-                  "dataset", "errors", "result", "created_at", "started_at", "finished_at", "url", "page_url",
-                  "dataset_url"]
+        fields = [
+            "id",
+            "kind",
+            "status",
+            "phase",
+            "progress",
+            "filename",
+            "size",
+            "project",
+            "dataset_name",
+            "dataset",
+            "errors",
+            "result",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "url",
+            "page_url",
+            "dataset_url",
+        ]
         ref_name = "ImportJob"
 
     def get_url(self, job: ImportJob) -> str:
@@ -69,8 +88,10 @@ class JudgementImportApi(ApiAuthMixin, APIView):
     class InputSerializer(serializers.Serializer):
         file = _Upload(help_text="Judgement JSONL (one judgement a line) or WMT's MQM TSV (MQM campaigns).")
         format = serializers.ChoiceField(choices=["jsonl", "mqm-tsv"], default="jsonl")
-        skip_invalid = serializers.BooleanField(default=False, help_text="Import the valid judgements; the "
-                                                "answer's `skipped` lists every refused line (never silent).")
+        skip_invalid = serializers.BooleanField(
+            default=False,
+            help_text="Import the valid judgements; the answer's `skipped` lists every refused line (never silent).",
+        )
 
         class Meta:
             ref_name = "JudgementImport"
@@ -78,8 +99,13 @@ class JudgementImportApi(ApiAuthMixin, APIView):
     @extend_schema(
         operation_id="campaigns_judgements_import",
         request={"multipart/form-data": InputSerializer},
-        responses={201: dict, 202: OpenApiResponse(ImportJobOutputSerializer, description="A large file, imported "
-                                                    "by a worker: follow the job at its `url`.")},
+        responses={
+            201: dict,
+            202: OpenApiResponse(
+                ImportJobOutputSerializer,
+                description="A large file, imported by a worker: follow the job at its `url`.",
+            ),
+        },
     )
     def post(self, request: Request, pk: int) -> Response:
         """Import judgements collected elsewhere into the campaign (owners and researchers), atomically:
@@ -88,10 +114,16 @@ class JudgementImportApi(ApiAuthMixin, APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        result = judgements_upload_import(user=request.user, upload=data["file"], campaign=campaign,
-                                          fmt=data["format"], skip_invalid=data["skip_invalid"])
+        result = judgements_upload_import(
+            user=request.user,
+            upload=data["file"],
+            campaign=campaign,
+            fmt=data["format"],
+            skip_invalid=data["skip_invalid"],
+        )
         if isinstance(result, ImportJob):
             body = ImportJobOutputSerializer(result).data
             return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
-        return Response(result.as_json(detail=True),
-                        status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
+        return Response(
+            result.as_json(detail=True), status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
+        )

@@ -7,6 +7,7 @@ Submitting: only for one of the submitter's own assignments, through the
 `judgement_submit` service (stored with origin "api"); a whole unit at once
 goes to `POST /api/assignments/{id}/submit/`.
 """
+
 from __future__ import annotations
 
 from django.db.models import QuerySet
@@ -50,13 +51,29 @@ from annotations.services.judgements import (
     rating_judgement_create,
     span_judgement_create,
 )
-from annotations.services.handles import OUTPUT_KEYS, OUTPUT_LIST_KEYS, Handles, judgement_for_annotator, judgement_handles
+from annotations.services.handles import (
+    OUTPUT_KEYS,
+    OUTPUT_LIST_KEYS,
+    Handles,
+    judgement_for_annotator,
+    judgement_handles,
+)
 from annotations.services.submissions import judgement_submit
 from annotations.timing import unit_response_floor
 
 JUDGEMENT_FIELDS = [
-    "id", "campaign", "annotator", "annotator_name", "item", "criterion", "time_spent_ms", "shown_order",
-    "origin", "status", "assignment", "created_at",
+    "id",
+    "campaign",
+    "annotator",
+    "annotator_name",
+    "item",
+    "criterion",
+    "time_spent_ms",
+    "shown_order",
+    "origin",
+    "status",
+    "assignment",
+    "created_at",
 ]
 
 
@@ -149,7 +166,8 @@ class JudgementFilterSerializer(serializers.Serializer):
     item = id_field()
     criterion = serializers.CharField(required=False, max_length=100)
     status = serializers.ChoiceField(
-        choices=JudgementBase.Status.choices, required=False,
+        choices=JudgementBase.Status.choices,
+        required=False,
         help_text="complete = counts in analyses; partial = unit not finished yet; abandoned = timed out or released.",
     )
 
@@ -165,16 +183,22 @@ class JudgementInputSerializer(serializers.Serializer):
 
     campaign = id_field(required=True)
     criterion = serializers.CharField(min_length=1, max_length=100)
-    time_spent_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=2**31 - 1,
-                                             help_text=TIME_SPENT_HELP)
+    time_spent_ms = serializers.IntegerField(
+        required=False, allow_null=True, min_value=0, max_value=2**31 - 1, help_text=TIME_SPENT_HELP
+    )
     shown_order = output_ref_list(required=False, allow_null=True, max_length=100)
 
 
 def _filtered(queryset: QuerySet, request: Request) -> QuerySet:
     require_staff_somewhere(user=request.user)  # judgement lists are for owners and researchers
     filters = validated_filters(JudgementFilterSerializer, request)
-    return judgements_filtered(queryset, campaign_id=filters.get("campaign"), item_id=filters.get("item"),
-                               criterion=filters.get("criterion"), status=filters.get("status"))
+    return judgements_filtered(
+        queryset,
+        campaign_id=filters.get("campaign"),
+        item_id=filters.get("item"),
+        criterion=filters.get("criterion"),
+        status=filters.get("status"),
+    )
 
 
 def _common(data: dict) -> dict:
@@ -202,7 +226,8 @@ def _translated(request: Request, data: dict) -> tuple[dict, Handles]:
             data["shown_order"] = handles.order(data["shown_order"])
         except AnswerError:
             raise serializers.ValidationError(
-                {"shown_order": ["shown_order differs from the order this unit was shown in."]}) from None
+                {"shown_order": ["shown_order differs from the order this unit was shown in."]}
+            ) from None
     return data, handles
 
 
@@ -258,11 +283,17 @@ class RatingJudgementListApi(ApiAuthMixin, APIView):
             data=data,
             output_ids=[data["output"]],
             create=lambda *, outputs, **common: rating_judgement_create(
-                output=outputs[data["output"]], score=data["score"], rank=data.get("rank"), **common, **_common(data),
+                output=outputs[data["output"]],
+                score=data["score"],
+                rank=data.get("rank"),
+                **common,
+                **_common(data),
             ),
         )
-        return Response(_answer(RatingOutputSerializer, judgement, handles=handles, sent=serializer.validated_data),
-                        status=status.HTTP_201_CREATED)
+        return Response(
+            _answer(RatingOutputSerializer, judgement, handles=handles, sent=serializer.validated_data),
+            status=status.HTTP_201_CREATED,
+        )
 
 
 class PairwiseJudgementListApi(ApiAuthMixin, APIView):
@@ -301,12 +332,17 @@ class PairwiseJudgementListApi(ApiAuthMixin, APIView):
             data=data,
             output_ids=[data["output_a"], data["output_b"]],
             create=lambda *, outputs, **common: pairwise_judgement_create(
-                output_a=outputs[data["output_a"]], output_b=outputs[data["output_b"]], winner=data["winner"],
-                **common, **_common(data),
+                output_a=outputs[data["output_a"]],
+                output_b=outputs[data["output_b"]],
+                winner=data["winner"],
+                **common,
+                **_common(data),
             ),
         )
-        return Response(_answer(PairwiseOutputSerializer, judgement, handles=handles, sent=serializer.validated_data),
-                        status=status.HTTP_201_CREATED)
+        return Response(
+            _answer(PairwiseOutputSerializer, judgement, handles=handles, sent=serializer.validated_data),
+            status=status.HTTP_201_CREATED,
+        )
 
 
 class BestWorstJudgementListApi(ApiAuthMixin, APIView):
@@ -345,12 +381,17 @@ class BestWorstJudgementListApi(ApiAuthMixin, APIView):
             data=data,
             output_ids=[*data["outputs"], data["best"], data["worst"]],
             create=lambda *, outputs, **common: bestworst_judgement_create(
-                outputs=[outputs[i] for i in data["outputs"]], best=outputs[data["best"]],
-                worst=outputs[data["worst"]], **common, **_common(data),
+                outputs=[outputs[i] for i in data["outputs"]],
+                best=outputs[data["best"]],
+                worst=outputs[data["worst"]],
+                **common,
+                **_common(data),
             ),
         )
-        return Response(_answer(BestWorstOutputSerializer, judgement, handles=handles, sent=serializer.validated_data),
-                        status=status.HTTP_201_CREATED)
+        return Response(
+            _answer(BestWorstOutputSerializer, judgement, handles=handles, sent=serializer.validated_data),
+            status=status.HTTP_201_CREATED,
+        )
 
 
 class SpanInputSerializer(serializers.Serializer):
@@ -358,8 +399,9 @@ class SpanInputSerializer(serializers.Serializer):
     end = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=2**31 - 1)
     severity = serializers.ChoiceField(choices=ErrorSpan.Severity.choices)
     missing = serializers.BooleanField(required=False, default=False)
-    category = serializers.CharField(required=False, max_length=300,
-                                     help_text='MQM: the error category, e.g. "Accuracy/Mistranslation"')
+    category = serializers.CharField(
+        required=False, max_length=300, help_text='MQM: the error category, e.g. "Accuracy/Mistranslation"'
+    )
 
     class Meta:
         ref_name = "ErrorSpanCreate"
@@ -369,9 +411,13 @@ class SpanJudgementListApi(ApiAuthMixin, APIView):
     class InputSerializer(JudgementInputSerializer):
         output = OutputRefField()
         score = ScoreField(required=False, help_text="ESA: the 0-100 score; MQM: ignored (computed from the spans)")
-        spans = SpanInputSerializer(many=True, required=False, max_length=200,
-                                    help_text="Character offsets into the output (end exclusive), or "
-                                              '{"missing": true, "severity": ...} for omitted content.')
+        spans = SpanInputSerializer(
+            many=True,
+            required=False,
+            max_length=200,
+            help_text="Character offsets into the output (end exclusive), or "
+            '{"missing": true, "severity": ...} for omitted content.',
+        )
 
         class Meta:
             ref_name = "SpanJudgementCreate"
@@ -395,8 +441,11 @@ class SpanJudgementListApi(ApiAuthMixin, APIView):
         serializer.is_valid(raise_exception=True)
         data, handles = _translated(request, serializer.validated_data)
         spans = [
-            {k: v for k, v in span.items() if not (k in ("start", "end") and v is None)
-             and not (k == "missing" and v is False)}
+            {
+                k: v
+                for k, v in span.items()
+                if not (k in ("start", "end") and v is None) and not (k == "missing" and v is False)
+            }
             for span in data.get("spans", [])
         ]
         judgement = _submit(
@@ -404,7 +453,11 @@ class SpanJudgementListApi(ApiAuthMixin, APIView):
             data=data,
             output_ids=[data["output"]],
             create=lambda *, outputs, **common: span_judgement_create(
-                output=outputs[data["output"]], score=data.get("score"), spans=spans, **common, **_common(data),
+                output=outputs[data["output"]],
+                score=data.get("score"),
+                spans=spans,
+                **common,
+                **_common(data),
             ),
         )
         if handles.allow_ids:
@@ -413,8 +466,14 @@ class SpanJudgementListApi(ApiAuthMixin, APIView):
         # Annotators: the spans as sent, whatever kind of unit (a control's judgement is not
         # stored in the judgement tables: reading it back would tell it apart).
         answer = _answer(SpanOutputSerializer, judgement, handles=handles, sent=serializer.validated_data)
-        answer["spans"] = [{"start": span.get("start"), "end": span.get("end"), "severity": span["severity"],
-                            "missing": bool(span.get("missing")),
-                            **({"category": span["category"]} if span.get("category") else {})}
-                           for span in spans]
+        answer["spans"] = [
+            {
+                "start": span.get("start"),
+                "end": span.get("end"),
+                "severity": span["severity"],
+                "missing": bool(span.get("missing")),
+                **({"category": span["category"]} if span.get("category") else {}),
+            }
+            for span in spans
+        ]
         return Response(answer, status=status.HTTP_201_CREATED)

@@ -1,4 +1,5 @@
 """Projects and their members."""
+
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
@@ -53,9 +54,7 @@ class ProjectListApi(ApiAuthMixin, APIView):
             queryset=projects, serializer_class=ProjectOutputSerializer, request=request, view=self
         )
 
-    @extend_schema(
-        operation_id="projects_create", request=InputSerializer, responses={201: ProjectOutputSerializer}
-    )
+    @extend_schema(operation_id="projects_create", request=InputSerializer, responses={201: ProjectOutputSerializer})
     def post(self, request: Request) -> Response:
         """Create a project; the creator becomes its owner.
 
@@ -148,14 +147,16 @@ class MembershipDetailApi(ApiAuthMixin, APIView):
         require_owner(user=request.user, project=project)
         return get_object_or_404(Membership.objects.select_related("user", "project"), project=project, pk=member_pk)
 
-    @extend_schema(operation_id="projects_members_update", request=InputSerializer,
-                   responses={200: MembershipOutputSerializer})
+    @extend_schema(
+        operation_id="projects_members_update", request=InputSerializer, responses={200: MembershipOutputSerializer}
+    )
     def patch(self, request: Request, pk: int, member_pk: int) -> Response:
         membership = self._membership(request, pk, member_pk)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        membership = membership_add(project=membership.project, user=membership.user,
-                                    role=serializer.validated_data["role"])
+        membership = membership_add(
+            project=membership.project, user=membership.user, role=serializer.validated_data["role"]
+        )
         return Response(MembershipOutputSerializer(membership).data)
 
     @extend_schema(operation_id="projects_members_remove", request=None, responses={204: None})
@@ -171,11 +172,18 @@ class MembersBulkApi(ApiAuthMixin, APIView):
     one-time login link. All or nothing: 400 lists every bad line as "line N: ..."."""
 
     class InputSerializer(serializers.Serializer):
-        usernames = serializers.ListField(child=serializers.CharField(max_length=1000, allow_blank=True),
-                                          required=False, max_length=MAX_USERNAMES,
-                                          help_text="Usernames, one per entry.")
-        text = serializers.CharField(required=False, allow_blank=True, max_length=256 * 1024,
-                                     help_text="Or a text: one username per line, or comma separated.")
+        usernames = serializers.ListField(
+            child=serializers.CharField(max_length=1000, allow_blank=True),
+            required=False,
+            max_length=MAX_USERNAMES,
+            help_text="Usernames, one per entry.",
+        )
+        text = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            max_length=256 * 1024,
+            help_text="Or a text: one username per line, or comma separated.",
+        )
         links_for_existing = serializers.BooleanField(default=False)
 
         class Meta:
@@ -203,13 +211,22 @@ class MembersBulkApi(ApiAuthMixin, APIView):
         # A list is numbered like the lines of a text: entry 1 is line 1.
         text = "\n".join(data["usernames"]) if "usernames" in data else data.get("text", "")
         try:
-            result = annotators_add_bulk(project=project, text=text, created_by=request.user,
-                                         links_for_existing=data["links_for_existing"])
+            result = annotators_add_bulk(
+                project=project, text=text, created_by=request.user, links_for_existing=data["links_for_existing"]
+            )
         except ValidationError as exc:
             raise ValidationError({"usernames": exc.messages}) from None
         base = request.build_absolute_uri("/")
-        return Response(self.OutputSerializer({
-            "project": project.name, "members": result.members, "created": result.created,
-            "added": result.added, "unchanged": result.unchanged, "no_link": result.no_link,
-            "links": {name: login_link_url(token=token, base_url=base) for name, token in result.links.items()},
-        }).data)
+        return Response(
+            self.OutputSerializer(
+                {
+                    "project": project.name,
+                    "members": result.members,
+                    "created": result.created,
+                    "added": result.added,
+                    "unchanged": result.unchanged,
+                    "no_link": result.no_link,
+                    "links": {name: login_link_url(token=token, base_url=base) for name, token in result.links.items()},
+                }
+            ).data
+        )

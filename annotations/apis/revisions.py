@@ -1,5 +1,6 @@
 """`POST /api/assignments/{id}/revise/`: new answers for a unit already submitted, while its batch
 is open (`annotations.services.revisions.unit_revise`)."""
+
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
@@ -47,7 +48,8 @@ class UnitReviseApi(ApiAuthMixin, APIView):
         staff = assignment.member_role in STAFF_ROLES
         # Handles (and, for owners and researchers, ids) to ids, at the boundary as in submit.
         judgements, shown_order = unit_submission_translate(
-            handles_for(assignment, allow_ids=staff), judgements=data["judgements"], shown_order=data.get("shown_order"))
+            handles_for(assignment, allow_ids=staff), judgements=data["judgements"], shown_order=data.get("shown_order")
+        )
         result = unit_revise(
             annotator=assignment.annotator,
             assignment_id=assignment.pk,

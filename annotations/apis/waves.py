@@ -1,4 +1,5 @@
 """POST /api/campaigns/{id}/waves/ {"name": ...}: a second wave of the campaign (researchers only)."""
+
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
@@ -20,9 +21,12 @@ class WaveCreateApi(ApiAuthMixin, APIView):
         class Meta:
             ref_name = "WaveCreate"
 
-    @extend_schema(operation_id="campaigns_wave_create", request=InputSerializer,
-                   responses={201: CampaignOutputSerializer},
-                   summary="Open a second wave: the same units and settings, annotators disjoint from this one's")
+    @extend_schema(
+        operation_id="campaigns_wave_create",
+        request=InputSerializer,
+        responses={201: CampaignOutputSerializer},
+        summary="Open a second wave: the same units and settings, annotators disjoint from this one's",
+    )
     def post(self, request: Request, pk: int) -> Response:
         campaign = campaign_for_staff(user=request.user, pk=pk)
         serializer = self.InputSerializer(data=request.data)

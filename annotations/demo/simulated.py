@@ -11,6 +11,7 @@ find.
 Nothing here pretends to be real: the campaigns' names end in SIMULATED, their instructions say
 so, and the annotators are named `simulated-1`, `simulated-2`, ... on every page and in the card.
 """
+
 from __future__ import annotations
 
 import random
@@ -26,8 +27,10 @@ from annotations.services.projects import annotator_get_or_create
 from annotations.services.submissions import unit_submit
 
 SIMULATED = "(simulated annotators)"
-NOTICE = ("**These judgements come from simulated annotators**, not people: the workbench's demo "
-          "fills this campaign so that the analysis pages have something to show. ")
+NOTICE = (
+    "**These judgements come from simulated annotators**, not people: the workbench's demo "
+    "fills this campaign so that the analysis pages have something to show. "
+)
 
 
 def _quality(campaign: Campaign) -> dict[str, float]:
@@ -62,8 +65,13 @@ class SimulatedAnnotator:
         impressions (`Protocol.simulated_answers`; MQM sends no score: the server computes it)."""
         protocol = protocols.of(campaign)
         outputs = payload["item"]["outputs"]
-        return [answer for criterion in campaign.criteria for answer in protocol.simulated_answers(
-            campaign, criterion, outputs, lambda output: self.value(output["text"]), self.rng)]
+        return [
+            answer
+            for criterion in campaign.criteria
+            for answer in protocol.simulated_answers(
+                campaign, criterion, outputs, lambda output: self.value(output["text"]), self.rng
+            )
+        ]
 
     def work(self, campaign: Campaign, *, limit: int) -> int:
         """Take and submit up to `limit` units; fewer when the engine has nothing left for this annotator."""
@@ -72,15 +80,22 @@ class SimulatedAnnotator:
             assignment, _ = assignment_next(campaign=campaign, annotator=self.annotator)
             if assignment is None:
                 return done
-            payload = assignment_payload(assignment=assignment,
-                                         enrolment=enrolment_for(campaign=campaign, annotator=self.annotator))
+            payload = assignment_payload(
+                assignment=assignment, enrolment=enrolment_for(campaign=campaign, annotator=self.annotator)
+            )
             ms = self.rng.randint(700, 2500) if self.careless else self.rng.randint(4000, 25000)
             # The time on a unit is measured by the server from the hand-out: a simulated
             # annotator "works" by moving its hand-out back.
-            Assignment.objects.filter(pk=assignment.pk).update(active_since=F("active_since") - timedelta(milliseconds=ms))
-            unit_submit(annotator=self.annotator, assignment_id=assignment.pk,
-                        judgements=self.answers(campaign, payload), shown_order=payload["shown_order"],
-                        time_spent_ms=ms)
+            Assignment.objects.filter(pk=assignment.pk).update(
+                active_since=F("active_since") - timedelta(milliseconds=ms)
+            )
+            unit_submit(
+                annotator=self.annotator,
+                assignment_id=assignment.pk,
+                judgements=self.answers(campaign, payload),
+                shown_order=payload["shown_order"],
+                time_spent_ms=ms,
+            )
             done += 1
         return done
 
@@ -90,8 +105,12 @@ def campaign_simulate(campaign: Campaign, *, annotators: int, seed: int) -> int:
     that the work spreads over all of them (the last one careless); returns the units submitted."""
     quality = _quality(campaign)
     crowd = [
-        SimulatedAnnotator(annotator_get_or_create(project=campaign.dataset.project, name=f"simulated-{n}"),
-                           quality=quality, careless=(n == annotators and annotators > 2), seed=seed * 100 + n)
+        SimulatedAnnotator(
+            annotator_get_or_create(project=campaign.dataset.project, name=f"simulated-{n}"),
+            quality=quality,
+            careless=(n == annotators and annotators > 2),
+            seed=seed * 100 + n,
+        )
         for n in range(1, annotators + 1)
     ]
     submitted = 0

@@ -1,4 +1,5 @@
 """Export of validated datasets with provenance and a HEDS dataset card (see `service.py`)."""
+
 from annotations.export.service import (
     FORMATS,
     ExportFailed,

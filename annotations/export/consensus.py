@@ -12,6 +12,7 @@ A unit's consensus is its protocol's (`Protocol.unit_consensus`):
 A unit judged by fewer than two annotators has no consensus (None). An item's consensus is the
 mean over its units and criteria that have one.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -24,8 +25,12 @@ def item_consensus(protocol: Protocol, rows: list[JudgementRow], scales: dict[st
     groups: dict[tuple, list] = defaultdict(list)
     for r in rows:
         groups[(protocol.unit_key(r), r.criterion)].append(protocol.consensus_value(r))
-    return mean_or_none([protocol.unit_consensus(values, scales.get(criterion, (None, None)))
-                         for (_, criterion), values in groups.items()])
+    return mean_or_none(
+        [
+            protocol.unit_consensus(values, scales.get(criterion, (None, None)))
+            for (_, criterion), values in groups.items()
+        ]
+    )
 
 
 def mean_or_none(values: list[float]) -> float | None:

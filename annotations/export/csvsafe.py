@@ -11,6 +11,7 @@ are neutralised.
 `SafeWriter`, `csv_text` and `csv_response` are the one CSV writer of the
 workbench: every cell, header cells included, goes through `neutralise`.
 """
+
 from __future__ import annotations
 
 import csv
@@ -74,7 +75,7 @@ def csv_response(filename: str, header: list, rows) -> HttpResponse:
 
 
 # Kept in the plain `filename=` fallback: what every client reads the same inside quotes.
-_FALLBACK_UNSAFE = re.compile(r'[^A-Za-z0-9 ._()\[\]+-]')
+_FALLBACK_UNSAFE = re.compile(r"[^A-Za-z0-9 ._()\[\]+-]")
 
 
 def attachment_header(name: str) -> str:
@@ -85,4 +86,4 @@ def attachment_header(name: str) -> str:
     name = _CONTROL.sub("_", name)[:200] or "download"
     fallback = _FALLBACK_UNSAFE.sub("_", name)
     encoded = quote(name, safe="")
-    return f'attachment; filename="{fallback}"; filename*=UTF-8\'\'{encoded}'
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{encoded}"

@@ -14,6 +14,7 @@ applies itself; the filters count what it left out. Then, as asked, in this orde
 
 The counts before and after each step go into the dataset card.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -34,8 +35,12 @@ class Step:
     items_after: int | None = None
 
     def as_json(self) -> dict:
-        found = {"filter": self.key, "label": self.label, "judgements_before": self.judgements_before,
-                 "judgements_after": self.judgements_after}
+        found = {
+            "filter": self.key,
+            "label": self.label,
+            "judgements_before": self.judgements_before,
+            "judgements_after": self.judgements_after,
+        }
         if self.items_before is not None:
             found.update(items_before=self.items_before, items_after=self.items_after)
         return found
@@ -46,9 +51,9 @@ class Filters:
     protocol: Protocol
     redundancy: int
     scales: dict[str, tuple]
-    system_ids: set[int] | None = None          # None: every system of the campaign
-    criteria: set[str] | None = None             # None: every criterion
-    annotator_ids: set[int] | None = None        # None: every annotator
+    system_ids: set[int] | None = None  # None: every system of the campaign
+    criteria: set[str] | None = None  # None: every criterion
+    annotator_ids: set[int] | None = None  # None: every annotator
     complete_units_only: bool = False
     min_consensus: float | None = None
     steps: list[Step] = field(default_factory=list)
@@ -74,8 +79,11 @@ class Filters:
         """The (complete) judgements of one item that pass every filter ([] when the item is dropped)."""
         kept = self._count(self._status, judgements, judgements)
         if self.system_ids is not None:
-            kept = self._count(self.step("systems"), kept, [
-                j for j in kept if all(output_system.get(o) in self.system_ids for o in j.output_ids())])
+            kept = self._count(
+                self.step("systems"),
+                kept,
+                [j for j in kept if all(output_system.get(o) in self.system_ids for o in j.output_ids())],
+            )
         if self.criteria is not None:
             kept = self._count(self.step("criteria"), kept, [j for j in kept if j.criterion in self.criteria])
         if self.annotator_ids is not None:
@@ -84,8 +92,11 @@ class Filters:
             judges: dict[tuple, set] = defaultdict(set)
             for j in kept:
                 judges[(self.protocol.unit_key(j), j.criterion)].add(j.annotator_id)
-            kept = self._count(self.step("complete_units"), kept, [
-                j for j in kept if len(judges[(self.protocol.unit_key(j), j.criterion)]) >= self.redundancy])
+            kept = self._count(
+                self.step("complete_units"),
+                kept,
+                [j for j in kept if len(judges[(self.protocol.unit_key(j), j.criterion)]) >= self.redundancy],
+            )
         if self.min_consensus is not None:
             step = self.step("consensus")
             value = item_consensus(self.protocol, kept, self.scales)

@@ -6,6 +6,7 @@ transaction commits. The worker writes the folder with `export_dataset` (streami
 memory), zips it on disk and records progress on the job; the download view streams the zip
 from disk (FileResponse), so nothing large is ever held in a web process's memory.
 """
+
 from __future__ import annotations
 
 import logging
@@ -56,18 +57,26 @@ def _queue(job_id: int) -> None:
         export_job_run_task.delay(job_id)
     except Exception:
         log.exception("could not queue export job %s", job_id)
-        _finish(job_id, status=ExportJob.Status.FAILED,
-                errors=["the export could not be handed to a worker (the task queue is unreachable). Try again later."])
+        _finish(
+            job_id,
+            status=ExportJob.Status.FAILED,
+            errors=["the export could not be handed to a worker (the task queue is unreachable). Try again later."],
+        )
 
 
 def options_from_json(data: dict) -> ExportOptions:
     return ExportOptions(
-        fmt=data.get("format", "jsonl"), real_annotator_ids=bool(data.get("real_annotator_ids")),
-        included_only=bool(data.get("included_only")), min_consensus=data.get("min_consensus"),
-        complete_units_only=bool(data.get("complete_units_only")), systems=data.get("systems") or None,
-        criteria=data.get("criteria") or None, licence=data.get("licence") or "",
+        fmt=data.get("format", "jsonl"),
+        real_annotator_ids=bool(data.get("real_annotator_ids")),
+        included_only=bool(data.get("included_only")),
+        min_consensus=data.get("min_consensus"),
+        complete_units_only=bool(data.get("complete_units_only")),
+        systems=data.get("systems") or None,
+        criteria=data.get("criteria") or None,
+        licence=data.get("licence") or "",
         chunk_items=int(data["chunk_items"]) if data.get("chunk_items") else None,
-        annotator_figures=bool(data.get("annotator_figures")))
+        annotator_figures=bool(data.get("annotator_figures")),
+    )
 
 
 def export_job_run(*, job_id: int) -> ExportJob | None:
@@ -88,20 +97,31 @@ def export_job_run(*, job_id: int) -> ExportJob | None:
     shutil.rmtree(folder, ignore_errors=True)
     name = slugify(job.campaign.name) or "export"
     try:
-        result = export_dataset(campaign=job.campaign, out=folder / name, options=options_from_json(job.options),
-                                progress=_progress_reporter(job.pk))
+        result = export_dataset(
+            campaign=job.campaign,
+            out=folder / name,
+            options=options_from_json(job.options),
+            progress=_progress_reporter(job.pk),
+        )
         archive = folder / f"{name}-{job.options.get('format', 'jsonl')}.zip"
         _zip(folder / name, archive)
     except ExportFailed as exc:
         _finish(job.pk, status=ExportJob.Status.FAILED, errors=exc.problems)
     except Exception:
         log.exception("export job %s failed", job_id)
-        _finish(job.pk, status=ExportJob.Status.FAILED,
-                errors=["the export failed on the server. Try again, or ask an administrator to look at the "
-                        "worker's log."])
+        _finish(
+            job.pk,
+            status=ExportJob.Status.FAILED,
+            errors=["the export failed on the server. Try again, or ask an administrator to look at the worker's log."],
+        )
     else:
-        _finish(job.pk, status=ExportJob.Status.SUCCEEDED, result=result.as_json() | {"out": name},
-                archive=str(archive.relative_to(Path(settings.MEDIA_ROOT))), size=archive.stat().st_size)
+        _finish(
+            job.pk,
+            status=ExportJob.Status.SUCCEEDED,
+            result=result.as_json() | {"out": name},
+            archive=str(archive.relative_to(Path(settings.MEDIA_ROOT))),
+            size=archive.stat().st_size,
+        )
     job.refresh_from_db()
     return job
 
@@ -124,16 +144,31 @@ def _progress_reporter(job_id: int):
             return
         last[0] = now
         ExportJob.objects.filter(pk=job_id, status=ExportJob.Status.RUNNING).update(
-            progress=min(1.0, max(0.0, fraction)) * 0.95, updated_at=timezone.now())
+            progress=min(1.0, max(0.0, fraction)) * 0.95, updated_at=timezone.now()
+        )
 
     return report
 
 
-def _finish(job_id: int, *, status: str, errors: list[str] | None = None, result: dict | None = None,
-            archive: str = "", size: int | None = None) -> None:
+def _finish(
+    job_id: int,
+    *,
+    status: str,
+    errors: list[str] | None = None,
+    result: dict | None = None,
+    archive: str = "",
+    size: int | None = None,
+) -> None:
     ExportJob.objects.filter(pk=job_id).update(
-        status=status, progress=1.0, errors=errors or [], result=result or {}, archive=archive, size=size,
-        finished_at=timezone.now(), updated_at=timezone.now())
+        status=status,
+        progress=1.0,
+        errors=errors or [],
+        result=result or {},
+        archive=archive,
+        size=size,
+        finished_at=timezone.now(),
+        updated_at=timezone.now(),
+    )
 
 
 def export_job_archive(job: ExportJob) -> Path | None:

@@ -3,6 +3,7 @@
 Reads through `metrics.selectors` (issue 7) when it is there; until then the same query is
 written here. Without the metric-run models nothing is exported (an empty list).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -10,7 +11,7 @@ from dataclasses import dataclass, field
 
 @dataclass
 class RunScores:
-    key: str            # the column name: the metric, or "metric#2" when two signatures share a metric
+    key: str  # the column name: the metric, or "metric#2" when two signatures share a metric
     metric: str
     signature: str
     higher_is_better: bool | None
@@ -29,11 +30,18 @@ def metric_scores(*, dataset) -> list[RunScores]:
     for run in sorted(runs, key=lambda r: (r.metric, r.signature)):
         seen[run.metric] = seen.get(run.metric, 0) + 1
         key = run.metric if seen[run.metric] == 1 else f"{run.metric}#{seen[run.metric]}"
-        found.append(RunScores(
-            key=key, metric=run.metric, signature=run.signature, higher_is_better=run.higher_is_better,
-            corpus={k: v for k, v in (run.corpus or {}).items() if k != "systems"},
-            finished_at=run.finished_at.isoformat() if run.finished_at else None,
-            scores=_scores_by_output(run), systems=_system_scores(run)))
+        found.append(
+            RunScores(
+                key=key,
+                metric=run.metric,
+                signature=run.signature,
+                higher_is_better=run.higher_is_better,
+                corpus={k: v for k, v in (run.corpus or {}).items() if k != "systems"},
+                finished_at=run.finished_at.isoformat() if run.finished_at else None,
+                scores=_scores_by_output(run),
+                systems=_system_scores(run),
+            )
+        )
     return found
 
 

@@ -4,6 +4,7 @@ Imported into `annotations.models` so the model belongs to the `annotations` app
 process only creates this row; the worker writes the export folder and a zip of it under
 MEDIA_ROOT/exports/<id>/, and the download view streams the zip from disk.
 """
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -19,8 +20,7 @@ class ExportJob(TimeStampedModel):
         FAILED = "failed", "Failed"
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="export_jobs")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
-                             related_name="export_jobs")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="export_jobs")
     # annotations.export.ExportOptions as a dict.
     options = models.JSONField(default=dict)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)

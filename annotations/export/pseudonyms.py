@@ -6,6 +6,7 @@ gets the same pseudonym, so agreement and per-annotator analysis still
 work), unlinkable across exports (the key is never stored or written), and
 computed without the annotator's name, username or email ever being read.
 """
+
 from __future__ import annotations
 
 import hashlib

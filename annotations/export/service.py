@@ -11,6 +11,7 @@ card), plus campaign.json (the campaign's configuration, enough to re-create it)
 writes the three tables as .csv; `--format hf` writes the JSONL files and a card whose YAML header
 declares the configs `outputs` and `judgements` for `datasets.load_dataset`.
 """
+
 from __future__ import annotations
 
 import json
@@ -41,8 +42,14 @@ FORMATS = ("jsonl", "csv", "hf")
 # answer in memory) are computed only when quality control is in use or asked for (--included-only).
 RELIABILITY_MAX_JUDGEMENTS = 200_000
 CHUNK_JUDGEMENTS = 10_000
-RELIABILITY_KEYS = ("agreement_with_others", "controls_passed", "self_consistency", "median_seconds",
-                    "straight_lining", "mann_whitney_p")
+RELIABILITY_KEYS = (
+    "agreement_with_others",
+    "controls_passed",
+    "self_consistency",
+    "median_seconds",
+    "straight_lining",
+    "mann_whitney_p",
+)
 
 
 class ExportFailed(DomainError):
@@ -77,10 +84,17 @@ class ExportOptions:
     chunk_items: int | None = None
 
     def as_json(self) -> dict:
-        return {"format": self.fmt, "real_annotator_ids": self.real_annotator_ids,
-                "included_only": self.included_only, "min_consensus": self.min_consensus,
-                "complete_units_only": self.complete_units_only, "systems": self.systems,
-                "criteria": self.criteria, "licence": self.licence, "annotator_figures": self.annotator_figures}
+        return {
+            "format": self.fmt,
+            "real_annotator_ids": self.real_annotator_ids,
+            "included_only": self.included_only,
+            "min_consensus": self.min_consensus,
+            "complete_units_only": self.complete_units_only,
+            "systems": self.systems,
+            "criteria": self.criteria,
+            "licence": self.licence,
+            "annotator_figures": self.annotator_figures,
+        }
 
 
 @dataclass
@@ -97,9 +111,17 @@ class ExportResult:
     seconds: float = 0.0
 
     def as_json(self) -> dict:
-        return {"campaign": self.campaign, "out": str(self.out), "files": self.files,
-                "judgements": self.judgements, "outputs": self.outputs, "items": self.items,
-                "annotators": self.annotators, "filters": self.filters, "agreement": self.agreement}
+        return {
+            "campaign": self.campaign,
+            "out": str(self.out),
+            "files": self.files,
+            "judgements": self.judgements,
+            "outputs": self.outputs,
+            "items": self.items,
+            "annotators": self.annotators,
+            "filters": self.filters,
+            "agreement": self.agreement,
+        }
 
 
 def export_options_check(*, campaign: Campaign, options: ExportOptions) -> None:
@@ -121,8 +143,9 @@ def export_options_check(*, campaign: Campaign, options: ExportOptions) -> None:
         raise ExportFailed(problems)
 
 
-def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
-                   progress: Callable[[float], None] | None = None) -> ExportResult:
+def export_dataset(
+    *, campaign: Campaign, out: Path, options: ExportOptions, progress: Callable[[float], None] | None = None
+) -> ExportResult:
     """Write the export folder `out` (created; must be empty if it exists)."""
     started = time.monotonic()
     export_options_check(campaign=campaign, options=options)
@@ -142,8 +165,9 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
 
     filters = Filters(protocol=protocol, redundancy=campaign.redundancy, scales=scales)
     # Partial and abandoned work is never read (the reader keeps complete judgements only): counted here.
-    filters.not_counted(protocol.model.objects.filter(campaign=campaign).exclude(
-        status=JudgementBase.Status.COMPLETE).count())
+    filters.not_counted(
+        protocol.model.objects.filter(campaign=campaign).exclude(status=JudgementBase.Status.COMPLETE).count()
+    )
     if options.systems:
         filters.system_ids = set(systems)
         filters.add_step("systems", f"systems {', '.join(sorted(systems.values()))} only")
@@ -152,19 +176,23 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
         filters.add_step("criteria", f"criteria {', '.join(criteria)} only")
     if options.included_only:
         if included is None:
-            filters.add_step("annotators", "included annotators only: quality control is not in use for this "
-                                           "campaign, so every annotator is kept")
+            filters.add_step(
+                "annotators",
+                "included annotators only: quality control is not in use for this campaign, so every annotator is kept",
+            )
             filters.annotator_ids = None
             step = filters.step("annotators")
             step.judgements_before = step.judgements_after = -1  # filled in below
         else:
             filters.annotator_ids = included
-            filters.add_step("annotators", f"included annotators only ({len(included)} of {len(quality)} kept "
-                                           f"by quality control)")
+            filters.add_step(
+                "annotators", f"included annotators only ({len(included)} of {len(quality)} kept by quality control)"
+            )
     if options.complete_units_only:
         filters.complete_units_only = True
-        filters.add_step("complete_units", f"complete units only (judged by at least k = {campaign.redundancy} "
-                                           f"annotators)")
+        filters.add_step(
+            "complete_units", f"complete units only (judged by at least k = {campaign.redundancy} annotators)"
+        )
     if options.min_consensus is not None:
         filters.min_consensus = options.min_consensus
         step = filters.add_step("consensus", f"items whose consensus is at least {options.min_consensus:g}")
@@ -183,14 +211,24 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
     reliability = {pk: _reliability(q) for pk, q in quality.items()}
 
     ext = "csv" if options.fmt == "csv" else "jsonl"
-    n_refs = (Reference.objects.filter(item__dataset=campaign.dataset).values("item_id")
-              .annotate(n=Count("id")).aggregate(m=Max("n"))["m"] or 0)
+    n_refs = (
+        Reference.objects.filter(item__dataset=campaign.dataset)
+        .values("item_id")
+        .annotate(n=Count("id"))
+        .aggregate(m=Max("n"))["m"]
+        or 0
+    )
     if ext == "csv":
-        dataset_columns = ["item", "source", "data", "meta"] + [
-            "reference" if k == 0 else f"reference_{k + 1}" for k in range(n_refs)] + [
-            f"output:{name}" for name in sorted(systems.values())]
-        tables = {"dataset": CsvTable(out / "dataset.csv", dataset_columns),
-                  "judgements": CsvTable(out / "judgements.csv"), "outputs": CsvTable(out / "outputs.csv")}
+        dataset_columns = (
+            ["item", "source", "data", "meta"]
+            + ["reference" if k == 0 else f"reference_{k + 1}" for k in range(n_refs)]
+            + [f"output:{name}" for name in sorted(systems.values())]
+        )
+        tables = {
+            "dataset": CsvTable(out / "dataset.csv", dataset_columns),
+            "judgements": CsvTable(out / "judgements.csv"),
+            "outputs": CsvTable(out / "outputs.csv"),
+        }
     else:
         tables = {name: JsonlTable(out / f"{name}.jsonl") for name in ("dataset", "judgements", "outputs")}
     exact = options.real_annotator_ids  # nothing to unlink: times as measured
@@ -203,31 +241,43 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
     agreement: dict[str, ag.TableBuilder] = defaultdict(lambda: ag.TableBuilder(protocol, identity=identity))
     # cESA: the pairwise protocol's agreement on the preferences its scores imply, labelled derived.
     derived: dict[str, ag.TableBuilder] = defaultdict(
-        lambda: ag.TableBuilder(protocol.pairs_protocol(), identity=identity))
+        lambda: ag.TableBuilder(protocol.pairs_protocol(), identity=identity)
+    )
     annotators_seen: set[int] = set()
     total_items = Item.objects.filter(dataset=campaign.dataset).count()
     chunk_items = options.chunk_items or _chunk_items(campaign, protocol, total_items)
     done_items = 0
     try:
-        items = (Item.objects.filter(dataset=campaign.dataset).order_by("position", "id")
-                 .values_list("id", "external_id", "source", "data", "meta").iterator(chunk_size=chunk_items))
+        items = (
+            Item.objects.filter(dataset=campaign.dataset)
+            .order_by("position", "id")
+            .values_list("id", "external_id", "source", "data", "meta")
+            .iterator(chunk_size=chunk_items)
+        )
         for chunk in _chunks(items, chunk_items):
             item_ids = [row[0] for row in chunk]
             outputs = defaultdict(list)  # item id -> [(output id, system id, text)]
             output_system, output_text = {}, {}
-            for pk, item_id, system_id, text in Output.objects.filter(item_id__in=item_ids).order_by(
-                    "item_id", "id").values_list("id", "item_id", "system_id", "text"):
+            for pk, item_id, system_id, text in (
+                Output.objects.filter(item_id__in=item_ids)
+                .order_by("item_id", "id")
+                .values_list("id", "item_id", "system_id", "text")
+            ):
                 output_system[pk] = system_id
                 output_text[pk] = text
                 if system_id in systems:
                     outputs[item_id].append((pk, system_id, text))
             references = defaultdict(list)
-            for item_id, text in Reference.objects.filter(item_id__in=item_ids).order_by(
-                    "item_id", "position").values_list("item_id", "text"):
+            for item_id, text in (
+                Reference.objects.filter(item_id__in=item_ids)
+                .order_by("item_id", "position")
+                .values_list("item_id", "text")
+            ):
                 references[item_id].append(text)
             judged = defaultdict(list)
-            for j in campaign_judgements(campaign=campaign, annotators=ALL, item_ids=item_ids,
-                                         chunk_items=len(item_ids)):
+            for j in campaign_judgements(
+                campaign=campaign, annotators=ALL, item_ids=item_ids, chunk_items=len(item_ids)
+            ):
                 judged[j.item_id].append(j)
             all_names = _system_names(systems, output_system)
 
@@ -236,32 +286,65 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
                 if filters.item_dropped(kept):
                     continue
                 item_outputs = sorted(outputs.get(item_id, []), key=lambda o: systems[o[1]])
-                tables["dataset"].write(_dataset_row(ext, external_id, source, data, meta, references[item_id],
-                                                     [(systems[s], t) for _, s, t in item_outputs]))
+                tables["dataset"].write(
+                    _dataset_row(
+                        ext,
+                        external_id,
+                        source,
+                        data,
+                        meta,
+                        references[item_id],
+                        [(systems[s], t) for _, s, t in item_outputs],
+                    )
+                )
                 for j in kept:
-                    tables["judgements"].write(_judgement_row(
-                        protocol, j, external_id, all_names, output_system, output_text, pseudonym, systems,
-                        exact=exact))
+                    tables["judgements"].write(
+                        _judgement_row(
+                            protocol,
+                            j,
+                            external_id,
+                            all_names,
+                            output_system,
+                            output_text,
+                            pseudonym,
+                            systems,
+                            exact=exact,
+                        )
+                    )
                     annotators_seen.add(j.annotator_id)
                     if extra_file is not None and j.criterion == criteria[0]:
-                        extra_file.write(j, item=external_id, system=all_names.get(output_system.get(j.output_id)),
-                                         annotator=pseudonym(j.annotator_id), source=source,
-                                         text=output_text.get(j.output_id), meta=meta, campaign=campaign.name)
+                        extra_file.write(
+                            j,
+                            item=external_id,
+                            system=all_names.get(output_system.get(j.output_id)),
+                            annotator=pseudonym(j.annotator_id),
+                            source=source,
+                            text=output_text.get(j.output_id),
+                            meta=meta,
+                            campaign=campaign.name,
+                        )
                 for j in kept:
                     agreement[j.criterion].add([j])
                 if protocol.derives_pairs:  # a screen's judgements are all of one item
                     for pair in protocol.pair_rows(kept):
                         derived[pair.criterion].add([pair])
-                stats = protocol.output_stats(kept, output_ids=[o[0] for o in item_outputs], criteria=criteria,
-                                              scales=scales)
+                stats = protocol.output_stats(
+                    kept, output_ids=[o[0] for o in item_outputs], criteria=criteria, scales=scales
+                )
                 consensus = item_consensus(protocol, kept, scales)
                 for pk, system_id, text in item_outputs:
-                    tables["outputs"].write({
-                        "item": external_id, "system": systems[system_id], "text": text,
-                        "item_consensus": consensus, "human": stats[pk],
-                        "metrics": {run.key: {"score": run.scores.get(pk), "signature": run.signature}
-                                    for run in runs},
-                    })
+                    tables["outputs"].write(
+                        {
+                            "item": external_id,
+                            "system": systems[system_id],
+                            "text": text,
+                            "item_consensus": consensus,
+                            "human": stats[pk],
+                            "metrics": {
+                                run.key: {"score": run.scores.get(pk), "signature": run.signature} for run in runs
+                            },
+                        }
+                    )
             done_items += len(chunk)
             if progress:
                 progress(done_items / total_items if total_items else 1.0)
@@ -274,9 +357,13 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
         annotators = CsvTable(out / "annotators.csv") if ext == "csv" else JsonlTable(out / "annotators.jsonl")
         try:
             for pk in sorted(annotators_seen, key=pseudonym):
-                annotators.write({"annotator": pseudonym(pk),
-                                  "included": None if not qc_active else pk in included,
-                                  **(reliability.get(pk) or {key: None for key in RELIABILITY_KEYS})})
+                annotators.write(
+                    {
+                        "annotator": pseudonym(pk),
+                        "included": None if not qc_active else pk in included,
+                        **(reliability.get(pk) or {key: None for key in RELIABILITY_KEYS}),
+                    }
+                )
         finally:
             annotators.close()
 
@@ -285,37 +372,68 @@ def export_dataset(*, campaign: Campaign, out: Path, options: ExportOptions,
         previous = filters.steps[filters.steps.index(step) - 1]
         step.judgements_before = step.judgements_after = previous.judgements_after
     # The reader's words (annotations.selectors.judgements), so the card matches the other surfaces.
-    who = (f"included annotators only ({len(included)} of {len(quality)})"
-           if options.included_only and included is not None else "all annotators")
-    figures = {c: _agreement_json(ag.criterion_agreement(protocol, None, table=agreement[c].table(),
-                                                         scale=campaign.criterion_scale(c), annotators=who))
-               for c in [c for c in campaign.criteria if c in agreement] + sorted(set(agreement) - set(campaign.criteria))}
+    who = (
+        f"included annotators only ({len(included)} of {len(quality)})"
+        if options.included_only and included is not None
+        else "all annotators"
+    )
+    figures = {
+        c: _agreement_json(
+            ag.criterion_agreement(
+                protocol, None, table=agreement[c].table(), scale=campaign.criterion_scale(c), annotators=who
+            )
+        )
+        for c in [c for c in campaign.criteria if c in agreement] + sorted(set(agreement) - set(campaign.criteria))
+    }
     if protocol.derives_pairs:
         for c, builder in derived.items():
             if c in figures:
-                found = _agreement_json(ag.criterion_agreement(protocol.pairs_protocol(), None, table=builder.table(),
-                                                               scale=(None, None), annotators=who))
+                found = _agreement_json(
+                    ag.criterion_agreement(
+                        protocol.pairs_protocol(), None, table=builder.table(), scale=(None, None), annotators=who
+                    )
+                )
                 found["headline"]["label"] = f"{found['headline']['label']}, {protocol.derived_pairs_label}"
                 figures[c]["pairwise_derived"] = found
     result = ExportResult(
-        campaign=campaign.name, out=out, files=[], judgements=tables["judgements"].rows,
-        outputs=tables["outputs"].rows, items=tables["dataset"].rows, annotators=len(annotators_seen),
-        filters=[s.as_json() for s in filters.steps], agreement=figures)
+        campaign=campaign.name,
+        out=out,
+        files=[],
+        judgements=tables["judgements"].rows,
+        outputs=tables["outputs"].rows,
+        items=tables["dataset"].rows,
+        annotators=len(annotators_seen),
+        filters=[s.as_json() for s in filters.steps],
+        agreement=figures,
+    )
     configuration = campaign_configuration(campaign=campaign, systems=sorted(systems.values()), criteria=criteria)
     configuration["agreement"] = {c: f["headline"] for c, f in figures.items()}
     if protocol.derives_pairs:
-        configuration["agreement_pairwise_derived"] = {c: f["pairwise_derived"]["headline"]
-                                                       for c, f in figures.items() if "pairwise_derived" in f}
+        configuration["agreement_pairwise_derived"] = {
+            c: f["pairwise_derived"]["headline"] for c, f in figures.items() if "pairwise_derived" in f
+        }
     rankings, waves = _rankings_and_waves(campaign, INCLUDED if options.included_only else ALL)
     if waves is not None:
         configuration["waves"] = waves
-    (out / "campaign.json").write_text(json.dumps(configuration, ensure_ascii=False, indent=2) + "\n",
-                                       encoding="utf-8")
-    (out / "README.md").write_text(card_text(
-        campaign=campaign, options=options, result=result, configuration=configuration, runs=runs,
-        qc_active=qc_active, n_quality=len(quality), n_included=len(included or ()),
-        reliability_computed=reliability_computed, rankings=rankings, waves=waves,
-        items_total=total_items, ext=ext), encoding="utf-8")
+    (out / "campaign.json").write_text(json.dumps(configuration, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    (out / "README.md").write_text(
+        card_text(
+            campaign=campaign,
+            options=options,
+            result=result,
+            configuration=configuration,
+            runs=runs,
+            qc_active=qc_active,
+            n_quality=len(quality),
+            n_included=len(included or ()),
+            reliability_computed=reliability_computed,
+            rankings=rankings,
+            waves=waves,
+            items_total=total_items,
+            ext=ext,
+        ),
+        encoding="utf-8",
+    )
     result.files = sorted(p.name for p in out.iterdir())
     result.seconds = time.monotonic() - started
     return result
@@ -328,6 +446,8 @@ def _rankings_and_waves(campaign: Campaign, annotators: str) -> tuple[dict | Non
 
     rankings = ranking_report(campaign=campaign, annotators=annotators, bootstrap=0)
     return rankings, waves_report(campaign=campaign, annotators=annotators)
+
+
 class _ExtraFile:
     """A protocol's extra judgements file (`Protocol.export_file`): tab-separated, unquoted, one
     header row, then the protocol's rows, written as they come; or, for a `.jsonl` name, one JSON
@@ -350,8 +470,18 @@ class _ExtraFile:
 
 def _agreement_json(figures: dict) -> dict:
     """The card's and campaign.json's agreement figures: the headline with its label, every level."""
-    return {key: figures[key] for key in ("headline", "krippendorff_alpha", "not_headline", "n_units",
-                                          "n_annotators", "n_judgements", "variant")}
+    return {
+        key: figures[key]
+        for key in (
+            "headline",
+            "krippendorff_alpha",
+            "not_headline",
+            "n_units",
+            "n_annotators",
+            "n_judgements",
+            "variant",
+        )
+    }
 
 
 def _chunk_items(campaign: Campaign, protocol: Protocol, total_items: int) -> int:
@@ -377,7 +507,6 @@ def _campaign_systems(campaign: Campaign) -> dict[int, str]:
     return chosen or dict(System.objects.filter(dataset=campaign.dataset).values_list("id", "name"))
 
 
-
 def _system_names(systems: dict[int, str], output_system: dict[int, int]) -> dict[int, str]:
     """System names of every output of the chunk (a shown order may name systems left out of the export)."""
     missing = set(output_system.values()) - set(systems)
@@ -394,10 +523,14 @@ def _quality(campaign: Campaign, protocol: Protocol, *, needed: bool) -> tuple[d
 
     # The test of annotations.quality.selectors.quality_control_active, without importing that module
     # (it loads scipy.stats: seconds and ~60 MB) when the figures are not needed.
-    active = any(model.objects.filter(campaign=campaign).exists()
-                 for model in (QualitySettings, ControlJudgement, GoldUnit, AnnotatorDecision))
-    if not (active or needed) and protocol.model.objects.filter(
-            campaign=campaign, status="complete").count() > RELIABILITY_MAX_JUDGEMENTS:
+    active = any(
+        model.objects.filter(campaign=campaign).exists()
+        for model in (QualitySettings, ControlJudgement, GoldUnit, AnnotatorDecision)
+    )
+    if (
+        not (active or needed)
+        and protocol.model.objects.filter(campaign=campaign, status="complete").count() > RELIABILITY_MAX_JUDGEMENTS
+    ):
         return {}, False, False
     from annotations.quality.selectors import campaign_quality, quality_control_active
 
@@ -409,34 +542,56 @@ def _reliability(quality) -> dict:
     return {key: found.get(key) for key in RELIABILITY_KEYS}
 
 
-def _dataset_row(ext: str, external_id: str, source: str, data, meta, references: list[str],
-                 outputs: list[tuple[str, str]]) -> dict:
+def _dataset_row(
+    ext: str, external_id: str, source: str, data, meta, references: list[str], outputs: list[tuple[str, str]]
+) -> dict:
     if ext == "csv":
-        row = {"item": external_id, "source": source or None, "data": json.dumps(data) if data else None,
-               "meta": json.dumps(meta, ensure_ascii=False) if meta else None}
+        row = {
+            "item": external_id,
+            "source": source or None,
+            "data": json.dumps(data) if data else None,
+            "meta": json.dumps(meta, ensure_ascii=False) if meta else None,
+        }
         row.update({"reference" if k == 0 else f"reference_{k + 1}": text for k, text in enumerate(references)})
         row.update({f"output:{name}": text for name, text in outputs})
         return row
-    return {"item": external_id, "source": source, "data": data, "references": references,
-            "outputs": dict(outputs), "meta": meta}
+    return {
+        "item": external_id,
+        "source": source,
+        "data": data,
+        "references": references,
+        "outputs": dict(outputs),
+        "meta": meta,
+    }
 
 
-def _judgement_row(protocol: Protocol, j: JudgementRow, external_id: str, names: dict[int, str],
-                   output_system: dict, output_text: dict, pseudonym: Pseudonyms, exported: dict[int, str], *,
-                   exact: bool) -> dict:
+def _judgement_row(
+    protocol: Protocol,
+    j: JudgementRow,
+    external_id: str,
+    names: dict[int, str],
+    output_system: dict,
+    output_text: dict,
+    pseudonym: Pseudonyms,
+    exported: dict[int, str],
+    *,
+    exact: bool,
+) -> dict:
     """One judgement. With pseudonyms, nothing on the row is peculiar to its annotator beyond the
     judgement itself (what was judged, how, and the time spent on it): no per-annotator figures
     (annotators.jsonl has them, on request) and the day instead of the moment it was judged. A
     microsecond timestamp is the same in every export of the judgement, so it would tell which
     pseudonyms of two exports are one annotator."""
+
     def name(output_id):
         return names.get(output_system.get(output_id))
 
     # Outputs of systems left out of the export are left out of the shown order too, so that the
     # file imports back against the exported dataset.
     shown = [o for o in (j.shown_order or []) if output_system.get(o) in exported] or j.output_ids()
-    fields, texts, shown = protocol.export_fields(j, name=name, annotator=pseudonym(j.annotator_id),
-                                                  text=output_text.get, shown=shown)
+    fields, texts, shown = protocol.export_fields(
+        j, name=name, annotator=pseudonym(j.annotator_id), text=output_text.get, shown=shown
+    )
     row: dict = {"item": external_id, **fields}
     row["time_spent_ms"] = j.time_spent_ms
     row["shown_order"] = [name(o) for o in shown]
@@ -446,7 +601,8 @@ def _judgement_row(protocol: Protocol, j: JudgementRow, external_id: str, names:
         "status": j.status,
         "origin": j.origin,
         "judged_at" if exact else "judged_on": (judged.isoformat() if exact else judged.date().isoformat())
-        if judged else None,
+        if judged
+        else None,
         # Whose clock `time_spent_ms` is: the workbench's server (hand-out to submit), or the tool the
         # judgement was imported from (kept as imported).
         "time_measured_by": "import" if j.origin == "import" else "server",

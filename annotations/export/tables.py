@@ -6,6 +6,7 @@ flattens nested objects into dotted column names (`provenance.status`,
 run as a formula, header cells included (`csvsafe.SafeWriter`). Its header is taken from the first row: every row of a table has
 the same keys.
 """
+
 from __future__ import annotations
 
 import json

@@ -5,6 +5,7 @@ through `annotations.services`, reads through `annotations.selectors`. One
 module per part (datasets, campaigns and the engine's rows, judgements,
 import jobs); everything is importable from here.
 """
+
 from annotations.models.base import TimeStampedModel  # noqa: F401
 from annotations.models.campaigns import Annotator, Assignment, Campaign, Enrolment, Unit  # noqa: F401
 from annotations.models.datasets import Dataset, Item, Membership, Output, Project, Reference, System  # noqa: F401
@@ -35,5 +36,6 @@ from annotations.export.models import ExportJob  # noqa: E402,F401
 
 # Join links of crowd studies (annotations.studies).
 from annotations.studies.models import JoinLink, JoinParticipant  # noqa: E402,F401
+
 # One-time login links for accounts made by owners (annotations.services.login_links).
 from annotations.models.login_links import LoginLink  # noqa: E402,F401

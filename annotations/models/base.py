@@ -1,4 +1,5 @@
 """The timestamped base every model of the workbench extends."""
+
 from django.db import models
 
 

@@ -1,4 +1,5 @@
 """Campaigns, annotators, and the assignment engine's rows: units, enrolments, assignments."""
+
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
@@ -64,8 +65,12 @@ class Campaign(TimeStampedModel):
         RESEARCHER = "researcher", "A researcher"
         ADAPTIVE = "adaptive", "Adaptive allocation's stopping rule"
 
-    allocation = models.CharField(max_length=20, choices=Allocation.choices, default=Allocation.OVERLAP_FIRST,
-                                  db_default=Allocation.OVERLAP_FIRST.value)
+    allocation = models.CharField(
+        max_length=20,
+        choices=Allocation.choices,
+        default=Allocation.OVERLAP_FIRST,
+        db_default=Allocation.OVERLAP_FIRST.value,
+    )
     # Adaptive: the knobs of annotations.allocation.adaptive.AdaptiveParams, all filled in.
     allocation_params = models.JSONField(default=dict, blank=True)
     # Adaptive: the last verdict ({"verdict": ..., "checks": n, "at_judgements": n, "checked_at": iso}),
@@ -97,8 +102,9 @@ class Campaign(TimeStampedModel):
                 name="campaign_scale_ordered",
             ),
             models.CheckConstraint(condition=Q(redundancy__gte=1), name="campaign_redundancy_positive"),
-            models.CheckConstraint(condition=Q(allocation__in=["overlap-first", "spread", "adaptive"]),
-                                   name="campaign_allocation_valid"),
+            models.CheckConstraint(
+                condition=Q(allocation__in=["overlap-first", "spread", "adaptive"]), name="campaign_allocation_valid"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -119,8 +125,15 @@ class Campaign(TimeStampedModel):
         Default widget: buttons for a whole-number scale of at most 11 points,
         a slider for other bounded scales, a number field for unbounded ones.
         """
-        config = {"name": name, "question": "", "scale_min": self.scale_min, "scale_max": self.scale_max,
-                  "widget": "", "min_label": "", "max_label": ""}
+        config = {
+            "name": name,
+            "question": "",
+            "scale_min": self.scale_min,
+            "scale_max": self.scale_max,
+            "widget": "",
+            "min_label": "",
+            "max_label": "",
+        }
         for entry in self.criteria_config or []:
             if isinstance(entry, dict) and entry.get("name") == name:
                 config.update({k: v for k, v in entry.items() if v is not None or k in ("scale_min", "scale_max")})
@@ -228,10 +241,16 @@ class Unit(TimeStampedModel):
             models.Index(fields=["campaign", "id"], condition=Q(n_taken__lt=F("redundancy")), name="unit_open_slots"),
             # Overlap-first and adaptive picks (annotations.services.assignments): started units short of k,
             # then fresh units, each in the campaign's planned order.
-            models.Index(fields=["campaign", "position"], name="unit_started_by_position",
-                         condition=Q(n_taken__gt=0, n_taken__lt=F("redundancy"), kind="regular")),
-            models.Index(fields=["campaign", "position"], name="unit_fresh_by_position",
-                         condition=Q(n_taken=0, kind="regular", wanted=True)),
+            models.Index(
+                fields=["campaign", "position"],
+                name="unit_started_by_position",
+                condition=Q(n_taken__gt=0, n_taken__lt=F("redundancy"), kind="regular"),
+            ),
+            models.Index(
+                fields=["campaign", "position"],
+                name="unit_fresh_by_position",
+                condition=Q(n_taken=0, kind="regular", wanted=True),
+            ),
         ]
 
 

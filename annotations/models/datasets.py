@@ -1,4 +1,5 @@
 """Projects and their members; datasets: items, references, systems and outputs."""
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -9,9 +10,7 @@ from annotations.models.base import TimeStampedModel
 class Project(TimeStampedModel):
     name = models.CharField(max_length=200, unique=True)
     description = models.TextField(blank=True)
-    members = models.ManyToManyField(
-        settings.AUTH_USER_MODEL, through="Membership", related_name="projects"
-    )
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Membership", related_name="projects")
 
     class Meta:
         ordering = ["name"]

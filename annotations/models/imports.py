@@ -1,4 +1,5 @@
 """Uploaded files imported by a worker."""
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q

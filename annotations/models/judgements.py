@@ -1,4 +1,5 @@
 """Judgements of every protocol, and the error spans of ESA judgements."""
+
 from django.db import models
 from django.db.models import F, Q
 
@@ -209,8 +210,10 @@ class ErrorSpan(models.Model):
                 condition=Q(severity__in=["neutral", "minor", "major", "critical"]), name="errorspan_severity_valid_mqm"
             ),
             models.CheckConstraint(
-                condition=(Q(missing=True, start__isnull=True, end__isnull=True)
-                           | Q(missing=False, start__isnull=False, end__isnull=False, start__lt=F("end"))),
+                condition=(
+                    Q(missing=True, start__isnull=True, end__isnull=True)
+                    | Q(missing=False, start__isnull=False, end__isnull=False, start__lt=F("end"))
+                ),
                 name="errorspan_offsets_or_missing",
             ),
         ]

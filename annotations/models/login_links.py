@@ -1,4 +1,5 @@
 """One-time login links: how an account made by an owner (no password) first logs in."""
+
 import hashlib
 
 from django.conf import settings
@@ -27,8 +28,9 @@ class LoginLink(TimeStampedModel):
     # The project the link was issued for (whose owner may re-issue it).
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="login_links")
     # None: issued from the command line.
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
-                                   related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     expires_at = models.DateTimeField()
     used_at = models.DateTimeField(null=True, blank=True)
 

@@ -8,6 +8,7 @@ signature stay as provenance). A random share of the outputs is held back: annot
 them without suggestions, so the analysis can measure automation bias. Annotators never learn
 where the suggestions came from (no metric name, no score).
 """
+
 from django.db import models
 from django.db.models import F, Q
 
@@ -30,8 +31,9 @@ class SpanPrefill(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.CheckConstraint(condition=Q(holdout__gte=0) & Q(holdout__lt=1),
-                                              name="spanprefill_holdout_share")]
+        constraints = [
+            models.CheckConstraint(condition=Q(holdout__gte=0) & Q(holdout__lt=1), name="spanprefill_holdout_share")
+        ]
 
 
 class SpanSuggestion(models.Model):
@@ -56,9 +58,12 @@ class SpanSuggestion(models.Model):
             models.UniqueConstraint(fields=["campaign", "output", "position"], name="spansuggestion_unique_position"),
             models.CheckConstraint(condition=Q(severity__in=SEVERITIES), name="spansuggestion_severity_valid"),
             models.CheckConstraint(
-                condition=(Q(missing=True, start__isnull=True, end__isnull=True)
-                           | Q(missing=False, start__isnull=False, end__isnull=False, start__lt=F("end"))),
-                name="spansuggestion_offsets_or_missing"),
+                condition=(
+                    Q(missing=True, start__isnull=True, end__isnull=True)
+                    | Q(missing=False, start__isnull=False, end__isnull=False, start__lt=F("end"))
+                ),
+                name="spansuggestion_offsets_or_missing",
+            ),
         ]
 
 
@@ -76,10 +81,12 @@ class SuggestionDecision(models.Model):
         DELETED = "deleted", "Deleted"
         ADDED = "added", "Added"
 
-    judgement = models.ForeignKey(SpanJudgement, on_delete=models.CASCADE, related_name="suggestion_decisions",
-                                  db_constraint=False)
-    suggestion = models.ForeignKey(SpanSuggestion, on_delete=models.CASCADE, null=True, blank=True,
-                                   related_name="decisions")
+    judgement = models.ForeignKey(
+        SpanJudgement, on_delete=models.CASCADE, related_name="suggestion_decisions", db_constraint=False
+    )
+    suggestion = models.ForeignKey(
+        SpanSuggestion, on_delete=models.CASCADE, null=True, blank=True, related_name="decisions"
+    )
     decision = models.CharField(max_length=10, choices=Decision.choices)
     start = models.PositiveIntegerField(null=True, blank=True)
     end = models.PositiveIntegerField(null=True, blank=True)
@@ -89,9 +96,12 @@ class SuggestionDecision(models.Model):
     class Meta:
         ordering = ["judgement", "id"]
         constraints = [
-            models.CheckConstraint(condition=Q(decision__in=["accepted", "edited", "deleted", "added"]),
-                                   name="suggestiondecision_valid"),
-            models.CheckConstraint(condition=Q(decision="added", suggestion__isnull=True)
-                                   | (~Q(decision="added") & Q(suggestion__isnull=False)),
-                                   name="suggestiondecision_added_has_no_suggestion"),
+            models.CheckConstraint(
+                condition=Q(decision__in=["accepted", "edited", "deleted", "added"]), name="suggestiondecision_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(decision="added", suggestion__isnull=True)
+                | (~Q(decision="added") & Q(suggestion__isnull=False)),
+                name="suggestiondecision_added_has_no_suggestion",
+            ),
         ]

@@ -1,4 +1,5 @@
 """Human-evaluation protocols: one class each, looked up by name (see base.py)."""
+
 from annotations.protocols.base import AgreementSpec, Protocol  # noqa: F401
 from annotations.protocols.rows import JudgementRow  # noqa: F401
 from annotations.protocols.registry import (  # noqa: F401

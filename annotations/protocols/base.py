@@ -30,6 +30,7 @@ campaign stores the name, so adding one needs no migration.
 
 Adding a protocol: docs/architecture.md, "Add a protocol".
 """
+
 from __future__ import annotations
 
 import math
@@ -166,8 +167,11 @@ class Protocol(ImportShape):
 
     def settings_summary(self, campaign) -> list[tuple[str, str]]:
         """(label, value) rows the campaign page shows for this protocol's own settings."""
-        return [(o.title or o.label, o.format(self.option(campaign, o.name))) for o in self.options
-                if o.format(self.option(campaign, o.name))]
+        return [
+            (o.title or o.label, o.format(self.option(campaign, o.name)))
+            for o in self.options
+            if o.format(self.option(campaign, o.name))
+        ]
 
     def anchor(self, campaign) -> float | None:
         """The magnitude of the anchor output shown beside the outputs (`shows_anchor` protocols)."""
@@ -200,8 +204,9 @@ class Protocol(ImportShape):
         if not self.has_scale and low is not None:
             raise ValidationError({"criteria_config": f"{criterion}: a {self.name} campaign has no rating scale."})
         if self.scale_required and low is None:
-            raise ValidationError({"scale_min": f"{criterion}: a Likert / direct-assessment criterion needs a "
-                                                "scale, e.g. 1-5 or 0-100."})
+            raise ValidationError(
+                {"scale_min": f"{criterion}: a Likert / direct-assessment criterion needs a scale, e.g. 1-5 or 0-100."}
+            )
 
     def judged_outputs(self, judgements, output_ids: set[int]) -> set[int]:
         """Which of a unit's outputs these judgements (a queryset of one annotator, item and
@@ -210,8 +215,9 @@ class Protocol(ImportShape):
 
     # ---- units --------------------------------------------------------------------------
 
-    def plan_item(self, campaign, item_index: int, outputs: list[tuple[int, int]],
-                  rng: random.Random) -> Iterator[list[tuple[int, int]]]:
+    def plan_item(
+        self, campaign, item_index: int, outputs: list[tuple[int, int]], rng: random.Random
+    ) -> Iterator[list[tuple[int, int]]]:
         """The units of one item: groups of (output id, system id)."""
         for output in outputs:
             yield [output]
@@ -243,8 +249,14 @@ class Protocol(ImportShape):
         """(unsaved judgement, its spans or None) for one checked answer (`check_answer`) of a unit:
         `base` the common fields, `order` the unit's outputs as shown."""
         low, high = campaign.criterion_scale(answer["criterion"])
-        return self.model(**base, criterion=answer["criterion"], output_id=answer["output"], score=answer["score"],
-                          scale_min=low, scale_max=high), None
+        return self.model(
+            **base,
+            criterion=answer["criterion"],
+            output_id=answer["output"],
+            score=answer["score"],
+            scale_min=low,
+            scale_max=high,
+        ), None
 
     def stored_answer(self, judgement, *, order: Sequence[int], campaign) -> dict:
         """A stored judgement as the submission that stored it sent it (the revise page starts there)."""
@@ -253,8 +265,10 @@ class Protocol(ImportShape):
     def control_submission(self, criterion: str, record: Mapping, order: Sequence[int]) -> list[dict]:
         """A control unit's stored answer for one criterion (built by `control_answer`) as a
         submission's answers, in the order shown."""
-        return [{"criterion": criterion, "output": int(output), "score": score}
-                for output, score in (record.get("scores") or {}).items()]
+        return [
+            {"criterion": criterion, "output": int(output), "score": score}
+            for output, score in (record.get("scores") or {}).items()
+        ]
 
     def draft_answer(self, answer: Mapping, draft: dict, *, index: int, page_id) -> None:
         """Put one answer into the draft `annotate.js` restores (`fields` by input name, `touched`);
@@ -272,8 +286,9 @@ class Protocol(ImportShape):
     # which output was damaged.
     degraded_file_hint: str = ""
 
-    def control_file_answer(self, obj: Mapping, *, control: str, item_id: int, lookup, check, errors: list[str]
-                            ) -> tuple[dict, int | None, dict[str, int]] | None:
+    def control_file_answer(
+        self, obj: Mapping, *, control: str, item_id: int, lookup, check, errors: list[str]
+    ) -> tuple[dict, int | None, dict[str, int]] | None:
         """The answer of a quality-control file line (`obj`, keys already checked): (the control's
         answer record, the output it is about or None, {system name: output id} it names), or None
         with `errors`. `lookup.output(item, system, errors, what)`, `lookup.text(output)`;
@@ -303,8 +318,13 @@ class Protocol(ImportShape):
             score = answer.get("score")
             low, high = spec.get("min", -math.inf), spec.get("max", math.inf)
             if score is None or not low <= score <= high:
-                bounds = (f"{low:g} to {high:g}" if "min" in spec and "max" in spec
-                          else f"at least {low:g}" if "min" in spec else f"at most {high:g}")
+                bounds = (
+                    f"{low:g} to {high:g}"
+                    if "min" in spec and "max" in spec
+                    else f"at least {low:g}"
+                    if "min" in spec
+                    else f"at most {high:g}"
+                )
                 problems.append(f"the score is outside the expected range ({bounds})")
         return problems
 
@@ -320,14 +340,18 @@ class Protocol(ImportShape):
         protocols: each output's score, read from the protocol's own judgement model."""
         from annotations.models import JudgementBase
 
-        return [(item, str(system), float(score)) for item, system, score in self.model.objects.filter(
-            campaign=campaign, criterion=criterion, status=JudgementBase.Status.COMPLETE,
-        ).values_list("item_id", "output__system_id", "score")]
+        return [
+            (item, str(system), float(score))
+            for item, system, score in self.model.objects.filter(
+                campaign=campaign,
+                criterion=criterion,
+                status=JudgementBase.Status.COMPLETE,
+            ).values_list("item_id", "output__system_id", "score")
+        ]
 
     # ---- simulated annotators (the demo's finished campaigns, tests) ----------------------------
 
-    def simulated_answers(self, campaign, criterion: str, outputs: Sequence[Mapping], impression, rng
-                          ) -> list[dict]:
+    def simulated_answers(self, campaign, criterion: str, outputs: Sequence[Mapping], impression, rng) -> list[dict]:
         """A simulated annotator's answers to one question of a unit, in the unit API's shape (output
         ids): `outputs` as the annotator's payload shows them (`id`, `text`), `impression(output)` the
         annotator's 0-100 opinion of one (drawn once per output, in order), `rng` their random.Random.
@@ -339,8 +363,11 @@ class Protocol(ImportShape):
             value = impression(output)
             answer = {"criterion": criterion, "output": output["id"]}
             if self.has_scale:
-                answer["score"] = (float(round(max(1.0, 2 * value))) if low is None or high is None
-                                   else float(round(low + (high - low) * value / 100)))
+                answer["score"] = (
+                    float(round(max(1.0, 2 * value)))
+                    if low is None or high is None
+                    else float(round(low + (high - low) * value / 100))
+                )
             answer.update(self.simulated_extra(campaign, output, value, rng))
             answers.append(answer)
         return answers
@@ -395,21 +422,22 @@ class Protocol(ImportShape):
     # Whether a unit shows one output (the card's counterbalancing line); others show several side by side.
     one_output_per_unit: bool = True
 
-    def export_fields(self, row: JudgementRow, *, name, annotator: str, text, shown: list[int]
-                      ) -> tuple[dict, dict, list[int]]:
+    def export_fields(
+        self, row: JudgementRow, *, name, annotator: str, text, shown: list[int]
+    ) -> tuple[dict, dict, list[int]]:
         """The protocol's part of a judgements.jsonl row, between "item" and "time_spent_ms", in the
         judgement import format: (fields, output texts for the provenance, the shown order as output
         ids). `name` and `text` give an output's system name and text; `shown` is the stored order."""
-        fields = {"system": name(row.output_id), "annotator": annotator, "criterion": row.criterion,
-                  "score": row.score}
+        fields = {"system": name(row.output_id), "annotator": annotator, "criterion": row.criterion, "score": row.score}
         fields.update((key, getattr(row, key)) for key in self.export_extra)
         return fields, {"output_text": text(row.output_id)}, shown
 
     def empty_stats(self) -> dict:
         return {key: 0 if key in self.stat_counts else None for key in self.stat_keys}
 
-    def output_stats(self, rows: Iterable[JudgementRow], *, output_ids: list[int], criteria: list[str],
-                     scales: dict[str, tuple]) -> dict[int, dict[str, dict]]:
+    def output_stats(
+        self, rows: Iterable[JudgementRow], *, output_ids: list[int], criteria: list[str], scales: dict[str, tuple]
+    ) -> dict[int, dict[str, dict]]:
         """output id -> criterion -> aggregated human scores, for the outputs of one item: n, mean,
         sd (sample standard deviation, n >= 2) and the unit's consensus."""
         stats = {o: {c: self.empty_stats() for c in criteria} for o in output_ids}
@@ -511,8 +539,10 @@ class Protocol(ImportShape):
     def gold_answers(self, answer: dict, real) -> list[dict]:
         """A control's answer in the terms of `annotations.quality.gold.gold_check`, one per output
         answered; `real(alias)` is the real output id behind an alias."""
-        return [{"score": score, "spans": (answer.get("spans") or {}).get(alias, [])}
-                for alias, score in answer.get("scores", {}).items()]
+        return [
+            {"score": score, "spans": (answer.get("spans") or {}).get(alias, [])}
+            for alias, score in answer.get("scores", {}).items()
+        ]
 
     def degraded_shown(self, outputs: list[int], victim: int) -> list[tuple[int, bool]]:
         """(output id, shown damaged) of a degraded control built from a unit's outputs: the unit
@@ -538,8 +568,13 @@ class Protocol(ImportShape):
 
     def check_criterion(self, criterion, *, campaign) -> str:
         if not isinstance(criterion, str) or criterion not in campaign.criteria:
-            raise AnswerError("criterion", "criterion", criterion=criterion, campaign=campaign.name,
-                              choices=", ".join(campaign.criteria))
+            raise AnswerError(
+                "criterion",
+                "criterion",
+                criterion=criterion,
+                campaign=campaign.name,
+                choices=", ".join(campaign.criteria),
+            )
         return criterion
 
     def check_score(self, score, *, campaign, criterion: str) -> float:
@@ -558,13 +593,23 @@ class Protocol(ImportShape):
 
     def check_output(self, output, unit_outputs: Sequence[int] | None) -> int:
         """An output id of the unit (any id when the caller already resolved the outputs)."""
-        if isinstance(output, bool) or not isinstance(output, int) or (
-                unit_outputs is not None and output not in unit_outputs):
+        if (
+            isinstance(output, bool)
+            or not isinstance(output, int)
+            or (unit_outputs is not None and output not in unit_outputs)
+        ):
             raise AnswerError("output", "output", value=output)
         return output
 
-    def check_answer(self, answer: Mapping, *, campaign, criterion, unit_outputs: Sequence[int] | None = None,
-                     texts: Mapping[int, str] | None = None) -> dict:
+    def check_answer(
+        self,
+        answer: Mapping,
+        *,
+        campaign,
+        criterion,
+        unit_outputs: Sequence[int] | None = None,
+        texts: Mapping[int, str] | None = None,
+    ) -> dict:
         """The answer to one question (`criterion`) of a unit, normalised, or `AnswerError`.
 
         `answer` holds the protocol's keys in output ids (ratings and ESA:
@@ -574,8 +619,10 @@ class Protocol(ImportShape):
         already checked by the caller); `texts`: output id -> text, for span offsets.
         """
         criterion = self.check_criterion(criterion, campaign=campaign)
-        return {"criterion": criterion, **self.check_value(answer, campaign=campaign, criterion=criterion,
-                                                           unit_outputs=unit_outputs, texts=texts)}
+        return {
+            "criterion": criterion,
+            **self.check_value(answer, campaign=campaign, criterion=criterion, unit_outputs=unit_outputs, texts=texts),
+        }
 
     def check_value(self, answer: Mapping, *, campaign, criterion: str, unit_outputs, texts) -> dict:
         """The protocol's part of `check_answer` (the criterion already checked)."""

@@ -1,5 +1,6 @@
 """Best-worst scaling (Louviere et al. 2015; Kiritchenko & Mohammad 2017): the best and the
 worst of a tuple of outputs of one input."""
+
 from __future__ import annotations
 
 import math
@@ -64,18 +65,31 @@ class BestWorst(Protocol):
     # Each output of a judged tuple is "best", "worst" or neither: one nominal value per
     # (tuple, output), so an annotator who swaps only the worst disagrees on two outputs, not
     # on the whole tuple.
-    agreement = AgreementSpec(level="nominal", variant=RAW, unit="output within a tuple",
-                              value="best (1), worst (-1) or neither (0)")
+    agreement = AgreementSpec(
+        level="nominal", variant=RAW, unit="output within a tuple", value="best (1), worst (-1) or neither (0)"
+    )
     template = "annotate/protocols/bws.html"
     script = "js/protocols/bws.js"
     shortcuts = "annotate/protocols/bws_keys.html"
 
     api_path = "/api/judgements/bestworst/"
-    options = (Option("tuple_size", INTEGER, 4, "Outputs per screen", minimum=2, maximum=20, flag="tuple-size",
-                      help="Best-worst tuple size: 2 to 20 outputs (default 4).", title="Best-worst tuple size"),)
+    options = (
+        Option(
+            "tuple_size",
+            INTEGER,
+            4,
+            "Outputs per screen",
+            minimum=2,
+            maximum=20,
+            flag="tuple-size",
+            help="Best-worst tuple size: 2 to 20 outputs (default 4).",
+            title="Best-worst tuple size",
+        ),
+    )
 
-    def plan_item(self, campaign, item_index: int, outputs: list[tuple[int, int]],
-                  rng: random.Random) -> Iterator[list[tuple[int, int]]]:
+    def plan_item(
+        self, campaign, item_index: int, outputs: list[tuple[int, int]], rng: random.Random
+    ) -> Iterator[list[tuple[int, int]]]:
         yield from balanced_tuples(outputs, max(2, self.option(campaign, "tuple_size")), rng)
 
     def units_of_item(self, campaign, n_outputs: int) -> int:
@@ -94,15 +108,23 @@ class BestWorst(Protocol):
 
     def agreement_unit_identity(self, key, identity) -> tuple[tuple, bool]:
         members, output = key
-        return (tuple(sorted(output_identity(identity, int(o)) for o in members.split("-"))),
-                output_identity(identity, output)), False
+        return (
+            tuple(sorted(output_identity(identity, int(o)) for o in members.split("-"))),
+            output_identity(identity, output),
+        ), False
 
     # ---- one answer, converted ------------------------------------------------------------------
 
     def judgement_row(self, campaign, base, answer, order) -> tuple:
         outputs = answer["outputs"]
-        return self.model(**base, criterion=answer["criterion"], outputs=sorted(outputs), tuple_key=tuple_key(outputs),
-                          best_id=answer["best"], worst_id=answer["worst"]), None
+        return self.model(
+            **base,
+            criterion=answer["criterion"],
+            outputs=sorted(outputs),
+            tuple_key=tuple_key(outputs),
+            best_id=answer["best"],
+            worst_id=answer["worst"],
+        ), None
 
     def stored_answer(self, judgement, *, order, campaign) -> dict:
         return {"criterion": judgement.criterion, "best": judgement.best_id, "worst": judgement.worst_id}
@@ -151,13 +173,23 @@ class BestWorst(Protocol):
         """Each output of a judged tuple: +1 best, -1 worst, 0 for the others."""
         from annotations.models import JudgementBase, Output
 
-        judgements = list(self.model.objects.filter(
-            campaign=campaign, criterion=criterion, status=JudgementBase.Status.COMPLETE,
-        ).values_list("item_id", "outputs", "best_id", "worst_id"))
-        system_of = dict(Output.objects.filter(
-            pk__in={o for _, outputs, _, _ in judgements for o in outputs}).values_list("pk", "system_id"))
-        return [(item, str(system_of.get(output)), 1.0 if output == best else -1.0 if output == worst else 0.0)
-                for item, outputs, best, worst in judgements for output in outputs]
+        judgements = list(
+            self.model.objects.filter(
+                campaign=campaign,
+                criterion=criterion,
+                status=JudgementBase.Status.COMPLETE,
+            ).values_list("item_id", "outputs", "best_id", "worst_id")
+        )
+        system_of = dict(
+            Output.objects.filter(pk__in={o for _, outputs, _, _ in judgements for o in outputs}).values_list(
+                "pk", "system_id"
+            )
+        )
+        return [
+            (item, str(system_of.get(output)), 1.0 if output == best else -1.0 if output == worst else 0.0)
+            for item, outputs, best, worst in judgements
+            for output in outputs
+        ]
 
     def output_scores(self, rows: list[JudgementRow], *, normalize: str = "none") -> dict[int, float]:
         """(#best - #worst) / #appearances of each output (Orme 2009's counting score)."""
@@ -202,15 +234,22 @@ class BestWorst(Protocol):
     stat_counts = frozenset({"n", "best", "worst"})
     one_output_per_unit = False
 
-    def export_fields(self, row: JudgementRow, *, name, annotator: str, text, shown: list[int]
-                      ) -> tuple[dict, dict, list[int]]:
+    def export_fields(
+        self, row: JudgementRow, *, name, annotator: str, text, shown: list[int]
+    ) -> tuple[dict, dict, list[int]]:
         order = shown if sorted(shown) == sorted(row.outputs) else list(row.outputs)
-        fields = {"annotator": annotator, "criterion": row.criterion, "outputs": [name(o) for o in order],
-                  "best": name(row.best_id), "worst": name(row.worst_id)}
+        fields = {
+            "annotator": annotator,
+            "criterion": row.criterion,
+            "outputs": [name(o) for o in order],
+            "best": name(row.best_id),
+            "worst": name(row.worst_id),
+        }
         return fields, {"output_texts": [text(o) for o in order]}, order
 
-    def output_stats(self, rows: Iterable[JudgementRow], *, output_ids: list[int], criteria: list[str],
-                     scales: dict[str, tuple]) -> dict[int, dict[str, dict]]:
+    def output_stats(
+        self, rows: Iterable[JudgementRow], *, output_ids: list[int], criteria: list[str], scales: dict[str, tuple]
+    ) -> dict[int, dict[str, dict]]:
         """n (tuples the output appeared in), best, worst, score = (best - worst) / n (Orme's counting score)."""
         stats = {o: {c: self.empty_stats() for c in criteria} for o in output_ids}
         for r in rows:
@@ -232,14 +271,15 @@ class BestWorst(Protocol):
             return None
         return (majority_share([best for best, _ in values]) + majority_share([worst for _, worst in values])) / 2
 
-
     # ---- quality control -----------------------------------------------------------------------
 
     def qc_habit(self, row: JudgementRow):
         """The screen positions of the best and of the worst ("?" when not shown)."""
         shown = list(row.shown_order or row.outputs)
-        return (shown.index(row.best_id) if row.best_id in shown else "?",
-                shown.index(row.worst_id) if row.worst_id in shown else "?")
+        return (
+            shown.index(row.best_id) if row.best_id in shown else "?",
+            shown.index(row.worst_id) if row.worst_id in shown else "?",
+        )
 
     def qc_originals(self, row: JudgementRow) -> list[tuple[int, object]]:
         return [(o, 1 if o == row.best_id else -1 if o == row.worst_id else 0) for o in row.outputs]
@@ -274,6 +314,7 @@ class BestWorst(Protocol):
 
     def gold_answers(self, answer: dict, real) -> list[dict]:
         return [{"best": real(int(answer["best"])), "worst": real(int(answer["worst"]))}]
+
     # ==== validation of one answer ====
 
     unit_sizes = (2, 10)
@@ -337,7 +378,8 @@ class BestWorst(Protocol):
 
     def stored_for_import(self, campaign, names: dict[int, str]) -> dict[tuple, tuple]:
         rows = self.model.objects.filter(campaign=campaign, annotator_id__in=list(names)).values_list(
-            "annotator_id", "tuple_key", "criterion", "best_id", "worst_id")
+            "annotator_id", "tuple_key", "criterion", "best_id", "worst_id"
+        )
         return {(names[a], k, c): (b, w) for a, k, c, b, w in rows}
 
     def import_fields(self, campaign, record) -> tuple:

@@ -2,6 +2,7 @@
 and a 0-100 score for each. Stored and validated exactly as ESA (one span judgement per output,
 the screen's outputs in `shown_order`); analysed like ESA and, pairwise, like side-by-side
 preferences: every two outputs of one screen give a preference from their two scores."""
+
 from __future__ import annotations
 
 import itertools
@@ -39,10 +40,22 @@ def derived_pairs(rows: Iterable[JudgementRow]) -> list[JudgementRow]:
         for a, b in itertools.combinations(sorted(judged), 2):
             ra, rb = judged[a], judged[b]
             winner = "a" if ra.score > rb.score else "b" if rb.score > ra.score else "tie"
-            out.append(JudgementRow(
-                id=min(ra.id, rb.id), annotator_id=ra.annotator_id, item_id=ra.item_id, criterion=ra.criterion,
-                status=ra.status, origin=ra.origin, time_spent_ms=None, shown_order=ra.shown_order,
-                created_at=ra.created_at, a_id=a, b_id=b, winner=winner))
+            out.append(
+                JudgementRow(
+                    id=min(ra.id, rb.id),
+                    annotator_id=ra.annotator_id,
+                    item_id=ra.item_id,
+                    criterion=ra.criterion,
+                    status=ra.status,
+                    origin=ra.origin,
+                    time_spent_ms=None,
+                    shown_order=ra.shown_order,
+                    created_at=ra.created_at,
+                    a_id=a,
+                    b_id=b,
+                    winner=winner,
+                )
+            )
     return out
 
 
@@ -54,9 +67,19 @@ class Cesa(Esa):
     # ESA's span marker (js/span_marker.js, inherited `scripts_first`), one per output card.
     script = "js/protocols/cesa.js"
     shortcuts = "annotate/protocols/cesa_keys.html"
-    options = (*Esa.options,
-               Option("tuple_size", INTEGER, 3, "Outputs per screen", minimum=2, maximum=5, flag="tuple-size",
-                      help="Contrastive ESA shows 2 to 5 outputs of one input side by side (default 3)."))
+    options = (
+        *Esa.options,
+        Option(
+            "tuple_size",
+            INTEGER,
+            3,
+            "Outputs per screen",
+            minimum=2,
+            maximum=5,
+            flag="tuple-size",
+            help="Contrastive ESA shows 2 to 5 outputs of one input side by side (default 3).",
+        ),
+    )
     unit_sizes = (2, 5)
     one_output_per_unit = False
     derives_pairs = True
@@ -65,8 +88,9 @@ class Cesa(Esa):
     def outputs_per_unit(self, campaign) -> int:
         return self.option(campaign, "tuple_size")
 
-    def plan_item(self, campaign, item_index: int, outputs: list[tuple[int, int]],
-                  rng: random.Random) -> Iterator[list[tuple[int, int]]]:
+    def plan_item(
+        self, campaign, item_index: int, outputs: list[tuple[int, int]], rng: random.Random
+    ) -> Iterator[list[tuple[int, int]]]:
         # Which systems share a screen is drawn per item; where each is shown is the engine's
         # counterbalancing (assignments.shown_order_choose), per annotator.
         shuffled = outputs[:]
@@ -75,9 +99,11 @@ class Cesa(Esa):
 
     def card_extra(self, config: dict, fmt) -> list[str]:
         size = (config.get("options") or {}).get("tuple_size", self.option_declared("tuple_size").default)
-        return [*super().card_extra(config, fmt),
-                f"- Contrastive ESA: {size} outputs of one input per screen, each with its "
-                "error spans and 0-100 score; pairwise figures derived from the scores of one screen"]
+        return [
+            *super().card_extra(config, fmt),
+            f"- Contrastive ESA: {size} outputs of one input per screen, each with its "
+            "error spans and 0-100 score; pairwise figures derived from the scores of one screen",
+        ]
 
     # ---- pairwise, derived from the scores ------------------------------------------------------
 

@@ -1,4 +1,5 @@
 """The rules an answer can break, one message each, and the error that carries one."""
+
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError

@@ -1,4 +1,5 @@
 """Error span annotation (ESA, Kocmi et al. 2024): error spans in one output, then a 0-100 score."""
+
 from __future__ import annotations
 
 import re
@@ -22,8 +23,9 @@ def spans_weight(spans) -> float:
 
 def spans_key(spans) -> tuple:
     """Spans in a comparable form (re-importing the same spans is a no-op)."""
-    return tuple(sorted((s["missing"], s["start"] or 0, s["end"] or 0, s["severity"], s.get("category") or "")
-                        for s in spans))
+    return tuple(
+        sorted((s["missing"], s["start"] or 0, s["end"] or 0, s["severity"], s.get("category") or "") for s in spans)
+    )
 
 
 def span_record(span) -> dict:
@@ -33,8 +35,12 @@ def span_record(span) -> dict:
     listed, so none of them is dropped on one path."""
     get = span.get if isinstance(span, Mapping) else (lambda key: getattr(span, key, None))
     missing = bool(get("missing"))
-    out = {"start": None if missing else get("start"), "end": None if missing else get("end"),
-           "severity": get("severity"), "missing": missing}
+    out = {
+        "start": None if missing else get("start"),
+        "end": None if missing else get("end"),
+        "severity": get("severity"),
+        "missing": missing,
+    }
     if get("category"):
         out["category"] = get("category")
     if get("suggestion") is not None:
@@ -66,9 +72,17 @@ class Esa(Protocol):
     gold_expected_keys = frozenset({"min", "max", "spans", "missing"})
     agreement = AgreementSpec(level="interval", variant=RAW, unit="output", value="0-100 score")
     default_scale = (0.0, 100.0)
-    options = (Option("severities", STRINGS, ["minor", "major"], "Error severities", choices=("minor", "major", "critical"),
-                      help="The severities annotators may give a span, from minor, major, critical (default minor, major).",
-                      flag="severities"),)
+    options = (
+        Option(
+            "severities",
+            STRINGS,
+            ["minor", "major"],
+            "Error severities",
+            choices=("minor", "major", "critical"),
+            help="The severities annotators may give a span, from minor, major, critical (default minor, major).",
+            flag="severities",
+        ),
+    )
     # The keys a span may have (MQM adds "category", checked by `check_span_extra`).
     # `suggestion`: the suggested span (ESA^AI, annotations.services.prefill) a span keeps or edits.
     span_keys = frozenset({"start", "end", "severity", "missing", "suggestion"})
@@ -84,8 +98,9 @@ class Esa(Protocol):
     stat_counts = frozenset({"n", "minor", "major", "critical", "missing"})
     export_extra = ("spans",)
 
-    def output_stats(self, rows: Iterable[JudgementRow], *, output_ids: list[int], criteria: list[str],
-                     scales: dict[str, tuple]) -> dict[int, dict[str, dict]]:
+    def output_stats(
+        self, rows: Iterable[JudgementRow], *, output_ids: list[int], criteria: list[str], scales: dict[str, tuple]
+    ) -> dict[int, dict[str, dict]]:
         """The ratings' figures, plus how many minor / major / critical spans and missing-content
         markers the annotators marked in total."""
         rows = list(rows)
@@ -101,10 +116,12 @@ class Esa(Protocol):
         lines = []
         prefill = config.get("prefill")
         if prefill:
-            lines.append(f"- AI-suggested spans (ESA^AI): from {prefill['metric']} run {prefill['run']} "
-                         f"(signature {prefill['signature'] or 'none'}); annotators accepted, edited or deleted "
-                         f"each and were not told the source; {prefill['held_back_outputs']} output(s) "
-                         f"(share {prefill['holdout']}) shown without suggestions")
+            lines.append(
+                f"- AI-suggested spans (ESA^AI): from {prefill['metric']} run {prefill['run']} "
+                f"(signature {prefill['signature'] or 'none'}); annotators accepted, edited or deleted "
+                f"each and were not told the source; {prefill['held_back_outputs']} output(s) "
+                f"(share {prefill['holdout']}) shown without suggestions"
+            )
         return lines
 
     # ---- one answer, converted ------------------------------------------------------------------
@@ -127,8 +144,10 @@ class Esa(Protocol):
 
     def control_submission(self, criterion, record, order) -> list[dict]:
         spans = record.get("spans") or {}
-        return [{**answer, "spans": [span_record(s) for s in spans.get(str(answer["output"]), [])]}
-                for answer in super().control_submission(criterion, record, order)]
+        return [
+            {**answer, "spans": [span_record(s) for s in spans.get(str(answer["output"]), [])]}
+            for answer in super().control_submission(criterion, record, order)
+        ]
 
     def draft_answer(self, answer, draft, *, index, page_id) -> None:
         # Each output's spans under its page id (cESA shows several); `spans`: the first's (ESA).
@@ -191,14 +210,18 @@ class Esa(Protocol):
         if score is None or original is None:
             return None
         original_score, original_weight = original
-        passed = (score < original_score or (score == original_score and spans_weight(spans) > original_weight)
-                  or (floor is not None and score == original_score == floor))
+        passed = (
+            score < original_score
+            or (score == original_score and spans_weight(spans) > original_weight)
+            or (floor is not None and score == original_score == floor)
+        )
         return score, original_score, floor, passed
 
     def control_answer(self, answer: dict, judgement, spans) -> None:
         super().control_answer(answer, judgement, spans)
         answer.setdefault("spans", {})[str(judgement.output_id)] = [
-            {k: v for k, v in span_record(span).items() if v is not None} for span in spans or []]
+            {k: v for k, v in span_record(span).items() if v is not None} for span in spans or []
+        ]
 
     # ==== validation of one answer ====
 
@@ -249,8 +272,9 @@ class Esa(Protocol):
                 cleaned.append({"start": None, "end": None, "severity": severity, "missing": True, **extra})
                 continue
             self.check_span_offsets(index, span.get("start"), span.get("end"), text)
-            cleaned.append({"start": span["start"], "end": span["end"], "severity": severity, "missing": False,
-                            **extra})
+            cleaned.append(
+                {"start": span["start"], "end": span["end"], "severity": severity, "missing": False, **extra}
+            )
         return cleaned
 
     def check_span_extra(self, index: int, span: Mapping, *, campaign, cache: dict) -> dict:
@@ -258,8 +282,9 @@ class Esa(Protocol):
         return {}
 
     def check_value(self, answer, *, campaign, criterion, unit_outputs, texts) -> dict:
-        out = super().check_value(answer, campaign=campaign, criterion=criterion, unit_outputs=unit_outputs,
-                                  texts=texts)
+        out = super().check_value(
+            answer, campaign=campaign, criterion=criterion, unit_outputs=unit_outputs, texts=texts
+        )
         output = out.get("output", answer.get("output"))
         text = (texts or {}).get(output)
         out["spans"] = self.check_spans(answer.get("spans"), campaign=campaign, text=text)
@@ -276,21 +301,31 @@ class Esa(Protocol):
         return (record.score, spans_key(record.spans))
 
     def stored_for_import(self, campaign, names: dict[int, str]) -> dict[tuple, tuple]:
-        judged = list(self.model.objects.filter(campaign=campaign, annotator_id__in=list(names)).values_list(
-            "id", "annotator_id", "output_id", "criterion", "score"))
+        judged = list(
+            self.model.objects.filter(campaign=campaign, annotator_id__in=list(names)).values_list(
+                "id", "annotator_id", "output_id", "criterion", "score"
+            )
+        )
         spans = defaultdict(list)
         for row in ErrorSpan.objects.filter(judgement_id__in=[j[0] for j in judged]).values(
-                "judgement_id", "start", "end", "severity", "missing", "category"):
+            "judgement_id", "start", "end", "severity", "missing", "category"
+        ):
             spans[row.pop("judgement_id")].append(row)
         return {(names[a], o, c): (s, spans_key(spans[pk])) for pk, a, o, c, s in judged}
 
     def import_write(self, campaign, records: list, annotators: dict[str, int]) -> None:
         # bulk_create rather than COPY: the spans need the judgements' ids.
         judgements = self.model.objects.bulk_create(
-            [self.model(**dict(zip(IMPORT_COMMON_COLUMNS, self.import_common(campaign, r, annotators))),
-                        output_id=r.output_id, score=r.score,
-                        scale_min=campaign.criterion_scale(r.criterion)[0],
-                        scale_max=campaign.criterion_scale(r.criterion)[1]) for r in records],
+            [
+                self.model(
+                    **dict(zip(IMPORT_COMMON_COLUMNS, self.import_common(campaign, r, annotators))),
+                    output_id=r.output_id,
+                    score=r.score,
+                    scale_min=campaign.criterion_scale(r.criterion)[0],
+                    scale_max=campaign.criterion_scale(r.criterion)[1],
+                )
+                for r in records
+            ],
             batch_size=2000,
         )
         ErrorSpan.objects.bulk_create(

@@ -7,6 +7,7 @@ ESA, pairwise and best-worst override what differs in their own modules.
 protocol. A record is a `JudgementRecord` (annotations.services.imports.judgement_validate):
 the line's annotator name, item id, criterion and time, filled in by `import_answer`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -17,8 +18,15 @@ from annotations.models import JudgementBase
 # `export_dataset` adds (not imported, so an exported file imports back as it is).
 IMPORT_COMMON_OPTIONAL = frozenset({"time_spent_ms", "shown_order", "provenance"})
 # Columns every judgement row gets, in the order of `import_common`.
-IMPORT_COMMON_COLUMNS = ("campaign_id", "annotator_id", "item_id", "criterion", "time_spent_ms", "shown_order",
-                         "origin")
+IMPORT_COMMON_COLUMNS = (
+    "campaign_id",
+    "annotator_id",
+    "item_id",
+    "criterion",
+    "time_spent_ms",
+    "shown_order",
+    "origin",
+)
 
 
 class ImportShape:
@@ -29,8 +37,9 @@ class ImportShape:
     export_file: str = ""
     export_file_header: tuple[str, ...] = ()
 
-    def export_file_rows(self, row, *, item: str, system: str, annotator: str, source: str, text: str,
-                         meta: dict, campaign: str = "") -> list:
+    def export_file_rows(
+        self, row, *, item: str, system: str, annotator: str, source: str, text: str, meta: dict, campaign: str = ""
+    ) -> list:
         """Rows of `export_file`: lists of cells (a .tsv file) or objects (a .jsonl file)."""
         return []
 
@@ -42,8 +51,17 @@ class ImportShape:
 
     # ---- reading a line -----------------------------------------------------------------------
 
-    def import_answer(self, record, obj: dict, *, output: Callable, shown_order: Callable, check: Callable,
-                      text: Callable, errors: list[str]) -> None:
+    def import_answer(
+        self,
+        record,
+        obj: dict,
+        *,
+        output: Callable,
+        shown_order: Callable,
+        check: Callable,
+        text: Callable,
+        errors: list[str],
+    ) -> None:
         """Fill `record` with the answer of line `obj` (its keys already checked), or add to `errors`.
 
         `output(value, what)`: the output id of a system name of the line's item (None and an error
@@ -81,15 +99,23 @@ class ImportShape:
         """import_unit_key -> import_value of the campaign's judgements by these annotators
         ({annotator id: name in the file}, a few thousand at most: one query)."""
         rows = self.model.objects.filter(campaign=campaign, annotator_id__in=list(names)).values_list(
-            "annotator_id", "output_id", "criterion", "score", "rank")
+            "annotator_id", "output_id", "criterion", "score", "rank"
+        )
         return {(names[a], o, c): (s, r) for a, o, c, s, r in rows}
 
     # ---- writing ------------------------------------------------------------------------------
 
     def import_common(self, campaign, record, annotators: dict[str, int]) -> tuple:
         """The row's IMPORT_COMMON_COLUMNS."""
-        return (campaign.pk, annotators[record.annotator], record.item_id, record.criterion, record.time_spent_ms,
-                record.shown, JudgementBase.Origin.IMPORT)
+        return (
+            campaign.pk,
+            annotators[record.annotator],
+            record.item_id,
+            record.criterion,
+            record.time_spent_ms,
+            record.shown,
+            JudgementBase.Origin.IMPORT,
+        )
 
     def import_fields(self, campaign, record) -> tuple:
         """The row's `import_columns`. The criterion's scale is copied onto each rating so the
@@ -100,6 +126,8 @@ class ImportShape:
         """Insert the new records (PostgreSQL COPY); `annotators`: name in the file -> annotator id."""
         from annotations.services.bulk import rows_insert
 
-        rows_insert(self.model, IMPORT_COMMON_COLUMNS + self.import_columns,
-                    ((*self.import_common(campaign, r, annotators), *self.import_fields(campaign, r))
-                     for r in records))
+        rows_insert(
+            self.model,
+            IMPORT_COMMON_COLUMNS + self.import_columns,
+            ((*self.import_common(campaign, r, annotators), *self.import_fields(campaign, r)) for r in records),
+        )

@@ -1,4 +1,5 @@
 """Likert / direct assessment: one output per unit, a score per criterion on the campaign's scale."""
+
 from __future__ import annotations
 
 from annotations.models import RatingJudgement

@@ -6,6 +6,7 @@ ESA's close relative: the same judgement model, spans, page machinery and span a
 differs is the category of each span, the severities (neutral too), no score slider, and the
 score, which is minus the sum of the spans' weights (`annotations.protocols.mqm_scoring`).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -44,19 +45,39 @@ class Mqm(Esa):
     error_categories = True
     default_scale = None
     options = (
-        Option("severities", STRINGS, list(mq.DEFAULT_SEVERITIES), "Error severities", choices=mq.SEVERITIES,
-               flag="severities",
-               help="The severities annotators may give an error, from neutral, minor, major, critical "
-                    "(default neutral, minor, major; critical needs a weight)."),
-        Option("typology", JSON, mq.typology_check(None), "MQM error typology", check=_typology_clean,
-               flag="typology", title="Error categories",
-               help='A list of categories {"name", "key"?, "description"?, "children"?}; the default is the MQM '
-                    "core typology of WMT.",
-               schema_extra={"type": "array", "items": {"type": "object", "required": ["name"]}},
-               summary=lambda tree: ", ".join(mq.category_paths(tree))),
-        Option("mqm_weights", STRING, mq.DEFAULT_WEIGHTS, "MQM weights", check=_weights_clean, flag="mqm-weights",
-               help="severity[/category[/subcategory]]:weight entries; the most specific match counts "
-                    "(mt-metrics-eval's score_mqm.py)."),
+        Option(
+            "severities",
+            STRINGS,
+            list(mq.DEFAULT_SEVERITIES),
+            "Error severities",
+            choices=mq.SEVERITIES,
+            flag="severities",
+            help="The severities annotators may give an error, from neutral, minor, major, critical "
+            "(default neutral, minor, major; critical needs a weight).",
+        ),
+        Option(
+            "typology",
+            JSON,
+            mq.typology_check(None),
+            "MQM error typology",
+            check=_typology_clean,
+            flag="typology",
+            title="Error categories",
+            help='A list of categories {"name", "key"?, "description"?, "children"?}; the default is the MQM '
+            "core typology of WMT.",
+            schema_extra={"type": "array", "items": {"type": "object", "required": ["name"]}},
+            summary=lambda tree: ", ".join(mq.category_paths(tree)),
+        ),
+        Option(
+            "mqm_weights",
+            STRING,
+            mq.DEFAULT_WEIGHTS,
+            "MQM weights",
+            check=_weights_clean,
+            flag="mqm-weights",
+            help="severity[/category[/subcategory]]:weight entries; the most specific match counts "
+            "(mt-metrics-eval's score_mqm.py).",
+        ),
     )
     # ESA's AI-suggested spans carry no category: not offered on MQM's set-up page (as before).
     extra_setup_fields = ()
@@ -72,9 +93,13 @@ class Mqm(Esa):
         weights = mq.weights_parse(options["mqm_weights"])
         for severity in options["severities"]:
             if mq.needs_weight(weights, severity):
-                raise OptionsInvalid([f"options.mqm_weights: no weight for the severity {severity!r}: score_mqm.py "
-                                      f"would count its errors 0; add e.g. {severity.capitalize()}:10, or do not "
-                                      f"offer {severity}"])
+                raise OptionsInvalid(
+                    [
+                        f"options.mqm_weights: no weight for the severity {severity!r}: score_mqm.py "
+                        f"would count its errors 0; add e.g. {severity.capitalize()}:10, or do not "
+                        f"offer {severity}"
+                    ]
+                )
 
     def client_settings(self, campaign) -> dict:
         return {"typology": self.typology(campaign)}
@@ -126,8 +151,10 @@ class Mqm(Esa):
     stat_counts = frozenset({"n", "neutral", "minor", "major", "critical", "missing"})
 
     def card_extra(self, config: dict, fmt) -> list[str]:
-        return ["- MQM score: minus the sum of the errors' weights (the MQM weights above; most specific match, "
-                "as mt-metrics-eval's score_mqm.py), averaged over raters"]
+        return [
+            "- MQM score: minus the sum of the errors' weights (the MQM weights above; most specific match, "
+            "as mt-metrics-eval's score_mqm.py), averaged over raters"
+        ]
 
     # A quality-control line's score, like an answer's, is computed from its spans.
     file_answer_optional = frozenset({"spans", "score"})
@@ -137,8 +164,18 @@ class Mqm(Esa):
     export_file = "judgements.mqm.tsv"
     export_file_header = ("system", "doc", "doc_id", "seg_id", "rater", "source", "target", "category", "severity")
 
-    def export_file_rows(self, row: JudgementRow, *, item: str, system: str, annotator: str, source: str,
-                         text: str, meta: dict, campaign: str = "") -> list[list[str]]:
+    def export_file_rows(
+        self,
+        row: JudgementRow,
+        *,
+        item: str,
+        system: str,
+        annotator: str,
+        source: str,
+        text: str,
+        meta: dict,
+        campaign: str = "",
+    ) -> list[list[str]]:
         """One row per span (its place in the target marked <v>...</v>; a missing-content span
         unmarked), or one No-error row. The item is `seg_id`; `doc` / `doc_id` are the item's meta
         "doc" and "doc_id" when it has both, else the item id and 1, so score_mqm.py's
@@ -146,20 +183,27 @@ class Mqm(Esa):
         from annotations.protocols.mqm_scoring import flat
 
         meta = meta if isinstance(meta, dict) else {}
-        doc, doc_id = ((str(meta["doc"]), str(meta["doc_id"])) if "doc" in meta and "doc_id" in meta
-                       else (item, "1"))
+        doc, doc_id = (str(meta["doc"]), str(meta["doc_id"])) if "doc" in meta and "doc_id" in meta else (item, "1")
         head = [flat(system), flat(doc), flat(doc_id), flat(item), flat(annotator), flat(source or "")]
         target = flat(text or "")
         if not row.spans:
             return [head + [target, "No-error", "No-error"]]
         out = []
         for span in row.spans:
-            marked = target if span.get("missing") else (
-                target[:span["start"]] + "<v>" + target[span["start"]:span["end"]] + "</v>" + target[span["end"]:])
+            marked = (
+                target
+                if span.get("missing")
+                else (
+                    target[: span["start"]]
+                    + "<v>"
+                    + target[span["start"] : span["end"]]
+                    + "</v>"
+                    + target[span["end"] :]
+                )
+            )
             out.append(head + [marked, span.get("category") or "", span["severity"].capitalize()])
         return out
 
     # ---- import -----------------------------------------------------------------------------------
     import_keys = frozenset({"item", "system", "annotator", "criterion"})
     import_optional_keys = frozenset({"spans", "score"}) | IMPORT_COMMON_OPTIONAL
-

@@ -14,6 +14,7 @@ The score follows mt-metrics-eval's `converters/score_mqm.py`:
 - a rater's score of a segment is the sum of its errors' weights (a "No-error" row counts 0);
   the segment's score is minus the mean of its raters' scores: higher (nearer 0) is better.
 """
+
 from __future__ import annotations
 
 import json
@@ -43,42 +44,78 @@ RESERVED_KEYS = frozenset("m")  # M adds a missing-content marker on the page
 # "Inconsistent", "Source issue"). Names that mean the same thing in different years are kept
 # apart, as the files spell them: the error breakdown must show a file's own categories.
 DEFAULT_TYPOLOGY = [
-    {"name": "Accuracy", "key": "a", "description": "The target does not represent the source accurately.",
-     "children": [
-         {"name": "Addition", "description": "Includes information not present in the source."},
-         {"name": "Omission", "description": "Is missing content from the source."},
-         {"name": "Mistranslation", "description": "Does not accurately represent the source."},
-         {"name": "Untranslated text", "description": "Source text left untranslated."},
-         {"name": "Source language fragment", "description": "Source text left untranslated (WMT 2022- name)."},
-         {"name": "Creative Reinterpretation",
-          "description": "Reinterprets the source but keeps its intent in context."},
-         {"name": "Gender Mismatch", "description": "Wrong gender (pronouns, noun or adjective endings)."}]},
-    {"name": "Fluency", "key": "f", "description": "Issues of the target text as text, whatever the source.",
-     "children": [
-         {"name": "Punctuation", "description": "Incorrect punctuation (for locale or style)."},
-         {"name": "Spelling", "description": "Incorrect spelling or capitalisation."},
-         {"name": "Grammar", "description": "Problems with grammar, other than orthography."},
-         {"name": "Register", "description": "Wrong grammatical register (e.g. informal pronouns)."},
-         {"name": "Inconsistency", "description": "Internal inconsistency (not terminology)."},
-         {"name": "Character encoding", "description": "Characters garbled by a wrong encoding."},
-         {"name": "Display", "description": "Characters garbled or displayed wrongly (WMT 2020-21 name)."}]},
-    {"name": "Terminology", "key": "t", "description": "A term is translated wrongly.",
-     "children": [
-         {"name": "Inappropriate for context", "description": "Not the term of this domain or context."},
-         {"name": "Inconsistent use of terminology", "description": "A term translated inconsistently."},
-         {"name": "Inconsistent", "description": "A term translated inconsistently (WMT 2022- name)."}]},
-    {"name": "Style", "key": "s", "description": "Poor style.",
-     "children": [
-         {"name": "Awkward", "description": "Grammatical but awkward or unnatural."},
-         {"name": "Unnatural or awkward", "description": "Literal, awkward or unidiomatic (WMT 2022- name)."},
-         {"name": "Bad sentence structure",
-          "description": "Needless repetition, or a sentence made needlessly long."}]},
-    {"name": "Locale convention", "key": "l", "description": "Wrong format for the target locale.",
-     "children": [
-         {"name": "Address format"}, {"name": "Currency format"}, {"name": "Date format"},
-         {"name": "Name format"}, {"name": "Telephone format"}, {"name": "Time format"}]},
-    {"name": "Non-translation!", "key": "n",
-     "description": "Impossible to reliably characterise the errors (mark the whole output)."},
+    {
+        "name": "Accuracy",
+        "key": "a",
+        "description": "The target does not represent the source accurately.",
+        "children": [
+            {"name": "Addition", "description": "Includes information not present in the source."},
+            {"name": "Omission", "description": "Is missing content from the source."},
+            {"name": "Mistranslation", "description": "Does not accurately represent the source."},
+            {"name": "Untranslated text", "description": "Source text left untranslated."},
+            {"name": "Source language fragment", "description": "Source text left untranslated (WMT 2022- name)."},
+            {
+                "name": "Creative Reinterpretation",
+                "description": "Reinterprets the source but keeps its intent in context.",
+            },
+            {"name": "Gender Mismatch", "description": "Wrong gender (pronouns, noun or adjective endings)."},
+        ],
+    },
+    {
+        "name": "Fluency",
+        "key": "f",
+        "description": "Issues of the target text as text, whatever the source.",
+        "children": [
+            {"name": "Punctuation", "description": "Incorrect punctuation (for locale or style)."},
+            {"name": "Spelling", "description": "Incorrect spelling or capitalisation."},
+            {"name": "Grammar", "description": "Problems with grammar, other than orthography."},
+            {"name": "Register", "description": "Wrong grammatical register (e.g. informal pronouns)."},
+            {"name": "Inconsistency", "description": "Internal inconsistency (not terminology)."},
+            {"name": "Character encoding", "description": "Characters garbled by a wrong encoding."},
+            {"name": "Display", "description": "Characters garbled or displayed wrongly (WMT 2020-21 name)."},
+        ],
+    },
+    {
+        "name": "Terminology",
+        "key": "t",
+        "description": "A term is translated wrongly.",
+        "children": [
+            {"name": "Inappropriate for context", "description": "Not the term of this domain or context."},
+            {"name": "Inconsistent use of terminology", "description": "A term translated inconsistently."},
+            {"name": "Inconsistent", "description": "A term translated inconsistently (WMT 2022- name)."},
+        ],
+    },
+    {
+        "name": "Style",
+        "key": "s",
+        "description": "Poor style.",
+        "children": [
+            {"name": "Awkward", "description": "Grammatical but awkward or unnatural."},
+            {"name": "Unnatural or awkward", "description": "Literal, awkward or unidiomatic (WMT 2022- name)."},
+            {
+                "name": "Bad sentence structure",
+                "description": "Needless repetition, or a sentence made needlessly long.",
+            },
+        ],
+    },
+    {
+        "name": "Locale convention",
+        "key": "l",
+        "description": "Wrong format for the target locale.",
+        "children": [
+            {"name": "Address format"},
+            {"name": "Currency format"},
+            {"name": "Date format"},
+            {"name": "Name format"},
+            {"name": "Telephone format"},
+            {"name": "Time format"},
+        ],
+    },
+    {
+        "name": "Non-translation!",
+        "key": "n",
+        "description": "Impossible to reliably characterise the errors (mark the whole output).",
+    },
     {"name": "Source error", "key": "e", "description": "An error in the source, not the translation."},
     {"name": "Source issue", "key": "i", "description": "An issue in the source (WMT 2022- name)."},
     {"name": "Other", "key": "o", "description": "Any other issue."},
@@ -108,7 +145,7 @@ _ENTRY = re.compile(r"^(?P<key>[^:]+):(?P<weight>[^:]+)$")
 
 
 def weights_parse(text: str | None) -> dict[str, float]:
-    """"Major:5 Minor/Fluency/Punctuation:0.1" -> {"major": 5.0, "minor/fluency/punctuation": 0.1}.
+    """ "Major:5 Minor/Fluency/Punctuation:0.1" -> {"major": 5.0, "minor/fluency/punctuation": 0.1}.
 
     Stricter than score_mqm.py on what it would crash on or silently ignore: each entry must
     start with a severity (or "No-error"), hold one ":" and a finite weight, and appear once."""
@@ -172,6 +209,7 @@ def needs_weight(weights: dict[str, float], severity: str) -> bool:
 
 # ---- typology ------------------------------------------------------------------------------------
 
+
 def typology_parse(text: str) -> list[dict]:
     """A typology file's text (JSON: a list of categories) -> the checked tree; TypologyError says
     where: "line L column C" for JSON syntax, the path (e.g. "[2].children[0].name") otherwise."""
@@ -188,8 +226,10 @@ def typology_check(tree) -> list[dict]:
     if tree is None or tree == []:
         return [dict(node) for node in DEFAULT_TYPOLOGY]
     if not isinstance(tree, list):
-        raise TypologyError("the typology must be a JSON list of categories, e.g. "
-                            '[{"name": "Accuracy", "children": [{"name": "Omission"}]}]')
+        raise TypologyError(
+            "the typology must be a JSON list of categories, e.g. "
+            '[{"name": "Accuracy", "children": [{"name": "Omission"}]}]'
+        )
     count = [0]
     cleaned = _nodes(tree, "", count, depth=0)
     used: set[str] = set()
@@ -200,8 +240,11 @@ def typology_check(tree) -> list[dict]:
             used.add(node["key"])
     for node in cleaned:
         if not node.get("key"):
-            letters = [c for c in node["name"].lower() + "abcdefghijklnopqrstuvwxyz"
-                       if "a" <= c <= "z" and c not in used and c not in RESERVED_KEYS]
+            letters = [
+                c
+                for c in node["name"].lower() + "abcdefghijklnopqrstuvwxyz"
+                if "a" <= c <= "z" and c not in used and c not in RESERVED_KEYS
+            ]
             if not letters:
                 raise TypologyError("more top-level categories than shortcut letters")
             node["key"] = letters[0]
@@ -223,20 +266,21 @@ def _nodes(nodes, path: str, count: list, *, depth: int) -> list[dict]:
         if count[0] > MAX_NODES:
             raise TypologyError(f"{here}: more than {MAX_NODES} categories")
         if not isinstance(node, dict):
-            raise TypologyError(f"{here}: a category must be an object with a \"name\"")
+            raise TypologyError(f'{here}: a category must be an object with a "name"')
         unknown = set(node) - {"name", "key", "description", "children"}
         if unknown:
-            raise TypologyError(f"{here}: unknown keys {', '.join(sorted(map(str, unknown)))} "
-                                "(a category has name, key, description, children)")
+            raise TypologyError(
+                f"{here}: unknown keys {', '.join(sorted(map(str, unknown)))} "
+                "(a category has name, key, description, children)"
+            )
         name = node.get("name")
         if not isinstance(name, str) or not name.strip():
             raise TypologyError(f"{here}.name: must be a non-empty string")
         name = " ".join(name.split())
         if "/" in name or len(name) > NAME_MAX_CHARS:
-            raise TypologyError(f"{here}.name: {name[:40]!r} must hold no \"/\" and at most "
-                                f"{NAME_MAX_CHARS} characters")
+            raise TypologyError(f'{here}.name: {name[:40]!r} must hold no "/" and at most {NAME_MAX_CHARS} characters')
         if name.lower() == NO_ERROR:
-            raise TypologyError(f"{here}.name: \"No-error\" is not a category (a segment without spans has none)")
+            raise TypologyError(f'{here}.name: "No-error" is not a category (a segment without spans has none)')
         if name.lower() in seen:
             raise TypologyError(f"{here}.name: {name!r} appears twice here")
         seen.add(name.lower())
@@ -244,8 +288,9 @@ def _nodes(nodes, path: str, count: list, *, depth: int) -> list[dict]:
         if node.get("key") is not None:
             key = node["key"]
             if depth > 0:
-                raise TypologyError(f"{here}.key: only top-level categories have a key "
-                                    "(subcategories are chosen with 1-9)")
+                raise TypologyError(
+                    f"{here}.key: only top-level categories have a key (subcategories are chosen with 1-9)"
+                )
             if not (isinstance(key, str) and len(key) == 1 and "a" <= key.lower() <= "z"):
                 raise TypologyError(f"{here}.key: must be one letter, got {key!r}")
             if key.lower() in RESERVED_KEYS:
@@ -254,8 +299,9 @@ def _nodes(nodes, path: str, count: list, *, depth: int) -> list[dict]:
         if node.get("description") is not None:
             description = node["description"]
             if not isinstance(description, str) or len(description) > DESCRIPTION_MAX_CHARS:
-                raise TypologyError(f"{here}.description: must be a string of at most "
-                                    f"{DESCRIPTION_MAX_CHARS} characters")
+                raise TypologyError(
+                    f"{here}.description: must be a string of at most {DESCRIPTION_MAX_CHARS} characters"
+                )
             clean["description"] = description
         if node.get("children") is not None:
             clean["children"] = _nodes(node["children"], f"{here}.children", count, depth=depth + 1)

@@ -6,6 +6,7 @@ derives from that list: the check of a campaign's options (`options_clean`, erro
 the set-up form's fields, `create_campaign`'s flags and `--option KEY=VALUE`, campaign.json and
 the dataset card's lines. No Django models here: the protocol classes and services import it.
 """
+
 from __future__ import annotations
 
 import json
@@ -85,10 +86,14 @@ class Option:
 
     def _bounds(self, value) -> None:
         low, high = self.minimum, self.maximum
-        if low is not None and high is not None and not (low < value <= high if self.exclusive_minimum
-                                                         else low <= value <= high):
-            raise OptionError(f"must be between {low:g} and {high:g}" + (f" (above {low:g})"
-                                                                          if self.exclusive_minimum else ""))
+        if (
+            low is not None
+            and high is not None
+            and not (low < value <= high if self.exclusive_minimum else low <= value <= high)
+        ):
+            raise OptionError(
+                f"must be between {low:g} and {high:g}" + (f" (above {low:g})" if self.exclusive_minimum else "")
+            )
         if low is not None and (value <= low if self.exclusive_minimum else value < low):
             raise OptionError(f"must be above {low:g}" if self.exclusive_minimum else f"must be at least {low:g}")
         if high is not None and value > high:
@@ -111,7 +116,9 @@ class Option:
                 value = text
         except ValueError as exc:
             kind = {INTEGER: "a whole number", NUMBER: "a number", JSON: "JSON"}.get(self.type, "text")
-            detail = f" ({exc.msg}, line {exc.lineno} column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
+            detail = (
+                f" ({exc.msg}, line {exc.lineno} column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
+            )
             raise OptionError(f"must be {kind}, got {text[:80]!r}{detail}") from None
         return self.clean(value)
 
@@ -139,8 +146,12 @@ class Option:
         elif self.type == STRING:
             out["type"] = "string"
         elif self.type == STRINGS:
-            out.update(type="array", items={"type": "string", **({"enum": list(self.choices)} if self.choices else {})},
-                       minItems=1, uniqueItems=True)
+            out.update(
+                type="array",
+                items={"type": "string", **({"enum": list(self.choices)} if self.choices else {})},
+                minItems=1,
+                uniqueItems=True,
+            )
         out["default"] = self.default
         out.update(self.schema_extra)
         return out
@@ -155,9 +166,12 @@ def options_clean(declared: Sequence[Option], given: Mapping | None, *, protocol
     if not isinstance(given, Mapping):
         raise OptionsInvalid(["options: must be an object of the protocol's settings"])
     by_name = {o.name: o for o in declared}
-    problems = [f"options.{key}: not a setting of {protocol} campaigns"
-                + (f" (it has {', '.join(by_name)})" if by_name else " (it has none)")
-                for key in given if key not in by_name]
+    problems = [
+        f"options.{key}: not a setting of {protocol} campaigns"
+        + (f" (it has {', '.join(by_name)})" if by_name else " (it has none)")
+        for key in given
+        if key not in by_name
+    ]
     cleaned = {}
     for option in declared:
         value = given.get(option.name)

@@ -1,4 +1,5 @@
 """Side-by-side pairwise preference: two outputs of an input, A / B / tie per criterion."""
+
 from __future__ import annotations
 
 import itertools
@@ -69,8 +70,9 @@ class Pairwise(Protocol):
     shortcuts = "annotate/protocols/pairwise_keys.html"
     output_labels = "AB"
 
-    def plan_item(self, campaign, item_index: int, outputs: list[tuple[int, int]],
-                  rng: random.Random) -> Iterator[list[tuple[int, int]]]:
+    def plan_item(
+        self, campaign, item_index: int, outputs: list[tuple[int, int]], rng: random.Random
+    ) -> Iterator[list[tuple[int, int]]]:
         if len(outputs) < 2:
             return
         pair_rounds = self.option(campaign, "pair_rounds")
@@ -95,11 +97,24 @@ class Pairwise(Protocol):
         return min(pair_rounds, rounds) * (n_outputs // 2)
 
     api_path = "/api/judgements/pairwise/"
-    options = (Option("pair_rounds", INTEGER, 0, "Pairwise rounds per item", minimum=0, maximum=1000,
-                      flag="pair-rounds", title="Pairs",
-                      help="0 = every pair of outputs; r = r balanced round-robin rounds per item (for many systems).",
-                      summary=lambda rounds: (f"{rounds} balanced round-robin round{'s' if rounds != 1 else ''} "
-                                              "per item") if rounds else "every pair of outputs of an item"),)
+    options = (
+        Option(
+            "pair_rounds",
+            INTEGER,
+            0,
+            "Pairwise rounds per item",
+            minimum=0,
+            maximum=1000,
+            flag="pair-rounds",
+            title="Pairs",
+            help="0 = every pair of outputs; r = r balanced round-robin rounds per item (for many systems).",
+            summary=lambda rounds: (
+                (f"{rounds} balanced round-robin round{'s' if rounds != 1 else ''} per item")
+                if rounds
+                else "every pair of outputs of an item"
+            ),
+        ),
+    )
 
     def outputs_per_unit(self, campaign) -> int:
         return 2
@@ -119,12 +134,15 @@ class Pairwise(Protocol):
     def judgement_row(self, campaign, base, answer, order) -> tuple:
         # `a` is the output shown first; stored with the lower id first.
         a_id, b_id, stored = pairwise_canonical(a_id=order[0], b_id=order[1], winner=answer["winner"])
-        return self.model(**base, criterion=answer["criterion"], output_a_id=a_id, output_b_id=b_id,
-                          winner=stored), None
+        return self.model(
+            **base, criterion=answer["criterion"], output_a_id=a_id, output_b_id=b_id, winner=stored
+        ), None
 
     def stored_answer(self, judgement, *, order, campaign) -> dict:
-        return {"criterion": judgement.criterion,
-                "winner": shown_winner(order, judgement.output_a_id, judgement.output_b_id, judgement.winner)}
+        return {
+            "criterion": judgement.criterion,
+            "winner": shown_winner(order, judgement.output_a_id, judgement.output_b_id, judgement.winner),
+        }
 
     def control_submission(self, criterion, record, order) -> list[dict]:
         winner = record.get("winner")
@@ -150,10 +168,16 @@ class Pairwise(Protocol):
             if side not in ("a", "b"):
                 errors.append('degraded must be "a" or "b"')
                 return None
-            return ({"winner": "tie" if winner == "tie" else ("degraded" if winner == side else "original")},
-                    a if side == "a" else b, {})
-        return ({"winner": "tie" if winner == "tie" else (a if winner == "a" else b), "pair": [a, b]}, None,
-                {obj["a"]: a, obj["b"]: b})
+            return (
+                {"winner": "tie" if winner == "tie" else ("degraded" if winner == side else "original")},
+                a if side == "a" else b,
+                {},
+            )
+        return (
+            {"winner": "tie" if winner == "tie" else (a if winner == "a" else b), "pair": [a, b]},
+            None,
+            {obj["a"]: a, obj["b"]: b},
+        )
 
     def gold_problems(self, spec, answer) -> list[str]:
         problems = super().gold_problems(spec, answer)
@@ -172,7 +196,9 @@ class Pairwise(Protocol):
 
         out = []
         for item, a, b, winner in self.model.objects.filter(
-                campaign=campaign, criterion=criterion, status=JudgementBase.Status.COMPLETE,
+            campaign=campaign,
+            criterion=criterion,
+            status=JudgementBase.Status.COMPLETE,
         ).values_list("item_id", "output_a__system_id", "output_b__system_id", "winner"):
             value = {"a": 1.0, "b": 0.0}.get(winner, 0.5)
             out += [(item, str(a), value), (item, str(b), 1.0 - value)]
@@ -222,20 +248,30 @@ class Pairwise(Protocol):
     stat_counts = frozenset({"n", "wins", "losses", "ties"})
     one_output_per_unit = False
 
-    def export_fields(self, row: JudgementRow, *, name, annotator: str, text, shown: list[int]
-                      ) -> tuple[dict, dict, list[int]]:
+    def export_fields(
+        self, row: JudgementRow, *, name, annotator: str, text, shown: list[int]
+    ) -> tuple[dict, dict, list[int]]:
         # a = the output shown first (the import format), so the shown order survives a round trip.
         first, second = row.a_id, row.b_id
         if shown[:1] == [row.b_id]:
             first, second = row.b_id, row.a_id
-        winner = row.winner if row.winner == "tie" else (
-            "a" if (row.a_id if row.winner == "a" else row.b_id) == first else "b")
-        fields = {"annotator": annotator, "criterion": row.criterion, "a": name(first), "b": name(second),
-                  "winner": winner}
+        winner = (
+            row.winner
+            if row.winner == "tie"
+            else ("a" if (row.a_id if row.winner == "a" else row.b_id) == first else "b")
+        )
+        fields = {
+            "annotator": annotator,
+            "criterion": row.criterion,
+            "a": name(first),
+            "b": name(second),
+            "winner": winner,
+        }
         return fields, {"output_texts": [text(first), text(second)]}, [first, second]
 
-    def output_stats(self, rows: Iterable[JudgementRow], *, output_ids: list[int], criteria: list[str],
-                     scales: dict[str, tuple]) -> dict[int, dict[str, dict]]:
+    def output_stats(
+        self, rows: Iterable[JudgementRow], *, output_ids: list[int], criteria: list[str], scales: dict[str, tuple]
+    ) -> dict[int, dict[str, dict]]:
         """n (comparisons the output took part in), wins, losses, ties, win_rate = (wins + ties / 2) / n."""
         stats = {o: {c: self.empty_stats() for c in criteria} for o in output_ids}
         for r in rows:
@@ -306,6 +342,7 @@ class Pairwise(Protocol):
     def degraded_shown(self, outputs: list[int], victim: int) -> list[tuple[int, bool]]:
         """The original beside its damaged copy: the copy should lose."""
         return [(victim, False), (victim, True)]
+
     # ==== validation of one answer ====
 
     unit_sizes = (2, 2)
@@ -352,7 +389,8 @@ class Pairwise(Protocol):
 
     def stored_for_import(self, campaign, names: dict[int, str]) -> dict[tuple, tuple]:
         rows = self.model.objects.filter(campaign=campaign, annotator_id__in=list(names)).values_list(
-            "annotator_id", "output_a_id", "output_b_id", "criterion", "winner")
+            "annotator_id", "output_a_id", "output_b_id", "criterion", "winner"
+        )
         return {(names[an], a, b, c): (w,) for an, a, b, c, w in rows}
 
     def import_fields(self, campaign, record) -> tuple:

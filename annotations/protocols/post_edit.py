@@ -12,6 +12,7 @@ agreement (interval alpha on HTER), the human score of an output (its mean HTER)
 export as new references (`references.jsonl`, with their provenance), which `import_references`
 adds to a dataset.
 """
+
 from __future__ import annotations
 
 import functools
@@ -62,8 +63,10 @@ class PostEdit(Protocol):
     shortcuts = "annotate/protocols/post_edit_keys.html"
 
     def settings_summary(self, campaign) -> list[tuple[str, str]]:
-        return [("Human score", "HTER: sacrebleu's TER of the output against its post-edit, lower is better"),
-                ("Rating", "on the criteria that have a scale")]
+        return [
+            ("Human score", "HTER: sacrebleu's TER of the output against its post-edit, lower is better"),
+            ("Rating", "on the criteria that have a scale"),
+        ]
 
     # ---- validation of one answer ---------------------------------------------------------------
     # `score` in an answer (the exported line carries the HTER) is accepted and recomputed.
@@ -118,8 +121,11 @@ class PostEdit(Protocol):
         return row, None
 
     def stored_answer(self, judgement, *, order, campaign) -> dict:
-        return {**super().stored_answer(judgement, order=order, campaign=campaign),
-                "post_edit": judgement.post_edit, "rating": judgement.rating}
+        return {
+            **super().stored_answer(judgement, order=order, campaign=campaign),
+            "post_edit": judgement.post_edit,
+            "rating": judgement.rating,
+        }
 
     def draft_answer(self, answer: Mapping, draft: dict, *, index: int, page_id) -> None:
         """The page's scale shows the rating (not the HTER), where the criterion has one; the
@@ -161,8 +167,9 @@ class PostEdit(Protocol):
         """None: HTER has no bounded scale (the criterion's scale is the rating's)."""
         return None
 
-    def output_stats(self, rows: Iterable[JudgementRow], *, output_ids: list[int], criteria: list[str],
-                     scales: dict[str, tuple]) -> dict[int, dict[str, dict]]:
+    def output_stats(
+        self, rows: Iterable[JudgementRow], *, output_ids: list[int], criteria: list[str], scales: dict[str, tuple]
+    ) -> dict[int, dict[str, dict]]:
         """n, mean and sd of the output's HTER, and the mean of its ratings (None without a scale)."""
         rows = list(rows)
         stats = super().output_stats(rows, output_ids=output_ids, criteria=criteria, scales=scales)
@@ -177,22 +184,47 @@ class PostEdit(Protocol):
         return stats
 
     def card_design(self, config: dict, fmt) -> list[str]:
-        return [("- Post-editing: annotators edited each output into an acceptable one; the human score is "
-                 "HTER, sacrebleu's TER of the output against its post-edit (default options: case-insensitive, "
-                 "tercom tokenisation), in percent, lower is better, averaged over annotators"),
-                "- The post-edits are in references.jsonl (one per annotator and output, with provenance)"]
+        return [
+            (
+                "- Post-editing: annotators edited each output into an acceptable one; the human score is "
+                "HTER, sacrebleu's TER of the output against its post-edit (default options: case-insensitive, "
+                "tercom tokenisation), in percent, lower is better, averaged over annotators"
+            ),
+            "- The post-edits are in references.jsonl (one per annotator and output, with provenance)",
+        ]
 
     # The post-edits as new references, beside judgements.jsonl (the campaign's first criterion:
     # one post-edit per annotator and output).
     export_file = "references.jsonl"
     export_file_header = ()
 
-    def export_file_rows(self, row: JudgementRow, *, item: str, system: str, annotator: str, source: str,
-                         text: str, meta: dict, campaign: str = "") -> list:
-        return [{"item": item, "reference": row.post_edit,
-                 "provenance": {"kind": "post-edit", "campaign": campaign, "annotator": annotator,
-                                "judgement": row.id, "system": system, "criterion": row.criterion,
-                                "hter": row.score}}]
+    def export_file_rows(
+        self,
+        row: JudgementRow,
+        *,
+        item: str,
+        system: str,
+        annotator: str,
+        source: str,
+        text: str,
+        meta: dict,
+        campaign: str = "",
+    ) -> list:
+        return [
+            {
+                "item": item,
+                "reference": row.post_edit,
+                "provenance": {
+                    "kind": "post-edit",
+                    "campaign": campaign,
+                    "annotator": annotator,
+                    "judgement": row.id,
+                    "system": system,
+                    "criterion": row.criterion,
+                    "hter": row.score,
+                },
+            }
+        ]
 
     # ---- import ---------------------------------------------------------------------------------
     import_keys = frozenset({"item", "system", "annotator", "criterion", "post_edit"})
@@ -221,9 +253,15 @@ class PostEdit(Protocol):
 
     def stored_for_import(self, campaign, names: dict[int, str]) -> dict[tuple, tuple]:
         rows = self.model.objects.filter(campaign=campaign, annotator_id__in=list(names)).values_list(
-            "annotator_id", "output_id", "criterion", "score", "post_edit", "rating")
+            "annotator_id", "output_id", "criterion", "score", "post_edit", "rating"
+        )
         return {(names[a], o, c): (s, p, r) for a, o, c, s, p, r in rows}
 
     def import_fields(self, campaign, record) -> tuple:
-        return (record.output_id, record.score, record.post_edit, record.rating,
-                *campaign.criterion_scale(record.criterion))
+        return (
+            record.output_id,
+            record.score,
+            record.post_edit,
+            record.rating,
+            *campaign.criterion_scale(record.criterion),
+        )

@@ -1,5 +1,6 @@
 """RankME (Novikova et al. 2018): 3-5 outputs of an input side by side, each given a magnitude
 relative to an anchor; the implied rank is stored with every magnitude."""
+
 from __future__ import annotations
 
 import math
@@ -42,11 +43,27 @@ class RankMe(Protocol):
     script = "js/protocols/rankme.js"
     shortcuts = "annotate/protocols/rankme_keys.html"
     options = (
-        Option("anchor_value", NUMBER, 100.0, "RankME anchor value", minimum=0, exclusive_minimum=True,
-               help="The reference is shown with this fixed magnitude (above 0).", flag="anchor",
-               title="Anchor value"),
-        Option("tuple_size", INTEGER, 3, "Outputs per screen", minimum=3, maximum=5, flag="tuple-size",
-               help="RankME shows 3 to 5 outputs side by side (default 3)."),
+        Option(
+            "anchor_value",
+            NUMBER,
+            100.0,
+            "RankME anchor value",
+            minimum=0,
+            exclusive_minimum=True,
+            help="The reference is shown with this fixed magnitude (above 0).",
+            flag="anchor",
+            title="Anchor value",
+        ),
+        Option(
+            "tuple_size",
+            INTEGER,
+            3,
+            "Outputs per screen",
+            minimum=3,
+            maximum=5,
+            flag="tuple-size",
+            help="RankME shows 3 to 5 outputs side by side (default 3).",
+        ),
     )
     api_path = "/api/judgements/ratings/"
     # The page shows the anchor output with this magnitude next to the outputs.
@@ -58,8 +75,9 @@ class RankMe(Protocol):
     def outputs_per_unit(self, campaign) -> int:
         return self.option(campaign, "tuple_size")
 
-    def plan_item(self, campaign, item_index: int, outputs: list[tuple[int, int]],
-                  rng: random.Random) -> Iterator[list[tuple[int, int]]]:
+    def plan_item(
+        self, campaign, item_index: int, outputs: list[tuple[int, int]], rng: random.Random
+    ) -> Iterator[list[tuple[int, int]]]:
         shuffled = outputs[:]
         rng.shuffle(shuffled)
         yield from chunks_even(shuffled, max(1, self.option(campaign, "tuple_size")))

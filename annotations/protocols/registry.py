@@ -6,6 +6,7 @@ validates. The protocols are the classes named by dotted import paths in the set
 ship a protocol in its own package and list it there, as metrics are listed by import path
 (metrics/scorers/registry.py). They are imported on first use, not when this module is.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -133,9 +134,16 @@ def setup_hints() -> dict[str, dict]:
         scale = p.default_scale or p.form_scale
         hints[p.name] = {
             "scale": list(scale) if scale and p.has_scale else None,
-            "options": {o.name: {"default": o.default if not isinstance(o.default, (list, dict)) or o.type == "strings"
-                                 else None, "min": o.minimum, "max": o.maximum, "help": o.help, "label": o.label}
-                        for o in p.options},
+            "options": {
+                o.name: {
+                    "default": o.default if not isinstance(o.default, (list, dict)) or o.type == "strings" else None,
+                    "min": o.minimum,
+                    "max": o.maximum,
+                    "help": o.help,
+                    "label": o.label,
+                }
+                for o in p.options
+            },
         }
     return hints
 

@@ -1,4 +1,5 @@
 """The typed judgement row every protocol reads (from `annotations.selectors.judgements`)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

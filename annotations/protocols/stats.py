@@ -1,4 +1,5 @@
 """Small statistics the protocols share (pure: no Django, no scipy at import)."""
+
 from __future__ import annotations
 
 import math

@@ -1,4 +1,5 @@
 """Admin pages of the quality-control models (imported by annotations.admin)."""
+
 from django.contrib import admin
 
 from annotations.quality import models

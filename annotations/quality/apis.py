@@ -4,6 +4,7 @@ completion codes for researchers; an annotator's own completion code.
 Owners and researchers only (404 for annotators and non-members), except
 `CompletionCodeMineApi`, which shows an annotator their own code.
 """
+
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
@@ -57,8 +58,10 @@ def quality_report(campaign: Campaign) -> dict:
     return {
         "campaign": campaign.pk,
         "rules": selectors.rules_of(campaign=campaign).describe(),
-        "annotators": [{"annotator": pk, "name": names[pk], **q.as_json()}
-                       for pk, q in sorted(quality.items(), key=lambda x: names[x[0]])],
+        "annotators": [
+            {"annotator": pk, "name": names[pk], **q.as_json()}
+            for pk, q in sorted(quality.items(), key=lambda x: names[x[0]])
+        ],
         # Per criterion, the same headline figure (value and label) as the analysis dashboard,
         # the `agreement` command and the export's card.
         "agreement": selectors.campaign_agreement(campaign=campaign),
@@ -66,13 +69,18 @@ def quality_report(campaign: Campaign) -> dict:
 
 
 class QualityApi(ApiAuthMixin, APIView):
-    @extend_schema(operation_id="campaigns_quality", responses=inline_serializer(
-        name="CampaignQuality", fields={
-            "campaign": serializers.IntegerField(),
-            "rules": serializers.ListField(child=serializers.CharField()),
-            "annotators": FiguresSerializer(many=True),
-            "agreement": serializers.DictField(),
-        }))
+    @extend_schema(
+        operation_id="campaigns_quality",
+        responses=inline_serializer(
+            name="CampaignQuality",
+            fields={
+                "campaign": serializers.IntegerField(),
+                "rules": serializers.ListField(child=serializers.CharField()),
+                "annotators": FiguresSerializer(many=True),
+                "agreement": serializers.DictField(),
+            },
+        ),
+    )
     def get(self, request: Request, pk: int) -> Response:
         """Reliability figures of every annotator, the rules applied and whether each is included."""
         return Response(quality_report(_campaign(request, pk)))
@@ -84,8 +92,7 @@ class QualitySettingsSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = QualitySettings
-        fields = ["degraded_share", "repeat_share", "degrade_kinds", "degrade_strength", "rules",
-                  "completion_codes"]
+        fields = ["degraded_share", "repeat_share", "degrade_kinds", "degrade_strength", "rules", "completion_codes"]
         ref_name = "QualitySettings"
 
 
@@ -98,8 +105,11 @@ class QualitySettingsApi(ApiAuthMixin, APIView):
         data["rules"] = selectors.rules_of(campaign=campaign).as_dict()
         return Response(data)
 
-    @extend_schema(operation_id="campaigns_quality_settings_update", request=QualitySettingsSerializer,
-                   responses=QualitySettingsSerializer)
+    @extend_schema(
+        operation_id="campaigns_quality_settings_update",
+        request=QualitySettingsSerializer,
+        responses=QualitySettingsSerializer,
+    )
     def patch(self, request: Request, pk: int) -> Response:
         """Change some settings; rules are merged into the current ones (null turns a rule off)."""
         campaign = _campaign(request, pk)
@@ -114,8 +124,9 @@ class QualitySettingsApi(ApiAuthMixin, APIView):
 class DecisionApi(ApiAuthMixin, APIView):
     class InputSerializer(serializers.Serializer):
         annotator = serializers.IntegerField(min_value=1, max_value=MAX_ID)
-        included = serializers.BooleanField(allow_null=True, help_text="false: exclude; true: include whatever "
-                                                                       "the rules say; null: back to the rules.")
+        included = serializers.BooleanField(
+            allow_null=True, help_text="false: exclude; true: include whatever the rules say; null: back to the rules."
+        )
         reason = serializers.CharField(max_length=2000)
 
         class Meta:
@@ -129,10 +140,13 @@ class DecisionApi(ApiAuthMixin, APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         annotator = get_object_or_404(Annotator, pk=data["annotator"], project=campaign.project)
-        decision = services.annotator_decide(campaign=campaign, annotator=annotator, included=data["included"],
-                                             reason=data["reason"], user=request.user)
-        return Response({"annotator": annotator.pk, "included": decision.included, "reason": decision.reason},
-                        status=status.HTTP_201_CREATED)
+        decision = services.annotator_decide(
+            campaign=campaign, annotator=annotator, included=data["included"], reason=data["reason"], user=request.user
+        )
+        return Response(
+            {"annotator": annotator.pk, "included": decision.included, "reason": decision.reason},
+            status=status.HTTP_201_CREATED,
+        )
 
 
 class GoldUnitSerializer(serializers.ModelSerializer):
@@ -147,8 +161,9 @@ class GoldUnitSerializer(serializers.ModelSerializer):
 class GoldUnitListApi(ApiAuthMixin, APIView):
     class InputSerializer(serializers.Serializer):
         item = serializers.IntegerField(min_value=1, max_value=MAX_ID)
-        outputs = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
-                                        min_length=1, max_length=10)
+        outputs = serializers.ListField(
+            child=serializers.IntegerField(min_value=1, max_value=MAX_ID), min_length=1, max_length=10
+        )
         expected = serializers.JSONField()
         mode = serializers.ChoiceField(choices=GoldUnit.Mode.choices, default=GoldUnit.Mode.SILENT)
         explanation = serializers.CharField(max_length=5000, required=False, allow_blank=True, default="")
@@ -172,9 +187,14 @@ class GoldUnitListApi(ApiAuthMixin, APIView):
         outputs = list(Output.objects.filter(pk__in=data["outputs"], item=item))
         if len(outputs) != len(set(data["outputs"])):
             raise serializers.ValidationError({"outputs": "Every output must be an output of the item."})
-        gold_unit = services.gold_unit_create(campaign=campaign, item=item, outputs=outputs,
-                                              expected=data["expected"], mode=data["mode"],
-                                              explanation=data["explanation"])
+        gold_unit = services.gold_unit_create(
+            campaign=campaign,
+            item=item,
+            outputs=outputs,
+            expected=data["expected"],
+            mode=data["mode"],
+            explanation=data["explanation"],
+        )
         return Response(GoldUnitSerializer(gold_unit).data, status=status.HTTP_201_CREATED)
 
 
@@ -216,9 +236,18 @@ class CompletionCodeVerifyApi(ApiAuthMixin, APIView):
 
 
 class CompletionCodeMineApi(ApiAuthMixin, APIView):
-    @extend_schema(operation_id="campaigns_my_completion_code", responses={200: inline_serializer(
-        name="MyCompletionCode", fields={"code": serializers.CharField(allow_null=True),
-                                         "batch": serializers.IntegerField(allow_null=True)})})
+    @extend_schema(
+        operation_id="campaigns_my_completion_code",
+        responses={
+            200: inline_serializer(
+                name="MyCompletionCode",
+                fields={
+                    "code": serializers.CharField(allow_null=True),
+                    "batch": serializers.IntegerField(allow_null=True),
+                },
+            )
+        },
+    )
     def get(self, request: Request, pk: int) -> Response:
         """Your latest completion code in this campaign (null until you finish a batch).
 

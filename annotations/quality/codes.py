@@ -11,6 +11,7 @@ Alphabet: Crockford's base 32 (no I, L, O, U), 10 characters (50 bits) shown
 as two groups of five; verification ignores case, dashes and spaces and
 reads I/L as 1 and O as 0.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -45,7 +46,7 @@ def normalise(code: str) -> str:
 
 
 def code_verdict(*, key: bytes | str, code: str, campaign: int, annotator: int, batch: int) -> str | None:
-    """"pass" or "fail" when `code` was issued to this annotator for this batch, else None."""
+    """ "pass" or "fail" when `code` was issued to this annotator for this batch, else None."""
     code = normalise(code)
     for verdict in (PASS, FAIL):
         if hmac.compare_digest(code, _digest(key, campaign, annotator, batch, verdict)):

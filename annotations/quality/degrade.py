@@ -20,6 +20,7 @@ never every word. Punctuation stays where it was and a sentence-initial
 capital stays at the start. The result depends only on the text, kind,
 strength, seed (and data for ``fact``): the same call gives the same control.
 """
+
 from __future__ import annotations
 
 import random
@@ -104,7 +105,7 @@ def _split(text: str) -> tuple[list[str], list[str]]:
     """`text` == gaps[0] + words[0] + gaps[1] + ... + words[-1] + gaps[-1]."""
     words, gaps, last = [], [], 0
     for match in _WORD.finditer(text):
-        gaps.append(text[last:match.start()])
+        gaps.append(text[last : match.start()])
         words.append(match.group())
         last = match.end()
     gaps.append(text[last:])
@@ -139,13 +140,13 @@ def _drop(words, gaps, strength, rng):
             # Keep whichever gap carries punctuation (", " over " ").
             merged = after if len(after.strip()) > len(before.strip()) else before
         words.pop(i)
-        gaps[i:i + 2] = [merged]
+        gaps[i : i + 2] = [merged]
     return _join(words, gaps), {"positions": positions, "removed": k, "words": len(words) + k}
 
 
 def _windows(words: Sequence[str], length: int) -> list[int]:
     """Starts of phrases of `length` words that contain two different words."""
-    return [s for s in range(len(words) - length + 1) if len({w.lower() for w in words[s:s + length]}) > 1]
+    return [s for s in range(len(words) - length + 1) if len({w.lower() for w in words[s : s + length]}) > 1]
 
 
 def _shuffle(words, gaps, strength, rng):
@@ -156,12 +157,12 @@ def _shuffle(words, gaps, strength, rng):
     if not starts:
         raise NotApplicable("no phrase with two different words")
     start = rng.choice(starts)
-    phrase = list(words[start:start + length])
+    phrase = list(words[start : start + length])
     order = list(range(length))
     while [phrase[i].lower() for i in order] == [w.lower() for w in phrase]:
         rng.shuffle(order)
     words = list(words)
-    words[start:start + length] = [phrase[i] for i in order]
+    words[start : start + length] = [phrase[i] for i in order]
     return _join(words, gaps), {"start": start, "length": length, "words": len(words)}
 
 
@@ -170,13 +171,16 @@ def _invert(words, gaps, strength, rng):
         raise NotApplicable("fewer than 2 words")
     length = _phrase_length(len(words), strength, 2)
     # A palindromic phrase ("had had") reads the same reversed: skip it.
-    starts = [s for s in _windows(words, length)
-              if [w.lower() for w in words[s:s + length]] != [w.lower() for w in reversed(words[s:s + length])]]
+    starts = [
+        s
+        for s in _windows(words, length)
+        if [w.lower() for w in words[s : s + length]] != [w.lower() for w in reversed(words[s : s + length])]
+    ]
     if not starts:
         raise NotApplicable("no phrase that changes when reversed")
     start = rng.choice(starts)
     words = list(words)
-    words[start:start + length] = reversed(words[start:start + length])
+    words[start : start + length] = reversed(words[start : start + length])
     return _join(words, gaps), {"start": start, "length": length, "words": len(words)}
 
 
@@ -185,7 +189,7 @@ def _keep_initial_capital(original: str, result: str) -> str:
     first_new = _WORD.search(result)
     if first_old and first_new and first_old.group()[0].isupper() and first_new.group()[0].islower():
         i = first_new.start()
-        result = result[:i] + result[i].upper() + result[i + 1:]
+        result = result[:i] + result[i].upper() + result[i + 1 :]
     return result
 
 
@@ -230,8 +234,7 @@ def _located_facts(text: str, data: Sequence) -> list[tuple[int, list[tuple[int,
             continue
         subject, predicate, obj = (str(x) for x in triple)
         for surface in _surfaces(subject, predicate, obj):
-            spans = [s for s in _find(text, surface)
-                     if not any(a < s[1] and s[0] < b for a, b in subject_spans)]
+            spans = [s for s in _find(text, surface) if not any(a < s[1] and s[0] < b for a, b in subject_spans)]
             if spans:
                 located.append((index, spans, _predicate_words(predicate)))
                 break

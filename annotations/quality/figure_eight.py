@@ -19,6 +19,7 @@ importers:
   self-consistency instead of counting twice;
 - the screen's time is shared equally by its outputs (``time_spent_ms``).
 """
+
 from __future__ import annotations
 
 import csv
@@ -80,8 +81,9 @@ def _seconds(row: dict) -> float | None:
     return max(delta.total_seconds(), 0.0)
 
 
-def study_read(source: Path | str | io.TextIOBase, *, criterion: str,
-               scale: tuple[float, float] | None = None) -> Study:
+def study_read(
+    source: Path | str | io.TextIOBase, *, criterion: str, scale: tuple[float, float] | None = None
+) -> Study:
     """Read a Figure Eight export whose answer columns are ``<criterion>1..N``; answers
     outside `scale` (or not numbers) are left out and listed in `Study.skipped`."""
     if isinstance(source, (str, Path)):
@@ -98,8 +100,9 @@ def study_read(source: Path | str | io.TextIOBase, *, criterion: str,
             trust.setdefault(worker, []).append(float(row["_trust"]))
         item = row.get("mr_id") or row["mr"]
         slots = [i for i in range(1, 100) if f"sys{i}" in row and row.get(f"ref{i}")]
-        entry = study.items.setdefault(item, {"item": item, "source": row["mr"], "data": mr_triples(row["mr"]),
-                                              "outputs": {}})
+        entry = study.items.setdefault(
+            item, {"item": item, "source": row["mr"], "data": mr_triples(row["mr"]), "outputs": {}}
+        )
         seconds = _seconds(row)
         for i in slots:
             system, text = row[f"sys{i}"], row[f"ref{i}"]
@@ -114,8 +117,7 @@ def study_read(source: Path | str | io.TextIOBase, *, criterion: str,
             if score is None or (scale is not None and not scale[0] <= score <= scale[1]):
                 study.skipped.append((number, worker, system, answer))
                 continue
-            judgement = {"item": item, "system": system, "annotator": worker, "criterion": criterion,
-                         "score": score}
+            judgement = {"item": item, "system": system, "annotator": worker, "criterion": criterion, "score": score}
             if seconds is not None:
                 judgement["time_spent_ms"] = round(seconds * 1000 / len(slots))
             accepted = _accepted(row.get(f"{criterion}{i}_gold", ""))

@@ -14,6 +14,7 @@ criterion of the campaign):
 Answers are given in the same terms: ``{"score": x}``, ``{"winner": id|"tie"}``,
 ``{"best": id, "worst": id}``, ``{"score": x, "spans": [...]}``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -48,7 +49,7 @@ def expectation_clean(campaign, expected, *, output_ids: list[int], texts: Mappi
     protocol = _protocol(campaign.protocol)
     keys = protocol.gold_expected_keys
     if not isinstance(expected, Mapping) or not expected:
-        raise InvalidExpectation("the expected answer must be an object keyed by criterion (or \"*\")")
+        raise InvalidExpectation('the expected answer must be an object keyed by criterion (or "*")')
     clean = {}
     for criterion, spec in expected.items():
         try:
@@ -68,8 +69,10 @@ def _spec_clean(protocol, campaign, criterion, spec, keys, output_ids, texts) ->
         raise InvalidExpectation(f"{criterion}: the expectation must be a non-empty object")
     unknown = set(spec) - keys
     if unknown:
-        raise InvalidExpectation(f"{criterion}: unknown key {', '.join(sorted(map(repr, unknown)))} for a "
-                                 f"{protocol.name} unit (expected {', '.join(sorted(keys))})")
+        raise InvalidExpectation(
+            f"{criterion}: unknown key {', '.join(sorted(map(repr, unknown)))} for a "
+            f"{protocol.name} unit (expected {', '.join(sorted(keys))})"
+        )
     spec = dict(spec)
     for bound in sorted(SCORE_KEYS & set(spec)):
         try:
@@ -81,14 +84,13 @@ def _spec_clean(protocol, campaign, criterion, spec, keys, output_ids, texts) ->
         raise InvalidExpectation(f"{criterion}: min is above max")
     # An expected winner names an output (not a side: the sides are shuffled per annotator).
     if "winner" in spec and spec["winner"] != "tie" and spec["winner"] not in output_ids:
-        raise InvalidExpectation(f"{criterion}: winner must be one of the unit's outputs or \"tie\"")
+        raise InvalidExpectation(f'{criterion}: winner must be one of the unit\'s outputs or "tie"')
     if "best" in spec or "worst" in spec:
         protocol.check_choice(spec.get("best"), spec.get("worst"), output_ids)
     if "spans" in spec:
         spans = spec["spans"]
         if not isinstance(spans, list):
-            raise InvalidExpectation(f"{criterion}: spans must be a list of {{\"start\", \"end\"}} "
-                                     "character offsets")
+            raise InvalidExpectation(f'{criterion}: spans must be a list of {{"start", "end"}} character offsets')
         # The offsets are into the output's text; a unit of several outputs (cESA) expects them in
         # each output's answer, so they must fit the shortest text.
         known = [(texts or {}).get(o) for o in output_ids]

@@ -19,6 +19,7 @@ plus the flag, and
   `annotations.quality.gold` with systems named by name
   (``{"*": {"min": 80}}``, ``{"*": {"winner": "sysA"}}``).
 """
+
 from __future__ import annotations
 
 import json
@@ -115,11 +116,11 @@ def _record(line, obj, campaign, keys, lookup, errors) -> ControlRecord | None:
     if unknown:
         errors.append(f"unknown field {', '.join(map(repr, unknown))}")
     if control == "gold" and "expected" not in obj:
-        errors.append("a gold control needs \"expected\"")
+        errors.append('a gold control needs "expected"')
     if control != "gold" and "expected" in obj:
-        errors.append("\"expected\" belongs to gold controls only")
+        errors.append('"expected" belongs to gold controls only')
     if control == "degraded" and not protocol.per_output and "degraded" not in obj:
-        errors.append(f"say which output was damaged: \"degraded\": {protocol.degraded_file_hint}")
+        errors.append(f'say which output was damaged: "degraded": {protocol.degraded_file_hint}')
     if errors:
         return None
     if not isinstance(obj["annotator"], str) or not obj["annotator"].strip() or len(obj["annotator"]) > 200:
@@ -134,8 +135,15 @@ def _record(line, obj, campaign, keys, lookup, errors) -> ControlRecord | None:
         errors.extend(exc.messages)
     if errors:
         return None
-    record = ControlRecord(line=line, annotator=obj["annotator"].strip(), kind=control, item_id=item_id,
-                           criterion=criterion, answer={}, time_spent_ms=time_spent)
+    record = ControlRecord(
+        line=line,
+        annotator=obj["annotator"].strip(),
+        kind=control,
+        item_id=item_id,
+        criterion=criterion,
+        answer={},
+        time_spent_ms=time_spent,
+    )
 
     def check(answer: dict, texts=None) -> dict | None:
         """The protocol's rules of the answer (systems already mapped to output ids)."""
@@ -145,8 +153,9 @@ def _record(line, obj, campaign, keys, lookup, errors) -> ControlRecord | None:
             errors.extend(exc.messages)
             return None
 
-    found = protocol.control_file_answer(obj, control=control, item_id=item_id, lookup=lookup, check=check,
-                                         errors=errors)
+    found = protocol.control_file_answer(
+        obj, control=control, item_id=item_id, lookup=lookup, check=check, errors=errors
+    )
     if found is None:
         return None
     record.answer, record.output_id, names = found
@@ -155,13 +164,24 @@ def _record(line, obj, campaign, keys, lookup, errors) -> ControlRecord | None:
         if isinstance(expected, dict) and expected and set(expected) <= protocol.gold_expected_keys:
             expected = {criterion: expected}  # a line judges one criterion: a bare expectation is for it
         if isinstance(expected, dict):
-            expected = {c: ({k: names.get(v, v) if k in ("winner", "best", "worst") and v != "tie" else v
-                             for k, v in spec.items()} if isinstance(spec, dict) else spec)
-                        for c, spec in expected.items()}
+            expected = {
+                c: (
+                    {
+                        k: names.get(v, v) if k in ("winner", "best", "worst") and v != "tie" else v
+                        for k, v in spec.items()
+                    }
+                    if isinstance(spec, dict)
+                    else spec
+                )
+                for c, spec in expected.items()
+            }
         try:
             record.expected = gold.expectation_clean(
-                campaign, expected, output_ids=sorted(names.values()),
-                texts={i: lookup.text(i) for i in names.values()} if protocol.has_spans else None)
+                campaign,
+                expected,
+                output_ids=sorted(names.values()),
+                texts={i: lookup.text(i) for i in names.values()} if protocol.has_spans else None,
+            )
         except gold.InvalidExpectation as exc:
             errors.append(f"expected: {exc}")
             return None
@@ -181,7 +201,8 @@ def control_records_write(campaign: Campaign, records: list[ControlRecord], anno
     twice changes nothing. Returns how many were inserted.
     """
     stored = {
-        _key(*row) for row in ControlJudgement.objects.filter(
+        _key(*row)
+        for row in ControlJudgement.objects.filter(
             campaign=campaign, annotator_id__in=set(annotators.values()), control__isnull=True
         ).values_list("annotator_id", "kind", "item_id", "criterion", "output_id", "answer")
     }
@@ -190,10 +211,21 @@ def control_records_write(campaign: Campaign, records: list[ControlRecord], anno
         key = _key(annotators[r.annotator], r.kind, r.item_id, r.criterion, r.output_id, r.answer)
         if key not in stored:
             stored.add(key)
-            new.append(ControlJudgement(
-                campaign=campaign, annotator_id=annotators[r.annotator], kind=r.kind, item_id=r.item_id,
-                criterion=r.criterion, answer=r.answer, output_id=r.output_id, expected=r.expected, passed=r.passed,
-                time_spent_ms=r.time_spent_ms, origin=ControlJudgement.Origin.IMPORT))
+            new.append(
+                ControlJudgement(
+                    campaign=campaign,
+                    annotator_id=annotators[r.annotator],
+                    kind=r.kind,
+                    item_id=r.item_id,
+                    criterion=r.criterion,
+                    answer=r.answer,
+                    output_id=r.output_id,
+                    expected=r.expected,
+                    passed=r.passed,
+                    time_spent_ms=r.time_spent_ms,
+                    origin=ControlJudgement.Origin.IMPORT,
+                )
+            )
     ControlJudgement.objects.bulk_create(new, batch_size=2000)
     _gold_units_from(campaign, records)
     return len(new)
@@ -204,8 +236,10 @@ def _gold_units_from(campaign: Campaign, records: list[ControlRecord]) -> None:
     so annotators working in the workbench meet the same test questions."""
     from annotations.quality.models import GoldUnit
 
-    existing = {(g.item_id, tuple(g.outputs), json.dumps(g.expected, sort_keys=True))
-                for g in GoldUnit.objects.filter(campaign=campaign)}
+    existing = {
+        (g.item_id, tuple(g.outputs), json.dumps(g.expected, sort_keys=True))
+        for g in GoldUnit.objects.filter(campaign=campaign)
+    }
     position = len(existing)
     units = []
     for r in records:
@@ -217,7 +251,15 @@ def _gold_units_from(campaign: Campaign, records: list[ControlRecord]) -> None:
             continue
         existing.add(key)
         position += 1
-        units.append(GoldUnit(campaign=campaign, item_id=r.item_id, outputs=outputs, expected=r.expected,
-                              mode=GoldUnit.Mode.SILENT, position=position,
-                              explanation="Imported with its expected answer."))
+        units.append(
+            GoldUnit(
+                campaign=campaign,
+                item_id=r.item_id,
+                outputs=outputs,
+                expected=r.expected,
+                mode=GoldUnit.Mode.SILENT,
+                position=position,
+                explanation="Imported with its expected answer.",
+            )
+        )
     GoldUnit.objects.bulk_create(units, batch_size=2000)

@@ -14,6 +14,7 @@ export never see them, and a repeat does not clash with the first answer):
 they are `ControlJudgement` rows. Judgements imported with a `"control"` flag
 land there too.
 """
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -39,8 +40,10 @@ class QualitySettings(TimeStampedModel):
     class Meta:
         constraints = [
             models.CheckConstraint(
-                condition=Q(degraded_share__gte=0) & Q(repeat_share__gte=0)
-                & Q(degraded_share__lte=0.5) & Q(repeat_share__lte=0.5),
+                condition=Q(degraded_share__gte=0)
+                & Q(repeat_share__gte=0)
+                & Q(degraded_share__lte=0.5)
+                & Q(repeat_share__lte=0.5),
                 name="quality_shares_in_range",
             ),
             models.CheckConstraint(
@@ -133,16 +136,17 @@ class ControlJudgement(TimeStampedModel):
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="control_judgements")
     annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="control_judgements")
-    control = models.ForeignKey(ControlUnit, null=True, blank=True, on_delete=models.CASCADE,
-                                related_name="judgements")
-    assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="control_judgements")
+    control = models.ForeignKey(ControlUnit, null=True, blank=True, on_delete=models.CASCADE, related_name="judgements")
+    assignment = models.ForeignKey(
+        Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="control_judgements"
+    )
     kind = models.CharField(max_length=10, choices=ControlUnit.Kind.choices)
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="control_judgements")
     criterion = models.CharField(max_length=100)
     answer = models.JSONField()
-    output = models.ForeignKey(Output, null=True, blank=True, on_delete=models.CASCADE,
-                               related_name="control_judgements")
+    output = models.ForeignKey(
+        Output, null=True, blank=True, on_delete=models.CASCADE, related_name="control_judgements"
+    )
     expected = models.JSONField(null=True, blank=True)
     passed = models.BooleanField(null=True, blank=True)
     # Loud gold units: the n-th try (earlier wrong tries are kept).
@@ -153,13 +157,19 @@ class ControlJudgement(TimeStampedModel):
     class Meta:
         ordering = ["campaign", "annotator", "id"]
         constraints = [
-            models.CheckConstraint(condition=Q(kind__in=["degraded", "repeat", "gold"]),
-                                   name="control_judgement_kind_valid"),
-            models.UniqueConstraint(fields=["control", "criterion", "attempt"], condition=Q(control__isnull=False),
-                                    name="control_judgement_once_per_try"),
+            models.CheckConstraint(
+                condition=Q(kind__in=["degraded", "repeat", "gold"]), name="control_judgement_kind_valid"
+            ),
+            models.UniqueConstraint(
+                fields=["control", "criterion", "attempt"],
+                condition=Q(control__isnull=False),
+                name="control_judgement_once_per_try",
+            ),
         ]
-        indexes = [models.Index(fields=["campaign", "annotator"], name="control_judgement_annotator"),
-                   models.Index(fields=["campaign", "updated_at"], name="control_judgement_updated")]
+        indexes = [
+            models.Index(fields=["campaign", "annotator"], name="control_judgement_annotator"),
+            models.Index(fields=["campaign", "updated_at"], name="control_judgement_updated"),
+        ]
 
 
 class AnnotatorDecision(TimeStampedModel):
@@ -173,8 +183,9 @@ class AnnotatorDecision(TimeStampedModel):
     annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="decisions")
     included = models.BooleanField(null=True, blank=True)
     reason = models.TextField()
-    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="annotator_decisions")
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="annotator_decisions"
+    )
 
     class Meta:
         ordering = ["campaign", "annotator", "-created_at", "-id"]

@@ -28,6 +28,7 @@ What each figure means:
 - straight-lining: the same answer (or the same screen position) in at least
   90 % of at least 10 answers.
 """
+
 from __future__ import annotations
 
 import math

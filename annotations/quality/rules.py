@@ -6,6 +6,7 @@ few shared units) never excludes anyone, but the reason says so. A decision
 taken by hand (with its reason) overrides the rules either way. Exclusion
 never deletes a judgement: analysis and export filter by it.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
@@ -43,8 +44,10 @@ class Rules:
         """The active rules, in words, for pages and exports."""
         out = []
         if self.max_p is not None:
-            out.append(f"degraded controls score lower than their originals: one-sided Mann-Whitney "
-                       f"p <= {self.max_p:g} (from {self.min_degraded} judged controls)")
+            out.append(
+                f"degraded controls score lower than their originals: one-sided Mann-Whitney "
+                f"p <= {self.max_p:g} (from {self.min_degraded} judged controls)"
+            )
         if self.min_controls_passed is not None:
             out.append(f"controls passed >= {self.min_controls_passed:.0%}")
         if self.min_self_consistency is not None:
@@ -84,8 +87,9 @@ def verdict(figures: Figures, rules: Rules) -> Verdict:
         if figures.degraded_judged < rules.min_degraded or figures.mann_whitney_p is None:
             pending.append(f"degraded controls: {figures.degraded_judged} judged, {rules.min_degraded} needed")
         elif figures.mann_whitney_p > rules.max_p:
-            reasons.append(f"degraded controls not scored lower: Mann-Whitney p = {figures.mann_whitney_p:.3g} "
-                           f"> {rules.max_p:g}")
+            reasons.append(
+                f"degraded controls not scored lower: Mann-Whitney p = {figures.mann_whitney_p:.3g} > {rules.max_p:g}"
+            )
     below(figures.controls_passed, rules.min_controls_passed, "controls passed", "{:.0%}")
     below(figures.self_consistency, rules.min_self_consistency, "self-consistency")
     below(figures.median_seconds, rules.min_median_seconds, "median seconds per unit", "{:.1f}")

@@ -5,6 +5,7 @@ Figures are computed on demand from the stored judgements (regular ones with
 status complete, plus control answers), so they always match the data; the
 arithmetic lives in `annotations.quality.reliability` (pure).
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -73,10 +74,19 @@ def _regular_answers(campaign: Campaign, item_ids: list[int] | None = None) -> _
     protocol = found.protocol
     answers = _Answers(protocol=protocol)
     # Bound once: this loop runs once per judgement of the campaign.
-    unit_key, value_of, habit_of, originals_of = (protocol.unit_key, protocol.consensus_value, protocol.qc_habit,
-                                                  protocol.qc_originals)
-    by_annotator, habits, times, scores, originals = (answers.by_annotator, answers.habits, answers.times,
-                                                      answers.scores, answers.originals)
+    unit_key, value_of, habit_of, originals_of = (
+        protocol.unit_key,
+        protocol.consensus_value,
+        protocol.qc_habit,
+        protocol.qc_originals,
+    )
+    by_annotator, habits, times, scores, originals = (
+        answers.by_annotator,
+        answers.habits,
+        answers.times,
+        answers.scores,
+        answers.originals,
+    )
     scored = protocol.scored
     for row in found:
         annotator, criterion = row.annotator_id, row.criterion
@@ -96,8 +106,9 @@ def _regular_answers(campaign: Campaign, item_ids: list[int] | None = None) -> _
 def _degraded_pair(cj: ControlJudgement, control: ControlUnit | None, answers: _Answers, campaign: Campaign):
     """(degraded value, original value, floor, passed) or None when the original answer is missing."""
     floor, _ = campaign.criterion_scale(cj.criterion)
-    return answers.protocol.degraded_pair(cj, control, originals=answers.originals_of(cj.annotator_id, cj.criterion),
-                                          floor=floor)
+    return answers.protocol.degraded_pair(
+        cj, control, originals=answers.originals_of(cj.annotator_id, cj.criterion), floor=floor
+    )
 
 
 def _repeat_pair(cj: ControlJudgement, control: ControlUnit | None, answers: _Answers) -> list[tuple]:
@@ -131,8 +142,11 @@ def _annotator_items(campaign: Campaign, annotator_id: int) -> list[int]:
     """The items this annotator answered completely, in the order the campaign-wide read takes them."""
     from annotations.models import Item
 
-    judged = protocols.of(campaign).model.objects.filter(
-        campaign=campaign, annotator_id=annotator_id, status=JudgementBase.Status.COMPLETE).values("item_id")
+    judged = (
+        protocols.of(campaign)
+        .model.objects.filter(campaign=campaign, annotator_id=annotator_id, status=JudgementBase.Status.COMPLETE)
+        .values("item_id")
+    )
     return list(Item.objects.filter(pk__in=judged).order_by("position", "id").values_list("id", flat=True))
 
 
@@ -256,10 +270,14 @@ class AnnotatorQuality:
             "tutorial_tries": f.extra.get("tutorial_tries", 0),
             "reasons": list(self.rule_verdict.reasons),
             "pending": list(self.rule_verdict.pending),
-            "decision": None if not self.decided_by_hand else {
-                "included": self.decision.included, "reason": self.decision.reason,
+            "decision": None
+            if not self.decided_by_hand
+            else {
+                "included": self.decision.included,
+                "reason": self.decision.reason,
                 "by": getattr(self.decision.decided_by, "username", None),
-                "at": self.decision.created_at.isoformat()},
+                "at": self.decision.created_at.isoformat(),
+            },
         }
 
 
@@ -293,12 +311,17 @@ def annotator_quality(*, campaign: Campaign, annotator_id: int) -> AnnotatorQual
     if figures is None:
         return None
     decision = latest_decisions(campaign=campaign, annotator_id=annotator_id).get(annotator_id)
-    return AnnotatorQuality(annotator_id=annotator_id, figures=figures,
-                            rule_verdict=verdict(figures, rules_of(campaign=campaign)), decision=decision)
+    return AnnotatorQuality(
+        annotator_id=annotator_id,
+        figures=figures,
+        rule_verdict=verdict(figures, rules_of(campaign=campaign)),
+        decision=decision,
+    )
 
 
-def included_annotators(*, campaign: Campaign, quality: dict[int, AnnotatorQuality] | None = None
-                        ) -> QuerySet[Annotator]:
+def included_annotators(
+    *, campaign: Campaign, quality: dict[int, AnnotatorQuality] | None = None
+) -> QuerySet[Annotator]:
     """The annotators whose judgements count when analysis and export ask for
     "included annotators only": everyone the rules keep, unless a researcher
     decided otherwise by hand. Excluded annotators' judgements stay stored."""
@@ -323,9 +346,11 @@ class Inclusion:
 
 def inclusion(*, campaign: Campaign, quality: dict[int, AnnotatorQuality] | None = None) -> Inclusion:
     quality = campaign_quality(campaign=campaign) if quality is None else quality
-    return Inclusion(keep=frozenset(pk for pk, q in quality.items() if q.included),
-                     excluded=tuple(sorted(q.figures.annotator for q in quality.values() if not q.included)),
-                     n_annotators=len(quality))
+    return Inclusion(
+        keep=frozenset(pk for pk, q in quality.items() if q.included),
+        excluded=tuple(sorted(q.figures.annotator for q in quality.values() if not q.included)),
+        n_annotators=len(quality),
+    )
 
 
 def annotator_filter(*, campaign: Campaign, which: str = INCLUDED) -> tuple[QuerySet[Annotator] | None, str]:
@@ -334,14 +359,18 @@ def annotator_filter(*, campaign: Campaign, which: str = INCLUDED) -> tuple[Quer
         return None, "all annotators"
     quality = campaign_quality(campaign=campaign)
     kept = inclusion(campaign=campaign, quality=quality)
-    label = (f"included annotators only ({kept.counted}; "
-             f"excluded: {', '.join(kept.excluded) if kept.excluded else 'none'})")
+    label = (
+        f"included annotators only ({kept.counted}; excluded: {', '.join(kept.excluded) if kept.excluded else 'none'})"
+    )
     return included_annotators(campaign=campaign, quality=quality), label
 
 
 def completion_code_list(*, campaign: Campaign) -> QuerySet[CompletionCode]:
-    return CompletionCode.objects.filter(campaign=campaign).select_related("annotator").order_by(
-        "annotator__name", "batch")
+    return (
+        CompletionCode.objects.filter(campaign=campaign)
+        .select_related("annotator")
+        .order_by("annotator__name", "batch")
+    )
 
 
 def latest_completion_code(*, campaign: Campaign, annotator) -> CompletionCode | None:
@@ -372,8 +401,13 @@ def _campaign_agreement(campaign: Campaign) -> dict[str, dict]:
     for which in (ALL, INCLUDED):
         found = campaign_judgements(campaign=campaign, annotators=which)
         for criterion, rows in found.by_criterion().items():
-            figures = ag.criterion_agreement(found.protocol, rows, scale=campaign.criterion_scale(criterion),
-                                             annotators=found.used, identity=identity)
+            figures = ag.criterion_agreement(
+                found.protocol,
+                rows,
+                scale=campaign.criterion_scale(criterion),
+                annotators=found.used,
+                identity=identity,
+            )
             out.setdefault(criterion, {})[which] = figures["headline"]
     return out
 
@@ -381,17 +415,22 @@ def _campaign_agreement(campaign: Campaign) -> dict[str, dict]:
 def quality_control_active(*, campaign: Campaign) -> bool:
     """Whether anything can include or exclude annotators of this campaign: settings or
     rules set, control answers, gold units, or decisions by hand."""
-    return (QualitySettings.objects.filter(campaign=campaign).exists()
-            or ControlJudgement.objects.filter(campaign=campaign).exists()
-            or GoldUnit.objects.filter(campaign=campaign).exists()
-            or AnnotatorDecision.objects.filter(campaign=campaign).exists())
+    return (
+        QualitySettings.objects.filter(campaign=campaign).exists()
+        or ControlJudgement.objects.filter(campaign=campaign).exists()
+        or GoldUnit.objects.filter(campaign=campaign).exists()
+        or AnnotatorDecision.objects.filter(campaign=campaign).exists()
+    )
 
 
 def annotators_judged(*, campaign: Campaign) -> set[int]:
     """Ids of the annotators with a counted (complete) judgement in the campaign."""
     model = protocols.of(campaign).model
-    return set(model.objects.filter(campaign=campaign, status=JudgementBase.Status.COMPLETE)
-               .values_list("annotator_id", flat=True).distinct())
+    return set(
+        model.objects.filter(campaign=campaign, status=JudgementBase.Status.COMPLETE)
+        .values_list("annotator_id", flat=True)
+        .distinct()
+    )
 
 
 def included_annotator_ids(*, campaign: Campaign) -> set[int] | None:

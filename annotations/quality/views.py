@@ -5,6 +5,7 @@ include or exclude them), takes hand decisions with a reason, the control
 settings and rules, gold / tutorial units, and the completion codes. Writes
 go through `annotations.quality.services`, then redirect back (POST, then GET).
 """
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,9 @@ ROW_HEIGHT, LABEL_W, PANEL_W, GAP, TOP, BOTTOM = 20, 120, 300, 40, 30, 34
 def _chart(rows: list[dict]) -> dict:
     """A dot plot, one row per annotator (worst agreement first): agreement with the others
     (-1..1) in the left panel, share of controls passed (0..100 %) in the right one."""
-    ordered = sorted(rows, key=lambda r: (r["figures"].agreement_with_others is None,
-                                          r["figures"].agreement_with_others or 0))
+    ordered = sorted(
+        rows, key=lambda r: (r["figures"].agreement_with_others is None, r["figures"].agreement_with_others or 0)
+    )
     with_controls = any(r["figures"].controls_passed is not None for r in rows)
     left = LABEL_W
     right = left + PANEL_W + GAP
@@ -46,20 +48,42 @@ def _chart(rows: list[dict]) -> dict:
     for i, row in enumerate(ordered):
         f, q = row["figures"], row["quality"]
         y = TOP + i * ROW_HEIGHT + ROW_HEIGHT / 2
-        agreement = None if f.agreement_with_others is None else round(left + (f.agreement_with_others + 1) / 2 *
-                                                                         PANEL_W, 1)
+        agreement = (
+            None if f.agreement_with_others is None else round(left + (f.agreement_with_others + 1) / 2 * PANEL_W, 1)
+        )
         controls = None if f.controls_passed is None else round(right + f.controls_passed * PANEL_W, 1)
-        points.append({
-            "y": y, "name": row["name"], "included": q.included, "agreement": agreement, "controls": controls,
-            "title": (f"{row['name']}: agreement {'–' if f.agreement_with_others is None else f'{f.agreement_with_others:.2f}'}"
-                      f", controls passed {'–' if f.controls_passed is None else f'{f.controls_passed:.0%}'}, "
-                      f"{'included' if q.included else 'excluded'}"),
-        })
+        points.append(
+            {
+                "y": y,
+                "name": row["name"],
+                "included": q.included,
+                "agreement": agreement,
+                "controls": controls,
+                "title": (
+                    f"{row['name']}: agreement {'–' if f.agreement_with_others is None else f'{f.agreement_with_others:.2f}'}"
+                    f", controls passed {'–' if f.controls_passed is None else f'{f.controls_passed:.0%}'}, "
+                    f"{'included' if q.included else 'excluded'}"
+                ),
+            }
+        )
     ticks_a = [{"label": v, "at": round(left + (v + 1) / 2 * PANEL_W, 1)} for v in (-1, -0.5, 0, 0.5, 1)]
     ticks_c = [{"label": f"{v:.0%}", "at": round(right + v * PANEL_W, 1)} for v in (0, 0.25, 0.5, 0.75, 1)]
-    return {"width": width, "height": height, "top": TOP, "bottom": bottom, "left": left, "right": right,
-            "panel_w": PANEL_W, "points": points, "ticks_a": ticks_a, "ticks_c": ticks_c,
-            "with_controls": with_controls, "tick_y": bottom + 14, "title_y": TOP - 12, "label_x": left - 8}
+    return {
+        "width": width,
+        "height": height,
+        "top": TOP,
+        "bottom": bottom,
+        "left": left,
+        "right": right,
+        "panel_w": PANEL_W,
+        "points": points,
+        "ticks_a": ticks_a,
+        "ticks_c": ticks_c,
+        "with_controls": with_controls,
+        "tick_y": bottom + 14,
+        "title_y": TOP - 12,
+        "label_x": left - 8,
+    }
 
 
 def _p_text(p: float | None) -> str:
@@ -71,9 +95,14 @@ def _p_text(p: float | None) -> str:
 def _settings_initial(campaign) -> dict:
     current = selectors.quality_settings_get(campaign=campaign)
     rules = selectors.rules_of(campaign=campaign).as_dict()
-    return {"degraded_share": current.degraded_share, "repeat_share": current.repeat_share,
-            "degrade_kinds": current.degrade_kinds, "degrade_strength": current.degrade_strength,
-            "completion_codes": current.completion_codes, **rules}
+    return {
+        "degraded_share": current.degraded_share,
+        "repeat_share": current.repeat_share,
+        "degrade_kinds": current.degrade_kinds,
+        "degrade_strength": current.degrade_strength,
+        "completion_codes": current.completion_codes,
+        **rules,
+    }
 
 
 @login_required
@@ -81,10 +110,20 @@ def quality_page(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = campaign_for_staff(user=request.user, pk=pk)
     quality = selectors.campaign_quality(campaign=campaign)
     annotators = {a.pk: a for a in Annotator.objects.filter(pk__in=quality)}
-    rows = sorted(({"annotator": annotators[pk], "name": annotators[pk].name, "figures": q.figures, "quality": q,
-                    "p": _p_text(q.figures.mann_whitney_p),
-                    "form": DecisionForm(initial={"annotator": pk})} for pk, q in quality.items()),
-                  key=lambda row: (row["quality"].included, row["name"]))
+    rows = sorted(
+        (
+            {
+                "annotator": annotators[pk],
+                "name": annotators[pk].name,
+                "figures": q.figures,
+                "quality": q,
+                "p": _p_text(q.figures.mann_whitney_p),
+                "form": DecisionForm(initial={"annotator": pk}),
+            }
+            for pk, q in quality.items()
+        ),
+        key=lambda row: (row["quality"].included, row["name"]),
+    )
     included = [pk for pk, q in quality.items() if q.included]
     _, filter_label = selectors.annotator_filter(campaign=campaign)
     context = {
@@ -112,7 +151,7 @@ def _back(campaign, anchor: str = "") -> HttpResponse:
 
 
 def _say_errors(request, exc: ValidationError) -> None:
-    for message in (exc.messages if isinstance(exc, ValidationError) else [str(exc)]):
+    for message in exc.messages if isinstance(exc, ValidationError) else [str(exc)]:
         messages.error(request, message)
 
 
@@ -127,8 +166,13 @@ def quality_decide(request: HttpRequest, pk: int) -> HttpResponse:
     annotator = get_object_or_404(Annotator, pk=form.cleaned_data["annotator"], project=campaign.project)
     included = {"exclude": False, "include": True, "rules": None}[form.cleaned_data["included"]]
     try:
-        services.annotator_decide(campaign=campaign, annotator=annotator, included=included,
-                                  reason=form.cleaned_data["reason"], user=request.user)
+        services.annotator_decide(
+            campaign=campaign,
+            annotator=annotator,
+            included=included,
+            reason=form.cleaned_data["reason"],
+            user=request.user,
+        )
     except ValidationError as exc:
         _say_errors(request, exc)
     else:
@@ -151,9 +195,13 @@ def quality_settings(request: HttpRequest, pk: int) -> HttpResponse:
     rules = {name: data[name] for name in SettingsForm.RULES}
     try:
         services.quality_settings_update(
-            campaign=campaign, degraded_share=data["degraded_share"], repeat_share=data["repeat_share"],
-            degrade_kinds=list(data["degrade_kinds"]), degrade_strength=data["degrade_strength"],
-            completion_codes=data["completion_codes"], rules=rules,
+            campaign=campaign,
+            degraded_share=data["degraded_share"],
+            repeat_share=data["repeat_share"],
+            degrade_kinds=list(data["degrade_kinds"]),
+            degrade_strength=data["degrade_strength"],
+            completion_codes=data["completion_codes"],
+            rules=rules,
         )
     except ValidationError as exc:
         _say_errors(request, exc)
@@ -188,8 +236,15 @@ def quality_gold(request: HttpRequest, pk: int) -> HttpResponse:
             expected = strictjson.loads(data["expected"])
         except ValueError as exc:
             raise DomainError(f"The expected answer is not JSON: {exc}") from None
-        text = json.dumps({"item": data["item"], "systems": [s.strip() for s in data["systems"].split(",") if s.strip()],
-                           "expected": expected, "mode": data["mode"], "explanation": data["explanation"]})
+        text = json.dumps(
+            {
+                "item": data["item"],
+                "systems": [s.strip() for s in data["systems"].split(",") if s.strip()],
+                "expected": expected,
+                "mode": data["mode"],
+                "explanation": data["explanation"],
+            }
+        )
     # A bad line raises ImportFailed (a DomainError): a 400 page listing every problem (DomainErrorMiddleware).
     try:
         created = services.gold_units_import(campaign=campaign, text=text)
@@ -207,7 +262,8 @@ def quality_verify_code(request: HttpRequest, pk: int) -> HttpResponse:
     form = CodeForm(request.POST)
     if form.is_valid():
         request.session[f"quality-verified-{campaign.pk}"] = services.completion_code_check(
-            campaign=campaign, code=form.cleaned_data["code"])
+            campaign=campaign, code=form.cleaned_data["code"]
+        )
     return _back(campaign, "codes")
 
 
@@ -219,10 +275,19 @@ def quality_codes_csv(request: HttpRequest, pk: int) -> HttpResponse:
     rows = []
     for row in selectors.completion_code_list(campaign=campaign):
         now = standing.get(row.annotator_id)
-        rows.append([row.annotator.name, row.batch + 1, row.code, "pass" if row.passed else "fail",
-                     "" if now is None else ("yes" if now.included else "no"), row.created_at.isoformat()])
-    return csv_response(f"completion-codes-{campaign.pk}",
-                        ["annotator", "batch", "code", "verdict", "included_now", "issued_at"], rows)
+        rows.append(
+            [
+                row.annotator.name,
+                row.batch + 1,
+                row.code,
+                "pass" if row.passed else "fail",
+                "" if now is None else ("yes" if now.included else "no"),
+                row.created_at.isoformat(),
+            ]
+        )
+    return csv_response(
+        f"completion-codes-{campaign.pk}", ["annotator", "batch", "code", "verdict", "included_now", "issued_at"], rows
+    )
 
 
 @annotator_required
@@ -237,6 +302,12 @@ def annotate_completion_code(request: HttpRequest, pk: int) -> HttpResponse:
     if code is None:
         return redirect("annotate-campaign", pk=campaign.pk)
     enrolment = core.enrolment_for(campaign=campaign, annotator=annotator)
-    return render(request, "quality/batch_done.html", {
-        "campaign": campaign, "code": code, "progress": core.annotator_progress(campaign=campaign, enrolment=enrolment),
-    })
+    return render(
+        request,
+        "quality/batch_done.html",
+        {
+            "campaign": campaign,
+            "code": code,
+            "progress": core.annotator_progress(campaign=campaign, enrolment=enrolment),
+        },
+    )

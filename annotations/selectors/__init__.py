@@ -6,6 +6,7 @@
 - dashboards: a campaign's live progress, the import and export job lists;
 - judgements: THE reader of a campaign's judgements (analysis, export, quality control).
 """
+
 from annotations.selectors.roles import (  # noqa: F401
     STAFF_ROLES,
     User,

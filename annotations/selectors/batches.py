@@ -7,6 +7,7 @@ resubmitted (`annotations.services.revisions.unit_revise`); once the batch is co
 unit submitted) or a completion code was issued for it (nothing left after part of a batch), its
 units are locked: the code the annotator pasted must stand for the answers stored.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -30,16 +31,29 @@ class Batch:
         """The strip "1 2 3 … of N": one slot per unit of the batch (done, current, or still to come)."""
         out = []
         for position, assignment_id in enumerate(self.done, start=1):
-            out.append({"position": position, "state": "done", "assignment": assignment_id,
-                        "current": assignment_id == current_id, "revisable": not self.closed})
+            out.append(
+                {
+                    "position": position,
+                    "state": "done",
+                    "assignment": assignment_id,
+                    "current": assignment_id == current_id,
+                    "revisable": not self.closed,
+                }
+            )
         position = len(self.done) + 1
         if self.pending is not None and position <= self.size:
-            out.append({"position": position, "state": "pending", "assignment": self.pending,
-                        "current": self.pending == current_id or current_id is None, "revisable": False})
+            out.append(
+                {
+                    "position": position,
+                    "state": "pending",
+                    "assignment": self.pending,
+                    "current": self.pending == current_id or current_id is None,
+                    "revisable": False,
+                }
+            )
             position += 1
         for rest in range(position, self.size + 1):
-            out.append({"position": rest, "state": "todo", "assignment": None, "current": False,
-                        "revisable": False})
+            out.append({"position": rest, "state": "todo", "assignment": None, "current": False, "revisable": False})
         return out
 
 
@@ -54,12 +68,14 @@ def annotator_batch(*, campaign: Campaign, annotator: Annotator | None) -> Batch
         return Batch(number=1, size=size)
     assignment = rows.table(Assignment)
     (cte, cte_params), (done, done_params), (closed, closed_params) = batch_sql(
-        campaign_id=campaign.pk, annotator_id=annotator.pk, size=size)
+        campaign_id=campaign.pk, annotator_id=annotator.pk, size=size
+    )
     with rows.cursor() as cursor:
         cursor.execute(
             f"WITH {cte} SELECT d.n, {done}, (SELECT id FROM {assignment} WHERE campaign_id = %s AND annotator_id = %s "
             f"AND status = 'pending' ORDER BY id DESC LIMIT 1), {closed} FROM d",
-            [*cte_params, *done_params, campaign.pk, annotator.pk, *closed_params])
+            [*cte_params, *done_params, campaign.pk, annotator.pk, *closed_params],
+        )
         done_count, done_ids, pending_id, closed = cursor.fetchone()
     return batch_from(size=size, done_count=done_count, done_ids=done_ids, pending_id=pending_id, closed=closed)
 
@@ -76,12 +92,17 @@ def batch_sql(*, campaign_id: int, annotator_id: int, size: int) -> tuple[tuple[
     assignment, code = rows.table(Assignment), rows.table(CompletionCode)
     mine = "campaign_id = %s AND annotator_id = %s"
     cte = f"d AS (SELECT count(*) AS n FROM {assignment} WHERE {mine} AND status = 'done')"
-    done = ("(SELECT array_agg(id ORDER BY completed_at, id) FROM (SELECT id, completed_at "
-            f"FROM {assignment} WHERE {mine} AND status = 'done' ORDER BY completed_at DESC, id DESC "
-            "LIMIT d.n %% %s) b)")
+    done = (
+        "(SELECT array_agg(id ORDER BY completed_at, id) FROM (SELECT id, completed_at "
+        f"FROM {assignment} WHERE {mine} AND status = 'done' ORDER BY completed_at DESC, id DESC "
+        "LIMIT d.n %% %s) b)"
+    )
     closed = f"d.n %% %s > 0 AND EXISTS (SELECT 1 FROM {code} WHERE {mine} AND batch = d.n / %s)"
-    return ((cte, [campaign_id, annotator_id]), (done, [campaign_id, annotator_id, size]),
-            (closed, [size, campaign_id, annotator_id, size]))
+    return (
+        (cte, [campaign_id, annotator_id]),
+        (done, [campaign_id, annotator_id, size]),
+        (closed, [size, campaign_id, annotator_id, size]),
+    )
 
 
 def batch_from(*, size: int, done_count: int, done_ids, pending_id: int | None, closed) -> Batch:

@@ -18,9 +18,13 @@ def _progress_stamp(campaign: Campaign) -> str:
     """The newest hand-out, answer or change of the campaign (index probes, see the migration
     0011): progress figures are computed again only when one of these moved."""
     model = _judgement_model(campaign)
-    parts = [campaign.updated_at, campaign.stopped_at, campaign.allocation_state,
-             Assignment.objects.filter(campaign=campaign).aggregate(t=Max("updated_at"))["t"],
-             model.objects.filter(campaign=campaign).aggregate(t=Max("updated_at"))["t"]]
+    parts = [
+        campaign.updated_at,
+        campaign.stopped_at,
+        campaign.allocation_state,
+        Assignment.objects.filter(campaign=campaign).aggregate(t=Max("updated_at"))["t"],
+        model.objects.filter(campaign=campaign).aggregate(t=Max("updated_at"))["t"],
+    ]
     return hashlib.sha1("|".join(str(p) for p in parts).encode()).hexdigest()[:16]
 
 
@@ -56,32 +60,53 @@ def _campaign_dashboard(campaign: Campaign) -> dict:
         cursor.execute(
             "SELECT s.value::bigint, count(*), count(*) FILTER (WHERE u.n_done >= u.redundancy), sum(u.n_done) "
             "FROM annotations_unit u CROSS JOIN LATERAL jsonb_array_elements_text(u.systems) s "
-            "WHERE u.campaign_id = %s AND u.kind = %s GROUP BY 1", [campaign.pk, Unit.Kind.REGULAR])
+            "WHERE u.campaign_id = %s AND u.kind = %s GROUP BY 1",
+            [campaign.pk, Unit.Kind.REGULAR],
+        )
         per_system = {pk: (u, c, int(j or 0)) for pk, u, c, j in cursor.fetchall()}
         cursor.execute(
             "SELECT a.annotator_id, count(*) FILTER (WHERE a.status = 'done'), "
             "count(*) FILTER (WHERE a.status = 'pending'), count(*) FILTER (WHERE a.status NOT IN ('done', 'pending')), "
             "percentile_cont(0.5) WITHIN GROUP (ORDER BY a.time_spent_ms) FILTER (WHERE a.status = 'done') "
-            "FROM annotations_assignment a WHERE a.campaign_id = %s GROUP BY 1", [campaign.pk])
+            "FROM annotations_assignment a WHERE a.campaign_id = %s GROUP BY 1",
+            [campaign.pk],
+        )
         by_annotator = cursor.fetchall()
     names = dict(campaign.dataset.systems.filter(pk__in=list(per_system)).values_list("pk", "name"))
     systems = [
-        {"system": names.get(pk, str(pk)), "units": u, "complete": c, "judged": j, "slots": u * campaign.redundancy,
-         "percent": round(100 * j / (u * campaign.redundancy)) if u else 0}
+        {
+            "system": names.get(pk, str(pk)),
+            "units": u,
+            "complete": c,
+            "judged": j,
+            "slots": u * campaign.redundancy,
+            "percent": round(100 * j / (u * campaign.redundancy)) if u else 0,
+        }
         for pk, (u, c, j) in per_system.items()
     ]
     systems.sort(key=lambda row: row["system"])
 
     annotator_names = dict(Annotator.objects.filter(pk__in=[row[0] for row in by_annotator]).values_list("id", "name"))
     annotators = sorted(
-        ({"annotator": annotator_names.get(pk, str(pk)), "done": done, "pending": pending, "abandoned": abandoned,
-          # statistics.median's value (the mean of the two middle ones for an even count), in seconds
-          "median_seconds": round(median / 1000, 1) if median is not None else None}
-         for pk, done, pending, abandoned, median in by_annotator),
-        key=lambda row: (-row["done"], row["annotator"]))
+        (
+            {
+                "annotator": annotator_names.get(pk, str(pk)),
+                "done": done,
+                "pending": pending,
+                "abandoned": abandoned,
+                # statistics.median's value (the mean of the two middle ones for an even count), in seconds
+                "median_seconds": round(median / 1000, 1) if median is not None else None,
+            }
+            for pk, done, pending, abandoned, median in by_annotator
+        ),
+        key=lambda row: (-row["done"], row["annotator"]),
+    )
 
     by_status = dict(
-        _judgement_model(campaign).objects.filter(campaign=campaign).order_by().values_list("status")
+        _judgement_model(campaign)
+        .objects.filter(campaign=campaign)
+        .order_by()
+        .values_list("status")
         .annotate(n=Count("id"))
     )
     # Units by judgements done (0 .. k): how far overlap has come; agreement needs units with k.
@@ -93,12 +118,16 @@ def _campaign_dashboard(campaign: Campaign) -> dict:
     return {
         "units": n_units,
         "complete": complete,
-        "by_judgements": [{"judgements": j, "units": n, "bar": round(100 * n / most) if most else 0}
-                          for j, n in enumerate(by_done)],
+        "by_judgements": [
+            {"judgements": j, "units": n, "bar": round(100 * n / most) if most else 0} for j, n in enumerate(by_done)
+        ],
         "agreement_units": complete,
         "allocation": allocation_summary(campaign=campaign, names=names),
-        "stopped": ({"at": campaign.stopped_at.isoformat(), "by": campaign.stopped_by,
-                     "reason": campaign.stop_reason} if campaign.stopped_at else None),
+        "stopped": (
+            {"at": campaign.stopped_at.isoformat(), "by": campaign.stopped_by, "reason": campaign.stop_reason}
+            if campaign.stopped_at
+            else None
+        ),
         "percent": round(100 * complete / n_units) if n_units else 0,
         "judgements": {status: by_status.get(status, 0) for status in ("complete", "partial", "abandoned")},
         "annotators": annotators,
@@ -120,24 +149,38 @@ def allocation_summary(*, campaign: Campaign, names: dict | None = None) -> dict
     def name(system_id: str) -> str:
         return names.get(int(system_id), system_id) if system_id.isdigit() else system_id
 
-    summary.update({"checks": state.get("checks", 0), "at_judgements": state.get("at_judgements"),
-                    "observations": state.get("observations"),
-                    "checked_at": state.get("checked_at"), "closed_units": state.get("closed_units", 0),
-                    "verdict": None})
+    summary.update(
+        {
+            "checks": state.get("checks", 0),
+            "at_judgements": state.get("at_judgements"),
+            "observations": state.get("observations"),
+            "checked_at": state.get("checked_at"),
+            "closed_units": state.get("closed_units", 0),
+            "verdict": None,
+        }
+    )
     if verdict:
         summary["verdict"] = {
-            "cold": verdict["cold"], "stable": verdict["stable"], "stop": verdict["stop"],
-            "reason": verdict["reason"], "ranking": [name(s) for s in verdict["ranking"]],
+            "cold": verdict["cold"],
+            "stable": verdict["stable"],
+            "stop": verdict["stop"],
+            "reason": verdict["reason"],
+            "ranking": [name(s) for s in verdict["ranking"]],
             "clusters": [[name(s) for s in c] for c in verdict["clusters"]],
             "decided": sorted(sorted(name(s) for s in pair) for pair in verdict["decided"]),
             # Each decided pair with how: a significant difference, or none within reach of the
             # planned judgements (verdicts stored before this was recorded: None, "decided" only).
             "decided_how": sorted(
-                (sorted(name(s) for s in pair),
-                 None if "out_of_reach" not in verdict else
-                 "beyond reach" if frozenset(pair) in {frozenset(p) for p in verdict["out_of_reach"]}
-                 else "significant")
-                for pair in verdict["decided"]),
+                (
+                    sorted(name(s) for s in pair),
+                    None
+                    if "out_of_reach" not in verdict
+                    else "beyond reach"
+                    if frozenset(pair) in {frozenset(p) for p in verdict["out_of_reach"]}
+                    else "significant",
+                )
+                for pair in verdict["decided"]
+            ),
             "undecided": sorted(sorted(name(s) for s in pair) for pair in verdict["undecided"]),
         }
     return summary
@@ -167,4 +210,5 @@ def export_job_list(*, user: User):
     if not user.is_authenticated:
         return ExportJob.objects.none()
     return ExportJob.objects.select_related("campaign__dataset__project").filter(
-        campaign__dataset__project__in=staff_project_list(user=user))
+        campaign__dataset__project__in=staff_project_list(user=user)
+    )

@@ -8,6 +8,7 @@ and, when asked for the included annotators, quality control's inclusion
 chunk (a few `values_list` queries on `item_id IN (...)` each), so a million
 judgements never sit in memory as model instances; ESA rows carry their spans.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -20,8 +21,17 @@ from annotations.protocols.rows import JudgementRow
 
 INCLUDED, ALL = "included", "all"
 COMPLETE = JudgementBase.Status.COMPLETE
-_COMMON = ("id", "annotator_id", "item_id", "criterion", "status", "origin", "time_spent_ms", "shown_order",
-           "created_at")
+_COMMON = (
+    "id",
+    "annotator_id",
+    "item_id",
+    "criterion",
+    "status",
+    "origin",
+    "time_spent_ms",
+    "shown_order",
+    "created_at",
+)
 CHUNK_ITEMS = 500
 
 
@@ -51,8 +61,12 @@ class JudgementSet:
         return f"included annotators only ({self.n_annotators - len(self.excluded)} of {self.n_annotators})"
 
     def describe(self, n: int) -> dict:
-        out = {"judgements": n, "status": "complete only", "annotators": self.used,
-               "excluded_annotators": self.excluded}
+        out = {
+            "judgements": n,
+            "status": "complete only",
+            "annotators": self.used,
+            "excluded_annotators": self.excluded,
+        }
         if self.annotators == INCLUDED and self.keep is None:
             out["quality_control"] = "not in use: nobody is excluded"
         return out
@@ -60,10 +74,13 @@ class JudgementSet:
     def __iter__(self) -> Iterator[JudgementRow]:
         item_ids = self.item_ids
         if item_ids is None:
-            item_ids = list(Item.objects.filter(dataset_id=self.campaign.dataset_id).order_by("position", "id")
-                            .values_list("id", flat=True))
+            item_ids = list(
+                Item.objects.filter(dataset_id=self.campaign.dataset_id)
+                .order_by("position", "id")
+                .values_list("id", flat=True)
+            )
         for start in range(0, len(item_ids), self.chunk_items):
-            yield from self._chunk(item_ids[start:start + self.chunk_items])
+            yield from self._chunk(item_ids[start : start + self.chunk_items])
 
     def by_criterion(self) -> dict[str, list[JudgementRow]]:
         """Every row, grouped by criterion (the campaign's order first)."""
@@ -71,7 +88,8 @@ class JudgementSet:
         for row in self:
             grouped[row.criterion].append(row)
         order = [c for c in self.campaign.criteria if c in grouped] + sorted(
-            c for c in grouped if c not in self.campaign.criteria)
+            c for c in grouped if c not in self.campaign.criteria
+        )
         return {c: grouped[c] for c in order}
 
     def annotator_names(self, ids) -> dict[int, str]:
@@ -92,26 +110,37 @@ class JudgementSet:
         names = [n for _, n in protocol.fields]
         found = []
         for values in qs.order_by("item_id", "id").values_list(*_COMMON, *columns):
-            row = JudgementRow(*values[:len(_COMMON)])
-            for name, value in zip(names, values[len(_COMMON):]):
+            row = JudgementRow(*values[: len(_COMMON)])
+            for name, value in zip(names, values[len(_COMMON) :]):
                 setattr(row, name, list(value) if name == "outputs" else value)
             found.append(row)
         if protocol.has_spans and found:
             by_id = {r.id: r for r in found}
-            for judgement_id, start, end, severity, missing, category in ErrorSpan.objects.filter(
-                    judgement_id__in=list(by_id)).order_by("judgement_id", "id").values_list(
-                    "judgement_id", "start", "end", "severity", "missing", "category"):
-                span = ({"missing": True, "severity": severity} if missing
-                        else {"start": start, "end": end, "severity": severity})
+            for judgement_id, start, end, severity, missing, category in (
+                ErrorSpan.objects.filter(judgement_id__in=list(by_id))
+                .order_by("judgement_id", "id")
+                .values_list("judgement_id", "start", "end", "severity", "missing", "category")
+            ):
+                span = (
+                    {"missing": True, "severity": severity}
+                    if missing
+                    else {"start": start, "end": end, "severity": severity}
+                )
                 if category:  # MQM
                     span["category"] = category
                 by_id[judgement_id].spans.append(span)
         yield from found
 
 
-def campaign_judgements(*, campaign: Campaign, annotators: str = INCLUDED, criterion: str | None = None,
-                        systems: list[str] | None = None, item_ids: list[int] | None = None,
-                        chunk_items: int = CHUNK_ITEMS) -> JudgementSet:
+def campaign_judgements(
+    *,
+    campaign: Campaign,
+    annotators: str = INCLUDED,
+    criterion: str | None = None,
+    systems: list[str] | None = None,
+    item_ids: list[int] | None = None,
+    chunk_items: int = CHUNK_ITEMS,
+) -> JudgementSet:
     """The campaign's complete judgements, of the included annotators (INCLUDED, the default:
     everyone while quality control is not in use) or of everyone (ALL)."""
     if annotators not in (INCLUDED, ALL):
@@ -124,8 +153,15 @@ def campaign_judgements(*, campaign: Campaign, annotators: str = INCLUDED, crite
         kept = campaign_inclusion(campaign=campaign)
     else:
         kept = None
-    found = JudgementSet(campaign=campaign, annotators=annotators, keep=None if kept is None else set(kept.keep),
-                         criterion=criterion, systems=systems, item_ids=item_ids, chunk_items=chunk_items)
+    found = JudgementSet(
+        campaign=campaign,
+        annotators=annotators,
+        keep=None if kept is None else set(kept.keep),
+        criterion=criterion,
+        systems=systems,
+        item_ids=item_ids,
+        chunk_items=chunk_items,
+    )
     if kept is not None:
         # The quality page's count (quality.selectors.Inclusion), not the annotators with a complete
         # judgement: the dashboard said "3 of 3" where the quality page said "4 of 4" (issue 38).

@@ -149,8 +149,7 @@ def counted(qs: QuerySet) -> QuerySet:
     return qs.filter(status="complete")
 
 
-def assignment_list(*, user: User, campaign_id: int | None = None, status: str | None = None
-                    ) -> QuerySet[Assignment]:
+def assignment_list(*, user: User, campaign_id: int | None = None, status: str | None = None) -> QuerySet[Assignment]:
     if not user.is_authenticated:
         return Assignment.objects.none()
     qs = Assignment.objects.select_related("campaign", "annotator", "item")
@@ -165,8 +164,14 @@ def assignment_list(*, user: User, campaign_id: int | None = None, status: str |
     return (staff | own).distinct()
 
 
-def judgements_filtered(queryset: QuerySet, *, campaign_id: int | None = None, item_id: int | None = None,
-                        criterion: str | None = None, status: str | None = None) -> QuerySet:
+def judgements_filtered(
+    queryset: QuerySet,
+    *,
+    campaign_id: int | None = None,
+    item_id: int | None = None,
+    criterion: str | None = None,
+    status: str | None = None,
+) -> QuerySet:
     """A judgement list (`rating_judgement_list`...) narrowed by the API's filters, in a stable order."""
     if campaign_id is not None:
         queryset = queryset.filter(campaign_id=campaign_id)
@@ -199,7 +204,8 @@ def campaign_for_member(*, user: User, campaign_id: int) -> Campaign | None:
             f"(SELECT a.name FROM {rows.table(Annotator)} a WHERE a.project_id = p.id AND a.user_id = %s) "
             f"FROM {rows.table(Campaign)} c JOIN {rows.table(Dataset)} d ON d.id = c.dataset_id "
             f"JOIN {rows.table(Project)} p ON p.id = d.project_id WHERE c.id = %s",
-            [user.pk, user.pk, user.pk, campaign_id])
+            [user.pk, user.pk, user.pk, campaign_id],
+        )
         row = cursor.fetchone()
     if row is None:
         return None
@@ -212,8 +218,12 @@ def campaign_for_member(*, user: User, campaign_id: int) -> Campaign | None:
     campaign.member_annotator = None
     if annotator_id is not None:  # one per account and project (a unique constraint)
         campaign.member_annotator = Annotator(
-            id=annotator_id, project_id=campaign.dataset.project_id, name=annotator_name, user_id=user.pk,
-            namespace=Annotator.Namespace.ACCOUNT)
+            id=annotator_id,
+            project_id=campaign.dataset.project_id,
+            name=annotator_name,
+            user_id=user.pk,
+            namespace=Annotator.Namespace.ACCOUNT,
+        )
         campaign.member_annotator._state.adding = False
     return campaign
 
@@ -238,7 +248,8 @@ def own_assignment(*, user: User, assignment_id: int) -> Assignment | None:
             f"FROM {rows.table(Assignment)} a JOIN {rows.table(Annotator)} an ON an.id = a.annotator_id "
             f"JOIN {rows.table(Campaign)} c ON c.id = a.campaign_id JOIN {rows.table(Dataset)} d ON d.id = c.dataset_id "
             f"JOIN {rows.table(Project)} p ON p.id = d.project_id WHERE a.id = %s AND an.user_id = %s",
-            [user.pk, assignment_id, user.pk])
+            [user.pk, assignment_id, user.pk],
+        )
         row = cursor.fetchone()
     if row is None:
         return None

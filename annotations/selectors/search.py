@@ -2,7 +2,20 @@
 
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import BooleanField, Case, CharField, Exists, F, OuterRef, Prefetch, Q, QuerySet, TextField, Value, When
+from django.db.models import (
+    BooleanField,
+    Case,
+    CharField,
+    Exists,
+    F,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    TextField,
+    Value,
+    When,
+)
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import MD5, Cast, Concat
 
@@ -47,8 +60,10 @@ def _item_text_search(qs: QuerySet[Item], datasets: QuerySet[Dataset], query: st
     in_item = Q(external_id__icontains=query) | Q(source__icontains=query) | Q(data_text__icontains=query)
     # Each probe reads at most SEARCH_PROBE_ROWS rows through its trigram index.
     probes = [
-        Item.objects.filter(dataset__in=datasets).annotate(data_text=Cast("data", TextField()))
-        .filter(in_item).values_list("pk", flat=True),
+        Item.objects.filter(dataset__in=datasets)
+        .annotate(data_text=Cast("data", TextField()))
+        .filter(in_item)
+        .values_list("pk", flat=True),
         Reference.objects.filter(item__dataset__in=datasets, text__icontains=query).values_list("item_id", flat=True),
         # Through the system: a dataset has few, so this never hashes every item of the dataset.
         Output.objects.filter(system__dataset__in=datasets, text__icontains=query).values_list("item_id", flat=True),
@@ -164,8 +179,11 @@ def output_api_list(
         qs = qs.filter(item_id=item_id)
     if blind:
         key = MD5(Concat(Value(f"{user.pk}:"), Cast("id", CharField())))
-        qs = qs.annotate(order_key=Case(When(item__dataset__project_id__in=blind, then=key),
-                                        default=F("system__name"), output_field=CharField()))
+        qs = qs.annotate(
+            order_key=Case(
+                When(item__dataset__project_id__in=blind, then=key), default=F("system__name"), output_field=CharField()
+            )
+        )
         return qs.order_by("item__dataset_id", "item__position", "item_id", "order_key", "id")
     return qs.order_by("item__dataset_id", "item__position", "item_id", "system__name")
 

@@ -1,4 +1,5 @@
 """What an annotator is shown: the unit payload, their progress, the campaign's settings."""
+
 import json
 
 from django.db import connection
@@ -42,7 +43,8 @@ def _item_and_texts(*, item_id: int, output_ids: list[int]) -> tuple[Item, dict[
                 f"SELECT i.id, i.external_id, i.source, i.data::text, (SELECT jsonb_object_agg(o.id, o.text)::text "
                 f"FROM {connection.ops.quote_name(Output._meta.db_table)} o WHERE o.id = ANY(%s)) "
                 f"FROM {connection.ops.quote_name(Item._meta.db_table)} i WHERE i.id = %s",
-                [list(output_ids), item_id])
+                [list(output_ids), item_id],
+            )
             pk, external_id, source, data, texts = cursor.fetchone()
         item = Item(id=pk, external_id=external_id, source=source, data=json.loads(data))
         return item, {int(k): v for k, v in json.loads(texts or "{}").items()}

@@ -1,4 +1,5 @@
 """Annotators in bulk: a pasted or uploaded list of usernames -> accounts, memberships, login links."""
+
 from __future__ import annotations
 
 import csv
@@ -23,8 +24,8 @@ MAX_USERNAMES = 1000
 class BulkResult:
     """What a bulk add did. `links` maps usernames to tokens, in the order given (shown once)."""
 
-    created: list[str] = field(default_factory=list)   # new accounts, now annotators
-    added: list[str] = field(default_factory=list)     # existing accounts, now annotators
+    created: list[str] = field(default_factory=list)  # new accounts, now annotators
+    added: list[str] = field(default_factory=list)  # existing accounts, now annotators
     unchanged: list[str] = field(default_factory=list)  # already members (their role is kept)
     links: dict[str, str] = field(default_factory=dict)
     no_link: dict[str, str] = field(default_factory=dict)  # username -> why no link was issued
@@ -48,7 +49,7 @@ def usernames_parse(text: str) -> list[tuple[int, str]]:
     seen: set[str] = set()
     names: list[tuple[int, str]] = []
     for number, row in enumerate(rows[start:], start=start + 1):
-        cells = row if column is None else row[column:column + 1]
+        cells = row if column is None else row[column : column + 1]
         for cell in cells:
             name = cell.strip()
             if name and name not in seen:
@@ -96,8 +97,9 @@ def _problems(names: list[tuple[int, str]], existing: dict[str, AbstractBaseUser
 
 
 @transaction.atomic
-def annotators_add_bulk(*, project: Project, text: str, created_by: AbstractBaseUser | None,
-                        links_for_existing: bool = False) -> BulkResult:
+def annotators_add_bulk(
+    *, project: Project, text: str, created_by: AbstractBaseUser | None, links_for_existing: bool = False
+) -> BulkResult:
     """Make every named account an annotator of `project`, creating missing accounts with no
     password, and issue a login link for each created account (and, with `links_for_existing`,
     for existing ones that may get one: `login_link_refusal`).
@@ -112,8 +114,9 @@ def annotators_add_bulk(*, project: Project, text: str, created_by: AbstractBase
     problems = _problems(names, existing)
     if problems:
         raise ValidationError(problems)
-    roles = dict(Membership.objects.filter(project=project, user__in=existing.values())
-                 .values_list("user__username", "role"))
+    roles = dict(
+        Membership.objects.filter(project=project, user__in=existing.values()).values_list("user__username", "role")
+    )
     result = BulkResult()
     for _, name in names:
         user = existing.get(name)

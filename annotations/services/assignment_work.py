@@ -11,6 +11,7 @@ the unit's deadline at most (`expires_at`, renewed by every hand-out, resume and
 it the unit was given up. The figure a client reports is kept apart (`client_time_ms`) and only
 when it is no more than the server's.
 """
+
 from __future__ import annotations
 
 import functools
@@ -39,8 +40,13 @@ from annotations.services.assignments import (
 
 
 def assignment_lock_for(
-    *, assignment_id: int, annotator: Annotator, campaign_id: int | None = None, with_partials: bool = False,
-    campaign: Campaign | None = None, with_texts: bool = False,
+    *,
+    assignment_id: int,
+    annotator: Annotator,
+    campaign_id: int | None = None,
+    with_partials: bool = False,
+    campaign: Campaign | None = None,
+    with_texts: bool = False,
 ) -> tuple[Assignment, Enrolment]:
     """Lock the annotator's enrolment, then their assignment (the engine's lock order).
 
@@ -55,20 +61,27 @@ def assignment_lock_for(
     if campaign_id is None:
         campaign_id = (
             Assignment.objects.filter(pk=assignment_id, annotator=annotator)
-            .values_list("campaign_id", flat=True).first()
+            .values_list("campaign_id", flat=True)
+            .first()
         )
     if campaign_id is None:
         raise Assignment.DoesNotExist()
     if campaign is not None:
-        found = _lock_both(assignment_id=assignment_id, annotator=annotator, campaign=campaign,
-                           with_partials=with_partials, with_texts=with_texts)
+        found = _lock_both(
+            assignment_id=assignment_id,
+            annotator=annotator,
+            campaign=campaign,
+            with_partials=with_partials,
+            with_texts=with_texts,
+        )
         if found is not None:
             return found
     with rows.cursor() as cursor:
         # Whether the campaign can hand out controls rides along (annotations.timing: its unit
         # answers are held to a floor, so a control's extra work cannot be timed).
-        cursor.execute(_enrolment_select(extra=f", {controls_possible_sql('e.campaign_id')}"),
-                       [campaign_id, annotator.pk])
+        cursor.execute(
+            _enrolment_select(extra=f", {controls_possible_sql('e.campaign_id')}"), [campaign_id, annotator.pk]
+        )
         row = cursor.fetchone()
         enrolment = rows.from_row(Enrolment, row) if row is not None else None
         if row is not None:
@@ -79,7 +92,8 @@ def assignment_lock_for(
             f"{partials} FROM {rows.table(Assignment)} a JOIN {rows.table(Campaign)} c ON c.id = a.campaign_id "
             f"LEFT JOIN {rows.table(Unit)} u ON u.id = a.unit_id "
             "WHERE a.id = %s AND a.annotator_id = %s AND a.campaign_id = %s FOR UPDATE OF a",
-            [assignment_id, annotator.pk, campaign_id])
+            [assignment_id, annotator.pk, campaign_id],
+        )
         row = cursor.fetchone()
     if row is None:
         raise Assignment.DoesNotExist()
@@ -95,8 +109,13 @@ def assignment_lock_for(
 
 
 def _partials_sql(with_partials: bool) -> str:
-    return " OR ".join(f"EXISTS (SELECT 1 FROM {rows.table(model)} j WHERE j.assignment_id = a.id)"
-                       for model in JUDGEMENT_MODELS) if with_partials else "NULL"
+    return (
+        " OR ".join(
+            f"EXISTS (SELECT 1 FROM {rows.table(model)} j WHERE j.assignment_id = a.id)" for model in JUDGEMENT_MODELS
+        )
+        if with_partials
+        else "NULL"
+    )
 
 
 @functools.cache
@@ -105,10 +124,12 @@ def _lock_both_sql(with_partials: bool, with_texts: bool = False) -> str:
     locks the rows of `FOR UPDATE OF e, a` in that order (the order of the clause), as the two
     statements did one after the other; with `with_texts`, the unit's output texts as JSON."""
     texts = f"{output_texts_sql('u')}::text" if with_texts else "NULL"
-    return (f"SELECT {_locked_columns(texts, with_partials)} "
-            f"FROM {rows.table(Enrolment)} e JOIN {rows.table(Assignment)} a ON a.campaign_id = e.campaign_id "
-            f"AND a.annotator_id = e.annotator_id LEFT JOIN {rows.table(Unit)} u ON u.id = a.unit_id "
-            "WHERE e.campaign_id = %s AND e.annotator_id = %s AND a.id = %s FOR UPDATE OF e, a")
+    return (
+        f"SELECT {_locked_columns(texts, with_partials)} "
+        f"FROM {rows.table(Enrolment)} e JOIN {rows.table(Assignment)} a ON a.campaign_id = e.campaign_id "
+        f"AND a.annotator_id = e.annotator_id LEFT JOIN {rows.table(Unit)} u ON u.id = a.unit_id "
+        "WHERE e.campaign_id = %s AND e.annotator_id = %s AND a.id = %s FOR UPDATE OF e, a"
+    )
 
 
 def _locked_columns(texts: str, with_partials: bool) -> str:
@@ -117,11 +138,13 @@ def _locked_columns(texts: str, with_partials: bool) -> str:
     assignment (oldest first, as `enrolment_lock` finds it: the submit can then hand out the next unit
     under the same lock, `assignment_take_in_submit`), assignment, unit, output texts (`texts`, an SQL
     expression) and whether partial judgements exist."""
-    return (f"{rows.columns(Enrolment, 'e')}, {controls_possible_sql('e.campaign_id')}, "
-            f"(SELECT o.id FROM {rows.table(Assignment)} o WHERE o.campaign_id = e.campaign_id "
-            f"AND o.annotator_id = e.annotator_id AND o.status = '{Assignment.Status.PENDING.value}' "
-            "AND o.id <> a.id ORDER BY o.seq, o.id LIMIT 1), "
-            f"{rows.columns(Assignment, 'a')}, {rows.columns(Unit, 'u')}, {texts}, {_partials_sql(with_partials)}")
+    return (
+        f"{rows.columns(Enrolment, 'e')}, {controls_possible_sql('e.campaign_id')}, "
+        f"(SELECT o.id FROM {rows.table(Assignment)} o WHERE o.campaign_id = e.campaign_id "
+        f"AND o.annotator_id = e.annotator_id AND o.status = '{Assignment.Status.PENDING.value}' "
+        "AND o.id <> a.id ORDER BY o.seq, o.id LIMIT 1), "
+        f"{rows.columns(Assignment, 'a')}, {rows.columns(Unit, 'u')}, {texts}, {_partials_sql(with_partials)}"
+    )
 
 
 def _locked_from_row(row) -> tuple[Assignment, Enrolment, int]:
@@ -144,8 +167,9 @@ def _locked_from_row(row) -> tuple[Assignment, Enrolment, int]:
     return assignment, enrolment, at + 2
 
 
-def _lock_both(*, assignment_id: int, annotator: Annotator, campaign: Campaign, with_partials: bool,
-               with_texts: bool) -> tuple[Assignment, Enrolment] | None:
+def _lock_both(
+    *, assignment_id: int, annotator: Annotator, campaign: Campaign, with_partials: bool, with_texts: bool
+) -> tuple[Assignment, Enrolment] | None:
     """`assignment_lock_for` in one round trip for the usual case (enrolled, and the assignment is
     theirs in the campaign); None otherwise, for the two statements to sort out."""
     with rows.cursor() as cursor:
@@ -178,16 +202,18 @@ def _own_lock_sql_for(span_protocols: tuple[str, ...]) -> str:
 
     spans = ", ".join(f"'{name}'" for name in span_protocols)
     texts = f"CASE WHEN c.protocol IN ({spans}) THEN {output_texts_sql('u')}::text END" if spans else "NULL"
-    return (f"SELECT {_locked_columns(texts, True)}, {rows.columns(Campaign, 'c')}, {rows.columns(Dataset, 'd')}, "
-            f"{rows.columns(Project, 'p')}, {rows.columns(Annotator, 'an')}, (SELECT m.role FROM {rows.table(Membership)} m "
-            "WHERE m.project_id = p.id AND m.user_id = %s ORDER BY m.id LIMIT 1), "
-            f"{completion_codes_on_sql('c.id')} "
-            f"FROM {rows.table(Enrolment)} e JOIN {rows.table(Assignment)} a ON a.campaign_id = e.campaign_id "
-            f"AND a.annotator_id = e.annotator_id JOIN {rows.table(Annotator)} an ON an.id = a.annotator_id "
-            f"JOIN {rows.table(Campaign)} c ON c.id = a.campaign_id "
-            f"JOIN {rows.table(Dataset)} d ON d.id = c.dataset_id JOIN {rows.table(Project)} p ON p.id = d.project_id "
-            f"LEFT JOIN {rows.table(Unit)} u ON u.id = a.unit_id "
-            "WHERE a.id = %s AND an.user_id = %s FOR UPDATE OF e, a")
+    return (
+        f"SELECT {_locked_columns(texts, True)}, {rows.columns(Campaign, 'c')}, {rows.columns(Dataset, 'd')}, "
+        f"{rows.columns(Project, 'p')}, {rows.columns(Annotator, 'an')}, (SELECT m.role FROM {rows.table(Membership)} m "
+        "WHERE m.project_id = p.id AND m.user_id = %s ORDER BY m.id LIMIT 1), "
+        f"{completion_codes_on_sql('c.id')} "
+        f"FROM {rows.table(Enrolment)} e JOIN {rows.table(Assignment)} a ON a.campaign_id = e.campaign_id "
+        f"AND a.annotator_id = e.annotator_id JOIN {rows.table(Annotator)} an ON an.id = a.annotator_id "
+        f"JOIN {rows.table(Campaign)} c ON c.id = a.campaign_id "
+        f"JOIN {rows.table(Dataset)} d ON d.id = c.dataset_id JOIN {rows.table(Project)} p ON p.id = d.project_id "
+        f"LEFT JOIN {rows.table(Unit)} u ON u.id = a.unit_id "
+        "WHERE a.id = %s AND an.user_id = %s FOR UPDATE OF e, a"
+    )
 
 
 def assignment_lock_own(*, user, assignment_id: int) -> tuple[Assignment, Enrolment] | None:
@@ -248,9 +274,7 @@ def assignment_reclaim(*, assignment: Assignment) -> None:
         return
     if assignment.status == Assignment.Status.DONE:
         raise ValidationError("This unit is already submitted.")
-    taken = Unit.objects.filter(pk=assignment.unit_id, n_taken__lt=F("redundancy")).update(
-        n_taken=F("n_taken") + 1
-    )
+    taken = Unit.objects.filter(pk=assignment.unit_id, n_taken__lt=F("redundancy")).update(n_taken=F("n_taken") + 1)
     if not taken:
         raise ValidationError(
             "This unit timed out and was handed to another annotator meanwhile; your answers were kept "
@@ -262,8 +286,12 @@ def assignment_reclaim(*, assignment: Assignment) -> None:
     assignment.status, assignment.active_since = Assignment.Status.PENDING, now
     assignment.expires_at = _expires_at(assignment.campaign, now)
     Assignment.objects.filter(pk=assignment.pk).update(
-        status=assignment.status, expires_at=assignment.expires_at, active_since=now,
-        server_time_ms=assignment.server_time_ms, updated_at=now)
+        status=assignment.status,
+        expires_at=assignment.expires_at,
+        active_since=now,
+        server_time_ms=assignment.server_time_ms,
+        updated_at=now,
+    )
     _judgements_mark([assignment.pk], JudgementBase.Status.PARTIAL)
 
 
@@ -280,56 +308,73 @@ def assignment_release(*, assignment_id: int, annotator: Annotator) -> Assignmen
     # The time spent so far is kept: if the annotator takes the unit back, it counts on from there.
     assignment.server_time_ms = assignment_time_ms(assignment=assignment, now=now)
     assignment.status, assignment.active_since = Assignment.Status.RELEASED, None
-    Assignment.objects.filter(pk=assignment.pk).update(status=assignment.status, updated_at=now, active_since=None,
-                                                       server_time_ms=assignment.server_time_ms)
+    Assignment.objects.filter(pk=assignment.pk).update(
+        status=assignment.status, updated_at=now, active_since=None, server_time_ms=assignment.server_time_ms
+    )
     if assignment.unit_id is not None:
         _units_free({assignment.unit_id: 1})
     _judgements_mark([assignment.pk], JudgementBase.Status.ABANDONED)
     return assignment
 
 
-def assignment_finish(*, assignment: Assignment, enrolment: Enrolment | None, time_spent_ms: int | None = None,
-                      server_ms: int | None = None) -> None:
+def assignment_finish(
+    *,
+    assignment: Assignment,
+    enrolment: Enrolment | None,
+    time_spent_ms: int | None = None,
+    server_ms: int | None = None,
+) -> None:
     """Mark a pending assignment done (caller holds its lock) and count it
     (unit and enrolment `n_done`): one statement, not three.
 
     Its `time_spent_ms` is the server's figure (`server_ms`, else measured now); the client's own
     `time_spent_ms` is kept as `client_time_ms` only when plausible (`_client_time`)."""
     ctes, params, update, update_params, adaptive, done = _finish_parts(
-        assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms, server_ms=server_ms)
+        assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms, server_ms=server_ms
+    )
     with rows.cursor() as cursor:
-        cursor.execute(f"WITH {', '.join(ctes)} {update}" + (" RETURNING (SELECT n_judged FROM c)" if adaptive else ""),
-                       params + update_params)
+        cursor.execute(
+            f"WITH {', '.join(ctes)} {update}" + (" RETURNING (SELECT n_judged FROM c)" if adaptive else ""),
+            params + update_params,
+        )
         n_judged = cursor.fetchone()[0] if adaptive else None
     done(n_judged)
 
 
-def assignment_finish_inserting(model, instances: list, *, assignment: Assignment, enrolment: Enrolment | None,
-                                time_spent_ms: int | None = None, server_ms: int | None = None) -> None:
+def assignment_finish_inserting(
+    model,
+    instances: list,
+    *,
+    assignment: Assignment,
+    enrolment: Enrolment | None,
+    time_spent_ms: int | None = None,
+    server_ms: int | None = None,
+) -> None:
     """`assignment_finish` and the unit's judgement rows (`rows.insert(model, instances)`) in one
     statement: the finishing updates as data-modifying CTEs before the INSERT, one round trip
     fewer on every submit. All or nothing, as the two statements were in the submit's transaction."""
     if not instances:
-        assignment_finish(assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms,
-                          server_ms=server_ms)
+        assignment_finish(assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms, server_ms=server_ms)
         return
     ctes, params, update, update_params, adaptive, done = _finish_parts(
-        assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms, server_ms=server_ms)
+        assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms, server_ms=server_ms
+    )
     insert, insert_params = rows.insert_sql(model, instances)
     params = params + update_params + insert_params
     sql = f"WITH {', '.join([*ctes, f'a AS ({update})'])} {insert}" + (", (SELECT n_judged FROM c)" if adaptive else "")
     # The server binds at most 65,535 parameters: a larger unit binds on the client (rows.insert does the same).
     from django.db import connection
 
-    with (rows.cursor() if len(params) <= 65535 else connection.cursor()) as cursor:
+    with rows.cursor() if len(params) <= 65535 else connection.cursor() as cursor:
         cursor.execute(sql, params)
         returned = cursor.fetchall()
     rows.saved(instances, [(row[0],) for row in returned])
     done(returned[0][1] if adaptive else None)
 
 
-def _finish_parts(*, assignment: Assignment, enrolment: Enrolment | None, time_spent_ms: int | None,
-                  server_ms: int | None):
+def _finish_parts(
+    *, assignment: Assignment, enrolment: Enrolment | None, time_spent_ms: int | None, server_ms: int | None
+):
     """The finishing statement's pieces: the counting CTEs and their parameters, the assignment's
     UPDATE and its parameters, whether adaptive allocation counts the unit (CTE `c`), and what to do
     once it ran (given the campaign's new `n_judged`, or None)."""
@@ -342,15 +387,21 @@ def _finish_parts(*, assignment: Assignment, enrolment: Enrolment | None, time_s
     # Adaptive allocation counts the campaign's completed regular units in the same statement, to know
     # when its next check is due (annotations.allocation.services); other policies do not touch the row.
     adaptive = assignment.campaign.allocation == Campaign.Allocation.ADAPTIVE
-    ctes = [f"u AS (UPDATE {u} SET n_done = n_done + 1 WHERE id = %s)",
-            f"e AS (UPDATE {e} SET n_done = n_done + 1 WHERE id = %s)"]
+    ctes = [
+        f"u AS (UPDATE {u} SET n_done = n_done + 1 WHERE id = %s)",
+        f"e AS (UPDATE {e} SET n_done = n_done + 1 WHERE id = %s)",
+    ]
     params = [unit_id, enrolment_id]
     if adaptive:
-        ctes.append(f"c AS (UPDATE {Campaign._meta.db_table} SET n_judged = n_judged + 1 WHERE id = %s AND EXISTS "
-                    f"(SELECT 1 FROM {u} WHERE id = %s AND kind = 'regular') RETURNING n_judged)")
+        ctes.append(
+            f"c AS (UPDATE {Campaign._meta.db_table} SET n_judged = n_judged + 1 WHERE id = %s AND EXISTS "
+            f"(SELECT 1 FROM {u} WHERE id = %s AND kind = 'regular') RETURNING n_judged)"
+        )
         params += [assignment.campaign_id, unit_id]
-    update = (f"UPDATE {a} SET status = %s, completed_at = %s, updated_at = %s, time_spent_ms = %s, "
-              "server_time_ms = %s, client_time_ms = %s, active_since = NULL, draft = '{}'::jsonb WHERE id = %s")
+    update = (
+        f"UPDATE {a} SET status = %s, completed_at = %s, updated_at = %s, time_spent_ms = %s, "
+        "server_time_ms = %s, client_time_ms = %s, active_since = NULL, draft = '{}'::jsonb WHERE id = %s"
+    )
     update_params = [Assignment.Status.DONE, now, now, server_ms, server_ms, client_ms, assignment.pk]
 
     def done(n_judged) -> None:

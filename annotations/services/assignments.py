@@ -35,6 +35,7 @@ Abandoned work: a pending assignment older than the campaign's timeout expires
 when anyone next asks for work; its unit goes back to the pool and the
 judgements already sent for it are marked `abandoned` (kept, never counted).
 """
+
 from __future__ import annotations
 
 import functools
@@ -105,8 +106,10 @@ def retry_on_deadlock(fn):
 
 
 def _enrolment_select(*, extra: str = "") -> str:
-    return (f"SELECT {rows.columns(Enrolment, 'e')}{extra} FROM {rows.table(Enrolment)} e "
-            "WHERE e.campaign_id = %s AND e.annotator_id = %s FOR UPDATE OF e")
+    return (
+        f"SELECT {rows.columns(Enrolment, 'e')}{extra} FROM {rows.table(Enrolment)} e "
+        "WHERE e.campaign_id = %s AND e.annotator_id = %s FOR UPDATE OF e"
+    )
 
 
 def enrolment_lock(*, campaign: Campaign, annotator: Annotator) -> Enrolment:
@@ -116,10 +119,13 @@ def enrolment_lock(*, campaign: Campaign, annotator: Annotator) -> Enrolment:
     the annotator's oldest pending assignment in the campaign, and
     `qc_possible`, whether quality control may place a control unit now.
     """
-    sql = _enrolment_select(extra=(
-        f", (SELECT a.id FROM {rows.table(Assignment)} a WHERE a.campaign_id = e.campaign_id "
-        f"AND a.annotator_id = e.annotator_id AND a.status = '{Assignment.Status.PENDING.value}' "
-        f"ORDER BY a.seq, a.id LIMIT 1), {controls_possible_sql('e.campaign_id')}"))
+    sql = _enrolment_select(
+        extra=(
+            f", (SELECT a.id FROM {rows.table(Assignment)} a WHERE a.campaign_id = e.campaign_id "
+            f"AND a.annotator_id = e.annotator_id AND a.status = '{Assignment.Status.PENDING.value}' "
+            f"ORDER BY a.seq, a.id LIMIT 1), {controls_possible_sql('e.campaign_id')}"
+        )
+    )
     for attempt in range(2):
         with rows.cursor() as cursor:
             cursor.execute(sql, [campaign.pk, annotator.pk])
@@ -164,7 +170,8 @@ def _judgements_mark(assignment_ids: list[int], status: str) -> None:
     for model in JUDGEMENT_MODELS:
         # updated_at too: the cached figures and progress follow the newest change (analysis.pages.stamp).
         model.objects.filter(assignment_id__in=assignment_ids).exclude(status=status).update(
-            status=status, updated_at=timezone.now())
+            status=status, updated_at=timezone.now()
+        )
 
 
 @retry_on_deadlock
@@ -295,8 +302,7 @@ def _overlap_sql() -> str:
         "WHERE u.id = ANY(ARRAY(SELECT id FROM c)) AND u.n_taken < u.redundancy AND (u.n_taken > 0 OR u.wanted) "
         "ORDER BY u.n_taken = 0, u.position LIMIT 1 FOR UPDATE OF u SKIP LOCKED) "
         f"UPDATE {unit} SET n_taken = {unit}.n_taken + 1 FROM picked WHERE {unit}.id = picked.id "
-        f"RETURNING {unit}.id, {unit}.item_id, {unit}.outputs, {unit}.systems, picked.tier, "
-        + shown_with_sql(unit)
+        f"RETURNING {unit}.id, {unit}.item_id, {unit}.outputs, {unit}.systems, picked.tier, " + shown_with_sql(unit)
     )
 
 
@@ -311,16 +317,20 @@ def shown_with_sql(unit: str) -> str:
     """What the annotator is shown with a unit (`annotations.selectors.units`), read by the statement that
     takes it: the item's external id, source and data, and the texts of the unit's outputs, as JSON
     text (one round trip less on every hand-out)."""
-    return (f"(SELECT jsonb_build_array(i.external_id, i.source, i.data, {output_texts_sql(unit)})::text "
-            f"FROM {rows.table(Item)} i WHERE i.id = {unit}.item_id)")
+    return (
+        f"(SELECT jsonb_build_array(i.external_id, i.source, i.data, {output_texts_sql(unit)})::text "
+        f"FROM {rows.table(Item)} i WHERE i.id = {unit}.item_id)"
+    )
 
 
 @functools.cache
 def _overlap_first_candidate_sql() -> str:
     """The first candidate with a free slot, held or not (no lock): the one to wait for."""
     unit = Unit._meta.db_table
-    return (_overlap_candidates() + f"SELECT u.id FROM {unit} u JOIN c ON c.id = u.id WHERE "
-            "u.n_taken < u.redundancy AND (u.n_taken > 0 OR u.wanted) ORDER BY c.tier, c.position LIMIT 1")
+    return (
+        _overlap_candidates() + f"SELECT u.id FROM {unit} u JOIN c ON c.id = u.id WHERE "
+        "u.n_taken < u.redundancy AND (u.n_taken > 0 OR u.wanted) ORDER BY c.tier, c.position LIMIT 1"
+    )
 
 
 def _overlap_unit(*, campaign: Campaign, annotator: Annotator, wait: bool = True) -> Unit | None:
@@ -351,9 +361,13 @@ def _overlap_unit(*, campaign: Campaign, annotator: Annotator, wait: bool = True
                 return None
             if not wait:
                 raise _WouldWait()
-            row = _take(cursor, f"UPDATE {Unit._meta.db_table} SET n_taken = n_taken + 1 WHERE id = %s "
-                                "AND n_taken < redundancy AND (n_taken > 0 OR wanted) "
-                                "RETURNING id, item_id, outputs, systems", [candidate[0]])
+            row = _take(
+                cursor,
+                f"UPDATE {Unit._meta.db_table} SET n_taken = n_taken + 1 WHERE id = %s "
+                "AND n_taken < redundancy AND (n_taken > 0 OR wanted) "
+                "RETURNING id, item_id, outputs, systems",
+                [candidate[0]],
+            )
             if row is not None:
                 return _unit_from_row(row, campaign)
     raise ValidationError("The campaign is too busy right now; please try again in a moment.")
@@ -400,8 +414,9 @@ def _walk_unit(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolment
             window = walk_positions(enrolment.seed, n, step, size)
             if not window:
                 break
-            row = _take(cursor, _walk_sql(), [[p for _, p in window], [s for s, _ in window], campaign.pk,
-                                              annotator.pk])
+            row = _take(
+                cursor, _walk_sql(), [[p for _, p in window], [s for s, _ in window], campaign.pk, annotator.pk]
+            )
             if row is not None:
                 return _unit_from_row(row[:4], campaign), row[4] + 1
             step = window[-1][0] + 1
@@ -425,8 +440,11 @@ def _pick_unit(*, campaign: Campaign, annotator: Annotator, seed: int, wait: boo
         for _ in range(MAX_PICK_ROUNDS):
             for candidates in (PICK_CANDIDATES, None):
                 args = [campaign.pk, annotator.pk, seed] if candidates is None else [seed, campaign.pk, annotator.pk]
-                row = _take(cursor, _pick_sql(lock="SKIP LOCKED" if candidates else "FOR UPDATE SKIP LOCKED",
-                                              candidates=candidates), args)
+                row = _take(
+                    cursor,
+                    _pick_sql(lock="SKIP LOCKED" if candidates else "FOR UPDATE SKIP LOCKED", candidates=candidates),
+                    args,
+                )
                 if row is not None:
                     return _unit_from_row(row, campaign)
             cursor.execute(
@@ -434,16 +452,20 @@ def _pick_unit(*, campaign: Campaign, annotator: Annotator, seed: int, wait: boo
                 "AND u.kind = 'regular' AND (u.n_taken > 0 OR u.wanted) AND NOT EXISTS (SELECT 1 FROM "
                 f"{Assignment._meta.db_table} a WHERE a.unit_id = u.id AND a.annotator_id = %s) "
                 "ORDER BY hashint8extended(u.id, %s), u.id LIMIT 1",
-                [campaign.pk, annotator.pk, seed])
+                [campaign.pk, annotator.pk, seed],
+            )
             candidate = cursor.fetchone()
             if candidate is None:
                 return None
             if not wait:
                 raise _WouldWait()
-            row = _take(cursor, f"UPDATE {Unit._meta.db_table} SET n_taken = n_taken + 1 "
-                              "WHERE id = %s AND n_taken < redundancy AND (n_taken > 0 OR wanted) "
-                              "RETURNING id, item_id, outputs, systems",
-                        [candidate[0]])
+            row = _take(
+                cursor,
+                f"UPDATE {Unit._meta.db_table} SET n_taken = n_taken + 1 "
+                "WHERE id = %s AND n_taken < redundancy AND (n_taken > 0 OR wanted) "
+                "RETURNING id, item_id, outputs, systems",
+                [candidate[0]],
+            )
             if row is not None:
                 return _unit_from_row(row, campaign)
     raise ValidationError("The campaign is too busy right now; please try again in a moment.")
@@ -457,8 +479,10 @@ def shown_order_choose(*, unit: Unit, counts: dict, rng: random.Random) -> list[
     m = len(outputs)
     if m <= 1:
         return outputs
-    cost = [[(counts.get(str(systems[i])) or [])[p] if p < len(counts.get(str(systems[i])) or []) else 0
-             for p in range(m)] for i in range(m)]
+    cost = [
+        [(counts.get(str(systems[i])) or [])[p] if p < len(counts.get(str(systems[i])) or []) else 0 for p in range(m)]
+        for i in range(m)
+    ]
     if m <= 6:
         import itertools
 
@@ -525,13 +549,18 @@ def _adaptive_starved(campaign: Campaign) -> bool:
     """An adaptive campaign, not stopped, whose last check closed fresh units, with no unit left that
     anyone can take: nothing is wanted any more, yet the stopping rule has not fired. Asked only by a
     request that found nothing (one index read)."""
-    if (campaign.allocation != Campaign.Allocation.ADAPTIVE or campaign.stopped_by
-            or not (campaign.allocation_state or {}).get("closed_units")):
+    if (
+        campaign.allocation != Campaign.Allocation.ADAPTIVE
+        or campaign.stopped_by
+        or not (campaign.allocation_state or {}).get("closed_units")
+    ):
         return False
     with rows.cursor() as cursor:
-        cursor.execute(f"SELECT EXISTS (SELECT 1 FROM {rows.table(Unit)} u WHERE u.campaign_id = %s "
-                       "AND u.n_taken < u.redundancy AND u.kind = 'regular' AND (u.n_taken > 0 OR u.wanted))",
-                       [campaign.pk])
+        cursor.execute(
+            f"SELECT EXISTS (SELECT 1 FROM {rows.table(Unit)} u WHERE u.campaign_id = %s "
+            "AND u.n_taken < u.redundancy AND u.kind = 'regular' AND (u.n_taken > 0 OR u.wanted))",
+            [campaign.pk],
+        )
         return not cursor.fetchone()[0]
 
 
@@ -540,8 +569,9 @@ class _WouldWait(Exception):
     transaction that holds no unit (`assignment_take_in_submit` then leaves the pick to `assignment_next`)."""
 
 
-def assignment_take_in_submit(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolment,
-                              with_batch: bool = False) -> Assignment | None:
+def assignment_take_in_submit(
+    *, campaign: Campaign, annotator: Annotator, enrolment: Enrolment, with_batch: bool = False
+) -> Assignment | None:
     """The annotator's next unit handed out inside the transaction of the submit that just finished
     their assignment, under the enrolment lock it holds (read by its lock statement, with `pending_id`
     and `qc_possible`): one commit and the enrolment's lock statement fewer than `assignment_next`
@@ -556,8 +586,9 @@ def assignment_take_in_submit(*, campaign: Campaign, annotator: Annotator, enrol
         return None
     enrolment.n_done += 1  # the finishing statement's count, on the row this transaction locked
     try:
-        assignment, _ = _take_locked(campaign=campaign, annotator=annotator, enrolment=enrolment, wait=False,
-                                     with_batch=with_batch)
+        assignment, _ = _take_locked(
+            campaign=campaign, annotator=annotator, enrolment=enrolment, wait=False, with_batch=with_batch
+        )
     except _WouldWait:
         return None
     return assignment
@@ -566,12 +597,14 @@ def assignment_take_in_submit(*, campaign: Campaign, annotator: Annotator, enrol
 @retry_on_deadlock
 @transaction.atomic
 def _assignment_take(*, campaign: Campaign, annotator: Annotator) -> tuple[Assignment | None, bool]:
-    return _take_locked(campaign=campaign, annotator=annotator,
-                        enrolment=enrolment_lock(campaign=campaign, annotator=annotator))
+    return _take_locked(
+        campaign=campaign, annotator=annotator, enrolment=enrolment_lock(campaign=campaign, annotator=annotator)
+    )
 
 
-def _take_locked(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolment,
-                 wait: bool = True, with_batch: bool = False) -> tuple[Assignment | None, bool]:
+def _take_locked(
+    *, campaign: Campaign, annotator: Annotator, enrolment: Enrolment, wait: bool = True, with_batch: bool = False
+) -> tuple[Assignment | None, bool]:
     """`_assignment_take` once the enrolment is locked; with `wait` False, `_WouldWait` instead of
     waiting for a unit another request holds; `with_batch` as `_assignment_insert`'s."""
     if enrolment.pending_id is not None:
@@ -580,9 +613,11 @@ def _take_locked(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolme
         # most, as `assignment_time_ms` does), in one statement.
         now = timezone.now()
         with rows.cursor() as cursor:
-            cursor.execute(f"UPDATE {rows.table(Assignment)} a SET expires_at = %s, {_RESUME_SQL}, "
-                           f"active_since = %s WHERE a.id = %s RETURNING {rows.columns(Assignment, 'a')}",
-                           [_expires_at(campaign, now), now, now, enrolment.pending_id])
+            cursor.execute(
+                f"UPDATE {rows.table(Assignment)} a SET expires_at = %s, {_RESUME_SQL}, "
+                f"active_since = %s WHERE a.id = %s RETURNING {rows.columns(Assignment, 'a')}",
+                [_expires_at(campaign, now), now, now, enrolment.pending_id],
+            )
             pending = rows.from_row(Assignment, cursor.fetchone())
         pending.enrolment = enrolment  # for the caller's progress display, saves a query
         return pending, False
@@ -618,23 +653,30 @@ def _take_locked(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolme
         expires_at=_expires_at(campaign, now),
         active_since=now,  # the server's clock of the time spent on the unit starts here
     )
-    _assignment_insert(assignment=assignment, enrolment=enrolment, walk_step=walk_step,
-                       position_counts=_count_positions(dict(enrolment.position_counts), unit, order),
-                       with_batch=with_batch)
+    _assignment_insert(
+        assignment=assignment,
+        enrolment=enrolment,
+        walk_step=walk_step,
+        position_counts=_count_positions(dict(enrolment.position_counts), unit, order),
+        with_batch=with_batch,
+    )
     assignment.enrolment = enrolment
     return assignment, True
 
 
-def _assignment_insert(*, assignment: Assignment, enrolment: Enrolment, walk_step: int,
-                       position_counts: dict, with_batch: bool = False) -> None:
+def _assignment_insert(
+    *, assignment: Assignment, enrolment: Enrolment, walk_step: int, position_counts: dict, with_batch: bool = False
+) -> None:
     """INSERT the new assignment and count it on the enrolment, with the step
     its walk goes on from, in one statement (the ORM would take two round
     trips, on the busiest request). With `with_batch`, the same statement reads
     the annotator's batch the new unit belongs to (`current_batch`, as
     `selectors.batches.annotator_batch` reads it: the page draws its strip)."""
     insert, params = rows.insert_sql(Assignment, [assignment])
-    count = (f"e AS (UPDATE {rows.table(Enrolment)} SET n_assigned = n_assigned + 1, position_counts = %s, "
-             "walk_step = %s WHERE id = %s)")
+    count = (
+        f"e AS (UPDATE {rows.table(Enrolment)} SET n_assigned = n_assigned + 1, position_counts = %s, "
+        "walk_step = %s WHERE id = %s)"
+    )
     params = [rows.json_param(Enrolment, "position_counts", position_counts), walk_step, enrolment.pk, *params]
     if not with_batch:
         with rows.cursor() as cursor:
@@ -643,12 +685,17 @@ def _assignment_insert(*, assignment: Assignment, enrolment: Enrolment, walk_ste
         return
     size = max(1, assignment.campaign.units_per_batch)
     (cte, cte_params), (done, done_params), (closed, closed_params) = batch_sql(
-        campaign_id=assignment.campaign_id, annotator_id=assignment.annotator_id, size=size)
+        campaign_id=assignment.campaign_id, annotator_id=assignment.annotator_id, size=size
+    )
     # The new row is not visible to the statement's other parts (one snapshot): it is the pending unit.
     with rows.cursor() as cursor:
-        cursor.execute(f"WITH {count}, n AS ({insert}), {cte} SELECT n.{rows.q(Assignment._meta.pk.column)}, "
-                       f"d.n, {done}, {closed} FROM n, d", [*params, *cte_params, *done_params, *closed_params])
+        cursor.execute(
+            f"WITH {count}, n AS ({insert}), {cte} SELECT n.{rows.q(Assignment._meta.pk.column)}, "
+            f"d.n, {done}, {closed} FROM n, d",
+            [*params, *cte_params, *done_params, *closed_params],
+        )
         pk, done_count, done_ids, closed_now = cursor.fetchone()
     rows.saved([assignment], [(pk,)])
-    assignment.current_batch = batch_from(size=size, done_count=done_count, done_ids=done_ids, pending_id=pk,
-                                          closed=closed_now)
+    assignment.current_batch = batch_from(
+        size=size, done_count=done_count, done_ids=done_ids, pending_id=pk, closed=closed_now
+    )

@@ -5,6 +5,7 @@ Rows go in with PostgreSQL's COPY, several times faster than `bulk_create`
 tuples of field attnames (`item_id`, not `item`); the timestamps of
 `TimeStampedModel` are filled in here.
 """
+
 from __future__ import annotations
 
 import json
@@ -12,6 +13,7 @@ from collections.abc import Iterable, Sequence
 
 from django.db import connection, models
 from django.utils import timezone
+
 
 def rows_insert(model: type[models.Model], fields: Sequence[str], rows: Iterable[tuple]) -> int:
     """Insert `rows` (tuples in the order of `fields`) into `model`'s table; returns the count."""

@@ -6,6 +6,7 @@ here, so an exported campaign re-created has the same settings. The file's JSON 
 `campaign_schema` prints it and docs/reference/campaign.schema.json holds a copy (a test keeps
 the two equal).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -22,9 +23,22 @@ from annotations.quality.services.settings import quality_settings_update
 from annotations.services.campaigns import MAX_TIMEOUT_MINUTES, campaign_create
 
 # Keys of campaign.json that set the campaign, each passed to `campaign_create` as is.
-SETTINGS_KEYS = ("criteria", "criteria_config", "systems", "redundancy", "instructions", "public_title", "options",
-                 "units_per_batch", "show_source", "show_reference", "assignment_timeout_minutes", "seed",
-                 "allocation", "allocation_params")
+SETTINGS_KEYS = (
+    "criteria",
+    "criteria_config",
+    "systems",
+    "redundancy",
+    "instructions",
+    "public_title",
+    "options",
+    "units_per_batch",
+    "show_source",
+    "show_reference",
+    "assignment_timeout_minutes",
+    "seed",
+    "allocation",
+    "allocation_params",
+)
 # Keys written for the record only: what happened (stopped, agreement figures, waves), or what
 # belongs to another database (the prefill run's id); a re-created campaign starts afresh.
 RECORDED_KEYS = ("counterbalancing", "stopped", "prefill", "agreement", "agreement_pairwise_derived", "waves")
@@ -48,12 +62,17 @@ def campaign_file_read(config, *, name: str | None = None, dataset: str | None =
     legacy = _legacy_option_names()
     unknown = sorted(str(k) for k in config if k not in known and k not in legacy)
     if unknown:
-        raise ValidationError({"campaign": f"Unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
-                                           f"(known: {', '.join(sorted(known))})."})
+        raise ValidationError(
+            {
+                "campaign": f"Unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
+                f"(known: {', '.join(sorted(known))})."
+            }
+        )
     protocol = config.get("protocol")
     if protocol not in protocols.names():
-        raise ValidationError({"protocol": f"Unknown protocol {protocol!r}; expected one of "
-                                           f"{', '.join(protocols.names())}."})
+        raise ValidationError(
+            {"protocol": f"Unknown protocol {protocol!r}; expected one of {', '.join(protocols.names())}."}
+        )
     kwargs = {key: config[key] for key in SETTINGS_KEYS if key in config and config[key] is not None}
     declared = {o.name for o in protocols.get(protocol).options}
     options = dict(kwargs.get("options") or {}) if isinstance(kwargs.get("options", {}), Mapping) else kwargs["options"]
@@ -67,8 +86,9 @@ def campaign_file_read(config, *, name: str | None = None, dataset: str | None =
         # Knobs the workbench fixes (certainty) are written with the settable ones: read back only
         # where they differ from the fixed value (then params_clean says they cannot be set).
         fixed = asdict(AdaptiveParams())
-        kwargs["allocation_params"] = {k: v for k, v in params.items()
-                                       if k in PARAM_BOUNDS or k not in fixed or v != fixed[k]}
+        kwargs["allocation_params"] = {
+            k: v for k, v in params.items() if k in PARAM_BOUNDS or k not in fixed or v != fixed[k]
+        }
     scale = config.get("scale", [None, None])
     if not isinstance(scale, list) or len(scale) != 2:
         raise ValidationError({"scale": "scale is [minimum, maximum], or [null, null] for none."})
@@ -84,8 +104,15 @@ def campaign_file_read(config, *, name: str | None = None, dataset: str | None =
 
 
 @transaction.atomic
-def campaign_create_from_file(*, config, datasets, name: str | None = None, dataset: str | None = None,
-                              plan: str = "auto", progress: Callable[[int, int], None] | None = None) -> Campaign:
+def campaign_create_from_file(
+    *,
+    config,
+    datasets,
+    name: str | None = None,
+    dataset: str | None = None,
+    plan: str = "auto",
+    progress: Callable[[int, int], None] | None = None,
+) -> Campaign:
     """Create the campaign a campaign file describes, on a dataset of `datasets` (a queryset: the
     caller decides which datasets may be used), with its quality-control settings."""
     dataset_name, kwargs, quality = campaign_file_read(config, name=name, dataset=dataset)
@@ -108,19 +135,33 @@ def campaign_file_schema() -> dict:
     per_protocol = []
     for name in names:
         protocol = protocols.get(name)
-        per_protocol.append({
-            "if": {"properties": {"protocol": {"const": name}}, "required": ["protocol"]},
-            "then": {"properties": {"options": {
-                "type": "object", "description": f"{protocol.label}: its own settings.",
-                "properties": {o.name: o.schema() for o in protocol.options}, "additionalProperties": False}}},
-        })
+        per_protocol.append(
+            {
+                "if": {"properties": {"protocol": {"const": name}}, "required": ["protocol"]},
+                "then": {
+                    "properties": {
+                        "options": {
+                            "type": "object",
+                            "description": f"{protocol.label}: its own settings.",
+                            "properties": {o.name: o.schema() for o in protocol.options},
+                            "additionalProperties": False,
+                        }
+                    }
+                },
+            }
+        )
     criterion = {
-        "type": "object", "required": ["name"], "additionalProperties": False,
+        "type": "object",
+        "required": ["name"],
+        "additionalProperties": False,
         "properties": {
-            "name": {"type": "string"}, "question": {"type": "string", "maxLength": 1000},
-            "scale_min": _nullable({"type": "number"}), "scale_max": _nullable({"type": "number"}),
+            "name": {"type": "string"},
+            "question": {"type": "string", "maxLength": 1000},
+            "scale_min": _nullable({"type": "number"}),
+            "scale_max": _nullable({"type": "number"}),
             "widget": {"enum": ["", *Campaign.Widget.values]},
-            "min_label": {"type": "string", "maxLength": 100}, "max_label": {"type": "string", "maxLength": 100},
+            "min_label": {"type": "string", "maxLength": 100},
+            "max_label": {"type": "string", "maxLength": 100},
         },
     }
     return {
@@ -128,47 +169,76 @@ def campaign_file_schema() -> dict:
         "$id": SCHEMA_ID,
         "title": "Campaign file (campaign.json)",
         "description": "What export_dataset writes as campaign.json and create_campaign --from (or POST "
-                       "/api/campaigns/) reads. Keys marked 'recorded' describe what happened and are ignored "
-                       "when a campaign is created from the file.",
+        "/api/campaigns/) reads. Keys marked 'recorded' describe what happened and are ignored "
+        "when a campaign is created from the file.",
         "type": "object",
         "required": ["protocol", "criteria"],
         "properties": {
             "name": {"type": "string", "maxLength": 200, "description": "Campaign name (--name replaces it)."},
             "dataset": {"type": "string", "description": "Dataset name (--dataset replaces it)."},
             "protocol": {"enum": names, "description": "The human-evaluation protocol."},
-            "criteria": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 100},
-                         "minItems": 1, "description": "The questions, by name."},
-            "criteria_config": {"type": "array", "items": criterion,
-                                "description": "Per criterion: question, scale, widget, labels."},
-            "scale": {"type": "array", "prefixItems": [_nullable({"type": "number"}), _nullable({"type": "number"})],
-                      "minItems": 2, "maxItems": 2,
-                      "description": "[minimum, maximum] of the rating scale; [null, null] for none or the "
-                                     "protocol's default."},
-            "systems": {"type": "array", "items": {"type": "string"},
-                        "description": "System names judged (empty: every system of the dataset)."},
+            "criteria": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1, "maxLength": 100},
+                "minItems": 1,
+                "description": "The questions, by name.",
+            },
+            "criteria_config": {
+                "type": "array",
+                "items": criterion,
+                "description": "Per criterion: question, scale, widget, labels.",
+            },
+            "scale": {
+                "type": "array",
+                "prefixItems": [_nullable({"type": "number"}), _nullable({"type": "number"})],
+                "minItems": 2,
+                "maxItems": 2,
+                "description": "[minimum, maximum] of the rating scale; [null, null] for none or the "
+                "protocol's default.",
+            },
+            "systems": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "System names judged (empty: every system of the dataset).",
+            },
             "redundancy": {"type": "integer", "minimum": 1, "description": "Annotators per unit (k)."},
             "instructions": {"type": "string", "description": "Markdown shown above every unit."},
-            "public_title": {"type": "string", "maxLength": 200,
-                             "description": "The title annotators see (empty: the campaign's name)."},
+            "public_title": {
+                "type": "string",
+                "maxLength": 200,
+                "description": "The title annotators see (empty: the campaign's name).",
+            },
             "options": {"type": "object", "description": "The protocol's own settings; see each protocol."},
             "units_per_batch": {"type": "integer", "minimum": 1, "maximum": 10_000},
             "show_source": {"type": "boolean"},
             "show_reference": {"type": "boolean"},
             "assignment_timeout_minutes": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MINUTES},
-            "seed": {"type": "integer", "minimum": 0, "maximum": 2**62,
-                     "description": "Seed of the unit plan: the same seed plans the same units."},
+            "seed": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": 2**62,
+                "description": "Seed of the unit plan: the same seed plans the same units.",
+            },
             "allocation": {"enum": list(Campaign.Allocation.values)},
-            "allocation_params": {"type": "object", "propertyNames": {"enum": list(asdict(AdaptiveParams()))},
-                                  "description": "Adaptive allocation's knobs (settable: "
-                                                 f"{', '.join(PARAM_BOUNDS)}; the others are recorded)."},
+            "allocation_params": {
+                "type": "object",
+                "propertyNames": {"enum": list(asdict(AdaptiveParams()))},
+                "description": "Adaptive allocation's knobs (settable: "
+                f"{', '.join(PARAM_BOUNDS)}; the others are recorded).",
+            },
             "quality_control": {
-                "type": "object", "description": "Quality-control settings (gold_units: recorded count).",
-                "properties": {"degraded_share": {"type": "number", "minimum": 0, "maximum": 0.5},
-                               "repeat_share": {"type": "number", "minimum": 0, "maximum": 0.5},
-                               "degrade_kinds": {"type": "array", "items": {"type": "string"}},
-                               "degrade_strength": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
-                               "rules": {"type": "object"}, "completion_codes": {"type": "boolean"},
-                               "gold_units": {"type": "integer", "minimum": 0}}},
+                "type": "object",
+                "description": "Quality-control settings (gold_units: recorded count).",
+                "properties": {
+                    "degraded_share": {"type": "number", "minimum": 0, "maximum": 0.5},
+                    "repeat_share": {"type": "number", "minimum": 0, "maximum": 0.5},
+                    "degrade_kinds": {"type": "array", "items": {"type": "string"}},
+                    "degrade_strength": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+                    "rules": {"type": "object"},
+                    "completion_codes": {"type": "boolean"},
+                    "gold_units": {"type": "integer", "minimum": 0},
+                },
+            },
             **{key: {"description": "Recorded; ignored when creating a campaign."} for key in RECORDED_KEYS},
         },
         "additionalProperties": False,

@@ -1,4 +1,5 @@
 """Campaigns: a protocol, criteria, a scale and instructions over one dataset."""
+
 from __future__ import annotations
 
 import math
@@ -15,7 +16,11 @@ from annotations.allocation.state import params_clean
 from annotations.models import Campaign, Dataset, System
 from annotations.services.prefill import campaign_prefill, prefill_check
 from annotations.services.units import (
-    campaign_units_count, campaign_units_plan, campaign_units_plan_queue, plan_limits, units_cap_check,
+    campaign_units_count,
+    campaign_units_plan,
+    campaign_units_plan_queue,
+    plan_limits,
+    units_cap_check,
 )
 from workbench.names import name_clean, taken
 
@@ -115,24 +120,38 @@ def _criteria_config_clean(config, criteria: list[str], protocol: str) -> list[d
         if unknown:
             raise ValidationError({"criteria_config": f"Unknown keys: {', '.join(sorted(unknown))}."})
         item = {"name": entry["name"]}
-        for key, limit in (("question", QUESTION_MAX_CHARS), ("min_label", LABEL_MAX_CHARS),
-                           ("max_label", LABEL_MAX_CHARS)):
+        for key, limit in (
+            ("question", QUESTION_MAX_CHARS),
+            ("min_label", LABEL_MAX_CHARS),
+            ("max_label", LABEL_MAX_CHARS),
+        ):
             value = entry.get(key) or ""
             if not isinstance(value, str) or len(value) > limit:
-                raise ValidationError({"criteria_config": f"{entry['name']}: {key} must be text of at most {limit} characters."})
+                raise ValidationError(
+                    {"criteria_config": f"{entry['name']}: {key} must be text of at most {limit} characters."}
+                )
             item[key] = value.strip()
         # Null bounds on a protocol without scales say nothing (campaign.json writes them for every criterion).
-        unscaled = not protocols.get(protocol).has_scale and entry.get("scale_min") is None and entry.get("scale_max") is None
+        unscaled = (
+            not protocols.get(protocol).has_scale and entry.get("scale_min") is None and entry.get("scale_max") is None
+        )
         if ("scale_min" in entry or "scale_max" in entry) and not unscaled:
             if not protocols.get(protocol).has_scale:
-                raise ValidationError({"criteria_config": f"{entry['name']}: a {protocol} campaign has no rating scale."})
-            low, high = _finite(entry.get("scale_min"), "criteria_config"), _finite(entry.get("scale_max"), "criteria_config")
+                raise ValidationError(
+                    {"criteria_config": f"{entry['name']}: a {protocol} campaign has no rating scale."}
+                )
+            low, high = (
+                _finite(entry.get("scale_min"), "criteria_config"),
+                _finite(entry.get("scale_max"), "criteria_config"),
+            )
             if (low is None) != (high is None) or (low is not None and not low < high):
                 raise ValidationError({"criteria_config": f"{entry['name']}: give a scale as minimum < maximum."})
             item["scale_min"], item["scale_max"] = low, high
         widget = entry.get("widget") or ""
         if widget and widget not in Campaign.Widget.values:
-            raise ValidationError({"criteria_config": f"{entry['name']}: widget must be one of {', '.join(Campaign.Widget.values)}."})
+            raise ValidationError(
+                {"criteria_config": f"{entry['name']}: widget must be one of {', '.join(Campaign.Widget.values)}."}
+            )
         item["widget"] = widget
         cleaned.append(item)
     return cleaned
@@ -151,7 +170,9 @@ def _widgets_check(campaign: Campaign) -> None:
         if widget == Campaign.Widget.RADIO and not (
             float(low).is_integer() and float(high).is_integer() and high - low <= 10
         ):
-            raise ValidationError({"criteria_config": f"{name}: buttons need a whole-number scale of at most 11 points."})
+            raise ValidationError(
+                {"criteria_config": f"{name}: buttons need a whole-number scale of at most 11 points."}
+            )
 
 
 @transaction.atomic
@@ -230,18 +251,24 @@ def campaign_create(
     if options is not None and not isinstance(options, Mapping):
         raise ValidationError({"options": "options: must be an object of the protocol's settings."})
     options = chosen_protocol.options_check(
-        {**(options or {}), **{k: v for k, v in option_values.items() if v is not None}})
+        {**(options or {}), **{k: v for k, v in option_values.items() if v is not None}}
+    )
     units_per_batch = _whole(units_per_batch, "units_per_batch", 1, 10_000)
-    assignment_timeout_minutes = _whole(assignment_timeout_minutes, "assignment_timeout_minutes", 1,
-                                        MAX_TIMEOUT_MINUTES)
+    assignment_timeout_minutes = _whole(
+        assignment_timeout_minutes, "assignment_timeout_minutes", 1, MAX_TIMEOUT_MINUTES
+    )
     show_source, show_reference = _bool(show_source, "show_source"), _bool(show_reference, "show_reference")
     if seed is None:
         seed = secrets.randbits(62)
     seed = _whole(seed, "seed", 0, 2**62)
     allocation = allocation or Campaign.Allocation.OVERLAP_FIRST
     if allocation not in Campaign.Allocation.values:
-        raise ValidationError({"allocation": f"Unknown allocation {allocation!r}; expected one of "
-                                             f"{', '.join(Campaign.Allocation.values)}."})
+        raise ValidationError(
+            {
+                "allocation": f"Unknown allocation {allocation!r}; expected one of "
+                f"{', '.join(Campaign.Allocation.values)}."
+            }
+        )
     if allocation_params and allocation != Campaign.Allocation.ADAPTIVE:
         raise ValidationError({"allocation_params": "Adaptive parameters need allocation 'adaptive'."})
     try:
@@ -251,10 +278,13 @@ def campaign_create(
     chosen = _systems_resolve(dataset, systems)
     prefill = None
     if prefill_run not in (None, ""):
-        prefill = prefill_check(campaign_dataset=dataset, protocol=protocol, run_id=prefill_run,
-                                holdout=prefill_holdout)
+        prefill = prefill_check(
+            campaign_dataset=dataset, protocol=protocol, run_id=prefill_run, holdout=prefill_holdout
+        )
     if taken(Campaign.objects.all(), "name", name):
-        raise ValidationError({"name": f"A campaign called {name!r} already exists (or one whose name looks the same)."})
+        raise ValidationError(
+            {"name": f"A campaign called {name!r} already exists (or one whose name looks the same)."}
+        )
 
     campaign = Campaign(
         dataset=dataset,

@@ -15,6 +15,7 @@ Translation happens at the boundary, here and nowhere else:
   expect (the unit submit API and page, and the one-judgement endpoints).
 Owners and researchers using the API keep real ids, and may send handles too.
 """
+
 from __future__ import annotations
 
 import base64
@@ -134,15 +135,23 @@ def payload_for_annotator(payload: dict) -> dict:
     item["id"] = item_handle(assignment_id, item["id"])
     item["external_id"] = ""
     item["outputs"] = [{**o, "id": output_handle(assignment_id, o["id"])} for o in item["outputs"]]
-    return {**payload, "unit": None, "item": item,
-            "shown_order": [output_handle(assignment_id, i) for i in payload["shown_order"]]}
+    return {
+        **payload,
+        "unit": None,
+        "item": item,
+        "shown_order": [output_handle(assignment_id, i) for i in payload["shown_order"]],
+    }
 
 
 def brief_for_annotator(brief: dict) -> dict:
     """An assignment as listed or answered after a submit (`selectors.assignment_brief`), for an annotator."""
     assignment_id = brief["id"]
-    return {**brief, "unit": None, "item": item_handle(assignment_id, brief["item"]),
-            "shown_order": [output_handle(assignment_id, i) for i in brief.get("shown_order") or []]}
+    return {
+        **brief,
+        "unit": None,
+        "item": item_handle(assignment_id, brief["item"]),
+        "shown_order": [output_handle(assignment_id, i) for i in brief.get("shown_order") or []],
+    }
 
 
 def judgement_for_annotator(data: dict, *, assignment_id: int | None, sent: dict | None = None) -> dict:
@@ -193,7 +202,8 @@ def unit_submission_translate(handles: Handles, *, judgements, shown_order):
             shown_order = handles.order(shown_order)
         except AnswerError:
             raise ValidationError(
-                {"shown_order": "shown_order differs from the order this unit was shown in."}) from None
+                {"shown_order": "shown_order differs from the order this unit was shown in."}
+            ) from None
     return judgements, shown_order
 
 
@@ -212,10 +222,14 @@ def judgement_handles(*, user, campaign_id: int, values: list) -> Handles:
     staff = is_project_staff(user=user, project=campaign.project)
     if not all(isinstance(v, str) for v in values):
         return Handles(assignment_id=0, output_ids=[], allow_ids=staff)
-    pending_first = Case(When(status=Assignment.Status.PENDING, then=Value(0)), default=Value(1),
-                         output_field=IntegerField())
-    assignments = (Assignment.objects.filter(campaign_id=campaign_id, annotator__user=user)
-                   .select_related("unit").order_by(pending_first, "-id"))
+    pending_first = Case(
+        When(status=Assignment.Status.PENDING, then=Value(0)), default=Value(1), output_field=IntegerField()
+    )
+    assignments = (
+        Assignment.objects.filter(campaign_id=campaign_id, annotator__user=user)
+        .select_related("unit")
+        .order_by(pending_first, "-id")
+    )
     for assignment in assignments:
         handles = handles_for(assignment, allow_ids=staff)
         if all(v in handles.by_handle for v in values):

@@ -7,6 +7,7 @@ Django) and queues `annotations.tasks.import_job_run_task`; the worker runs
 the importer and records its progress on the `ImportJob`, which the import
 page shows.
 """
+
 from __future__ import annotations
 
 import logging
@@ -51,16 +52,23 @@ def dataset_upload_import(
     no reading at once, so a wrong name is not learnt minutes later.
     """
     if upload.size <= settings.WORKBENCH_IMPORT_ASYNC_BYTES:
-        return dataset_import(stream=upload, dataset_name=dataset_name, project_name=project.name, fmt=fmt,
-                              filename=upload.name, user=user)
+        return dataset_import(
+            stream=upload,
+            dataset_name=dataset_name,
+            project_name=project.name,
+            fmt=fmt,
+            filename=upload.name,
+            user=user,
+        )
     format_of(fmt, upload.name)
     name, problem = name_check(dataset_name, "dataset name")
     if problem:
         raise ImportFailed([LineError(0, problem)])
     import_permission_check(user, project)
     dataset_name_check(dataset_name=name, project_name=project.name, user=user)
-    return import_job_create(user=user, upload=upload, project=project, kind=ImportJob.Kind.DATASET,
-                             dataset_name=name, fmt=fmt or "")
+    return import_job_create(
+        user=user, upload=upload, project=project, kind=ImportJob.Kind.DATASET, dataset_name=name, fmt=fmt or ""
+    )
 
 
 def judgements_upload_import(
@@ -75,25 +83,55 @@ def judgements_upload_import(
     if fmt not in FORMATS:
         raise ImportFailed([LineError(0, f"unknown format {fmt!r}; expected {' or '.join(FORMATS)}")])
     if upload.size <= settings.WORKBENCH_IMPORT_ASYNC_BYTES:
-        return judgements_import(stream=upload, campaign_name=campaign.name, user=user, fmt=fmt,
-                                 skip_invalid=skip_invalid)
+        return judgements_import(
+            stream=upload, campaign_name=campaign.name, user=user, fmt=fmt, skip_invalid=skip_invalid
+        )
     import_permission_check(user, campaign.dataset.project)
     protocol = protocols.of(campaign)
     if fmt not in protocol.import_formats:
-        raise ImportFailed([LineError(0, f"format {fmt} is not a format of {protocol.name} campaigns "
-                                         f"({', '.join(protocol.import_formats)})")])
-    return import_job_create(user=user, upload=upload, project=campaign.dataset.project,
-                             kind=ImportJob.Kind.JUDGEMENTS, campaign=campaign, fmt=fmt, skip_invalid=skip_invalid)
+        raise ImportFailed(
+            [
+                LineError(
+                    0,
+                    f"format {fmt} is not a format of {protocol.name} campaigns ({', '.join(protocol.import_formats)})",
+                )
+            ]
+        )
+    return import_job_create(
+        user=user,
+        upload=upload,
+        project=campaign.dataset.project,
+        kind=ImportJob.Kind.JUDGEMENTS,
+        campaign=campaign,
+        fmt=fmt,
+        skip_invalid=skip_invalid,
+    )
 
 
 @transaction.atomic
 def import_job_create(
-    *, user: AbstractBaseUser, upload: UploadedFile, project: Project, kind: str, dataset_name: str = "",
-    campaign=None, fmt: str = "", skip_invalid: bool = False,
+    *,
+    user: AbstractBaseUser,
+    upload: UploadedFile,
+    project: Project,
+    kind: str,
+    dataset_name: str = "",
+    campaign=None,
+    fmt: str = "",
+    skip_invalid: bool = False,
 ) -> ImportJob:
     """Store the upload and queue its import (after the transaction commits)."""
-    job = ImportJob(kind=kind, user=user, project=project, dataset_name=dataset_name, campaign=campaign, fmt=fmt,
-                    skip_invalid=skip_invalid, filename=(upload.name or "upload")[:255], size=upload.size)
+    job = ImportJob(
+        kind=kind,
+        user=user,
+        project=project,
+        dataset_name=dataset_name,
+        campaign=campaign,
+        fmt=fmt,
+        skip_invalid=skip_invalid,
+        filename=(upload.name or "upload")[:255],
+        size=upload.size,
+    )
     job.full_clean(exclude=["file"])
     # A temporary upload is moved, not copied, into the storage.
     job.file.save(upload.name or "upload", upload, save=False)
@@ -110,9 +148,14 @@ def _queue(job_id: int) -> None:
     except Exception:
         # The broker is unreachable: say so on the job rather than leave it queued forever.
         log.exception("could not queue import job %s", job_id)
-        _finish(ImportJob.objects.get(pk=job_id), status=ImportJob.Status.FAILED,
-                errors=["the import could not be handed to a worker (the task queue is unreachable); nothing was "
-                        "imported. Try again later."])
+        _finish(
+            ImportJob.objects.get(pk=job_id),
+            status=ImportJob.Status.FAILED,
+            errors=[
+                "the import could not be handed to a worker (the task queue is unreachable); nothing was "
+                "imported. Try again later."
+            ],
+        )
 
 
 def import_job_run(*, job_id: int) -> ImportJob | None:
@@ -126,8 +169,9 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
     claimed = ImportJob.objects.filter(
         Q(status=ImportJob.Status.QUEUED) | Q(status=ImportJob.Status.RUNNING, updated_at__lt=now - STALE_AFTER),
         pk=job_id,
-    ).update(status=ImportJob.Status.RUNNING, phase=ImportJob.Phase.READING, progress=0.0, started_at=now,
-             updated_at=now)
+    ).update(
+        status=ImportJob.Status.RUNNING, phase=ImportJob.Phase.READING, progress=0.0, started_at=now, updated_at=now
+    )
     if not claimed:
         return None
     job = ImportJob.objects.select_related("user", "project", "campaign").get(pk=job_id)
@@ -139,12 +183,21 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
     except Exception:
         # Not the file's fault: say so without details (they are in the worker's log).
         log.exception("import job %s failed", job_id)
-        _finish(job, status=ImportJob.Status.FAILED,
-                errors=["the import failed on the server; nothing was imported. Try again, or ask an administrator "
-                        "to look at the worker's log."])
+        _finish(
+            job,
+            status=ImportJob.Status.FAILED,
+            errors=[
+                "the import failed on the server; nothing was imported. Try again, or ask an administrator "
+                "to look at the worker's log."
+            ],
+        )
     else:
-        _finish(job, status=ImportJob.Status.SUCCEEDED, result=result.as_json(detail=True),
-                dataset=getattr(result, "dataset", None))
+        _finish(
+            job,
+            status=ImportJob.Status.SUCCEEDED,
+            result=result.as_json(detail=True),
+            dataset=getattr(result, "dataset", None),
+        )
     job.refresh_from_db()
     return job
 
@@ -155,10 +208,23 @@ def _run_importer(job: ImportJob, stream):
     report = _progress_reporter(job.pk)
     try:
         if job.kind == ImportJob.Kind.JUDGEMENTS:
-            return judgements_import(stream=stream, campaign_name=job.campaign.name, user=job.user, progress=report,
-                                     fmt=job.fmt or "jsonl", skip_invalid=job.skip_invalid)
-        return dataset_import(stream=stream, dataset_name=job.dataset_name, project_name=job.project.name,
-                              fmt=job.fmt or None, filename=job.filename, user=job.user, progress=report)
+            return judgements_import(
+                stream=stream,
+                campaign_name=job.campaign.name,
+                user=job.user,
+                progress=report,
+                fmt=job.fmt or "jsonl",
+                skip_invalid=job.skip_invalid,
+            )
+        return dataset_import(
+            stream=stream,
+            dataset_name=job.dataset_name,
+            project_name=job.project.name,
+            fmt=job.fmt or None,
+            filename=job.filename,
+            user=job.user,
+            progress=report,
+        )
     except PermissionDenied as exc:
         # The uploader lost their role while the job waited.
         raise ImportFailed([LineError(0, str(exc) or "You may no longer import into this project.")]) from None
@@ -178,16 +244,25 @@ def _progress_reporter(job_id: int):
             return
         last[0] = now
         ImportJob.objects.filter(pk=job_id, status=ImportJob.Status.RUNNING).update(
-            phase=phase, progress=min(1.0, max(0.0, fraction or 0.0)), updated_at=timezone.now())
+            phase=phase, progress=min(1.0, max(0.0, fraction or 0.0)), updated_at=timezone.now()
+        )
 
     return report
 
 
-def _finish(job: ImportJob, *, status: str, errors: list[str] | None = None, result: dict | None = None,
-            dataset=None) -> None:
+def _finish(
+    job: ImportJob, *, status: str, errors: list[str] | None = None, result: dict | None = None, dataset=None
+) -> None:
     ImportJob.objects.filter(pk=job.pk).update(
-        status=status, phase=ImportJob.Phase.DONE, progress=1.0, errors=errors or [], result=result or {},
-        dataset=dataset, finished_at=timezone.now(), updated_at=timezone.now())
+        status=status,
+        phase=ImportJob.Phase.DONE,
+        progress=1.0,
+        errors=errors or [],
+        result=result or {},
+        dataset=dataset,
+        finished_at=timezone.now(),
+        updated_at=timezone.now(),
+    )
     # The upload has served its purpose; the job row keeps what happened.
     if job.file:
         job.file.delete(save=False)

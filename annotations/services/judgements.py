@@ -11,6 +11,7 @@ worst, spans) are the protocol's (`annotations.protocols`, `check_answer`),
 shared with the page submit, the importer, gold units and quality control, so
 every path accepts exactly the same values with the same messages.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -122,8 +123,9 @@ def _shown_order_check(*, shown_order, item_id: int, required: Sequence[int]) ->
     return shown
 
 
-def _answer_check(protocol: Protocol, answer: dict, *, campaign: Campaign, criterion,
-                  texts: dict[int, str] | None = None) -> dict:
+def _answer_check(
+    protocol: Protocol, answer: dict, *, campaign: Campaign, criterion, texts: dict[int, str] | None = None
+) -> dict:
     """The protocol's checks of the answer, the message keyed by the answer's field at fault."""
     try:
         return protocol.check_answer(answer, campaign=campaign, criterion=criterion, texts=texts)
@@ -199,8 +201,11 @@ def rating_judgement_create(
         status=status,
     )
     # Uniqueness is left to the database (see _save): a pre-check would race.
-    judgement.full_clean(exclude=["item", "output", "campaign", "annotator", "assignment"], validate_unique=False,
-                         validate_constraints=False)
+    judgement.full_clean(
+        exclude=["item", "output", "campaign", "annotator", "assignment"],
+        validate_unique=False,
+        validate_constraints=False,
+    )
     return _save(judgement, "rating_one_per_annotator_unit")
 
 
@@ -225,8 +230,9 @@ def pairwise_judgement_create(
     match; the order actually shown is kept in `shown_order`.
     """
     protocol = _check_field(protocol_check, "campaign", campaign=campaign, model=PairwiseJudgement)
-    answer = _answer_check(protocol, {"winner": winner, "a": output_a.id, "b": output_b.id}, campaign=campaign,
-                           criterion=criterion)
+    answer = _answer_check(
+        protocol, {"winner": winner, "a": output_a.id, "b": output_b.id}, campaign=campaign, criterion=criterion
+    )
     criterion, winner = answer["criterion"], answer["winner"]
     time_spent_ms = _check_field(time_spent_check, "time_spent_ms", time_spent_ms)
     _annotator_check(campaign=campaign, annotator=annotator)
@@ -248,8 +254,11 @@ def pairwise_judgement_create(
         assignment=assignment,
         status=status,
     )
-    judgement.full_clean(exclude=["item", "output_a", "output_b", "campaign", "annotator", "assignment"],
-                         validate_unique=False, validate_constraints=False)
+    judgement.full_clean(
+        exclude=["item", "output_a", "output_b", "campaign", "annotator", "assignment"],
+        validate_unique=False,
+        validate_constraints=False,
+    )
     return _save(judgement, "pairwise_one_per_annotator_unit")
 
 
@@ -272,8 +281,9 @@ def bestworst_judgement_create(
     protocol = _check_field(protocol_check, "campaign", campaign=campaign, model=BestWorstJudgement)
     outputs = list(outputs)
     ids = [o.id for o in outputs]
-    criterion = _answer_check(protocol, {"outputs": ids, "best": best.id, "worst": worst.id}, campaign=campaign,
-                              criterion=criterion)["criterion"]
+    criterion = _answer_check(
+        protocol, {"outputs": ids, "best": best.id, "worst": worst.id}, campaign=campaign, criterion=criterion
+    )["criterion"]
     time_spent_ms = _check_field(time_spent_check, "time_spent_ms", time_spent_ms)
     _annotator_check(campaign=campaign, annotator=annotator)
     item_id = _outputs_check(campaign=campaign, outputs=outputs)
@@ -295,8 +305,11 @@ def bestworst_judgement_create(
         assignment=assignment,
         status=status,
     )
-    judgement.full_clean(exclude=["item", "best", "worst", "campaign", "annotator", "assignment"],
-                         validate_unique=False, validate_constraints=False)
+    judgement.full_clean(
+        exclude=["item", "best", "worst", "campaign", "annotator", "assignment"],
+        validate_unique=False,
+        validate_constraints=False,
+    )
     return _save(judgement, "bws_one_per_annotator_unit")
 
 
@@ -317,8 +330,13 @@ def span_judgement_create(
 ) -> SpanJudgement:
     """An ESA judgement: error spans in one output (character offsets), then a score."""
     protocol = _check_field(protocol_check, "campaign", campaign=campaign, model=SpanJudgement)
-    answer = _answer_check(protocol, {"output": output.id, "score": score, "spans": list(spans or [])},
-                           campaign=campaign, criterion=criterion, texts={output.id: output.text})
+    answer = _answer_check(
+        protocol,
+        {"output": output.id, "score": score, "spans": list(spans or [])},
+        campaign=campaign,
+        criterion=criterion,
+        texts={output.id: output.text},
+    )
     criterion, score, cleaned = answer["criterion"], answer["score"], answer["spans"]
     time_spent_ms = _check_field(time_spent_check, "time_spent_ms", time_spent_ms)
     _annotator_check(campaign=campaign, annotator=annotator)
@@ -326,9 +344,19 @@ def span_judgement_create(
     shown = _shown_order_check(shown_order=shown_order, item_id=item_id, required=[output.id])
     low, high = campaign.criterion_scale(criterion)
     judgement = SpanJudgement(
-        campaign=campaign, annotator=annotator, item_id=item_id, output=output, criterion=criterion, score=score,
-        scale_min=low, scale_max=high, time_spent_ms=time_spent_ms, shown_order=shown, origin=origin,
-        assignment=assignment, status=status,
+        campaign=campaign,
+        annotator=annotator,
+        item_id=item_id,
+        output=output,
+        criterion=criterion,
+        score=score,
+        scale_min=low,
+        scale_max=high,
+        time_spent_ms=time_spent_ms,
+        shown_order=shown,
+        origin=origin,
+        assignment=assignment,
+        status=status,
     )
     _save(judgement, "span_one_per_annotator_unit")
     ErrorSpan.objects.bulk_create([ErrorSpan(judgement=judgement, **span) for span in cleaned])

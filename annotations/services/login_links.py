@@ -1,4 +1,5 @@
 """One-time login links: issue (the token shown once, its hash stored) and redeem (once, before expiry)."""
+
 from __future__ import annotations
 
 import secrets
@@ -49,8 +50,9 @@ def login_link_refusal(*, user: AbstractBaseUser, project: Project, issuer: Abst
 
 
 @transaction.atomic
-def login_link_create(*, user: AbstractBaseUser, project: Project, created_by: AbstractBaseUser | None = None,
-                      days: int | None = None) -> tuple[LoginLink, str]:
+def login_link_create(
+    *, user: AbstractBaseUser, project: Project, created_by: AbstractBaseUser | None = None, days: int | None = None
+) -> tuple[LoginLink, str]:
     """A new link for `user` and its token (returned once, never stored). Earlier unused links of
     the same user for the project stop working: the newest link is the one handed out."""
     reason = login_link_refusal(user=user, project=project, issuer=created_by)
@@ -58,11 +60,17 @@ def login_link_create(*, user: AbstractBaseUser, project: Project, created_by: A
         raise ValidationError({"user": f"No login link for {user.get_username()}: {reason}."})
     now = timezone.now()
     LoginLink.objects.filter(user=user, project=project, used_at__isnull=True, expires_at__gt=now).update(
-        expires_at=now)
+        expires_at=now
+    )
     token = secrets.token_urlsafe(TOKEN_BYTES)
     days = settings.WORKBENCH_LOGIN_LINK_DAYS if days is None else days
-    link = LoginLink(token_hash=token_hash(token), user=user, project=project, created_by=created_by,
-                     expires_at=now + timedelta(days=days))
+    link = LoginLink(
+        token_hash=token_hash(token),
+        user=user,
+        project=project,
+        created_by=created_by,
+        expires_at=now + timedelta(days=days),
+    )
     link.full_clean(exclude=["token_hash"])
     link.save()
     return link, token
@@ -74,8 +82,12 @@ def login_link_redeem(*, token: str) -> AbstractBaseUser | None:
 
     The row is locked and marked used in one transaction, so two clicks at
     the same moment log in once."""
-    link = (LoginLink.objects.select_for_update().select_related("user")
-            .filter(token_hash=token_hash(token), used_at__isnull=True, expires_at__gt=timezone.now()).first())
+    link = (
+        LoginLink.objects.select_for_update()
+        .select_related("user")
+        .filter(token_hash=token_hash(token), used_at__isnull=True, expires_at__gt=timezone.now())
+        .first()
+    )
     if link is None or not link.user.is_active:
         return None
     link.used_at = timezone.now()

@@ -12,6 +12,7 @@ submit records the decisions (`decisions_record`), derived from the answer: a sp
 a suggestion and equals it is "accepted", one that names it but differs is "edited", a
 suggestion no span names is "deleted", a span naming none is "added".
 """
+
 from __future__ import annotations
 
 import random
@@ -81,8 +82,10 @@ def mined_spans(extra: dict, text: str, allowed: list[str]) -> list[dict]:
 
 def nli_spans(extra: dict, text: str, allowed: list[str]) -> list[dict]:
     """NLI: one missing-content marker (major) per fact of the input the output omits."""
-    return [{"start": None, "end": None, "severity": _severity("major", allowed), "missing": True, "category": ""}
-            for _fact in (extra.get("omitted") or [])]
+    return [
+        {"start": None, "end": None, "severity": _severity("major", allowed), "missing": True, "category": ""}
+        for _fact in (extra.get("omitted") or [])
+    ]
 
 
 SPAN_SOURCES: dict[str, Callable[[dict, str, list[str]], list[dict]]] = {
@@ -109,9 +112,11 @@ def span_runs(*, project) -> list:
     """Done runs on the project's datasets whose metric produces spans (the set-up page's choices)."""
     from metrics.models import MetricRun, RunStatus
 
-    return list(MetricRun.objects.filter(dataset__project=project, status=RunStatus.DONE,
-                                         metric__in=sorted(SPAN_SOURCES)).select_related("dataset")
-                .order_by("dataset__name", "-id")[:200])
+    return list(
+        MetricRun.objects.filter(dataset__project=project, status=RunStatus.DONE, metric__in=sorted(SPAN_SOURCES))
+        .select_related("dataset")
+        .order_by("dataset__name", "-id")[:200]
+    )
 
 
 def prefill_check(*, campaign_dataset, protocol: str, run_id, holdout) -> tuple:
@@ -128,8 +133,12 @@ def prefill_check(*, campaign_dataset, protocol: str, run_id, holdout) -> tuple:
     if run is None:
         raise ValidationError({"prefill_run": f"No done metric run {run_id} on dataset {campaign_dataset.name!r}."})
     if run.metric not in SPAN_SOURCES:
-        raise ValidationError({"prefill_run": f"Run {run_id} ({run.metric}) produced no spans; runs of "
-                                              f"{', '.join(sorted(SPAN_SOURCES))} do."})
+        raise ValidationError(
+            {
+                "prefill_run": f"Run {run_id} ({run.metric}) produced no spans; runs of "
+                f"{', '.join(sorted(SPAN_SOURCES))} do."
+            }
+        )
     try:
         holdout = float(holdout or 0)
     except (TypeError, ValueError):
@@ -149,26 +158,36 @@ def campaign_prefill(*, campaign: Campaign, run, holdout: float) -> SpanPrefill:
     chosen = list(campaign.systems.values_list("pk", flat=True))
     if chosen:
         outputs = outputs.filter(system_id__in=chosen)
-    outputs = list(outputs.order_by("item__position", "item__external_id", "system__name")
-                   .values_list("pk", "text"))
+    outputs = list(outputs.order_by("item__position", "item__external_id", "system__name").values_list("pk", "text"))
     n_held = round(holdout * len(outputs))
     held = set(random.Random(campaign.seed).sample([pk for pk, _ in outputs], n_held)) if n_held else set()
-    extras = dict(OutputScore.objects.filter(run=run, output_id__in=[pk for pk, _ in outputs])
-                  .values_list("output_id", "extra"))
+    extras = dict(
+        OutputScore.objects.filter(run=run, output_id__in=[pk for pk, _ in outputs]).values_list("output_id", "extra")
+    )
     source = SPAN_SOURCES[run.metric]
     rows = []
     for pk, text in outputs:
         spans = _merge(source(extras.get(pk) or {}, text, allowed)) if isinstance(extras.get(pk), dict) else []
-        rows += [SpanSuggestion(campaign=campaign, output_id=pk, position=k, held_back=pk in held, **s)
-                 for k, s in enumerate(spans)]
+        rows += [
+            SpanSuggestion(campaign=campaign, output_id=pk, position=k, held_back=pk in held, **s)
+            for k, s in enumerate(spans)
+        ]
     SpanSuggestion.objects.bulk_create(rows, batch_size=2000)
     Campaign.objects.filter(pk=campaign.pk).update(prefilled=True)
     campaign.prefilled = True
-    return SpanPrefill.objects.create(campaign=campaign, run_id=run.pk, metric=run.metric, signature=run.signature,
-                                      holdout=holdout, seed=campaign.seed, held_back=sorted(held))
+    return SpanPrefill.objects.create(
+        campaign=campaign,
+        run_id=run.pk,
+        metric=run.metric,
+        signature=run.signature,
+        holdout=holdout,
+        seed=campaign.seed,
+        held_back=sorted(held),
+    )
 
 
 # ---- what annotators see and answer --------------------------------------------------------
+
 
 def suggestions_for(*, campaign: Campaign, output_ids) -> dict[int, list[dict]]:
     """The suggestions shown with each output (none for a held-back output): offsets and severity
@@ -176,9 +195,11 @@ def suggestions_for(*, campaign: Campaign, output_ids) -> dict[int, list[dict]]:
     if not campaign.prefilled:
         return {}
     out: dict[int, list[dict]] = defaultdict(list)
-    for o, start, end, severity, missing in (SpanSuggestion.objects.filter(
-            campaign=campaign, output_id__in=list(output_ids), held_back=False)
-            .order_by("output_id", "position").values_list("output_id", "start", "end", "severity", "missing")):
+    for o, start, end, severity, missing in (
+        SpanSuggestion.objects.filter(campaign=campaign, output_id__in=list(output_ids), held_back=False)
+        .order_by("output_id", "position")
+        .values_list("output_id", "start", "end", "severity", "missing")
+    ):
         out[o].append({"start": start, "end": end, "severity": severity, "missing": missing})
     return dict(out)
 
@@ -193,8 +214,9 @@ def decisions_record(*, campaign: Campaign, judgements: list) -> None:
     held = set(SpanPrefill.objects.filter(campaign=campaign).values_list("held_back", flat=True).first() or [])
     judgements = [j for j in judgements if j.output_id not in held]
     shown: dict[int, list[SpanSuggestion]] = defaultdict(list)
-    for s in SpanSuggestion.objects.filter(campaign=campaign, held_back=False,
-                                           output_id__in={j.output_id for j in judgements}).order_by("position"):
+    for s in SpanSuggestion.objects.filter(
+        campaign=campaign, held_back=False, output_id__in={j.output_id for j in judgements}
+    ).order_by("position"):
         shown[s.output_id].append(s)
     rows = []
     D = SuggestionDecision.Decision
@@ -209,12 +231,26 @@ def decisions_record(*, campaign: Campaign, judgements: list) -> None:
             else:
                 used.add(link)
                 same = (suggestion.missing, suggestion.start, suggestion.end, suggestion.severity) == (
-                    span["missing"], span["start"], span["end"], span["severity"])
+                    span["missing"],
+                    span["start"],
+                    span["end"],
+                    span["severity"],
+                )
                 decision = D.ACCEPTED if same else D.EDITED
-            rows.append(SuggestionDecision(judgement=j, suggestion=suggestion, decision=decision, start=span["start"],
-                                           end=span["end"], severity=span["severity"], missing=span["missing"]))
-        rows += [SuggestionDecision(judgement=j, suggestion=s, decision=D.DELETED)
-                 for k, s in mine.items() if k not in used]
+            rows.append(
+                SuggestionDecision(
+                    judgement=j,
+                    suggestion=suggestion,
+                    decision=decision,
+                    start=span["start"],
+                    end=span["end"],
+                    severity=span["severity"],
+                    missing=span["missing"],
+                )
+            )
+        rows += [
+            SuggestionDecision(judgement=j, suggestion=s, decision=D.DELETED) for k, s in mine.items() if k not in used
+        ]
     SuggestionDecision.objects.bulk_create(rows)
 
 
@@ -227,8 +263,15 @@ def suggestion_links_check(spans, *, campaign: Campaign, output_id) -> list:
         return named
     from annotations.protocols.errors import AnswerError
 
-    positions = set(SpanSuggestion.objects.filter(campaign=campaign, output_id=output_id, held_back=False)
-                    .values_list("position", flat=True)) if campaign.prefilled else set()
+    positions = (
+        set(
+            SpanSuggestion.objects.filter(campaign=campaign, output_id=output_id, held_back=False).values_list(
+                "position", flat=True
+            )
+        )
+        if campaign.prefilled
+        else set()
+    )
     seen = set()
     for index, n in enumerate(named, start=1):
         if n is None:

@@ -1,4 +1,5 @@
 """Projects, memberships and annotators."""
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -143,8 +144,11 @@ def annotator_get_or_create(*, project: Project, name: str, user: AbstractBaseUs
     if len(name) > max_len:
         raise ValidationError({"name": f"Annotator name longer than {max_len} characters."})
     namespace = Annotator.Namespace.ACCOUNT if user is not None else Annotator.Namespace.IMPORT
-    lookup = {"project": project, "user": user} if user is not None else {
-        "project": project, "namespace": namespace, "name": name}
+    lookup = (
+        {"project": project, "user": user}
+        if user is not None
+        else {"project": project, "namespace": namespace, "name": name}
+    )
     existing = Annotator.objects.filter(**lookup).first()
     if existing is not None:
         return existing

@@ -7,6 +7,7 @@ and checked first, and on any problem nothing is written and `ImportFailed` repo
 reason` for each. A reference an item already has (the same text) is skipped, so importing the
 same file twice adds nothing; new references go after the item's own, in file order.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -48,8 +49,9 @@ def _dataset(name: str, project: str | None) -> Dataset:
     return found[0]
 
 
-def references_import(*, stream: BinaryIO | Path | str | bytes, dataset_name: str, project_name: str | None = None,
-                      user=None) -> ReferencesImportResult:
+def references_import(
+    *, stream: BinaryIO | Path | str | bytes, dataset_name: str, project_name: str | None = None, user=None
+) -> ReferencesImportResult:
     """Add the file's references to the dataset's items (see the module's docstring)."""
     dataset = _dataset(dataset_name, project_name)
     import_permission_check(user, dataset.project)
@@ -72,8 +74,9 @@ def references_import(*, stream: BinaryIO | Path | str | bytes, dataset_name: st
                 errors.append(f"item {obj['item']!r} is not in dataset {dataset.name!r}")
         text = None
         if "reference" in obj:
-            text = text_check(obj["reference"], "reference", settings.WORKBENCH_MAX_TEXT_CHARS, errors,
-                              allow_empty=False)
+            text = text_check(
+                obj["reference"], "reference", settings.WORKBENCH_MAX_TEXT_CHARS, errors, allow_empty=False
+            )
         for reason in errors:
             problems.add(line, reason)
         if not errors:
@@ -86,8 +89,12 @@ def references_import(*, stream: BinaryIO | Path | str | bytes, dataset_name: st
         known: dict[int, set[str]] = {i: set() for i in ids}
         for item_id, text in Reference.objects.filter(item_id__in=ids).values_list("item_id", "text"):
             known[item_id].add(text)
-        last = dict(Reference.objects.filter(item_id__in=ids).values("item_id").annotate(m=Max("position"))
-                    .values_list("item_id", "m"))
+        last = dict(
+            Reference.objects.filter(item_id__in=ids)
+            .values("item_id")
+            .annotate(m=Max("position"))
+            .values_list("item_id", "m")
+        )
         new, skipped = [], 0
         for item_id, text in wanted:
             if text in known[item_id]:

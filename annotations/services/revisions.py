@@ -10,6 +10,7 @@ The answers are checked exactly as a first submission's (`submissions._rows`, th
 rules); a control unit's answers go to quality control as on a first submission, replacing the
 control's accepted answer, so a revision looks the same for every unit.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -42,8 +43,10 @@ class RevisionLocked(DomainError):
     """The unit's batch is complete (or was never this annotator's current one): it can no longer change."""
 
 
-LOCKED_MESSAGE = ("This unit's batch is complete, so its answers can no longer be changed. "
-                  "Only units of the batch you are working on can be revised.")
+LOCKED_MESSAGE = (
+    "This unit's batch is complete, so its answers can no longer be changed. "
+    "Only units of the batch you are working on can be revised."
+)
 
 
 def _control_answers_replace(*, assignment: Assignment, rows: list, time_spent_ms: int | None, origin: str) -> int:
@@ -57,8 +60,9 @@ def _control_answers_replace(*, assignment: Assignment, rows: list, time_spent_m
     checked = control_answers_record(assignment=assignment, rows=rows, time_spent_ms=time_spent_ms, origin=origin)
     if checked.retry:
         # A tutorial unit revised to a wrong answer: refused (the transaction rolls back, the old answer stays).
-        raise ValidationError(["Not the expected answer. " + (checked.explanation or "")]
-                              + [str(p) for p in checked.problems])
+        raise ValidationError(
+            ["Not the expected answer. " + (checked.explanation or "")] + [str(p) for p in checked.problems]
+        )
     return checked.judgements
 
 
@@ -80,8 +84,9 @@ def unit_revise(
     The time spent stays the first submission's (measured then); the judgements keep it.
     """
     try:
-        assignment, _ = assignment_lock_for(assignment_id=assignment_id, annotator=annotator,
-                                            campaign_id=campaign.pk if campaign is not None else None)
+        assignment, _ = assignment_lock_for(
+            assignment_id=assignment_id, annotator=annotator, campaign_id=campaign.pk if campaign is not None else None
+        )
     except Assignment.DoesNotExist:
         raise Http404() from None
     if campaign is not None:
@@ -110,6 +115,7 @@ def unit_revise(
         return UnitSubmitResult(assignment=assignment, judgements=stored)
 
     _partials_delete(protocol.model, assignment)  # every judgement of this assignment (spans first)
-    stored = unit_rows_insert(protocol, rows, origin=origin, time_spent_ms=time_spent_ms,
-                              then="this unit cannot be revised")
+    stored = unit_rows_insert(
+        protocol, rows, origin=origin, time_spent_ms=time_spent_ms, then="this unit cannot be revised"
+    )
     return UnitSubmitResult(assignment=assignment, judgements=stored)

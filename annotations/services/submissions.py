@@ -11,6 +11,7 @@ bulk statements (the fast path the pages use); `judgement_submit` keeps the
 one-judgement endpoints working: their judgements are `partial` until the unit
 is covered, then `complete`.
 """
+
 from __future__ import annotations
 
 import functools
@@ -110,8 +111,14 @@ def judgement_submit(
     if unknown:
         # The outputs of a control unit (annotations.quality) are not in the dataset: its answers go there.
         with transaction.atomic():
-            routed = control_judgement_submit(user=user, campaign=campaign, output_ids=output_ids, create=create,
-                                              shown_order=shown_order, origin=origin)
+            routed = control_judgement_submit(
+                user=user,
+                campaign=campaign,
+                output_ids=output_ids,
+                create=create,
+                shown_order=shown_order,
+                origin=origin,
+            )
         if routed is not None:
             return routed
         raise ValidationError({"output": [f"Output {i} is not part of this campaign's dataset." for i in unknown]})
@@ -127,8 +134,14 @@ def judgement_submit(
         assignment_reclaim(assignment=assignment)
         order = _shown_order_verify(assignment=assignment, reported=shown_order)
         judgement = create(
-            campaign=campaign, annotator=annotator, outputs=outputs, assignment=assignment, shown_order=order,
-            status=JudgementBase.Status.PARTIAL, origin=origin, time_spent_ms=assignment_time_ms(assignment=assignment),
+            campaign=campaign,
+            annotator=annotator,
+            outputs=outputs,
+            assignment=assignment,
+            shown_order=order,
+            status=JudgementBase.Status.PARTIAL,
+            origin=origin,
+            time_spent_ms=assignment_time_ms(assignment=assignment),
         )
         assignment_complete_if_judged(assignment=assignment, enrolment=enrolment)
     judgement.refresh_from_db(fields=["status"])
@@ -177,8 +190,15 @@ def _rows(*, campaign: Campaign, assignment: Assignment, answers: list, texts: d
     unit_outputs = list(assignment.unit.outputs)
     order = list(assignment.shown_order) or unit_outputs
     protocol = protocols.of(campaign)
-    base = {"campaign": campaign, "annotator_id": assignment.annotator_id, "item_id": assignment.item_id,
-            "shown_order": order, "origin": None, "assignment": assignment, "status": JudgementBase.Status.COMPLETE}
+    base = {
+        "campaign": campaign,
+        "annotator_id": assignment.annotator_id,
+        "item_id": assignment.item_id,
+        "shown_order": order,
+        "origin": None,
+        "assignment": assignment,
+        "status": JudgementBase.Status.COMPLETE,
+    }
     rows, seen = [], set()
     per_output = protocol.per_output
     expected = {(c, o) for c in campaign.criteria for o in unit_outputs} if per_output else set(campaign.criteria)
@@ -186,8 +206,9 @@ def _rows(*, campaign: Campaign, assignment: Assignment, answers: list, texts: d
     for index, answer in enumerate(answers, start=1):
         answer = _answer_keys(answer, index, keys)
         try:
-            checked = protocol.check_answer(answer, campaign=campaign, criterion=answer.get("criterion"),
-                                            unit_outputs=unit_outputs, texts=texts)
+            checked = protocol.check_answer(
+                answer, campaign=campaign, criterion=answer.get("criterion"), unit_outputs=unit_outputs, texts=texts
+            )
         except ValidationError as exc:
             raise _fail(index, exc) from None
         key = (checked["criterion"], checked["output"]) if per_output else checked["criterion"]
@@ -197,8 +218,14 @@ def _rows(*, campaign: Campaign, assignment: Assignment, answers: list, texts: d
         rows.append(protocol.judgement_row(campaign, base, checked, order))
     missing = expected - seen
     if missing:
-        raise ValidationError({"judgements": [f"{len(missing)} answer(s) missing: every criterion must be answered"
-                                              + (" for every output" if per_output else "")]})
+        raise ValidationError(
+            {
+                "judgements": [
+                    f"{len(missing)} answer(s) missing: every criterion must be answered"
+                    + (" for every output" if per_output else "")
+                ]
+            }
+        )
     if protocol.magnitudes_ranked:
         # The implied ranking, per criterion, from the magnitudes.
         for criterion in campaign.criteria:
@@ -211,8 +238,7 @@ def _rows(*, campaign: Campaign, assignment: Assignment, answers: list, texts: d
 def _output_texts(output_ids: list[int]) -> dict[int, str]:
     """The texts of a unit's outputs (ESA checks spans against them), as SQL: every ESA submit reads them."""
     with rows_sql.cursor() as cursor:
-        cursor.execute(f"SELECT o.id, o.text FROM {rows_sql.table(Output)} o WHERE o.id = ANY(%s)",
-                       [list(output_ids)])
+        cursor.execute(f"SELECT o.id, o.text FROM {rows_sql.table(Output)} o WHERE o.id = ANY(%s)", [list(output_ids)])
         return dict(cursor.fetchall())
 
 
@@ -229,7 +255,9 @@ def _partials_delete(model, assignment: Assignment) -> None:
         if model is SpanJudgement:
             cursor.execute(
                 f"DELETE FROM {ErrorSpan._meta.db_table} WHERE judgement_id IN "
-                f"(SELECT id FROM {table} WHERE assignment_id = %s)", [assignment.pk])
+                f"(SELECT id FROM {table} WHERE assignment_id = %s)",
+                [assignment.pk],
+            )
         cursor.execute(f"DELETE FROM {table} WHERE assignment_id = %s", [assignment.pk])
 
 
@@ -263,12 +291,23 @@ def unit_submit(
     try:
         # The caller's campaign, when given (with its dataset and project loaded), is not read again.
         assignment, enrolment = assignment_lock_for(
-            assignment_id=assignment_id, annotator=annotator, campaign_id=campaign_id, with_partials=True,
-            campaign=campaign, with_texts=campaign is not None and protocols.of(campaign).has_spans)
+            assignment_id=assignment_id,
+            annotator=annotator,
+            campaign_id=campaign_id,
+            with_partials=True,
+            campaign=campaign,
+            with_texts=campaign is not None and protocols.of(campaign).has_spans,
+        )
     except Assignment.DoesNotExist:
         raise Http404() from None
-    result = _unit_submit_locked(assignment, enrolment, judgements=judgements, shown_order=shown_order,
-                                 time_spent_ms=time_spent_ms, origin=origin)
+    result = _unit_submit_locked(
+        assignment,
+        enrolment,
+        judgements=judgements,
+        shown_order=shown_order,
+        time_spent_ms=time_spent_ms,
+        origin=origin,
+    )
     if and_next:
         _and_next(result, enrolment, annotator=annotator)
     return result
@@ -276,9 +315,16 @@ def unit_submit(
 
 @retry_on_deadlock
 @transaction.atomic
-def unit_submit_own(*, user, assignment_id: int, answer: Callable, time_spent_ms: int | None = None,
-                    origin: str = JudgementBase.Origin.API, and_next: bool = False,
-                    with_batch: bool = False) -> UnitSubmitResult:
+def unit_submit_own(
+    *,
+    user,
+    assignment_id: int,
+    answer: Callable,
+    time_spent_ms: int | None = None,
+    origin: str = JudgementBase.Origin.API,
+    and_next: bool = False,
+    with_batch: bool = False,
+) -> UnitSubmitResult:
     """`unit_submit` for the requesting account's own assignment, found and locked by one statement
     (`assignment_lock_own`): the round trip that looked it up first is saved. `answer(assignment)`
     gives (judgements, shown_order) in output ids once the assignment is known (its handles). 404
@@ -294,9 +340,15 @@ def unit_submit_own(*, user, assignment_id: int, answer: Callable, time_spent_ms
         if own is None or own.member_role is None:
             raise Http404()
         judgements, shown_order = answer(own)
-        result = unit_submit(annotator=own.annotator, assignment_id=own.pk, campaign=own.campaign,
-                             judgements=judgements, shown_order=shown_order, time_spent_ms=time_spent_ms,
-                             origin=origin)
+        result = unit_submit(
+            annotator=own.annotator,
+            assignment_id=own.pk,
+            campaign=own.campaign,
+            judgements=judgements,
+            shown_order=shown_order,
+            time_spent_ms=time_spent_ms,
+            origin=origin,
+        )
         result.assignment.annotator, result.assignment.campaign = own.annotator, own.campaign
         result.assignment.member_role, result.assignment.codes_on = own.member_role, own.codes_on
         return result
@@ -304,8 +356,14 @@ def unit_submit_own(*, user, assignment_id: int, answer: Callable, time_spent_ms
     if assignment.member_role is None:
         raise Http404()
     judgements, shown_order = answer(assignment)
-    result = _unit_submit_locked(assignment, enrolment, judgements=judgements, shown_order=shown_order,
-                                 time_spent_ms=time_spent_ms, origin=origin)
+    result = _unit_submit_locked(
+        assignment,
+        enrolment,
+        judgements=judgements,
+        shown_order=shown_order,
+        time_spent_ms=time_spent_ms,
+        origin=origin,
+    )
     if and_next and not assignment.codes_on:
         _and_next(result, enrolment, annotator=assignment.annotator, with_batch=with_batch)
     return result
@@ -318,15 +376,21 @@ def _and_next(result: UnitSubmitResult, enrolment, *, annotator: Annotator, with
     assignment = result.assignment
     # `pending_id`: read by the one-statement locks only (assignment_work._locked_columns); the rare
     # two-statement lock leaves the pick to `assignment_next`.
-    if (result.retry or not hasattr(enrolment, "pending_id") or assignment.status != Assignment.Status.DONE
-            or assignment.unit.kind != Unit.Kind.REGULAR):
+    if (
+        result.retry
+        or not hasattr(enrolment, "pending_id")
+        or assignment.status != Assignment.Status.DONE
+        or assignment.unit.kind != Unit.Kind.REGULAR
+    ):
         return
-    result.next_assignment = assignment_take_in_submit(campaign=assignment.campaign, annotator=annotator,
-                                                       enrolment=enrolment, with_batch=with_batch)
+    result.next_assignment = assignment_take_in_submit(
+        campaign=assignment.campaign, annotator=annotator, enrolment=enrolment, with_batch=with_batch
+    )
 
 
-def _unit_submit_locked(assignment: Assignment, enrolment, *, judgements: list, shown_order, time_spent_ms,
-                        origin: str) -> UnitSubmitResult:
+def _unit_submit_locked(
+    assignment: Assignment, enrolment, *, judgements: list, shown_order, time_spent_ms, origin: str
+) -> UnitSubmitResult:
     """The submit once the assignment and its enrolment are locked (`unit_submit`, `unit_submit_own`)."""
     if assignment.unit_id is None:
         raise ValidationError("This assignment predates units; submit its judgements one by one.")
@@ -350,20 +414,34 @@ def _unit_submit_locked(assignment: Assignment, enrolment, *, judgements: list, 
         # A control unit: the answers go to quality control, never to the judgement tables.
         checked = control_answers_record(assignment=assignment, rows=rows, time_spent_ms=server_ms, origin=origin)
         if checked.retry:
-            return UnitSubmitResult(assignment=assignment, judgements=0, retry=True,
-                                    explanation=checked.explanation, problems=checked.problems)
-        assignment_finish(assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms,
-                          server_ms=server_ms)
+            return UnitSubmitResult(
+                assignment=assignment,
+                judgements=0,
+                retry=True,
+                explanation=checked.explanation,
+                problems=checked.problems,
+            )
+        assignment_finish(assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms, server_ms=server_ms)
         return UnitSubmitResult(assignment=assignment, judgements=len(rows))
 
     protocol = protocols.of(campaign)
     if assignment.has_partials:
         _partials_delete(protocol.model, assignment)
     # The rows and the assignment's finishing updates go in one statement (assignment_finish_inserting).
-    stored = unit_rows_insert(protocol, rows, origin=origin, time_spent_ms=server_ms, then="skip this unit",
-                              finish=functools.partial(assignment_finish_inserting, assignment=assignment,
-                                                       enrolment=enrolment, time_spent_ms=time_spent_ms,
-                                                       server_ms=server_ms))
+    stored = unit_rows_insert(
+        protocol,
+        rows,
+        origin=origin,
+        time_spent_ms=server_ms,
+        then="skip this unit",
+        finish=functools.partial(
+            assignment_finish_inserting,
+            assignment=assignment,
+            enrolment=enrolment,
+            time_spent_ms=time_spent_ms,
+            server_ms=server_ms,
+        ),
+    )
     return UnitSubmitResult(assignment=assignment, judgements=stored)
 
 
@@ -393,5 +471,3 @@ def unit_rows_insert(protocol, rows, *, origin: str, time_spent_ms: int | None, 
         if instances and instances[0].campaign.prefilled:
             decisions_record(campaign=instances[0].campaign, judgements=instances)
     return len(instances)
-
-

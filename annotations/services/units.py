@@ -11,6 +11,7 @@ round-robin schedule (pairwise), balanced tuples (best-worst).
 Unit order is shuffled with the seed; each annotator then walks the pool in
 their own order (see `assignment_next`).
 """
+
 from __future__ import annotations
 
 import logging
@@ -77,7 +78,8 @@ def units_cap_check(n_units: int) -> None:
         raise ValidationError(
             f"This campaign would have {n_units:,} units; at most {cap:,} are allowed "
             "(WORKBENCH_CAMPAIGN_MAX_UNITS). Choose fewer systems or items, or for pairwise campaigns a few "
-            "balanced pair rounds per item instead of every pair.")
+            "balanced pair rounds per item instead of every pair."
+        )
 
 
 def _planned_units(campaign: Campaign) -> list[Unit]:
@@ -134,20 +136,22 @@ def campaign_units_plan(*, campaign: Campaign, progress: Callable[[int, int], No
         return 0
     units = _planned_units(campaign)
     for start in range(0, len(units), WRITE_BATCH):
-        Unit.objects.bulk_create(units[start:start + WRITE_BATCH], batch_size=2000)
+        Unit.objects.bulk_create(units[start : start + WRITE_BATCH], batch_size=2000)
         if progress is not None:
             progress(min(start + WRITE_BATCH, len(units)), len(units))
     _analyze(len(units))
-    Campaign.objects.filter(pk=campaign.pk).update(planned_at=timezone.now(), n_units=len(units), plan_status="",
-                                                   plan_done=len(units), plan_total=len(units))
+    Campaign.objects.filter(pk=campaign.pk).update(
+        planned_at=timezone.now(), n_units=len(units), plan_status="", plan_done=len(units), plan_total=len(units)
+    )
     return len(units)
 
 
 def campaign_units_plan_queue(*, campaign: Campaign, total: int) -> None:
     """Leave the planning to a worker (when the transaction commits); the campaign's page
     shows its progress. A broker that cannot be reached fails the planning with a message."""
-    Campaign.objects.filter(pk=campaign.pk).update(plan_status=PLAN_QUEUED, plan_done=0, plan_total=total,
-                                                   plan_error="")
+    Campaign.objects.filter(pk=campaign.pk).update(
+        plan_status=PLAN_QUEUED, plan_done=0, plan_total=total, plan_error=""
+    )
 
     def send() -> None:
         from annotations.tasks import campaign_plan_task
@@ -157,8 +161,10 @@ def campaign_units_plan_queue(*, campaign: Campaign, total: int) -> None:
         except Exception as exc:  # noqa: BLE001 - any broker failure: say so on the campaign
             logger.warning("campaign %s: planning could not be queued: %s: %s", campaign.pk, type(exc).__name__, exc)
             Campaign.objects.filter(pk=campaign.pk, planned_at__isnull=True).update(
-                plan_status=PLAN_FAILED, plan_error="the planning could not be handed to a worker (the task queue "
-                                                    "is unreachable); plan it with `manage.py plan_campaign`.")
+                plan_status=PLAN_FAILED,
+                plan_error="the planning could not be handed to a worker (the task queue "
+                "is unreachable); plan it with `manage.py plan_campaign`.",
+            )
 
     transaction.on_commit(send)
 
@@ -167,8 +173,9 @@ def campaign_units_plan_worker(*, campaign_id: int) -> int:
     """The worker's side: plan in batches, each committed with the count so far, so the page
     shows progress. A re-delivered task (its worker died) starts again from nothing: units
     of an unfinished plan are deleted first, and no unit is handed out before planned_at."""
-    claimed = Campaign.objects.filter(pk=campaign_id, planned_at__isnull=True,
-                                      plan_status__in=[PLAN_QUEUED, PLAN_RUNNING]).update(plan_status=PLAN_RUNNING)
+    claimed = Campaign.objects.filter(
+        pk=campaign_id, planned_at__isnull=True, plan_status__in=[PLAN_QUEUED, PLAN_RUNNING]
+    ).update(plan_status=PLAN_RUNNING)
     if not claimed:
         return 0
     campaign = Campaign.objects.get(pk=campaign_id)
@@ -178,17 +185,19 @@ def campaign_units_plan_worker(*, campaign_id: int) -> int:
         Campaign.objects.filter(pk=campaign_id).update(plan_total=len(units), plan_done=0)
         for start in range(0, len(units), WRITE_BATCH):
             with transaction.atomic():
-                Unit.objects.bulk_create(units[start:start + WRITE_BATCH], batch_size=2000)
+                Unit.objects.bulk_create(units[start : start + WRITE_BATCH], batch_size=2000)
                 Campaign.objects.filter(pk=campaign_id).update(plan_done=min(start + WRITE_BATCH, len(units)))
         _analyze(len(units))
-        Campaign.objects.filter(pk=campaign_id).update(planned_at=timezone.now(), n_units=len(units),
-                                                       plan_status="", plan_done=len(units))
+        Campaign.objects.filter(pk=campaign_id).update(
+            planned_at=timezone.now(), n_units=len(units), plan_status="", plan_done=len(units)
+        )
     except DatabaseError:
         raise  # transient: the task is re-delivered and starts again
     except Exception as exc:  # noqa: BLE001 - say so on the campaign; the log keeps the details
         logger.exception("campaign %s: planning failed", campaign_id)
-        Campaign.objects.filter(pk=campaign_id).update(plan_status=PLAN_FAILED,
-                                                       plan_error=f"planning failed: {type(exc).__name__}")
+        Campaign.objects.filter(pk=campaign_id).update(
+            plan_status=PLAN_FAILED, plan_error=f"planning failed: {type(exc).__name__}"
+        )
         return 0
     return len(units)
 
@@ -198,11 +207,15 @@ def campaign_units_ensure(*, campaign: Campaign) -> None:
     a campaign a worker is planning has none to hand out yet (PlanningInProgress)."""
     if campaign.planned_at is None:
         status, done, total, error = Campaign.objects.values_list(
-            "plan_status", "plan_done", "plan_total", "plan_error").get(pk=campaign.pk)
+            "plan_status", "plan_done", "plan_total", "plan_error"
+        ).get(pk=campaign.pk)
         if status in (PLAN_QUEUED, PLAN_RUNNING):
-            raise PlanningInProgress(f"This campaign's units are being planned ({done:,} of {total or 0:,}); "
-                                     "try again in a minute.")
+            raise PlanningInProgress(
+                f"This campaign's units are being planned ({done:,} of {total or 0:,}); try again in a minute."
+            )
         if status == PLAN_FAILED:
             raise PlanningInProgress(f"This campaign's units could not be planned: {error}")
         campaign_units_plan(campaign=campaign)
-        campaign.planned_at, campaign.n_units = Campaign.objects.values_list("planned_at", "n_units").get(pk=campaign.pk)
+        campaign.planned_at, campaign.n_units = Campaign.objects.values_list("planned_at", "n_units").get(
+            pk=campaign.pk
+        )

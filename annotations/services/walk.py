@@ -10,6 +10,7 @@ other units. That is what lets the engine pick an annotator's next unit with a
 handful of index lookups instead of ranking every free unit of the campaign
 (`annotations.services.assignments`).
 """
+
 from __future__ import annotations
 
 from functools import lru_cache

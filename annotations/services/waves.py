@@ -5,6 +5,7 @@ planner lays out the same units; its annotators must be disjoint from the first 
 the first wave's from its waves'), checked when an annotator is first enrolled
 (`wave_enrolment_check`, called by `assignments.enrolment_lock` before it creates the row).
 """
+
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError
@@ -37,18 +38,32 @@ def wave_create(*, first: Campaign, name: str) -> Campaign:
     from annotations.services.campaigns import campaign_create
 
     if first.wave_of_id:
-        raise ValidationError({"wave_of": f"{first.name!r} is itself a second wave (of {first.wave_of.name!r}): "
-                                          "open the wave on the first campaign."})
+        raise ValidationError(
+            {
+                "wave_of": f"{first.name!r} is itself a second wave (of {first.wave_of.name!r}): "
+                "open the wave on the first campaign."
+            }
+        )
     existing = Campaign.objects.filter(wave_of=first).values_list("name", flat=True).first()
     if existing:
         raise ValidationError({"wave_of": f"{first.name!r} already has a second wave: {existing!r}."})
     campaign = campaign_create(
-        dataset=first.dataset, name=name, protocol=first.protocol, criteria=list(first.criteria),
-        scale_min=first.scale_min, scale_max=first.scale_max, instructions=first.instructions,
-        redundancy=first.redundancy, options=dict(first.options or {}),
-        systems=list(first.systems.values_list("name", flat=True)), criteria_config=list(first.criteria_config),
-        units_per_batch=first.units_per_batch, show_source=first.show_source, show_reference=first.show_reference,
-        assignment_timeout_minutes=first.assignment_timeout_minutes, seed=first.seed,
+        dataset=first.dataset,
+        name=name,
+        protocol=first.protocol,
+        criteria=list(first.criteria),
+        scale_min=first.scale_min,
+        scale_max=first.scale_max,
+        instructions=first.instructions,
+        redundancy=first.redundancy,
+        options=dict(first.options or {}),
+        systems=list(first.systems.values_list("name", flat=True)),
+        criteria_config=list(first.criteria_config),
+        units_per_batch=first.units_per_batch,
+        show_source=first.show_source,
+        show_reference=first.show_reference,
+        assignment_timeout_minutes=first.assignment_timeout_minutes,
+        seed=first.seed,
     )
     Campaign.objects.filter(pk=campaign.pk).update(wave_of=first)
     campaign.wave_of = first
@@ -75,8 +90,10 @@ def wave_enrolment_check(*, campaign: Campaign, annotator: Annotator) -> None:
         hit = _judged_in(family, same)
     if hit is not None:
         which = "the first wave" if hit.campaign_id == campaign.wave_of_id else "another wave"
-        raise WaveConflict(f"{annotator.name} already annotated {which} of this campaign ({hit.campaign.name}); "
-                           f"a second wave needs different annotators.")
+        raise WaveConflict(
+            f"{annotator.name} already annotated {which} of this campaign ({hit.campaign.name}); "
+            f"a second wave needs different annotators."
+        )
 
 
 def _judged_in(family, same: Q):

@@ -1,4 +1,5 @@
 """Admin pages of study links and their visitors (imported by annotations.admin)."""
+
 from django.contrib import admin
 
 from annotations.studies import models

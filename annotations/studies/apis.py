@@ -2,6 +2,7 @@
 
 Owners and researchers only (403 for annotators, 404 for non-members).
 """
+
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
@@ -65,8 +66,9 @@ class JoinLinkListApi(ApiAuthMixin, APIView):
         links = selectors.join_link_list(campaign=campaign)
         return Response(JoinLinkSerializer(links, many=True, context={"request": request}).data)
 
-    @extend_schema(operation_id="campaigns_join_links_create", request=InputSerializer,
-                   responses={201: JoinLinkSerializer})
+    @extend_schema(
+        operation_id="campaigns_join_links_create", request=InputSerializer, responses={201: JoinLinkSerializer}
+    )
     def post(self, request: Request, pk: int) -> Response:
         """A new study link (`completion_url` may hold `{code}`; else `cc=<code>` is appended)."""
         campaign = campaign_for_staff(user=request.user, pk=pk)

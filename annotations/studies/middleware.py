@@ -6,6 +6,7 @@ itself would allow; the annotate views then check the assignment is the
 visitor's own. Static files are served before this (WhiteNoise, the test
 server's static handler).
 """
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -15,8 +16,16 @@ from django.urls import Resolver404, resolve
 from annotations.studies.session import join_binding
 
 # URL names open to a join session whatever their arguments (each view checks the session itself).
-OPEN = {"join", "join-done", "join-leave", "annotate-submit", "annotate-draft", "annotate-release",
-        "annotate-revise", "annotate-revise-submit"}
+OPEN = {
+    "join",
+    "join-done",
+    "join-leave",
+    "annotate-submit",
+    "annotate-draft",
+    "annotate-release",
+    "annotate-revise",
+    "annotate-revise-submit",
+}
 # URL names open only for the session's own campaign (`pk`).
 OWN_CAMPAIGN = {"annotate-campaign", "annotate-unit", "annotate-completion-code"}
 

@@ -1,4 +1,5 @@
 """Join links and the visitors who came through them."""
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -22,15 +23,17 @@ class JoinLink(models.Model):
     max_annotators = models.PositiveIntegerField(null=True, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
-            models.CheckConstraint(condition=Q(max_annotators__isnull=True) | Q(max_annotators__gte=1),
-                                   name="joinlink_cap_positive"),
+            models.CheckConstraint(
+                condition=Q(max_annotators__isnull=True) | Q(max_annotators__gte=1), name="joinlink_cap_positive"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -63,8 +66,9 @@ class JoinParticipant(models.Model):
     class Meta:
         ordering = ["first_seen", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["campaign", "platform", "platform_id"],
-                                    name="joinparticipant_unique_platform_id"),
+            models.UniqueConstraint(
+                fields=["campaign", "platform", "platform_id"], name="joinparticipant_unique_platform_id"
+            ),
         ]
 
     def __str__(self) -> str:

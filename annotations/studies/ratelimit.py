@@ -1,5 +1,6 @@
 """A fixed-window request count per client address, in the configured cache
 (Redis in production, so every web process shares it)."""
+
 from __future__ import annotations
 
 import time

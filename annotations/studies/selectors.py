@@ -1,4 +1,5 @@
 """Reads of crowd studies: links, their state, their visitors, where a finished visitor goes."""
+
 from __future__ import annotations
 
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit

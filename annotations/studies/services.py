@@ -1,4 +1,5 @@
 """Writes of crowd studies: join links, and the visitors who arrive through them."""
+
 from __future__ import annotations
 
 import re
@@ -42,6 +43,7 @@ def visitor_from_params(params) -> Visitor:
     assignmentId, hitId, turkSubmitTo) or generic (`annotator`) parameters.
     A platform id that is absent gives `platform_id == ""` (the page asks for
     one); a malformed one raises ValidationError."""
+
     def get(name: str) -> str:
         return str(params.get(name, "") or "").strip()
 
@@ -60,14 +62,23 @@ def visitor_from_params(params) -> Visitor:
             if parts.scheme != "https" or parts.hostname not in MTURK_HOSTS:
                 raise ValidationError("turkSubmitTo must be MTurk's own address.")
             submit_to = f"https://{parts.hostname}"
-        return Visitor(platform=JoinParticipant.Platform.MTURK, platform_id=checked(get("workerId"), "workerId"),
-                       study_id=checked(get("hitId"), "hitId"), session_id=checked(assignment, "assignmentId"),
-                       submit_to=submit_to)
+        return Visitor(
+            platform=JoinParticipant.Platform.MTURK,
+            platform_id=checked(get("workerId"), "workerId"),
+            study_id=checked(get("hitId"), "hitId"),
+            session_id=checked(assignment, "assignmentId"),
+            submit_to=submit_to,
+        )
     if get("PROLIFIC_PID") or get("STUDY_ID") or get("SESSION_ID"):
-        return Visitor(platform=JoinParticipant.Platform.PROLIFIC,
-                       platform_id=checked(get("PROLIFIC_PID"), "PROLIFIC_PID"),
-                       study_id=checked(get("STUDY_ID"), "STUDY_ID"), session_id=checked(get("SESSION_ID"), "SESSION_ID"))
-    return Visitor(platform=JoinParticipant.Platform.GENERIC, platform_id=checked(get("annotator"), "The participant id"))
+        return Visitor(
+            platform=JoinParticipant.Platform.PROLIFIC,
+            platform_id=checked(get("PROLIFIC_PID"), "PROLIFIC_PID"),
+            study_id=checked(get("STUDY_ID"), "STUDY_ID"),
+            session_id=checked(get("SESSION_ID"), "SESSION_ID"),
+        )
+    return Visitor(
+        platform=JoinParticipant.Platform.GENERIC, platform_id=checked(get("annotator"), "The participant id")
+    )
 
 
 def _check_completion_url(url: str) -> str:
@@ -77,16 +88,28 @@ def _check_completion_url(url: str) -> str:
     try:
         URLValidator(schemes=["http", "https"])(url.replace("{code}", "CODE"))
     except ValidationError:
-        raise ValidationError({"completion_url": "The completion URL must be an http(s) address; it may contain "
-                                                 "{code} where the completion code goes."}) from None
+        raise ValidationError(
+            {
+                "completion_url": "The completion URL must be an http(s) address; it may contain "
+                "{code} where the completion code goes."
+            }
+        ) from None
     if len(url) > JoinLink._meta.get_field("completion_url").max_length:
         raise ValidationError({"completion_url": "The completion URL is longer than 1,000 characters."})
     return url
 
 
 @transaction.atomic
-def join_link_create(*, campaign: Campaign, user=None, completion_url: str = "", max_annotators: int | None = None,
-                     expires_at: datetime | None = None, pass_code: str = "", fail_code: str = "") -> JoinLink:
+def join_link_create(
+    *,
+    campaign: Campaign,
+    user=None,
+    completion_url: str = "",
+    max_annotators: int | None = None,
+    expires_at: datetime | None = None,
+    pass_code: str = "",
+    fail_code: str = "",
+) -> JoinLink:
     """A new study link for `campaign`.
 
     A link with a completion URL turns the campaign's completion codes on: the
@@ -97,17 +120,25 @@ def join_link_create(*, campaign: Campaign, user=None, completion_url: str = "",
     for name, value in (("pass_code", pass_code), ("fail_code", fail_code)):
         if value and not CODE_PATTERN.match(value):
             raise ValidationError({name: "A completion code is 1 to 40 letters, digits, - or _."})
-    if max_annotators is not None and (isinstance(max_annotators, bool) or not isinstance(max_annotators, int)
-                                       or max_annotators < 1):
+    if max_annotators is not None and (
+        isinstance(max_annotators, bool) or not isinstance(max_annotators, int) or max_annotators < 1
+    ):
         raise ValidationError({"max_annotators": "The cap must be a whole number of annotators, at least 1."})
     if expires_at is not None:
         if timezone.is_naive(expires_at):
             raise ValidationError({"expires_at": "Give the expiry with its time zone (e.g. 2026-12-31T23:59:00Z)."})
         if expires_at <= timezone.now():
             raise ValidationError({"expires_at": "The expiry is in the past."})
-    link = JoinLink(campaign=campaign, token=secrets.token_urlsafe(24), completion_url=completion_url,
-                    max_annotators=max_annotators, expires_at=expires_at, pass_code=pass_code, fail_code=fail_code,
-                    created_by=user if getattr(user, "is_authenticated", False) else None)
+    link = JoinLink(
+        campaign=campaign,
+        token=secrets.token_urlsafe(24),
+        completion_url=completion_url,
+        max_annotators=max_annotators,
+        expires_at=expires_at,
+        pass_code=pass_code,
+        fail_code=fail_code,
+        created_by=user if getattr(user, "is_authenticated", False) else None,
+    )
     link.full_clean(exclude=["campaign", "created_by"])
     link.save()
     if completion_url:
@@ -154,11 +185,17 @@ def join_participant_enter(*, link: JoinLink, visitor: Visitor) -> JoinParticipa
 
 def _enter(*, link: JoinLink, visitor: Visitor) -> JoinParticipant:
     campaign = link.campaign
-    found = JoinParticipant.objects.select_for_update().filter(
-        campaign=campaign, platform=visitor.platform, platform_id=visitor.platform_id).first()
+    found = (
+        JoinParticipant.objects.select_for_update()
+        .filter(campaign=campaign, platform=visitor.platform, platform_id=visitor.platform_id)
+        .first()
+    )
     if found is not None:
-        changed = {name: getattr(visitor, name) for name in ("study_id", "session_id", "submit_to")
-                   if getattr(visitor, name) and getattr(visitor, name) != getattr(found, name)}
+        changed = {
+            name: getattr(visitor, name)
+            for name in ("study_id", "session_id", "submit_to")
+            if getattr(visitor, name) and getattr(visitor, name) != getattr(found, name)
+        }
         for name, value in changed.items():
             setattr(found, name, value)
         found.save(update_fields=[*changed, "last_seen"])
@@ -168,11 +205,19 @@ def _enter(*, link: JoinLink, visitor: Visitor) -> JoinParticipant:
         JoinLink.objects.select_for_update().filter(pk=link.pk).first()
         if JoinParticipant.objects.filter(link=link).count() >= link.max_annotators:
             raise CapReached()
-    annotator = Annotator.objects.create(project=campaign.dataset.project, name=_pseudonym(visitor.platform),
-                                         namespace=Annotator.Namespace.IMPORT)
-    participant = JoinParticipant(link=link, campaign=campaign, annotator=annotator, platform=visitor.platform,
-                                  platform_id=visitor.platform_id, study_id=visitor.study_id,
-                                  session_id=visitor.session_id, submit_to=visitor.submit_to)
+    annotator = Annotator.objects.create(
+        project=campaign.dataset.project, name=_pseudonym(visitor.platform), namespace=Annotator.Namespace.IMPORT
+    )
+    participant = JoinParticipant(
+        link=link,
+        campaign=campaign,
+        annotator=annotator,
+        platform=visitor.platform,
+        platform_id=visitor.platform_id,
+        study_id=visitor.study_id,
+        session_id=visitor.session_id,
+        submit_to=visitor.submit_to,
+    )
     participant.full_clean(exclude=["link", "campaign", "annotator"])
     participant.save()
     return participant

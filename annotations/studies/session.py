@@ -5,6 +5,7 @@ A visitor who starts through a join link has no account: the session holds
 identity (`annotations.access.request_annotator` reads it). It only counts
 while nobody is logged in, and only while its link is not revoked.
 """
+
 from __future__ import annotations
 
 from django.contrib.auth import logout
@@ -22,8 +23,12 @@ def join_bind(request: HttpRequest, *, participant: JoinParticipant) -> None:
         logout(request)
     else:
         request.session.cycle_key()
-    request.session[SESSION_KEY] = {"link": participant.link_id, "campaign": participant.campaign_id,
-                                    "annotator": participant.annotator_id, "participant": participant.pk}
+    request.session[SESSION_KEY] = {
+        "link": participant.link_id,
+        "campaign": participant.campaign_id,
+        "annotator": participant.annotator_id,
+        "participant": participant.pk,
+    }
 
 
 def join_binding(request: HttpRequest) -> dict | None:
@@ -33,8 +38,9 @@ def join_binding(request: HttpRequest) -> dict | None:
         return None
     session = getattr(request, "session", None)
     binding = session.get(SESSION_KEY) if session is not None else None
-    if not isinstance(binding, dict) or not all(isinstance(binding.get(k), int)
-                                                for k in ("link", "campaign", "annotator", "participant")):
+    if not isinstance(binding, dict) or not all(
+        isinstance(binding.get(k), int) for k in ("link", "campaign", "annotator", "participant")
+    ):
         return None
     return binding
 

@@ -10,6 +10,7 @@
   that navigates to the completion URL at once; MTurk: a form posted to MTurk's
   externalSubmit).
 """
+
 from __future__ import annotations
 
 from datetime import timezone as dt_timezone
@@ -48,10 +49,16 @@ PARAMS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "workerId", "assignmentId", 
 
 
 def _too_many(request: HttpRequest) -> HttpResponse:
-    return render(request, "studies/message.html", {
-        "title": "Too many requests",
-        "message": "Too many requests from your network in the last minute. Wait a minute, then open the study "
-                   "link again."}, status=429)
+    return render(
+        request,
+        "studies/message.html",
+        {
+            "title": "Too many requests",
+            "message": "Too many requests from your network in the last minute. Wait a minute, then open the study "
+            "link again.",
+        },
+        status=429,
+    )
 
 
 def _frameable_by_mturk(view):
@@ -72,8 +79,7 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
         raise Http404()  # unknown, revoked and expired links look alike
     campaign = link.campaign
     params = request.POST if request.method == "POST" else request.GET
-    context = {"link": link, "campaign": campaign,
-               "params": [(k, params[k]) for k in PARAMS if params.get(k)]}
+    context = {"link": link, "campaign": campaign, "params": [(k, params[k]) for k in PARAMS if params.get(k)]}
     try:
         visitor = visitor_from_params(params)
     except ValidationError as exc:
@@ -83,13 +89,18 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
     if visitor.preview or not visitor.platform_id:
         # MTurk's preview, or no participant id: the instructions (and a form asking for the id), nothing taken.
         return render(request, "studies/join.html", context, status=200 if request.method != "POST" else 400)
-    returning = selectors.participant_of(campaign=campaign, platform=visitor.platform,
-                                         platform_id=visitor.platform_id)
+    returning = selectors.participant_of(campaign=campaign, platform=visitor.platform, platform_id=visitor.platform_id)
     if returning is None and selectors.join_link_is_full(link=link):
-        return render(request, "studies/message.html", {
-            "title": "This study is full",
-            "message": "Every place in this study has been taken. Thank you for your interest: please return the "
-                       "study on your platform."}, status=403)
+        return render(
+            request,
+            "studies/message.html",
+            {
+                "title": "This study is full",
+                "message": "Every place in this study has been taken. Thank you for your interest: please return the "
+                "study on your platform.",
+            },
+            status=403,
+        )
     if request.method != "POST":
         context["returning"] = returning is not None
         # In MTurk's frame a session cookie would be a third-party one: open the study in a tab instead.
@@ -98,10 +109,16 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
     try:
         participant = join_participant_enter(link=link, visitor=visitor)
     except CapReached:
-        return render(request, "studies/message.html", {
-            "title": "This study is full",
-            "message": "Every place in this study has been taken. Thank you for your interest: please return the "
-                       "study on your platform."}, status=403)
+        return render(
+            request,
+            "studies/message.html",
+            {
+                "title": "This study is full",
+                "message": "Every place in this study has been taken. Thank you for your interest: please return the "
+                "study on your platform.",
+            },
+            status=403,
+        )
     join_bind(request, participant=participant)
     # Hand out (or resume) the unit: the same POST the landing page's Start button sends.
     from annotations.views.annotate import annotate_campaign
@@ -116,8 +133,11 @@ def join_done(request: HttpRequest) -> HttpResponse:
     binding = join_binding(request)
     if binding is None:
         raise Http404()
-    participant = JoinParticipant.objects.select_related("link", "campaign__dataset__project").filter(
-        pk=binding["participant"]).first()
+    participant = (
+        JoinParticipant.objects.select_related("link", "campaign__dataset__project")
+        .filter(pk=binding["participant"])
+        .first()
+    )
     if participant is None:
         raise Http404()
     campaign, link = participant.campaign, participant.link
@@ -128,18 +148,32 @@ def join_done(request: HttpRequest) -> HttpResponse:
         return redirect("annotate-campaign", pk=campaign.pk)
     value = selectors.completion_value(link=link, code=code)
     if link.completion_url and participant.platform == JoinParticipant.Platform.MTURK and participant.submit_to:
-        return render(request, "studies/mturk_submit.html", {
-            "action": f"{participant.submit_to}/mturk/externalSubmit", "assignment_id": participant.session_id,
-            "code": value, "campaign": campaign})
+        return render(
+            request,
+            "studies/mturk_submit.html",
+            {
+                "action": f"{participant.submit_to}/mturk/externalSubmit",
+                "assignment_id": participant.session_id,
+                "code": value,
+                "campaign": campaign,
+            },
+        )
     if link.completion_url:
         # A page of our own that then navigates, not a redirect: this answer often ends a form POST's
         # redirect chain (Continue on the join page, the unit page's POST once the campaign has
         # stopped), and CSP `form-action 'self'` blocks such a chain from leaving the site. A
         # navigation the page starts itself (studies.js, or the link) is no form submission, so the
         # policy stays as strict, and the code and link are on screen should the navigation fail.
-        return render(request, "studies/done.html", {
-            "campaign": campaign, "code": code, "value": value,
-            "completion_url": selectors.completion_redirect_url(link=link, code=value)})
+        return render(
+            request,
+            "studies/done.html",
+            {
+                "campaign": campaign,
+                "code": code,
+                "value": value,
+                "completion_url": selectors.completion_redirect_url(link=link, code=value),
+            },
+        )
     return render(request, "studies/done.html", {"campaign": campaign, "code": code})
 
 
@@ -172,9 +206,15 @@ def join_link_new(request: HttpRequest, pk: int) -> HttpResponse:
     if expires is not None and timezone.is_naive(expires):
         expires = expires.replace(tzinfo=dt_timezone.utc)
     try:
-        link = join_link_create(campaign=campaign, user=request.user, completion_url=data["completion_url"],
-                                max_annotators=data["max_annotators"], expires_at=expires,
-                                pass_code=data["pass_code"], fail_code=data["fail_code"])
+        link = join_link_create(
+            campaign=campaign,
+            user=request.user,
+            completion_url=data["completion_url"],
+            max_annotators=data["max_annotators"],
+            expires_at=expires,
+            pass_code=data["pass_code"],
+            fail_code=data["fail_code"],
+        )
     except ValidationError as exc:
         for message in exc.messages:
             messages.error(request, message)
@@ -195,6 +235,8 @@ def join_link_revoke_view(request: HttpRequest, pk: int) -> HttpResponse:
 
 def join_links_context(request: HttpRequest, campaign) -> dict:
     """What the campaign page's "Study links" section shows."""
-    rows = [{"link": link, "url": link_url(request, link), "state": selectors.join_link_state(link)}
-            for link in selectors.join_link_list(campaign=campaign)]
+    rows = [
+        {"link": link, "url": link_url(request, link), "state": selectors.join_link_state(link)}
+        for link in selectors.join_link_list(campaign=campaign)
+    ]
     return {"join_links": rows, "join_link_form": JoinLinkForm()}

@@ -6,6 +6,7 @@ every protocol with its guide, read from the protocol classes (`Protocol.guide`)
 campaign set-up page. A join-link visitor gets no Help link: their session reaches only their
 campaign's annotate pages (annotations.studies.middleware), so the link would lead nowhere.
 """
+
 from __future__ import annotations
 
 from django import template

@@ -11,6 +11,7 @@ never as HTML) without loading the page again, one request per unit as on the
 API. What the annotator sees is built by `selectors.assignment_payload` and
 never holds a system name.
 """
+
 from __future__ import annotations
 
 import functools
@@ -80,9 +81,7 @@ def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) ->
         criterion["index"] = index
         if criterion["widget"] == Campaign.Widget.RADIO:
             low, high = int(criterion["scale_min"]), int(criterion["scale_max"])
-            criterion["points"] = [
-                {"value": v, "key": str((v - low + 1) % 10)} for v in range(low, high + 1)
-            ]
+            criterion["points"] = [{"value": v, "key": str((v - low + 1) % 10)} for v in range(low, high + 1)]
         elif criterion["widget"] == Campaign.Widget.SLIDER:
             # Tick labels under the slider: its ends and quarters (0, 25, 50, 75, 100 on ESA's scale).
             low, high = float(criterion["scale_min"]), float(criterion["scale_max"])
@@ -91,15 +90,20 @@ def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) ->
     for position, output in enumerate(outputs):
         output["label"] = protocol.output_labels[position] if protocol.output_labels else str(position + 1)
     data = payload["item"]["data"]
-    triples = data if isinstance(data, list) and data and all(
-        isinstance(row, (list, tuple)) and len(row) == 3 for row in data) else None
+    triples = (
+        data
+        if isinstance(data, list) and data and all(isinstance(row, (list, tuple)) and len(row) == 3 for row in data)
+        else None
+    )
     config = {
         "protocol": protocol.client_name,
         "shape": unit_shape(protocol=protocol.name, outputs=outputs, anchor=payload.get("anchor")),
         "assignment": payload["id"],
         "shown_order": payload["shown_order"],
-        "outputs": [{"id": o["id"], "text": o["text"], **({"suggestions": o["suggestions"]} if "suggestions" in o else {})}
-                    for o in outputs],
+        "outputs": [
+            {"id": o["id"], "text": o["text"], **({"suggestions": o["suggestions"]} if "suggestions" in o else {})}
+            for o in outputs
+        ],
         "criteria": [{k: c[k] for k in ("name", "widget", "scale_min", "scale_max", "index")} for c in criteria],
         # The protocol's options (severities, typology, ...): its script reads them.
         **settings["options"],
@@ -132,8 +136,14 @@ def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) ->
 def unit_shape(*, protocol: str, outputs: list[dict], anchor) -> str:
     """What the form of a unit depends on beyond its texts and ids: the page's script draws the next
     unit into the form of the one before only when their shapes are equal (else it loads the page)."""
-    return "|".join([protocol, str(len(outputs)), "anchor" if anchor else "",
-                     "".join("s" if o.get("suggestions") else "-" for o in outputs)])
+    return "|".join(
+        [
+            protocol,
+            str(len(outputs)),
+            "anchor" if anchor else "",
+            "".join("s" if o.get("suggestions") else "-" for o in outputs),
+        ]
+    )
 
 
 def unit_json(*, campaign: Campaign, assignment: Assignment, annotator, enrolment, staff: bool) -> dict:
@@ -162,8 +172,10 @@ def unit_json(*, campaign: Campaign, assignment: Assignment, annotator, enrolmen
             "other": str(context["other_data"]) if context["other_data"] else "",
             "references": [ref["text"] for ref in item.get("references") or []],
         },
-        "outputs": [{"id": o["id"], "label": o["label"], "text": o["text"], "suggestions": len(o.get("suggestions") or [])}
-                    for o in payload["item"]["outputs"]],
+        "outputs": [
+            {"id": o["id"], "label": o["label"], "text": o["text"], "suggestions": len(o.get("suggestions") or [])}
+            for o in payload["item"]["outputs"]
+        ],
         "anchor": {"text": anchor["text"], "value": floatformat(anchor["value"], -2)} if anchor else None,
         "progress": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
         "overall": campaign_progress(campaign=campaign)["percent"] if staff else None,
@@ -185,8 +197,9 @@ def next_unit_json(request: HttpRequest, *, campaign: Campaign, annotator, taken
         return None
     # Whether answers are held to the floor (the next unit may be a control) was set by the submit's
     # own lock query (annotations.timing.controls_in_play), for this campaign: no query here.
-    enrolment = getattr(assignment, "enrolment", None) or selectors.enrolment_for(campaign=campaign,
-                                                                                   annotator=annotator)
+    enrolment = getattr(assignment, "enrolment", None) or selectors.enrolment_for(
+        campaign=campaign, annotator=annotator
+    )
     role = getattr(request, "project_role", None)  # `_own_pending` looked it up
     staff = request.user.is_authenticated and role in selectors.STAFF_ROLES
     return unit_json(campaign=campaign, assignment=assignment, annotator=annotator, enrolment=enrolment, staff=staff)
@@ -200,17 +213,23 @@ def annotate_home(request: HttpRequest) -> HttpResponse:
     for campaign in campaigns:
         annotator = selectors.annotator_for_user(user=request.user, project=campaign.project)
         enrolment = selectors.enrolment_for(campaign=campaign, annotator=annotator)
-        pending = annotator is not None and Assignment.objects.filter(
-            campaign=campaign, annotator=annotator, status=Assignment.Status.PENDING).exists()
+        pending = (
+            annotator is not None
+            and Assignment.objects.filter(
+                campaign=campaign, annotator=annotator, status=Assignment.Status.PENDING
+            ).exists()
+        )
         if campaign.stopped_at and not pending:
             continue  # a stopped campaign hands out nothing new: no Start button that leads nowhere
-        rows.append({
-            "campaign": campaign,
-            "mine": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
-            # The campaign's progress is for its researchers: an annotator sees their own batch.
-            "overall": _overall_for(request, campaign),
-            "pending": pending,
-        })
+        rows.append(
+            {
+                "campaign": campaign,
+                "mine": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
+                # The campaign's progress is for its researchers: an annotator sees their own batch.
+                "overall": _overall_for(request, campaign),
+                "pending": pending,
+            }
+        )
     return render(request, "annotate/home.html", {"rows": rows})
 
 
@@ -232,8 +251,11 @@ def _batch_done_for_join(request: HttpRequest, campaign: Campaign, enrolment) ->
 def _pending_of(*, campaign: Campaign, annotator) -> Assignment | None:
     if annotator is None:
         return None
-    return Assignment.objects.filter(campaign=campaign, annotator=annotator,
-                                     status=Assignment.Status.PENDING).order_by("-id").first()
+    return (
+        Assignment.objects.filter(campaign=campaign, annotator=annotator, status=Assignment.Status.PENDING)
+        .order_by("-id")
+        .first()
+    )
 
 
 @annotator_required
@@ -251,28 +273,40 @@ def annotate_campaign(request: HttpRequest, pk: int) -> HttpResponse:
     annotator = request_annotator(request, campaign)
     enrolment = selectors.enrolment_for(campaign=campaign, annotator=annotator)
     join = join_binding(request)
-    if join is not None and _batch_done_for_join(request, campaign, enrolment) and \
-            _pending_of(campaign=campaign, annotator=annotator) is None:
+    if (
+        join is not None
+        and _batch_done_for_join(request, campaign, enrolment)
+        and _pending_of(campaign=campaign, annotator=annotator) is None
+    ):
         return redirect("join-done")
-    return render(request, "annotate/landing.html", {
-        "campaign": campaign, "progress": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
-        "pending": _pending_of(campaign=campaign, annotator=annotator) is not None,
-        "started": enrolment is not None and enrolment.n_assigned > 0, "join": join is not None,
-        "overall": _overall_for(request, campaign),
-    })
+    return render(
+        request,
+        "annotate/landing.html",
+        {
+            "campaign": campaign,
+            "progress": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
+            "pending": _pending_of(campaign=campaign, annotator=annotator) is not None,
+            "started": enrolment is not None and enrolment.n_assigned > 0,
+            "join": join is not None,
+            "overall": _overall_for(request, campaign),
+        },
+    )
 
 
 def _take_next(request: HttpRequest, campaign: Campaign) -> HttpResponse:
     annotator = request_annotator(request, campaign, create=True)
     enrolment = selectors.enrolment_for(campaign=campaign, annotator=annotator)
-    if _batch_done_for_join(request, campaign, enrolment) and _pending_of(campaign=campaign,
-                                                                          annotator=annotator) is None:
+    if (
+        _batch_done_for_join(request, campaign, enrolment)
+        and _pending_of(campaign=campaign, annotator=annotator) is None
+    ):
         return redirect("join-done")
     try:
         assignment, _ = assignment_next(campaign=campaign, annotator=annotator)
     except ValidationError as exc:  # too busy: say so, do not crash
-        return render(request, "annotate/busy.html", {"campaign": campaign, "message": " ".join(exc.messages)},
-                      status=503)
+        return render(
+            request, "annotate/busy.html", {"campaign": campaign, "message": " ".join(exc.messages)}, status=503
+        )
     if assignment is not None:
         return redirect("annotate-unit", pk=campaign.pk)
     code = completion_code_at_batch_end(campaign=campaign, annotator=annotator, finished=True)
@@ -280,12 +314,25 @@ def _take_next(request: HttpRequest, campaign: Campaign) -> HttpResponse:
     if join_binding(request) is not None:
         if code is not None or (enrolment is not None and enrolment.n_done > 0):
             return redirect("join-done")
-        return render(request, "studies/message.html", {
-            "title": "No units left", "message": "Every unit of this study has its annotators already. Thank you "
-                                                 "for your interest: please return the study on your platform."})
-    return render(request, "annotate/finished.html", {
-        "campaign": campaign, "progress": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
-        "overall": _overall_for(request, campaign), "completion_code": code})
+        return render(
+            request,
+            "studies/message.html",
+            {
+                "title": "No units left",
+                "message": "Every unit of this study has its annotators already. Thank you "
+                "for your interest: please return the study on your platform.",
+            },
+        )
+    return render(
+        request,
+        "annotate/finished.html",
+        {
+            "campaign": campaign,
+            "progress": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
+            "overall": _overall_for(request, campaign),
+            "completion_code": code,
+        },
+    )
 
 
 @annotator_required
@@ -298,8 +345,12 @@ def annotate_unit(request: HttpRequest, pk: int) -> HttpResponse:
     annotator = request_annotator(request, campaign)
     enrolment = selectors.enrolment_for(campaign=campaign, annotator=annotator)
     assignment = _pending_of(campaign=campaign, annotator=annotator)
-    context = {"campaign": campaign, "progress": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
-               "overall": _overall_for(request, campaign), "join": join_binding(request) is not None}
+    context = {
+        "campaign": campaign,
+        "progress": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
+        "overall": _overall_for(request, campaign),
+        "join": join_binding(request) is not None,
+    }
     if assignment is None:
         return redirect("annotate-campaign", pk=campaign.pk)
     campaign_controls_check(campaign.pk)  # no lock taken here: ask whether answers are held to the floor
@@ -324,8 +375,11 @@ def _own_pending(request: HttpRequest, pk: int) -> Assignment:
         return assignment
     qs = Assignment.objects.select_related("campaign__dataset__project", "annotator")
     binding = join_binding(request)
-    assignment = None if binding is None else qs.filter(
-        pk=pk, annotator_id=binding["annotator"], campaign_id=binding["campaign"]).first()
+    assignment = (
+        None
+        if binding is None
+        else qs.filter(pk=pk, annotator_id=binding["annotator"], campaign_id=binding["campaign"]).first()
+    )
     if assignment is None:
         raise Http404()
     request_annotator(request, assignment.campaign)  # the link may have been revoked since
@@ -343,11 +397,13 @@ def _own_sql() -> str:
     every submit and autosave."""
     a, c, d, p, n = (rows.table(m) for m in _OWN_MODELS)
     columns = ", ".join(rows.columns(m, alias) for m, alias in zip(_OWN_MODELS, "acdpn"))
-    return (f"SELECT {columns}, (SELECT m.role FROM {rows.table(Membership)} m WHERE m.project_id = p.id "
-            f"AND m.user_id = %s ORDER BY m.id LIMIT 1), {completion_codes_on_sql('c.id')} "
-            f"FROM {a} a JOIN {c} c ON c.id = a.campaign_id JOIN {d} d ON d.id = c.dataset_id "
-            f"JOIN {p} p ON p.id = d.project_id JOIN {n} n ON n.id = a.annotator_id "
-            "WHERE a.id = %s AND n.user_id = %s")
+    return (
+        f"SELECT {columns}, (SELECT m.role FROM {rows.table(Membership)} m WHERE m.project_id = p.id "
+        f"AND m.user_id = %s ORDER BY m.id LIMIT 1), {completion_codes_on_sql('c.id')} "
+        f"FROM {a} a JOIN {c} c ON c.id = a.campaign_id JOIN {d} d ON d.id = c.dataset_id "
+        f"JOIN {p} p ON p.id = d.project_id JOIN {n} n ON n.id = a.annotator_id "
+        "WHERE a.id = %s AND n.user_id = %s"
+    )
 
 
 def _own_with_role(user, pk: int) -> tuple[Assignment | None, str | None]:
@@ -403,8 +459,11 @@ def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
     def answer(assignment):
         if refused is not None:
             raise refused  # once the unit is known to be theirs: someone else's is a 404 whatever was sent
-        return unit_submission_translate(handles_for(assignment, allow_ids=False), judgements=body.get("judgements"),
-                                         shown_order=body.get("shown_order"))
+        return unit_submission_translate(
+            handles_for(assignment, allow_ids=False),
+            judgements=body.get("judgements"),
+            shown_order=body.get("shown_order"),
+        )
 
     if request.user.is_authenticated:
         try:
@@ -412,9 +471,15 @@ def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
             # role and the campaign's completion codes, and locked, by the submit's first statement; the
             # next unit handed out in the same transaction unless a completion code or a join session's
             # batch decides what comes next (below).
-            result = unit_submit_own(user=request.user, assignment_id=pk, answer=answer, time_spent_ms=time_spent,
-                                     origin=JudgementBase.Origin.BROWSER, and_next=join_binding(request) is None,
-                                     with_batch=True)
+            result = unit_submit_own(
+                user=request.user,
+                assignment_id=pk,
+                answer=answer,
+                time_spent_ms=time_spent,
+                origin=JudgementBase.Origin.BROWSER,
+                and_next=join_binding(request) is None,
+                with_batch=True,
+            )
         except ValidationError as exc:
             # A DomainError (a duplicate submission...) goes to DomainErrorMiddleware: a 400 with `errors` too.
             return JsonResponse({"errors": _errors(exc)}, status=400)
@@ -424,9 +489,15 @@ def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
         assignment = _own_pending(request, pk)
         try:
             judgements, shown_order = answer(assignment)
-            result = unit_submit(annotator=assignment.annotator, assignment_id=assignment.pk,
-                                 campaign=assignment.campaign, judgements=judgements, shown_order=shown_order,
-                                 time_spent_ms=time_spent, origin=JudgementBase.Origin.BROWSER)
+            result = unit_submit(
+                annotator=assignment.annotator,
+                assignment_id=assignment.pk,
+                campaign=assignment.campaign,
+                judgements=judgements,
+                shown_order=shown_order,
+                time_spent_ms=time_spent,
+                origin=JudgementBase.Origin.BROWSER,
+            )
         except ValidationError as exc:
             return JsonResponse({"errors": _errors(exc)}, status=400)
         except Http404:
@@ -444,14 +515,15 @@ def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
     elif code is not None:
         return JsonResponse({"next": reverse("annotate-completion-code", args=[assignment.campaign_id])}, status=201)
     # The next unit, handed out now and drawn by the page's script without loading the page again.
-    unit = next_unit_json(request, campaign=assignment.campaign, annotator=assignment.annotator,
-                          taken=result.next_assignment)
+    unit = next_unit_json(
+        request, campaign=assignment.campaign, annotator=assignment.annotator, taken=result.next_assignment
+    )
     if unit is not None:
-        return JsonResponse({"next": url_for("annotate-unit", assignment.campaign_id), "unit": unit},
-                            status=201)
+        return JsonResponse({"next": url_for("annotate-unit", assignment.campaign_id), "unit": unit}, status=201)
     # None left (or too busy): the landing page's POST says so (`next_method`: the script follows with one).
-    return JsonResponse({"next": reverse("annotate-campaign", args=[assignment.campaign_id]), "next_method": "POST"},
-                        status=201)
+    return JsonResponse(
+        {"next": reverse("annotate-campaign", args=[assignment.campaign_id]), "next_method": "POST"}, status=201
+    )
 
 
 @annotator_required

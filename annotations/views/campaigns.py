@@ -1,6 +1,7 @@
 """Researcher pages: a campaign's settings and live progress, its judgements,
 the campaign set-up page (with a preview identical to the annotator's page),
 and the members page for owners."""
+
 from __future__ import annotations
 
 import random
@@ -33,18 +34,22 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = get_object_or_404(selectors.campaign_list(user=request.user).prefetch_related("systems"), pk=pk)
     if not selectors.is_project_staff(user=request.user, project=campaign.project):
         return redirect("annotate-campaign", pk=campaign.pk)
-    return render(request, "campaigns/detail.html", {
-        "campaign": campaign,
-        "project": campaign.project,
-        "criteria": campaign.criteria_configs(),
-        "systems": sorted(s.name for s in campaign.systems.all()),
-        "dashboard": selectors.campaign_dashboard(campaign=campaign),
-        "allocation_label": Campaign.Allocation(campaign.allocation).label,
-        "allocation_params": _params_in_order(campaign.allocation_params),
-        "protocol_settings": protocols.of(campaign).settings_summary(campaign),
-        "api_url": f"{protocols.of(campaign).api_path}?campaign={campaign.pk}",
-        **join_links_context(request, campaign),
-    })
+    return render(
+        request,
+        "campaigns/detail.html",
+        {
+            "campaign": campaign,
+            "project": campaign.project,
+            "criteria": campaign.criteria_configs(),
+            "systems": sorted(s.name for s in campaign.systems.all()),
+            "dashboard": selectors.campaign_dashboard(campaign=campaign),
+            "allocation_label": Campaign.Allocation(campaign.allocation).label,
+            "allocation_params": _params_in_order(campaign.allocation_params),
+            "protocol_settings": protocols.of(campaign).settings_summary(campaign),
+            "api_url": f"{protocols.of(campaign).api_path}?campaign={campaign.pk}",
+            **join_links_context(request, campaign),
+        },
+    )
 
 
 def _params_in_order(params: dict | None) -> list[tuple[str, object]]:
@@ -53,7 +58,8 @@ def _params_in_order(params: dict | None) -> list[tuple[str, object]]:
 
     params = params or {}
     return [(k, params[k]) for k in PARAM_BOUNDS if k in params] + sorted(
-        (k, v) for k, v in params.items() if k not in PARAM_BOUNDS)
+        (k, v) for k, v in params.items() if k not in PARAM_BOUNDS
+    )
 
 
 @login_required
@@ -84,20 +90,26 @@ def campaign_stop_view(request: HttpRequest, pk: int) -> HttpResponse:
 def campaign_judgements(request: HttpRequest, pk: int) -> HttpResponse:
     """Every judgement of the campaign, with its status (complete / partial / abandoned)."""
     campaign = campaign_for_staff(user=request.user, pk=pk)
-    lists = {"RatingJudgement": selectors.rating_judgement_list, "PairwiseJudgement": selectors.pairwise_judgement_list,
-             "BestWorstJudgement": selectors.bestworst_judgement_list, "SpanJudgement": selectors.span_judgement_list}
+    lists = {
+        "RatingJudgement": selectors.rating_judgement_list,
+        "PairwiseJudgement": selectors.pairwise_judgement_list,
+        "BestWorstJudgement": selectors.bestworst_judgement_list,
+        "SpanJudgement": selectors.span_judgement_list,
+    }
     model = protocols.of(campaign).model
     listed = lists.get(model.__name__)
-    rows = (listed(user=request.user) if listed else selectors.judgement_list(model=model, user=request.user)
-            ).filter(campaign=campaign)
+    rows = (listed(user=request.user) if listed else selectors.judgement_list(model=model, user=request.user)).filter(
+        campaign=campaign
+    )
     status = request.GET.get("status", "")
     if status in ("complete", "partial", "abandoned"):
         rows = rows.filter(status=status)
     # Counted up to JUDGEMENTS_COUNT_CAP (counting a million rows, and deep OFFSETs, take
     # seconds): the page says when there are more; the export and the API have them all.
     # Newest first: the primary key's index gives the page without sorting the campaign's judgements.
-    page = CappedPaginator(rows.order_by("-id"), JUDGEMENTS_PER_PAGE,
-                           count_cap=JUDGEMENTS_COUNT_CAP).get_page(request.GET.get("page"))
+    page = CappedPaginator(rows.order_by("-id"), JUDGEMENTS_PER_PAGE, count_cap=JUDGEMENTS_COUNT_CAP).get_page(
+        request.GET.get("page")
+    )
     output_ids = set()
     for row in page.object_list:
         output_ids.update(row.shown_order or [])
@@ -111,16 +123,27 @@ def campaign_judgements(request: HttpRequest, pk: int) -> HttpResponse:
         if hasattr(row, "score"):
             row.answer = f"{row.score:g}" + (f" (rank {row.rank})" if getattr(row, "rank", None) else "")
             if protocols.of(campaign).has_spans:
-                row.span_chips = [(f"missing, {s.severity}" if s.missing else f"{s.start}-{s.end} {s.severity}")
-                                  + (f", {s.category}" if s.category else "") for s in row.spans.all()]
+                row.span_chips = [
+                    (f"missing, {s.severity}" if s.missing else f"{s.start}-{s.end} {s.severity}")
+                    + (f", {s.category}" if s.category else "")
+                    for s in row.spans.all()
+                ]
         elif hasattr(row, "winner"):
             winner = {"a": row.output_a_id, "b": row.output_b_id}.get(row.winner)
             row.answer = "tie" if winner is None else f"{systems.get(winner, '?')} preferred"
         else:
             row.answer = f"best {systems.get(row.best_id, '?')}, worst {systems.get(row.worst_id, '?')}"
-    return render(request, "campaigns/judgements.html", {
-        "campaign": campaign, "project": campaign.project, "page": page, "systems": systems, "status": status,
-    })
+    return render(
+        request,
+        "campaigns/judgements.html",
+        {
+            "campaign": campaign,
+            "project": campaign.project,
+            "page": page,
+            "systems": systems,
+            "status": status,
+        },
+    )
 
 
 def _preview_payload(*, campaign: Campaign, dataset, system_ids: list[int]) -> dict | None:
@@ -143,10 +166,14 @@ def _preview_payload(*, campaign: Campaign, dataset, system_ids: list[int]) -> d
     if protocols.of(campaign).shows_anchor and value and references:
         anchor = {"text": references[0]["text"], "value": value}
     return {
-        "id": 0, "shown_order": [o.pk for o in chosen], "anchor": anchor, "draft": {},
+        "id": 0,
+        "shown_order": [o.pk for o in chosen],
+        "anchor": anchor,
+        "draft": {},
         "progress": {"done": 0, "batch": 1, "batch_done": 0, "batch_size": campaign.units_per_batch},
         "item": {
-            "id": item.pk, "external_id": item.external_id,
+            "id": item.pk,
+            "external_id": item.external_id,
             "source": item.source if campaign.show_source else "",
             "data": item.data if campaign.show_source else [],
             "references": references if campaign.show_reference else [],
@@ -161,15 +188,21 @@ def _campaign_fields(form: CampaignForm, criteria: list[dict]) -> dict:
     rated = protocols.get(protocol).has_scale
     first = criteria[0] if criteria else {}
     fields = {
-        "name": data["name"], "protocol": protocol, "criteria": [c["name"] for c in criteria],
-        "instructions": data["instructions"], "redundancy": data["redundancy"],
+        "name": data["name"],
+        "protocol": protocol,
+        "criteria": [c["name"] for c in criteria],
+        "instructions": data["instructions"],
+        "redundancy": data["redundancy"],
         "public_title": data.get("public_title") or "",
-        "units_per_batch": data["units_per_batch"], "show_source": data["show_source"],
-        "show_reference": data["show_reference"], "options": form.options_given(protocols.get(protocol)),
+        "units_per_batch": data["units_per_batch"],
+        "show_source": data["show_source"],
+        "show_reference": data["show_reference"],
+        "options": form.options_given(protocols.get(protocol)),
         "assignment_timeout_minutes": data["assignment_timeout_minutes"],
         "criteria_config": [
             {k: v for k, v in c.items() if v not in ("", None) or k in ("name",)}
-            if rated else {"name": c["name"], "question": c.get("question", "")}
+            if rated
+            else {"name": c["name"], "question": c.get("question", "")}
             for c in criteria
         ],
     }
@@ -181,8 +214,11 @@ def _campaign_fields(form: CampaignForm, criteria: list[dict]) -> dict:
             fields["prefill_holdout"] = data.get("prefill_holdout") or 0.0
     fields["allocation"] = data.get("allocation") or Campaign.Allocation.OVERLAP_FIRST
     if fields["allocation"] == Campaign.Allocation.ADAPTIVE:
-        fields["allocation_params"] = {name: data.get(f"adaptive_{name}") for name in CampaignForm.ADAPTIVE_FIELDS
-                                       if data.get(f"adaptive_{name}") is not None}
+        fields["allocation_params"] = {
+            name: data.get(f"adaptive_{name}")
+            for name in CampaignForm.ADAPTIVE_FIELDS
+            if data.get(f"adaptive_{name}") is not None
+        }
     return fields
 
 
@@ -225,14 +261,25 @@ def campaign_new(request: HttpRequest, pk: int) -> HttpResponse:
                     return redirect("campaign-detail", pk=campaign.pk)
     else:
         form = CampaignForm(project=project, initial={"dataset": request.GET.get("dataset")})
-        formset = CriterionFormSet(prefix="criteria", initial=[
-            {"name": "quality", "question": "How good is this output?", "scale_min": 1, "scale_max": 5}])
-    return render(request, "campaigns/new.html", {
-        "project": project, "form": form, "formset": formset, "preview": preview, "errors": errors,
-        "system_datasets": {s.pk: s.dataset_id for s in form.fields["systems"].queryset},
-        "protocol_fields": protocols.setup_fields(),
-        "protocol_hints": protocols.setup_hints(),
-    }, status=400 if errors else 200)
+        formset = CriterionFormSet(
+            prefix="criteria",
+            initial=[{"name": "quality", "question": "How good is this output?", "scale_min": 1, "scale_max": 5}],
+        )
+    return render(
+        request,
+        "campaigns/new.html",
+        {
+            "project": project,
+            "form": form,
+            "formset": formset,
+            "preview": preview,
+            "errors": errors,
+            "system_datasets": {s.pk: s.dataset_id for s in form.fields["systems"].queryset},
+            "protocol_fields": protocols.setup_fields(),
+            "protocol_hints": protocols.setup_hints(),
+        },
+        status=400 if errors else 200,
+    )
 
 
 def _preview_campaign(*, dataset, fields: dict) -> Campaign:
@@ -247,10 +294,10 @@ def _preview_campaign(*, dataset, fields: dict) -> Campaign:
 
     try:
         with transaction.atomic():
-            created = campaign_create(dataset=dataset, **{**fields, "name": f"preview {random.random()}"},
-                                      plan="none")
-            holder["campaign"] = Campaign(**{f.attname: getattr(created, f.attname)
-                                             for f in Campaign._meta.concrete_fields})
+            created = campaign_create(dataset=dataset, **{**fields, "name": f"preview {random.random()}"}, plan="none")
+            holder["campaign"] = Campaign(
+                **{f.attname: getattr(created, f.attname) for f in Campaign._meta.concrete_fields}
+            )
             raise _Rollback()
     except _Rollback:
         pass
@@ -306,13 +353,20 @@ def project_members(request: HttpRequest, pk: int) -> HttpResponse:
                 messages.error(request, text)
                 return redirect("project-members", pk=project.pk)
             form.add_error(None, text)
-    return _members_page(request, project, form, bulk_form, shown,
-                         status=400 if request.method == "POST" else 200)
+    return _members_page(request, project, form, bulk_form, shown, status=400 if request.method == "POST" else 200)
 
 
 def _members_page(request, project, form, bulk_form, shown: dict, status: int) -> HttpResponse:
-    return render(request, "projects/members.html", {
-        "project": project, "members": selectors.membership_list(project=project), "form": form,
-        "bulk_form": bulk_form, "roles": Membership.Role.choices, **shown,
-    }, status=status)
-
+    return render(
+        request,
+        "projects/members.html",
+        {
+            "project": project,
+            "members": selectors.membership_list(project=project),
+            "form": form,
+            "bulk_form": bulk_form,
+            "roles": Membership.Role.choices,
+            **shown,
+        },
+        status=status,
+    )

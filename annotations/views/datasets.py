@@ -31,9 +31,7 @@ def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if system_param.isdigit():
         system = next((s for s in systems if s.pk == int(system_param)), None)
 
-    items = selectors.dataset_item_search(
-        dataset=dataset, query=query, system_id=system.pk if system else None
-    )
+    items = selectors.dataset_item_search(dataset=dataset, query=query, system_id=system.pk if system else None)
     # A search counts at most SEARCH_COUNT_CAP matches; a plain listing counts all.
     paginator = CappedPaginator(items, ITEMS_PER_PAGE, count_cap=selectors.SEARCH_COUNT_CAP if query else None)
     page = paginator.get_page(request.GET.get("page"))
@@ -121,7 +119,9 @@ def dataset_upload(request: HttpRequest) -> HttpResponse:
                 if isinstance(result, ImportJob):
                     return redirect("import-job-detail", pk=result.pk)
                 if result.unchanged:
-                    messages.info(request, f"{upload.name} was already imported into {result.dataset}: nothing changed.")
+                    messages.info(
+                        request, f"{upload.name} was already imported into {result.dataset}: nothing changed."
+                    )
                 else:
                     verb = "Created" if result.created else "Updated"
                     messages.success(

@@ -30,9 +30,13 @@ def judgement_upload(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            result = judgements_upload_import(user=request.user, upload=upload, campaign=campaign,
-                                              fmt=form.cleaned_data["format"],
-                                              skip_invalid=form.cleaned_data["skip_invalid"])
+            result = judgements_upload_import(
+                user=request.user,
+                upload=upload,
+                campaign=campaign,
+                fmt=form.cleaned_data["format"],
+                skip_invalid=form.cleaned_data["skip_invalid"],
+            )
         except ImportFailed as exc:
             errors = list(exc.errors)
         except (DomainError, PermissionDenied) as exc:
@@ -42,19 +46,39 @@ def judgement_upload(request: HttpRequest, pk: int) -> HttpResponse:
                 return redirect("import-job-detail", pk=result.pk)
             if result.skipped:
                 # The refused lines stay on screen: a redirect would lose them.
-                return render(request, "annotations/judgement_upload.html", {
-                    "campaign": campaign, "project": campaign.project, "form": JudgementUploadForm(),
-                    "formats": _formats(campaign), "result": result, "skipped": result.skipped,
-                    "filename": upload.name})
+                return render(
+                    request,
+                    "annotations/judgement_upload.html",
+                    {
+                        "campaign": campaign,
+                        "project": campaign.project,
+                        "form": JudgementUploadForm(),
+                        "formats": _formats(campaign),
+                        "result": result,
+                        "skipped": result.skipped,
+                        "filename": upload.name,
+                    },
+                )
             if result.unchanged:
                 messages.info(request, f"{upload.name}: every judgement was already imported; nothing changed.")
             else:
-                messages.success(request, f"Imported {result.created} judgement{'s' if result.created != 1 else ''} "
-                                          f"from {upload.name} into {campaign.name}.")
+                messages.success(
+                    request,
+                    f"Imported {result.created} judgement{'s' if result.created != 1 else ''} "
+                    f"from {upload.name} into {campaign.name}.",
+                )
             return redirect("campaign-detail", pk=campaign.pk)
-    return render(request, "annotations/judgement_upload.html", {
-        "campaign": campaign, "project": campaign.project, "form": form, "errors": errors,
-        "formats": _formats(campaign)})
+    return render(
+        request,
+        "annotations/judgement_upload.html",
+        {
+            "campaign": campaign,
+            "project": campaign.project,
+            "form": form,
+            "errors": errors,
+            "formats": _formats(campaign),
+        },
+    )
 
 
 def _formats(campaign) -> tuple[str, ...]:

@@ -8,8 +8,8 @@ from annotations.models import Item
 
 
 def _is_triples(data) -> bool:
-    return isinstance(data, list) and bool(data) and all(
-        isinstance(row, (list, tuple)) and len(row) == 3 for row in data
+    return (
+        isinstance(data, list) and bool(data) and all(isinstance(row, (list, tuple)) and len(row) == 3 for row in data)
     )
 
 
@@ -29,9 +29,7 @@ def item_preview(item: Item) -> str:
 
 @login_required
 def item_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    item = get_object_or_404(
-        selectors.item_list(user=request.user).select_related("dataset__project"), pk=pk
-    )
+    item = get_object_or_404(selectors.item_list(user=request.user).select_related("dataset__project"), pk=pk)
     dataset = item.dataset
     siblings = Item.objects.filter(dataset=dataset)
     # Same order as the dataset page: (position, id).

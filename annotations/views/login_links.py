@@ -6,6 +6,7 @@ not use it up). Wrong, used and expired tokens answer the same 404 page, and
 count against the visitor's address: past WORKBENCH_LOGIN_LINK_FAILURE_LIMIT in
 WORKBENCH_LOGIN_LINK_FAILURE_MINUTES every token answers 429.
 """
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -47,8 +48,9 @@ def _failed(request: HttpRequest) -> HttpResponse:
 
 def _too_many(request: HttpRequest) -> HttpResponse:
     minutes = settings.WORKBENCH_LOGIN_LINK_FAILURE_MINUTES
-    message = (f"Too many invalid login links from this address: try again in {minutes} "
-               f"minute{'s' if minutes != 1 else ''}.")
+    message = (
+        f"Too many invalid login links from this address: try again in {minutes} minute{'s' if minutes != 1 else ''}."
+    )
     return render(request, "registration/locked_out.html", {"message": message}, status=429)
 
 
@@ -61,9 +63,12 @@ def login_link(request: HttpRequest, token: str) -> HttpResponse:
         if user is None:
             return _failed(request)
         login(request, user, backend=BACKEND)
-        messages.success(request, f"You are logged in as {user.get_username()}. The link is used up now: to come "
-                                  "back from another browser, set a password (top right) or ask your project's "
-                                  "owner for a new link.")
+        messages.success(
+            request,
+            f"You are logged in as {user.get_username()}. The link is used up now: to come "
+            "back from another browser, set a password (top right) or ask your project's "
+            "owner for a new link.",
+        )
         return redirect("annotate-home")
     link = login_link_usable(token=token)
     if link is None:
@@ -83,5 +88,6 @@ def password_set(request: HttpRequest) -> HttpResponse:
         update_session_auth_hash(request, form.user)
         messages.success(request, "Your password is set: log in with your username and it from now on.")
         return redirect("annotate-home")
-    return render(request, "accounts/password_set.html", {"form": form},
-                  status=400 if request.method == "POST" else 200)
+    return render(
+        request, "accounts/password_set.html", {"form": form}, status=400 if request.method == "POST" else 200
+    )

@@ -1,5 +1,6 @@
 """The members page's account actions (owners only, checked by `project_members`): annotators in
 bulk, a new login link for one member, and the links just issued as a CSV file."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -26,8 +27,10 @@ def _base_url(request: HttpRequest) -> str:
 
 def issued_links(request: HttpRequest, tokens: dict[str, str], expires: str) -> list[dict]:
     base = _base_url(request)
-    return [{"username": name, "url": login_link_url(token=token, base_url=base), "expires": expires}
-            for name, token in tokens.items()]
+    return [
+        {"username": name, "url": login_link_url(token=token, base_url=base), "expires": expires}
+        for name, token in tokens.items()
+    ]
 
 
 def bulk_add(request: HttpRequest, project: Project) -> tuple[AnnotatorsBulkForm, dict]:
@@ -36,8 +39,12 @@ def bulk_add(request: HttpRequest, project: Project) -> tuple[AnnotatorsBulkForm
     if not form.is_valid():
         return form, {}
     try:
-        result = annotators_add_bulk(project=project, text=form.cleaned_data["text"], created_by=request.user,
-                                     links_for_existing=form.cleaned_data["links_for_existing"])
+        result = annotators_add_bulk(
+            project=project,
+            text=form.cleaned_data["text"],
+            created_by=request.user,
+            links_for_existing=form.cleaned_data["links_for_existing"],
+        )
     except ValidationError as exc:
         for message in exc.messages:
             form.add_error(None, message)
@@ -47,8 +54,9 @@ def bulk_add(request: HttpRequest, project: Project) -> tuple[AnnotatorsBulkForm
 
 def new_link(request: HttpRequest, project: Project) -> dict:
     """A new link for one member (earlier unused ones stop working); ValidationError says why not."""
-    membership = get_object_or_404(Membership.objects.select_related("user"), project=project,
-                                   pk=request.POST.get("member"))
+    membership = get_object_or_404(
+        Membership.objects.select_related("user"), project=project, pk=request.POST.get("member")
+    )
     _, token = login_link_create(user=membership.user, project=project, created_by=request.user)
     return {"links": issued_links(request, {membership.user.get_username(): token}, _expiry())}
 

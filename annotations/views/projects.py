@@ -34,24 +34,35 @@ def project_list(request: HttpRequest) -> HttpResponse:
         form = ProjectCreateForm(request.POST)
         if form.is_valid():
             try:
-                project = project_create(name=form.cleaned_data["name"], owner=request.user,
-                                         description=form.cleaned_data["description"])
+                project = project_create(
+                    name=form.cleaned_data["name"], owner=request.user, description=form.cleaned_data["description"]
+                )
             except ValidationError as exc:
                 for field, errors in exc.message_dict.items():
                     for error in errors:
                         form.add_error(field if field in form.fields else None, error)
             else:
-                messages.success(request, f"Project {project.name} created: you are its owner. "
-                                          "Import a dataset and add members next.")
+                messages.success(
+                    request,
+                    f"Project {project.name} created: you are its owner. Import a dataset and add members next.",
+                )
                 return redirect("project-detail", pk=project.pk)
     projects = selectors.project_list_with_roles(user=request.user).annotate(
         n_datasets=count_of(Dataset, project=OuterRef("pk")),
         n_campaigns=count_of(Campaign, dataset__project=OuterRef("pk")),
     )
     can_upload = selectors.staff_project_list(user=request.user).exists()
-    return render(request, "annotations/project_list.html", {
-        "projects": projects, "can_upload": can_upload, "may_create": may_create, "form": form,
-    }, status=400 if request.method == "POST" else 200)
+    return render(
+        request,
+        "annotations/project_list.html",
+        {
+            "projects": projects,
+            "can_upload": can_upload,
+            "may_create": may_create,
+            "form": form,
+        },
+        status=400 if request.method == "POST" else 200,
+    )
 
 
 @login_required

@@ -5,6 +5,7 @@ The page is the work page (`annotate/unit.html`) in its revising state: the same
 partial and script, the answers given as the draft the script restores, no autosave to the
 server (the stored answers stay until the new ones are sent), and no skip button.
 """
+
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError
@@ -66,17 +67,26 @@ def annotate_revise(request: HttpRequest, pk: int) -> HttpResponse:
     campaign_controls_check(campaign.pk)  # no lock taken here: ask whether answers are held to the floor
     # The page shows handles, never output or item ids (annotations.services.handles).
     payload = payload_for_annotator(selectors.assignment_payload(assignment=assignment, enrolment=enrolment))
-    context = {"campaign": campaign, "assignment": assignment, "revising": True,
-               "progress": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
-               "batch": batch, "slots": batch.slots(current_id=assignment.pk)}
+    context = {
+        "campaign": campaign,
+        "assignment": assignment,
+        "revising": True,
+        "progress": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
+        "batch": batch,
+        "slots": batch.slots(current_id=assignment.pk),
+    }
     context.update(unit_context(campaign=campaign, payload=payload))
     outputs = payload["item"]["outputs"]
-    draft = answers_draft(campaign=campaign, answers=assignment_answers(assignment=assignment),
-                          shown=list(assignment.shown_order) or [o["id"] for o in outputs],
-                          handles=[o["id"] for o in outputs],
-                          saved_at=int(assignment.updated_at.timestamp() * 1000))
-    context["unit_config"].update(draft=draft, revising=True, draft_url=None,
-                                  submit_url=reverse("annotate-revise-submit", args=[assignment.pk]))
+    draft = answers_draft(
+        campaign=campaign,
+        answers=assignment_answers(assignment=assignment),
+        shown=list(assignment.shown_order) or [o["id"] for o in outputs],
+        handles=[o["id"] for o in outputs],
+        saved_at=int(assignment.updated_at.timestamp() * 1000),
+    )
+    context["unit_config"].update(
+        draft=draft, revising=True, draft_url=None, submit_url=reverse("annotate-revise-submit", args=[assignment.pk])
+    )
     return render(request, "annotate/unit.html", context)
 
 
@@ -89,8 +99,10 @@ def annotate_revise_submit(request: HttpRequest, pk: int) -> JsonResponse:
     try:
         body = _json_body(request)
         judgements, shown_order = unit_submission_translate(
-            handles_for(assignment, allow_ids=False), judgements=body.get("judgements"),
-            shown_order=body.get("shown_order"))
+            handles_for(assignment, allow_ids=False),
+            judgements=body.get("judgements"),
+            shown_order=body.get("shown_order"),
+        )
         result = unit_revise(
             annotator=assignment.annotator,
             assignment_id=assignment.pk,
@@ -104,5 +116,11 @@ def annotate_revise_submit(request: HttpRequest, pk: int) -> JsonResponse:
         return JsonResponse({"errors": _errors(exc)}, status=400)
     except Http404:
         return JsonResponse({"errors": ["This unit is not yours."]}, status=404)
-    return JsonResponse({"revised": True, "judgements": result.judgements,
-                         "next": reverse("annotate-unit", args=[assignment.campaign_id])}, status=200)
+    return JsonResponse(
+        {
+            "revised": True,
+            "judgements": result.judgements,
+            "next": reverse("annotate-unit", args=[assignment.campaign_id]),
+        },
+        status=200,
+    )

@@ -26,6 +26,7 @@ session: the view checks the assignment is the session's own), and axes (it acts
 attempts).
 The list the lane was checked against is `fastlane.EXPECTED_MIDDLEWARE`.
 """
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -44,8 +45,16 @@ from workbench.middleware import DomainErrorMiddleware
 
 # What a view or decorator sets on a response to change its policy (django-csp): such a response
 # gets the middleware's own answer, as does one whose request generated a nonce.
-_CSP_RESPONSE_ATTRS = ("_csp_exempt", "_csp_exempt_ro", "_csp_config", "_csp_update", "_csp_replace",
-                       "_csp_config_ro", "_csp_update_ro", "_csp_replace_ro")
+_CSP_RESPONSE_ATTRS = (
+    "_csp_exempt",
+    "_csp_exempt_ro",
+    "_csp_config",
+    "_csp_update",
+    "_csp_replace",
+    "_csp_config_ro",
+    "_csp_update_ro",
+    "_csp_replace_ro",
+)
 
 
 class PageSubmitLane:
@@ -62,13 +71,23 @@ class PageSubmitLane:
         self.csp, self.csp_headers = csp, _csp_headers(csp, path)
         messages = MessageMiddleware(unused)
         self.csrf, self.domain_errors = csrf, DomainErrorMiddleware(unused)
-        self.request_steps = [csp.process_request, session.process_request, csrf.process_request,
-                              AuthenticationMiddleware(unused).process_request, messages.process_request,
-                              _confinement]
-        self.response_steps = [XFrameOptionsMiddleware(unused).process_response, messages.process_response,
-                               csrf.process_response, CommonMiddleware(unused).process_response,
-                               session.process_response, self._csp,
-                               SecurityMiddleware(unused).process_response]
+        self.request_steps = [
+            csp.process_request,
+            session.process_request,
+            csrf.process_request,
+            AuthenticationMiddleware(unused).process_request,
+            messages.process_request,
+            _confinement,
+        ]
+        self.response_steps = [
+            XFrameOptionsMiddleware(unused).process_response,
+            messages.process_response,
+            csrf.process_response,
+            CommonMiddleware(unused).process_response,
+            session.process_response,
+            self._csp,
+            SecurityMiddleware(unused).process_response,
+        ]
 
     def response(self, request, pk: int):
         """The view's answer, or the refusal, with every response hook applied."""
@@ -87,8 +106,11 @@ class PageSubmitLane:
     def _csp(self, request, response):
         # CSPMiddleware's answer: worked out by the middleware where the request or response can change
         # it, else the policy it wrote once for this path.
-        if (getattr(request, "_csp_nonce", None) is not None or (settings.DEBUG and response.status_code in (404, 500))
-                or any(hasattr(response, name) for name in _CSP_RESPONSE_ATTRS)):
+        if (
+            getattr(request, "_csp_nonce", None) is not None
+            or (settings.DEBUG and response.status_code in (404, 500))
+            or any(hasattr(response, name) for name in _CSP_RESPONSE_ATTRS)
+        ):
             return self.csp.process_response(request, response)
         for key, value in self.csp_headers:
             if key not in response:

@@ -1,4 +1,5 @@
 """The campaign page's "second wave" form (services/waves.py): researchers only."""
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -24,6 +25,9 @@ def wave_new(request: HttpRequest, pk: int) -> HttpResponse:
         for message in exc.messages:
             messages.error(request, message)
         return redirect(reverse("campaign-detail", args=[campaign.pk]) + "#waves")
-    messages.success(request, f"Second wave {wave.name} created over the same {wave.units.count()} units; "
-                              "annotators of the first wave will be refused.")
+    messages.success(
+        request,
+        f"Second wave {wave.name} created over the same {wave.units.count()} units; "
+        "annotators of the first wave will be refused.",
+    )
     return redirect("campaign-detail", pk=wave.pk)

@@ -6,6 +6,7 @@ and aggregates segment results into a corpus result. Where the metric allows
 it, each segment carries summable sufficient statistics (`stats`) so that
 chunks scored on different workers combine exactly into the corpus score.
 """
+
 from __future__ import annotations
 
 import json
@@ -166,7 +167,9 @@ class Metric(ABC):
                 try:
                     value = int(value.strip()) if integral else float(value.strip())
                 except ValueError:
-                    raise OptionError(f"{self.name}: {key}={value[:80]!r}: expected {kind} from {low} to {high}") from None
+                    raise OptionError(
+                        f"{self.name}: {key}={value[:80]!r}: expected {kind} from {low} to {high}"
+                    ) from None
             if isinstance(value, float) and integral and value.is_integer():
                 value = int(value)
             if (

@@ -28,6 +28,7 @@ tokenizer, batches are sorted by token length, the forward pass stops at the
 requested layer, and the matching of many pairs runs as one padded bmm per
 chunk on the model's device.
 """
+
 from __future__ import annotations
 
 import csv
@@ -262,11 +263,15 @@ class BERTScoreMetric(Metric):
         index = {t: i for i, t in enumerate(unique)}
         empty = [all(e.special_mask) for e in embs]  # nothing but [CLS]/[SEP]
         # Unit-normalise every text's vectors in one operation.
-        vectors = list(torch.nn.functional.normalize(torch.cat([e.vectors for e in embs]), dim=-1)
-                       .split([e.vectors.shape[0] for e in embs]))
+        vectors = list(
+            torch.nn.functional.normalize(torch.cat([e.vectors for e in embs]), dim=-1).split(
+                [e.vectors.shape[0] for e in embs]
+            )
+        )
         # One host-to-device copy for all weights, split back per text.
-        weight_list = list(torch.cat([weights[t] for t in unique]).to(vectors[0].device)
-                           .split([e.vectors.shape[0] for e in embs]))
+        weight_list = list(
+            torch.cat([weights[t] for t in unique]).to(vectors[0].device).split([e.vectors.shape[0] for e in embs])
+        )
         pairs, owner = [], []
         for seg, (hyp, group) in enumerate(zip(hyp_texts, ref_groups)):
             for ref in group:
@@ -291,18 +296,14 @@ class BERTScoreMetric(Metric):
     ) -> list[SegmentResult]:
         self.check_inputs(hyps, refs, srcs, data)
         values = self.prf(hyps, refs).tolist()
-        return [
-            SegmentResult(score=f, extra={"precision": p, "recall": r, "f1": f}) for p, r, f in values
-        ]
+        return [SegmentResult(score=f, extra={"precision": p, "recall": r, "f1": f}) for p, r, f in values]
 
     def corpus_score(self, segments: Sequence[SegmentResult]) -> CorpusResult:
         """Means of F1 (the score), precision and recall over segments, as bert-score reports."""
         if not segments:
             return CorpusResult(math.nan)
         n = len(segments)
-        extra = {
-            key: sum(s.extra[key] for s in segments) / n for key in ("precision", "recall", "f1")
-        }
+        extra = {key: sum(s.extra[key] for s in segments) / n for key in ("precision", "recall", "f1")}
         return CorpusResult(extra["f1"], extra)
 
     # ---- reproducibility ---------------------------------------------------

@@ -21,6 +21,7 @@ default, `none` splits on whitespace, `zh`/`char` for unsegmented scripts).
 >>> [s.score for s in segs], m.corpus_score(segs).score
 ([0.6666666666666666, 1.0], 0.6)
 """
+
 from __future__ import annotations
 
 import math
@@ -147,8 +148,10 @@ class SelfBLEUMetric(_DiversityMetric):
         from sacrebleu.metrics import BLEU
 
         self._bleu = BLEU(
-            tokenize=self.options["tokenize"], lowercase=self.options["lowercase"],
-            max_ngram_order=order, effective_order=True,
+            tokenize=self.options["tokenize"],
+            lowercase=self.options["lowercase"],
+            max_ngram_order=order,
+            effective_order=True,
         )
 
     def score(
@@ -194,8 +197,11 @@ class SelfBLEUMetric(_DiversityMetric):
             ref_len = self._closest_other_length(lengths[i], length_counts)
             stats = [lengths[i], ref_len, *correct, *total]
             sb = self._bleu._compute_score_from_stats(stats)
-            out.append(SegmentResult(score=float(sb.score), extra={"precisions": [float(p) for p in sb.precisions],
-                                                                   "bp": float(sb.bp)}))
+            out.append(
+                SegmentResult(
+                    score=float(sb.score), extra={"precisions": [float(p) for p in sb.precisions], "bp": float(sb.bp)}
+                )
+            )
         return out
 
     @staticmethod

@@ -11,6 +11,7 @@ that our BERTScore equals the bert-score package: special tokens included,
 RoBERTa/GPT-2 byte-level tokenizers get a prefix space, sequences truncated
 to the tokenizer's maximum length.
 """
+
 from __future__ import annotations
 
 import json
@@ -98,7 +99,8 @@ def _needs_prefix_space(tokenizer: Any) -> bool:
     if slow is None or not isinstance(slow, type):
         return False
     bases = tuple(
-        cls for cls in (getattr(transformers, "GPT2Tokenizer", None), getattr(transformers, "RobertaTokenizer", None))
+        cls
+        for cls in (getattr(transformers, "GPT2Tokenizer", None), getattr(transformers, "RobertaTokenizer", None))
         if cls is not None
     )
     return bool(bases) and issubclass(slow, bases)
@@ -159,14 +161,18 @@ class Encoder:
         self.model = model
         config = model.config
         self.num_layers = int(
-            getattr(config, "num_hidden_layers", None) or getattr(config, "n_layers", None)
+            getattr(config, "num_hidden_layers", None)
+            or getattr(config, "n_layers", None)
             or getattr(config, "num_layers", 0)
         )
         self.max_length = self._max_length()
         self._layers = self._find_layers()
         pooling = _read_json(self.path / "1_Pooling" / "config.json")
-        self.pooling = "cls" if pooling.get("pooling_mode_cls_token") else (
-            "max" if pooling.get("pooling_mode_max_tokens") else "mean")
+        self.pooling = (
+            "cls"
+            if pooling.get("pooling_mode_cls_token")
+            else ("max" if pooling.get("pooling_mode_max_tokens") else "mean")
+        )
         st_config = _read_json(self.path / "sentence_bert_config.json")
         # sentence-transformers truncates to its own max_seq_length (256 for MiniLM).
         self.sentence_max_length = min(int(st_config.get("max_seq_length") or self.max_length), self.max_length)

@@ -22,6 +22,7 @@ counts that reference's errors and length in the corpus rate.
 >>> [s.score for s in segs], wer.corpus_score(segs).score
 ([0.25, 0.0], 0.2)
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -105,9 +106,7 @@ class _ErrorRateMetric(Metric):
         for k, h in enumerate(hyps):
             if not isinstance(h, str):
                 raise InputError(f"{self.name}: hypothesis {k} is {type(h).__name__}, not a string")
-        ref_lists = [
-            kept if self.options["references"] == "min" else kept[:1] for kept in self.reference_lists(refs)
-        ]
+        ref_lists = [kept if self.options["references"] == "min" else kept[:1] for kept in self.reference_lists(refs)]
 
         best: list[tuple[float, list[int], int] | None] = [None] * len(hyps)
         width = max(len(r) for r in ref_lists)

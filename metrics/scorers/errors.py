@@ -1,4 +1,5 @@
 """Errors a scorer raises; each message is one clear line for the user."""
+
 from workbench.exceptions import DomainError
 
 

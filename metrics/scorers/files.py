@@ -22,6 +22,7 @@ The `score` command runs in the operator's own shell on their own files:
 it wraps its work in `trusted_paths()`, which lifts the directory rule (files
 must still be regular and bounded).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -46,8 +47,10 @@ class PathRefused(OptionError):
 
 
 def refused(option: str) -> PathRefused:
-    return PathRefused(f"{option}: not allowed or not found (files are read only from the directories "
-                       f"in WORKBENCH_DATA_DIRS, models only from WORKBENCH_MODEL_DIRS or names in WORKBENCH_MODELS)")
+    return PathRefused(
+        f"{option}: not allowed or not found (files are read only from the directories "
+        f"in WORKBENCH_DATA_DIRS, models only from WORKBENCH_MODEL_DIRS or names in WORKBENCH_MODELS)"
+    )
 
 
 @contextlib.contextmanager

@@ -53,6 +53,7 @@ The signature names the model directory, the prompt template's name and a
 hash of its text, the scale, the decoding settings, the compute dtype and
 hashes of the model's config, weights and tokenizer files.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -157,9 +158,17 @@ def parse_scale(value: str) -> tuple[int, int]:
 
 # ---- model files --------------------------------------------------------------
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
-_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json",
-                    "merges.txt", "tokenizer.model", "added_tokens.json", "chat_template.jinja",
-                    "chat_template.json")
+_TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.json",
+    "merges.txt",
+    "tokenizer.model",
+    "added_tokens.json",
+    "chat_template.jinja",
+    "chat_template.json",
+)
 _DIGESTS: dict[str, str] = {}
 DIGEST_CACHE_MIN_BYTES = 64 * 2**20
 _DIGESTS_LOCK = threading.Lock()
@@ -222,14 +231,20 @@ def files_digest(files: Sequence[Path]) -> str:
 
 def model_digests(path: Path) -> dict[str, str]:
     """Hashes of the config, the weights and the tokenizer files of a model directory."""
-    weights = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in _WEIGHT_SUFFIXES
-                     and p.name != "training_args.bin")
+    weights = sorted(
+        p for p in path.iterdir() if p.is_file() and p.suffix in _WEIGHT_SUFFIXES and p.name != "training_args.bin"
+    )
     if not weights:
-        raise ModelNotAvailable(f"model directory {path} has no weights (*.safetensors or *.bin): "
-                                "save the model there with model.save_pretrained(dir)")
+        raise ModelNotAvailable(
+            f"model directory {path} has no weights (*.safetensors or *.bin): "
+            "save the model there with model.save_pretrained(dir)"
+        )
     tokenizer = sorted(path / name for name in _TOKENIZER_FILES if (path / name).is_file())
-    return {"config": files_digest([path / "config.json"]), "weights": files_digest(weights),
-            "tokenizer": files_digest(tokenizer) if tokenizer else "none"}
+    return {
+        "config": files_digest([path / "config.json"]),
+        "weights": files_digest(weights),
+        "tokenizer": files_digest(tokenizer) if tokenizer else "none",
+    }
 
 
 def context_length(path: Path) -> int:
@@ -263,7 +278,8 @@ class JudgeModel:
             model = AutoModelForCausalLM.from_pretrained(str(path), local_files_only=True, dtype=torch_dtype(dtype))
         except Exception as exc:
             raise ModelNotAvailable(
-                f"llm-judge: cannot load a causal language model from {path} ({_first_line(exc)})") from None
+                f"llm-judge: cannot load a causal language model from {path} ({_first_line(exc)})"
+            ) from None
         model.to(device)
         model.eval()
         self.tokenizer, self.model = tokenizer, model
@@ -295,7 +311,7 @@ class JudgeModel:
                     continue
                 # Decoded after an anchor, so SentencePiece's leading space survives.
                 text = tok.decode(anchor + [tid], clean_up_tokenization_spaces=False) if anchor else tok.decode([tid])
-                text = text[len(base):] if anchor and text.startswith(base) else tok.decode([tid])
+                text = text[len(base) :] if anchor and text.startswith(base) else tok.decode([tid])
                 out.append(text if text and "\ufffd" not in text else None)
             self._surfaces = out
             for tid, text in enumerate(out):
@@ -325,15 +341,21 @@ class JudgeModel:
     def tokens_for(self, word: str) -> list[int]:
         """Tokens whose text is `word`, with or without leading spaces."""
         self.surfaces()
-        return sorted(tid for text, ids in self._by_text.items() if text.strip() == word and text.lstrip() == text.strip()
-                      for tid in ids)
+        return sorted(
+            tid
+            for text, ids in self._by_text.items()
+            if text.strip() == word and text.lstrip() == text.strip()
+            for tid in ids
+        )
 
     # ---- prompts ---------------------------------------------------------------
     def encode(self, user: str, prefix: str) -> list[int]:
         tok = self.tokenizer
         if self.chat:
-            text = tok.apply_chat_template([{"role": "user", "content": user}], tokenize=False,
-                                           add_generation_prompt=True) + prefix
+            text = (
+                tok.apply_chat_template([{"role": "user", "content": user}], tokenize=False, add_generation_prompt=True)
+                + prefix
+            )
             return tok(text, add_special_tokens=False)["input_ids"]
         return tok(user + "\n" + prefix)["input_ids"]
 
@@ -343,8 +365,8 @@ class JudgeModel:
         ids = torch.full((len(seqs), width), self.pad_id, dtype=torch.long)
         mask = torch.zeros((len(seqs), width), dtype=torch.long)
         for row, seq in enumerate(seqs):  # left padding: every prompt ends at the last column
-            ids[row, width - len(seq):] = torch.tensor(seq, dtype=torch.long)
-            mask[row, width - len(seq):] = 1
+            ids[row, width - len(seq) :] = torch.tensor(seq, dtype=torch.long)
+            mask[row, width - len(seq) :] = 1
         return ids.to(self.device), mask.to(self.device)
 
     def next_token_probs(self, seqs: list[list[int]], select: list[int], batch_size: int) -> list[list[float]]:
@@ -358,7 +380,7 @@ class JudgeModel:
         with self.lock, torch.inference_mode():
             for start in range(0, len(order), batch_size):
                 step(start, len(order))  # between batches: the caller may stop us here
-                batch = order[start:start + batch_size]
+                batch = order[start : start + batch_size]
                 ids, mask = self._padded([seqs[i] for i in batch])
                 # Positions count real tokens only, so a left-padded prompt is read as unpadded.
                 positions = (mask.cumsum(-1) - 1).clamp(min=0)
@@ -368,8 +390,9 @@ class JudgeModel:
                     out[i] = probs[row]
         return out
 
-    def continuation_probs(self, prompt: list[int], conts: list[list[int]], continuing: list[int],
-                           batch_size: int) -> list[float]:
+    def continuation_probs(
+        self, prompt: list[int], conts: list[list[int]], continuing: list[int], batch_size: int
+    ) -> list[float]:
         """P(the model writes `cont` next, then a token not in `continuing`) after `prompt`,
         for each continuation, by teacher forcing (left-padded batches of prompt + cont)."""
         out: list[float] = []
@@ -378,32 +401,45 @@ class JudgeModel:
         excluded = torch.tensor(continuing, dtype=torch.long, device=self.device)
         with self.lock, torch.inference_mode():
             for start in range(0, len(conts), batch_size):
-                part = conts[start:start + batch_size]
+                part = conts[start : start + batch_size]
                 ids, mask = self._padded([prompt + c for c in part])
                 positions = (mask.cumsum(-1) - 1).clamp(min=0)
                 keep = max(len(c) for c in part) + 1
                 try:
-                    logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions,
-                                        logits_to_keep=keep).logits[:, -keep:]
+                    logits = self.model(
+                        input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=keep
+                    ).logits[:, -keep:]
                 except TypeError:
                     logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions).logits[:, -keep:]
                 logp = torch.log_softmax(logits.double(), dim=-1)
                 for row, cont in enumerate(part):
                     k = len(cont)
-                    steps = logp[row, keep - k - 1:]  # the distributions before each token, then after the last
+                    steps = logp[row, keep - k - 1 :]  # the distributions before each token, then after the last
                     total = sum(float(steps[i, cont[i]]) for i in range(k))
-                    go_on = float(torch.logsumexp(steps[k].index_select(0, excluded), 0)) if len(continuing) else -math.inf
+                    go_on = (
+                        float(torch.logsumexp(steps[k].index_select(0, excluded), 0)) if len(continuing) else -math.inf
+                    )
                     out.append(math.exp(total) * max(0.0, 1.0 - math.exp(go_on)))
         return out
 
     def _last_logits(self, ids, mask, positions):
         try:
-            return self.model(input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=1).logits[:, -1]
+            return self.model(input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=1).logits[
+                :, -1
+            ]
         except TypeError:  # architectures without logits_to_keep
             return self.model(input_ids=ids, attention_mask=mask, position_ids=positions).logits[:, -1]
 
-    def generate(self, seqs: list[list[int]], automata: list[SpanAutomaton], *, max_new_tokens: int,
-                 batch_size: int, temperature: float, seed: int) -> list[str]:
+    def generate(
+        self,
+        seqs: list[list[int]],
+        automata: list[SpanAutomaton],
+        *,
+        max_new_tokens: int,
+        batch_size: int,
+        temperature: float,
+        seed: int,
+    ) -> list[str]:
         """The constrained answer of each prompt (see span_grammar)."""
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
@@ -413,27 +449,38 @@ class JudgeModel:
         with self.lock, torch.inference_mode():
             for number, start in enumerate(range(0, len(order), batch_size)):
                 step(start, len(order))  # between batches: the caller may stop us here
-                batch = order[start:start + batch_size]
+                batch = order[start : start + batch_size]
                 ids, mask = self._padded([seqs[i] for i in batch])
                 tracker = _Tracker(self, [automata[i] for i in batch], ids.shape[1], max_new_tokens)
                 # Everything set here, so no default of the checkpoint's generation_config.json
                 # (repetition penalty, top-k ...) changes what the judge may write.
-                sampling = {"do_sample": True, "temperature": temperature, "top_k": 0, "top_p": 1.0} \
-                    if temperature > 0 else {"do_sample": False}
+                sampling = (
+                    {"do_sample": True, "temperature": temperature, "top_k": 0, "top_p": 1.0}
+                    if temperature > 0
+                    else {"do_sample": False}
+                )
                 config = GenerationConfig(
-                    max_new_tokens=max_new_tokens, pad_token_id=self.pad_id, eos_token_id=self.eos_id,
-                    bos_token_id=self.tokenizer.bos_token_id, repetition_penalty=1.0, **sampling,
+                    max_new_tokens=max_new_tokens,
+                    pad_token_id=self.pad_id,
+                    eos_token_id=self.eos_id,
+                    bos_token_id=self.tokenizer.bos_token_id,
+                    repetition_penalty=1.0,
+                    **sampling,
                 )
                 if temperature > 0:
                     torch.manual_seed(seed + number)
                 self.model.generate(
-                    input_ids=ids, attention_mask=mask, generation_config=config,
+                    input_ids=ids,
+                    attention_mask=mask,
+                    generation_config=config,
                     logits_processor=LogitsProcessorList([tracker.processor()]),
                     stopping_criteria=StoppingCriteriaList([tracker.stopper()]),
                 )
                 for row, i in enumerate(batch):
                     if tracker.states[row] is not END:
-                        raise MetricError(f"llm-judge: constrained decoding ended unfinished ({tracker.raw[row][:60]!r})")
+                        raise MetricError(
+                            f"llm-judge: constrained decoding ended unfinished ({tracker.raw[row][:60]!r})"
+                        )
                     answers[i] = tracker.raw[row]
         return answers
 
@@ -456,7 +503,7 @@ class _Tracker:
         total = input_ids.shape[1] - self.prompt_len
         if total <= self.seen:
             return
-        new = input_ids[:, self.prompt_len + self.seen:].tolist()
+        new = input_ids[:, self.prompt_len + self.seen :].tolist()
         surfaces = self.judge.surfaces()
         for row, tokens in enumerate(new):
             for tid in tokens:
@@ -479,14 +526,20 @@ class _Tracker:
         else:
             # Literal and digit states do not depend on the judged text (tokens never run on
             # into a quote), so their candidates are shared by rows and calls.
-            key = (tuple(a for a, _ in automaton.nodes["sevv"]), tuple(a for a, _ in automaton.nodes["catv"]),
-                   automaton.max_errors, bool(automaton.starts), state)
+            key = (
+                tuple(a for a, _ in automaton.nodes["sevv"]),
+                tuple(a for a, _ in automaton.nodes["catv"]),
+                automaton.max_errors,
+                bool(automaton.starts),
+                state,
+            )
             candidates = judge.literal_cache.get(key)
             if candidates is None:
                 candidates = self._literal_candidates(automaton, state)
                 judge.literal_cache[key] = candidates
-            candidates = [(tid, ("Q", 0, automaton.starts, nxt[3]) if nxt[0] == "Q" else nxt)
-                          for tid, nxt in candidates]
+            candidates = [
+                (tid, ("Q", 0, automaton.starts, nxt[3]) if nxt[0] == "Q" else nxt) for tid, nxt in candidates
+            ]
         return [tid for tid, nxt in candidates if automaton.closing_length(nxt) <= remaining - 1]
 
     def _literal_candidates(self, automaton: SpanAutomaton, state: tuple) -> list[tuple[int, tuple]]:
@@ -545,7 +598,9 @@ class _Tracker:
                         continue
                     allowed = tracker.allowed(row, remaining)
                     if not allowed:
-                        raise MetricError("llm-judge: no token can continue the span JSON (tokenizer lacks characters?)")
+                        raise MetricError(
+                            "llm-judge: no token can continue the span JSON (tokenizer lacks characters?)"
+                        )
                     mask[row, torch.tensor(allowed, dtype=torch.long, device=scores.device)] = 0
                 return scores + mask
 
@@ -620,16 +675,22 @@ class LLMJudgeMetric(Metric):
         "device": None,
     }
     option_bounds: ClassVar[dict[str, tuple[float, float]]] = {
-        "batch_size": (1, 1024), "max_new_tokens": (1, 8192), "max_input_tokens": (16, 10_000_000),
-        "max_spans": (1, 100), "temperature": (0.0, 10.0), "seed": (0, 2**31 - 1),
+        "batch_size": (1, 1024),
+        "max_new_tokens": (1, 8192),
+        "max_input_tokens": (16, 10_000_000),
+        "max_spans": (1, 100),
+        "temperature": (0.0, 10.0),
+        "seed": (0, 2**31 - 1),
     }
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         opts = self.options
         if not opts["model"]:
-            raise OptionError("llm-judge needs model=/path/to/a/local/causal-LM directory (save_pretrained) "
-                              "or a name mapped in WORKBENCH_MODELS")
+            raise OptionError(
+                "llm-judge needs model=/path/to/a/local/causal-LM directory (save_pretrained) "
+                "or a name mapped in WORKBENCH_MODELS"
+            )
         if not isinstance(opts["model"], str) or len(opts["model"]) > 1024:
             raise OptionError("llm-judge: model must be a path or a name of at most 1024 characters")
         if opts["prompt"] is not None and (not isinstance(opts["prompt"], str) or len(opts["prompt"]) > 1024):
@@ -648,8 +709,9 @@ class LLMJudgeMetric(Metric):
         opts["mode"] = mode
         protocol = str(opts["protocol"] or PROTOCOLS[mode][0]).strip().lower()
         if protocol not in PROTOCOLS[mode]:
-            raise OptionError(f"llm-judge: protocol={opts['protocol']!r} in mode {mode}; "
-                              f"use one of {', '.join(PROTOCOLS[mode])}")
+            raise OptionError(
+                f"llm-judge: protocol={opts['protocol']!r} in mode {mode}; use one of {', '.join(PROTOCOLS[mode])}"
+            )
         opts["protocol"] = protocol
         if mode == "score":
             opts["scale"] = str(opts["scale"] or DEFAULT_SCALE).replace(" ", "")
@@ -658,12 +720,16 @@ class LLMJudgeMetric(Metric):
             raise OptionError(f"llm-judge: scale applies to mode=score only (mode is {mode})")
         temperature = float(opts["temperature"] or 0.0)
         if temperature and mode != "spans":
-            raise OptionError("llm-judge: temperature applies to mode=spans only: score and pairwise read "
-                              "probabilities, they sample nothing")
+            raise OptionError(
+                "llm-judge: temperature applies to mode=spans only: score and pairwise read "
+                "probabilities, they sample nothing"
+            )
         opts["temperature"] = temperature
         if mode == "spans" and opts["max_new_tokens"] < 16:
-            raise OptionError("llm-judge: max_new_tokens must be at least 16 in spans mode (the empty answer "
-                              '{"errors":[]} alone takes 13 tokens at worst)')
+            raise OptionError(
+                "llm-judge: max_new_tokens must be at least 16 in spans mode (the empty answer "
+                '{"errors":[]} alone takes 13 tokens at worst)'
+            )
         if not opts["prompt"] or opts["prompt"] in BUILTIN:
             _ = self.template  # a built-in template is checked against the mode at once
         self.categories = MQM_CATEGORIES if protocol == "mqm" else ()
@@ -698,8 +764,10 @@ class LLMJudgeMetric(Metric):
             needed = {"score": {"output"}, "spans": {"output"}, "pairwise": {"output_a", "output_b"}}[mode]
             missing = needed - template.fields
             if missing:
-                raise OptionError(f"llm-judge: prompt {template.name!r} lacks the placeholder(s) "
-                                  f"{', '.join('{' + m + '}' for m in sorted(missing))} that mode {mode} fills")
+                raise OptionError(
+                    f"llm-judge: prompt {template.name!r} lacks the placeholder(s) "
+                    f"{', '.join('{' + m + '}' for m in sorted(missing))} that mode {mode} fills"
+                )
             self._template = template
         return self._template
 
@@ -772,18 +840,21 @@ class LLMJudgeMetric(Metric):
             key = max(keys, key=lambda k: len(values[k]))
             text = values[key]
             if not text:
-                raise InputError(f"{self.name}: the prompt is {len(ids)} tokens even without the output, "
-                                 f"more than max_input_tokens={limit}")
+                raise InputError(
+                    f"{self.name}: the prompt is {len(ids)} tokens even without the output, "
+                    f"more than max_input_tokens={limit}"
+                )
             enc = judge.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
             offsets = enc["offset_mapping"]
             keep = max(0, len(offsets) - (len(ids) - limit) - 1)
             cut = offsets[keep - 1][1] if keep > 0 else 0
-            values = {**values, key: text[:min(cut, len(text) - 1)]}
+            values = {**values, key: text[: min(cut, len(text) - 1)]}
             truncated = True
         raise InputError(f"{self.name}: cannot fit the prompt into max_input_tokens={limit}")
 
-    def prompt_ids(self, hyps: Sequence[str], refs=None, srcs=None, data=None,
-                   pair: tuple[int, int] | None = None) -> list[list[int]]:
+    def prompt_ids(
+        self, hyps: Sequence[str], refs=None, srcs=None, data=None, pair: tuple[int, int] | None = None
+    ) -> list[list[int]]:
         """The token ids given to the model for each output (score and spans modes), or,
         with `pair=(i, j)`, for outputs i and j shown as A and B: what a reader (or a
         test) needs to redo the judge's reading from the logits."""
@@ -792,8 +863,10 @@ class LLMJudgeMetric(Metric):
             i, j = pair
             values = {**self._values(i, refs, srcs, data), "output_a": hyps[i], "output_b": hyps[j]}
             return [self._fit(judge, values, ("output_a", "output_b"))[0]]
-        return [self._fit(judge, {**self._values(k, refs, srcs, data), "output": hyp}, ("output",))[0]
-                for k, hyp in enumerate(hyps)]
+        return [
+            self._fit(judge, {**self._values(k, refs, srcs, data), "output": hyp}, ("output",))[0]
+            for k, hyp in enumerate(hyps)
+        ]
 
     # ---- scoring -------------------------------------------------------------------
     def score(self, hyps, refs=None, srcs=None, data=None, items=None) -> list[SegmentResult]:
@@ -812,8 +885,9 @@ class LLMJudgeMetric(Metric):
             results = self._spans(judge, hyps, refs, srcs, data)
         cut = sum(1 for r in results if r.extra.get("truncated"))
         if cut:
-            logger.warning("llm-judge: %d of %d output(s) truncated to fit max_input_tokens=%d",
-                           cut, len(hyps), self.input_limit())
+            logger.warning(
+                "llm-judge: %d of %d output(s) truncated to fit max_input_tokens=%d", cut, len(hyps), self.input_limit()
+            )
         return results
 
     def score_tokens(self, judge: JudgeModel) -> tuple[list[int], list[int]] | None:
@@ -882,8 +956,10 @@ class LLMJudgeMetric(Metric):
     def _pairwise(self, judge, hyps, refs, srcs, data, items) -> list[SegmentResult]:
         if items is None:
             if srcs is None:
-                raise InputError(f"{self.name}: pairwise mode needs items= (the item of each output) or sources "
-                                 "to group the outputs that are compared")
+                raise InputError(
+                    f"{self.name}: pairwise mode needs items= (the item of each output) or sources "
+                    "to group the outputs that are compared"
+                )
             items = list(srcs)
         if len(items) != len(hyps):
             raise InputError(f"{self.name}: {len(hyps)} outputs but {len(items)} item ids")
@@ -900,7 +976,8 @@ class LLMJudgeMetric(Metric):
                     base = self._values(i, refs, srcs, data)
                     for first, second in ((i, j), (j, i)):
                         ids, _, truncated = self._fit(
-                            judge, {**base, "output_a": hyps[first], "output_b": hyps[second]}, ("output_a", "output_b"))
+                            judge, {**base, "output_a": hyps[first], "output_b": hyps[second]}, ("output_a", "output_b")
+                        )
                         if truncated:
                             cut[first] = cut[second] = True
                         seqs.append(ids)
@@ -908,7 +985,7 @@ class LLMJudgeMetric(Metric):
         rows = judge.next_token_probs(seqs, select, self.options["batch_size"])
         first_pref = []
         for row in rows:
-            pa, pb = sum(row[:len(a_ids)]), sum(row[len(a_ids):])
+            pa, pb = sum(row[: len(a_ids)]), sum(row[len(a_ids) :])
             first_pref.append(pa / (pa + pb) if pa + pb > 0 else 0.5)
         entries: list[list[dict[str, Any]]] = [[] for _ in hyps]
         position = {k: members.index(k) for members in groups.values() for k in members}
@@ -940,21 +1017,32 @@ class LLMJudgeMetric(Metric):
         seqs, automata, seen, cut = [], [], [], []
         for k, hyp in enumerate(hyps):
             ids, used, truncated = self._fit(judge, {**self._values(k, refs, srcs, data), "output": hyp}, ("output",))
-            automaton = SpanAutomaton(used["output"], severities=tuple(SEVERITY_WEIGHTS), categories=self.categories,
-                                      max_errors=int(self.options["max_spans"]), single_chars=single,
-                                      cost=judge.min_tokens)
+            automaton = SpanAutomaton(
+                used["output"],
+                severities=tuple(SEVERITY_WEIGHTS),
+                categories=self.categories,
+                max_errors=int(self.options["max_spans"]),
+                single_chars=single,
+                cost=judge.min_tokens,
+            )
             lacking = automaton.grammar_chars() - single
             if lacking:
                 raise ModelNotAvailable(
                     f"llm-judge: this tokenizer has no single-character token for {''.join(sorted(lacking))!r}, "
-                    "which constrained span answers need")
+                    "which constrained span answers need"
+                )
             seqs.append(ids)
             automata.append(automaton)
             seen.append(used["output"])
             cut.append(truncated)
-        answers = judge.generate(seqs, automata, max_new_tokens=int(self.options["max_new_tokens"]),
-                                 batch_size=self.options["batch_size"], temperature=self.options["temperature"],
-                                 seed=int(self.options["seed"]))
+        answers = judge.generate(
+            seqs,
+            automata,
+            max_new_tokens=int(self.options["max_new_tokens"]),
+            batch_size=self.options["batch_size"],
+            temperature=self.options["temperature"],
+            seed=int(self.options["seed"]),
+        )
         results = []
         for hyp, text, raw, truncated in zip(hyps, seen, answers, cut):
             spans = resolve_spans(text, parse_answer(raw))
@@ -973,8 +1061,10 @@ class LLMJudgeMetric(Metric):
         truncated = sum(1 for s in segments if s.extra.get("truncated"))
         extra: dict[str, Any] = {"n": len(values), "truncated": truncated}
         if truncated:
-            extra["warnings"] = [f"{truncated} output(s) were truncated to fit the judge's input limit "
-                                 f"({self.input_limit()} tokens): their scores judge a prefix"]
+            extra["warnings"] = [
+                f"{truncated} output(s) were truncated to fit the judge's input limit "
+                f"({self.input_limit()} tokens): their scores judge a prefix"
+            ]
         return CorpusResult(sum(values) / len(values) if values else math.nan, extra)
 
     # ---- reproducibility -------------------------------------------------------------
@@ -1016,4 +1106,3 @@ class LLMJudgeMetric(Metric):
             except metadata.PackageNotFoundError:
                 pass
         return versions
-

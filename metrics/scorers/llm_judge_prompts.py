@@ -16,6 +16,7 @@ Never edit a template in place: a changed template is a new name (`.v2`), so
 that a signature naming `score-da.v1` always means the same prompt (the
 signature also carries the text's hash).
 """
+
 from __future__ import annotations
 
 BUILTIN: dict[str, str] = {

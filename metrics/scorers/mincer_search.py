@@ -44,6 +44,7 @@ set) with D(S) <= T:
    one minimal set. O(slots x reference length x T); past `DP_MAX_CELLS`
    it returns None and the caller falls back to its capped level search.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -125,7 +126,7 @@ def interior_errors(alignment: Alignment) -> list[int]:
     if first is None:
         return []
     last = next(i for i in range(len(slots) - 1, first - 1, -1) if _stripped_choice(alignment, slots[i]) is None)
-    return [s for s in slots[first:last + 1] if isinstance(s, int)]
+    return [s for s in slots[first : last + 1] if isinstance(s, int)]
 
 
 # ---- lower bound and witness ---------------------------------------------------
@@ -177,7 +178,7 @@ def _witness(a: Alignment, k: int, pl: int, pr: int) -> list[int] | None:
         slot = a.slots[i]
         if isinstance(slot, int) and _stripped_choice(a, slot)[0]:
             corrected.append(slot)
-    middle = [s for s in a.slots[pl:n_slots - pr] if isinstance(s, int)]
+    middle = [s for s in a.slots[pl : n_slots - pr] if isinstance(s, int)]
     need = k - len(corrected)
     if need < 0 or need > len(middle):
         return None
@@ -299,8 +300,14 @@ def _backtrack(a: Alignment, layers, ref_codes, phase: int, j: int, d: int, valu
         while before[phase, j, d] != value:  # undo deletions closed after this slot
             j, d = j - 1, d - 1
         for char, cost in _options(a, slot):
-            match = next(((p, sj, sd) for p, sj, sd in _sources(phase, char, j, d, a.ref_tokens)
-                          if 0 <= sd <= t and prev[p, sj, sd] + cost == value), None)
+            match = next(
+                (
+                    (p, sj, sd)
+                    for p, sj, sd in _sources(phase, char, j, d, a.ref_tokens)
+                    if 0 <= sd <= t and prev[p, sj, sd] + cost == value
+                ),
+                None,
+            )
             if match is not None:
                 if cost:
                     corrected.append(slot)

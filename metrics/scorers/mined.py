@@ -63,6 +63,7 @@ each pair independently of the rest of the call (so not bertscore idf=true).
 >>> [(e.type, e.position, e.ref, e.hyp) for e in align("a b c", "a x c d", "word").errors]
 [('substitution', 1, 'b', 'x'), ('insertion', 3, None, 'd')]
 """
+
 from __future__ import annotations
 
 import itertools
@@ -154,13 +155,15 @@ def align(reference: str, hypothesis: str, unit: str = "word") -> Alignment:
             i, j = i + 1, j + 1
         kind = _TAGS[op.tag]
         alignment.slots.append(len(alignment.errors))
-        alignment.errors.append(EditError(
-            type=kind,
-            position=op.dest_pos,
-            ref_position=op.src_pos,
-            ref=ref[op.src_pos] if kind != INSERTION else None,
-            hyp=hyp[op.dest_pos] if kind != DELETION else None,
-        ))
+        alignment.errors.append(
+            EditError(
+                type=kind,
+                position=op.dest_pos,
+                ref_position=op.src_pos,
+                ref=ref[op.src_pos] if kind != INSERTION else None,
+                hyp=hyp[op.dest_pos] if kind != DELETION else None,
+            )
+        )
         i += kind != INSERTION
         j += kind != DELETION
     while j < len(hyp):
@@ -208,7 +211,9 @@ class _MinEDMetric(Metric):
         "metric_options": {},
     }
     option_bounds: ClassVar[dict[str, tuple[float, float]]] = {
-        "threshold": (-1e6, 1e6), "max_errors": (1, 64), "max_candidates": (1, 10_000_000),
+        "threshold": (-1e6, 1e6),
+        "max_errors": (1, 64),
+        "max_candidates": (1, 10_000_000),
     }
     uses_model: ClassVar[bool] = True  # with the default embedded metric (semdist); see __init__
 
@@ -281,7 +286,7 @@ class _MinEDMetric(Metric):
         unique = list(dict.fromkeys(pairs))
         values: dict[tuple[str, str], float] = {}
         for start in range(0, len(unique), EMBED_CHUNK):
-            chunk = unique[start:start + EMBED_CHUNK]
+            chunk = unique[start : start + EMBED_CHUNK]
             # The search makes rounds of embedded calls: their batches may stop the call (a
             # cancelled run) but say nothing of how far the search is.
             with checks_only():
@@ -351,20 +356,22 @@ class _MinEDMetric(Metric):
                 # Most promising subsets first (largest summed single-correction gains);
                 # the sort is stable, so ties keep lexicographic order.
                 gains = [seg.base - v for v in seg.singles]
-                combos = sorted(itertools.combinations(range(n_errors), level),
-                                key=lambda c: -sum(gains[e] for e in c))
+                combos = sorted(itertools.combinations(range(n_errors), level), key=lambda c: -sum(gains[e] for e in c))
                 work.append(_LevelWork(seg, combos))
             pending = []
             chunk = FIRST_CHUNK
             while work:
                 # One batched call per round for every segment still searching this level;
                 # a segment stops at its first passing candidate (k is then this level).
-                pairs = [(w.seg.alignment.apply(c), w.seg.alignment.reference)
-                         for w in work for c in w.combos[w.done:w.done + chunk]]
+                pairs = [
+                    (w.seg.alignment.apply(c), w.seg.alignment.reference)
+                    for w in work
+                    for c in w.combos[w.done : w.done + chunk]
+                ]
                 scored = iter(values(pairs))
                 still: list[_LevelWork] = []
                 for w in work:
-                    got = [next(scored) for _ in w.combos[w.done:w.done + chunk]]
+                    got = [next(scored) for _ in w.combos[w.done : w.done + chunk]]
                     w.done += len(got)
                     w.values.extend(got)
                     w.seg.evaluated += len(got)

@@ -25,6 +25,7 @@ WORKBENCH_MODELS, never downloaded.
 >>> e2e_mr_to_triples("name[Blue Spice], eatType[pub], near[Café Rouge]")
 [('Blue Spice', 'eatType', 'pub'), ('Blue Spice', 'near', 'Café Rouge')]
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -98,8 +99,12 @@ def triple_to_fact(triple: Triple, templates: Mapping[str, Any] | None = None) -
 
 
 # nlgi_eval's names for E2E slots as TGen writes them -> the template keys.
-NLGI_EVAL_REMAP = {"eat_type": "eatType", "rating": "customer rating", "family_friendly": "familyFriendly",
-                   "price_range": "priceRange"}
+NLGI_EVAL_REMAP = {
+    "eat_type": "eatType",
+    "rating": "customer rating",
+    "family_friendly": "familyFriendly",
+    "price_range": "priceRange",
+}
 
 
 def nlgi_eval_fact(triple: Triple, templates: Mapping[str, Any]) -> str:
@@ -144,7 +149,7 @@ def e2e_mr_to_triples(mr: str) -> list[Triple]:
     while pos < len(text):
         match = _E2E_SLOT.match(text, pos)
         if match is None:
-            raise InputError(f"E2E MR {mr!r}: cannot parse near {text[pos:pos + 30]!r} (expected attr[value], ...)")
+            raise InputError(f"E2E MR {mr!r}: cannot parse near {text[pos : pos + 30]!r} (expected attr[value], ...)")
         slots.append((match.group(1).strip(), match.group(2).strip()))
         pos = match.end()
     names = [value for attr, value in slots if attr == "name"]
@@ -272,11 +277,12 @@ class TransformersNLIBackend:
         with self._lock, torch.inference_mode():
             for start in range(0, len(order), self.batch_size):
                 step(start, len(order))  # between batches: the caller may stop us here
-                batch = order[start:start + self.batch_size]
+                batch = order[start : start + self.batch_size]
                 if encoding == "joined":
                     texts = [f"{pairs[i][0]} </s></s> {pairs[i][1]}" for i in batch]
-                    enc = self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_length,
-                                         return_tensors="pt").to(self.device)
+                    enc = self.tokenizer(
+                        texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
+                    ).to(self.device)
                 else:
                     enc = self.tokenizer(
                         [pairs[i][0] for i in batch],
@@ -308,8 +314,9 @@ _BACKENDS: dict[tuple[str, str, str], TransformersNLIBackend] = {}
 _BACKENDS_LOCK = threading.Lock()
 
 
-def get_nli_backend(model: str, *, device: str | None = None, batch_size: int = 32,
-                    dtype: str = "auto") -> TransformersNLIBackend:
+def get_nli_backend(
+    model: str, *, device: str | None = None, batch_size: int = 32, dtype: str = "auto"
+) -> TransformersNLIBackend:
     """One loaded model per (directory, device, dtype) and process."""
     path = resolve_model_path(model)
     key = (str(path), pick_device(device), (dtype or "auto").lower())
@@ -446,7 +453,9 @@ class NLIMetric(Metric):
             checked = []
             for triple in triples or []:
                 if not isinstance(triple, (list, tuple)) or len(triple) != 3:
-                    raise InputError(f"nli: segment {i}: each triple must be [subject, predicate, object], got {triple!r}")
+                    raise InputError(
+                        f"nli: segment {i}: each triple must be [subject, predicate, object], got {triple!r}"
+                    )
                 checked.append(tuple(str(part) for part in triple))
             per_segment.append((checked, self.facts(checked)))
 
@@ -473,7 +482,7 @@ class NLIMetric(Metric):
 
         results = []
         for start, (triples, facts) in zip(spans, per_segment):
-            fact_rows = probs[start:start + len(facts)]
+            fact_rows = probs[start : start + len(facts)]
             hall_row = probs[start + len(facts)]
             fact_info = [
                 {"triple": list(t), "fact": f, "entailed": passed(row), "probs": named(row)}
@@ -492,19 +501,21 @@ class NLIMetric(Metric):
             label = fine_label(omission, hallucination)
             confidence = float(min(row[ent] for row in checks))
             ok = label == LABEL_OK
-            results.append(SegmentResult(
-                score=1.0 if ok else 0.0,
-                extra={
-                    "label": label,
-                    "rough": ROUGH_OK if ok else ROUGH_NOT_OK,
-                    "confidence": confidence,
-                    "facts": fact_info,
-                    "omitted": omitted,
-                    "hallucination_check": {"entailed": not hallucination, "probs": named(hall_row)},
-                    **extra,
-                },
-                stats=[1.0 if ok else 0.0, 1.0] + [1.0 if label == name else 0.0 for name in FINE_LABELS[1:]],
-            ))
+            results.append(
+                SegmentResult(
+                    score=1.0 if ok else 0.0,
+                    extra={
+                        "label": label,
+                        "rough": ROUGH_OK if ok else ROUGH_NOT_OK,
+                        "confidence": confidence,
+                        "facts": fact_info,
+                        "omitted": omitted,
+                        "hallucination_check": {"entailed": not hallucination, "probs": named(hall_row)},
+                        **extra,
+                    },
+                    stats=[1.0 if ok else 0.0, 1.0] + [1.0 if label == name else 0.0 for name in FINE_LABELS[1:]],
+                )
+            )
         return results
 
     def score_from_stats(self, totals: list[float]) -> CorpusResult:
@@ -519,8 +530,11 @@ class NLIMetric(Metric):
         if self.templates:
             blob = json.dumps(self.templates, sort_keys=True, ensure_ascii=False).encode("utf-8")
             templates = f"sha256:{hashlib.sha256(blob).hexdigest()[:12]}"
-        fields: dict[str, Any] = {"model": self.options["model"] or "roberta-large-mnli",
-                                  "compat": self.options["compat"], "templates": templates}
+        fields: dict[str, Any] = {
+            "model": self.options["model"] or "roberta-large-mnli",
+            "compat": self.options["compat"],
+            "templates": templates,
+        }
         if self._backend is None or isinstance(self._backend, TransformersNLIBackend):
             fields["dtype"] = compute_dtype_name(self.options["device"], self.options["dtype"] or "auto")
         return fields

@@ -10,6 +10,7 @@ worker within one batch. Without a callback `step` does nothing.
 that makes passes inside passes (minWED's rounds call an embedded metric) wraps the inner ones
 in `checks_only()`, whose steps only give the callback the chance to stop (done=None).
 """
+
 from __future__ import annotations
 
 import contextlib

@@ -1,5 +1,6 @@
 """Metrics by name. Entries are import paths, so listing metrics imports
 neither torch nor any model: a module is imported when its metric is used."""
+
 from __future__ import annotations
 
 import importlib

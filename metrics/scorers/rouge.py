@@ -30,6 +30,7 @@ that chunks combine exactly.
 >>> round(seg.score, 4), seg.extra["rouge1_r"]
 (0.8571, 1.0)
 """
+
 from __future__ import annotations
 
 import re
@@ -79,8 +80,9 @@ class UnicodeTokenizer:
             self._stemmer = porter.PorterStemmer()
 
     def tokenize(self, text: str) -> list[str]:
-        text = _HALF_WIDTH_KATAKANA.sub(lambda m: unicodedata.normalize("NFKC", m.group(0)),
-                                        unicodedata.normalize("NFC", text))
+        text = _HALF_WIDTH_KATAKANA.sub(
+            lambda m: unicodedata.normalize("NFKC", m.group(0)), unicodedata.normalize("NFC", text)
+        )
         if self.lowercase:
             text = text.lower()
         tokens: list[str] = []
@@ -122,7 +124,9 @@ class RougeMetric(Metric):
         if self.options["tokenizer"] not in ("unicode", "default"):
             raise OptionError(f"rouge: tokenizer={self.options['tokenizer']!r}; use unicode or default")
         if self.options["tokenizer"] == "default" and not self.options["lowercase"]:
-            raise OptionError("rouge: rouge-score's default tokenizer always lowercases (lowercase=false needs tokenizer=unicode)")
+            raise OptionError(
+                "rouge: rouge-score's default tokenizer always lowercases (lowercase=false needs tokenizer=unicode)"
+            )
         self._scorer = None
 
     def scorer(self):

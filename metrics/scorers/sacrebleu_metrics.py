@@ -16,6 +16,7 @@ segment needs at least one reference (an empty string is a valid, empty one).
 >>> round(bleu.corpus_score(segs).score, 1)
 100.0
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -279,7 +280,9 @@ class CHRFMetric(_SacreBLEUMetric):
     }
 
     option_bounds: ClassVar[dict[str, tuple[float, float]]] = {
-        "char_order": (0, 20), "word_order": (0, 10), "beta": (0, 100),
+        "char_order": (0, 20),
+        "word_order": (0, 10),
+        "beta": (0, 100),
     }
 
     def _validate(self) -> None:

@@ -56,6 +56,7 @@ already tokenized text).
 >>> SARIMetric(variant="t2t").score(["a"], [["a"]], srcs=["a b"])[0].score
 100.0
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -146,9 +147,15 @@ def corpus_counts(src: list[str], out: list[str], refs: list[list[str]]) -> list
         kept, to_keep = s_rep & c_rep, s_rep & r_grams
         deleted, to_delete = s_rep - c_rep, s_rep - r_grams
         stats += [
-            len(added & set(r_grams)), len(added), len(to_add),
-            sum((kept & to_keep).values()), sum(kept.values()), sum(to_keep.values()),
-            sum((deleted & to_delete).values()), sum(deleted.values()), sum(to_delete.values()),
+            len(added & set(r_grams)),
+            len(added),
+            len(to_add),
+            sum((kept & to_keep).values()),
+            sum(kept.values()),
+            sum(to_keep.values()),
+            sum((deleted & to_delete).values()),
+            sum(deleted.values()),
+            sum(to_delete.values()),
         ]
     return stats
 
@@ -163,7 +170,7 @@ def corpus_sari_from_counts(totals: Sequence[float]) -> dict[str, float]:
     """EASSE's default corpus SARI (0-100) and its add/keep/delete parts from summed counts."""
     parts = {"add": 0.0, "keep": 0.0, "delete": 0.0}
     for n in range(MAX_N):
-        row = totals[n * _PER_ORDER:(n + 1) * _PER_ORDER]
+        row = totals[n * _PER_ORDER : (n + 1) * _PER_ORDER]
         parts["add"] += _corpus_f1(*row[0:3]) / MAX_N
         parts["keep"] += _corpus_f1(*row[3:6]) / MAX_N
         parts["delete"] += _corpus_f1(*row[6:9]) / MAX_N
@@ -229,14 +236,21 @@ class SARIMetric(Metric):
 
     def score_from_stats(self, totals: list[float]) -> CorpusResult:
         corpus = corpus_sari_from_counts(totals[: MAX_N * _PER_ORDER])
-        extra = {"keep": corpus["keep"], "delete": corpus["delete"], "add": corpus["add"],
-                 "segment_mean": totals[-2] / totals[-1]}
+        extra = {
+            "keep": corpus["keep"],
+            "delete": corpus["delete"],
+            "add": corpus["add"],
+            "segment_mean": totals[-2] / totals[-1],
+        }
         return CorpusResult(score=corpus["sari"], extra=extra)
 
     def signature_fields(self) -> dict[str, Any]:
         """The segment variant, then how the corpus score is computed (EASSE's corpus_sari)."""
-        return {"variant": self.options["variant"], "corpus": "easse", **{
-            k: self.options[k] for k in ("lowercase", "tokenize")}}
+        return {
+            "variant": self.options["variant"],
+            "corpus": "easse",
+            **{k: self.options[k] for k in ("lowercase", "tokenize")},
+        }
 
     def library_versions(self) -> dict[str, str]:
         import sacrebleu

@@ -5,6 +5,7 @@ Sentence embeddings as sentence-transformers computes them for the model
 default; truncation at its max_seq_length). With several references the
 smallest distance counts. Lower is better; 0 = same meaning.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -44,7 +45,7 @@ class SemDistMetric(Metric):
         distance = (1.0 - cosine).cpu().tolist()
         out, pos = [], 0
         for group in refs:
-            out.append(min(distance[pos:pos + len(group)]))
+            out.append(min(distance[pos : pos + len(group)]))
             pos += len(group)
         return out
 
@@ -66,5 +67,7 @@ class SemDistMetric(Metric):
 
     def signature_fields(self) -> dict[str, Any]:
         """Only what changes the scores: the model and the compute dtype."""
-        return {"model": self.options["model"] or DEFAULT_EMBEDDING_MODEL,
-                "dtype": compute_dtype_name(self.options["device"])}
+        return {
+            "model": self.options["model"] or DEFAULT_EMBEDDING_MODEL,
+            "dtype": compute_dtype_name(self.options["device"]),
+        }

@@ -27,6 +27,7 @@ When the input already matches a reference (1 - BS(input, ref) < 1e-6) the
 ratio is undefined: the score is 1 if the output matches too, else 0, and the
 segment is flagged `degenerate`.
 """
+
 from __future__ import annotations
 
 import functools
@@ -81,8 +82,9 @@ def _load_frequency_file(path: str, mtime: float, tokenizer_name: str, tokenizer
         if any(v < 0 for v in table.values()):
             raise OptionError("frequency_file: weights must be >= 0")
         return "table", table
-    encoded = tokenizer(lines, add_special_tokens=False, return_attention_mask=False,
-                        return_token_type_ids=False)["input_ids"]
+    encoded = tokenizer(lines, add_special_tokens=False, return_attention_mask=False, return_token_type_ids=False)[
+        "input_ids"
+    ]
     df = Counter(t for ids in encoded for t in set(ids))
     m = len(lines)
     return "corpus", {t: c / m for t, c in df.items()}
@@ -104,10 +106,16 @@ class SimplicityBERTScoreMetric(BERTScoreMetric):
         "device": None,
     }
     signature_keys: ClassVar[tuple[str, ...]] = (
-        "model", "layer", "baseline", "frequency_file", "lang", "words_per_sentence",
+        "model",
+        "layer",
+        "baseline",
+        "frequency_file",
+        "lang",
+        "words_per_sentence",
     )
     option_bounds: ClassVar[dict[str, tuple[float, float]]] = {
-        **BERTScoreMetric.option_bounds, "words_per_sentence": (1, 1000),
+        **BERTScoreMetric.option_bounds,
+        "words_per_sentence": (1, 1000),
     }
 
     def __init__(self, **options: Any) -> None:

@@ -20,6 +20,7 @@ occurrence index as factgenie does (`occurence_index` in factgenie's
 `SpanAnnotationOccurenceIndex`: the n-th of all, possibly overlapping,
 occurrences; an index out of range falls back to the first occurrence).
 """
+
 from __future__ import annotations
 
 import json
@@ -45,9 +46,16 @@ class SpanAutomaton:
     - `END`: the JSON is complete.
     """
 
-    def __init__(self, text: str, *, severities: Sequence[str], categories: Sequence[str] = (),
-                 max_errors: int = 16, single_chars: set[str] | None = None,
-                 cost: Callable[[str], int] | None = None) -> None:
+    def __init__(
+        self,
+        text: str,
+        *,
+        severities: Sequence[str],
+        categories: Sequence[str] = (),
+        max_errors: int = 16,
+        single_chars: set[str] | None = None,
+        cost: Callable[[str], int] | None = None,
+    ) -> None:
         self.text = text
         # Tokens needed to write a literal string: its length by default (one token per
         # character), or fewer where the vocabulary has longer pieces of it (`cost`).
@@ -149,7 +157,7 @@ class SpanAutomaton:
         best = None
         for alt, target in self._alternatives(node, count):
             if alt.startswith(typed):
-                rest = self.cost(alt[len(typed):]) + self._target_min(target)
+                rest = self.cost(alt[len(typed) :]) + self._target_min(target)
                 best = rest if best is None else min(best, rest)
         return best if best is not None else 10**9
 

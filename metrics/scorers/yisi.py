@@ -67,6 +67,7 @@ labeller and are out of scope.
 >>> round(m.corpus_score(segs).score, 6)
 1.0
 """
+
 from __future__ import annotations
 
 import math
@@ -95,8 +96,9 @@ class IdfTable:
     a unit missing from the table is looked up again ASCII-lowercased (the
     C++ `lexweightmodel_t::get_weight`), then weighs as unseen."""
 
-    def __init__(self, documents: Iterable[Iterable[Hashable]] = (), *, df: dict | None = None,
-                 n_docs: int | None = None) -> None:
+    def __init__(
+        self, documents: Iterable[Iterable[Hashable]] = (), *, df: dict | None = None, n_docs: int | None = None
+    ) -> None:
         if df is None:
             df = {}
             n_docs = 0
@@ -327,9 +329,7 @@ class _YiSiBase(Metric):
         docs = self._idf_documents(hyps, refs, srcs)
         return {f"{table}_idf": IdfTable(docs[table]).to_state() for table in self.idf_tables}
 
-    def _segments(
-        self, pair_pr: list[tuple[float, float]], owners: list[int], n_segments: int
-    ) -> list[SegmentResult]:
+    def _segments(self, pair_pr: list[tuple[float, float]], owners: list[int], n_segments: int) -> list[SegmentResult]:
         """Per segment: precision and recall each the max over its pairs."""
         best_p = [0.0] * n_segments
         best_r = [0.0] * n_segments
@@ -439,7 +439,9 @@ class _YiSiEmbeddingBase(_YiSiBase):
         "device": None,
     }
     option_bounds: ClassVar[dict[str, tuple[float, float]]] = {
-        **_YiSiBase.option_bounds, "layer": (0, 1000), "batch_size": (1, 4096),
+        **_YiSiBase.option_bounds,
+        "layer": (0, 1000),
+        "batch_size": (1, 4096),
     }
 
     def signature_fields(self) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """Writes of the metrics app: runs (create, cancel, re-run, finalise) and
 their chunks (plan, claim, score, upsert). See `runs.py` and `chunks.py`."""
+
 from metrics.services.chunks import chunk_execute
 from metrics.services.runs import (
     RunInputError,

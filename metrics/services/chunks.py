@@ -7,6 +7,7 @@ it running; the broker re-delivers its message), scores are unique per
 that adds to `run.done`, so a second delivery stores no second score (or
 rewrites identical ones) and counts nothing.
 """
+
 from __future__ import annotations
 
 import logging
@@ -41,8 +42,15 @@ def _claim(*, chunk_id: int, worker: str) -> MetricChunk | None:
             f"UPDATE {chunk} c SET status = %s, attempts = c.attempts + 1, worker = %s, started_at = %s, error = '' "
             f"FROM {run} r WHERE c.id = %s AND c.status IN (%s, %s) AND r.id = c.run_id AND r.status = %s "
             f"RETURNING {rows.columns(MetricChunk, 'c')}, {rows.columns(MetricRun, 'r')}",
-            [ChunkStatus.RUNNING, worker[:255], timezone.now(), chunk_id, ChunkStatus.PENDING, ChunkStatus.RUNNING,
-             RunStatus.RUNNING],
+            [
+                ChunkStatus.RUNNING,
+                worker[:255],
+                timezone.now(),
+                chunk_id,
+                ChunkStatus.PENDING,
+                ChunkStatus.RUNNING,
+                RunStatus.RUNNING,
+            ],
         )
         row = cursor.fetchone()
     if row is None:
@@ -84,8 +92,7 @@ def chunk_execute(*, chunk_id: int, worker: str | Callable[[], str] = "") -> str
             batches = [_checked(metric, len(inputs.hyps), segments)]
         with transaction.atomic():
             segments = scores_store(run_id=run.pk, output_ids=inputs.output_ids, batches=batches)
-            flipped = _chunk_done(chunk_id=chunk_id, metric=metric, inputs=inputs,
-                                  segments=segments, worker=label)
+            flipped = _chunk_done(chunk_id=chunk_id, metric=metric, inputs=inputs, segments=segments, worker=label)
             if not flipped:
                 # The run was cancelled (or failed) while this chunk was scored, or another
                 # delivery stored it first: keep no score that `run.done` does not count.
@@ -166,18 +173,17 @@ class _Watch:
                 cursor.execute(
                     f"UPDATE {chunk} c SET scored = GREATEST(c.scored, %s) FROM {run} r "
                     f"WHERE c.id = %s AND c.status = %s AND r.id = c.run_id AND r.status = %s RETURNING c.id",
-                    [scored, self.chunk_id, ChunkStatus.RUNNING, RunStatus.RUNNING])
+                    [scored, self.chunk_id, ChunkStatus.RUNNING, RunStatus.RUNNING],
+                )
             else:
-                cursor.execute(f"SELECT id FROM {run} WHERE id = %s AND status = %s",
-                               [self.run_id, RunStatus.RUNNING])
+                cursor.execute(f"SELECT id FROM {run} WHERE id = %s AND status = %s", [self.run_id, RunStatus.RUNNING])
             alive = cursor.fetchone() is not None
         if not alive:
             raise ChunkStopped(f"chunk {self.chunk_id}: its run is no longer running")
         self.shown = scored
 
 
-def _chunk_done(*, chunk_id: int, metric: Metric, inputs, segments: list,
-                worker: Callable[[], str]) -> bool:
+def _chunk_done(*, chunk_id: int, metric: Metric, inputs, segments: list, worker: Callable[[], str]) -> bool:
     """Flip the chunk running → done with its result and count its outputs, in the
     transaction that stored its scores; False when another delivery did it first."""
     result = metric.corpus_score(segments).as_dict() if metric.level == "system" else None
@@ -189,7 +195,14 @@ def _chunk_done(*, chunk_id: int, metric: Metric, inputs, segments: list,
             f"WITH flipped AS (UPDATE {chunk} SET status = %s, finished_at = %s, result = %s, worker = %s "
             f"WHERE id = %s AND status = %s RETURNING run_id) "
             f"UPDATE {run_table} r SET done = r.done + %s FROM flipped WHERE r.id = flipped.run_id RETURNING r.id",
-            [ChunkStatus.DONE, timezone.now(), rows.json_param(MetricChunk, "result", jsonable(result)),
-             worker()[:255], chunk_id, ChunkStatus.RUNNING, len(segments)],
+            [
+                ChunkStatus.DONE,
+                timezone.now(),
+                rows.json_param(MetricChunk, "result", jsonable(result)),
+                worker()[:255],
+                chunk_id,
+                ChunkStatus.RUNNING,
+                len(segments),
+            ],
         )
         return cursor.fetchone() is not None

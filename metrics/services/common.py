@@ -1,4 +1,5 @@
 """Helpers shared by the run and chunk services."""
+
 from __future__ import annotations
 
 import math

@@ -6,6 +6,7 @@ plan, so `run_metric --sync` and the workers score the same outputs in the
 same batches and get bit-identical results (model metrics run in float32 and
 pad per batch: the same batches give the same numbers).
 """
+
 from __future__ import annotations
 
 import json
@@ -86,8 +87,11 @@ def _reads(metric: Metric | None, *, state: bool = False) -> dict[str, bool]:
     if metric is None:
         return {"srcs": True, "data": True}
     reads = metric.corpus_state_reads if state else frozenset({"hyps", "srcs", "data"})
-    return {"hyps": "hyps" in reads, "srcs": bool(metric.needs_source) and "srcs" in reads,
-            "data": bool(metric.needs_data) and "data" in reads}
+    return {
+        "hyps": "hyps" in reads,
+        "srcs": bool(metric.needs_source) and "srcs" in reads,
+        "data": bool(metric.needs_data) and "data" in reads,
+    }
 
 
 def load_inputs(*, output_ids: Sequence[int], metric: Metric | None = None) -> Inputs:
@@ -96,8 +100,9 @@ def load_inputs(*, output_ids: Sequence[int], metric: Metric | None = None) -> I
     scoring chrF)."""
     ids = list(output_ids)
     with connection.cursor() as cursor:
-        cursor.execute(_inputs_sql("o.id = ANY(%s::bigint[])", **_reads(metric)),
-                       ["{" + ",".join(str(int(i)) for i in ids) + "}"])
+        cursor.execute(
+            _inputs_sql("o.id = ANY(%s::bigint[])", **_reads(metric)), ["{" + ",".join(str(int(i)) for i in ids) + "}"]
+        )
         by_id = {row[0]: row for row in cursor.fetchall()}
     missing = [pk for pk in ids if pk not in by_id]
     if missing:
@@ -113,21 +118,33 @@ def load_dataset_inputs(*, dataset_id: int, metric: Metric | None = None, state:
     if state and metric is not None and metric.corpus_state_reads <= {"nrefs"}:
         ids, system_ids, nrefs, item_ids = _plan_rows(dataset_id=dataset_id, nrefs="nrefs" in metric.corpus_state_reads)
         n = len(ids)
-        return Inputs(output_ids=ids, system_ids=system_ids, system_names=[""] * n, hyps=[""] * n,
-                      refs=[[""] * k for k in nrefs], srcs=[""] * n, data=[[] for _ in range(n)],
-                      item_ids=item_ids)
+        return Inputs(
+            output_ids=ids,
+            system_ids=system_ids,
+            system_names=[""] * n,
+            hyps=[""] * n,
+            refs=[[""] * k for k in nrefs],
+            srcs=[""] * n,
+            data=[[] for _ in range(n)],
+            item_ids=item_ids,
+        )
     with connection.cursor() as cursor:
         order = "ORDER BY i.position, i.id, s.name, o.id"
-        cursor.execute(_inputs_sql("i.dataset_id = %s", **_reads(metric, state=state), order=order),
-                       [dataset_id])
+        cursor.execute(_inputs_sql("i.dataset_id = %s", **_reads(metric, state=state), order=order), [dataset_id])
         return _inputs(cursor.fetchall())
 
 
 def _plan_rows(*, dataset_id: int, nrefs: bool = False) -> tuple[list[int], list[int], list[int], list[int]]:
     """Output ids, system ids, (with `nrefs`) each output's number of references, and item ids, in plan order."""
     output, item, system, reference = (m._meta.db_table for m in (Output, Item, System, Reference))
-    counts = (f"LEFT JOIN (SELECT r.item_id, count(*) AS n FROM {reference} r JOIN {item} ri ON ri.id = r.item_id "
-              "WHERE ri.dataset_id = %s GROUP BY r.item_id) rc ON rc.item_id = o.item_id ") if nrefs else ""
+    counts = (
+        (
+            f"LEFT JOIN (SELECT r.item_id, count(*) AS n FROM {reference} r JOIN {item} ri ON ri.id = r.item_id "
+            "WHERE ri.dataset_id = %s GROUP BY r.item_id) rc ON rc.item_id = o.item_id "
+        )
+        if nrefs
+        else ""
+    )
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT o.id, o.system_id, {'coalesce(rc.n, 0)' if nrefs else '0'}, o.item_id FROM {output} o "
@@ -195,6 +212,8 @@ def missing_input(*, dataset: Dataset, metric: Metric) -> str | None:
         if first is not None:
             n = lacking.count()
             more = f" (and {n - 1} other item(s))" if n > 1 else ""
-            return (f"{metric.name} needs {what} for every output, but item {first!r} has none{more}; "
-                    f"import them with the dataset, or choose a metric that does not need them")
+            return (
+                f"{metric.name} needs {what} for every output, but item {first!r} has none{more}; "
+                f"import them with the dataset, or choose a metric that does not need them"
+            )
     return None

@@ -7,6 +7,7 @@ metric's queue, or in-process with `--sync` (running, chunks planned) →
 Every state change is a conditional UPDATE, so a duplicated or re-delivered
 task changes nothing.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -56,8 +57,7 @@ class RunInputError(DomainError, ValueError):
     """A run that cannot be started as asked (unknown metric, bad option, no outputs)."""
 
 
-def _reuse_key(*, metric_name: str, version: str, options: dict[str, Any], speed: frozenset[str],
-               digest: str) -> str:
+def _reuse_key(*, metric_name: str, version: str, options: dict[str, Any], speed: frozenset[str], digest: str) -> str:
     # The metric's version is part of the key: a version bump means its scores changed
     # (e.g. SARI v2's word splitting), so runs of the old version must not be reused.
     scored = {k: v for k, v in sorted(options.items()) if k not in speed}
@@ -100,8 +100,9 @@ def run_create(
     key = ""
     if reuse and MetricRun.objects.filter(dataset=dataset, metric=scorer.name, status=RunStatus.DONE).exists():
         n_outputs, digest = inputs_digest(dataset=dataset)
-        key = _reuse_key(metric_name=scorer.name, version=scorer.version, options=resolved,
-                         speed=scorer.speed_options, digest=digest)
+        key = _reuse_key(
+            metric_name=scorer.name, version=scorer.version, options=resolved, speed=scorer.speed_options, digest=digest
+        )
     else:
         n_outputs = Output.objects.filter(item__dataset=dataset).count()
     if not n_outputs:
@@ -141,8 +142,13 @@ def run_create(
 def run_rerun(*, run: MetricRun, user=None) -> MetricRun:
     """A fresh run with the same dataset, metric and options (never reused)."""
     new, _ = run_create(
-        dataset=run.dataset, metric=run.metric, options=run.options, user=user,
-        sync=False, chunk_size=run.chunk_size or None, reuse=False,
+        dataset=run.dataset,
+        metric=run.metric,
+        options=run.options,
+        user=user,
+        sync=False,
+        chunk_size=run.chunk_size or None,
+        reuse=False,
     )
     return new
 
@@ -155,8 +161,9 @@ def run_reuse_key_fill(*, run_id: int) -> None:
         return
     _, digest = inputs_digest(dataset=Dataset(pk=run.dataset_id))
     metric = build_metric(run)
-    key = _reuse_key(metric_name=run.metric, version=metric.version, options=run.options,
-                     speed=metric.speed_options, digest=digest)
+    key = _reuse_key(
+        metric_name=run.metric, version=metric.version, options=run.options, speed=metric.speed_options, digest=digest
+    )
     MetricRun.objects.filter(pk=run_id, reuse_key="").update(reuse_key=key)
 
 
@@ -183,8 +190,9 @@ def reuse_key_fill_start() -> None:
         threading.Thread(target=fill, name=f"reuse-key-{run_id}", daemon=True).start()
 
 
-def plan_chunks(*, ids: list[int], system_ids: list[int], size: int, system_level: bool,
-                item_ids: list[int] | None = None) -> list[list[int]]:
+def plan_chunks(
+    *, ids: list[int], system_ids: list[int], size: int, system_level: bool, item_ids: list[int] | None = None
+) -> list[list[int]]:
     """The chunk plan, deterministic in the output order: slices of `size`,
     or one chunk per system (by system name) for system-level metrics, or, with
     `item_ids` (metrics comparing the outputs of an item), whole items: a chunk
@@ -203,7 +211,7 @@ def plan_chunks(*, ids: list[int], system_ids: list[int], size: int, system_leve
             chunks.append(current)
         return chunks
     if not system_level:
-        return [ids[start:start + size] for start in range(0, len(ids), size)]
+        return [ids[start : start + size] for start in range(0, len(ids), size)]
     names = dict(System.objects.filter(pk__in=set(system_ids)).values_list("pk", "name"))
     groups: dict[int, list[int]] = {}
     for oid, sid in zip(ids, system_ids):
@@ -240,7 +248,8 @@ def run_prepare(*, run_id: int) -> list[int]:
         metric.load_corpus_state(state)
         signature = metric.signature()
         plan = plan_chunks(
-            ids=ids, system_ids=system_ids,
+            ids=ids,
+            system_ids=system_ids,
             size=run.chunk_size or default_chunk_size(metric),
             system_level=metric.level == "system",
             item_ids=item_ids,
@@ -270,9 +279,9 @@ def run_prepare(*, run_id: int) -> list[int]:
     if not run.reuse_key:
         _keys_to_fill.add(run_id)
     return list(
-        MetricChunk.objects.filter(run_id=run_id, status=ChunkStatus.PENDING).order_by("index").values_list(
-            "pk", flat=True
-        )
+        MetricChunk.objects.filter(run_id=run_id, status=ChunkStatus.PENDING)
+        .order_by("index")
+        .values_list("pk", flat=True)
     )
 
 
@@ -301,7 +310,9 @@ def stats_totals(system_names: list[str], stats: list[Any]) -> dict[str, Any] | 
     kinds = {type(v) for row in stats for v in row}
     if not kinds <= {int, float}:
         return None
-    if float in kinds and not all(type(v) is int or (math.isfinite(v) and v.is_integer()) for row in stats for v in row):
+    if float in kinds and not all(
+        type(v) is int or (math.isfinite(v) and v.is_integer()) for row in stats for v in row
+    ):
         return None
     groups: dict[str, list[list]] = {}
     for name, row in zip(system_names, stats):
@@ -357,9 +368,7 @@ def corpus_result(*, run: MetricRun) -> dict[str, Any]:
         fast = _corpus_from_totals(metric, chunks, run_planned(chunks))
         if fast is not None:
             return fast
-    outputs = {
-        o["pk"]: o for o in Output.objects.filter(item__dataset_id=run.dataset_id).values("pk", "system__name")
-    }
+    outputs = {o["pk"]: o for o in Output.objects.filter(item__dataset_id=run.dataset_id).values("pk", "system__name")}
     if metric.level == "system":
         systems = {}
         for chunk in chunks:
@@ -371,7 +380,8 @@ def corpus_result(*, run: MetricRun) -> dict[str, Any]:
     rows = {
         oid: (score, extra, stats)
         for oid, score, extra, stats in OutputScore.objects.filter(run=run).values_list(
-            "output_id", "score", "extra", "stats")
+            "output_id", "score", "extra", "stats"
+        )
     }
     order = [oid for chunk in chunks for oid in chunk.output_ids]
     missing = [oid for oid in order if oid not in rows]
@@ -469,5 +479,3 @@ def run_execute_sync(*, run: MetricRun, progress: Callable[[int], None] | None =
 def run_progress_fields(run: MetricRun) -> dict[str, Any]:
     """done/total and the share done, for the API and the CLI."""
     return {"done": run.done, "total": run.total, "percent": round(100 * run.done / run.total, 1) if run.total else 0}
-
-

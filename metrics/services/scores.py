@@ -2,6 +2,7 @@
 of parameters as `bulk_create` does (which cost more than scoring chrF); an
 idempotent INSERT ... ON CONFLICT (run, output) DO UPDATE where scores of the
 chunk are already stored."""
+
 from __future__ import annotations
 
 import json

@@ -1,5 +1,6 @@
 """Metric runs on the dataset and item pages, for owners and researchers only
 (the tags check the role themselves: annotators never get scores)."""
+
 from __future__ import annotations
 
 from django import template
@@ -25,8 +26,12 @@ def metric_runs_panel(context, dataset):
         "show": True,
         "dataset": dataset,
         "runs_url": reverse("api-metric-run-list", args=[dataset.pk]),
-        "form_data": {"metrics": metric_catalogue(), "models": model_choices(),
-                      "models_by_metric": models_by_metric(), "default": "chrf"},
+        "form_data": {
+            "metrics": metric_catalogue(),
+            "models": model_choices(),
+            "models_by_metric": models_by_metric(),
+            "default": "chrf",
+        },
         "csrf_token": context.get("csrf_token"),
     }
 

@@ -9,6 +9,7 @@ dataset's id, `annotate/assignments/<int:pk>/` the crawler's assignment...),
 GETs it and returns `{route: (url, response)}`. `expected_status` says what an
 annotator may get back for each route name.
 """
+
 from __future__ import annotations
 
 import re
@@ -20,19 +21,39 @@ CONVERTER = re.compile(r"<(?:(?P<conv>\w+):)?(?P<name>\w+)>")
 
 # What an annotator reaches: their home, their campaigns' unit pages and the unit API.
 ANNOTATOR_200 = {
-    "annotate-home", "annotate-campaign", "annotate-unit",
-    "api-campaign-list", "api-campaign-detail", "api-assignment-list", "api-campaign-my-completion-code",
+    "annotate-home",
+    "annotate-campaign",
+    "annotate-unit",
+    "api-campaign-list",
+    "api-campaign-detail",
+    "api-assignment-list",
+    "api-campaign-my-completion-code",
 }
 # The unit API's writes and the page's posts: GET is not allowed, for anyone.
 ANNOTATOR_POST_ONLY = {
-    "api-campaign-next-assignment", "api-assignment-submit", "api-assignment-release", "api-assignment-draft",
-    "annotate-submit", "annotate-draft", "annotate-release", "api-token",
-    "annotate-revise-submit", "api-assignment-revise",
+    "api-campaign-next-assignment",
+    "api-assignment-submit",
+    "api-assignment-release",
+    "api-assignment-draft",
+    "annotate-submit",
+    "annotate-draft",
+    "annotate-release",
+    "api-token",
+    "annotate-revise-submit",
+    "api-assignment-revise",
 }
 # The same for everyone, signed in or not: sign-in pages, API documentation, the icon.
 PUBLIC = {
-    "favicon", "schema", "api-docs", "api-redoc", "api-redoc-bundle", "login", "logout", "password_change",
-    "password_change_done", "password-set",
+    "favicon",
+    "schema",
+    "api-docs",
+    "api-redoc",
+    "api-redoc-bundle",
+    "login",
+    "logout",
+    "password_change",
+    "password_change_done",
+    "password-set",
 }
 
 
@@ -66,7 +87,7 @@ def _fill(route: str, ids: Ids) -> str:
     text = route.lstrip("^").rstrip("$").replace("\\Z", "").replace("\\/", "/")
 
     def value(match: re.Match) -> str:
-        before = text[:match.start()]
+        before = text[: match.start()]
         name = match.group("name")
         if name == "member_pk":
             return str(ids.membership)
@@ -74,11 +95,18 @@ def _fill(route: str, ids: Ids) -> str:
             return "1"  # admin's object ids, reset tokens...: any value
         words = [w for w in before.split("/") if w and not w.startswith("<")]
         last = words[-1] if words else ""
-        return str({
-            "projects": ids.project, "datasets": ids.dataset, "items": ids.item, "campaigns": ids.campaign,
-            "assignments": ids.assignment, "imports": ids.import_job, "exports": ids.export_job,
-            "metric-runs": ids.metric_run,
-        }.get(last, 1))
+        return str(
+            {
+                "projects": ids.project,
+                "datasets": ids.dataset,
+                "items": ids.item,
+                "campaigns": ids.campaign,
+                "assignments": ids.assignment,
+                "imports": ids.import_job,
+                "exports": ids.export_job,
+                "metric-runs": ids.metric_run,
+            }.get(last, 1)
+        )
 
     path = CONVERTER.sub(value, text)
     path = re.sub(r"\(\?P<\w+>[^)]*\)", "1", path)  # admin's regex routes
@@ -115,8 +143,11 @@ def verdict(name: str | None, route: str, response) -> str | None:
     if name in ANNOTATOR_POST_ONLY:
         return None if status == 405 else f"expected 405 (POST only), got {status}"
     if name == "annotate-completion-code":  # no code yet: back to the unit page
-        return None if status == 200 or (status == 302 and "/annotate/campaigns/" in response["Location"]) \
+        return (
+            None
+            if status == 200 or (status == 302 and "/annotate/campaigns/" in response["Location"])
             else f"got {status}"
+        )
     if name == "annotate-revise":  # their own unit in progress: reopening it is its unit page
         return None if status == 302 and response["Location"].endswith("/unit/") else f"got {status}"
     if name == "project-list":  # the project list sends an annotator to their home

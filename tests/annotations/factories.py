@@ -4,6 +4,7 @@ Each builds a coherent row by default (a unit's item in its campaign's dataset,
 an assignment's annotator in the campaign's project, a judgement's outputs of
 one item of its campaign's dataset); pass the rows a test cares about and let
 the rest be made. Judgements take their campaign's scale and first criterion."""
+
 import factory
 from django.contrib.auth import get_user_model
 from django.db.models import F
@@ -221,8 +222,7 @@ class PairwiseJudgementFactory(_JudgementFactory):
     class Meta:
         model = PairwiseJudgement
 
-    campaign = factory.SubFactory(CampaignFactory, protocol="pairwise", scale_min=None,
-                                  scale_max=None)
+    campaign = factory.SubFactory(CampaignFactory, protocol="pairwise", scale_min=None, scale_max=None)
     output_a = _campaign_output()
     output_b = _same_item_output("output_a")
     item = factory.SelfAttribute("output_a.item")
@@ -250,8 +250,14 @@ class SpanJudgementFactory(_JudgementFactory):
     class Meta:
         model = SpanJudgement
 
-    campaign = factory.SubFactory(CampaignFactory, protocol="esa", criteria=["quality"],
-                                  scale_min=0, scale_max=100, severities=["minor", "major", "critical"])
+    campaign = factory.SubFactory(
+        CampaignFactory,
+        protocol="esa",
+        criteria=["quality"],
+        scale_min=0,
+        scale_max=100,
+        severities=["minor", "major", "critical"],
+    )
     output = _campaign_output()
     item = factory.SelfAttribute("output.item")
     scale_min = factory.SelfAttribute("campaign.scale_min")

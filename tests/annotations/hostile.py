@@ -6,6 +6,7 @@ Infinity, psycopg refusing a lone surrogate, float() overflowing) or, for
 duplicate keys, silently kept the last value. Shared by the service, form,
 API and command tests; each maps to the words its line error must contain.
 """
+
 GOOD_LINE = b'{"item": "ok-1", "source": "fine", "outputs": {"A": "a"}}'
 
 DEEP = "[" * 5000 + "]" * 5000
@@ -22,12 +23,22 @@ DATASET_LINES: dict[str, tuple[bytes, str]] = {
 CSV_META_1E999 = b'item,meta\nx,"{""v"": 1e999}"\n'
 
 JUDGEMENT_LINES: dict[str, tuple[bytes, str]] = {
-    "deep": (('{"item": "i1", "system": "A", "annotator": "w", "criterion": "fluency", "score": 3, "x": '
-              + DEEP + "}").encode(), "levels deep"),
-    "score 400 digits": (b'{"item": "i1", "system": "A", "annotator": "w", "criterion": "fluency", "score": '
-                         + b"9" * 400 + b"}", "is out of range"),
-    "surrogate annotator": (b'{"item": "i1", "system": "A", "annotator": "w\\ud800", "criterion": "fluency", '
-                            b'"score": 3}', "lone surrogate"),
-    "duplicate key": (b'{"item": "i1", "system": "A", "annotator": "w", "annotator": "v", "criterion": "fluency", '
-                      b'"score": 3}', "duplicate key 'annotator'"),
+    "deep": (
+        (
+            '{"item": "i1", "system": "A", "annotator": "w", "criterion": "fluency", "score": 3, "x": ' + DEEP + "}"
+        ).encode(),
+        "levels deep",
+    ),
+    "score 400 digits": (
+        b'{"item": "i1", "system": "A", "annotator": "w", "criterion": "fluency", "score": ' + b"9" * 400 + b"}",
+        "is out of range",
+    ),
+    "surrogate annotator": (
+        b'{"item": "i1", "system": "A", "annotator": "w\\ud800", "criterion": "fluency", "score": 3}',
+        "lone surrogate",
+    ),
+    "duplicate key": (
+        b'{"item": "i1", "system": "A", "annotator": "w", "annotator": "v", "criterion": "fluency", "score": 3}',
+        "duplicate key 'annotator'",
+    ),
 }

@@ -1,4 +1,5 @@
 """`annotations.access`: one answer for "this object, for the project's staff", on pages and in the API."""
+
 import re
 
 import pytest
@@ -17,13 +18,13 @@ pytestmark = pytest.mark.django_db
 def people():
     project = ProjectFactory()
     dataset = DatasetFactory(project=project)
-    campaign = campaign_create(dataset=dataset, name="c", protocol="likert", criteria=["fluency"], scale_min=1,
-                               scale_max=5, redundancy=1)
+    campaign = campaign_create(
+        dataset=dataset, name="c", protocol="likert", criteria=["fluency"], scale_min=1, scale_max=5, redundancy=1
+    )
     users = {}
     for role in (Membership.Role.OWNER, Membership.Role.RESEARCHER, Membership.Role.ANNOTATOR):
         users[role] = MembershipFactory(project=project, user=UserFactory(), role=role).user
-    users["outsider"] = MembershipFactory(project=ProjectFactory(), user=UserFactory(),
-                                          role=Membership.Role.OWNER).user
+    users["outsider"] = MembershipFactory(project=ProjectFactory(), user=UserFactory(), role=Membership.Role.OWNER).user
     return campaign, users
 
 
@@ -62,8 +63,10 @@ def test_page_and_api_give_the_same_answers(people, client):
     for who in (Membership.Role.ANNOTATOR, "outsider"):
         client.force_login(users[who])
         api.force_authenticate(users[who])
-        absent[who] = (_page_text(client.get(f"/campaigns/{campaign.pk + 10_000}/quality/")),
-                       api.get(f"/api/campaigns/{campaign.pk + 10_000}/quality/").json())
+        absent[who] = (
+            _page_text(client.get(f"/campaigns/{campaign.pk + 10_000}/quality/")),
+            api.get(f"/api/campaigns/{campaign.pk + 10_000}/quality/").json(),
+        )
         assert answers[who] == absent[who], who
     assert answers[Membership.Role.ANNOTATOR][1] == answers["outsider"][1] == {"detail": "Not found."}
     assert STAFF_ONLY not in answers[Membership.Role.ANNOTATOR][0]

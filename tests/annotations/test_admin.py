@@ -1,4 +1,5 @@
 """Every model registered in the admin: changelist, add and change pages load."""
+
 import pytest
 from django.contrib import admin
 from django.urls import reverse
@@ -50,16 +51,17 @@ def data(db):
     post_edit = CampaignFactory(dataset=dataset, protocol="post-edit", scale_min=None, scale_max=None)
     from annotations.models import PostEditJudgement
 
-    PostEditJudgement.objects.create(campaign=post_edit, item=item, output=out_a, post_edit="edited", score=50.0,
-                                     **common)
+    PostEditJudgement.objects.create(
+        campaign=post_edit, item=item, output=out_a, post_edit="edited", score=50.0, **common
+    )
     # ESA^AI (annotations.models.prefill): a suggestion and the decision on it.
     from annotations.models import SpanPrefill, SpanSuggestion, SuggestionDecision
 
     SpanPrefill.objects.create(campaign=esa, run_id=1, metric="llm-judge")
-    suggestion = SpanSuggestion.objects.create(campaign=esa, output=out_a, position=0, start=0, end=2,
-                                               severity="minor")
-    SuggestionDecision.objects.create(judgement=span_judgement, suggestion=suggestion, decision="accepted",
-                                      start=0, end=2, severity="minor")
+    suggestion = SpanSuggestion.objects.create(campaign=esa, output=out_a, position=0, start=0, end=2, severity="minor")
+    SuggestionDecision.objects.create(
+        judgement=span_judgement, suggestion=suggestion, decision="accepted", start=0, end=2, severity="minor"
+    )
     # Quality control (annotations.quality): one row of each.
     from annotations.quality import services as quality
     from annotations.quality.services.controls import _gold_control
@@ -68,12 +70,26 @@ def data(db):
     gold = quality.gold_unit_create(campaign=likert, item=item, outputs=[out_a], expected={"*": {"min": 1}})
     _gold_control(campaign=likert, annotator=annotator, gold_unit=gold, batch=0)
     control = likert.control_units.get()
-    control.judgements.create(campaign=likert, annotator=annotator, kind="gold", item=item, criterion="fluency",
-                              answer={"scores": {}}, passed=True)
+    control.judgements.create(
+        campaign=likert,
+        annotator=annotator,
+        kind="gold",
+        item=item,
+        criterion="fluency",
+        answer={"scores": {}},
+        passed=True,
+    )
     quality.annotator_decide(campaign=likert, annotator=annotator, included=False, reason="test")
     quality.completion_code_issue(campaign=likert, annotator=annotator, batch=0)
-    ImportJob.objects.create(user=annotator.user, project=project, dataset_name="big", filename="big.jsonl",
-                             size=10, status=ImportJob.Status.FAILED, errors=["line 1: invalid JSON"])
+    ImportJob.objects.create(
+        user=annotator.user,
+        project=project,
+        dataset_name="big",
+        filename="big.jsonl",
+        size=10,
+        status=ImportJob.Status.FAILED,
+        errors=["line 1: invalid JSON"],
+    )
     from annotations.export.models import ExportJob
 
     ExportJob.objects.create(campaign=likert, user=annotator.user, options={"format": "jsonl"})

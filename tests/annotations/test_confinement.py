@@ -12,6 +12,7 @@
   meaning of the texts does no better than the majority baseline at telling
   control units (degraded copies, repeats, silent gold) from regular ones.
 """
+
 from __future__ import annotations
 
 import json
@@ -48,16 +49,17 @@ from tests.annotations.factories import (
 pytestmark = pytest.mark.django_db
 
 HANDLE = re.compile(rf"^[a-z2-7]{{{HANDLE_LENGTH}}}$")
-WORDS = ("restaurant pub cafe serves cheap expensive Italian French food near the river centre city family "
-         "friendly rating high low average located area price range coffee shop quiet busy").split()
+WORDS = (
+    "restaurant pub cafe serves cheap expensive Italian French food near the river centre city family "
+    "friendly rating high low average located area price range coffee shop quiet busy"
+).split()
 
 
 def _sentence(rng: random.Random) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(rng.randint(9, 14))).capitalize() + "."
 
 
-def _study(n_items: int, n_systems: int = 3, gold: int = 0, protocol: str = "likert",
-           annotators: int = 1):
+def _study(n_items: int, n_systems: int = 3, gold: int = 0, protocol: str = "likert", annotators: int = 1):
     """A project with a Likert campaign with quality control on, and `annotators` annotators (accounts:
     `annotator` is the first, `annotators` all of them)."""
     rng = random.Random(7)
@@ -76,17 +78,30 @@ def _study(n_items: int, n_systems: int = 3, gold: int = 0, protocol: str = "lik
         ReferenceFactory(item=item, position=0, text=_sentence(rng))
         for system in systems:
             OutputFactory(item=item, system=system, text=_sentence(rng))
-    campaign = CampaignFactory(dataset=dataset, protocol=protocol, criteria=["quality"], redundancy=1,
-                               units_per_batch=10, tuple_size=n_systems,
-                               **({"scale_min": 0, "scale_max": 100} if protocol == "likert"
-                                  else {"scale_min": None, "scale_max": None}))
-    quality_settings_update(campaign=campaign, degraded_share=0.2, repeat_share=0.1, completion_codes=True,
-                            degrade_kinds=["drop", "shuffle", "invert"])
+    campaign = CampaignFactory(
+        dataset=dataset,
+        protocol=protocol,
+        criteria=["quality"],
+        redundancy=1,
+        units_per_batch=10,
+        tuple_size=n_systems,
+        **({"scale_min": 0, "scale_max": 100} if protocol == "likert" else {"scale_min": None, "scale_max": None}),
+    )
+    quality_settings_update(
+        campaign=campaign,
+        degraded_share=0.2,
+        repeat_share=0.1,
+        completion_codes=True,
+        degrade_kinds=["drop", "shuffle", "invert"],
+    )
     for item in list(dataset.items.order_by("position"))[:gold]:
         outputs = list(item.outputs.order_by("id"))
-        gold_unit_create(campaign=campaign, item=item,
-                         outputs=outputs[:1] if protocol == "likert" else outputs,
-                         expected={"*": {"min": 0, "max": 100}})
+        gold_unit_create(
+            campaign=campaign,
+            item=item,
+            outputs=outputs[:1] if protocol == "likert" else outputs,
+            expected={"*": {"min": 0, "max": 100}},
+        )
     users = {"owner": owner, "researcher": researcher, "annotator": annotator, "annotators": [annotator, *others]}
     return project, dataset, campaign, users, membership
 
@@ -102,10 +117,15 @@ def test_an_annotator_reaches_only_their_home_their_units_and_the_unit_api():
     assert unit.status_code == 201
     item = dataset.items.first()
     ids = Ids(
-        project=project.pk, dataset=dataset.pk, item=item.pk, campaign=campaign.pk, assignment=unit.json()["id"],
+        project=project.pk,
+        dataset=dataset.pk,
+        item=item.pk,
+        campaign=campaign.pk,
+        assignment=unit.json()["id"],
         membership=membership.pk,
-        import_job=ImportJob.objects.create(user=users["researcher"], project=project, dataset_name="big",
-                                            filename="big.jsonl", size=10).pk,
+        import_job=ImportJob.objects.create(
+            user=users["researcher"], project=project, dataset_name="big", filename="big.jsonl", size=10
+        ).pk,
         export_job=ExportJob.objects.create(campaign=campaign, user=users["researcher"], options={}).pk,
         metric_run=MetricRun.objects.create(dataset=dataset, metric="chrf", total=12, chunk_size=100).pk,
     )
@@ -113,18 +133,33 @@ def test_an_annotator_reaches_only_their_home_their_units_and_the_unit_api():
     client.force_login(users["annotator"])
     answers = crawl(client, ids)
     assert len(answers) > 60  # every page and API of the project, the admin's too
-    wrong = {url: problem for route, (url, name, response) in answers.items()
-             if (problem := verdict(name, route, response))}
+    wrong = {
+        url: problem for route, (url, name, response) in answers.items() if (problem := verdict(name, route, response))
+    }
     assert not wrong, wrong
     reached = {name for route, (url, name, response) in answers.items() if response.status_code == 200}
     assert {"annotate-home", "annotate-campaign", "api-campaign-list", "api-assignment-list"} <= reached
     # The 404s are not bad URLs: the researcher gets the same URLs' objects.
     client.force_login(users["researcher"])
     staff = {name: response for route, (url, name, response) in crawl(client, ids).items()}
-    for name in ("project-detail", "dataset-detail", "item-detail", "campaign-judgements", "campaign-quality",
-                 "analysis-dashboard", "import-job-detail", "export-job-detail", "api-dataset-detail",
-                 "api-item-detail", "api-output-list", "api-item-list", "api-rating-list", "api-metric-run-detail",
-                 "api-campaign-quality", "api-campaign-agreement"):
+    for name in (
+        "project-detail",
+        "dataset-detail",
+        "item-detail",
+        "campaign-judgements",
+        "campaign-quality",
+        "analysis-dashboard",
+        "import-job-detail",
+        "export-job-detail",
+        "api-dataset-detail",
+        "api-item-detail",
+        "api-output-list",
+        "api-item-list",
+        "api-rating-list",
+        "api-metric-run-detail",
+        "api-campaign-quality",
+        "api-campaign-agreement",
+    ):
         assert staff[name].status_code == 200, (name, staff[name].status_code)
     # Nothing of the annotator's unit answer names an output or item by its id.
     payload = unit.json()
@@ -174,8 +209,9 @@ class Category:
         return self.codes.setdefault(json.dumps(value, sort_keys=True, default=str), len(self.codes))
 
 
-def _work(n_units: int, n_items: int, gold: int = 0, protocol: str = "likert", probes: bool = True,
-          annotators: int = 1):
+def _work(
+    n_units: int, n_items: int, gold: int = 0, protocol: str = "likert", probes: bool = True, annotators: int = 1
+):
     """`annotators` annotators, at once (one thread each), take and submit `n_units` units between them
     through the API; returns, per unit, what they received (every answer, its status and size, whether
     the answer was held to the unit floor (`annotations.timing`); with `probes`, also the answers to bad
@@ -184,8 +220,7 @@ def _work(n_units: int, n_items: int, gold: int = 0, protocol: str = "likert", p
     the floor once per round of annotators, not once per answer."""
     from annotations import timing
 
-    project, dataset, campaign, users, _ = _study(n_items=n_items, gold=gold, protocol=protocol,
-                                                  annotators=annotators)
+    project, dataset, campaign, users, _ = _study(n_items=n_items, gold=gold, protocol=protocol, annotators=annotators)
     # Whether an answer was held is what the clock would show an annotator, without the clock: the
     # floor's own decision (every answer in a campaign with controls, `timing._hold`), per thread.
     mine = threading.local()
@@ -215,22 +250,47 @@ def _work(n_units: int, n_items: int, gold: int = 0, protocol: str = "likert", p
             off_scale = unknown = draft = None
             if probes:
                 # Deliberately bad submissions first: a score off the scale, then an output this unit does not show.
-                off_scale = api.post(url, {"judgements": [{"criterion": "quality", "output": h, "score": 1000}
-                                                          for h in handles]}, format="json")
-                unknown = api.post(url, {"judgements": [{"criterion": "quality", "output": "a" * HANDLE_LENGTH,
-                                                         "score": 50}]}, format="json")
-                draft = api.put(f"/api/assignments/{body['id']}/draft/", {"draft": {"scores": {handles[0]: 40}}},
-                                format="json")
-            done, submit_held = held(lambda: api.post(url, {"judgements": [
-                {"criterion": "quality", "output": h, "score": rng.randint(1, 100)} for h in handles],
-                "shown_order": body["shown_order"]}, format="json"))
+                off_scale = api.post(
+                    url,
+                    {"judgements": [{"criterion": "quality", "output": h, "score": 1000} for h in handles]},
+                    format="json",
+                )
+                unknown = api.post(
+                    url,
+                    {"judgements": [{"criterion": "quality", "output": "a" * HANDLE_LENGTH, "score": 50}]},
+                    format="json",
+                )
+                draft = api.put(
+                    f"/api/assignments/{body['id']}/draft/", {"draft": {"scores": {handles[0]: 40}}}, format="json"
+                )
+            done, submit_held = held(
+                lambda: api.post(
+                    url,
+                    {
+                        "judgements": [
+                            {"criterion": "quality", "output": h, "score": rng.randint(1, 100)} for h in handles
+                        ],
+                        "shown_order": body["shown_order"],
+                    },
+                    format="json",
+                )
+            )
             assert done.status_code == 201, done.content
             assignment = Assignment.objects.select_related("unit").get(pk=body["id"])
-            units.append({
-                "body": body, "fetch": fetched, "fetch_held": fetch_held, "off_scale": off_scale,
-                "unknown": unknown, "draft": draft, "done": done, "submit_held": submit_held,
-                "assignment": assignment, "unit": assignment.unit,
-            })
+            units.append(
+                {
+                    "body": body,
+                    "fetch": fetched,
+                    "fetch_held": fetch_held,
+                    "off_scale": off_scale,
+                    "unknown": unknown,
+                    "draft": draft,
+                    "done": done,
+                    "submit_held": submit_held,
+                    "assignment": assignment,
+                    "unit": assignment.unit,
+                }
+            )
         return units
 
     people = users["annotators"]
@@ -272,21 +332,48 @@ def _features(units) -> np.ndarray:
         blank = _blank_texts(body)
         handles = [o["id"] for o in body["item"]["outputs"]]
         off_scale, unknown = u["off_scale"].json(), u["unknown"].json()
-        rows.append([
-            u["fetch"].status_code, len(json.dumps(blank)), len(handles),
-            np.mean([len(h) for h in handles]), all(HANDLE.match(h) for h in handles),
-            len(str(body["item"]["id"])), bool(HANDLE.match(str(body["item"]["id"]))), len(body["item"]["external_id"]),
-            body["seq"], body["seq"] % 10, body["progress"]["batch_done"], body["progress"]["batch"],
-            len(body["draft"]), body["unit"] is None, body["anchor"] is None,
-            keys(_key_paths(blank)), handles == sorted(handles), handles.index(min(handles)),
-            ord(min(handles)[0]), ord(max(handles)[0]), u["fetch_held"],
-            u["off_scale"].status_code, messages(_normalized(json.dumps(off_scale))), len(json.dumps(off_scale)),
-            u["unknown"].status_code, messages(_normalized(json.dumps(unknown))), len(json.dumps(unknown)),
-            u["draft"].status_code,
-            u["done"].status_code, len(json.dumps(done)), submit_keys(_key_paths(done)), done["judgements"],
-            done["retry"], done["completion_code"] is None, len(done["problems"]), u["submit_held"],
-            done["assignment"]["item"] == body["item"]["id"], done["assignment"]["shown_order"] == body["shown_order"],
-        ])
+        rows.append(
+            [
+                u["fetch"].status_code,
+                len(json.dumps(blank)),
+                len(handles),
+                np.mean([len(h) for h in handles]),
+                all(HANDLE.match(h) for h in handles),
+                len(str(body["item"]["id"])),
+                bool(HANDLE.match(str(body["item"]["id"]))),
+                len(body["item"]["external_id"]),
+                body["seq"],
+                body["seq"] % 10,
+                body["progress"]["batch_done"],
+                body["progress"]["batch"],
+                len(body["draft"]),
+                body["unit"] is None,
+                body["anchor"] is None,
+                keys(_key_paths(blank)),
+                handles == sorted(handles),
+                handles.index(min(handles)),
+                ord(min(handles)[0]),
+                ord(max(handles)[0]),
+                u["fetch_held"],
+                u["off_scale"].status_code,
+                messages(_normalized(json.dumps(off_scale))),
+                len(json.dumps(off_scale)),
+                u["unknown"].status_code,
+                messages(_normalized(json.dumps(unknown))),
+                len(json.dumps(unknown)),
+                u["draft"].status_code,
+                u["done"].status_code,
+                len(json.dumps(done)),
+                submit_keys(_key_paths(done)),
+                done["judgements"],
+                done["retry"],
+                done["completion_code"] is None,
+                len(done["problems"]),
+                u["submit_held"],
+                done["assignment"]["item"] == body["item"]["id"],
+                done["assignment"]["shown_order"] == body["shown_order"],
+            ]
+        )
     return np.array(rows, dtype=float)
 
 
@@ -302,8 +389,10 @@ def _chance_test(features: np.ndarray, labels: np.ndarray) -> dict[str, tuple[fl
     baseline = max(labels.mean(), 1 - labels.mean())
     folds = StratifiedKFold(n_splits=5, shuffle=True, random_state=0)
     results = {}
-    for name, model in (("tree", DecisionTreeClassifier(max_depth=3, random_state=0)),
-                        ("logistic", make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)))):
+    for name, model in (
+        ("tree", DecisionTreeClassifier(max_depth=3, random_state=0)),
+        ("logistic", make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))),
+    ):
         predicted = cross_val_predict(model, features, labels, cv=folds)
         correct = int((predicted == labels).sum())
         p = binomtest(correct, len(labels), baseline, alternative="greater").pvalue
@@ -351,8 +440,9 @@ def test_a_classifier_with_everything_the_annotator_receives_cannot_spot_control
     leaked = []
     for u in units:
         assignment = u["assignment"]
-        outputs = item_outputs.setdefault(assignment.item_id, set(
-            Output.objects.filter(item_id=assignment.item_id).values_list("id", flat=True)))
+        outputs = item_outputs.setdefault(
+            assignment.item_id, set(Output.objects.filter(item_id=assignment.item_id).values_list("id", flat=True))
+        )
         leaked.append([np.mean([i in outputs for i in assignment.shown_order]), max(assignment.shown_order)])
     for name, (accuracy, baseline, p) in _chance_test(np.array(leaked, dtype=float), labels).items():
         assert p < 1e-6 and accuracy > 0.95, (name, accuracy, baseline, p)
@@ -416,9 +506,16 @@ def test_answers_are_held_to_the_floor_only_where_controls_can_be_handed_out(set
 
     def one_unit():
         body = api.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
-        done = api.post(f"/api/assignments/{body['id']}/submit/", {"judgements": [
-            {"criterion": "quality", "output": o["id"], "score": 50} for o in body["item"]["outputs"]],
-            "shown_order": body["shown_order"]}, format="json")
+        done = api.post(
+            f"/api/assignments/{body['id']}/submit/",
+            {
+                "judgements": [
+                    {"criterion": "quality", "output": o["id"], "score": 50} for o in body["item"]["outputs"]
+                ],
+                "shown_order": body["shown_order"],
+            },
+            format="json",
+        )
         assert done.status_code == 201, done.content
 
     one_unit()
@@ -429,8 +526,9 @@ def test_answers_are_held_to_the_floor_only_where_controls_can_be_handed_out(set
     assert held == []
 
 
-@pytest.mark.parametrize("took,held_to", [(0.040, 0.150), (0.149, 0.150), (0.151, 0.300), (0.290, 0.300),
-                                          (0.460, 0.600)])
+@pytest.mark.parametrize(
+    "took,held_to", [(0.040, 0.150), (0.149, 0.150), (0.151, 0.300), (0.290, 0.300), (0.460, 0.600)]
+)
 def test_an_answer_past_the_floor_is_held_to_its_next_multiple(settings, monkeypatch, took, held_to):
     # How much longer than the floor a control's answer took (a loaded machine) would say more than
     # whether it took longer; held to the next multiple of the floor, an answer shows only the step.

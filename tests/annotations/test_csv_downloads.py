@@ -6,6 +6,7 @@ from every CSV surface; no cell of any of them may start a formula, except
 numbers (a negative score stays a number), and each hostile name is there,
 neutralised (a leading apostrophe, OWASP's advice).
 """
+
 import csv
 import io
 

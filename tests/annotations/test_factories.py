@@ -1,5 +1,6 @@
 """The factories build rows the database accepts and that hang together (what the
 tests relying on them assume): one campaign's dataset, project and scale throughout."""
+
 import pytest
 from django.db import IntegrityError, transaction
 
@@ -63,7 +64,9 @@ def test_judgements_are_of_their_campaigns_dataset_and_scale():
     marker = ErrorSpanFactory(judgement=span.judgement, missing_content=True, severity="major")
     assert span.judgement.campaign.protocol == "esa"
     assert list(span.judgement.spans.order_by("id").values_list("start", "end", "severity", "missing")) == [
-        (0, 1, "minor", False), (None, None, "major", True)]
+        (0, 1, "minor", False),
+        (None, None, "major", True),
+    ]
     assert marker.judgement.scale_max == 100
 
 

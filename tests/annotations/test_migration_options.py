@@ -1,5 +1,6 @@
 """Migration 0022 moves each campaign's protocol settings from their columns into
 `Campaign.options`, without loss, and back."""
+
 import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
@@ -35,8 +36,9 @@ def test_the_columns_move_into_options_and_back(back_to_the_latest_schema):
         "mqm-defaults": dict(protocol="mqm"),
     }
     for name, fields in rows.items():
-        Campaign.objects.create(dataset=dataset, name=name, protocol=fields.pop("protocol", name),
-                                criteria=["q"], **fields)
+        Campaign.objects.create(
+            dataset=dataset, name=name, protocol=fields.pop("protocol", name), criteria=["q"], **fields
+        )
 
     executor = MigrationExecutor(connection)
     executor.migrate(AFTER)

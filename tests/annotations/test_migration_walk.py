@@ -1,5 +1,6 @@
 """Migration 0007 gives campaigns planned before it their number of regular units (the walk's
 domain) when their positions are 0..n-1, and leaves the others to the full scan."""
+
 import importlib
 
 import pytest
@@ -19,8 +20,9 @@ def _campaign(name):
         item = ItemFactory(dataset=dataset, position=i)
         for system in systems:
             OutputFactory(item=item, system=system)
-    return campaign_create(dataset=dataset, name=name, protocol="likert", criteria=["q"], scale_min=1, scale_max=5,
-                           redundancy=1)
+    return campaign_create(
+        dataset=dataset, name=name, protocol="likert", criteria=["q"], scale_min=1, scale_max=5, redundancy=1
+    )
 
 
 def test_the_migration_counts_the_regular_units_of_campaigns_planned_before_it():

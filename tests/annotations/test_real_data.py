@@ -16,6 +16,7 @@ counts, so each vote becomes one pairwise judgement by a synthetic annotator
 named `vote-1`, `vote-2`, ... within the item: the first `nbrA` votes prefer
 A, the next `nbrB` prefer B (the real voters are not identified per row).
 """
+
 import csv
 import json
 from collections import Counter, defaultdict
@@ -57,24 +58,54 @@ def test_asset_ratings_import(shared_data, tmp_path):
         ratings = list(csv.DictReader(f))
     rated = {int(r["original_sentence_id"]): r["simplification"] for r in ratings}
 
-    dataset_file = write_jsonl(tmp_path / "asset.jsonl", (
-        {"item": f"asset-{i}", "source": src, "references": [refs[i] for refs in references],
-         "outputs": {"rated": rated[i]} if i in rated else {}}
-        for i, src in enumerate(originals)
-    ))
-    judgement_file = write_jsonl(tmp_path / "asset-ratings.jsonl", (
-        {"item": f"asset-{r['original_sentence_id']}", "system": "rated", "annotator": r["worker_id"],
-         "criterion": r["aspect"], "score": float(r["rating"])}
-        for r in ratings
-    ))
+    dataset_file = write_jsonl(
+        tmp_path / "asset.jsonl",
+        (
+            {
+                "item": f"asset-{i}",
+                "source": src,
+                "references": [refs[i] for refs in references],
+                "outputs": {"rated": rated[i]} if i in rated else {},
+            }
+            for i, src in enumerate(originals)
+        ),
+    )
+    judgement_file = write_jsonl(
+        tmp_path / "asset-ratings.jsonl",
+        (
+            {
+                "item": f"asset-{r['original_sentence_id']}",
+                "system": "rated",
+                "annotator": r["worker_id"],
+                "criterion": r["aspect"],
+                "score": float(r["rating"]),
+            }
+            for r in ratings
+        ),
+    )
 
     summary = run("import_dataset", str(dataset_file), "--dataset", "asset", "--project", "asset")
     assert (summary["items"], summary["outputs"], summary["references_created"]) == (359, 100, 3590)
-    run("create_campaign", "--dataset", "asset", "--name", "asset-ratings", "--protocol", "likert",
-        "--criteria", "meaning,fluency,simplicity", "--scale", "0-100")
+    run(
+        "create_campaign",
+        "--dataset",
+        "asset",
+        "--name",
+        "asset-ratings",
+        "--protocol",
+        "likert",
+        "--criteria",
+        "meaning,fluency,simplicity",
+        "--scale",
+        "0-100",
+    )
     assert run("import_judgements", str(judgement_file), "--campaign", "asset-ratings") == {
-        "campaign": "asset-ratings", "judgements": 4500, "created": 4500, "unchanged": False,
-        "annotators_created": len({r["worker_id"] for r in ratings})}
+        "campaign": "asset-ratings",
+        "judgements": 4500,
+        "created": 4500,
+        "unchanged": False,
+        "annotators_created": len({r["worker_id"] for r in ratings}),
+    }
 
     dataset = Dataset.objects.get(name="asset")
     assert Item.objects.filter(dataset=dataset).count() == len(originals) == 359
@@ -106,25 +137,43 @@ def test_hats_pairwise_import(shared_data, tmp_path):
         rows = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
     assert len(rows) == 1000
 
-    dataset_file = write_jsonl(tmp_path / "hats.jsonl", (
-        {"item": f"hats-{n}", "references": [r["reference"]], "outputs": {"hypA": r["hypA"], "hypB": r["hypB"]}}
-        for n, r in enumerate(rows, start=1)
-    ))
+    dataset_file = write_jsonl(
+        tmp_path / "hats.jsonl",
+        (
+            {"item": f"hats-{n}", "references": [r["reference"]], "outputs": {"hypA": r["hypA"], "hypB": r["hypB"]}}
+            for n, r in enumerate(rows, start=1)
+        ),
+    )
 
     def votes():
         for n, r in enumerate(rows, start=1):
             winners = ["a"] * int(r["nbrA"]) + ["b"] * int(r["nbrB"])
             for k, winner in enumerate(winners, start=1):
-                yield {"item": f"hats-{n}", "annotator": f"vote-{k}", "criterion": "preference",
-                       "a": "hypA", "b": "hypB", "winner": winner}
+                yield {
+                    "item": f"hats-{n}",
+                    "annotator": f"vote-{k}",
+                    "criterion": "preference",
+                    "a": "hypA",
+                    "b": "hypB",
+                    "winner": winner,
+                }
 
     judgement_file = write_jsonl(tmp_path / "hats-votes.jsonl", votes())
     total_votes = sum(int(r["nbrA"]) + int(r["nbrB"]) for r in rows)
     assert total_votes == 7150
 
     assert run("import_dataset", str(dataset_file), "--dataset", "hats")["outputs"] == 2000
-    run("create_campaign", "--dataset", "hats", "--name", "hats-votes", "--protocol", "pairwise",
-        "--criteria", "preference")
+    run(
+        "create_campaign",
+        "--dataset",
+        "hats",
+        "--name",
+        "hats-votes",
+        "--protocol",
+        "pairwise",
+        "--criteria",
+        "preference",
+    )
     assert run("import_judgements", str(judgement_file), "--campaign", "hats-votes")["created"] == total_votes
 
     # Count the votes per item and system from the database, whatever the stored (canonical) order.

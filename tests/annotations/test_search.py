@@ -1,5 +1,6 @@
 """Item search at scale: the same answers on both plans, served by the trigram
 indexes, counts that stop early. (Timings: bench/bench_search.py.)"""
+
 import pytest
 from django.db import connection
 from rest_framework.test import APIClient
@@ -18,8 +19,14 @@ from tests.annotations.factories import (
 
 pytestmark = pytest.mark.django_db
 
-TEXTS = ["The Golden Curry serves Italian food.", "A pub near the river.", "Zizzi is a coffee shop.",
-         "golden hour at the riverside", "Nothing to see.", "THE END"]
+TEXTS = [
+    "The Golden Curry serves Italian food.",
+    "A pub near the river.",
+    "Zizzi is a coffee shop.",
+    "golden hour at the riverside",
+    "Nothing to see.",
+    "THE END",
+]
 
 
 @pytest.fixture
@@ -28,9 +35,13 @@ def dataset():
     systems = [SystemFactory(dataset=dataset, name=f"s{i}") for i in range(2)]
     for n in range(30):
         text = TEXTS[n % len(TEXTS)]
-        item = ItemFactory(dataset=dataset, external_id=f"id-{n:03d}", position=n,
-                           source=f"source {n} {text if n % 4 == 0 else ''}",
-                           data=[["Golden Curry", "food", "Italian"]] if n % 7 == 0 else [])
+        item = ItemFactory(
+            dataset=dataset,
+            external_id=f"id-{n:03d}",
+            position=n,
+            source=f"source {n} {text if n % 4 == 0 else ''}",
+            data=[["Golden Curry", "food", "Italian"]] if n % 7 == 0 else [],
+        )
         ReferenceFactory(item=item, position=0, text=TEXTS[(n + 1) % len(TEXTS)] if n % 3 == 0 else "plain")
         OutputFactory(item=item, system=systems[0], text=text)
         if n % 2:
@@ -45,19 +56,25 @@ def expected(dataset, query: str) -> list[str]:
     found = []
     for item in Item.objects.filter(dataset=dataset).order_by("position", "id"):
         texts = [item.external_id, item.source, str(item.data).replace("'", '"')]
-        texts += list(item.references.values_list("text", flat=True)) + list(item.outputs.values_list("text", flat=True))
+        texts += list(item.references.values_list("text", flat=True)) + list(
+            item.outputs.values_list("text", flat=True)
+        )
         if any(q in t.lower() for t in texts):
             found.append(item.external_id)
     return found
 
 
-@pytest.mark.parametrize("query", ["golden", "GOLDEN curry", "the", "river", "zizzi", "id-01", "Italian", "nope",
-                                   "50%", "a_b", "end"])
-@pytest.mark.parametrize("probe_rows, dense_share", [
-    (5000, 2.0),  # a rare term: the trigram indexes find every item
-    (2, 2.0),  # common by the index probes: walk in order
-    (5000, 0.0),  # common by the sample: walk in order at once
-])
+@pytest.mark.parametrize(
+    "query", ["golden", "GOLDEN curry", "the", "river", "zizzi", "id-01", "Italian", "nope", "50%", "a_b", "end"]
+)
+@pytest.mark.parametrize(
+    "probe_rows, dense_share",
+    [
+        (5000, 2.0),  # a rare term: the trigram indexes find every item
+        (2, 2.0),  # common by the index probes: walk in order
+        (5000, 0.0),  # common by the sample: walk in order at once
+    ],
+)
 def test_every_plan_finds_exactly_the_matching_items_in_order(dataset, monkeypatch, query, probe_rows, dense_share):
     monkeypatch.setattr(search_selectors, "SEARCH_PROBE_ROWS", probe_rows)
     monkeypatch.setattr(search_selectors, "SEARCH_DENSE_SHARE", dense_share)
@@ -71,13 +88,16 @@ def test_queries_under_three_characters_match_item_ids_only(dataset):
     assert list(selectors.dataset_item_search(dataset=dataset, query="he")) == []  # "the" is in texts, not ids
 
 
-@pytest.mark.parametrize("table, expression, index", [
-    ("annotations_item", "UPPER(external_id::text)", "item_external_id_trgm"),
-    ("annotations_item", "UPPER(source::text)", "item_source_trgm"),
-    ("annotations_item", "UPPER((data)::text::text)", "item_data_trgm"),
-    ("annotations_reference", "UPPER(text::text)", "reference_text_trgm"),
-    ("annotations_output", "UPPER(text::text)", "output_text_trgm"),
-])
+@pytest.mark.parametrize(
+    "table, expression, index",
+    [
+        ("annotations_item", "UPPER(external_id::text)", "item_external_id_trgm"),
+        ("annotations_item", "UPPER(source::text)", "item_source_trgm"),
+        ("annotations_item", "UPPER((data)::text::text)", "item_data_trgm"),
+        ("annotations_reference", "UPPER(text::text)", "reference_text_trgm"),
+        ("annotations_output", "UPPER(text::text)", "output_text_trgm"),
+    ],
+)
 def test_the_trigram_indexes_serve_the_lookups_django_writes(dataset, table, expression, index):
     # Written as Django's icontains writes it; with sequential scans off, only a matching index can answer.
     with connection.cursor() as cursor:
@@ -91,8 +111,10 @@ def test_dataset_pages_are_read_in_order_from_an_index(dataset):
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute("SET LOCAL enable_sort = off")
-        cursor.execute("EXPLAIN SELECT id FROM annotations_item WHERE dataset_id = %s ORDER BY position, id LIMIT 25 "
-                       "OFFSET 100", [dataset.pk])
+        cursor.execute(
+            "EXPLAIN SELECT id FROM annotations_item WHERE dataset_id = %s ORDER BY position, id LIMIT 25 OFFSET 100",
+            [dataset.pk],
+        )
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "item_dataset_position" in plan and "Sort" not in plan, plan
 

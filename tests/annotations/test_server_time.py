@@ -4,6 +4,7 @@ No test sleeps or trusts a quiet wall clock: the moment a unit was handed out is
 known amount (`tests.annotations.server_time.worked`), and a measure must be at least that amount
 and no more than it plus the test's own requests (`about`).
 """
+
 import importlib
 import json
 from datetime import datetime, timedelta, timezone
@@ -45,8 +46,15 @@ def study():
             OutputFactory(item=item, system=system, text=f"{system.name} says {i}")
     user = UserFactory(username="ann")
     MembershipFactory(project=dataset.project, user=user, role=Membership.Role.ANNOTATOR)
-    campaign = campaign_create(dataset=dataset, name="timed", protocol="likert", criteria=["fluency", "adequacy"],
-                               scale_min=1, scale_max=5, redundancy=1)
+    campaign = campaign_create(
+        dataset=dataset,
+        name="timed",
+        protocol="likert",
+        criteria=["fluency", "adequacy"],
+        scale_min=1,
+        scale_max=5,
+        redundancy=1,
+    )
     api = APIClient()
     api.force_authenticate(user)
     page = Client()
@@ -61,8 +69,11 @@ def _hand_out(api, campaign) -> dict:
 
 
 def _answers(body) -> list[dict]:
-    return [{"criterion": c, "output": o["id"], "score": 4} for o in body["item"]["outputs"]
-            for c in ("fluency", "adequacy")]
+    return [
+        {"criterion": c, "output": o["id"], "score": 4}
+        for o in body["item"]["outputs"]
+        for c in ("fluency", "adequacy")
+    ]
 
 
 def _submit(api, body, time_spent_ms=None):
@@ -113,7 +124,8 @@ def test_a_plausible_client_figure_is_kept_apart_and_never_replaces_the_servers(
     assert about(assignment.time_spent_ms, 3000)
     assert assignment.client_time_ms == 2000
     assert set(RatingJudgement.objects.filter(assignment=assignment).values_list("time_spent_ms", flat=True)) == {
-        assignment.time_spent_ms}
+        assignment.time_spent_ms
+    }
 
 
 def test_the_measure_is_in_milliseconds_not_seconds():
@@ -139,9 +151,11 @@ def test_the_page_submit_stores_the_servers_milliseconds(study):
     campaign, api, page = study
     body = _hand_out(api, campaign)
     worked(body["id"], 1234)
-    ok = page.post(reverse("annotate-submit", args=[body["id"]]),
-                   json.dumps({"judgements": _answers(body), "shown_order": body["shown_order"],
-                               "time_spent_ms": AN_HOUR_MS}), content_type="application/json")
+    ok = page.post(
+        reverse("annotate-submit", args=[body["id"]]),
+        json.dumps({"judgements": _answers(body), "shown_order": body["shown_order"], "time_spent_ms": AN_HOUR_MS}),
+        content_type="application/json",
+    )
     assert ok.status_code == 201, ok.content
     assignment = Assignment.objects.get(pk=body["id"])
     assert about(assignment.time_spent_ms, 1234) and assignment.client_time_ms is None
@@ -174,9 +188,17 @@ def test_a_released_unit_taken_back_counts_both_stretches_and_not_the_pause(stud
     (output,) = [o["id"] for o in body["item"]["outputs"]]
 
     def rate(criterion):
-        sent = api.post("/api/judgements/ratings/", {"campaign": campaign.pk, "output": output,
-                                                     "criterion": criterion, "score": 3,
-                                                     "time_spent_ms": AN_HOUR_MS}, format="json")
+        sent = api.post(
+            "/api/judgements/ratings/",
+            {
+                "campaign": campaign.pk,
+                "output": output,
+                "criterion": criterion,
+                "score": 3,
+                "time_spent_ms": AN_HOUR_MS,
+            },
+            format="json",
+        )
         assert sent.status_code == 201, sent.content
         return sent.json()
 
@@ -203,8 +225,14 @@ def test_an_expired_unit_counts_up_to_its_deadline_then_from_when_it_is_taken_ba
 def test_imported_judgements_keep_the_imported_time(study, tmp_path):
     campaign, _, _ = study
     dataset_item = Item.objects.filter(dataset=campaign.dataset).order_by("position").first()
-    line = {"item": dataset_item.external_id, "system": "alpha", "annotator": "worker-1", "criterion": "fluency",
-            "score": 4, "time_spent_ms": 987_654}
+    line = {
+        "item": dataset_item.external_id,
+        "system": "alpha",
+        "annotator": "worker-1",
+        "criterion": "fluency",
+        "score": 4,
+        "time_spent_ms": 987_654,
+    }
     path = tmp_path / "j.jsonl"
     path.write_text(json.dumps(line) + "\n", encoding="utf-8")
     run("import_judgements", str(path), "--campaign", campaign.name)

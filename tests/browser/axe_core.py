@@ -8,6 +8,7 @@ make but maybe no node or npm, and reaches the package registries but no CDN.
 
     python tests/browser/axe_core.py     # fetch once; a no-op when present
 """
+
 import base64
 import hashlib
 import io
@@ -29,8 +30,9 @@ MEMBERS = {"package/axe.min.js": "axe.min.js", "package/LICENSE": "LICENSE"}
 
 def tarball_url() -> str:
     # npm's own setting when one is made (a mirror), else the public registry.
-    registry = os.environ.get("NPM_CONFIG_REGISTRY") or os.environ.get("npm_config_registry") \
-        or "https://registry.npmjs.org/"
+    registry = (
+        os.environ.get("NPM_CONFIG_REGISTRY") or os.environ.get("npm_config_registry") or "https://registry.npmjs.org/"
+    )
     return f"{registry.rstrip('/')}/axe-core/-/axe-core-{VERSION}.tgz"
 
 

@@ -8,6 +8,7 @@ or a box read right after it can be the unstyled one (the clean-clone suite
 failed that way on a loaded machine); waiting in one place keeps every test
 from having to remember.
 """
+
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -106,12 +107,14 @@ def new_page(browser, request):
     """
     contexts, outside = [], []
 
-    def open_page(*, base_url: str | None = None, viewport: dict | None = None, allow: tuple[str, ...] = (),
-                  **context_options) -> Loaded:
+    def open_page(
+        *, base_url: str | None = None, viewport: dict | None = None, allow: tuple[str, ...] = (), **context_options
+    ) -> Loaded:
         """`allow`: other origins the test itself serves (a stub crowd platform), which may load."""
         base = base_url or request.getfixturevalue("live_server").url
-        context = browser.new_context(base_url=base, viewport=viewport or {"width": 1280, "height": 900},
-                                      **context_options)
+        context = browser.new_context(
+            base_url=base, viewport=viewport or {"width": 1280, "height": 900}, **context_options
+        )
         contexts.append(context)
 
         def guard(route):
@@ -161,8 +164,9 @@ class Snapshot:
             with raw.cursor() as cursor, cursor.copy(f'COPY "{table}" TO STDOUT (FORMAT binary)') as copy:
                 self.tables[table] = b"".join(bytes(block) for block in copy)
         with connection.cursor() as cursor:
-            cursor.execute("SELECT schemaname || '.' || sequencename, last_value FROM pg_sequences "
-                           "WHERE last_value IS NOT NULL")
+            cursor.execute(
+                "SELECT schemaname || '.' || sequencename, last_value FROM pg_sequences WHERE last_value IS NOT NULL"
+            )
             self.sequences = cursor.fetchall()
 
     def restore(self) -> None:
@@ -185,8 +189,9 @@ class Snapshot:
             with connection.cursor() as cursor:
                 for sequence, value in self.sequences:
                     # Never backwards: ids handed out since (another test's rows, cached by id) stay unique.
-                    cursor.execute(f"SELECT setval(%s, GREATEST(%s, (SELECT last_value FROM {sequence})))",
-                                   [sequence, value])
+                    cursor.execute(
+                        f"SELECT setval(%s, GREATEST(%s, (SELECT last_value FROM {sequence})))", [sequence, value]
+                    )
         ContentType.objects.clear_cache()
 
 

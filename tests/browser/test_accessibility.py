@@ -4,6 +4,7 @@ annotator's home, a unit of each protocol (fresh, and half answered with its
 errors shown), the pages between and after the units, and the owner's pages of a campaign,
 at desktop and phone widths. No violation of impact "serious" or "critical" may remain; a
 last test shows that the audit does catch one."""
+
 import re
 
 import pytest
@@ -24,8 +25,9 @@ START = re.compile(r"^\s*(Start|Continue|Resume)\b", re.I)
 def axe_script():
     if not SCRIPT.is_file():
         # Not a skip: an audit that silently does not run would read as a pass.
-        pytest.fail(f"axe-core {VERSION} is missing at {SCRIPT}: run `make axe` (`make test` does it first)",
-                    pytrace=False)
+        pytest.fail(
+            f"axe-core {VERSION} is missing at {SCRIPT}: run `make axe` (`make test` does it first)", pytrace=False
+        )
     return SCRIPT
 
 
@@ -199,13 +201,21 @@ def test_the_researchers_pages(audited_page, axe_script, demo, width):
     item = campaign.dataset.items.order_by("position").first()
     page = audited_page(width)
     log_in(page, "demo", "demo")
-    for url in ["/", f"/projects/{campaign.dataset.project.pk}/", f"/datasets/{campaign.dataset.pk}/",
-                f"/items/{item.pk}/", f"/campaigns/{campaign.pk}/", f"/campaigns/{campaign.pk}/judgements/",
-                f"/campaigns/{campaign.pk}/quality/", f"/campaigns/{campaign.pk}/analysis/",
-                f"/campaigns/{campaign.pk}/analysis/meta/"]:
+    for url in [
+        "/",
+        f"/projects/{campaign.dataset.project.pk}/",
+        f"/datasets/{campaign.dataset.pk}/",
+        f"/items/{item.pk}/",
+        f"/campaigns/{campaign.pk}/",
+        f"/campaigns/{campaign.pk}/judgements/",
+        f"/campaigns/{campaign.pk}/quality/",
+        f"/campaigns/{campaign.pk}/analysis/",
+        f"/campaigns/{campaign.pk}/analysis/meta/",
+    ]:
         page.goto(url)
         page.wait_for_load_state("networkidle")  # the pages' scripts have drawn their charts and tables
         assert_accessible(page, axe_script, f"{url} at {width} px")
+
 
 def test_the_audit_reports_a_violation_it_is_shown(audited_page, axe_script, live_server):
     """The audit is not blind: a password field stripped of its label is caught, and the

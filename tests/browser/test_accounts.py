@@ -1,5 +1,6 @@
 """An owner creates a project, pastes three usernames, hands one login link to a person whose
 browser has never seen the workbench: it lands on the annotator's home, logged in, once."""
+
 import pytest
 
 from annotations.models import LoginLink, Membership
@@ -12,8 +13,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def owner(live_server):
     """An owner of a project: allowed to create projects (WORKBENCH_PROJECT_CREATORS=owners)."""
-    MembershipFactory(project=ProjectFactory(name="Pilot"), user=UserFactory(username="olivia"),
-                      role=Membership.Role.OWNER)
+    MembershipFactory(
+        project=ProjectFactory(name="Pilot"), user=UserFactory(username="olivia"), role=Membership.Role.OWNER
+    )
     return "olivia"
 
 

@@ -1,5 +1,6 @@
 """The researcher's campaign page under adaptive allocation: units by judgements done, the decided
 system pairs, the stop form; readable and accessible at 390 and 1280 px (screenshots kept)."""
+
 import json
 import random
 
@@ -25,31 +26,64 @@ def _write(path, rows):
 @pytest.fixture
 def campaign(tmp_path):
     rng = random.Random(3)
-    items = [{"item": f"i{n}", "source": f"src {n}", "outputs": {s: f"{s[0]} {n}" for s in MEANS}}
-             for n in range(30)]
-    judgements = [{"item": f"i{n}", "system": s, "annotator": "w1", "criterion": "quality",
-                   "score": max(0, min(100, round(m + rng.gauss(0, 10))))} for n in range(30) for s, m in MEANS.items()]
+    items = [{"item": f"i{n}", "source": f"src {n}", "outputs": {s: f"{s[0]} {n}" for s in MEANS}} for n in range(30)]
+    judgements = [
+        {
+            "item": f"i{n}",
+            "system": s,
+            "annotator": "w1",
+            "criterion": "quality",
+            "score": max(0, min(100, round(m + rng.gauss(0, 10)))),
+        }
+        for n in range(30)
+        for s, m in MEANS.items()
+    ]
     quiet = open("/dev/null", "w")
-    call_command("import_dataset", _write(tmp_path / "d.jsonl", items), "--dataset", "toy", "--project", "Lab",
-                 stdout=quiet)
-    call_command("create_campaign", "--dataset", "toy", "--name", "adaptive-study", "--protocol", "likert",
-                 "--criteria", "quality", "--scale", "0-100", "--redundancy", "3", "--allocation", "adaptive",
-                 "--adaptive-min-per-system", "5", stdout=quiet)
-    call_command("import_judgements", _write(tmp_path / "j.jsonl", judgements), "--campaign", "adaptive-study",
-                 stdout=quiet)
+    call_command(
+        "import_dataset", _write(tmp_path / "d.jsonl", items), "--dataset", "toy", "--project", "Lab", stdout=quiet
+    )
+    call_command(
+        "create_campaign",
+        "--dataset",
+        "toy",
+        "--name",
+        "adaptive-study",
+        "--protocol",
+        "likert",
+        "--criteria",
+        "quality",
+        "--scale",
+        "0-100",
+        "--redundancy",
+        "3",
+        "--allocation",
+        "adaptive",
+        "--adaptive-min-per-system",
+        "5",
+        stdout=quiet,
+    )
+    call_command(
+        "import_judgements", _write(tmp_path / "j.jsonl", judgements), "--campaign", "adaptive-study", stdout=quiet
+    )
     campaign = Campaign.objects.get(name="adaptive-study")
     units = list(Unit.objects.filter(campaign=campaign).order_by("position").values_list("pk", flat=True))
     for pk, done in zip(units, [3] * 12 + [2] * 5 + [1] * 20):
         Unit.objects.filter(pk=pk).update(n_taken=done, n_done=done)
     allocation_check(campaign_id=campaign.pk)
-    Membership.objects.create(project=Project.objects.get(name="Lab"), user=UserFactory(username="rita"),
-                              role=Membership.Role.RESEARCHER)
+    Membership.objects.create(
+        project=Project.objects.get(name="Lab"), user=UserFactory(username="rita"), role=Membership.Role.RESEARCHER
+    )
     return campaign
 
 
 @pytest.mark.parametrize("width", (1280, 390))
-def test_the_campaign_page_shows_overlap_and_decided_pairs(audited_page, axe_script, campaign,  # noqa: F811
-                                                          screenshot_dir, width):
+def test_the_campaign_page_shows_overlap_and_decided_pairs(
+    audited_page,
+    axe_script,
+    campaign,  # noqa: F811
+    screenshot_dir,
+    width,
+):
     page = audited_page(width)
     log_in(page, "rita", "pw-123456")
     page.goto(f"/campaigns/{campaign.pk}/")

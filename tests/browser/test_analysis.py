@@ -5,6 +5,7 @@ output (or per system), points link to their items, and the page fixture fails
 the test if anything outside the live server is requested. Screenshots at 1280
 and 390 px: `WORKBENCH_SCREENSHOTS=docs/screenshots pytest tests/browser/test_analysis.py`.
 """
+
 import pytest
 
 from annotations.models import Campaign, Item, Membership
@@ -25,17 +26,22 @@ PLOT_SETTLED = """() => {
 
 
 def _researcher(campaign):
-    MembershipFactory(project=campaign.dataset.project, user=UserFactory(username="res"),
-                      role=Membership.Role.RESEARCHER)
-    MembershipFactory(project=campaign.dataset.project, user=UserFactory(username="ann"),
-                      role=Membership.Role.ANNOTATOR)
+    MembershipFactory(
+        project=campaign.dataset.project, user=UserFactory(username="res"), role=Membership.Role.RESEARCHER
+    )
+    MembershipFactory(
+        project=campaign.dataset.project, user=UserFactory(username="ann"), role=Membership.Role.ANNOTATOR
+    )
 
 
 def _shots(page, screenshot_dir, name, anchor=None):
     page.set_viewport_size({"width": 1280, "height": 900})
     height = min(1800, page.evaluate("document.documentElement.scrollHeight"))  # long lists: the top
-    page.screenshot(path=str(screenshot_dir / f"analysis-{name}-1280.png"), full_page=True,
-                    clip={"x": 0, "y": 0, "width": 1280, "height": height})
+    page.screenshot(
+        path=str(screenshot_dir / f"analysis-{name}-1280.png"),
+        full_page=True,
+        clip={"x": 0, "y": 0, "width": 1280, "height": height},
+    )
     page.set_viewport_size({"width": 390, "height": 844})
     browser_wait_until(page, lambda: page.evaluate(PLOT_SETTLED), 15, "the plot to relayout at 390 px")
     width = page.evaluate("document.documentElement.scrollWidth")
@@ -128,22 +134,49 @@ def test_asset_error_severity(page, asset, screenshot_dir, tmp_path):
     from tests.annotations.analysis.test_protocols import run
     from tests.annotations.test_real_data import write_jsonl
 
-    run("create_campaign", "--dataset", "asset", "--name", "asset-esa", "--protocol", "esa", "--criteria",
-        "quality", "--severities", "minor,major,critical")
-    first = list(Output.objects.filter(item__dataset=asset.dataset).select_related("item")
-                 .order_by("item__position")[:3])
+    run(
+        "create_campaign",
+        "--dataset",
+        "asset",
+        "--name",
+        "asset-esa",
+        "--protocol",
+        "esa",
+        "--criteria",
+        "quality",
+        "--severities",
+        "minor,major,critical",
+    )
+    first = list(
+        Output.objects.filter(item__dataset=asset.dataset).select_related("item").order_by("item__position")[:3]
+    )
     judgements = []
     for k, o in enumerate(first):
         words = o.text.split()
         end = len(words[0]) + 1 + len(words[1])
-        judgements.append({"item": o.item.external_id, "system": "rated", "annotator": "esa-1",
-                           "criterion": "quality", "score": 60,
-                           "spans": [{"start": 0, "end": end, "severity": "major"},
-                                     {"missing": True, "severity": ["minor", "major", "critical"][k]}]})
-        judgements.append({"item": o.item.external_id, "system": "rated", "annotator": "esa-2",
-                           "criterion": "quality", "score": 70,
-                           "spans": [{"start": len(words[0]) + 1, "end": end + 1 + len(words[2]),
-                                      "severity": "minor"}]})
+        judgements.append(
+            {
+                "item": o.item.external_id,
+                "system": "rated",
+                "annotator": "esa-1",
+                "criterion": "quality",
+                "score": 60,
+                "spans": [
+                    {"start": 0, "end": end, "severity": "major"},
+                    {"missing": True, "severity": ["minor", "major", "critical"][k]},
+                ],
+            }
+        )
+        judgements.append(
+            {
+                "item": o.item.external_id,
+                "system": "rated",
+                "annotator": "esa-2",
+                "criterion": "quality",
+                "score": 70,
+                "spans": [{"start": len(words[0]) + 1, "end": end + 1 + len(words[2]), "severity": "minor"}],
+            }
+        )
     run("import_judgements", str(write_jsonl(tmp_path / "esa.jsonl", judgements)), "--campaign", "asset-esa")
 
     page.set_default_timeout(60_000)

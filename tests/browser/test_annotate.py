@@ -1,6 +1,7 @@
 """The protocol pages in Debian's Chromium: a unit of each completed with the
 mouse and with the keyboard only, autosave across a reload, HTML in outputs shown as
 text, and no system name on an annotator's page."""
+
 import pytest
 
 from annotations.models import Assignment, JudgementBase, Membership
@@ -35,19 +36,33 @@ def world(live_server):
     MembershipFactory(project=dataset.project, user=user, role=Membership.Role.ANNOTATOR)
     common = {"redundancy": 1, "seed": 5}
     campaigns = {
-        "likert": campaign_create(dataset=dataset, name="Likert", protocol="likert", criteria=["fluency", "adequacy"],
-                                  criteria_config=[{"name": "fluency", "scale_min": 1, "scale_max": 5},
-                                                   {"name": "adequacy", "scale_min": 0, "scale_max": 100}],
-                                  scale_min=1, scale_max=5, instructions="Rate **both**.", **common),
-        "rankme": campaign_create(dataset=dataset, name="RankME", protocol="rankme", criteria=["quality"],
-                                  tuple_size=3, **common),
-        "pairwise": campaign_create(dataset=dataset, name="Pairwise", protocol="pairwise",
-                                    criteria=["quality", "fluency"], **common),
-        "bws": campaign_create(dataset=dataset, name="BWS", protocol="bws", criteria=["quality"], tuple_size=3,
-                               **common),
+        "likert": campaign_create(
+            dataset=dataset,
+            name="Likert",
+            protocol="likert",
+            criteria=["fluency", "adequacy"],
+            criteria_config=[
+                {"name": "fluency", "scale_min": 1, "scale_max": 5},
+                {"name": "adequacy", "scale_min": 0, "scale_max": 100},
+            ],
+            scale_min=1,
+            scale_max=5,
+            instructions="Rate **both**.",
+            **common,
+        ),
+        "rankme": campaign_create(
+            dataset=dataset, name="RankME", protocol="rankme", criteria=["quality"], tuple_size=3, **common
+        ),
+        "pairwise": campaign_create(
+            dataset=dataset, name="Pairwise", protocol="pairwise", criteria=["quality", "fluency"], **common
+        ),
+        "bws": campaign_create(
+            dataset=dataset, name="BWS", protocol="bws", criteria=["quality"], tuple_size=3, **common
+        ),
         "esa": campaign_create(dataset=dataset, name="ESA", protocol="esa", criteria=["quality"], **common),
-        "cesa": campaign_create(dataset=dataset, name="cESA", protocol="cesa", criteria=["quality"], tuple_size=3,
-                                **common),
+        "cesa": campaign_create(
+            dataset=dataset, name="cESA", protocol="cesa", criteria=["quality"], tuple_size=3, **common
+        ),
         "mqm": campaign_create(dataset=dataset, name="MQM", protocol="mqm", criteria=["mqm"], **common),
     }
     return campaigns
@@ -55,7 +70,9 @@ def world(live_server):
 
 def _open(page, campaign):
     open_unit(page, campaign.pk)
-    page.locator("body[data-unit-ready='1']").wait_for()  # a selector: polling a JS string needs eval, which the CSP forbids
+    page.locator(
+        "body[data-unit-ready='1']"
+    ).wait_for()  # a selector: polling a JS string needs eval, which the CSP forbids
     html = page.content()
     for name in SYSTEMS:
         assert name not in html  # no system name reaches the annotator's page
@@ -67,9 +84,15 @@ def _submitted(page, assignment):
     """After the next page loaded: the unit was stored from the browser, complete."""
     assignment.refresh_from_db()
     assert assignment.status == "done"
-    model = {"likert": "ratingjudgements", "rankme": "ratingjudgements", "pairwise": "pairwisejudgements",
-             "bws": "bestworstjudgements", "esa": "spanjudgements", "cesa": "spanjudgements",
-             "mqm": "spanjudgements"}[assignment.campaign.protocol]
+    model = {
+        "likert": "ratingjudgements",
+        "rankme": "ratingjudgements",
+        "pairwise": "pairwisejudgements",
+        "bws": "bestworstjudgements",
+        "esa": "spanjudgements",
+        "cesa": "spanjudgements",
+        "mqm": "spanjudgements",
+    }[assignment.campaign.protocol]
     rows = list(getattr(assignment, model).all())
     assert rows and all(r.origin == JudgementBase.Origin.BROWSER and r.status == "complete" for r in rows)
     assert all(r.shown_order == assignment.shown_order for r in rows)
@@ -110,16 +133,19 @@ def test_likert_with_the_keyboard_and_autosave_across_a_reload(page, world, new_
     page.keyboard.press("3")  # fluency = 3, then the adequacy slider has the focus
     page.keyboard.press("ArrowRight")
     # The page saves to the server a moment after the last change: wait until the draft with the moved slider is stored.
-    browser_wait_until(page, lambda: Assignment.objects.get(pk=assignment.pk).draft.get("touched"), 15,
-                       "the server autosave")
+    browser_wait_until(
+        page, lambda: Assignment.objects.get(pk=assignment.pk).draft.get("touched"), 15, "the server autosave"
+    )
     page.reload()
-    page.locator("body[data-unit-ready='1']").wait_for()  # a selector: polling a JS string needs eval, which the CSP forbids
+    page.locator(
+        "body[data-unit-ready='1']"
+    ).wait_for()  # a selector: polling a JS string needs eval, which the CSP forbids
     assert page.locator('input[type=radio][value="3"]').first.is_checked()
     assert page.locator(".slider-value").inner_text() == "1"
     # A fresh browser (no local storage) gets the draft from the server.
     fresh = new_page()
     log_in(fresh, "ann", "pw-123456")
-    open_unit(fresh, world['likert'].pk)
+    open_unit(fresh, world["likert"].pk)
     fresh.locator("body[data-unit-ready='1']").wait_for()
     assert fresh.locator('input[type=radio][value="3"]').first.is_checked()
     fresh.context.close()
@@ -255,7 +281,9 @@ def test_esa_with_the_keyboard_and_the_low_score_warning(page, world):
     assert page.locator("#span-list li").count() == 2
     # Autosave keeps the spans across a reload.
     page.reload()
-    page.locator("body[data-unit-ready='1']").wait_for()  # a selector: polling a JS string needs eval, which the CSP forbids
+    page.locator(
+        "body[data-unit-ready='1']"
+    ).wait_for()  # a selector: polling a JS string needs eval, which the CSP forbids
     assert page.locator("#span-list li").count() == 2
     page.keyboard.press("s")
     page.keyboard.press("PageUp")
@@ -272,7 +300,9 @@ def test_a_phone_sized_page_has_no_horizontal_scroll(new_page, world):
     log_in(page, "ann", "pw-123456")
     for protocol, campaign in world.items():
         open_unit(page, campaign.pk)
-        page.locator("body[data-unit-ready='1']").wait_for()  # a selector: polling a JS string needs eval, which the CSP forbids
+        page.locator(
+            "body[data-unit-ready='1']"
+        ).wait_for()  # a selector: polling a JS string needs eval, which the CSP forbids
         assert page.evaluate("document.documentElement.scrollWidth") <= 390, protocol
 
 
@@ -299,7 +329,7 @@ def test_the_set_up_preview_runs_the_previewed_protocols_script(page, demo):
 def test_a_protocol_script_that_does_not_load_is_reported(page, world):
     log_in(page, "ann", "pw-123456")
     page.route("**/static/js/protocols/**", lambda route: route.abort())
-    open_unit(page, world['likert'].pk)
+    open_unit(page, world["likert"].pk)
     page.locator("#unit-errors").wait_for(state="visible")
     assert "did not load" in page.locator("#unit-errors").inner_text()
     assert page.locator("body[data-unit-ready='1']").count() == 0
@@ -313,8 +343,16 @@ def test_the_set_up_form_shows_each_protocols_own_fields(page, demo):
     project = Membership.objects.filter(user__username="demo").first().project
     page.goto(f"/projects/{project.pk}/campaigns/new/")
     every = {name for p in protocols.names() for name in protocols.get(p).setup_fields}
-    assert every == {"anchor_value", "tuple_size", "severities", "pair_rounds", "prefill_run", "prefill_holdout",
-                     "typology", "mqm_weights"}
+    assert every == {
+        "anchor_value",
+        "tuple_size",
+        "severities",
+        "pair_rounds",
+        "prefill_run",
+        "prefill_holdout",
+        "typology",
+        "mqm_weights",
+    }
     for name in protocols.names():
         page.select_option("#id_protocol", name)
         for field in every:

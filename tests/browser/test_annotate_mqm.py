@@ -3,6 +3,7 @@
 the score computed by the server, no system name on the page; axe at 1280 and 390 px; the set-up
 form. The screenshots of docs/screenshots (annotate-mqm-1280.png, annotate-mqm-390.png) come
 from the demo's MQM campaign in test_annotate_screenshots.py."""
+
 import pytest
 
 from annotations.models import Assignment, JudgementBase, Membership
@@ -34,8 +35,15 @@ def mqm(live_server):
             OutputFactory(item=item, system=system, text=TEXT)
     user = UserFactory(username="ann")
     MembershipFactory(project=dataset.project, user=user, role=Membership.Role.ANNOTATOR)
-    return campaign_create(dataset=dataset, name="MQM", protocol="mqm", criteria=["mqm"], redundancy=1, seed=3,
-                           instructions="Mark every **error**: its category, then its severity.")
+    return campaign_create(
+        dataset=dataset,
+        name="MQM",
+        protocol="mqm",
+        criteria=["mqm"],
+        redundancy=1,
+        seed=3,
+        instructions="Mark every **error**: its category, then its severity.",
+    )
 
 
 def _open(page, campaign):
@@ -52,8 +60,10 @@ def _stored(assignment):
     assert assignment.status == "done"
     (row,) = assignment.spanjudgements.all()
     assert row.origin == JudgementBase.Origin.BROWSER and row.status == "complete"
-    spans = sorted(((s.start, s.end, s.severity, s.category, s.missing) for s in row.spans.all()),
-                   key=lambda s: (s[0] is not None, s[0] or 0))
+    spans = sorted(
+        ((s.start, s.end, s.severity, s.category, s.missing) for s in row.spans.all()),
+        key=lambda s: (s[0] is not None, s[0] or 0),
+    )
     return row, spans
 
 
@@ -118,8 +128,11 @@ def test_mqm_with_the_keyboard_only(page, mqm):
     with next_screen(page):
         page.keyboard.press("Enter")
     row, spans = _stored(assignment)
-    assert spans == [(None, None, "major", "Source error", True), (4, 11, "neutral", "Style/Awkward", False),
-                     (15, 18, "minor", "Fluency/Spelling", False)]
+    assert spans == [
+        (None, None, "major", "Source error", True),
+        (4, 11, "neutral", "Style/Awkward", False),
+        (15, 18, "minor", "Fluency/Spelling", False),
+    ]
     assert row.score == -6.0
 
 
@@ -216,8 +229,9 @@ def test_an_mqm_campaign_set_up_in_the_browser(page, live_server):
     page.locator("#id_typology").fill(json.dumps([{"name": "Meaning", "children": [{"name": "Wrong/odd"}]}]))
     page.get_by_role("button", name="Create campaign").click()
     assert "[0].children[0].name" in page.content()
-    page.locator("#id_typology").fill(json.dumps([{"name": "Meaning", "children": [{"name": "Wrong"}]},
-                                                  {"name": "Form", "key": "o"}]))
+    page.locator("#id_typology").fill(
+        json.dumps([{"name": "Meaning", "children": [{"name": "Wrong"}]}, {"name": "Form", "key": "o"}])
+    )
     page.locator("#id_mqm_weights").fill("Major:10 Minor:2 Neutral:0 Minor/Form:0.5")
     page.get_by_role("button", name="Preview as an annotator").click()
     page.locator("body[data-unit-ready='1']").wait_for()

@@ -1,6 +1,7 @@
 """The demo's protocol pages half-answered, at 1280 px and 390 px: no horizontal
 scroll, no system name; screenshots go to $WORKBENCH_SCREENSHOTS (docs/screenshots in
 the README) when it is set."""
+
 import pytest
 
 from annotations.models import Campaign, System
@@ -13,7 +14,7 @@ def _half_answer(page, protocol):
     if protocol == "likert":
         page.keyboard.press("4")
     elif protocol == "rankme":
-        inputs = page.locator("input[name^=\"s-0-\"]")
+        inputs = page.locator('input[name^="s-0-"]')
         for i, value in enumerate(["120", "80", "120"][: inputs.count()]):
             inputs.nth(i).fill(value)
     elif protocol == "pairwise":
@@ -55,7 +56,9 @@ def test_protocol_pages_at_desktop_and_phone_width(new_page, demo, screenshot_di
     names = list(System.objects.values_list("name", flat=True))
     for campaign in Campaign.objects.order_by("pk"):
         open_unit(page, campaign.pk)
-        page.locator("body[data-unit-ready='1']").wait_for()  # a selector: polling a JS string needs eval, which the CSP forbids
+        page.locator(
+            "body[data-unit-ready='1']"
+        ).wait_for()  # a selector: polling a JS string needs eval, which the CSP forbids
         _half_answer(page, campaign.protocol)
         html = page.content()
         assert not [n for n in names if f">{n}<" in html or f'"{n}"' in html], campaign.protocol

@@ -3,6 +3,7 @@ the first control focused on arrival, "your batch n / N", the ESA slider's ticks
 ends, span selection on a touch phone, the severity of missing content, right-to-left outputs
 with exact character offsets, and no keyboard panel on touch screens. Screenshots of the revised
 pages go to $WORKBENCH_SCREENSHOTS (docs/screenshots) when it is set."""
+
 import pytest
 
 from annotations.models import Assignment, Enrolment, Membership, RatingJudgement, SpanJudgement, Unit
@@ -32,14 +33,23 @@ def _world(texts, *, protocol, criteria, units_per_batch=3, **options):
         OutputFactory(item=item, system=system, text=text)
     user = UserFactory(username="ann")
     MembershipFactory(project=dataset.project, user=user, role=Membership.Role.ANNOTATOR)
-    return campaign_create(dataset=dataset, name=f"Day {protocol}", protocol=protocol, criteria=criteria,
-                           redundancy=1, seed=3, units_per_batch=units_per_batch, **options)
+    return campaign_create(
+        dataset=dataset,
+        name=f"Day {protocol}",
+        protocol=protocol,
+        criteria=criteria,
+        redundancy=1,
+        seed=3,
+        units_per_batch=units_per_batch,
+        **options,
+    )
 
 
 @pytest.fixture
 def likert(live_server):
-    return _world([f"Output number {i}" for i in range(5)], protocol="likert", criteria=["fluency"],
-                  scale_min=1, scale_max=5)
+    return _world(
+        [f"Output number {i}" for i in range(5)], protocol="likert", criteria=["fluency"], scale_min=1, scale_max=5
+    )
 
 
 @pytest.fixture
@@ -67,8 +77,10 @@ def _ready(page):
 
 
 def _counts(campaign):
-    return (list(Enrolment.objects.filter(campaign=campaign).values_list("n_done", flat=True)),
-            sorted(Unit.objects.filter(campaign=campaign).values_list("id", "n_done")))
+    return (
+        list(Enrolment.objects.filter(campaign=campaign).values_list("n_done", flat=True)),
+        sorted(Unit.objects.filter(campaign=campaign).values_list("id", "n_done")),
+    )
 
 
 def _phone_shot(page, path):
@@ -107,7 +119,9 @@ def test_revise_an_earlier_unit_until_the_batch_is_complete(new_page, likert, sc
     strip = page.locator(".batch-strip")
     assert strip.inner_text().split() == ["1", "2", "3", "of", "3"]
     assert [a.get_attribute("href") for a in strip.locator("a.done").all()] == [
-        f"/annotate/assignments/{first.pk}/revise/", f"/annotate/assignments/{second.pk}/revise/"]
+        f"/annotate/assignments/{first.pk}/revise/",
+        f"/annotate/assignments/{second.pk}/revise/",
+    ]
     assert page.locator(".batch-strip [aria-current=step]").inner_text() == "3"
     before = _counts(likert)
 
@@ -174,7 +188,7 @@ def test_esa_slider_ticks_and_ends_with_mouse_keyboard_and_touch(new_page, esa):
     assert value.inner_text() == "100"
     # The ticks sit under the positions they name (the thumb's centre at 0, 50 and 100).
     ticks = page.locator(".slider-ticks .tick")
-    for index, share in ((0, 0), (2, .5), (4, 1)):
+    for index, share in ((0, 0), (2, 0.5), (4, 1)):
         tick = ticks.nth(index).bounding_box()
         centre = tick["x"] + tick["width"] / 2
         assert abs(centre - (box["x"] + 8 + share * (box["width"] - 16))) < 4, index
@@ -210,7 +224,8 @@ def test_a_span_marked_on_a_touch_phone_and_missing_content_with_its_severity(ne
           const pieces = root.querySelectorAll('span');
           const sel = document.getSelection();
           sel.setBaseAndExtent(pieces[2].firstChild, 0, pieces[4].firstChild, pieces[4].textContent.length);
-        }""")
+        }"""
+    )
     page.get_by_role("button", name="Mark minor").tap()
     assert page.locator("#span-list li").count() == 1
     page.get_by_role("button", name="Missing content").first.tap()
@@ -229,7 +244,7 @@ def test_a_span_marked_on_a_touch_phone_and_missing_content_with_its_severity(ne
     expected = " ".join(words[1:3])
     spans = list(row.spans.order_by("id").values_list("start", "end", "severity", "missing"))
     assert spans == [(start, start + len(expected), "minor", False), (None, None, "major", True)]
-    assert output[start:start + len(expected)] == expected
+    assert output[start : start + len(expected)] == expected
 
     desktop = new_page()
     log_in(desktop, "ann", "pw-123456")
@@ -239,8 +254,9 @@ def test_a_span_marked_on_a_touch_phone_and_missing_content_with_its_severity(ne
 
 @pytest.fixture
 def rtl(live_server):
-    return _world([HEBREW, ARABIC, HEBREW + " 2", ARABIC + " 3"], protocol="esa", criteria=["quality"],
-                  units_per_batch=4)
+    return _world(
+        [HEBREW, ARABIC, HEBREW + " 2", ARABIC + " 3"], protocol="esa", criteria=["quality"], units_per_batch=4
+    )
 
 
 def _rtl_unit(page, campaign):
@@ -257,8 +273,8 @@ def _expected(output, first_word, last_word):
     """Code-point offsets of words first..last (inclusive) of the output, from Python's own split."""
     words = output.split(" ")
     start = sum(len(w) + 1 for w in words[:first_word])
-    text = " ".join(words[first_word:last_word + 1])
-    assert output[start:start + len(text)] == text
+    text = " ".join(words[first_word : last_word + 1])
+    assert output[start : start + len(text)] == text
     return start, start + len(text)
 
 

@@ -2,6 +2,7 @@
 keyboard only (moving between the outputs, marking spans, choosing severities, setting scores),
 the judgements stored as sent, the page blind (no system name, outputs named by opaque handles in
 the engine's counterbalanced order)."""
+
 import pytest
 
 from annotations.models import Output
@@ -32,9 +33,10 @@ def _cards(page, assignment):
 def _stored(rows, assignment):
     by_output = {r.output_id: r for r in rows}
     assert sorted(by_output) == sorted(assignment.shown_order)
-    return [(by_output[o].score, list(by_output[o].spans.order_by("id").values_list("start", "end", "severity",
-                                                                                      "missing")))
-            for o in assignment.shown_order]
+    return [
+        (by_output[o].score, list(by_output[o].spans.order_by("id").values_list("start", "end", "severity", "missing")))
+        for o in assignment.shown_order
+    ]
 
 
 def test_cesa_with_the_mouse(page, world):  # noqa: F811
@@ -75,8 +77,11 @@ def test_cesa_with_the_mouse(page, world):  # noqa: F811
     scores = [s for s, _ in stored]
     assert scores[0] < scores[1] < scores[2] and 10 < scores[0] < 30 and 70 < scores[2] < 90
     # "Output i.j": 10 characters; the third output's second word "i.j" is characters 7-10.
-    assert [spans for _, spans in stored] == [[(0, 10, "major", False)], [(None, None, "major", True)],
-                                              [(7, 10, "major", False)]]
+    assert [spans for _, spans in stored] == [
+        [(0, 10, "major", False)],
+        [(None, None, "major", True)],
+        [(7, 10, "major", False)],
+    ]
 
 
 def test_cesa_with_the_keyboard_and_the_low_score_warning(page, world):  # noqa: F811
@@ -124,8 +129,11 @@ def test_cesa_with_the_keyboard_and_the_low_score_warning(page, world):  # noqa:
     with next_screen(page):
         page.keyboard.press("Enter")
     stored = _stored(_submitted(page, assignment), assignment)
-    assert stored == [(30.0, [(0, 10, "major", False)]), (100.0, [(None, None, "minor", True)]),
-                      (50.0, [(7, 10, "minor", False)])]
+    assert stored == [
+        (30.0, [(0, 10, "major", False)]),
+        (100.0, [(None, None, "minor", True)]),
+        (50.0, [(7, 10, "minor", False)]),
+    ]
 
 
 def test_a_done_cesa_unit_reopens_with_every_outputs_spans_and_scores(page, world):  # noqa: F811
@@ -134,13 +142,26 @@ def test_a_done_cesa_unit_reopens_with_every_outputs_spans_and_scores(page, worl
     log_in(page, "ann", "pw-123456")
     assignment = _open(page, world["cesa"])
     first, second, third = assignment.shown_order
-    unit_submit(annotator=assignment.annotator, assignment_id=assignment.pk, shown_order=assignment.shown_order,
-                judgements=[
-                    {"criterion": "quality", "output": first, "score": 40,
-                     "spans": [{"start": 0, "end": 6, "severity": "major"}]},
-                    {"criterion": "quality", "output": second, "score": 70, "spans": []},
-                    {"criterion": "quality", "output": third, "score": 20,
-                     "spans": [{"start": 0, "end": 6, "severity": "minor"}, {"missing": True, "severity": "major"}]}])
+    unit_submit(
+        annotator=assignment.annotator,
+        assignment_id=assignment.pk,
+        shown_order=assignment.shown_order,
+        judgements=[
+            {
+                "criterion": "quality",
+                "output": first,
+                "score": 40,
+                "spans": [{"start": 0, "end": 6, "severity": "major"}],
+            },
+            {"criterion": "quality", "output": second, "score": 70, "spans": []},
+            {
+                "criterion": "quality",
+                "output": third,
+                "score": 20,
+                "spans": [{"start": 0, "end": 6, "severity": "minor"}, {"missing": True, "severity": "major"}],
+            },
+        ],
+    )
     page.goto(f"/annotate/assignments/{assignment.pk}/revise/")
     page.locator("body[data-unit-ready='1']").wait_for()
     cards = _cards(page, assignment)
@@ -155,8 +176,10 @@ def test_a_done_cesa_unit_reopens_with_every_outputs_spans_and_scores(page, worl
         page.get_by_role("button", name="Save changes").click()
     rows = list(assignment.spanjudgements.all())
     assert _stored(rows, assignment) == [
-        (40.0, [(0, 6, "major", False)]), (60.0, [(0, 6, "minor", False)]),
-        (20.0, [(0, 6, "minor", False), (None, None, "major", True)])]
+        (40.0, [(0, 6, "major", False)]),
+        (60.0, [(0, 6, "minor", False)]),
+        (20.0, [(0, 6, "minor", False), (None, None, "major", True)]),
+    ]
 
 
 def test_cesa_on_a_touch_phone_marks_the_span_in_the_output_selected(new_page, world):  # noqa: F811
@@ -174,7 +197,8 @@ def test_cesa_on_a_touch_phone_marks_the_span_in_the_output_selected(new_page, w
           const pieces = root.querySelectorAll('span');
           document.getSelection().setBaseAndExtent(pieces[0].firstChild, 0, pieces[2].firstChild,
                                                    pieces[2].textContent.length);
-        }""")
+        }"""
+    )
     page.get_by_role("button", name="Mark minor in output 3").tap()
     assert [cards.nth(p).locator("[data-span-list] li").count() for p in range(3)] == [0, 0, 1]
     for p in range(3):

@@ -5,6 +5,7 @@ The CSP test crawls the site as an owner (every same-origin link from the
 project list, so pages added later are covered too) plus the pages no link
 reaches, and fails on any violation the browser reports.
 """
+
 from urllib.parse import urljoin, urlparse
 
 import pytest
@@ -34,10 +35,27 @@ def demo(full_demo):
     pages with figures), with an import running and one failed; the demo owner."""
     demo = UserFactory._meta.model.objects.get(username="demo")
     project = Dataset.objects.get(name="demo-news-de-en").project
-    ImportJob.objects.create(user=demo, project=project, dataset_name="big", filename="big.jsonl", size=3 * 2**20,
-                             status="running", phase="reading", progress=0.4)
-    ImportJob.objects.create(user=demo, project=project, dataset_name="bad", filename="bad.jsonl", size=3 * 2**20,
-                             status="failed", phase="done", progress=1, errors=["line 3: invalid JSON: <b>x</b>"])
+    ImportJob.objects.create(
+        user=demo,
+        project=project,
+        dataset_name="big",
+        filename="big.jsonl",
+        size=3 * 2**20,
+        status="running",
+        phase="reading",
+        progress=0.4,
+    )
+    ImportJob.objects.create(
+        user=demo,
+        project=project,
+        dataset_name="bad",
+        filename="bad.jsonl",
+        size=3 * 2**20,
+        status="failed",
+        phase="done",
+        progress=1,
+        errors=["line 3: invalid JSON: <b>x</b>"],
+    )
     return demo
 
 
@@ -75,9 +93,17 @@ def test_no_page_violates_the_content_security_policy(page, live_server, demo):
                 target = url.path + (f"?{url.query}" if url.query else "")
                 if target not in seen:
                     queue.append(target)
-    for path in ("/datasets/upload/", f"/imports/{ImportJob.objects.get(dataset_name='big').pk}/",
-                 f"/imports/{ImportJob.objects.get(dataset_name='bad').pk}/", "/api/docs/", "/api/redoc/",
-                 "/no-such-page/", "/docs/", "/docs/tutorials/first-study/", "/docs/reference/commands/correlate/"):
+    for path in (
+        "/datasets/upload/",
+        f"/imports/{ImportJob.objects.get(dataset_name='big').pk}/",
+        f"/imports/{ImportJob.objects.get(dataset_name='bad').pk}/",
+        "/api/docs/",
+        "/api/redoc/",
+        "/no-such-page/",
+        "/docs/",
+        "/docs/tutorials/first-study/",
+        "/docs/reference/commands/correlate/",
+    ):
         visit(path)
     # The crawl reached the pages of every kind.
     kinds = {p.split("/")[1] for p in seen}
@@ -119,15 +145,24 @@ WORD_BROKEN = """(selector) => {
 
 def test_dataset_pages_fit_a_phone(new_page, demo, screenshot_dir):
     dataset = Dataset.objects.get(name="demo-news-de-en")
-    item = ItemFactory(dataset=dataset, external_id="x-" + "long" * 20, position=99,
-                       source="https://example.org/" + "a" * 200 + " Donaudampfschifffahrtsgesellschaft")
+    item = ItemFactory(
+        dataset=dataset,
+        external_id="x-" + "long" * 20,
+        position=99,
+        source="https://example.org/" + "a" * 200 + " Donaudampfschifffahrtsgesellschaft",
+    )
     OutputFactory(item=item, system=SystemFactory(dataset=dataset, name="s" * 60), text="w" * 300)
     page = new_page(viewport={"width": 390, "height": 844})
     page.add_init_script(LISTEN)
     log_in(page, "demo", "demo")
-    for path in (f"/datasets/{dataset.pk}/", f"/datasets/{dataset.pk}/?q=Hamburg", f"/projects/{dataset.project.pk}/",
-                 "/datasets/upload/", f"/imports/{ImportJob.objects.get(dataset_name='bad').pk}/",
-                 f"/datasets/{Dataset.objects.get(name='demo-restaurants-d2t').pk}/"):
+    for path in (
+        f"/datasets/{dataset.pk}/",
+        f"/datasets/{dataset.pk}/?q=Hamburg",
+        f"/projects/{dataset.project.pk}/",
+        "/datasets/upload/",
+        f"/imports/{ImportJob.objects.get(dataset_name='bad').pk}/",
+        f"/datasets/{Dataset.objects.get(name='demo-restaurants-d2t').pk}/",
+    ):
         page.goto(path)
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, (path, width)
@@ -145,8 +180,13 @@ def test_the_import_job_page_follows_the_job(page, live_server, demo):
     page.goto(f"/imports/{job.pk}/")
     page.get_by_text("Reading and checking the file").wait_for()
     dataset = Dataset.objects.get(name="demo-news-de-en")
-    ImportJob.objects.filter(pk=job.pk).update(status="succeeded", phase="done", progress=1, dataset=dataset,
-                                               result={"items": 10, "outputs": 30, "unchanged": False})
+    ImportJob.objects.filter(pk=job.pk).update(
+        status="succeeded",
+        phase="done",
+        progress=1,
+        dataset=dataset,
+        result={"items": 10, "outputs": 30, "unchanged": False},
+    )
     page.get_by_text("10 items, 30 outputs.").wait_for(timeout=10_000)  # polled, no reload
     page.get_by_role("link", name="Open the dataset").click()
     page.wait_for_url(f"**/datasets/{dataset.pk}/")

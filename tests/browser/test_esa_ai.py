@@ -2,6 +2,7 @@
 `llm-judge` spans-mode run). The annotator accepts one suggestion, edits one, deletes one and
 adds a span of their own; the stored decisions and the analysis figures follow. The page never
 names the run's metric nor shows a score."""
+
 import json
 from io import StringIO
 
@@ -11,7 +12,14 @@ from django.core.management import call_command
 from annotations.models import Assignment, Membership, Output, SuggestionDecision
 from annotations.services.campaigns import campaign_create
 from tests.annotations.analysis.judge_runs import judge_run
-from tests.annotations.factories import DatasetFactory, ItemFactory, MembershipFactory, OutputFactory, SystemFactory, UserFactory
+from tests.annotations.factories import (
+    DatasetFactory,
+    ItemFactory,
+    MembershipFactory,
+    OutputFactory,
+    SystemFactory,
+    UserFactory,
+)
 from tests.browser.conftest import log_in, next_screen, open_unit
 from tests.browser.test_accessibility import assert_accessible, axe_script  # noqa: F401
 
@@ -29,14 +37,23 @@ def _span(word, severity):
 def esa_ai(live_server):
     dataset = DatasetFactory(name="esa-ai")
     system = SystemFactory(dataset=dataset, name="SECRETSYS")
-    outputs = [OutputFactory(item=ItemFactory(dataset=dataset, position=i, external_id=f"x{i}"), system=system,
-                             text=TEXT) for i in range(2)]
+    outputs = [
+        OutputFactory(item=ItemFactory(dataset=dataset, position=i, external_id=f"x{i}"), system=system, text=TEXT)
+        for i in range(2)
+    ]
     # The judge's own severity "critical" maps to the campaign's most severe below it (major).
-    run = judge_run(dataset, {o.pk: 0.123 for o in outputs}, options={"mode": "spans"},
-                    extras={o.pk: {"spans": [_span("quick", "minor"), _span("fox", "critical"),
-                                             _span("lazy", "minor")]} for o in outputs})
-    campaign = campaign_create(dataset=dataset, name="ESA-AI", protocol="esa", criteria=["quality"], seed=3,
-                               prefill_run=run.pk)
+    run = judge_run(
+        dataset,
+        {o.pk: 0.123 for o in outputs},
+        options={"mode": "spans"},
+        extras={
+            o.pk: {"spans": [_span("quick", "minor"), _span("fox", "critical"), _span("lazy", "minor")]}
+            for o in outputs
+        },
+    )
+    campaign = campaign_create(
+        dataset=dataset, name="ESA-AI", protocol="esa", criteria=["quality"], seed=3, prefill_run=run.pk
+    )
     MembershipFactory(project=dataset.project, user=UserFactory(username="ann"), role=Membership.Role.ANNOTATOR)
     MembershipFactory(project=dataset.project, user=UserFactory(username="res"), role=Membership.Role.RESEARCHER)
     return campaign
@@ -87,10 +104,17 @@ def test_accept_edit_delete_add(esa_ai, new_page, screenshot_dir, axe_script):  
 
     (judgement,) = assignment.spanjudgements.all()
     spans = sorted(judgement.spans.values_list("start", "end", "severity"))
-    assert spans == sorted([tuple(_span("quick", "minor").values()), tuple(_span("fox", "minor").values()),
-                            tuple(_span("today", "major").values())])
-    decisions = {(d.decision, d.suggestion.position if d.suggestion else None, d.severity)
-                 for d in SuggestionDecision.objects.filter(judgement=judgement).select_related("suggestion")}
+    assert spans == sorted(
+        [
+            tuple(_span("quick", "minor").values()),
+            tuple(_span("fox", "minor").values()),
+            tuple(_span("today", "major").values()),
+        ]
+    )
+    decisions = {
+        (d.decision, d.suggestion.position if d.suggestion else None, d.severity)
+        for d in SuggestionDecision.objects.filter(judgement=judgement).select_related("suggestion")
+    }
     assert decisions == {("accepted", 0, "minor"), ("edited", 1, "minor"), ("deleted", 2, ""), ("added", None, "major")}
 
     # Revised: the page starts where the unit was left (decided suggestions, the same spans), and
@@ -103,8 +127,10 @@ def test_accept_edit_delete_add(esa_ai, new_page, screenshot_dir, axe_script):  
     with next_screen(page):
         page.get_by_role("button", name="Save changes").click()
     (judgement,) = assignment.spanjudgements.all()
-    decisions = {(d.decision, d.suggestion.position if d.suggestion else None, d.severity)
-                 for d in SuggestionDecision.objects.filter(judgement=judgement).select_related("suggestion")}
+    decisions = {
+        (d.decision, d.suggestion.position if d.suggestion else None, d.severity)
+        for d in SuggestionDecision.objects.filter(judgement=judgement).select_related("suggestion")
+    }
     assert decisions == {("accepted", 0, "minor"), ("edited", 1, "minor"), ("deleted", 2, ""), ("added", None, "minor")}
     assert SuggestionDecision.objects.count() == 4  # the first answer's decisions went with its judgement
 
@@ -129,8 +155,7 @@ def test_accept_edit_delete_add(esa_ai, new_page, screenshot_dir, axe_script):  
     research.goto(f"/campaigns/{esa_ai.pk}/analysis/")
     for key in ("accepted", "edited", "deleted", "added"):
         assert research.locator(f"#sg-{key}").inner_text() == "1"
-    assert research.locator("#suggestion-agreement tr[data-group=shown] .sg-f1").inner_text() == \
-        f"{shown['f1']:.3f}"
+    assert research.locator("#suggestion-agreement tr[data-group=shown] .sg-f1").inner_text() == f"{shown['f1']:.3f}"
     assert_accessible(research, axe_script, "analysis dashboard with suggestion figures")
 
 
@@ -160,10 +185,15 @@ def test_suggestions_with_the_keyboard_only(page, esa_ai):
         page.keyboard.press("Enter")
     (judgement,) = Assignment.objects.get(pk=assignment.pk).spanjudgements.all()
     start = TEXT.index("lazy")
-    decisions = {(d.decision, d.suggestion.position if d.suggestion else None, d.start, d.end, d.severity)
-                 for d in SuggestionDecision.objects.filter(judgement=judgement).select_related("suggestion")}
-    assert decisions == {("accepted", 0, *_span("quick", "minor").values()), ("deleted", 1, None, None, ""),
-                         ("edited", 2, start, start + len("lazy dog"), "major")}
+    decisions = {
+        (d.decision, d.suggestion.position if d.suggestion else None, d.start, d.end, d.severity)
+        for d in SuggestionDecision.objects.filter(judgement=judgement).select_related("suggestion")
+    }
+    assert decisions == {
+        ("accepted", 0, *_span("quick", "minor").values()),
+        ("deleted", 1, None, None, ""),
+        ("edited", 2, start, start + len("lazy dog"), "major"),
+    }
 
 
 # ---- contrastive ESA: suggestions on every output card -----------------------------------------
@@ -180,14 +210,23 @@ def _word(text, word, severity):
 def cesa_ai(live_server):
     dataset = DatasetFactory(name="cesa-ai")
     item = ItemFactory(dataset=dataset, position=0, external_id="c0")
-    outputs = {name: OutputFactory(item=item, system=SystemFactory(dataset=dataset, name=name), text=text)
-               for name, text in CESA_TEXTS.items()}
+    outputs = {
+        name: OutputFactory(item=item, system=SystemFactory(dataset=dataset, name=name), text=text)
+        for name, text in CESA_TEXTS.items()
+    }
     # Every output: its first word (minor) and "fox" (major) suggested.
-    run = judge_run(dataset, {o.pk: -6.0 for o in outputs.values()}, options={"mode": "spans"},
-                    extras={o.pk: {"spans": [_word(o.text, o.text.split()[0], "minor"), _word(o.text, "fox", "major")]}
-                            for o in outputs.values()})
-    campaign = campaign_create(dataset=dataset, name="cESA-AI", protocol="cesa", criteria=["quality"], seed=3,
-                               tuple_size=3, prefill_run=run.pk)
+    run = judge_run(
+        dataset,
+        {o.pk: -6.0 for o in outputs.values()},
+        options={"mode": "spans"},
+        extras={
+            o.pk: {"spans": [_word(o.text, o.text.split()[0], "minor"), _word(o.text, "fox", "major")]}
+            for o in outputs.values()
+        },
+    )
+    campaign = campaign_create(
+        dataset=dataset, name="cESA-AI", protocol="cesa", criteria=["quality"], seed=3, tuple_size=3, prefill_run=run.pk
+    )
     MembershipFactory(project=dataset.project, user=UserFactory(username="ann"), role=Membership.Role.ANNOTATOR)
     return campaign
 
@@ -254,17 +293,21 @@ def test_cesa_suggestions_per_output(cesa_ai, new_page, screenshot_dir, axe_scri
     def decisions():
         by_output = {}
         for d in SuggestionDecision.objects.filter(judgement__assignment=assignment).select_related(
-                "suggestion", "judgement"):
+            "suggestion", "judgement"
+        ):
             by_output.setdefault(d.judgement.output_id, set()).add(
-                (d.decision, d.suggestion.position if d.suggestion else None, d.start, d.end, d.severity))
+                (d.decision, d.suggestion.position if d.suggestion else None, d.start, d.end, d.severity)
+            )
         return [by_output.get(o, set()) for o in assignment.shown_order]
 
     first = [len(t.split()[0]) for t in texts]
     fox = [t.index("fox") for t in texts]
     brown = texts[1].index("brown")
-    expected = [{("accepted", 0, 0, first[0], "minor"), ("deleted", 1, None, None, "")},
-                {("accepted", 0, 0, first[1], "minor"), ("edited", 1, brown, fox[1] + 3, "minor")},
-                {("deleted", 0, None, None, ""), ("deleted", 1, None, None, "")}]
+    expected = [
+        {("accepted", 0, 0, first[0], "minor"), ("deleted", 1, None, None, "")},
+        {("accepted", 0, 0, first[1], "minor"), ("edited", 1, brown, fox[1] + 3, "minor")},
+        {("deleted", 0, None, None, ""), ("deleted", 1, None, None, "")},
+    ]
     assert decisions() == expected
 
     # Revised: every card starts decided, with its spans and their badges; sent again unchanged.

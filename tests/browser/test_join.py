@@ -4,6 +4,7 @@ back on the completion URL with the pass code; a careless participant (failing t
 gold control) gets the fail code; the same PID in a new browser resumes its unit; a
 revoked link answers 404; the export names participants by pseudonyms unless asked
 for the real ids. Screenshots of the join flow at 1280 and 390 px."""
+
 import json
 from pathlib import Path
 
@@ -18,7 +19,14 @@ from annotations.quality.services.decisions import _code_key
 from annotations.services.campaigns import campaign_create
 from annotations.studies.models import JoinParticipant
 from annotations.studies.services import join_link_create
-from tests.annotations.factories import DatasetFactory, ItemFactory, MembershipFactory, OutputFactory, SystemFactory, UserFactory
+from tests.annotations.factories import (
+    DatasetFactory,
+    ItemFactory,
+    MembershipFactory,
+    OutputFactory,
+    SystemFactory,
+    UserFactory,
+)
 from tests.browser.conftest import log_in, next_screen
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -36,13 +44,27 @@ def study(live_server):
         for j, system in enumerate(systems):
             OutputFactory(item=item, system=system, text=f"Output {i} of system {j}: the museum opens at {9 + i}.")
     MembershipFactory(project=dataset.project, user=UserFactory(username="res"), role=Membership.Role.RESEARCHER)
-    campaign = campaign_create(dataset=dataset, name="Crowd study", protocol="likert", criteria=["fluency"],
-                               scale_min=1, scale_max=5, redundancy=3, seed=11, units_per_batch=3,
-                               instructions="Rate how **fluent** each output is (1 = not at all, 5 = perfectly).")
+    campaign = campaign_create(
+        dataset=dataset,
+        name="Crowd study",
+        protocol="likert",
+        criteria=["fluency"],
+        scale_min=1,
+        scale_max=5,
+        redundancy=3,
+        seed=11,
+        units_per_batch=3,
+        instructions="Rate how **fluent** each output is (1 = not at all, 5 = perfectly).",
+    )
     # One silent gold unit per batch that expects a high score; passing every control is required.
     output = Output.objects.filter(item__dataset=dataset).order_by("id").first()
-    gold_unit_create(campaign=campaign, item=output.item, outputs=[output], expected={"fluency": {"min": 4, "max": 5}},
-                     mode=GoldUnit.Mode.SILENT)
+    gold_unit_create(
+        campaign=campaign,
+        item=output.item,
+        outputs=[output],
+        expected={"fluency": {"min": 4, "max": 5}},
+        mode=GoldUnit.Mode.SILENT,
+    )
     quality_settings_update(campaign=campaign, rules={"min_controls_passed": 1.0, "max_p": None})
     link = join_link_create(campaign=campaign, completion_url=f"{live_server.url}/prolific-complete/?cc={{code}}")
     return {"campaign": campaign, "link": link, "url": live_server.url}
@@ -53,7 +75,9 @@ def _join_path(link, pid: str, session: str) -> str:
 
 
 def _unit_ready(page):
-    page.locator("body[data-unit-ready='1']").wait_for()  # a selector: polling a JS string needs eval, which the CSP forbids
+    page.locator(
+        "body[data-unit-ready='1']"
+    ).wait_for()  # a selector: polling a JS string needs eval, which the CSP forbids
 
 
 def _batch_with_the_keyboard(page, score: str, units: int = 3) -> None:
@@ -85,8 +109,12 @@ def test_prolific_path_pass_and_fail_codes(new_page, study, screenshot_dir):
     careful = _code_of(CAREFUL)
     assert careful.passed
     assert page.url == f"{study['url']}/prolific-complete/?cc={careful.code}"
-    assert codes.code_verdict(key=_code_key(), code=careful.code, campaign=campaign.pk,
-                              annotator=careful.annotator_id, batch=0) == codes.PASS
+    assert (
+        codes.code_verdict(
+            key=_code_key(), code=careful.code, campaign=campaign.pk, annotator=careful.annotator_id, batch=0
+        )
+        == codes.PASS
+    )
     # Every unit of the batch, the gold control included, came from this participant's session.
     done = Assignment.objects.filter(annotator=careful.annotator, status="done")
     assert done.count() == 3 and {a.unit.kind for a in done} == {"regular", "gold"}
@@ -100,8 +128,12 @@ def test_prolific_path_pass_and_fail_codes(new_page, study, screenshot_dir):
     failed = _code_of(CARELESS)
     assert not failed.passed and failed.code != careful.code
     assert careless.url == f"{study['url']}/prolific-complete/?cc={failed.code}"
-    assert codes.code_verdict(key=_code_key(), code=failed.code, campaign=campaign.pk,
-                              annotator=failed.annotator_id, batch=0) == codes.FAIL
+    assert (
+        codes.code_verdict(
+            key=_code_key(), code=failed.code, campaign=campaign.pk, annotator=failed.annotator_id, batch=0
+        )
+        == codes.FAIL
+    )
 
 
 def test_same_pid_resumes_revoked_link_404_and_export(new_page, study, screenshot_dir, tmp_path):
@@ -154,8 +186,7 @@ def test_same_pid_resumes_revoked_link_404_and_export(new_page, study, screensho
     # Export: pseudonyms by default, no platform id anywhere; the PIDs only with --real-annotator-ids.
     plain, real = tmp_path / "plain", tmp_path / "real"
     call_command("export_dataset", "--campaign", "Crowd study", "--out", str(plain), verbosity=0)
-    call_command("export_dataset", "--campaign", "Crowd study", "--out", str(real), "--real-annotator-ids",
-                 verbosity=0)
+    call_command("export_dataset", "--campaign", "Crowd study", "--out", str(real), "--real-annotator-ids", verbosity=0)
     everything = "".join(p.read_text() for p in Path(plain).rglob("*") if p.is_file())
     assert RETURNING not in everything and STUDY not in everything and participant.annotator.name not in everything
     rows = [json.loads(line) for line in (plain / "judgements.jsonl").read_text().splitlines()]

@@ -9,6 +9,7 @@ when the batch ends through a form POST whose redirect chain would leave the sit
 
 The platform is a stub completion server on another origin (a tiny http.server thread on
 localhost), which records the completion URLs the browser opened. At 1280 and 390 px."""
+
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -20,7 +21,14 @@ from annotations.quality.models import CompletionCode
 from annotations.services.campaigns import campaign_create
 from annotations.studies.models import JoinParticipant
 from annotations.studies.services import join_link_create
-from tests.annotations.factories import DatasetFactory, ItemFactory, MembershipFactory, OutputFactory, SystemFactory, UserFactory
+from tests.annotations.factories import (
+    DatasetFactory,
+    ItemFactory,
+    MembershipFactory,
+    OutputFactory,
+    SystemFactory,
+    UserFactory,
+)
 from tests.browser.conftest import browser_wait_until, next_screen
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -64,9 +72,18 @@ def study(live_server, platform):
         for j, system in enumerate(systems):
             OutputFactory(item=item, system=system, text=f"Output {i} of system {j}: the museum opens at {9 + i}.")
     MembershipFactory(project=dataset.project, user=UserFactory(username="res"), role=Membership.Role.RESEARCHER)
-    campaign = campaign_create(dataset=dataset, name="Crowd study", protocol="likert", criteria=["fluency"],
-                               scale_min=1, scale_max=5, redundancy=1, seed=11, units_per_batch=2,
-                               instructions="Rate how fluent each output is.")
+    campaign = campaign_create(
+        dataset=dataset,
+        name="Crowd study",
+        protocol="likert",
+        criteria=["fluency"],
+        scale_min=1,
+        scale_max=5,
+        redundancy=1,
+        seed=11,
+        units_per_batch=2,
+        instructions="Rate how fluent each output is.",
+    )
     link = join_link_create(campaign=campaign, completion_url=f"{platform['url']}/complete?cc={{code}}")
     return {"campaign": campaign, "link": link}
 

@@ -2,6 +2,7 @@
 the second wave as the human row with human1 vs human2 and CV*; the rankings page's paired
 clusters; a second wave opened from the campaign page. Screenshots at 1280 and 390 px:
 `WORKBENCH_SCREENSHOTS=docs/screenshots pytest tests/browser/test_meta_waves.py`."""
+
 import pytest
 
 from annotations.models import Campaign, Membership
@@ -25,8 +26,9 @@ def two_waves(live_server, dataset, tmp_path):  # noqa: F811
     run("create_campaign", "--wave-of", "likert", "--name", "likert-2")
     _second_wave(tmp_path, first)
     campaign = Campaign.objects.get(name="likert")
-    MembershipFactory(project=campaign.dataset.project, user=UserFactory(username="res"),
-                      role=Membership.Role.RESEARCHER)
+    MembershipFactory(
+        project=campaign.dataset.project, user=UserFactory(username="res"), role=Membership.Role.RESEARCHER
+    )
     return campaign
 
 
@@ -68,8 +70,9 @@ def test_meta_page_with_second_wave(page, two_waves, screenshot_dir):
 def test_open_a_second_wave_from_the_campaign_page(page, live_server, dataset, tmp_path):  # noqa: F811
     _likert(tmp_path)
     campaign = Campaign.objects.get(name="likert")
-    MembershipFactory(project=campaign.dataset.project, user=UserFactory(username="res"),
-                      role=Membership.Role.RESEARCHER)
+    MembershipFactory(
+        project=campaign.dataset.project, user=UserFactory(username="res"), role=Membership.Role.RESEARCHER
+    )
     page.set_default_timeout(60_000)
     log_in(page, "res", "pw-123456")
     page.goto(f"/campaigns/{campaign.pk}/")

@@ -1,6 +1,7 @@
 """Metric runs from the dataset page with a real worker: progress reaches
 100%, scores appear on the item page; a failing run shows its message;
 annotators see neither the panel nor scores."""
+
 import pytest
 
 from annotations.models import Membership
@@ -48,12 +49,14 @@ def test_start_run_see_progress_and_scores(page, lab, absent_model, start_celery
 
     by_system = row.locator('[data-field="system-scores"]')
     by_system.locator("summary").click()
-    assert by_system.locator('[data-field="system-scores-label"]').inner_text().startswith(
-        "corpus chrF (signature chrf|")
+    assert (
+        by_system.locator('[data-field="system-scores-label"]').inner_text().startswith("corpus chrF (signature chrf|")
+    )
     for name in ("sys-0", "sys-1"):
         outputs = Output.objects.filter(system__name=name, item__dataset=lab).order_by("item__position")
-        want = sacrebleu.corpus_chrf([o.text for o in outputs], [[o.item.references.get().text for o in outputs]],
-                                     word_order=2).score
+        want = sacrebleu.corpus_chrf(
+            [o.text for o in outputs], [[o.item.references.get().text for o in outputs]], word_order=2
+        ).score
         assert by_system.locator(f'tr[data-system="{name}"] td').inner_text() == f"{want:.4f}"
     page.screenshot(path=screenshot_dir / "metric-runs.png", full_page=True)
 
@@ -63,8 +66,11 @@ def test_start_run_see_progress_and_scores(page, lab, absent_model, start_celery
     assert scores.count() == 2
     from metrics.selectors import scores_by_output
 
-    want = {f"{v:.4f}" for oid, v in scores_by_output(run=run).items() if oid in set(
-        item.outputs.values_list("pk", flat=True))}
+    want = {
+        f"{v:.4f}"
+        for oid, v in scores_by_output(run=run).items()
+        if oid in set(item.outputs.values_list("pk", flat=True))
+    }
     assert set(scores.all_inner_texts()) == want
 
     # A run whose model is missing fails with its message in the list.

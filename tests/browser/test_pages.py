@@ -1,4 +1,5 @@
 """Log in and browse projects -> datasets -> items, search, and see outputs side by side."""
+
 import pytest
 from annotations.models import Membership
 from tests.annotations.factories import (
@@ -102,8 +103,10 @@ def test_the_page_fixture_waits_for_load_after_a_click(page, demo):
     log_in(page, "demo", "demo")
     cdp = page.context.new_cdp_session(unwrap(page))
     cdp.send("Network.enable")
-    cdp.send("Network.emulateNetworkConditions", {"offline": False, "latency": 800, "downloadThroughput": -1,
-                                                  "uploadThroughput": -1})
+    cdp.send(
+        "Network.emulateNetworkConditions",
+        {"offline": False, "latency": 800, "downloadThroughput": -1, "uploadThroughput": -1},
+    )
     page.get_by_role("link", name="Demo").click()
     assert page.evaluate("document.readyState") == "complete"
     assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(245, 246, 248)"

@@ -3,6 +3,7 @@ keyboard only (the text box has the focus on arrival, Ctrl+Enter sends, Esc puts
 the next unit drawn with its own output in the box, the draft across a reload; the stored post-edit
 and its HTER (sacrebleu's TER); no system name on the page; axe and no horizontal scroll at 1280
 and 390 px."""
+
 import pytest
 from sacrebleu.metrics import TER
 
@@ -38,10 +39,19 @@ def world(live_server):
             OutputFactory(item=item, system=system, text=_text(i, system.name))
     user = UserFactory(username="ann")
     MembershipFactory(project=dataset.project, user=user, role=Membership.Role.ANNOTATOR)
-    rated = campaign_create(dataset=dataset, name="Post-edit and rate", protocol="post-edit", criteria=["adequacy"],
-                            scale_min=0, scale_max=100, redundancy=1, seed=3)
-    plain = campaign_create(dataset=dataset, name="Post-edit", protocol="post-edit", criteria=["post-edit"],
-                            redundancy=1, seed=3)
+    rated = campaign_create(
+        dataset=dataset,
+        name="Post-edit and rate",
+        protocol="post-edit",
+        criteria=["adequacy"],
+        scale_min=0,
+        scale_max=100,
+        redundancy=1,
+        seed=3,
+    )
+    plain = campaign_create(
+        dataset=dataset, name="Post-edit", protocol="post-edit", criteria=["post-edit"], redundancy=1, seed=3
+    )
     return {"rated": rated, "plain": plain}
 
 

@@ -4,6 +4,7 @@ TLS-terminating proxy that sets X-Forwarded-Proto (a small one started
 here). A real browser then finds styled pages, working API docs, the
 favicon, and nothing blocked by the Content-Security-Policy.
 """
+
 import os
 import re
 import secrets
@@ -127,8 +128,9 @@ def production_server(tmp_path):
     )
     # The set-up steps as an operator runs them (the demo users get production's password hashes).
     for step in (["collectstatic", "--noinput", "-v0"], ["load_demo"]):
-        done = subprocess.run([sys.executable, "manage.py", *step], cwd=ROOT, env=env, capture_output=True, text=True,
-                              timeout=300)
+        done = subprocess.run(
+            [sys.executable, "manage.py", *step], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+        )
         assert done.returncode == 0, done.stderr
     command = readme_command("gunicorn workbench.wsgi")
     bind = command.index("-b") + 1
@@ -136,11 +138,31 @@ def production_server(tmp_path):
     log = open(tmp_path / "gunicorn.log", "w")
     server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     proxy = TLSProxy(cert, key, port)
     proxy.start()
     try:
+
         def listening() -> bool:
             assert server.poll() is None, (tmp_path / "gunicorn.log").read_text()
             try:
@@ -162,8 +184,9 @@ def test_readme_production_command_serves_styled_pages_and_api_docs(new_page, pr
     base = production_server["https"]
     # Plain HTTP straight to gunicorn (no proxy header) is sent to HTTPS.
     request = urllib.request.Request(production_server["http"] + "/accounts/login/", method="GET")
-    opener = urllib.request.build_opener(type("NoRedirect", (urllib.request.HTTPRedirectHandler,),
-                                              {"redirect_request": lambda *a, **k: None}))
+    opener = urllib.request.build_opener(
+        type("NoRedirect", (urllib.request.HTTPRedirectHandler,), {"redirect_request": lambda *a, **k: None})
+    )
     with pytest.raises(urllib.error.HTTPError) as redirect:
         opener.open(request, timeout=60)  # a cap, not a wait: CI may be busy
     assert redirect.value.code == 301 and redirect.value.headers["Location"].startswith("https://")
@@ -216,8 +239,9 @@ def test_an_annotator_submits_units_on_the_production_server(new_page, productio
     from annotations.models import Assignment, Campaign, RatingJudgement
 
     campaign = Campaign.objects.get(name="Demo restaurants: fluency and adequacy")
-    page = new_page(base_url=production_server["https"], ignore_https_errors=True,
-                    viewport={"width": 390, "height": 844})
+    page = new_page(
+        base_url=production_server["https"], ignore_https_errors=True, viewport={"width": 390, "height": 844}
+    )
     page.set_default_timeout(60_000)  # a cap: gunicorn behind the TLS proxy on a busy CI machine
     failed: list[str] = []
     page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)

@@ -1,13 +1,21 @@
 """Quality control in Debian's Chromium: a loud tutorial unit answered wrongly shows its
 explanation and does not advance; a completion code appears at the end of a batch; the
 researchers' quality page shows the figures."""
+
 import pytest
 
 from annotations.models import Assignment, Membership, Output
 from annotations.quality.models import CompletionCode, ControlJudgement, GoldUnit
 from annotations.quality.services import gold_unit_create, quality_settings_update
 from annotations.services.campaigns import campaign_create
-from tests.annotations.factories import DatasetFactory, ItemFactory, MembershipFactory, OutputFactory, SystemFactory, UserFactory
+from tests.annotations.factories import (
+    DatasetFactory,
+    ItemFactory,
+    MembershipFactory,
+    OutputFactory,
+    SystemFactory,
+    UserFactory,
+)
 from tests.browser.conftest import log_in, next_screen, open_unit
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -25,18 +33,34 @@ def campaign(live_server):
             OutputFactory(item=item, system=system, text=f"Restaurant {i} by system {j} is open until {i + 1} am.")
     for name, role in (("ann", Membership.Role.ANNOTATOR), ("res", Membership.Role.RESEARCHER)):
         MembershipFactory(project=dataset.project, user=UserFactory(username=name), role=role)
-    campaign = campaign_create(dataset=dataset, name="Quality browser", protocol="likert",
-                               criteria=["fluency", "adequacy"], scale_min=1, scale_max=5, redundancy=1, seed=3,
-                               units_per_batch=3)
+    campaign = campaign_create(
+        dataset=dataset,
+        name="Quality browser",
+        protocol="likert",
+        criteria=["fluency", "adequacy"],
+        scale_min=1,
+        scale_max=5,
+        redundancy=1,
+        seed=3,
+        units_per_batch=3,
+    )
     quality_settings_update(campaign=campaign, completion_codes=True)
     output = Output.objects.filter(item__dataset=dataset).order_by("id").first()
-    gold_unit_create(campaign=campaign, item=output.item, outputs=[output], expected={"adequacy": {"min": 1, "max": 2}},
-                     mode=GoldUnit.Mode.LOUD, explanation=EXPLANATION)
+    gold_unit_create(
+        campaign=campaign,
+        item=output.item,
+        outputs=[output],
+        expected={"adequacy": {"min": 1, "max": 2}},
+        mode=GoldUnit.Mode.LOUD,
+        explanation=EXPLANATION,
+    )
     return campaign
 
 
 def _answer(page, fluency: str, adequacy: str, *, advances: bool = True) -> None:
-    page.locator("body[data-unit-ready='1']").wait_for()  # a selector: polling a JS string needs eval, which the CSP forbids
+    page.locator(
+        "body[data-unit-ready='1']"
+    ).wait_for()  # a selector: polling a JS string needs eval, which the CSP forbids
     rows = page.locator("[data-row]")
     rows.nth(0).locator(".scale-point", has_text=fluency).click()
     rows.nth(1).locator(".scale-point", has_text=adequacy).click()
@@ -63,7 +87,9 @@ def test_tutorial_explains_and_holds_then_batch_ends_with_a_code(page, campaign,
     tutorial = Assignment.objects.get(campaign=campaign, status="pending")
     assert tutorial.unit.kind == "gold"
     assert set(ControlJudgement.objects.filter(kind="gold").values_list("criterion", "passed", "attempt")) == {
-        ("adequacy", False, 1), ("fluency", True, 1)}
+        ("adequacy", False, 1),
+        ("fluency", True, 1),
+    }
 
     _answer(page, "5", "1")  # right: on to the next unit
     tutorial.refresh_from_db()
@@ -79,7 +105,9 @@ def test_tutorial_explains_and_holds_then_batch_ends_with_a_code(page, campaign,
     page.screenshot(path=str(screenshot_dir / "completion-code.png"), full_page=True)
     page.get_by_role("link", name="Continue with the next batch").click()
     page.locator("#start").click()  # the landing page: Continue POSTs, which hands out the next unit
-    page.locator("body[data-unit-ready='1']").wait_for()  # a selector: polling a JS string needs eval, which the CSP forbids
+    page.locator(
+        "body[data-unit-ready='1']"
+    ).wait_for()  # a selector: polling a JS string needs eval, which the CSP forbids
 
 
 def test_quality_page_for_researchers(page, campaign, screenshot_dir):

@@ -2,6 +2,7 @@
 fields (MQM weights ran under the timeout's), the metric-run table shows Progress and Score on a
 phone (one card per run), a queued run says why it waits, the judge's model picker offers causal
 LMs only."""
+
 import pytest
 
 from annotations.models import Membership
@@ -31,8 +32,12 @@ def test_setup_help_texts_stay_inside_their_fields(new_page, live_server, width,
     boxes = page.evaluate(BOXES)
     assert {"mqm_weights", "assignment_timeout_minutes"} <= {b["name"] for b in boxes}
     assert all(b["inner"] for b in boxes), [b["name"] for b in boxes if not b["inner"]]
-    overlaps = [(a["name"], b["name"]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
-                if a["l"] < b["r"] - 1 and b["l"] < a["r"] - 1 and a["t"] < b["b"] - 1 and b["t"] < a["b"] - 1]
+    overlaps = [
+        (a["name"], b["name"])
+        for i, a in enumerate(boxes)
+        for b in boxes[i + 1 :]
+        if a["l"] < b["r"] - 1 and b["l"] < a["r"] - 1 and a["t"] < b["b"] - 1 and b["t"] < a["b"] - 1
+    ]
     assert not overlaps
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
     page.locator("#id_mqm_weights").scroll_into_view_if_needed()
@@ -40,8 +45,9 @@ def test_setup_help_texts_stay_inside_their_fields(new_page, live_server, width,
 
 
 @pytest.mark.parametrize("width", (1280, 390))
-def test_metric_run_table_shows_progress_and_score_and_why_a_run_waits(new_page, live_server, width, settings,
-                                                                     judge_models, screenshot_dir):
+def test_metric_run_table_shows_progress_and_score_and_why_a_run_waits(
+    new_page, live_server, width, settings, judge_models, screenshot_dir
+):
     from pathlib import Path
 
     settings.WORKBENCH_MODEL_DIRS = [str(Path(judge_models["llama"]).parent)]
@@ -79,8 +85,9 @@ def test_analysis_pages_show_a_progress_state_while_the_figures_load(new_page, l
 
     dataset = build_dataset(name="busy", items=3, systems=2)
     MembershipFactory(project=dataset.project, user=UserFactory(username="rita"), role=Membership.Role.RESEARCHER)
-    campaign = campaign_create(dataset=dataset, name="busy-study", protocol="likert", criteria=["quality"],
-                               scale_min=1, scale_max=5)
+    campaign = campaign_create(
+        dataset=dataset, name="busy-study", protocol="likert", criteria=["quality"], scale_min=1, scale_max=5
+    )
     page = new_page(viewport={"width": width, "height": 900})
     log_in(page, "rita", "pw-123456")
     page.goto(f"/campaigns/{campaign.pk}/analysis/")
@@ -89,10 +96,14 @@ def test_analysis_pages_show_a_progress_state_while_the_figures_load(new_page, l
     page.evaluate("""() => {
         window.addEventListener('click', e => { if (window.holdNavigation && e.target.closest('a')) e.preventDefault(); });
         window.addEventListener('submit', e => { if (window.holdNavigation) e.preventDefault(); }); }""")
-    for act in (lambda: page.locator(".analysis-nav").get_by_role("link", name="Meta-evaluation").click(),
-                lambda: page.get_by_role("button", name="Apply").click()):
-        page.evaluate("() => { window.holdNavigation = true; const b = document.getElementById('page-busy');"
-                      " if (b) b.hidden = true; }")
+    for act in (
+        lambda: page.locator(".analysis-nav").get_by_role("link", name="Meta-evaluation").click(),
+        lambda: page.get_by_role("button", name="Apply").click(),
+    ):
+        page.evaluate(
+            "() => { window.holdNavigation = true; const b = document.getElementById('page-busy');"
+            " if (b) b.hidden = true; }"
+        )
         act()
         busy = page.locator("#page-busy")
         assert busy.is_visible() and busy.get_attribute("role") == "status" and "Computing" in busy.inner_text()

@@ -3,6 +3,7 @@ script draws it in place (no new document), for every protocol. What an annotato
 the texts shown are the next unit's outputs in the order the engine chose for them (so answers
 land on the right outputs), still as text, still without system names; the answers of a drawn unit
 are stored for that unit; autosave, the skip button and the batch strip follow the drawn unit."""
+
 import pytest
 
 from annotations.models import Assignment, Item, Output
@@ -73,10 +74,15 @@ def test_three_units_in_a_row_on_one_page(page, world, protocol):  # noqa: F811
     assert page.evaluate("window.__samePage") == 1
     assert documents == []
     for assignment in done:
-        rows = {"likert": assignment.ratingjudgements, "rankme": assignment.ratingjudgements,
-                "pairwise": assignment.pairwisejudgements, "bws": assignment.bestworstjudgements,
-                "esa": assignment.spanjudgements, "cesa": assignment.spanjudgements,
-                "mqm": assignment.spanjudgements}[protocol].all()
+        rows = {
+            "likert": assignment.ratingjudgements,
+            "rankme": assignment.ratingjudgements,
+            "pairwise": assignment.pairwisejudgements,
+            "bws": assignment.bestworstjudgements,
+            "esa": assignment.spanjudgements,
+            "cesa": assignment.spanjudgements,
+            "mqm": assignment.spanjudgements,
+        }[protocol].all()
         rows = list(rows)
         assert rows and all(r.origin == "browser" and r.status == "complete" for r in rows)
         if protocol == "bws":
@@ -87,8 +93,10 @@ def test_three_units_in_a_row_on_one_page(page, world, protocol):  # noqa: F811
             # Every output shown got its answer, under its own id (the page's handles were this unit's).
             assert {r.output_id for r in rows} == set(assignment.shown_order)
             if protocol == "likert":
-                assert sorted((r.criterion, r.score) for r in rows if r.output_id) == [("adequacy", 1.0),
-                                                                                      ("fluency", 3.0)]
+                assert sorted((r.criterion, r.score) for r in rows if r.output_id) == [
+                    ("adequacy", 1.0),
+                    ("fluency", 3.0),
+                ]
 
 
 def test_a_drawn_unit_autosaves_skips_and_shows_its_batch(page, world):  # noqa: F811
@@ -108,8 +116,9 @@ def test_a_drawn_unit_autosaves_skips_and_shows_its_batch(page, world):  # noqa:
     assert page.locator("#batch-progress strong").inner_text().startswith("1 / ")
     # Autosave goes to the drawn unit, on the server too.
     page.keyboard.press("4")
-    browser_wait_until(page, lambda: Assignment.objects.get(pk=second.pk).draft.get("fields"), 15,
-                       "the drawn unit's server autosave")
+    browser_wait_until(
+        page, lambda: Assignment.objects.get(pk=second.pk).draft.get("fields"), 15, "the drawn unit's server autosave"
+    )
     assert not Assignment.objects.get(pk=first.pk).draft or Assignment.objects.get(pk=first.pk).status == "done"
     # A reload shows the same unit with its answer restored.
     page.reload()

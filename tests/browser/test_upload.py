@@ -1,4 +1,5 @@
 """Import a dataset through the browser form: a bad file lists every line error, a good one lands on the dataset."""
+
 import json
 
 import pytest
@@ -10,8 +11,18 @@ from tests.browser.conftest import log_in
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 GOOD = [
-    {"item": "g1", "source": "Guten Morgen.", "references": ["Good morning."], "outputs": {"a": "Good morning.", "b": "Morning good."}},
-    {"item": "g2", "source": "Danke schön.", "references": ["Thank you very much."], "outputs": {"a": "Thanks a lot.", "b": "Thank you beautiful."}},
+    {
+        "item": "g1",
+        "source": "Guten Morgen.",
+        "references": ["Good morning."],
+        "outputs": {"a": "Good morning.", "b": "Morning good."},
+    },
+    {
+        "item": "g2",
+        "source": "Danke schön.",
+        "references": ["Thank you very much."],
+        "outputs": {"a": "Thanks a lot.", "b": "Thank you beautiful."},
+    },
 ]
 
 
@@ -29,7 +40,9 @@ def researcher(live_server):
 def _submit(page, *, name: str, filename: str, content: bytes) -> None:
     page.goto("/datasets/upload/")
     page.get_by_label("Dataset name").fill(name)
-    page.get_by_label("File").set_input_files({"name": filename, "mimeType": "application/octet-stream", "buffer": content})
+    page.get_by_label("File").set_input_files(
+        {"name": filename, "mimeType": "application/octet-stream", "buffer": content}
+    )
     page.get_by_role("button", name="Import").click()
 
 

@@ -5,6 +5,7 @@ block. One preceded by a line `<!-- not-run: REASON -->` is skipped: it needs a 
 or a long run, and REASON names the test file that covers what it does (checked to exist).
 Blocks of other languages (`text`, `json`, ...) are shown, never run.
 """
+
 from __future__ import annotations
 
 import re
@@ -50,11 +51,18 @@ def blocks(path: Path) -> list[Block]:
         body = []
         i += 1
         while i < len(lines) and not lines[i].strip().startswith(fence):
-            body.append(lines[i][len(match.group("indent")):])
+            body.append(lines[i][len(match.group("indent")) :])
             i += 1
         skip = NOT_RUN.match(last_text)
-        found.append(Block(path, start + 1, match.group("info").lower(), "\n".join(body) + "\n",
-                           skip.group("reason") if skip else None))
+        found.append(
+            Block(
+                path,
+                start + 1,
+                match.group("info").lower(),
+                "\n".join(body) + "\n",
+                skip.group("reason") if skip else None,
+            )
+        )
         last_text, i = "", i + 1
     return found
 

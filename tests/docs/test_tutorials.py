@@ -6,6 +6,7 @@ database as DATABASE_URL, so files a block writes are there for the next. A bloc
 non-zero fails the test with its output. Blocks marked `<!-- not-run: ... -->` (a browser, a
 server, a long run) are skipped here, and the mark must name the test file that covers them.
 """
+
 from __future__ import annotations
 
 import os
@@ -22,8 +23,9 @@ TUTORIALS = tutorials()
 def test_there_are_tutorials_with_command_blocks():
     assert TUTORIALS, "docs/tutorials/ holds no tutorial"
     for path in TUTORIALS:
-        assert any(b.language in RUN_LANGUAGES and b.skip_reason is None for b in blocks(path)), \
+        assert any(b.language in RUN_LANGUAGES and b.skip_reason is None for b in blocks(path)), (
             f"{path.name}: no command block runs"
+        )
 
 
 @pytest.mark.parametrize("path", TUTORIALS, ids=[p.stem for p in TUTORIALS])
@@ -55,10 +57,17 @@ def test_tutorial_commands_run(path, transactional_db, tmp_path):
     for block in blocks(path):
         if block.language not in RUN_LANGUAGES or block.skip_reason is not None:
             continue
-        done = subprocess.run(["bash", "-euo", "pipefail", "-c", block.script], cwd=tmp_path, env=env,
-                              capture_output=True, text=True, timeout=900)
+        done = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", block.script],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         assert done.returncode == 0, (
             f"{block.where()} exited {done.returncode}\n--- block\n{block.script}\n"
-            f"--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}")
+            f"--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}"
+        )
         ran += 1
     assert ran

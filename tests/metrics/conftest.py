@@ -4,16 +4,19 @@ import pytest
 
 from annotations.models import Dataset, Item, Output, Project, Reference, System
 
-WORDS = ("the cat sat on a mat while dogs ran across green fields under bright skies "
-         "and old men told stories of distant seas to eager children").split()
+WORDS = (
+    "the cat sat on a mat while dogs ran across green fields under bright skies "
+    "and old men told stories of distant seas to eager children"
+).split()
 
 
 def _sentence(rng: random.Random) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 12)))
 
 
-def build_dataset(*, name: str = "metric-ds", items: int = 12, systems: int = 3, seed: int = 7,
-                  project: Project | None = None) -> Dataset:
+def build_dataset(
+    *, name: str = "metric-ds", items: int = 12, systems: int = 3, seed: int = 7, project: Project | None = None
+) -> Dataset:
     """A dataset with one reference per item and one output per system and item."""
     rng = random.Random(seed)
     project = project or Project.objects.create(name=f"project-{name}")

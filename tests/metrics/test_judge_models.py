@@ -1,6 +1,7 @@
 """The judge's model (issue 38, item 5): a causal LM head or a refusal with the reason, at run
 creation (service, API, CLI) before any worker starts; the run form offers the local models
 that suit each metric; model paths relative to the model directories resolve, escapes do not."""
+
 import re
 
 import pytest
@@ -29,9 +30,12 @@ def test_the_name_rule_agrees_with_transformers_causal_lm_mapping():
     causal = set(auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.values())
     assert causal and all(is_causal_lm_architecture(name) for name in causal)
     others = set()
-    for mapping in (auto.MODEL_MAPPING_NAMES, auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES,
-                    auto.MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES,
-                    auto.MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES):
+    for mapping in (
+        auto.MODEL_MAPPING_NAMES,
+        auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+        auto.MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES,
+        auto.MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES,
+    ):
         others |= {v for v in mapping.values() if isinstance(v, str)}
     wrongly = sorted(name for name in others - causal if is_causal_lm_architecture(name))
     assert not wrongly
@@ -70,12 +74,16 @@ def test_an_encoder_is_refused_as_judge_everywhere_before_a_worker(model_dirs, o
     for model in (DEFAULT_EMBEDDING_MODEL, "encoder"):
         with pytest.raises(RunInputError, match=NOT_CAUSAL):
             run_create(dataset=dataset, metric="llm-judge", options={"model": model})
-        resp = api.post(f"/api/datasets/{dataset.pk}/metric-runs/",
-                        {"metric": "llm-judge", "options": {"model": model}}, format="json")
+        resp = api.post(
+            f"/api/datasets/{dataset.pk}/metric-runs/",
+            {"metric": "llm-judge", "options": {"model": model}},
+            format="json",
+        )
         assert resp.status_code == 400 and re.search(NOT_CAUSAL, resp.json()["detail"]), resp.content
         with pytest.raises(CommandError, match=NOT_CAUSAL):
-            call_command("run_metric", dataset=dataset.name, metric="llm-judge", option=[f"model={model}"],
-                         no_progress=True)
+            call_command(
+                "run_metric", dataset=dataset.name, metric="llm-judge", option=[f"model={model}"], no_progress=True
+            )
     assert not MetricRun.objects.exists()  # nothing was queued
     # The worker's own load refuses it too (a run created before this check, the `score` command).
     metric = get_metric("llm-judge", model="encoder", device="cpu")
@@ -93,8 +101,9 @@ def test_model_paths_relative_to_the_model_directories(model_dirs, owner_api):
             resolve_model_path(escape)
         with pytest.raises(RunInputError, match="not allowed or not found"):
             run_create(dataset=dataset, metric="llm-judge", options={"model": escape})
-    run, _ = run_create(dataset=dataset, metric="llm-judge", sync=True,
-                        options={"model": "var/models/tiny-judge", "device": "cpu"})
+    run, _ = run_create(
+        dataset=dataset, metric="llm-judge", sync=True, options={"model": "var/models/tiny-judge", "device": "cpu"}
+    )
     run = run_execute_sync(run=run)
     assert run.status == RunStatus.DONE, run.error
     assert "model:tiny-judge" in run.signature

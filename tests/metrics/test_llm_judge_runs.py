@@ -1,6 +1,7 @@
 """llm-judge runs through real Celery workers (gpu queue; CPU here) and `--sync`:
 identical scores, signature and corpus result in every mode; pairwise chunks
 hold whole items; a done run is reused."""
+
 from collections import defaultdict
 
 import pytest
@@ -14,8 +15,10 @@ from tests.metrics.conftest import build_dataset
 
 
 def scores(run):
-    return {oid: (score, extra) for oid, score, extra in
-            OutputScore.objects.filter(run=run).values_list("output_id", "score", "extra")}
+    return {
+        oid: (score, extra)
+        for oid, score, extra in OutputScore.objects.filter(run=run).values_list("output_id", "score", "extra")
+    }
 
 
 def test_three_modes_through_workers_equal_sync(celery_worker_process, judge_models, tmp_path):
@@ -34,14 +37,22 @@ def test_three_modes_through_workers_equal_sync(celery_worker_process, judge_mod
         runs[mode], reused = run_create(dataset=dataset, metric="llm-judge", options=options, chunk_size=4)
         assert not reused
     for mode, run in runs.items():
-        runs[mode] = wait_until(lambda run=run: MetricRun.objects.filter(pk=run.pk).exclude(
-            status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).first(), 300, f"the {mode} run")
+        runs[mode] = wait_until(
+            lambda run=run: (
+                MetricRun.objects.filter(pk=run.pk).exclude(status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).first()
+            ),
+            300,
+            f"the {mode} run",
+        )
     item_of = dict(Output.objects.filter(item__dataset=dataset).values_list("pk", "item_id"))
     for mode, run in runs.items():
         assert run.status == RunStatus.DONE, run.error
         assert run.done == run.total == 15 and OutputScore.objects.filter(run=run).count() == 15
-        sync = run_execute_sync(run=run_create(dataset=dataset, metric="llm-judge", options=run.options,
-                                               sync=True, reuse=False, chunk_size=4)[0])
+        sync = run_execute_sync(
+            run=run_create(
+                dataset=dataset, metric="llm-judge", options=run.options, sync=True, reuse=False, chunk_size=4
+            )[0]
+        )
         assert sync.status == RunStatus.DONE, sync.error
         assert sync.signature == run.signature and run.signature.startswith(f"llm-judge|v:1|model:llama|mode:{mode}")
         assert sync.corpus == run.corpus
@@ -65,7 +76,8 @@ def test_three_modes_through_workers_equal_sync(celery_worker_process, judge_mod
             assert all(1 <= s <= 5 and "probabilities" in extra for s, extra in scores(run).values())
     again, reused = run_create(dataset=dataset, metric="llm-judge", options=runs["score"].options)
     assert reused and again.pk in (runs["score"].pk,) + tuple(
-        MetricRun.objects.filter(dataset=dataset, metric="llm-judge", sync=True).values_list("pk", flat=True))
+        MetricRun.objects.filter(dataset=dataset, metric="llm-judge", sync=True).values_list("pk", flat=True)
+    )
 
 
 def test_bad_judge_options_fail_the_request_with_one_line(judge_models, db):
@@ -78,7 +90,11 @@ def test_bad_judge_options_fail_the_request_with_one_line(judge_models, db):
         run_create(dataset=dataset, metric="llm-judge", options={})
     # Files are opened only where the run is scored: a missing prompt file fails the run with the one
     # answer every path refusal gets (metrics.scorers.files: nothing told about the server's files).
-    run, _ = run_create(dataset=dataset, metric="llm-judge", sync=True,
-                        options={"model": judge_models["llama"], "prompt": "/nonexistent/prompt.txt"})
+    run, _ = run_create(
+        dataset=dataset,
+        metric="llm-judge",
+        sync=True,
+        options={"model": judge_models["llama"], "prompt": "/nonexistent/prompt.txt"},
+    )
     run = run_execute_sync(run=run)
     assert run.status == RunStatus.FAILED and run.error.startswith("prompt: not allowed or not found")

@@ -1,5 +1,6 @@
 """Path-valued metric options (issue 24, findings 1 and 2): only files inside the operator's
 directories, never opened by the web process, one answer for every refusal."""
+
 import json
 import os
 import sys
@@ -58,9 +59,19 @@ def test_every_refusal_reads_the_same(dirs):
     (data / "sub").mkdir()
     os.mkfifo(data / "fifo")
     (data / "ok.json").write_text('{"a": "b"}')
-    cases = HOSTILE + [str(outside / "secret.json"), str(data / "link.json"), "link.json", "etc/passwd",
-                       str(data / "sub"), str(data / "fifo"), "fifo", "../outside/secret.json",
-                       str(data / "missing.json"), "missing.json", str(data / ".." / "outside" / "secret.json")]
+    cases = HOSTILE + [
+        str(outside / "secret.json"),
+        str(data / "link.json"),
+        "link.json",
+        "etc/passwd",
+        str(data / "sub"),
+        str(data / "fifo"),
+        "fifo",
+        "../outside/secret.json",
+        str(data / "missing.json"),
+        "missing.json",
+        str(data / ".." / "outside" / "secret.json"),
+    ]
     answers = {refusal("templates_file", value) for value in cases}
     assert answers == {str(files.refused("templates_file"))}
     assert "not allowed or not found" in answers.pop()
@@ -90,8 +101,19 @@ def test_model_paths_existing_or_missing_answer_alike(dirs):
     def shape(value):
         return refusal("model", value, kind="model").replace(repr(value[:200]), "NAME")
 
-    answers = {shape(v) for v in ["/etc", "/usr/lib", "/nonexistent", str(outside / "m"), str(models / "escape"),
-                                  "escape", str(models / "missing"), "acme/roberta-huge"]}
+    answers = {
+        shape(v)
+        for v in [
+            "/etc",
+            "/usr/lib",
+            "/nonexistent",
+            str(outside / "m"),
+            str(models / "escape"),
+            "escape",
+            str(models / "missing"),
+            "acme/roberta-huge",
+        ]
+    }
     assert len(answers) == 1 and "not allowed or not found" in answers.pop()
     assert resolve_model_path(str(models / "inside")) == (models / "inside").resolve()
     assert resolve_model_path("inside") == (models / "inside").resolve()
@@ -114,10 +136,16 @@ def api_setup(db, dirs):
     return dataset, api
 
 
-@pytest.mark.parametrize("metric,option", [
-    ("nli", "templates_file"), ("nli", "templates"), ("simplicity-bertscore", "frequency_file"),
-    ("bertscore", "baseline"), ("bertscore", "model"),
-])
+@pytest.mark.parametrize(
+    "metric,option",
+    [
+        ("nli", "templates_file"),
+        ("nli", "templates"),
+        ("simplicity-bertscore", "frequency_file"),
+        ("bertscore", "baseline"),
+        ("bertscore", "model"),
+    ],
+)
 def test_api_never_opens_the_path_and_the_run_fails_alike(api_setup, metric, option):
     """The probe's reproductions: /dev/zero read until memory ran out; /etc/shadow read and
     echoed; /etc/passwd used as an idf corpus; existing and missing paths told apart."""
@@ -127,8 +155,11 @@ def test_api_never_opens_the_path_and_the_run_fails_alike(api_setup, metric, opt
         seen: set = set()
         _watching.append(seen)
         try:
-            resp = api.post(f"/api/datasets/{dataset.pk}/metric-runs/",
-                            {"metric": metric, "options": {option: value}}, format="json")
+            resp = api.post(
+                f"/api/datasets/{dataset.pk}/metric-runs/",
+                {"metric": metric, "options": {option: value}},
+                format="json",
+            )
         finally:
             _watching.pop()
         assert resp.status_code == 201, resp.content
@@ -143,8 +174,11 @@ def test_api_never_opens_the_path_and_the_run_fails_alike(api_setup, metric, opt
 
 def test_api_refuses_bad_path_syntax_with_400(api_setup):
     dataset, api = api_setup
-    resp = api.post(f"/api/datasets/{dataset.pk}/metric-runs/",
-                    {"metric": "nli", "options": {"templates_file": "a\x01b"}}, format="json")
+    resp = api.post(
+        f"/api/datasets/{dataset.pk}/metric-runs/",
+        {"metric": "nli", "options": {"templates_file": "a\x01b"}},
+        format="json",
+    )
     assert resp.status_code == 400 and "control characters" in resp.json()["detail"]
 
 
@@ -165,8 +199,18 @@ def test_score_command_trusts_the_operators_paths_but_not_devices(tmp_path, dirs
     table = outside / "weights.tsv"
     table.write_text("the\t0.5\ncat\t0.9\n")
     with pytest.raises(CommandError, match="frequency_file: not allowed or not found"):
-        call_command("score", metric="simplicity-bertscore", hyp=str(hyp), ref=[str(hyp)],
-                     option=["frequency_file=/dev/zero", "device=cpu"])
-    call_command("score", metric="simplicity-bertscore", hyp=str(hyp), ref=[str(hyp)],
-                 option=[f"frequency_file={table}", "device=cpu"])
+        call_command(
+            "score",
+            metric="simplicity-bertscore",
+            hyp=str(hyp),
+            ref=[str(hyp)],
+            option=["frequency_file=/dev/zero", "device=cpu"],
+        )
+    call_command(
+        "score",
+        metric="simplicity-bertscore",
+        hyp=str(hyp),
+        ref=[str(hyp)],
+        option=[f"frequency_file={table}", "device=cpu"],
+    )
     assert "weights.tsv@" in capsys.readouterr().out

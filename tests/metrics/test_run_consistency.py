@@ -1,6 +1,7 @@
 """Issue 24 lows on metric runs: a broker that is down fails the run (it stayed "queued"
 forever), and a run cancelled while a chunk is in flight stores no score it does not count
 (it reported done 20 with 40 scores stored)."""
+
 import threading
 import time
 

@@ -1,6 +1,7 @@
 """A metric that needs references, a source or data is refused when the run is requested, naming
 the first item that lacks them (issue 38, item 9: BLEU used to start and fail on the worker with
 "segment 0 has no reference")."""
+
 import pytest
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
@@ -21,8 +22,11 @@ def dataset(db):
 
 def test_reference_metrics_are_refused_naming_the_item(dataset):
     for metric in ("bleu", "chrf", "ter", "wer"):
-        with pytest.raises(RunInputError, match=rf"^{metric} needs references for every output, but item 'i2' "
-                                                r"has none \(and 1 other item\(s\)\)"):
+        with pytest.raises(
+            RunInputError,
+            match=rf"^{metric} needs references for every output, but item 'i2' "
+            r"has none \(and 1 other item\(s\)\)",
+        ):
             run_create(dataset=dataset, metric=metric)
     user = MembershipFactory(project=dataset.project, user=UserFactory(username="refs-owner"), role="owner").user
     api = APIClient()

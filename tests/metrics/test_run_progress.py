@@ -1,6 +1,7 @@
 """Cancel and progress of metric runs (issue 38, item 7): cancellation reaches a chunk being
 scored (checked between its scorer's batches) and frees the worker; model metrics report
 progress inside a chunk; runs that wait say why."""
+
 import re
 from pathlib import Path
 
@@ -21,17 +22,28 @@ def _api(dataset, name):
     return api
 
 
-def test_cancel_reaches_the_running_chunk_and_the_worker_takes_the_next_task(start_celery_worker, judge_models,
-                                                                           tmp_path):
+def test_cancel_reaches_the_running_chunk_and_the_worker_takes_the_next_task(
+    start_celery_worker, judge_models, tmp_path
+):
     prompt = tmp_path / "spans.txt"
     prompt.write_text("Mark the errors of: {output}\n[answer]\n", encoding="utf-8")
     dataset = build_dataset(name="long-judge", items=20, systems=3)
     api = _api(dataset, "progress-owner")
     worker = start_celery_worker(WORKBENCH_BROKER_VISIBILITY_TIMEOUT="60")
     # Spans mode generates up to 64 tokens per output, one output a batch: a chunk of 40 takes a while.
-    run, _ = run_create(dataset=dataset, metric="llm-judge", chunk_size=40, options={
-        "model": judge_models["llama"], "device": "cpu", "batch_size": 1, "mode": "spans",
-        "max_new_tokens": 64, "prompt": str(prompt)})
+    run, _ = run_create(
+        dataset=dataset,
+        metric="llm-judge",
+        chunk_size=40,
+        options={
+            "model": judge_models["llama"],
+            "device": "cpu",
+            "batch_size": 1,
+            "mode": "spans",
+            "max_new_tokens": 64,
+            "prompt": str(prompt),
+        },
+    )
 
     def in_flight():
         body = api.get(f"/api/metric-runs/{run.pk}/").json()

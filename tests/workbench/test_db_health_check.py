@@ -3,6 +3,7 @@ WORKBENCH_DB_HEALTH_CHECK_SECONDS on a busy connection, always on one idle longe
 connection the server dropped is replaced before a request uses it. Real PostgreSQL; each
 test opens its own connection (outside the test's transaction) and plays the request
 cycle Django runs: `close_if_unusable_or_obsolete` (request_started), then a query."""
+
 import time
 
 import pytest

@@ -4,6 +4,7 @@ Views here raise each domain error as the services do; the answers come from
 `workbench.exceptions.api_exception_handler` (API) and
 `workbench.middleware.DomainErrorMiddleware` (pages), not from the views.
 """
+
 import pytest
 from django.test import override_settings
 from django.urls import path
@@ -29,8 +30,9 @@ ERRORS = {
     "analysis": lambda: AnalysisError("criterion 'nope' is not one of the campaign's: fluency"),
     "run": lambda: RunInputError("unknown metric 'nope'"),
     "metric": lambda: OptionError("option n=x: expected int"),
-    "import": lambda: ImportFailed([LineError(1, "not JSON (duplicate key 'a' in one object)"),
-                                    LineError(3, "unknown item 'x'")]),
+    "import": lambda: ImportFailed(
+        [LineError(1, "not JSON (duplicate key 'a' in one object)"), LineError(3, "unknown item 'x'")]
+    ),
     "gold": lambda: InvalidExpectation("min must be a number"),
 }
 
@@ -63,8 +65,17 @@ def client(client):
 
 
 def test_every_local_error_class_is_a_domain_error_and_keeps_its_attributes():
-    for cls in (ExportFailed, AnalysisError, RunInputError, MetricError, OptionError, ModelNotAvailable,
-                ImportFailed, DuplicateJudgement, InvalidExpectation):
+    for cls in (
+        ExportFailed,
+        AnalysisError,
+        RunInputError,
+        MetricError,
+        OptionError,
+        ModelNotAvailable,
+        ImportFailed,
+        DuplicateJudgement,
+        InvalidExpectation,
+    ):
         assert issubclass(cls, DomainError), cls
     # Callers that caught ValueError still do.
     assert issubclass(AnalysisError, ValueError) and issubclass(RunInputError, ValueError)

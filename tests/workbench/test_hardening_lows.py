@@ -1,5 +1,6 @@
 """Issue 24, finding 7 ("lows"): each reproduction from the probe, now a 4xx with a message or
 the fixed answer."""
+
 import json
 import os
 import subprocess
@@ -15,8 +16,14 @@ from annotations.export.csvsafe import attachment_header
 from annotations.models import Annotator, Campaign, Membership, Project
 from annotations.services.projects import project_create
 from tests.annotations.factories import (
-    AssignmentFactory, CampaignFactory, DatasetFactory, ItemFactory, MembershipFactory, OutputFactory,
-    SystemFactory, UserFactory,
+    AssignmentFactory,
+    CampaignFactory,
+    DatasetFactory,
+    ItemFactory,
+    MembershipFactory,
+    OutputFactory,
+    SystemFactory,
+    UserFactory,
 )
 from tests.conftest import ROOT
 
@@ -75,8 +82,10 @@ def test_attachment_names_cannot_break_the_header(name):
     fallback = header.split('filename="', 1)[1].split('"', 1)[0]
     assert "\r" not in header and "\n" not in header
     assert header.count('"') == 2 and "\\" not in fallback and ";" not in fallback
-    assert header.endswith("filename*=UTF-8''" + __import__("urllib.parse").parse.quote(
-        name.replace("\r", "_").replace("\n", "_") + ".csv", safe=""))
+    assert header.endswith(
+        "filename*=UTF-8''"
+        + __import__("urllib.parse").parse.quote(name.replace("\r", "_").replace("\n", "_") + ".csv", safe="")
+    )
 
 
 def test_csv_download_of_a_campaign_named_with_cr_lf_and_quotes(owner):
@@ -105,8 +114,14 @@ def test_token_throttle_over_http_with_a_padded_username(fresh_throttles, settin
     api = APIClient()
     statuses = []
     for n in range(12):  # login-account: 10/min
-        statuses.append(api.post("/api/auth/token/", {"username": " w47" if n % 2 else "w47", "password": "x"},
-                                 format="json", REMOTE_ADDR=f"10.0.0.{n}").status_code)
+        statuses.append(
+            api.post(
+                "/api/auth/token/",
+                {"username": " w47" if n % 2 else "w47", "password": "x"},
+                format="json",
+                REMOTE_ADDR=f"10.0.0.{n}",
+            ).status_code
+        )
     assert 429 in statuses
 
 
@@ -122,8 +137,11 @@ def test_password_validators_apply_on_every_password_page():
     user.save()
     client = Client()
     client.force_login(user)
-    for weak, why in (("12345678901", "entirely numeric"), ("password123", "too common"),
-                      ("val-user-1", "too similar")):
+    for weak, why in (
+        ("12345678901", "entirely numeric"),
+        ("password123", "too common"),
+        ("val-user-1", "too similar"),
+    ):
         response = client.post(reverse("password-set"), {"new_password1": weak, "new_password2": weak})
         assert response.status_code == 400 and why in response.content.decode(), weak
     good = "correct horse battery staple 9"
@@ -135,8 +153,17 @@ def test_a_make_run_without_a_key_gets_a_random_one_made_once(tmp_path):
     code = "from django.conf import settings; print(settings.SECRET_KEY)"
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SECRET_KEY"}
     env.update(DJANGO_SETTINGS_MODULE="workbench.settings.base", DJANGO_DEBUG="1", DJANGO_READ_DOT_ENV_FILE="0")
-    keys = [subprocess.run([sys.executable, "-c", "import django; django.setup();" + code], cwd=ROOT, env=env,
-                           capture_output=True, text=True, check=True).stdout.strip() for _ in range(2)]
+    keys = [
+        subprocess.run(
+            [sys.executable, "-c", "import django; django.setup();" + code],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        for _ in range(2)
+    ]
     assert keys[0] == keys[1] and len(keys[0]) >= 40 and "insecure" not in keys[0]
     makefile = (ROOT / "Makefile").read_text()
     assert "DJANGO_SECRET_KEY=%s" in makefile and "secrets.token_urlsafe" in makefile
@@ -147,9 +174,16 @@ def test_a_forged_total_forms_is_refused(owner):
     dataset = DatasetFactory(project=membership.project)
     item = ItemFactory(dataset=dataset)
     OutputFactory(item=item, system=SystemFactory(dataset=dataset))
-    data = {"name": "forms", "dataset": dataset.pk, "protocol": "likert", "redundancy": 1,
-            "criteria-TOTAL_FORMS": "1000", "criteria-INITIAL_FORMS": "0", "criteria-MIN_NUM_FORMS": "1",
-            "criteria-MAX_NUM_FORMS": "20"}
+    data = {
+        "name": "forms",
+        "dataset": dataset.pk,
+        "protocol": "likert",
+        "redundancy": 1,
+        "criteria-TOTAL_FORMS": "1000",
+        "criteria-INITIAL_FORMS": "0",
+        "criteria-MIN_NUM_FORMS": "1",
+        "criteria-MAX_NUM_FORMS": "20",
+    }
     data["criteria-0-name"] = "fluency"
     response = client.post(reverse("campaign-new", args=[membership.project.pk]), data)
     assert response.status_code in (200, 400)
@@ -196,12 +230,14 @@ def test_campaign_and_user_and_system_names_use_the_same_rule(owner):
     dataset = DatasetFactory(project=membership.project)
     OutputFactory(item=ItemFactory(dataset=dataset), system=SystemFactory(dataset=dataset))
     for taken_name in ("Demo", "Démo"):
-        campaign_create(dataset=dataset, name=taken_name, protocol="likert", criteria=["fluency"],
-                        scale_min=1, scale_max=5)
+        campaign_create(
+            dataset=dataset, name=taken_name, protocol="likert", criteria=["fluency"], scale_min=1, scale_max=5
+        )
     for name in LOOK_ALIKES.values():
         with pytest.raises(ValidationError):
-            campaign_create(dataset=dataset, name=name, protocol="likert", criteria=["fluency"],
-                            scale_min=1, scale_max=5)
+            campaign_create(
+                dataset=dataset, name=name, protocol="likert", criteria=["fluency"], scale_min=1, scale_max=5
+            )
     UserFactory(username="Demo")
     assert all(username_problem(n) for n in LOOK_ALIKES.values())
     assert username_problem("someone-new") is None

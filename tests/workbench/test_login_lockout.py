@@ -6,6 +6,7 @@ is locked out (429) for WORKBENCH_LOGIN_LOCKOUT_MINUTES, even with the right
 password. The token endpoint is also rate-limited per address and per
 account (DRF throttles).
 """
+
 import pytest
 from django.test import Client
 from rest_framework.test import APIClient
@@ -19,8 +20,7 @@ PASSWORD = "pw-123456"  # the factories' password
 
 
 def token(client, username, password, ip="10.0.0.1"):
-    return client.post("/api/auth/token/", {"username": username, "password": password}, format="json",
-                       REMOTE_ADDR=ip)
+    return client.post("/api/auth/token/", {"username": username, "password": password}, format="json", REMOTE_ADDR=ip)
 
 
 def page_login(client, url, username, password, ip="10.0.0.1"):

@@ -1,6 +1,7 @@
 """Request-size limits: small for every JSON endpoint (the anonymous token one
 included), large only for file uploads, which go to disk; an oversized body
 is refused from its Content-Length, before it is read."""
+
 import json
 import socket
 
@@ -25,8 +26,9 @@ def test_limits_are_small_for_json_and_large_only_for_uploads(settings):
 @pytest.mark.django_db
 def test_anonymous_token_request_declaring_a_huge_body_is_refused_unread():
     # 10 bytes sent, 199 MB declared: refused from the header alone.
-    response = APIClient().generic("POST", "/api/auth/token/", b'{"a": "b"}', content_type="application/json",
-                                   CONTENT_LENGTH=str(199 * MB))
+    response = APIClient().generic(
+        "POST", "/api/auth/token/", b'{"a": "b"}', content_type="application/json", CONTENT_LENGTH=str(199 * MB)
+    )
     assert response.status_code == 413
     assert "at most 1 MB" in response.json()["detail"]
 
@@ -83,8 +85,11 @@ def test_a_real_server_answers_before_the_body_arrives(live_server):
     with socket.create_connection((host, int(port)), timeout=60) as conn:
         conn.sendall(
             b"POST /api/auth/token/ HTTP/1.1\r\nHost: " + host.encode() + b"\r\n"
-            b"Content-Type: application/json\r\nContent-Length: " + str(199 * MB).encode() + b"\r\n\r\n"
-            + b'{"username": "' + b"a" * 4096
+            b"Content-Type: application/json\r\nContent-Length: "
+            + str(199 * MB).encode()
+            + b"\r\n\r\n"
+            + b'{"username": "'
+            + b"a" * 4096
         )
         answer = conn.recv(4096)
     assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
@@ -101,9 +106,15 @@ def _send_upload(live_server, path, headers=b"", finish=False):
     with socket.create_connection((host, int(port)), timeout=60) as conn:
         conn.sendall(
             b"POST " + path.encode() + b" HTTP/1.1\r\nHost: " + host.encode() + b"\r\n"
-            b"Cookie: csrftoken=" + b"a" * 32 + b"\r\nX-CSRFToken: " + b"a" * 32 + b"\r\n" + headers
-            + b"Content-Type: multipart/form-data; boundary=XX\r\nContent-Length: " + str(ANON_UPLOAD).encode()
-            + b"\r\n\r\n--XX\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.jsonl\"\r\n\r\n"
+            b"Cookie: csrftoken="
+            + b"a" * 32
+            + b"\r\nX-CSRFToken: "
+            + b"a" * 32
+            + b"\r\n"
+            + headers
+            + b"Content-Type: multipart/form-data; boundary=XX\r\nContent-Length: "
+            + str(ANON_UPLOAD).encode()
+            + b'\r\n\r\n--XX\r\nContent-Disposition: form-data; name="file"; filename="a.jsonl"\r\n\r\n'
             + b"x" * 65536
         )
         if finish:  # the rest of the body never comes: a reading server sees it end
@@ -148,8 +159,9 @@ def test_annotators_and_bad_tokens_get_the_small_limit_researchers_the_large(liv
     researcher = MembershipFactory(role=Membership.Role.RESEARCHER).user
     for user, expected in ((annotator, b"413"), (researcher, b"400")):
         key = Token.objects.create(user=user).key
-        answer = _send_upload(live_server, "/api/datasets/", b"Authorization: Token " + key.encode() + b"\r\n",
-                              finish=True)
+        answer = _send_upload(
+            live_server, "/api/datasets/", b"Authorization: Token " + key.encode() + b"\r\n", finish=True
+        )
         # The researcher's body is read (the stream ends early: 400), the annotator's is not.
         assert answer.split(b"\r\n", 1)[0].split(b" ")[1] == expected, answer[:300]
     answer = _send_upload(live_server, "/api/datasets/", b"Authorization: Token " + b"f" * 40 + b"\r\n")

@@ -1,4 +1,5 @@
 """The OpenAPI document and the two documentation pages."""
+
 import re
 
 import pytest
@@ -66,7 +67,7 @@ def test_doc_pages_load_only_local_files_and_no_inline_script(url, settings):
         assert asset.startswith("/"), asset
         if asset.startswith(static_prefix):
             # ... a file the project actually ships (from the sidecar package).
-            path = finders.find(asset[len(static_prefix):])
+            path = finders.find(asset[len(static_prefix) :])
             assert path, asset
             body = open(path, "rb").read()
         else:

@@ -1,6 +1,7 @@
 """A session's user row is kept a few seconds per process (workbench.auth), as the API keeps a
 token's: the annotate pages skip the query, and a deactivated account, a changed password or a
 logout still count at once in the process that made them, and everywhere once the copy expires."""
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection

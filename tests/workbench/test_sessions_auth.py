@@ -1,6 +1,7 @@
 """Sessions and their users read by prepared statements (`workbench.sessions`, `workbench.auth`)
 behave as Django's database session store and model backend: same data, same expiry, the same users
 refused, and sessions that recorded Django's own backend still log in."""
+
 from datetime import timedelta
 
 import pytest

@@ -18,11 +18,18 @@ def test_production_settings_refuse_to_start_without_secret_key():
 
 
 def test_a_command_without_configuration_says_what_to_set_in_one_line():
-    env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SECRET_KEY", "DJANGO_DEBUG",
-                                                            "DJANGO_SETTINGS_MODULE")}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("DJANGO_SECRET_KEY", "DJANGO_DEBUG", "DJANGO_SETTINGS_MODULE")
+    }
     env["DJANGO_READ_DOT_ENV_FILE"] = "0"  # as in a checkout without .env
-    proc = subprocess.run([sys.executable, "manage.py", "migrate", "--check"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--check"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode != 0 and proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr

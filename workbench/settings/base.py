@@ -6,6 +6,7 @@ production sets DATABASE_URL, CELERY_BROKER_URL and DJANGO_SECRET_KEY, and
 runs behind a TLS-terminating proxy that sets `X-Forwarded-Proto` (trusted
 here): HTTPS only, HSTS, secure cookies; `manage.py check --deploy` passes.
 """
+
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -25,6 +26,8 @@ if env.bool("DJANGO_READ_DOT_ENV_FILE", default=True):
     environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
+
+
 def _local_secret_key() -> str:
     """A random key made once for this checkout (var/secret_key), for `make run` without a key in
     .env: a fixed public development key would let anyone compute the completion codes (HMACs keyed
@@ -117,8 +120,14 @@ TEMPLATES = [
 _LOCALDB_URL = VAR_DIR / "localdb.url"
 DATABASES = {
     # PostgreSQL only: handing out units relies on its row locks (SKIP LOCKED), COPY and trigram indexes.
-    "default": env.db("DATABASE_URL", default=(_LOCALDB_URL.read_text().strip() if _LOCALDB_URL.is_file()
-                                               else "postgres://postgres@127.0.0.1:5432/workbench")),
+    "default": env.db(
+        "DATABASE_URL",
+        default=(
+            _LOCALDB_URL.read_text().strip()
+            if _LOCALDB_URL.is_file()
+            else "postgres://postgres@127.0.0.1:5432/workbench"
+        ),
+    ),
 }
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 # Persistent connections: opening one per request costs more than most requests.
@@ -175,7 +184,8 @@ STORAGES = {
     # development serves the source folders as they are.
     "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
-        if DEBUG else "whitenoise.storage.CompressedManifestStaticFilesStorage",
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage",
     },
 }
 # Security headers on the static files too (workbench.security.static_headers).
@@ -199,8 +209,12 @@ LOGOUT_REDIRECT_URL = "login"
 WORKBENCH_REQUEST_MAX_BYTES = env.int("WORKBENCH_REQUEST_MAX_BYTES", default=1024 * 1024)
 WORKBENCH_UPLOAD_MAX_BYTES = env.int("WORKBENCH_UPLOAD_MAX_BYTES", default=200 * 1024 * 1024)
 # URL names of the views that take file uploads.
-WORKBENCH_UPLOAD_URL_NAMES = ["api-dataset-list", "dataset-upload", "api-campaign-judgements-import",
-                              "campaign-judgements-import"]
+WORKBENCH_UPLOAD_URL_NAMES = [
+    "api-dataset-list",
+    "dataset-upload",
+    "api-campaign-judgements-import",
+    "campaign-judgements-import",
+]
 DATA_UPLOAD_MAX_MEMORY_SIZE = WORKBENCH_REQUEST_MAX_BYTES  # form fields, non-file parts
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 200
 FILE_UPLOAD_HANDLERS = ["django.core.files.uploadhandler.TemporaryFileUploadHandler"]
@@ -376,6 +390,8 @@ CELERY_TASK_ROUTES = {"metrics.tasks.*": {"queue": env("WORKBENCH_METRIC_QUEUE",
 WORKBENCH_DEVICE = env("WORKBENCH_DEVICE", default="auto")
 # JSON object mapping a configured model name to a local directory.
 WORKBENCH_MODELS = env.json("WORKBENCH_MODELS", default={})
+
+
 # Directories metric options may name (metrics.scorers.files), colon-separated. A run's
 # `model=` is a configured or packaged name, or a directory inside WORKBENCH_MODEL_DIRS;
 # `baseline=`, `frequency_file=`, `templates_file=` and `templates=<path>` are files inside

@@ -1,4 +1,5 @@
 """Explicit test settings: PostgreSQL and Redis, as in CI."""
+
 import getpass
 import os
 import tempfile

@@ -1,4 +1,5 @@
 """`add_member --project NAME --role owner|researcher|annotator [--create [--links]] USERNAME [USERNAME ...] [--json]`."""
+
 import json
 
 from django.conf import settings
@@ -14,18 +15,23 @@ from annotations.services.projects import membership_add
 
 
 class Command(BaseCommand):
-    help = ("Give accounts a role in a project. With --create, missing accounts are made with an unusable "
-            "password; --links prints a one-time login link for each of them (or set a password with "
-            "`manage.py changepassword USERNAME`).")
+    help = (
+        "Give accounts a role in a project. With --create, missing accounts are made with an unusable "
+        "password; --links prints a one-time login link for each of them (or set a password with "
+        "`manage.py changepassword USERNAME`)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("usernames", nargs="+", metavar="USERNAME")
         parser.add_argument("--project", required=True, help="project name (must exist)")
         parser.add_argument("--role", required=True, choices=Membership.Role.values)
         parser.add_argument("--create", action="store_true", help="create missing accounts")
-        parser.add_argument("--links", action="store_true",
-                            help="print a one-time login link for each account created (needs --create; "
-                                 "links start with WORKBENCH_BASE_URL)")
+        parser.add_argument(
+            "--links",
+            action="store_true",
+            help="print a one-time login link for each account created (needs --create; "
+            "links start with WORKBENCH_BASE_URL)",
+        )
         parser.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
 
     def handle(self, *args, **options):
@@ -68,7 +74,8 @@ class Command(BaseCommand):
                     membership_add(project=project, user=user, role=options["role"])
                     if made and options["links"]:
                         links[name] = login_link_url(
-                            token=login_link_create(user=user, project=project, created_by=None)[1])
+                            token=login_link_create(user=user, project=project, created_by=None)[1]
+                        )
         except ValidationError as exc:
             raise CommandError("; ".join(exc.messages)) from None
         summary = {"project": project.name, "members": len(names), "created": created}
@@ -77,10 +84,12 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(json.dumps(summary))
         else:
-            self.stdout.write(f"{len(names)} member(s) of {project.name} are now {options['role']} "
-                              f"({created} account(s) created)")
+            self.stdout.write(
+                f"{len(names)} member(s) of {project.name} are now {options['role']} ({created} account(s) created)"
+            )
             if links:
-                self.stdout.write(f"One-time login links (each works once, for "
-                                  f"{settings.WORKBENCH_LOGIN_LINK_DAYS} days):")
+                self.stdout.write(
+                    f"One-time login links (each works once, for {settings.WORKBENCH_LOGIN_LINK_DAYS} days):"
+                )
                 for name, url in links.items():
                     self.stdout.write(f"{name}\t{url}")

@@ -1,5 +1,6 @@
 """`campaign_schema [--out FILE]`: the JSON Schema of campaign files (export_dataset's campaign.json,
 create_campaign --from), generated from the protocols' option declarations."""
+
 import json
 from pathlib import Path
 

@@ -19,6 +19,7 @@ An LLM judge's run (`llm-judge`) adds its bias probes under `probes` (annotation
 `--method alt-test` runs the alternative annotator test (Calderon et al. 2025) of the run on the
 criterion instead of a correlation: `--epsilon`, `--alt-scoring`, `--q-fdr`, `--min-instances`.
 """
+
 import json
 
 from django.core.management.base import BaseCommand, CommandError
@@ -35,31 +36,47 @@ class Command(BaseCommand):
         parser.add_argument("--metric", help="metric name (its newest done run) or a run id")
         parser.add_argument("--criterion", required=True)
         parser.add_argument("--level", choices=["segment", "system"], default="segment")
-        parser.add_argument("--method", choices=["pearson", "spearman", "kendall", "acc23", "spa", "pdp", "alt-test",
-                                                 "error-free", "span-f1"],
-                            default="pearson",
-                            help="alt-test: the alternative annotator test (Calderon et al. 2025) of a judge run; "
-                                 "error-free: error-free segment detection (WMT26; ESA campaigns)")
-        parser.add_argument("--epsilon", type=float, default=0.2,
-                            help="alt-test: the judge's cost-benefit allowance (0.2 crowd workers, 0.1 experts)")
-        parser.add_argument("--alt-scoring", choices=["accuracy", "neg_rmse"],
-                            help="alt-test: how an annotation's agreement with the others is scored "
-                                 "(default neg_rmse for scores, accuracy for pairs)")
+        parser.add_argument(
+            "--method",
+            choices=["pearson", "spearman", "kendall", "acc23", "spa", "pdp", "alt-test", "error-free", "span-f1"],
+            default="pearson",
+            help="alt-test: the alternative annotator test (Calderon et al. 2025) of a judge run; "
+            "error-free: error-free segment detection (WMT26; ESA campaigns)",
+        )
+        parser.add_argument(
+            "--epsilon",
+            type=float,
+            default=0.2,
+            help="alt-test: the judge's cost-benefit allowance (0.2 crowd workers, 0.1 experts)",
+        )
+        parser.add_argument(
+            "--alt-scoring",
+            choices=["accuracy", "neg_rmse"],
+            help="alt-test: how an annotation's agreement with the others is scored "
+            "(default neg_rmse for scores, accuracy for pairs)",
+        )
         parser.add_argument("--q-fdr", type=float, default=0.05, help="alt-test: false discovery rate")
-        parser.add_argument("--min-instances", type=int, default=30,
-                            help="alt-test: annotators with fewer instances are skipped")
+        parser.add_argument(
+            "--min-instances", type=int, default=30, help="alt-test: annotators with fewer instances are skipped"
+        )
         parser.add_argument("--group-by", choices=["none", "item", "system"], default="none")
         parser.add_argument("--normalize", choices=["none", "z"], default="none")
         parser.add_argument("--min-votes", type=int, default=1)
         parser.add_argument("--min-consensus", type=float, default=0.0)
         parser.add_argument("--compare", metavar="METRIC2")
-        parser.add_argument("--compare-all", action="store_true",
-                            help="rank every done metric run into significance clusters (PERM-BOTH between pairs)")
+        parser.add_argument(
+            "--compare-all",
+            action="store_true",
+            help="rank every done metric run into significance clusters (PERM-BOTH between pairs)",
+        )
         parser.add_argument("--resamples", type=int, default=1000, help="PERM-BOTH resamples (--compare-all)")
-        parser.add_argument("--spa-permutations", type=int, default=1000,
-                            help="permutations of the SPA p-values (mt-metrics-eval: 1000)")
-        parser.add_argument("--spa-seed", type=int, default=4, help="seed of the SPA permutations "
-                                                                     "(mt-metrics-eval: 4)")
+        parser.add_argument(
+            "--spa-permutations",
+            type=int,
+            default=1000,
+            help="permutations of the SPA p-values (mt-metrics-eval: 1000)",
+        )
+        parser.add_argument("--spa-seed", type=int, default=4, help="seed of the SPA permutations (mt-metrics-eval: 4)")
         parser.add_argument("--annotators", choices=["included", "all"], default="included")
         parser.add_argument("--bootstrap", type=int, default=200)
         parser.add_argument("--seed", type=int, default=0)
@@ -94,9 +111,18 @@ class Command(BaseCommand):
                 raise CommandError("--compare-all ranks every done run: leave out --metric and --compare")
             try:
                 result = compare_all_report(
-                    campaign=campaign, criterion=o["criterion"], level=o["level"], method=o["method"],
-                    group_by=o["group_by"], normalize=o["normalize"], annotators=o["annotators"], seed=o["seed"],
-                    resamples=o["resamples"], spa_permutations=o["spa_permutations"], spa_seed=o["spa_seed"])
+                    campaign=campaign,
+                    criterion=o["criterion"],
+                    level=o["level"],
+                    method=o["method"],
+                    group_by=o["group_by"],
+                    normalize=o["normalize"],
+                    annotators=o["annotators"],
+                    seed=o["seed"],
+                    resamples=o["resamples"],
+                    spa_permutations=o["spa_permutations"],
+                    spa_seed=o["spa_seed"],
+                )
             except AnalysisError as exc:
                 raise CommandError(str(exc)) from None
             if o["json"]:
@@ -109,12 +135,26 @@ class Command(BaseCommand):
             raise CommandError("give --metric METRIC (or --compare-all)")
         try:
             result = correlate_report(
-                campaign=campaign, metric=o["metric"], criterion=o["criterion"], level=o["level"],
-                method=o["method"], group_by=o["group_by"], normalize=o["normalize"], min_votes=o["min_votes"],
-                min_consensus=o["min_consensus"], compare=o["compare"], annotators=o["annotators"],
-                bootstrap=o["bootstrap"], seed=o["seed"], spa_permutations=o["spa_permutations"],
-                spa_seed=o["spa_seed"], epsilon=o["epsilon"], alt_scoring=o["alt_scoring"],
-                q_fdr=o["q_fdr"], min_instances=o["min_instances"])
+                campaign=campaign,
+                metric=o["metric"],
+                criterion=o["criterion"],
+                level=o["level"],
+                method=o["method"],
+                group_by=o["group_by"],
+                normalize=o["normalize"],
+                min_votes=o["min_votes"],
+                min_consensus=o["min_consensus"],
+                compare=o["compare"],
+                annotators=o["annotators"],
+                bootstrap=o["bootstrap"],
+                seed=o["seed"],
+                spa_permutations=o["spa_permutations"],
+                spa_seed=o["spa_seed"],
+                epsilon=o["epsilon"],
+                alt_scoring=o["alt_scoring"],
+                q_fdr=o["q_fdr"],
+                min_instances=o["min_instances"],
+            )
         except AnalysisError as exc:
             raise CommandError(str(exc)) from None
         if o["json"]:
@@ -122,41 +162,54 @@ class Command(BaseCommand):
             return
         if result.get("method") == "alt-test":
             verdict = {True: "passed", False: "failed", None: "not testable"}[result["passed"]]
-            self.stdout.write(f"{result['metric']} vs {result['criterion']}: alt-test {verdict}, winning rate "
-                              f"{result['winning_rate']}, advantage probability {result['advantage_probability']} "
-                              f"(epsilon {result['epsilon']}, {result['annotators_tested']} annotators, "
-                              f"{result['instances']} instances)")
+            self.stdout.write(
+                f"{result['metric']} vs {result['criterion']}: alt-test {verdict}, winning rate "
+                f"{result['winning_rate']}, advantage probability {result['advantage_probability']} "
+                f"(epsilon {result['epsilon']}, {result['annotators_tested']} annotators, "
+                f"{result['instances']} instances)"
+            )
             return
         if result.get("method") == "span-f1":
             o = result["overall"]
-            self.stdout.write(f"{result['metric']} vs {result['criterion']}: span F1 {o['f1']} (precision "
-                              f"{o['precision']}, recall {o['recall']}, {o['outputs']} outputs; {result['label']})")
+            self.stdout.write(
+                f"{result['metric']} vs {result['criterion']}: span F1 {o['f1']} (precision "
+                f"{o['precision']}, recall {o['recall']}, {o['outputs']} outputs; {result['label']})"
+            )
             return
         if result.get("method") == "error-free":
             h, b = result["held_out"], result["best_on_all"]
-            self.stdout.write(f"{result['metric']} vs {result['criterion']}: error-free detection, held-out F1 {h['f1']} "
-                              f"(precision {h['precision']}, recall {h['recall']}, threshold {h['threshold']}, seed "
-                              f"{h['seed']}); best on all outputs F1 {b['f1']} at {b['threshold']} ({b['caveat']}); "
-                              f"{result['positives']} of {result['n']} outputs error-free")
+            self.stdout.write(
+                f"{result['metric']} vs {result['criterion']}: error-free detection, held-out F1 {h['f1']} "
+                f"(precision {h['precision']}, recall {h['recall']}, threshold {h['threshold']}, seed "
+                f"{h['seed']}); best on all outputs F1 {b['f1']} at {b['threshold']} ({b['caveat']}); "
+                f"{result['positives']} of {result['n']} outputs error-free"
+            )
             return
         if "agreement" in result:
-            self.stdout.write(f"{result['metric']} vs {result['criterion']}: agreement {result['agreement']} "
-                              f"over {result['n']} pairs")
+            self.stdout.write(
+                f"{result['metric']} vs {result['criterion']}: agreement {result['agreement']} over {result['n']} pairs"
+            )
             return
-        line = (f"{result['metric']} vs {result['criterion']} ({result['level']}, group by {result['group_by']}): "
-                f"{result['method']} {result[result['method']]} 95% CI {result['ci95']}, n {result['n']}")
+        line = (
+            f"{result['metric']} vs {result['criterion']} ({result['level']}, group by {result['group_by']}): "
+            f"{result['method']} {result[result['method']]} 95% CI {result['ci95']}, n {result['n']}"
+        )
         if result.get("ci95_note"):
             line += f" ({result['ci95_note']})"
         if "p_value" in result:
             line += f"; vs {result['compare']}: p {result['p_value']} (PERM-BOTH)"
         if "pairs_test" in result:
             pairs = result["pairs_test"]
-            line += (f", p {pairs['p_value']} (pairs permutation)" if "skipped" not in pairs
-                     else f"; pairs permutation not run: {pairs['skipped']}")
+            line += (
+                f", p {pairs['p_value']} (pairs permutation)"
+                if "skipped" not in pairs
+                else f"; pairs permutation not run: {pairs['skipped']}"
+            )
         if result.get("system_scores"):
             used = result["system_scores"]
             line += f"\nsystem scores, {used['label']}: " + ", ".join(
-                f"{name} {value}" for name, value in used["scores"].items())
+                f"{name} {value}" for name, value in used["scores"].items()
+            )
             if used["fallback"]:
                 line += f" ({used['fallback']})"
         if result.get("human_ceiling"):

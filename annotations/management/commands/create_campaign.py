@@ -9,6 +9,7 @@
 
 `create_campaign --wave-of CAMPAIGN --name NAME`: a second wave of CAMPAIGN (its settings and
 units, annotators disjoint from its own)."""
+
 import json
 import re
 from pathlib import Path
@@ -25,9 +26,15 @@ from annotations.services.waves import wave_create
 
 
 # Service fields -> the flags that set them, for error messages.
-FLAGS = {"scale_min": "scale", "scale_max": "scale", "units_per_batch": "units-per-batch",
-         "assignment_timeout_minutes": "timeout-minutes", "allocation_params": "adaptive-*",
-         "prefill_run": "prefill-run", "prefill_holdout": "prefill-holdout"}
+FLAGS = {
+    "scale_min": "scale",
+    "scale_max": "scale",
+    "units_per_batch": "units-per-batch",
+    "assignment_timeout_minutes": "timeout-minutes",
+    "allocation_params": "adaptive-*",
+    "prefill_run": "prefill-run",
+    "prefill_holdout": "prefill-holdout",
+}
 ADAPTIVE_FLAGS = ("min_per_system", "alpha", "stable_checks", "check_every")
 
 
@@ -39,61 +46,102 @@ class Command(BaseCommand):
         parser.add_argument("--name", help="required unless --from")
         parser.add_argument("--protocol", choices=protocols.names(), help="required unless --wave-of or --from")
         parser.add_argument("--criteria", help="comma-separated, e.g. fluency,adequacy (required unless --wave-of)")
-        parser.add_argument("--wave-of", metavar="CAMPAIGN",
-                            help="a second wave of CAMPAIGN: the same units and settings, other annotators")
-        parser.add_argument("--scale", help="MIN-MAX, e.g. 1-5, 0-100 or -3-3 (Likert; optional for RankME; "
-                                                "ESA defaults to 0-100)")
+        parser.add_argument(
+            "--wave-of",
+            metavar="CAMPAIGN",
+            help="a second wave of CAMPAIGN: the same units and settings, other annotators",
+        )
+        parser.add_argument(
+            "--scale", help="MIN-MAX, e.g. 1-5, 0-100 or -3-3 (Likert; optional for RankME; ESA defaults to 0-100)"
+        )
         parser.add_argument("--redundancy", type=int, default=1, help="annotators per unit (k)")
         parser.add_argument("--systems", help="comma-separated system names (default: all systems)")
-        parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                            help="a setting of the protocol (repeatable): numbers as numbers, lists "
-                                 "comma-separated, JSON for JSON values (@FILE reads the value from FILE); "
-                                 "see `campaign_schema` or docs/reference/campaign-files.md")
-        parser.add_argument("--from", dest="from_file", metavar="FILE",
-                            help="create the campaign a campaign file describes (export_dataset's "
-                                 "campaign.json); --name and --dataset replace the file's")
+        parser.add_argument(
+            "--option",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="a setting of the protocol (repeatable): numbers as numbers, lists "
+            "comma-separated, JSON for JSON values (@FILE reads the value from FILE); "
+            "see `campaign_schema` or docs/reference/campaign-files.md",
+        )
+        parser.add_argument(
+            "--from",
+            dest="from_file",
+            metavar="FILE",
+            help="create the campaign a campaign file describes (export_dataset's "
+            "campaign.json); --name and --dataset replace the file's",
+        )
         # The older flags of the protocols' options, from their declarations.
         for option in protocols.option_union():
             if option.flag:
                 users = [(p, protocols.get(p).option_declared(option.name)) for p in protocols.names()]
                 helps = dict.fromkeys(f"{name}: {o.help}" for name, o in users if o is not None)
-                parser.add_argument(f"--{option.flag}", dest=f"option_{option.name}",
-                                    metavar="FILE" if option.type == JSON else "VALUE",
-                                    help=f"{' '.join(helps)} (same as --option "
-                                         f"{option.name}={'@FILE' if option.type == JSON else 'VALUE'})")
+                parser.add_argument(
+                    f"--{option.flag}",
+                    dest=f"option_{option.name}",
+                    metavar="FILE" if option.type == JSON else "VALUE",
+                    help=f"{' '.join(helps)} (same as --option "
+                    f"{option.name}={'@FILE' if option.type == JSON else 'VALUE'})",
+                )
         parser.add_argument("--units-per-batch", type=int, default=10)
-        parser.add_argument("--timeout-minutes", type=int, default=60,
-                            help="an unfinished unit goes back to the pool after this")
+        parser.add_argument(
+            "--timeout-minutes", type=int, default=60, help="an unfinished unit goes back to the pool after this"
+        )
         parser.add_argument("--show-reference", action="store_true", help="show the references to annotators")
         parser.add_argument("--hide-source", action="store_true", help="do not show the input to annotators")
         parser.add_argument("--seed", type=int, help="seed of the unit plan (default: random, recorded)")
-        parser.add_argument("--allocation", choices=Campaign.Allocation.values, default="overlap-first",
-                            help="how units are handed out: overlap-first (default: started units reach k "
-                                 "first), spread (each annotator's own order), adaptive (only undecided "
-                                 "system pairs, may stop early)")
-        parser.add_argument("--adaptive-min-per-system", type=int,
-                            help="adaptive: cold start, every system in this many judged units (default 10)")
-        parser.add_argument("--adaptive-alpha", type=float,
-                            help="adaptive: significance level of a decided pair (default 0.05)")
-        parser.add_argument("--adaptive-stable-checks", type=int,
-                            help="adaptive: stop after the ranking and clusters stayed the same this many "
-                                 "checks (default 3)")
-        parser.add_argument("--adaptive-check-every", type=int,
-                            help="adaptive: units completed between two checks (default 20)")
-        parser.add_argument("--prefill-run", type=int, metavar="RUN_ID",
-                            help="ESA (span protocols): start from this done run's spans as suggestions "
-                                 "(llm-judge spans mode, minwed/mincer errors, nli omitted facts)")
-        parser.add_argument("--prefill-holdout", type=float, default=0.0, metavar="SHARE",
-                            help="with --prefill-run: the random share of outputs shown without suggestions "
-                                 "(0 to under 1, e.g. 0.2), to measure automation bias")
+        parser.add_argument(
+            "--allocation",
+            choices=Campaign.Allocation.values,
+            default="overlap-first",
+            help="how units are handed out: overlap-first (default: started units reach k "
+            "first), spread (each annotator's own order), adaptive (only undecided "
+            "system pairs, may stop early)",
+        )
+        parser.add_argument(
+            "--adaptive-min-per-system",
+            type=int,
+            help="adaptive: cold start, every system in this many judged units (default 10)",
+        )
+        parser.add_argument(
+            "--adaptive-alpha", type=float, help="adaptive: significance level of a decided pair (default 0.05)"
+        )
+        parser.add_argument(
+            "--adaptive-stable-checks",
+            type=int,
+            help="adaptive: stop after the ranking and clusters stayed the same this many checks (default 3)",
+        )
+        parser.add_argument(
+            "--adaptive-check-every", type=int, help="adaptive: units completed between two checks (default 20)"
+        )
+        parser.add_argument(
+            "--prefill-run",
+            type=int,
+            metavar="RUN_ID",
+            help="ESA (span protocols): start from this done run's spans as suggestions "
+            "(llm-judge spans mode, minwed/mincer errors, nli omitted facts)",
+        )
+        parser.add_argument(
+            "--prefill-holdout",
+            type=float,
+            default=0.0,
+            metavar="SHARE",
+            help="with --prefill-run: the random share of outputs shown without suggestions "
+            "(0 to under 1, e.g. 0.2), to measure automation bias",
+        )
         group = parser.add_mutually_exclusive_group()
-        parser.add_argument("--public-title", default="", help="the title annotators and crowd workers see "
-                                                                "(default: the campaign's name)")
+        parser.add_argument(
+            "--public-title",
+            default="",
+            help="the title annotators and crowd workers see (default: the campaign's name)",
+        )
         group.add_argument("--instructions", default="")
         group.add_argument("--instructions-file", help="UTF-8 text file holding the instructions")
         parser.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
-        parser.add_argument("--no-progress", action="store_true",
-                            help="no progress lines on stderr while the units are planned")
+        parser.add_argument(
+            "--no-progress", action="store_true", help="no progress lines on stderr while the units are planned"
+        )
 
     def create_parser(self, prog_name, subcommand, **kwargs):
         parser = super().create_parser(prog_name, subcommand, **kwargs)
@@ -109,8 +157,7 @@ class Command(BaseCommand):
             return
         width = 30
         filled = width * done // total
-        self.stderr.write(f"\rplanning units [{'#' * filled}{'.' * (width - filled)}] {done:,} / {total:,}",
-                          ending="")
+        self.stderr.write(f"\rplanning units [{'#' * filled}{'.' * (width - filled)}] {done:,} / {total:,}", ending="")
         self.stderr.flush()
         self._shown = True
 
@@ -135,24 +182,37 @@ class Command(BaseCommand):
                 instructions = Path(options["instructions_file"]).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
                 raise CommandError(f"--instructions-file: {exc}") from None
-        adaptive = {name: options[f"adaptive_{name}"] for name in ADAPTIVE_FLAGS
-                     if options[f"adaptive_{name}"] is not None}
+        adaptive = {
+            name: options[f"adaptive_{name}"] for name in ADAPTIVE_FLAGS if options[f"adaptive_{name}"] is not None
+        }
         given = self._options(options)
         try:
             scale = scale_parse(options["scale"]) if options["scale"] else (None, None)
             campaign = campaign_create(
-                dataset=dataset, name=options["name"], protocol=options["protocol"],
-                criteria=criteria_parse(options["criteria"]), scale_min=scale[0], scale_max=scale[1],
-                redundancy=options["redundancy"], instructions=instructions, options=given,
+                dataset=dataset,
+                name=options["name"],
+                protocol=options["protocol"],
+                criteria=criteria_parse(options["criteria"]),
+                scale_min=scale[0],
+                scale_max=scale[1],
+                redundancy=options["redundancy"],
+                instructions=instructions,
+                options=given,
                 public_title=options["public_title"],
-                systems=criteria_parse(options["systems"] or ""), units_per_batch=options["units_per_batch"],
-                assignment_timeout_minutes=options["timeout_minutes"], show_reference=options["show_reference"],
-                show_source=not options["hide_source"], seed=options["seed"],
-                allocation=options["allocation"], allocation_params=adaptive or None,
+                systems=criteria_parse(options["systems"] or ""),
+                units_per_batch=options["units_per_batch"],
+                assignment_timeout_minutes=options["timeout_minutes"],
+                show_reference=options["show_reference"],
+                show_source=not options["hide_source"],
+                seed=options["seed"],
+                allocation=options["allocation"],
+                allocation_params=adaptive or None,
                 # Planned here, whatever the size (no worker needed), with a progress line
                 # (WORKBENCH_CAMPAIGN_MAX_UNITS still applies).
-                plan="sync", progress=None if options["no_progress"] else self._progress,
-                prefill_run=options["prefill_run"], prefill_holdout=options["prefill_holdout"],
+                plan="sync",
+                progress=None if options["no_progress"] else self._progress,
+                prefill_run=options["prefill_run"],
+                prefill_holdout=options["prefill_holdout"],
             )
         except ValidationError as exc:
             self._refused(exc, options["name"])
@@ -163,8 +223,11 @@ class Command(BaseCommand):
     def _refused(self, exc: ValidationError, name):
         if hasattr(exc, "error_dict"):
             # Options' messages name themselves ("options.tuple_size: ..."); the others get their flag.
-            messages = [m if k == "options" else f"--{FLAGS.get(k, k.replace('_', '-'))}: {m}"
-                        for k, ms in exc.message_dict.items() for m in ms]
+            messages = [
+                m if k == "options" else f"--{FLAGS.get(k, k.replace('_', '-'))}: {m}"
+                for k, ms in exc.message_dict.items()
+                for m in ms
+            ]
         else:
             messages = exc.messages
         for message in messages:
@@ -190,9 +253,14 @@ class Command(BaseCommand):
         for key, (where, text) in texts.items():
             declared = protocol.option_declared(key)
             if declared is None:
-                problems.append(f"options.{key} ({where}): not a setting of {protocol.name} campaigns"
-                                + (f" (it has {', '.join(o.name for o in protocol.options)})" if protocol.options
-                                   else " (it has none)"))
+                problems.append(
+                    f"options.{key} ({where}): not a setting of {protocol.name} campaigns"
+                    + (
+                        f" (it has {', '.join(o.name for o in protocol.options)})"
+                        if protocol.options
+                        else " (it has none)"
+                    )
+                )
                 continue
             if text.startswith("@"):
                 try:
@@ -211,26 +279,35 @@ class Command(BaseCommand):
         return given
 
     def _from_file(self, options):
-        ignored = [f"--{f.replace('_', '-')}" for f in ("protocol", "criteria", "scale", "systems", "seed")
-                   if options[f] not in (None, "")] + [f"--{o.flag}" for o in protocols.option_union()
-                                                       if o.flag and options.get(f"option_{o.name}") is not None]
+        ignored = [
+            f"--{f.replace('_', '-')}"
+            for f in ("protocol", "criteria", "scale", "systems", "seed")
+            if options[f] not in (None, "")
+        ] + [f"--{o.flag}" for o in protocols.option_union() if o.flag and options.get(f"option_{o.name}") is not None]
         if options["option"]:
             ignored.append("--option")
         if ignored:
-            raise CommandError(f"--from takes every setting from the file (edit it to change one): leave out "
-                               f"{', '.join(ignored)}")
+            raise CommandError(
+                f"--from takes every setting from the file (edit it to change one): leave out {', '.join(ignored)}"
+            )
         try:
             config = json.loads(Path(options["from_file"]).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as exc:
             raise CommandError(f"--from: {exc}") from None
         except json.JSONDecodeError as exc:
-            raise CommandError(f"--from {options['from_file']}: line {exc.lineno} column {exc.colno}: "
-                               f"{exc.msg}") from None
+            raise CommandError(
+                f"--from {options['from_file']}: line {exc.lineno} column {exc.colno}: {exc.msg}"
+            ) from None
         name = options["name"] or (config.get("name") if isinstance(config, dict) else None)
         try:
             campaign = campaign_create_from_file(
-                config=config, datasets=Dataset.objects.all(), name=options["name"], dataset=options["dataset"],
-                plan="sync", progress=None if options["no_progress"] else self._progress)
+                config=config,
+                datasets=Dataset.objects.all(),
+                name=options["name"],
+                dataset=options["dataset"],
+                plan="sync",
+                progress=None if options["no_progress"] else self._progress,
+            )
         except ValidationError as exc:
             self._refused(exc, name)
         if self._shown:
@@ -241,8 +318,11 @@ class Command(BaseCommand):
         first = Campaign.objects.filter(name=options["wave_of"]).select_related("dataset", "wave_of").first()
         if first is None:
             raise CommandError(f"no campaign named {options['wave_of']!r}")
-        fixed = [f"--{f.replace('_', '-')}" for f in ("dataset", "protocol", "criteria", "scale", "systems", "seed")
-                 if options[f] not in (None, "")] + (["--from"] if options["from_file"] else [])
+        fixed = [
+            f"--{f.replace('_', '-')}"
+            for f in ("dataset", "protocol", "criteria", "scale", "systems", "seed")
+            if options[f] not in (None, "")
+        ] + (["--from"] if options["from_file"] else [])
         if fixed:
             raise CommandError(f"a second wave takes every setting from {first.name!r}: leave out {', '.join(fixed)}")
         try:
@@ -257,22 +337,35 @@ class Command(BaseCommand):
     def _summary(self, campaign, options):
         dataset = campaign.dataset
         summary = {
-            "campaign": campaign.name, "id": campaign.pk, "dataset": dataset.name, "protocol": campaign.protocol,
-            "criteria": campaign.criteria, "scale": [campaign.scale_min, campaign.scale_max],
-            "redundancy": campaign.redundancy, "systems": sorted(s.name for s in campaign.systems.all()),
-            "units": campaign.units.count(), "seed": campaign.seed,
+            "campaign": campaign.name,
+            "id": campaign.pk,
+            "dataset": dataset.name,
+            "protocol": campaign.protocol,
+            "criteria": campaign.criteria,
+            "scale": [campaign.scale_min, campaign.scale_max],
+            "redundancy": campaign.redundancy,
+            "systems": sorted(s.name for s in campaign.systems.all()),
+            "units": campaign.units.count(),
+            "seed": campaign.seed,
             "wave_of": campaign.wave_of.name if campaign.wave_of_id else None,
-            "allocation": campaign.allocation, "allocation_params": campaign.allocation_params,
+            "allocation": campaign.allocation,
+            "allocation_params": campaign.allocation_params,
         }
         if campaign.prefilled:
             prefill = campaign.prefill
-            summary["prefill"] = {"run": prefill.run_id, "metric": prefill.metric, "holdout": prefill.holdout,
-                                  "held_back_outputs": len(prefill.held_back),
-                                  "suggestions": campaign.span_suggestions.filter(held_back=False).count()}
+            summary["prefill"] = {
+                "run": prefill.run_id,
+                "metric": prefill.metric,
+                "holdout": prefill.holdout,
+                "held_back_outputs": len(prefill.held_back),
+                "suggestions": campaign.span_suggestions.filter(held_back=False).count(),
+            }
         protocol = protocols.of(campaign)
         summary["options"] = {o.name: protocol.option(campaign, o.name) for o in protocol.options}
         if options["json"]:
             self.stdout.write(json.dumps(summary))
         else:
-            self.stdout.write(f"created campaign {campaign.name} ({campaign.protocol}) on {dataset.name}"
-                              + (f", second wave of {campaign.wave_of.name}" if campaign.wave_of_id else ""))
+            self.stdout.write(
+                f"created campaign {campaign.name} ({campaign.protocol}) on {dataset.name}"
+                + (f", second wave of {campaign.wave_of.name}" if campaign.wave_of_id else "")
+            )

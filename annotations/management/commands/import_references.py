@@ -1,5 +1,6 @@
 """`import_references FILE --dataset NAME [--project NAME] [--json]`: add references to a dataset's
 items, e.g. the post-edits of a post-edit campaign (`export_dataset`'s `references.jsonl`)."""
+
 import json
 import sys
 from pathlib import Path
@@ -12,8 +13,10 @@ from annotations.services.references import references_import
 
 
 class Command(BaseCommand):
-    help = ("Atomically add references to a dataset's items (JSONL: {\"item\", \"reference\"[, \"provenance\"]} "
-            "a line); references an item already has are skipped.")
+    help = (
+        'Atomically add references to a dataset\'s items (JSONL: {"item", "reference"[, "provenance"]} '
+        "a line); references an item already has are skipped."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("file", help="JSONL file (e.g. references.jsonl of export_dataset); '-' reads stdin")
@@ -37,5 +40,7 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(json.dumps(summary))
         else:
-            self.stdout.write(f"dataset {summary['dataset']}: {summary['created']} reference(s) added, "
-                              f"{summary['skipped']} already there")
+            self.stdout.write(
+                f"dataset {summary['dataset']}: {summary['created']} reference(s) added, "
+                f"{summary['skipped']} already there"
+            )

@@ -4,6 +4,7 @@ Idempotent: users, memberships and campaigns are created only when absent,
 and datasets go through the real importer, which leaves an already imported
 file unchanged.
 """
+
 import io
 import json
 
@@ -33,10 +34,18 @@ CAMPAIGNS = [
         "scale_max": 5,
         "redundancy": 2,
         "criteria_config": [
-            {"name": "fluency", "question": "Is it well-formed, natural English?", "min_label": "very poor",
-             "max_label": "perfect"},
-            {"name": "adequacy", "question": "Does it express all the attributes, and nothing that is not in the "
-                                             "table?", "min_label": "very poor", "max_label": "perfect"},
+            {
+                "name": "fluency",
+                "question": "Is it well-formed, natural English?",
+                "min_label": "very poor",
+                "max_label": "perfect",
+            },
+            {
+                "name": "adequacy",
+                "question": "Does it express all the attributes, and nothing that is not in the table?",
+                "min_label": "very poor",
+                "max_label": "perfect",
+            },
         ],
         "instructions": (
             "Read the attribute table, then rate each description.\n\n"
@@ -50,11 +59,12 @@ CAMPAIGNS = [
         "name": "Demo translation: side by side",
         "protocol": "pairwise",
         "criteria": ["adequacy"],
-        "criteria_config": [{"name": "adequacy", "question": "Which translation conveys the meaning of the German "
-                                                             "sentence better?"}],
+        "criteria_config": [
+            {"name": "adequacy", "question": "Which translation conveys the meaning of the German sentence better?"}
+        ],
         "redundancy": 2,
         "instructions": "Which translation conveys the meaning of the German sentence better? Choose a **tie** "
-                        "if they are equally good.",
+        "if they are equally good.",
     },
     {
         "dataset": "demo-restaurants-d2t",
@@ -69,15 +79,16 @@ CAMPAIGNS = [
         "tuple_size": 3,
         "redundancy": 2,
         "instructions": "The **anchor** is a human-written reference, worth 100. Give each description a number "
-                        "relative to it: 200 if it is twice as good, 50 if half as good. Equal numbers tie.",
+        "relative to it: 200 if it is twice as good, 50 if half as good. Equal numbers tie.",
     },
     {
         "dataset": "demo-simplification",
         "name": "Demo simplification: best-worst",
         "protocol": "bws",
         "criteria": ["simplicity"],
-        "criteria_config": [{"name": "simplicity", "question": "Which simplification is easiest to read while "
-                                                               "keeping the meaning?"}],
+        "criteria_config": [
+            {"name": "simplicity", "question": "Which simplification is easiest to read while keeping the meaning?"}
+        ],
         "tuple_size": 3,
         "redundancy": 2,
         "show_source": True,
@@ -91,9 +102,9 @@ CAMPAIGNS = [
         "redundancy": 2,
         "severities": ["minor", "major"],
         "instructions": "1. **Select** each error in the translation and mark it *minor* (style, grammar, word "
-                        "choice) or *major* (meaning changed, hard to understand).\n2. If something is missing, "
-                        "add a *missing content* marker.\n3. Then give an overall score from 0 (broken) to 100 "
-                        "(perfect).",
+        "choice) or *major* (meaning changed, hard to understand).\n2. If something is missing, "
+        "add a *missing content* marker.\n3. Then give an overall score from 0 (broken) to 100 "
+        "(perfect).",
     },
     {
         "dataset": "demo-news-de-en",
@@ -104,9 +115,9 @@ CAMPAIGNS = [
         "tuple_size": 3,
         "severities": ["minor", "major"],
         "instructions": "Three translations of the same sentence. For **each**: select its errors and mark them "
-                        "*minor* or *major*, add a *missing content* marker if something is left out, then score "
-                        "it from 0 (broken) to 100 (perfect). Compare them: the better translation gets the "
-                        "higher score.",
+        "*minor* or *major*, add a *missing content* marker if something is left out, then score "
+        "it from 0 (broken) to 100 (perfect). Compare them: the better translation gets the "
+        "higher score.",
     },
     {
         "dataset": "demo-news-de-en",
@@ -115,10 +126,10 @@ CAMPAIGNS = [
         "criteria": ["mqm"],
         "redundancy": 2,
         "instructions": "1. **Select** each error in the translation, then choose its *category* (the letter on "
-                        "its button, then the subcategory) and its *severity*: neutral (a preference, no "
-                        "error), minor (the meaning is clear) or major (the meaning changed, hard to "
-                        "understand).\n2. Content left out: *Missing content*, then its category.\n3. No "
-                        "error: submit with none marked. The MQM score is computed from your errors.",
+        "its button, then the subcategory) and its *severity*: neutral (a preference, no "
+        "error), minor (the meaning is clear) or major (the meaning changed, hard to "
+        "understand).\n2. Content left out: *Missing content*, then its category.\n3. No "
+        "error: submit with none marked. The MQM score is computed from your errors.",
     },
 ]
 
@@ -143,8 +154,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--json", action="store_true", help="print a JSON summary")
-        parser.add_argument("--without-finished", action="store_true",
-                            help="only the open campaigns: no simulated judgements, no metric runs (faster)")
+        parser.add_argument(
+            "--without-finished",
+            action="store_true",
+            help="only the open campaigns: no simulated judgements, no metric runs (faster)",
+        )
 
     def handle(self, *args, **options):
         log: list[str] = []
@@ -159,7 +173,9 @@ class Command(BaseCommand):
         else:
             for line in log:
                 self.stdout.write(line)
-            self.stdout.write(self.style.SUCCESS("Demo ready: log in as demo / demo (owner) or annot / annot (annotator)."))
+            self.stdout.write(
+                self.style.SUCCESS("Demo ready: log in as demo / demo (owner) or annot / annot (annotator).")
+            )
 
     @transaction.atomic
     def _load(self, log: list[str], *, finished: bool) -> dict:
@@ -229,8 +245,7 @@ class Command(BaseCommand):
             dataset = Dataset.objects.get(name=demo.name)
             for metric, options in METRICS:
                 try:
-                    run, reused = run_create(dataset=dataset, metric=metric, options=options, user=owner,
-                                             sync=True)
+                    run, reused = run_create(dataset=dataset, metric=metric, options=options, user=owner, sync=True)
                     if not reused and run.status != RunStatus.DONE:
                         run = run_execute_sync(run=run)
                 except RunInputError as exc:  # e.g. a model that is not installed: the demo goes on without it
@@ -239,4 +254,3 @@ class Command(BaseCommand):
                 log.append(f"metric {metric} on {demo.name}: {run.status}")
                 runs.append({"dataset": demo.name, "metric": metric, "run": run.pk, "status": run.status})
         summary["runs"] = runs
-

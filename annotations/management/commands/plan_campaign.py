@@ -1,5 +1,6 @@
 """`plan_campaign NAME`: plan a campaign's units in this process, with a progress line: for a
 campaign whose planning on a worker failed or never started (e.g. the task queue was down)."""
+
 from django.core.management.base import BaseCommand, CommandError
 
 from annotations.models import Campaign

@@ -10,6 +10,7 @@ Also, in one place for scripts:
   --codes [--out FILE]         the completion codes issued, as CSV
   --verify-code CODE           whose code it is and whether it is a pass code
 """
+
 import io
 import json
 from pathlib import Path
@@ -51,8 +52,9 @@ def annotator_labels(annotators) -> dict[int, str]:
     counts: dict[str, int] = {}
     for a in annotators:
         counts[a.name] = counts.get(a.name, 0) + 1
-    return {a.pk: a.name if counts[a.name] == 1 else f"{a.name} ({getattr(a, 'namespace', 'import')})"
-            for a in annotators}
+    return {
+        a.pk: a.name if counts[a.name] == 1 else f"{a.name} ({getattr(a, 'namespace', 'import')})" for a in annotators
+    }
 
 
 class Command(BaseCommand):
@@ -95,8 +97,10 @@ class Command(BaseCommand):
             elif result["verdict"] is None:
                 self.stdout.write(f"{result['code']}: not a code of campaign {campaign.name}")
             else:
-                self.stdout.write(f"{result['code']}: {result['verdict'].upper()} code of {result['annotator']}, "
-                                  f"batch {result['batch'] + 1}")
+                self.stdout.write(
+                    f"{result['code']}: {result['verdict'].upper()} code of {result['annotator']}, "
+                    f"batch {result['batch'] + 1}"
+                )
             return
         if options["codes"]:
             self._codes(campaign, options.get("out"))
@@ -109,8 +113,9 @@ class Command(BaseCommand):
             key, sep, raw = entry.partition("=")
             key = key.strip()
             if not sep or key not in SETTINGS | RULES:
-                raise CommandError(f"--set {entry}: expected KEY=VALUE with KEY one of "
-                                   f"{', '.join(sorted(SETTINGS | RULES))}")
+                raise CommandError(
+                    f"--set {entry}: expected KEY=VALUE with KEY one of {', '.join(sorted(SETTINGS | RULES))}"
+                )
             (settings if key in SETTINGS else rules)[key] = _value(key, raw)
         if rules:
             settings["rules"] = rules
@@ -120,8 +125,9 @@ class Command(BaseCommand):
         if name:
             annotator = self._annotator(campaign, name)
             included = False if options["exclude"] else True if options["include"] else None
-            services.annotator_decide(campaign=campaign, annotator=annotator, included=included,
-                                      reason=options["reason"])
+            services.annotator_decide(
+                campaign=campaign, annotator=annotator, included=included, reason=options["reason"]
+            )
         if options["gold"]:
             path = Path(options["gold"])
             if not path.is_file():
@@ -144,8 +150,9 @@ class Command(BaseCommand):
         if not found:
             raise CommandError(f"no annotator called {name!r} in project {campaign.dataset.project.name!r}")
         if len(found) > 1:
-            raise CommandError(f"{name!r} is both an account and an imported worker: say account:{name} or "
-                               f"import:{name}")
+            raise CommandError(
+                f"{name!r} is both an account and an imported worker: say account:{name} or import:{name}"
+            )
         return found[0]
 
     def _report(self, campaign: Campaign, *, as_json: bool) -> None:
@@ -153,16 +160,24 @@ class Command(BaseCommand):
         labels = annotator_labels(Annotator.objects.filter(pk__in=quality))
         rules = selectors.rules_of(campaign=campaign)
         if as_json:
-            self.stdout.write(json.dumps({
-                "campaign": campaign.name,
-                "rules": rules.describe(),
-                "included": sum(q.included for q in quality.values()),
-                "annotators": {labels[pk]: q.as_json() for pk, q in sorted(quality.items(), key=lambda x: labels[x[0]])},
-            }))
+            self.stdout.write(
+                json.dumps(
+                    {
+                        "campaign": campaign.name,
+                        "rules": rules.describe(),
+                        "included": sum(q.included for q in quality.values()),
+                        "annotators": {
+                            labels[pk]: q.as_json() for pk, q in sorted(quality.items(), key=lambda x: labels[x[0]])
+                        },
+                    }
+                )
+            )
             return
         out = io.StringIO()
-        out.write(f"campaign {campaign.name}: {len(quality)} annotators, "
-                  f"{sum(q.included for q in quality.values())} included\n")
+        out.write(
+            f"campaign {campaign.name}: {len(quality)} annotators, "
+            f"{sum(q.included for q in quality.values())} included\n"
+        )
         out.write("rules: " + ("; ".join(rules.describe()) or "none") + "\n")
         header = ["annotator", "judged", "controls", "MW p", "self-cons", "median s", "agree", "straight", "included"]
         out.write("  ".join(f"{h:>10}" for h in header) + "\n")
@@ -172,10 +187,17 @@ class Command(BaseCommand):
 
         for pk, q in sorted(quality.items(), key=lambda x: labels[x[0]]):
             f = q.figures
-            row = [labels[pk][:10], str(f.judgements), fmt(f.controls_passed, "{:.0%}"), fmt(f.mann_whitney_p, "{:.3g}"),
-                   fmt(f.self_consistency), fmt(f.median_seconds, "{:.1f}"), fmt(f.agreement_with_others),
-                   "-" if f.straight_lining is None else ("yes" if f.straight_lining else "no"),
-                   ("yes" if q.included else "NO") + (" (by hand)" if q.decided_by_hand else "")]
+            row = [
+                labels[pk][:10],
+                str(f.judgements),
+                fmt(f.controls_passed, "{:.0%}"),
+                fmt(f.mann_whitney_p, "{:.3g}"),
+                fmt(f.self_consistency),
+                fmt(f.median_seconds, "{:.1f}"),
+                fmt(f.agreement_with_others),
+                "-" if f.straight_lining is None else ("yes" if f.straight_lining else "no"),
+                ("yes" if q.included else "NO") + (" (by hand)" if q.decided_by_hand else ""),
+            ]
             out.write("  ".join(f"{c:>10}" for c in row) + "\n")
             for reason in q.rule_verdict.reasons:
                 out.write(f"{'':>12}{reason}\n")
@@ -192,8 +214,16 @@ class Command(BaseCommand):
         writer.writerow(["annotator", "batch", "code", "verdict", "included_now", "issued_at"])
         for row in rows:
             now = standing.get(row.annotator_id)
-            writer.writerow([labels[row.annotator_id], row.batch + 1, row.code, "pass" if row.passed else "fail",
-                             "" if now is None else ("yes" if now.included else "no"), row.created_at.isoformat()])
+            writer.writerow(
+                [
+                    labels[row.annotator_id],
+                    row.batch + 1,
+                    row.code,
+                    "pass" if row.passed else "fail",
+                    "" if now is None else ("yes" if now.included else "no"),
+                    row.created_at.isoformat(),
+                ]
+            )
         if out_path:
             Path(out_path).write_text(buffer.getvalue(), encoding="utf-8")
             self.stderr.write(f"{rows.count()} code(s) written to {out_path}")

@@ -10,6 +10,7 @@ cluster under a named cluster rule (annotations.analysis.cluster_rules):
 `--alpha` is the significance level (default 0.05); `--system S` (repeatable) ranks those systems
 only, as if the others had not been evaluated. The JSON names the rule, its label and its source.
 """
+
 import json
 
 from django.core.management.base import BaseCommand, CommandError
@@ -27,8 +28,12 @@ class Command(BaseCommand):
         parser.add_argument("--criterion", required=True)
         parser.add_argument("--rule", choices=list(cr.RULES), default=cr.DEFAULT_RULE)
         parser.add_argument("--alpha", type=float, default=cr.DEFAULT_ALPHA, help="significance level")
-        parser.add_argument("--resamples", type=int, default=cr.DEFAULT_RESAMPLES,
-                            help="bootstrap resamples (wmt26; the draft uses 100)")
+        parser.add_argument(
+            "--resamples",
+            type=int,
+            default=cr.DEFAULT_RESAMPLES,
+            help="bootstrap resamples (wmt26; the draft uses 100)",
+        )
         parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap draws (wmt26), recorded")
         parser.add_argument("--system", action="append", help="rank these systems only (repeatable)")
         parser.add_argument("--annotators", choices=["included", "all"], default="included")
@@ -42,9 +47,17 @@ class Command(BaseCommand):
         if not 0 <= o["seed"] < 2**32:
             raise CommandError("--seed must be between 0 and 2**32 - 1")
         try:
-            result = rank_by_rule(campaign=campaign, criterion=o["criterion"], rule=o["rule"], alpha=o["alpha"],
-                                  resamples=o["resamples"], seed=o["seed"], annotators=o["annotators"],
-                                  normalize=o["normalize"], systems=o["system"])
+            result = rank_by_rule(
+                campaign=campaign,
+                criterion=o["criterion"],
+                rule=o["rule"],
+                alpha=o["alpha"],
+                resamples=o["resamples"],
+                seed=o["seed"],
+                annotators=o["annotators"],
+                normalize=o["normalize"],
+                systems=o["system"],
+            )
         except AnalysisError as exc:
             raise CommandError(str(exc)) from None
         if o["json"]:

@@ -1,5 +1,6 @@
 """`stop_campaign --campaign NAME --reason TEXT`: stop a campaign early; no new unit is handed out,
 pending units can still be submitted; the time and reason go into the dataset card."""
+
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 

@@ -6,6 +6,7 @@
 - `answers`: answers to control units, kept apart from the judgement tables;
 - `decisions`: hand decisions and completion codes.
 """
+
 from annotations.quality.services.answers import (
     ControlAnswerResult,
     control_answers_record,
@@ -23,8 +24,21 @@ from annotations.quality.services.gold_units import gold_unit_create, gold_unit_
 from annotations.quality.services.settings import SETTINGS_FIELDS, quality_settings_update
 
 __all__ = [
-    "ControlAnswerResult", "SETTINGS_FIELDS", "alias_ids_allocate", "annotator_decide", "completion_code_at_batch_end",
-    "completion_code_check", "completion_code_issue", "completion_codes_on_sql", "control_answers_record", "control_judgement_submit",
-    "control_next", "controls_possible_sql", "gold_unit_create", "gold_unit_delete", "gold_units_import", "quality_settings_update",
+    "ControlAnswerResult",
+    "SETTINGS_FIELDS",
+    "alias_ids_allocate",
+    "annotator_decide",
+    "completion_code_at_batch_end",
+    "completion_code_check",
+    "completion_code_issue",
+    "completion_codes_on_sql",
+    "control_answers_record",
+    "control_judgement_submit",
+    "control_next",
+    "controls_possible_sql",
+    "gold_unit_create",
+    "gold_unit_delete",
+    "gold_units_import",
+    "quality_settings_update",
     "unit_texts",
 ]

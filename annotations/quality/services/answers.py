@@ -1,4 +1,5 @@
 """Answers to control units: through the whole-unit submission and one judgement at a time."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -43,8 +44,9 @@ def _gold_problems(campaign: Campaign, control: ControlUnit, criterion: str, ans
     return list(dict.fromkeys(problems))
 
 
-def control_answers_record(*, assignment: Assignment, rows: list, time_spent_ms: int | None, origin: str
-                           ) -> ControlAnswerResult:
+def control_answers_record(
+    *, assignment: Assignment, rows: list, time_spent_ms: int | None, origin: str
+) -> ControlAnswerResult:
     """Store the answers to a control unit (validated by the engine like any unit's).
 
     Gold units are checked at once; a loud one answered wrongly is recorded as
@@ -58,15 +60,29 @@ def control_answers_record(*, assignment: Assignment, rows: list, time_spent_ms:
     if control.kind == ControlUnit.Kind.GOLD:
         problems = {c: [f"{c}: {p}" for p in _gold_problems(campaign, control, c, a)] for c, a in answers.items()}
     loud = control.gold is not None and control.gold.mode == GoldUnit.Mode.LOUD
-    attempt = 1 + (ControlJudgement.objects.filter(control=control).order_by("-attempt")
-                   .values_list("attempt", flat=True).first() or 0)
-    ControlJudgement.objects.bulk_create([
-        ControlJudgement(campaign=campaign, annotator_id=assignment.annotator_id, control=control,
-                         assignment=assignment, kind=control.kind, item_id=assignment.item_id, criterion=criterion,
-                         answer=answer, passed=(not problems.get(criterion)) if control.kind == "gold" else None,
-                         attempt=attempt, time_spent_ms=time_spent_ms, origin=origin)
-        for criterion, answer in answers.items()
-    ])
+    attempt = 1 + (
+        ControlJudgement.objects.filter(control=control).order_by("-attempt").values_list("attempt", flat=True).first()
+        or 0
+    )
+    ControlJudgement.objects.bulk_create(
+        [
+            ControlJudgement(
+                campaign=campaign,
+                annotator_id=assignment.annotator_id,
+                control=control,
+                assignment=assignment,
+                kind=control.kind,
+                item_id=assignment.item_id,
+                criterion=criterion,
+                answer=answer,
+                passed=(not problems.get(criterion)) if control.kind == "gold" else None,
+                attempt=attempt,
+                time_spent_ms=time_spent_ms,
+                origin=origin,
+            )
+            for criterion, answer in answers.items()
+        ]
+    )
     failed = [p for ps in problems.values() for p in ps]
     if loud and failed:
         return ControlAnswerResult(retry=True, explanation=control.gold.explanation, problems=failed)
@@ -106,8 +122,12 @@ def control_judgement_submit(*, user, campaign: Campaign, output_ids, create, sh
     if annotator is None:
         return None
     ids = sorted(set(output_ids))
-    found = (Assignment.objects.filter(campaign=campaign, annotator=annotator, unit__outputs__contains=ids)
-             .exclude(unit__kind=Unit.Kind.REGULAR).order_by("-status", "-id").first())
+    found = (
+        Assignment.objects.filter(campaign=campaign, annotator=annotator, unit__outputs__contains=ids)
+        .exclude(unit__kind=Unit.Kind.REGULAR)
+        .order_by("-status", "-id")
+        .first()
+    )
     if found is None:
         return None
     assignment, enrolment = assignment_lock_for(assignment_id=found.pk, annotator=annotator)
@@ -117,15 +137,24 @@ def control_judgement_submit(*, user, campaign: Campaign, output_ids, create, sh
     control = ControlUnit.objects.select_related("gold").get(unit_id=assignment.unit_id)
     unit = assignment.unit
     system_of = dict(zip(unit.outputs, unit.systems))
-    outputs = {int(a): Output(id=int(a), item_id=unit.item_id, system_id=system_of.get(int(a)), text=e["text"])
-               for a, e in control.aliases.items()}
+    outputs = {
+        int(a): Output(id=int(a), item_id=unit.item_id, system_id=system_of.get(int(a)), text=e["text"])
+        for a, e in control.aliases.items()
+    }
     protocol = protocols.of(campaign)
     built: dict = {}
     try:
         with transaction.atomic():
-            judgement = create(campaign=campaign, annotator=annotator, outputs=outputs, assignment=assignment,
-                               shown_order=None, status=JudgementBase.Status.PARTIAL, origin=origin,
-                               time_spent_ms=assignment_time_ms(assignment=assignment))
+            judgement = create(
+                campaign=campaign,
+                annotator=annotator,
+                outputs=outputs,
+                assignment=assignment,
+                shown_order=None,
+                status=JudgementBase.Status.PARTIAL,
+                origin=origin,
+                time_spent_ms=assignment_time_ms(assignment=assignment),
+            )
             built["judgement"] = judgement
             # Read inside the savepoint: the spans are rolled back with the judgement.
             built["spans"] = protocol.spans_of(judgement)
@@ -135,23 +164,35 @@ def control_judgement_submit(*, user, campaign: Campaign, output_ids, create, sh
     judgement = built["judgement"]
     judgement.shown_order = list(assignment.shown_order)
     spans = built["spans"]
-    (criterion, answer), = _answers_by_criterion(protocol, [(judgement, spans)]).items()
+    ((criterion, answer),) = _answers_by_criterion(protocol, [(judgement, spans)]).items()
 
     # Ratings and ESA answer output by output; the unit is done once every output is answered.
     per_output = protocol.per_output
     rows = {cj.criterion: cj for cj in ControlJudgement.objects.select_for_update().filter(control=control)}
     attempt = max((cj.attempt for cj in rows.values()), default=1)
-    if control.gold and control.gold.mode == GoldUnit.Mode.LOUD and any(
-            cj.passed is False for cj in rows.values() if cj.attempt == attempt):
+    if (
+        control.gold
+        and control.gold.mode == GoldUnit.Mode.LOUD
+        and any(cj.passed is False for cj in rows.values() if cj.attempt == attempt)
+    ):
         attempt += 1  # a failed tutorial try: start again
     rows = {c: cj for c, cj in rows.items() if cj.attempt == attempt}
     current = rows.get(criterion)
     if current is not None and (not per_output or set(answer["scores"]) & set(current.answer.get("scores", {}))):
         raise DuplicateJudgement("This annotator has already judged this unit for this criterion in this campaign.")
     if current is None:
-        current = ControlJudgement(campaign=campaign, annotator=annotator, control=control, assignment=assignment,
-                                   kind=control.kind, item_id=assignment.item_id, criterion=criterion, answer={},
-                                   attempt=attempt, origin=origin)
+        current = ControlJudgement(
+            campaign=campaign,
+            annotator=annotator,
+            control=control,
+            assignment=assignment,
+            kind=control.kind,
+            item_id=assignment.item_id,
+            criterion=criterion,
+            answer={},
+            attempt=attempt,
+            origin=origin,
+        )
     if per_output:
         merged = dict(current.answer)
         merged["scores"] = {**merged.get("scores", {}), **answer["scores"]}
@@ -165,8 +206,9 @@ def control_judgement_submit(*, user, campaign: Campaign, output_ids, create, sh
     rows[criterion] = current
 
     aliases = {str(a) for a in unit.outputs}
-    complete = all(c in rows and (not per_output or set(rows[c].answer.get("scores", {})) >= aliases)
-                   for c in campaign.criteria)
+    complete = all(
+        c in rows and (not per_output or set(rows[c].answer.get("scores", {})) >= aliases) for c in campaign.criteria
+    )
     if complete:
         failed = False
         if control.kind == ControlUnit.Kind.GOLD:

@@ -9,6 +9,7 @@ there yet, the control is owed and comes at the next chance. Loud gold units
 (tutorials) come before anything else. The engine (`assignment_next`) asks
 `control_next` first and hands out what it returns like any other unit.
 """
+
 from __future__ import annotations
 
 import random
@@ -42,31 +43,43 @@ def alias_ids_allocate(n: int) -> list[int]:
     """`n` fresh ids from the output id sequence: they look like output ids and never become one."""
     table = Output._meta.db_table
     with connection.cursor() as cursor:
-        cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
-                       [table, n])
+        cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, n])
         return [row[0] for row in cursor.fetchall()]
 
 
 def _unit_create(*, campaign: Campaign, item_id: int, aliases: dict, systems: list[int], kind: str) -> Unit:
     outputs = sorted(int(a) for a in aliases)
     for _ in range(20):
-        position = max(CONTROL_POSITION_BASE,
-                       (Unit.objects.filter(campaign=campaign).aggregate(m=Max("position"))["m"] or 0) + 1)
+        position = max(
+            CONTROL_POSITION_BASE, (Unit.objects.filter(campaign=campaign).aggregate(m=Max("position"))["m"] or 0) + 1
+        )
         try:
             with transaction.atomic():
-                return Unit.objects.create(campaign=campaign, item_id=item_id, outputs=outputs, systems=systems,
-                                           kind=kind, position=position, redundancy=1, n_taken=0)
+                return Unit.objects.create(
+                    campaign=campaign,
+                    item_id=item_id,
+                    outputs=outputs,
+                    systems=systems,
+                    kind=kind,
+                    position=position,
+                    redundancy=1,
+                    n_taken=0,
+                )
         except IntegrityError:
             continue  # another annotator's control took that position at the same moment
     raise DomainError("The campaign is too busy right now; please try again in a moment.")
 
 
-def _batch_plan(*, campaign: Campaign, qs: QualitySettings, enrolment: Enrolment, batch: int,
-                silent_gold_left: int) -> list[tuple[int, str]]:
+def _batch_plan(
+    *, campaign: Campaign, qs: QualitySettings, enrolment: Enrolment, batch: int, silent_gold_left: int
+) -> list[tuple[int, str]]:
     """(slot in the batch, control kind) for one annotator's batch, drawn from their seed."""
     size = max(1, campaign.units_per_batch)
-    kinds = (["degraded"] * round(qs.degraded_share * size) + ["repeat"] * round(qs.repeat_share * size)
-             + ["gold"] * min(silent_gold_left, GOLD_PER_BATCH))
+    kinds = (
+        ["degraded"] * round(qs.degraded_share * size)
+        + ["repeat"] * round(qs.repeat_share * size)
+        + ["gold"] * min(silent_gold_left, GOLD_PER_BATCH)
+    )
     kinds = kinds[: max(0, size - 1)]  # at least one regular unit per batch
     rng = random.Random(f"controls:{enrolment.seed}:{batch}")
     # Not the first slot of the first batch: a degraded copy or repeat needs a finished unit first.
@@ -79,14 +92,20 @@ def _sources(*, campaign: Campaign, annotator: Annotator, kind: str) -> list[Uni
     """Regular units the annotator finished that no control of `kind` copied yet for them."""
     used = ControlUnit.objects.filter(campaign=campaign, annotator=annotator, kind=kind).values("source_id")
     return list(
-        Unit.objects.filter(campaign=campaign, kind=Unit.Kind.REGULAR, assignments__annotator=annotator,
-                            assignments__status=Assignment.Status.DONE)
-        .exclude(pk__in=used).order_by("id")
+        Unit.objects.filter(
+            campaign=campaign,
+            kind=Unit.Kind.REGULAR,
+            assignments__annotator=annotator,
+            assignments__status=Assignment.Status.DONE,
+        )
+        .exclude(pk__in=used)
+        .order_by("id")
     )
 
 
-def _degraded_control(*, campaign: Campaign, annotator: Annotator, qs: QualitySettings, rng: random.Random,
-                      batch: int) -> Unit | None:
+def _degraded_control(
+    *, campaign: Campaign, annotator: Annotator, qs: QualitySettings, rng: random.Random, batch: int
+) -> Unit | None:
     kinds = _kinds_for(campaign, qs.degrade_kinds)
     sources = _sources(campaign=campaign, annotator=annotator, kind=ControlUnit.Kind.DEGRADED)
     rng.shuffle(sources)
@@ -97,16 +116,26 @@ def _degraded_control(*, campaign: Campaign, annotator: Annotator, qs: QualitySe
         rng.shuffle(victims)
         for victim in victims:
             try:
-                damage = degrade_any(texts[victim], kinds=kinds, strength=qs.degrade_strength,
-                                     seed=rng.randrange(2**31), data=data)
+                damage = degrade_any(
+                    texts[victim], kinds=kinds, strength=qs.degrade_strength, seed=rng.randrange(2**31), data=data
+                )
             except NotApplicable:
                 continue
             system_of = dict(zip(source.outputs, source.systems))
-            shown = [(o, damage.text, damage.as_json()) if damaged else (o, texts[o], None)
-                     for o, damaged in protocols.of(campaign).degraded_shown(list(source.outputs), victim)]
-            return _control_create(campaign=campaign, annotator=annotator, kind=ControlUnit.Kind.DEGRADED,
-                                   source=source, item_id=source.item_id, shown=shown,
-                                   systems=[system_of[o] for o, _, _ in shown], batch=batch)
+            shown = [
+                (o, damage.text, damage.as_json()) if damaged else (o, texts[o], None)
+                for o, damaged in protocols.of(campaign).degraded_shown(list(source.outputs), victim)
+            ]
+            return _control_create(
+                campaign=campaign,
+                annotator=annotator,
+                kind=ControlUnit.Kind.DEGRADED,
+                source=source,
+                item_id=source.item_id,
+                shown=shown,
+                systems=[system_of[o] for o, _, _ in shown],
+                batch=batch,
+            )
     return None
 
 
@@ -116,16 +145,30 @@ def _repeat_control(*, campaign: Campaign, annotator: Annotator, rng: random.Ran
         return None
     source = rng.choice(sources)
     texts = dict(Output.objects.filter(pk__in=source.outputs).values_list("id", "text"))
-    return _control_create(campaign=campaign, annotator=annotator, kind=ControlUnit.Kind.REPEAT, source=source,
-                           item_id=source.item_id, shown=[(o, texts[o], None) for o in source.outputs],
-                           systems=list(source.systems), batch=batch)
+    return _control_create(
+        campaign=campaign,
+        annotator=annotator,
+        kind=ControlUnit.Kind.REPEAT,
+        source=source,
+        item_id=source.item_id,
+        shown=[(o, texts[o], None) for o in source.outputs],
+        systems=list(source.systems),
+        batch=batch,
+    )
 
 
 def _gold_control(*, campaign: Campaign, annotator: Annotator, gold_unit: GoldUnit, batch: int) -> Unit:
     outputs = list(Output.objects.filter(pk__in=gold_unit.outputs).values_list("id", "text", "system_id"))
-    return _control_create(campaign=campaign, annotator=annotator, kind=ControlUnit.Kind.GOLD, gold=gold_unit,
-                           item_id=gold_unit.item_id, shown=[(o, text, None) for o, text, _ in outputs],
-                           systems=[s for _, _, s in outputs], batch=batch)
+    return _control_create(
+        campaign=campaign,
+        annotator=annotator,
+        kind=ControlUnit.Kind.GOLD,
+        gold=gold_unit,
+        item_id=gold_unit.item_id,
+        shown=[(o, text, None) for o, text, _ in outputs],
+        systems=[s for _, _, s in outputs],
+        batch=batch,
+    )
 
 
 def _control_create(*, campaign, annotator, kind, item_id, shown, systems, batch, source=None, gold=None) -> Unit:
@@ -136,10 +179,23 @@ def _control_create(*, campaign, annotator, kind, item_id, shown, systems, batch
         aliases[str(alias)] = {"output": real, "text": text, **({"degraded": damage} if damage else {})}
     # Unit.outputs is sorted by id; keep the systems aligned with it.
     system_of_alias = dict(zip(alias_ids, systems))
-    unit = _unit_create(campaign=campaign, item_id=item_id, aliases=aliases,
-                        systems=[system_of_alias[a] for a in sorted(alias_ids)], kind=kind)
-    ControlUnit.objects.create(unit=unit, campaign=campaign, annotator=annotator, kind=kind, source=source,
-                               gold=gold, aliases=aliases, batch=batch)
+    unit = _unit_create(
+        campaign=campaign,
+        item_id=item_id,
+        aliases=aliases,
+        systems=[system_of_alias[a] for a in sorted(alias_ids)],
+        kind=kind,
+    )
+    ControlUnit.objects.create(
+        unit=unit,
+        campaign=campaign,
+        annotator=annotator,
+        kind=kind,
+        source=source,
+        gold=gold,
+        aliases=aliases,
+        batch=batch,
+    )
     return unit
 
 
@@ -149,9 +205,11 @@ def controls_possible_sql(campaign_column: str) -> str:
     engine skips `control_next` and its queries; read in the engine's enrolment
     query, so a campaign without quality control costs no extra round trip."""
     gold, settings = GoldUnit._meta.db_table, QualitySettings._meta.db_table
-    return (f"(EXISTS (SELECT 1 FROM {gold} g WHERE g.campaign_id = {campaign_column}) "
-            f"OR EXISTS (SELECT 1 FROM {settings} qs WHERE qs.campaign_id = {campaign_column} "
-            "AND (qs.degraded_share > 0 OR qs.repeat_share > 0)))")
+    return (
+        f"(EXISTS (SELECT 1 FROM {gold} g WHERE g.campaign_id = {campaign_column}) "
+        f"OR EXISTS (SELECT 1 FROM {settings} qs WHERE qs.campaign_id = {campaign_column} "
+        "AND (qs.degraded_share > 0 OR qs.repeat_share > 0)))"
+    )
 
 
 def control_next(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolment) -> Unit | None:
@@ -161,14 +219,20 @@ def control_next(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolme
     annotator's controls are planned one at a time.
     """
     # One query for campaigns that use no quality control (most of the engine's requests).
-    qs = QualitySettings.objects.filter(campaign=campaign).annotate(
-        gold=Exists(GoldUnit.objects.filter(campaign=campaign))).first()
+    qs = (
+        QualitySettings.objects.filter(campaign=campaign)
+        .annotate(gold=Exists(GoldUnit.objects.filter(campaign=campaign)))
+        .first()
+    )
     if qs is None and not GoldUnit.objects.filter(campaign=campaign).exists():
         return None
     if qs is not None and not qs.gold and not (qs.degraded_share or qs.repeat_share):
         return None
-    seen_gold = set(ControlUnit.objects.filter(campaign=campaign, annotator=annotator, kind=ControlUnit.Kind.GOLD)
-                    .values_list("gold_id", flat=True))
+    seen_gold = set(
+        ControlUnit.objects.filter(campaign=campaign, annotator=annotator, kind=ControlUnit.Kind.GOLD).values_list(
+            "gold_id", flat=True
+        )
+    )
     golds = list(GoldUnit.objects.filter(campaign=campaign).exclude(pk__in=seen_gold).order_by("position", "id"))
     size = max(1, campaign.units_per_batch)
     seq = enrolment.n_assigned
@@ -180,11 +244,15 @@ def control_next(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolme
     if qs is None and not silent:
         return None
     qs = qs or QualitySettings(campaign=campaign)
-    made = Counter(ControlUnit.objects.filter(campaign=campaign, annotator=annotator, batch=batch)
-                   .exclude(gold__mode=GoldUnit.Mode.LOUD).values_list("kind", flat=True))
+    made = Counter(
+        ControlUnit.objects.filter(campaign=campaign, annotator=annotator, batch=batch)
+        .exclude(gold__mode=GoldUnit.Mode.LOUD)
+        .values_list("kind", flat=True)
+    )
     # The plan must not change within a batch: count the silent gold units as they were when it began.
-    plan = _batch_plan(campaign=campaign, qs=qs, enrolment=enrolment, batch=batch,
-                       silent_gold_left=len(silent) + made["gold"])
+    plan = _batch_plan(
+        campaign=campaign, qs=qs, enrolment=enrolment, batch=batch, silent_gold_left=len(silent) + made["gold"]
+    )
     due = Counter(kind for slot, kind in plan if slot <= seq % size)
     rng = random.Random(f"control:{enrolment.seed}:{seq}")
     for kind in ("gold", "degraded", "repeat"):

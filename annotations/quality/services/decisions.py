@@ -1,4 +1,5 @@
 """Including and excluding annotators by hand, and the completion codes of their batches."""
+
 from __future__ import annotations
 
 from django.conf import settings as django_settings
@@ -14,8 +15,9 @@ from annotations.quality.models import AnnotatorDecision, CompletionCode, Qualit
 
 
 @transaction.atomic
-def annotator_decide(*, campaign: Campaign, annotator: Annotator, included: bool | None, reason: str,
-                     user=None) -> AnnotatorDecision:
+def annotator_decide(
+    *, campaign: Campaign, annotator: Annotator, included: bool | None, reason: str, user=None
+) -> AnnotatorDecision:
     """Include or exclude an annotator by hand (None: back to the rules), with a reason.
 
     Never deletes or changes a judgement; analysis and export filter by it.
@@ -27,8 +29,13 @@ def annotator_decide(*, campaign: Campaign, annotator: Annotator, included: bool
         raise ValidationError({"reason": "Say why: the reason is kept with the decision."})
     if len(reason) > 2000:
         raise ValidationError({"reason": "Keep the reason under 2,000 characters."})
-    decision = AnnotatorDecision(campaign=campaign, annotator=annotator, included=included, reason=reason,
-                                 decided_by=user if getattr(user, "is_authenticated", False) else None)
+    decision = AnnotatorDecision(
+        campaign=campaign,
+        annotator=annotator,
+        included=included,
+        reason=reason,
+        decided_by=user if getattr(user, "is_authenticated", False) else None,
+    )
     decision.full_clean(exclude=["campaign", "annotator", "decided_by"])
     decision.save()
     return decision
@@ -56,11 +63,17 @@ def completion_code_issue(*, campaign: Campaign, annotator: Annotator, batch: in
     standing = annotator_quality(campaign=campaign, annotator_id=annotator.pk)
     passed = True if standing is None else standing.included
     reasons = [] if standing is None else list(standing.rule_verdict.reasons)
-    code = codes.completion_code(key=_code_key(), campaign=campaign.pk, annotator=annotator.pk, batch=batch,
-                                 passed=passed)
+    code = codes.completion_code(
+        key=_code_key(), campaign=campaign.pk, annotator=annotator.pk, batch=batch, passed=passed
+    )
     CompletionCode.objects.bulk_create(
-        [CompletionCode(campaign=campaign, annotator=annotator, batch=batch, code=code, passed=passed,
-                        reasons=reasons)], ignore_conflicts=True)
+        [
+            CompletionCode(
+                campaign=campaign, annotator=annotator, batch=batch, code=code, passed=passed, reasons=reasons
+            )
+        ],
+        ignore_conflicts=True,
+    )
     return CompletionCode.objects.get(campaign=campaign, annotator=annotator, batch=batch)
 
 
@@ -68,20 +81,24 @@ def completion_codes_on_sql(campaign_column: str) -> str:
     """An SQL condition on a campaign id column: whether the campaign gives
     completion codes. The submit request reads it with the assignment and asks
     `completion_code_at_batch_end` only then."""
-    return (f"EXISTS (SELECT 1 FROM {QualitySettings._meta.db_table} qs WHERE qs.campaign_id = {campaign_column} "
-            "AND qs.completion_codes)")
+    return (
+        f"EXISTS (SELECT 1 FROM {QualitySettings._meta.db_table} qs WHERE qs.campaign_id = {campaign_column} "
+        "AND qs.completion_codes)"
+    )
 
 
-def completion_code_at_batch_end(*, campaign: Campaign, annotator: Annotator, finished: bool = False
-                                 ) -> CompletionCode | None:
+def completion_code_at_batch_end(
+    *, campaign: Campaign, annotator: Annotator, finished: bool = False
+) -> CompletionCode | None:
     """The code to show now: when the annotator has just finished a batch, or
     (`finished`) has nothing left to do after part of one. None when the
     campaign gives no codes or the annotator is mid-batch."""
     from annotations import rows
 
     with rows.cursor() as cursor:  # on every submit: a prepared statement, no query building
-        cursor.execute(f"SELECT completion_codes FROM {rows.table(QualitySettings)} WHERE campaign_id = %s LIMIT 1",
-                       [campaign.pk])
+        cursor.execute(
+            f"SELECT completion_codes FROM {rows.table(QualitySettings)} WHERE campaign_id = %s LIMIT 1", [campaign.pk]
+        )
         found = cursor.fetchone()
     if found is None or not found[0]:
         return None
@@ -103,7 +120,13 @@ def completion_code_check(*, campaign: Campaign, code: str) -> dict:
     found = CompletionCode.objects.filter(campaign=campaign, code=normal).select_related("annotator").first()
     if found is None:
         return {"code": normal, "valid": False, "verdict": None, "annotator": None, "batch": None}
-    verdict = codes.code_verdict(key=_code_key(), code=normal, campaign=campaign.pk, annotator=found.annotator_id,
-                                 batch=found.batch)
-    return {"code": normal, "valid": verdict == codes.PASS, "verdict": verdict, "annotator": found.annotator.name,
-            "batch": found.batch}
+    verdict = codes.code_verdict(
+        key=_code_key(), code=normal, campaign=campaign.pk, annotator=found.annotator_id, batch=found.batch
+    )
+    return {
+        "code": normal,
+        "valid": verdict == codes.PASS,
+        "verdict": verdict,
+        "annotator": found.annotator.name,
+        "batch": found.batch,
+    }

@@ -1,4 +1,5 @@
 """Gold (tutorial) units: set by the researcher, one at a time or from a JSONL file."""
+
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError
@@ -21,14 +22,22 @@ def _unit_size_check(campaign: Campaign, outputs: list[Output]) -> None:
     protocol = protocols.of(campaign)
     low, high = protocol.unit_sizes
     if not low <= n <= high:
-        shows = {1: "one output", 2: "two outputs"}.get(low, f"{low} outputs") if low == high else \
-            f"{low} to {high} outputs"
+        shows = (
+            {1: "one output", 2: "two outputs"}.get(low, f"{low} outputs")
+            if low == high
+            else f"{low} to {high} outputs"
+        )
         raise ValidationError({"outputs": f"a {protocol.name} unit shows {shows}, got {n}"})
 
 
 @transaction.atomic
 def gold_unit_create(
-    *, campaign: Campaign, item: Item, outputs: list[Output], expected: dict, mode: str = GoldUnit.Mode.SILENT,
+    *,
+    campaign: Campaign,
+    item: Item,
+    outputs: list[Output],
+    expected: dict,
+    mode: str = GoldUnit.Mode.SILENT,
     explanation: str = "",
 ) -> GoldUnit:
     """A gold unit: these outputs of `item` with the expected answer (annotations.quality.gold)."""
@@ -42,16 +51,24 @@ def gold_unit_create(
     if mode not in GoldUnit.Mode.values:
         raise ValidationError({"mode": "mode must be 'loud' or 'silent'"})
     if mode == GoldUnit.Mode.LOUD and not explanation.strip():
-        raise ValidationError({"explanation": "A loud (tutorial) unit needs an explanation to show after a wrong "
-                                              "answer."})
+        raise ValidationError(
+            {"explanation": "A loud (tutorial) unit needs an explanation to show after a wrong answer."}
+        )
     ids = sorted(o.pk for o in outputs)
     try:
         clean = gold.expectation_clean(campaign, expected, output_ids=ids, texts={o.pk: o.text for o in outputs})
     except gold.InvalidExpectation as exc:
         raise ValidationError({"expected": str(exc)}) from None
     position = (GoldUnit.objects.filter(campaign=campaign).aggregate(m=Max("position"))["m"] or 0) + 1
-    unit = GoldUnit(campaign=campaign, item=item, outputs=ids, expected=clean, mode=mode,
-                    explanation=explanation.strip(), position=position)
+    unit = GoldUnit(
+        campaign=campaign,
+        item=item,
+        outputs=ids,
+        expected=clean,
+        mode=mode,
+        explanation=explanation.strip(),
+        position=position,
+    )
     unit.full_clean(exclude=["campaign", "item"])
     unit.save()
     return unit
@@ -61,8 +78,9 @@ def gold_unit_create(
 def gold_unit_delete(*, gold_unit: GoldUnit) -> None:
     """Remove a gold unit that nobody was shown yet (answers are never deleted)."""
     if ControlUnit.objects.filter(gold=gold_unit).exists():
-        raise DomainError("Annotators have already been shown this gold unit; it stays so their answers keep "
-                          "their meaning.")
+        raise DomainError(
+            "Annotators have already been shown this gold unit; it stays so their answers keep their meaning."
+        )
     gold_unit.delete()
 
 
@@ -75,7 +93,7 @@ MAX_GOLD_LINE_CHARS = 100_000
 def _gold_expected_by_name(expected, systems: dict[str, int]) -> tuple[dict | None, str | None]:
     """Expected answers naming systems ("winner": "sysA") -> the same with output ids."""
     if not isinstance(expected, dict):
-        return None, "expected must be an object keyed by criterion (or \"*\")"
+        return None, 'expected must be an object keyed by criterion (or "*")'
     out = {}
     for criterion, spec in expected.items():
         if not isinstance(spec, dict):
@@ -123,9 +141,15 @@ def gold_units_import(*, campaign: Campaign, text: str) -> list[GoldUnit]:
         unknown = sorted(set(obj) - GOLD_KEYS)
         missing = sorted({"item", "systems", "expected"} - set(obj))
         if unknown or missing:
-            errors.append(LineError(number, "; ".join(
-                ([f"unknown field {', '.join(map(repr, unknown))}"] if unknown else [])
-                + ([f"missing field {', '.join(map(repr, missing))}"] if missing else []))))
+            errors.append(
+                LineError(
+                    number,
+                    "; ".join(
+                        ([f"unknown field {', '.join(map(repr, unknown))}"] if unknown else [])
+                        + ([f"missing field {', '.join(map(repr, missing))}"] if missing else [])
+                    ),
+                )
+            )
             continue
         item_id = items.get(obj["item"]) if isinstance(obj["item"], str) else None
         if item_id is None:
@@ -135,8 +159,10 @@ def gold_units_import(*, campaign: Campaign, text: str) -> list[GoldUnit]:
         if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
             errors.append(LineError(number, "systems must be a non-empty list of system names"))
             continue
-        outputs = {o.system.name: o for o in Output.objects.filter(item_id=item_id, system__name__in=names)
-                   .select_related("system")}
+        outputs = {
+            o.system.name: o
+            for o in Output.objects.filter(item_id=item_id, system__name__in=names).select_related("system")
+        }
         absent = [n for n in names if n not in outputs]
         if absent:
             errors.append(LineError(number, f"no output of {', '.join(map(repr, absent))} for item {obj['item']!r}"))
@@ -151,9 +177,16 @@ def gold_units_import(*, campaign: Campaign, text: str) -> list[GoldUnit]:
             continue
         try:
             with transaction.atomic():
-                created.append(gold_unit_create(
-                    campaign=campaign, item=Item.objects.get(pk=item_id), outputs=[outputs[n] for n in names],
-                    expected=expected, mode=obj.get("mode", GoldUnit.Mode.SILENT), explanation=explanation))
+                created.append(
+                    gold_unit_create(
+                        campaign=campaign,
+                        item=Item.objects.get(pk=item_id),
+                        outputs=[outputs[n] for n in names],
+                        expected=expected,
+                        mode=obj.get("mode", GoldUnit.Mode.SILENT),
+                        explanation=explanation,
+                    )
+                )
         except ValidationError as exc:
             errors += [LineError(number, m) for m in exc.messages]
     if errors:

@@ -1,4 +1,5 @@
 """Quality settings of a campaign: shares of controls, kinds of damage, rules, codes."""
+
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError
@@ -10,8 +11,7 @@ from annotations.quality.degrade import KINDS
 from annotations.quality.models import QualitySettings
 from annotations.quality.rules import Rules
 
-SETTINGS_FIELDS = ("degraded_share", "repeat_share", "degrade_kinds", "degrade_strength", "rules",
-                   "completion_codes")
+SETTINGS_FIELDS = ("degraded_share", "repeat_share", "degrade_kinds", "degrade_strength", "rules", "completion_codes")
 
 
 # --- settings ------------------------------------------------------------------------
@@ -21,8 +21,9 @@ def _number(value, name: str, low: float, high: float, *, low_open: bool = False
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValidationError({name: f"{name} must be a number, got {value!r}"})
     if value < low or value > high or (low_open and value == low):
-        raise ValidationError({name: f"{name} must be {'above' if low_open else 'at least'} {low:g} "
-                                     f"and at most {high:g}, got {value:g}"})
+        raise ValidationError(
+            {name: f"{name} must be {'above' if low_open else 'at least'} {low:g} and at most {high:g}, got {value:g}"}
+        )
     return float(value)
 
 
@@ -32,8 +33,9 @@ def _rules_clean(rules) -> dict:
     allowed = set(Rules().as_dict())
     unknown = set(rules) - allowed
     if unknown:
-        raise ValidationError({"rules": f"unknown rule {', '.join(sorted(unknown))} "
-                                        f"(known: {', '.join(sorted(allowed))})"})
+        raise ValidationError(
+            {"rules": f"unknown rule {', '.join(sorted(unknown))} (known: {', '.join(sorted(allowed))})"}
+        )
     clean = {}
     for key, value in rules.items():
         if key == "exclude_straight_lining":
@@ -43,8 +45,13 @@ def _rules_clean(rules) -> dict:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValidationError({"rules": f"{key} must be a whole number >= 1"})
         elif value is not None:
-            limits = {"max_p": (0, 1), "min_controls_passed": (0, 1), "min_self_consistency": (0, 1),
-                      "min_median_seconds": (0, 86_400), "min_agreement": (-1, 1)}[key]
+            limits = {
+                "max_p": (0, 1),
+                "min_controls_passed": (0, 1),
+                "min_self_consistency": (0, 1),
+                "min_median_seconds": (0, 86_400),
+                "min_agreement": (-1, 1),
+            }[key]
             value = _number(value, key, *limits)
         clean[key] = value
     return clean
@@ -77,8 +84,9 @@ def quality_settings_update(*, campaign: Campaign, **changes) -> QualitySettings
     if "degrade_kinds" in changes:
         kinds = changes["degrade_kinds"]
         if not isinstance(kinds, list) or any(k not in KINDS for k in kinds):
-            raise ValidationError({"degrade_kinds": f"degrade_kinds must list some of {', '.join(KINDS)} "
-                                                    "(none: every kind that applies)"})
+            raise ValidationError(
+                {"degrade_kinds": f"degrade_kinds must list some of {', '.join(KINDS)} (none: every kind that applies)"}
+            )
         current.degrade_kinds = list(dict.fromkeys(kinds))
     if "rules" in changes:
         current.rules = {**(current.rules or {}), **_rules_clean(changes["rules"])}

@@ -14,6 +14,7 @@ One module per concern:
   tying the steps together in one transaction (and the dataset-name rule);
 - `common`: checks both importers share; `errors`, `results`: what they report.
 """
+
 from annotations.services.imports.datasets import DatasetNameTaken, dataset_import, dataset_name_check
 from annotations.services.imports.errors import ImportFailed, LineError
 from annotations.services.imports.judgements import judgements_import

@@ -1,4 +1,5 @@
 """Checks shared by the dataset and the judgement importers (validation helpers)."""
+
 from __future__ import annotations
 
 import unicodedata

@@ -15,6 +15,7 @@ An empty CSV cell means "absent": an item without a reference or without an
 output of some system simply leaves the cell empty (so an empty output text
 can only be imported from JSONL).
 """
+
 from __future__ import annotations
 
 import re
@@ -52,7 +53,9 @@ def dataset_objects(
     return csv_item_objects(raw, problems, delimiter, progress=progress)
 
 
-def csv_item_objects(raw: bytes, problems: Problems, delimiter: str, *, progress: Progress = None) -> list[tuple[int, dict]]:
+def csv_item_objects(
+    raw: bytes, problems: Problems, delimiter: str, *, progress: Progress = None
+) -> list[tuple[int, dict]]:
     """Rows of the wide CSV format turned into the JSONL item objects."""
     header, rows = csv_rows(raw, problems, delimiter=delimiter, progress=progress)
     if not header:
@@ -64,20 +67,26 @@ def csv_item_objects(raw: bytes, problems: Problems, delimiter: str, *, progress
         match = _REFERENCE_COLUMN.match(column)
         if match:
             references.append((int(match.group(1) or 0), column))
-        elif column.startswith(OUTPUT_PREFIX) and column[len(OUTPUT_PREFIX):].strip():
-            systems.append((column[len(OUTPUT_PREFIX):].strip(), column))
+        elif column.startswith(OUTPUT_PREFIX) and column[len(OUTPUT_PREFIX) :].strip():
+            systems.append((column[len(OUTPUT_PREFIX) :].strip(), column))
         elif column not in ("item", "source", "data", "meta"):
             unknown.append(column)
     names = [name for name, _ in systems]
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
-        problems.add(1, f"several columns name system {', '.join(map(repr, twice))} (names are compared "
-                        "without surrounding whitespace)")
+        problems.add(
+            1,
+            f"several columns name system {', '.join(map(repr, twice))} (names are compared "
+            "without surrounding whitespace)",
+        )
     if "item" not in header:
         problems.add(1, "missing column 'item'")
     if unknown:
-        problems.add(1, f"unknown column {', '.join(map(repr, unknown))} (expected item, source, data, meta, "
-                        "reference, reference_N, output:SYSTEM)")
+        problems.add(
+            1,
+            f"unknown column {', '.join(map(repr, unknown))} (expected item, source, data, meta, "
+            "reference, reference_N, output:SYSTEM)",
+        )
     if problems:
         return []
     references.sort()

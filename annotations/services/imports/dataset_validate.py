@@ -9,6 +9,7 @@ JSONL, one item a line (all keys but ``item`` optional)::
 object; unknown keys are errors (they are usually typos such as ``output``).
 Texts (source, references, outputs) longer than ``max_text_chars`` are refused.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -98,8 +99,9 @@ def item_record(line: int, obj: dict, max_chars: int) -> tuple[ItemRecord | None
                     errors.append(problem)
                     continue
                 if system_name in record.outputs:
-                    errors.append(f"outputs name system {system_name!r} twice (names are compared without "
-                                  "surrounding whitespace)")
+                    errors.append(
+                        f"outputs name system {system_name!r} twice (names are compared without surrounding whitespace)"
+                    )
                     continue
                 value = text_check(text, f"output of system {system_name!r}", max_chars, errors)
                 if value is not None:

@@ -6,6 +6,7 @@ is stored: an item id with a different source / data / meta / references, or
 an (item, system) with a different text, is a line error; a field absent from
 a line is not compared. Re-importing the same file changes nothing.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -57,8 +58,8 @@ def dataset_plan(dataset: Dataset | None, records: list[ItemRecord], problems: P
     references: dict[int, list[str]] = defaultdict(list)
     outputs: dict[tuple[int, str], str] = {}
     for chunk in chunks(touched, 10_000):
-        for item_id, text in Reference.objects.filter(item_id__in=chunk).order_by("item_id", "position").values_list(
-            "item_id", "text"
+        for item_id, text in (
+            Reference.objects.filter(item_id__in=chunk).order_by("item_id", "position").values_list("item_id", "text")
         ):
             references[item_id].append(text)
         for item_id, system_id, text in Output.objects.filter(item_id__in=chunk).values_list(
@@ -83,8 +84,9 @@ def dataset_plan(dataset: Dataset | None, records: list[ItemRecord], problems: P
         if record.references is not None and references[item_id] and record.references != references[item_id]:
             conflicts.append("references")
         if conflicts:
-            problems.add(record.line, f"item {record.external_id!r} already exists with a different "
-                                      f"{', '.join(conflicts)}")
+            problems.add(
+                record.line, f"item {record.external_id!r} already exists with a different {', '.join(conflicts)}"
+            )
         elif record.references and not references[item_id]:
             plan.new_references.append((record.external_id, record.references))
         for system, text in record.outputs.items():
@@ -92,14 +94,21 @@ def dataset_plan(dataset: Dataset | None, records: list[ItemRecord], problems: P
             if existing is None:
                 plan.new_outputs.append((record.external_id, system, text))
             elif existing != text:
-                problems.add(record.line, f"item {record.external_id!r} already has a different output of "
-                                          f"system {system!r}")
+                problems.add(
+                    record.line, f"item {record.external_id!r} already has a different output of system {system!r}"
+                )
     return plan
 
 
 def dataset_write(
-    plan: DatasetPlan, *, dataset: Dataset | None, dataset_name: str, project_name: str | None, user,
-    digest: str, records: list[ItemRecord],
+    plan: DatasetPlan,
+    *,
+    dataset: Dataset | None,
+    dataset_name: str,
+    project_name: str | None,
+    user,
+    digest: str,
+    records: list[ItemRecord],
 ) -> DatasetImportResult:
     created = dataset is None
     if created:
@@ -108,13 +117,23 @@ def dataset_write(
             with transaction.atomic():
                 dataset = Dataset.objects.create(project=project, name=dataset_name, source_sha256=digest)
         except IntegrityError:
-            raise ImportFailed([LineError(0, f"dataset {dataset_name!r} was created by a concurrent import; "
-                                             "nothing was imported, run the import again")]) from None
+            raise ImportFailed(
+                [
+                    LineError(
+                        0,
+                        f"dataset {dataset_name!r} was created by a concurrent import; "
+                        "nothing was imported, run the import again",
+                    )
+                ]
+            ) from None
 
     rows_insert(
-        Item, ["dataset_id", "external_id", "position", "source", "data", "meta"],
-        ((dataset.pk, r.external_id, plan.next_position + i, r.source or "", r.data or [], r.meta or {})
-         for i, r in enumerate(plan.new_items)),
+        Item,
+        ["dataset_id", "external_id", "position", "source", "data", "meta"],
+        (
+            (dataset.pk, r.external_id, plan.next_position + i, r.source or "", r.data or [], r.meta or {})
+            for i, r in enumerate(plan.new_items)
+        ),
     )
     if plan.new_items:
         # COPY returns no ids: read them back, one query for the whole dataset.
@@ -123,19 +142,22 @@ def dataset_write(
     new_references = [(ext, texts) for ext, texts in plan.new_references]
     new_references += [(r.external_id, r.references) for r in plan.new_items if r.references]
     n_references = rows_insert(
-        Reference, ["item_id", "position", "text"],
+        Reference,
+        ["item_id", "position", "text"],
         ((plan.item_ids[ext], p, t) for ext, texts in new_references for p, t in enumerate(texts)),
     )
 
     new_systems = [
         System(dataset=dataset, name=name)
-        for name in dict.fromkeys(s for _, s, _ in plan.new_outputs) if name not in plan.system_ids
+        for name in dict.fromkeys(s for _, s, _ in plan.new_outputs)
+        if name not in plan.system_ids
     ]
     System.objects.bulk_create(new_systems, batch_size=BATCH_SIZE)
     plan.system_ids.update((s.name, s.pk) for s in new_systems)
 
     rows_insert(
-        Output, ["item_id", "system_id", "text"],
+        Output,
+        ["item_id", "system_id", "text"],
         ((plan.item_ids[ext], plan.system_ids[s], t) for ext, s, t in plan.new_outputs),
     )
     new_items = plan.new_items

@@ -3,6 +3,7 @@
 Formats: JSONL (`dataset_validate`) and the wide CSV (`dataset_parse`); what
 an import into an existing dataset may add, and what conflicts (`dataset_write`).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,9 +28,7 @@ class DatasetNameTaken(ImportFailed):
     """The name belongs to a dataset of another project (dataset names are global)."""
 
 
-def dataset_name_check(
-    *, dataset_name: str, project_name: str | None, user=None, lock: bool = False
-) -> Dataset | None:
+def dataset_name_check(*, dataset_name: str, project_name: str | None, user=None, lock: bool = False) -> Dataset | None:
     """The one rule "dataset names are unique across projects", for an import into `project_name`.
 
     Returns the dataset already called `dataset_name` (None if there is
@@ -44,12 +43,20 @@ def dataset_name_check(
     dataset = datasets.first()
     if dataset is None and taken(Dataset.objects.all(), "name", dataset_name):
         # A look-alike of an existing name ("Ｄｅｍｏ" for "Demo"): refused rather than a second "Demo".
-        raise DatasetNameTaken([LineError(0, f"dataset name {dataset_name!r} is too like an existing dataset's "
-                                             "name (names are compared after Unicode NFKC and case folding)")])
+        raise DatasetNameTaken(
+            [
+                LineError(
+                    0,
+                    f"dataset name {dataset_name!r} is too like an existing dataset's "
+                    "name (names are compared after Unicode NFKC and case folding)",
+                )
+            ]
+        )
     if dataset is not None and project_name and dataset.project.name != project_name:
         if user is None:
-            reason = (f"dataset {dataset_name!r} already exists in project {dataset.project.name!r}, "
-                      f"not {project_name!r}")
+            reason = (
+                f"dataset {dataset_name!r} already exists in project {dataset.project.name!r}, not {project_name!r}"
+            )
         else:
             reason = "this name is taken by a dataset in another project"
         raise DatasetNameTaken([LineError(0, reason)])
@@ -112,5 +119,12 @@ def dataset_import(
                 import_permission_check(user, existing_project)
         plan = dataset_plan(dataset, records, problems)
         problems.raise_if_any()
-        return dataset_write(plan, dataset=dataset, dataset_name=dataset_name, project_name=project_name,
-                             user=user, digest=digest, records=records)
+        return dataset_write(
+            plan,
+            dataset=dataset,
+            dataset_name=dataset_name,
+            project_name=project_name,
+            user=user,
+            digest=digest,
+            records=records,
+        )

@@ -1,4 +1,5 @@
 """What a failed import reports: one `LineError` per problem, all in one `ImportFailed`."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -22,6 +22,7 @@ the rules every other path uses, with the same messages. Which keys a line has, 
 its answer is read and what makes two lines the same unit are the protocol's
 (`annotations.protocols.imports`): nothing here branches on the protocol.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -101,8 +102,11 @@ def _other_format(protocol: Protocol, keys: set) -> str | None:
     for other in map(protocols.get, protocols.names()):
         # A protocol needing fewer of this one's keys (MQM: a rating line without its score) says
         # nothing: the line is this protocol's with a key missing.
-        if other.import_keys != protocol.import_keys and other.import_keys <= keys and not (
-                other.import_keys < protocol.import_keys):
+        if (
+            other.import_keys != protocol.import_keys
+            and other.import_keys <= keys
+            and not (other.import_keys < protocol.import_keys)
+        ):
             return other.name
     return None
 
@@ -118,11 +122,15 @@ def judgement_record(
     unknown = sorted(set(obj) - required - optional)
     other = _other_format(protocol, set(obj)) if missing else None
     if missing and other:
-        return None, [f"this is a {other} judgement but campaign {campaign.name!r} uses the {campaign.protocol} "
-                      f"protocol (expected {', '.join(sorted(required))})"]
+        return None, [
+            f"this is a {other} judgement but campaign {campaign.name!r} uses the {campaign.protocol} "
+            f"protocol (expected {', '.join(sorted(required))})"
+        ]
     if unknown:
-        errors.append(f"unknown field {', '.join(map(repr, unknown))} for a {campaign.protocol} campaign "
-                      f"(expected {', '.join(sorted(required | optional))})")
+        errors.append(
+            f"unknown field {', '.join(map(repr, unknown))} for a {campaign.protocol} campaign "
+            f"(expected {', '.join(sorted(required | optional))})"
+        )
     if errors:
         return None, errors
 
@@ -154,8 +162,9 @@ def judgement_record(
     if errors:
         return None, errors
 
-    record = JudgementRecord(line=line, annotator=annotator, item_id=item_id, criterion=criterion,
-                              time_spent_ms=time_spent)
+    record = JudgementRecord(
+        line=line, annotator=annotator, item_id=item_id, criterion=criterion, time_spent_ms=time_spent
+    )
 
     def check(answer: dict, texts=None) -> dict | None:
         """The protocol's rules of the answer (systems already mapped to output ids)."""
@@ -166,9 +175,14 @@ def judgement_record(
             return None
 
     protocol.import_answer(
-        record, obj, check=check, text=lookup.text, errors=errors,
+        record,
+        obj,
+        check=check,
+        text=lookup.text,
+        errors=errors,
         output=lambda value, what: lookup.output(item_id, external_id, value, what, errors),
-        shown_order=lambda: _shown_order(lookup, item_id, external_id, shown_names, errors))
+        shown_order=lambda: _shown_order(lookup, item_id, external_id, shown_names, errors),
+    )
     return (None if errors else record), errors
 
 
@@ -200,8 +214,11 @@ def judgement_records(
             continue
         unit = protocol.import_unit_key(record)
         if unit in first_line:
-            problems.add(line, f"duplicate judgement: annotator {record.annotator!r} already judged this unit "
-                               f"for {record.criterion!r} on line {first_line[unit]}")
+            problems.add(
+                line,
+                f"duplicate judgement: annotator {record.annotator!r} already judged this unit "
+                f"for {record.criterion!r} on line {first_line[unit]}",
+            )
             continue
         first_line[unit] = line
         records.append(record)

@@ -5,6 +5,7 @@ best/worst) is skipped, so re-importing a file is a no-op; one stored with a
 different value is a line error (found by `judgements_import`). The rows'
 shape is the protocol's (`annotations.protocols.imports`).
 """
+
 from __future__ import annotations
 
 from annotations.models import Campaign
@@ -22,6 +23,7 @@ def stored_judgements(campaign: Campaign, protocol: Protocol, annotator_ids: dic
     return stored
 
 
-def judgements_write(campaign: Campaign, protocol: Protocol, records: list[JudgementRecord],
-                     annotators: dict[str, int]) -> None:
+def judgements_write(
+    campaign: Campaign, protocol: Protocol, records: list[JudgementRecord], annotators: dict[str, int]
+) -> None:
     protocol.import_write(campaign, records, annotators)

@@ -8,6 +8,7 @@ judgements they then are. A judgement already stored with the same value is
 skipped (re-importing a file is a no-op); one stored with a different value,
 or two in the file for the same unit, is a line error.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -47,8 +48,11 @@ def _accounts(project, annotator_map: dict[str, str]) -> dict[str, int]:
     for name, username in annotator_map.items():
         user = get_user_model().objects.filter(username=username).first()
         if user is None or not Membership.objects.filter(project=project, user=user).exists():
-            problems.append(LineError(0, f"--map-annotator {name}={username}: no member of project "
-                                         f"{project.name!r} has that username"))
+            problems.append(
+                LineError(
+                    0, f"--map-annotator {name}={username}: no member of project {project.name!r} has that username"
+                )
+            )
             continue
         ids[name] = annotator_get_or_create(project=project, name=username, user=user).pk
     if problems:
@@ -57,8 +61,14 @@ def _accounts(project, annotator_map: dict[str, str]) -> dict[str, int]:
 
 
 def judgements_import(
-    *, stream: BinaryIO | Path, campaign_name: str, user=None, annotator_map: dict[str, str] | None = None,
-    progress: ImportProgress | None = None, fmt: str = "jsonl", skip_invalid: bool = False,
+    *,
+    stream: BinaryIO | Path,
+    campaign_name: str,
+    user=None,
+    annotator_map: dict[str, str] | None = None,
+    progress: ImportProgress | None = None,
+    fmt: str = "jsonl",
+    skip_invalid: bool = False,
 ) -> JudgementImportResult:
     """Import judgements collected elsewhere, atomically (formats in `judgement_validate`).
 
@@ -83,8 +93,15 @@ def judgements_import(
     import_permission_check(user, campaign.dataset.project)
     protocol = protocols.of(campaign)
     if fmt not in protocol.import_formats:
-        raise ImportFailed([LineError(0, f"--format {fmt} is not a format of {protocol.name} campaigns "
-                                         f"({', '.join(protocol.import_formats)})")])
+        raise ImportFailed(
+            [
+                LineError(
+                    0,
+                    f"--format {fmt} is not a format of {protocol.name} campaigns "
+                    f"({', '.join(protocol.import_formats)})",
+                )
+            ]
+        )
     raw = read_bytes(stream)
 
     problems = Problems(limit=None) if skip_invalid else Problems()
@@ -103,8 +120,9 @@ def judgements_import(
     for line, reason in control_problems:
         problems.add(line, reason)
     objects = [(n, o) for n, o in objects if not has_control(o)]
-    records = judgement_records(objects, problems, campaign=campaign, protocol=protocol,
-                                lookup=Lookup(campaign.dataset))
+    records = judgement_records(
+        objects, problems, campaign=campaign, protocol=protocol, lookup=Lookup(campaign.dataset)
+    )
 
     if progress:
         progress("writing", None)
@@ -114,9 +132,11 @@ def judgements_import(
         Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
         mapped = _accounts(project, annotator_map or {})
         annotator_ids = dict(
-            Annotator.objects.filter(project=project, namespace=Annotator.Namespace.IMPORT,
-                                     name__in={r.annotator for r in records + controls} - set(mapped))
-            .values_list("name", "id")
+            Annotator.objects.filter(
+                project=project,
+                namespace=Annotator.Namespace.IMPORT,
+                name__in={r.annotator for r in records + controls} - set(mapped),
+            ).values_list("name", "id")
         )
         annotator_ids.update(mapped)
         stored = stored_judgements(campaign, protocol, annotator_ids)
@@ -126,8 +146,11 @@ def judgements_import(
             if previous is None:
                 new_records.append(record)
             elif previous != protocol.import_value(record):
-                problems.add(record.line, f"annotator {record.annotator!r} already has a different judgement of "
-                                          f"this unit for {record.criterion!r} in campaign {campaign.name!r}")
+                problems.add(
+                    record.line,
+                    f"annotator {record.annotator!r} already has a different judgement of "
+                    f"this unit for {record.criterion!r} in campaign {campaign.name!r}",
+                )
         skipped: list[LineError] = []
         if skip_invalid:
             _whole_file_problems(problems)
@@ -136,28 +159,51 @@ def judgements_import(
             records = [r for r in records if r.line not in refused]
             new_records = [r for r in new_records if r.line not in refused]
             if not records and not controls:
-                raise ImportFailed([LineError(0, f"every judgement of the file was refused ({len(skipped)} "
-                                                 "line(s)); nothing was imported"), *skipped[:20]])
+                raise ImportFailed(
+                    [
+                        LineError(
+                            0, f"every judgement of the file was refused ({len(skipped)} line(s)); nothing was imported"
+                        ),
+                        *skipped[:20],
+                    ]
+                )
         else:
             problems.raise_if_any()
 
         new_names = sorted({r.annotator for r in new_records + controls} - set(annotator_ids))
         Annotator.objects.bulk_create(
             [Annotator(project=project, name=n, namespace=Annotator.Namespace.IMPORT) for n in new_names],
-            batch_size=BATCH_SIZE, ignore_conflicts=True)
-        annotator_ids.update(Annotator.objects.filter(project=project, namespace=Annotator.Namespace.IMPORT,
-                                                      name__in=new_names).values_list("name", "id"))
+            batch_size=BATCH_SIZE,
+            ignore_conflicts=True,
+        )
+        annotator_ids.update(
+            Annotator.objects.filter(
+                project=project, namespace=Annotator.Namespace.IMPORT, name__in=new_names
+            ).values_list("name", "id")
+        )
         try:
             with transaction.atomic():
                 judgements_write(campaign, protocol, new_records, annotator_ids)
                 new_controls = control_records_write(campaign, controls, annotator_ids)
         except IntegrityError as exc:
-            raise ImportFailed([LineError(0, "a judgement of the file was submitted concurrently; nothing was "
-                                             f"imported, run the import again ({str(exc).splitlines()[0]})")]) from None
-    return JudgementImportResult(campaign=campaign, judgements=len(records) + len(controls),
-                                 unchanged=not new_records and not new_controls,
-                                 created=len(new_records) + new_controls, annotators_created=len(new_names),
-                                 controls=len(controls), skipped=skipped)
+            raise ImportFailed(
+                [
+                    LineError(
+                        0,
+                        "a judgement of the file was submitted concurrently; nothing was "
+                        f"imported, run the import again ({str(exc).splitlines()[0]})",
+                    )
+                ]
+            ) from None
+    return JudgementImportResult(
+        campaign=campaign,
+        judgements=len(records) + len(controls),
+        unchanged=not new_records and not new_controls,
+        created=len(new_records) + new_controls,
+        annotators_created=len(new_names),
+        controls=len(controls),
+        skipped=skipped,
+    )
 
 
 def _whole_file_problems(problems: Problems) -> None:
@@ -165,5 +211,3 @@ def _whole_file_problems(problems: Problems) -> None:
     whole = [e for e in problems.errors if e.line == 0]
     if whole:
         raise ImportFailed(whole)
-
-

@@ -13,6 +13,7 @@ Rows are checked here with their own line numbers (fields, marks, category, seve
 against the output's text); the judgements they make then go through the same checks as every
 other import.
 """
+
 from __future__ import annotations
 
 import re
@@ -36,14 +37,15 @@ def unmark(target: str) -> tuple[str, tuple[int, int] | None]:
     if [m for _, m in marks] != ["<v>", "</v>"]:
         raise ValueError("the target must mark one error span, as <v>...</v>")
     (open_at, _), (close_at, _) = marks
-    before, inside, after = target[:open_at], target[open_at + 3:close_at], target[close_at + 4:]
+    before, inside, after = target[:open_at], target[open_at + 3 : close_at], target[close_at + 4 :]
     if not inside.strip():
         raise ValueError("the <v>...</v> mark holds no text")
     return before + inside + after, (len(before), len(before) + len(inside))
 
 
-def mqm_tsv_objects(raw: bytes, problems: Problems, *, campaign: Campaign,
-                    skip_invalid: bool = False) -> list[tuple[int, dict]]:
+def mqm_tsv_objects(
+    raw: bytes, problems: Problems, *, campaign: Campaign, skip_invalid: bool = False
+) -> list[tuple[int, dict]]:
     """The judgement lines of a TSV file, as (line of the judgement's first row, object).
 
     `skip_invalid`: a judgement is all the rows of one (rater, system, seg_id); when one of them is
@@ -59,8 +61,7 @@ def mqm_tsv_objects(raw: bytes, problems: Problems, *, campaign: Campaign,
     names = header.split("\t")
     absent = [c for c in COLUMNS if c not in names]
     if absent:
-        problems.add(header_line, f"the header must name the columns {' '.join(COLUMNS)}; missing: "
-                                  f"{', '.join(absent)}")
+        problems.add(header_line, f"the header must name the columns {' '.join(COLUMNS)}; missing: {', '.join(absent)}")
         return []
     at = {c: names.index(c) for c in COLUMNS}
     lookup = mq.category_lookup(protocol.typology(campaign))
@@ -90,16 +91,27 @@ def mqm_tsv_objects(raw: bytes, problems: Problems, *, campaign: Campaign,
                 refused_lines.add(number)
                 continue
             if key not in groups:
-                groups[key] = (number, {"item": row["seg_id"], "system": row["system"], "annotator": row["rater"],
-                                        "criterion": criterion, "spans": []})
+                groups[key] = (
+                    number,
+                    {
+                        "item": row["seg_id"],
+                        "system": row["system"],
+                        "annotator": row["rater"],
+                        "criterion": criterion,
+                        "spans": [],
+                    },
+                )
             if span is not None:
                 groups[key][1]["spans"].append(span)
     if skip_invalid:
         for key, bad in refused.items():
             for number in rows_of[key]:
                 if number not in refused_lines:
-                    problems.add(number, f"left out with line {bad}, refused: the rows of rater {key[0]!r}, system "
-                                         f"{key[1]!r}, seg_id {key[2]!r} are one judgement")
+                    problems.add(
+                        number,
+                        f"left out with line {bad}, refused: the rows of rater {key[0]!r}, system "
+                        f"{key[1]!r}, seg_id {key[2]!r} are one judgement",
+                    )
             groups.pop(key, None)
     if not groups and not problems:
         problems.add(0, "the file holds no ratings")
@@ -109,7 +121,8 @@ def mqm_tsv_objects(raw: bytes, problems: Problems, *, campaign: Campaign,
 def _texts(campaign: Campaign) -> dict[tuple[str, str], str]:
     """(item external id, system name) -> the output's text, as one TSV field."""
     rows = Output.objects.filter(item__dataset=campaign.dataset).values_list(
-        "item__external_id", "system__name", "text")
+        "item__external_id", "system__name", "text"
+    )
     return {(item, system): flat(text) for item, system, text in rows}
 
 
@@ -119,8 +132,9 @@ def _span(number: int, row: dict, problems: Problems, *, lookup: dict, offered: 
     if severity == mq.NO_ERROR or category.lower() == mq.NO_ERROR:
         return None
     if severity not in offered:
-        problems.add(number, f"severity {row['severity']!r} is not one of the campaign's ({', '.join(offered)}, "
-                             "No-error)")
+        problems.add(
+            number, f"severity {row['severity']!r} is not one of the campaign's ({', '.join(offered)}, No-error)"
+        )
         return False
     found = lookup.get(mq.category_key(category)) if category else None
     if found is None:
@@ -133,8 +147,11 @@ def _span(number: int, row: dict, problems: Problems, *, lookup: dict, offered: 
         return False
     stored = texts.get((row["seg_id"], row["system"]))
     if stored is not None and stored != target:
-        problems.add(number, f"the target (without its <v> marks) is not the output of system {row['system']!r} for "
-                             f"item {row['seg_id']!r} in the dataset")
+        problems.add(
+            number,
+            f"the target (without its <v> marks) is not the output of system {row['system']!r} for "
+            f"item {row['seg_id']!r} in the dataset",
+        )
         return False
     if where is None:
         return {"missing": True, "severity": severity, "category": found}
@@ -175,8 +192,15 @@ def mqm_tsv_items(raw: bytes, problems: Problems) -> list[tuple[int, dict]]:
         # A rater may mark an error in the source (e.g. an omission) with <v> there too.
         source = MARK.sub("", row["source"])
         if row["seg_id"] not in items:
-            items[row["seg_id"]] = (number, {"item": row["seg_id"], "source": source, "outputs": {},
-                                             "meta": {"doc": row["doc"], "doc_id": row["doc_id"]}})
+            items[row["seg_id"]] = (
+                number,
+                {
+                    "item": row["seg_id"],
+                    "source": source,
+                    "outputs": {},
+                    "meta": {"doc": row["doc"], "doc_id": row["doc_id"]},
+                },
+            )
         line, item = items[row["seg_id"]]
         if item["source"] != source:
             problems.add(number, f"the source differs from line {line}'s for seg_id {row['seg_id']!r}")
@@ -184,9 +208,12 @@ def mqm_tsv_items(raw: bytes, problems: Problems) -> list[tuple[int, dict]]:
         stored = item["outputs"].setdefault(row["system"], target)
         first_target.setdefault((row["seg_id"], row["system"]), number)
         if stored != target:
-            problems.add(number, f"the target (without its <v> marks) differs from line "
-                                 f"{first_target[(row['seg_id'], row['system'])]}'s for system {row['system']!r} "
-                                 f"and seg_id {row['seg_id']!r}")
+            problems.add(
+                number,
+                f"the target (without its <v> marks) differs from line "
+                f"{first_target[(row['seg_id'], row['system'])]}'s for system {row['system']!r} "
+                f"and seg_id {row['seg_id']!r}",
+            )
     numeric = all(k.isdigit() for k in items)
     order = sorted(items, key=int) if numeric else list(items)
     return [items[k] for k in order]

@@ -3,6 +3,7 @@
 Kept free of database access so every problem of a file can be found before
 anything is written.
 """
+
 from __future__ import annotations
 
 import csv
@@ -53,8 +54,9 @@ def decode_lines(raw: bytes, problems: Problems) -> list[tuple[int, str]]:
             lines.append((number, chunk.decode("utf-8")))
         except UnicodeDecodeError as exc:
             bad = chunk[exc.start : exc.start + 1]
-            problems.add(number, f"not valid UTF-8 (byte 0x{bad.hex()} at byte {exc.start + 1}); "
-                                 "save the file as UTF-8")
+            problems.add(
+                number, f"not valid UTF-8 (byte 0x{bad.hex()} at byte {exc.start + 1}); save the file as UTF-8"
+            )
     # A final newline leaves an empty last "line": not a record.
     if lines and lines[-1][1] == "" and lines[-1][0] == raw.count(b"\n") + 1:
         lines.pop()

@@ -1,4 +1,5 @@
 """What a successful import reports (the `--json` summaries of the commands)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -14,8 +15,14 @@ class DatasetImportResult:
     extra: dict = field(default_factory=dict)  # *_created counts, sha256
 
     def as_json(self, detail: bool = False) -> dict:
-        return {"dataset": self.dataset.name, "items": self.items, "outputs": self.outputs,
-                "created": self.created, "unchanged": self.unchanged, **self.extra}
+        return {
+            "dataset": self.dataset.name,
+            "items": self.items,
+            "outputs": self.outputs,
+            "created": self.created,
+            "unchanged": self.unchanged,
+            **self.extra,
+        }
 
 
 @dataclass
@@ -30,8 +37,13 @@ class JudgementImportResult:
 
     def as_json(self, detail: bool = False) -> dict:
         """`detail`: with every refused line ("line N: reason"), for the API and the import page."""
-        summary = {"campaign": self.campaign.name, "judgements": self.judgements, "created": self.created,
-                   "unchanged": self.unchanged, "annotators_created": self.annotators_created}
+        summary = {
+            "campaign": self.campaign.name,
+            "judgements": self.judgements,
+            "created": self.created,
+            "unchanged": self.unchanged,
+            "annotators_created": self.annotators_created,
+        }
         if self.controls:
             summary["controls"] = self.controls
         if self.skipped:

@@ -11,6 +11,7 @@ stdout: `{"run": ID, "metric": NAME, "signature": "...", "scored": n, "corpus": 
 (with `--no-wait`: `{"run": ID, "status": "queued", ...}`). A failed or
 cancelled run prints its message on stderr and exits non-zero.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,11 +43,17 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True, help="dataset name (unique across projects)")
         parser.add_argument("--metric", required=True, help="metric name (see `score --list`)")
-        parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                            help="metric option (repeatable), e.g. --option model=all-MiniLM-L6-v2")
+        parser.add_argument(
+            "--option",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="metric option (repeatable), e.g. --option model=all-MiniLM-L6-v2",
+        )
         parser.add_argument("--sync", action="store_true", help="compute in this process, without workers")
-        parser.add_argument("--chunk-size", type=int, default=None, help="outputs per chunk (default 2500, "
-                            "256 for model metrics)")
+        parser.add_argument(
+            "--chunk-size", type=int, default=None, help="outputs per chunk (default 2500, 256 for model metrics)"
+        )
         parser.add_argument("--no-wait", action="store_true", help="queue the run and print its id")
         parser.add_argument("--rerun", action="store_true", help="compute again even if an identical run is done")
         parser.add_argument("--timeout", type=float, default=0, help="give up waiting after this many seconds")
@@ -61,8 +68,12 @@ class Command(BaseCommand):
             raise CommandError(f"no dataset named {opts['dataset']!r}")
         try:
             run, reused = run_create(
-                dataset=dataset, metric=opts["metric"], options=parse_options(opts["option"]),
-                sync=opts["sync"], chunk_size=opts["chunk_size"], reuse=not opts["rerun"],
+                dataset=dataset,
+                metric=opts["metric"],
+                options=parse_options(opts["option"]),
+                sync=opts["sync"],
+                chunk_size=opts["chunk_size"],
+                reuse=not opts["rerun"],
             )
         except RunInputError as exc:
             raise CommandError(str(exc)) from None
@@ -74,8 +85,9 @@ class Command(BaseCommand):
             run = run_execute_sync(run=run, progress=progress.update if progress else None)
             return self._finish(run)
         if opts["no_wait"]:
-            self.stdout.write(json.dumps({"run": run.pk, "metric": run.metric, "status": run.status,
-                                          "total": run.total}))
+            self.stdout.write(
+                json.dumps({"run": run.pk, "metric": run.metric, "status": run.status, "total": run.total})
+            )
             return
         start, shown, said = time.monotonic(), -1, None
         while True:
@@ -92,9 +104,11 @@ class Command(BaseCommand):
             if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
                 break
             if opts["timeout"] and time.monotonic() - start > opts["timeout"]:
-                raise CommandError(f"run {run.pk} is still {run.status} after {opts['timeout']:g} s "
-                                   f"({run.done}/{run.total}); is a worker serving the "
-                                   f"{run_queue(run.metric)} queue?")
+                raise CommandError(
+                    f"run {run.pk} is still {run.status} after {opts['timeout']:g} s "
+                    f"({run.done}/{run.total}); is a worker serving the "
+                    f"{run_queue(run.metric)} queue?"
+                )
             time.sleep(0.5)
         if progress is not None and run.status == RunStatus.DONE and shown != run.total:
             progress.update(run.total)

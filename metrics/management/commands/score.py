@@ -1,6 +1,7 @@
 """`manage.py score`: the same program as `python -m metrics.score` (see there for the flags, the
 input rules and the output), under the management command's name. The light entry point starts
 without Django, so its start-up is sacrebleu's."""
+
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError

@@ -4,14 +4,21 @@ Expected values come from independent computations: scipy's Mann-Whitney U test 
 workbench's own `clusters` (annotations/analysis/systems.py), which the verdict must agree with
 so that a campaign stopped early reports what the full analysis reports.
 """
+
 import math
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from annotations.allocation.adaptive import (AdaptiveParams, Verdict, mann_whitney_z, predictive_power, unit_wanted,
-                                             verdict)
+from annotations.allocation.adaptive import (
+    AdaptiveParams,
+    Verdict,
+    mann_whitney_z,
+    predictive_power,
+    unit_wanted,
+    verdict,
+)
 from annotations.analysis import systems as sy
 
 
@@ -48,7 +55,8 @@ def test_predictive_power_limits():
     # Formula of Spiegelhalter et al. (1986) by hand: Phi((Z - z_a sqrt(t)) / sqrt(1 - t)).
     z_a = 1.6448536269514722
     assert predictive_power(2.5, 0.3, 0.05) == pytest.approx(
-        0.5 * math.erfc(-((2.5 - z_a * math.sqrt(0.3)) / math.sqrt(0.7)) / math.sqrt(2)))
+        0.5 * math.erfc(-((2.5 - z_a * math.sqrt(0.3)) / math.sqrt(0.7)) / math.sqrt(2))
+    )
 
 
 def test_cold_start_until_every_system_has_its_outputs():

@@ -1,6 +1,7 @@
 """Allocation in the engine: adaptive closes units of decided pairs and hands none out, checks run
 every `check_every` judgements, early stop (service, page, API, command), progress figures, and the
 card and campaign.json."""
+
 import io
 import json
 import random
@@ -41,18 +42,29 @@ def _dataset(n_items):
 
 def _submit(assignment, annotator, rng):
     system_of = dict(Output.objects.filter(pk__in=assignment.shown_order).values_list("pk", "system__name"))
-    judgements = [{"criterion": "q", "output": o, "score": min(100, max(0, MEANS[system_of[o]] + rng.gauss(0, 8)))}
-                  for o in assignment.shown_order]
-    unit_submit(annotator=annotator, assignment_id=assignment.pk, judgements=judgements,
-                shown_order=assignment.shown_order)
+    judgements = [
+        {"criterion": "q", "output": o, "score": min(100, max(0, MEANS[system_of[o]] + rng.gauss(0, 8)))}
+        for o in assignment.shown_order
+    ]
+    unit_submit(
+        annotator=annotator, assignment_id=assignment.pk, judgements=judgements, shown_order=assignment.shown_order
+    )
 
 
 @pytest.mark.django_db(transaction=True)  # the checks run after the submit's commit
 def test_adaptive_hands_no_unit_to_a_decided_pair_and_stops(client):
     dataset, systems = _dataset(40)
-    campaign = campaign_create(dataset=dataset, name="adaptive", protocol="likert", criteria=["q"], scale_min=0,
-                               scale_max=100, redundancy=1, allocation="adaptive",
-                               allocation_params={"min_per_system": 5, "check_every": 8, "stable_checks": 3})
+    campaign = campaign_create(
+        dataset=dataset,
+        name="adaptive",
+        protocol="likert",
+        criteria=["q"],
+        scale_min=0,
+        scale_max=100,
+        redundancy=1,
+        allocation="adaptive",
+        allocation_params={"min_per_system": 5, "check_every": 8, "stable_checks": 3},
+    )
     annotators = [AnnotatorFactory(project=dataset.project) for _ in range(2)]
     rng = random.Random(4)
     handed, decided_seen = 0, False
@@ -108,9 +120,17 @@ def test_adaptive_hands_no_unit_to_a_decided_pair_and_stops(client):
 def test_adaptive_lets_started_units_reach_k_after_closing():
     """A unit started before its pair is decided still gets its k annotators."""
     dataset, systems = _dataset(12)
-    campaign = campaign_create(dataset=dataset, name="k2", protocol="likert", criteria=["q"], scale_min=0,
-                               scale_max=100, redundancy=2, allocation="adaptive",
-                               allocation_params={"min_per_system": 3, "check_every": 4, "stable_checks": 1})
+    campaign = campaign_create(
+        dataset=dataset,
+        name="k2",
+        protocol="likert",
+        criteria=["q"],
+        scale_min=0,
+        scale_max=100,
+        redundancy=2,
+        allocation="adaptive",
+        allocation_params={"min_per_system": 3, "check_every": 4, "stable_checks": 1},
+    )
     first, second = AnnotatorFactory(project=dataset.project), AnnotatorFactory(project=dataset.project)
     rng = random.Random(1)
     started = []
@@ -146,8 +166,9 @@ def _staff_and_annotator(dataset):
 @pytest.mark.django_db
 def test_progress_counts_units_by_judgements_and_agreement_units(client):
     dataset, _ = _dataset(3)  # 12 units
-    campaign = campaign_create(dataset=dataset, name="p", protocol="likert", criteria=["q"], scale_min=0,
-                               scale_max=100, redundancy=3)
+    campaign = campaign_create(
+        dataset=dataset, name="p", protocol="likert", criteria=["q"], scale_min=0, scale_max=100, redundancy=3
+    )
     units = list(Unit.objects.filter(campaign=campaign).order_by("position"))
     for unit, done in zip(units, [3, 3, 2, 1, 1, 1]):
         Unit.objects.filter(pk=unit.pk).update(n_taken=done, n_done=done)
@@ -172,9 +193,17 @@ def test_progress_counts_units_by_judgements_and_agreement_units(client):
 @pytest.mark.django_db(transaction=True)
 def test_adaptive_progress_names_decided_pairs_for_staff_only(client):
     dataset, systems = _dataset(20)
-    campaign = campaign_create(dataset=dataset, name="names", protocol="likert", criteria=["q"], scale_min=0,
-                               scale_max=100, redundancy=1, allocation="adaptive",
-                               allocation_params={"min_per_system": 5, "check_every": 10})
+    campaign = campaign_create(
+        dataset=dataset,
+        name="names",
+        protocol="likert",
+        criteria=["q"],
+        scale_min=0,
+        scale_max=100,
+        redundancy=1,
+        allocation="adaptive",
+        allocation_params={"min_per_system": 5, "check_every": 10},
+    )
     staff, annotator_user = _staff_and_annotator(dataset)
     api = APIClient()
     api.force_authenticate(annotator_user)
@@ -186,8 +215,14 @@ def test_adaptive_progress_names_decided_pairs_for_staff_only(client):
         body = response.json()
         seen.append(response.content.decode())
         judgements = [{"criterion": "q", "output": o["id"], "score": 50} for o in body["item"]["outputs"]]
-        assert api.post(f"/api/assignments/{body['id']}/submit/", {"judgements": judgements,
-                        "shown_order": body["shown_order"]}, format="json").status_code == 201
+        assert (
+            api.post(
+                f"/api/assignments/{body['id']}/submit/",
+                {"judgements": judgements, "shown_order": body["shown_order"]},
+                format="json",
+            ).status_code
+            == 201
+        )
     assert len(seen) == 30
     client.force_login(annotator_user)
     pages = [client.get(url).content.decode() for url in ("/annotate/", f"/annotate/campaigns/{campaign.pk}/")]
@@ -206,8 +241,9 @@ def test_adaptive_progress_names_decided_pairs_for_staff_only(client):
 @pytest.mark.django_db
 def test_a_researcher_stops_a_campaign_early_and_it_hands_out_nothing_new(client):
     dataset, _ = _dataset(3)
-    campaign = campaign_create(dataset=dataset, name="stop-me", protocol="likert", criteria=["q"], scale_min=0,
-                               scale_max=100, redundancy=2)
+    campaign = campaign_create(
+        dataset=dataset, name="stop-me", protocol="likert", criteria=["q"], scale_min=0, scale_max=100, redundancy=2
+    )
     staff, annotator_user = _staff_and_annotator(dataset)
     early = AnnotatorFactory(project=dataset.project)
     pending, _ = assignment_next(campaign=campaign, annotator=early)
@@ -228,8 +264,12 @@ def test_a_researcher_stops_a_campaign_early_and_it_hands_out_nothing_new(client
     assert seen["stopped_by"] == "researcher" and seen["stop_reason"] is None
     same, created = assignment_next(campaign=campaign, annotator=early)
     assert same.pk == pending.pk and not created
-    unit_submit(annotator=early, assignment_id=pending.pk, shown_order=pending.shown_order,
-                judgements=[{"criterion": "q", "output": o, "score": 40} for o in pending.shown_order])
+    unit_submit(
+        annotator=early,
+        assignment_id=pending.pk,
+        shown_order=pending.shown_order,
+        judgements=[{"criterion": "q", "output": o, "score": 40} for o in pending.shown_order],
+    )
     assert assignment_next(campaign=campaign, annotator=early) == (None, False)
     client.force_login(staff)
     page = client.get(f"/campaigns/{campaign.pk}/").content.decode()
@@ -239,10 +279,8 @@ def test_a_researcher_stops_a_campaign_early_and_it_hands_out_nothing_new(client
 @pytest.mark.django_db
 def test_the_stop_button_and_the_command(client):
     dataset, _ = _dataset(2)
-    one = campaign_create(dataset=dataset, name="one", protocol="likert", criteria=["q"], scale_min=0,
-                          scale_max=100)
-    two = campaign_create(dataset=dataset, name="two", protocol="likert", criteria=["q"], scale_min=0,
-                          scale_max=100)
+    one = campaign_create(dataset=dataset, name="one", protocol="likert", criteria=["q"], scale_min=0, scale_max=100)
+    two = campaign_create(dataset=dataset, name="two", protocol="likert", criteria=["q"], scale_min=0, scale_max=100)
     staff, _ = _staff_and_annotator(dataset)
     client.force_login(staff)
     assert 'id="stop"' in client.get(f"/campaigns/{one.pk}/").content.decode()
@@ -268,21 +306,71 @@ def test_create_campaign_allocation_flags():
     dataset.name = "d"
     dataset.save()
     out = io.StringIO()
-    call_command("create_campaign", "--dataset", "d", "--name", "a", "--protocol", "likert", "--criteria", "q",
-                 "--scale", "1-5", "--allocation", "adaptive", "--adaptive-min-per-system", "4",
-                 "--adaptive-alpha", "0.1", "--json", stdout=out)
+    call_command(
+        "create_campaign",
+        "--dataset",
+        "d",
+        "--name",
+        "a",
+        "--protocol",
+        "likert",
+        "--criteria",
+        "q",
+        "--scale",
+        "1-5",
+        "--allocation",
+        "adaptive",
+        "--adaptive-min-per-system",
+        "4",
+        "--adaptive-alpha",
+        "0.1",
+        "--json",
+        stdout=out,
+    )
     summary = json.loads(out.getvalue())
     assert summary["allocation"] == "adaptive"
-    assert summary["allocation_params"] == {"min_per_system": 4, "alpha": 0.1, "stable_checks": 3,
-                                            "check_every": 20, "certainty": 0.9}
-    call_command("create_campaign", "--dataset", "d", "--name", "b", "--protocol", "likert", "--criteria", "q",
-                 "--scale", "1-5", stdout=io.StringIO())
+    assert summary["allocation_params"] == {
+        "min_per_system": 4,
+        "alpha": 0.1,
+        "stable_checks": 3,
+        "check_every": 20,
+        "certainty": 0.9,
+    }
+    call_command(
+        "create_campaign",
+        "--dataset",
+        "d",
+        "--name",
+        "b",
+        "--protocol",
+        "likert",
+        "--criteria",
+        "q",
+        "--scale",
+        "1-5",
+        stdout=io.StringIO(),
+    )
     assert Campaign.objects.get(name="b").allocation == "overlap-first"
-    for args, message in [(["--allocation", "spread", "--adaptive-alpha", "0.1"], "need allocation 'adaptive'"),
-                          (["--allocation", "adaptive", "--adaptive-alpha", "0.9"], "alpha must be between")]:
+    for args, message in [
+        (["--allocation", "spread", "--adaptive-alpha", "0.1"], "need allocation 'adaptive'"),
+        (["--allocation", "adaptive", "--adaptive-alpha", "0.9"], "alpha must be between"),
+    ]:
         err = io.StringIO()
         with pytest.raises(CommandError, match="not created"):
-            call_command("create_campaign", "--dataset", "d", "--name", "c", "--protocol", "likert", "--criteria",
-                         "q", "--scale", "1-5", *args, stderr=err)
+            call_command(
+                "create_campaign",
+                "--dataset",
+                "d",
+                "--name",
+                "c",
+                "--protocol",
+                "likert",
+                "--criteria",
+                "q",
+                "--scale",
+                "1-5",
+                *args,
+                stderr=err,
+            )
         assert message in err.getvalue()
     assert not Campaign.objects.filter(name="c").exists()

@@ -6,6 +6,7 @@ judgements come from annotators through the engine or from `import_judgements`.
 Regression (issue 37): adaptive read `SpanJudgement` for "esa" and `RatingJudgement` for every
 other scored protocol by name, so cESA and MQM campaigns had 0 observations and never stopped.
 """
+
 import io
 import json
 import random
@@ -50,9 +51,18 @@ def _dataset(n_items):
 
 
 def _adaptive(dataset, protocol, name, **extra):
-    return campaign_create(dataset=dataset, name=name, protocol=protocol, criteria=["q"], redundancy=1,
-                           allocation="adaptive", allocation_params=PARAMS, seed=1,
-                           **campaign_settings(protocol), **extra)
+    return campaign_create(
+        dataset=dataset,
+        name=name,
+        protocol=protocol,
+        criteria=["q"],
+        redundancy=1,
+        allocation="adaptive",
+        allocation_params=PARAMS,
+        seed=1,
+        **campaign_settings(protocol),
+        **extra,
+    )
 
 
 def _answers(campaign, assignment, rng):
@@ -84,8 +94,12 @@ def _work_until_stopped(campaign, commit, n_annotators=2, seed=4):
             continue
         idle = 0
         with commit(execute=True):
-            unit_submit(annotator=annotator, assignment_id=assignment.pk,
-                        judgements=_answers(campaign, assignment, rng), shown_order=assignment.shown_order)
+            unit_submit(
+                annotator=annotator,
+                assignment_id=assignment.pk,
+                judgements=_answers(campaign, assignment, rng),
+                shown_order=assignment.shown_order,
+            )
         handed += 1
     return Unit.objects.filter(campaign=campaign, n_done__gt=0).count()
 
@@ -134,11 +148,28 @@ def test_adaptive_counts_imported_judgements(protocol, registered, tmp_path, dja
     """Judgements of one campaign exported (judgements.jsonl) and imported into an adaptive one:
     its check counts them all, decides and stops, as for judgements given on the page."""
     dataset = _dataset(12)
-    source = campaign_create(dataset=dataset, name=f"source-{protocol}", protocol=protocol, criteria=["q"],
-                             redundancy=1, seed=1, **campaign_settings(protocol))
+    source = campaign_create(
+        dataset=dataset,
+        name=f"source-{protocol}",
+        protocol=protocol,
+        criteria=["q"],
+        redundancy=1,
+        seed=1,
+        **campaign_settings(protocol),
+    )
     _work_until_stopped(source, django_capture_on_commit_callbacks)
-    call_command("export_dataset", "--campaign", source.name, "--format", "jsonl", "--out", str(tmp_path),
-                 "--json", stdout=io.StringIO(), stderr=io.StringIO())
+    call_command(
+        "export_dataset",
+        "--campaign",
+        source.name,
+        "--format",
+        "jsonl",
+        "--out",
+        str(tmp_path),
+        "--json",
+        stdout=io.StringIO(),
+        stderr=io.StringIO(),
+    )
     lines = (tmp_path / "judgements.jsonl").read_text(encoding="utf-8").splitlines()
     expected = len(protocols.get(protocol).allocation_observations(source, "q"))
 

@@ -3,6 +3,7 @@
 Expected counts come from SOURCES.md (HATS: 7,150 votes over 1,000 triplets; ASSET: 100 outputs
 x 15 raters per aspect) and from the files' own structure (E2E: one CrowdFlower unit per screen).
 """
+
 import sys
 from collections import Counter
 from pathlib import Path

@@ -1,4 +1,5 @@
 """Done metric runs for tests, through the public `run_metric --sync` command."""
+
 import io
 import json
 

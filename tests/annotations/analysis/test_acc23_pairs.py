@@ -1,4 +1,5 @@
 """acc23 significance by permuting pairs, mt-metrics-eval's `perm_test="pairs"` (issue 42 item 5)."""
+
 import numpy as np
 import pytest
 
@@ -19,9 +20,13 @@ def close_metrics():
 # with its `np.random.binomial(1, 0.5, (n, n))` replaced by a matrix whose upper triangle (row-major)
 # holds `default_rng(seed).integers(0, 2, n(n-1)/2)`, zeros elsewhere: the draws perm_pairs takes.
 # (p-value, delta, resamples used); both epsilons 0.0 there and here.
-MTME = {("none", 0, 1000): (1.0, -0.013214783821478338, 200), ("item", 0, 1000): (0.685, -0.0050000000000000044, 200),
-        ("item", 1, 1000): (0.635, -0.0050000000000000044, 200), ("item", 0, 50): (0.64, -0.0050000000000000044, 50),
-        ("item", 1, 50): (0.54, -0.0050000000000000044, 50)}
+MTME = {
+    ("none", 0, 1000): (1.0, -0.013214783821478338, 200),
+    ("item", 0, 1000): (0.685, -0.0050000000000000044, 200),
+    ("item", 1, 1000): (0.635, -0.0050000000000000044, 200),
+    ("item", 0, 50): (0.64, -0.0050000000000000044, 50),
+    ("item", 1, 50): (0.54, -0.0050000000000000044, 50),
+}
 
 
 @pytest.mark.parametrize("avg, seed, block", list(MTME))
@@ -33,16 +38,30 @@ def test_perm_pairs_equals_mt_metrics_eval(avg, seed, block):
     assert got["delta"] == pytest.approx(delta, abs=1e-12)
     assert got["resamples"] == used
     assert got["epsilon1"] == co.correlate(human, a, "acc23", avg)["epsilon"]
-    assert got["delta"] == pytest.approx(co.correlate(human, b, "acc23", avg)["value"]
-                                         - co.correlate(human, a, "acc23", avg)["value"], abs=1e-12)
+    assert got["delta"] == pytest.approx(
+        co.correlate(human, b, "acc23", avg)["value"] - co.correlate(human, a, "acc23", avg)["value"], abs=1e-12
+    )
 
 
 @pytest.mark.django_db
 def test_correlate_acc23_compare_reports_both_tests(scored):  # noqa: F811
     from tests.annotations.analysis.test_meta_evaluation import run
 
-    out = run("correlate", "--campaign", "likert", "--metric", "bleu", "--criterion", "adequacy", "--method",
-              "acc23", "--compare", "chrf", "--bootstrap", "0")
+    out = run(
+        "correlate",
+        "--campaign",
+        "likert",
+        "--metric",
+        "bleu",
+        "--criterion",
+        "adequacy",
+        "--method",
+        "acc23",
+        "--compare",
+        "chrf",
+        "--bootstrap",
+        "0",
+    )
     assert "PERM-BOTH" in out["test"] and 0 <= out["p_value"] <= 1
     pairs = out["pairs_test"]
     assert "PairwisePermutationSigDiff" in pairs["label"] and pairs["seed"] == 0

@@ -1,4 +1,5 @@
 """Agreement equals the reference packages (krippendorff, statsmodels) on random data with missing values."""
+
 import itertools
 
 import krippendorff
@@ -22,7 +23,8 @@ def _random(seed, annotators=7, units=60, levels=5, missing=0.35):
 
 def _table(data):
     return ag.Table.from_triples(
-        (u, a, data[a, u]) for a in range(data.shape[0]) for u in range(data.shape[1]) if not np.isnan(data[a, u]))
+        (u, a, data[a, u]) for a in range(data.shape[0]) for u in range(data.shape[1]) if not np.isnan(data[a, u])
+    )
 
 
 @pytest.mark.parametrize("seed", range(6))

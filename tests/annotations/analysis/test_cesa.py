@@ -3,6 +3,7 @@ campaign whose screens hold 1-4 outputs of an item. Expected figures come from t
 tools (krippendorff, choix) on preferences this test derives itself from the imported lines: the
 two scores of every two outputs on one screen (the higher wins, equal scores tie), never from the
 workbench's output. Then the export imports back with the same figures, spans and screens."""
+
 import itertools
 import json
 from collections import defaultdict
@@ -22,9 +23,7 @@ pytestmark = pytest.mark.django_db
 
 # Who saw which outputs of an item together: one screen of four, two of two, a screen of three
 # and one of a single output (which gives no pair). Pairs exist only within a screen.
-SCREENS = {"v1": [["s2", "s4", "s1", "s3"]],
-           "v2": [["s3", "s1"], ["s4", "s2"]],
-           "v3": [["s4", "s1", "s2"], ["s3"]]}
+SCREENS = {"v1": [["s2", "s4", "s1", "s3"]], "v2": [["s3", "s1"], ["s4", "s2"]], "v3": [["s4", "s1", "s2"], ["s3"]]}
 
 
 def _lines() -> list[dict]:
@@ -35,13 +34,23 @@ def _lines() -> list[dict]:
             for screen in screens:
                 for system in screen:
                     # Better systems score higher; steps of 10 make ties common.
-                    score = float(np.clip(10 * round((90 - 15 * SYSTEMS.index(system) + rng.normal(0, 15)) / 10),
-                                          0, 100))
+                    score = float(
+                        np.clip(10 * round((90 - 15 * SYSTEMS.index(system) + rng.normal(0, 15)) / 10), 0, 100)
+                    )
                     spans = [{"start": 0, "end": 3, "severity": "major"}] if score < 50 else []
                     if (i + len(system)) % 4 == 0:
                         spans.append({"missing": True, "severity": "minor"})
-                    lines.append({"item": f"i{i}", "system": system, "annotator": annotator,
-                                  "criterion": "quality", "score": score, "spans": spans, "shown_order": screen})
+                    lines.append(
+                        {
+                            "item": f"i{i}",
+                            "system": system,
+                            "annotator": annotator,
+                            "criterion": "quality",
+                            "score": score,
+                            "spans": spans,
+                            "shown_order": screen,
+                        }
+                    )
     return lines
 
 
@@ -69,11 +78,25 @@ def _alpha(units: dict, level: str) -> float:
 
 @pytest.fixture
 def cesa(dataset, tmp_path):  # noqa: F811
-    run("create_campaign", "--dataset", "toy", "--name", "contrastive", "--protocol", "cesa", "--criteria",
-        "quality", "--tuple-size", "4", "--severities", "minor,major")
+    run(
+        "create_campaign",
+        "--dataset",
+        "toy",
+        "--name",
+        "contrastive",
+        "--protocol",
+        "cesa",
+        "--criteria",
+        "quality",
+        "--tuple-size",
+        "4",
+        "--severities",
+        "minor,major",
+    )
     lines = _lines()
-    assert run("import_judgements", str(write_jsonl(tmp_path / "c.jsonl", lines)), "--campaign",
-               "contrastive")["created"] == len(lines)
+    assert run("import_judgements", str(write_jsonl(tmp_path / "c.jsonl", lines)), "--campaign", "contrastive")[
+        "created"
+    ] == len(lines)
     return lines
 
 
@@ -98,6 +121,7 @@ def test_agreement_like_esa_and_on_the_derived_pairs(cesa):
     from io import StringIO
 
     from django.core.management import call_command
+
     text = StringIO()
     call_command("agreement", "--campaign", "contrastive", "--bootstrap", "0", stdout=text)
     assert f"  pairs: {derived['headline']['label']} = {derived['headline']['value']:.4f}" in text.getvalue()
@@ -112,8 +136,8 @@ def test_bradley_terry_and_win_rates_from_the_derived_pairs(cesa):
         for v in by_annotator.values():
             seen[(item, x)] += 1
             seen[(item, y)] += 1
-            won[(item, x)] += {1: 1, 0: .5, -1: 0}[v]
-            won[(item, y)] += {1: 0, 0: .5, -1: 1}[v]
+            won[(item, x)] += {1: 1, 0: 0.5, -1: 0}[v]
+            won[(item, y)] += {1: 0, 0: 0.5, -1: 1}[v]
             if v:
                 wins.append((SYSTEMS.index(x), SYSTEMS.index(y)) if v > 0 else (SYSTEMS.index(y), SYSTEMS.index(x)))
     expected = choix.ilsr_pairwise(4, wins, alpha=0.01)
@@ -153,7 +177,8 @@ def test_the_export_imports_back_with_its_screens_spans_and_figures(cesa, tmp_pa
         screens[(line["item"], line["annotator"], tuple(line["shown_order"]))].add(line["system"])
     assert all(set(screen) == systems for (_, _, screen), systems in screens.items())
     assert sorted(len(s) for s in screens.values()) == sorted(
-        len(s) for screens_ in SCREENS.values() for s in screens_ for _ in range(12))
+        len(s) for screens_ in SCREENS.values() for s in screens_ for _ in range(12)
+    )
     config = json.loads((out / "campaign.json").read_text())
     assert config["protocol"] == "cesa" and config["options"]["tuple_size"] == 4
     # The card and campaign.json give ESA's headline and, labelled, the one on the derived pairs.
@@ -164,21 +189,43 @@ def test_the_export_imports_back_with_its_screens_spans_and_figures(cesa, tmp_pa
     card = (out / "README.md").read_text()
     assert "- Agreement on the pairs derived from the scores: " in card
 
-    run("create_campaign", "--dataset", "toy", "--name", "again", "--protocol", "cesa", "--criteria", "quality",
-        "--tuple-size", "4", "--severities", "minor,major")
+    run(
+        "create_campaign",
+        "--dataset",
+        "toy",
+        "--name",
+        "again",
+        "--protocol",
+        "cesa",
+        "--criteria",
+        "quality",
+        "--tuple-size",
+        "4",
+        "--severities",
+        "minor,major",
+    )
     assert run("import_judgements", str(out / "judgements.jsonl"), "--campaign", "again")["created"] == len(cesa)
     again = Campaign.objects.get(name="again")
     after = agreement_report(campaign=again, bootstrap=0)["criteria"]["quality"]
     for key in ("headline", "spans"):
         assert after[key]["value" if key == "headline" else "mean_f1"] == pytest.approx(
-            before[key]["value" if key == "headline" else "mean_f1"], abs=1e-12)
+            before[key]["value" if key == "headline" else "mean_f1"], abs=1e-12
+        )
     assert after["pairwise_derived"]["headline"]["value"] == pytest.approx(
-        before["pairwise_derived"]["headline"]["value"], abs=1e-12)
+        before["pairwise_derived"]["headline"]["value"], abs=1e-12
+    )
 
     def stored(c):
-        return sorted((j.item.external_id, j.output.system.name, j.score,
-                       tuple(sorted((s.start or -1, s.end or -1, s.severity, s.missing) for s in j.spans.all())))
-                      for j in SpanJudgement.objects.filter(campaign=c).select_related("item", "output__system"))
+        return sorted(
+            (
+                j.item.external_id,
+                j.output.system.name,
+                j.score,
+                tuple(sorted((s.start or -1, s.end or -1, s.severity, s.missing) for s in j.spans.all())),
+            )
+            for j in SpanJudgement.objects.filter(campaign=c).select_related("item", "output__system")
+        )
+
     assert stored(again) == stored(campaign)
 
 
@@ -193,7 +240,7 @@ def test_the_rankings_and_dashboard_pages_show_the_derived_figures_labelled(cesa
     Membership.objects.create(project=campaign.project, user=user, role=Membership.Role.RESEARCHER)
     client.force_login(user)
     page = client.get(reverse("analysis-rankings", args=[campaign.pk])).content.decode()
-    assert "<th class=\"num\">Bradley-Terry</th><th class=\"num\">Win rate</th>" in page
+    assert '<th class="num">Bradley-Terry</th><th class="num">Win rate</th>' in page
     assert 'id="pairs-derived"' in page and "derived from cESA scores" in page
     page = client.get(reverse("analysis-dashboard", args=[campaign.pk])).content.decode()
     assert 'data-derived="pairs"' in page and "quality (pairs derived from the scores)" in page

@@ -8,6 +8,7 @@ written as its data/wmt25-genmt-humeval.jsonl (and a data/systems_humeval.json w
 autorank/constrained entries the table needs), parsed from generated/clusters.txt and
 generated/generated_human_ranking.tex; the first test holds the transcription to it.
 """
+
 import statistics
 
 import numpy as np
@@ -43,26 +44,37 @@ def generate(seed, langs, n_sys=8, n_items=100, missing=0.1):
 
 
 SCRIPT_OUTPUT = {
-    "en-de": {"order": ["sys00", "sys01", "sys02", "sys04", "sys03", "sys05", "sys06", "sys07"],
-              "clusters": [1, 2, 2, 3, 3, 3, 4, 4],
-              "ranges": [[1, 1], [2, 3], [2, 3], [4, 5], [4, 6], [5, 6], [7, 8], [7, 8]],
-              "range_clusters": [1, 2, 2, 3, 3, 3, 4, 4]},
-    "en-cs": {"order": ["sys00", "sys01", "sys02", "sys03", "sys04", "sys05", "sys06", "sys07"],
-              "clusters": [1, 2, 2, 2, 3, 4, 4, 5],
-              "ranges": [[1, 1], [2, 4], [2, 4], [2, 4], [5, 5], [6, 7], [6, 7], [8, 8]],
-              "range_clusters": [1, 2, 2, 2, 3, 4, 4, 5]},
-    "cs-uk": {"order": ["sys00", "sys01", "sys02", "sys03", "sys04", "sys05", "sys06", "sys07"],
-              "clusters": [1, 2, 2, 2, 2, 3, 3, 4],
-              "ranges": [[1, 1], [2, 4], [2, 4], [2, 5], [4, 5], [6, 7], [6, 7], [8, 8]],
-              "range_clusters": [1, 2, 2, 2, 2, 3, 3, 4]},
+    "en-de": {
+        "order": ["sys00", "sys01", "sys02", "sys04", "sys03", "sys05", "sys06", "sys07"],
+        "clusters": [1, 2, 2, 3, 3, 3, 4, 4],
+        "ranges": [[1, 1], [2, 3], [2, 3], [4, 5], [4, 6], [5, 6], [7, 8], [7, 8]],
+        "range_clusters": [1, 2, 2, 3, 3, 3, 4, 4],
+    },
+    "en-cs": {
+        "order": ["sys00", "sys01", "sys02", "sys03", "sys04", "sys05", "sys06", "sys07"],
+        "clusters": [1, 2, 2, 2, 3, 4, 4, 5],
+        "ranges": [[1, 1], [2, 4], [2, 4], [2, 4], [5, 5], [6, 7], [6, 7], [8, 8]],
+        "range_clusters": [1, 2, 2, 2, 3, 4, 4, 5],
+    },
+    "cs-uk": {
+        "order": ["sys00", "sys01", "sys02", "sys03", "sys04", "sys05", "sys06", "sys07"],
+        "clusters": [1, 2, 2, 2, 2, 3, 3, 4],
+        "ranges": [[1, 1], [2, 4], [2, 4], [2, 5], [4, 5], [6, 7], [6, 7], [8, 8]],
+        "range_clusters": [1, 2, 2, 2, 2, 3, 3, 4],
+    },
 }
 
 
 # ---- the transcription -------------------------------------------------------------
 
+
 def get_significance(a, b) -> bool:
-    return scipy.stats.wilcoxon([x - y for x, y in zip(a, b) if not (np.isnan(x) or np.isnan(y))],
-                                alternative="greater").pvalue < 0.05
+    return (
+        scipy.stats.wilcoxon(
+            [x - y for x, y in zip(a, b) if not (np.isnan(x) or np.isnan(y))], alternative="greater"
+        ).pvalue
+        < 0.05
+    )
 
 
 def script_systems(data, langs):
@@ -71,8 +83,9 @@ def script_systems(data, langs):
     systems = {s: [v["scores"].get(s, {}).get(f"human{w}", np.nan) for v in local for w in [1, 2]] for s in names}
     # The script sorts a dict built from a set (stable on equal means in set order); our rule
     # breaks equal means by name, so the transcription sorts the names first.
-    return sorted(sorted(systems.items()), key=lambda x: statistics.mean([a for a in x[1] if not np.isnan(a)]),
-                  reverse=True)
+    return sorted(
+        sorted(systems.items()), key=lambda x: statistics.mean([a for a in x[1] if not np.isnan(a)]), reverse=True
+    )
 
 
 def script_clusters(systems):
@@ -98,7 +111,7 @@ def script_ranges(systems):
                 break
             start -= 1
         end = i + 1
-        for _b, vb in systems[i + 1:]:
+        for _b, vb in systems[i + 1 :]:
             if get_significance(va, vb):
                 break
             end += 1
@@ -113,13 +126,18 @@ def script_ranges(systems):
 
 # ---- tests --------------------------------------------------------------------------
 
+
 def test_transcription_equals_what_the_script_printed():
     data = generate(0, LANGS)
     for lp in LANGS:
         systems = script_systems(data, lp)
         ranges, range_clusters = script_ranges(systems)
-        assert {"order": [s for s, _ in systems], "clusters": script_clusters(systems), "ranges": ranges,
-                "range_clusters": range_clusters} == SCRIPT_OUTPUT[lp], lp
+        assert {
+            "order": [s for s, _ in systems],
+            "clusters": script_clusters(systems),
+            "ranges": ranges,
+            "range_clusters": range_clusters,
+        } == SCRIPT_OUTPUT[lp], lp
 
 
 def _observations(data, lp):
@@ -157,9 +175,68 @@ def test_walk_differs_from_every_pair_where_significance_is_not_monotone():
 
 
 # The two-systems case of the issue: one-sided Wilcoxon p = 0.0316 (scipy, asymptotic with ties).
-D = [-14, -2, 23, 2, 10, 25, 28, 27, 22, 2, 19, 4, -5, 16, -16, -12, -1, -9, 10, 19, -5, -10, 10, 10, 15, 17, 2,
-     -16, -2, 5, 1, 6, 17, -6, -18, -10, 11, -3, 3, -16, 28, -3, 16, 23, -11, -1, 3, -20, -18, -20, 26, 24, 24, 0,
-     -20, 5, -9, -10, 27, 9]
+D = [
+    -14,
+    -2,
+    23,
+    2,
+    10,
+    25,
+    28,
+    27,
+    22,
+    2,
+    19,
+    4,
+    -5,
+    16,
+    -16,
+    -12,
+    -1,
+    -9,
+    10,
+    19,
+    -5,
+    -10,
+    10,
+    10,
+    15,
+    17,
+    2,
+    -16,
+    -2,
+    5,
+    1,
+    6,
+    17,
+    -6,
+    -18,
+    -10,
+    11,
+    -3,
+    3,
+    -16,
+    28,
+    -3,
+    16,
+    23,
+    -11,
+    -1,
+    3,
+    -20,
+    -18,
+    -20,
+    26,
+    24,
+    24,
+    0,
+    -20,
+    5,
+    -9,
+    -10,
+    27,
+    9,
+]
 
 
 def test_two_systems_at_p_0_0316():
@@ -184,18 +261,34 @@ def draft_is_significantly_better(a, b, n_resamples, rng):
     vb = np.array([y for y in b if not np.isnan(y)])
     if len(diffs) >= 2 and np.any(diffs > 0):
         try:
-            res = scipy.stats.bootstrap((diffs,), statistic=np.mean, vectorized=True, n_resamples=n_resamples,
-                                        confidence_level=0.95, alternative="greater", rng=rng)
+            res = scipy.stats.bootstrap(
+                (diffs,),
+                statistic=np.mean,
+                vectorized=True,
+                n_resamples=n_resamples,
+                confidence_level=0.95,
+                alternative="greater",
+                rng=rng,
+            )
             if res.confidence_interval.low > 0:
                 return True
         except ValueError:
             pass
     if len(va) >= 2 and len(vb) >= 2:
+
         def ind_mean_diff(x, y, axis=-1):
             return np.mean(x, axis=axis) - np.mean(y, axis=axis)
+
         try:
-            res = scipy.stats.bootstrap((va, vb), statistic=ind_mean_diff, vectorized=True, n_resamples=n_resamples,
-                                        confidence_level=0.95, alternative="greater", rng=rng)
+            res = scipy.stats.bootstrap(
+                (va, vb),
+                statistic=ind_mean_diff,
+                vectorized=True,
+                n_resamples=n_resamples,
+                confidence_level=0.95,
+                alternative="greater",
+                rng=rng,
+            )
             if res.confidence_interval.low > 0:
                 return True
         except ValueError:
@@ -207,14 +300,14 @@ def test_wmt26_bootstrap_rule_equals_the_draft_with_the_same_draws():
     import zlib
 
     data = generate(5, ["en-de"], n_sys=6, n_items=60)
-    obs = {s: np.nanmean(np.array(v, dtype=float).reshape(-1, 2), axis=1)
-           for s, v in script_systems(data, "en-de")}
+    obs = {s: np.nanmean(np.array(v, dtype=float).reshape(-1, 2), axis=1) for s, v in script_systems(data, "en-de")}
     got = cr.rank_systems(obs, rule="wmt26", resamples=100, seed=3)
     order = [r["system"] for r in got["systems"]]
 
     def better(x, y):
         rng = np.random.default_rng([3, zlib.crc32(x.encode()), zlib.crc32(y.encode())])
         return draft_is_significantly_better(obs[x], obs[y], 100, rng)
+
     n = len(order)
     for i, s in enumerate(order):
         top = i

@@ -10,6 +10,7 @@ candidate thresholds 0 and every |metric difference|, accuracy per row
 `PermutationSigDiff`: z-score both metrics, swap each score with p=1/2, p =
 share of resamples with corr(m2') - corr(m1') >= observed delta.
 """
+
 import itertools
 
 import numpy as np
@@ -34,12 +35,14 @@ def test_flat_correlations_equal_scipy(seed):
     assert co.correlate(h, m, "pearson")["value"] == pytest.approx(stats.pearsonr(h[ok], m[ok])[0], abs=1e-12)
     assert co.correlate(h, m, "spearman")["value"] == pytest.approx(stats.spearmanr(h[ok], m[ok])[0], abs=1e-12)
     assert co.correlate(h, m, "kendall")["value"] == pytest.approx(
-        stats.kendalltau(h[ok], m[ok], variant="b")[0], abs=1e-12)
+        stats.kendalltau(h[ok], m[ok], variant="b")[0], abs=1e-12
+    )
     assert co.correlate(h, m, "pearson")["n"] == ok.sum()
 
 
-@pytest.mark.parametrize("method,fn", [("pearson", stats.pearsonr), ("kendall", stats.kendalltau),
-                                       ("spearman", stats.spearmanr)])
+@pytest.mark.parametrize(
+    "method,fn", [("pearson", stats.pearsonr), ("kendall", stats.kendalltau), ("spearman", stats.spearmanr)]
+)
 @pytest.mark.parametrize("average_by", ["sys", "item"])
 def test_grouped_correlation_follows_average_by(method, fn, average_by):
     h, m = _data(1)
@@ -68,8 +71,9 @@ def test_acc23_by_hand():
 
 def _acc23_definition(h, m, average_by):
     vectors = co.rows(h, m, average_by)
-    thresholds = [0.0] + sorted({abs(b[i] - b[j]) for _, b in vectors
-                                 for i, j in itertools.combinations(range(len(b)), 2)})
+    thresholds = [0.0] + sorted(
+        {abs(b[i] - b[j]) for _, b in vectors for i, j in itertools.combinations(range(len(b)), 2)}
+    )
     best = (-1.0, None)
     for eps in thresholds:
         accs = []
@@ -92,7 +96,7 @@ def _acc23_definition(h, m, average_by):
 def test_acc23_equals_tie_optimised_definition(average_by, seed):
     rng = np.random.default_rng(seed)
     h = rng.integers(0, 4, (4, 8)).astype(float)  # many human ties
-    m = np.round(rng.normal(size=(4, 8)), 1)       # some metric ties
+    m = np.round(rng.normal(size=(4, 8)), 1)  # some metric ties
     h[0, 3] = np.nan
     value, eps = _acc23_definition(h, m, average_by)
     result = co.correlate(h, m, "acc23", average_by)
@@ -114,14 +118,16 @@ def test_perm_both_matches_exact_permutation_distribution(method):
     m1 = h + rng.normal(scale=1.5, size=h.shape)
     m2 = h + rng.normal(scale=0.5, size=h.shape)
     z1, z2 = stats.zscore(m1.ravel()), stats.zscore(m2.ravel())
-    corr = {"pearson": lambda a: stats.pearsonr(h.ravel(), a)[0],
-            "kendall": lambda a: stats.kendalltau(h.ravel(), a)[0]}[method]
+    corr = {
+        "pearson": lambda a: stats.pearsonr(h.ravel(), a)[0],
+        "kendall": lambda a: stats.kendalltau(h.ravel(), a)[0],
+    }[method]
     delta = corr(z2) - corr(z1)
     hits = 0
     for mask in itertools.product([False, True], repeat=10):
         w = np.array(mask)
         hits += corr(np.where(w, z2, z1)) - corr(np.where(w, z1, z2)) >= delta - 1e-12
-    exact = hits / 2 ** 10
+    exact = hits / 2**10
     result = co.perm_both(h, m1, m2, method, k=2000, block_size=10_000, seed=1)
     assert result["delta"] == pytest.approx(delta, abs=1e-12)
     assert result["p_value"] == pytest.approx(exact, abs=0.03)

@@ -1,4 +1,5 @@
 """The dashboard shows ESA's span agreement (issue 38: it was in the API only)."""
+
 import io
 import json
 
@@ -18,24 +19,61 @@ def _write(path, rows):
 
 def test_dashboard_shows_span_agreement_as_the_api(tmp_path, client):
     quiet = io.StringIO()
-    items = [{"item": "i1", "source": "s", "outputs": {"A": "0123456789"}},
-             {"item": "i2", "source": "s", "outputs": {"A": "abcdefghij"}}]
+    items = [
+        {"item": "i1", "source": "s", "outputs": {"A": "0123456789"}},
+        {"item": "i2", "source": "s", "outputs": {"A": "abcdefghij"}},
+    ]
     call_command("import_dataset", _write(tmp_path / "d.jsonl", items), "--dataset", "spans", stdout=quiet)
-    call_command("create_campaign", "--dataset", "spans", "--name", "esa-spans", "--protocol", "esa",
-                 "--criteria", "quality", "--redundancy", "2", stdout=quiet)
+    call_command(
+        "create_campaign",
+        "--dataset",
+        "spans",
+        "--name",
+        "esa-spans",
+        "--protocol",
+        "esa",
+        "--criteria",
+        "quality",
+        "--redundancy",
+        "2",
+        stdout=quiet,
+    )
     # i1: characters 0-3 against 2-5 (2 shared of 4 + 4); i2: the same 3 characters by both.
     judgements = [
-        {"item": "i1", "system": "A", "annotator": "w1", "criterion": "quality", "score": 60,
-         "spans": [{"start": 0, "end": 4, "severity": "minor"}]},
-        {"item": "i1", "system": "A", "annotator": "w2", "criterion": "quality", "score": 70,
-         "spans": [{"start": 2, "end": 6, "severity": "minor"}]},
-        {"item": "i2", "system": "A", "annotator": "w1", "criterion": "quality", "score": 50,
-         "spans": [{"start": 5, "end": 8, "severity": "major"}]},
-        {"item": "i2", "system": "A", "annotator": "w2", "criterion": "quality", "score": 40,
-         "spans": [{"start": 5, "end": 8, "severity": "major"}]},
+        {
+            "item": "i1",
+            "system": "A",
+            "annotator": "w1",
+            "criterion": "quality",
+            "score": 60,
+            "spans": [{"start": 0, "end": 4, "severity": "minor"}],
+        },
+        {
+            "item": "i1",
+            "system": "A",
+            "annotator": "w2",
+            "criterion": "quality",
+            "score": 70,
+            "spans": [{"start": 2, "end": 6, "severity": "minor"}],
+        },
+        {
+            "item": "i2",
+            "system": "A",
+            "annotator": "w1",
+            "criterion": "quality",
+            "score": 50,
+            "spans": [{"start": 5, "end": 8, "severity": "major"}],
+        },
+        {
+            "item": "i2",
+            "system": "A",
+            "annotator": "w2",
+            "criterion": "quality",
+            "score": 40,
+            "spans": [{"start": 5, "end": 8, "severity": "major"}],
+        },
     ]
-    call_command("import_judgements", _write(tmp_path / "j.jsonl", judgements), "--campaign", "esa-spans",
-                 stdout=quiet)
+    call_command("import_judgements", _write(tmp_path / "j.jsonl", judgements), "--campaign", "esa-spans", stdout=quiet)
     campaign = Campaign.objects.get(name="esa-spans")
     client.force_login(MembershipFactory(project=campaign.project, role=Membership.Role.RESEARCHER).user)
     api = client.get(f"/api/campaigns/{campaign.pk}/agreement/").json()

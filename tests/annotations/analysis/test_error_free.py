@@ -1,4 +1,5 @@
 """Error-free segment detection (WMT26 metrics task; issue 42 item 5)."""
+
 import numpy as np
 import pytest
 
@@ -40,15 +41,27 @@ def test_correlate_error_free_on_an_esa_campaign(dataset, tmp_path):  # noqa: F8
     from metrics.selectors import scores_by_output
     from annotations.analysis.selectors import output_index
 
-    run("create_campaign", "--dataset", "toy", "--name", "esa", "--protocol", "esa", "--criteria", "quality",
-        "--severities", "minor,major")
+    run(
+        "create_campaign",
+        "--dataset",
+        "toy",
+        "--name",
+        "esa",
+        "--protocol",
+        "esa",
+        "--criteria",
+        "quality",
+        "--severities",
+        "minor,major",
+    )
     judgements, gold = [], {}
     for i in range(12):
         for k, s in enumerate(SYSTEMS):
             score = [95, 88, 70, 40][k] - (i % 3) * 5
             spans = [{"start": 0, "end": 2, "severity": "minor"}] if (i + k) % 4 == 0 else []
-            judgements.append({"item": f"i{i}", "system": s, "annotator": "a", "criterion": "quality", "score": score,
-                               "spans": spans})
+            judgements.append(
+                {"item": f"i{i}", "system": s, "annotator": "a", "criterion": "quality", "score": score, "spans": spans}
+            )
             gold[(f"i{i}", s)] = score >= 85 and not spans
     run("import_judgements", str(write_jsonl(tmp_path / "e.jsonl", judgements)), "--campaign", "esa")
     score_dataset("toy", "chrf")
@@ -57,7 +70,11 @@ def test_correlate_error_free_on_an_esa_campaign(dataset, tmp_path):  # noqa: F8
     outputs = output_index(campaign=Campaign.objects.get(name="esa"))
     chrf = scores_by_output(run=MetricRun.objects.get(metric="chrf"))
     used = sorted(outputs, key=lambda o: (outputs[o]["item_ext"], outputs[o]["system"]))
-    expected = ef.detection(np.array([gold[(outputs[o]["item_ext"], outputs[o]["system"])] for o in used]),
-                            np.array([chrf[o] for o in used]), [outputs[o]["item_ext"] for o in used], seed=0)
+    expected = ef.detection(
+        np.array([gold[(outputs[o]["item_ext"], outputs[o]["system"])] for o in used]),
+        np.array([chrf[o] for o in used]),
+        [outputs[o]["item_ext"] for o in used],
+        seed=0,
+    )
     assert out["held_out"] == expected["held_out"] and out["best_on_all"] == expected["best_on_all"]
     assert out["error-free"] == expected["held_out"]["f1"]

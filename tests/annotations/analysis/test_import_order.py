@@ -8,6 +8,7 @@ are the order of the lines and hence the database ids (items, outputs, annotator
 The metric runs' database ids ("run", "compare_run") are the one part of the answers allowed
 to differ. A deterministic subsample (the first ITEMS rated sentences by id) keeps it quick.
 """
+
 import csv
 import json
 import random
@@ -52,10 +53,25 @@ def asset_files(shared_data, tmp_path):
     originals = _lines(folder / "asset.test.orig")
     references = [_lines(folder / f"asset.test.simp.{k}") for k in range(10)]
     rated = {int(r["original_sentence_id"]): r["simplification"] for r in ratings}
-    items = [{"item": f"asset-{i}", "source": originals[i], "references": [refs[i] for refs in references],
-              "outputs": {"rated": rated[i]}} for i in keep]
-    judgements = [{"item": f"asset-{r['original_sentence_id']}", "system": "rated", "annotator": r["worker_id"],
-                   "criterion": r["aspect"], "score": float(r["rating"])} for r in ratings]
+    items = [
+        {
+            "item": f"asset-{i}",
+            "source": originals[i],
+            "references": [refs[i] for refs in references],
+            "outputs": {"rated": rated[i]},
+        }
+        for i in keep
+    ]
+    judgements = [
+        {
+            "item": f"asset-{r['original_sentence_id']}",
+            "system": "rated",
+            "annotator": r["worker_id"],
+            "criterion": r["aspect"],
+            "score": float(r["rating"]),
+        }
+        for r in ratings
+    ]
     return items, judgements
 
 
@@ -64,23 +80,52 @@ def _import(dataset_file: Path, judgement_file: Path) -> None:
     Project.objects.all().delete()
     assert not Output.objects.exists() and not Annotator.objects.exists()
     _run("import_dataset", str(dataset_file), "--dataset", "asset", "--project", "asset")
-    _run("create_campaign", "--dataset", "asset", "--name", "asset-ratings", "--protocol", "likert",
-         "--criteria", ",".join(CRITERIA), "--scale", "0-100", "--redundancy", "15")
+    _run(
+        "create_campaign",
+        "--dataset",
+        "asset",
+        "--name",
+        "asset-ratings",
+        "--protocol",
+        "likert",
+        "--criteria",
+        ",".join(CRITERIA),
+        "--scale",
+        "0-100",
+        "--redundancy",
+        "15",
+    )
     _run("import_judgements", str(judgement_file), "--campaign", "asset-ratings")
     for metric in ("bleu", "chrf"):
-        call_command("run_metric", dataset="asset", metric=metric, sync=True, no_progress=True,
-                     stdout=StringIO(), stderr=StringIO())
+        call_command(
+            "run_metric",
+            dataset="asset",
+            metric=metric,
+            sync=True,
+            no_progress=True,
+            stdout=StringIO(),
+            stderr=StringIO(),
+        )
 
 
 def _answers() -> dict:
     """Every figure with an interval or a p-value, as the commands print it (run ids left out)."""
     found = {"agreement": _run("agreement", "--campaign", "asset-ratings", "--seed", str(SEED))}
     for c in CRITERIA:
-        for extra in ([], ["--compare", "chrf"], ["--method", "kendall", "--group-by", "item"],
-                      ["--level", "system"]):
+        for extra in ([], ["--compare", "chrf"], ["--method", "kendall", "--group-by", "item"], ["--level", "system"]):
             key = " ".join(["correlate", c, *extra])
-            answer = _run("correlate", "--campaign", "asset-ratings", "--metric", "bleu", "--criterion", c,
-                          "--seed", str(SEED), *extra)
+            answer = _run(
+                "correlate",
+                "--campaign",
+                "asset-ratings",
+                "--metric",
+                "bleu",
+                "--criterion",
+                c,
+                "--seed",
+                str(SEED),
+                *extra,
+            )
             found[key] = {k: v for k, v in answer.items() if k not in RUN_IDS}
     return found
 
@@ -95,8 +140,16 @@ def test_same_figures_in_any_import_order_and_after_a_round_trip(asset_files, tm
     _import(_write_jsonl(tmp_path / "d1.jsonl", items), _write_jsonl(tmp_path / "j1.jsonl", judgements))
     first, first_ids = _answers(), _ids()
     exported = tmp_path / "export"
-    _run("export_dataset", "--campaign", "asset-ratings", "--format", "jsonl", "--real-annotator-ids",
-         "--out", str(exported))
+    _run(
+        "export_dataset",
+        "--campaign",
+        "asset-ratings",
+        "--format",
+        "jsonl",
+        "--real-annotator-ids",
+        "--out",
+        str(exported),
+    )
 
     # The dataset reversed, the judgements shuffled: other database ids for the same data.
     shuffled = list(judgements)
@@ -128,8 +181,9 @@ def test_same_figures_in_any_import_order_and_after_a_round_trip(asset_files, tm
     assert json.dumps(third) == json.dumps(first)
 
 
-def _choice_answers(tmp_path, name: str, protocol: str, shuffle: bool, judgements: list[dict],
-                    items: dict[str, dict[str, str]]) -> dict:
+def _choice_answers(
+    tmp_path, name: str, protocol: str, shuffle: bool, judgements: list[dict], items: dict[str, dict[str, str]]
+) -> dict:
     """`agreement --json` of a choice campaign, its dataset's outputs listed in system order or
     shuffled per item (so output ids and system names no longer follow the same order)."""
     rng = random.Random(SEED)
@@ -144,10 +198,22 @@ def _choice_answers(tmp_path, name: str, protocol: str, shuffle: bool, judgement
         lines.reverse()
         judgements = list(judgements)
         rng.shuffle(judgements)
-    _run("import_dataset", str(_write_jsonl(tmp_path / f"{name}-d.jsonl", lines)), "--dataset", "sim",
-         "--project", "sim")
-    _run("create_campaign", "--dataset", "sim", "--name", name, "--protocol", protocol, "--criteria", "overall",
-         "--redundancy", "3")
+    _run(
+        "import_dataset", str(_write_jsonl(tmp_path / f"{name}-d.jsonl", lines)), "--dataset", "sim", "--project", "sim"
+    )
+    _run(
+        "create_campaign",
+        "--dataset",
+        "sim",
+        "--name",
+        name,
+        "--protocol",
+        protocol,
+        "--criteria",
+        "overall",
+        "--redundancy",
+        "3",
+    )
     _run("import_judgements", str(_write_jsonl(tmp_path / f"{name}-j.jsonl", judgements)), "--campaign", name)
     return _run("agreement", "--campaign", name, "--seed", str(SEED))
 
@@ -175,8 +241,16 @@ def test_pairwise_figures_do_not_follow_output_ids(tmp_path):
                 winner = "tie" if abs(d) < 0.1 else "a" if d > 0 else "b"
                 shown = (a, b) if rng.random() < 0.5 else (b, a)  # either output shown first
                 said = winner if shown == (a, b) or winner == "tie" else {"a": "b", "b": "a"}[winner]
-                judgements.append({"item": item, "annotator": annotator, "criterion": "overall",
-                                   "a": shown[0], "b": shown[1], "winner": said})
+                judgements.append(
+                    {
+                        "item": item,
+                        "annotator": annotator,
+                        "criterion": "overall",
+                        "a": shown[0],
+                        "b": shown[1],
+                        "winner": said,
+                    }
+                )
                 cells[(annotator, (item, a, b))] = {"a": 0, "b": 1, "tie": 2}[winner]
     annotators = sorted({a for a, _ in cells})
     units = sorted({u for _, u in cells})
@@ -200,8 +274,16 @@ def test_best_worst_figures_do_not_follow_output_ids(tmp_path):
         for annotator in rng.sample([f"w{k}" for k in range(6)], rng.choice([1, 2, 3])):
             shown = rng.sample(["s1", "s2", "s3", "s4"], 4)
             noisy = sorted(shown, key=lambda s: quality[s] + rng.gauss(0, 0.25))
-            judgements.append({"item": item, "annotator": annotator, "criterion": "overall", "outputs": shown,
-                               "best": noisy[-1], "worst": noisy[0]})
+            judgements.append(
+                {
+                    "item": item,
+                    "annotator": annotator,
+                    "criterion": "overall",
+                    "outputs": shown,
+                    "best": noisy[-1],
+                    "worst": noisy[0],
+                }
+            )
     ordered = _choice_answers(tmp_path, "bws", "bws", False, judgements, items)
     shuffled = _choice_answers(tmp_path, "bws", "bws", True, judgements, items)
     assert None not in ordered["criteria"]["overall"]["ci95"]["krippendorff_alpha_nominal"]

@@ -7,6 +7,7 @@ scratch directory on the data `generate` below produces (same function, same see
     for seed, eps, scoring in CASES: judge, humans = generate(seed)
         alt_test(judge, humans, scoring, epsilon=eps)   # -> (winning_rate, advantage_probability)
 """
+
 import json
 from io import StringIO
 
@@ -50,8 +51,11 @@ def generate(seed, n_items=60, n_annotators=5):
 
 # Pairwise labels: (seed, epsilon) -> the reference's (winning rate, advantage probability), scoring
 # accuracy, on `generate_pairs(seed)` (same procedure as above).
-REFERENCE_PAIRS = {(4, 0.2): (1.0, 0.9024099883855982), (5, 0.1): (0.75, 0.9554487179487179),
-                   (6, 0.15): (1.0, 0.9268809902991695)}
+REFERENCE_PAIRS = {
+    (4, 0.2): (1.0, 0.9024099883855982),
+    (5, 0.1): (0.75, 0.9554487179487179),
+    (6, 0.15): (1.0, 0.9268809902991695),
+}
 LABELS = ["a", "b", "tie"]
 
 
@@ -66,8 +70,9 @@ def generate_pairs(seed, n_items=45, n_annotators=4):
         keep = rng.random(n_items) < 0.55 + 0.1 * k
         other = rng.integers(0, 3, n_items)
         present = rng.random(n_items) > 0.1
-        humans[f"ann{k}"] = {f"q{i:02d}": LABELS[int(gold[i] if keep[i] else other[i])]
-                             for i in range(n_items) if present[i]}
+        humans[f"ann{k}"] = {
+            f"q{i:02d}": LABELS[int(gold[i] if keep[i] else other[i])] for i in range(n_items) if present[i]
+        }
     keep = rng.random(n_items) < 0.8
     other = rng.integers(0, 3, n_items)
     judge = {f"q{i:02d}": LABELS[int(gold[i] if keep[i] else other[i])] for i in range(n_items)}
@@ -100,13 +105,37 @@ def test_benjamini_yekutieli_against_hand_computation():
 def _alt_campaign(tmp_path, seed):
     judge, humans = generate(seed)
     items = sorted(judge)
-    cmd("import_dataset", str(write_jsonl(tmp_path / "d.jsonl", [
-        {"item": i, "source": f"source {i}", "outputs": {"judged": f"output {i}"}} for i in items])),
-        "--dataset", "alt", "--project", "alt")
-    cmd("create_campaign", "--dataset", "alt", "--name", "alt", "--protocol", "likert", "--criteria", "quality",
-        "--scale", "1-5")
-    rows = [{"item": i, "system": "judged", "annotator": a, "criterion": "quality", "score": v}
-            for a, answers in humans.items() for i, v in answers.items()]
+    cmd(
+        "import_dataset",
+        str(
+            write_jsonl(
+                tmp_path / "d.jsonl",
+                [{"item": i, "source": f"source {i}", "outputs": {"judged": f"output {i}"}} for i in items],
+            )
+        ),
+        "--dataset",
+        "alt",
+        "--project",
+        "alt",
+    )
+    cmd(
+        "create_campaign",
+        "--dataset",
+        "alt",
+        "--name",
+        "alt",
+        "--protocol",
+        "likert",
+        "--criteria",
+        "quality",
+        "--scale",
+        "1-5",
+    )
+    rows = [
+        {"item": i, "system": "judged", "annotator": a, "criterion": "quality", "score": v}
+        for a, answers in humans.items()
+        for i, v in answers.items()
+    ]
     cmd("import_judgements", str(write_jsonl(tmp_path / "j.jsonl", rows)), "--campaign", "alt")
     dataset = Dataset.objects.get(name="alt")
     return dataset, judge, outputs_by_key(dataset)
@@ -116,9 +145,22 @@ def test_correlate_alt_test_equals_reference(tmp_path):
     dataset, judge, outputs = _alt_campaign(tmp_path, 1)
     # The judge scored on 0-100: mapped linearly back to the campaign's 1-5 before comparing.
     run = judge_run(dataset, {outputs[(i, "judged")].pk: (v - 1) * 25.0 for i, v in judge.items()})
-    for (seed, epsilon, scoring) in [(1, 0.2, "neg_rmse"), (1, 0.1, "accuracy")]:
-        result = cmd("correlate", "--campaign", "alt", "--metric", "llm-judge", "--criterion", "quality",
-                     "--method", "alt-test", "--epsilon", str(epsilon), "--alt-scoring", scoring)
+    for seed, epsilon, scoring in [(1, 0.2, "neg_rmse"), (1, 0.1, "accuracy")]:
+        result = cmd(
+            "correlate",
+            "--campaign",
+            "alt",
+            "--metric",
+            "llm-judge",
+            "--criterion",
+            "quality",
+            "--method",
+            "alt-test",
+            "--epsilon",
+            str(epsilon),
+            "--alt-scoring",
+            scoring,
+        )
         winning, advantage = REFERENCE[(seed, epsilon, scoring)]
         assert result["alt-test"] == pytest.approx(winning) and result["winning_rate"] == pytest.approx(winning)
         assert result["advantage_probability"] == pytest.approx(advantage, abs=1e-12)
@@ -126,8 +168,19 @@ def test_correlate_alt_test_equals_reference(tmp_path):
         assert result["judge_scale"] == "0-100 mapped linearly to 1-5"
         assert set(result["annotators"]) == {f"ann{a}" for a in range(5)}
     with pytest.raises(CommandError, match="epsilon"):
-        cmd("correlate", "--campaign", "alt", "--metric", "llm-judge", "--criterion", "quality",
-            "--method", "alt-test", "--epsilon", "1.5")
+        cmd(
+            "correlate",
+            "--campaign",
+            "alt",
+            "--metric",
+            "llm-judge",
+            "--criterion",
+            "quality",
+            "--method",
+            "alt-test",
+            "--epsilon",
+            "1.5",
+        )
 
 
 # ---- probes ----------------------------------------------------------------------------------
@@ -140,14 +193,34 @@ def probe_world(tmp_path):
     rng = np.random.default_rng(5)
     rows = []
     for i in range(ITEMS):
-        rows.append({"item": f"p{i}", "source": f"src {i}",
-                     "outputs": {"s1": " ".join(["good"] * (3 + i)), "s2": " ".join(["fine"] * (12 - i % 7))},
-                     "meta": {"systems": {"s2": {"model": "org/Tiny-Judge-7B", "note": "sampled"}}}})
+        rows.append(
+            {
+                "item": f"p{i}",
+                "source": f"src {i}",
+                "outputs": {"s1": " ".join(["good"] * (3 + i)), "s2": " ".join(["fine"] * (12 - i % 7))},
+                "meta": {"systems": {"s2": {"model": "org/Tiny-Judge-7B", "note": "sampled"}}},
+            }
+        )
     cmd("import_dataset", str(write_jsonl(tmp_path / "d.jsonl", rows)), "--dataset", "probe", "--project", "probe")
-    cmd("create_campaign", "--dataset", "probe", "--name", "probe", "--protocol", "likert", "--criteria",
-        "quality", "--scale", "1-5")
-    judgements = [{"item": r["item"], "system": s, "annotator": a, "criterion": "quality",
-                   "score": int(rng.integers(1, 6))} for r in rows for s in ("s1", "s2") for a in ("x", "y", "z")]
+    cmd(
+        "create_campaign",
+        "--dataset",
+        "probe",
+        "--name",
+        "probe",
+        "--protocol",
+        "likert",
+        "--criteria",
+        "quality",
+        "--scale",
+        "1-5",
+    )
+    judgements = [
+        {"item": r["item"], "system": s, "annotator": a, "criterion": "quality", "score": int(rng.integers(1, 6))}
+        for r in rows
+        for s in ("s1", "s2")
+        for a in ("x", "y", "z")
+    ]
     cmd("import_judgements", str(write_jsonl(tmp_path / "j.jsonl", judgements)), "--campaign", "probe")
     dataset = Dataset.objects.get(name="probe")
     outputs = outputs_by_key(dataset)
@@ -166,18 +239,26 @@ def probe_world(tmp_path):
     runs = {
         "score": judge_run(dataset, {outputs[k].pk: score[k] for k in keys}, options={**sampling, "seed": 1}),
         "seed2": judge_run(dataset, {outputs[k].pk: seed2[k] for k in keys}, options={**sampling, "seed": 2}),
-        "pairwise": judge_run(dataset, pair_scores, extras=pair_extras,
-                              options={"mode": "pairwise", "model": "/models/other"}),
+        "pairwise": judge_run(
+            dataset, pair_scores, extras=pair_extras, options={"mode": "pairwise", "model": "/models/other"}
+        ),
     }
-    return {"rows": rows, "judgements": judgements, "keys": keys, "outputs": outputs, "score": score,
-            "seed2": seed2, "first": first, "runs": runs}
+    return {
+        "rows": rows,
+        "judgements": judgements,
+        "keys": keys,
+        "outputs": outputs,
+        "score": score,
+        "seed2": seed2,
+        "first": first,
+        "runs": runs,
+    }
 
 
 def test_probes_in_correlate_json(probe_world):
     w = probe_world
     keys = w["keys"]
-    result = cmd("correlate", "--campaign", "probe", "--metric", f"#{w['runs']['score'].pk}",
-                 "--criterion", "quality")
+    result = cmd("correlate", "--campaign", "probe", "--metric", f"#{w['runs']['score'].pk}", "--criterion", "quality")
     probes = result["probes"]
     lengths = [len(w["outputs"][k].text.split()) for k in keys]
     human = [np.mean([j["score"] for j in w["judgements"] if (j["item"], j["system"]) == k]) for k in keys]
@@ -195,22 +276,27 @@ def test_probes_in_correlate_json(probe_world):
     # Two runs differing only in seed, with sampling on: their correlation.
     seeds = probes["seeds"]
     assert seeds["other_run"] == w["runs"]["seed2"].pk and seeds["sampling"] is True
-    assert seeds["pearson"] == pytest.approx(np.corrcoef([w["score"][k] for k in keys],
-                                                         [w["seed2"][k] for k in keys])[0, 1])
+    assert seeds["pearson"] == pytest.approx(
+        np.corrcoef([w["score"][k] for k in keys], [w["seed2"][k] for k in keys])[0, 1]
+    )
     assert probes["position"] is None  # a score-mode run stores no swapped preference
 
-    pairwise = cmd("correlate", "--campaign", "probe", "--metric", f"#{w['runs']['pairwise'].pk}",
-                   "--criterion", "quality")["probes"]
+    pairwise = cmd(
+        "correlate", "--campaign", "probe", "--metric", f"#{w['runs']['pairwise'].pk}", "--criterion", "quality"
+    )["probes"]
     # Each item's one pair, counted once; it is inconsistent when the output that wins with s1
     # shown first is not the one that wins with s2 shown first.
-    s1_first = np.array([w["first"][(w["outputs"][(r["item"], "s1")].pk, w["outputs"][(r["item"], "s2")].pk)]
-                         for r in w["rows"]])
-    s2_first = np.array([w["first"][(w["outputs"][(r["item"], "s2")].pk, w["outputs"][(r["item"], "s1")].pk)]
-                         for r in w["rows"]])
+    s1_first = np.array(
+        [w["first"][(w["outputs"][(r["item"], "s1")].pk, w["outputs"][(r["item"], "s2")].pk)] for r in w["rows"]]
+    )
+    s2_first = np.array(
+        [w["first"][(w["outputs"][(r["item"], "s2")].pk, w["outputs"][(r["item"], "s1")].pk)] for r in w["rows"]]
+    )
     assert pairwise["position"]["pairs"] == ITEMS
     assert pairwise["position"]["flip_rate"] == pytest.approx(np.mean((s1_first > 0.5) != (s2_first < 0.5)))
     assert pairwise["position"]["first_position_wins"] == pytest.approx(
-        (np.sum(s1_first > 0.5) + np.sum(s2_first > 0.5)) / (2 * ITEMS))
+        (np.sum(s1_first > 0.5) + np.sum(s2_first > 0.5)) / (2 * ITEMS)
+    )
     assert pairwise["self_preference"]["warnings"] == [] and pairwise["seeds"] is None
 
 
@@ -231,13 +317,23 @@ def test_alt_test_through_the_api(client, tmp_path):
     MembershipFactory(project=dataset.project, user=user, role=Membership.Role.RESEARCHER)
     client.force_login(user)
     url = f"/api/campaigns/{Campaign.objects.get(name='alt').pk}/correlation/"
-    body = client.get(url, {"metric": "llm-judge", "criterion": "quality", "method": "alt-test",
-                            "alt_scoring": "accuracy", "epsilon": 0.2}).json()
+    body = client.get(
+        url,
+        {
+            "metric": "llm-judge",
+            "criterion": "quality",
+            "method": "alt-test",
+            "alt_scoring": "accuracy",
+            "epsilon": 0.2,
+        },
+    ).json()
     assert body["winning_rate"] == pytest.approx(REFERENCE[(2, 0.2, "accuracy")][0])
     assert body["advantage_probability"] == pytest.approx(REFERENCE[(2, 0.2, "accuracy")][1], abs=1e-12)
     assert body["judge_scale"] is None
-    assert client.get(url, {"metric": "llm-judge", "criterion": "quality", "method": "alt-test",
-                            "epsilon": 2}).status_code == 400
+    assert (
+        client.get(url, {"metric": "llm-judge", "criterion": "quality", "method": "alt-test", "epsilon": 2}).status_code
+        == 400
+    )
 
 
 @pytest.mark.parametrize("case", sorted(REFERENCE_PAIRS))
@@ -245,12 +341,28 @@ def test_alt_test_on_a_pairwise_campaign_equals_reference(tmp_path, case):
     seed, epsilon = case
     judge, humans = generate_pairs(seed)
     items = sorted(judge)
-    cmd("import_dataset", str(write_jsonl(tmp_path / "d.jsonl", [
-        {"item": i, "source": f"s {i}", "outputs": {"s1": f"one {i}", "s2": f"two {i}", "s3": f"three {i}"}}
-        for i in items])), "--dataset", "pairs", "--project", "pairs")
+    cmd(
+        "import_dataset",
+        str(
+            write_jsonl(
+                tmp_path / "d.jsonl",
+                [
+                    {"item": i, "source": f"s {i}", "outputs": {"s1": f"one {i}", "s2": f"two {i}", "s3": f"three {i}"}}
+                    for i in items
+                ],
+            )
+        ),
+        "--dataset",
+        "pairs",
+        "--project",
+        "pairs",
+    )
     cmd("create_campaign", "--dataset", "pairs", "--name", "pairs", "--protocol", "pairwise", "--criteria", "pref")
-    rows = [{"item": i, "annotator": a, "criterion": "pref", "a": "s1", "b": "s2", "winner": w}
-            for a, answers in humans.items() for i, w in answers.items()]
+    rows = [
+        {"item": i, "annotator": a, "criterion": "pref", "a": "s1", "b": "s2", "winner": w}
+        for a, answers in humans.items()
+        for i, w in answers.items()
+    ]
     cmd("import_judgements", str(write_jsonl(tmp_path / "j.jsonl", rows)), "--campaign", "pairs")
     dataset = Dataset.objects.get(name="pairs")
     outputs = outputs_by_key(dataset)
@@ -277,8 +389,19 @@ def test_alt_test_on_a_pairwise_campaign_equals_reference(tmp_path, case):
             win, lose = ("s1", "s2") if label == "a" else ("s2", "s1")
             assert scores[outputs[(i, win)].pk] < scores[outputs[(i, lose)].pk]
     judge_run(dataset, scores, extras=extras, options={"mode": "pairwise"})
-    result = cmd("correlate", "--campaign", "pairs", "--metric", "llm-judge", "--criterion", "pref",
-                 "--method", "alt-test", "--epsilon", str(epsilon))
+    result = cmd(
+        "correlate",
+        "--campaign",
+        "pairs",
+        "--metric",
+        "llm-judge",
+        "--criterion",
+        "pref",
+        "--method",
+        "alt-test",
+        "--epsilon",
+        str(epsilon),
+    )
     assert result["scoring"] == "accuracy"
     assert result["winning_rate"] == pytest.approx(REFERENCE_PAIRS[case][0])
     assert result["advantage_probability"] == pytest.approx(REFERENCE_PAIRS[case][1], abs=1e-12)
@@ -287,12 +410,32 @@ def test_alt_test_on_a_pairwise_campaign_equals_reference(tmp_path, case):
 def test_alt_test_says_when_it_cannot_test(probe_world):
     # 3 annotators x 32 outputs: testable; with --min-instances above that, nobody is: no verdict.
     w = probe_world
-    result = cmd("correlate", "--campaign", "probe", "--metric", f"#{w['runs']['score'].pk}", "--criterion",
-                 "quality", "--method", "alt-test", "--min-instances", "40")
+    result = cmd(
+        "correlate",
+        "--campaign",
+        "probe",
+        "--metric",
+        f"#{w['runs']['score'].pk}",
+        "--criterion",
+        "quality",
+        "--method",
+        "alt-test",
+        "--min-instances",
+        "40",
+    )
     assert result["passed"] is None and result["winning_rate"] is None and result["annotators_tested"] == 0
     assert all(a["skipped"] for a in result["annotators"].values())
     with pytest.raises(CommandError, match="pairwise-mode judge"):
-        cmd("correlate", "--campaign", "probe", "--metric", f"#{w['runs']['pairwise'].pk}", "--criterion",
-            "quality", "--method", "alt-test")
+        cmd(
+            "correlate",
+            "--campaign",
+            "probe",
+            "--metric",
+            f"#{w['runs']['pairwise'].pk}",
+            "--criterion",
+            "quality",
+            "--method",
+            "alt-test",
+        )
     with pytest.raises(CommandError, match="no done run"):
         cmd("correlate", "--campaign", "probe", "--metric", "nope", "--criterion", "quality", "--method", "alt-test")

@@ -1,5 +1,6 @@
 """Soft pairwise accuracy, pairwise difference Pearson, metric clusters (--compare-all), against
 google-research/mt-metrics-eval; CV* against Belz et al. (2022)."""
+
 import json
 from io import StringIO
 
@@ -29,15 +30,19 @@ def generated(seed=7, n_sys=6, n_seg=40):
 #   stats.Correlation(6, list(h.ravel()), list(m.ravel())).PairwiseConfidenceError()[0]
 #   stats.Correlation(6, list(h.mean(1)), list(m.mean(1))).Pearson(pdp=True)[0]
 #   stats.Correlation(6, list(h.ravel()), list(m.ravel())).Pearson(average_by='item', pdp=True)[0]
-MTME = {"a": {"spa": 0.8246, "pdp_sys": 0.9155714167381263, "pdp_item": 0.5664364212216677},
-        "b": {"spa": 0.7614666666666667, "pdp_sys": 0.7282841867094095, "pdp_item": 0.03989644435472593}}
+MTME = {
+    "a": {"spa": 0.8246, "pdp_sys": 0.9155714167381263, "pdp_item": 0.5664364212216677},
+    "b": {"spa": 0.7614666666666667, "pdp_sys": 0.7282841867094095, "pdp_item": 0.03989644435472593},
+}
 
 
 def test_spa_and_pdp_equal_mt_metrics_eval():
     human, a, b = generated()
     for name, metric in (("a", a), ("b", b)):
         assert co.spa(human, metric)["value"] == pytest.approx(MTME[name]["spa"], abs=1e-12)
-        assert co.pdp(human.mean(axis=1), metric.mean(axis=1))["value"] == pytest.approx(MTME[name]["pdp_sys"], abs=1e-12)
+        assert co.pdp(human.mean(axis=1), metric.mean(axis=1))["value"] == pytest.approx(
+            MTME[name]["pdp_sys"], abs=1e-12
+        )
         assert co.pdp(human, metric, "item")["value"] == pytest.approx(MTME[name]["pdp_item"], abs=1e-12)
     # Another seed draws other permutations: a different figure (the seed is part of the result).
     assert co.spa(human, a, seed=0)["value"] != MTME["a"]["spa"]
@@ -53,8 +58,18 @@ def test_spa_leaves_out_items_some_system_lacks():
 
 # mt-metrics-eval data.AssignRanks(P, 0.05) on these matrices (same scratch copy): [1, 1, 2, 2, 3], [1, 2, 3].
 RANKS = [
-    (np.array([[0, 0.30, 0.04, 0.01, 0.00], [0, 0, 0.20, 0.06, 0.01], [0, 0, 0, 0.50, 0.03],
-               [0, 0, 0, 0, 0.04], [0, 0, 0, 0, 0]]), [1, 1, 2, 2, 3]),
+    (
+        np.array(
+            [
+                [0, 0.30, 0.04, 0.01, 0.00],
+                [0, 0, 0.20, 0.06, 0.01],
+                [0, 0, 0, 0.50, 0.03],
+                [0, 0, 0, 0, 0.04],
+                [0, 0, 0, 0, 0],
+            ]
+        ),
+        [1, 1, 2, 2, 3],
+    ),
     (np.array([[0, 0.05, 0.2], [0, 0, 0.05], [0, 0, 0]]), [1, 2, 3]),
 ]
 
@@ -66,10 +81,12 @@ def test_assign_ranks_equals_mt_metrics_eval(p_values, expected):
 
 def test_cv_star_equals_belz_et_al_2022():
     # Table 4 of Belz, Popovic & Mille (2022), as checked by their coeff-var code (check_cv).
-    for values, published in (([84.51, 84.50, 87.46, 85.60, 84.20, 86.61, 86.20], 1.562),
-                              ([30.65, 30.65, 29.13, 30.65, 29.96], 2.487),
-                              ([87.50, 80.75, 89.36, 88.10, 89.64, 88.80], 4.176),
-                              ([31.11, 30.28, 31.11, 29.12], 3.572)):
+    for values, published in (
+        ([84.51, 84.50, 87.46, 85.60, 84.20, 86.61, 86.20], 1.562),
+        ([30.65, 30.65, 29.13, 30.65, 29.96], 2.487),
+        ([87.50, 80.75, 89.36, 88.10, 89.64, 88.80], 4.176),
+        ([31.11, 30.28, 31.11, 29.12], 3.572),
+    ):
         assert round(wv.cv_star(values), 3) == published
     assert wv.cv_star([50.0]) is None and wv.cv_star([0.0, 0.0]) is None
 
@@ -107,8 +124,7 @@ def test_correlate_spa_command_and_compare_all(scored):
     from metrics.models import MetricRun
     from metrics.selectors import scores_by_output
 
-    result = run("correlate", "--campaign", "likert", "--metric", "bleu", "--criterion", "adequacy",
-                 "--method", "spa")
+    result = run("correlate", "--campaign", "likert", "--metric", "bleu", "--criterion", "adequacy", "--method", "spa")
     assert result["level"] == "system" and result["permutations"]["seed"] == 4
     assert result["permutations"]["permutations"] == 1000
     # The same figure from the matrices assembled here from the imported judgements.
@@ -121,12 +137,35 @@ def test_correlate_spa_command_and_compare_all(scored):
     np.testing.assert_allclose(H2, H)
     assert result["spa"] == pytest.approx(co.spa(H, M)["value"], abs=1e-12)
 
-    pdp = run("correlate", "--campaign", "likert", "--metric", "bleu", "--criterion", "adequacy",
-              "--method", "pdp", "--group-by", "item", "--bootstrap", "10")
+    pdp = run(
+        "correlate",
+        "--campaign",
+        "likert",
+        "--metric",
+        "bleu",
+        "--criterion",
+        "adequacy",
+        "--method",
+        "pdp",
+        "--group-by",
+        "item",
+        "--bootstrap",
+        "10",
+    )
     assert pdp["pdp"] == pytest.approx(co.pdp(H, M, "item")["value"], abs=1e-12)
 
-    full = run("correlate", "--campaign", "likert", "--criterion", "adequacy", "--method", "spa",
-               "--compare-all", "--resamples", "200")
+    full = run(
+        "correlate",
+        "--campaign",
+        "likert",
+        "--criterion",
+        "adequacy",
+        "--method",
+        "spa",
+        "--compare-all",
+        "--resamples",
+        "200",
+    )
     names = [m["metric"] for m in full["metrics"]]
     assert sorted(names) == ["bleu", "chrf", "wer"]
     values = [m["value"] for m in full["metrics"]]
@@ -170,8 +209,12 @@ def test_paired_wilcoxon_rank_ranges_against_scipy():
     got = sy.paired_ranks(by_item, order)
     # A and B tie (alternating +-0.5: p about 0.5 both ways); both beat C and D on every item
     # (exact p = 1/4096), C beats D.
-    assert got == {"B": {"rank_range": [1, 2], "paired_cluster": 1}, "A": {"rank_range": [1, 2], "paired_cluster": 1},
-                   "C": {"rank_range": [3, 3], "paired_cluster": 2}, "D": {"rank_range": [4, 4], "paired_cluster": 3}}
+    assert got == {
+        "B": {"rank_range": [1, 2], "paired_cluster": 1},
+        "A": {"rank_range": [1, 2], "paired_cluster": 1},
+        "C": {"rank_range": [3, 3], "paired_cluster": 2},
+        "D": {"rank_range": [4, 4], "paired_cluster": 3},
+    }
     # The unpaired rank-sum clusters cannot separate them (items vary by 10 points).
     assert {r["cluster"] for r in sy.clusters({s: v for s, v in scores.items()})} == {1}
     # Lower-is-better flips the direction; missing items are left out of the pairs.
@@ -179,7 +222,8 @@ def test_paired_wilcoxon_rank_ranges_against_scipy():
     assert flipped["D"]["rank_range"] == [1, 1] and flipped["B"]["rank_range"] == [3, 4]
     del by_item["C"]["i0"]
     assert sy.paired_p(by_item["A"], by_item["C"]) == pytest.approx(
-        stats.wilcoxon((scores["A"] - scores["C"])[1:], alternative="greater", method="exact").pvalue)
+        stats.wilcoxon((scores["A"] - scores["C"])[1:], alternative="greater", method="exact").pvalue
+    )
 
 
 @pytest.mark.django_db
@@ -201,7 +245,9 @@ def test_rankings_carry_the_paired_clusters(scored, client):
         by_item.setdefault(j["system"], {}).setdefault(j["item"], []).append(j["score"])
     by_item = {s: {i: float(np.mean(v)) for i, v in items.items()} for s, items in by_item.items()}
     expected = sy.paired_ranks(by_item, [r["system"] for r in rows])
-    assert {r["system"]: {"rank_range": r["rank_range"], "paired_cluster": r["paired_cluster"]} for r in rows} == expected
+    assert {
+        r["system"]: {"rank_range": r["rank_range"], "paired_cluster": r["paired_cluster"]} for r in rows
+    } == expected
     for metric in body["metrics"].values():
         assert all(len(r["rank_range"]) == 2 for r in metric["ranking"])
     csv_text = client.get(f"/campaigns/{campaign.pk}/analysis/rankings/", {"format": "csv"}).content.decode()

@@ -13,6 +13,7 @@ systems), end to end with the default typology (issue 38 items 3 and 4):
   published `mqm_ted_ende.avg_seg_scores.tsv` (6 decimals) but the left-out one;
 - the same figures in the API (JSON) and on the page, with the drill-down to the items.
 """
+
 import csv
 import json
 from collections import defaultdict
@@ -54,7 +55,8 @@ def score_mqm_segments(path, leave_out=frozenset()) -> dict[tuple[str, str], flo
             if (row["rater"], row["system"], row["seg_id"]) in leave_out:
                 continue
             raters[(row["system"], row["seg_id"])][row["rater"]].append(
-                score([row["severity"]] + row["category"].split("/")))
+                score([row["severity"]] + row["category"].split("/"))
+            )
     return {key: -sum(sum(v) for v in by_rater.values()) / len(by_rater) for key, by_rater in raters.items()}
 
 
@@ -70,8 +72,7 @@ def published(path) -> dict[tuple[str, str], float]:
     return out
 
 
-def test_ted_ende_imports_with_the_default_typology_and_the_breakdown_equals_score_mqm(shared_data, tmp_path,
-                                                                                     client):
+def test_ted_ende_imports_with_the_default_typology_and_the_breakdown_equals_score_mqm(shared_data, tmp_path, client):
     tsv = shared_data / "wmt-mqm" / "mqm_ted_ende.tsv"
     if not tsv.is_file():
         pytest.skip(f"{tsv} is absent (see ../shared/data/SOURCES.md)")
@@ -87,25 +88,43 @@ def test_ted_ende_imports_with_the_default_typology_and_the_breakdown_equals_sco
     report = tmp_path / "refused.txt"
     err = StringIO()
     out = StringIO()
-    call_command("import_judgements", str(tsv), "--campaign", "ted", "--format", "mqm-tsv", "--skip-invalid",
-                 "--report", str(report), "--json", stdout=out, stderr=err)
+    call_command(
+        "import_judgements",
+        str(tsv),
+        "--campaign",
+        "ted",
+        "--format",
+        "mqm-tsv",
+        "--skip-invalid",
+        "--report",
+        str(report),
+        "--json",
+        stdout=out,
+        stderr=err,
+    )
     summary = json.loads(out.getvalue())
     left_out = {("rater4", "metricsystem1", "475")}
     with open(tsv, encoding="utf-8") as f:
-        group_lines = [n for n, row in enumerate(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE), start=2)
-                       if (row["rater"], row["system"], row["seg_id"]) in left_out]
+        group_lines = [
+            n
+            for n, row in enumerate(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE), start=2)
+            if (row["rater"], row["system"], row["seg_id"]) in left_out
+        ]
     lines = report.read_text(encoding="utf-8").splitlines()
     assert summary["skipped_lines"] == len(group_lines) == len(lines) and summary["report"] == str(report)
     assert lines[[int(x.split(":")[0].split()[1]) for x in lines].index(BROKEN_LINE)].startswith(
-        f"line {BROKEN_LINE}: the target must mark one error span")
+        f"line {BROKEN_LINE}: the target must mark one error span"
+    )
     assert f"{len(lines)} line(s) refused and left out" in err.getvalue()
     assert summary["judgements"] == 529 * 14 - 1
 
     # Per segment: score_mqm.py's transcription, and the published scores but the left-out segment.
     campaign = Campaign.objects.get(name="ted")
     scores = protocols.of(campaign).output_scores(list(campaign_judgements(campaign=campaign, annotators=ALL)))
-    where = {o.pk: (o.system.name, o.item.external_id) for o in
-             Output.objects.filter(item__dataset=campaign.dataset).select_related("system", "item")}
+    where = {
+        o.pk: (o.system.name, o.item.external_id)
+        for o in Output.objects.filter(item__dataset=campaign.dataset).select_related("system", "item")
+    }
     ours = {where[o]: v for o, v in scores.items()}
     expected = score_mqm_segments(tsv, left_out)
     assert set(ours) == set(expected) and len(ours) == 529 * 14 - 1
@@ -139,10 +158,13 @@ def test_ted_ende_imports_with_the_default_typology_and_the_breakdown_equals_sco
     assert {(c["category"], c["severity"]): c["count"] for c in ref["cells"]} == dict(counts)
 
     # Drill-down: the items behind Accuracy (all its subcategories), major, for the reference.
-    cell = client.get(reverse("api-campaign-mqm-errors", args=[campaign.pk]),
-                      {"annotators": "all", "system": "ref", "category": "Accuracy", "severity": "major"}).json()
-    major_accuracy = sum(c["penalty"] for c in ref["cells"]
-                         if c["category"].startswith("Accuracy/") and c["severity"] == "major")
+    cell = client.get(
+        reverse("api-campaign-mqm-errors", args=[campaign.pk]),
+        {"annotators": "all", "system": "ref", "category": "Accuracy", "severity": "major"},
+    ).json()
+    major_accuracy = sum(
+        c["penalty"] for c in ref["cells"] if c["category"].startswith("Accuracy/") and c["severity"] == "major"
+    )
     assert sum(i["penalty"] for i in cell["items"]) / ref["outputs"] == pytest.approx(major_accuracy, abs=1e-9)
     assert cell["items"] == sorted(cell["items"], key=lambda i: (-i["penalty"], -i["count"], i["item"]))
 
@@ -150,7 +172,11 @@ def test_ted_ende_imports_with_the_default_typology_and_the_breakdown_equals_sco
     html = page.content.decode()
     assert page.status_code == 200 and "MQM errors by category and severity" in html
     assert 'data-system="ref"' in html and "Terminology/Inconsistent use of terminology" in html
-    items = client.get(reverse("analysis-mqm-errors", args=[campaign.pk]),
-                       {"annotators": "all", "cell": "ref", "category": "Accuracy", "severity": "major"})
-    assert items.status_code == 200 and reverse("item-detail", args=[cell["items"][0]["item_id"]]) in \
-        items.content.decode()
+    items = client.get(
+        reverse("analysis-mqm-errors", args=[campaign.pk]),
+        {"annotators": "all", "cell": "ref", "category": "Accuracy", "severity": "major"},
+    )
+    assert (
+        items.status_code == 200
+        and reverse("item-detail", args=[cell["items"][0]["item_id"]]) in items.content.decode()
+    )

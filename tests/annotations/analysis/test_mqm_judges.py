@@ -2,6 +2,7 @@
 keeps its metric table and says why the judge cannot be alt-tested against MQM scores; `correlate
 --method alt-test` answers with that reason, not a traceback. A spans-mode judge (its score is minus
 its weighted errors, MQM's own units) is compared as is."""
+
 import pytest
 from django.urls import reverse
 
@@ -42,16 +43,39 @@ def test_meta_evaluation_page_of_an_mqm_campaign_with_a_score_mode_judge(mqm_wor
 
 
 def test_correlate_alt_test_says_why_on_an_mqm_criterion(mqm_world):
-    message = fails("correlate", "--campaign", "mqm", "--metric", f"#{mqm_world['score'].pk}", "--criterion",
-                    "mqm", "--method", "alt-test")
+    message = fails(
+        "correlate",
+        "--campaign",
+        "mqm",
+        "--metric",
+        f"#{mqm_world['score'].pk}",
+        "--criterion",
+        "mqm",
+        "--method",
+        "alt-test",
+    )
     assert "criterion 'mqm' has no fixed scale" in message and "Traceback" not in message
 
 
 def test_a_spans_mode_judge_is_alt_tested_on_mqm_scores(mqm_world):
     outputs = mqm_world["outputs"]
-    spans = judge_run(mqm_world["campaign"].dataset, {o.pk: -float(k % 4) for k, o in enumerate(outputs.values())},
-                      options={"mode": "spans"})
-    result = run("correlate", "--campaign", "mqm", "--metric", f"#{spans.pk}", "--criterion", "mqm",
-                 "--method", "alt-test", "--min-instances", "5")
+    spans = judge_run(
+        mqm_world["campaign"].dataset,
+        {o.pk: -float(k % 4) for k, o in enumerate(outputs.values())},
+        options={"mode": "spans"},
+    )
+    result = run(
+        "correlate",
+        "--campaign",
+        "mqm",
+        "--metric",
+        f"#{spans.pk}",
+        "--criterion",
+        "mqm",
+        "--method",
+        "alt-test",
+        "--min-instances",
+        "5",
+    )
     assert result["run"] == spans.pk and result["judge_scale"] is None
     assert set(result["annotators"]) == {"r1", "r2", "r3"}

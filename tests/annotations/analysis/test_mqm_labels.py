@@ -2,6 +2,7 @@
 (issue 38 item 4): the Error severity page names the campaign's protocol (MQM, not "ESA") and says
 why there is no span agreement; the dashboard says why its agreement figure is empty; the MQM
 errors page is in the analysis navigation."""
+
 import pytest
 from django.urls import reverse
 

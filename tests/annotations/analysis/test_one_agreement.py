@@ -6,6 +6,7 @@ agreement API, the quality API, the exported card and campaign.json report the s
 1e-9) under the same label, equal to the `krippendorff` package on the reliability matrix the
 protocol defines (built here from the raw data, not from our tables).
 """
+
 import csv
 import html
 import json
@@ -74,8 +75,12 @@ def _surfaces(campaign: Campaign, tmp_path) -> dict[str, dict[str, dict]]:
     client = Client()
     client.force_login(user)
     page = html.unescape(client.get(reverse("analysis-dashboard", args=[campaign.pk])).content.decode())
-    rows = re.findall(r'<tr data-criterion="([^"]+)">\s*<td>[^<]*</td>\s*<td class="small">([^<]*)<br>.*?'
-                      r'data-alpha="([^"]+)"', page, flags=re.S)
+    rows = re.findall(
+        r'<tr data-criterion="([^"]+)">\s*<td>[^<]*</td>\s*<td class="small">([^<]*)<br>.*?'
+        r'data-alpha="([^"]+)"',
+        page,
+        flags=re.S,
+    )
     assert rows, "the dashboard shows no agreement row"
     for c, label, value in rows:
         found[c]["dashboard"] = {"value": None if value == "None" else float(value), "label": label}
@@ -113,8 +118,9 @@ def _check(campaign: Campaign, tmp_path, expected: dict[str, float], label_words
 def test_asset_likert_ratings_agree_everywhere(asset_campaign, asset_ratings, tmp_path):
     expected = {}
     for c in ("meaning", "fluency", "simplicity"):
-        cells = {(r["worker_id"], r["original_sentence_id"]): float(r["rating"])
-                 for r in asset_ratings if r["aspect"] == c}
+        cells = {
+            (r["worker_id"], r["original_sentence_id"]): float(r["rating"]) for r in asset_ratings if r["aspect"] == c
+        }
         expected[c] = krippendorff.alpha(reliability_data=_matrix(cells), level_of_measurement="interval")
     _check(asset_campaign, tmp_path, expected, "interval, raw values; unit: output")
 
@@ -137,16 +143,36 @@ def test_rankme_magnitudes_agree_everywhere(rankme_rows, tmp_path):
                 if key in cells[c]:
                     continue  # a worker who rated the same output twice: the first rating counts
                 cells[c][key] = float(r[f"{c}{k}"])
-                judgements.append({"item": r["mr_id"], "system": r[f"team{k}"], "annotator": r["_worker_id"],
-                                   "criterion": c, "score": float(r[f"{c}{k}"])})
+                judgements.append(
+                    {
+                        "item": r["mr_id"],
+                        "system": r[f"team{k}"],
+                        "annotator": r["_worker_id"],
+                        "criterion": c,
+                        "score": float(r[f"{c}{k}"]),
+                    }
+                )
     write_jsonl(tmp_path / "rankme.jsonl", ({"item": i, "outputs": o} for i, o in outputs.items()))
     write_jsonl(tmp_path / "rankme-j.jsonl", judgements)
     run("import_dataset", str(tmp_path / "rankme.jsonl"), "--dataset", "rankme")
-    run("create_campaign", "--dataset", "rankme", "--name", "rankme", "--protocol", "rankme",
-        "--criteria", ",".join(criteria), "--redundancy", "3")
+    run(
+        "create_campaign",
+        "--dataset",
+        "rankme",
+        "--name",
+        "rankme",
+        "--protocol",
+        "rankme",
+        "--criteria",
+        ",".join(criteria),
+        "--redundancy",
+        "3",
+    )
     run("import_judgements", str(tmp_path / "rankme-j.jsonl"), "--campaign", "rankme")
-    expected = {c: krippendorff.alpha(reliability_data=_matrix(_zscored(cells[c])), level_of_measurement="interval")
-                for c in criteria}
+    expected = {
+        c: krippendorff.alpha(reliability_data=_matrix(_zscored(cells[c])), level_of_measurement="interval")
+        for c in criteria
+    }
     _check(Campaign.objects.get(name="rankme"), tmp_path, expected, "interval, per-annotator z-scores")
 
 
@@ -162,8 +188,19 @@ def _simulated_dataset(tmp_path, n_items=30, systems=("s1", "s2", "s3", "s4")):
 def _campaign(tmp_path, name: str, protocol: str, criterion: str, judgements: list[dict]) -> Campaign:
     """A campaign on the simulated dataset with these judgements, through the public commands."""
     write_jsonl(tmp_path / f"{name}.jsonl", judgements)
-    run("create_campaign", "--dataset", "sim", "--name", name, "--protocol", protocol, "--criteria", criterion,
-        "--redundancy", "3")
+    run(
+        "create_campaign",
+        "--dataset",
+        "sim",
+        "--name",
+        name,
+        "--protocol",
+        protocol,
+        "--criteria",
+        criterion,
+        "--redundancy",
+        "3",
+    )
     run("import_judgements", str(tmp_path / f"{name}.jsonl"), "--campaign", name)
     return Campaign.objects.get(name=name)
 
@@ -176,8 +213,9 @@ def test_pairwise_choices_agree_everywhere(tmp_path):
             for annotator in rng.sample([f"w{k}" for k in range(6)], rng.choice([1, 2, 3])):
                 d = quality[a] - quality[b] + rng.gauss(0, 0.3)
                 winner = "tie" if abs(d) < 0.1 else "a" if d > 0 else "b"
-                judgements.append({"item": item, "annotator": annotator, "criterion": "overall", "a": a, "b": b,
-                                   "winner": winner})
+                judgements.append(
+                    {"item": item, "annotator": annotator, "criterion": "overall", "a": a, "b": b, "winner": winner}
+                )
                 cells[(annotator, (item, a, b))] = {"a": 0, "b": 1, "tie": 2}[winner]
     campaign = _campaign(tmp_path, "pairs", "pairwise", "overall", judgements)
     expected = {"overall": krippendorff.alpha(reliability_data=_matrix(cells), level_of_measurement="nominal")}
@@ -192,8 +230,16 @@ def test_best_worst_choices_agree_everywhere(tmp_path):
         for annotator in rng.sample([f"w{k}" for k in range(6)], rng.choice([1, 2, 3])):
             noisy = sorted(tuple_, key=lambda s: quality[s] + rng.gauss(0, 0.25))
             best, worst = noisy[-1], noisy[0]
-            judgements.append({"item": item, "annotator": annotator, "criterion": "overall", "outputs": tuple_,
-                               "best": best, "worst": worst})
+            judgements.append(
+                {
+                    "item": item,
+                    "annotator": annotator,
+                    "criterion": "overall",
+                    "outputs": tuple_,
+                    "best": best,
+                    "worst": worst,
+                }
+            )
             for s in tuple_:
                 cells[(annotator, (item, s))] = 1 if s == best else -1 if s == worst else 0
     campaign = _campaign(tmp_path, "bws", "bws", "overall", judgements)
@@ -209,8 +255,16 @@ def test_esa_scores_agree_everywhere(tmp_path):
             for annotator in rng.sample([f"w{k}" for k in range(5)], rng.choice([1, 2, 3])):
                 score = max(0, min(100, round(100 * quality[system] + rng.gauss(0, 12))))
                 spans = [{"start": 0, "end": 6, "severity": "minor"}] if score < 50 else []
-                judgements.append({"item": item, "system": system, "annotator": annotator, "criterion": "quality",
-                                   "score": score, "spans": spans})
+                judgements.append(
+                    {
+                        "item": item,
+                        "system": system,
+                        "annotator": annotator,
+                        "criterion": "quality",
+                        "score": score,
+                        "spans": spans,
+                    }
+                )
                 cells[(annotator, (item, system))] = float(score)
     campaign = _campaign(tmp_path, "esa", "esa", "quality", judgements)
     expected = {"quality": krippendorff.alpha(reliability_data=_matrix(cells), level_of_measurement="interval")}
@@ -230,8 +284,17 @@ def test_cesa_scores_agree_everywhere_and_the_dashboard_adds_the_derived_pairs(t
             screen = rng.sample(["s1", "s2", "s3", "s4"], 3)
             scores = {s: max(0, min(100, 10 * round(10 * quality[s] + rng.gauss(0, 1.5)))) for s in screen}
             for system, score in scores.items():
-                judgements.append({"item": item, "system": system, "annotator": annotator, "criterion": "quality",
-                                   "score": score, "spans": [], "shown_order": screen})
+                judgements.append(
+                    {
+                        "item": item,
+                        "system": system,
+                        "annotator": annotator,
+                        "criterion": "quality",
+                        "score": score,
+                        "spans": [],
+                        "shown_order": screen,
+                    }
+                )
                 cells[(annotator, (item, system))] = float(score)
             for x, y in ((x, y) for x in sorted(screen) for y in sorted(screen) if x < y):
                 votes[(annotator, (item, x, y))] = int(np.sign(scores[x] - scores[y]))
@@ -242,20 +305,29 @@ def test_cesa_scores_agree_everywhere_and_the_dashboard_adds_the_derived_pairs(t
     client = Client()
     client.force_login(user)
     page = html.unescape(client.get(reverse("analysis-dashboard", args=[campaign.pk])).content.decode())
-    derived = re.search(r'<tr data-criterion="quality" data-derived="pairs">\s*<td>([^<]*)</td>\s*'
-                        r'<td class="small">([^<]*)<br>.*?data-alpha="([^"]+)"', page, flags=re.S)
+    derived = re.search(
+        r'<tr data-criterion="quality" data-derived="pairs">\s*<td>([^<]*)</td>\s*'
+        r'<td class="small">([^<]*)<br>.*?data-alpha="([^"]+)"',
+        page,
+        flags=re.S,
+    )
     assert derived.group(1) == "quality (pairs derived from the scores)"
     assert "nominal" in derived.group(2) and "derived from cESA scores" in derived.group(2)
     assert float(derived.group(3)) == pytest.approx(
-        krippendorff.alpha(reliability_data=_matrix(votes), level_of_measurement="nominal"), abs=1e-9)
+        krippendorff.alpha(reliability_data=_matrix(votes), level_of_measurement="nominal"), abs=1e-9
+    )
 
 
 def test_mqm_scores_agree_everywhere(tmp_path):
     """MQM: the value is the MQM score of each rater's spans (score_mqm.py's default weights:
     major 5, minor 1, neutral 0, minor Fluency/Punctuation 0.1), negated."""
     rng, items, quality = _simulated_dataset(tmp_path)
-    weights = {("major", "Accuracy/Mistranslation"): 5.0, ("minor", "Fluency/Grammar"): 1.0,
-               ("minor", "Fluency/Punctuation"): 0.1, ("neutral", "Style/Awkward"): 0.0}
+    weights = {
+        ("major", "Accuracy/Mistranslation"): 5.0,
+        ("minor", "Fluency/Grammar"): 1.0,
+        ("minor", "Fluency/Punctuation"): 0.1,
+        ("neutral", "Style/Awkward"): 0.0,
+    }
     judgements, cells = [], {}
     for item, outputs in items.items():
         for system, text in outputs.items():
@@ -264,8 +336,9 @@ def test_mqm_scores_agree_everywhere(tmp_path):
                 for k, (severity, category) in enumerate(weights):
                     if rng.random() > quality[system]:
                         spans.append({"start": k, "end": k + 1, "severity": severity, "category": category})
-                judgements.append({"item": item, "system": system, "annotator": annotator, "criterion": "mqm",
-                                   "spans": spans})
+                judgements.append(
+                    {"item": item, "system": system, "annotator": annotator, "criterion": "mqm", "spans": spans}
+                )
                 cells[(annotator, (item, system))] = -sum(weights[(s["severity"], s["category"])] for s in spans)
     campaign = _campaign(tmp_path, "mqm", "mqm", "mqm", judgements)
     expected = {"mqm": krippendorff.alpha(reliability_data=_matrix(cells), level_of_measurement="interval")}

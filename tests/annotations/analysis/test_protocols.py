@@ -1,4 +1,5 @@
 """agreement / correlate / rankings on small imported campaigns of every protocol."""
+
 import json
 from io import StringIO
 
@@ -45,8 +46,7 @@ def dataset(tmp_path):
 
 def _likert(tmp_path, protocol="likert", scale="1-5"):
     rng = np.random.default_rng(1)
-    args = ["create_campaign", "--dataset", "toy", "--name", protocol, "--protocol", protocol, "--criteria",
-            "adequacy"]
+    args = ["create_campaign", "--dataset", "toy", "--name", protocol, "--protocol", protocol, "--criteria", "adequacy"]
     if scale:
         args += ["--scale", scale]
     run(*args)
@@ -58,8 +58,9 @@ def _likert(tmp_path, protocol="likert", scale="1-5"):
                     score = float(100 * (4 - k) * (1 + 0.1 * rng.random()) * (2 if a == "ann2" else 1))
                 else:
                     score = float(np.clip(5 - k + rng.integers(-1, 2), 1, 5))
-                judgements.append({"item": f"i{i}", "system": s, "annotator": a, "criterion": "adequacy",
-                                   "score": score})
+                judgements.append(
+                    {"item": f"i{i}", "system": s, "annotator": a, "criterion": "adequacy", "score": score}
+                )
     run("import_judgements", str(write_jsonl(tmp_path / "j.jsonl", judgements)), "--campaign", protocol)
     return judgements
 
@@ -69,11 +70,19 @@ def test_likert_agreement_and_ranking(dataset, tmp_path):
     result = run("agreement", "--campaign", "likert", "--bootstrap", "20")
     fig = result["criteria"]["adequacy"]
     units = sorted({(j["item"], j["system"]) for j in judgements})
-    data = np.array([[next(j["score"] for j in judgements if (j["item"], j["system"]) == u and j["annotator"] == a)
-                      for u in units] for a in ("ann1", "ann2", "ann3")])
+    data = np.array(
+        [
+            [
+                next(j["score"] for j in judgements if (j["item"], j["system"]) == u and j["annotator"] == a)
+                for u in units
+            ]
+            for a in ("ann1", "ann2", "ann3")
+        ]
+    )
     for level in ("nominal", "ordinal", "interval"):
         assert fig["krippendorff_alpha"][level] == pytest.approx(
-            krippendorff.alpha(reliability_data=data, level_of_measurement=level), abs=1e-6)
+            krippendorff.alpha(reliability_data=data, level_of_measurement=level), abs=1e-6
+        )
     assert fig["n_units"] == 48 and fig["n_annotators"] == 3 and fig["fleiss_units"] == 48
     assert set(fig["cohen_kappa"]) == {"ann1|ann2", "ann1|ann3", "ann2|ann3"}
     assert set(fig["per_system"]) == set(SYSTEMS)
@@ -102,15 +111,28 @@ def test_pairwise_win_rates_bradley_terry_and_metric_agreement(dataset, tmp_path
             for y in range(x + 1, 4):
                 for a in ("v1", "v2", "v3"):
                     winner = "a" if (i + x + y + len(a)) % 5 else "b"  # mostly the better (lower index) system
-                    judgements.append({"item": f"i{i}", "annotator": a, "criterion": "overall",
-                                       "a": SYSTEMS[x], "b": SYSTEMS[y], "winner": winner})
+                    judgements.append(
+                        {
+                            "item": f"i{i}",
+                            "annotator": a,
+                            "criterion": "overall",
+                            "a": SYSTEMS[x],
+                            "b": SYSTEMS[y],
+                            "winner": winner,
+                        }
+                    )
     run("import_judgements", str(write_jsonl(tmp_path / "p.jsonl", judgements)), "--campaign", "pw")
     fig = run("agreement", "--campaign", "pw", "--bootstrap", "10")["criteria"]["overall"]
     assert fig["n_units"] == 12 * 6
 
     ranking = ranking_report(campaign=Campaign.objects.get(name="pw"), bootstrap=10)["criteria"]["overall"]
-    wins = [(SYSTEMS.index(j["a"] if j["winner"] == "a" else j["b"]),
-             SYSTEMS.index(j["b"] if j["winner"] == "a" else j["a"])) for j in judgements]
+    wins = [
+        (
+            SYSTEMS.index(j["a"] if j["winner"] == "a" else j["b"]),
+            SYSTEMS.index(j["b"] if j["winner"] == "a" else j["a"]),
+        )
+        for j in judgements
+    ]
     expected = choix.ilsr_pairwise(4, wins, alpha=0.01)
     expected -= expected.mean()
     for r in ranking:
@@ -124,8 +146,17 @@ def test_pairwise_win_rates_bradley_terry_and_metric_agreement(dataset, tmp_path
 
 def test_best_worst_scores(dataset, tmp_path):
     run("create_campaign", "--dataset", "toy", "--name", "bw", "--protocol", "bws", "--criteria", "overall")
-    judgements = [{"item": f"i{i}", "annotator": "x", "criterion": "overall", "outputs": SYSTEMS,
-                   "best": "s1", "worst": "s4" if i % 3 else "s3"} for i in range(12)]
+    judgements = [
+        {
+            "item": f"i{i}",
+            "annotator": "x",
+            "criterion": "overall",
+            "outputs": SYSTEMS,
+            "best": "s1",
+            "worst": "s4" if i % 3 else "s3",
+        }
+        for i in range(12)
+    ]
     run("import_judgements", str(write_jsonl(tmp_path / "b.jsonl", judgements)), "--campaign", "bw")
     rows = ranking_report(campaign=Campaign.objects.get(name="bw"), bootstrap=5)["criteria"]["overall"]
     scores = {r["system"]: r["score"] for r in rows}
@@ -134,15 +165,41 @@ def test_best_worst_scores(dataset, tmp_path):
 
 
 def test_esa_span_agreement(dataset, tmp_path):
-    run("create_campaign", "--dataset", "toy", "--name", "esa", "--protocol", "esa", "--criteria", "quality",
-        "--severities", "minor,major")
+    run(
+        "create_campaign",
+        "--dataset",
+        "toy",
+        "--name",
+        "esa",
+        "--protocol",
+        "esa",
+        "--criteria",
+        "quality",
+        "--severities",
+        "minor,major",
+    )
     judgements = []
     for i in range(3):
-        judgements.append({"item": f"i{i}", "system": "s1", "annotator": "a", "criterion": "quality", "score": 70,
-                           "spans": [{"start": 0, "end": 4, "severity": "minor"}]})
-        judgements.append({"item": f"i{i}", "system": "s1", "annotator": "b", "criterion": "quality", "score": 60,
-                           "spans": [{"start": 2, "end": 6, "severity": "major"}, {"missing": True,
-                                                                                    "severity": "minor"}]})
+        judgements.append(
+            {
+                "item": f"i{i}",
+                "system": "s1",
+                "annotator": "a",
+                "criterion": "quality",
+                "score": 70,
+                "spans": [{"start": 0, "end": 4, "severity": "minor"}],
+            }
+        )
+        judgements.append(
+            {
+                "item": f"i{i}",
+                "system": "s1",
+                "annotator": "b",
+                "criterion": "quality",
+                "score": 60,
+                "spans": [{"start": 2, "end": 6, "severity": "major"}, {"missing": True, "severity": "minor"}],
+            }
+        )
     run("import_judgements", str(write_jsonl(tmp_path / "e.jsonl", judgements)), "--campaign", "esa")
     fig = run("agreement", "--campaign", "esa", "--bootstrap", "0")["criteria"]["quality"]
     # Characters 0-3 vs 2-5: overlap 2, F1 = 2*2 / (4 + 4).
@@ -168,15 +225,49 @@ def test_correlate_levels_grouping_compare_and_direction(dataset, tmp_path):
     seg = run("correlate", "--campaign", "likert", "--metric", "wer", "--criterion", "adequacy")
     assert seg["n"] == 48 and seg["higher_is_better"] is False
     assert seg["pearson"] > 0  # WER is lower-is-better: its sign is flipped so agreement is positive
-    grouped = run("correlate", "--campaign", "likert", "--metric", "bleu", "--criterion", "adequacy",
-                  "--group-by", "item", "--method", "kendall")
+    grouped = run(
+        "correlate",
+        "--campaign",
+        "likert",
+        "--metric",
+        "bleu",
+        "--criterion",
+        "adequacy",
+        "--group-by",
+        "item",
+        "--method",
+        "kendall",
+    )
     assert grouped["groups"] <= 12 and "kendall" in grouped
-    acc = run("correlate", "--campaign", "likert", "--metric", "bleu", "--criterion", "adequacy",
-              "--method", "acc23", "--normalize", "z")
+    acc = run(
+        "correlate",
+        "--campaign",
+        "likert",
+        "--metric",
+        "bleu",
+        "--criterion",
+        "adequacy",
+        "--method",
+        "acc23",
+        "--normalize",
+        "z",
+    )
     assert 0 <= acc["acc23"] <= 1 and "epsilon" in acc
-    system = run("correlate", "--campaign", "likert", "--metric", "bleu", "--criterion", "adequacy",
-                 "--level", "system", "--method", "spearman")
+    system = run(
+        "correlate",
+        "--campaign",
+        "likert",
+        "--metric",
+        "bleu",
+        "--criterion",
+        "adequacy",
+        "--level",
+        "system",
+        "--method",
+        "spearman",
+    )
     assert system["n"] == 4
-    compared = run("correlate", "--campaign", "likert", "--metric", "bleu", "--criterion", "adequacy",
-                   "--compare", "wer")
+    compared = run(
+        "correlate", "--campaign", "likert", "--metric", "bleu", "--criterion", "adequacy", "--compare", "wer"
+    )
     assert 0 <= compared["p_value"] <= 1 and compared["compare"] == "wer"

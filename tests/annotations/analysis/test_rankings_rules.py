@@ -1,6 +1,7 @@
 """The named cluster rules through the `rankings` command, the API, the page and the card, on a
 campaign with two waves (issue 42 item 1), and rankings recomputed on the filtered systems
 (issue 38 item 8)."""
+
 import numpy as np
 import pytest
 from django.core.cache import cache
@@ -24,9 +25,13 @@ def _script_data(first, second):
     for wave, judgements in (("human1", first), ("human2", second)):
         for j in judgements:
             per.setdefault(j["item"], {}).setdefault(j["system"], {}).setdefault(wave, []).append(j["score"])
-    return [{"doc_id": f"xx-yy_#_{item}",
-             "scores": {s: {w: float(np.mean(v)) for w, v in waves_.items()} for s, waves_ in per[item].items()}}
-            for item in sorted(per)]
+    return [
+        {
+            "doc_id": f"xx-yy_#_{item}",
+            "scores": {s: {w: float(np.mean(v)) for w, v in waves_.items()} for s, waves_ in per[item].items()},
+        }
+        for item in sorted(per)
+    ]
 
 
 def _researcher(client, campaign):
@@ -59,18 +64,41 @@ def test_rankings_command_equals_the_wmt25_script_on_two_waves(waves, client):  
     page = client.get(f"/campaigns/{campaign.pk}/analysis/rankings/", {"rule": "wmt25-ranges"}).content.decode()
     assert escape(cr.get("wmt25-ranges").describe(alpha=0.05, resamples=100, seed=0)["label"]) in page
     assert "generated_human_ranking.tex" in page
-    csv_text = client.get(f"/campaigns/{campaign.pk}/analysis/rankings/",
-                          {"rule": "wmt25-ranges", "format": "csv", "table": "rule"}).content.decode()
+    csv_text = client.get(
+        f"/campaigns/{campaign.pk}/analysis/rankings/", {"rule": "wmt25-ranges", "format": "csv", "table": "rule"}
+    ).content.decode()
     rows = [line.split(",") for line in csv_text.splitlines()[1:]]
     assert [[int(r[-3]), int(r[-2])] for r in rows] == ranges and all(r[1] == "wmt25-ranges" for r in rows)
 
 
 def test_wmt26_seed_is_recorded_and_fixes_the_figures(scored):  # noqa: F811
-    a = run("rankings", "--campaign", "likert", "--criterion", "adequacy", "--rule", "wmt26", "--seed", "7",
-            "--resamples", "50")
+    a = run(
+        "rankings",
+        "--campaign",
+        "likert",
+        "--criterion",
+        "adequacy",
+        "--rule",
+        "wmt26",
+        "--seed",
+        "7",
+        "--resamples",
+        "50",
+    )
     assert a["rule"]["seed"] == 7 and a["rule"]["resamples"] == 50 and "02b-analyze_results.py" in a["rule"]["source"]
-    assert a == run("rankings", "--campaign", "likert", "--criterion", "adequacy", "--rule", "wmt26", "--seed", "7",
-                    "--resamples", "50")
+    assert a == run(
+        "rankings",
+        "--campaign",
+        "likert",
+        "--criterion",
+        "adequacy",
+        "--rule",
+        "wmt26",
+        "--seed",
+        "7",
+        "--resamples",
+        "50",
+    )
 
 
 def test_rankings_filter_recomputes_on_the_chosen_systems(scored, client):  # noqa: F811
@@ -85,8 +113,16 @@ def test_rankings_filter_recomputes_on_the_chosen_systems(scored, client):  # no
     assert [r["system"] for r in rows] == kept and [r["rank"] for r in rows] == [1, 2, 3]
     assert [r["cluster"] for r in rows] == [1, 2, 3]
     assert max(r["rank_range"][1] for r in rows) == 3  # N is the number of chosen systems
-    alone = run("rankings", "--campaign", "likert", "--criterion", "adequacy", "--rule", "pairwise-ranges",
-                *[x for s in kept for x in ("--system", s)])
+    alone = run(
+        "rankings",
+        "--campaign",
+        "likert",
+        "--criterion",
+        "adequacy",
+        "--rule",
+        "pairwise-ranges",
+        *[x for s in kept for x in ("--system", s)],
+    )
     assert body["rule_rankings"]["adequacy"] == alone["systems"]
     assert alone["systems_filter"] == kept
     for metric in body["metrics"].values():
@@ -95,7 +131,10 @@ def test_rankings_filter_recomputes_on_the_chosen_systems(scored, client):  # no
     page = client.get(f"/campaigns/{campaign.pk}/analysis/rankings/", {"system": kept}).content.decode()
     assert 'id="systems-filter-note"' in page
     assert 'data-system="s1"' not in page
-    csv_text = client.get(f"/campaigns/{campaign.pk}/analysis/rankings/",
-                          {"system": kept, "format": "csv"}).content.decode().splitlines()
+    csv_text = (
+        client.get(f"/campaigns/{campaign.pk}/analysis/rankings/", {"system": kept, "format": "csv"})
+        .content.decode()
+        .splitlines()
+    )
     human = [line.split(",") for line in csv_text[1:] if line.startswith("human:")]
     assert [r[2] for r in human] == ["1", "2", "3"]

@@ -2,6 +2,7 @@
 
 Figures printed here go into the issue note (run with -s to see them).
 """
+
 import csv
 import json
 from io import StringIO
@@ -27,16 +28,45 @@ def import_asset(folder, tmp_path):
     with (folder / "human_ratings.csv").open(encoding="utf-8", newline="") as f:
         ratings = list(csv.DictReader(f))
     rated = {int(r["original_sentence_id"]): r["simplification"] for r in ratings}
-    write_jsonl(tmp_path / "asset.jsonl", (
-        {"item": f"asset-{i}", "source": src, "references": [refs[i] for refs in references],
-         "outputs": {"rated": rated[i]} if i in rated else {}}
-        for i, src in enumerate(originals)))
-    write_jsonl(tmp_path / "asset-ratings.jsonl", (
-        {"item": f"asset-{r['original_sentence_id']}", "system": "rated", "annotator": r["worker_id"],
-         "criterion": r["aspect"], "score": float(r["rating"])} for r in ratings))
+    write_jsonl(
+        tmp_path / "asset.jsonl",
+        (
+            {
+                "item": f"asset-{i}",
+                "source": src,
+                "references": [refs[i] for refs in references],
+                "outputs": {"rated": rated[i]} if i in rated else {},
+            }
+            for i, src in enumerate(originals)
+        ),
+    )
+    write_jsonl(
+        tmp_path / "asset-ratings.jsonl",
+        (
+            {
+                "item": f"asset-{r['original_sentence_id']}",
+                "system": "rated",
+                "annotator": r["worker_id"],
+                "criterion": r["aspect"],
+                "score": float(r["rating"]),
+            }
+            for r in ratings
+        ),
+    )
     run("import_dataset", str(tmp_path / "asset.jsonl"), "--dataset", "asset", "--project", "asset")
-    run("create_campaign", "--dataset", "asset", "--name", "asset-ratings", "--protocol", "likert",
-        "--criteria", "meaning,fluency,simplicity", "--scale", "0-100")
+    run(
+        "create_campaign",
+        "--dataset",
+        "asset",
+        "--name",
+        "asset-ratings",
+        "--protocol",
+        "likert",
+        "--criteria",
+        "meaning,fluency,simplicity",
+        "--scale",
+        "0-100",
+    )
     run("import_judgements", str(tmp_path / "asset-ratings.jsonl"), "--campaign", "asset-ratings")
     return ratings
 
@@ -44,21 +74,40 @@ def import_asset(folder, tmp_path):
 def import_hats(folder, tmp_path):
     with (folder / "hats.tsv").open(encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
-    write_jsonl(tmp_path / "hats.jsonl", (
-        {"item": f"hats-{n}", "references": [r["reference"]], "outputs": {"hypA": r["hypA"], "hypB": r["hypB"]}}
-        for n, r in enumerate(rows, start=1)))
+    write_jsonl(
+        tmp_path / "hats.jsonl",
+        (
+            {"item": f"hats-{n}", "references": [r["reference"]], "outputs": {"hypA": r["hypA"], "hypB": r["hypB"]}}
+            for n, r in enumerate(rows, start=1)
+        ),
+    )
 
     def votes():
         for n, r in enumerate(rows, start=1):
             winners = ["a"] * int(r["nbrA"]) + ["b"] * int(r["nbrB"])
             for k, winner in enumerate(winners, start=1):
-                yield {"item": f"hats-{n}", "annotator": f"vote-{k}", "criterion": "preference",
-                       "a": "hypA", "b": "hypB", "winner": winner}
+                yield {
+                    "item": f"hats-{n}",
+                    "annotator": f"vote-{k}",
+                    "criterion": "preference",
+                    "a": "hypA",
+                    "b": "hypB",
+                    "winner": winner,
+                }
 
     write_jsonl(tmp_path / "hats-votes.jsonl", votes())
     run("import_dataset", str(tmp_path / "hats.jsonl"), "--dataset", "hats", "--project", "hats")
-    run("create_campaign", "--dataset", "hats", "--name", "hats-votes", "--protocol", "pairwise",
-        "--criteria", "preference")
+    run(
+        "create_campaign",
+        "--dataset",
+        "hats",
+        "--name",
+        "hats-votes",
+        "--protocol",
+        "pairwise",
+        "--criteria",
+        "preference",
+    )
     run("import_judgements", str(tmp_path / "hats-votes.jsonl"), "--campaign", "hats-votes")
     return rows
 
@@ -77,11 +126,23 @@ def test_asset_bleu_against_meaning_fluency_simplicity(shared_data, tmp_path):
     by_output = {}
     for r in ratings:
         by_output.setdefault((int(r["original_sentence_id"]), r["simplification"]), {}).setdefault(
-            r["aspect"], []).append(float(r["rating"]))
+            r["aspect"], []
+        ).append(float(r["rating"]))
     figures = {}
     for criterion in ("meaning", "fluency", "simplicity"):
-        result = run("correlate", "--campaign", "asset-ratings", "--metric", "bleu", "--criterion", criterion,
-                     "--level", "segment", "--method", "pearson")
+        result = run(
+            "correlate",
+            "--campaign",
+            "asset-ratings",
+            "--metric",
+            "bleu",
+            "--criterion",
+            criterion,
+            "--level",
+            "segment",
+            "--method",
+            "pearson",
+        )
         human, bleu = [], []
         for (i, text), aspects in sorted(by_output.items()):
             human.append(sum(aspects[criterion]) / len(aspects[criterion]))
@@ -99,8 +160,14 @@ def test_asset_bleu_against_meaning_fluency_simplicity(shared_data, tmp_path):
     assert set(agreement["criteria"]) == {"meaning", "fluency", "simplicity"}
     for criterion, f in agreement["criteria"].items():
         assert f["n_units"] == 100 and f["n_annotators"] >= 2
-        print("ASSET agreement", criterion, f["krippendorff_alpha"], f["fleiss_kappa"], f["percent_agreement"],
-              f["ci95"]["krippendorff_alpha_interval"])
+        print(
+            "ASSET agreement",
+            criterion,
+            f["krippendorff_alpha"],
+            f["fleiss_kappa"],
+            f["percent_agreement"],
+            f["ci95"]["krippendorff_alpha_interval"],
+        )
 
 
 def test_hats_wer_cer_agreement_with_preference(shared_data, tmp_path):
@@ -112,8 +179,19 @@ def test_hats_wer_cer_agreement_with_preference(shared_data, tmp_path):
     figures = {}
     for metric, fn in (("wer", jiwer.wer), ("cer", jiwer.cer)):
         for consensus in (1.0, 0.7, 0.0):
-            result = run("correlate", "--campaign", "hats-votes", "--metric", metric, "--criterion", "preference",
-                         "--min-votes", "5", "--min-consensus", str(consensus))
+            result = run(
+                "correlate",
+                "--campaign",
+                "hats-votes",
+                "--metric",
+                metric,
+                "--criterion",
+                "preference",
+                "--min-votes",
+                "5",
+                "--min-consensus",
+                str(consensus),
+            )
             # Expected from the TSV directly: lower error rate = preferred; ties disagree.
             agree = n = 0
             for r in rows:
@@ -151,9 +229,21 @@ def test_asset_sari_variants_against_zuo_yoshinaga_table3(shared_data, tmp_path)
         run_id = score_dataset("asset", "sari", variant=variant).pk
         for normalize in ("none", "z"):
             for criterion in ("meaning", "fluency", "simplicity"):
-                result = run("correlate", "--campaign", "asset-ratings", "--metric", str(run_id),
-                             "--criterion", criterion, "--level", "segment", "--method", "pearson",
-                             "--normalize", normalize)
+                result = run(
+                    "correlate",
+                    "--campaign",
+                    "asset-ratings",
+                    "--metric",
+                    str(run_id),
+                    "--criterion",
+                    criterion,
+                    "--level",
+                    "segment",
+                    "--method",
+                    "pearson",
+                    "--normalize",
+                    normalize,
+                )
                 assert result["n"] == 100
                 figures[(variant, normalize, criterion)] = round(result["pearson"], 4)
                 if variant == "easse-corpus" and normalize == "none":
@@ -161,8 +251,12 @@ def test_asset_sari_variants_against_zuo_yoshinaga_table3(shared_data, tmp_path)
                     # scipy's Pearson with the mean raw rating.
                     human, metric = [], []
                     for i, text in outputs:
-                        values = [float(r["rating"]) for r in ratings
-                                  if (int(r["original_sentence_id"]), r["simplification"], r["aspect"]) == (i, text, criterion)]
+                        values = [
+                            float(r["rating"])
+                            for r in ratings
+                            if (int(r["original_sentence_id"]), r["simplification"], r["aspect"])
+                            == (i, text, criterion)
+                        ]
                         human.append(sum(values) / len(values))
                         metric.append(easse_corpus_sari([originals[i]], [text], [[refs[i]] for refs in references]))
                     assert result["pearson"] == pytest.approx(stats.pearsonr(human, metric)[0], abs=1e-9)

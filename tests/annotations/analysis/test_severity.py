@@ -4,6 +4,7 @@ Severities are recomputed here with jiwer (minED's severity of an error under
 WER = WER(hypothesis) - WER(hypothesis with only that word corrected), seed
 004); span F1 by hand with Python sets of character offsets.
 """
+
 from html.parser import HTMLParser
 from itertools import combinations
 
@@ -24,8 +25,10 @@ pytestmark = pytest.mark.django_db
 STOPS = [(0.2, 5), (0.1, 4), (0.05, 3), (0.02, 2), (0.0, 1)]
 LEGEND_LABELS = ["≤ 0", "under 0.02", "0.02 to under 0.05", "0.05 to under 0.1", "0.1 to under 0.2", "0.2 or more"]
 
-WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
-         "quebec romeo sierra tango").split()
+WORDS = (
+    "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
+    "quebec romeo sierra tango"
+).split()
 
 
 def expected_bin(severity: float) -> int:
@@ -40,10 +43,10 @@ def _swap(ref: list[str], positions: list[int]) -> list[str]:
 
 # item -> (reference words, hypothesis positions substituted)
 CASES = {
-    "clean": (WORDS, []),                 # no error at all
-    "one-in-20": (WORDS, [3]),            # WER 0.05, already under the 0.1 threshold: k = 0
-    "one-in-8": (WORDS[:8], [5]),          # severity 1/8
-    "two-in-8": (WORDS[8:16], [0, 6]),     # severity 1/8 each: the same colour as one-in-8
+    "clean": (WORDS, []),  # no error at all
+    "one-in-20": (WORDS, [3]),  # WER 0.05, already under the 0.1 threshold: k = 0
+    "one-in-8": (WORDS[:8], [5]),  # severity 1/8
+    "two-in-8": (WORDS[8:16], [0, 6]),  # severity 1/8 each: the same colour as one-in-8
     "seven-in-7": (WORDS[:7], list(range(7))),  # needs seven corrections, 1/7 each
     "four-in-4": (WORDS[10:14], [0, 1, 2, 3]),  # needs four, 1/4 each
 }
@@ -72,8 +75,9 @@ class Cards(HTMLParser):
         if "missing-content" in classes:
             self.markers[self.output].append(a["data-severity"])
         elif "tok" in classes:
-            self.tokens[self.output].append({"classes": classes, "severity": a.get("data-severity"),
-                                             "title": a.get("title")})
+            self.tokens[self.output].append(
+                {"classes": classes, "severity": a.get("data-severity"), "title": a.get("title")}
+            )
 
 
 def sev_classes(classes: list[str]) -> list[str]:
@@ -83,13 +87,37 @@ def sev_classes(classes: list[str]) -> list[str]:
 @pytest.fixture
 def severity_data(tmp_path):
     cache.clear()
-    rows = [{"item": name, "source": " ".join(ref), "references": [" ".join(ref)],
-             "outputs": {"s1": " ".join(_swap(list(ref), pos))}} for name, (ref, pos) in CASES.items()]
-    rows.append({"item": "markup", "source": "the dog sat", "references": ["the dog sat"],
-                 "outputs": {"s1": "the <script>alert(1)</script> sat"}})
+    rows = [
+        {
+            "item": name,
+            "source": " ".join(ref),
+            "references": [" ".join(ref)],
+            "outputs": {"s1": " ".join(_swap(list(ref), pos))},
+        }
+        for name, (ref, pos) in CASES.items()
+    ]
+    rows.append(
+        {
+            "item": "markup",
+            "source": "the dog sat",
+            "references": ["the dog sat"],
+            "outputs": {"s1": "the <script>alert(1)</script> sat"},
+        }
+    )
     run("import_dataset", str(write_jsonl(tmp_path / "d.jsonl", rows)), "--dataset", "sev", "--project", "sev")
-    run("create_campaign", "--dataset", "sev", "--name", "sev-esa", "--protocol", "esa", "--criteria", "quality",
-        "--severities", "minor,major,critical")
+    run(
+        "create_campaign",
+        "--dataset",
+        "sev",
+        "--name",
+        "sev-esa",
+        "--protocol",
+        "esa",
+        "--criteria",
+        "quality",
+        "--severities",
+        "minor,major,critical",
+    )
     score_dataset("sev", "minwed", metric="wer")  # default threshold 0.1
     return Campaign.objects.get(name="sev-esa")
 
@@ -148,10 +176,22 @@ def test_colour_is_a_function_of_absolute_severity(client, severity_data):
 def test_missing_content_markers_with_their_severity(client, severity_data, tmp_path):
     outputs = _outputs()
     judgements = [
-        {"item": "one-in-8", "system": "s1", "annotator": "a", "criterion": "quality", "score": 40,
-         "spans": [{"start": 0, "end": 5, "severity": "minor"}, {"missing": True, "severity": "major"}]},
-        {"item": "one-in-8", "system": "s1", "annotator": "b", "criterion": "quality", "score": 30,
-         "spans": [{"missing": True, "severity": "critical"}, {"missing": True, "severity": "minor"}]},
+        {
+            "item": "one-in-8",
+            "system": "s1",
+            "annotator": "a",
+            "criterion": "quality",
+            "score": 40,
+            "spans": [{"start": 0, "end": 5, "severity": "minor"}, {"missing": True, "severity": "major"}],
+        },
+        {
+            "item": "one-in-8",
+            "system": "s1",
+            "annotator": "b",
+            "criterion": "quality",
+            "score": 30,
+            "spans": [{"missing": True, "severity": "critical"}, {"missing": True, "severity": "minor"}],
+        },
         {"item": "clean", "system": "s1", "annotator": "a", "criterion": "quality", "score": 95, "spans": []},
     ]
     run("import_judgements", str(write_jsonl(tmp_path / "e.jsonl", judgements)), "--campaign", "sev-esa")
@@ -171,17 +211,26 @@ def test_excluded_annotators_markers_follow_the_annotators_filter(client, severi
 
     from django.core.management import call_command
 
-    judgements = [{"item": "one-in-8", "system": "s1", "annotator": name, "criterion": "quality", "score": 40,
-                   "spans": [{"missing": True, "severity": severity}]}
-                  for name, severity in (("kept", "minor"), ("bot", "critical"))]
+    judgements = [
+        {
+            "item": "one-in-8",
+            "system": "s1",
+            "annotator": name,
+            "criterion": "quality",
+            "score": 40,
+            "spans": [{"missing": True, "severity": severity}],
+        }
+        for name, severity in (("kept", "minor"), ("bot", "critical"))
+    ]
     run("import_judgements", str(write_jsonl(tmp_path / "e.jsonl", judgements)), "--campaign", "sev-esa")
     call_command("quality", "--campaign", "sev-esa", "--exclude", "bot", "--reason", "bot", stdout=StringIO())
     c = _researcher_client(client, severity_data)
     pk = _outputs()["one-in-8"].pk
     for annotators, expected in (("included", ["minor"]), ("all", ["critical", "minor"])):
         cards = Cards()
-        cards.feed(c.get(reverse("analysis-errors", args=[severity_data.pk]),
-                         {"annotators": annotators}).content.decode())
+        cards.feed(
+            c.get(reverse("analysis-errors", args=[severity_data.pk]), {"annotators": annotators}).content.decode()
+        )
         assert sorted(cards.markers[pk]) == expected
 
 
@@ -197,9 +246,18 @@ def test_span_agreement_headline_counts_the_whole_campaign(client, severity_data
         "b": {n: [(2, 9)] if k % 2 else [] for k, n in enumerate(names)},
         "c": {n: [(0, 3), (6, 8)] if k >= 2 else [] for k, n in enumerate(names)},
     }
-    judgements = [{"item": n, "system": "s1", "annotator": a, "criterion": "quality", "score": 50,
-                   "spans": [{"start": s, "end": e, "severity": "major"} for s, e in spans[a][n]]}
-                  for a in spans for n in names]
+    judgements = [
+        {
+            "item": n,
+            "system": "s1",
+            "annotator": a,
+            "criterion": "quality",
+            "score": 50,
+            "spans": [{"start": s, "end": e, "severity": "major"} for s, e in spans[a][n]],
+        }
+        for a in spans
+        for n in names
+    ]
     run("import_judgements", str(write_jsonl(tmp_path / "e.jsonl", judgements)), "--campaign", "sev-esa")
 
     def expected(items):

@@ -1,5 +1,6 @@
 """SPA (soft pairwise accuracy) is the same whatever memory layout its matrices have, and equals
 mt-metrics-eval's `PairwiseConfidenceError` (issue 42 item 3)."""
+
 import numpy as np
 import pytest
 
@@ -90,8 +91,9 @@ def test_spa_is_one_figure_on_every_surface(scored, client):  # noqa: F811
     user = UserFactory()
     MembershipFactory(project=campaign.dataset.project, user=user, role=Membership.Role.RESEARCHER)
     client.force_login(user)
-    api = client.get(f"/api/campaigns/{campaign.pk}/correlation/",
-                     {"metric": "bleu", "criterion": "adequacy", "method": "spa"}).json()
+    api = client.get(
+        f"/api/campaigns/{campaign.pk}/correlation/", {"metric": "bleu", "criterion": "adequacy", "method": "spa"}
+    ).json()
     assert api["spa"] == pytest.approx(expected, abs=1e-12)
 
     table = pages.meta_table(campaign)
@@ -114,8 +116,19 @@ def test_correlate_pdp_at_system_level_with_the_default_bootstrap(scored):  # no
 
     from tests.annotations.analysis.test_meta_evaluation import run
 
-    out = run("correlate", "--campaign", "likert", "--metric", "bleu", "--criterion", "adequacy", "--method", "pdp",
-              "--level", "system")
+    out = run(
+        "correlate",
+        "--campaign",
+        "likert",
+        "--metric",
+        "bleu",
+        "--criterion",
+        "adequacy",
+        "--method",
+        "pdp",
+        "--level",
+        "system",
+    )
     used = out["system_scores"]["scores"]
     systems = sorted(used)
     human = run("rankings", "--campaign", "likert", "--criterion", "adequacy", "--rule", "mann-whitney")
@@ -125,6 +138,18 @@ def test_correlate_pdp_at_system_level_with_the_default_bootstrap(scored):  # no
     # Four systems: enough to resample items; an interval, or a reason when none.
     assert (out["ci95"][0] is not None and out["ci95"][0] <= out["ci95"][1]) or out["ci95_note"]
     text = StringIO()
-    call_command("correlate", "--campaign", "likert", "--metric", "bleu", "--criterion", "adequacy",
-                 "--method", "pdp", "--level", "system", stdout=text)
+    call_command(
+        "correlate",
+        "--campaign",
+        "likert",
+        "--metric",
+        "bleu",
+        "--criterion",
+        "adequacy",
+        "--method",
+        "pdp",
+        "--level",
+        "system",
+        stdout=text,
+    )
     assert text.getvalue().startswith("bleu vs adequacy (system") and "pdp" in text.getvalue()

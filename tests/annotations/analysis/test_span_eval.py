@@ -1,5 +1,6 @@
 """Span meta-evaluation, character level (issue 42 item 2, in part): micro precision/recall/F1
 equal scikit-learn's on the flattened per-character labels."""
+
 import numpy as np
 import pytest
 
@@ -20,8 +21,10 @@ def test_character_micro_prf_equals_sklearn():
     pairs, lengths = [], []
     for _ in range(30):
         n = int(rng.integers(10, 60))
-        spans = lambda: [{"start": int(a), "end": int(a + rng.integers(1, 8))}  # noqa: E731
-                         for a in rng.integers(0, n, rng.integers(0, 3))]
+        spans = lambda: [
+            {"start": int(a), "end": int(a + rng.integers(1, 8))}  # noqa: E731
+            for a in rng.integers(0, n, rng.integers(0, 3))
+        ]
         pairs.append((se.chars(spans(), n), se.chars(spans(), n)))
         lengths.append(n)
     g, p = _labels(pairs, lengths)
@@ -36,27 +39,44 @@ def test_correlate_span_f1_with_a_span_mode_judge(dataset, tmp_path):  # noqa: F
     from annotations.models import Dataset
     from tests.annotations.analysis.judge_runs import judge_run, outputs_by_key
 
-    run("create_campaign", "--dataset", "toy", "--name", "esa", "--protocol", "esa", "--criteria", "quality",
-        "--severities", "minor,major")
+    run(
+        "create_campaign",
+        "--dataset",
+        "toy",
+        "--name",
+        "esa",
+        "--protocol",
+        "esa",
+        "--criteria",
+        "quality",
+        "--severities",
+        "minor,major",
+    )
     judgements, human, predicted = [], {}, {}
     for i in range(6):
         for k, s in enumerate(SYSTEMS):
             a = [{"start": 0, "end": 3 + k, "severity": "minor"}] if (i + k) % 2 else []
             b = [{"start": 5, "end": 8, "severity": "major"}] if i % 3 == 0 else []
-            judgements.append({"item": f"i{i}", "system": s, "annotator": "a", "criterion": "quality", "score": 60,
-                               "spans": a})
-            judgements.append({"item": f"i{i}", "system": s, "annotator": "b", "criterion": "quality", "score": 70,
-                               "spans": b})
+            judgements.append(
+                {"item": f"i{i}", "system": s, "annotator": "a", "criterion": "quality", "score": 60, "spans": a}
+            )
+            judgements.append(
+                {"item": f"i{i}", "system": s, "annotator": "b", "criterion": "quality", "score": 70, "spans": b}
+            )
             human[(f"i{i}", s)] = se.chars(a) | se.chars(b)
             predicted[(f"i{i}", s)] = [{"start": 1, "end": 6, "severity": "minor"}] if k < 2 else []
     run("import_judgements", str(write_jsonl(tmp_path / "e.jsonl", judgements)), "--campaign", "esa")
     outs = outputs_by_key(Dataset.objects.get(name="toy"))
     keys = [key for key in predicted]
-    judge_run(Dataset.objects.get(name="toy"), {outs[key].pk: 0.0 for key in keys},
-              extras={outs[key].pk: {"spans": predicted[key], "raw": ""} for key in keys},
-              options={"mode": "spans", "protocol": "esa"})
-    out = run("correlate", "--campaign", "esa", "--metric", "llm-judge", "--criterion", "quality",
-              "--method", "span-f1")
+    judge_run(
+        Dataset.objects.get(name="toy"),
+        {outs[key].pk: 0.0 for key in keys},
+        extras={outs[key].pk: {"spans": predicted[key], "raw": ""} for key in keys},
+        options={"mode": "spans", "protocol": "esa"},
+    )
+    out = run(
+        "correlate", "--campaign", "esa", "--metric", "llm-judge", "--criterion", "quality", "--method", "span-f1"
+    )
     expected = se.micro([(human[key], se.chars(predicted[key])) for key in keys])
     assert out["overall"] == expected and out["span-f1"] == expected["f1"]
     assert out["per_system"]["s3"]["precision"] is None  # predicted nothing

@@ -6,6 +6,7 @@ computed here from the texts, under a label that says so.
 The data are made so that corpus BLEU and the mean of sentence BLEU rank two systems in
 opposite orders (asserted below with sacrebleu alone): a surface that ranked by the mean
 would fail."""
+
 import json
 import re
 from io import StringIO
@@ -57,12 +58,26 @@ def texts() -> dict:
 @pytest.fixture
 def campaign(texts, tmp_path) -> Campaign:
     cache.clear()
-    rows = [{"item": f"i{i}", "source": ref, "references": [ref],
-             "outputs": {s: texts["hyps"][s][i] for s in HUMAN}} for i, ref in enumerate(texts["refs"])]
-    _run("import_dataset", str(write_jsonl(tmp_path / "d.jsonl", rows)), "--dataset", "sysscore",
-         "--project", "sysscore")
-    _run("create_campaign", "--dataset", "sysscore", "--name", "sysscore", "--protocol", "likert",
-         "--criteria", "adequacy", "--scale", "1-5")
+    rows = [
+        {"item": f"i{i}", "source": ref, "references": [ref], "outputs": {s: texts["hyps"][s][i] for s in HUMAN}}
+        for i, ref in enumerate(texts["refs"])
+    ]
+    _run(
+        "import_dataset", str(write_jsonl(tmp_path / "d.jsonl", rows)), "--dataset", "sysscore", "--project", "sysscore"
+    )
+    _run(
+        "create_campaign",
+        "--dataset",
+        "sysscore",
+        "--name",
+        "sysscore",
+        "--protocol",
+        "likert",
+        "--criteria",
+        "adequacy",
+        "--scale",
+        "1-5",
+    )
     _run("import_judgements", str(write_jsonl(tmp_path / "j.jsonl", _judgements())), "--campaign", "sysscore")
     score_dataset("sysscore", "bleu")
     score_dataset("sysscore", "chrf")
@@ -70,9 +85,18 @@ def campaign(texts, tmp_path) -> Campaign:
 
 
 def _judgements() -> list[dict]:
-    return [{"item": f"i{i}", "system": s, "annotator": a, "criterion": "adequacy",
-             "score": float(HUMAN[s] - (a == "ann2" and i % 3 == 0))}
-            for i in range(ITEMS) for s in HUMAN for a in ("ann1", "ann2")]
+    return [
+        {
+            "item": f"i{i}",
+            "system": s,
+            "annotator": a,
+            "criterion": "adequacy",
+            "score": float(HUMAN[s] - (a == "ann2" and i % 3 == 0)),
+        }
+        for i in range(ITEMS)
+        for s in HUMAN
+        for a in ("ann1", "ann2")
+    ]
 
 
 def human_means() -> dict[str, float]:
@@ -84,8 +108,10 @@ def human_means() -> dict[str, float]:
 def sacrebleu_scores(texts) -> dict[str, dict[str, float]]:
     """The reference: sacrebleu's corpus scores of each system, from the texts."""
     refs = [texts["refs"]]
-    return {"bleu": {s: sacrebleu.corpus_bleu(h, refs).score for s, h in texts["hyps"].items()},
-            "chrf": {s: sacrebleu.corpus_chrf(h, refs).score for s, h in texts["hyps"].items()}}
+    return {
+        "bleu": {s: sacrebleu.corpus_bleu(h, refs).score for s, h in texts["hyps"].items()},
+        "chrf": {s: sacrebleu.corpus_chrf(h, refs).score for s, h in texts["hyps"].items()},
+    }
 
 
 def _researcher(client, campaign):
@@ -104,8 +130,11 @@ def rankings_tables(html: str) -> dict[str, dict]:
         if label is None:  # a human table
             continue
         rows = re.findall(r'<tr[^>]*data-system="([^"]+)"><td.*?data-field="score" data-value="([^"]+)"', block)
-        out[heading] = {"label": label.group(1).replace("&#x27;", "'"), "systems": [s for s, _ in rows],
-                        "scores": {s: float(v) for s, v in rows}}
+        out[heading] = {
+            "label": label.group(1).replace("&#x27;", "'"),
+            "systems": [s for s, _ in rows],
+            "scores": {s: float(v) for s, v in rows},
+        }
     return out
 
 
@@ -126,8 +155,10 @@ def test_the_data_tell_corpus_bleu_from_a_mean_of_sentence_bleu(texts):
     """The premise, from sacrebleu alone: the two definitions order two systems differently."""
     refs = texts["refs"]
     corpus = sacrebleu_scores(texts)["bleu"]
-    mean = {s: np.mean([sacrebleu.sentence_bleu(h, [r]).score for h, r in zip(hyps, refs)])
-            for s, hyps in texts["hyps"].items()}
+    mean = {
+        s: np.mean([sacrebleu.sentence_bleu(h, [r]).score for h, r in zip(hyps, refs)])
+        for s, hyps in texts["hyps"].items()
+    }
     assert corpus["two-words-off"] > corpus["half-truncated"]
     assert mean["two-words-off"] < mean["half-truncated"]
 
@@ -147,12 +178,23 @@ def test_every_surface_gives_the_corpus_score_of_each_system(client, campaign, t
         assert table["label"].startswith(labels[metric]) and runs[metric].signature in table["label"]
         assert table["scores"] == pytest.approx(want[metric], abs=1e-9)
         assert table["systems"] == sorted(want[metric], key=want[metric].get, reverse=True)
-    assert "<th class=\"num\">Mean of segment scores [95% CI]</th>" in response.content.decode()
+    assert '<th class="num">Mean of segment scores [95% CI]</th>' in response.content.decode()
 
     # correlate --level system: the scores it used, under the same label, and the correlation of those.
     for metric in ("bleu", "chrf"):
-        result = _run("correlate", "--campaign", "sysscore", "--metric", metric, "--criterion", "adequacy",
-                      "--level", "system", "--bootstrap", "0")
+        result = _run(
+            "correlate",
+            "--campaign",
+            "sysscore",
+            "--metric",
+            metric,
+            "--criterion",
+            "adequacy",
+            "--level",
+            "system",
+            "--bootstrap",
+            "0",
+        )
         used = result["system_scores"]
         assert used["fallback"] is None and used["label"].startswith(labels[metric])
         assert result["system_metric_scores"] == used["label"]
@@ -185,11 +227,24 @@ def test_a_run_without_system_scores_falls_back_under_its_own_label(client, camp
     run = MetricRun.objects.get(dataset=campaign.dataset, metric="bleu")
     MetricRun.objects.filter(pk=run.pk).update(corpus={"score": run.corpus["score"]})
     refs = texts["refs"]
-    mean = {s: float(np.mean([sacrebleu.sentence_bleu(h, [r]).score for h, r in zip(hyps, refs)]))
-            for s, hyps in texts["hyps"].items()}
+    mean = {
+        s: float(np.mean([sacrebleu.sentence_bleu(h, [r]).score for h, r in zip(hyps, refs)]))
+        for s, hyps in texts["hyps"].items()
+    }
 
-    result = _run("correlate", "--campaign", "sysscore", "--metric", "bleu", "--criterion", "adequacy",
-                  "--level", "system", "--bootstrap", "0")
+    result = _run(
+        "correlate",
+        "--campaign",
+        "sysscore",
+        "--metric",
+        "bleu",
+        "--criterion",
+        "adequacy",
+        "--level",
+        "system",
+        "--bootstrap",
+        "0",
+    )
     used = result["system_scores"]
     assert used["label"] == "mean of segment scores over the judged outputs"
     assert "no corpus BLEU" in used["fallback"]

@@ -1,4 +1,5 @@
 """Analysis pages and API: permissions, contents, CSV, cache."""
+
 import csv
 import io
 
@@ -13,8 +14,15 @@ from tests.annotations.factories import MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
-PAGES = ["analysis-dashboard", "analysis-scatter", "analysis-rankings", "analysis-meta", "analysis-disagreement",
-         "analysis-errors", "analysis-facts"]
+PAGES = [
+    "analysis-dashboard",
+    "analysis-scatter",
+    "analysis-rankings",
+    "analysis-meta",
+    "analysis-disagreement",
+    "analysis-errors",
+    "analysis-facts",
+]
 
 
 @pytest.fixture
@@ -53,8 +61,14 @@ def test_api_permissions_and_contract(client, likert):
     assert _client(client, likert, Membership.Role.ANNOTATOR).get(url).status_code == 404  # confined to units
     c = _client(client, likert, Membership.Role.RESEARCHER)
     body = c.get(url, {"bootstrap": 10}).json()
-    assert set(body["criteria"]["adequacy"]) >= {"krippendorff_alpha", "fleiss_kappa", "percent_agreement",
-                                                  "n_units", "n_annotators", "ci95"}
+    assert set(body["criteria"]["adequacy"]) >= {
+        "krippendorff_alpha",
+        "fleiss_kappa",
+        "percent_agreement",
+        "n_units",
+        "n_annotators",
+        "ci95",
+    }
     corr = c.get(f"/api/campaigns/{likert.pk}/correlation/", {"metric": "bleu", "criterion": "adequacy"}).json()
     assert corr["n"] == 48 and "pearson" in corr and len(corr["ci95"]) == 2
     bad = c.get(f"/api/campaigns/{likert.pk}/correlation/", {"metric": "nope", "criterion": "adequacy"})
@@ -70,8 +84,11 @@ def test_scatter_points_and_csv(client, likert):
     assert len(data["points"]) == 24 and {p["system"] for p in data["points"]} == {"s1", "s2"}
     assert all(p["url"].startswith("/items/") for p in data["points"])
     assert b'id="scatter-data"' in response.content and b"<script>" not in response.content
-    rows = list(csv.reader(io.StringIO(c.get(reverse("analysis-scatter", args=[likert.pk]),
-                                              {"format": "csv"}).content.decode())))
+    rows = list(
+        csv.reader(
+            io.StringIO(c.get(reverse("analysis-scatter", args=[likert.pk]), {"format": "csv"}).content.decode())
+        )
+    )
     assert len(rows) == 1 + 48
 
 
@@ -80,8 +97,14 @@ def test_meta_table_highlights_best_per_column(client, likert):
     data = c.get(reverse("analysis-meta", args=[likert.pk])).context["data"]
     assert len(data["rows"]) == 3  # bleu, wer, minwed
     assert [(col["method"], col["level"]) for col in data["columns"]] == [
-        ("pearson", "segment"), ("spearman", "segment"), ("kendall", "segment"), ("acc23", "segment"),
-        ("pdp", "segment"), ("pearson", "system"), ("spa", "system")]
+        ("pearson", "segment"),
+        ("spearman", "segment"),
+        ("kendall", "segment"),
+        ("acc23", "segment"),
+        ("pdp", "segment"),
+        ("pearson", "system"),
+        ("spa", "system"),
+    ]
     spa = [r["cells"][6] for r in data["rows"]]
     assert all(cell["cluster"] >= 1 for cell in spa)  # each metric's significance cluster
     for k in range(len(data["columns"])):
@@ -120,6 +143,7 @@ def test_dashboard_is_cached_until_a_judgement_changes(client, likert, django_as
     url = reverse("analysis-dashboard", args=[likert.pk])
     first = c.get(url).context["agreement"]
     from annotations.models import RatingJudgement
+
     j = RatingJudgement.objects.filter(campaign=likert).first()
     j.score = 5 if j.score != 5 else 1
     j.save()
@@ -134,25 +158,46 @@ def test_nli_facts_page(client, likert):
     from annotations.models import Output
     from metrics.models import MetricRun, OutputScore, RunStatus
 
-    run = MetricRun.objects.create(dataset=likert.dataset, metric="nli", signature="nli|test", status=RunStatus.DONE,
-                                   finished_at=timezone.now(), higher_is_better=True)
+    run = MetricRun.objects.create(
+        dataset=likert.dataset,
+        metric="nli",
+        signature="nli|test",
+        status=RunStatus.DONE,
+        finished_at=timezone.now(),
+        higher_is_better=True,
+    )
     outputs = list(Output.objects.filter(item__dataset=likert.dataset).order_by("id"))
     for k, o in enumerate(outputs):
         omitted = k % 2 == 0
-        OutputScore.objects.create(run=run, output=o, score=0.0 if omitted else 1.0, extra={
-            "label": "omission" if omitted else "OK", "rough": "not OK" if omitted else "OK", "confidence": 0.4,
-            "facts": [{"triple": ["X", "food", "Thai"], "fact": "The food of X is Thai.", "entailed": not omitted,
-                       "probs": {"contradiction": 0.1, "neutral": 0.5, "entailment": 0.4 if omitted else 0.9}}],
-            "omitted": ["The food of X is Thai."] if omitted else [],
-            "hallucination_check": {"entailed": True, "probs": {"entailment": 0.8}}})
+        OutputScore.objects.create(
+            run=run,
+            output=o,
+            score=0.0 if omitted else 1.0,
+            extra={
+                "label": "omission" if omitted else "OK",
+                "rough": "not OK" if omitted else "OK",
+                "confidence": 0.4,
+                "facts": [
+                    {
+                        "triple": ["X", "food", "Thai"],
+                        "fact": "The food of X is Thai.",
+                        "entailed": not omitted,
+                        "probs": {"contradiction": 0.1, "neutral": 0.5, "entailment": 0.4 if omitted else 0.9},
+                    }
+                ],
+                "omitted": ["The food of X is Thai."] if omitted else [],
+                "hallucination_check": {"entailed": True, "probs": {"entailment": 0.8}},
+            },
+        )
     c = _client(client, likert, Membership.Role.RESEARCHER)
     response = c.get(reverse("analysis-facts", args=[likert.pk]), {"problems": "1"})
     data = response.context["data"]
     assert data["labels"] == {"omission": 24, "OK": 24} and data["total"] == 24
     assert all(r["label"] == "omission" for r in data["rows"])
     assert b"The food of X is Thai." in response.content
-    rows = list(csv.reader(io.StringIO(c.get(reverse("analysis-facts", args=[likert.pk]),
-                                              {"format": "csv"}).content.decode())))
+    rows = list(
+        csv.reader(io.StringIO(c.get(reverse("analysis-facts", args=[likert.pk]), {"format": "csv"}).content.decode()))
+    )
     assert len(rows) == 1 + 48
 
 
@@ -166,18 +211,42 @@ def test_error_severity_overlap_with_esa_spans(client, likert, tmp_path):
 
     from metrics.models import OutputScore
 
-    run("create_campaign", "--dataset", "toy", "--name", "esa-toy", "--protocol", "esa", "--criteria", "quality",
-        "--severities", "minor,major")
-    score = OutputScore.objects.filter(run__metric="minwed", extra__E__gt=0).select_related(
-        "output__item", "output__system").first()
+    run(
+        "create_campaign",
+        "--dataset",
+        "toy",
+        "--name",
+        "esa-toy",
+        "--protocol",
+        "esa",
+        "--criteria",
+        "quality",
+        "--severities",
+        "minor,major",
+    )
+    score = (
+        OutputScore.objects.filter(run__metric="minwed", extra__E__gt=0)
+        .select_related("output__item", "output__system")
+        .first()
+    )
     output = score.output
     words = output.text.split()
     first_error = next(e for e in score.extra["errors"] if e["hyp"] is not None)
-    start = sum(len(w) + 1 for w in words[:first_error["position"]])
+    start = sum(len(w) + 1 for w in words[: first_error["position"]])
     end = start + len(words[first_error["position"]])
-    write_jsonl(tmp_path / "esa.jsonl", [{"item": output.item.external_id, "system": output.system.name,
-                                          "annotator": "h1", "criterion": "quality", "score": 50,
-                                          "spans": [{"start": start, "end": end, "severity": "major"}]}])
+    write_jsonl(
+        tmp_path / "esa.jsonl",
+        [
+            {
+                "item": output.item.external_id,
+                "system": output.system.name,
+                "annotator": "h1",
+                "criterion": "quality",
+                "score": 50,
+                "spans": [{"start": start, "end": end, "severity": "major"}],
+            }
+        ],
+    )
     run("import_judgements", str(tmp_path / "esa.jsonl"), "--campaign", "esa-toy")
     c = _client(client, likert, Membership.Role.RESEARCHER)
     data = c.get(reverse("analysis-errors", args=[likert.pk]), {"limit": 48}).context["data"]
@@ -198,13 +267,20 @@ def test_item_detail_leaves_out_excluded_annotators(client, likert):
 
     researcher = UserFactory()
     MembershipFactory(project=likert.dataset.project, user=researcher, role=Membership.Role.RESEARCHER)
-    annotator_decide(campaign=likert, annotator=Annotator.objects.get(name="ann2"), included=False,
-                     reason="failed the controls", user=researcher)
+    annotator_decide(
+        campaign=likert,
+        annotator=Annotator.objects.get(name="ann2"),
+        included=False,
+        reason="failed the controls",
+        user=researcher,
+    )
     cache.clear()
     client.force_login(researcher)
 
     def shown(annotators):
-        data = client.get(reverse("analysis-disagreement", args=[likert.pk]), {"annotators": annotators}).context["data"]
+        data = client.get(reverse("analysis-disagreement", args=[likert.pk]), {"annotators": annotators}).context[
+            "data"
+        ]
         return {len(o["judgements"]) for item in data["items"] for o in item["outputs"]}
 
     assert shown("included") == {2}  # ann1 and ann3: each output was rated by all three

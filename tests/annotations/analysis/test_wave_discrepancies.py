@@ -1,5 +1,6 @@
 """Segments where the two waves differ by more than a threshold (issue 42 item 5, WMT25's list
 of segments whose human1 and human2 differ by more than 50 points): JSON, page, CSV, card."""
+
 import pytest
 
 from annotations.analysis import waves as wv
@@ -12,8 +13,11 @@ pytestmark = pytest.mark.django_db
 
 
 def test_discrepancies_are_strictly_more_than_the_threshold():
-    outputs = {1: {"item": 10, "item_ext": "a", "system": "x"}, 2: {"item": 11, "item_ext": "b", "system": "x"},
-               3: {"item": 12, "item_ext": "c", "system": "y"}}
+    outputs = {
+        1: {"item": 10, "item_ext": "a", "system": "x"},
+        2: {"item": 11, "item_ext": "b", "system": "x"},
+        3: {"item": 12, "item_ext": "c", "system": "y"},
+    }
     rows = wv.discrepancies({1: 10.0, 2: 90.0, 3: 40.0}, {1: 60.0, 2: 20.0, 3: 91.0}, outputs)
     # 50 apart is not more than 50; 70 and 51 are, largest first, the sign human2 - human1.
     assert [(r["output"], r["difference"]) for r in rows] == [(2, -70.0), (3, 51.0)]

@@ -1,5 +1,6 @@
 """Second waves: create_campaign --wave-of, disjoint annotators, human1 vs human2 in agreement /
 correlate JSON, the meta-evaluation page and the export card."""
+
 import json
 from io import StringIO
 
@@ -39,8 +40,7 @@ def _second_wave(tmp_path, first):
     for (item, system), scores in sorted(mean.items()):
         for a in ("ann4", "ann5", "ann6"):
             score = float(np.clip(round(np.mean(scores)) + rng.integers(-1, 2), 1, 5))
-            judgements.append({"item": item, "system": system, "annotator": a, "criterion": "adequacy",
-                               "score": score})
+            judgements.append({"item": item, "system": system, "annotator": a, "criterion": "adequacy", "score": score})
     run("import_judgements", str(write_jsonl(tmp_path / "j2.jsonl", judgements)), "--campaign", "likert-2")
     return judgements
 
@@ -66,8 +66,12 @@ def waves(dataset, tmp_path):  # noqa: F811
 
 def test_wave_has_the_same_units_and_settings(waves):
     a, b = Campaign.objects.get(name="likert"), Campaign.objects.get(name="likert-2")
-    assert b.wave_of == a and (b.scale_min, b.scale_max, b.seed, b.redundancy) == (a.scale_min, a.scale_max,
-                                                                                     a.seed, a.redundancy)
+    assert b.wave_of == a and (b.scale_min, b.scale_max, b.seed, b.redundancy) == (
+        a.scale_min,
+        a.scale_max,
+        a.seed,
+        a.redundancy,
+    )
     units = lambda c: sorted((u.item_id, tuple(u.outputs), u.position) for u in c.units.all())  # noqa: E731
     assert units(a) == units(b) and units(a)
 
@@ -89,8 +93,9 @@ def test_engine_refuses_an_annotator_of_the_other_wave(waves):
     first, second = Campaign.objects.get(name="likert"), Campaign.objects.get(name="likert-2")
     project = first.dataset.project
     user = UserFactory()
-    annotator = Annotator.objects.create(project=project, name=user.username, user=user,
-                                         namespace=Annotator.Namespace.ACCOUNT)
+    annotator = Annotator.objects.create(
+        project=project, name=user.username, user=user, namespace=Annotator.Namespace.ACCOUNT
+    )
     assert assignment_next(campaign=first, annotator=annotator)[0] is not None
     with pytest.raises(WaveConflict, match="already annotated the first wave of this campaign"):
         assignment_next(campaign=second, annotator=annotator)
@@ -128,21 +133,32 @@ def test_human1_vs_human2_in_agreement_and_correlate_json(waves, client):
     # The same figures from the second wave's side.
     assert run("agreement", "--campaign", "likert-2", "--bootstrap", "0")["waves"] == w
 
-    corr = run("correlate", "--campaign", "likert", "--metric", "bleu", "--criterion", "adequacy",
-               "--bootstrap", "0")
+    corr = run("correlate", "--campaign", "likert", "--metric", "bleu", "--criterion", "adequacy", "--bootstrap", "0")
     ceiling = corr["human_ceiling"]
     assert ceiling["wave"] == "likert-2" and ceiling["role"] == "human2"
     assert ceiling["pearson"] == pytest.approx(seg, abs=1e-12)
-    system = run("correlate", "--campaign", "likert", "--metric", "bleu", "--criterion", "adequacy",
-                 "--level", "system", "--bootstrap", "0")
+    system = run(
+        "correlate",
+        "--campaign",
+        "likert",
+        "--metric",
+        "bleu",
+        "--criterion",
+        "adequacy",
+        "--level",
+        "system",
+        "--bootstrap",
+        "0",
+    )
     assert system["human_ceiling"]["pearson"] == pytest.approx(sys_r, abs=1e-12)
     spa = run("correlate", "--campaign", "likert", "--metric", "bleu", "--criterion", "adequacy", "--method", "spa")
     assert 0 <= spa["human_ceiling"]["spa"] <= 1
 
     # The meta-evaluation page: the human row and the waves' table.
     user = UserFactory()
-    MembershipFactory(project=Campaign.objects.get(name="likert").dataset.project, user=user,
-                      role=Membership.Role.RESEARCHER)
+    MembershipFactory(
+        project=Campaign.objects.get(name="likert").dataset.project, user=user, role=Membership.Role.RESEARCHER
+    )
     client.force_login(user)
     response = client.get(reverse("analysis-meta", args=[Campaign.objects.get(name="likert").pk]))
     data = response.context["data"]
@@ -151,8 +167,12 @@ def test_human1_vs_human2_in_agreement_and_correlate_json(waves, client):
     body = response.content.decode()
     assert 'id="meta-human-row"' in body and "Human wave 2 (likert-2)" in body and 'id="meta-waves-table"' in body
     assert f"{cv:.2f}" in body
-    assert "human2:likert-2" in client.get(reverse("analysis-meta", args=[Campaign.objects.get(name="likert").pk]),
-                                           {"format": "csv"}).content.decode()
+    assert (
+        "human2:likert-2"
+        in client.get(
+            reverse("analysis-meta", args=[Campaign.objects.get(name="likert").pk]), {"format": "csv"}
+        ).content.decode()
+    )
 
 
 def test_export_card_reports_the_second_wave_and_both_clusters(waves, tmp_path):
@@ -174,7 +194,9 @@ def test_wave_api_and_form(dataset, tmp_path, client):  # noqa: F811
     client.force_login(user)
     page = client.get(reverse("campaign-detail", args=[campaign.pk])).content.decode()
     assert 'id="wave-form"' in page
-    response = client.post(f"/api/campaigns/{campaign.pk}/waves/", {"name": "api wave"}, content_type="application/json")
+    response = client.post(
+        f"/api/campaigns/{campaign.pk}/waves/", {"name": "api wave"}, content_type="application/json"
+    )
     assert response.status_code == 201 and response.json()["name"] == "api wave"
     again = client.post(f"/api/campaigns/{campaign.pk}/waves/", {"name": "x"}, content_type="application/json")
     assert again.status_code == 400 and "already has a second wave" in again.content.decode()
@@ -183,8 +205,10 @@ def test_wave_api_and_form(dataset, tmp_path, client):  # noqa: F811
     annotator = UserFactory()
     MembershipFactory(project=campaign.dataset.project, user=annotator, role=Membership.Role.ANNOTATOR)
     client.force_login(annotator)
-    assert client.post(f"/api/campaigns/{campaign.pk}/waves/", {"name": "y"},
-                       content_type="application/json").status_code == 404
+    assert (
+        client.post(f"/api/campaigns/{campaign.pk}/waves/", {"name": "y"}, content_type="application/json").status_code
+        == 404
+    )
     assert client.post(reverse("campaign-wave-new", args=[campaign.pk]), {"name": "y"}).status_code == 404
 
 
@@ -203,15 +227,33 @@ def test_the_unit_page_tells_a_first_wave_annotator_why(waves, client):
 
 
 def test_a_wave_of_an_mqm_campaign_keeps_its_typology_and_weights(dataset, tmp_path):  # noqa: F811
-    typology = [{"name": "Meaning", "key": "w", "children": [{"name": "Wrong"}, {"name": "Odd"}]},
-                {"name": "Form", "key": "f"}]
+    typology = [
+        {"name": "Meaning", "key": "w", "children": [{"name": "Wrong"}, {"name": "Odd"}]},
+        {"name": "Form", "key": "f"},
+    ]
     (tmp_path / "typology.json").write_text(json.dumps(typology), encoding="utf-8")
-    run("create_campaign", "--dataset", "toy", "--name", "mqm", "--protocol", "mqm", "--criteria", "mqm",
-        "--typology", str(tmp_path / "typology.json"), "--severities", "minor,major,critical",
-        "--mqm-weights", "Major:5 Minor:1 Critical:10 Minor/Form:0.5")
+    run(
+        "create_campaign",
+        "--dataset",
+        "toy",
+        "--name",
+        "mqm",
+        "--protocol",
+        "mqm",
+        "--criteria",
+        "mqm",
+        "--typology",
+        str(tmp_path / "typology.json"),
+        "--severities",
+        "minor,major,critical",
+        "--mqm-weights",
+        "Major:5 Minor:1 Critical:10 Minor/Form:0.5",
+    )
     run("create_campaign", "--wave-of", "mqm", "--name", "mqm-2")
     first, second = Campaign.objects.get(name="mqm"), Campaign.objects.get(name="mqm-2")
     assert second.wave_of == first and second.options["severities"] == ["minor", "major", "critical"]
     # Not the defaults (WMT's MQM core typology, score_mqm.py's weights): the first wave's own.
-    assert [n["name"] for n in second.options["typology"]] == ["Meaning", "Form"] and second.options["typology"] == first.options["typology"]
+    assert [n["name"] for n in second.options["typology"]] == ["Meaning", "Form"] and second.options[
+        "typology"
+    ] == first.options["typology"]
     assert second.options["mqm_weights"] == "Major:5 Minor:1 Critical:10 Minor/Form:0.5" == first.options["mqm_weights"]

@@ -1,4 +1,5 @@
 """Two projects with data, and one user for each role the API distinguishes."""
+
 from dataclasses import dataclass, field
 
 import pytest
@@ -51,12 +52,26 @@ def _project_data(name: str, users: dict) -> ProjectData:
         ReferenceFactory(item=item, position=0, text=f"reference of {item.external_id}")
         for system in systems:
             outputs.append(OutputFactory(item=item, system=system, text=f"{system.name} says {item.external_id}"))
-    campaign = CampaignFactory(dataset=dataset, name=f"{name}-likert", criteria=["fluency", "adequacy"],
-                               scale_min=1, scale_max=5, redundancy=2)
-    pairwise = CampaignFactory(dataset=dataset, name=f"{name}-pairwise", protocol="pairwise",
-                               criteria=["overall"], scale_min=None, scale_max=None)
-    bestworst = CampaignFactory(dataset=dataset, name=f"{name}-bws", protocol="bws",
-                                criteria=["overall"], scale_min=None, scale_max=None, tuple_size=2)
+    campaign = CampaignFactory(
+        dataset=dataset, name=f"{name}-likert", criteria=["fluency", "adequacy"], scale_min=1, scale_max=5, redundancy=2
+    )
+    pairwise = CampaignFactory(
+        dataset=dataset,
+        name=f"{name}-pairwise",
+        protocol="pairwise",
+        criteria=["overall"],
+        scale_min=None,
+        scale_max=None,
+    )
+    bestworst = CampaignFactory(
+        dataset=dataset,
+        name=f"{name}-bws",
+        protocol="bws",
+        criteria=["overall"],
+        scale_min=None,
+        scale_max=None,
+        tuple_size=2,
+    )
     data = ProjectData(project, dataset, systems, items, outputs, campaign, pairwise, bestworst)
     for role, user in users.items():
         if not role.startswith("annotator"):
@@ -64,15 +79,22 @@ def _project_data(name: str, users: dict) -> ProjectData:
         annotator = AnnotatorFactory(project=project, name=user.username, user=user)
         data.annotators[user.username] = annotator
         # Handed out now (the server's clock of the time on a unit starts at the hand-out).
-        assignment = Assignment.objects.create(campaign=campaign, annotator=annotator, item=items[0],
-                                               active_since=timezone.now())
+        assignment = Assignment.objects.create(
+            campaign=campaign, annotator=annotator, item=items[0], active_since=timezone.now()
+        )
         data.assignments.append(assignment)
         for extra in (pairwise, bestworst):
             Assignment.objects.create(campaign=extra, annotator=annotator, item=items[0], active_since=timezone.now())
         data.ratings.append(
             RatingJudgement.objects.create(
-                campaign=campaign, annotator=annotator, item=items[0], output=outputs[0], criterion="fluency",
-                score=4, scale_min=1, scale_max=5,
+                campaign=campaign,
+                annotator=annotator,
+                item=items[0],
+                output=outputs[0],
+                criterion="fluency",
+                score=4,
+                scale_min=1,
+                scale_max=5,
             )
         )
     return data
@@ -98,8 +120,12 @@ def world(db) -> World:
     other_annotator = UserFactory(username="annotator2")
     mine = _project_data(
         "mine",
-        {"owner": users["owner"], "researcher": users["researcher"], "annotator": users["annotator"],
-         "annotator#2": other_annotator},
+        {
+            "owner": users["owner"],
+            "researcher": users["researcher"],
+            "annotator": users["annotator"],
+            "annotator#2": other_annotator,
+        },
     )
     other_owner = UserFactory(username="other-owner")
     other = _project_data(

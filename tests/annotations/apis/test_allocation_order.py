@@ -17,6 +17,7 @@ other unit V, at E's pick, certainly:
 started unit below k takes it (or waits for it and then takes it); a pick that locked such a unit
 and then dropped it would hide it from every other request until it commits (issue 21).
 """
+
 import threading
 import time
 from collections import Counter, defaultdict
@@ -92,10 +93,12 @@ def test_overlap_first_completes_started_units_before_opening_new_ones(allocatio
     assert len({(event[0], event[1]) for event in events}) == len(events)  # nobody twice on a unit
     violations = _violations(events, k)
     # For the record (pytest -s): units with all k slots taken after a quarter of the assignments.
-    quarter = sorted(events, key=lambda e: e[4])[:len(events) // 4]
+    quarter = sorted(events, key=lambda e: e[4])[: len(events) // 4]
     full = sum(1 for n in Counter(event[1] for event in quarter).values() if n == k)
-    print(f"{allocation}: {full} units with k after {len(quarter)} of {len(events)} assignments; "
-          f"{len(violations)} of {len(per_unit)} openings while a started unit was free")
+    print(
+        f"{allocation}: {full} units with k after {len(quarter)} of {len(events)} assignments; "
+        f"{len(violations)} of {len(per_unit)} openings while a started unit was free"
+    )
     if allocation == "spread":
         assert len(violations) > 30  # of 60 openings: its annotators open units all over the campaign
     else:

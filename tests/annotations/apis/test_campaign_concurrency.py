@@ -7,6 +7,7 @@ annotators: nothing lost, nothing duplicated, whatever the interleaving. The
 annotators also skip some units, send a bad submission first or submit twice,
 as real clients do.
 """
+
 import random
 import threading
 from collections import Counter, defaultdict
@@ -35,8 +36,13 @@ K = 3
 def _answers(protocol: str, campaign, body: dict, rng: random.Random) -> list[dict]:
     """Random answers in the protocol's own shape (its simulated annotator, any opinion)."""
     outputs = body["item"]["outputs"]
-    return [answer for criterion in ("quality", "fluency") for answer in protocols.get(protocol).simulated_answers(
-        campaign, criterion, outputs, lambda output: rng.uniform(0, 100), rng)]
+    return [
+        answer
+        for criterion in ("quality", "fluency")
+        for answer in protocols.get(protocol).simulated_answers(
+            campaign, criterion, outputs, lambda output: rng.uniform(0, 100), rng
+        )
+    ]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -54,8 +60,10 @@ def test_fifty_annotators_complete_a_campaign_of_each_protocol(allocation, regis
         # Checks run during the race (every 5 units), but the cold start (each system in 1000 units)
         # never ends here, so every unit stays open and the campaign completes.
         common["allocation_params"] = {"check_every": 5, "min_per_system": 1000}
-    campaigns = {name: campaign_create(dataset=dataset, name=name, protocol=name, **campaign_settings(name), **common)
-                 for name in every_protocol()}
+    campaigns = {
+        name: campaign_create(dataset=dataset, name=name, protocol=name, **campaign_settings(name), **common)
+        for name in every_protocol()
+    }
     users = [UserFactory(username=f"crowd-{i:02d}") for i in range(N_ANNOTATORS)]
     for user in users:
         MembershipFactory(project=dataset.project, user=user, role=Membership.Role.ANNOTATOR)
@@ -90,8 +98,15 @@ def test_fifty_annotators_complete_a_campaign_of_each_protocol(allocation, regis
                         if bad.status_code != 400:
                             unexpected.append(f"bad submission answered {bad.status_code}")
                     answers = _answers(protocol, campaign, body, rng)
-                    done = client.post(url, {"judgements": answers, "shown_order": body["shown_order"],
-                                             "time_spent_ms": rng.randint(500, 9000)}, format="json")
+                    done = client.post(
+                        url,
+                        {
+                            "judgements": answers,
+                            "shown_order": body["shown_order"],
+                            "time_spent_ms": rng.randint(500, 9000),
+                        },
+                        format="json",
+                    )
                     if done.status_code != 201:
                         unexpected.append(f"submit {done.status_code} {done.content[:200]}")
                         return
@@ -132,6 +147,8 @@ def test_fifty_annotators_complete_a_campaign_of_each_protocol(allocation, regis
             assert set(counts) == set(done), (protocol, unit.pk)  # exactly the k annotators, nobody else
             assert set(counts.values()) == {rows_per_set}, (protocol, unit.pk, counts)
         # Nothing else counts: released units left no complete rows behind.
-        assert model.objects.filter(campaign=campaign).exclude(status="complete").filter(
-            assignment__status="done").count() == 0
+        assert (
+            model.objects.filter(campaign=campaign).exclude(status="complete").filter(assignment__status="done").count()
+            == 0
+        )
         assert Assignment.objects.filter(campaign=campaign, status="pending").count() == 0

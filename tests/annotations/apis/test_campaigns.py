@@ -1,25 +1,51 @@
 """Campaign creation and handing out work."""
+
 from annotations.models import Annotator, Assignment, Campaign
 
 
 def test_researcher_creates_campaign(world):
-    body = {"dataset": world.mine.dataset.pk, "name": "da", "protocol": "likert", "criteria": ["fluency", "adequacy"],
-            "scale_min": 0, "scale_max": 100, "instructions": "<b>rate</b>", "redundancy": 3}
+    body = {
+        "dataset": world.mine.dataset.pk,
+        "name": "da",
+        "protocol": "likert",
+        "criteria": ["fluency", "adequacy"],
+        "scale_min": 0,
+        "scale_max": 100,
+        "instructions": "<b>rate</b>",
+        "redundancy": 3,
+    }
     response = world.client("researcher").post("/api/campaigns/", body, format="json")
     assert response.status_code == 201, response.content
     campaign = Campaign.objects.get(pk=response.json()["id"])
     assert (campaign.dataset, campaign.criteria, campaign.scale_max, campaign.redundancy) == (
-        world.mine.dataset, ["fluency", "adequacy"], 100, 3)
+        world.mine.dataset,
+        ["fluency", "adequacy"],
+        100,
+        3,
+    )
     assert response.json()["instructions"] == "<b>rate</b>"  # JSON carries it verbatim; pages escape it
 
 
 def test_campaign_create_rejects_bad_input_with_400(world):
     client = world.client("owner")
-    base = {"dataset": world.mine.dataset.pk, "name": "x", "protocol": "likert", "criteria": ["f"],
-            "scale_min": 1, "scale_max": 5}
-    for change in ({"protocol": "stars"}, {"criteria": []}, {"scale_min": 5, "scale_max": 1},
-                   {"scale_min": None, "scale_max": None}, {"redundancy": 0}, {"name": "mine-likert"},
-                   {"scale_min": "NaN"}, {"criteria": ["f", "f"]}):
+    base = {
+        "dataset": world.mine.dataset.pk,
+        "name": "x",
+        "protocol": "likert",
+        "criteria": ["f"],
+        "scale_min": 1,
+        "scale_max": 5,
+    }
+    for change in (
+        {"protocol": "stars"},
+        {"criteria": []},
+        {"scale_min": 5, "scale_max": 1},
+        {"scale_min": None, "scale_max": None},
+        {"redundancy": 0},
+        {"name": "mine-likert"},
+        {"scale_min": "NaN"},
+        {"criteria": ["f", "f"]},
+    ):
         response = client.post("/api/campaigns/", {**base, **change}, format="json")
         assert response.status_code == 400, (change, response.content)
     assert not Campaign.objects.filter(name="x").exists()
@@ -80,21 +106,33 @@ def test_campaign_options_in_the_api(world):
     # The option at the top level, as before `options`, is the same.
     made = client.post("/api/campaigns/", {**base, "name": "b2", "tuple_size": 2}, format="json")
     assert made.status_code == 201 and made.json()["options"] == {"tuple_size": 2}
-    refused = client.post("/api/campaigns/", {**base, "name": "b3", "options": {"tuple_size": 1, "anchor": 5}},
-                          format="json")
+    refused = client.post(
+        "/api/campaigns/", {**base, "name": "b3", "options": {"tuple_size": 1, "anchor": 5}}, format="json"
+    )
     assert refused.status_code == 400
     assert sorted(refused.json()["options"]) == [
         "options.anchor: not a setting of bws campaigns (it has tuple_size)",
-        "options.tuple_size: must be between 2 and 20"]
+        "options.tuple_size: must be between 2 and 20",
+    ]
     esa = client.post("/api/campaigns/", {**base, "protocol": "esa", "name": "e"}, format="json")
     assert (esa.json()["scale_min"], esa.json()["scale_max"]) == (0, 100)  # ESA's default scale
     assert esa.json()["options"] == {"severities": ["minor", "major"]}
 
 
 def test_a_campaign_file_posted_to_the_api(world):
-    config = {"name": "from-file", "dataset": world.mine.dataset.name, "protocol": "pairwise", "criteria": ["overall"],
-              "scale": [None, None], "systems": [], "redundancy": 2, "options": {"pair_rounds": 1}, "seed": 9,
-              "counterbalancing": "recorded, ignored", "quality_control": {"repeat_share": 0.1, "gold_units": 0}}
+    config = {
+        "name": "from-file",
+        "dataset": world.mine.dataset.name,
+        "protocol": "pairwise",
+        "criteria": ["overall"],
+        "scale": [None, None],
+        "systems": [],
+        "redundancy": 2,
+        "options": {"pair_rounds": 1},
+        "seed": 9,
+        "counterbalancing": "recorded, ignored",
+        "quality_control": {"repeat_share": 0.1, "gold_units": 0},
+    }
     made = world.client("researcher").post("/api/campaigns/", config, format="json")
     assert made.status_code == 201, made.content
     assert (made.json()["options"], made.json()["seed"], made.json()["redundancy"]) == ({"pair_rounds": 1}, 9, 2)
@@ -104,8 +142,9 @@ def test_a_campaign_file_posted_to_the_api(world):
     assert world.client("annotator").post("/api/campaigns/", {**config, "name": "x"}, format="json").status_code == 404
     other = {**config, "name": "y", "dataset": world.other.dataset.name}
     assert world.client("researcher").post("/api/campaigns/", other, format="json").status_code == 404
-    bad = world.client("researcher").post("/api/campaigns/", {**config, "name": "z", "options": {"pair_rounds": -1}},
-                                          format="json")
+    bad = world.client("researcher").post(
+        "/api/campaigns/", {**config, "name": "z", "options": {"pair_rounds": -1}}, format="json"
+    )
     assert bad.status_code == 400 and bad.json()["options"] == ["options.pair_rounds: must be between 0 and 1000"]
     assert not Campaign.objects.filter(name__in=["x", "y", "z"]).exists()
 

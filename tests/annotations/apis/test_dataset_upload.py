@@ -1,4 +1,5 @@
 """Uploading a dataset file through the API."""
+
 import json
 
 import pytest
@@ -9,8 +10,13 @@ from annotations.models import Dataset, Item, Output, Reference, System
 GOOD = "\n".join(
     json.dumps(line)
     for line in [
-        {"item": "e2e-1", "source": "name[Blue Spice]", "data": [["Blue Spice", "eatType", "pub"]],
-         "references": ["Blue Spice is a pub."], "outputs": {"sysA": "A pub.", "sysB": "Blue Spice pub."}},
+        {
+            "item": "e2e-1",
+            "source": "name[Blue Spice]",
+            "data": [["Blue Spice", "eatType", "pub"]],
+            "references": ["Blue Spice is a pub."],
+            "outputs": {"sysA": "A pub.", "sysB": "Blue Spice pub."},
+        },
         {"item": "e2e-2", "source": "name[Zizzi]", "references": ["Zizzi."], "outputs": {"sysA": "Zizzi!"}},
     ]
 ).encode()
@@ -22,8 +28,13 @@ def _upload(client, project, content, name="uploaded", filename="data.jsonl", **
 
 
 def _counts():
-    return (Dataset.objects.count(), Item.objects.count(), Reference.objects.count(), System.objects.count(),
-            Output.objects.count())
+    return (
+        Dataset.objects.count(),
+        Item.objects.count(),
+        Reference.objects.count(),
+        System.objects.count(),
+        Output.objects.count(),
+    )
 
 
 def test_researcher_imports_jsonl(world):
@@ -50,12 +61,14 @@ def test_owner_imports_csv(world):
 
 
 def test_bad_file_is_400_with_line_errors_and_writes_nothing(world):
-    bad = b"\n".join([
-        json.dumps({"item": "ok-1", "outputs": {"s": "fine"}}).encode(),
-        b"{not json",
-        json.dumps({"item": "ok-2", "output": {"s": "typo key"}}).encode(),
-        json.dumps({"item": "ok-1"}).encode(),
-    ])
+    bad = b"\n".join(
+        [
+            json.dumps({"item": "ok-1", "outputs": {"s": "fine"}}).encode(),
+            b"{not json",
+            json.dumps({"item": "ok-2", "output": {"s": "typo key"}}).encode(),
+            json.dumps({"item": "ok-1"}).encode(),
+        ]
+    )
     before = _counts()
     response = _upload(world.client("researcher"), world.mine.project, bad)
     assert response.status_code == 400
@@ -91,7 +104,9 @@ def test_only_staff_of_the_project_import(world, role, status):
 
 def test_upload_needs_a_file_and_a_name(world):
     client = world.client("owner")
-    assert client.post("/api/datasets/", {"project": world.mine.project.pk, "name": "n"},
-                       format="multipart").status_code == 400
+    assert (
+        client.post("/api/datasets/", {"project": world.mine.project.pk, "name": "n"}, format="multipart").status_code
+        == 400
+    )
     assert _upload(client, world.mine.project, b"", name="empty").status_code == 400
     assert _upload(client, world.mine.project, GOOD, format="xml").status_code == 400

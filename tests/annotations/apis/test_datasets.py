@@ -1,4 +1,5 @@
 """Datasets, items and outputs: content and filters."""
+
 from tests.annotations.factories import ItemFactory, OutputFactory, ReferenceFactory
 
 
@@ -25,8 +26,13 @@ def _external_ids(client, query):
 def test_item_search_and_filters(world):
     client = world.client("researcher")
     dataset = world.mine.dataset
-    special = ItemFactory(dataset=dataset, external_id="e2e-17", position=10, source="The Eagle is a pub.",
-                          data=[["Blue Spice", "eatType", "coffee shop"]])
+    special = ItemFactory(
+        dataset=dataset,
+        external_id="e2e-17",
+        position=10,
+        source="The Eagle is a pub.",
+        data=[["Blue Spice", "eatType", "coffee shop"]],
+    )
     ReferenceFactory(item=special, position=0, text="A riverside café.")
     OutputFactory(item=special, system=world.mine.systems[0], text="Zizzi serves sushi.")
 
@@ -59,8 +65,14 @@ def test_output_filters(world):
 
 def test_bad_filter_values_are_400_not_500(world):
     client = world.client("owner")
-    for url in ("/api/items/?dataset=abc", "/api/items/?dataset=0", f"/api/items/?dataset={2**70}",
-                "/api/outputs/?system=-1", "/api/items/?q=" + "x" * 201, "/api/items/?q=a%00b",
-                "/api/assignments/?status=lost"):
+    for url in (
+        "/api/items/?dataset=abc",
+        "/api/items/?dataset=0",
+        f"/api/items/?dataset={2**70}",
+        "/api/outputs/?system=-1",
+        "/api/items/?q=" + "x" * 201,
+        "/api/items/?q=a%00b",
+        "/api/assignments/?status=lost",
+    ):
         assert client.get(url).status_code == 400, url
     assert client.get(f"/api/items/{2**70}/").status_code == 404

@@ -6,6 +6,7 @@ Django handler, and the Django handler alone (the reference). Where a request ch
 body and every header. Where it stores judgements, the stored rows and the answer's shape are
 checked. Requests the lane must not take are shown to reach Django with their body intact.
 """
+
 import io
 import json
 import time
@@ -52,11 +53,22 @@ def apps():
 
 def call(app, path, *, token=None, body=None, raw=None, content_type="application/json", extra=None):
     data = raw if raw is not None else (json.dumps(body).encode() if body is not None else b"")
-    environ = {"REQUEST_METHOD": "POST", "PATH_INFO": path, "SCRIPT_NAME": "", "QUERY_STRING": "",
-               "SERVER_NAME": "testserver", "SERVER_PORT": "80", "HTTP_HOST": "testserver",
-               "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "127.0.0.1", "wsgi.url_scheme": "http",
-               "wsgi.input": io.BytesIO(data), "wsgi.errors": io.StringIO(), "CONTENT_LENGTH": str(len(data)),
-               "CONTENT_TYPE": content_type}
+    environ = {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": path,
+        "SCRIPT_NAME": "",
+        "QUERY_STRING": "",
+        "SERVER_NAME": "testserver",
+        "SERVER_PORT": "80",
+        "HTTP_HOST": "testserver",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "REMOTE_ADDR": "127.0.0.1",
+        "wsgi.url_scheme": "http",
+        "wsgi.input": io.BytesIO(data),
+        "wsgi.errors": io.StringIO(),
+        "CONTENT_LENGTH": str(len(data)),
+        "CONTENT_TYPE": content_type,
+    }
     if token:
         environ["HTTP_AUTHORIZATION"] = f"Token {token}"
     environ.update(extra or {})
@@ -103,13 +115,21 @@ def test_a_pending_unit_asked_for_again_is_the_same_answer_both_ways(apps, lane_
     lane_body, django_body = json.loads(by_lane[2]), json.loads(by_django[2])
     assert body["expires_at"] <= lane_body.pop("expires_at") <= django_body.pop("expires_at")
     assert lane_body == django_body
-    assert by_lane[2].replace(by_lane[2].split(b'"expires_at":')[1][:30], b"") == \
-        by_django[2].replace(by_django[2].split(b'"expires_at":')[1][:30], b"")  # same bytes: same rendering
+    assert by_lane[2].replace(by_lane[2].split(b'"expires_at":')[1][:30], b"") == by_django[2].replace(
+        by_django[2].split(b'"expires_at":')[1][:30], b""
+    )  # same bytes: same rendering
     body.pop("expires_at")
     assert by_lane[0] == "200 OK" and lane_body == body
     names = {name for name, _ in by_lane[1]}
-    assert {"Content-Security-Policy", "X-Frame-Options", "X-Content-Type-Options", "Referrer-Policy",
-            "Cross-Origin-Opener-Policy", "Allow", "Content-Length"} <= names
+    assert {
+        "Content-Security-Policy",
+        "X-Frame-Options",
+        "X-Content-Type-Options",
+        "Referrer-Policy",
+        "Cross-Origin-Opener-Policy",
+        "Allow",
+        "Content-Length",
+    } <= names
 
 
 @pytest.mark.parametrize("content_type", ["application/json", "application/json; charset=UTF-8"])
@@ -117,9 +137,13 @@ def test_a_submit_with_next_is_stored_and_answers_the_next_unit(apps, lane_world
     lane, django = apps
     campaign, user, token = lane_world
     unit = json.loads(call(lane, f"/api/campaigns/{campaign.pk}/next-assignment/", token=token)[2])
-    status, headers, content = call(lane, f"/api/assignments/{unit['id']}/submit/", token=token, body={
-        "judgements": _answers(campaign, unit), "shown_order": unit["shown_order"], "next": True},
-        content_type=content_type)
+    status, headers, content = call(
+        lane,
+        f"/api/assignments/{unit['id']}/submit/",
+        token=token,
+        body={"judgements": _answers(campaign, unit), "shown_order": unit["shown_order"], "next": True},
+        content_type=content_type,
+    )
     assert status == "201 Created" and django.calls == 0
     answer = json.loads(content)
     assert set(answer) == set(UnitSubmitApi.OutputSerializer().fields)
@@ -131,8 +155,9 @@ def test_a_submit_with_next_is_stored_and_answers_the_next_unit(apps, lane_world
     assert [h for h in headers if h[0] != "Content-Length"] == [h for h in reference[1] if h[0] != "Content-Length"]
 
 
-@pytest.mark.parametrize("case", ["score out of scale", "unknown criterion", "other's unit", "no such unit",
-                                  "missing answers"])
+@pytest.mark.parametrize(
+    "case", ["score out of scale", "unknown criterion", "other's unit", "no such unit", "missing answers"]
+)
 def test_refusals_raised_while_answering_are_djangos_refusals(apps, lane_world, case):
     lane, django = apps
     campaign, user, token = lane_world
@@ -177,8 +202,12 @@ def test_nothing_left_is_204_without_a_body_both_ways(apps, lane_world):
     path = f"/api/campaigns/{campaign.pk}/next-assignment/"
     unit = json.loads(call(lane, path, token=token)[2])
     while unit is not None:
-        status, _, content = call(lane, f"/api/assignments/{unit['id']}/submit/", token=token, body={
-            "judgements": _answers(campaign, unit), "shown_order": unit["shown_order"], "next": True})
+        status, _, content = call(
+            lane,
+            f"/api/assignments/{unit['id']}/submit/",
+            token=token,
+            body={"judgements": _answers(campaign, unit), "shown_order": unit["shown_order"], "next": True},
+        )
         assert status == "201 Created", content
         unit = json.loads(content)["next"]
     by_lane = call(lane, path, token=token)
@@ -188,8 +217,10 @@ def test_nothing_left_is_204_without_a_body_both_ways(apps, lane_world):
     assert "Content-Type" not in {name for name, _ in by_lane[1]}
 
 
-@pytest.mark.parametrize("case", ["not JSON", "duplicate key", "no answers", "a form", "a cookie", "a query",
-                                  "basic auth", "no token", "latin-1"])
+@pytest.mark.parametrize(
+    "case",
+    ["not JSON", "duplicate key", "no answers", "a form", "a cookie", "a query", "basic auth", "no token", "latin-1"],
+)
 def test_what_the_lane_does_not_take_reaches_django_with_its_body(apps, lane_world, case):
     """Refused as Django refuses it, its wording included: the body was put back for Django to read."""
     lane, django = apps
@@ -246,8 +277,9 @@ def test_an_https_only_server_sends_plain_http_to_django_which_redirects(setting
     campaign, _, token = lane_world
     status, headers, _ = call(lane, f"/api/campaigns/{campaign.pk}/next-assignment/", token=token)
     assert django.calls == 1 and status.startswith("301")
-    status, headers, _ = call(lane, f"/api/campaigns/{campaign.pk}/next-assignment/", token=token,
-                              extra={"wsgi.url_scheme": "https"})
+    status, headers, _ = call(
+        lane, f"/api/campaigns/{campaign.pk}/next-assignment/", token=token, extra={"wsgi.url_scheme": "https"}
+    )
     assert django.calls == 1 and status == "201 Created"
     assert any(name == "Strict-Transport-Security" for name, _ in headers)
 

@@ -11,6 +11,7 @@ Bounded and deterministic: `FUZZ_EXAMPLES` (default 25) examples per
 operation, derandomized. For a longer run:
     FUZZ_EXAMPLES=300 pytest tests/annotations/apis/test_fuzz.py
 """
+
 import os
 
 import pytest
@@ -46,8 +47,16 @@ VALID_JSONL = b'{"item": "f1", "source": "s", "references": ["r"], "outputs": {"
 KNOWN: dict[str, list[int]] = {}
 PATH_RESOURCE = {"projects": "project", "datasets": "dataset", "items": "item", "campaigns": "campaign"}
 BODY_RESOURCE = {
-    "project": "project", "dataset": "dataset", "campaign": "campaign", "item": "item", "system": "system",
-    "output": "output", "output_a": "output", "output_b": "output", "best": "output", "worst": "output",
+    "project": "project",
+    "dataset": "dataset",
+    "campaign": "campaign",
+    "item": "item",
+    "system": "system",
+    "output": "output",
+    "output_a": "output",
+    "output_b": "output",
+    "best": "output",
+    "worst": "output",
 }
 
 

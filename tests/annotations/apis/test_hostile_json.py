@@ -2,6 +2,7 @@
 deep nesting, numbers past a float, lone surrogates; and duplicate keys,
 which silently kept the last value. Each is now a 400 that says what is
 wrong, on every JSON endpoint, and nothing is written."""
+
 import json
 
 import pytest
@@ -35,8 +36,13 @@ def test_every_json_endpoint_answers_deep_nesting_with_a_400(world):
     assert "/api/auth/token/" in paths and "/api/judgements/ratings/" in paths and len(paths) >= 6
     before = table_counts()
     for path in paths:
-        target = (world.mine.project if "projects" in path else
-                  world.mine.dataset if "datasets" in path else world.mine.campaign)
+        target = (
+            world.mine.project
+            if "projects" in path
+            else world.mine.dataset
+            if "datasets" in path
+            else world.mine.campaign
+        )
         url = path.replace("{id}", str(target.pk))
         client = APIClient() if path == "/api/auth/token/" else world.client("owner")
         for body in (DEEP, '{"a": ' + DEEP + "}"):
@@ -53,12 +59,15 @@ def test_the_anonymous_token_endpoint_too(db):
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("field, literal, message", [
-    ("score", "1e309", "out of range"),
-    ("score", "9" * 400, "out of range"),  # a 400-digit integer: float() overflowed -> 500
-    ("criterion", '"\\ud800"', "lone surrogate"),
-    ("score", "NaN", "not allowed"),
-])
+@pytest.mark.parametrize(
+    "field, literal, message",
+    [
+        ("score", "1e309", "out of range"),
+        ("score", "9" * 400, "out of range"),  # a 400-digit integer: float() overflowed -> 500
+        ("criterion", '"\\ud800"', "lone surrogate"),
+        ("score", "NaN", "not allowed"),
+    ],
+)
 def test_numbers_and_strings_postgresql_refuses_are_a_400(world, field, literal, message):
     output = world.mine.outputs[0]
     fields = {"campaign": world.mine.campaign.pk, "output": output.pk, "criterion": "adequacy", "score": 3}
@@ -77,12 +86,24 @@ def test_lone_surrogates_in_names_are_a_400_not_a_500(world):
     client = world.client("owner")
     created = raw_post(client, "/api/projects/", '{"name": "x\\ud800"}')
     assert created.status_code == 400 and "lone surrogate" in created.json()["detail"]
-    campaign = raw_post(client, "/api/campaigns/", json.dumps(
-        {"dataset": world.mine.dataset.pk, "name": "PLACEHOLDER", "protocol": "likert", "criteria": ["fluency"],
-         "scale_min": 1, "scale_max": 5}).replace("PLACEHOLDER", "\\udfff"))
+    campaign = raw_post(
+        client,
+        "/api/campaigns/",
+        json.dumps(
+            {
+                "dataset": world.mine.dataset.pk,
+                "name": "PLACEHOLDER",
+                "protocol": "likert",
+                "criteria": ["fluency"],
+                "scale_min": 1,
+                "scale_max": 5,
+            }
+        ).replace("PLACEHOLDER", "\\udfff"),
+    )
     assert campaign.status_code == 400
-    member = raw_post(client, f"/api/projects/{world.mine.project.pk}/members/",
-                      '{"username": "\\ud83d", "role": "annotator"}')
+    member = raw_post(
+        client, f"/api/projects/{world.mine.project.pk}/members/", '{"username": "\\ud83d", "role": "annotator"}'
+    )
     assert member.status_code == 400
     assert table_counts() == before
 
@@ -90,8 +111,10 @@ def test_lone_surrogates_in_names_are_a_400_not_a_500(world):
 @pytest.mark.django_db
 def test_duplicate_keys_are_refused_not_silently_resolved(world):
     client = world.client("owner")
-    body = ('{"dataset": %d, "name": "first", "name": "second", "protocol": "likert", "criteria": ["f"], '
-            '"scale_min": 1, "scale_max": 5}' % world.mine.dataset.pk)
+    body = (
+        '{"dataset": %d, "name": "first", "name": "second", "protocol": "likert", "criteria": ["f"], '
+        '"scale_min": 1, "scale_max": 5}' % world.mine.dataset.pk
+    )
     response = raw_post(client, "/api/campaigns/", body)
     assert response.status_code == 400
     assert "duplicate key 'name'" in response.json()["detail"]

@@ -2,6 +2,7 @@
 
 Annotators name outputs by the handles their assignment showed them
 (`annotations.services.handles`); the judgements store real ids."""
+
 from annotations.models import Assignment, PairwiseJudgement, RatingJudgement
 from annotations.services.handles import output_handle
 from tests.annotations.server_time import about, worked
@@ -9,15 +10,22 @@ from tests.annotations.server_time import about, worked
 
 def _h(world, campaign, output, user=None):
     """The handle the annotator's assignment in `campaign` shows for `output`."""
-    assignment = Assignment.objects.get(campaign=campaign, annotator__user=user or world.users["annotator"],
-                                        item=world.mine.items[0])
+    assignment = Assignment.objects.get(
+        campaign=campaign, annotator__user=user or world.users["annotator"], item=world.mine.items[0]
+    )
     return output_handle(assignment.pk, output.pk)
 
 
 def _rate(client, world, output, criterion, score=3):
     c = world.mine.campaign
-    body = {"campaign": c.pk, "output": _h(world, c, output), "criterion": criterion, "score": score,
-            "time_spent_ms": 1200, "shown_order": [_h(world, c, world.mine.outputs[1]), _h(world, c, world.mine.outputs[0])]}
+    body = {
+        "campaign": c.pk,
+        "output": _h(world, c, output),
+        "criterion": criterion,
+        "score": score,
+        "time_spent_ms": 1200,
+        "shown_order": [_h(world, c, world.mine.outputs[1]), _h(world, c, world.mine.outputs[0])],
+    }
     return client.post("/api/judgements/ratings/", body, format="json")
 
 
@@ -69,8 +77,12 @@ def test_rejected_ratings_write_nothing(world):
     # are not accepted from annotators (they would confirm which output is which).
     response = _rate(client, world, world.mine.outputs[2], "fluency")
     assert response.status_code == 400 and "is not part of this unit" in response.json()["output"][0]
-    real_id = {"campaign": world.mine.campaign.pk, "output": world.mine.outputs[1].pk, "criterion": "adequacy",
-               "score": 3}
+    real_id = {
+        "campaign": world.mine.campaign.pk,
+        "output": world.mine.outputs[1].pk,
+        "criterion": "adequacy",
+        "score": 3,
+    }
     assert client.post("/api/judgements/ratings/", real_id, format="json").status_code == 400
     # A campaign of another project is not found.
     body = {"campaign": world.other.campaign.pk, "output": "abcdefghijklmnop", "criterion": "fluency", "score": 3}
@@ -83,21 +95,34 @@ def test_pairwise_judgement_is_stored_canonically_and_completes_the_item(world):
     client = world.client("annotator")
     low, high = sorted([world.mine.outputs[0], world.mine.outputs[1]], key=lambda o: o.pk)
     h = lambda o: _h(world, world.mine.pairwise, o)  # noqa: E731
-    body = {"campaign": world.mine.pairwise.pk, "output_a": h(high), "output_b": h(low), "criterion": "overall",
-            "winner": "a"}
+    body = {
+        "campaign": world.mine.pairwise.pk,
+        "output_a": h(high),
+        "output_b": h(low),
+        "criterion": "overall",
+        "winner": "a",
+    }
     response = client.post("/api/judgements/pairwise/", body, format="json")
     assert response.status_code == 201, response.content
     # Told back as sent: the stored (lower id first) order would rank the two ids.
     assert (response.json()["output_a"], response.json()["output_b"], response.json()["winner"]) == (
-        h(high), h(low), "a")
+        h(high),
+        h(low),
+        "a",
+    )
     stored = PairwiseJudgement.objects.get(pk=response.json()["id"])
     # Shown first was `high` and it won: stored with the lower id first, winner flipped.
     assert (stored.output_a, stored.output_b, stored.winner, stored.shown_order) == (low, high, "b", [high.pk, low.pk])
     assert _status(world, world.mine.pairwise, world.users["annotator"]) == "done"
     again = client.post("/api/judgements/pairwise/", body, format="json")
     assert again.status_code == 400
-    wrong_protocol = {**body, "campaign": world.mine.campaign.pk, "criterion": "fluency",
-                      "output_a": _h(world, world.mine.campaign, high), "output_b": _h(world, world.mine.campaign, low)}
+    wrong_protocol = {
+        **body,
+        "campaign": world.mine.campaign.pk,
+        "criterion": "fluency",
+        "output_a": _h(world, world.mine.campaign, high),
+        "output_b": _h(world, world.mine.campaign, low),
+    }
     assert client.post("/api/judgements/pairwise/", wrong_protocol, format="json").status_code == 400
 
 
@@ -105,8 +130,13 @@ def test_bestworst_judgement(world):
     client = world.client("annotator")
     out0, out1 = world.mine.outputs[0], world.mine.outputs[1]
     h = lambda o: _h(world, world.mine.bestworst, o)  # noqa: E731
-    body = {"campaign": world.mine.bestworst.pk, "outputs": [h(out1), h(out0)], "best": h(out1), "worst": h(out0),
-            "criterion": "overall"}
+    body = {
+        "campaign": world.mine.bestworst.pk,
+        "outputs": [h(out1), h(out0)],
+        "best": h(out1),
+        "worst": h(out0),
+        "criterion": "overall",
+    }
     bad = client.post("/api/judgements/bestworst/", {**body, "worst": h(out1)}, format="json")
     assert bad.status_code == 400
     mixed = {**body, "outputs": [h(out0), "zzzzzzzzzzzzzzzz"]}  # not an output of the unit
@@ -117,5 +147,6 @@ def test_bestworst_judgement(world):
     assert (response.json()["best"], response.json()["worst"]) == (h(out1), h(out0))
     stored = response.json()["id"]
     from annotations.models import BestWorstJudgement
+
     assert BestWorstJudgement.objects.get(pk=stored).best_id == out1.pk
     assert _status(world, world.mine.bestworst, world.users["annotator"]) == "done"

@@ -1,6 +1,7 @@
 """List endpoints return exactly the rows the caller may see: nothing from
 other projects, and for annotators nothing of other annotators (and no staff
 list at all: they reach their units through the unit API only)."""
+
 import pytest
 
 from annotations.models import Assignment, Output

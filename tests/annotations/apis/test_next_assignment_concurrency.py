@@ -6,6 +6,7 @@ threads see each other's committed rows. Where a test is about a request that
 must wait for a lock, it polls `pg_locks` until that request's backend is
 actually waiting, so the lock-wait path always runs (no sleeping and hoping).
 """
+
 import threading
 from collections import Counter
 
@@ -51,6 +52,7 @@ def _wait_until_blocked(box: dict) -> None:
     """Poll pg_locks until the thread's backend waits for a lock (or fail after TIMEOUT)."""
     wait_until(lambda: "pid" in box, TIMEOUT, "the thread to start its request", interval=0.01)
     with connections["default"].cursor() as cursor:
+
         def waiting() -> bool:
             cursor.execute("SELECT count(*) FROM pg_locks WHERE pid = %s AND NOT granted", [box["pid"]])
             if cursor.fetchone()[0]:
@@ -167,8 +169,9 @@ def test_one_annotator_double_request_gets_one_assignment():
 @pytest.mark.parametrize("allocation", ALLOCATIONS)
 @pytest.mark.parametrize("n_items,redundancy,n_annotators", [(24, 1, 2), (12, 2, 3)])
 def test_racing_annotators_cover_every_item_exactly_redundancy_times(n_items, redundancy, n_annotators, allocation):
-    campaign, annotators = _campaign(n_items=n_items, redundancy=redundancy, n_annotators=n_annotators,
-                                     allocation=allocation)
+    campaign, annotators = _campaign(
+        n_items=n_items, redundancy=redundancy, n_annotators=n_annotators, allocation=allocation
+    )
     start = threading.Barrier(n_annotators)
     errors = []
 

@@ -4,6 +4,7 @@ Callers: anonymous; an annotator, a researcher and an owner of project
 "mine"; a researcher of project "other" (the outsider). Objects of a project
 the caller is not a member of answer 404, like ids that do not exist.
 """
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
@@ -26,10 +27,20 @@ def _judgement_bodies(w, role):
         return _as_handles(w, _judgement_bodies(w, "staff"))
     return {
         "ratings": {"campaign": m.campaign.pk, "output": m.outputs[1].pk, "criterion": "fluency", "score": 3},
-        "pairwise": {"campaign": m.pairwise.pk, "output_a": m.outputs[1].pk, "output_b": m.outputs[0].pk,
-                     "criterion": "overall", "winner": "a"},
-        "bestworst": {"campaign": m.bestworst.pk, "outputs": [m.outputs[0].pk, m.outputs[1].pk],
-                      "best": m.outputs[0].pk, "worst": m.outputs[1].pk, "criterion": "overall"},
+        "pairwise": {
+            "campaign": m.pairwise.pk,
+            "output_a": m.outputs[1].pk,
+            "output_b": m.outputs[0].pk,
+            "criterion": "overall",
+            "winner": "a",
+        },
+        "bestworst": {
+            "campaign": m.bestworst.pk,
+            "outputs": [m.outputs[0].pk, m.outputs[1].pk],
+            "best": m.outputs[0].pk,
+            "worst": m.outputs[1].pk,
+            "criterion": "overall",
+        },
     }
 
 
@@ -41,8 +52,16 @@ def _as_handles(w, bodies):
     for kind, body in bodies.items():
         assignment = Assignment.objects.get(campaign_id=body["campaign"], annotator__user=w.users["annotator"])
         h = lambda i: output_handle(assignment.pk, i)  # noqa: E731
-        converted[kind] = {k: ([h(i) for i in v] if k == "outputs" else h(v) if k in (
-            "output", "output_a", "output_b", "best", "worst") else v) for k, v in body.items()}
+        converted[kind] = {
+            k: (
+                [h(i) for i in v]
+                if k == "outputs"
+                else h(v)
+                if k in ("output", "output_a", "output_b", "best", "worst")
+                else v
+            )
+            for k, v in body.items()
+        }
     return converted
 
 
@@ -50,40 +69,81 @@ def _as_handles(w, bodies):
 CASES = [
     ("projects-list", "get", lambda w, r: "/api/projects/", None, STAFF_LIST),
     # Project creation: staff users and users who already own a project (WORKBENCH_PROJECT_CREATORS).
-    ("projects-create", "post", lambda w, r: "/api/projects/", lambda w, r: {"name": f"new-{r}"},
-     (401, 403, 403, 201, 403)),
+    (
+        "projects-create",
+        "post",
+        lambda w, r: "/api/projects/",
+        lambda w, r: {"name": f"new-{r}"},
+        (401, 403, 403, 201, 403),
+    ),
     ("project-detail", "get", lambda w, r: f"/api/projects/{w.mine.project.pk}/", None, STAFF_READ),
-    ("members-list", "get", lambda w, r: f"/api/projects/{w.mine.project.pk}/members/", None,
-     (401, 404, 403, 200, 404)),
-    ("members-add", "post", lambda w, r: f"/api/projects/{w.mine.project.pk}/members/",
-     lambda w, r: {"username": UserFactory(username=f"newcomer-{r}").username, "role": "annotator"},
-     (401, 404, 403, 201, 404)),
+    (
+        "members-list",
+        "get",
+        lambda w, r: f"/api/projects/{w.mine.project.pk}/members/",
+        None,
+        (401, 404, 403, 200, 404),
+    ),
+    (
+        "members-add",
+        "post",
+        lambda w, r: f"/api/projects/{w.mine.project.pk}/members/",
+        lambda w, r: {"username": UserFactory(username=f"newcomer-{r}").username, "role": "annotator"},
+        (401, 404, 403, 201, 404),
+    ),
     ("datasets-list", "get", lambda w, r: "/api/datasets/", None, STAFF_LIST),
-    ("datasets-import", "post", lambda w, r: "/api/datasets/",
-     lambda w, r: {"project": w.mine.project.pk, "name": f"upload-{r}",
-                   "file": SimpleUploadedFile("d.jsonl", b'{"item": "u1", "outputs": {"s": "t"}}')},
-     STAFF_WRITE),
+    (
+        "datasets-import",
+        "post",
+        lambda w, r: "/api/datasets/",
+        lambda w, r: {
+            "project": w.mine.project.pk,
+            "name": f"upload-{r}",
+            "file": SimpleUploadedFile("d.jsonl", b'{"item": "u1", "outputs": {"s": "t"}}'),
+        },
+        STAFF_WRITE,
+    ),
     ("dataset-detail", "get", lambda w, r: f"/api/datasets/{w.mine.dataset.pk}/", None, STAFF_READ),
     ("items-list", "get", lambda w, r: "/api/items/", None, STAFF_LIST),
     ("item-detail", "get", lambda w, r: f"/api/items/{w.mine.items[0].pk}/", None, STAFF_READ),
     ("outputs-list", "get", lambda w, r: "/api/outputs/", None, STAFF_LIST),
     ("campaigns-list", "get", lambda w, r: "/api/campaigns/", None, LIST),
     ("campaign-detail", "get", lambda w, r: f"/api/campaigns/{w.mine.campaign.pk}/", None, READ_MEMBER),
-    ("campaigns-create", "post", lambda w, r: "/api/campaigns/",
-     lambda w, r: {"dataset": w.mine.dataset.pk, "name": f"c-{r}", "protocol": "likert", "criteria": ["fluency"],
-                   "scale_min": 1, "scale_max": 5},
-     STAFF_WRITE),
+    (
+        "campaigns-create",
+        "post",
+        lambda w, r: "/api/campaigns/",
+        lambda w, r: {
+            "dataset": w.mine.dataset.pk,
+            "name": f"c-{r}",
+            "protocol": "likert",
+            "criteria": ["fluency"],
+            "scale_min": 1,
+            "scale_max": 5,
+        },
+        STAFF_WRITE,
+    ),
     # The annotator already has a pending assignment there (200); the others get a new one.
-    ("next-assignment", "post", lambda w, r: f"/api/campaigns/{w.mine.campaign.pk}/next-assignment/", None,
-     (401, 200, 201, 201, 404)),
+    (
+        "next-assignment",
+        "post",
+        lambda w, r: f"/api/campaigns/{w.mine.campaign.pk}/next-assignment/",
+        None,
+        (401, 200, 201, 201, 404),
+    ),
     ("assignments-list", "get", lambda w, r: "/api/assignments/", None, LIST),
     ("ratings-list", "get", lambda w, r: "/api/judgements/ratings/", None, STAFF_LIST),
     ("pairwise-list", "get", lambda w, r: "/api/judgements/pairwise/", None, STAFF_LIST),
     ("bestworst-list", "get", lambda w, r: "/api/judgements/bestworst/", None, STAFF_LIST),
     # Only the annotator holds an assignment for item 0; staff without one may not judge it.
     *[
-        (f"{kind}-create", "post", lambda w, r, kind=kind: f"/api/judgements/{kind}/",
-         lambda w, r, kind=kind: _judgement_bodies(w, r)[kind], (401, 201, 403, 403, 404))
+        (
+            f"{kind}-create",
+            "post",
+            lambda w, r, kind=kind: f"/api/judgements/{kind}/",
+            lambda w, r, kind=kind: _judgement_bodies(w, r)[kind],
+            (401, 201, 403, 403, 404),
+        )
         for kind in ("ratings", "pairwise", "bestworst")
     ],
 ]
@@ -111,8 +171,12 @@ def test_unknown_ids_and_other_projects_ids_answer_alike(world, role):
     other = world.other
     for url in ("/api/projects/{}/", "/api/datasets/{}/", "/api/items/{}/", "/api/campaigns/{}/"):
         missing = client.get(url.format(10**9))
-        foreign_obj = {"/api/projects/{}/": other.project, "/api/datasets/{}/": other.dataset,
-                       "/api/items/{}/": other.items[0], "/api/campaigns/{}/": other.campaign}[url]
+        foreign_obj = {
+            "/api/projects/{}/": other.project,
+            "/api/datasets/{}/": other.dataset,
+            "/api/items/{}/": other.items[0],
+            "/api/campaigns/{}/": other.campaign,
+        }[url]
         if role == "outsider":
             continue  # the outsider is a member of "other"
         foreign = client.get(url.format(foreign_obj.pk))

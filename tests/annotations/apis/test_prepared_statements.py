@@ -2,6 +2,7 @@
 (`annotations.rows.cursor`, setting `prepare_threshold`): PostgreSQL then skips
 parsing and planning them on every request, which was most of its time there
 (bench/bench_annotation.py). Everything else keeps Django's client-side binding."""
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext, override_settings
@@ -24,8 +25,9 @@ def _prepared() -> list[str]:
 PICK = {"overlap-first": "picked.tier", "spread": "unnest($1::integer[], $2::integer[])"}
 
 
-@pytest.mark.parametrize("protocol,allocation", [("likert", "overlap-first"), ("esa", "overlap-first"),
-                                                 ("likert", "spread")])
+@pytest.mark.parametrize(
+    "protocol,allocation", [("likert", "overlap-first"), ("esa", "overlap-first"), ("likert", "spread")]
+)
 @override_settings(WORKBENCH_TOKEN_CACHE_SECONDS=0)  # the token lookup on every request, as without the cache
 def test_fetch_and_submit_run_prepared_statements(setup, protocol, allocation):
     dataset, _, user = setup
@@ -34,9 +36,11 @@ def test_fetch_and_submit_run_prepared_statements(setup, protocol, allocation):
     campaign = _campaign(dataset, protocol, allocation=allocation)
     for _ in range(4):
         body = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
-        response = client.post(f"/api/assignments/{body['id']}/submit/",
-                               {"judgements": _answers(campaign, body), "shown_order": body["shown_order"]},
-                               format="json")
+        response = client.post(
+            f"/api/assignments/{body['id']}/submit/",
+            {"judgements": _answers(campaign, body), "shown_order": body["shown_order"]},
+            format="json",
+        )
         assert response.status_code == 201, response.json()
     prepared = _prepared()
     # Server-bound statements carry $n placeholders; the token lookup, the enrolment lock, the

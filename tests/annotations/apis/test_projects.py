@@ -47,8 +47,13 @@ def test_owner_adds_member_and_changes_role(world):
     changed = client.post(url, {"username": "newbie", "role": "researcher"}, format="json")
     assert changed.status_code == 200 and changed.json()["role"] == "researcher"
     members = {m["username"]: m["role"] for m in client.get(url).json()["results"]}
-    assert members == {"owner": "owner", "researcher": "researcher", "annotator": "annotator",
-                       "annotator2": "annotator", "newbie": "researcher"}
+    assert members == {
+        "owner": "owner",
+        "researcher": "researcher",
+        "annotator": "annotator",
+        "annotator2": "annotator",
+        "newbie": "researcher",
+    }
 
 
 def test_member_add_rejects_unknown_user_and_role(world):
@@ -85,9 +90,10 @@ def test_token_authentication(world):
     wrong = APIClient()
     wrong.credentials(HTTP_AUTHORIZATION="Token " + "0" * 40)
     assert wrong.get("/api/projects/").status_code == 401
-    assert anonymous.post(
-        "/api/auth/token/", {"username": "researcher", "password": "wrong"}, format="json"
-    ).status_code == 400
+    assert (
+        anonymous.post("/api/auth/token/", {"username": "researcher", "password": "wrong"}, format="json").status_code
+        == 400
+    )
 
 
 def test_session_authentication_works_and_enforces_csrf(world):

@@ -7,6 +7,7 @@ and API clients use it. Transaction control (SAVEPOINT / RELEASE here, BEGIN /
 COMMIT in production) is not counted. If one of these fails, a change added
 queries to the hot path: fold them into an existing query or move them off it.
 """
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -32,8 +33,11 @@ PICK_READS_ITEM = {"overlap-first": 1, "adaptive": 1, "spread": 0}
 
 
 def _statements(captured) -> list[str]:
-    return [q["sql"] for q in captured.captured_queries
-            if not q["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT", "ROLLBACK TO SAVEPOINT"))]
+    return [
+        q["sql"]
+        for q in captured.captured_queries
+        if not q["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT", "ROLLBACK TO SAVEPOINT"))
+    ]
 
 
 @pytest.mark.parametrize("allocation", ["overlap-first", "spread", "adaptive"])
@@ -44,17 +48,20 @@ def test_fetch_and_submit_use_a_bounded_number_of_queries(setup, protocol, alloc
     dataset, _, user = setup
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
-    campaign = _campaign(dataset, protocol, allocation=allocation,
-                         **({"tuple_size": 3} if protocol in ("rankme", "bws") else {}))
+    campaign = _campaign(
+        dataset, protocol, allocation=allocation, **({"tuple_size": 3} if protocol in ("rankme", "bws") else {})
+    )
     for round_ in range(3):  # the first request of an annotator also enrols them and plans nothing else
         with CaptureQueriesContext(connection) as fetch:
             response = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/")
         assert response.status_code == 201
         body = response.json()
         with CaptureQueriesContext(connection) as submit:
-            response = client.post(f"/api/assignments/{body['id']}/submit/",
-                                   {"judgements": _answers(campaign, body), "shown_order": body["shown_order"]},
-                                   format="json")
+            response = client.post(
+                f"/api/assignments/{body['id']}/submit/",
+                {"judgements": _answers(campaign, body), "shown_order": body["shown_order"]},
+                format="json",
+            )
         assert response.status_code == 201, response.json()
         if round_:
             fetched, submitted = _statements(fetch), _statements(submit)
@@ -83,14 +90,17 @@ def test_the_submit_answer_is_what_the_assignment_serializer_renders(setup):
     dataset, client, _ = setup
     campaign = _campaign(dataset, "likert")
     body = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
-    answer = client.post(f"/api/assignments/{body['id']}/submit/",
-                         {"judgements": _answers(campaign, body), "shown_order": body["shown_order"],
-                          "time_spent_ms": 1234}, format="json").json()
+    answer = client.post(
+        f"/api/assignments/{body['id']}/submit/",
+        {"judgements": _answers(campaign, body), "shown_order": body["shown_order"], "time_spent_ms": 1234},
+        format="json",
+    ).json()
     assert set(answer) == set(UnitSubmitApi.OutputSerializer().fields) - {"next"}
     stored = Assignment.objects.select_related("campaign__dataset", "annotator").get(pk=body["id"])
     rendered = AssignmentOutputSerializer(stored, context={"staff_projects": ()}).data
     # An annotator's: with handles for the item and outputs (annotations.services.handles).
     from annotations.services.handles import brief_for_annotator
+
     assert answer["assignment"] == brief_for_annotator(rendered)
     assert answer["assignment"]["shown_order"] == body["shown_order"]
     # The time is the server's (stored on the assignment), not the 1234 ms the client reported.
@@ -111,17 +121,21 @@ def test_a_submit_with_next_reads_no_campaign_and_locks_the_enrolment_once(setup
     dataset, _, user = setup
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
-    campaign = _campaign(dataset, protocol, allocation=allocation,
-                         **({"tuple_size": 3} if protocol in ("rankme", "bws") else {}))
+    campaign = _campaign(
+        dataset, protocol, allocation=allocation, **({"tuple_size": 3} if protocol in ("rankme", "bws") else {})
+    )
     body = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
     for round_ in range(2):  # the smallest of these campaigns (RankME's) has three units
         with CaptureQueriesContext(connection) as submit:
-            response = client.post(f"/api/assignments/{body['id']}/submit/",
-                                   {"judgements": _answers(campaign, body), "shown_order": body["shown_order"],
-                                    "next": True}, format="json")
+            response = client.post(
+                f"/api/assignments/{body['id']}/submit/",
+                {"judgements": _answers(campaign, body), "shown_order": body["shown_order"], "next": True},
+                format="json",
+            )
         assert response.status_code == 201, response.json()
         body = response.json()["next"]
         assert body is not None
         statements = _statements(submit)
-        assert len(statements) <= SUBMIT_MAX[protocol] + FETCH_MAX[protocol] - 2 - PICK_READS_ITEM[allocation], \
+        assert len(statements) <= SUBMIT_MAX[protocol] + FETCH_MAX[protocol] - 2 - PICK_READS_ITEM[allocation], (
             "\n".join(statements)
+        )

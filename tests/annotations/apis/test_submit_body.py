@@ -1,13 +1,38 @@
 """The submit body's hand check (`_submit_body_plain`) against the serializer it stands in for:
 for every body it accepts, the result equals `UnitSubmitApi.InputSerializer`'s validated data; every
 body the serializer refuses, it leaves to the serializer (None), so refusals keep its wording."""
+
 import random
 
 from annotations.apis.campaigns import UnitSubmitApi, _submit_body_plain
 
 ANSWER = {"criterion": "fluency", "output": "AB12CD34EF56GH78", "score": 4}
-VALUES = [None, True, False, 0, 1, -1, 5, 2**31 - 1, 2**31, 2**63 - 1, 2**63, 1.0, 1.5, "", "7", "x" * 64,
-          "x" * 65, "true", [], {}, [1], ["a"], [ANSWER], {"a": 1}]
+VALUES = [
+    None,
+    True,
+    False,
+    0,
+    1,
+    -1,
+    5,
+    2**31 - 1,
+    2**31,
+    2**63 - 1,
+    2**63,
+    1.0,
+    1.5,
+    "",
+    "7",
+    "x" * 64,
+    "x" * 65,
+    "true",
+    [],
+    {},
+    [1],
+    ["a"],
+    [ANSWER],
+    {"a": 1},
+]
 
 
 def _serializer(body):

@@ -1,6 +1,7 @@
 """The API's token lookups are kept a few seconds per process (annotations.permissions):
 the annotation requests skip the query, and a revoked token or deactivated account is still
 refused at once in the process that changed it, and everywhere once the copy expires."""
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext, override_settings

@@ -1,4 +1,5 @@
 """Whole units through the REST API: next-assignment, submit, release, spans; blindness."""
+
 import random
 
 import pytest
@@ -61,8 +62,13 @@ def _answers(campaign, body):
     outputs = body["item"]["outputs"]
     position = {o["id"]: i for i, o in enumerate(outputs)}
     rng = random.Random(0)
-    return [answer for criterion in ("quality", "fluency") for answer in protocols.of(campaign).simulated_answers(
-        campaign, criterion, outputs, lambda output: IMPRESSIONS[position[output["id"]]], rng)]
+    return [
+        answer
+        for criterion in ("quality", "fluency")
+        for answer in protocols.of(campaign).simulated_answers(
+            campaign, criterion, outputs, lambda output: IMPRESSIONS[position[output["id"]]], rng
+        )
+    ]
 
 
 @pytest.mark.parametrize("protocol", every_protocol())
@@ -87,8 +93,9 @@ def test_a_whole_unit_in_one_request(setup, protocol, registered):
     assert incomplete.status_code == 400
     assert not model.objects.exists()
     worked(body["id"], 4200)  # the unit was handed out 4.2 s (plus this test's requests) ago
-    done = client.post(url, {"judgements": answers, "shown_order": body["shown_order"], "time_spent_ms": 4200},
-                       format="json")
+    done = client.post(
+        url, {"judgements": answers, "shown_order": body["shown_order"], "time_spent_ms": 4200}, format="json"
+    )
     assert done.status_code == 201, done.content
     # The annotator saw handles of this assignment; the judgements store the real output ids.
     real_order = list(Assignment.objects.get(pk=body["id"]).shown_order)
@@ -98,7 +105,8 @@ def test_a_whole_unit_in_one_request(setup, protocol, registered):
     assignment = Assignment.objects.get(pk=body["id"])
     # Every judgement of the unit carries the unit's time as the server measured it.
     assert {(j.origin, j.status, j.time_spent_ms, tuple(j.shown_order)) for j in stored} == {
-        ("api", "complete", assignment.time_spent_ms, tuple(real_order))}
+        ("api", "complete", assignment.time_spent_ms, tuple(real_order))
+    }
     assert about(assignment.time_spent_ms, 4200)
     # The client's 4200 ms is no more than that: kept as its own figure.
     assert assignment.status == "done" and assignment.client_time_ms == 4200
@@ -121,7 +129,9 @@ def test_a_whole_unit_in_one_request(setup, protocol, registered):
         sent = {(a["criterion"], a["output"]): a["spans"] for a in answers}
         handle = dict(zip(real_order, body["shown_order"]))
         for j in stored:
-            assert protocols.get(protocol).spans_of(j) == [span_record(x) for x in sent[(j.criterion, handle[j.output_id])]]
+            assert protocols.get(protocol).spans_of(j) == [
+                span_record(x) for x in sent[(j.criterion, handle[j.output_id])]
+            ]
         assert any(sent.values())
 
 
@@ -131,17 +141,32 @@ def test_esa_spans_are_checked_against_the_output(setup):
     body = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
     output = body["item"]["outputs"][0]
     url = f"/api/assignments/{body['id']}/submit/"
-    for spans in ([{"start": 5, "end": 5, "severity": "minor"}], [{"start": 0, "end": 10_000, "severity": "minor"}],
-                  [{"start": 0, "end": 3, "severity": "critical"}], [{"missing": True, "start": 1, "severity": "minor"}]):
+    for spans in (
+        [{"start": 5, "end": 5, "severity": "minor"}],
+        [{"start": 0, "end": 10_000, "severity": "minor"}],
+        [{"start": 0, "end": 3, "severity": "critical"}],
+        [{"missing": True, "start": 1, "severity": "minor"}],
+    ):
         answer = {"criterion": "quality", "output": output["id"], "score": 40, "spans": spans}
         assert client.post(url, {"judgements": [answer]}, format="json").status_code == 400, spans
-    assert client.post(url, {"judgements": [{"criterion": "quality", "output": output["id"], "score": 101}]},
-                       format="json").status_code == 400
+    assert (
+        client.post(
+            url, {"judgements": [{"criterion": "quality", "output": output["id"], "score": 101}]}, format="json"
+        ).status_code
+        == 400
+    )
     # One judgement at a time through /api/judgements/spans/ works too (origin "api").
-    single = client.post("/api/judgements/spans/", {"campaign": campaign.pk, "output": output["id"],
-                                                    "criterion": "quality", "score": 30,
-                                                    "spans": [{"start": 0, "end": 3, "severity": "minor"}]},
-                         format="json")
+    single = client.post(
+        "/api/judgements/spans/",
+        {
+            "campaign": campaign.pk,
+            "output": output["id"],
+            "criterion": "quality",
+            "score": 30,
+            "spans": [{"start": 0, "end": 3, "severity": "minor"}],
+        },
+        format="json",
+    )
     assert single.status_code == 201, single.content
     assert single.json()["status"] == "complete" and single.json()["origin"] == "api"
 
@@ -151,14 +176,20 @@ def test_single_judgements_are_partial_until_the_unit_is_covered(setup):
     campaign = _campaign(dataset, "likert")
     body = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
     output = body["item"]["outputs"][0]["id"]
-    first = client.post("/api/judgements/ratings/", {"campaign": campaign.pk, "output": output,
-                                                     "criterion": "quality", "score": 3}, format="json")
+    first = client.post(
+        "/api/judgements/ratings/",
+        {"campaign": campaign.pk, "output": output, "criterion": "quality", "score": 3},
+        format="json",
+    )
     assert first.status_code == 201 and first.json()["status"] == "partial"
     assert first.json()["output"] == output  # told back as the handle sent
     complete = RatingJudgement.objects.filter(campaign=campaign, status="complete")
     assert complete.count() == 0
-    second = client.post("/api/judgements/ratings/", {"campaign": campaign.pk, "output": output,
-                                                      "criterion": "fluency", "score": 4}, format="json")
+    second = client.post(
+        "/api/judgements/ratings/",
+        {"campaign": campaign.pk, "output": output, "criterion": "fluency", "score": 4},
+        format="json",
+    )
     assert second.json()["status"] == "complete"
     assert complete.count() == 2
 
@@ -170,7 +201,9 @@ def test_release_and_other_peoples_assignments(setup):
     stranger = APIClient()
     stranger.force_authenticate(UserFactory(username="mallory"))
     assert stranger.post(f"/api/assignments/{body['id']}/release/").status_code == 404
-    assert stranger.post(f"/api/assignments/{body['id']}/submit/", {"judgements": [{}]}, format="json").status_code == 404
+    assert (
+        stranger.post(f"/api/assignments/{body['id']}/submit/", {"judgements": [{}]}, format="json").status_code == 404
+    )
     released = client.post(f"/api/assignments/{body['id']}/release/")
     assert released.status_code == 200 and released.json()["status"] == "released"
     nxt = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
@@ -194,8 +227,13 @@ def test_annotators_never_see_system_names_in_items_outputs_or_campaigns(setup):
         assert f'"{name}"' not in blob and '"system_name"' not in blob and '"system"' not in blob
     # Items and outputs (even filtered by system) are not theirs to list: 404, as for a missing page.
     system = dataset.systems.first()
-    for url in ("/api/items/", f"/api/items/{dataset.items.first().pk}/", "/api/outputs/",
-                f"/api/outputs/?system={system.pk}", f"/api/items/?system={system.pk}"):
+    for url in (
+        "/api/items/",
+        f"/api/items/{dataset.items.first().pk}/",
+        "/api/outputs/",
+        f"/api/outputs/?system={system.pk}",
+        f"/api/items/?system={system.pk}",
+    ):
         assert client.get(url).status_code == 404, url
 
 
@@ -229,9 +267,11 @@ def test_submit_with_next_hands_out_the_next_unit_in_the_same_answer(setup):
     seen = []
     while True:
         seen.append(body["id"])
-        response = client.post(f"/api/assignments/{body['id']}/submit/",
-                               {"judgements": _answers(campaign, body), "shown_order": body["shown_order"],
-                                "next": True}, format="json")
+        response = client.post(
+            f"/api/assignments/{body['id']}/submit/",
+            {"judgements": _answers(campaign, body), "shown_order": body["shown_order"], "next": True},
+            format="json",
+        )
         assert response.status_code == 201, response.content
         following = response.json()["next"]
         if following is None:
@@ -247,7 +287,9 @@ def test_submit_with_next_hands_out_the_next_unit_in_the_same_answer(setup):
     assert client.post(f"/api/campaigns/{campaign.pk}/next-assignment/").status_code == 204
     pairwise = _campaign(dataset, "pairwise")
     plain = client.post(f"/api/campaigns/{pairwise.pk}/next-assignment/").json()
-    response = client.post(f"/api/assignments/{plain['id']}/submit/",
-                           {"judgements": _answers(pairwise, plain), "shown_order": plain["shown_order"]},
-                           format="json")
+    response = client.post(
+        f"/api/assignments/{plain['id']}/submit/",
+        {"judgements": _answers(pairwise, plain), "shown_order": plain["shown_order"]},
+        format="json",
+    )
     assert response.status_code == 201 and "next" not in response.json()

@@ -1,4 +1,5 @@
 """`add_member --create --links`: the same one-time login links as the members page."""
+
 import io
 import json
 import re
@@ -18,8 +19,21 @@ def test_links_in_json_for_the_accounts_created(settings):
     ProjectFactory(name="p")
     UserFactory(username="existing")
     out = io.StringIO()
-    call_command("add_member", "--project", "p", "--role", "annotator", "--create", "--links", "--json",
-                 "existing", "ann1", "ann2", stdout=out, stderr=io.StringIO())
+    call_command(
+        "add_member",
+        "--project",
+        "p",
+        "--role",
+        "annotator",
+        "--create",
+        "--links",
+        "--json",
+        "existing",
+        "ann1",
+        "ann2",
+        stdout=out,
+        stderr=io.StringIO(),
+    )
     summary = json.loads(out.getvalue())
     assert {k: v for k, v in summary.items() if k != "links"} == {"project": "p", "members": 3, "created": 2}
     assert set(summary["links"]) == {"ann1", "ann2"}
@@ -36,8 +50,7 @@ def test_links_in_json_for_the_accounts_created(settings):
 def test_links_in_text_and_links_need_create():
     ProjectFactory(name="p")
     out = io.StringIO()
-    call_command("add_member", "--project", "p", "--role", "annotator", "--create", "--links", "ann",
-                 stdout=out)
+    call_command("add_member", "--project", "p", "--role", "annotator", "--create", "--links", "ann", stdout=out)
     text = out.getvalue()
     assert "1 member(s) of p are now annotator (1 account(s) created)" in text
     assert re.search(r"^ann\thttp://127\.0\.0\.1:8000/login/[A-Za-z0-9_-]{40,}/$", text, re.M)

@@ -37,7 +37,11 @@ def test_import_dataset_json_summary_and_idempotence(dataset_file):
     out, _ = run("import_dataset", str(dataset_file), "--dataset", "d", "--project", "p", "--json")
     summary = json.loads(out)
     assert {k: summary[k] for k in ("dataset", "items", "outputs", "unchanged")} == {
-        "dataset": "d", "items": 2, "outputs": 4, "unchanged": False}
+        "dataset": "d",
+        "items": 2,
+        "outputs": 4,
+        "unchanged": False,
+    }
     again = json.loads(run("import_dataset", str(dataset_file), "--dataset", "d", "--json")[0])
     assert again["unchanged"] is True and again["outputs_created"] == 0
 
@@ -70,15 +74,45 @@ def test_create_campaign_parses_negative_scale_and_reports_bad_input(dataset_fil
     run("import_dataset", str(dataset_file), "--dataset", "d")
     instructions = tmp_path / "i.txt"
     instructions.write_text("Rate <b>fluency</b>.", encoding="utf-8")
-    out, _ = run("create_campaign", "--dataset", "d", "--name", "c", "--protocol", "likert",
-                 "--criteria", "fluency,adequacy", "--scale", "-3-3", "--redundancy", "3",
-                 "--instructions-file", str(instructions), "--json")
+    out, _ = run(
+        "create_campaign",
+        "--dataset",
+        "d",
+        "--name",
+        "c",
+        "--protocol",
+        "likert",
+        "--criteria",
+        "fluency,adequacy",
+        "--scale",
+        "-3-3",
+        "--redundancy",
+        "3",
+        "--instructions-file",
+        str(instructions),
+        "--json",
+    )
     assert json.loads(out)["scale"] == [-3, 3]
     campaign = Campaign.objects.get(name="c")
     assert (campaign.criteria, campaign.redundancy, campaign.instructions) == (
-        ["fluency", "adequacy"], 3, "Rate <b>fluency</b>.")
-    rankme = json.loads(run("create_campaign", "--dataset", "d", "--name", "r", "--protocol", "rankme",
-                            "--criteria", "naturalness", "--json")[0])
+        ["fluency", "adequacy"],
+        3,
+        "Rate <b>fluency</b>.",
+    )
+    rankme = json.loads(
+        run(
+            "create_campaign",
+            "--dataset",
+            "d",
+            "--name",
+            "r",
+            "--protocol",
+            "rankme",
+            "--criteria",
+            "naturalness",
+            "--json",
+        )[0]
+    )
     assert rankme["scale"] == [None, None]
     for args, message in [
         (["--protocol", "likert", "--criteria", "x"], "--scale: "),
@@ -98,13 +132,31 @@ def test_create_campaign_parses_negative_scale_and_reports_bad_input(dataset_fil
 @pytest.mark.django_db
 def test_import_judgements_command(dataset_file, tmp_path):
     run("import_dataset", str(dataset_file), "--dataset", "d")
-    run("create_campaign", "--dataset", "d", "--name", "c", "--protocol", "likert", "--criteria", "fluency",
-        "--scale", "1-5")
+    run(
+        "create_campaign",
+        "--dataset",
+        "d",
+        "--name",
+        "c",
+        "--protocol",
+        "likert",
+        "--criteria",
+        "fluency",
+        "--scale",
+        "1-5",
+    )
     good = tmp_path / "j.jsonl"
-    good.write_text('{"item": "i1", "system": "A", "annotator": "w", "criterion": "fluency", "score": 4}\n'
-                    '{"item": "i2", "system": "B", "annotator": "w", "criterion": "fluency", "score": 2}\n')
+    good.write_text(
+        '{"item": "i1", "system": "A", "annotator": "w", "criterion": "fluency", "score": 4}\n'
+        '{"item": "i2", "system": "B", "annotator": "w", "criterion": "fluency", "score": 2}\n'
+    )
     assert json.loads(run("import_judgements", str(good), "--campaign", "c", "--json")[0]) == {
-        "campaign": "c", "judgements": 2, "created": 2, "unchanged": False, "annotators_created": 1}
+        "campaign": "c",
+        "judgements": 2,
+        "created": 2,
+        "unchanged": False,
+        "annotators_created": 1,
+    }
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"item": "i1", "system": "B", "annotator": "w", "criterion": "fluency", "score": 9}\n')
     err = StringIO()
@@ -118,17 +170,30 @@ def test_import_judgements_command(dataset_file, tmp_path):
 def test_exit_codes_of_the_real_commands(dataset_file, tmp_path):
     """The shell contract: exit 0 + JSON on stdout, or non-zero + `line N: reason` on stderr."""
     db = connection.settings_dict
-    env = dict(os.environ, DJANGO_SETTINGS_MODULE="workbench.settings.test",
-               DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}")
+    env = dict(
+        os.environ,
+        DJANGO_SETTINGS_MODULE="workbench.settings.test",
+        DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+    )
     manage = [sys.executable, str(ROOT / "manage.py")]
-    ok = subprocess.run([*manage, "import_dataset", str(dataset_file), "--dataset", "d", "--json"],
-                        env=env, capture_output=True, text=True, timeout=120)
+    ok = subprocess.run(
+        [*manage, "import_dataset", str(dataset_file), "--dataset", "d", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["items"] == 2
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes(b'{"item": "x", "outputs": {"A": 1}}\n\xff\n')
-    failed = subprocess.run([*manage, "import_dataset", str(bad), "--dataset", "d", "--json"],
-                            env=env, capture_output=True, text=True, timeout=120)
+    failed = subprocess.run(
+        [*manage, "import_dataset", str(bad), "--dataset", "d", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert failed.returncode != 0 and failed.stdout == ""
     assert failed.stderr.splitlines()[:2] == [
         "line 1: output of system 'A' must be a string, got int",

@@ -1,5 +1,6 @@
 """The import commands on hostile input, run as a shell runs them: one
 `line N: reason` per problem on stderr, a non-zero exit, never a traceback."""
+
 import json
 import os
 import subprocess
@@ -16,18 +17,36 @@ from tests.conftest import ROOT
 @pytest.mark.django_db(transaction=True)
 def test_commands_report_hostile_lines_and_names_without_a_traceback(tmp_path):
     db = connection.settings_dict
-    env = dict(os.environ, DJANGO_SETTINGS_MODULE="workbench.settings.test",
-               DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}")
+    env = dict(
+        os.environ,
+        DJANGO_SETTINGS_MODULE="workbench.settings.test",
+        DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+    )
 
     def manage(*args):
-        return subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], env=env, capture_output=True,
-                              timeout=120)
+        return subprocess.run(
+            [sys.executable, str(ROOT / "manage.py"), *args], env=env, capture_output=True, timeout=120
+        )
 
     good = tmp_path / "good.jsonl"
     good.write_bytes(GOOD_LINE + b"\n" + b'{"item": "i1", "outputs": {"A": "a"}}\n')
     assert manage("import_dataset", str(good), "--dataset", "d").returncode == 0
-    assert manage("create_campaign", "--dataset", "d", "--name", "c", "--protocol", "likert",
-                  "--criteria", "fluency", "--scale", "1-5").returncode == 0
+    assert (
+        manage(
+            "create_campaign",
+            "--dataset",
+            "d",
+            "--name",
+            "c",
+            "--protocol",
+            "likert",
+            "--criteria",
+            "fluency",
+            "--scale",
+            "1-5",
+        ).returncode
+        == 0
+    )
     before = table_counts()
 
     bad = tmp_path / "bad.jsonl"
@@ -48,9 +67,11 @@ def test_commands_report_hostile_lines_and_names_without_a_traceback(tmp_path):
     assert [line.split(":")[0] for line in stderr.splitlines()[:4]] == ["line 1", "line 2", "line 3", "line 4"]
 
     # Undecodable bytes in a name on the command line (Python hands them over as lone surrogates).
-    for args in (["import_dataset", str(good), "--dataset", b"d\xff"],
-                 ["import_dataset", str(good), "--dataset", "e", "--project", b"p\xfe"],
-                 ["import_judgements", str(good), "--campaign", b"c\xff"]):
+    for args in (
+        ["import_dataset", str(good), "--dataset", b"d\xff"],
+        ["import_dataset", str(good), "--dataset", "e", "--project", b"p\xfe"],
+        ["import_judgements", str(good), "--campaign", b"c\xff"],
+    ):
         failed = manage(*args)
         stderr = failed.stderr.decode(errors="replace")
         assert failed.returncode != 0 and "Traceback" not in stderr, stderr

@@ -1,6 +1,7 @@
 """Judgements uploaded in the browser and through the API (issue 38 item 3), with the atomic
 `line N: reason` report of `import_judgements`; `--skip-invalid` imports the rest and writes the
 refused lines to a report; `import_dataset --format mqm-tsv` builds the dataset a WMT TSV rates."""
+
 import json
 from io import StringIO
 
@@ -42,14 +43,19 @@ def test_import_dataset_mqm_tsv_builds_items_systems_and_unmarked_outputs(mqm):
     item = Item.objects.get(external_id="1")
     assert item.source == "The cat sat." and item.meta == {"doc": "doc1", "doc_id": "1"}
     texts = {(o.item.external_id, o.system.name): o.text for o in Output.objects.select_related("item", "system")}
-    assert texts == {("1", "sysA"): "Die Katze saß.", ("1", "sysB"): "Der Kater saß.",
-                     ("2", "sysA"): "Es regnete.", ("2", "sysB"): "Es regnete."}
+    assert texts == {
+        ("1", "sysA"): "Die Katze saß.",
+        ("1", "sysB"): "Der Kater saß.",
+        ("2", "sysA"): "Es regnete.",
+        ("2", "sysB"): "Es regnete.",
+    }
 
 
 def test_import_dataset_mqm_tsv_refuses_disagreeing_rows(tmp_path):
     bad = tmp_path / "bad.tsv"
-    bad.write_text("\n".join([HEADER, ROWS[1], ROWS[2].replace("Die Katze saß.", "Die Katze sass.")]) + "\n",
-                   encoding="utf-8")
+    bad.write_text(
+        "\n".join([HEADER, ROWS[1], ROWS[2].replace("Die Katze saß.", "Die Katze sass.")]) + "\n", encoding="utf-8"
+    )
     message = fails("import_dataset", str(bad), "--dataset", "x", "--format", "mqm-tsv")
     assert "line 3: the target (without its <v> marks) differs from line 2's for system 'sysA'" in message
 
@@ -60,23 +66,41 @@ def test_skip_invalid_imports_the_rest_and_reports_the_refused_lines(mqm, tmp_pa
     assert "line 6: the target must mark one error span" in message and "nothing was imported" in message
     assert not SpanJudgement.objects.exists()
     out, err = StringIO(), StringIO()
-    call_command("import_judgements", str(tsv), "--campaign", "mqm", "--format", "mqm-tsv", "--skip-invalid",
-                 "--json", stdout=out, stderr=err)
+    call_command(
+        "import_judgements",
+        str(tsv),
+        "--campaign",
+        "mqm",
+        "--format",
+        "mqm-tsv",
+        "--skip-invalid",
+        "--json",
+        stdout=out,
+        stderr=err,
+    )
     summary = json.loads(out.getvalue())
     report = tsv.parent / "wmt.tsv.refused.txt"
     # Line 7 is valid but belongs to the judgement of line 6 (rater r1, sysB, seg 2): left out with it.
     assert report.read_text(encoding="utf-8").splitlines() == [
         "line 6: the target must mark one error span, as <v>...</v>",
-        "line 7: left out with line 6, refused: the rows of rater 'r1', system 'sysB', seg_id '2' are one judgement"]
+        "line 7: left out with line 6, refused: the rows of rater 'r1', system 'sysB', seg_id '2' are one judgement",
+    ]
     assert summary["skipped_lines"] == 2 and summary["report"] == str(report) and summary["judgements"] == 4
     assert "2 line(s) refused and left out" in err.getvalue()
-    spans = {(j.annotator.name, j.output.system.name, j.output.item.external_id): j.score
-             for j in SpanJudgement.objects.select_related("annotator", "output__system", "output__item")}
+    spans = {
+        (j.annotator.name, j.output.system.name, j.output.item.external_id): j.score
+        for j in SpanJudgement.objects.select_related("annotator", "output__system", "output__item")
+    }
     # score_mqm.py's weights: Major 5, Minor 1; "Source error/-" weighs as Minor.
-    assert spans == {("r1", "sysA", "1"): -5.0, ("r2", "sysA", "1"): 0.0, ("r1", "sysB", "1"): -1.0,
-                     ("r1", "sysA", "2"): -1.0}
-    assert "--report goes with --skip-invalid" in fails("import_judgements", str(tsv), "--campaign", "mqm",
-                                                        "--format", "mqm-tsv", "--report", str(tmp_path / "r.txt"))
+    assert spans == {
+        ("r1", "sysA", "1"): -5.0,
+        ("r2", "sysA", "1"): 0.0,
+        ("r1", "sysB", "1"): -1.0,
+        ("r1", "sysA", "2"): -1.0,
+    }
+    assert "--report goes with --skip-invalid" in fails(
+        "import_judgements", str(tsv), "--campaign", "mqm", "--format", "mqm-tsv", "--report", str(tmp_path / "r.txt")
+    )
 
 
 def _researcher(campaign):
@@ -92,8 +116,9 @@ def test_upload_through_the_api_is_atomic_with_line_reports(mqm):
     url = reverse("api-campaign-judgements-import", args=[campaign.pk])
     raw = mqm["tsv"].read_bytes()
     bad = api.post(url, {"file": SimpleUploadedFile("wmt.tsv", raw), "format": "mqm-tsv"}, format="multipart")
-    assert bad.status_code == 400 and bad.json()["errors"] == ["line 6: the target must mark one error span, as "
-                                                               "<v>...</v>"]
+    assert bad.status_code == 400 and bad.json()["errors"] == [
+        "line 6: the target must mark one error span, as <v>...</v>"
+    ]
     assert not SpanJudgement.objects.exists()
     good = b"\n".join(line for k, line in enumerate(raw.splitlines()) if k != 5) + b"\n"
     ok = api.post(url, {"file": SimpleUploadedFile("wmt.tsv", good), "format": "mqm-tsv"}, format="multipart")
@@ -102,8 +127,12 @@ def test_upload_through_the_api_is_atomic_with_line_reports(mqm):
     annotator = UserFactory()
     MembershipFactory(project=campaign.dataset.project, user=annotator, role=Membership.Role.ANNOTATOR)
     api.force_authenticate(annotator)
-    assert api.post(url, {"file": SimpleUploadedFile("wmt.tsv", good), "format": "mqm-tsv"},
-                    format="multipart").status_code == 404
+    assert (
+        api.post(
+            url, {"file": SimpleUploadedFile("wmt.tsv", good), "format": "mqm-tsv"}, format="multipart"
+        ).status_code
+        == 404
+    )
     api.force_authenticate(UserFactory())
     assert api.post(url, {"file": SimpleUploadedFile("wmt.tsv", good)}, format="multipart").status_code == 404
 
@@ -130,15 +159,19 @@ def test_skip_invalid_through_the_api_and_the_page_lists_the_refused_lines(mqm, 
     api = APIClient()
     api.force_authenticate(user)
     raw = mqm["tsv"].read_bytes()
-    body = api.post(reverse("api-campaign-judgements-import", args=[campaign.pk]),
-                    {"file": SimpleUploadedFile("wmt.tsv", raw), "format": "mqm-tsv", "skip_invalid": "true"},
-                    format="multipart").json()
+    body = api.post(
+        reverse("api-campaign-judgements-import", args=[campaign.pk]),
+        {"file": SimpleUploadedFile("wmt.tsv", raw), "format": "mqm-tsv", "skip_invalid": "true"},
+        format="multipart",
+    ).json()
     assert body["created"] == 4 and body["skipped_lines"] == 2
     assert body["skipped"][0] == "line 6: the target must mark one error span, as <v>...</v>"
     SpanJudgement.objects.all().delete()
     client.force_login(user)
-    page = client.post(reverse("campaign-judgements-import", args=[campaign.pk]),
-                       {"file": SimpleUploadedFile("wmt.tsv", raw), "format": "mqm-tsv", "skip_invalid": "on"})
+    page = client.post(
+        reverse("campaign-judgements-import", args=[campaign.pk]),
+        {"file": SimpleUploadedFile("wmt.tsv", raw), "format": "mqm-tsv", "skip_invalid": "on"},
+    )
     html = page.content.decode()
     assert page.status_code == 200 and "Imported 4 new judgements from wmt.tsv" in html
     assert "2 lines refused and left out" in html and "line 7: left out with line 6" in html
@@ -160,9 +193,10 @@ def test_the_whole_ted_file_through_the_browser_on_a_worker(shared_data, client,
     run("create_campaign", "--dataset", "ted", "--name", "ted", "--protocol", "mqm", "--criteria", "mqm")
     campaign = Campaign.objects.get(name="ted")
     client.force_login(_researcher(campaign))
-    answer = client.post(reverse("campaign-judgements-import", args=[campaign.pk]), {
-        "file": SimpleUploadedFile("mqm_ted_ende.tsv", tsv.read_bytes()), "format": "mqm-tsv",
-        "skip_invalid": "on"})
+    answer = client.post(
+        reverse("campaign-judgements-import", args=[campaign.pk]),
+        {"file": SimpleUploadedFile("mqm_ted_ende.tsv", tsv.read_bytes()), "format": "mqm-tsv", "skip_invalid": "on"},
+    )
     job = ImportJob.objects.get()
     assert answer.status_code == 302 and answer["Location"] == reverse("import-job-detail", args=[job.pk])
     assert job.kind == "judgements" and job.skip_invalid and job.fmt == "mqm-tsv"

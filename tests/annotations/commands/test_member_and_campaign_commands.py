@@ -1,4 +1,5 @@
 """`add_member` and the new `create_campaign` options."""
+
 import io
 import json
 
@@ -7,7 +8,14 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from annotations.models import Campaign, Membership
-from tests.annotations.factories import DatasetFactory, ItemFactory, OutputFactory, ProjectFactory, SystemFactory, UserFactory
+from tests.annotations.factories import (
+    DatasetFactory,
+    ItemFactory,
+    OutputFactory,
+    ProjectFactory,
+    SystemFactory,
+    UserFactory,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +34,9 @@ def test_add_member_creates_accounts_and_gives_roles():
     fresh = get_user_model().objects.get(username="fresh")
     assert not fresh.has_usable_password()
     assert dict(Membership.objects.filter(project=project).values_list("user__username", "role")) == {
-        "existing": "researcher", "fresh": "researcher"}
+        "existing": "researcher",
+        "fresh": "researcher",
+    }
 
 
 def test_add_member_refuses_unknown_accounts_without_create_and_changes_nothing():
@@ -53,13 +63,40 @@ def test_create_campaign_esa_with_systems():
     for name in ("a", "b", "c"):
         system = SystemFactory(dataset=dataset, name=name)
         OutputFactory(item=ItemFactory(dataset=dataset), system=system)
-    summary = _run("create_campaign", "--dataset", "d", "--name", "e", "--protocol", "esa", "--criteria", "quality",
-                   "--systems", "a,c", "--redundancy", "3", "--severities", "minor,major,critical")
+    summary = _run(
+        "create_campaign",
+        "--dataset",
+        "d",
+        "--name",
+        "e",
+        "--protocol",
+        "esa",
+        "--criteria",
+        "quality",
+        "--systems",
+        "a,c",
+        "--redundancy",
+        "3",
+        "--severities",
+        "minor,major,critical",
+    )
     assert summary["scale"] == [0.0, 100.0] and summary["systems"] == ["a", "c"] and summary["units"] == 2
     campaign = Campaign.objects.get(name="e")
     assert campaign.options["severities"] == ["minor", "major", "critical"] and campaign.redundancy == 3
     err = io.StringIO()
     with pytest.raises(CommandError):
-        call_command("create_campaign", "--dataset", "d", "--name", "x", "--protocol", "esa", "--criteria", "q",
-                     "--systems", "zzz", stderr=err)
+        call_command(
+            "create_campaign",
+            "--dataset",
+            "d",
+            "--name",
+            "x",
+            "--protocol",
+            "esa",
+            "--criteria",
+            "q",
+            "--systems",
+            "zzz",
+            stderr=err,
+        )
     assert "--systems" in err.getvalue()

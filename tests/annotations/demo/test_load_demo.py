@@ -1,4 +1,5 @@
 """`load_demo`: the demo project of `make run`, through the real importer, idempotent."""
+
 import io
 import json
 
@@ -54,7 +55,9 @@ def test_load_demo_creates_users_project_datasets_and_campaigns():
         assert dataset.items.count() == len(demo.items)
         assert Output.objects.filter(item__dataset=dataset).count() == sum(len(i["outputs"]) for i in demo.items)
 
-    likert = Campaign.objects.exclude(name__endswith=SIMULATED).get(dataset__name="demo-restaurants-d2t", protocol="likert")
+    likert = Campaign.objects.exclude(name__endswith=SIMULATED).get(
+        dataset__name="demo-restaurants-d2t", protocol="likert"
+    )
     assert likert.criteria == ["fluency", "adequacy"]
     assert (likert.scale_min, likert.scale_max) == (1, 5)
     # A campaign of every protocol open for annot, and a finished one of every protocol.
@@ -65,8 +68,9 @@ def test_load_demo_creates_users_project_datasets_and_campaigns():
     from annotations.services.assignments import assignment_next
     from annotations.services.projects import annotator_get_or_create
 
-    annot = annotator_get_or_create(project=project, name="annot",
-                                    user=Membership.objects.get(user__username="annot").user)
+    annot = annotator_get_or_create(
+        project=project, name="annot", user=Membership.objects.get(user__username="annot").user
+    )
     for campaign in open_campaigns:
         assignment, created = assignment_next(campaign=campaign, annotator=annot)
         assert assignment is not None and created, campaign.name

@@ -1,4 +1,5 @@
 """ASSET (../shared/data/asset) imported through the public commands, as in tests/annotations/test_real_data.py."""
+
 import csv
 import json
 from io import StringIO
@@ -42,16 +43,47 @@ def asset_campaign(shared_data, asset_ratings, tmp_path):
     originals = _lines(folder / "asset.test.orig")
     references = [_lines(folder / f"asset.test.simp.{k}") for k in range(10)]
     rated = {int(r["original_sentence_id"]): r["simplification"] for r in asset_ratings}
-    dataset_file = write_jsonl(tmp_path / "asset.jsonl", (
-        {"item": f"asset-{i}", "source": src, "references": [refs[i] for refs in references],
-         "outputs": {"rated": rated[i]} if i in rated else {}}
-        for i, src in enumerate(originals)))
-    judgement_file = write_jsonl(tmp_path / "asset-ratings.jsonl", (
-        {"item": f"asset-{r['original_sentence_id']}", "system": "rated", "annotator": r["worker_id"],
-         "criterion": r["aspect"], "score": float(r["rating"])} for r in asset_ratings))
+    dataset_file = write_jsonl(
+        tmp_path / "asset.jsonl",
+        (
+            {
+                "item": f"asset-{i}",
+                "source": src,
+                "references": [refs[i] for refs in references],
+                "outputs": {"rated": rated[i]} if i in rated else {},
+            }
+            for i, src in enumerate(originals)
+        ),
+    )
+    judgement_file = write_jsonl(
+        tmp_path / "asset-ratings.jsonl",
+        (
+            {
+                "item": f"asset-{r['original_sentence_id']}",
+                "system": "rated",
+                "annotator": r["worker_id"],
+                "criterion": r["aspect"],
+                "score": float(r["rating"]),
+            }
+            for r in asset_ratings
+        ),
+    )
     run("import_dataset", str(dataset_file), "--dataset", "asset", "--project", "asset")
-    run("create_campaign", "--dataset", "asset", "--name", "asset-ratings", "--protocol", "likert",
-        "--criteria", "meaning,fluency,simplicity", "--scale", "0-100", "--redundancy", "15")
+    run(
+        "create_campaign",
+        "--dataset",
+        "asset",
+        "--name",
+        "asset-ratings",
+        "--protocol",
+        "likert",
+        "--criteria",
+        "meaning,fluency,simplicity",
+        "--scale",
+        "0-100",
+        "--redundancy",
+        "15",
+    )
     run("import_judgements", str(judgement_file), "--campaign", "asset-ratings")
     from annotations.models import Campaign
 

@@ -1,5 +1,6 @@
 """The one agreement implementation, fed row by row as the export streams it, equals the
 `krippendorff` package's alpha (dense coincidences, and the sparse form used for continuous values)."""
+
 import random
 
 import krippendorff
@@ -12,8 +13,17 @@ from annotations.protocols.rows import JudgementRow
 
 
 def _row(annotator, unit, value, protocol):
-    j = JudgementRow(id=0, annotator_id=annotator, item_id=0, criterion="q", status="complete", origin="import",
-                     time_spent_ms=None, shown_order=[], created_at=None)
+    j = JudgementRow(
+        id=0,
+        annotator_id=annotator,
+        item_id=0,
+        criterion="q",
+        status="complete",
+        origin="import",
+        time_spent_ms=None,
+        shown_order=[],
+        created_at=None,
+    )
     if protocol == "pairwise":
         j.a_id, j.b_id, j.winner = unit, unit + 10_000, value
     else:
@@ -21,10 +31,15 @@ def _row(annotator, unit, value, protocol):
     return j
 
 
-@pytest.mark.parametrize("protocol,values,seed", [
-    ("likert", list(range(1, 6)), 1), ("likert", list(range(0, 101)), 2), ("likert", [0.5, 2.25, 7.0], 3),
-    ("pairwise", ["a", "b", "tie"], 4),
-])
+@pytest.mark.parametrize(
+    "protocol,values,seed",
+    [
+        ("likert", list(range(1, 6)), 1),
+        ("likert", list(range(0, 101)), 2),
+        ("likert", [0.5, 2.25, 7.0], 3),
+        ("pairwise", ["a", "b", "tie"], 4),
+    ],
+)
 @pytest.mark.parametrize("dense_max", [2000, 1], ids=["dense", "sparse"])
 def test_alpha_equals_the_krippendorff_package(protocol, values, seed, dense_max, monkeypatch):
     monkeypatch.setattr(ag, "DENSE_MAX", dense_max)
@@ -44,7 +59,7 @@ def test_alpha_equals_the_krippendorff_package(protocol, values, seed, dense_max
     rng.shuffle(rows)
     builder = ag.TableBuilder(protocols.get(protocol))
     for start in range(0, len(rows), 17):  # fed in chunks, as the export does item by item
-        builder.add(rows[start:start + 17])
+        builder.add(rows[start : start + 17])
     figures = ag.criterion_agreement(protocols.get(protocol), None, table=builder.table(), annotators="all")
     levels = ("nominal",) if protocol == "pairwise" else ("interval", "ordinal")
     for level in levels:

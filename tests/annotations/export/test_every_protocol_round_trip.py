@@ -1,6 +1,7 @@
 """Every registered protocol (the test-only plugin included): a campaign's judgements exported
 (`export_dataset`, judgements.jsonl) and imported into a new campaign (`import_judgements`) are the
 same judgements, export again to the same lines, and give the same agreement figures."""
+
 import io
 import json
 import random
@@ -29,8 +30,15 @@ def _judged(protocol: str):
         item = ItemFactory(dataset=dataset, position=i, external_id=f"i{i}")
         for system in systems:
             OutputFactory(item=item, system=system, text=f"Output {i} of {system.name} reads like this.")
-    campaign = campaign_create(dataset=dataset, name=f"source-{protocol}", protocol=protocol, criteria=["q"],
-                               redundancy=2, seed=2, **campaign_settings(protocol))
+    campaign = campaign_create(
+        dataset=dataset,
+        name=f"source-{protocol}",
+        protocol=protocol,
+        criteria=["q"],
+        redundancy=2,
+        seed=2,
+        **campaign_settings(protocol),
+    )
     rng = random.Random(3)
     for annotator in (AnnotatorFactory(project=dataset.project, name=n) for n in ("ann-1", "ann-2")):
         while True:
@@ -40,15 +48,31 @@ def _judged(protocol: str):
             by_id = {o.pk: o for o in Output.objects.filter(pk__in=assignment.shown_order).select_related("system")}
             outputs = [{"id": pk, "text": by_id[pk].text} for pk in assignment.shown_order]
             answers = protocols.get(protocol).simulated_answers(
-                campaign, "q", outputs, lambda o: min(100.0, max(0.0, MEANS[by_id[o["id"]].system.name] + rng.gauss(0, 15))), rng)
-            unit_submit(annotator=annotator, assignment_id=assignment.pk, judgements=answers,
-                        shown_order=assignment.shown_order)
+                campaign,
+                "q",
+                outputs,
+                lambda o: min(100.0, max(0.0, MEANS[by_id[o["id"]].system.name] + rng.gauss(0, 15))),
+                rng,
+            )
+            unit_submit(
+                annotator=annotator, assignment_id=assignment.pk, judgements=answers, shown_order=assignment.shown_order
+            )
     return campaign
 
 
 def _export(campaign, out) -> list[dict]:
-    call_command("export_dataset", "--campaign", campaign.name, "--format", "jsonl", "--out", str(out), "--json",
-                 stdout=io.StringIO(), stderr=io.StringIO())
+    call_command(
+        "export_dataset",
+        "--campaign",
+        campaign.name,
+        "--format",
+        "jsonl",
+        "--out",
+        str(out),
+        "--json",
+        stdout=io.StringIO(),
+        stderr=io.StringIO(),
+    )
     return [json.loads(line) for line in (out / "judgements.jsonl").read_text(encoding="utf-8").splitlines()]
 
 
@@ -67,10 +91,23 @@ def test_export_import_round_trip_keeps_judgements_and_agreement(protocol, regis
     source = _judged(protocol)
     lines = _export(source, tmp_path / "first")
     assert lines
-    target = campaign_create(dataset=source.dataset, name=f"copy-{protocol}", protocol=protocol, criteria=["q"],
-                             redundancy=2, seed=2, **campaign_settings(protocol))
-    call_command("import_judgements", str(tmp_path / "first" / "judgements.jsonl"), "--campaign", target.name,
-                 stdout=io.StringIO(), stderr=io.StringIO())
+    target = campaign_create(
+        dataset=source.dataset,
+        name=f"copy-{protocol}",
+        protocol=protocol,
+        criteria=["q"],
+        redundancy=2,
+        seed=2,
+        **campaign_settings(protocol),
+    )
+    call_command(
+        "import_judgements",
+        str(tmp_path / "first" / "judgements.jsonl"),
+        "--campaign",
+        target.name,
+        stdout=io.StringIO(),
+        stderr=io.StringIO(),
+    )
     assert _comparable(_export(target, tmp_path / "second")) == _comparable(lines)
     before, after = (agreement_report(campaign=c, bootstrap=50)["criteria"]["q"] for c in (source, target))
     assert after["krippendorff_alpha"] == before["krippendorff_alpha"]

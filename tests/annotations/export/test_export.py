@@ -3,6 +3,7 @@
 Every expected count is computed here from the judgements the test writes, never read back from
 the export's own summary.
 """
+
 import csv
 import json
 import random
@@ -22,15 +23,20 @@ from tests.annotations.factories import UserFactory
 pytestmark = pytest.mark.django_db
 
 SYSTEMS = ("A", "B", "C")
-TEXTS = {"A": "=HYPERLINK(\"http://evil\")", "B": "+1 plus", "C": "-minus first"}
+TEXTS = {"A": '=HYPERLINK("http://evil")', "B": "+1 plus", "C": "-minus first"}
 WORKERS = ("w-alpha", "w-beta", "w-gamma", "w-delta")
 ITEMS = [f"i{n}" for n in range(8)]
 
 
 def _dataset_rows():
     for n, item in enumerate(ITEMS):
-        yield {"item": item, "source": f"@source {n}", "references": [f"\tref {n}", f"ref two {n}"],
-               "outputs": {s: f"{TEXTS[s]} {n}" for s in SYSTEMS}, "meta": {"n": n}}
+        yield {
+            "item": item,
+            "source": f"@source {n}",
+            "references": [f"\tref {n}", f"ref two {n}"],
+            "outputs": {s: f"{TEXTS[s]} {n}" for s in SYSTEMS},
+            "meta": {"n": n},
+        }
 
 
 def _judgements():
@@ -44,22 +50,56 @@ def _judgements():
             for criterion in ("fluency", "adequacy"):
                 for worker in workers:
                     score = 4 if n in (0, 4) else rng.randint(1, 5)
-                    rows.append({"item": item, "system": system, "annotator": worker, "criterion": criterion,
-                                 "score": score, "time_spent_ms": 1000 + n})
+                    rows.append(
+                        {
+                            "item": item,
+                            "system": system,
+                            "annotator": worker,
+                            "criterion": criterion,
+                            "score": score,
+                            "time_spent_ms": 1000 + n,
+                        }
+                    )
     return rows
 
 
 @pytest.fixture
 def likert(tmp_path):
     user = UserFactory(username="alice.smith", email="alice@example.org", first_name="Alice", last_name="Smith")
-    run("import_dataset", str(write_jsonl(tmp_path / "d.jsonl", _dataset_rows())), "--dataset", "toy",
-        "--project", "toy")
+    run(
+        "import_dataset",
+        str(write_jsonl(tmp_path / "d.jsonl", _dataset_rows())),
+        "--dataset",
+        "toy",
+        "--project",
+        "toy",
+    )
     Membership.objects.create(project=Project.objects.get(name="toy"), user=user, role="annotator")
-    run("create_campaign", "--dataset", "toy", "--name", "toy-likert", "--protocol", "likert",
-        "--criteria", "fluency,adequacy", "--scale", "1-5", "--redundancy", "3")
+    run(
+        "create_campaign",
+        "--dataset",
+        "toy",
+        "--name",
+        "toy-likert",
+        "--protocol",
+        "likert",
+        "--criteria",
+        "fluency,adequacy",
+        "--scale",
+        "1-5",
+        "--redundancy",
+        "3",
+    )
     rows = _judgements()
-    call_command("import_judgements", str(write_jsonl(tmp_path / "j.jsonl", rows)), "--campaign", "toy-likert",
-                 "--map-annotator", "w-delta=alice.smith", stdout=open("/dev/null", "w"))
+    call_command(
+        "import_judgements",
+        str(write_jsonl(tmp_path / "j.jsonl", rows)),
+        "--campaign",
+        "toy-likert",
+        "--map-annotator",
+        "w-delta=alice.smith",
+        stdout=open("/dev/null", "w"),
+    )
     return Campaign.objects.get(name="toy-likert"), rows
 
 
@@ -75,18 +115,32 @@ def _consensus(scores):
 def test_filters_change_the_counts_as_the_card_says(likert, tmp_path):
     campaign, rows = likert
     # Two judgements of w-alpha are left unfinished, one abandoned: never exported.
-    partial = list(RatingJudgement.objects.filter(campaign=campaign, annotator__name="w-alpha",
-                                                  item__external_id="i7").order_by("id")[:3])
+    partial = list(
+        RatingJudgement.objects.filter(campaign=campaign, annotator__name="w-alpha", item__external_id="i7").order_by(
+            "id"
+        )[:3]
+    )
     RatingJudgement.objects.filter(pk__in=[j.pk for j in partial[:2]]).update(status="partial")
     RatingJudgement.objects.filter(pk=partial[2].pk).update(status="abandoned")
     dropped = {(j.item.external_id, j.output.system.name, j.criterion, "w-alpha") for j in partial}
     counted = [r for r in rows if (r["item"], r["system"], r["criterion"], r["annotator"]) not in dropped]
     # w-gamma excluded by hand.
-    AnnotatorDecision.objects.create(campaign=campaign, annotator=Annotator.objects.get(name="w-gamma"),
-                                     included=False, reason="careless")
+    AnnotatorDecision.objects.create(
+        campaign=campaign, annotator=Annotator.objects.get(name="w-gamma"), included=False, reason="careless"
+    )
 
-    summary, out = _export(tmp_path, "--systems", "A,B", "--criteria", "fluency", "--included-only",
-                           "--complete-units-only", "--min-consensus", "0.9", "--annotator-figures")
+    summary, out = _export(
+        tmp_path,
+        "--systems",
+        "A,B",
+        "--criteria",
+        "fluency",
+        "--included-only",
+        "--complete-units-only",
+        "--min-consensus",
+        "0.9",
+        "--annotator-figures",
+    )
     # Independently: each filter in turn on the rows written above.
     step1 = [r for r in counted if r["system"] in ("A", "B")]
     step2 = [r for r in step1 if r["criterion"] == "fluency"]
@@ -106,9 +160,14 @@ def test_filters_change_the_counts_as_the_card_says(likert, tmp_path):
     step5 = [r for r in step4 if r["item"] in passing]
     assert step3 and step4 and step5 and len(step5) < len(step4) < len(step3)  # every filter bites
 
-    expected = [("status", len(rows), len(counted)), ("systems", len(counted), len(step1)),
-                ("criteria", len(step1), len(step2)), ("annotators", len(step2), len(step3)),
-                ("complete_units", len(step3), len(step4)), ("consensus", len(step4), len(step5))]
+    expected = [
+        ("status", len(rows), len(counted)),
+        ("systems", len(counted), len(step1)),
+        ("criteria", len(step1), len(step2)),
+        ("annotators", len(step2), len(step3)),
+        ("complete_units", len(step3), len(step4)),
+        ("consensus", len(step4), len(step5)),
+    ]
     assert [(f["filter"], f["judgements_before"], f["judgements_after"]) for f in summary["filters"]] == expected
     assert summary["filters"][-1]["items_before"] == len(ITEMS)
     assert summary["filters"][-1]["items_after"] == len(passing)
@@ -140,8 +199,9 @@ def test_no_filter_exports_every_counted_judgement(likert, tmp_path):
     assert summary["judgements"] == len(rows) and summary["outputs"] == 24 and summary["items"] == 8
     assert [f["filter"] for f in summary["filters"]] == ["status"]
     exported = read_jsonl(out / "judgements.jsonl")
-    assert sorted((r["item"], r["system"], r["criterion"], r["score"], r["time_spent_ms"]) for r in exported) == \
-        sorted((r["item"], r["system"], r["criterion"], r["score"], r["time_spent_ms"]) for r in rows)
+    assert sorted((r["item"], r["system"], r["criterion"], r["score"], r["time_spent_ms"]) for r in exported) == sorted(
+        (r["item"], r["system"], r["criterion"], r["score"], r["time_spent_ms"]) for r in rows
+    )
     # Every annotator gets one pseudonym, the same on all their judgements.
     pseudonyms = {r["annotator"] for r in exported}
     assert len(pseudonyms) == 4 and all(p.startswith("annotator-") for p in pseudonyms)
@@ -185,8 +245,17 @@ def test_csv_cells_that_would_be_formulas_are_neutralised(likert, tmp_path):
 
     dataset = table("dataset.csv")
     assert len(dataset) == 8
-    assert list(dataset[0]) == ["item", "source", "data", "meta", "reference", "reference_2", "output:A",
-                                "output:B", "output:C"]
+    assert list(dataset[0]) == [
+        "item",
+        "source",
+        "data",
+        "meta",
+        "reference",
+        "reference_2",
+        "output:A",
+        "output:B",
+        "output:C",
+    ]
     assert dataset[3]["source"] == "'@source 3"
     assert dataset[3]["reference"] == "'\tref 3" and dataset[3]["reference_2"] == "ref two 3"
     assert dataset[3]["output:A"] == "'" + TEXTS["A"] + " 3"
@@ -209,10 +278,24 @@ def test_csv_cells_that_would_be_formulas_are_neutralised(likert, tmp_path):
                     assert not value.startswith("-") or value.replace("-", "", 1).replace(".", "").isdigit()
 
 
-@pytest.mark.parametrize("value,expected", [
-    ("=1+1", "'=1+1"), ("+33 6", "'+33 6"), ("-x", "'-x"), ("@SUM(A1)", "'@SUM(A1)"), ("\tx", "'\tx"),
-    ("\rx", "'\rx"), ("a=b", "a=b"), ("", ""), (" =x", " =x"), ("'=x", "'=x"), (-3.5, -3.5), (7, 7), (None, None),
-])
+@pytest.mark.parametrize(
+    "value,expected",
+    [
+        ("=1+1", "'=1+1"),
+        ("+33 6", "'+33 6"),
+        ("-x", "'-x"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\tx", "'\tx"),
+        ("\rx", "'\rx"),
+        ("a=b", "a=b"),
+        ("", ""),
+        (" =x", " =x"),
+        ("'=x", "'=x"),
+        (-3.5, -3.5),
+        (7, 7),
+        (None, None),
+    ],
+)
 def test_neutralise(value, expected):
     assert neutralise(value) == expected
 
@@ -237,8 +320,18 @@ def test_hugging_face_datasets_loads_both_configs(likert, tmp_path, monkeypatch)
 
 def test_bad_options_are_one_line_each(likert, tmp_path):
     with pytest.raises(CommandError, match="has no criterion 'nope'"):
-        call_command("export_dataset", "--campaign", "toy-likert", "--out", str(tmp_path / "x"),
-                     "--systems", "Z", "--criteria", "nope", stderr=open("/dev/null", "w"))
+        call_command(
+            "export_dataset",
+            "--campaign",
+            "toy-likert",
+            "--out",
+            str(tmp_path / "x"),
+            "--systems",
+            "Z",
+            "--criteria",
+            "nope",
+            stderr=open("/dev/null", "w"),
+        )
     with pytest.raises(CommandError, match="no campaign called"):
         call_command("export_dataset", "--campaign", "missing", "--out", str(tmp_path / "x"))
     (tmp_path / "full").mkdir()
@@ -256,14 +349,18 @@ def test_the_card_and_campaign_json_state_the_allocation_and_the_early_stop(like
     assert "- Stopped early: no" in card
     config = json.loads((out / "campaign.json").read_text())
     assert config["allocation"] == "overlap-first" and config["stopped"] is None
-    Campaign.objects.filter(pk=campaign.pk).update(allocation="adaptive", allocation_params={
-        "min_per_system": 10, "alpha": 0.05, "stable_checks": 3, "check_every": 20})
-    call_command("stop_campaign", "--campaign", "toy-likert", "--reason", "budget | spent",
-                 stdout=open("/dev/null", "w"))
+    Campaign.objects.filter(pk=campaign.pk).update(
+        allocation="adaptive",
+        allocation_params={"min_per_system": 10, "alpha": 0.05, "stable_checks": 3, "check_every": 20},
+    )
+    call_command(
+        "stop_campaign", "--campaign", "toy-likert", "--reason", "budget | spent", stdout=open("/dev/null", "w")
+    )
     _, out = _export(tmp_path, name="after")
     card = (out / "README.md").read_text()
-    assert ("- Allocation: adaptive (after a cold start, only units holding a system pair whose order was still "
-            "undecided") in card
+    assert (
+        "- Allocation: adaptive (after a cold start, only units holding a system pair whose order was still undecided"
+    ) in card
     assert "parameters: min_per_system 10, alpha 0.05, stable_checks 3, check_every 20" in card
     campaign.refresh_from_db()
     assert f"- Stopped early on {campaign.stopped_at:%Y-%m-%d %H:%M} UTC by a researcher: budget" in card

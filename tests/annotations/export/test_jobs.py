@@ -1,5 +1,6 @@
 """Exports started through the API and the pages: researchers only, written by the worker's service,
 downloaded as a zip streamed from disk."""
+
 import io
 import zipfile
 
@@ -41,8 +42,11 @@ def _client(user):
 def test_researcher_starts_follows_and_downloads_an_export(people):
     campaign, users = people
     client = _client(users["researcher"])
-    answer = client.post(f"/api/campaigns/{campaign.pk}/exports/", {"format": "csv", "criteria": ["fluency"],
-                                                                    "licence": "cc-by-4.0"}, format="json")
+    answer = client.post(
+        f"/api/campaigns/{campaign.pk}/exports/",
+        {"format": "csv", "criteria": ["fluency"], "licence": "cc-by-4.0"},
+        format="json",
+    )
     assert answer.status_code == 202, answer.content
     job = ExportJob.objects.get(pk=answer.json()["id"])
     assert job.status == "queued" and answer.json()["download_url"] is None
@@ -56,8 +60,9 @@ def test_researcher_starts_follows_and_downloads_an_export(people):
     assert download.status_code == 200 and isinstance(download, FileResponse)  # streamed from disk
     assert download["Content-Type"] == "application/zip"
     archive = zipfile.ZipFile(io.BytesIO(b"".join(download.streaming_content)))
-    assert sorted(archive.namelist()) == sorted(f"toy-likert/{n}" for n in (
-        "README.md", "campaign.json", "dataset.csv", "judgements.csv", "outputs.csv"))
+    assert sorted(archive.namelist()) == sorted(
+        f"toy-likert/{n}" for n in ("README.md", "campaign.json", "dataset.csv", "judgements.csv", "outputs.csv")
+    )
     assert "cc-by-4.0" in archive.read("toy-likert/README.md").decode()
     api_download = client.get(f"/api/exports/{job.pk}/download/")
     assert api_download.status_code == 200
@@ -89,11 +94,13 @@ def test_jobs_and_downloads_are_hidden_from_annotators_and_outsiders(people, cli
 
 def test_bad_options_are_refused_before_queueing(people):
     campaign, users = people
-    answer = _client(users["researcher"]).post(f"/api/campaigns/{campaign.pk}/exports/",
-                                               {"systems": ["nope"], "min_consensus": 2}, format="json")
+    answer = _client(users["researcher"]).post(
+        f"/api/campaigns/{campaign.pk}/exports/", {"systems": ["nope"], "min_consensus": 2}, format="json"
+    )
     assert answer.status_code == 400
-    answer = _client(users["researcher"]).post(f"/api/campaigns/{campaign.pk}/exports/",
-                                               {"systems": ["nope"]}, format="json")
+    answer = _client(users["researcher"]).post(
+        f"/api/campaigns/{campaign.pk}/exports/", {"systems": ["nope"]}, format="json"
+    )
     assert answer.status_code == 400 and "has no system 'nope'" in answer.content.decode()
     assert not ExportJob.objects.exists()
 
@@ -103,8 +110,9 @@ def test_export_page_starts_a_job(people, client):
     client.force_login(users["researcher"])
     page = client.get(f"/campaigns/{campaign.pk}/")
     assert f'href="/campaigns/{campaign.pk}/export/"' in page.content.decode()
-    answer = client.post(f"/campaigns/{campaign.pk}/export/", {"format": "hf", "systems": ["A", "B"],
-                                                               "included_only": "on"})
+    answer = client.post(
+        f"/campaigns/{campaign.pk}/export/", {"format": "hf", "systems": ["A", "B"], "included_only": "on"}
+    )
     job = ExportJob.objects.get()
     assert answer.status_code == 302 and answer["Location"] == f"/exports/{job.pk}/"
     assert job.options["systems"] == ["A", "B"] and job.options["included_only"] is True

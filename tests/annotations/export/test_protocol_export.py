@@ -2,6 +2,7 @@
 the judgements.jsonl fields are the judgement import format of ARCHITECTURE.md, and the aggregated
 human scores and consensus follow their published definitions (statistics' mean, stdev and pstdev
 as the reference for the arithmetic)."""
+
 import statistics
 
 import pytest
@@ -26,8 +27,17 @@ TEXTS = {1: "one", 2: "two", 3: "three", 4: "four"}
 
 
 def _row(annotator=1, criterion="q", **answer):
-    row = JudgementRow(id=0, annotator_id=annotator, item_id=0, criterion=criterion, status="complete",
-                       origin="import", time_spent_ms=None, shown_order=[], created_at=None)
+    row = JudgementRow(
+        id=0,
+        annotator_id=annotator,
+        item_id=0,
+        criterion=criterion,
+        status="complete",
+        origin="import",
+        time_spent_ms=None,
+        shown_order=[],
+        created_at=None,
+    )
     for key, value in answer.items():
         setattr(row, key, value)
     return row
@@ -80,8 +90,9 @@ def test_best_worst_row_keeps_the_shown_order_when_it_is_the_tuple():
 @pytest.mark.parametrize("name", protocols.names())
 def test_stats_have_the_same_keys_for_every_output(name):
     protocol = protocols.get(name)
-    stats = protocol.output_stats([SAMPLE[name]], output_ids=[1, 2, 3, 4, 99], criteria=["q", "other"],
-                                  scales={"q": (0, 100)})
+    stats = protocol.output_stats(
+        [SAMPLE[name]], output_ids=[1, 2, 3, 4, 99], criteria=["q", "other"], scales={"q": (0, 100)}
+    )
     for per_criterion in stats.values():
         assert list(per_criterion) == ["q", "other"]
         for entry in per_criterion.values():
@@ -108,18 +119,31 @@ def test_rating_stats_and_consensus():
 
 
 def test_esa_stats_count_spans_by_severity_and_missing_markers():
-    rows = [_row(annotator=1, output_id=1, score=40.0,
-                 spans=[{"start": 0, "end": 2, "severity": "major"}, {"missing": True, "severity": "minor"}]),
-            _row(annotator=2, output_id=1, score=60.0,
-                 spans=[{"start": 3, "end": 5, "severity": "critical"}, {"start": 0, "end": 1, "severity": "major"}])]
+    rows = [
+        _row(
+            annotator=1,
+            output_id=1,
+            score=40.0,
+            spans=[{"start": 0, "end": 2, "severity": "major"}, {"missing": True, "severity": "minor"}],
+        ),
+        _row(
+            annotator=2,
+            output_id=1,
+            score=60.0,
+            spans=[{"start": 3, "end": 5, "severity": "critical"}, {"start": 0, "end": 1, "severity": "major"}],
+        ),
+    ]
     entry = protocols.get("esa").output_stats(rows, output_ids=[1], criteria=["q"], scales={"q": (0, 100)})[1]["q"]
     assert (entry["minor"], entry["major"], entry["critical"], entry["missing"]) == (0, 2, 1, 1)
     assert entry["mean"] == 50 and entry["consensus"] == pytest.approx(1 - statistics.pstdev([40, 60]) / 50)
 
 
 def test_pairwise_stats_and_consensus():
-    rows = [_row(annotator=1, a_id=1, b_id=2, winner="a"), _row(annotator=2, a_id=1, b_id=2, winner="tie"),
-            _row(annotator=3, a_id=1, b_id=3, winner="b")]
+    rows = [
+        _row(annotator=1, a_id=1, b_id=2, winner="a"),
+        _row(annotator=2, a_id=1, b_id=2, winner="tie"),
+        _row(annotator=3, a_id=1, b_id=3, winner="b"),
+    ]
     stats = protocols.get("pairwise").output_stats(rows, output_ids=[1, 2, 3], criteria=["q"], scales={})
     assert stats[1]["q"] == {"n": 3, "wins": 1, "losses": 1, "ties": 1, "win_rate": 1.5 / 3}
     assert stats[2]["q"] == {"n": 2, "wins": 0, "losses": 1, "ties": 1, "win_rate": 0.5 / 2}
@@ -129,8 +153,10 @@ def test_pairwise_stats_and_consensus():
 
 
 def test_best_worst_stats_and_consensus():
-    rows = [_row(annotator=1, outputs=[1, 2, 3], best_id=1, worst_id=3),
-            _row(annotator=2, outputs=[1, 2, 3], best_id=2, worst_id=3)]
+    rows = [
+        _row(annotator=1, outputs=[1, 2, 3], best_id=1, worst_id=3),
+        _row(annotator=2, outputs=[1, 2, 3], best_id=2, worst_id=3),
+    ]
     stats = protocols.get("bws").output_stats(rows, output_ids=[1, 2, 3], criteria=["q"], scales={})
     # Orme (2009): (times best - times worst) / times shown.
     assert [stats[o]["q"]["score"] for o in (1, 2, 3)] == [0.5, 0.5, -1.0]
@@ -148,6 +174,8 @@ def test_card_design_lines_name_the_protocols_settings():
     assert protocols.get("pairwise").card_design(config, str) == ["- Pairs: every pair of outputs of an item"]
     assert protocols.get("esa").card_design(config, str) == ["- Error severities: minor, major"]
     assert protocols.get("cesa").card_design(config, str) == [
-        "- Error severities: minor, major", "- Outputs per screen: 4",
+        "- Error severities: minor, major",
+        "- Outputs per screen: 4",
         "- Contrastive ESA: 4 outputs of one input per screen, each with its error spans and 0-100 score; "
-        "pairwise figures derived from the scores of one screen"]
+        "pairwise figures derived from the scores of one screen",
+    ]

@@ -3,6 +3,7 @@
 Expected figures come from the reference tools on the raw CSV (krippendorff, scipy, sacrebleu),
 never from the workbench's own output.
 """
+
 import io
 import json
 from collections import defaultdict
@@ -33,16 +34,20 @@ def _alpha_from_rows(rows, criterion, level="interval"):
 
 
 def _db_rows(campaign):
-    return [(a, (item, system), c, s) for a, item, system, c, s in RatingJudgement.objects.filter(
-        campaign=campaign, status="complete").values_list(
-        "annotator__name", "item__external_id", "output__system__name", "criterion", "score")]
+    return [
+        (a, (item, system), c, s)
+        for a, item, system, c, s in RatingJudgement.objects.filter(campaign=campaign, status="complete").values_list(
+            "annotator__name", "item__external_id", "output__system__name", "criterion", "score"
+        )
+    ]
 
 
 def _correlations(campaign):
     """Pearson and Spearman of sentence BLEU (sacrebleu, against the references) with the mean human score."""
     means = defaultdict(list)
     for item, criterion, score in RatingJudgement.objects.filter(campaign=campaign).values_list(
-            "item__external_id", "criterion", "score"):
+        "item__external_id", "criterion", "score"
+    ):
         means[(item, criterion)].append(score)
     bleu = {}
     for output in Output.objects.filter(item__dataset=campaign.dataset).select_related("item"):
@@ -58,16 +63,23 @@ def _correlations(campaign):
 
 
 def test_jsonl_export_imports_back_with_identical_figures(asset_campaign, asset_ratings, tmp_path):
-    raw = [(r["worker_id"], (f"asset-{r['original_sentence_id']}", "rated"), r["aspect"], float(r["rating"]))
-           for r in asset_ratings]
+    raw = [
+        (r["worker_id"], (f"asset-{r['original_sentence_id']}", "rated"), r["aspect"], float(r["rating"]))
+        for r in asset_ratings
+    ]
     expected_alpha = {c: _alpha_from_rows(raw, c) for c in CRITERIA}
     before_corr = _correlations(asset_campaign)
 
     out = tmp_path / "export"
     summary = run("export_dataset", "--campaign", "asset-ratings", "--format", "jsonl", "--out", str(out))
     assert summary["judgements"] == 4500 and summary["outputs"] == 100 and summary["items"] == 359
-    assert sorted(summary["files"]) == ["README.md", "campaign.json", "dataset.jsonl", "judgements.jsonl",
-                                        "outputs.jsonl"]
+    assert sorted(summary["files"]) == [
+        "README.md",
+        "campaign.json",
+        "dataset.jsonl",
+        "judgements.jsonl",
+        "outputs.jsonl",
+    ]
     for c in CRITERIA:
         assert summary["agreement"][c]["krippendorff_alpha"]["interval"] == pytest.approx(expected_alpha[c], abs=1e-12)
 
@@ -78,9 +90,21 @@ def test_jsonl_export_imports_back_with_identical_figures(asset_campaign, asset_
     config = json.loads((out / "campaign.json").read_text())
     run("import_dataset", str(out / "dataset.jsonl"), "--dataset", config["dataset"], "--project", "reimported")
     scale = "-".join(f"{x:g}" for x in config["scale"])
-    run("create_campaign", "--dataset", config["dataset"], "--name", config["name"], "--protocol",
-        config["protocol"], "--criteria", ",".join(config["criteria"]), "--scale", scale,
-        "--redundancy", str(config["redundancy"]))
+    run(
+        "create_campaign",
+        "--dataset",
+        config["dataset"],
+        "--name",
+        config["name"],
+        "--protocol",
+        config["protocol"],
+        "--criteria",
+        ",".join(config["criteria"]),
+        "--scale",
+        scale,
+        "--redundancy",
+        str(config["redundancy"]),
+    )
     assert run("import_judgements", str(out / "judgements.jsonl"), "--campaign", config["name"])["created"] == 4500
 
     campaign = Campaign.objects.get(name="asset-ratings")
@@ -109,9 +133,15 @@ def _bleu_run(dataset, *, status="done"):
 
     from metrics.models import MetricRun, OutputScore
 
-    run = MetricRun.objects.create(dataset=dataset, metric="bleu", signature="nrefs:10|case:mixed|eff:yes|tok:13a|"
-                                   "smooth:exp|version:2.6.0", status=status, higher_is_better=True,
-                                   corpus={"score": 1.0}, finished_at=timezone.now())
+    run = MetricRun.objects.create(
+        dataset=dataset,
+        metric="bleu",
+        signature="nrefs:10|case:mixed|eff:yes|tok:13a|smooth:exp|version:2.6.0",
+        status=status,
+        higher_is_better=True,
+        corpus={"score": 1.0},
+        finished_at=timezone.now(),
+    )
     for output in Output.objects.filter(item__dataset=dataset).select_related("item"):
         refs = list(output.item.references.order_by("position").values_list("text", flat=True))
         OutputScore.objects.create(run=run, output=output, score=sacrebleu.sentence_bleu(output.text, refs).score)
@@ -120,8 +150,10 @@ def _bleu_run(dataset, *, status="done"):
 
 def _exported_correlations(folder):
     rows = read_jsonl(folder / "outputs.jsonl")
-    return {c: pearsonr([r["metrics"]["bleu"]["score"] for r in rows], [r["human"][c]["mean"] for r in rows]).statistic
-            for c in CRITERIA}
+    return {
+        c: pearsonr([r["metrics"]["bleu"]["score"] for r in rows], [r["human"][c]["mean"] for r in rows]).statistic
+        for c in CRITERIA
+    }
 
 
 def test_metric_scores_and_correlations_survive_the_round_trip(asset_campaign, asset_ratings, tmp_path):
@@ -139,8 +171,21 @@ def test_metric_scores_and_correlations_survive_the_round_trip(asset_campaign, a
 
     Project.objects.all().delete()
     run("import_dataset", str(tmp_path / "one" / "dataset.jsonl"), "--dataset", "asset", "--project", "again")
-    run("create_campaign", "--dataset", "asset", "--name", "asset-ratings", "--protocol", "likert",
-        "--criteria", "meaning,fluency,simplicity", "--scale", "0-100", "--redundancy", "15")
+    run(
+        "create_campaign",
+        "--dataset",
+        "asset",
+        "--name",
+        "asset-ratings",
+        "--protocol",
+        "likert",
+        "--criteria",
+        "meaning,fluency,simplicity",
+        "--scale",
+        "0-100",
+        "--redundancy",
+        "15",
+    )
     run("import_judgements", str(tmp_path / "one" / "judgements.jsonl"), "--campaign", "asset-ratings")
     campaign = Campaign.objects.get(name="asset-ratings")
     _bleu_run(campaign.dataset)
@@ -167,8 +212,17 @@ def test_output_means_match_the_csv(asset_campaign, asset_ratings, tmp_path):
 def _run_metric():
     from django.core.management import call_command
 
-    call_command("run_metric", "--dataset", "asset", "--metric", "bleu", "--sync", "--no-progress",
-                 stdout=io.StringIO(), stderr=io.StringIO())
+    call_command(
+        "run_metric",
+        "--dataset",
+        "asset",
+        "--metric",
+        "bleu",
+        "--sync",
+        "--no-progress",
+        stdout=io.StringIO(),
+        stderr=io.StringIO(),
+    )
 
 
 def _public_figures(campaign_name: str) -> dict:
@@ -176,8 +230,17 @@ def _public_figures(campaign_name: str) -> dict:
     found = {"agreement": run("agreement", "--campaign", campaign_name)["criteria"]}
     for criterion in CRITERIA:
         for method in ("pearson", "spearman", "kendall"):
-            found[(criterion, method)] = run("correlate", "--campaign", campaign_name, "--metric", "bleu",
-                                             "--criterion", criterion, "--method", method)
+            found[(criterion, method)] = run(
+                "correlate",
+                "--campaign",
+                campaign_name,
+                "--metric",
+                "bleu",
+                "--criterion",
+                criterion,
+                "--method",
+                method,
+            )
     return found
 
 
@@ -185,8 +248,11 @@ def _strip_names(figures):
     """Figures without anything keyed by annotator (pseudonyms differ from the worker ids) or database ids,
     nor the bootstrap intervals (the resampled units follow the database's ids, which an import renumbers)."""
     if isinstance(figures, dict):
-        return {k: _strip_names(v) for k, v in figures.items() if k not in ("cohen_kappa", "per_annotator",
-                                                                           "alpha_without", "run", "ci95")}
+        return {
+            k: _strip_names(v)
+            for k, v in figures.items()
+            if k not in ("cohen_kappa", "per_annotator", "alpha_without", "run", "ci95")
+        }
     return figures
 
 
@@ -203,13 +269,27 @@ def test_agreement_and_correlate_commands_give_identical_figures_after_the_round
     summary = run("export_dataset", "--campaign", "asset-ratings", "--out", str(out))
     for c in CRITERIA:
         assert summary["agreement"][c]["krippendorff_alpha"]["interval"] == pytest.approx(
-            before["agreement"][c]["krippendorff_alpha"]["interval"], abs=1e-6)  # the command rounds to 6 places
+            before["agreement"][c]["krippendorff_alpha"]["interval"], abs=1e-6
+        )  # the command rounds to 6 places
 
     Project.objects.all().delete()
     config = json.loads((out / "campaign.json").read_text())
     run("import_dataset", str(out / "dataset.jsonl"), "--dataset", "asset", "--project", "again")
-    run("create_campaign", "--dataset", "asset", "--name", "asset-ratings", "--protocol", "likert",
-        "--criteria", ",".join(config["criteria"]), "--scale", "0-100", "--redundancy", str(config["redundancy"]))
+    run(
+        "create_campaign",
+        "--dataset",
+        "asset",
+        "--name",
+        "asset-ratings",
+        "--protocol",
+        "likert",
+        "--criteria",
+        ",".join(config["criteria"]),
+        "--scale",
+        "0-100",
+        "--redundancy",
+        str(config["redundancy"]),
+    )
     run("import_judgements", str(out / "judgements.jsonl"), "--campaign", "asset-ratings")
     _run_metric()
     after = _public_figures("asset-ratings")

@@ -1,6 +1,7 @@
 """The export's dataset card gives each exported system the metric's own system score
 (issue 19, part 4): sacrebleu's corpus BLEU / chrF and jiwer's corpus WER over all of the
 system's outputs, whatever subset of the judgements or systems is exported, under a label."""
+
 import csv
 
 import jiwer
@@ -24,8 +25,19 @@ def test_card_scores_the_exported_systems_as_the_metric_defines_it(campaign, tex
     want["wer"] = {s: jiwer.wer(texts["refs"], hyps) for s, hyps in texts["hyps"].items()}
     chosen = ["half-truncated", "two-words-off"]
     out = tmp_path / "export"
-    _run("export_dataset", "--campaign", "sysscore", "--out", str(out), "--format", "csv",
-         "--systems", ",".join(chosen), "--min-consensus", "0.9")
+    _run(
+        "export_dataset",
+        "--campaign",
+        "sysscore",
+        "--out",
+        str(out),
+        "--format",
+        "csv",
+        "--systems",
+        ",".join(chosen),
+        "--min-consensus",
+        "0.9",
+    )
     card = (out / "README.md").read_text(encoding="utf-8")
     scores, section = card_system_scores(card)
     assert set(scores) == {"bleu", "chrf", "wer"}

@@ -6,6 +6,7 @@ own server time), exported twice. For every column that is not the judgement its
 belongs to a single pseudonym in each export would link those two pseudonyms; none may. The same
 join on the microsecond times the rows used to carry links every annotator, so the test can fail.
 """
+
 from collections import defaultdict
 
 import pytest
@@ -18,8 +19,23 @@ pytestmark = pytest.mark.django_db
 
 # The judgement itself (what was judged and how): two exports of the same judgements can always be
 # aligned on these, and the card says so.
-JUDGEMENT = {"item", "system", "criterion", "score", "annotator", "shown_order", "time_spent_ms", "spans",
-             "a", "b", "winner", "outputs", "best", "worst", "rank"}
+JUDGEMENT = {
+    "item",
+    "system",
+    "criterion",
+    "score",
+    "annotator",
+    "shown_order",
+    "time_spent_ms",
+    "spans",
+    "a",
+    "b",
+    "winner",
+    "outputs",
+    "best",
+    "worst",
+    "rank",
+}
 
 
 def _flat(row: dict, prefix: str = "") -> dict:
@@ -39,18 +55,39 @@ def _links(first: list[dict], second: list[dict], column: str) -> set[tuple[str,
         for row in rows:
             if column in row:
                 owners[side][row[column]].add(row["annotator"])
-    return {(next(iter(a)), next(iter(owners[1][v]))) for v, a in owners[0].items()
-            if len(a) == 1 and len(owners[1].get(v, ())) == 1}
+    return {
+        (next(iter(a)), next(iter(owners[1][v])))
+        for v, a in owners[0].items()
+        if len(a) == 1 and len(owners[1].get(v, ())) == 1
+    }
 
 
 @pytest.fixture
 def judged(tmp_path):
-    rows = [{"item": f"i{n}", "references": [f"the cat sat on mat {n}"],
-             "outputs": {"A": f"the cat sat on the mat {n}", "B": f"a cat is on a mat {n}", "C": f"cats {n}"}}
-            for n in range(10)]
+    rows = [
+        {
+            "item": f"i{n}",
+            "references": [f"the cat sat on mat {n}"],
+            "outputs": {"A": f"the cat sat on the mat {n}", "B": f"a cat is on a mat {n}", "C": f"cats {n}"},
+        }
+        for n in range(10)
+    ]
     run("import_dataset", str(write_jsonl(tmp_path / "d.jsonl", rows)), "--dataset", "link", "--project", "link")
-    run("create_campaign", "--dataset", "link", "--name", "link-likert", "--protocol", "likert",
-        "--criteria", "fluency", "--scale", "1-5", "--redundancy", "3")
+    run(
+        "create_campaign",
+        "--dataset",
+        "link",
+        "--name",
+        "link-likert",
+        "--protocol",
+        "likert",
+        "--criteria",
+        "fluency",
+        "--scale",
+        "1-5",
+        "--redundancy",
+        "3",
+    )
     campaign = Campaign.objects.get(name="link-likert")
     assert campaign_simulate(campaign, annotators=4, seed=1) == 30 * 3
     return campaign
@@ -89,6 +126,8 @@ def test_the_join_finds_links_where_there_are_some(judged, tmp_path):
             row["judgement"] = "|".join(row[c] for c in ("item", "system", "criterion", "score"))
     assert _links(first, second, "judgement")
 
-    moment = {(j.item.external_id, j.output.system.name, j.criterion, repr(j.score), j.annotator_id): j.created_at
-              for j in RatingJudgement.objects.filter(campaign=judged).select_related("item", "output__system")}
+    moment = {
+        (j.item.external_id, j.output.system.name, j.criterion, repr(j.score), j.annotator_id): j.created_at
+        for j in RatingJudgement.objects.filter(campaign=judged).select_related("item", "output__system")
+    }
     assert len(set(moment.values())) == len(moment)  # one moment per judgement, as the old rows showed

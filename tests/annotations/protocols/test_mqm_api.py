@@ -1,6 +1,7 @@
 """MQM through the REST API and the page's submit: every rule of an MQM answer refused with its
 message (400), the score computed from the spans whatever score is sent, the typology in the
 unit's settings (no system name), and campaigns created with a typology and weights."""
+
 import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
@@ -35,17 +36,26 @@ def setup():
     return dataset, client, user, campaign
 
 
-@pytest.mark.parametrize("span,message", [
-    ({"start": 0, "end": 2, "severity": "major"}, "span 1: an MQM error needs a category"),
-    ({"start": 0, "end": 2, "severity": "major", "category": "Accuracy/Nonsense"},
-     "span 1: category 'Accuracy/Nonsense' is not in the campaign's typology"),
-    ({"start": 0, "end": 2, "severity": "critical", "category": "Other"},
-     "span 1: severity must be one of neutral, minor, major, got 'critical'"),
-    ({"start": 0, "end": 999, "severity": "minor", "category": "Other"}, "span 1: need 0 <= start < end <="),
-    ({"missing": True, "start": 1, "severity": "minor", "category": "Other"},
-     "span 1: a missing-content marker has no start or end"),
-    ({"start": 0, "end": 2, "severity": "minor", "category": "Other", "colour": "red"}, "span 1 has unknown keys"),
-])
+@pytest.mark.parametrize(
+    "span,message",
+    [
+        ({"start": 0, "end": 2, "severity": "major"}, "span 1: an MQM error needs a category"),
+        (
+            {"start": 0, "end": 2, "severity": "major", "category": "Accuracy/Nonsense"},
+            "span 1: category 'Accuracy/Nonsense' is not in the campaign's typology",
+        ),
+        (
+            {"start": 0, "end": 2, "severity": "critical", "category": "Other"},
+            "span 1: severity must be one of neutral, minor, major, got 'critical'",
+        ),
+        ({"start": 0, "end": 999, "severity": "minor", "category": "Other"}, "span 1: need 0 <= start < end <="),
+        (
+            {"missing": True, "start": 1, "severity": "minor", "category": "Other"},
+            "span 1: a missing-content marker has no start or end",
+        ),
+        ({"start": 0, "end": 2, "severity": "minor", "category": "Other", "colour": "red"}, "span 1 has unknown keys"),
+    ],
+)
 def test_each_rule_of_an_mqm_answer_answers_400_with_its_message(setup, span, message):
     _, client, _, campaign = setup
     body = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
@@ -54,8 +64,11 @@ def test_each_rule_of_an_mqm_answer_answers_400_with_its_message(setup, span, me
     response = client.post(f"/api/assignments/{body['id']}/submit/", {"judgements": [answer]}, format="json")
     assert response.status_code == 400 and message in str(response.json()), response.json()
     assert not SpanJudgement.objects.exists()
-    single = client.post("/api/judgements/spans/", {"campaign": campaign.pk, "output": output, "criterion": "mqm",
-                                                    "spans": [span]}, format="json")
+    single = client.post(
+        "/api/judgements/spans/",
+        {"campaign": campaign.pk, "output": output, "criterion": "mqm", "spans": [span]},
+        format="json",
+    )
     # (That endpoint's serializer drops keys it does not know, for ESA as for MQM.)
     assert single.status_code == (201 if "unknown keys" in message else 400), single.json()
     SpanJudgement.objects.all().delete()
@@ -66,23 +79,35 @@ def test_the_score_is_computed_from_the_spans(setup):
     body = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
     assert "SECRET" not in str(body)
     output = body["item"]["outputs"][0]["id"]
-    spans = [{"start": 0, "end": 2, "severity": "major", "category": "non-translation!"},
-             {"start": 3, "end": 9, "severity": "minor", "category": "Fluency/Punctuation"},
-             {"missing": True, "severity": "neutral", "category": "Style/Awkward"}]
+    spans = [
+        {"start": 0, "end": 2, "severity": "major", "category": "non-translation!"},
+        {"start": 3, "end": 9, "severity": "minor", "category": "Fluency/Punctuation"},
+        {"missing": True, "severity": "neutral", "category": "Style/Awkward"},
+    ]
     answer = {"criterion": "mqm", "output": output, "score": 100, "spans": spans}
     response = client.post(f"/api/assignments/{body['id']}/submit/", {"judgements": [answer]}, format="json")
     assert response.status_code in (200, 201), response.json()
     judgement = SpanJudgement.objects.get()
     assert judgement.score == pytest.approx(-25.1)  # Major/Non-translation! 25 + Minor/Fluency/Punctuation 0.1
     assert sorted(judgement.spans.values_list("category", flat=True)) == [
-        "Fluency/Punctuation", "Non-translation!", "Style/Awkward"]
+        "Fluency/Punctuation",
+        "Non-translation!",
+        "Style/Awkward",
+    ]
     # The page's submit takes the same answers (no score at all) and the same rules.
     client.force_login(user)
     nxt = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
     url = reverse("annotate-submit", args=[nxt["id"]])
-    bad = {"judgements": [{"criterion": "mqm", "output": nxt["item"]["outputs"][0]["id"],
-                           "spans": [{"start": 0, "end": 2, "severity": "minor"}]}],
-           "shown_order": nxt["shown_order"]}
+    bad = {
+        "judgements": [
+            {
+                "criterion": "mqm",
+                "output": nxt["item"]["outputs"][0]["id"],
+                "spans": [{"start": 0, "end": 2, "severity": "minor"}],
+            }
+        ],
+        "shown_order": nxt["shown_order"],
+    }
     refused = client.post(url, bad, format="json")
     assert refused.status_code == 400 and "needs a category" in str(refused.json())
     bad["judgements"][0]["spans"] = []
@@ -96,9 +121,14 @@ def test_campaigns_created_through_the_api_with_typology_and_weights(setup):
     MembershipFactory(project=dataset.project, user=owner, role=Membership.Role.OWNER)
     client = APIClient()
     client.force_authenticate(owner)
-    body = {"dataset": dataset.pk, "name": "api-mqm", "protocol": "mqm", "criteria": ["mqm"],
-            "typology": [{"name": "Meaning", "children": [{"name": "Wrong"}]}],
-            "mqm_weights": "Major:3 Minor:1 Neutral:0 Major/Meaning/Wrong:4"}
+    body = {
+        "dataset": dataset.pk,
+        "name": "api-mqm",
+        "protocol": "mqm",
+        "criteria": ["mqm"],
+        "typology": [{"name": "Meaning", "children": [{"name": "Wrong"}]}],
+        "mqm_weights": "Major:3 Minor:1 Neutral:0 Major/Meaning/Wrong:4",
+    }
     made = client.post("/api/campaigns/", body, format="json")
     assert made.status_code == 201, made.json()
     assert made.json()["mqm_weights"] == "Major:3 Minor:1 Neutral:0 Major/Meaning/Wrong:4"
@@ -126,10 +156,19 @@ def test_a_control_answered_one_judgement_at_a_time_keeps_the_spans_categories(s
         if got.status_code == 204:
             break
         output = got.json()["item"]["outputs"][0]["id"]
-        sent = client.post("/api/judgements/spans/", {
-            "campaign": campaign.pk, "output": output, "criterion": "mqm",
-            "spans": [{"start": 0, "end": 2, "severity": "major", "category": "Accuracy/Mistranslation"},
-                      {"missing": True, "severity": "minor", "category": "Accuracy/Omission"}]}, format="json")
+        sent = client.post(
+            "/api/judgements/spans/",
+            {
+                "campaign": campaign.pk,
+                "output": output,
+                "criterion": "mqm",
+                "spans": [
+                    {"start": 0, "end": 2, "severity": "major", "category": "Accuracy/Mistranslation"},
+                    {"missing": True, "severity": "minor", "category": "Accuracy/Omission"},
+                ],
+            },
+            format="json",
+        )
         assert sent.status_code == 201, sent.content
     controls = list(ControlJudgement.objects.filter(campaign=campaign))
     assert controls

@@ -3,6 +3,7 @@ dataset (ASSET: system simplifications, post-edited into two of the published re
 simplifications), the judgements' import <-> export round trip, the post-edits exported as
 references and imported back into the dataset, agreement on HTER (krippendorff), the unit submit
 of the REST API, and the direction of rankings and `correlate` (lower HTER is better)."""
+
 import csv
 import json
 from collections import defaultdict
@@ -73,24 +74,56 @@ def asset(shared_data, tmp_path):
     simp = [_lines(folder / f"asset.test.simp.{k}") for k in range(2)]
     with (folder / "human_ratings.csv").open(encoding="utf-8", newline="") as f:
         rated = {int(r["original_sentence_id"]): r["simplification"] for r in csv.DictReader(f)}
-    dataset_file = write_jsonl(tmp_path / "asset.jsonl", (
-        {"item": f"asset-{i}", "source": originals[i], "outputs": {"rated": text}} for i, text in sorted(rated.items())))
+    dataset_file = write_jsonl(
+        tmp_path / "asset.jsonl",
+        (
+            {"item": f"asset-{i}", "source": originals[i], "outputs": {"rated": text}}
+            for i, text in sorted(rated.items())
+        ),
+    )
     run("import_dataset", str(dataset_file), "--dataset", "asset-pe", "--project", "asset-pe")
-    run("create_campaign", "--dataset", "asset-pe", "--name", "asset-post-edit", "--protocol", "post-edit",
-        "--criteria", "post-edit", "--redundancy", "2")
-    lines = [{"item": f"asset-{i}", "system": "rated", "annotator": f"pe-{k}", "criterion": "post-edit",
-              "post_edit": simp[k][i]} for i in sorted(rated) for k in range(2)]
+    run(
+        "create_campaign",
+        "--dataset",
+        "asset-pe",
+        "--name",
+        "asset-post-edit",
+        "--protocol",
+        "post-edit",
+        "--criteria",
+        "post-edit",
+        "--redundancy",
+        "2",
+    )
+    lines = [
+        {
+            "item": f"asset-{i}",
+            "system": "rated",
+            "annotator": f"pe-{k}",
+            "criterion": "post-edit",
+            "post_edit": simp[k][i],
+        }
+        for i in sorted(rated)
+        for k in range(2)
+    ]
     judgements = write_jsonl(tmp_path / "post-edits.jsonl", lines)
     assert run("import_judgements", str(judgements), "--campaign", "asset-post-edit")["created"] == 200
     expected = {(f"asset-{i}", f"pe-{k}"): sacrebleu_ter(rated[i], simp[k][i]) for i in rated for k in range(2)}
-    return {"campaign": Campaign.objects.get(name="asset-post-edit"), "rated": rated, "simp": simp,
-            "lines": lines, "expected": expected}
+    return {
+        "campaign": Campaign.objects.get(name="asset-post-edit"),
+        "rated": rated,
+        "simp": simp,
+        "lines": lines,
+        "expected": expected,
+    }
 
 
 def test_hter_per_output_is_sacrebleus_ter_of_output_and_post_edit(asset, tmp_path):
     campaign, expected = asset["campaign"], asset["expected"]
-    stored = {(j.item.external_id, j.annotator.name): (j.score, j.post_edit)
-              for j in PostEditJudgement.objects.filter(campaign=campaign).select_related("item", "annotator")}
+    stored = {
+        (j.item.external_id, j.annotator.name): (j.score, j.post_edit)
+        for j in PostEditJudgement.objects.filter(campaign=campaign).select_related("item", "annotator")
+    }
     assert len(stored) == 200
     for key, hter in expected.items():
         assert stored[key][0] == pytest.approx(hter, abs=1e-9), key
@@ -120,20 +153,35 @@ def test_judgements_import_export_round_trip_and_post_edits_back_as_references(a
     run("export_dataset", "--campaign", "asset-post-edit", "--format", "jsonl", "--out", str(first))
     # Re-created elsewhere from the exported files: the same HTER and the same agreement.
     run("import_dataset", str(first / "dataset.jsonl"), "--dataset", "asset-pe-2", "--project", "again")
-    run("create_campaign", "--dataset", "asset-pe-2", "--name", "asset-post-edit-2", "--protocol", "post-edit",
-        "--criteria", "post-edit", "--redundancy", "2")
-    assert run("import_judgements", str(first / "judgements.jsonl"), "--campaign", "asset-post-edit-2"
-               )["created"] == 200
+    run(
+        "create_campaign",
+        "--dataset",
+        "asset-pe-2",
+        "--name",
+        "asset-post-edit-2",
+        "--protocol",
+        "post-edit",
+        "--criteria",
+        "post-edit",
+        "--redundancy",
+        "2",
+    )
+    assert (
+        run("import_judgements", str(first / "judgements.jsonl"), "--campaign", "asset-post-edit-2")["created"] == 200
+    )
     # Imported again: nothing new, nothing refused (the HTER in the file is recomputed, and equal).
-    assert run("import_judgements", str(first / "judgements.jsonl"), "--campaign", "asset-post-edit-2"
-               )["created"] == 0
+    assert run("import_judgements", str(first / "judgements.jsonl"), "--campaign", "asset-post-edit-2")["created"] == 0
     second = tmp_path / "two"
     run("export_dataset", "--campaign", "asset-post-edit-2", "--format", "jsonl", "--out", str(second))
     assert read_jsonl(first / "outputs.jsonl") == read_jsonl(second / "outputs.jsonl")
+
     # The same lines, but for the annotators' pseudonyms (salted per campaign) and the provenance.
     def same(folder):
-        return [{k: v for k, v in r.items() if k not in ("annotator", "provenance")}
-                for r in read_jsonl(folder / "judgements.jsonl")]
+        return [
+            {k: v for k, v in r.items() if k not in ("annotator", "provenance")}
+            for r in read_jsonl(folder / "judgements.jsonl")
+        ]
+
     assert same(first) == same(second)
     one, two = (json.loads((d / "campaign.json").read_text())["agreement"] for d in (first, second))
     assert one == two
@@ -148,12 +196,12 @@ def test_judgements_import_export_round_trip_and_post_edits_back_as_references(a
         assert prov["kind"] == "post-edit" and prov["campaign"] == "asset-post-edit"
         assert prov["annotator"] in pseudonyms and prov["judgement"] in judgement_ids
         assert prov["system"] == "rated" and prov["hter"] == pytest.approx(
-            asset["expected"][(ref["item"], PostEditJudgement.objects.get(pk=prov["judgement"]).annotator.name)])
+            asset["expected"][(ref["item"], PostEditJudgement.objects.get(pk=prov["judgement"]).annotator.name)]
+        )
     # ... imported back as the dataset's references: each item gains its two post-edits.
     dataset = asset["campaign"].dataset
     assert not Reference.objects.filter(item__dataset=dataset).exists()
-    result = run("import_references", str(first / "references.jsonl"), "--dataset", "asset-pe", "--project",
-                 "asset-pe")
+    result = run("import_references", str(first / "references.jsonl"), "--dataset", "asset-pe", "--project", "asset-pe")
     simp = asset["simp"]
     # Where both post-editors wrote the same text (ASSET's simp.0 and simp.1 agree once), one reference.
     distinct = {(i, simp[k][i]) for i in asset["rated"] for k in range(2)}
@@ -163,17 +211,24 @@ def test_judgements_import_export_round_trip_and_post_edits_back_as_references(a
         got[item].add(text)
     assert got == {f"asset-{i}": {simp[0][i], simp[1][i]} for i in asset["rated"]}
     # Twice: nothing added.
-    assert run("import_references", str(first / "references.jsonl"), "--dataset", "asset-pe", "--project",
-               "asset-pe")["created"] == 0
+    assert (
+        run("import_references", str(first / "references.jsonl"), "--dataset", "asset-pe", "--project", "asset-pe")[
+            "created"
+        ]
+        == 0
+    )
 
 
 def test_a_bad_references_file_imports_nothing_and_names_each_line(asset, tmp_path):
-    bad = write_jsonl(tmp_path / "bad.jsonl", [
-        {"item": "asset-7", "reference": "fine"},
-        {"item": "nope", "reference": "x"},
-        {"item": "asset-7", "reference": "   "},
-        {"item": "asset-7", "text": "x"},
-    ])
+    bad = write_jsonl(
+        tmp_path / "bad.jsonl",
+        [
+            {"item": "asset-7", "reference": "fine"},
+            {"item": "nope", "reference": "x"},
+            {"item": "asset-7", "reference": "   "},
+            {"item": "asset-7", "text": "x"},
+        ],
+    )
     err = StringIO()
     with pytest.raises(CommandError):
         call_command("import_references", str(bad), "--dataset", "asset-pe", stdout=StringIO(), stderr=err)
@@ -210,8 +265,15 @@ def two_systems():
         a = OutputFactory(item=item, system=close, text=f"the cat number {i} sat on a mat today")
         b = OutputFactory(item=item, system=far, text=f"dog {i} was here yesterday maybe")
         post_edits[a.pk] = post_edits[b.pk] = edited
-    campaign = campaign_create(dataset=dataset, name="pe-toy", protocol="post-edit", criteria=["adequacy"],
-                               scale_min=0, scale_max=100, redundancy=1)
+    campaign = campaign_create(
+        dataset=dataset,
+        name="pe-toy",
+        protocol="post-edit",
+        criteria=["adequacy"],
+        scale_min=0,
+        scale_max=100,
+        redundancy=1,
+    )
     return dataset, campaign, post_edits
 
 
@@ -225,18 +287,28 @@ def test_the_api_takes_a_unit_and_computes_its_hter(two_systems):
     output = body["item"]["outputs"][0]
     url = f"/api/assignments/{body['id']}/submit/"
     edited = "the cat sat on the mat"
-    for answer, why in (({"post_edit": "  "}, "post_edit is empty"),
-                        ({"post_edit": 5, "rating": 50}, "post_edit must be a string"),
-                        ({"post_edit": edited}, "rating is required"),
-                        ({"post_edit": edited, "rating": 101}, "rating 101 is outside the scale 0 to 100")):
-        bad = client.post(url, {"judgements": [{"criterion": "adequacy", "output": output["id"], **answer}]},
-                          format="json")
+    for answer, why in (
+        ({"post_edit": "  "}, "post_edit is empty"),
+        ({"post_edit": 5, "rating": 50}, "post_edit must be a string"),
+        ({"post_edit": edited}, "rating is required"),
+        ({"post_edit": edited, "rating": 101}, "rating 101 is outside the scale 0 to 100"),
+    ):
+        bad = client.post(
+            url, {"judgements": [{"criterion": "adequacy", "output": output["id"], **answer}]}, format="json"
+        )
         assert bad.status_code == 400 and why in json.dumps(bad.json()), (answer, bad.content)
     assert not PostEditJudgement.objects.exists()
     # A score sent along (an exported line's HTER) is not taken: the server computes it.
-    done = client.post(url, {"judgements": [{"criterion": "adequacy", "output": output["id"], "post_edit": edited,
-                                             "rating": 40, "score": 0}], "shown_order": body["shown_order"]},
-                       format="json")
+    done = client.post(
+        url,
+        {
+            "judgements": [
+                {"criterion": "adequacy", "output": output["id"], "post_edit": edited, "rating": 40, "score": 0}
+            ],
+            "shown_order": body["shown_order"],
+        },
+        format="json",
+    )
     assert done.status_code == 201, done.content
     stored = PostEditJudgement.objects.get()
     assert (stored.post_edit, stored.rating, stored.origin, stored.status) == (edited, 40.0, "api", "complete")
@@ -251,19 +323,42 @@ def test_rankings_and_correlate_take_lower_hter_as_better(two_systems, tmp_path)
     outputs = {o.pk: o for o in Output.objects.filter(item__dataset=dataset).select_related("item", "system")}
     for pk, text in post_edits.items():
         o = outputs[pk]
-        lines.append({"item": o.item.external_id, "system": o.system.name, "annotator": "a",
-                      "criterion": "adequacy", "post_edit": text, "rating": 90 if o.system.name == "close" else 10})
+        lines.append(
+            {
+                "item": o.item.external_id,
+                "system": o.system.name,
+                "annotator": "a",
+                "criterion": "adequacy",
+                "post_edit": text,
+                "rating": 90 if o.system.name == "close" else 10,
+            }
+        )
     run("import_judgements", str(write_jsonl(tmp_path / "pe.jsonl", lines)), "--campaign", "pe-toy")
     ranking = ranking_report(campaign=campaign, bootstrap=0)["criteria"]["adequacy"]
     assert [r["system"] for r in ranking] == ["close", "far"]  # the fewer edits, the better
     assert ranking[0]["rank"] == 1 and ranking[1]["rank"] == 2
     # A metric that agrees with the post-editors (TER against the post-edits as references)
     # correlates positively once both are oriented: -TER against -HTER.
-    write_jsonl(tmp_path / "refs.jsonl", [{"item": outputs[pk].item.external_id, "reference": text}
-                                          for pk, text in post_edits.items() if outputs[pk].system.name == "close"])
+    write_jsonl(
+        tmp_path / "refs.jsonl",
+        [
+            {"item": outputs[pk].item.external_id, "reference": text}
+            for pk, text in post_edits.items()
+            if outputs[pk].system.name == "close"
+        ],
+    )
     run("import_references", str(tmp_path / "refs.jsonl"), "--dataset", "pe-toy")
-    call_command("run_metric", "--dataset", "pe-toy", "--metric", "ter", "--sync", "--no-progress",
-                 stdout=StringIO(), stderr=StringIO())
+    call_command(
+        "run_metric",
+        "--dataset",
+        "pe-toy",
+        "--metric",
+        "ter",
+        "--sync",
+        "--no-progress",
+        stdout=StringIO(),
+        stderr=StringIO(),
+    )
     found = correlate_report(campaign=campaign, metric="ter", criterion="adequacy", method="pearson")
     ter = TER()
     hter = {pk: ter.sentence_score(outputs[pk].text, [post_edits[pk]]).score for pk in post_edits}
@@ -290,8 +385,12 @@ def test_a_reopened_unit_shows_its_post_edit_and_rating_and_a_revision_recompute
     me = annotator_get_or_create(project=campaign.project, name=user.username, user=user)
     assignment, _ = assignment_next(campaign=campaign, annotator=me)
     output = assignment.unit.outputs[0]
-    unit_submit(annotator=me, assignment_id=assignment.pk, time_spent_ms=1000, judgements=[
-        {"criterion": "adequacy", "output": output, "post_edit": "a first edit", "rating": 30}])
+    unit_submit(
+        annotator=me,
+        assignment_id=assignment.pk,
+        time_spent_ms=1000,
+        judgements=[{"criterion": "adequacy", "output": output, "post_edit": "a first edit", "rating": 30}],
+    )
     client = Client()
     client.force_login(user)
     html = client.get(reverse("annotate-revise", args=[assignment.pk])).content.decode()
@@ -299,12 +398,14 @@ def test_a_reopened_unit_shows_its_post_edit_and_rating_and_a_revision_recompute
     handle = output_handle(assignment.pk, output)
     assert config["draft"]["fields"] == {f"s-0-{handle}": "30"}
     assert config["draft"]["post_edits"] == {handle: "a first edit"}
-    body = {"judgements": [{"criterion": "adequacy", "output": handle, "post_edit": post_edits[output],
-                            "rating": 70}], "shown_order": [handle]}
-    response = client.post(reverse("annotate-revise-submit", args=[assignment.pk]), json.dumps(body),
-                           content_type="application/json")
+    body = {
+        "judgements": [{"criterion": "adequacy", "output": handle, "post_edit": post_edits[output], "rating": 70}],
+        "shown_order": [handle],
+    }
+    response = client.post(
+        reverse("annotate-revise-submit", args=[assignment.pk]), json.dumps(body), content_type="application/json"
+    )
     assert response.status_code == 200, response.content
     (row,) = PostEditJudgement.objects.filter(assignment=assignment)
     assert (row.post_edit, row.rating) == (post_edits[output], 70.0)
     assert row.score == pytest.approx(sacrebleu_ter(Output.objects.get(pk=output).text, post_edits[output]))
-

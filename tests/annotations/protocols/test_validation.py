@@ -6,6 +6,7 @@ wherever the rule applies to that path.
 
 The expected reasons are written out here, not read from the code: they are the contract.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,15 @@ pytestmark = pytest.mark.django_db
 
 # Every output text is 12 characters long, so a span's reason does not depend on the output.
 TEXTS = {"A": "The cat sat.", "B": "A dog ran up", "C": "Birds flew!!"}
-ENDPOINT = {"likert": "ratings", "rankme": "ratings", "pairwise": "pairwise", "bws": "bestworst", "esa": "spans",
-            "cesa": "spans", "mqm": "spans"}  # MQM's own rules: test_mqm_api.py
+ENDPOINT = {
+    "likert": "ratings",
+    "rankme": "ratings",
+    "pairwise": "pairwise",
+    "bws": "bestworst",
+    "esa": "spans",
+    "cesa": "spans",
+    "mqm": "spans",
+}  # MQM's own rules: test_mqm_api.py
 
 
 @dataclass
@@ -61,8 +69,9 @@ def make(client, tmp_path):
         OutputFactory(item=item, system=SystemFactory(dataset=dataset, name=name), text=text)
 
     def build(protocol: str, **options) -> World:
-        campaign = campaign_create(dataset=dataset, name=f"v-{protocol}", protocol=protocol, criteria=["quality"],
-                                   **options)
+        campaign = campaign_create(
+            dataset=dataset, name=f"v-{protocol}", protocol=protocol, criteria=["quality"], **options
+        )
         client.force_login(user)
         assert client.post(reverse("annotate-campaign", args=[campaign.pk]), follow=True).status_code == 200
         assignment = Assignment.objects.select_related("unit").get(campaign=campaign, annotator__user=user)
@@ -91,27 +100,39 @@ OUTPUT_KEYS = ("output", "output_a", "output_b", "best", "worst", "outputs", "sh
 def _handles(w: World, answer):
     """The answer as the annotator sends it: outputs named by the handles their unit showed
     (annotations.services.handles); anything else (another id, a bad value) as it is."""
+
     def one(value):
         return output_handle(w.assignment.pk, value) if isinstance(value, int) and value in w.outputs else value
+
     if not isinstance(answer, dict):
         return answer
-    return {k: ([one(v) for v in value] if isinstance(value, list) else one(value)) if k in OUTPUT_KEYS else value
-            for k, value in answer.items()}
+    return {
+        k: ([one(v) for v in value] if isinstance(value, list) else one(value)) if k in OUTPUT_KEYS else value
+        for k, value in answer.items()
+    }
 
 
 def via_api(w: World, body: dict) -> list[str]:
-    response = w.api.post(f"/api/judgements/{ENDPOINT[w.campaign.protocol]}/",
-                          {"campaign": w.campaign.pk, **_handles(w, body)}, format="json")
+    response = w.api.post(
+        f"/api/judgements/{ENDPOINT[w.campaign.protocol]}/",
+        {"campaign": w.campaign.pk, **_handles(w, body)},
+        format="json",
+    )
     assert response.status_code == 400, response.content
     return _messages(response.json())
 
 
 def via_page(w: World, answers: list[dict]) -> list[str]:
-    response = w.page.post(reverse("annotate-submit", args=[w.assignment.pk]),
-                           json.dumps({"judgements": [_handles(w, a) for a in answers],
-                                       "shown_order": _handles(w, {"shown_order": w.assignment.shown_order})[
-                                           "shown_order"]}),
-                           content_type="application/json")
+    response = w.page.post(
+        reverse("annotate-submit", args=[w.assignment.pk]),
+        json.dumps(
+            {
+                "judgements": [_handles(w, a) for a in answers],
+                "shown_order": _handles(w, {"shown_order": w.assignment.shown_order})["shown_order"],
+            }
+        ),
+        content_type="application/json",
+    )
     assert response.status_code == 400, response.content
     return response.json()["errors"]
 
@@ -131,22 +152,36 @@ def _stored(w: World) -> int:
 
 
 def via_import(w: World, tmp_path, line: dict) -> list[str]:
-    lines = _refused(tmp_path, {"item": "i1", "annotator": "w1", **line}, "import_judgements", "FILE",
-                     "--campaign", w.campaign.name)
+    lines = _refused(
+        tmp_path, {"item": "i1", "annotator": "w1", **line}, "import_judgements", "FILE", "--campaign", w.campaign.name
+    )
     assert _stored(w) == 0
     return lines
 
 
 def via_control_import(w: World, tmp_path, line: dict) -> list[str]:
-    lines = _refused(tmp_path, {"item": "i1", "annotator": "w1", "control": "repeat", **line},
-                     "import_judgements", "FILE", "--campaign", w.campaign.name)
+    lines = _refused(
+        tmp_path,
+        {"item": "i1", "annotator": "w1", "control": "repeat", **line},
+        "import_judgements",
+        "FILE",
+        "--campaign",
+        w.campaign.name,
+    )
     assert not ControlJudgement.objects.exists()
     return lines
 
 
 def via_gold_import(w: World, tmp_path, systems: list[str], expected: dict) -> list[str]:
-    lines = _refused(tmp_path, {"item": "i1", "systems": systems, "expected": expected},
-                     "quality", "--campaign", w.campaign.name, "--gold", "FILE")
+    lines = _refused(
+        tmp_path,
+        {"item": "i1", "systems": systems, "expected": expected},
+        "quality",
+        "--campaign",
+        w.campaign.name,
+        "--gold",
+        "FILE",
+    )
     assert not GoldUnit.objects.exists()
     return lines
 
@@ -217,8 +252,9 @@ def test_score_must_be_a_number(make, tmp_path):
 
 def test_score_on_a_per_criterion_scale(make, tmp_path):
     """A criterion with its own scale: every path reads that one (the control import read the campaign's)."""
-    w = make("likert", scale_min=1, scale_max=5,
-             criteria_config=[{"name": "quality", "scale_min": 0, "scale_max": 100}])
+    w = make(
+        "likert", scale_min=1, scale_max=5, criteria_config=[{"name": "quality", "scale_min": 0, "scale_max": 100}]
+    )
     out = w.outputs[0]
     reason = "score 101 is outside the scale 0 to 100"
     refused_alike(
@@ -345,8 +381,7 @@ def test_span_severity_must_be_the_campaigns(make, tmp_path, protocol):
     refused_alike(
         reason,
         api=via_api(w, {"criterion": "quality", "output": out, "score": 50, "spans": [span]}),
-        page=via_page(w, _unit_answers(w, out, {"criterion": "quality", "output": out, "score": 50,
-                                                "spans": [span]})),
+        page=via_page(w, _unit_answers(w, out, {"criterion": "quality", "output": out, "score": 50, "spans": [span]})),
         imported=via_import(w, tmp_path, _system_line(w, out, score=50, spans=[span])),
         control=via_control_import(w, tmp_path, _system_line(w, out, score=50, spans=[span])),
     )
@@ -360,8 +395,7 @@ def test_missing_content_marker_has_no_offsets(make, tmp_path, protocol):
     refused_alike(
         reason,
         api=via_api(w, {"criterion": "quality", "output": out, "score": 50, "spans": [span]}),
-        page=via_page(w, _unit_answers(w, out, {"criterion": "quality", "output": out, "score": 50,
-                                                "spans": [span]})),
+        page=via_page(w, _unit_answers(w, out, {"criterion": "quality", "output": out, "score": 50, "spans": [span]})),
         imported=via_import(w, tmp_path, _system_line(w, out, score=50, spans=[span])),
         control=via_control_import(w, tmp_path, _system_line(w, out, score=50, spans=[span])),
     )
@@ -372,17 +406,32 @@ def test_good_answers_pass_every_path(make, tmp_path):
     w, out = _esa(make)
     span = {"start": 4, "end": 7, "severity": "minor"}
     path = tmp_path / "ok.jsonl"
-    path.write_text(json.dumps({"item": "i1", "annotator": "w1", **_system_line(w, out, score=50, spans=[span])})
-                    + "\n" + json.dumps({"item": "i1", "annotator": "w2", "control": "repeat",
-                                         **_system_line(w, out, score=50, spans=[span])}) + "\n")
+    path.write_text(
+        json.dumps({"item": "i1", "annotator": "w1", **_system_line(w, out, score=50, spans=[span])})
+        + "\n"
+        + json.dumps(
+            {"item": "i1", "annotator": "w2", "control": "repeat", **_system_line(w, out, score=50, spans=[span])}
+        )
+        + "\n"
+    )
     call_command("import_judgements", str(path), "--campaign", w.campaign.name, stdout=StringIO())
     gold = tmp_path / "gold.jsonl"
-    gold.write_text(json.dumps({"item": "i1", "systems": [w.system[out]],
-                                "expected": {"*": {"spans": [{"start": 4, "end": 12}], "min": 0, "max": 60}}}))
+    gold.write_text(
+        json.dumps(
+            {
+                "item": "i1",
+                "systems": [w.system[out]],
+                "expected": {"*": {"spans": [{"start": 4, "end": 12}], "min": 0, "max": 60}},
+            }
+        )
+    )
     call_command("quality", "--campaign", w.campaign.name, "--gold", str(gold), stderr=StringIO())
     assert GoldUnit.objects.count() == 1 and ControlJudgement.objects.count() == 1
-    response = w.page.post(reverse("annotate-submit", args=[w.assignment.pk]),
-                           json.dumps({"judgements": [_handles(w, {"criterion": "quality", "output": out, "score": 50,
-                                                                   "spans": [span]})]}),
-                           content_type="application/json")
+    response = w.page.post(
+        reverse("annotate-submit", args=[w.assignment.pk]),
+        json.dumps(
+            {"judgements": [_handles(w, {"criterion": "quality", "output": out, "score": 50, "spans": [span]})]}
+        ),
+        content_type="application/json",
+    )
     assert response.status_code == 201, response.content

@@ -4,6 +4,7 @@ A careful annotator's answers follow a hidden truth (plus noise) and, reading
 the text shown, score a damaged copy lower; a careless one answers at random.
 Both see only what the annotator's payload shows (texts, no system names).
 """
+
 from __future__ import annotations
 
 import difflib
@@ -41,8 +42,13 @@ class Annotator:
         """The answers the campaign's protocol gives for these impressions (`simulated_answers`: MQM
         marks more and worse errors where the text seems worse, and the server computes its score)."""
         protocol = protocols.of(campaign)
-        return [answer for criterion in campaign.criteria for answer in protocol.simulated_answers(
-            campaign, criterion, payload["item"]["outputs"], self.impression, self.rng)]
+        return [
+            answer
+            for criterion in campaign.criteria
+            for answer in protocol.simulated_answers(
+                campaign, criterion, payload["item"]["outputs"], self.impression, self.rng
+            )
+        ]
 
     def work(self, campaign: Campaign, *, limit: int = 10_000) -> list[dict]:
         """Take and submit units until nothing is left; returns the payloads seen."""
@@ -51,13 +57,18 @@ class Annotator:
             assignment, _ = assignment_next(campaign=campaign, annotator=self.annotator)
             if assignment is None:
                 break
-            payload = assignment_payload(assignment=assignment,
-                                         enrolment=enrolment_for(campaign=campaign, annotator=self.annotator))
+            payload = assignment_payload(
+                assignment=assignment, enrolment=enrolment_for(campaign=campaign, annotator=self.annotator)
+            )
             seen.append(payload)
             # The time on the unit is the server's: the simulated annotator "works" by moving its hand-out back.
             ms = self.rng.randint(3000, 20000) if self.careful else self.rng.randint(500, 2000)
             worked(assignment.pk, ms)
-            unit_submit(annotator=self.annotator, assignment_id=assignment.pk,
-                        judgements=self.answers(campaign, payload), shown_order=payload["shown_order"],
-                        time_spent_ms=ms)
+            unit_submit(
+                annotator=self.annotator,
+                assignment_id=assignment.pk,
+                judgements=self.answers(campaign, payload),
+                shown_order=payload["shown_order"],
+                time_spent_ms=ms,
+            )
         return seen

@@ -1,5 +1,6 @@
 """Quality control through the REST API: controls look like any unit, tutorials send
 wrong answers back, codes come at the end of a batch, figures are for researchers only."""
+
 import random
 
 import pytest
@@ -37,8 +38,15 @@ def setup():
     users = {role: UserFactory(username=f"{role}-user") for role in ("researcher", "annotator", "outsider")}
     MembershipFactory(project=project, user=users["researcher"], role=Membership.Role.RESEARCHER)
     MembershipFactory(project=project, user=users["annotator"], role=Membership.Role.ANNOTATOR)
-    campaign = CampaignFactory(dataset__project=project, protocol="likert", scale_min=0,
-                               scale_max=100, criteria=["quality"], redundancy=1, units_per_batch=6)
+    campaign = CampaignFactory(
+        dataset__project=project,
+        protocol="likert",
+        scale_min=0,
+        scale_max=100,
+        criteria=["quality"],
+        redundancy=1,
+        units_per_batch=6,
+    )
     systems = [SystemFactory(dataset=campaign.dataset) for _ in range(2)]
     rng = random.Random(2)
     words = "the pub serves cheap food near the river and has a high customer rating today".split()
@@ -46,14 +54,29 @@ def setup():
         item = ItemFactory(dataset=campaign.dataset)
         for system in systems:
             OutputFactory(item=item, system=system, text=" ".join(rng.sample(words, 10)).capitalize() + ".")
-    quality_settings_update(campaign=campaign, degraded_share=0.34, repeat_share=0.17, completion_codes=True,
-                            degrade_kinds=["drop", "invert"])
+    quality_settings_update(
+        campaign=campaign,
+        degraded_share=0.34,
+        repeat_share=0.17,
+        completion_codes=True,
+        degrade_kinds=["drop", "invert"],
+    )
     outputs = list(Output.objects.filter(item__dataset=campaign.dataset).order_by("id"))
-    gold_unit_create(campaign=campaign, item=outputs[0].item, outputs=[outputs[0]],
-                     expected={"*": {"min": 0, "max": 20}}, mode=GoldUnit.Mode.LOUD,
-                     explanation="This output contradicts the input: it deserves a very low score.")
-    gold_unit_create(campaign=campaign, item=outputs[2].item, outputs=[outputs[2]],
-                     expected={"*": {"min": 60}}, mode=GoldUnit.Mode.SILENT)
+    gold_unit_create(
+        campaign=campaign,
+        item=outputs[0].item,
+        outputs=[outputs[0]],
+        expected={"*": {"min": 0, "max": 20}},
+        mode=GoldUnit.Mode.LOUD,
+        explanation="This output contradicts the input: it deserves a very low score.",
+    )
+    gold_unit_create(
+        campaign=campaign,
+        item=outputs[2].item,
+        outputs=[outputs[2]],
+        expected={"*": {"min": 60}},
+        mode=GoldUnit.Mode.SILENT,
+    )
     clients = {}
     for role, user in users.items():
         clients[role] = APIClient()
@@ -74,9 +97,15 @@ def test_controls_look_like_any_unit_and_tutorials_send_wrong_answers_back(setup
         payload = got.json()
         output = payload["item"]["outputs"][0]
         score = 10 if tutorial_retry is not None and payload["id"] == tutorial_retry else 50
-        sent = client.post(f"/api/assignments/{payload['id']}/submit/", {
-            "judgements": [{"criterion": "quality", "output": output["id"], "score": score}],
-            "shown_order": payload["shown_order"], "time_spent_ms": 4000}, format="json")
+        sent = client.post(
+            f"/api/assignments/{payload['id']}/submit/",
+            {
+                "judgements": [{"criterion": "quality", "output": output["id"], "score": score}],
+                "shown_order": payload["shown_order"],
+                "time_spent_ms": 4000,
+            },
+            format="json",
+        )
         assert sent.status_code in (200, 201), sent.content
         body = sent.json()
         if body["retry"]:
@@ -98,15 +127,19 @@ def test_controls_look_like_any_unit_and_tutorials_send_wrong_answers_back(setup
     kinds = {c.kind for c in controls.values()}
     assert kinds == {"degraded", "repeat", "gold"}
     # Annotators see handles (annotations.services.handles): a control's are those of its alias ids.
-    control_payloads = [p for p in payloads if any(
-        p["shown_order"] == [output_handle(p["id"], int(a)) for a in c.aliases] for c in controls.values())]
+    control_payloads = [
+        p
+        for p in payloads
+        if any(p["shown_order"] == [output_handle(p["id"], int(a)) for a in c.aliases] for c in controls.values())
+    ]
     regular_payloads = [p for p in payloads if p not in control_payloads]
     assert len(control_payloads) == len(controls) and regular_payloads
     # Same structure, same types, for every unit and every submission response.
     assert {repr(shape(p)) for p in payloads} == {repr(shape(payloads[0]))}
     # (completion_code is a string at the end of a batch, whatever the unit was)
     assert {repr(shape({**r, "completion_code": None})) for r in responses} == {
-        repr(shape({**responses[0], "completion_code": None}))}
+        repr(shape({**responses[0], "completion_code": None}))
+    }
     assert all(p["unit"] is None for p in payloads)
     # Every output shown is a handle of the same shape, never one the annotator saw before; behind a
     # control's handles are fresh (alias) ids, never a real output's.
@@ -143,11 +176,13 @@ def test_controls_look_like_any_unit_and_tutorials_send_wrong_answers_back(setup
     researcher = clients["researcher"]
     listed = researcher.get(f"/api/campaigns/{campaign.pk}/quality/codes/").json()
     assert [row["code"] for row in listed] == codes
-    checked = researcher.post(f"/api/campaigns/{campaign.pk}/quality/codes/verify/", {"code": codes[0].lower()},
-                              format="json").json()
+    checked = researcher.post(
+        f"/api/campaigns/{campaign.pk}/quality/codes/verify/", {"code": codes[0].lower()}, format="json"
+    ).json()
     assert checked["annotator"] == "annotator-user" and checked["verdict"] in ("pass", "fail")
-    bogus = researcher.post(f"/api/campaigns/{campaign.pk}/quality/codes/verify/", {"code": "AAAAA-AAAAA"},
-                            format="json").json()
+    bogus = researcher.post(
+        f"/api/campaigns/{campaign.pk}/quality/codes/verify/", {"code": "AAAAA-AAAAA"}, format="json"
+    ).json()
     assert bogus["valid"] is False and bogus["verdict"] is None
 
 
@@ -161,8 +196,9 @@ def test_quality_endpoints_are_for_researchers(setup):
     assert APIClient().get(url).status_code == 401
     for path in ("settings/", "gold/", "codes/"):
         assert clients["annotator"].get(url + path).status_code == 404
-    denied = clients["annotator"].post(url + "decisions/", {"annotator": 1, "included": False, "reason": "x"},
-                                       format="json")
+    denied = clients["annotator"].post(
+        url + "decisions/", {"annotator": 1, "included": False, "reason": "x"}, format="json"
+    )
     assert denied.status_code == 404
 
 
@@ -181,11 +217,15 @@ def test_settings_and_decisions_through_the_api(setup):
     clients["annotator"].post(f"/api/campaigns/{campaign.pk}/next-assignment/")
     report = researcher.get(url).json()
     (entry,) = report["annotators"]
-    no_reason = researcher.post(url + "decisions/", {"annotator": entry["annotator"], "included": False,
-                                                     "reason": " "}, format="json")
+    no_reason = researcher.post(
+        url + "decisions/", {"annotator": entry["annotator"], "included": False, "reason": " "}, format="json"
+    )
     assert no_reason.status_code == 400
-    decided = researcher.post(url + "decisions/", {"annotator": entry["annotator"], "included": False,
-                                                   "reason": "copied answers"}, format="json")
+    decided = researcher.post(
+        url + "decisions/",
+        {"annotator": entry["annotator"], "included": False, "reason": "copied answers"},
+        format="json",
+    )
     assert decided.status_code == 201
     (entry,) = researcher.get(url).json()["annotators"]
     assert entry["included"] is False and entry["decision"]["reason"] == "copied answers"
@@ -206,19 +246,34 @@ def test_one_judgement_at_a_time_works_on_controls_and_looks_the_same(setup):
         payload = got.json()
         output = payload["item"]["outputs"][0]["id"]
         for criterion, score in (("quality", 40), ("fluency", 60)):
-            sent = client.post("/api/judgements/ratings/", {
-                "campaign": campaign.pk, "output": output, "criterion": criterion, "score": score,
-                "shown_order": payload["shown_order"], "time_spent_ms": 1500}, format="json")
+            sent = client.post(
+                "/api/judgements/ratings/",
+                {
+                    "campaign": campaign.pk,
+                    "output": output,
+                    "criterion": criterion,
+                    "score": score,
+                    "shown_order": payload["shown_order"],
+                    "time_spent_ms": 1500,
+                },
+                format="json",
+            )
             assert sent.status_code == 201, sent.content
             responses.append((output, sent.json()))
-        again = client.post("/api/judgements/ratings/", {"campaign": campaign.pk, "output": output,
-                                                         "criterion": "quality", "score": 40}, format="json")
+        again = client.post(
+            "/api/judgements/ratings/",
+            {"campaign": campaign.pk, "output": output, "criterion": "quality", "score": 40},
+            format="json",
+        )
         assert again.status_code == 400  # the same answer twice: refused, for every kind of unit
     controls = ControlUnit.objects.filter(campaign=campaign)
     aliases = {int(a) for c in controls for a in c.aliases}
 
-    control_handles = {output_handle(a.pk, i) for a in Assignment.objects.filter(
-        campaign=campaign, unit_id__in=controls.values("unit_id")) for i in a.shown_order}
+    control_handles = {
+        output_handle(a.pk, i)
+        for a in Assignment.objects.filter(campaign=campaign, unit_id__in=controls.values("unit_id"))
+        for i in a.shown_order
+    }
     assert controls.exists() and control_handles & {o for o, _ in responses}
     shapes = {repr(shape({**r, "status": None})) for _, r in responses}
     assert len(shapes) == 1
@@ -226,6 +281,7 @@ def test_one_judgement_at_a_time_works_on_controls_and_looks_the_same(setup):
     assert {r["status"] for _, r in responses[1::2]} == {"complete"}
     assert {r["status"] for _, r in responses[0::2]} == {"partial"}
     from annotations.models import RatingJudgement
+
     assert not Assignment.objects.filter(campaign=campaign).exclude(status="done").exists()
     assert not RatingJudgement.objects.filter(output_id__in=aliases).exists()
     stored = ControlJudgement.objects.filter(campaign=campaign)

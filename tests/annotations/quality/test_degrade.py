@@ -1,4 +1,5 @@
 """Degraded controls differ from their originals exactly as configured, and are worse."""
+
 import re
 from collections import Counter
 
@@ -63,19 +64,35 @@ def test_invert_reverses_one_phrase_of_the_configured_length(text, strength, see
     inverted = lower(words(result.text))
     length = min(len(original), max(2, round(strength * len(original))))
     assert inverted != original
-    starts = [s for s in range(len(original) - length + 1)
-              if inverted == original[:s] + original[s:s + length][::-1] + original[s + length:]]
+    starts = [
+        s
+        for s in range(len(original) - length + 1)
+        if inverted == original[:s] + original[s : s + length][::-1] + original[s + length :]
+    ]
     assert starts, (text, result.text)
 
 
 E2E = [
-    ("Blue Spice is a coffee shop in the city centre and has a low customer rating.",
-     [["Blue Spice", "name", "Blue Spice"], ["Blue Spice", "eatType", "coffee shop"],
-      ["Blue Spice", "area", "city centre"], ["Blue Spice", "customer rating", "low"]]),
-    ("The Mill is a kid friendly fast food pub in the city centre near Café Sicilia with a customer rating of 3 out of 5.",
-     [["The Mill", "eatType", "pub"], ["The Mill", "food", "Fast food"], ["The Mill", "area", "city centre"],
-      ["The Mill", "near", "Café Sicilia"], ["The Mill", "customer rating", "3 out of 5"],
-      ["The Mill", "familyFriendly", "yes"]]),
+    (
+        "Blue Spice is a coffee shop in the city centre and has a low customer rating.",
+        [
+            ["Blue Spice", "name", "Blue Spice"],
+            ["Blue Spice", "eatType", "coffee shop"],
+            ["Blue Spice", "area", "city centre"],
+            ["Blue Spice", "customer rating", "low"],
+        ],
+    ),
+    (
+        "The Mill is a kid friendly fast food pub in the city centre near Café Sicilia with a customer rating of 3 out of 5.",
+        [
+            ["The Mill", "eatType", "pub"],
+            ["The Mill", "food", "Fast food"],
+            ["The Mill", "area", "city centre"],
+            ["The Mill", "near", "Café Sicilia"],
+            ["The Mill", "customer rating", "3 out of 5"],
+            ["The Mill", "familyFriendly", "yes"],
+        ],
+    ),
 ]
 
 

@@ -1,6 +1,7 @@
 """The E2E NLG Challenge crowd ratings (../shared/data/e2e-human, Dušek et al. 2020) through
 the public import commands: gold columns become gold units, repeated ratings become
 repeats, and our reliability figures are compared with the platform's own `_trust`."""
+
 import csv
 import json
 from collections import Counter, defaultdict
@@ -20,10 +21,25 @@ pytestmark = pytest.mark.django_db
 def _import(tmp_path, study, name: str) -> None:
     (tmp_path / "dataset.jsonl").write_text(study.dataset_jsonl(), encoding="utf-8")
     (tmp_path / "judgements.jsonl").write_text(study.judgements_jsonl(), encoding="utf-8")
-    call_command("import_dataset", str(tmp_path / "dataset.jsonl"), "--dataset", name, "--project", "E2E",
-                 stdout=StringIO())
-    call_command("create_campaign", "--dataset", name, "--name", name, "--protocol", "likert",
-                 "--criteria", "quality", "--scale", "0-100", "--redundancy", "3", stdout=StringIO())
+    call_command(
+        "import_dataset", str(tmp_path / "dataset.jsonl"), "--dataset", name, "--project", "E2E", stdout=StringIO()
+    )
+    call_command(
+        "create_campaign",
+        "--dataset",
+        name,
+        "--name",
+        name,
+        "--protocol",
+        "likert",
+        "--criteria",
+        "quality",
+        "--scale",
+        "0-100",
+        "--redundancy",
+        "3",
+        stdout=StringIO(),
+    )
     out = StringIO()
     call_command("import_judgements", str(tmp_path / "judgements.jsonl"), "--campaign", name, "--json", stdout=out)
     return json.loads(out.getvalue())
@@ -34,7 +50,9 @@ def test_real_gold_columns_repeats_and_trust_ranking(shared_data, tmp_path):
     with path.open(newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     # What the file holds, counted here without our reader.
-    gold_cells = [(r["mr_id"], r[f"sys{i}"]) for r in rows for i in range(1, 6) if r.get(f"quality{i}_gold", "").strip()]
+    gold_cells = [
+        (r["mr_id"], r[f"sys{i}"]) for r in rows for i in range(1, 6) if r.get(f"quality{i}_gold", "").strip()
+    ]
     seen = Counter((r["_worker_id"], r["mr_id"], r[f"sys{i}"]) for r in rows for i in range(1, 6))
     repeats = sum(n - 1 for n in seen.values())
     trust = defaultdict(list)
@@ -59,24 +77,37 @@ def test_real_gold_columns_repeats_and_trust_ranking(shared_data, tmp_path):
     valid = {r["_worker_id"] for r in rows for i in range(1, 6) if 0 <= float(r[f"quality{i}"]) <= 100}
     assert set(figures) == valid and len(trust) - len(valid) == 3
     for entry in figures.values():
-        assert set(entry) >= {"agreement_with_others", "controls_passed", "self_consistency", "median_seconds",
-                              "straight_lining", "included"}
+        assert set(entry) >= {
+            "agreement_with_others",
+            "controls_passed",
+            "self_consistency",
+            "median_seconds",
+            "straight_lining",
+            "included",
+        }
     measured = [w for w, f in figures.items() if f["agreement_with_others"] is not None]
     ours = [figures[w]["agreement_with_others"] for w in measured]
     theirs = [np.mean(trust[w]) for w in measured]
     rho, p_value = stats.spearmanr(ours, theirs)
-    print(f"e2e-human quality: Spearman rho(agreement_with_others, _trust) = {rho:.3f} (p = {p_value:.1e}) "
-          f"over {len(measured)} workers")
+    print(
+        f"e2e-human quality: Spearman rho(agreement_with_others, _trust) = {rho:.3f} (p = {p_value:.1e}) "
+        f"over {len(measured)} workers"
+    )
     assert len(measured) >= 90
     assert rho >= 0.3
     # The tenth the platform trusted least sits low in our ranking.
-    rank = {w: i / (len(measured) - 1) for i, w in enumerate(sorted(measured, key=lambda w: figures[w]["agreement_with_others"]))}
+    rank = {
+        w: i / (len(measured) - 1)
+        for i, w in enumerate(sorted(measured, key=lambda w: figures[w]["agreement_with_others"]))
+    }
     least = sorted(measured, key=lambda w: np.mean(trust[w]))[: len(measured) // 10]
     print("percentile of the least trusted tenth in our ranking:", sorted(round(rank[w], 2) for w in least))
     assert np.median([rank[w] for w in least]) <= 0.35
     assert sum(rank[w] < 0.5 for w in least) >= 0.75 * len(least)
     # Repeats give self-consistency for the workers who rated an output twice.
-    assert sum(f["self_consistency"] is not None for f in figures.values()) == len({w for (w, _, _), n in seen.items() if n > 1})
+    assert sum(f["self_consistency"] is not None for f in figures.values()) == len(
+        {w for (w, _, _), n in seen.items() if n > 1}
+    )
 
 
 def test_filled_gold_cells_become_gold_units_and_are_checked(shared_data, tmp_path):

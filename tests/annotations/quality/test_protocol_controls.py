@@ -2,6 +2,7 @@
 unsaved ControlUnit / ControlJudgement instances: a damaged copy passes when it is judged worse than
 the annotator's own judgement of the original (or both sit at the scale's floor), a repeat is paired
 with the first answer to the same unit, and straight-lining looks at the score or the position chosen."""
+
 import pytest
 
 from annotations import protocols
@@ -9,14 +10,25 @@ from annotations.protocols.rows import JudgementRow
 from annotations.quality.models import ControlJudgement, ControlUnit
 
 # Alias 901 shows output 11 damaged; 902 shows output 12 as it is.
-DEGRADED = ControlUnit(kind="degraded", aliases={"901": {"output": 11, "text": "x", "degraded": {"kind": "drop"}},
-                                                 "902": {"output": 12, "text": "y"}})
+DEGRADED = ControlUnit(
+    kind="degraded",
+    aliases={"901": {"output": 11, "text": "x", "degraded": {"kind": "drop"}}, "902": {"output": 12, "text": "y"}},
+)
 REPEAT = ControlUnit(kind="repeat", aliases={"901": {"output": 11, "text": "x"}, "902": {"output": 12, "text": "y"}})
 
 
 def _row(**answer):
-    row = JudgementRow(id=0, annotator_id=1, item_id=0, criterion="q", status="complete", origin="engine",
-                       time_spent_ms=None, shown_order=[], created_at=None)
+    row = JudgementRow(
+        id=0,
+        annotator_id=1,
+        item_id=0,
+        criterion="q",
+        status="complete",
+        origin="engine",
+        time_spent_ms=None,
+        shown_order=[],
+        created_at=None,
+    )
     for key, value in answer.items():
         setattr(row, key, value)
     return row
@@ -52,7 +64,9 @@ def test_rating_degraded_copy_passes_when_scored_lower(name):
 @pytest.mark.parametrize("name", ["esa", "cesa"])  # cESA: the damaged copy among the screen's outputs
 def test_esa_degraded_copy_with_the_same_score_passes_with_heavier_spans(name):
     protocol = protocols.get(name)
-    originals = _originals(protocol, [_row(output_id=11, score=60.0, spans=[{"start": 0, "end": 1, "severity": "minor"}])])
+    originals = _originals(
+        protocol, [_row(output_id=11, score=60.0, spans=[{"start": 0, "end": 1, "severity": "minor"}])]
+    )
     heavier = _answer({"scores": {"901": 60.0}, "spans": {"901": [{"start": 0, "end": 3, "severity": "major"}]}})
     lighter = _answer({"scores": {"901": 60.0}, "spans": {"901": []}})
     assert protocol.degraded_pair(heavier, DEGRADED, originals=originals, floor=0) == (60.0, 60.0, 0, True)
@@ -75,12 +89,20 @@ def test_pairwise_degraded_copy_should_lose_to_its_original():
 def test_best_worst_degraded_copy_compared_with_the_originals_mean_score():
     protocol = protocols.get("bws")
     # Output 11 was best once and neither once in the annotator's tuples: mean 0.5.
-    originals = _originals(protocol, [_row(outputs=[11, 12, 13], best_id=11, worst_id=13),
-                                      _row(outputs=[11, 12, 14], best_id=12, worst_id=14)])
-    assert protocol.degraded_pair(_answer({"best": 902, "worst": 901}), DEGRADED, originals=originals,
-                                  floor=-1) == (-1, 0.5, -1, True)
-    assert protocol.degraded_pair(_answer({"best": 901, "worst": 902}), DEGRADED, originals=originals,
-                                  floor=-1)[3] is False
+    originals = _originals(
+        protocol,
+        [_row(outputs=[11, 12, 13], best_id=11, worst_id=13), _row(outputs=[11, 12, 14], best_id=12, worst_id=14)],
+    )
+    assert protocol.degraded_pair(_answer({"best": 902, "worst": 901}), DEGRADED, originals=originals, floor=-1) == (
+        -1,
+        0.5,
+        -1,
+        True,
+    )
+    assert (
+        protocol.degraded_pair(_answer({"best": 901, "worst": 902}), DEGRADED, originals=originals, floor=-1)[3]
+        is False
+    )
     assert protocol.degraded_shown([11, 12, 13], 12) == [(11, False), (12, True), (13, False)]
 
 
@@ -103,7 +125,10 @@ def test_straight_lining_habits():
     assert pairwise.qc_habit(_row(a_id=1, b_id=2, winner="b", shown_order=[2, 1])) == 0
     assert pairwise.qc_habit(_row(a_id=1, b_id=2, winner="tie", shown_order=[2, 1])) == "tie"
     assert pairwise.qc_habit(_row(a_id=1, b_id=2, winner="a", shown_order=[])) == "?"
-    assert protocols.get("bws").qc_habit(_row(outputs=[1, 2, 3], best_id=3, worst_id=1, shown_order=[3, 2, 1])) == (0, 2)
+    assert protocols.get("bws").qc_habit(_row(outputs=[1, 2, 3], best_id=3, worst_id=1, shown_order=[3, 2, 1])) == (
+        0,
+        2,
+    )
 
 
 def test_control_answers_in_alias_ids_and_in_gold_terms():
@@ -111,12 +136,18 @@ def test_control_answers_in_alias_ids_and_in_gold_terms():
 
     answer = {}
     esa = protocols.get("esa")
-    esa.control_answer(answer, SpanJudgement(output_id=901, score=30.0, criterion="q"),
-                       [{"start": 0, "end": 2, "severity": "major", "missing": False}])
-    assert answer == {"scores": {"901": 30.0}, "spans": {"901": [{"start": 0, "end": 2, "severity": "major",
-                                                                  "missing": False}]}}
+    esa.control_answer(
+        answer,
+        SpanJudgement(output_id=901, score=30.0, criterion="q"),
+        [{"start": 0, "end": 2, "severity": "major", "missing": False}],
+    )
+    assert answer == {
+        "scores": {"901": 30.0},
+        "spans": {"901": [{"start": 0, "end": 2, "severity": "major", "missing": False}]},
+    }
     assert esa.gold_answers(answer, REPEAT.real_output) == [
-        {"score": 30.0, "spans": [{"start": 0, "end": 2, "severity": "major", "missing": False}]}]
+        {"score": 30.0, "spans": [{"start": 0, "end": 2, "severity": "major", "missing": False}]}
+    ]
     answer = {}
     pairwise = protocols.get("pairwise")
     pairwise.control_answer(answer, PairwiseJudgement(output_a_id=901, output_b_id=902, winner="b"), None)

@@ -1,4 +1,5 @@
 """Reliability figures as pure functions, against scipy and hand-checkable cases."""
+
 import random
 
 import numpy as np

@@ -25,10 +25,23 @@ def test_straight_lining_is_flagged_but_excludes_only_when_asked():
 
 
 def test_each_threshold():
-    figures = Figures(annotator="x", degraded_judged=1, degraded_passed=0, self_consistency=0.5, median_seconds=2.0,
-                      agreement_with_others=0.1, straight_lining=True)
-    rules = Rules(max_p=None, min_controls_passed=0.8, min_self_consistency=0.7, min_median_seconds=5,
-                  min_agreement=0.2, exclude_straight_lining=True)
+    figures = Figures(
+        annotator="x",
+        degraded_judged=1,
+        degraded_passed=0,
+        self_consistency=0.5,
+        median_seconds=2.0,
+        agreement_with_others=0.1,
+        straight_lining=True,
+    )
+    rules = Rules(
+        max_p=None,
+        min_controls_passed=0.8,
+        min_self_consistency=0.7,
+        min_median_seconds=5,
+        min_agreement=0.2,
+        exclude_straight_lining=True,
+    )
     v = verdict(figures, rules)
     assert not v.included
     assert len(v.reasons) == 5

@@ -1,4 +1,5 @@
 """Figures computed from stored rows (judgements and control answers written directly)."""
+
 import random
 
 import pytest
@@ -38,19 +39,34 @@ def study():
             score = (truth[o.pk] + rng.gauss(0, 5)) if style == "careful" else rng.uniform(0, 100)
             score = round(min(100, max(0, score)))
             scores[(name, o.pk)] = score
-            RatingJudgementFactory(campaign=campaign, annotator=annotator, output=o, score=score,
-                                   time_spent_ms=rng.randint(4000, 9000))
+            RatingJudgementFactory(
+                campaign=campaign, annotator=annotator, output=o, score=score, time_spent_ms=rng.randint(4000, 9000)
+            )
         # Degraded copies of 12 outputs and repeats of 4, as an import would store them.
         for o in outputs[:12]:
             damaged = (truth[o.pk] - 40 + rng.gauss(0, 5)) if style == "careful" else rng.uniform(0, 100)
-            ControlJudgement.objects.create(campaign=campaign, annotator=annotator, kind="degraded", item=o.item,
-                                            output=o, criterion="quality", answer={"score": round(max(0, damaged))},
-                                            origin="import")
+            ControlJudgement.objects.create(
+                campaign=campaign,
+                annotator=annotator,
+                kind="degraded",
+                item=o.item,
+                output=o,
+                criterion="quality",
+                answer={"score": round(max(0, damaged))},
+                origin="import",
+            )
         for o in outputs[12:16]:
             again = (truth[o.pk] + rng.gauss(0, 5)) if style == "careful" else rng.uniform(0, 100)
-            ControlJudgement.objects.create(campaign=campaign, annotator=annotator, kind="repeat", item=o.item,
-                                            output=o, criterion="quality", answer={"score": round(again)},
-                                            origin="import")
+            ControlJudgement.objects.create(
+                campaign=campaign,
+                annotator=annotator,
+                kind="repeat",
+                item=o.item,
+                output=o,
+                criterion="quality",
+                answer={"score": round(again)},
+                origin="import",
+            )
     return campaign, annotators, outputs, scores
 
 
@@ -58,8 +74,11 @@ def test_mann_whitney_of_each_annotator_equals_scipy(study):
     campaign, annotators, outputs, scores = study
     quality = campaign_quality(campaign=campaign)
     for name, annotator in annotators.items():
-        damaged = list(ControlJudgement.objects.filter(annotator=annotator, kind="degraded").order_by("output_id")
-                       .values_list("answer__score", flat=True))
+        damaged = list(
+            ControlJudgement.objects.filter(annotator=annotator, kind="degraded")
+            .order_by("output_id")
+            .values_list("answer__score", flat=True)
+        )
         originals = [scores[(name, o.pk)] for o in sorted(outputs[:12], key=lambda o: o.pk)]
         expected = stats.mannwhitneyu(damaged, originals, alternative="less").pvalue
         assert quality[annotator.pk].figures.mann_whitney_p == pytest.approx(expected, rel=1e-12)
@@ -77,8 +96,9 @@ def test_careless_annotator_is_told_apart_and_excluded(study):
         assert careful.figures.controls_passed > careless.figures.controls_passed
         assert careful.included
     assert not careless.included
-    assert set(included_annotators(campaign=campaign)) == {annotators[n] for n in ("careful-1", "careful-2",
-                                                                                   "careful-3")}
+    assert set(included_annotators(campaign=campaign)) == {
+        annotators[n] for n in ("careful-1", "careful-2", "careful-3")
+    }
 
 
 def test_hand_decisions_override_the_rules_and_keep_every_row(study):
@@ -100,8 +120,9 @@ def test_rules_are_the_campaigns(study):
     quality_settings_update(campaign=campaign, rules={"max_p": None, "exclude_straight_lining": False})
     assert len(included_annotators(campaign=campaign)) == 4
     quality_settings_update(campaign=campaign, rules={"min_agreement": 0.5})
-    assert set(included_annotators(campaign=campaign)) == {annotators[n] for n in ("careful-1", "careful-2",
-                                                                                   "careful-3")}
+    assert set(included_annotators(campaign=campaign)) == {
+        annotators[n] for n in ("careful-1", "careful-2", "careful-3")
+    }
 
 
 def test_unknown_kind_of_control_is_refused_by_the_database(study):
@@ -109,8 +130,14 @@ def test_unknown_kind_of_control_is_refused_by_the_database(study):
 
     campaign, annotators, outputs, _ = study
     with pytest.raises(IntegrityError):
-        ControlJudgement.objects.create(campaign=campaign, annotator=annotators["careless"], kind="bogus",
-                                        item=outputs[0].item, criterion="quality", answer={})
+        ControlJudgement.objects.create(
+            campaign=campaign,
+            annotator=annotators["careless"],
+            kind="bogus",
+            item=outputs[0].item,
+            criterion="quality",
+            answer={},
+        )
     assert ControlUnit.Kind.values == ["degraded", "repeat", "gold"]
 
 
@@ -119,8 +146,9 @@ def test_included_annotator_ids_for_the_analysis_readers(study):
 
     campaign, annotators, _, _ = study
     # Control answers exist (imported), so quality control is in use: the careless one is left out.
-    assert included_annotator_ids(campaign=campaign) == {annotators[n].pk for n in ("careful-1", "careful-2",
-                                                                                     "careful-3")}
+    assert included_annotator_ids(campaign=campaign) == {
+        annotators[n].pk for n in ("careful-1", "careful-2", "careful-3")
+    }
     ControlJudgement.objects.all().delete()
     assert included_annotator_ids(campaign=campaign) is None  # nothing to judge annotators by
     annotator_decide(campaign=campaign, annotator=annotators["careful-2"], included=False, reason="asked to leave")

@@ -1,4 +1,5 @@
 """A careful and a careless annotator through the real engine are told apart."""
+
 import os
 import random
 
@@ -15,8 +16,10 @@ from tests.annotations.quality.simulation import Annotator as Simulated
 
 pytestmark = pytest.mark.django_db
 
-WORDS = ("restaurant pub cafe serves cheap expensive Italian French food near the river centre city family "
-         "friendly rating high low average located area price range coffee shop quiet busy").split()
+WORDS = (
+    "restaurant pub cafe serves cheap expensive Italian French food near the river centre city family "
+    "friendly rating high low average located area price range coffee shop quiet busy"
+).split()
 
 
 def sentence(rng: random.Random) -> str:
@@ -27,15 +30,17 @@ def sentence(rng: random.Random) -> str:
 @pytest.fixture
 def campaign():
     rng = random.Random(3)
-    campaign = CampaignFactory(protocol="likert", scale_min=0, scale_max=100,
-                               criteria=["quality"], redundancy=4, units_per_batch=10)
+    campaign = CampaignFactory(
+        protocol="likert", scale_min=0, scale_max=100, criteria=["quality"], redundancy=4, units_per_batch=10
+    )
     systems = [SystemFactory(dataset=campaign.dataset) for _ in range(2)]
     for _ in range(20):
         item = ItemFactory(dataset=campaign.dataset)
         for system in systems:
             OutputFactory(item=item, system=system, text=sentence(rng))
-    quality_settings_update(campaign=campaign, degraded_share=0.3, repeat_share=0.1,
-                            degrade_kinds=["drop", "shuffle", "invert"])
+    quality_settings_update(
+        campaign=campaign, degraded_share=0.3, repeat_share=0.1, degrade_kinds=["drop", "shuffle", "invert"]
+    )
     return campaign
 
 
@@ -58,10 +63,21 @@ def test_careful_and_careless_are_told_apart_through_the_engine(campaign):
     for text in campaign.dataset.items.values_list("outputs__text", flat=True):
         truth[text] = rng.uniform(45, 95)
     people = [
-        Simulated(Annotator.objects.create(project=campaign.project, name=f"careful-{i}"), careful=True,
-                  truth_by_text=truth, seed=SEED * 10 + i) for i in range(3)
-    ] + [Simulated(Annotator.objects.create(project=campaign.project, name="careless"), careful=False,
-                   truth_by_text=truth, seed=SEED * 10 + 9)]
+        Simulated(
+            Annotator.objects.create(project=campaign.project, name=f"careful-{i}"),
+            careful=True,
+            truth_by_text=truth,
+            seed=SEED * 10 + i,
+        )
+        for i in range(3)
+    ] + [
+        Simulated(
+            Annotator.objects.create(project=campaign.project, name="careless"),
+            careful=False,
+            truth_by_text=truth,
+            seed=SEED * 10 + 9,
+        )
+    ]
     # Recorded seeds (the engine draws them at random otherwise), so the run can be repeated.
     for i, person in enumerate(people):
         Enrolment.objects.create(campaign=campaign, annotator=person.annotator, seed=SEED * 1000 + i)
@@ -88,14 +104,17 @@ def test_careful_and_careless_are_told_apart_through_the_engine(campaign):
     for person in people:
         one = annotator_quality(campaign=campaign, annotator_id=person.annotator.pk)
         assert (one.figures, one.rule_verdict, one.included) == (
-            quality[person.annotator.pk].figures, quality[person.annotator.pk].rule_verdict,
-            quality[person.annotator.pk].included)
+            quality[person.annotator.pk].figures,
+            quality[person.annotator.pk].rule_verdict,
+            quality[person.annotator.pk].included,
+        )
 
     # Controls really were mixed in, for one annotator each, and never counted as judgements.
     assert ControlUnit.objects.filter(campaign=campaign, kind="degraded").count() >= 40
     assert Unit.objects.filter(campaign=campaign, kind="regular", n_done=4).count() == 40
-    assert not RatingJudgement.objects.filter(campaign=campaign).exclude(
-        output__item__dataset=campaign.dataset).exists()
+    assert (
+        not RatingJudgement.objects.filter(campaign=campaign).exclude(output__item__dataset=campaign.dataset).exists()
+    )
 
     # Leaving the careless annotator out changes agreement and deletes nothing.
     rows_before = RatingJudgement.objects.count(), ControlJudgement.objects.count()

@@ -1,5 +1,6 @@
 """Controls through the engine in every registered protocol (the test-only plugin included): a damaged copy placed among the units,
 answered through the same submission, and scored against the original."""
+
 import random
 
 import pytest
@@ -30,27 +31,42 @@ def test_controls_in_every_protocol(protocol, registered):
         item = ItemFactory(dataset=dataset)
         for system in systems:
             OutputFactory(item=item, system=system, text=" ".join(rng.sample(WORDS, 11)).capitalize() + ".")
-    campaign = campaign_create(dataset=dataset, name=f"sim-{protocol}", protocol=protocol, criteria=["quality"],
-                               redundancy=2, units_per_batch=6, seed=1, **campaign_settings(protocol))
+    campaign = campaign_create(
+        dataset=dataset,
+        name=f"sim-{protocol}",
+        protocol=protocol,
+        criteria=["quality"],
+        redundancy=2,
+        units_per_batch=6,
+        seed=1,
+        **campaign_settings(protocol),
+    )
     refused = protocols.get(protocol).controls_refused
     if refused:  # a protocol that says it has no control units refuses them, with its reason
         with pytest.raises(ValidationError, match=refused[:20]):
             quality_settings_update(campaign=campaign, degraded_share=0.34, repeat_share=0.17)
         return
-    quality_settings_update(campaign=campaign, degraded_share=0.34, repeat_share=0.17,
-                            degrade_kinds=["drop", "invert"], rules={"min_degraded": 3})
+    quality_settings_update(
+        campaign=campaign,
+        degraded_share=0.34,
+        repeat_share=0.17,
+        degrade_kinds=["drop", "invert"],
+        rules={"min_degraded": 3},
+    )
     truth = {t: rng.uniform(40, 95) for t in dataset.items.values_list("outputs__text", flat=True)}
-    people = [Simulated(Annotator.objects.create(project=dataset.project, name=name), careful=careful,
-                        truth_by_text=truth, seed=i)
-              for i, (name, careful) in enumerate((("careful", True), ("careless", False)))]
+    people = [
+        Simulated(
+            Annotator.objects.create(project=dataset.project, name=name), careful=careful, truth_by_text=truth, seed=i
+        )
+        for i, (name, careful) in enumerate((("careful", True), ("careless", False)))
+    ]
     for i, person in enumerate(people):
         Enrolment.objects.create(campaign=campaign, annotator=person.annotator, seed=100 + i)
     for _ in range(60):
         for person in people:
             person.work(campaign, limit=1)
 
-    assert set(ControlUnit.objects.filter(campaign=campaign).values_list("kind", flat=True)) == {"degraded",
-                                                                                                 "repeat"}
+    assert set(ControlUnit.objects.filter(campaign=campaign).values_list("kind", flat=True)) == {"degraded", "repeat"}
     assert ControlJudgement.objects.filter(campaign=campaign, kind="degraded").count() >= 6
     quality = campaign_quality(campaign=campaign)
     careful, careless = (quality[p.annotator.pk].figures for p in people)
@@ -61,5 +77,7 @@ def test_controls_in_every_protocol(protocol, registered):
     # A batch end reads one annotator's standing from their own items: the same standing.
     for person in people:
         one = annotator_quality(campaign=campaign, annotator_id=person.annotator.pk)
-        assert (one.figures, one.rule_verdict) == (quality[person.annotator.pk].figures,
-                                                   quality[person.annotator.pk].rule_verdict)
+        assert (one.figures, one.rule_verdict) == (
+            quality[person.annotator.pk].figures,
+            quality[person.annotator.pk].rule_verdict,
+        )

@@ -1,5 +1,6 @@
 """The annotation page of a control unit has the same structure as any other; the
 quality page and its forms are for researchers."""
+
 import json
 import re
 from html.parser import HTMLParser
@@ -55,6 +56,7 @@ def config_shape(html: str):
         if isinstance(v, list):
             return [shape(x) for x in v[:1]]
         return type(v).__name__
+
     return shape(config)
 
 
@@ -64,8 +66,15 @@ def world():
     annotator, researcher = UserFactory(username="page-ann"), UserFactory(username="page-res")
     MembershipFactory(project=project, user=annotator, role=Membership.Role.ANNOTATOR)
     MembershipFactory(project=project, user=researcher, role=Membership.Role.RESEARCHER)
-    campaign = CampaignFactory(dataset__project=project, protocol="likert", criteria=["quality"],
-                               scale_min=1, scale_max=5, redundancy=1, units_per_batch=4)
+    campaign = CampaignFactory(
+        dataset__project=project,
+        protocol="likert",
+        criteria=["quality"],
+        scale_min=1,
+        scale_max=5,
+        redundancy=1,
+        units_per_batch=4,
+    )
     systems = [SystemFactory(dataset=campaign.dataset) for _ in range(2)]
     for i in range(6):
         # Fixed texts: the control-page test looks for words such as "control" in the page, which
@@ -92,11 +101,20 @@ def test_control_pages_have_the_structure_of_any_page(world):
             break
         assignment = Assignment.objects.filter(campaign=campaign, status="pending").get()
         pages.append((assignment.unit.kind, html))
-        config = json.loads(re.search(r'<script id="unit-config" type="application/json">(.*?)</script>', html,
-                                      re.S).group(1))
-        sent = client.post(config["submit_url"], json.dumps({
-            "judgements": [{"criterion": "quality", "output": config["outputs"][0]["id"], "score": 3}],
-            "shown_order": config["shown_order"], "time_spent_ms": 2000}), content_type="application/json")
+        config = json.loads(
+            re.search(r'<script id="unit-config" type="application/json">(.*?)</script>', html, re.S).group(1)
+        )
+        sent = client.post(
+            config["submit_url"],
+            json.dumps(
+                {
+                    "judgements": [{"criterion": "quality", "output": config["outputs"][0]["id"], "score": 3}],
+                    "shown_order": config["shown_order"],
+                    "time_spent_ms": 2000,
+                }
+            ),
+            content_type="application/json",
+        )
         assert sent.status_code == 201
     else:
         # The last answer handed out the next unit already (it comes with the answer): see it too.
@@ -132,33 +150,43 @@ def test_quality_page_and_forms_are_for_researchers(world):
     clients["annotator"].post(f"/annotate/campaigns/{campaign.pk}/")
     url = f"/campaigns/{campaign.pk}/quality/"
     assert clients["annotator"].get(url).status_code == 404  # confined to their units
-    assert clients["annotator"].post(url + "decide/", {"annotator": 1, "included": "exclude",
-                                                       "reason": "x"}).status_code == 404
+    assert (
+        clients["annotator"].post(url + "decide/", {"annotator": 1, "included": "exclude", "reason": "x"}).status_code
+        == 404
+    )
     page = clients["researcher"].get(url)
     assert page.status_code == 200 and "page-ann" in page.content.decode()
     annotator = Assignment.objects.filter(campaign=campaign).first().annotator
-    done = clients["researcher"].post(url + "decide/", {"annotator": annotator.pk, "included": "exclude",
-                                                        "reason": "<b>spammer</b>"}, follow=True)
+    done = clients["researcher"].post(
+        url + "decide/", {"annotator": annotator.pk, "included": "exclude", "reason": "<b>spammer</b>"}, follow=True
+    )
     assert AnnotatorDecision.objects.get().included is False
     html = done.content.decode()
     assert "&lt;b&gt;spammer&lt;/b&gt;" in html and "<b>spammer</b>" not in html
-    bad = clients["researcher"].post(url + "settings/", {"degraded_share": "7", "repeat_share": "0",
-                                                         "degrade_strength": "0.3", "min_degraded": "5"}, follow=True)
+    bad = clients["researcher"].post(
+        url + "settings/",
+        {"degraded_share": "7", "repeat_share": "0", "degrade_strength": "0.3", "min_degraded": "5"},
+        follow=True,
+    )
     assert "Ensure this value is less than or equal to 0.5" in bad.content.decode()
-    gold = clients["researcher"].post(url + "gold/", {"item": "nope", "systems": "x", "expected": "{}",
-                                                      "mode": "silent"}, follow=True)
+    gold = clients["researcher"].post(
+        url + "gold/", {"item": "nope", "systems": "x", "expected": "{}", "mode": "silent"}, follow=True
+    )
     assert "unknown item" in gold.content.decode()
     csv = clients["researcher"].get(f"/campaigns/{campaign.pk}/quality/codes.csv")
     assert csv["Content-Type"].startswith("text/csv")
 
 
-@pytest.mark.parametrize("line, reason", [
-    ('{"item": "x", "item": "y", "systems": [], "expected": {}}', "duplicate key 'item'"),
-    ('{"item": "x", "systems": [], "expected": {"min": NaN}}', "NaN is not allowed"),
-    ('{"item": "x", "systems": [], "expected": {"min": %s}}' % ("9" * 400), "out of range"),
-    ('{"item": "\\ud800", "systems": [], "expected": {}}', "lone surrogate"),
-    ('{"item": "x", "systems": [], "expected": ' + "[" * 5000 + "]" * 5000 + "}", "nested"),
-])
+@pytest.mark.parametrize(
+    "line, reason",
+    [
+        ('{"item": "x", "item": "y", "systems": [], "expected": {}}', "duplicate key 'item'"),
+        ('{"item": "x", "systems": [], "expected": {"min": NaN}}', "NaN is not allowed"),
+        ('{"item": "x", "systems": [], "expected": {"min": %s}}' % ("9" * 400), "out of range"),
+        ('{"item": "\\ud800", "systems": [], "expected": {}}', "lone surrogate"),
+        ('{"item": "x", "systems": [], "expected": ' + "[" * 5000 + "]" * 5000 + "}", "nested"),
+    ],
+)
 def test_gold_file_with_bad_json_is_a_400_with_the_line(world, line, reason):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
@@ -173,16 +201,24 @@ def test_gold_file_with_bad_json_is_a_400_with_the_line(world, line, reason):
     assert not GoldUnit.objects.exists()
 
 
-@pytest.mark.parametrize("expected, reason", [
-    ('{"min": 1, "min": 2}', "duplicate key"), ("NaN", "NaN is not allowed"), ("1" * 400, "out of range"),
-    ('"\\udfff"', "lone surrogate"), ("[" * 1000 + "]" * 1000, "nested"),
-])
+@pytest.mark.parametrize(
+    "expected, reason",
+    [
+        ('{"min": 1, "min": 2}', "duplicate key"),
+        ("NaN", "NaN is not allowed"),
+        ("1" * 400, "out of range"),
+        ('"\\udfff"', "lone surrogate"),
+        ("[" * 1000 + "]" * 1000, "nested"),
+    ],
+)
 def test_gold_form_with_bad_json_is_a_400_with_the_reason(world, expected, reason):
     from annotations.quality.models import GoldUnit
 
     campaign, clients = world
-    response = clients["researcher"].post(f"/campaigns/{campaign.pk}/quality/gold/", {
-        "item": "nope", "systems": "x", "expected": expected, "mode": "silent"})
+    response = clients["researcher"].post(
+        f"/campaigns/{campaign.pk}/quality/gold/",
+        {"item": "nope", "systems": "x", "expected": expected, "mode": "silent"},
+    )
     assert response.status_code == 400
     html = response.content.decode()
     assert "The expected answer is not JSON" in html and reason in html

@@ -1,4 +1,5 @@
 """Row counts of every table, to assert that a failed import wrote nothing."""
+
 from django.apps import apps
 
 

@@ -1,4 +1,5 @@
 """Annotators in bulk and one-time login links (annotations.services.accounts, .login_links)."""
+
 from datetime import timedelta
 
 import pytest
@@ -76,8 +77,9 @@ def test_links_for_existing_accounts_only_where_no_one_else_answers_for_them(pro
     MembershipFactory(project=other, user=foreign, role="annotator")
     UserFactory(username="root", is_superuser=True, is_staff=True)
     UserFactory(username="withpw")
-    result = annotators_add_bulk(project=project, text="pat\nfay\nroot\nwithpw", created_by=owner,
-                                 links_for_existing=True)
+    result = annotators_add_bulk(
+        project=project, text="pat\nfay\nroot\nwithpw", created_by=owner, links_for_existing=True
+    )
     assert set(result.links) == {"pat"}
     assert result.no_link == {
         "fay": "the account belongs to a project you do not own",

@@ -1,5 +1,6 @@
 """Overlap-first's pick stays an index read: PostgreSQL's plan for its statement reads the two
 partial indexes (started units, fresh units) and never scans the campaign's units."""
+
 import pytest
 from django.db import connection
 
@@ -17,11 +18,14 @@ def test_the_overlap_first_pick_reads_its_partial_indexes():
     # Large enough that the planner's choices are those of a real table (on a tiny one it may read all
     # rows, cheaper there); bulk-created to keep the test quick.
     items = ItemFactory._meta.model.objects.bulk_create(
-        [ItemFactory.build(dataset=dataset, position=i, external_id=f"i{i}") for i in range(1500)])
+        [ItemFactory.build(dataset=dataset, position=i, external_id=f"i{i}") for i in range(1500)]
+    )
     OutputFactory._meta.model.objects.bulk_create(
-        [OutputFactory.build(item=item, system=system) for item in items for system in systems])
-    campaign = campaign_create(dataset=dataset, name="big", protocol="likert", criteria=["q"], scale_min=1,
-                               scale_max=5, redundancy=3)
+        [OutputFactory.build(item=item, system=system) for item in items for system in systems]
+    )
+    campaign = campaign_create(
+        dataset=dataset, name="big", protocol="likert", criteria=["q"], scale_min=1, scale_max=5, redundancy=3
+    )
     assert campaign.n_units == 6000
     # A campaign under way: the first 300 units complete, the next 40 started.
     Unit.objects.filter(campaign=campaign, position__lt=300).update(n_taken=3, n_done=3)

@@ -1,4 +1,5 @@
 """The assignment engine: seeded order, counterbalanced positions, timeouts, release."""
+
 from collections import Counter, defaultdict
 from datetime import timedelta
 
@@ -42,8 +43,17 @@ def _drain(campaign, annotator):
 
 def test_each_annotator_walks_the_pool_in_the_order_of_their_recorded_seed():
     dataset, _ = _dataset(6, 2)
-    campaign = campaign_create(dataset=dataset, name="c", protocol="likert", criteria=["q"], scale_min=1,
-                               scale_max=5, redundancy=3, seed=1, allocation="spread")
+    campaign = campaign_create(
+        dataset=dataset,
+        name="c",
+        protocol="likert",
+        criteria=["q"],
+        scale_min=1,
+        scale_max=5,
+        redundancy=3,
+        seed=1,
+        allocation="spread",
+    )
     a, b = AnnotatorFactory(project=dataset.project), AnnotatorFactory(project=dataset.project)
     orders = {}
     for annotator in (a, b):
@@ -61,8 +71,10 @@ def test_each_annotator_walks_the_pool_in_the_order_of_their_recorded_seed():
 
 
 @pytest.mark.parametrize("allocation", ["overlap-first", "spread", "adaptive"])
-@pytest.mark.parametrize("protocol,n_systems,tuple_size", [("pairwise", 4, None), ("bws", 4, 3), ("rankme", 3, 3),
-                                                          ("cesa", 3, 3), ("cesa", 4, 2), ("cesa", 5, 5)])
+@pytest.mark.parametrize(
+    "protocol,n_systems,tuple_size",
+    [("pairwise", 4, None), ("bws", 4, 3), ("rankme", 3, 3), ("cesa", 3, 3), ("cesa", 4, 2), ("cesa", 5, 5)],
+)
 def test_output_positions_are_counterbalanced(protocol, n_systems, tuple_size, allocation):
     """Each system appears about equally often in each position: per annotator within 2
     (each unit's order is chosen greedily as it is handed out, so for pairs the counts can
@@ -71,8 +83,16 @@ def test_output_positions_are_counterbalanced(protocol, n_systems, tuple_size, a
     reject balance; the same test does reject a fixed, alphabetical order."""
     dataset, systems = _dataset(8, n_systems)
     kwargs = {"tuple_size": tuple_size} if tuple_size else {}
-    campaign = campaign_create(dataset=dataset, name="cb", protocol=protocol, criteria=["q"], redundancy=6, seed=3,
-                               allocation=allocation, **kwargs)
+    campaign = campaign_create(
+        dataset=dataset,
+        name="cb",
+        protocol=protocol,
+        criteria=["q"],
+        redundancy=6,
+        seed=3,
+        allocation=allocation,
+        **kwargs,
+    )
     annotators = [AnnotatorFactory(project=dataset.project) for _ in range(6)]
     system_of = dict(OutputFactory._meta.model.objects.filter(item__dataset=dataset).values_list("id", "system_id"))
     table, naive = defaultdict(Counter), defaultdict(Counter)
@@ -100,13 +120,28 @@ def test_output_positions_are_counterbalanced(protocol, n_systems, tuple_size, a
 
 def test_a_timed_out_assignment_returns_to_the_pool_and_its_partial_work_is_abandoned():
     dataset, _ = _dataset(1, 1)
-    campaign = campaign_create(dataset=dataset, name="t", protocol="likert", criteria=["f", "a"], scale_min=1,
-                               scale_max=5, redundancy=1, assignment_timeout_minutes=5)
+    campaign = campaign_create(
+        dataset=dataset,
+        name="t",
+        protocol="likert",
+        criteria=["f", "a"],
+        scale_min=1,
+        scale_max=5,
+        redundancy=1,
+        assignment_timeout_minutes=5,
+    )
     late, other = AnnotatorFactory(project=dataset.project), AnnotatorFactory(project=dataset.project)
     assignment, created = assignment_next(campaign=campaign, annotator=late)
     output = dataset.items.get().outputs.get()
-    rating_judgement_create(campaign=campaign, annotator=late, output=output, criterion="f", score=3,
-                            assignment=assignment, status="partial")
+    rating_judgement_create(
+        campaign=campaign,
+        annotator=late,
+        output=output,
+        criterion="f",
+        score=3,
+        assignment=assignment,
+        status="partial",
+    )
     assert assignment_next(campaign=campaign, annotator=other) == (None, False)  # the only slot is taken
     Assignment.objects.filter(pk=assignment.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     taken, created = assignment_next(campaign=campaign, annotator=other)
@@ -117,10 +152,22 @@ def test_a_timed_out_assignment_returns_to_the_pool_and_its_partial_work_is_aban
     assert partial.status == "abandoned"  # kept, never counted
     # Coming back too late: the slot is someone else's now.
     with pytest.raises(ValidationError, match="handed to another annotator"):
-        unit_submit(annotator=late, assignment_id=assignment.pk, judgements=[
-            {"criterion": "f", "output": output.pk, "score": 3}, {"criterion": "a", "output": output.pk, "score": 4}])
-    unit_submit(annotator=other, assignment_id=taken.pk, judgements=[
-        {"criterion": "f", "output": output.pk, "score": 5}, {"criterion": "a", "output": output.pk, "score": 5}])
+        unit_submit(
+            annotator=late,
+            assignment_id=assignment.pk,
+            judgements=[
+                {"criterion": "f", "output": output.pk, "score": 3},
+                {"criterion": "a", "output": output.pk, "score": 4},
+            ],
+        )
+    unit_submit(
+        annotator=other,
+        assignment_id=taken.pk,
+        judgements=[
+            {"criterion": "f", "output": output.pk, "score": 5},
+            {"criterion": "a", "output": output.pk, "score": 5},
+        ],
+    )
     unit = Unit.objects.get(pk=taken.unit_id)
     assert (unit.n_taken, unit.n_done) == (1, 1)
     counted = RatingJudgement.objects.filter(status="complete")
@@ -129,8 +176,9 @@ def test_a_timed_out_assignment_returns_to_the_pool_and_its_partial_work_is_aban
 
 def test_coming_back_after_the_timeout_still_counts_when_the_slot_is_free():
     dataset, _ = _dataset(1, 1)
-    campaign = campaign_create(dataset=dataset, name="t", protocol="likert", criteria=["f"], scale_min=1,
-                               scale_max=5, redundancy=1)
+    campaign = campaign_create(
+        dataset=dataset, name="t", protocol="likert", criteria=["f"], scale_min=1, scale_max=5, redundancy=1
+    )
     annotator = AnnotatorFactory(project=dataset.project)
     assignment, _ = assignment_next(campaign=campaign, annotator=annotator)
     Assignment.objects.filter(pk=assignment.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
@@ -139,8 +187,11 @@ def test_coming_back_after_the_timeout_still_counts_when_the_slot_is_free():
 
     assert assignments_expire(campaign=campaign) == 1
     output = dataset.items.get().outputs.get()
-    result = unit_submit(annotator=annotator, assignment_id=assignment.pk,
-                         judgements=[{"criterion": "f", "output": output.pk, "score": 2}])
+    result = unit_submit(
+        annotator=annotator,
+        assignment_id=assignment.pk,
+        judgements=[{"criterion": "f", "output": output.pk, "score": 2}],
+    )
     assert result.assignment.status == "done"
     unit = Unit.objects.get(pk=assignment.unit_id)
     assert (unit.n_taken, unit.n_done) == (1, 1)
@@ -148,8 +199,9 @@ def test_coming_back_after_the_timeout_still_counts_when_the_slot_is_free():
 
 def test_release_gives_the_unit_back_and_never_again_to_the_same_annotator():
     dataset, _ = _dataset(2, 1)
-    campaign = campaign_create(dataset=dataset, name="r", protocol="likert", criteria=["f"], scale_min=1,
-                               scale_max=5, redundancy=1)
+    campaign = campaign_create(
+        dataset=dataset, name="r", protocol="likert", criteria=["f"], scale_min=1, scale_max=5, redundancy=1
+    )
     annotator, other = AnnotatorFactory(project=dataset.project), AnnotatorFactory(project=dataset.project)
     first, _ = assignment_next(campaign=campaign, annotator=annotator)
     assignment_release(assignment_id=first.pk, annotator=annotator)
@@ -167,8 +219,16 @@ def test_units_taken_when_the_walk_reaches_them_are_passed_and_the_rest_found_by
     """An annotator arriving late: most of the campaign is taken, so the windows of
     their walk hold nothing and the full scan hands out what is left, exactly once."""
     dataset, _ = _dataset(50, 2)
-    campaign = campaign_create(dataset=dataset, name="late", protocol="likert", criteria=["f"], scale_min=1,
-                               scale_max=5, redundancy=1, allocation="spread")
+    campaign = campaign_create(
+        dataset=dataset,
+        name="late",
+        protocol="likert",
+        criteria=["f"],
+        scale_min=1,
+        scale_max=5,
+        redundancy=1,
+        allocation="spread",
+    )
     assert campaign.n_units == 100
     early, late = AnnotatorFactory(project=dataset.project), AnnotatorFactory(project=dataset.project)
     for _ in range(95):
@@ -188,8 +248,16 @@ def test_units_taken_when_the_walk_reaches_them_are_passed_and_the_rest_found_by
 def test_a_walk_over_units_planned_some_other_way_falls_back_to_the_full_scan(allocation):
     """Campaigns whose regular units do not hold positions 0..n-1 (n_units unknown) still work."""
     dataset, _ = _dataset(3, 2)
-    campaign = campaign_create(dataset=dataset, name="old", protocol="likert", criteria=["f"], scale_min=1,
-                               scale_max=5, redundancy=2, allocation=allocation)
+    campaign = campaign_create(
+        dataset=dataset,
+        name="old",
+        protocol="likert",
+        criteria=["f"],
+        scale_min=1,
+        scale_max=5,
+        redundancy=2,
+        allocation=allocation,
+    )
     Campaign.objects.filter(pk=campaign.pk).update(n_units=None)
     campaign.refresh_from_db()
     annotators = [AnnotatorFactory(project=dataset.project) for _ in range(3)]

@@ -1,6 +1,7 @@
 """Campaign files and protocol options: create -> export -> create --from gives the same settings for
 every registered protocol; options are checked by the protocol's declaration with errors that name
 the option; the published schema is the generated one."""
+
 from __future__ import annotations
 
 import json
@@ -29,18 +30,35 @@ def settings_of(campaign: Campaign) -> dict:
     protocol = protocols.of(campaign)
     qs = QualitySettings.objects.filter(campaign=campaign).first() or QualitySettings(campaign=campaign)
     return {
-        "protocol": campaign.protocol, "criteria": campaign.criteria, "criteria_configs": campaign.criteria_configs(),
-        "scale": (campaign.scale_min, campaign.scale_max), "redundancy": campaign.redundancy,
-        "instructions": campaign.instructions, "public_title": campaign.public_title, "units_per_batch": campaign.units_per_batch,
-        "show": (campaign.show_source, campaign.show_reference), "timeout": campaign.assignment_timeout_minutes,
-        "seed": campaign.seed, "allocation": campaign.allocation, "allocation_params": campaign.allocation_params,
+        "protocol": campaign.protocol,
+        "criteria": campaign.criteria,
+        "criteria_configs": campaign.criteria_configs(),
+        "scale": (campaign.scale_min, campaign.scale_max),
+        "redundancy": campaign.redundancy,
+        "instructions": campaign.instructions,
+        "public_title": campaign.public_title,
+        "units_per_batch": campaign.units_per_batch,
+        "show": (campaign.show_source, campaign.show_reference),
+        "timeout": campaign.assignment_timeout_minutes,
+        "seed": campaign.seed,
+        "allocation": campaign.allocation,
+        "allocation_params": campaign.allocation_params,
         "options": {o.name: protocol.option(campaign, o.name) for o in protocol.options},
-        "systems": sorted(s.name for s in campaign.systems.all()) or sorted(
-            campaign.dataset.systems.values_list("name", flat=True)),
-        "quality": (qs.degraded_share, qs.repeat_share, qs.degrade_kinds, qs.degrade_strength, qs.rules,
-                    qs.completion_codes),
-        "units": list(campaign.units.filter(kind="regular").order_by("position").values_list("item__external_id",
-                                                                                              "systems", "position")),
+        "systems": sorted(s.name for s in campaign.systems.all())
+        or sorted(campaign.dataset.systems.values_list("name", flat=True)),
+        "quality": (
+            qs.degraded_share,
+            qs.repeat_share,
+            qs.degrade_kinds,
+            qs.degrade_strength,
+            qs.rules,
+            qs.completion_codes,
+        ),
+        "units": list(
+            campaign.units.filter(kind="regular")
+            .order_by("position")
+            .values_list("item__external_id", "systems", "position")
+        ),
     }
 
 
@@ -62,8 +80,14 @@ def _jsonl(*objects) -> bytes:
 
 @pytest.fixture
 def dataset(db):
-    lines = [{"item": f"i{n}", "references": [f"the reference {n}"],
-              "outputs": {s: f"{s} says {n} things" for s in ("A", "B", "C", "D", "E")}} for n in range(6)]
+    lines = [
+        {
+            "item": f"i{n}",
+            "references": [f"the reference {n}"],
+            "outputs": {s: f"{s} says {n} things" for s in ("A", "B", "C", "D", "E")},
+        }
+        for n in range(6)
+    ]
     return dataset_import(stream=_jsonl(*lines), dataset_name="files").dataset
 
 
@@ -78,10 +102,23 @@ def test_create_export_create_from_gives_the_same_settings(dataset, name, tmp_pa
     protocol = protocols.get(name)
     options = {o.name: other_value(o) for o in protocol.options}
     scale = {"scale_min": -3, "scale_max": 3} if protocol.has_scale else {}
-    first = campaign_create(dataset=dataset, name=f"first-{name}", protocol=name, criteria=["q", "r"],
-                            instructions="Judge *carefully*.", public_title="A study of outputs", redundancy=2, options=options, systems=["A", "B", "D"],
-                            units_per_batch=7, show_reference=True, assignment_timeout_minutes=45,
-                            allocation="adaptive", allocation_params={"alpha": 0.1}, **scale)
+    first = campaign_create(
+        dataset=dataset,
+        name=f"first-{name}",
+        protocol=name,
+        criteria=["q", "r"],
+        instructions="Judge *carefully*.",
+        public_title="A study of outputs",
+        redundancy=2,
+        options=options,
+        systems=["A", "B", "D"],
+        units_per_batch=7,
+        show_reference=True,
+        assignment_timeout_minutes=45,
+        allocation="adaptive",
+        allocation_params={"alpha": 0.1},
+        **scale,
+    )
     from annotations.quality.services.settings import quality_settings_update
 
     if not protocol.controls_refused:  # post-editing has no control units
@@ -102,51 +139,132 @@ def test_options_errors_name_the_option(dataset):
         campaign_create(dataset=dataset, name="r", protocol="rankme", criteria=["q"], options={"tuple_size": 6})
     assert exc.value.message_dict == {"options": ["options.tuple_size: must be between 3 and 5"]}
     with pytest.raises(ValidationError) as exc:
-        campaign_create(dataset=dataset, name="r", protocol="rankme", criteria=["q"],
-                        options={"anchor_value": 0, "severities": ["minor"]})
+        campaign_create(
+            dataset=dataset,
+            name="r",
+            protocol="rankme",
+            criteria=["q"],
+            options={"anchor_value": 0, "severities": ["minor"]},
+        )
     assert sorted(exc.value.message_dict["options"]) == [
         "options.anchor_value: must be above 0",
-        "options.severities: not a setting of rankme campaigns (it has anchor_value, tuple_size)"]
+        "options.severities: not a setting of rankme campaigns (it has anchor_value, tuple_size)",
+    ]
     with pytest.raises(ValidationError) as exc:
-        campaign_create(dataset=dataset, name="m", protocol="mqm", criteria=["q"],
-                        options={"severities": ["minor", "critical"]})
+        campaign_create(
+            dataset=dataset, name="m", protocol="mqm", criteria=["q"], options={"severities": ["minor", "critical"]}
+        )
     assert exc.value.message_dict["options"][0].startswith("options.mqm_weights: no weight for the severity 'critical'")
 
 
 def test_create_campaign_option_flag_and_old_flags(dataset, tmp_path):
-    made = _run("create_campaign", "--dataset", "files", "--name", "b", "--protocol", "bws", "--criteria", "q",
-                "--option", "tuple_size=3")
+    made = _run(
+        "create_campaign",
+        "--dataset",
+        "files",
+        "--name",
+        "b",
+        "--protocol",
+        "bws",
+        "--criteria",
+        "q",
+        "--option",
+        "tuple_size=3",
+    )
     assert made["options"] == {"tuple_size": 3}
-    made = _run("create_campaign", "--dataset", "files", "--name", "r", "--protocol", "rankme", "--criteria", "q",
-                "--anchor", "50", "--tuple-size", "4")
+    made = _run(
+        "create_campaign",
+        "--dataset",
+        "files",
+        "--name",
+        "r",
+        "--protocol",
+        "rankme",
+        "--criteria",
+        "q",
+        "--anchor",
+        "50",
+        "--tuple-size",
+        "4",
+    )
     assert made["options"] == {"anchor_value": 50.0, "tuple_size": 4}
     (tmp_path / "t.json").write_text(json.dumps([{"name": "Meaning"}]))
-    made = _run("create_campaign", "--dataset", "files", "--name", "m", "--protocol", "mqm", "--criteria", "q",
-                "--option", f"typology=@{tmp_path / 't.json'}", "--severities", "minor,major")
+    made = _run(
+        "create_campaign",
+        "--dataset",
+        "files",
+        "--name",
+        "m",
+        "--protocol",
+        "mqm",
+        "--criteria",
+        "q",
+        "--option",
+        f"typology=@{tmp_path / 't.json'}",
+        "--severities",
+        "minor,major",
+    )
     assert made["options"]["severities"] == ["minor", "major"]
     assert [n["name"] for n in made["options"]["typology"]] == ["Meaning"]
     err = StringIO()
     with pytest.raises(CommandError):
-        call_command("create_campaign", "--dataset", "files", "--name", "x", "--protocol", "pairwise",
-                     "--criteria", "q", "--option", "pair_rounds=many", "--option", "tuple_size=3", stderr=err)
+        call_command(
+            "create_campaign",
+            "--dataset",
+            "files",
+            "--name",
+            "x",
+            "--protocol",
+            "pairwise",
+            "--criteria",
+            "q",
+            "--option",
+            "pair_rounds=many",
+            "--option",
+            "tuple_size=3",
+            stderr=err,
+        )
     assert err.getvalue().splitlines() == [
         "options.pair_rounds (--option pair_rounds): must be a whole number, got 'many'",
-        "options.tuple_size (--option tuple_size): not a setting of pairwise campaigns (it has pair_rounds)"]
+        "options.tuple_size (--option tuple_size): not a setting of pairwise campaigns (it has pair_rounds)",
+    ]
 
 
 def test_an_older_campaign_file_with_options_at_the_top_level_is_read(dataset, tmp_path):
     # Exports before `options` wrote every protocol setting at the top level, used or not.
-    old = {"name": "old", "dataset": "files", "protocol": "bws", "criteria": ["q"], "scale": [None, None],
-           "systems": ["A", "B", "C"], "redundancy": 1, "instructions": "", "anchor_value": None, "tuple_size": 3,
-           "severities": [], "pair_rounds": 0, "seed": 5}
+    old = {
+        "name": "old",
+        "dataset": "files",
+        "protocol": "bws",
+        "criteria": ["q"],
+        "scale": [None, None],
+        "systems": ["A", "B", "C"],
+        "redundancy": 1,
+        "instructions": "",
+        "anchor_value": None,
+        "tuple_size": 3,
+        "severities": [],
+        "pair_rounds": 0,
+        "seed": 5,
+    }
     (tmp_path / "old.json").write_text(json.dumps(old))
     made = _run("create_campaign", "--from", str(tmp_path / "old.json"))
     assert made["options"] == {"tuple_size": 3} and made["seed"] == 5
 
 
 def test_a_campaign_file_with_an_unknown_key_is_refused(dataset, tmp_path):
-    (tmp_path / "bad.json").write_text(json.dumps({"dataset": "files", "protocol": "likert", "criteria": ["q"],
-                                                   "scale": [1, 5], "name": "bad", "redundancy_k": 3}))
+    (tmp_path / "bad.json").write_text(
+        json.dumps(
+            {
+                "dataset": "files",
+                "protocol": "likert",
+                "criteria": ["q"],
+                "scale": [1, 5],
+                "name": "bad",
+                "redundancy_k": 3,
+            }
+        )
+    )
     err = StringIO()
     with pytest.raises(CommandError):
         call_command("create_campaign", "--from", str(tmp_path / "bad.json"), stderr=err)

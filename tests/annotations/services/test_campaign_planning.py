@@ -1,6 +1,7 @@
 """Campaign planning bounded (issue 24, finding 4): a pairwise campaign over one item with 400
 systems planned 79,800 units in a web thread (20 s); 2,000 systems grew past 2 GB. Now the size
 is counted first (one grouped query), capped, and big plans go to a worker with progress."""
+
 import random
 
 import pytest
@@ -21,17 +22,27 @@ pytestmark = pytest.mark.django_db
 def dataset_with(systems: int, items: int = 1, name: str = "plan-ds") -> Dataset:
     dataset = Dataset.objects.create(project=ProjectFactory(), name=name)
     syss = System.objects.bulk_create([System(dataset=dataset, name=f"s{k}") for k in range(systems)])
-    its = Item.objects.bulk_create([Item(dataset=dataset, external_id=f"i{i}", position=i, source="x")
-                                    for i in range(items)])
+    its = Item.objects.bulk_create(
+        [Item(dataset=dataset, external_id=f"i{i}", position=i, source="x") for i in range(items)]
+    )
     Output.objects.bulk_create([Output(item=it, system=s, text="y") for it in its for s in syss])
     return dataset
 
 
-@pytest.mark.parametrize("protocol,extra", [
-    ("likert", {}), ("esa", {}), ("rankme", {"tuple_size": 3}), ("rankme", {"tuple_size": 5}),
-    ("bws", {"tuple_size": 4}), ("bws", {"tuple_size": 3}), ("pairwise", {}), ("pairwise", {"pair_rounds": 2}),
-    ("pairwise", {"pair_rounds": 50}),
-])
+@pytest.mark.parametrize(
+    "protocol,extra",
+    [
+        ("likert", {}),
+        ("esa", {}),
+        ("rankme", {"tuple_size": 3}),
+        ("rankme", {"tuple_size": 5}),
+        ("bws", {"tuple_size": 4}),
+        ("bws", {"tuple_size": 3}),
+        ("pairwise", {}),
+        ("pairwise", {"pair_rounds": 2}),
+        ("pairwise", {"pair_rounds": 50}),
+    ],
+)
 def test_the_count_is_what_planning_makes(protocol, extra):
     """units_of_item against plan_item itself, for every size from 0 to 30 outputs."""
     campaign = Campaign(protocol=protocol, options={k: v for k, v in extra.items() if v is not None}, seed=1)
@@ -54,13 +65,13 @@ def test_a_campaign_over_the_cap_is_refused_with_its_size(settings):
     with pytest.raises(ValidationError, match="1,999,000 units"):
         campaign_create(dataset=big, name="huge", protocol="pairwise", criteria=["overall"])
     # Balanced rounds fit.
-    campaign = campaign_create(dataset=dataset, name="rounds", protocol="pairwise", criteria=["overall"],
-                               pair_rounds=3)
+    campaign = campaign_create(dataset=dataset, name="rounds", protocol="pairwise", criteria=["overall"], pair_rounds=3)
     assert campaign.n_units == Unit.objects.filter(campaign=campaign).count() == 600
 
 
-def test_a_big_campaign_is_planned_by_a_worker_and_shows_progress(settings, django_capture_on_commit_callbacks,
-                                                                   monkeypatch):
+def test_a_big_campaign_is_planned_by_a_worker_and_shows_progress(
+    settings, django_capture_on_commit_callbacks, monkeypatch
+):
     settings.WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS = 1000
     dataset = dataset_with(systems=100)  # 4,950 pairs
     sent = []

@@ -8,8 +8,15 @@ from tests.annotations.factories import DatasetFactory
 
 @pytest.mark.parametrize(
     "text, expected",
-    [("1-5", (1, 5)), ("0-100", (0, 100)), ("-3-3", (-3, 3)), ("-3--1", (-3, -1)), ("0.5-1.5", (0.5, 1.5)),
-     ("1..7", (1, 7)), (" -1 - 1 ", (-1, 1))],
+    [
+        ("1-5", (1, 5)),
+        ("0-100", (0, 100)),
+        ("-3-3", (-3, 3)),
+        ("-3--1", (-3, -1)),
+        ("0.5-1.5", (0.5, 1.5)),
+        ("1..7", (1, 7)),
+        (" -1 - 1 ", (-1, 1)),
+    ],
 )
 def test_scale_parse(text, expected):
     assert scale_parse(text) == expected
@@ -24,8 +31,16 @@ def test_scale_parse_rejects(text):
 @pytest.mark.django_db
 def test_campaign_create_likert_and_rankme():
     dataset = DatasetFactory()
-    c = campaign_create(dataset=dataset, name="c1", protocol="likert", criteria=["fluency", " adequacy "],
-                        scale_min=-3, scale_max=3, redundancy=3, instructions="<b>rate</b>")
+    c = campaign_create(
+        dataset=dataset,
+        name="c1",
+        protocol="likert",
+        criteria=["fluency", " adequacy "],
+        scale_min=-3,
+        scale_max=3,
+        redundancy=3,
+        instructions="<b>rate</b>",
+    )
     assert (c.criteria, c.scale_min, c.scale_max, c.redundancy) == (["fluency", "adequacy"], -3, 3, 3)
     r = campaign_create(dataset=dataset, name="c2", protocol="rankme", criteria=["naturalness"])
     assert r.scale_min is None and r.scale_max is None

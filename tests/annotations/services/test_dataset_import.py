@@ -14,20 +14,24 @@ def jsonl(*objects) -> bytes:
 
 
 ITEMS = [
-    {"item": "e1", "source": "Le chat dort.", "data": [["Blue Spice", "eatType", "pub"]],
-     "references": ["The cat sleeps.", "A cat is sleeping."],
-     "outputs": {"sysA": "cat sleep", "sysB": "The cat sleeps"},
-     "meta": {"split": "test"}},
+    {
+        "item": "e1",
+        "source": "Le chat dort.",
+        "data": [["Blue Spice", "eatType", "pub"]],
+        "references": ["The cat sleeps.", "A cat is sleeping."],
+        "outputs": {"sysA": "cat sleep", "sysB": "The cat sleeps"},
+        "meta": {"split": "test"},
+    },
     {"item": "e2", "source": "Il pleut.", "references": ["It rains."], "outputs": {"sysA": "rain"}},
     {"item": 3, "source": "Rien."},
 ]
 
 CSV = (
-    'item,source,data,meta,reference,reference_2,output:sysA,output:sysB\n'
+    "item,source,data,meta,reference,reference_2,output:sysA,output:sysB\n"
     'e1,Le chat dort.,"[[""Blue Spice"", ""eatType"", ""pub""]]","{""split"": ""test""}",'
-    'The cat sleeps.,A cat is sleeping.,cat sleep,The cat sleeps\n'
-    'e2,Il pleut.,,,It rains.,,rain,\n'
-    '3,Rien.,,,,,,\n'
+    "The cat sleeps.,A cat is sleeping.,cat sleep,The cat sleeps\n"
+    "e2,Il pleut.,,,It rains.,,rain,\n"
+    "3,Rien.,,,,,,\n"
 ).encode("utf-8")
 
 
@@ -75,9 +79,11 @@ def test_csv_and_jsonl_of_the_same_content_are_the_same_dataset():
 @pytest.mark.django_db
 def test_a_second_file_adds_a_new_system_and_new_items():
     dataset_import(stream=jsonl(*ITEMS), dataset_name="d")
-    extra = jsonl({"item": "e1", "outputs": {"sysC": "the cat is asleep"}},
-                  {"item": "e2", "source": "Il pleut.", "outputs": {"sysA": "rain", "sysC": "it rains"}},
-                  {"item": "e4", "source": "Nouveau.", "outputs": {"sysC": "new"}})
+    extra = jsonl(
+        {"item": "e1", "outputs": {"sysC": "the cat is asleep"}},
+        {"item": "e2", "source": "Il pleut.", "outputs": {"sysA": "rain", "sysC": "it rains"}},
+        {"item": "e4", "source": "Nouveau.", "outputs": {"sysC": "new"}},
+    )
     result = dataset_import(stream=extra, dataset_name="d")
     assert not result.unchanged
     assert result.extra == {**result.extra, "items_created": 1, "outputs_created": 3, "systems_created": 1}
@@ -99,8 +105,12 @@ def _bad_jsonl_cases():
         ("unknown field", jsonl(good, {"item": "x2", "output": {"A": "a"}}), 2, "unknown field 'output'"),
         ("references not a list", jsonl(good, {"item": "x2", "references": "r"}), 2, "references must be a list"),
         ("empty reference", jsonl(good, {"item": "x2", "references": ["r", ""]}), 2, "reference 2 is empty"),
-        ("output not text", jsonl(good, {"item": "x2", "outputs": {"A": 3}}), 2,
-         "output of system 'A' must be a string"),
+        (
+            "output not text",
+            jsonl(good, {"item": "x2", "outputs": {"A": 3}}),
+            2,
+            "output of system 'A' must be a string",
+        ),
         ("outputs not an object", jsonl(good, {"item": "x2", "outputs": ["a"]}), 2, "outputs must be an object"),
         ("bad data", jsonl(good, {"item": "x2", "data": [["s", "p"]]}), 2, "data must be a list of"),
         ("meta not an object", jsonl(good, {"item": "x2", "meta": [1]}), 2, "meta must be an object"),
@@ -108,8 +118,12 @@ def _bad_jsonl_cases():
         ("NUL", jsonl(good, {"item": "x2", "source": "a\x00b"}), 2, "NUL character"),
         ("duplicate item", jsonl(good, {"item": "x2"}, {"item": "x1"}), 3, "duplicate item id 'x1' (first on line 1)"),
         ("not UTF-8", jsonl(good) + '{"item": "x2", "source": "café"}\n'.encode("latin-1"), 2, "not valid UTF-8"),
-        ("too long", jsonl(good, {"item": "x2", "outputs": {"A": "a" * 101}}), 2,
-         "101 characters long; the limit is 100"),
+        (
+            "too long",
+            jsonl(good, {"item": "x2", "outputs": {"A": "a" * 101}}),
+            2,
+            "101 characters long; the limit is 100",
+        ),
         ("too long reference", jsonl(good, {"item": "x2", "references": ["r" * 101]}), 2, "reference 1 is 101"),
     ]
 
@@ -147,8 +161,12 @@ def test_default_text_limit_comes_from_settings(settings, existing_dataset):
     settings.WORKBENCH_MAX_TEXT_CHARS = 5
     with pytest.raises(ImportFailed, match="limit is 5"):
         dataset_import(stream=jsonl({"item": "y", "source": "123456"}), dataset_name="d")
-    assert dataset_import(stream=jsonl({"item": "y", "source": "123456"}), dataset_name="d",
-                          max_text_chars=6).extra["items_created"] == 1
+    assert (
+        dataset_import(stream=jsonl({"item": "y", "source": "123456"}), dataset_name="d", max_text_chars=6).extra[
+            "items_created"
+        ]
+        == 1
+    )
 
 
 @pytest.mark.django_db
@@ -185,7 +203,7 @@ def _bad_csv_cases():
         ("no item column", "source,output:A\ns,a\n", 1, "missing column 'item'"),
         ("duplicate column", "item,item\nx2,x3\n", 1, "duplicate column item"),
         ("wrong column count", header + "x2,s,r\n", 2, "expected 4 columns"),
-        ("bad JSON cell", "item,data\nx2,\"[[1,\"\nx3,[]\n", 2, "column data: invalid JSON"),
+        ("bad JSON cell", 'item,data\nx2,"[[1,"\nx3,[]\n', 2, "column data: invalid JSON"),
         ("duplicate item", header + "x2,s,r,a\nx3,s,r,a\nx2,s,r,a\n", 4, "duplicate item id 'x2' (first on line 2)"),
         ("not UTF-8", (header + "x2,café,r,a\n"), 2, "not valid UTF-8"),
         ("too long", header + "x2,s,r," + "a" * 101 + "\n", 2, "output of system 'A' is 101 characters"),
@@ -235,8 +253,9 @@ def test_only_project_staff_may_import_and_a_new_project_is_owned_by_its_creator
     with pytest.raises(PermissionDenied):
         dataset_import(stream=jsonl({"item": "z"}), dataset_name=dataset.name, user=member.user)
     with pytest.raises(PermissionDenied):
-        dataset_import(stream=jsonl({"item": "z"}), dataset_name="new", project_name=member.project.name,
-                       user=member.user)
+        dataset_import(
+            stream=jsonl({"item": "z"}), dataset_name="new", project_name=member.project.name, user=member.user
+        )
     user = UserFactory()
     result = dataset_import(stream=jsonl({"item": "z"}), dataset_name="mine", project_name="mine", user=user)
     assert result.dataset.project.memberships.get(user=user).role == "owner"

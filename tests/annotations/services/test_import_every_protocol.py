@@ -1,5 +1,6 @@
 """Every registered protocol's judgement import: the same file twice is a no-op, and a changed
 answer to a stored judgement is a line error that writes nothing."""
+
 import json
 
 import pytest
@@ -21,13 +22,22 @@ def pair(a="A", b="B", winner="a", annotator="w1", **extra):
 
 
 def tuple_(outputs=("A", "B", "C"), best="A", worst="C", annotator="w1", **extra):
-    return {"item": "i1", "annotator": annotator, "criterion": "q", "outputs": list(outputs), "best": best,
-            "worst": worst, **extra}
+    return {
+        "item": "i1",
+        "annotator": annotator,
+        "criterion": "q",
+        "outputs": list(outputs),
+        "best": best,
+        "worst": worst,
+        **extra,
+    }
 
 
 SPANS = [{"start": 0, "end": 3, "severity": "minor"}, {"missing": True, "severity": "major"}]
-MQM_SPANS = [{"start": 0, "end": 3, "severity": "minor", "category": "Other"},
-             {"missing": True, "severity": "major", "category": "Accuracy/Omission"}]
+MQM_SPANS = [
+    {"start": 0, "end": 3, "severity": "minor", "category": "Other"},
+    {"missing": True, "severity": "major", "category": "Accuracy/Omission"},
+]
 
 # Per protocol: campaign settings, the file, lines that restate a stored judgement in other words
 # (skipped), and lines that change a stored answer (each refused). A new protocol fails here until
@@ -50,19 +60,27 @@ CASES = {
         file=[rating(score=70, spans=SPANS), rating(system="B", score=100)],
         # The same spans in another order, and "no spans" written out as an empty list.
         same=[rating(score=70, spans=SPANS[::-1]), rating(system="B", score=100, spans=[])],
-        changed=[rating(score=71, spans=SPANS), rating(score=70, spans=SPANS[:1]),
-                 rating(score=70, spans=[{**SPANS[0], "severity": "major"}, SPANS[1]]),
-                 rating(system="B", score=100, spans=SPANS[:1])],
+        changed=[
+            rating(score=71, spans=SPANS),
+            rating(score=70, spans=SPANS[:1]),
+            rating(score=70, spans=[{**SPANS[0], "severity": "major"}, SPANS[1]]),
+            rating(system="B", score=100, spans=SPANS[:1]),
+        ],
     ),
     # cESA: ESA's lines, the outputs of one screen named in shown_order.
     "cesa": dict(
         settings={},
-        file=[rating(score=70, spans=SPANS, shown_order=["A", "B", "C"]),
-              rating(system="B", score=100, shown_order=["A", "B", "C"]),
-              rating(system="C", score=40, spans=SPANS[:1], shown_order=["A", "B", "C"])],
+        file=[
+            rating(score=70, spans=SPANS, shown_order=["A", "B", "C"]),
+            rating(system="B", score=100, shown_order=["A", "B", "C"]),
+            rating(system="C", score=40, spans=SPANS[:1], shown_order=["A", "B", "C"]),
+        ],
         same=[rating(score=70, spans=SPANS[::-1], shown_order=["A", "B", "C"]), rating(system="B", score=100)],
-        changed=[rating(score=71, spans=SPANS), rating(system="C", score=40, spans=SPANS),
-                 rating(system="B", score=100, spans=SPANS[:1])],
+        changed=[
+            rating(score=71, spans=SPANS),
+            rating(system="C", score=40, spans=SPANS),
+            rating(system="B", score=100, spans=SPANS[:1]),
+        ],
     ),
     "mqm": dict(
         settings={},
@@ -70,10 +88,12 @@ CASES = {
         # The same spans in another order, the category in another case, a score (recomputed, not
         # imported), and "no error" as absent spans.
         same=[rating(score=99, spans=[MQM_SPANS[1], {**MQM_SPANS[0], "category": "OTHER"}]), rating(system="B")],
-        changed=[rating(spans=MQM_SPANS[:1]), rating(spans=[{**MQM_SPANS[0], "category": "Style/Awkward"},
-                                                            MQM_SPANS[1]]),
-                 rating(spans=[{**MQM_SPANS[0], "severity": "neutral"}, MQM_SPANS[1]]),
-                 rating(system="B", spans=MQM_SPANS[:1])],
+        changed=[
+            rating(spans=MQM_SPANS[:1]),
+            rating(spans=[{**MQM_SPANS[0], "category": "Style/Awkward"}, MQM_SPANS[1]]),
+            rating(spans=[{**MQM_SPANS[0], "severity": "neutral"}, MQM_SPANS[1]]),
+            rating(system="B", spans=MQM_SPANS[:1]),
+        ],
     ),
     "pairwise": dict(
         settings={},
@@ -85,11 +105,15 @@ CASES = {
     # Post-editing, rated on a 1-5 scale: the HTER in a line (an exported one) is recomputed, not imported.
     "post-edit": dict(
         settings={"scale_min": 1, "scale_max": 5},
-        file=[rating(post_edit="The cat sat on a mat.", score=None, rating=4),
-              rating(system="B", post_edit="A cat sat.", rating=5, score=None)],
+        file=[
+            rating(post_edit="The cat sat on a mat.", score=None, rating=4),
+            rating(system="B", post_edit="A cat sat.", rating=5, score=None),
+        ],
         same=[rating(post_edit="The cat sat on a mat.", score=99, rating=4.0, shown_order=["A"])],
-        changed=[rating(post_edit="The cat sat on the mat.", rating=4, score=None),
-                 rating(post_edit="The cat sat on a mat.", rating=3, score=None)],
+        changed=[
+            rating(post_edit="The cat sat on the mat.", rating=4, score=None),
+            rating(post_edit="The cat sat on a mat.", rating=3, score=None),
+        ],
     ),
     "bws": dict(
         settings={"tuple_size": 3},
@@ -136,5 +160,6 @@ def test_reimport_is_a_no_op_and_a_changed_answer_is_a_line_error(dataset, name)
         with pytest.raises(ImportFailed) as exc:
             judgements_import(stream=content, campaign_name="c")
         assert [str(e) for e in exc.value.errors] == [
-            "line 2: annotator 'w1' already has a different judgement of this unit for 'q' in campaign 'c'"], changed
+            "line 2: annotator 'w1' already has a different judgement of this unit for 'q' in campaign 'c'"
+        ], changed
         assert table_counts() == stored

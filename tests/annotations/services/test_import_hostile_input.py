@@ -1,5 +1,6 @@
 """The importers on hostile input: one `line N: reason` each, nothing written, no crash;
 and how ids with surrounding whitespace are read (stripped: `" n1 "` is `n1`)."""
+
 import json
 
 import pytest
@@ -31,7 +32,10 @@ def test_hostile_dataset_line_is_a_line_error(existing, case, dataset_name):
 def test_csv_meta_out_of_range_is_a_line_error(existing):
     with pytest.raises(ImportFailed) as exc:
         dataset_import(stream=CSV_META_1E999, dataset_name="new", fmt="csv")
-    assert str(exc.value.errors[0]) == "line 2: column meta: invalid JSON: number 1e999 is out of range (larger than a 64-bit float)"
+    assert (
+        str(exc.value.errors[0])
+        == "line 2: column meta: invalid JSON: number 1e999 is out of range (larger than a 64-bit float)"
+    )
     assert table_counts() == existing
 
 
@@ -74,8 +78,14 @@ def campaign(db):
     dataset_import(stream=b'{"item": "i1", "outputs": {"A": "a", "B": "b"}}', dataset_name="jd")
     from annotations.models import Dataset
 
-    return campaign_create(dataset=Dataset.objects.get(name="jd"), name="c", protocol="likert",
-                           criteria=["fluency"], scale_min=1, scale_max=5)
+    return campaign_create(
+        dataset=Dataset.objects.get(name="jd"),
+        name="c",
+        protocol="likert",
+        criteria=["fluency"],
+        scale_min=1,
+        scale_max=5,
+    )
 
 
 @pytest.mark.parametrize("case", JUDGEMENT_LINES)

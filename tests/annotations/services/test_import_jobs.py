@@ -1,4 +1,5 @@
 """Large uploads become import jobs; running one is idempotent and reports its progress."""
+
 import json
 
 import pytest
@@ -14,8 +15,9 @@ from tests.annotations.hostile import DATASET_LINES
 
 pytestmark = pytest.mark.django_db
 
-LINES = "".join(json.dumps({"item": f"i{n}", "source": f"source {n}", "outputs": {"A": f"a{n}"}}) + "\n"
-                for n in range(12_000)).encode()
+LINES = "".join(
+    json.dumps({"item": f"i{n}", "source": f"source {n}", "outputs": {"A": f"a{n}"}}) + "\n" for n in range(12_000)
+).encode()
 
 
 @pytest.fixture
@@ -27,8 +29,9 @@ def staff():
 def queued(staff, settings, django_capture_on_commit_callbacks):
     settings.WORKBENCH_IMPORT_ASYNC_BYTES = 1000
     with django_capture_on_commit_callbacks(execute=False) as queued_tasks:
-        job = dataset_upload_import(user=staff.user, upload=SimpleUploadedFile("big.jsonl", LINES),
-                                    dataset_name="big", project=staff.project)
+        job = dataset_upload_import(
+            user=staff.user, upload=SimpleUploadedFile("big.jsonl", LINES), dataset_name="big", project=staff.project
+        )
     assert isinstance(job, ImportJob) and len(queued_tasks) == 1  # queued once the transaction commits
     return job
 
@@ -37,8 +40,9 @@ def test_small_upload_is_imported_at_once_large_one_is_queued_untouched(staff, s
     assert (queued.status, queued.phase, queued.size, queued.file.size) == ("queued", "waiting", len(LINES), len(LINES))
     assert not Dataset.objects.filter(name="big").exists()  # nothing parsed yet
     settings.WORKBENCH_IMPORT_ASYNC_BYTES = 10 * len(LINES)
-    result = dataset_upload_import(user=staff.user, upload=SimpleUploadedFile("small.jsonl", LINES),
-                                   dataset_name="small", project=staff.project)
+    result = dataset_upload_import(
+        user=staff.user, upload=SimpleUploadedFile("small.jsonl", LINES), dataset_name="small", project=staff.project
+    )
     assert isinstance(result, DatasetImportResult) and result.items == 12_000
 
 
@@ -78,8 +82,9 @@ def test_a_bad_file_fails_the_job_with_its_line_errors(staff, settings, django_c
     settings.WORKBENCH_IMPORT_ASYNC_BYTES = 10
     content = b"\n".join(line for line, _ in DATASET_LINES.values())
     with django_capture_on_commit_callbacks(execute=False):
-        job = dataset_upload_import(user=staff.user, upload=SimpleUploadedFile("bad.jsonl", content),
-                                    dataset_name="bad", project=staff.project)
+        job = dataset_upload_import(
+            user=staff.user, upload=SimpleUploadedFile("bad.jsonl", content), dataset_name="bad", project=staff.project
+        )
     job = import_job_run(job_id=job.pk)
     assert job.status == "failed" and len(job.errors) == len(DATASET_LINES)
     assert all(e.startswith(f"line {n}: ") for n, e in enumerate(job.errors, 1))
@@ -111,8 +116,9 @@ def test_progress_is_saved_on_the_job(queued):
     assert queued.phase == "writing"
 
 
-def test_an_unreachable_task_queue_fails_the_job_instead_of_leaving_it_queued(staff, settings, monkeypatch,
-                                                                              django_capture_on_commit_callbacks):
+def test_an_unreachable_task_queue_fails_the_job_instead_of_leaving_it_queued(
+    staff, settings, monkeypatch, django_capture_on_commit_callbacks
+):
     from annotations import tasks
 
     def broker_down(*args, **kwargs):
@@ -121,7 +127,8 @@ def test_an_unreachable_task_queue_fails_the_job_instead_of_leaving_it_queued(st
     monkeypatch.setattr(tasks.import_job_run_task, "delay", broker_down)
     settings.WORKBENCH_IMPORT_ASYNC_BYTES = 1000
     with django_capture_on_commit_callbacks(execute=True):
-        job = dataset_upload_import(user=staff.user, upload=SimpleUploadedFile("big.jsonl", LINES),
-                                    dataset_name="big", project=staff.project)
+        job = dataset_upload_import(
+            user=staff.user, upload=SimpleUploadedFile("big.jsonl", LINES), dataset_name="big", project=staff.project
+        )
     job.refresh_from_db()
     assert job.status == "failed" and "task queue is unreachable" in job.errors[0] and not job.file

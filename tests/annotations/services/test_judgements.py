@@ -40,8 +40,9 @@ def _setup(protocol="likert", n_systems=2, **campaign_kwargs):
 @pytest.mark.django_db
 def test_rating_create_copies_scale_and_defaults_shown_order():
     campaign, annotator, (out, _) = _setup()
-    j = rating_judgement_create(campaign=campaign, annotator=annotator, output=out, criterion="fluency", score=4,
-                                time_spent_ms=1200)
+    j = rating_judgement_create(
+        campaign=campaign, annotator=annotator, output=out, criterion="fluency", score=4, time_spent_ms=1200
+    )
     j.refresh_from_db()
     assert (j.score, j.scale_min, j.scale_max, j.item_id) == (4.0, 1.0, 5.0, out.item_id)
     assert j.shown_order == [out.id]
@@ -77,8 +78,9 @@ def test_rating_create_rejects_output_of_other_dataset_and_foreign_annotator():
     campaign, annotator, _ = _setup()
     other_output = OutputFactory()
     with pytest.raises(ValidationError, match="dataset"):
-        rating_judgement_create(campaign=campaign, annotator=annotator, output=other_output,
-                                criterion="fluency", score=3)
+        rating_judgement_create(
+            campaign=campaign, annotator=annotator, output=other_output, criterion="fluency", score=3
+        )
     campaign2, _, (out, _) = _setup()
     with pytest.raises(ValidationError, match="project"):
         rating_judgement_create(campaign=campaign2, annotator=annotator, output=out, criterion="fluency", score=3)
@@ -99,8 +101,7 @@ def test_rankme_magnitudes_must_be_positive_but_are_unbounded():
     assert j.scale_min is None and j.scale_max is None
     for bad in (0, -5):
         with pytest.raises(ValidationError, match="above 0"):
-            rating_judgement_create(campaign=campaign, annotator=annotator, output=out2, criterion="fluency",
-                                    score=bad)
+            rating_judgement_create(campaign=campaign, annotator=annotator, output=out2, criterion="fluency", score=bad)
 
 
 @pytest.mark.django_db
@@ -133,8 +134,11 @@ def test_concurrent_identical_ratings_give_one_row_and_one_clean_error():
     def submit(score):
         try:
             barrier.wait(timeout=10)
-            results.append(rating_judgement_create(campaign=campaign, annotator=annotator, output=out,
-                                                   criterion="fluency", score=score))
+            results.append(
+                rating_judgement_create(
+                    campaign=campaign, annotator=annotator, output=out, criterion="fluency", score=score
+                )
+            )
         except Exception as exc:  # recorded and asserted below
             results.append(exc)
         finally:
@@ -159,8 +163,9 @@ def test_pairwise_canonical_order_flips_winner_and_keeps_shown_order(winner, fli
     campaign, annotator, outputs = _setup(protocol="pairwise")
     low, high = sorted(outputs, key=lambda o: o.id)
     # Shown with the higher id on the left: stored swapped, winner flipped.
-    j = pairwise_judgement_create(campaign=campaign, annotator=annotator, output_a=high, output_b=low,
-                                  criterion="fluency", winner=winner)
+    j = pairwise_judgement_create(
+        campaign=campaign, annotator=annotator, output_a=high, output_b=low, criterion="fluency", winner=winner
+    )
     j.refresh_from_db()
     assert (j.output_a_id, j.output_b_id) == (low.id, high.id)
     assert j.winner == flipped
@@ -174,12 +179,14 @@ def test_pairwise_canonical_order_flips_winner_and_keeps_shown_order(winner, fli
 def test_pairwise_in_canonical_order_is_stored_as_is_and_duplicates_either_way_refused():
     campaign, annotator, outputs = _setup(protocol="pairwise")
     low, high = sorted(outputs, key=lambda o: o.id)
-    j = pairwise_judgement_create(campaign=campaign, annotator=annotator, output_a=low, output_b=high,
-                                  criterion="fluency", winner="a")
+    j = pairwise_judgement_create(
+        campaign=campaign, annotator=annotator, output_a=low, output_b=high, criterion="fluency", winner="a"
+    )
     assert (j.output_a_id, j.output_b_id, j.winner) == (low.id, high.id, "a")
     with pytest.raises(DuplicateJudgement):
-        pairwise_judgement_create(campaign=campaign, annotator=annotator, output_a=high, output_b=low,
-                                  criterion="fluency", winner="a")
+        pairwise_judgement_create(
+            campaign=campaign, annotator=annotator, output_a=high, output_b=low, criterion="fluency", winner="a"
+        )
     assert PairwiseJudgement.objects.count() == 1
 
 
@@ -188,14 +195,22 @@ def test_pairwise_rejects_same_output_other_item_and_bad_winner():
     campaign, annotator, (o1, o2) = _setup(protocol="pairwise")
     other_item_output = OutputFactory(item=ItemFactory(dataset=campaign.dataset), system=o1.system)
     with pytest.raises(ValidationError, match="different outputs"):
-        pairwise_judgement_create(campaign=campaign, annotator=annotator, output_a=o1, output_b=o1,
-                                  criterion="fluency", winner="a")
+        pairwise_judgement_create(
+            campaign=campaign, annotator=annotator, output_a=o1, output_b=o1, criterion="fluency", winner="a"
+        )
     with pytest.raises(ValidationError, match="same item"):
-        pairwise_judgement_create(campaign=campaign, annotator=annotator, output_a=o1, output_b=other_item_output,
-                                  criterion="fluency", winner="a")
+        pairwise_judgement_create(
+            campaign=campaign,
+            annotator=annotator,
+            output_a=o1,
+            output_b=other_item_output,
+            criterion="fluency",
+            winner="a",
+        )
     with pytest.raises(ValidationError, match="winner"):
-        pairwise_judgement_create(campaign=campaign, annotator=annotator, output_a=o1, output_b=o2,
-                                  criterion="fluency", winner="left")
+        pairwise_judgement_create(
+            campaign=campaign, annotator=annotator, output_a=o1, output_b=o2, criterion="fluency", winner="left"
+        )
     assert PairwiseJudgement.objects.count() == 0
 
 
@@ -203,18 +218,37 @@ def test_pairwise_rejects_same_output_other_item_and_bad_winner():
 def test_bestworst_create_and_validation():
     campaign, annotator, outputs = _setup(protocol="bws", n_systems=4)
     shown = list(reversed(outputs))
-    j = bestworst_judgement_create(campaign=campaign, annotator=annotator, outputs=shown, best=outputs[0],
-                                   worst=outputs[3], criterion="fluency")
+    j = bestworst_judgement_create(
+        campaign=campaign, annotator=annotator, outputs=shown, best=outputs[0], worst=outputs[3], criterion="fluency"
+    )
     ids = sorted(o.id for o in outputs)
     assert j.outputs == ids and j.tuple_key == "-".join(map(str, ids))
     assert j.shown_order == [o.id for o in shown]
     with pytest.raises(DuplicateJudgement):
-        bestworst_judgement_create(campaign=campaign, annotator=annotator, outputs=outputs, best=outputs[1],
-                                   worst=outputs[2], criterion="fluency")
+        bestworst_judgement_create(
+            campaign=campaign,
+            annotator=annotator,
+            outputs=outputs,
+            best=outputs[1],
+            worst=outputs[2],
+            criterion="fluency",
+        )
     with pytest.raises(ValidationError, match="different"):
-        bestworst_judgement_create(campaign=campaign, annotator=annotator, outputs=outputs, best=outputs[1],
-                                   worst=outputs[1], criterion="adequacy")
+        bestworst_judgement_create(
+            campaign=campaign,
+            annotator=annotator,
+            outputs=outputs,
+            best=outputs[1],
+            worst=outputs[1],
+            criterion="adequacy",
+        )
     with pytest.raises(ValidationError, match="of the tuple"):
-        bestworst_judgement_create(campaign=campaign, annotator=annotator, outputs=outputs[:3], best=outputs[3],
-                                   worst=outputs[1], criterion="adequacy")
+        bestworst_judgement_create(
+            campaign=campaign,
+            annotator=annotator,
+            outputs=outputs[:3],
+            best=outputs[3],
+            worst=outputs[1],
+            criterion="adequacy",
+        )
     assert BestWorstJudgement.objects.count() == 1

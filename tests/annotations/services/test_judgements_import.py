@@ -25,8 +25,9 @@ def dataset(db):
 
 @pytest.fixture
 def likert(dataset):
-    return campaign_create(dataset=dataset, name="lik", protocol="likert", criteria=["fluency", "adequacy"],
-                           scale_min=1, scale_max=5)
+    return campaign_create(
+        dataset=dataset, name="lik", protocol="likert", criteria=["fluency", "adequacy"], scale_min=1, scale_max=5
+    )
 
 
 def out(item: str, system: str) -> Output:
@@ -38,9 +39,12 @@ def rating(item="i1", system="A", annotator="w1", criterion="fluency", score=3, 
 
 
 def test_rating_import_creates_annotators_and_copies_scale(likert):
-    result = judgements_import(stream=jsonl(rating(), rating(annotator="w2", score=5, rank=1),
-                                            rating(item="i2", criterion="adequacy", score=1.5)),
-                               campaign_name="lik")
+    result = judgements_import(
+        stream=jsonl(
+            rating(), rating(annotator="w2", score=5, rank=1), rating(item="i2", criterion="adequacy", score=1.5)
+        ),
+        campaign_name="lik",
+    )
     assert (result.judgements, result.created, result.annotators_created, result.unchanged) == (3, 3, 2, False)
     j = RatingJudgement.objects.get(annotator__name="w2")
     assert (j.score, j.rank, j.scale_min, j.scale_max, j.origin) == (5, 1, 1, 5, "import")
@@ -78,8 +82,11 @@ BAD_RATING_LINES = [
     ("below scale", rating(score=0.5), "outside the scale"),
     ("score not a number", rating(score="3"), "score must be a number"),
     ("missing score", {k: v for k, v in rating().items() if k != "score"}, "missing field 'score'"),
-    ("pairwise line", {"item": "i1", "annotator": "w", "criterion": "fluency", "a": "A", "b": "B", "winner": "a"},
-     "this is a pairwise judgement but campaign 'lik' uses the likert protocol"),
+    (
+        "pairwise line",
+        {"item": "i1", "annotator": "w", "criterion": "fluency", "a": "A", "b": "B", "winner": "a"},
+        "this is a pairwise judgement but campaign 'lik' uses the likert protocol",
+    ),
     ("bad rank", rating(rank=0), "rank must be"),
     ("bad time", rating(time_spent_ms=-3), "time_spent_ms"),
     ("empty annotator", rating(annotator=""), "annotator must be a non-empty string"),
@@ -100,8 +107,9 @@ def test_bad_rating_line_is_reported_and_nothing_written(likert, case, line, rea
 
 def test_syntax_encoding_and_duplicate_problems_are_all_reported(likert):
     before = table_counts()
-    content = (jsonl(rating()) + b"{oops\n" + '{"item": "i1", "annotator": "é"}\n'.encode("latin-1")
-               + jsonl(rating(score=4)))
+    content = (
+        jsonl(rating()) + b"{oops\n" + '{"item": "i1", "annotator": "é"}\n'.encode("latin-1") + jsonl(rating(score=4))
+    )
     with pytest.raises(ImportFailed) as exc:
         judgements_import(stream=content, campaign_name="lik")
     lines = {e.line: e.reason for e in exc.value.errors}
@@ -121,8 +129,12 @@ def test_unknown_campaign_and_empty_file(likert):
 def test_rankme_magnitudes_must_be_positive(dataset):
     campaign_create(dataset=dataset, name="rk", protocol="rankme", criteria=["naturalness"])
     with pytest.raises(ImportFailed, match="line 2: RankME magnitudes must be above 0"):
-        judgements_import(stream=jsonl(rating(criterion="naturalness", score=250),
-                                       rating(system="B", criterion="naturalness", score=0)), campaign_name="rk")
+        judgements_import(
+            stream=jsonl(
+                rating(criterion="naturalness", score=250), rating(system="B", criterion="naturalness", score=0)
+            ),
+            campaign_name="rk",
+        )
     assert RatingJudgement.objects.count() == 0
     judgements_import(stream=jsonl(rating(criterion="naturalness", score=250)), campaign_name="rk")
     assert RatingJudgement.objects.get().scale_max is None
@@ -136,8 +148,10 @@ def test_pairwise_import_is_canonical_and_keeps_shown_order(dataset):
     campaign_create(dataset=dataset, name="pw", protocol="pairwise", criteria=["quality"])
     a, b = out("i1", "A"), out("i1", "B")
     assert a.id < b.id
-    judgements_import(stream=jsonl(pair("B", "A", "a"), pair("A", "B", "b", annotator="w2"),
-                                   pair("B", "A", "tie", annotator="w3")), campaign_name="pw")
+    judgements_import(
+        stream=jsonl(pair("B", "A", "a"), pair("A", "B", "b", annotator="w2"), pair("B", "A", "tie", annotator="w3")),
+        campaign_name="pw",
+    )
     stored = {j.annotator.name: j for j in PairwiseJudgement.objects.all()}
     for j in stored.values():
         assert (j.output_a_id, j.output_b_id) == (a.id, b.id)
@@ -150,8 +164,12 @@ def test_pairwise_import_is_canonical_and_keeps_shown_order(dataset):
 def test_pairwise_duplicates_in_either_order_and_bad_lines(dataset):
     campaign_create(dataset=dataset, name="pw", protocol="pairwise", criteria=["quality"])
     with pytest.raises(ImportFailed) as exc:
-        judgements_import(stream=jsonl(pair("A", "B"), pair("B", "A", "b"), pair("A", "A"), pair(winner="left"),
-                                       pair(item="i3", b="C")), campaign_name="pw")
+        judgements_import(
+            stream=jsonl(
+                pair("A", "B"), pair("B", "A", "b"), pair("A", "A"), pair(winner="left"), pair(item="i3", b="C")
+            ),
+            campaign_name="pw",
+        )
     reasons = {e.line: e.reason for e in exc.value.errors}
     assert "duplicate judgement" in reasons[2]
     assert reasons[3] == "a and b must be two different outputs"
@@ -161,22 +179,34 @@ def test_pairwise_duplicates_in_either_order_and_bad_lines(dataset):
 
 
 def bws(outputs=("A", "B", "C"), best="A", worst="C", annotator="w1", item="i1"):
-    return {"item": item, "annotator": annotator, "criterion": "quality", "outputs": list(outputs),
-            "best": best, "worst": worst}
+    return {
+        "item": item,
+        "annotator": annotator,
+        "criterion": "quality",
+        "outputs": list(outputs),
+        "best": best,
+        "worst": worst,
+    }
 
 
 def test_bestworst_import(dataset):
     campaign_create(dataset=dataset, name="bw", protocol="bws", criteria=["quality"], tuple_size=3)
-    result = judgements_import(stream=jsonl(bws(), bws(("C", "B", "A"), "B", "A", annotator="w2")),
-                               campaign_name="bw")
+    result = judgements_import(stream=jsonl(bws(), bws(("C", "B", "A"), "B", "A", annotator="w2")), campaign_name="bw")
     assert result.created == 2
     j = BestWorstJudgement.objects.get(annotator__name="w2")
     ids = [out("i1", s).id for s in "CBA"]
     assert j.shown_order == ids and j.outputs == sorted(ids)
     assert (j.best, j.worst) == (out("i1", "B"), out("i1", "A"))
     with pytest.raises(ImportFailed) as exc:
-        judgements_import(stream=jsonl(bws(annotator="w3", best="B", worst="B"), bws(("A", "B"), "C", "A"),
-                                       bws(("A", "A", "B")), bws(("C", "A", "B"), "A", "C")), campaign_name="bw")
+        judgements_import(
+            stream=jsonl(
+                bws(annotator="w3", best="B", worst="B"),
+                bws(("A", "B"), "C", "A"),
+                bws(("A", "A", "B")),
+                bws(("C", "A", "B"), "A", "C"),
+            ),
+            campaign_name="bw",
+        )
     reasons = {e.line: e.reason for e in exc.value.errors}
     assert reasons[1] == "best and worst must be different outputs"
     assert reasons[2] == "best and worst must be outputs of the tuple"

@@ -1,4 +1,5 @@
 """Judgement imports: ESA spans, and imported annotators apart from accounts (issue 6, item 4)."""
+
 import io
 import json
 
@@ -36,27 +37,40 @@ def dataset():
 
 
 def test_esa_judgements_import_with_spans_and_reimport_is_a_no_op(dataset):
-    campaign_create(dataset=dataset, name="esa", protocol="esa", criteria=["quality"],
-                    severities=["minor", "major", "critical"])
-    rows = [{"item": "e1", "system": "sysA", "annotator": "w1", "criterion": "quality", "score": 72,
-             "spans": [{"start": 15, "end": 18, "severity": "minor"}, {"missing": True, "severity": "major"}]},
-            {"item": "e1", "system": "sysA", "annotator": "w2", "criterion": "quality", "score": 90}]
+    campaign_create(
+        dataset=dataset, name="esa", protocol="esa", criteria=["quality"], severities=["minor", "major", "critical"]
+    )
+    rows = [
+        {
+            "item": "e1",
+            "system": "sysA",
+            "annotator": "w1",
+            "criterion": "quality",
+            "score": 72,
+            "spans": [{"start": 15, "end": 18, "severity": "minor"}, {"missing": True, "severity": "major"}],
+        },
+        {"item": "e1", "system": "sysA", "annotator": "w2", "criterion": "quality", "score": 90},
+    ]
     result = judgements_import(stream=_jsonl(*rows), campaign_name="esa")
     assert result.created == 2
     judged = SpanJudgement.objects.get(annotator__name="w1")
     assert (judged.score, judged.origin, judged.status) == (72, "import", "complete")
     assert sorted(judged.spans.values_list("start", "end", "severity", "missing"), key=str) == sorted(
-        [(15, 18, "minor", False), (None, None, "major", True)], key=str)
+        [(15, 18, "minor", False), (None, None, "major", True)], key=str
+    )
     assert judgements_import(stream=_jsonl(*rows), campaign_name="esa").unchanged
     assert ErrorSpan.objects.count() == 2
 
 
-@pytest.mark.parametrize("span,message", [
-    ({"start": 15, "end": 99, "severity": "minor"}, "output's length"),
-    ({"start": 3, "end": 3, "severity": "minor"}, "start < end"),
-    ({"start": 0, "end": 3, "severity": "critical"}, "severity must be one of minor, major"),
-    ({"missing": True, "start": 2, "severity": "minor"}, "no start or end"),
-])
+@pytest.mark.parametrize(
+    "span,message",
+    [
+        ({"start": 15, "end": 99, "severity": "minor"}, "output's length"),
+        ({"start": 3, "end": 3, "severity": "minor"}, "start < end"),
+        ({"start": 0, "end": 3, "severity": "critical"}, "severity must be one of minor, major"),
+        ({"missing": True, "start": 2, "severity": "minor"}, "no start or end"),
+    ],
+)
 def test_bad_spans_are_line_errors(dataset, span, message):
     campaign_create(dataset=dataset, name="esa", protocol="esa", criteria=["quality"])
     row = {"item": "e1", "system": "sysA", "annotator": "w1", "criterion": "quality", "score": 50, "spans": [span]}
@@ -69,8 +83,9 @@ def test_bad_spans_are_line_errors(dataset, span, message):
 def test_an_imported_worker_with_an_accounts_name_is_not_that_account(dataset):
     """The bug of issue 6 item 4: importing "annotator": "annA" attached the rows to the
     real user annA, who then listed judgements they never made and was stuck forever."""
-    campaign = campaign_create(dataset=dataset, name="lik", protocol="likert", criteria=["fluency"],
-                               scale_min=1, scale_max=5, redundancy=2)
+    campaign = campaign_create(
+        dataset=dataset, name="lik", protocol="likert", criteria=["fluency"], scale_min=1, scale_max=5, redundancy=2
+    )
     user = UserFactory(username="annA")
     MembershipFactory(project=dataset.project, user=user, role=Membership.Role.ANNOTATOR)
     account = annotator_get_or_create(project=dataset.project, name="annA", user=user)
@@ -82,8 +97,11 @@ def test_an_imported_worker_with_an_accounts_name_is_not_that_account(dataset):
     assert not RatingJudgement.objects.filter(annotator=account).exists()
     # The account's assignment can be completed.
     output = dataset.items.get().outputs.get()
-    unit_submit(annotator=account, assignment_id=assignment.pk,
-                judgements=[{"criterion": "fluency", "output": output.pk, "score": 5}])
+    unit_submit(
+        annotator=account,
+        assignment_id=assignment.pk,
+        judgements=[{"criterion": "fluency", "output": output.pk, "score": 5}],
+    )
     assert Assignment.objects.get(pk=assignment.pk).status == "done"
 
 

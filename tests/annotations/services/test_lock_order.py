@@ -2,6 +2,7 @@
 enrolment before assignment: while it waits for an enrolment another request holds, it holds no lock
 on the assignment. Shown with real PostgreSQL sessions; the same check catches the statement with
 the order reversed, so it can fail."""
+
 import threading
 
 import pytest
@@ -72,8 +73,9 @@ def _while_enrolment_held(lock):
 @pytest.mark.django_db(transaction=True)
 def test_the_submit_lock_waits_for_the_enrolment_holding_no_assignment():
     def lock(campaign, annotator, assignment):
-        return assignment_lock_for(assignment_id=assignment.pk, annotator=annotator, campaign=campaign,
-                                   with_partials=True)
+        return assignment_lock_for(
+            assignment_id=assignment.pk, annotator=annotator, campaign=campaign, with_partials=True
+        )
 
     locked, (got, enrolment), assignment = _while_enrolment_held(lock)
     assert not locked
@@ -104,6 +106,7 @@ def _own_user(campaign, annotator):
 def test_the_api_submits_one_statement_lock_keeps_the_order_too():
     """`assignment_lock_own` (the assignment found by its user, with the campaign and role) locks as
     `_lock_both` does: while the enrolment is held elsewhere it holds no lock on the assignment."""
+
     def lock(campaign, annotator, assignment):
         return assignment_lock_own(user=_own_user(campaign, annotator), assignment_id=assignment.pk)
 

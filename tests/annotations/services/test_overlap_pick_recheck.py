@@ -18,6 +18,7 @@ Hash and merge joins rechecked correctly; so did the join when the candidates we
 CTE or no UNION ALL. The pick of `_overlap_sql` locks on a plain scan of the candidate ids and takes
 the first started unit below k under every join method.
 """
+
 import pytest
 from django.db import connections
 
@@ -50,11 +51,18 @@ def _session():
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("plan", sorted(PLANS))
-@pytest.mark.parametrize("taken,bumped,expected", [
-    ((2, 1, 1), (1, 1, 0), 1),  # the first fills up meanwhile, the next takes a slot: the next (the old pick failed)
-    ((2, 1, 1), (1, 0, 0), 1),  # the first fills up meanwhile: the next one, unchanged
-    ((1, 1, 1), (1, 0, 0), 0),  # the first takes a slot meanwhile, still below k: itself
-])
+@pytest.mark.parametrize(
+    "taken,bumped,expected",
+    [
+        (
+            (2, 1, 1),
+            (1, 1, 0),
+            1,
+        ),  # the first fills up meanwhile, the next takes a slot: the next (the old pick failed)
+        ((2, 1, 1), (1, 0, 0), 1),  # the first fills up meanwhile: the next one, unchanged
+        ((1, 1, 1), (1, 0, 0), 0),  # the first takes a slot meanwhile, still below k: itself
+    ],
+)
 def test_pick_takes_a_started_unit_that_changed_or_follows_a_changed_one(plan, taken, bumped, expected):
     campaign, (annotator,) = _campaign(n_items=8, redundancy=K, n_annotators=1)
     ids = list(Unit.objects.filter(campaign=campaign).order_by("position").values_list("id", flat=True))
@@ -77,8 +85,9 @@ def test_pick_takes_a_started_unit_that_changed_or_follows_a_changed_one(plan, t
             cb.execute("FETCH 1 FROM pick")
             row = cb.fetchone()
             with a.cursor() as ca:
-                ca.execute("SELECT id FROM annotations_unit WHERE campaign_id = %s FOR UPDATE SKIP LOCKED",
-                           [campaign.pk])
+                ca.execute(
+                    "SELECT id FROM annotations_unit WHERE campaign_id = %s FOR UPDATE SKIP LOCKED", [campaign.pk]
+                )
                 free = {r[0] for r in ca.fetchall()}
                 ca.execute("SELECT id, n_taken FROM annotations_unit WHERE campaign_id = %s", [campaign.pk])
                 n_taken = dict(ca.fetchall())
@@ -90,7 +99,8 @@ def test_pick_takes_a_started_unit_that_changed_or_follows_a_changed_one(plan, t
     assert row is not None
     assert (position[row[0]], row[1]) == (expected, 0), (
         f"took position {position[row[0]]} (tier {row[1]}); n_taken by position {[n_taken[u] for u in ids]}, "
-        f"B holds positions {[position[u] for u in ids if u not in free]}\n{explain}")
+        f"B holds positions {[position[u] for u in ids if u not in free]}\n{explain}"
+    )
     # Besides the unit it took, B holds only units that filled up (a recheck may drop those).
     held = [u for u in ids if u not in free and u != row[0]]
     assert all(n_taken[u] == K for u in held), [(position[u], n_taken[u]) for u in held]

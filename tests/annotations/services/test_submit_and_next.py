@@ -3,6 +3,7 @@ enrolment lock the submit took (`submissions._and_next`, `assignments.assignment
 the same unit `assignment_next` would give after the commit, with one commit and one lock statement
 fewer. Where the pick would have to wait for a unit another request holds, it is left to
 `assignment_next` after the commit, so that no submit waits while holding its own unit's lock."""
+
 from datetime import timedelta
 
 import pytest
@@ -30,15 +31,21 @@ def _campaign(n_items: int, redundancy: int = 1):
     system = SystemFactory(dataset=dataset)
     for i in range(n_items):
         OutputFactory(item=ItemFactory(dataset=dataset, position=i), system=system)
-    campaign = campaign_create(dataset=dataset, name="n", protocol="likert", criteria=["f"], scale_min=1,
-                               scale_max=5, redundancy=redundancy)
+    campaign = campaign_create(
+        dataset=dataset, name="n", protocol="likert", criteria=["f"], scale_min=1, scale_max=5, redundancy=redundancy
+    )
     return campaign, AnnotatorFactory(project=dataset.project)
 
 
 def _submit(campaign, annotator, assignment, *, and_next=True):
     unit = Unit.objects.get(pk=assignment.unit_id)
-    return unit_submit(annotator=annotator, assignment_id=assignment.pk, campaign=campaign, and_next=and_next,
-                       judgements=[{"criterion": "f", "output": output, "score": 3} for output in unit.outputs])
+    return unit_submit(
+        annotator=annotator,
+        assignment_id=assignment.pk,
+        campaign=campaign,
+        and_next=and_next,
+        judgements=[{"criterion": "f", "output": output, "score": 3} for output in unit.outputs],
+    )
 
 
 @pytest.mark.django_db

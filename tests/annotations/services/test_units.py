@@ -1,4 +1,5 @@
 """Unit planning: what one screen holds for each protocol, and balanced designs."""
+
 import itertools
 import random
 from collections import Counter
@@ -25,8 +26,9 @@ def _create(dataset, protocol, **kwargs):
     defaults = {"criteria": ["q"], "redundancy": 2, "seed": 7}
     if protocol == "likert":
         defaults.update(scale_min=1, scale_max=5)
-    return campaign_create(dataset=dataset, name=f"{protocol}-{random.random()}", protocol=protocol,
-                           **{**defaults, **kwargs})
+    return campaign_create(
+        dataset=dataset, name=f"{protocol}-{random.random()}", protocol=protocol, **{**defaults, **kwargs}
+    )
 
 
 @pytest.mark.django_db
@@ -109,11 +111,14 @@ def test_campaign_settings_are_validated():
     dataset, _ = _dataset(1, 3)
     from django.core.exceptions import ValidationError
 
-    for kwargs in ({"protocol": "rankme", "tuple_size": 6}, {"protocol": "esa", "severities": ["huge"]},
-                   {"protocol": "likert", "criteria_config": [{"name": "q", "widget": "radio", "scale_min": 0,
-                                                                "scale_max": 100}]},
-                   {"protocol": "likert", "criteria_config": [{"name": "other"}]},
-                   {"protocol": "likert", "systems": ["nope"]}, {"protocol": "likert", "units_per_batch": 0}):
+    for kwargs in (
+        {"protocol": "rankme", "tuple_size": 6},
+        {"protocol": "esa", "severities": ["huge"]},
+        {"protocol": "likert", "criteria_config": [{"name": "q", "widget": "radio", "scale_min": 0, "scale_max": 100}]},
+        {"protocol": "likert", "criteria_config": [{"name": "other"}]},
+        {"protocol": "likert", "systems": ["nope"]},
+        {"protocol": "likert", "units_per_batch": 0},
+    ):
         protocol = kwargs.pop("protocol")
         with pytest.raises(ValidationError):
             _create(dataset, protocol, **kwargs)
@@ -123,10 +128,20 @@ def test_campaign_settings_are_validated():
 @pytest.mark.django_db
 def test_per_criterion_scales_and_widgets():
     dataset, _ = _dataset(1, 2)
-    campaign = _create(dataset, "likert", criteria=["fluency", "adequacy"], criteria_config=[
-        {"name": "fluency", "question": "Fluent?", "scale_min": 1, "scale_max": 6},
-        {"name": "adequacy", "scale_min": 0, "scale_max": 100, "min_label": "none", "max_label": "all"},
-    ])
+    campaign = _create(
+        dataset,
+        "likert",
+        criteria=["fluency", "adequacy"],
+        criteria_config=[
+            {"name": "fluency", "question": "Fluent?", "scale_min": 1, "scale_max": 6},
+            {"name": "adequacy", "scale_min": 0, "scale_max": 100, "min_label": "none", "max_label": "all"},
+        ],
+    )
     fluency, adequacy = campaign.criteria_configs()
-    assert (fluency["scale_min"], fluency["scale_max"], fluency["widget"], fluency["question"]) == (1, 6, "radio", "Fluent?")
+    assert (fluency["scale_min"], fluency["scale_max"], fluency["widget"], fluency["question"]) == (
+        1,
+        6,
+        "radio",
+        "Fluent?",
+    )
     assert (adequacy["scale_max"], adequacy["widget"], adequacy["max_label"]) == (100, "slider", "all")

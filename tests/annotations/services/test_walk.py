@@ -1,5 +1,6 @@
 """The annotators' walks: a bijection on the units' positions for every campaign
 size, a different order for every seed, with no drift between step and position."""
+
 import numpy as np
 import pytest
 from scipy.stats import chisquare, spearmanr

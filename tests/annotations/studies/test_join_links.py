@@ -1,5 +1,6 @@
 """Study links without a browser: joining, identity, cap, expiry, revocation, rate limit,
 confinement of the join session to its campaign, the command and the API."""
+
 import io
 import json
 import re
@@ -25,14 +26,24 @@ PROLIFIC = {"PROLIFIC_PID": PID, "STUDY_ID": "64a0b1c2d3e4f5a6b7c8d9e0", "SESSIO
 
 @pytest.fixture
 def campaign(dataset):
-    return campaign_create(dataset=dataset, name="Crowd", protocol="likert", criteria=["fluency"], scale_min=1,
-                           scale_max=5, redundancy=2, units_per_batch=2, instructions="Rate **fluency**.")
+    return campaign_create(
+        dataset=dataset,
+        name="Crowd",
+        protocol="likert",
+        criteria=["fluency"],
+        scale_min=1,
+        scale_max=5,
+        redundancy=2,
+        units_per_batch=2,
+        instructions="Rate **fluency**.",
+    )
 
 
 @pytest.fixture
 def other_campaign(dataset):
-    return campaign_create(dataset=dataset, name="Other", protocol="likert", criteria=["fluency"], scale_min=1,
-                           scale_max=5, redundancy=1)
+    return campaign_create(
+        dataset=dataset, name="Other", protocol="likert", criteria=["fluency"], scale_min=1, scale_max=5, redundancy=1
+    )
 
 
 @pytest.fixture
@@ -52,11 +63,19 @@ def _start(client, link, params=PROLIFIC):
 
 def _submit_current(client, campaign, score=4):
     html = client.get(reverse("annotate-unit", args=[campaign.pk])).content.decode()
-    config = json.loads(re.search(r'<script id="unit-config" type="application/json">(.*?)</script>', html,
-                                  re.S).group(1))
-    return client.post(config["submit_url"], json.dumps({
-        "judgements": [{"criterion": "fluency", "output": config["outputs"][0]["id"], "score": score}],
-        "shown_order": config["shown_order"]}), content_type="application/json")
+    config = json.loads(
+        re.search(r'<script id="unit-config" type="application/json">(.*?)</script>', html, re.S).group(1)
+    )
+    return client.post(
+        config["submit_url"],
+        json.dumps(
+            {
+                "judgements": [{"criterion": "fluency", "output": config["outputs"][0]["id"], "score": score}],
+                "shown_order": config["shown_order"],
+            }
+        ),
+        content_type="application/json",
+    )
 
 
 def test_get_shows_the_study_and_post_gives_an_anonymous_identity(client, campaign, link):
@@ -72,7 +91,11 @@ def test_get_shows_the_study_and_post_gives_an_anonymous_identity(client, campai
     assert annotator.namespace == Annotator.Namespace.IMPORT and annotator.user_id is None
     assert PID not in annotator.name and annotator.name.startswith("prolific-")
     assert (participant.platform, participant.platform_id, participant.study_id, participant.session_id) == (
-        "prolific", PID, PROLIFIC["STUDY_ID"], "sess-1")
+        "prolific",
+        PID,
+        PROLIFIC["STUDY_ID"],
+        "sess-1",
+    )
     assert Assignment.objects.get(annotator=annotator, status="pending").campaign == campaign
     unit = client.get(started["Location"])
     assert unit.status_code == 200 and 'id="unit-config"' in unit.content.decode()
@@ -90,8 +113,9 @@ def test_the_same_pid_in_another_browser_resumes_identity_and_pending_unit(clien
     assert list(Assignment.objects.filter(status="pending")) == [first]
     assert JoinParticipant.objects.get().session_id == "sess-2"  # the new session is noted
     html = other.get(reverse("annotate-unit", args=[campaign.pk])).content.decode()
-    config = json.loads(re.search(r'<script id="unit-config" type="application/json">(.*?)</script>', html,
-                                  re.S).group(1))
+    config = json.loads(
+        re.search(r'<script id="unit-config" type="application/json">(.*?)</script>', html, re.S).group(1)
+    )
     assert config["assignment"] == first.pk
 
 
@@ -139,11 +163,16 @@ def test_mturk_preview_takes_nothing_and_completion_posts_to_mturk(client, campa
     preview = client.get(_join_url(link, assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE", hitId="H1"))
     assert preview.status_code == 200 and "preview" in preview.content.decode().lower()
     assert 'id="start"' not in preview.content.decode() and not Annotator.objects.exists()
-    bad = client.get(_join_url(link, workerId="W1", assignmentId="A1", hitId="H1",
-                               turkSubmitTo="https://evil.example.com"))
+    bad = client.get(
+        _join_url(link, workerId="W1", assignmentId="A1", hitId="H1", turkSubmitTo="https://evil.example.com")
+    )
     assert bad.status_code == 400
-    params = {"workerId": "AWORKER1", "assignmentId": "ASSIGN1", "hitId": "HIT1",
-              "turkSubmitTo": "https://workersandbox.mturk.com"}
+    params = {
+        "workerId": "AWORKER1",
+        "assignmentId": "ASSIGN1",
+        "hitId": "HIT1",
+        "turkSubmitTo": "https://workersandbox.mturk.com",
+    }
     assert _start(client, link, params).status_code == 302
     participant = JoinParticipant.objects.get()
     assert (participant.platform, participant.platform_id, participant.session_id) == ("mturk", "AWORKER1", "ASSIGN1")
@@ -179,14 +208,23 @@ def test_prolific_completion_page_follows_the_link_with_the_code(client, campaig
     assert Assignment.objects.filter(annotator=code.annotator).count() == 2
 
 
-@pytest.mark.parametrize("url,code,expected", [
-    ("https://app.prolific.com/submissions/complete?cc={code}", "ABCDE-12345",
-     "https://app.prolific.com/submissions/complete?cc=ABCDE-12345"),
-    ("https://app.prolific.com/submissions/complete", "ABCDE-12345",
-     "https://app.prolific.com/submissions/complete?cc=ABCDE-12345"),
-    ("https://example.org/done?study=7#end", "X", "https://example.org/done?study=7&cc=X#end"),
-    ("https://example.org/{code}/ok", "A B", "https://example.org/A%20B/ok"),
-])
+@pytest.mark.parametrize(
+    "url,code,expected",
+    [
+        (
+            "https://app.prolific.com/submissions/complete?cc={code}",
+            "ABCDE-12345",
+            "https://app.prolific.com/submissions/complete?cc=ABCDE-12345",
+        ),
+        (
+            "https://app.prolific.com/submissions/complete",
+            "ABCDE-12345",
+            "https://app.prolific.com/submissions/complete?cc=ABCDE-12345",
+        ),
+        ("https://example.org/done?study=7#end", "X", "https://example.org/done?study=7&cc=X#end"),
+        ("https://example.org/{code}/ok", "A B", "https://example.org/A%20B/ok"),
+    ],
+)
 def test_completion_url(url, code, expected):
     assert completion_redirect_url(link=JoinLink(completion_url=url), code=code) == expected
 
@@ -237,8 +275,11 @@ def test_a_join_session_reaches_only_its_campaigns_annotate_pages(client, campai
             response = client.get(path)
             assert response.status_code in (200, 302, 404, 405), (path, response.status_code)
             if response.status_code == 302:
-                assert response["Location"] in (reverse("annotate-campaign", args=[campaign.pk]), reverse("join-done"),
-                                               reverse("annotate-unit", args=[campaign.pk])), path
+                assert response["Location"] in (
+                    reverse("annotate-campaign", args=[campaign.pk]),
+                    reverse("join-done"),
+                    reverse("annotate-unit", args=[campaign.pk]),
+                ), path
             if response.status_code == 200:
                 ok.add(path)
     assert seen > 80
@@ -254,7 +295,8 @@ def test_logged_in_annotators_keep_working_and_never_get_a_join_identity(client,
     assert client.get(reverse("annotate-campaign", args=[campaign.pk])).status_code == 200
     assert not Assignment.objects.exists()  # the landing page handed out nothing
     assert client.post(reverse("annotate-campaign", args=[campaign.pk]))["Location"] == reverse(
-        "annotate-unit", args=[campaign.pk])
+        "annotate-unit", args=[campaign.pk]
+    )
     assert Assignment.objects.get().annotator.user == annotator
     assert client.get(reverse("project-list"))["Location"] == reverse("annotate-home")  # annotators go home
     assert client.get(reverse("annotate-home")).status_code == 200
@@ -278,9 +320,19 @@ def test_someone_elses_assignment_is_404_to_a_join_session(client, annotator, ca
 def test_create_join_link_command_json(campaign, settings):
     settings.WORKBENCH_BASE_URL = "https://eval.example.org"
     out = io.StringIO()
-    call_command("create_join_link", "--campaign", "Crowd", "--completion-url",
-                 "https://app.prolific.com/submissions/complete?cc={code}", "--max-annotators", "30",
-                 "--expires", "2099-01-31T12:00:00Z", "--json", stdout=out)
+    call_command(
+        "create_join_link",
+        "--campaign",
+        "Crowd",
+        "--completion-url",
+        "https://app.prolific.com/submissions/complete?cc={code}",
+        "--max-annotators",
+        "30",
+        "--expires",
+        "2099-01-31T12:00:00Z",
+        "--json",
+        stdout=out,
+    )
     printed = json.loads(out.getvalue())
     link = JoinLink.objects.get()
     assert printed["token"] == link.token and len(link.token) >= 32
@@ -289,9 +341,12 @@ def test_create_join_link_command_json(campaign, settings):
     assert campaign.quality_settings.completion_codes  # a completion URL turns the codes on
     from django.core.management.base import CommandError
 
-    for bad in (["--campaign", "nope"], ["--campaign", "Crowd", "--expires", "tomorrow"],
-                ["--campaign", "Crowd", "--completion-url", "javascript:alert(1)"],
-                ["--campaign", "Crowd", "--max-annotators", "0"]):
+    for bad in (
+        ["--campaign", "nope"],
+        ["--campaign", "Crowd", "--expires", "tomorrow"],
+        ["--campaign", "Crowd", "--completion-url", "javascript:alert(1)"],
+        ["--campaign", "Crowd", "--max-annotators", "0"],
+    ):
         with pytest.raises(CommandError):
             call_command("create_join_link", *bad, stdout=io.StringIO())
 
@@ -320,8 +375,10 @@ def test_api_is_for_staff(campaign, researcher, annotator, outsider):
 
 def test_campaign_page_creates_lists_and_revokes_links(client, campaign, researcher, annotator):
     client.force_login(researcher)
-    client.post(reverse("campaign-join-link-new", args=[campaign.pk]),
-                {"completion_url": "https://app.prolific.com/submissions/complete?cc={code}", "max_annotators": "3"})
+    client.post(
+        reverse("campaign-join-link-new", args=[campaign.pk]),
+        {"completion_url": "https://app.prolific.com/submissions/complete?cc={code}", "max_annotators": "3"},
+    )
     link = JoinLink.objects.get()
     html = client.get(reverse("campaign-detail", args=[campaign.pk])).content.decode()
     assert "Study links" in html and f"/join/{link.token}/" in html
@@ -337,8 +394,12 @@ def test_study_wide_pass_and_fail_codes_replace_the_annotators_own(client, campa
     from annotations.quality.models import CompletionCode
     from annotations.studies.selectors import completion_value
 
-    link = join_link_create(campaign=campaign, completion_url="https://app.prolific.com/submissions/complete",
-                            pass_code="C1PASS7", fail_code="C1FAIL7")
+    link = join_link_create(
+        campaign=campaign,
+        completion_url="https://app.prolific.com/submissions/complete",
+        pass_code="C1PASS7",
+        fail_code="C1FAIL7",
+    )
     _start(client, link)
     for _ in range(2):
         answer = _submit_current(client, campaign)
@@ -347,7 +408,7 @@ def test_study_wide_pass_and_fail_codes_replace_the_annotators_own(client, campa
     assert CompletionCode.objects.get().passed
     done = client.get(reverse("join-done"))
     # A page that follows its link (studies.js), not a redirect: see test_join_completion.py (browser).
-    assert done.status_code == 200 and 'data-autofollow' in done.content.decode()
+    assert done.status_code == 200 and "data-autofollow" in done.content.decode()
     assert 'href="https://app.prolific.com/submissions/complete?cc=C1PASS7"' in done.content.decode()
     assert ">C1PASS7</output>" in done.content.decode()
     assert completion_value(link=link, code=CompletionCode(code="AAAAA-BBBBB", passed=False)) == "C1FAIL7"
@@ -359,8 +420,7 @@ def test_study_wide_pass_and_fail_codes_replace_the_annotators_own(client, campa
 
 def test_mturk_frame_opens_the_study_in_a_tab_and_completion_may_post_to_mturk(client, campaign):
     link = join_link_create(campaign=campaign, completion_url="https://example.org/unused")
-    params = dict(workerId="AWORKER2", assignmentId="ASSIGN2", hitId="HIT2",
-                  turkSubmitTo="https://www.mturk.com")
+    params = dict(workerId="AWORKER2", assignmentId="ASSIGN2", hitId="HIT2", turkSubmitTo="https://www.mturk.com")
     framed = client.get(_join_url(link, **params), HTTP_SEC_FETCH_DEST="iframe")
     html = framed.content.decode()
     assert 'id="open-tab"' in html and 'target="_blank"' in html and 'id="start"' not in html
@@ -376,9 +436,22 @@ def test_mturk_frame_opens_the_study_in_a_tab_and_completion_may_post_to_mturk(c
 def test_crowd_workers_see_the_public_title_not_the_campaign_name(client, dataset, owner):
     """Issue 38: the internal name ("Crowd-sysA-vs-sysB") was the study's title on the join and annotate
     pages. A public title (form, API, `create_campaign --public-title`) is what annotators see."""
-    call_command("create_campaign", "--dataset", dataset.name, "--name", "Crowd-sysA-vs-sysB", "--protocol",
-                 "likert", "--criteria", "fluency", "--scale", "1-5", "--public-title", "Rate short texts",
-                 stdout=io.StringIO())
+    call_command(
+        "create_campaign",
+        "--dataset",
+        dataset.name,
+        "--name",
+        "Crowd-sysA-vs-sysB",
+        "--protocol",
+        "likert",
+        "--criteria",
+        "fluency",
+        "--scale",
+        "1-5",
+        "--public-title",
+        "Rate short texts",
+        stdout=io.StringIO(),
+    )
     campaign = Campaign.objects.get(name="Crowd-sysA-vs-sysB")
     assert campaign.public_title == "Rate short texts"
     link = join_link_create(campaign=campaign)
@@ -388,9 +461,19 @@ def test_crowd_workers_see_the_public_title_not_the_campaign_name(client, datase
     assert '<h1 class="work-title">Rate short texts</h1>' in unit and "Crowd-sysA-vs-sysB" not in unit
     api = APIClient()
     api.force_authenticate(owner)
-    made = api.post("/api/campaigns/", {"dataset": dataset.pk, "name": "api-made", "protocol": "likert",
-                                        "criteria": ["fluency"], "scale_min": 1, "scale_max": 5,
-                                        "public_title": "A reading study"}, format="json")
+    made = api.post(
+        "/api/campaigns/",
+        {
+            "dataset": dataset.pk,
+            "name": "api-made",
+            "protocol": "likert",
+            "criteria": ["fluency"],
+            "scale_min": 1,
+            "scale_max": 5,
+            "public_title": "A reading study",
+        },
+        format="json",
+    )
     assert made.status_code == 201, made.content
     assert made.json()["public_title"] == "A reading study"
     assert Campaign.objects.get(name="api-made").annotator_title == "A reading study"

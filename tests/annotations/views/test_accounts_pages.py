@@ -1,5 +1,6 @@
 """Projects and annotator accounts in the browser, without a browser: the "New project" form, bulk
 annotators with one-time login links (and their CSV), `/login/<token>/`, and who may do what."""
+
 import csv
 import io
 import re
@@ -23,6 +24,7 @@ def _links(response) -> list[str]:
 
 
 # --- New project -------------------------------------------------------------------------------
+
 
 def test_an_owner_creates_a_project_and_owns_it(client, owner):
     client.force_login(owner)
@@ -61,6 +63,7 @@ def test_annotators_cannot_create_projects_unless_the_setting_says_anyone(client
 
 # --- Bulk annotators -------------------------------------------------------------------------------
 
+
 def test_bulk_paste_creates_accounts_and_shows_links_once(client, owner, project):
     client.force_login(owner)
     url = reverse("project-members", args=[project.pk])
@@ -68,16 +71,18 @@ def test_bulk_paste_creates_accounts_and_shows_links_once(client, owner, project
     assert response.status_code == 200
     links = _links(response)
     assert len(links) == 3
-    assert set(Membership.objects.filter(project=project, role="annotator").values_list("user__username", flat=True)) \
-        == {"ann1", "ann2", "ann3"}
+    assert set(
+        Membership.objects.filter(project=project, role="annotator").values_list("user__username", flat=True)
+    ) == {"ann1", "ann2", "ann3"}
     # Shown only in that answer: the page itself never shows them again.
     assert not _links(client.get(url))
     # The CSV download: the links just shown, with their usernames.
     page = response.content.decode()
     usernames = re.findall(r'name="link_username" value="([^"]+)"', page)
     expires = re.findall(r'name="link_expires" value="([^"]+)"', page)
-    download = client.post(url, {"action": "csv", "link_username": usernames, "link_url": links,
-                                 "link_expires": expires})
+    download = client.post(
+        url, {"action": "csv", "link_username": usernames, "link_url": links, "link_expires": expires}
+    )
     assert download["Content-Type"].startswith("text/csv")
     rows = list(csv.reader(io.StringIO(download.content.decode())))
     assert rows[0] == ["username", "login_link", "expires_at"]
@@ -87,15 +92,17 @@ def test_bulk_paste_creates_accounts_and_shows_links_once(client, owner, project
 def test_bulk_csv_cells_are_neutralised(client, owner, project):
     client.force_login(owner)
     url = reverse("project-members", args=[project.pk])
-    download = client.post(url, {"action": "csv", "link_username": ["=cmd()"], "link_url": ["x"],
-                                 "link_expires": ["y"]})
+    download = client.post(
+        url, {"action": "csv", "link_username": ["=cmd()"], "link_url": ["x"], "link_expires": ["y"]}
+    )
     assert "'=cmd()" in download.content.decode()
 
 
 def test_bulk_upload_of_a_csv_file(client, owner, project):
     client.force_login(owner)
-    upload = SimpleUploadedFile("people.csv", b"username,email\nu1,u1@example.org\nu2,u2@example.org\n",
-                                content_type="text/csv")
+    upload = SimpleUploadedFile(
+        "people.csv", b"username,email\nu1,u1@example.org\nu2,u2@example.org\n", content_type="text/csv"
+    )
     response = client.post(reverse("project-members", args=[project.pk]), {"action": "bulk", "file": upload})
     assert response.status_code == 200 and len(_links(response)) == 2
     assert User.objects.filter(username__in=["u1", "u2"]).count() == 2
@@ -103,8 +110,9 @@ def test_bulk_upload_of_a_csv_file(client, owner, project):
 
 def test_bad_lines_are_reported_by_number_and_nothing_changes(client, owner, project):
     client.force_login(owner)
-    response = client.post(reverse("project-members", args=[project.pk]),
-                           {"action": "bulk", "usernames": "good\nno spaces\n<b>x</b>"})
+    response = client.post(
+        reverse("project-members", args=[project.pk]), {"action": "bulk", "usernames": "good\nno spaces\n<b>x</b>"}
+    )
     page = response.content.decode()
     assert response.status_code == 400
     assert "line 2: no spaces:" in page and "line 3: &lt;b&gt;x&lt;/b&gt;:" in page and "<b>x</b>" not in page
@@ -143,12 +151,17 @@ def test_only_owners_add_annotators_in_bulk(client, project, owner, who, status,
     assert client.post(url, {"action": "bulk", "usernames": "intruder"}).status_code == status
     member = Membership.objects.get(project=project, user=owner)
     assert client.post(url, {"action": "link", "member": member.pk}).status_code == status
-    assert client.post(url, {"action": "csv", "link_username": ["a"], "link_url": ["b"],
-                             "link_expires": ["c"]}).status_code == status
+    assert (
+        client.post(
+            url, {"action": "csv", "link_username": ["a"], "link_url": ["b"], "link_expires": ["c"]}
+        ).status_code
+        == status
+    )
     assert not User.objects.filter(username="intruder").exists() and not LoginLink.objects.exists()
 
 
 # --- /login/<token>/ -------------------------------------------------------------------------------
+
 
 def _issue(client, owner, project, name="ann") -> str:
     client.force_login(owner)
@@ -178,8 +191,9 @@ def test_set_a_first_password_after_a_link(client, owner, project):
     path = _issue(client, owner, project)
     visitor = type(client)()
     visitor.post(path)
-    response = visitor.post(reverse("password-set"), {"new_password1": "a-long-password-1",
-                                                      "new_password2": "a-long-password-1"})
+    response = visitor.post(
+        reverse("password-set"), {"new_password1": "a-long-password-1", "new_password2": "a-long-password-1"}
+    )
     assert response.status_code == 302
     assert User.objects.get(username="ann").check_password("a-long-password-1")
     # With a password, Django's own page (which asks for the old one) takes over.
@@ -199,6 +213,7 @@ def test_wrong_tokens_are_rate_limited_per_address(client, owner, project, setti
 
 # --- REST ------------------------------------------------------------------------------------------
 
+
 def test_bulk_api_returns_links_and_is_for_owners_only(owner, researcher, annotator, project):
     api = APIClient()
     url = f"/api/projects/{project.pk}/members/bulk/"
@@ -206,7 +221,12 @@ def test_bulk_api_returns_links_and_is_for_owners_only(owner, researcher, annota
     response = api.post(url, {"usernames": ["p1", "p2", "anna"]}, format="json")
     body = response.json()
     assert response.status_code == 200
-    assert (body["project"], body["members"], body["created"], body["unchanged"]) == ("Alpha", 3, ["p1", "p2"], ["anna"])
+    assert (body["project"], body["members"], body["created"], body["unchanged"]) == (
+        "Alpha",
+        3,
+        ["p1", "p2"],
+        ["anna"],
+    )
     assert set(body["links"]) == {"p1", "p2"}
     assert all(re.fullmatch(r"http://testserver/login/[A-Za-z0-9_-]{40,}/", u) for u in body["links"].values())
     bad = api.post(url, {"text": "ok1\nnot ok"}, format="json")
@@ -229,7 +249,9 @@ def test_project_create_api_follows_the_creators_setting(owner, annotator, setti
     assert api.post("/api/projects/", {"name": "P2"}, format="json").status_code == 400
 
 
-@pytest.mark.parametrize("text", ["a\x00b\nok", "\u202e\nok", "ok\n" + "é" * 200, ",".join(f"u{i}" for i in range(1200))])
+@pytest.mark.parametrize(
+    "text", ["a\x00b\nok", "\u202e\nok", "ok\n" + "é" * 200, ",".join(f"u{i}" for i in range(1200))]
+)
 def test_hostile_pastes_answer_400_with_line_numbers(client, owner, project, text):
     client.force_login(owner)
     response = client.post(reverse("project-members", args=[project.pk]), {"action": "bulk", "usernames": text})

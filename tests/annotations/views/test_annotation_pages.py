@@ -1,4 +1,5 @@
 """Annotation pages without a browser: who may open what, blindness, set-up, members."""
+
 import json
 import re
 
@@ -16,8 +17,16 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def campaign(dataset):
-    return campaign_create(dataset=dataset, name="Rate me", protocol="likert", criteria=["fluency"], scale_min=1,
-                           scale_max=5, redundancy=2, instructions="**Bold** <script>alert(1)</script>")
+    return campaign_create(
+        dataset=dataset,
+        name="Rate me",
+        protocol="likert",
+        criteria=["fluency"],
+        scale_min=1,
+        scale_max=5,
+        redundancy=2,
+        instructions="**Bold** <script>alert(1)</script>",
+    )
 
 
 def test_annotator_home_lists_campaigns_with_continue(client, annotator, campaign):
@@ -40,20 +49,32 @@ def test_protocol_page_is_blind_and_escapes_instructions(client, annotator, camp
     assignment = Assignment.objects.get(annotator__user=annotator)
     # The page names outputs by opaque handles of this assignment, never by their ids.
     handles = [output_handle(assignment.pk, i) for i in assignment.shown_order]
-    config = json.loads(re.search(r'<script id="unit-config" type="application/json">(.*?)</script>', html,
-                                  re.S).group(1))
+    config = json.loads(
+        re.search(r'<script id="unit-config" type="application/json">(.*?)</script>', html, re.S).group(1)
+    )
     assert config["shown_order"] == handles and [o["id"] for o in config["outputs"]] == handles
     assert f'data-output="{handles[0]}"' in html and f'data-output="{assignment.shown_order[0]}"' not in html
     # Submitting through the page stores the unit with origin "browser".
     url = reverse("annotate-submit", args=[assignment.pk])
     bad = client.post(url, "not json", content_type="application/json")
     assert bad.status_code == 400 and "JSON" in bad.json()["errors"][0]
-    real_id = client.post(url, json.dumps({"judgements": [{"criterion": "fluency", "output": assignment.shown_order[0],
-                                                           "score": 4}]}), content_type="application/json")
+    real_id = client.post(
+        url,
+        json.dumps({"judgements": [{"criterion": "fluency", "output": assignment.shown_order[0], "score": 4}]}),
+        content_type="application/json",
+    )
     assert real_id.status_code == 400 and "is not part of this unit" in real_id.json()["errors"][0]
-    ok = client.post(url, json.dumps({"judgements": [{"criterion": "fluency", "output": handles[0], "score": 4}],
-                                      "shown_order": handles, "time_spent_ms": 1500.0}),
-                     content_type="application/json")
+    ok = client.post(
+        url,
+        json.dumps(
+            {
+                "judgements": [{"criterion": "fluency", "output": handles[0], "score": 4}],
+                "shown_order": handles,
+                "time_spent_ms": 1500.0,
+            }
+        ),
+        content_type="application/json",
+    )
     assert RatingJudgement.objects.get().origin == "browser"
     # The answer hands out the next unit and carries it, for the page to draw in place: blind too
     # (handles of the new assignment, no system name, no real id), its texts as data.
@@ -70,9 +91,13 @@ def test_protocol_page_is_blind_and_escapes_instructions(client, annotator, camp
     # finished page). Five units (likert, one output each), k = 2: this annotator can do all five.
     for n in range(4):
         handles = unit["config"]["shown_order"]
-        answer = client.post(unit["config"]["submit_url"], json.dumps({
-            "judgements": [{"criterion": "fluency", "output": handles[0], "score": 3}], "shown_order": handles}),
-            content_type="application/json").json()
+        answer = client.post(
+            unit["config"]["submit_url"],
+            json.dumps(
+                {"judgements": [{"criterion": "fluency", "output": handles[0], "score": 3}], "shown_order": handles}
+            ),
+            content_type="application/json",
+        ).json()
         unit = answer.get("unit")
         assert (unit is None) == (n == 3), n
     assert answer == {"next": reverse("annotate-campaign", args=[campaign.pk]), "next_method": "POST"}
@@ -85,7 +110,9 @@ def test_someone_elses_assignment_is_not_found(client, annotator, researcher, ca
     assignment = Assignment.objects.get(annotator__user=annotator)
     client.force_login(researcher)
     for name in ("annotate-submit", "annotate-draft", "annotate-release"):
-        assert client.post(reverse(name, args=[assignment.pk]), "{}", content_type="application/json").status_code == 404
+        assert (
+            client.post(reverse(name, args=[assignment.pk]), "{}", content_type="application/json").status_code == 404
+        )
 
 
 def test_campaign_page_for_staff_and_redirect_for_annotators(client, annotator, researcher, outsider, campaign):
@@ -105,8 +132,10 @@ def test_campaign_page_for_staff_and_redirect_for_annotators(client, annotator, 
 
 def test_project_page_links_campaign_names(client, annotator, researcher, project, campaign):
     client.force_login(researcher)
-    assert reverse("campaign-detail", args=[campaign.pk]) in client.get(
-        reverse("project-detail", args=[project.pk])).content.decode()
+    assert (
+        reverse("campaign-detail", args=[campaign.pk])
+        in client.get(reverse("project-detail", args=[project.pk])).content.decode()
+    )
     client.force_login(annotator)  # their campaigns are on their home page; the project page is for staff
     assert client.get(reverse("project-detail", args=[project.pk])).status_code == 404
 
@@ -129,13 +158,27 @@ def test_campaign_set_up_page_creates_and_previews(client, researcher, annotator
     client.force_login(researcher)
     assert client.get(url).status_code == 200
     data = {
-        "dataset": dataset.pk, "name": "From the page", "protocol": "likert", "redundancy": 2,
-        "units_per_batch": 5, "show_source": "on", "pair_rounds": 0, "assignment_timeout_minutes": 30,
-        "instructions": "Rate *carefully*.", "criteria-TOTAL_FORMS": 2, "criteria-INITIAL_FORMS": 0,
-        "criteria-MIN_NUM_FORMS": 1, "criteria-MAX_NUM_FORMS": 20,
-        "criteria-0-name": "fluency", "criteria-0-question": "Fluent?", "criteria-0-scale_min": 1,
-        "criteria-0-scale_max": 6, "criteria-1-name": "adequacy", "criteria-1-scale_min": 0,
-        "criteria-1-scale_max": 100, "criteria-1-widget": "slider",
+        "dataset": dataset.pk,
+        "name": "From the page",
+        "protocol": "likert",
+        "redundancy": 2,
+        "units_per_batch": 5,
+        "show_source": "on",
+        "pair_rounds": 0,
+        "assignment_timeout_minutes": 30,
+        "instructions": "Rate *carefully*.",
+        "criteria-TOTAL_FORMS": 2,
+        "criteria-INITIAL_FORMS": 0,
+        "criteria-MIN_NUM_FORMS": 1,
+        "criteria-MAX_NUM_FORMS": 20,
+        "criteria-0-name": "fluency",
+        "criteria-0-question": "Fluent?",
+        "criteria-0-scale_min": 1,
+        "criteria-0-scale_max": 6,
+        "criteria-1-name": "adequacy",
+        "criteria-1-scale_min": 0,
+        "criteria-1-scale_max": 100,
+        "criteria-1-widget": "slider",
         "systems": [dataset.systems.get(name="sysA").pk],
     }
     preview = client.post(url, {**data, "action": "preview"})
@@ -175,13 +218,16 @@ def test_members_page(client, owner, researcher, project):
     assert not Membership.objects.filter(pk=member.pk).exists()
 
 
-@pytest.mark.parametrize("text,present,absent", [
-    ("**b** and *i*", ["<strong>b</strong>", "<em>i</em>"], []),
-    ("<script>alert(1)</script>", ["&lt;script&gt;"], ["<script>"]),
-    ("[x](javascript:alert(1))", [], ["href=\"javascript"]),
-    ('<img src=x onerror="alert(1)">', ["&lt;img"], ["<img"]),
-    ("[ok](https://example.org)", ['href="https://example.org"', 'rel="noopener noreferrer"'], []),
-])
+@pytest.mark.parametrize(
+    "text,present,absent",
+    [
+        ("**b** and *i*", ["<strong>b</strong>", "<em>i</em>"], []),
+        ("<script>alert(1)</script>", ["&lt;script&gt;"], ["<script>"]),
+        ("[x](javascript:alert(1))", [], ['href="javascript']),
+        ('<img src=x onerror="alert(1)">', ["&lt;img"], ["<img"]),
+        ("[ok](https://example.org)", ['href="https://example.org"', 'rel="noopener noreferrer"'], []),
+    ],
+)
 def test_instructions_markdown_is_sanitised(text, present, absent):
     html = markdown_html(text)
     for fragment in present:
@@ -196,17 +242,39 @@ def test_campaign_set_up_page_sets_the_allocation_and_its_knobs(client, research
     page = client.get(url).content.decode()
     assert 'name="allocation"' in page and "Overlap first" in page and 'name="adaptive_alpha"' in page
     data = {
-        "dataset": dataset.pk, "protocol": "likert", "redundancy": 2, "units_per_batch": 5,
-        "pair_rounds": 0, "assignment_timeout_minutes": 30, "criteria-TOTAL_FORMS": 1, "criteria-INITIAL_FORMS": 0,
-        "criteria-MIN_NUM_FORMS": 1, "criteria-MAX_NUM_FORMS": 20, "criteria-0-name": "fluency",
-        "criteria-0-scale_min": 1, "criteria-0-scale_max": 5,
+        "dataset": dataset.pk,
+        "protocol": "likert",
+        "redundancy": 2,
+        "units_per_batch": 5,
+        "pair_rounds": 0,
+        "assignment_timeout_minutes": 30,
+        "criteria-TOTAL_FORMS": 1,
+        "criteria-INITIAL_FORMS": 0,
+        "criteria-MIN_NUM_FORMS": 1,
+        "criteria-MAX_NUM_FORMS": 20,
+        "criteria-0-name": "fluency",
+        "criteria-0-scale_min": 1,
+        "criteria-0-scale_max": 5,
     }
-    client.post(url, {**data, "name": "adaptive one", "allocation": "adaptive", "adaptive_alpha": "0.1",
-                      "adaptive_check_every": "7"})
+    client.post(
+        url,
+        {
+            **data,
+            "name": "adaptive one",
+            "allocation": "adaptive",
+            "adaptive_alpha": "0.1",
+            "adaptive_check_every": "7",
+        },
+    )
     campaign = Campaign.objects.get(name="adaptive one")
     assert campaign.allocation == "adaptive"
-    assert campaign.allocation_params == {"min_per_system": 10, "alpha": 0.1, "stable_checks": 3, "check_every": 7,
-                                          "certainty": 0.9}  # the knobs left empty: AdaptiveParams' defaults
+    assert campaign.allocation_params == {
+        "min_per_system": 10,
+        "alpha": 0.1,
+        "stable_checks": 3,
+        "check_every": 7,
+        "certainty": 0.9,
+    }  # the knobs left empty: AdaptiveParams' defaults
     detail = client.get(reverse("campaign-detail", args=[campaign.pk])).content.decode()
     assert "Adaptive: after a cold start" in detail and "check_every 7" in detail
     client.post(url, {**data, "name": "spread one", "allocation": "spread", "adaptive_alpha": "0.1"})
@@ -218,8 +286,9 @@ def test_campaign_set_up_page_sets_the_allocation_and_its_knobs(client, research
     assert not Campaign.objects.filter(name="bad").exists()
 
 
-def test_the_batch_strip_sent_with_the_next_unit_is_the_one_annotator_batch_reads(client, annotator, dataset,
-                                                                                     monkeypatch):
+def test_the_batch_strip_sent_with_the_next_unit_is_the_one_annotator_batch_reads(
+    client, annotator, dataset, monkeypatch
+):
     """The page's submit hands out the next unit in its own transaction and reads the unit's batch
     with its INSERT (`current_batch`, no statement of its own): the strip it sends must be the one
     `annotator_batch` reads once the unit is out, through the ends of batches (2 units a batch)."""
@@ -231,8 +300,16 @@ def test_the_batch_strip_sent_with_the_next_unit_is_the_one_annotator_batch_read
     from annotations.views.annotate import unit_json
 
     monkeypatch.setattr(engine, "EXPIRE_EVERY_S", 3600.0)  # the periodic expiry leaves the pick to a fetch
-    campaign = campaign_create(dataset=dataset, name="Batches", protocol="likert", criteria=["fluency"],
-                               scale_min=1, scale_max=5, redundancy=1, units_per_batch=2)
+    campaign = campaign_create(
+        dataset=dataset,
+        name="Batches",
+        protocol="likert",
+        criteria=["fluency"],
+        scale_min=1,
+        scale_max=5,
+        redundancy=1,
+        units_per_batch=2,
+    )
     client.force_login(annotator)
     client.post(reverse("annotate-campaign", args=[campaign.pk]))
     assignment = Assignment.objects.get(annotator__user=annotator, status="pending")
@@ -241,16 +318,26 @@ def test_the_batch_strip_sent_with_the_next_unit_is_the_one_annotator_batch_read
     strips = []
     for _ in range(4):  # five units: four come with a submit's answer
         with CaptureQueriesContext(connection) as queries:
-            answer = client.post(url, json.dumps({"judgements": [{"criterion": "fluency", "output": handles[0],
-                                                                  "score": 3}], "shown_order": handles}),
-                                 content_type="application/json").json()
+            answer = client.post(
+                url,
+                json.dumps(
+                    {"judgements": [{"criterion": "fluency", "output": handles[0], "score": 3}], "shown_order": handles}
+                ),
+                content_type="application/json",
+            ).json()
         assert not [q for q in queries.captured_queries if q["sql"].startswith("WITH d AS")]  # no batch read
         unit = answer["unit"]
-        following = Assignment.objects.select_related("unit", "annotator").get(annotator__user=annotator,
-                                                                               status="pending")
+        following = Assignment.objects.select_related("unit", "annotator").get(
+            annotator__user=annotator, status="pending"
+        )
         enrolment = Enrolment.objects.get(campaign=campaign, annotator=following.annotator)
-        expected = unit_json(campaign=Campaign.objects.get(pk=campaign.pk), assignment=following,
-                             annotator=following.annotator, enrolment=enrolment, staff=False)["batch"]
+        expected = unit_json(
+            campaign=Campaign.objects.get(pk=campaign.pk),
+            assignment=following,
+            annotator=following.annotator,
+            enrolment=enrolment,
+            staff=False,
+        )["batch"]
         assert unit["batch"] == expected
         strips.append([slot["state"] for slot in unit["batch"]["slots"]])
         url, handles = unit["config"]["submit_url"], unit["config"]["shown_order"]

@@ -1,5 +1,6 @@
 """The annotator page's JSON endpoints answer 400 with a message to every body
 `workbench.strictjson` refuses, instead of a 500 or a silently accepted value."""
+
 import json
 
 import pytest
@@ -15,8 +16,9 @@ DEEP = "[" * 100_000  # 100 KB: under the draft limit (200 KB), far past any san
 
 @pytest.fixture
 def pending(client, annotator, dataset):
-    campaign = campaign_create(dataset=dataset, name="Rate me", protocol="likert", criteria=["fluency"],
-                               scale_min=1, scale_max=5, redundancy=2)
+    campaign = campaign_create(
+        dataset=dataset, name="Rate me", protocol="likert", criteria=["fluency"], scale_min=1, scale_max=5, redundancy=2
+    )
     client.force_login(annotator)
     assert client.post(reverse("annotate-campaign", args=[campaign.pk]), follow=True).status_code == 200
     return Assignment.objects.get(annotator__user=annotator)
@@ -24,8 +26,11 @@ def pending(client, annotator, dataset):
 
 def _submit_body(assignment, score_literal: str) -> str:
     output = assignment.unit.outputs[0]
-    return ('{"judgements": [{"criterion": "fluency", "output": %d, "score": %s}], "shown_order": %s}'
-            % (output, score_literal, json.dumps(assignment.shown_order)))
+    return '{"judgements": [{"criterion": "fluency", "output": %d, "score": %s}], "shown_order": %s}' % (
+        output,
+        score_literal,
+        json.dumps(assignment.shown_order),
+    )
 
 
 def _bad_bodies(assignment) -> dict[str, tuple[str, str]]:
@@ -42,9 +47,16 @@ def _bad_bodies(assignment) -> dict[str, tuple[str, str]]:
     }
 
 
-EXPECTED_WORD = {"deep": "nested", "deep object": "nested", "400 digits": "out of range",
-                 "duplicate key": "duplicate key", "NaN": "NaN", "Infinity": "Infinity", "1e999": "out of range",
-                 "lone surrogate": "surrogate"}
+EXPECTED_WORD = {
+    "deep": "nested",
+    "deep object": "nested",
+    "400 digits": "out of range",
+    "duplicate key": "duplicate key",
+    "NaN": "NaN",
+    "Infinity": "Infinity",
+    "1e999": "out of range",
+    "lone surrogate": "surrogate",
+}
 
 
 @pytest.mark.parametrize("name", list(EXPECTED_WORD))
@@ -61,14 +73,16 @@ def test_submit_and_draft_refuse_bad_json_with_400(client, pending, name):
 
 
 def test_submit_body_that_is_not_utf8_is_400(client, pending):
-    response = client.post(reverse("annotate-submit", args=[pending.pk]), b'{"judgements": "\xff"}',
-                           content_type="application/json")
+    response = client.post(
+        reverse("annotate-submit", args=[pending.pk]), b'{"judgements": "\xff"}', content_type="application/json"
+    )
     assert response.status_code == 400 and "not valid JSON" in response.json()["errors"][0]
 
 
 def test_good_draft_still_saves(client, pending):
-    response = client.post(reverse("annotate-draft", args=[pending.pk]), '{"draft": {"score": 3}}',
-                           content_type="application/json")
+    response = client.post(
+        reverse("annotate-draft", args=[pending.pk]), '{"draft": {"score": 3}}', content_type="application/json"
+    )
     assert response.status_code == 200
     pending.refresh_from_db()
     assert pending.draft == {"score": 3}

@@ -1,4 +1,5 @@
 """Dataset and item pages: counts, pagination, search, system filter, escaping."""
+
 import re
 
 import pytest
@@ -116,8 +117,11 @@ def test_outputs_sources_and_meta_are_escaped(client, owner, project):
     ReferenceFactory(item=item, position=0, text=evil)
     OutputFactory(item=item, system=SystemFactory(dataset=ds, name="<i>sys</i>"), text=evil)
     client.force_login(owner)
-    for url in (reverse("item-detail", args=[item.pk]), reverse("dataset-detail", args=[ds.pk]),
-                reverse("dataset-detail", args=[ds.pk]) + "?q=%3Cscript%3E"):
+    for url in (
+        reverse("item-detail", args=[item.pk]),
+        reverse("dataset-detail", args=[ds.pk]),
+        reverse("dataset-detail", args=[ds.pk]) + "?q=%3Cscript%3E",
+    ):
         html = client.get(url).content.decode()
         assert "<script>alert" not in html, url
         assert "<img src=x" not in html, url

@@ -6,6 +6,7 @@ assignment, the annotator's enrolment and, at the end, the last completion
 code). The unit page (`annotate-unit`) only shows the pending unit. A join
 link's page (`join`) writes nothing either: its Start button POSTs.
 """
+
 import pytest
 from django.apps import apps
 from django.db import connection
@@ -28,8 +29,11 @@ WRITES = ("INSERT", "UPDATE", "DELETE")
 
 
 def _row_counts() -> dict[str, int]:
-    return {m._meta.db_table: m._default_manager.count() for m in apps.get_models()
-            if m._meta.db_table not in NOT_DATA and m._meta.managed}
+    return {
+        m._meta.db_table: m._default_manager.count()
+        for m in apps.get_models()
+        if m._meta.db_table not in NOT_DATA and m._meta.managed
+    }
 
 
 def _writes(queries) -> list[str]:
@@ -44,8 +48,16 @@ def _writes(queries) -> list[str]:
 
 @pytest.fixture
 def world(researcher, annotator, dataset):
-    campaign = campaign_create(dataset=dataset, name="Rate me", protocol="likert", criteria=["fluency"],
-                               scale_min=1, scale_max=5, redundancy=1, units_per_batch=4)
+    campaign = campaign_create(
+        dataset=dataset,
+        name="Rate me",
+        protocol="likert",
+        criteria=["fluency"],
+        scale_min=1,
+        scale_max=5,
+        redundancy=1,
+        units_per_batch=4,
+    )
     quality_settings_update(campaign=campaign, completion_codes=True)
     api = APIClient()
     api.force_login(annotator)
@@ -55,9 +67,14 @@ def world(researcher, annotator, dataset):
         got = api.post(f"/api/campaigns/{campaign.pk}/next-assignment/")
         assert got.status_code == 201, got.content
         payload = got.json()
-        sent = api.post(f"/api/assignments/{payload['id']}/submit/", {
-            "judgements": [{"criterion": "fluency", "output": payload["item"]["outputs"][0]["id"], "score": 4}],
-            "shown_order": payload["shown_order"]}, format="json")
+        sent = api.post(
+            f"/api/assignments/{payload['id']}/submit/",
+            {
+                "judgements": [{"criterion": "fluency", "output": payload["item"]["outputs"][0]["id"], "score": 4}],
+                "shown_order": payload["shown_order"],
+            },
+            format="json",
+        )
         assert sent.status_code == 201, sent.content
     assert CompletionCode.objects.count() == 1
     job = export_job_create(user=researcher, campaign=campaign, options=ExportOptions())
@@ -68,18 +85,41 @@ def _page_urls(campaign, job) -> list[str]:
     project, dataset = campaign.dataset.project, campaign.dataset
     item = Item.objects.filter(dataset=dataset).first()
     pk = campaign.pk
-    names = ["campaign-detail", "campaign-progress", "campaign-judgements", "campaign-quality",
-             "campaign-completion-codes-csv", "campaign-export", "annotate-completion-code", "analysis-dashboard",
-             "analysis-scatter", "analysis-rankings", "analysis-meta", "analysis-disagreement", "analysis-errors",
-             "analysis-facts", "annotate-campaign", "annotate-unit"]
+    names = [
+        "campaign-detail",
+        "campaign-progress",
+        "campaign-judgements",
+        "campaign-quality",
+        "campaign-completion-codes-csv",
+        "campaign-export",
+        "annotate-completion-code",
+        "analysis-dashboard",
+        "analysis-scatter",
+        "analysis-rankings",
+        "analysis-meta",
+        "analysis-disagreement",
+        "analysis-errors",
+        "analysis-facts",
+        "annotate-campaign",
+        "annotate-unit",
+    ]
     urls = [reverse(name, args=[pk]) for name in names]
-    urls += [reverse("analysis-dashboard", args=[pk]) + "?format=csv",
-             reverse("analysis-rankings", args=[pk]) + "?format=csv"]
-    urls += [reverse("project-list"), reverse("project-detail", args=[project.pk]),
-             reverse("project-members", args=[project.pk]), reverse("campaign-new", args=[project.pk]),
-             reverse("dataset-detail", args=[dataset.pk]), reverse("dataset-upload"),
-             reverse("item-detail", args=[item.pk]), reverse("annotate-home"),
-             reverse("export-job-detail", args=[job.pk]), reverse("export-job-download", args=[job.pk])]
+    urls += [
+        reverse("analysis-dashboard", args=[pk]) + "?format=csv",
+        reverse("analysis-rankings", args=[pk]) + "?format=csv",
+    ]
+    urls += [
+        reverse("project-list"),
+        reverse("project-detail", args=[project.pk]),
+        reverse("project-members", args=[project.pk]),
+        reverse("campaign-new", args=[project.pk]),
+        reverse("dataset-detail", args=[dataset.pk]),
+        reverse("dataset-upload"),
+        reverse("item-detail", args=[item.pk]),
+        reverse("annotate-home"),
+        reverse("export-job-detail", args=[job.pk]),
+        reverse("export-job-download", args=[job.pk]),
+    ]
     return urls
 
 
@@ -88,16 +128,30 @@ def _api_urls(campaign, job) -> list[str]:
     item = Item.objects.filter(dataset=dataset).first()
     pk = campaign.pk
     return [
-        "/api/projects/", f"/api/projects/{project.pk}/", f"/api/projects/{project.pk}/members/",
-        "/api/datasets/", f"/api/datasets/{dataset.pk}/", f"/api/items/?dataset={dataset.pk}",
-        f"/api/items/{item.pk}/", f"/api/outputs/?item={item.pk}", "/api/campaigns/", f"/api/campaigns/{pk}/",
-        f"/api/assignments/?campaign={pk}", f"/api/judgements/ratings/?campaign={pk}",
-        f"/api/judgements/pairwise/?campaign={pk}", f"/api/judgements/bestworst/?campaign={pk}",
-        f"/api/judgements/spans/?campaign={pk}", f"/api/campaigns/{pk}/quality/",
-        f"/api/campaigns/{pk}/quality/settings/", f"/api/campaigns/{pk}/quality/gold/",
-        f"/api/campaigns/{pk}/quality/codes/", f"/api/campaigns/{pk}/completion-code/",
-        f"/api/campaigns/{pk}/agreement/?bootstrap=0", f"/api/campaigns/{pk}/rankings/",
-        f"/api/exports/{job.pk}/", f"/api/datasets/{dataset.pk}/metric-runs/",
+        "/api/projects/",
+        f"/api/projects/{project.pk}/",
+        f"/api/projects/{project.pk}/members/",
+        "/api/datasets/",
+        f"/api/datasets/{dataset.pk}/",
+        f"/api/items/?dataset={dataset.pk}",
+        f"/api/items/{item.pk}/",
+        f"/api/outputs/?item={item.pk}",
+        "/api/campaigns/",
+        f"/api/campaigns/{pk}/",
+        f"/api/assignments/?campaign={pk}",
+        f"/api/judgements/ratings/?campaign={pk}",
+        f"/api/judgements/pairwise/?campaign={pk}",
+        f"/api/judgements/bestworst/?campaign={pk}",
+        f"/api/judgements/spans/?campaign={pk}",
+        f"/api/campaigns/{pk}/quality/",
+        f"/api/campaigns/{pk}/quality/settings/",
+        f"/api/campaigns/{pk}/quality/gold/",
+        f"/api/campaigns/{pk}/quality/codes/",
+        f"/api/campaigns/{pk}/completion-code/",
+        f"/api/campaigns/{pk}/agreement/?bootstrap=0",
+        f"/api/campaigns/{pk}/rankings/",
+        f"/api/exports/{job.pk}/",
+        f"/api/datasets/{dataset.pk}/metric-runs/",
     ]
 
 
@@ -136,8 +190,16 @@ def test_the_landing_and_unit_pages_hand_out_nothing_on_get(client, world, datas
     from annotations.services.campaigns import campaign_create
     from annotations.studies.services import join_link_create
 
-    campaign = campaign_create(dataset=dataset, name="Fresh", protocol="likert", criteria=["fluency"],
-                               scale_min=1, scale_max=5, redundancy=1, units_per_batch=4)
+    campaign = campaign_create(
+        dataset=dataset,
+        name="Fresh",
+        protocol="likert",
+        criteria=["fluency"],
+        scale_min=1,
+        scale_max=5,
+        redundancy=1,
+        units_per_batch=4,
+    )
     link = join_link_create(campaign=campaign, completion_url="https://example.org/done?cc={code}")
     from tests.annotations.factories import MembershipFactory, UserFactory
 
@@ -151,6 +213,8 @@ def test_the_landing_and_unit_pages_hand_out_nothing_on_get(client, world, datas
     _check_reads(client, urls)
     client.logout()
     n_annotators = Annotator.objects.count()
-    _check_reads(client, [reverse("join", args=[link.token]) + "?PROLIFIC_PID=5f0c1e2d3b4a596877665544&STUDY_ID=s1"
-                                                                "&SESSION_ID=x1"])
+    _check_reads(
+        client,
+        [reverse("join", args=[link.token]) + "?PROLIFIC_PID=5f0c1e2d3b4a596877665544&STUDY_ID=s1&SESSION_ID=x1"],
+    )
     assert Annotator.objects.count() == n_annotators

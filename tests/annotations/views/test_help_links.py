@@ -1,6 +1,7 @@
 """Help links: every page links its guide in the documentation site the workbench serves at
 /docs/, and the link answers 200 with that page (the site built by `build_docs`, as `make run`
 and `make test` build it). The campaign set-up page links each protocol's guide."""
+
 import re
 from pathlib import Path
 
@@ -36,8 +37,16 @@ def docs_site(settings, built_site):
 
 @pytest.fixture
 def world(researcher, annotator, dataset):
-    campaign = campaign_create(dataset=dataset, name="Rate me", protocol="likert", criteria=["fluency"],
-                               scale_min=1, scale_max=5, redundancy=1, units_per_batch=4)
+    campaign = campaign_create(
+        dataset=dataset,
+        name="Rate me",
+        protocol="likert",
+        criteria=["fluency"],
+        scale_min=1,
+        scale_max=5,
+        redundancy=1,
+        units_per_batch=4,
+    )
     job = export_job_create(user=researcher, campaign=campaign, options=ExportOptions())
     return campaign, job
 
@@ -45,15 +54,30 @@ def world(researcher, annotator, dataset):
 def _researcher_pages(campaign, job) -> list[str]:
     project, dataset = campaign.dataset.project, campaign.dataset
     item = Item.objects.filter(dataset=dataset).first()
-    by_campaign = ["campaign-detail", "campaign-judgements", "campaign-quality", "campaign-export",
-                   "analysis-dashboard", "analysis-scatter", "analysis-rankings", "analysis-meta",
-                   "analysis-disagreement", "analysis-errors", "analysis-facts"]
-    return ([reverse(name, args=[campaign.pk]) for name in by_campaign]
-            + [reverse("project-list"), reverse("project-detail", args=[project.pk]),
-               reverse("project-members", args=[project.pk]), reverse("campaign-new", args=[project.pk]),
-               reverse("dataset-detail", args=[dataset.pk]), reverse("dataset-upload"),
-               reverse("item-detail", args=[item.pk]), reverse("export-job-detail", args=[job.pk]),
-               reverse("annotate-home")])
+    by_campaign = [
+        "campaign-detail",
+        "campaign-judgements",
+        "campaign-quality",
+        "campaign-export",
+        "analysis-dashboard",
+        "analysis-scatter",
+        "analysis-rankings",
+        "analysis-meta",
+        "analysis-disagreement",
+        "analysis-errors",
+        "analysis-facts",
+    ]
+    return [reverse(name, args=[campaign.pk]) for name in by_campaign] + [
+        reverse("project-list"),
+        reverse("project-detail", args=[project.pk]),
+        reverse("project-members", args=[project.pk]),
+        reverse("campaign-new", args=[project.pk]),
+        reverse("dataset-detail", args=[dataset.pk]),
+        reverse("dataset-upload"),
+        reverse("item-detail", args=[item.pk]),
+        reverse("export-job-detail", args=[job.pk]),
+        reverse("annotate-home"),
+    ]
 
 
 def _help_link(client, url: str) -> str:
@@ -118,6 +142,9 @@ def test_the_site_runs_no_inline_script(built_site):
     script of the built site must be a file (Material's inline ones are moved out or left out by
     docs/overrides/)."""
     inline = re.compile(r"<script(?![^>]*\bsrc=)(?![^>]*application/json)[^>]*>")
-    offenders = [str(page.relative_to(built_site)) for page in built_site.rglob("*.html")
-                 if inline.search(page.read_text(encoding="utf-8"))]
+    offenders = [
+        str(page.relative_to(built_site))
+        for page in built_site.rglob("*.html")
+        if inline.search(page.read_text(encoding="utf-8"))
+    ]
     assert offenders == []

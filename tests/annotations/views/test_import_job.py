@@ -1,5 +1,6 @@
 """A large upload through the form and the API runs on a real Celery worker;
 the web process never parses it; the import page and API follow the job."""
+
 import json
 
 import pytest
@@ -13,8 +14,9 @@ from tests.annotations.factories import MembershipFactory, UserFactory
 from tests.annotations.hostile import DATASET_LINES
 from tests.conftest import wait_until
 
-LINES = "".join(json.dumps({"item": f"i{n}", "outputs": {"A": f"a{n}", "B": f"b{n}"}}) + "\n"
-                for n in range(5000)).encode()
+LINES = "".join(
+    json.dumps({"item": f"i{n}", "outputs": {"A": f"a{n}", "B": f"b{n}"}}) + "\n" for n in range(5000)
+).encode()
 
 
 def wait_for(job_id: int, timeout: float = 90) -> ImportJob:
@@ -40,9 +42,15 @@ def web_never_parses(monkeypatch, settings):
 def test_large_upload_through_the_form_runs_on_a_worker(celery_worker_process, client, web_never_parses):
     membership = MembershipFactory(role=Membership.Role.OWNER)
     client.force_login(membership.user)
-    response = client.post(reverse("dataset-upload"), {
-        "file": SimpleUploadedFile("big.jsonl", LINES), "dataset_name": "big", "project": membership.project.pk,
-        "format": "auto"})
+    response = client.post(
+        reverse("dataset-upload"),
+        {
+            "file": SimpleUploadedFile("big.jsonl", LINES),
+            "dataset_name": "big",
+            "project": membership.project.pk,
+            "format": "auto",
+        },
+    )
     assert response.status_code == 302
     job = ImportJob.objects.get()
     assert response["Location"] == reverse("import-job-detail", args=[job.pk])
@@ -61,14 +69,16 @@ def test_large_upload_through_the_form_runs_on_a_worker(celery_worker_process, c
 
 
 @pytest.mark.worker
-def test_large_bad_upload_through_the_api_fails_on_the_worker_with_line_errors(celery_worker_process,
-                                                                              web_never_parses):
+def test_large_bad_upload_through_the_api_fails_on_the_worker_with_line_errors(celery_worker_process, web_never_parses):
     membership = MembershipFactory(role=Membership.Role.RESEARCHER)
     api = APIClient()
     api.force_authenticate(membership.user)
     content = LINES + b"\n".join(line for line, _ in DATASET_LINES.values()) + b"\n"
-    response = api.post("/api/datasets/", {"project": membership.project.pk, "name": "bad",
-                                           "file": SimpleUploadedFile("bad.jsonl", content)}, format="multipart")
+    response = api.post(
+        "/api/datasets/",
+        {"project": membership.project.pk, "name": "bad", "file": SimpleUploadedFile("bad.jsonl", content)},
+        format="multipart",
+    )
     assert response.status_code == 202, response.content
     assert response["Location"] == response.json()["url"]
     wait_for(response.json()["id"])

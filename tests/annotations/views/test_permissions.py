@@ -1,5 +1,6 @@
 """Who may open which page: anonymous -> login, non-member -> 404, annotator -> 404 too (they reach only their
 home, their campaigns' unit pages and the unit API; tests/annotations/test_confinement.py crawls every URL)."""
+
 import pytest
 from django.urls import reverse
 

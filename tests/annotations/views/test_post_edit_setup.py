@@ -1,4 +1,5 @@
 """The post-edit protocol on the set-up page (the fixtures of tests/annotations/views/conftest.py)."""
+
 import pytest
 
 from annotations.models import Campaign
@@ -15,12 +16,24 @@ def test_the_set_up_form_previews_and_creates_a_post_edit_campaign(client, resea
     url = reverse("campaign-new", args=[project.pk])
     client.force_login(researcher)
     data = {
-        "dataset": dataset.pk, "name": "PE set up", "protocol": "post-edit", "redundancy": 1,
-        "units_per_batch": 5, "show_source": "on", "pair_rounds": 0, "assignment_timeout_minutes": 30,
-        "instructions": "", "criteria-TOTAL_FORMS": 1, "criteria-INITIAL_FORMS": 0,
-        "criteria-MIN_NUM_FORMS": 1, "criteria-MAX_NUM_FORMS": 20,
-        "criteria-0-name": "post-edit", "criteria-0-scale_min": "", "criteria-0-scale_max": "",
-        "systems": [s.pk for s in dataset.systems.all()], "action": "preview",
+        "dataset": dataset.pk,
+        "name": "PE set up",
+        "protocol": "post-edit",
+        "redundancy": 1,
+        "units_per_batch": 5,
+        "show_source": "on",
+        "pair_rounds": 0,
+        "assignment_timeout_minutes": 30,
+        "instructions": "",
+        "criteria-TOTAL_FORMS": 1,
+        "criteria-INITIAL_FORMS": 0,
+        "criteria-MIN_NUM_FORMS": 1,
+        "criteria-MAX_NUM_FORMS": 20,
+        "criteria-0-name": "post-edit",
+        "criteria-0-scale_min": "",
+        "criteria-0-scale_max": "",
+        "systems": [s.pk for s in dataset.systems.all()],
+        "action": "preview",
     }
     html = client.post(url, data).content.decode()
     assert "data-post-edit=" in html and "<textarea" in html and 'type="range"' not in html
@@ -39,8 +52,11 @@ def test_the_judgements_page_of_a_post_edit_campaign_lists_them(client, research
     from annotations.services.imports import judgements_import
 
     campaign_create(dataset=dataset, name="PE list", protocol="post-edit", criteria=["post-edit"], redundancy=1)
-    judgements_import(stream=b'{"item": "item-1", "system": "sysA", "annotator": "w1", "criterion": "post-edit", '
-                             b'"post_edit": "cat on the mat"}\n', campaign_name="PE list")
+    judgements_import(
+        stream=b'{"item": "item-1", "system": "sysA", "annotator": "w1", "criterion": "post-edit", '
+        b'"post_edit": "cat on the mat"}\n',
+        campaign_name="PE list",
+    )
     client.force_login(researcher)
     campaign = Campaign.objects.get(name="PE list")
     response = client.get(reverse("campaign-judgements", args=[campaign.pk]))

@@ -1,6 +1,7 @@
 """Each protocol's part of the page is its own template partial, shortcuts partial and script:
 the files exist for every registered protocol, and the work page and the set-up preview load
 annotate.js plus that protocol's script only."""
+
 import re
 from pathlib import Path
 
@@ -29,7 +30,8 @@ def _loads_in_order(html: str, protocol) -> bool:
     wanted = [static("js/annotate.js"), *(static(s) for s in protocol.scripts_first), static(protocol.script)]
     found = SCRIPT_SRC.findall(html)
     return all(w in found for w in wanted) and [found.index(w) for w in wanted] == sorted(
-        found.index(w) for w in wanted)
+        found.index(w) for w in wanted
+    )
 
 
 @pytest.mark.parametrize("name", every_protocol())
@@ -51,8 +53,9 @@ def test_every_protocol_has_its_partials_and_a_script_that_registers_it(name, re
 @pytest.mark.parametrize("name", every_protocol())
 def test_the_work_page_loads_annotate_js_and_its_protocol_script_only(client, annotator, dataset, name, registered):
     extra = campaign_settings(name)
-    campaign = campaign_create(dataset=dataset, name=f"C {name}", protocol=name, criteria=["quality"],
-                               redundancy=1, seed=3, **extra)
+    campaign = campaign_create(
+        dataset=dataset, name=f"C {name}", protocol=name, criteria=["quality"], redundancy=1, seed=3, **extra
+    )
     client.force_login(annotator)
     html = client.post(reverse("annotate-campaign", args=[campaign.pk]), follow=True).content.decode()
     protocol = protocols.get(name)
@@ -70,12 +73,24 @@ def test_the_set_up_preview_loads_the_previewed_protocols_script(client, researc
     client.force_login(researcher)
     assert not {s for s in _scripts(client.get(url).content.decode()) if "/js/protocols/" in s}
     data = {
-        "dataset": dataset.pk, "name": "Preview ESA", "protocol": "esa", "redundancy": 1,
-        "units_per_batch": 5, "show_source": "on", "pair_rounds": 0, "assignment_timeout_minutes": 30,
-        "instructions": "", "criteria-TOTAL_FORMS": 1, "criteria-INITIAL_FORMS": 0,
-        "criteria-MIN_NUM_FORMS": 1, "criteria-MAX_NUM_FORMS": 20,
-        "criteria-0-name": "quality", "criteria-0-scale_min": 0, "criteria-0-scale_max": 100,
-        "systems": [s.pk for s in dataset.systems.all()], "action": "preview",
+        "dataset": dataset.pk,
+        "name": "Preview ESA",
+        "protocol": "esa",
+        "redundancy": 1,
+        "units_per_batch": 5,
+        "show_source": "on",
+        "pair_rounds": 0,
+        "assignment_timeout_minutes": 30,
+        "instructions": "",
+        "criteria-TOTAL_FORMS": 1,
+        "criteria-INITIAL_FORMS": 0,
+        "criteria-MIN_NUM_FORMS": 1,
+        "criteria-MAX_NUM_FORMS": 20,
+        "criteria-0-name": "quality",
+        "criteria-0-scale_min": 0,
+        "criteria-0-scale_max": 100,
+        "systems": [s.pk for s in dataset.systems.all()],
+        "action": "preview",
     }
     html = client.post(url, data).content.decode()
     assert 'id="esa-text"' in html
@@ -83,17 +98,29 @@ def test_the_set_up_preview_loads_the_previewed_protocols_script(client, researc
     assert mine == _expected(protocols.get("esa")) and _loads_in_order(html, protocols.get("esa"))
 
 
-def test_the_set_up_preview_of_a_cesa_campaign_shows_its_outputs_side_by_side(client, researcher, project,
-                                                                                dataset):
+def test_the_set_up_preview_of_a_cesa_campaign_shows_its_outputs_side_by_side(client, researcher, project, dataset):
     url = reverse("campaign-new", args=[project.pk])
     client.force_login(researcher)
     data = {
-        "dataset": dataset.pk, "name": "Preview cESA", "protocol": "cesa", "redundancy": 1, "tuple_size": 2,
-        "units_per_batch": 5, "show_source": "on", "pair_rounds": 0, "assignment_timeout_minutes": 30,
-        "instructions": "", "criteria-TOTAL_FORMS": 1, "criteria-INITIAL_FORMS": 0,
-        "criteria-MIN_NUM_FORMS": 1, "criteria-MAX_NUM_FORMS": 20,
-        "criteria-0-name": "quality", "criteria-0-scale_min": 0, "criteria-0-scale_max": 100,
-        "systems": [s.pk for s in dataset.systems.all()], "action": "preview",
+        "dataset": dataset.pk,
+        "name": "Preview cESA",
+        "protocol": "cesa",
+        "redundancy": 1,
+        "tuple_size": 2,
+        "units_per_batch": 5,
+        "show_source": "on",
+        "pair_rounds": 0,
+        "assignment_timeout_minutes": 30,
+        "instructions": "",
+        "criteria-TOTAL_FORMS": 1,
+        "criteria-INITIAL_FORMS": 0,
+        "criteria-MIN_NUM_FORMS": 1,
+        "criteria-MAX_NUM_FORMS": 20,
+        "criteria-0-name": "quality",
+        "criteria-0-scale_min": 0,
+        "criteria-0-scale_max": 100,
+        "systems": [s.pk for s in dataset.systems.all()],
+        "action": "preview",
     }
     html = client.post(url, data).content.decode()
     assert html.count("data-span-card") == 2 and 'id="esa-text-1"' in html and 'id="esa-text-2"' in html

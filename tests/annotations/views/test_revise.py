@@ -1,6 +1,7 @@
 """Revising a finished unit of the batch in progress: the service, the page, its JSON submit and
 `POST /api/assignments/{id}/revise/` (replace the judgements, count nothing twice, lock the batch
 once it is complete)."""
+
 import json
 
 import pytest
@@ -22,8 +23,16 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def campaign(dataset):
     # Five single-output units (item-1 and item-3 have two outputs, item-2 one), batches of 3.
-    return campaign_create(dataset=dataset, name="Rate me", protocol="likert", criteria=["fluency"], scale_min=1,
-                           scale_max=5, redundancy=2, units_per_batch=3)
+    return campaign_create(
+        dataset=dataset,
+        name="Rate me",
+        protocol="likert",
+        criteria=["fluency"],
+        scale_min=1,
+        scale_max=5,
+        redundancy=2,
+        units_per_batch=3,
+    )
 
 
 @pytest.fixture
@@ -33,22 +42,36 @@ def me(campaign, annotator):
 
 def _do(campaign, me, score=3):
     assignment, _ = assignment_next(campaign=campaign, annotator=me)
-    unit_submit(annotator=me, assignment_id=assignment.pk, judgements=[
-        {"criterion": "fluency", "output": assignment.unit.outputs[0], "score": score}], time_spent_ms=1000)
+    unit_submit(
+        annotator=me,
+        assignment_id=assignment.pk,
+        judgements=[{"criterion": "fluency", "output": assignment.unit.outputs[0], "score": score}],
+        time_spent_ms=1000,
+    )
     return Assignment.objects.get(pk=assignment.pk)
 
 
 def _counts(campaign, me):
-    return (Enrolment.objects.get(campaign=campaign, annotator=me).n_done,
-            sorted(Unit.objects.filter(campaign=campaign).values_list("id", "n_done")))
+    return (
+        Enrolment.objects.get(campaign=campaign, annotator=me).n_done,
+        sorted(Unit.objects.filter(campaign=campaign).values_list("id", "n_done")),
+    )
 
 
 def _body(assignment, score):
     # As the page sends it: outputs named by the handles the assignment showed (annotations.services.handles).
-    return json.dumps({"judgements": [{"criterion": "fluency", "output": output_handle(assignment.pk,
-                                                                                       assignment.unit.outputs[0]),
-                                       "score": score}],
-                       "shown_order": [output_handle(assignment.pk, i) for i in assignment.shown_order]})
+    return json.dumps(
+        {
+            "judgements": [
+                {
+                    "criterion": "fluency",
+                    "output": output_handle(assignment.pk, assignment.unit.outputs[0]),
+                    "score": score,
+                }
+            ],
+            "shown_order": [output_handle(assignment.pk, i) for i in assignment.shown_order],
+        }
+    )
 
 
 def test_the_page_reopens_a_done_unit_with_its_answer_and_replaces_it(client, annotator, campaign, me):
@@ -58,12 +81,15 @@ def test_the_page_reopens_a_done_unit_with_its_answer_and_replaces_it(client, an
     client.force_login(annotator)
     page = client.get(reverse("annotate-revise", args=[first.pk]))
     assert page.status_code == 200
-    config = json.loads(page.content.decode().split('id="unit-config" type="application/json">')[1].split("</script>")[0])
+    config = json.loads(
+        page.content.decode().split('id="unit-config" type="application/json">')[1].split("</script>")[0]
+    )
     # The stored answer, as the draft the page restores; sent to the revise endpoint, not submit.
     assert config["draft"]["fields"] == {f"s-0-{output_handle(first.pk, first.unit.outputs[0])}": "2"}
     assert config["submit_url"] == reverse("annotate-revise-submit", args=[first.pk]) and not config["draft_url"]
-    response = client.post(reverse("annotate-revise-submit", args=[first.pk]), _body(first, 5),
-                           content_type="application/json")
+    response = client.post(
+        reverse("annotate-revise-submit", args=[first.pk]), _body(first, 5), content_type="application/json"
+    )
     assert response.status_code == 200, response.content
     assert response.json()["next"] == reverse("annotate-unit", args=[campaign.pk])
     (row,) = RatingJudgement.objects.filter(assignment=first)
@@ -77,9 +103,17 @@ def test_the_api_revises_and_refuses_bad_answers_with_the_submit_rules(client, a
     first = _do(campaign, me, 2)
     client.force_login(annotator)
     url = reverse("api-assignment-revise", args=[first.pk])
-    bad = client.post(url, json.dumps({"judgements": [{"criterion": "fluency",
-                                                       "output": output_handle(first.pk, first.unit.outputs[0]),
-                                                       "score": 9}]}), content_type="application/json")
+    bad = client.post(
+        url,
+        json.dumps(
+            {
+                "judgements": [
+                    {"criterion": "fluency", "output": output_handle(first.pk, first.unit.outputs[0]), "score": 9}
+                ]
+            }
+        ),
+        content_type="application/json",
+    )
     assert bad.status_code == 400 and "judgement 1" in json.dumps(bad.json())
     assert RatingJudgement.objects.get(assignment=first).score == 2  # the refused revision changed nothing
     ok = client.post(url, _body(first, 1), content_type="application/json")
@@ -94,20 +128,27 @@ def test_a_complete_batch_is_locked_and_a_pending_unit_cannot_be_revised(client,
     for unit in units:
         page = client.get(reverse("annotate-revise", args=[unit.pk]))
         assert page.status_code == 400 and "batch is complete" in page.content.decode()
-        api = client.post(reverse("api-assignment-revise", args=[unit.pk]), _body(unit, 1),
-                          content_type="application/json")
+        api = client.post(
+            reverse("api-assignment-revise", args=[unit.pk]), _body(unit, 1), content_type="application/json"
+        )
         assert api.status_code == 400 and "batch is complete" in json.dumps(api.json())
-        form = client.post(reverse("annotate-revise-submit", args=[unit.pk]), _body(unit, 1),
-                           content_type="application/json")
+        form = client.post(
+            reverse("annotate-revise-submit", args=[unit.pk]), _body(unit, 1), content_type="application/json"
+        )
         assert form.status_code == 400 and "batch is complete" in " ".join(form.json()["errors"])
     assert set(RatingJudgement.objects.filter(annotator=me).values_list("score", flat=True)) == {3}
     # Batch 2: its first unit may be revised, the pending one not (submit it).
     fourth = _do(campaign, me, 3)
-    assert client.post(reverse("api-assignment-revise", args=[fourth.pk]), _body(fourth, 5),
-                       content_type="application/json").status_code == 200
+    assert (
+        client.post(
+            reverse("api-assignment-revise", args=[fourth.pk]), _body(fourth, 5), content_type="application/json"
+        ).status_code
+        == 200
+    )
     pending, _ = assignment_next(campaign=campaign, annotator=me)
-    response = client.post(reverse("api-assignment-revise", args=[pending.pk]), _body(pending, 5),
-                           content_type="application/json")
+    response = client.post(
+        reverse("api-assignment-revise", args=[pending.pk]), _body(pending, 5), content_type="application/json"
+    )
     assert response.status_code == 400 and "not submitted yet" in json.dumps(response.json())
 
 
@@ -116,8 +157,9 @@ def test_a_completion_code_after_part_of_a_batch_locks_it(client, annotator, cam
     first = _do(campaign, me, 3)
     CompletionCode.objects.create(campaign=campaign, annotator=me, batch=0, code="ABCD-EFGH-J", passed=True)
     client.force_login(annotator)
-    response = client.post(reverse("api-assignment-revise", args=[first.pk]), _body(first, 5),
-                           content_type="application/json")
+    response = client.post(
+        reverse("api-assignment-revise", args=[first.pk]), _body(first, 5), content_type="application/json"
+    )
     assert response.status_code == 400 and "batch is complete" in json.dumps(response.json())
 
 
@@ -125,14 +167,23 @@ def test_someone_elses_unit_is_not_found(client, researcher, annotator, campaign
     first = _do(campaign, me, 3)
     client.force_login(researcher)
     assert client.get(reverse("annotate-revise", args=[first.pk])).status_code == 404
-    assert client.post(reverse("annotate-revise-submit", args=[first.pk]), _body(first, 1),
-                       content_type="application/json").status_code == 404
-    assert client.post(reverse("api-assignment-revise", args=[first.pk]), _body(first, 1),
-                       content_type="application/json").status_code == 404
+    assert (
+        client.post(
+            reverse("annotate-revise-submit", args=[first.pk]), _body(first, 1), content_type="application/json"
+        ).status_code
+        == 404
+    )
+    assert (
+        client.post(
+            reverse("api-assignment-revise", args=[first.pk]), _body(first, 1), content_type="application/json"
+        ).status_code
+        == 404
+    )
 
 
-def test_the_unit_page_shows_the_batch_strip_and_no_campaign_progress_to_annotators(client, annotator, researcher,
-                                                                                     campaign, me):
+def test_the_unit_page_shows_the_batch_strip_and_no_campaign_progress_to_annotators(
+    client, annotator, researcher, campaign, me
+):
     first = _do(campaign, me, 3)
     client.force_login(annotator)
     html = client.post(reverse("annotate-campaign", args=[campaign.pk]), follow=True).content.decode()  # Start (a POST)
@@ -147,79 +198,146 @@ def test_the_unit_page_shows_the_batch_strip_and_no_campaign_progress_to_annotat
 
 @pytest.fixture
 def esa(dataset):
-    return campaign_create(dataset=dataset, name="Spans", protocol="esa", criteria=["quality"], redundancy=1,
-                           units_per_batch=5)
+    return campaign_create(
+        dataset=dataset, name="Spans", protocol="esa", criteria=["quality"], redundancy=1, units_per_batch=5
+    )
 
 
 def test_an_esa_revision_replaces_the_spans(client, annotator, esa):
     me = annotator_get_or_create(project=esa.project, name=annotator.username, user=annotator)
     assignment, _ = assignment_next(campaign=esa, annotator=me)
     output = assignment.unit.outputs[0]
-    unit_submit(annotator=me, assignment_id=assignment.pk, judgements=[
-        {"criterion": "quality", "output": output, "score": 40,
-         "spans": [{"start": 0, "end": 3, "severity": "major"}, {"missing": True, "severity": "minor"}]}])
+    unit_submit(
+        annotator=me,
+        assignment_id=assignment.pk,
+        judgements=[
+            {
+                "criterion": "quality",
+                "output": output,
+                "score": 40,
+                "spans": [{"start": 0, "end": 3, "severity": "major"}, {"missing": True, "severity": "minor"}],
+            }
+        ],
+    )
     client.force_login(annotator)
     page = client.get(reverse("annotate-revise", args=[assignment.pk])).content.decode()
     draft = json.loads(page.split('id="unit-config" type="application/json">')[1].split("</script>")[0])["draft"]
-    assert draft["spans"] == [{"start": 0, "end": 3, "severity": "major", "missing": False},
-                              {"start": None, "end": None, "severity": "minor", "missing": True}]
-    response = client.post(reverse("annotate-revise-submit", args=[assignment.pk]), json.dumps({"judgements": [
-        {"criterion": "quality", "output": output_handle(assignment.pk, output), "score": 90,
-         "spans": [{"missing": True, "severity": "major"}]}
-    ]}), content_type="application/json")
+    assert draft["spans"] == [
+        {"start": 0, "end": 3, "severity": "major", "missing": False},
+        {"start": None, "end": None, "severity": "minor", "missing": True},
+    ]
+    response = client.post(
+        reverse("annotate-revise-submit", args=[assignment.pk]),
+        json.dumps(
+            {
+                "judgements": [
+                    {
+                        "criterion": "quality",
+                        "output": output_handle(assignment.pk, output),
+                        "score": 90,
+                        "spans": [{"missing": True, "severity": "major"}],
+                    }
+                ]
+            }
+        ),
+        content_type="application/json",
+    )
     assert response.status_code == 200, response.content
     (row,) = SpanJudgement.objects.filter(assignment=assignment)
     assert row.score == 90
-    assert list(ErrorSpan.objects.values_list("start", "end", "severity", "missing")) == [
-        (None, None, "major", True)]
+    assert list(ErrorSpan.objects.values_list("start", "end", "severity", "missing")) == [(None, None, "major", True)]
 
 
 def test_a_cesa_revision_reopens_each_outputs_spans(client, annotator, dataset):
-    cesa = campaign_create(dataset=dataset, name="Contrastive", protocol="cesa", criteria=["quality"],
-                           redundancy=1, units_per_batch=5, tuple_size=2)
+    cesa = campaign_create(
+        dataset=dataset,
+        name="Contrastive",
+        protocol="cesa",
+        criteria=["quality"],
+        redundancy=1,
+        units_per_batch=5,
+        tuple_size=2,
+    )
     me = annotator_get_or_create(project=cesa.project, name=annotator.username, user=annotator)
     assignment, _ = assignment_next(campaign=cesa, annotator=me)
     while len(assignment.unit.outputs) < 2:  # item-2 has one output: a unit of its own
-        unit_submit(annotator=me, assignment_id=assignment.pk, judgements=[
-            {"criterion": "quality", "output": assignment.unit.outputs[0], "score": 50}])
+        unit_submit(
+            annotator=me,
+            assignment_id=assignment.pk,
+            judgements=[{"criterion": "quality", "output": assignment.unit.outputs[0], "score": 50}],
+        )
         assignment, _ = assignment_next(campaign=cesa, annotator=me)
     first, second = assignment.shown_order
-    unit_submit(annotator=me, assignment_id=assignment.pk, shown_order=[first, second], judgements=[
-        {"criterion": "quality", "output": first, "score": 40, "spans": [{"start": 0, "end": 3, "severity": "major"}]},
-        {"criterion": "quality", "output": second, "score": 70, "spans": [{"missing": True, "severity": "minor"}]}])
+    unit_submit(
+        annotator=me,
+        assignment_id=assignment.pk,
+        shown_order=[first, second],
+        judgements=[
+            {
+                "criterion": "quality",
+                "output": first,
+                "score": 40,
+                "spans": [{"start": 0, "end": 3, "severity": "major"}],
+            },
+            {"criterion": "quality", "output": second, "score": 70, "spans": [{"missing": True, "severity": "minor"}]},
+        ],
+    )
     client.force_login(annotator)
     page = client.get(reverse("annotate-revise", args=[assignment.pk])).content.decode()
     draft = json.loads(page.split('id="unit-config" type="application/json">')[1].split("</script>")[0])["draft"]
     # Keyed by the handles the page names the outputs by, never by their ids.
     assert draft["spans_by_output"] == {
         output_handle(assignment.pk, first): [{"start": 0, "end": 3, "severity": "major", "missing": False}],
-        output_handle(assignment.pk, second): [{"start": None, "end": None, "severity": "minor", "missing": True}]}
-    assert f's-0-{output_handle(assignment.pk, second)}' in draft["fields"]
+        output_handle(assignment.pk, second): [{"start": None, "end": None, "severity": "minor", "missing": True}],
+    }
+    assert f"s-0-{output_handle(assignment.pk, second)}" in draft["fields"]
 
 
 def test_an_mqm_revision_keeps_the_categories_and_recomputes_the_score(client, annotator, dataset):
-    mqm = campaign_create(dataset=dataset, name="MQM", protocol="mqm", criteria=["mqm"], redundancy=1,
-                          units_per_batch=5)
+    mqm = campaign_create(
+        dataset=dataset, name="MQM", protocol="mqm", criteria=["mqm"], redundancy=1, units_per_batch=5
+    )
     me = annotator_get_or_create(project=mqm.project, name=annotator.username, user=annotator)
     assignment, _ = assignment_next(campaign=mqm, annotator=me)
     output = assignment.unit.outputs[0]
-    unit_submit(annotator=me, assignment_id=assignment.pk, judgements=[
-        {"criterion": "mqm", "output": output,
-         "spans": [{"start": 0, "end": 3, "severity": "major", "category": "Accuracy/Mistranslation"}]}])
+    unit_submit(
+        annotator=me,
+        assignment_id=assignment.pk,
+        judgements=[
+            {
+                "criterion": "mqm",
+                "output": output,
+                "spans": [{"start": 0, "end": 3, "severity": "major", "category": "Accuracy/Mistranslation"}],
+            }
+        ],
+    )
     client.force_login(annotator)
     page = client.get(reverse("annotate-revise", args=[assignment.pk])).content.decode()
     draft = json.loads(page.split('id="unit-config" type="application/json">')[1].split("</script>")[0])["draft"]
-    assert draft["spans"] == [{"start": 0, "end": 3, "severity": "major", "missing": False,
-                               "category": "Accuracy/Mistranslation"}]
-    response = client.post(reverse("annotate-revise-submit", args=[assignment.pk]), json.dumps({"judgements": [
-        {"criterion": "mqm", "output": output_handle(assignment.pk, output),
-         "spans": [{"missing": True, "severity": "minor", "category": "Fluency/Punctuation"}]}
-    ]}), content_type="application/json")
+    assert draft["spans"] == [
+        {"start": 0, "end": 3, "severity": "major", "missing": False, "category": "Accuracy/Mistranslation"}
+    ]
+    response = client.post(
+        reverse("annotate-revise-submit", args=[assignment.pk]),
+        json.dumps(
+            {
+                "judgements": [
+                    {
+                        "criterion": "mqm",
+                        "output": output_handle(assignment.pk, output),
+                        "spans": [{"missing": True, "severity": "minor", "category": "Fluency/Punctuation"}],
+                    }
+                ]
+            }
+        ),
+        content_type="application/json",
+    )
     assert response.status_code == 200, response.content
     (row,) = SpanJudgement.objects.filter(assignment=assignment)
     assert row.score == pytest.approx(-0.1)  # Minor/Fluency/Punctuation: 0.1
     assert list(ErrorSpan.objects.values_list("severity", "category", "missing")) == [
-        ("minor", "Fluency/Punctuation", True)]
+        ("minor", "Fluency/Punctuation", True)
+    ]
 
 
 def test_a_control_unit_is_revised_like_any_other(client, annotator, dataset):
@@ -227,8 +345,16 @@ def test_a_control_unit_is_revised_like_any_other(client, annotator, dataset):
     their answer replaced in quality control (never written to the judgement tables)."""
     from annotations.quality.models import ControlJudgement
 
-    campaign = campaign_create(dataset=dataset, name="Controlled", protocol="likert", criteria=["fluency"],
-                               scale_min=1, scale_max=5, redundancy=1, units_per_batch=20)
+    campaign = campaign_create(
+        dataset=dataset,
+        name="Controlled",
+        protocol="likert",
+        criteria=["fluency"],
+        scale_min=1,
+        scale_max=5,
+        redundancy=1,
+        units_per_batch=20,
+    )
     quality_settings_update(campaign=campaign, degraded_share=0.5, repeat_share=0.5)
     me = annotator_get_or_create(project=campaign.project, name=annotator.username, user=annotator)
     done = []
@@ -236,8 +362,12 @@ def test_a_control_unit_is_revised_like_any_other(client, annotator, dataset):
         assignment, _ = assignment_next(campaign=campaign, annotator=me)
         if assignment is None:
             break
-        unit_submit(annotator=me, assignment_id=assignment.pk, judgements=[
-            {"criterion": "fluency", "output": assignment.shown_order[0], "score": 2}], time_spent_ms=900)
+        unit_submit(
+            annotator=me,
+            assignment_id=assignment.pk,
+            judgements=[{"criterion": "fluency", "output": assignment.shown_order[0], "score": 2}],
+            time_spent_ms=900,
+        )
         done.append(Assignment.objects.select_related("unit").get(pk=assignment.pk))
     control = next(a for a in done if a.unit.kind != Unit.Kind.REGULAR)
     regular_rows = RatingJudgement.objects.count()
@@ -246,9 +376,16 @@ def test_a_control_unit_is_revised_like_any_other(client, annotator, dataset):
     config = json.loads(page.split('id="unit-config" type="application/json">')[1].split("</script>")[0])
     output = config["outputs"][0]["id"]
     assert config["draft"]["fields"] == {f"s-0-{output}": "2"}
-    response = client.post(reverse("annotate-revise-submit", args=[control.pk]), json.dumps({
-        "judgements": [{"criterion": "fluency", "output": output, "score": 5}],
-        "shown_order": config["shown_order"]}), content_type="application/json")
+    response = client.post(
+        reverse("annotate-revise-submit", args=[control.pk]),
+        json.dumps(
+            {
+                "judgements": [{"criterion": "fluency", "output": output, "score": 5}],
+                "shown_order": config["shown_order"],
+            }
+        ),
+        content_type="application/json",
+    )
     assert response.status_code == 200, response.content
     (answer,) = ControlJudgement.objects.filter(assignment=control)
     assert answer.answer["scores"] == {str(control.shown_order[0]): 5}  # stored by the (alias) id, not the handle
@@ -261,16 +398,26 @@ def test_choice_answers_are_shown_as_the_page_names_them_and_revised(client, ann
     choices by output id: the reopened page must name the choice the annotator made."""
     from annotations.models import BestWorstJudgement, PairwiseJudgement
 
-    campaign = campaign_create(dataset=dataset, name=protocol, protocol=protocol, criteria=["quality"], redundancy=1,
-                               units_per_batch=5, **({"tuple_size": 2} if protocol == "bws" else {}))
+    campaign = campaign_create(
+        dataset=dataset,
+        name=protocol,
+        protocol=protocol,
+        criteria=["quality"],
+        redundancy=1,
+        units_per_batch=5,
+        **({"tuple_size": 2} if protocol == "bws" else {}),
+    )
     me = annotator_get_or_create(project=campaign.project, name=annotator.username, user=annotator)
     assignment, _ = assignment_next(campaign=campaign, annotator=me)
     # Shown against the id order (as the server may choose), so A is not simply the lower id.
     Assignment.objects.filter(pk=assignment.pk).update(shown_order=sorted(assignment.shown_order, reverse=True))
     assignment.refresh_from_db()
     first, second = assignment.shown_order
-    answer = {"criterion": "quality", "winner": "a"} if protocol == "pairwise" else \
-        {"criterion": "quality", "best": second, "worst": first}
+    answer = (
+        {"criterion": "quality", "winner": "a"}
+        if protocol == "pairwise"
+        else {"criterion": "quality", "best": second, "worst": first}
+    )
     unit_submit(annotator=me, assignment_id=assignment.pk, judgements=[answer])
     client.force_login(annotator)
     page = client.get(reverse("annotate-revise", args=[assignment.pk])).content.decode()
@@ -282,8 +429,11 @@ def test_choice_answers_are_shown_as_the_page_names_them_and_revised(client, ann
         h = {i: output_handle(assignment.pk, i) for i in (first, second)}
         assert draft["fields"] == {"b-0": h[second], "x-0": h[first]}
         revised = {"criterion": "quality", "best": h[first], "worst": h[second]}
-    response = client.post(reverse("annotate-revise-submit", args=[assignment.pk]),
-                           json.dumps({"judgements": [revised]}), content_type="application/json")
+    response = client.post(
+        reverse("annotate-revise-submit", args=[assignment.pk]),
+        json.dumps({"judgements": [revised]}),
+        content_type="application/json",
+    )
     assert response.status_code == 200, response.content
     if protocol == "pairwise":
         (row,) = PairwiseJudgement.objects.filter(assignment=assignment)
@@ -294,9 +444,16 @@ def test_choice_answers_are_shown_as_the_page_names_them_and_revised(client, ann
 
 
 def test_the_esa_slider_has_tick_labels_and_the_scales_end_descriptions(client, annotator, dataset):
-    campaign = campaign_create(dataset=dataset, name="Ticks", protocol="esa", criteria=["quality"], redundancy=1,
-                               criteria_config=[{"name": "quality", "scale_min": 0, "scale_max": 100,
-                                                 "min_label": "broken <b>", "max_label": "perfect"}])
+    campaign = campaign_create(
+        dataset=dataset,
+        name="Ticks",
+        protocol="esa",
+        criteria=["quality"],
+        redundancy=1,
+        criteria_config=[
+            {"name": "quality", "scale_min": 0, "scale_max": 100, "min_label": "broken <b>", "max_label": "perfect"}
+        ],
+    )
     client.force_login(annotator)
     html = client.post(reverse("annotate-campaign", args=[campaign.pk]), follow=True).content.decode()  # Start (a POST)
     ticks = html.split('class="slider-ticks"')[1].split("</div>")[0]
@@ -314,8 +471,9 @@ def _same(sent: list[dict], stored: list[dict]) -> bool:
         return {k: ([span_record(s) for s in answer[k]] if k == "spans" else answer[k]) for k in keys}
 
     keys = [sorted(a) for a in sent]
-    return sorted(map(repr, (norm(a, k) for a, k in zip(sent, keys)))) == \
-        sorted(map(repr, (norm(a, k) for a, k in zip(stored, keys))))
+    return sorted(map(repr, (norm(a, k) for a, k in zip(sent, keys)))) == sorted(
+        map(repr, (norm(a, k) for a, k in zip(stored, keys)))
+    )
 
 
 @pytest.mark.parametrize("protocol", every_protocol())
@@ -327,8 +485,15 @@ def test_every_protocol_reopens_its_answers_and_revises_them(client, annotator, 
     from annotations import protocols
     from annotations.selectors.batches import assignment_answers
 
-    campaign = campaign_create(dataset=dataset, name=protocol, protocol=protocol, criteria=["quality"], redundancy=1,
-                               units_per_batch=5, **campaign_settings(protocol))
+    campaign = campaign_create(
+        dataset=dataset,
+        name=protocol,
+        protocol=protocol,
+        criteria=["quality"],
+        redundancy=1,
+        units_per_batch=5,
+        **campaign_settings(protocol),
+    )
     me = annotator_get_or_create(project=campaign.project, name=annotator.username, user=annotator)
     assignment, _ = assignment_next(campaign=campaign, annotator=me)
     texts = dict(Output.objects.filter(pk__in=assignment.shown_order).values_list("pk", "text"))
@@ -336,10 +501,11 @@ def test_every_protocol_reopens_its_answers_and_revises_them(client, annotator, 
 
     def answers(ids, impressions):
         outputs = [{"id": i, "text": texts[real]} for i, real in zip(ids, assignment.shown_order)]
-        return protocols.get(protocol).simulated_answers(campaign, "quality", outputs,
-                                                         lambda o: impressions[ids.index(o["id"])], rng)
+        return protocols.get(protocol).simulated_answers(
+            campaign, "quality", outputs, lambda o: impressions[ids.index(o["id"])], rng
+        )
 
-    given = answers(list(assignment.shown_order), [20, 90, 60, 40][:len(assignment.shown_order)])
+    given = answers(list(assignment.shown_order), [20, 90, 60, 40][: len(assignment.shown_order)])
     unit_submit(annotator=me, assignment_id=assignment.pk, judgements=given, shown_order=assignment.shown_order)
     assignment = Assignment.objects.get(pk=assignment.pk)
     assert _same(given, assignment_answers(assignment=assignment))
@@ -350,9 +516,12 @@ def test_every_protocol_reopens_its_answers_and_revises_them(client, annotator, 
     # every question answered is restored: inputs, spans, or the protocol's own part (post-edit: the texts)
     assert draft["fields"] or draft["spans"] or draft.get("post_edits")
     handles = [output_handle(assignment.pk, i) for i in assignment.shown_order]
-    revised = answers(handles, [95, 10, 30, 70][:len(handles)])
-    response = client.post(reverse("annotate-revise-submit", args=[assignment.pk]),
-                           json.dumps({"judgements": revised}), content_type="application/json")
+    revised = answers(handles, [95, 10, 30, 70][: len(handles)])
+    response = client.post(
+        reverse("annotate-revise-submit", args=[assignment.pk]),
+        json.dumps({"judgements": revised}),
+        content_type="application/json",
+    )
     assert response.status_code == 200, response.content
     real = dict(zip(handles, assignment.shown_order))
     in_ids = [{k: real.get(v, v) if k in ("output", "best", "worst") else v for k, v in a.items()} for a in revised]

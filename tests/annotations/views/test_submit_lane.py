@@ -6,6 +6,7 @@ same bytes: status, every header, body. A stored unit is checked by its rows and
 headers and shape against another annotator's unit submitted through Django. Requests the lane
 must not take reach Django with their body.
 """
+
 import io
 import json
 import re
@@ -47,19 +48,34 @@ class Browser:
 
     def body(self, score=4) -> dict:
         handles = [output_handle(self.assignment.pk, i) for i in self.assignment.shown_order]
-        return {"judgements": [{"criterion": "fluency", "output": h, "score": score} for h in handles],
-                "shown_order": handles, "time_spent_ms": 1200}
+        return {
+            "judgements": [{"criterion": "fluency", "output": h, "score": score} for h in handles],
+            "shown_order": handles,
+            "time_spent_ms": 1200,
+        }
 
-    def submit(self, app, *, pk=None, body=None, raw=None, csrf=True, session=True, content_type="application/json",
-               extra=None):
+    def submit(
+        self, app, *, pk=None, body=None, raw=None, csrf=True, session=True, content_type="application/json", extra=None
+    ):
         data = raw if raw is not None else json.dumps(self.body() if body is None else body).encode()
         cookies = [f"csrftoken={self.csrf}"] + ([f"sessionid={self.session}"] if session else [])
-        environ = {"REQUEST_METHOD": "POST", "PATH_INFO": reverse("annotate-submit", args=[pk or self.assignment.pk]),
-                   "SCRIPT_NAME": "", "QUERY_STRING": "", "SERVER_NAME": "testserver", "SERVER_PORT": "80",
-                   "HTTP_HOST": "testserver", "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "127.0.0.1",
-                   "wsgi.url_scheme": "http", "wsgi.input": io.BytesIO(data), "wsgi.errors": io.StringIO(),
-                   "CONTENT_LENGTH": str(len(data)), "CONTENT_TYPE": content_type,
-                   "HTTP_COOKIE": "; ".join(cookies)}
+        environ = {
+            "REQUEST_METHOD": "POST",
+            "PATH_INFO": reverse("annotate-submit", args=[pk or self.assignment.pk]),
+            "SCRIPT_NAME": "",
+            "QUERY_STRING": "",
+            "SERVER_NAME": "testserver",
+            "SERVER_PORT": "80",
+            "HTTP_HOST": "testserver",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "REMOTE_ADDR": "127.0.0.1",
+            "wsgi.url_scheme": "http",
+            "wsgi.input": io.BytesIO(data),
+            "wsgi.errors": io.StringIO(),
+            "CONTENT_LENGTH": str(len(data)),
+            "CONTENT_TYPE": content_type,
+            "HTTP_COOKIE": "; ".join(cookies),
+        }
         if csrf:
             environ["HTTP_X_CSRFTOKEN"] = self.csrf if csrf is True else csrf
         environ.update(extra or {})
@@ -91,8 +107,9 @@ def call(app, environ):
 
 @pytest.fixture
 def campaign(dataset):
-    return campaign_create(dataset=dataset, name="Rate me", protocol="likert", criteria=["fluency"], scale_min=1,
-                           scale_max=5, redundancy=2)
+    return campaign_create(
+        dataset=dataset, name="Rate me", protocol="likert", criteria=["fluency"], scale_min=1, scale_max=5, redundancy=2
+    )
 
 
 @pytest.fixture
@@ -106,8 +123,10 @@ def _stored(assignment) -> int:
 
 def test_a_submit_is_stored_and_answered_as_django_answers_another(apps, project, campaign, anna):
     lane, django = apps
-    bob = Browser(MembershipFactory(project=project, user=UserFactory(username="bob"),
-                                    role=Membership.Role.ANNOTATOR).user, campaign)
+    bob = Browser(
+        MembershipFactory(project=project, user=UserFactory(username="bob"), role=Membership.Role.ANNOTATOR).user,
+        campaign,
+    )
     by_lane = anna.submit(lane)
     assert django.calls == 0  # the lane answered it
     by_django = bob.submit(django)
@@ -117,31 +136,56 @@ def test_a_submit_is_stored_and_answered_as_django_answers_another(apps, project
     # The same headers (the security headers, CSP, Vary: Cookie...), Content-Length aside.
     assert [h for h in by_lane[1] if h[0] != "Content-Length"] == [h for h in by_django[1] if h[0] != "Content-Length"]
     names = {name for name, _ in by_lane[1]}
-    assert {"Content-Security-Policy", "X-Frame-Options", "X-Content-Type-Options", "Referrer-Policy",
-            "Cross-Origin-Opener-Policy", "Vary"} <= names
+    assert {
+        "Content-Security-Policy",
+        "X-Frame-Options",
+        "X-Content-Type-Options",
+        "Referrer-Policy",
+        "Cross-Origin-Opener-Policy",
+        "Vary",
+    } <= names
     lane_answer, django_answer = json.loads(by_lane[2]), json.loads(by_django[2])
     assert set(lane_answer) == set(django_answer) == {"next", "unit"}
     assert set(lane_answer["unit"]) == set(django_answer["unit"])
     # The next unit is handed out and is this annotator's, named by its own handles (blind).
     following = Assignment.objects.get(annotator__user__username="anna", status="pending")
     assert lane_answer["unit"]["config"]["assignment"] == following.pk
-    assert lane_answer["unit"]["config"]["shown_order"] == [output_handle(following.pk, i)
-                                                             for i in following.shown_order]
+    assert lane_answer["unit"]["config"]["shown_order"] == [
+        output_handle(following.pk, i) for i in following.shown_order
+    ]
     assert "sysA" not in by_lane[2].decode() and "sysB" not in by_lane[2].decode()
 
 
 def _same_but_nonce(a, b):
     """Equal answers; what is random per response (an error page's CSP nonce, the masked CSRF token of
     its log-out form) and a cookie's expiry time aside."""
-    nonce = re.compile(rb"nonce-[A-Za-z0-9+/=_-]+|nonce=\"[A-Za-z0-9+/=_-]+\"|expires=[^;]+|name=\"csrfmiddlewaretoken\" value=\"[A-Za-z0-9]+\"")
-    strip = lambda answer: (answer[0], [(k, nonce.sub(b"N", v.encode()).decode()) for k, v in answer[1]],  # noqa: E731
-                            nonce.sub(b"N", answer[2]))
+    nonce = re.compile(
+        rb"nonce-[A-Za-z0-9+/=_-]+|nonce=\"[A-Za-z0-9+/=_-]+\"|expires=[^;]+|name=\"csrfmiddlewaretoken\" value=\"[A-Za-z0-9]+\""
+    )
+    strip = lambda answer: (
+        answer[0],
+        [(k, nonce.sub(b"N", v.encode()).decode()) for k, v in answer[1]],  # noqa: E731
+        nonce.sub(b"N", answer[2]),
+    )
     return strip(a) == strip(b)
 
 
-@pytest.mark.parametrize("case", ["score out of scale", "unknown criterion", "not JSON", "not an object",
-                                  "no CSRF header", "a wrong CSRF token", "no session", "someone else's unit",
-                                  "no such unit", "a real output id", "submitted already"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "score out of scale",
+        "unknown criterion",
+        "not JSON",
+        "not an object",
+        "no CSRF header",
+        "a wrong CSRF token",
+        "no session",
+        "someone else's unit",
+        "no such unit",
+        "a real output id",
+        "submitted already",
+    ],
+)
 def test_refusals_are_djangos_refusals_byte_for_byte(apps, project, campaign, anna, case):
     lane, django = apps
     kwargs, body = {}, anna.body()
@@ -160,8 +204,10 @@ def test_refusals_are_djangos_refusals_byte_for_byte(apps, project, campaign, an
     elif case == "no session":
         kwargs["session"] = False
     elif case == "someone else's unit":
-        bob = Browser(MembershipFactory(project=project, user=UserFactory(username="bob"),
-                                        role=Membership.Role.ANNOTATOR).user, campaign)
+        bob = Browser(
+            MembershipFactory(project=project, user=UserFactory(username="bob"), role=Membership.Role.ANNOTATOR).user,
+            campaign,
+        )
         kwargs["pk"] = bob.assignment.pk
         body = bob.body()
     elif case == "no such unit":
@@ -174,9 +220,17 @@ def test_refusals_are_djangos_refusals_byte_for_byte(apps, project, campaign, an
     by_lane = anna.submit(lane, body=body, **kwargs)
     assert django.calls == calls  # answered by the lane
     by_django = anna.submit(django, body=body, **kwargs)
-    assert _same_but_nonce(by_lane, by_django), [(a, b) for a, b in zip(by_lane[1], by_django[1]) if a != b] or (by_lane[2], by_django[2])
-    expected = {"no CSRF header": "403", "a wrong CSRF token": "403", "no session": "302",
-                "someone else's unit": "404", "no such unit": "404"}.get(case, "400")
+    assert _same_but_nonce(by_lane, by_django), [(a, b) for a, b in zip(by_lane[1], by_django[1]) if a != b] or (
+        by_lane[2],
+        by_django[2],
+    )
+    expected = {
+        "no CSRF header": "403",
+        "a wrong CSRF token": "403",
+        "no session": "302",
+        "someone else's unit": "404",
+        "no such unit": "404",
+    }.get(case, "400")
     assert by_lane[0].startswith(expected), by_lane
     if case != "submitted already":
         assert not RatingJudgement.objects.exists()
@@ -186,8 +240,13 @@ def test_a_join_session_submits_through_the_lane(apps, client, campaign):
     """A study participant's session (no account): their unit stored, the next one handed out."""
     lane, django = apps
     link = join_link_create(campaign=campaign, completion_url="https://app.prolific.com/submissions/complete?cc={code}")
-    assert client.post(reverse("join", args=[link.token]), {"PROLIFIC_PID": "5f0c1e2d3b4a596877665544",
-                                                             "STUDY_ID": "s", "SESSION_ID": "x"}).status_code == 302
+    assert (
+        client.post(
+            reverse("join", args=[link.token]),
+            {"PROLIFIC_PID": "5f0c1e2d3b4a596877665544", "STUDY_ID": "s", "SESSION_ID": "x"},
+        ).status_code
+        == 302
+    )
     participant = Browser.__new__(Browser)
     participant.session, participant.csrf = client.cookies["sessionid"].value, get_random_string(32)
     participant.assignment = Assignment.objects.get(status="pending")
@@ -200,9 +259,11 @@ def test_a_join_session_submits_through_the_lane(apps, client, campaign):
 @pytest.mark.parametrize("case", ["a form", "a query string", "no body"])
 def test_what_the_lane_does_not_take_reaches_django(apps, anna, case):
     lane, django = apps
-    kwargs = {"a form": {"content_type": "application/x-www-form-urlencoded"},
-              "a query string": {"extra": {"QUERY_STRING": "x=1"}},
-              "no body": {"raw": b""}}[case]
+    kwargs = {
+        "a form": {"content_type": "application/x-www-form-urlencoded"},
+        "a query string": {"extra": {"QUERY_STRING": "x=1"}},
+        "no body": {"raw": b""},
+    }[case]
     status, _, content = anna.submit(lane, **kwargs)
     assert django.calls == 1
     if case != "no body":  # Django takes it (the view reads the body as JSON whatever its type) and stores the unit

@@ -1,4 +1,5 @@
 """The upload form: staff only, all-or-nothing, every line error on the page."""
+
 import json
 
 import pytest
@@ -11,7 +12,12 @@ from tests.annotations.factories import DatasetFactory, ProjectFactory
 pytestmark = pytest.mark.django_db
 
 GOOD_ROWS = [
-    {"item": "a1", "source": "Hallo Welt.", "references": ["Hello world."], "outputs": {"s1": "Hello world.", "s2": "Hi world."}},
+    {
+        "item": "a1",
+        "source": "Hallo Welt.",
+        "references": ["Hello world."],
+        "outputs": {"s1": "Hello world.", "s2": "Hi world."},
+    },
     {"item": "a2", "source": "Wie geht's?", "references": ["How are you?"], "outputs": {"s1": "How is it going?"}},
 ]
 
@@ -57,7 +63,13 @@ def test_same_file_again_says_nothing_changed(client, owner, project):
 def test_bad_file_lists_every_line_error_and_writes_nothing(client, researcher, project):
     DatasetFactory(project=project, name="existing")
     before = _counts()
-    rows = [GOOD_ROWS[0], "{broken json", {"source": "no id"}, GOOD_ROWS[1], {"item": "a5", "outputs": ["not", "a", "map"]}]
+    rows = [
+        GOOD_ROWS[0],
+        "{broken json",
+        {"source": "no id"},
+        GOOD_ROWS[1],
+        {"item": "a5", "outputs": ["not", "a", "map"]},
+    ]
     client.force_login(researcher)
     response = _post(client, project, content=_jsonl(rows))
     assert response.status_code == 400

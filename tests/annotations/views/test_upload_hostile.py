@@ -1,5 +1,6 @@
 """The upload form on hostile files: every line error on the page, a 400, nothing written;
 and the uploaded file reaches the importer from disk, never from memory."""
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
@@ -12,8 +13,10 @@ pytestmark = pytest.mark.django_db
 
 
 def _post(client, project, content, filename="data.jsonl", name="uploaded"):
-    return client.post(reverse("dataset-upload"), {
-        "file": SimpleUploadedFile(filename, content), "dataset_name": name, "project": project.pk, "format": "auto"})
+    return client.post(
+        reverse("dataset-upload"),
+        {"file": SimpleUploadedFile(filename, content), "dataset_name": name, "project": project.pk, "format": "auto"},
+    )
 
 
 def test_hostile_lines_are_listed_as_line_errors(client, researcher, project):
@@ -28,7 +31,10 @@ def test_hostile_lines_are_listed_as_line_errors(client, researcher, project):
         assert f"line {number}: " in html
         assert reason.replace("'", "&#x27;") in html, reason
     csv = _post(client, project, CSV_META_1E999, filename="d.csv")
-    assert csv.status_code == 400 and "line 2: column meta: invalid JSON: number 1e999 is out of range" in csv.content.decode()
+    assert (
+        csv.status_code == 400
+        and "line 2: column meta: invalid JSON: number 1e999 is out of range" in csv.content.decode()
+    )
     assert table_counts() == before
 
 

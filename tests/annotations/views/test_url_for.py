@@ -1,4 +1,5 @@
 """`url_for` gives what `reverse` gives for the annotate views' one-id URLs, under any script prefix."""
+
 import pytest
 from django.urls import reverse, set_script_prefix
 

@@ -1,5 +1,6 @@
 """Metric run API: researchers start, follow, cancel and read runs; annotators
 never see scores (403); non-members see nothing (404)."""
+
 import pytest
 from rest_framework.test import APIClient
 
@@ -20,8 +21,9 @@ def setup(db):
     for role in ("owner", "researcher", "annotator"):
         users[role] = MembershipFactory(project=project, user=UserFactory(username=f"m-{role}"), role=role).user
     other = Project.objects.create(name="Elsewhere")
-    users["outsider"] = MembershipFactory(project=other, user=UserFactory(username="m-out"),
-                                          role=Membership.Role.OWNER).user
+    users["outsider"] = MembershipFactory(
+        project=other, user=UserFactory(username="m-out"), role=Membership.Role.OWNER
+    ).user
     return dataset, users
 
 
@@ -34,8 +36,9 @@ def client_for(user) -> APIClient:
 def test_researcher_starts_follows_and_reads_a_run(setup):
     dataset, users = setup
     api = client_for(users["researcher"])
-    resp = api.post(f"/api/datasets/{dataset.pk}/metric-runs/", {"metric": "chrf", "options": {"word_order": 2}},
-                    format="json")
+    resp = api.post(
+        f"/api/datasets/{dataset.pk}/metric-runs/", {"metric": "chrf", "options": {"word_order": 2}}, format="json"
+    )
     assert resp.status_code == 201, resp.content
     body = resp.json()
     assert body["status"] == "queued" and body["total"] == 12 and body["done"] == 0 and body["percent"] == 0
@@ -51,8 +54,9 @@ def test_researcher_starts_follows_and_reads_a_run(setup):
     assert scores["count"] == 12 and {s["system"] for s in scores["results"]} == {"sys-0", "sys-1"}
     assert all(isinstance(s["score"], float) for s in scores["results"])
     # Same request again: the done run is reused (200); rerun makes a new one.
-    again = api.post(f"/api/datasets/{dataset.pk}/metric-runs/", {"metric": "chrf", "options": {"word_order": "2"}},
-                     format="json")
+    again = api.post(
+        f"/api/datasets/{dataset.pk}/metric-runs/", {"metric": "chrf", "options": {"word_order": "2"}}, format="json"
+    )
     assert again.status_code == 200 and again.json()["id"] == run.pk
     rerun = api.post(f"/api/metric-runs/{run.pk}/rerun/")
     assert rerun.status_code == 201 and rerun.json()["id"] != run.pk
@@ -61,8 +65,7 @@ def test_researcher_starts_follows_and_reads_a_run(setup):
 def test_bad_metric_or_option_is_400(setup):
     dataset, users = setup
     api = client_for(users["owner"])
-    resp = api.post(f"/api/datasets/{dataset.pk}/metric-runs/", {"metric": "chrf", "options": {"x": 1}},
-                    format="json")
+    resp = api.post(f"/api/datasets/{dataset.pk}/metric-runs/", {"metric": "chrf", "options": {"x": 1}}, format="json")
     assert resp.status_code == 400 and "unknown option" in resp.json()["detail"]
     resp = api.post(f"/api/datasets/{dataset.pk}/metric-runs/", {"metric": "bogus"}, format="json")
     assert resp.status_code == 400 and "unknown metric" in resp.json()["detail"]
@@ -76,8 +79,11 @@ def test_cancel_and_failed_run_message(setup):
     assert resp.status_code == 200 and resp.json()["status"] == "cancelled"
     assert api.post(f"/api/metric-runs/{run_id}/cancel/").status_code == 409
 
-    body = api.post(f"/api/datasets/{dataset.pk}/metric-runs/",
-                    {"metric": "bertscore", "options": {"model": "missing-model"}}, format="json").json()
+    body = api.post(
+        f"/api/datasets/{dataset.pk}/metric-runs/",
+        {"metric": "bertscore", "options": {"model": "missing-model"}},
+        format="json",
+    ).json()
     run_execute_sync(run=MetricRun.objects.get(pk=body["id"]))
     detail = api.get(f"/api/metric-runs/{body['id']}/").json()
     assert detail["status"] == RunStatus.FAILED
@@ -86,8 +92,9 @@ def test_cancel_and_failed_run_message(setup):
 
 def test_annotators_and_outsiders_404_everywhere(setup):
     dataset, users = setup
-    run = run_execute_sync(run=MetricRun.objects.create(dataset=dataset, metric="chrf", total=12, chunk_size=100,
-                                                        sync=True))
+    run = run_execute_sync(
+        run=MetricRun.objects.create(dataset=dataset, metric="chrf", total=12, chunk_size=100, sync=True)
+    )
     assert run.status == RunStatus.DONE
     urls = [
         ("get", f"/api/datasets/{dataset.pk}/metric-runs/"),

@@ -1,4 +1,5 @@
 """`run_metric`: JSON summary on stdout, progress on stderr, errors non-zero."""
+
 import json
 
 import pytest

@@ -1,4 +1,5 @@
 """`manage.py score`: plain-text scoring like sacrebleu's CLI, for any metric, without the database."""
+
 import json
 import os
 import re
@@ -25,8 +26,12 @@ def write(path: Path, lines) -> str:
 
 @pytest.fixture
 def files(tmp_path):
-    return {"hyp": write(tmp_path / "hyp.txt", HYPS), "ref1": write(tmp_path / "ref1.txt", REF1),
-            "ref2": write(tmp_path / "ref2.txt", REF2), "dir": tmp_path}
+    return {
+        "hyp": write(tmp_path / "hyp.txt", HYPS),
+        "ref1": write(tmp_path / "ref1.txt", REF1),
+        "ref2": write(tmp_path / "ref2.txt", REF2),
+        "dir": tmp_path,
+    }
 
 
 def run(*args) -> str:
@@ -36,8 +41,9 @@ def run(*args) -> str:
 
 
 def test_json_corpus_score_and_signature_equal_sacrebleu(files):
-    result = json.loads(run("--metric", "bleu", "--hyp", files["hyp"], "--ref", files["ref1"],
-                            "--ref", files["ref2"], "--json"))
+    result = json.loads(
+        run("--metric", "bleu", "--hyp", files["hyp"], "--ref", files["ref1"], "--ref", files["ref2"], "--json")
+    )
     bleu = BLEU()
     expected = bleu.corpus_score(HYPS, [REF1, REF2])
     assert result["metric"] == "bleu" and result["segments"] == len(HYPS)
@@ -49,8 +55,19 @@ def test_json_corpus_score_and_signature_equal_sacrebleu(files):
 
 def test_segments_file_has_one_line_per_input_in_order(files):
     seg_path = files["dir"] / "segs.jsonl"
-    run("--metric", "chrf", "--hyp", files["hyp"], "--ref", files["ref1"], "--segments", str(seg_path),
-        "--option", "word_order=2", "--json")
+    run(
+        "--metric",
+        "chrf",
+        "--hyp",
+        files["hyp"],
+        "--ref",
+        files["ref1"],
+        "--segments",
+        str(seg_path),
+        "--option",
+        "word_order=2",
+        "--json",
+    )
     rows = [json.loads(line) for line in seg_path.read_text(encoding="utf-8").splitlines()]
     chrf = CHRF(word_order=2)
     assert [r["segment"] for r in rows] == list(range(len(HYPS)))
@@ -58,8 +75,20 @@ def test_segments_file_has_one_line_per_input_in_order(files):
 
 
 def test_skip_empty_refs_gives_variable_reference_counts(files):
-    result = json.loads(run("--metric", "bleu", "--hyp", files["hyp"], "--ref", files["ref1"], "--ref",
-                            files["ref2"], "--skip-empty-refs", "--json"))
+    result = json.loads(
+        run(
+            "--metric",
+            "bleu",
+            "--hyp",
+            files["hyp"],
+            "--ref",
+            files["ref1"],
+            "--ref",
+            files["ref2"],
+            "--skip-empty-refs",
+            "--json",
+        )
+    )
     padded = [None if r == "" else r for r in REF2]
     assert result["score"] == BLEU().corpus_score(HYPS, [REF1, padded]).score
     assert "nrefs:var" in result["signature"]
@@ -81,8 +110,21 @@ def test_wer_through_the_command_equals_jiwer(files):
 
 def test_source_and_reference_free_metrics(files, tmp_path):
     src = write(tmp_path / "src.txt", REF1)
-    sari = json.loads(run("--metric", "sari", "--hyp", files["hyp"], "--ref", files["ref2"], "--src", src,
-                          "--option", "variant=t2t", "--json"))
+    sari = json.loads(
+        run(
+            "--metric",
+            "sari",
+            "--hyp",
+            files["hyp"],
+            "--ref",
+            files["ref2"],
+            "--src",
+            src,
+            "--option",
+            "variant=t2t",
+            "--json",
+        )
+    )
     assert "variant:t2t" in sari["signature"] and 0 <= sari["score"] <= 100
     ttr = json.loads(run("--metric", "ttr", "--hyp", files["hyp"], "--json"))
     assert ttr["outputs"] == len(HYPS)
@@ -110,8 +152,12 @@ def test_list_prints_metric_names():
     ],
 )
 def test_bad_input_is_one_clear_command_error(files, extra, message):
-    paths = {"SHORT": write(files["dir"] / "short.txt", REF1[:2]), "MISSING": str(files["dir"] / "nope.txt"),
-             "REF1": files["ref1"], "REF2": files["ref2"]}
+    paths = {
+        "SHORT": write(files["dir"] / "short.txt", REF1[:2]),
+        "MISSING": str(files["dir"] / "nope.txt"),
+        "REF1": files["ref1"],
+        "REF2": files["ref2"],
+    }
     data = files["dir"] / "data.jsonl"
     data.write_text('[["Blue Spice", "eatType", "pub"]]\n{"not": "triples"}\n[]\n[]\n[]\n', encoding="utf-8")
     paths["DATA"] = str(data)
@@ -123,11 +169,19 @@ def test_bad_input_is_one_clear_command_error(files, extra, message):
 def test_exit_status_and_single_stderr_line_from_the_shell(files):
     short = write(files["dir"] / "short.txt", REF1[:2])
     env = dict(os.environ, DJANGO_SETTINGS_MODULE="workbench.settings.test")
-    proc = subprocess.run([sys.executable, "manage.py", "score", "--metric", "bleu", "--hyp", files["hyp"],
-                           "--ref", short], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "manage.py", "score", "--metric", "bleu", "--hyp", files["hyp"], "--ref", short],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode != 0
     assert proc.stdout == ""
-    assert proc.stderr.strip().splitlines() == [f"CommandError: --ref {short} has 2 lines but --hyp {files['hyp']} has 5"]
+    assert proc.stderr.strip().splitlines() == [
+        f"CommandError: --ref {short} has 2 lines but --hyp {files['hyp']} has 5"
+    ]
 
 
 def test_huge_option_fails_fast_with_one_line(files, monkeypatch):
@@ -143,7 +197,9 @@ def test_huge_option_fails_fast_with_one_line(files, monkeypatch):
         built(self, *args, **kwargs)
 
     monkeypatch.setattr(SacreBLEU, "__init__", bounded)
-    with pytest.raises(CommandError, match=r"max_ngram_order=100000000 is out of range: expected an integer from 1 to 10"):
+    with pytest.raises(
+        CommandError, match=r"max_ngram_order=100000000 is out of range: expected an integer from 1 to 10"
+    ):
         run("--metric", "bleu", "--hyp", files["hyp"], "--ref", files["ref1"], "--option", "max_ngram_order=100000000")
 
 
@@ -169,11 +225,19 @@ def test_deep_data_from_the_shell_gives_one_line_and_no_traceback(files):
     data = files["dir"] / "deep.jsonl"
     data.write_text("[" * 100000 + "]" * 100000 + "\n" * 5, encoding="utf-8")
     env = dict(os.environ, DJANGO_SETTINGS_MODULE="workbench.settings.test")
-    proc = subprocess.run([sys.executable, "manage.py", "score", "--metric", "ttr", "--hyp", files["hyp"],
-                           "--data", str(data)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "manage.py", "score", "--metric", "ttr", "--hyp", files["hyp"], "--data", str(data)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
-    assert proc.stderr.strip().splitlines() == [f"CommandError: --data {data} line 1: nested deeper than 8 levels; "
-                                                "expected a list of [subject, predicate, object] string triples"]
+    assert proc.stderr.strip().splitlines() == [
+        f"CommandError: --data {data} line 1: nested deeper than 8 levels; "
+        "expected a list of [subject, predicate, object] string triples"
+    ]
 
 
 def test_long_input_is_scored_in_chunks_with_progress_and_the_same_result(tmp_path):
@@ -182,16 +246,29 @@ def test_long_input_is_scored_in_chunks_with_progress_and_the_same_result(tmp_pa
     hyp, ref = write(tmp_path / "h.txt", hyps), write(tmp_path / "r.txt", refs)
     err = StringIO()
     out = StringIO()
-    call_command("score", "--metric", "bleu", "--hyp", hyp, "--ref", ref, "--json", "--chunk-size", "100",
-                 stdout=out, stderr=err)
+    call_command(
+        "score", "--metric", "bleu", "--hyp", hyp, "--ref", ref, "--json", "--chunk-size", "100", stdout=out, stderr=err
+    )
     result = json.loads(out.getvalue())
     assert result["score"] == BLEU().corpus_score(hyps, [refs]).score
     assert "|nrefs:1|" in result["signature"]
     lines = err.getvalue().strip().splitlines()
     assert lines[-1].startswith("score bleu: 250/250 segments (100%), ") and "/s, ETA 00:00:00" in lines[-1]
     quiet = StringIO()
-    call_command("score", "--metric", "bleu", "--hyp", hyp, "--ref", ref, "--chunk-size", "100", "--no-progress",
-                 stdout=StringIO(), stderr=quiet)
+    call_command(
+        "score",
+        "--metric",
+        "bleu",
+        "--hyp",
+        hyp,
+        "--ref",
+        ref,
+        "--chunk-size",
+        "100",
+        "--no-progress",
+        stdout=StringIO(),
+        stderr=quiet,
+    )
     assert quiet.getvalue() == ""
 
 
@@ -204,10 +281,23 @@ def test_corpus_score_without_segments_equals_sacrebleu_and_the_scored_segments(
     hyps = [f"the cat number {i} sat on mat {i % 7}" if i % 11 else "" for i in range(230)]
     refs1 = [f"a cat number {i} sat on the mat {i % 5}" for i in range(230)]
     refs2 = [f"the cat {i} is on a mat" for i in range(230)]
-    hyp, ref1, ref2 = (write(tmp_path / name, lines) for name, lines in
-                       (("h.txt", hyps), ("r1.txt", refs1), ("r2.txt", refs2)))
-    args = ["--metric", metric, "--hyp", hyp, "--ref", ref1, "--ref", ref2, "--json", "--chunk-size", "50",
-            "--no-progress"]
+    hyp, ref1, ref2 = (
+        write(tmp_path / name, lines) for name, lines in (("h.txt", hyps), ("r1.txt", refs1), ("r2.txt", refs2))
+    )
+    args = [
+        "--metric",
+        metric,
+        "--hyp",
+        hyp,
+        "--ref",
+        ref1,
+        "--ref",
+        ref2,
+        "--json",
+        "--chunk-size",
+        "50",
+        "--no-progress",
+    ]
     alone = json.loads(run(*args))
     with_segments = json.loads(run(*args, "--segments", str(tmp_path / "segs.jsonl")))
     assert alone == with_segments
@@ -230,23 +320,51 @@ def test_nli_templates_option_takes_a_file_path(files, tmp_path):
     data.write_text(json.dumps([["Blue Spice", "eatType", "pub"]]) + "\n", encoding="utf-8")
     hyp.write_text("Blue Spice is a pub.\n", encoding="utf-8")
     with pytest.raises(CommandError, match="templates: not allowed or not found"):
-        run("--metric", "nli", "--hyp", str(hyp), "--data", str(data), "--option",
-            f"templates={tmp_path / 'nope.json'}")
+        run(
+            "--metric", "nli", "--hyp", str(hyp), "--data", str(data), "--option", f"templates={tmp_path / 'nope.json'}"
+        )
 
 
 def test_cli_gives_the_yisi0_cxx_document_score(shared_data):
     folder = shared_data / "yisi-test"
     expected = float((folder / "test_hyp.docyisi0").read_text().split()[0])
-    result = json.loads(run("--metric", "yisi0", "--hyp", str(folder / "test_hyp.en"), "--ref",
-                            str(folder / "test_ref.en"), "--json", "--chunk-size", "3", "--no-progress"))
+    result = json.loads(
+        run(
+            "--metric",
+            "yisi0",
+            "--hyp",
+            str(folder / "test_hyp.en"),
+            "--ref",
+            str(folder / "test_ref.en"),
+            "--json",
+            "--chunk-size",
+            "3",
+            "--no-progress",
+        )
+    )
     assert result["score"] == pytest.approx(expected, abs=1e-6)
 
 
 def test_cli_mincer_edge_space_case(tmp_path):
     hyp, ref = write(tmp_path / "h.txt", ["xy abcdefghij"]), write(tmp_path / "r.txt", ["abcdefghij"])
     seg_path = tmp_path / "segs.jsonl"
-    result = json.loads(run("--metric", "mincer", "--hyp", hyp, "--ref", ref, "--option", "metric=cer",
-                            "--option", "threshold=0.05", "--segments", str(seg_path), "--json"))
+    result = json.loads(
+        run(
+            "--metric",
+            "mincer",
+            "--hyp",
+            hyp,
+            "--ref",
+            ref,
+            "--option",
+            "metric=cer",
+            "--option",
+            "threshold=0.05",
+            "--segments",
+            str(seg_path),
+            "--json",
+        )
+    )
     # The seed's MinCER with jiwer.cer: fixing x and y leaves " abcdefghij", which jiwer strips.
     assert result["score"] == 2.0
     [row] = [json.loads(line) for line in seg_path.read_text().splitlines()]
@@ -258,14 +376,17 @@ def test_cli_mincer_edge_space_case(tmp_path):
 def test_light_entry_point_gives_the_same_answer_without_django(files, metric):
     """`python -m metrics.score` is the same program as `manage.py score`, started without Django
     (so its start-up is sacrebleu's, not the web application's); its score is sacrebleu's."""
-    probe = ("import runpy, sys; sys.argv = ['metrics.score'] + sys.argv[1:]\n"
-             "try:\n    runpy.run_module('metrics.score', run_name='__main__')\n"
-             "except SystemExit as exit:\n    code = exit.code\n"
-             "sys.stderr.write('django loaded\\n' if 'django' in sys.modules else 'no django\\n'); sys.exit(code)")
+    probe = (
+        "import runpy, sys; sys.argv = ['metrics.score'] + sys.argv[1:]\n"
+        "try:\n    runpy.run_module('metrics.score', run_name='__main__')\n"
+        "except SystemExit as exit:\n    code = exit.code\n"
+        "sys.stderr.write('django loaded\\n' if 'django' in sys.modules else 'no django\\n'); sys.exit(code)"
+    )
     args = ["--metric", metric, "--hyp", files["hyp"], "--ref", files["ref1"], "--ref", files["ref2"], "--json"]
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
-    light = subprocess.run([sys.executable, "-c", probe, *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                           timeout=120)
+    light = subprocess.run(
+        [sys.executable, "-c", probe, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     assert light.returncode == 0, light.stderr
     assert light.stderr.strip().endswith("no django")
     assert json.loads(light.stdout) == json.loads(run(*args))
@@ -274,8 +395,13 @@ def test_light_entry_point_gives_the_same_answer_without_django(files, metric):
 
 
 def test_light_entry_point_bad_input_is_one_line(files):
-    result = subprocess.run([sys.executable, "-m", "metrics.score", "--metric", "bleu", "--hyp", "/nonexistent/x"],
-                            cwd=ROOT, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "metrics.score", "--metric", "bleu", "--hyp", "/nonexistent/x"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == ["score: --hyp /nonexistent/x: no such file"]
 
@@ -283,8 +409,19 @@ def test_light_entry_point_bad_input_is_one_line(files):
 def test_llm_judge_reads_the_source_when_given_and_pairwise_groups_by_it(files, tmp_path, judge_models):
     hyps = write(tmp_path / "h.txt", ["the cat sat", "a cat sat on a mat", "old men", "dogs ran"])
     srcs = write(tmp_path / "s.txt", ["le chat", "le chat", "vieux", "vieux"])
-    common = ["--metric", "llm-judge", "--hyp", hyps, "--option", f"model={judge_models['llama']}",
-              "--option", "device=cpu", "--json", "--chunk-size", "2"]
+    common = [
+        "--metric",
+        "llm-judge",
+        "--hyp",
+        hyps,
+        "--option",
+        f"model={judge_models['llama']}",
+        "--option",
+        "device=cpu",
+        "--json",
+        "--chunk-size",
+        "2",
+    ]
     plain = json.loads(run(*common))  # no --src: the template's Source line is left out
     assert 1 <= plain["score"] <= 5 and plain["signature"].startswith("llm-judge|v:1|model:llama|mode:score")
     segments = tmp_path / "seg.jsonl"
@@ -296,4 +433,3 @@ def test_llm_judge_reads_the_source_when_given_and_pairwise_groups_by_it(files, 
     assert pairwise["score"] == pytest.approx(0.5)
     with pytest.raises(CommandError, match="^llm-judge: mode='rank'"):
         run(*common, "--option", "mode=rank")
-

@@ -1,5 +1,6 @@
 """Fixtures shared by the scorer tests: the packaged encoder on the CPU, tiny NLI
 classifiers built locally (no download)."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,9 +16,17 @@ def _save_tiny_nli(directory, tokenizer, id2label, permutation=None):
 
     torch.manual_seed(0)
     config = RobertaConfig(
-        vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-        intermediate_size=32, max_position_embeddings=66, pad_token_id=1, bos_token_id=0, eos_token_id=2,
-        id2label=ID2LABEL, label2id={v: k for k, v in ID2LABEL.items()},
+        vocab_size=len(tokenizer),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=66,
+        pad_token_id=1,
+        bos_token_id=0,
+        eos_token_id=2,
+        id2label=ID2LABEL,
+        label2id={v: k for k, v in ID2LABEL.items()},
     )
     model = RobertaForSequenceClassification(config).eval()
     with torch.no_grad():
@@ -39,12 +48,15 @@ def tiny_tokenizer(tmp_path_factory):
     from transformers import RobertaTokenizerFast
 
     corpus = [
-        "Blue Spice is a pub in the riverside area.", "The Eagle is a cheap coffee shop near Café Rouge.",
-        "You can bring your kids to Blue Spice.", "The food of Alan Bean is French.",
+        "Blue Spice is a pub in the riverside area.",
+        "The Eagle is a cheap coffee shop near Café Rouge.",
+        "You can bring your kids to Blue Spice.",
+        "The food of Alan Bean is French.",
     ] * 5
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(corpus, vocab_size=300, min_frequency=1,
-                            special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+    bpe.train_from_iterator(
+        corpus, vocab_size=300, min_frequency=1, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+    )
     directory = tmp_path_factory.mktemp("bpe")
     bpe.save_model(str(directory))
     return RobertaTokenizerFast(str(directory / "vocab.json"), str(directory / "merges.txt"), model_max_length=64)

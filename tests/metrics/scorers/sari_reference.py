@@ -17,13 +17,14 @@ not against itself.
 Both transcriptions were checked against the original files run from their
 repositories (outside this project) on the random texts of test_sari.py.
 """
+
 from __future__ import annotations
 
 from collections import Counter
 
 
 def _grams(tokens: list[str], n: int) -> list[str]:
-    return [" ".join(tokens[i:i + n]) for i in range(len(tokens) - n + 1)]
+    return [" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
 
 
 def _sari_ngram(sgrams: list[str], cgrams: list[str], rgramslist: list[list[str]], numref: int):
@@ -81,8 +82,13 @@ def _ngram_counts(line: str) -> list[Counter]:
     return [Counter(_grams(tokens, n)) for n in range(1, 5)]
 
 
-def easse_corpus_sari(orig_sents: list[str], sys_sents: list[str], refs_sents: list[list[str]],
-                      lowercase: bool = True, tokenizer: str = "13a") -> float:
+def easse_corpus_sari(
+    orig_sents: list[str],
+    sys_sents: list[str],
+    refs_sents: list[list[str]],
+    lowercase: bool = True,
+    tokenizer: str = "13a",
+) -> float:
     """EASSE's `corpus_sari` (refs_sents: one list per reference slot, as EASSE takes them), 0-100."""
     orig_sents = [_normalize(s, lowercase, tokenizer) for s in orig_sents]
     sys_sents = [_normalize(s, lowercase, tokenizer) for s in sys_sents]

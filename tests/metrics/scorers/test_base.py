@@ -1,4 +1,5 @@
 """The shared Metric API: options, registry, corpus aggregation, signatures, input checks."""
+
 import math
 import re
 
@@ -35,11 +36,23 @@ class _Toy(Metric):
 @pytest.mark.parametrize(
     ("key", "raw", "expected"),
     [
-        ("flag", "true", True), ("flag", "YES", True), ("flag", "on", True), ("flag", "1", True),
-        ("flag", "false", False), ("flag", "no", False), ("flag", "0", False), ("flag", True, True),
-        ("k", "7", 7), ("x", "0.25", 0.25), ("x", "3", 3.0),
-        ("path", "/tmp/model", "/tmp/model"), ("path", "none", None), ("path", "", None),
-        ("table", '{"a": "b"}', {"a": "b"}), ("word", "13a", "13a"), ("word", "true", "true"),
+        ("flag", "true", True),
+        ("flag", "YES", True),
+        ("flag", "on", True),
+        ("flag", "1", True),
+        ("flag", "false", False),
+        ("flag", "no", False),
+        ("flag", "0", False),
+        ("flag", True, True),
+        ("k", "7", 7),
+        ("x", "0.25", 0.25),
+        ("x", "3", 3.0),
+        ("path", "/tmp/model", "/tmp/model"),
+        ("path", "none", None),
+        ("path", "", None),
+        ("table", '{"a": "b"}', {"a": "b"}),
+        ("word", "13a", "13a"),
+        ("word", "true", "true"),
     ],
 )
 def test_option_strings_are_coerced_to_the_default_type(key, raw, expected):
@@ -100,10 +113,17 @@ class _Bounded(_Toy):
 
 @pytest.mark.parametrize(
     ("options", "message"),
-    [({"order": "100000000"}, "order=100000000 is out of range: expected an integer from 1 to 10"),
-     ({"order": 0}, "order=0 is out of range"), ({"order": 2.5}, "order=2.5"), ({"order": True}, "order=True"),
-     ({"weight": "nan"}, "weight=nan"), ({"weight": "inf"}, "weight=inf"), ({"weight": 1.5}, "weight=1.5"),
-     ({"depth": "deep"}, "depth='deep': expected an integer from 0 to 100"), ({"depth": 101}, "depth=101")],
+    [
+        ({"order": "100000000"}, "order=100000000 is out of range: expected an integer from 1 to 10"),
+        ({"order": 0}, "order=0 is out of range"),
+        ({"order": 2.5}, "order=2.5"),
+        ({"order": True}, "order=True"),
+        ({"weight": "nan"}, "weight=nan"),
+        ({"weight": "inf"}, "weight=inf"),
+        ({"weight": 1.5}, "weight=1.5"),
+        ({"depth": "deep"}, "depth='deep': expected an integer from 0 to 100"),
+        ({"depth": 101}, "depth=101"),
+    ],
 )
 def test_options_out_of_range_fail_at_construction(options, message):
     with pytest.raises(OptionError, match=re.escape(message)):

@@ -1,4 +1,5 @@
 """BERTScore equals the bert-score package on the same local model (offline)."""
+
 import os
 
 # bert-score and transformers must find everything on disk; set before they are imported.
@@ -67,8 +68,12 @@ def reference_scorer(minilm_path):
         if key not in cache:
             with _NoNetwork():
                 cache[key] = bert_score.BERTScorer(
-                    model_type=key[0], num_layers=layer, idf=idf, idf_sents=["x"] if idf else None,
-                    nthreads=0, device="cpu",
+                    model_type=key[0],
+                    num_layers=layer,
+                    idf=idf,
+                    idf_sents=["x"] if idf else None,
+                    nthreads=0,
+                    device="cpu",
                 )
         return cache[key]
 
@@ -124,8 +129,14 @@ def test_baseline_rescaling_equals_bert_score(tmp_path, minilm_path):
     baseline = tmp_path / "minilm.tsv"  # bert-score's files are comma-separated despite the name
     baseline.write_text("LAYER,P,R,F\n" + "".join(f"{k},0.{k}1,0.{k}2,0.{k}3\n" for k in range(7)))
     with _NoNetwork():
-        scorer = bert_score.BERTScorer(model_type=minilm_path, num_layers=4, lang="en", device="cpu",
-                                       rescale_with_baseline=True, baseline_path=str(baseline))
+        scorer = bert_score.BERTScorer(
+            model_type=minilm_path,
+            num_layers=4,
+            lang="en",
+            device="cpu",
+            rescale_with_baseline=True,
+            baseline_path=str(baseline),
+        )
     expected = torch.stack(scorer.score(HYPS, REFS, batch_size=4), dim=1)
     metric = BERTScoreMetric(layer=4, baseline=str(baseline), device="cpu")
     got = ours_prf(metric.score(HYPS, REFS))
@@ -155,16 +166,27 @@ def tiny_roberta(tmp_path_factory):
     out = tmp_path_factory.mktemp("tiny-roberta")
     corpus = [h for h in HYPS] + [r for g in REFS for r in g] + ["hello world, the cat and the dog"] * 3
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(corpus, vocab_size=400, min_frequency=1,
-                            special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+    bpe.train_from_iterator(
+        corpus, vocab_size=400, min_frequency=1, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+    )
     bpe.save_model(str(out))
-    tokenizer = RobertaTokenizerFast(vocab_file=str(out / "vocab.json"), merges_file=str(out / "merges.txt"),
-                                     model_max_length=128)
+    tokenizer = RobertaTokenizerFast(
+        vocab_file=str(out / "vocab.json"), merges_file=str(out / "merges.txt"), model_max_length=128
+    )
     tokenizer.save_pretrained(out)
     torch.manual_seed(0)
-    config = RobertaConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=3, num_attention_heads=4,
-                           intermediate_size=64, max_position_embeddings=130, type_vocab_size=1,
-                           pad_token_id=1, bos_token_id=0, eos_token_id=2)
+    config = RobertaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=130,
+        type_vocab_size=1,
+        pad_token_id=1,
+        bos_token_id=0,
+        eos_token_id=2,
+    )
     RobertaModel(config).save_pretrained(out)
     return str(out)
 
@@ -177,8 +199,9 @@ def test_roberta_prefix_space_equals_bert_score(reference_scorer, tiny_roberta, 
     assert torch.allclose(ours_prf(metric.score(hyps, refs)), expected, atol=1e-4)
     emb = metric.encoder().token_embeddings(["hello world"], layer=layer)[0]
     assert emb.tokens[1].startswith("Ġ")  # "hello" encoded as " hello", as bert-score does
-    assert emb.input_ids == bert_score.utils.sent_encode(reference_scorer(layer, False, tiny_roberta)._tokenizer,
-                                                         "hello world")
+    assert emb.input_ids == bert_score.utils.sent_encode(
+        reference_scorer(layer, False, tiny_roberta)._tokenizer, "hello world"
+    )
 
 
 def test_matching_does_not_depend_on_chunking():

@@ -9,6 +9,7 @@ differently for different shapes, as in bert-score with another batch_size),
 so a chunk scored by a worker that never saw the rest of the corpus agrees to
 float32 rounding of the forward pass (1e-5 here); with the same vectors (one
 process, embedding cache) the matching itself is chunk-independent, exactly."""
+
 from __future__ import annotations
 
 import json
@@ -54,14 +55,27 @@ SPLITS = [[1, 5], [2, 1, 3], [1] * 6]
 # (metric, options): every registered metric at least once, plus the options that
 # need corpus state (idf) or change the signature's sources.
 CASES = [
-    ("bleu", {}), ("chrf", {"word_order": 2}), ("ter", {}), ("rouge", {}), ("wer", {}), ("cer", {}),
-    ("sari", {}), ("sari", {"variant": "t2t"}), ("sari", {"variant": "easse-corpus"}),
-    ("bertscore", {"device": "cpu"}), ("bertscore", {"device": "cpu", "idf": True}),
+    ("bleu", {}),
+    ("chrf", {"word_order": 2}),
+    ("ter", {}),
+    ("rouge", {}),
+    ("wer", {}),
+    ("cer", {}),
+    ("sari", {}),
+    ("sari", {"variant": "t2t"}),
+    ("sari", {"variant": "easse-corpus"}),
+    ("bertscore", {"device": "cpu"}),
+    ("bertscore", {"device": "cpu", "idf": True}),
     ("semdist", {"device": "cpu"}),
-    ("simplicity-bertscore", {"device": "cpu"}), ("relbertscore", {"device": "cpu", "idf": True}),
-    ("yisi0", {}), ("yisi1", {"device": "cpu"}), ("yisi2", {"device": "cpu"}),
-    ("nli", {"device": "cpu", "model": "TINY_NLI"}), ("nli", {"device": "cpu", "model": "TINY_NLI", "compat": "nlgi_eval"}),
-    ("minwed", {"metric": "wer", "threshold": 0.2}), ("mincer", {"metric": "cer", "threshold": 0.05}),
+    ("simplicity-bertscore", {"device": "cpu"}),
+    ("relbertscore", {"device": "cpu", "idf": True}),
+    ("yisi0", {}),
+    ("yisi1", {"device": "cpu"}),
+    ("yisi2", {"device": "cpu"}),
+    ("nli", {"device": "cpu", "model": "TINY_NLI"}),
+    ("nli", {"device": "cpu", "model": "TINY_NLI", "compat": "nlgi_eval"}),
+    ("minwed", {"metric": "wer", "threshold": 0.2}),
+    ("mincer", {"metric": "cer", "threshold": 0.05}),
     ("minwed", {"threshold": 0.05, "metric_options": {"device": "cpu"}}),
     # One prompt per forward pass: the same numbers whatever the chunk (padding would change the last bits).
     ("llm-judge", {"device": "cpu", "model": "TINY_JUDGE", "batch_size": 1}),
@@ -83,9 +97,12 @@ def _forget_embeddings():
 
 
 def _inputs(metric, rows):
-    return ([HYPS[i] for i in rows], [REFS[i] for i in rows] if metric.needs_refs else None,
-            [SRCS[i] for i in rows] if metric.needs_source else None,
-            [DATA[i] for i in rows] if metric.needs_data else None)
+    return (
+        [HYPS[i] for i in rows],
+        [REFS[i] for i in rows] if metric.needs_refs else None,
+        [SRCS[i] for i in rows] if metric.needs_source else None,
+        [DATA[i] for i in rows] if metric.needs_data else None,
+    )
 
 
 @pytest.mark.parametrize(("name", "options"), CASES, ids=[f"{n}-{'-'.join(map(str, o.values()))}" for n, o in CASES])
@@ -120,7 +137,9 @@ def test_chunks_with_the_corpus_state_give_the_whole_corpus_result(name, options
         assert [s.score for s in segments] == [s.score for s in whole], split
         assert [s.stats for s in segments] == [s.stats for s in whole], split
         assert [s.extra for s in segments] == [s.extra for s in whole], split
-        assert corpus.score == whole_corpus.score or (corpus.score != corpus.score and whole_corpus.score != whole_corpus.score)
+        assert corpus.score == whole_corpus.score or (
+            corpus.score != corpus.score and whole_corpus.score != whole_corpus.score
+        )
         assert corpus.extra == whole_corpus.extra
 
 
@@ -144,8 +163,18 @@ def test_system_level_metrics_need_no_state(name):
 
 def test_uses_model_routes_model_metrics():
     with_model = {n for n in available() if metric_class(n).uses_model}
-    assert with_model == {"bertscore", "semdist", "simplicity-bertscore", "relbertscore", "yisi1", "yisi2", "nli",
-                          "minwed", "mincer", "llm-judge"}
+    assert with_model == {
+        "bertscore",
+        "semdist",
+        "simplicity-bertscore",
+        "relbertscore",
+        "yisi1",
+        "yisi2",
+        "nli",
+        "minwed",
+        "mincer",
+        "llm-judge",
+    }
     # minED runs a model only when its embedded metric does.
     assert get_metric("minwed", metric="wer").uses_model is False
     assert get_metric("mincer").uses_model is True

@@ -1,11 +1,20 @@
 """distinct-n, self-BLEU and type-token ratio: set-level values."""
+
 import pytest
 import sacrebleu
 
 from metrics.scorers import InputError, OptionError, SegmentResult, get_metric
 
-OUTPUTS = ["the cat sat on the mat", "the cat sat", "a dog ran on the mat today", "the cat sat",
-           "Le chat 😀 est là", "", "the the the", "我喜欢 苹果"]
+OUTPUTS = [
+    "the cat sat on the mat",
+    "the cat sat",
+    "a dog ran on the mat today",
+    "the cat sat",
+    "Le chat 😀 est là",
+    "",
+    "the the the",
+    "我喜欢 苹果",
+]
 
 
 def test_flags():
@@ -49,10 +58,14 @@ def test_self_bleu_equals_sacrebleu_sentence_bleu_against_the_others():
     for options in [{}, {"max_ngram_order": "2"}, {"lowercase": "true", "tokenize": "intl"}]:
         metric = get_metric("self-bleu", **options)
         segs = metric.score(OUTPUTS)
-        kwargs = {"lowercase": options.get("lowercase") == "true", "tokenize": options.get("tokenize", "13a"),
-                  "max_ngram_order": int(options.get("max_ngram_order", 4)), "effective_order": True}
+        kwargs = {
+            "lowercase": options.get("lowercase") == "true",
+            "tokenize": options.get("tokenize", "13a"),
+            "max_ngram_order": int(options.get("max_ngram_order", 4)),
+            "effective_order": True,
+        }
         bleu = sacrebleu.BLEU(**kwargs)
-        expected = [bleu.sentence_score(h, OUTPUTS[:i] + OUTPUTS[i + 1:]).score for i, h in enumerate(OUTPUTS)]
+        expected = [bleu.sentence_score(h, OUTPUTS[:i] + OUTPUTS[i + 1 :]).score for i, h in enumerate(OUTPUTS)]
         assert [s.score for s in segs] == expected
         assert metric.corpus_score(segs).score == pytest.approx(sum(expected) / len(expected), abs=1e-12)
 

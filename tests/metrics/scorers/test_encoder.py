@@ -1,4 +1,5 @@
 """The shared encoder: layers, batching, caching, pooling, errors (packaged MiniLM, CPU)."""
+
 import json
 import os
 
@@ -18,12 +19,15 @@ TEXTS = ["The cat sat on the mat.", "Ünïcode café, naïve 東京!", "", "The 
 @pytest.fixture(scope="session")
 def hf_hidden_states(encoder):
     """Hidden states straight from transformers, one text at a time (no padding)."""
+
     def run(text):
         batch = encoder.tokenizer(text, return_tensors="pt")
         with torch.inference_mode():
-            out = encoder.model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
-                                output_hidden_states=True)
+            out = encoder.model(
+                input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], output_hidden_states=True
+            )
         return [h[0] for h in out.hidden_states]
+
     return run
 
 

@@ -1,4 +1,5 @@
 """wer / cer equal jiwer's values, per segment and for the corpus."""
+
 import json
 
 import jiwer
@@ -20,8 +21,10 @@ CASES = [
 ]
 REFS = [r for r, _ in CASES]
 HYPS = [h for _, h in CASES]
-JIWER = {"wer": (jiwer.process_words, "wer", jiwer.wer_default), "cer": (jiwer.process_characters, "cer",
-                                                                         jiwer.cer_default)}
+JIWER = {
+    "wer": (jiwer.process_words, "wer", jiwer.wer_default),
+    "cer": (jiwer.process_characters, "cer", jiwer.cer_default),
+}
 
 
 @pytest.mark.parametrize("name", ["wer", "cer"])
@@ -33,7 +36,11 @@ def test_segment_and_corpus_rates_equal_jiwer(name):
         out = process(ref, hyp)
         assert seg.score == getattr(out, attr)
         assert (seg.extra["substitutions"], seg.extra["deletions"], seg.extra["insertions"], seg.extra["hits"]) == (
-            out.substitutions, out.deletions, out.insertions, out.hits)
+            out.substitutions,
+            out.deletions,
+            out.insertions,
+            out.hits,
+        )
     assert metric.corpus_score(segs).score == getattr(process(REFS, HYPS), attr)
 
 
@@ -62,7 +69,7 @@ def test_lowercase_and_punctuation_options_equal_jiwer_transforms(name):
 def test_chunks_combine_exactly(name):
     metric = get_metric(name)
     whole = metric.corpus_score(metric.score(HYPS, [[r] for r in REFS])).score
-    parts = [metric.score(HYPS[i:i + 3], [[r] for r in REFS[i:i + 3]]) for i in range(0, len(HYPS), 3)]
+    parts = [metric.score(HYPS[i : i + 3], [[r] for r in REFS[i : i + 3]]) for i in range(0, len(HYPS), 3)]
     stored = [SegmentResult(s.score, s.extra, json.loads(json.dumps(s.stats))) for p in parts for s in p]
     assert metric.corpus_score(stored).score == whole
 

@@ -2,6 +2,7 @@
 on the fly): G-Eval scores recomputed by hand from the model's logits, pairwise
 preferences in both orders, constrained spans that always parse, signatures,
 truncation, and clear errors for bad options."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,7 @@ import pytest
 from metrics.scorers import ModelNotAvailable, OptionError, get_metric
 from metrics.scorers.span_grammar import SpanAutomaton, occurrences, resolve_spans
 
-HYPS = ["the cat sat on a mat", "old men told stories of distant seas", "dogs ran across green fields",
-        "the cat sat"]
+HYPS = ["the cat sat on a mat", "old men told stories of distant seas", "dogs ran across green fields", "the cat sat"]
 SRCS = ["le chat", "vieux hommes", "les chiens", "le chat"]
 
 
@@ -38,8 +38,13 @@ def next_token_probs(model, ids):
 
 def tokens_spelling(tokenizer, word):
     """Every token whose decoded text, stripped, is `word`, found by scanning the vocabulary."""
-    return [i for i in range(len(tokenizer)) if i not in tokenizer.all_special_ids
-            and tokenizer.decode([i]).strip() == word and not tokenizer.decode([i]).endswith(" ")]
+    return [
+        i
+        for i in range(len(tokenizer))
+        if i not in tokenizer.all_special_ids
+        and tokenizer.decode([i]).strip() == word
+        and not tokenizer.decode([i]).endswith(" ")
+    ]
 
 
 # ---- score mode ----------------------------------------------------------------------
@@ -85,8 +90,9 @@ def test_multi_token_scale_values_by_teacher_forcing(judge_models, hf):
     metric = get_metric("llm-judge", model=judge_models["llama"], scale="0-100", batch_size=7, device="cpu")
     result = metric.score(HYPS[:1], srcs=SRCS[:1])[0]
     prompt = metric.prompt_ids(HYPS[:1], srcs=SRCS[:1])[0]
-    continuing = [i for i in range(len(tokenizer)) if i not in tokenizer.all_special_ids
-                  and tokenizer.decode([i])[:1].isdigit()]
+    continuing = [
+        i for i in range(len(tokenizer)) if i not in tokenizer.all_special_ids and tokenizer.decode([i])[:1].isdigit()
+    ]
     weights = {}
     for v in range(101):
         digits = [tokenizer.convert_tokens_to_ids(d) for d in str(v)]  # one token per digit
@@ -159,8 +165,15 @@ def short_prompt(tmp_path):
 def test_constrained_spans_always_parse_and_quote_the_output(judge_models, short_prompt):
     rng = random.Random(23)
     hyps = [_random_output(rng) for _ in range(200)]
-    metric = get_metric("llm-judge", model=judge_models["gpt2"], mode="spans", max_new_tokens=48,
-                        prompt=short_prompt, batch_size=200, device="cpu")
+    metric = get_metric(
+        "llm-judge",
+        model=judge_models["gpt2"],
+        mode="spans",
+        max_new_tokens=48,
+        prompt=short_prompt,
+        batch_size=200,
+        device="cpu",
+    )
     results = metric.score(hyps)
     assert len(results) == 200
     with_spans = 0
@@ -170,7 +183,7 @@ def test_constrained_spans_always_parse_and_quote_the_output(judge_models, short
         assert len(answer["errors"]) == len(result.extra["spans"])  # every quote was found in the output
         for span in result.extra["spans"]:
             assert 0 <= span["start"] < span["end"] <= len(hyp)
-            assert hyp[span["start"]:span["end"]] == span["text"]
+            assert hyp[span["start"] : span["end"]] == span["text"]
             assert span["severity"] in ("minor", "major")
         weights = {"minor": 1, "major": 5}
         assert result.score == -sum(weights[s["severity"]] for s in result.extra["spans"])
@@ -179,23 +192,27 @@ def test_constrained_spans_always_parse_and_quote_the_output(judge_models, short
 
 
 def test_mqm_spans_carry_a_category(judge_models):
-    metric = get_metric("llm-judge", model=judge_models["llama"], mode="spans", protocol="mqm",
-                        max_new_tokens=80, device="cpu")
+    metric = get_metric(
+        "llm-judge", model=judge_models["llama"], mode="spans", protocol="mqm", max_new_tokens=80, device="cpu"
+    )
     results = metric.score(HYPS)
     spans = [s for r in results for s in r.extra["spans"]]
-    assert spans and all(s["category"] in ("accuracy", "fluency", "terminology", "style", "locale", "other")
-                         for s in spans)
+    assert spans and all(
+        s["category"] in ("accuracy", "fluency", "terminology", "style", "locale", "other") for s in spans
+    )
 
 
 def test_automaton_closes_within_the_budget_from_any_state():
     automaton = SpanAutomaton("the cat", severities=("minor", "major"), max_errors=2)
     state = automaton.feed(automaton.start(), '{"errors":[{"text":"the c')
     assert state[0] == "Q" and automaton.closing_length(state) == len('","occurrence":0,"severity":"minor"}]}')
-    assert automaton.feed(state, 'x') is None and automaton.feed(state, '\\') is None
+    assert automaton.feed(state, "x") is None and automaton.feed(state, "\\") is None
     done = automaton.feed(state, '","occurrence":0,"severity":"minor"}]}')
     assert done == ("E",)
     # After max_errors errors only the end of the list is allowed.
-    two = automaton.feed(automaton.start(), '{"errors":[' + ','.join(['{"text":"a","occurrence":0,"severity":"major"}'] * 2))
+    two = automaton.feed(
+        automaton.start(), '{"errors":[' + ",".join(['{"text":"a","occurrence":0,"severity":"major"}'] * 2)
+    )
     assert automaton.feed(two, ",") is None and automaton.feed(two, "]}") == ("E",)
     # A text with nothing quotable offers no error at all.
     empty = SpanAutomaton('"\\', severities=("minor",))
@@ -207,20 +224,31 @@ def test_ambiguous_quotes_resolve_by_occurrence_index_as_factgenie():
     # occurrences; an index out of range falls back to the first occurrence.
     text = "the cat and the cat; aaa"
     assert occurrences(text, "aa") == [21, 22]
-    spans = resolve_spans(text, [
-        {"text": "the cat", "occurrence": 1, "severity": "major"},
-        {"text": "the cat", "occurrence": 7, "severity": "minor"},
-        {"text": "aa", "occurrence": 1, "severity": "minor", "category": "style"},
-        {"text": "dog", "occurrence": 0, "severity": "minor"},
-    ])
+    spans = resolve_spans(
+        text,
+        [
+            {"text": "the cat", "occurrence": 1, "severity": "major"},
+            {"text": "the cat", "occurrence": 7, "severity": "minor"},
+            {"text": "aa", "occurrence": 1, "severity": "minor", "category": "style"},
+            {"text": "dog", "occurrence": 0, "severity": "minor"},
+        ],
+    )
     assert [(s["start"], s["end"]) for s in spans] == [(12, 19), (0, 7), (22, 24)]
     assert spans[2]["category"] == "style" and "category" not in spans[0]
 
 
 def test_sampling_is_seeded(judge_models, short_prompt):
     def run(seed):
-        metric = get_metric("llm-judge", model=judge_models["llama"], mode="spans", temperature=1.0, seed=seed,
-                            max_new_tokens=40, prompt=short_prompt, device="cpu")
+        metric = get_metric(
+            "llm-judge",
+            model=judge_models["llama"],
+            mode="spans",
+            temperature=1.0,
+            seed=seed,
+            max_new_tokens=40,
+            prompt=short_prompt,
+            device="cpu",
+        )
         return [r.extra["raw"] for r in metric.score(HYPS)], metric.signature()
 
     first, sig = run(1)
@@ -242,8 +270,9 @@ def test_long_outputs_are_truncated_with_a_warning(judge_models, caplog):
     assert "1 of 2 output(s) truncated" in caplog.text
     corpus = metric.corpus_score(results).as_dict()
     assert corpus["truncated"] == 1 and "truncated" in corpus["warnings"][0]
-    spans = get_metric("llm-judge", model=judge_models["llama"], mode="spans", max_input_tokens=450,
-                       max_new_tokens=40, device="cpu").score([long])[0]
+    spans = get_metric(
+        "llm-judge", model=judge_models["llama"], mode="spans", max_input_tokens=450, max_new_tokens=40, device="cpu"
+    ).score([long])[0]
     assert spans.extra["truncated"] and spans.extra["judged_chars"] < len(long)
     assert all(s["end"] <= spans.extra["judged_chars"] for s in spans.extra["spans"])
 
@@ -279,23 +308,26 @@ def test_signature_follows_prompt_weights_and_decoding(judge_models, tmp_path):
     assert sig(mode="spans", temperature=0.7, seed=3) != spans
 
 
-@pytest.mark.parametrize("options, message", [
-    ({}, "needs model="),
-    # Path options: the one answer every refusal gets (metrics.scorers.files), telling nothing of the disk.
-    ({"model": "/nonexistent/judge"}, "model '/nonexistent/judge': not allowed or not found"),
-    ({"mode": "rank"}, "mode='rank'; use one of score, pairwise, spans"),
-    ({"mode": "spans", "protocol": "da"}, "protocol='da' in mode spans; use one of esa, mqm"),
-    ({"scale": "5-1"}, "scale='5-1': expected LOW-HIGH"),
-    ({"scale": "ten"}, "scale='ten'"),
-    ({"mode": "pairwise", "scale": "1-5"}, "scale applies to mode=score only"),
-    ({"temperature": 0.5}, "temperature applies to mode=spans only"),
-    ({"mode": "spans", "max_new_tokens": 8}, "at least 16 in spans mode"),
-    ({"prompt": "no-such-template.v9"}, "prompt: not allowed or not found"),
-    ({"batch_size": 0}, "batch_size=0 is out of range"),
-    ({"temperature": "hot"}, "expected float"),
-    ({"beam": 4}, "unknown option(s) beam"),
-    ({"dtype": "int8"}, "dtype='int8': use auto, float32, bfloat16 or float16"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({}, "needs model="),
+        # Path options: the one answer every refusal gets (metrics.scorers.files), telling nothing of the disk.
+        ({"model": "/nonexistent/judge"}, "model '/nonexistent/judge': not allowed or not found"),
+        ({"mode": "rank"}, "mode='rank'; use one of score, pairwise, spans"),
+        ({"mode": "spans", "protocol": "da"}, "protocol='da' in mode spans; use one of esa, mqm"),
+        ({"scale": "5-1"}, "scale='5-1': expected LOW-HIGH"),
+        ({"scale": "ten"}, "scale='ten'"),
+        ({"mode": "pairwise", "scale": "1-5"}, "scale applies to mode=score only"),
+        ({"temperature": 0.5}, "temperature applies to mode=spans only"),
+        ({"mode": "spans", "max_new_tokens": 8}, "at least 16 in spans mode"),
+        ({"prompt": "no-such-template.v9"}, "prompt: not allowed or not found"),
+        ({"batch_size": 0}, "batch_size=0 is out of range"),
+        ({"temperature": "hot"}, "expected float"),
+        ({"beam": 4}, "unknown option(s) beam"),
+        ({"dtype": "int8"}, "dtype='int8': use auto, float32, bfloat16 or float16"),
+    ],
+)
 def test_bad_options_are_clear_errors(judge_models, options, message):
     if "model" not in options and options:
         options = {"model": judge_models["llama"], **options}
@@ -352,4 +384,7 @@ def test_weights_digest_is_sha256_of_the_files_and_cached_across_processes(tmp_p
     # ...until the file changes (size, mtime or inode).
     weights.write_bytes(os.urandom(4097))
     monkeypatch.setattr(llm_judge, "_DIGESTS", {})
-    assert llm_judge.files_digest([weights]) == hashlib.sha256(b"model.safetensors\0" + weights.read_bytes()).hexdigest()[:12]
+    assert (
+        llm_judge.files_digest([weights])
+        == hashlib.sha256(b"model.safetensors\0" + weights.read_bytes()).hexdigest()[:12]
+    )

@@ -1,5 +1,6 @@
 """minED (seed 004): alignment against jiwer, hand-checked k and severities,
 the coherent shortcut against the full search, the cap, and batching."""
+
 from __future__ import annotations
 
 import csv
@@ -81,7 +82,10 @@ def test_alignment_counts_match_jiwer(ref, hyp):
         types = [e.type for e in a.errors]
         expected = process(ref, hyp)
         assert (types.count("substitution"), types.count("deletion"), types.count("insertion")) == (
-            expected.substitutions, expected.deletions, expected.insertions), unit
+            expected.substitutions,
+            expected.deletions,
+            expected.insertions,
+        ), unit
         # Positions point at the tokens they name, and correcting everything gives the reference.
         for e in a.errors:
             if e.hyp is not None:
@@ -101,7 +105,10 @@ def test_wer_hand_checked_shortcut_and_full_search_agree():
         assert seg.extra["metric_score"] == pytest.approx(jiwer.wer(REF, HYP))
         assert [e["severity"] for e in seg.extra["errors"]] == pytest.approx([0.1, 0.1, 0.1])
         assert [(e["type"], e["position"]) for e in seg.extra["errors"]] == [
-            ("substitution", 2), ("insertion", 5), ("deletion", 9)]
+            ("substitution", 2),
+            ("insertion", 5),
+            ("deletion", 9),
+        ]
         assert len(seg.extra["corrected"]) == 2  # any two of the three corrections pass
     # Shortcut: levels 0 and 1 only (1 + 3 candidates); full search also scores level 2 (3 more).
     auto = get_metric("minwed", metric="wer", threshold=0.15).score([HYP], [[REF]])[0]
@@ -119,10 +126,14 @@ def test_mincer_hand_checked():
     # ref "chat noir" (9 chars), hyp "chats noirs": two inserted "s" -> CER 2/9 = 0.222.
     # Threshold 0.15: one error left is 1/9 = 0.111 < 0.15, so k = 1; severity 1/9 each.
     for coherent in ("auto", "no"):
-        [seg] = get_metric("mincer", metric="cer", threshold=0.15, coherent=coherent).score(["chats noirs"], [["chat noir"]])
+        [seg] = get_metric("mincer", metric="cer", threshold=0.15, coherent=coherent).score(
+            ["chats noirs"], [["chat noir"]]
+        )
         assert seg.score == 1.0
         assert [(e["type"], e["position"], e["hyp"]) for e in seg.extra["errors"]] == [
-            ("insertion", 4, "s"), ("insertion", 10, "s")]
+            ("insertion", 4, "s"),
+            ("insertion", 10, "s"),
+        ]
         assert [e["severity"] for e in seg.extra["errors"]] == pytest.approx([1 / 9, 1 / 9])
 
 
@@ -195,8 +206,9 @@ def test_shortcut_equals_full_search_on_hats(shared_data):
     hyps, refs = _hats_rows(shared_data, 25)
     for name in ("minwed",):
         fast = get_metric(name, metric="wer", threshold=0.2).score(hyps, refs)
-        full = get_metric(name, metric="wer", threshold=0.2, coherent="no", max_errors=20,
-                          max_candidates=100_000).score(hyps, refs)
+        full = get_metric(
+            name, metric="wer", threshold=0.2, coherent="no", max_errors=20, max_candidates=100_000
+        ).score(hyps, refs)
         assert [s.score for s in fast] == [s.score for s in full]
         # The shortcut is exact: k = fewest corrections leaving WER < 0.2 (floating tolerance aside).
         for seg, (ref,) in zip(fast, refs):
@@ -217,8 +229,8 @@ def _jiwer_slots(ref: str, hyp: str) -> list[str | tuple[str, str]]:
     r, h = out.references[0], out.hypotheses[0]
     slots: list[str | tuple[str, str]] = []
     for chunk in out.alignments[0]:
-        ref_chars = r[chunk.ref_start_idx:chunk.ref_end_idx]
-        hyp_chars = h[chunk.hyp_start_idx:chunk.hyp_end_idx]
+        ref_chars = r[chunk.ref_start_idx : chunk.ref_end_idx]
+        hyp_chars = h[chunk.hyp_start_idx : chunk.hyp_end_idx]
         if chunk.type == "equal":
             slots.append("".join(hyp_chars))
         elif chunk.type == "substitute":
@@ -258,8 +270,9 @@ class JiwerOracle:
     def k(self, threshold: float) -> int:
         """mincer.py's answer: the first level with a candidate under the threshold."""
         n = len(self.errors)
-        return next((k for k in range(n + 1) for c in itertools.combinations(range(n), k)
-                     if self.value(c) < threshold), n)
+        return next(
+            (k for k in range(n + 1) for c in itertools.combinations(range(n), k) if self.value(c) < threshold), n
+        )
 
 
 def _check_mincer_against_oracle(segs, oracles, threshold):
@@ -270,7 +283,8 @@ def _check_mincer_against_oracle(segs, oracles, threshold):
         assert seg.extra["metric_score"] == pytest.approx(jiwer.cer(oracle.ref, oracle.candidate(())), abs=1e-12)
         # Severities: jiwer.cer of the hypothesis minus that of the single correction.
         assert [e["severity"] for e in seg.extra["errors"]] == pytest.approx(
-            [oracle.value(()) - oracle.value((i,)) for i in range(len(oracle.errors))], abs=1e-12)
+            [oracle.value(()) - oracle.value((i,)) for i in range(len(oracle.errors))], abs=1e-12
+        )
         # The accepted set is k corrections that jiwer.cer puts under the threshold.
         assert len(seg.extra["corrected"]) == seg.score
         if seg.extra["reached"]:
@@ -304,8 +318,9 @@ def test_mincer_equals_jiwer_brute_force_at_the_edges(ref, hyp):
     oracle = JiwerOracle(ref, hyp)
     for threshold in (0.05, 0.1, 0.2, 0.3, 1.5):
         for coherent in ("auto", "yes", "no"):
-            segs = get_metric("mincer", metric="cer", threshold=threshold, coherent=coherent,
-                              max_errors=16, max_candidates=100_000).score([hyp], [[ref]])
+            segs = get_metric(
+                "mincer", metric="cer", threshold=threshold, coherent=coherent, max_errors=16, max_candidates=100_000
+            ).score([hyp], [[ref]])
             assert not segs[0].extra["capped"]
             _check_mincer_against_oracle(segs, [oracle], threshold)
 
@@ -315,7 +330,8 @@ def test_mincer_issue_example():
     assert JiwerOracle("abcdefghij", "xy abcdefghij").k(0.05) == 2
     for coherent in ("auto", "no"):
         [seg] = get_metric("mincer", metric="cer", threshold=0.05, coherent=coherent).score(
-            ["xy abcdefghij"], [["abcdefghij"]])
+            ["xy abcdefghij"], [["abcdefghij"]]
+        )
         assert (seg.score, seg.extra["E"], seg.extra["corrected"]) == (2.0, 3, [0, 1])
     # The strip also sets severities: restoring a deleted leading space changes nothing.
     [seg] = get_metric("mincer", metric="cer", threshold=0.3).score(["yz"], [["x yz"]])
@@ -414,8 +430,9 @@ def test_mincer_equals_full_search_and_jiwer_brute_force_on_hats(shared_data):
     edge_matters = 0
     for threshold in (0.02, 0.05, 0.1):
         fast = get_metric("mincer", metric="cer", threshold=threshold).score(hyps, refs)
-        full = get_metric("mincer", metric="cer", threshold=threshold, coherent="no", max_errors=8,
-                          max_candidates=1000).score(hyps, refs)
+        full = get_metric(
+            "mincer", metric="cer", threshold=threshold, coherent="no", max_errors=8, max_candidates=1000
+        ).score(hyps, refs)
         assert not any(s.extra["capped"] for s in full)
         assert [s.score for s in fast] == [s.score for s in full]
         _check_mincer_against_oracle(fast, oracles, threshold)
@@ -439,7 +456,8 @@ def test_semdist_embedded_matches_brute_force():
     assert [e["severity"] for e in seg.extra["errors"]] == pytest.approx([base - s for s in singles], abs=1e-5)
     # Brute force: smallest subset size whose corrected hypothesis scores under the threshold.
     expected = next(
-        k for k in range(len(a.errors) + 1)
+        k
+        for k in range(len(a.errors) + 1)
         for combo in itertools.combinations(range(len(a.errors)), k)
         if semdist.score([a.apply(combo)], [[ref]])[0].score < threshold
     )
@@ -454,6 +472,8 @@ def test_bertscore_embedded_uses_one_minus_f1():
     texts = [a.apply()] + [a.apply([e]) for e in range(len(a.errors))]
     f1 = [s.extra["f1"] for s in bertscore.score(texts, [[ref]] * len(texts))]
     assert seg.extra["metric_score"] == pytest.approx(1 - f1[0], abs=1e-5)
-    assert [e["severity"] for e in seg.extra["errors"]] == pytest.approx([f1[i] - f1[0] for i in range(1, len(f1))], abs=1e-5)
+    assert [e["severity"] for e in seg.extra["errors"]] == pytest.approx(
+        [f1[i] - f1[0] for i in range(1, len(f1))], abs=1e-5
+    )
     with pytest.raises(OptionError, match="idf"):
         get_metric("minwed", metric="bertscore", metric_options={"idf": True})

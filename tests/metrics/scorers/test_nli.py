@@ -1,6 +1,7 @@
 """NLI semantic accuracy (seed 000): the decision logic with a deterministic
 stand-in NLI backend, and the real loading path with a tiny random RoBERTa
 classifier saved to a temporary directory."""
+
 from __future__ import annotations
 
 import json
@@ -65,8 +66,11 @@ BLUE_SPICE = [("Blue Spice", "eatType", "pub"), ("Blue Spice", "area", "riversid
         ("Blue Spice is a pub in the riverside area with kids.", "hallucination", []),
         # The paper's Figure 1: pub omitted, kids hallucinated; "is" is missing too,
         # so the word-overlap stand-in also misses the area fact.
-        ("You can bring your kids to Blue Spice in the riverside area.", "omission+hallucination",
-         ["Blue Spice is a pub.", "Blue Spice is in the riverside area."]),
+        (
+            "You can bring your kids to Blue Spice in the riverside area.",
+            "omission+hallucination",
+            ["Blue Spice is a pub.", "Blue Spice is in the riverside area."],
+        ),
     ],
 )
 def test_fine_and_rough_labels(output, label, omitted):
@@ -88,13 +92,15 @@ def test_pairs_sent_to_the_model_and_confidence_is_the_minimum():
     segs = metric.score(outputs, data=data)
     # One model call for the whole batch: omission pairs (output, fact) then the
     # hallucination pair (facts joined by one space, output), per segment.
-    assert backend.calls == [[
-        ("Blue Spice is a pub.", "Blue Spice is a pub."),
-        ("Blue Spice is a pub.", "Blue Spice is in the riverside area."),
-        ("Blue Spice is a pub. Blue Spice is in the riverside area.", "Blue Spice is a pub."),
-        ("The Eagle is cheap.", "The price range of The Eagle is cheap."),
-        ("The price range of The Eagle is cheap.", "The Eagle is cheap."),
-    ]]
+    assert backend.calls == [
+        [
+            ("Blue Spice is a pub.", "Blue Spice is a pub."),
+            ("Blue Spice is a pub.", "Blue Spice is in the riverside area."),
+            ("Blue Spice is a pub. Blue Spice is in the riverside area.", "Blue Spice is a pub."),
+            ("The Eagle is cheap.", "The price range of The Eagle is cheap."),
+            ("The price range of The Eagle is cheap.", "The Eagle is cheap."),
+        ]
+    ]
     # Segment 1: fact 2 has 3 of its 7 distinct words (blue, spice, is) in the
     # output -> p(entailment) = 0.3 * 3/7; fact 1 and the hallucination check pass at 0.9.
     assert segs[0].extra["confidence"] == pytest.approx(0.3 * 3 / 7)
@@ -118,9 +124,15 @@ def test_corpus_score_is_share_of_ok_outputs():
 def test_backoff_template_splits_camel_case_strips_quotes_and_underscores():
     assert split_camel_case("eatType") == "eat type"
     assert split_camel_case("ISBN_number") == "ISBN_number"
-    assert triple_to_fact(("Alan_Bean", "birthPlace", '"Wheeler, Texas"')) == "The birth place of Alan Bean is Wheeler, Texas."
+    assert (
+        triple_to_fact(("Alan_Bean", "birthPlace", '"Wheeler, Texas"'))
+        == "The birth place of Alan Bean is Wheeler, Texas."
+    )
     assert triple_to_fact(("Blue Spice", "eatType", "pub")) == "The eat type of Blue Spice is pub."
-    assert triple_to_fact(("Aarhus_Airport", "runwayLength", "'2702.0'")) == "The runway length of Aarhus Airport is 2702.0."
+    assert (
+        triple_to_fact(("Aarhus_Airport", "runwayLength", "'2702.0'"))
+        == "The runway length of Aarhus Airport is 2702.0."
+    )
 
 
 def test_templates_option_file_and_value_keyed_entries(tmp_path):
@@ -128,11 +140,16 @@ def test_templates_option_file_and_value_keyed_entries(tmp_path):
     path.write_text(json.dumps(E2E_TEMPLATES), encoding="utf-8")
     # A templates option (JSON string, as from the CLI) overrides the file's entry.
     metric = NLIMetric(
-        backend=WordOverlapNLI(), templates_file=str(path),
+        backend=WordOverlapNLI(),
+        templates_file=str(path),
         templates=json.dumps({"area": ["<subject> lies in <object>."]}),
     )
-    triples = [("Blue Spice", "eatType", "pub"), ("Blue Spice", "area", "riverside"),
-               ("Blue Spice", "familyFriendly", "no"), ("Blue Spice", "food", "French")]
+    triples = [
+        ("Blue Spice", "eatType", "pub"),
+        ("Blue Spice", "area", "riverside"),
+        ("Blue Spice", "familyFriendly", "no"),
+        ("Blue Spice", "food", "French"),
+    ]
     assert metric.facts(triples) == [
         "Blue Spice is a pub.",  # first entry of the list
         "Blue Spice lies in riverside.",
@@ -152,10 +169,16 @@ def test_bad_templates_are_rejected(tmp_path):
 
 def test_e2e_mr_to_triples():
     assert e2e_mr_to_triples("name[Blue Spice], eatType[pub], near[Café Rouge]") == [
-        ("Blue Spice", "eatType", "pub"), ("Blue Spice", "near", "Café Rouge")]
-    assert e2e_mr_to_triples("eatType[coffee shop], customer rating[5 out of 5], name[The Eagle], priceRange[£20-25]") == [
-        ("The Eagle", "eatType", "coffee shop"), ("The Eagle", "customer rating", "5 out of 5"),
-        ("The Eagle", "priceRange", "£20-25")]
+        ("Blue Spice", "eatType", "pub"),
+        ("Blue Spice", "near", "Café Rouge"),
+    ]
+    assert e2e_mr_to_triples(
+        "eatType[coffee shop], customer rating[5 out of 5], name[The Eagle], priceRange[£20-25]"
+    ) == [
+        ("The Eagle", "eatType", "coffee shop"),
+        ("The Eagle", "customer rating", "5 out of 5"),
+        ("The Eagle", "priceRange", "£20-25"),
+    ]
     with pytest.raises(InputError, match="no name"):
         e2e_mr_to_triples("eatType[pub]")
     with pytest.raises(InputError, match="cannot parse"):
@@ -203,12 +226,15 @@ def test_tiny_model_gives_valid_results_and_matches_a_direct_forward_pass(tiny_m
         for fact in seg.extra["facts"]:
             logits = net(**tok(OUTPUTS[1], fact["fact"], truncation=True, return_tensors="pt")).logits[0]
             expected = torch.softmax(logits, -1).tolist()
-            assert [fact["probs"][k] for k in ("contradiction", "neutral", "entailment")] == pytest.approx(expected, abs=1e-5)
+            assert [fact["probs"][k] for k in ("contradiction", "neutral", "entailment")] == pytest.approx(
+                expected, abs=1e-5
+            )
         premise = " ".join(f["fact"] for f in seg.extra["facts"])
         logits = net(**tok(premise, OUTPUTS[1], truncation=True, return_tensors="pt")).logits[0]
         probs = seg.extra["hallucination_check"]["probs"]
         assert [probs[k] for k in ("contradiction", "neutral", "entailment")] == pytest.approx(
-            torch.softmax(logits, -1).tolist(), abs=1e-5)
+            torch.softmax(logits, -1).tolist(), abs=1e-5
+        )
 
 
 def test_label_order_is_read_from_the_config(tiny_models, monkeypatch):
@@ -230,8 +256,15 @@ def test_model_without_entailment_label_is_refused(tmp_path, tiny_tokenizer):
     import torch
     from transformers import RobertaConfig, RobertaForSequenceClassification
 
-    config = RobertaConfig(vocab_size=len(tiny_tokenizer), hidden_size=16, num_hidden_layers=1,
-                           num_attention_heads=2, intermediate_size=32, max_position_embeddings=66, num_labels=2)
+    config = RobertaConfig(
+        vocab_size=len(tiny_tokenizer),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=66,
+        num_labels=2,
+    )
     torch.manual_seed(0)
     RobertaForSequenceClassification(config).save_pretrained(tmp_path)
     tiny_tokenizer.save_pretrained(tmp_path)
@@ -255,8 +288,12 @@ def test_missing_model_says_which_and_how_to_provide_it(monkeypatch):
 # (nli_eval.py, commit 34f304a, Dušek & Kasner 2020), logging and the E2E
 # "ignore restaurant" option left out; `classify(text)` stands in for RoBERTa on the
 # single string `roberta_classify` builds.
-_NLGI_REMAP = {"eat_type": "eatType", "rating": "customer rating", "family_friendly": "familyFriendly",
-               "price_range": "priceRange"}
+_NLGI_REMAP = {
+    "eat_type": "eatType",
+    "rating": "customer rating",
+    "family_friendly": "familyFriendly",
+    "price_range": "priceRange",
+}
 
 
 def _nlgi_triples_to_templates(templates, tripleset):
@@ -354,17 +391,27 @@ _E2E_TEST_TEMPLATES = {  # written for this test, in nlgi_eval's file format
 _WEBNLG_ITEMS = [
     ([("Alan_Bean", "birthPlace", '"Wheeler, Texas"')], "Alan Bean was born in Wheeler, Texas."),
     ([("Alan_Bean", "birthPlace", "Wheeler,_Texas")], "The birth Place of Alan Bean is Wheeler, Texas."),
-    ([('"Aarhus"', "cityServed", "'Aarhus_Airport'"), ("Aarhus_Airport", "runwayLength", '"2702.0"')],
-     "Aarhus Airport serves the city of Aarhus and its runway length is 2702.0."),
+    (
+        [('"Aarhus"', "cityServed", "'Aarhus_Airport'"), ("Aarhus_Airport", "runwayLength", '"2702.0"')],
+        "Aarhus Airport serves the city of Aarhus and its runway length is 2702.0.",
+    ),
     ([("Aarhus_Airport", "runwayLength", '"2702.0"')], "The runway Length of Aarhus Airport is 2702.0."),
-    ([("Alan_Shepard", "dateOfBirth", '"1923-11-18"'), ("Alan_Shepard", "occupation", "Test_pilot")],
-     "Alan Shepard, born on 1923-11-18, was a test pilot."),
-    ([("Alan_Shepard", "dateOfBirth", '"1923-11-18"'), ("Alan_Shepard", "occupation", "Test_pilot")],
-     "The date Of Birth of Alan Shepard is 1923-11-18. The occupation of Alan Shepard is Test pilot."),
-    ([("Acharya_Institute", "ISBN_number", "978-1"), ("Acharya_Institute", "city", "Bangalore")],
-     "The ISBN number of Acharya Institute is 978-1 and the city of Acharya Institute is Bangalore."),
-    ([("Blue Spice", "eat_type", "pub"), ("Blue Spice", "family_friendly", "no")],
-     "Blue Spice is a pub . Blue Spice is not family-friendly ."),
+    (
+        [("Alan_Shepard", "dateOfBirth", '"1923-11-18"'), ("Alan_Shepard", "occupation", "Test_pilot")],
+        "Alan Shepard, born on 1923-11-18, was a test pilot.",
+    ),
+    (
+        [("Alan_Shepard", "dateOfBirth", '"1923-11-18"'), ("Alan_Shepard", "occupation", "Test_pilot")],
+        "The date Of Birth of Alan Shepard is 1923-11-18. The occupation of Alan Shepard is Test pilot.",
+    ),
+    (
+        [("Acharya_Institute", "ISBN_number", "978-1"), ("Acharya_Institute", "city", "Bangalore")],
+        "The ISBN number of Acharya Institute is 978-1 and the city of Acharya Institute is Bangalore.",
+    ),
+    (
+        [("Blue Spice", "eat_type", "pub"), ("Blue Spice", "family_friendly", "no")],
+        "Blue Spice is a pub . Blue Spice is not family-friendly .",
+    ),
     ([("Blue Spice", "familyFriendly", "yes")], "Blue Spice is not family-friendly ."),
     ([], "Nothing to say."),
 ]
@@ -424,8 +471,15 @@ def test_default_mode_is_check_inst_without_the_whole_input_check(shared_data):
         hallucination = np.argmax(rows[-1]) != 2
         assert seg.extra["omitted"] == omitted
         assert seg.extra["confidence"] == pytest.approx(min(rows[:, 2]))
-        assert seg.extra["label"] == {(False, False): "OK", (True, False): "omission", (False, True): "hallucination",
-                                      (True, True): "omission+hallucination"}[(bool(omitted), bool(hallucination))]
+        assert (
+            seg.extra["label"]
+            == {
+                (False, False): "OK",
+                (True, False): "omission",
+                (False, True): "hallucination",
+                (True, True): "omission+hallucination",
+            }[(bool(omitted), bool(hallucination))]
+        )
         differs += facts != _nlgi_triples_to_templates(_E2E_TEST_TEMPLATES, mr)
     assert differs > 0  # the back-off differs ("birth place" vs nlgi_eval's "birth Place")
 
@@ -456,8 +510,11 @@ def test_templates_option_accepts_a_json_file_path(tmp_path):
     path.write_text(json.dumps(E2E_TEMPLATES), encoding="utf-8")
     by_path = NLIMetric(backend=WordOverlapNLI(), templates=str(path))
     by_value = NLIMetric(backend=WordOverlapNLI(), templates=E2E_TEMPLATES)
-    assert by_path.facts(BLUE_SPICE) == by_value.facts(BLUE_SPICE) == [
-        "Blue Spice is a pub.", "Blue Spice is in the riverside area."]
+    assert (
+        by_path.facts(BLUE_SPICE)
+        == by_value.facts(BLUE_SPICE)
+        == ["Blue Spice is a pub.", "Blue Spice is in the riverside area."]
+    )
     assert by_path.signature() == by_value.signature()
     with pytest.raises(OptionError, match="templates: not allowed or not found"):
         NLIMetric(backend=WordOverlapNLI(), templates=str(tmp_path / "missing.json")).facts(BLUE_SPICE)

@@ -1,4 +1,5 @@
 """rouge: rouge-score's values, with a tokenizer that keeps non-ASCII words."""
+
 import json
 
 import pytest
@@ -98,9 +99,12 @@ def test_options_and_signature():
     assert get_metric("rouge").signature() != get_metric("rouge", stemmer="true").signature()
     assert "tokenizer:unicode" in get_metric("rouge").signature()
     assert "rouge-score:0.1.2" in get_metric("rouge").signature()
-    for options, message in [({"variant": "rouge3"}, "variant"), ({"tokenizer": "nltk"}, "tokenizer"),
-                             ({"tokenizer": "default", "lowercase": "false"}, "always lowercases"),
-                             ({"stem": "true"}, "unknown option")]:
+    for options, message in [
+        ({"variant": "rouge3"}, "variant"),
+        ({"tokenizer": "nltk"}, "tokenizer"),
+        ({"tokenizer": "default", "lowercase": "false"}, "always lowercases"),
+        ({"stem": "true"}, "unknown option"),
+    ]:
         with pytest.raises(OptionError, match=message):
             get_metric("rouge", **options)
     with pytest.raises(InputError, match="no reference"):

@@ -1,4 +1,5 @@
 """bleu / chrf / ter equal sacrebleu's sentence and corpus scores, chunked or not."""
+
 import json
 
 import pytest
@@ -26,28 +27,46 @@ CASES = {
     ),
     "multi-refs": (
         ["the cat sat on the mat", "there is a dog"],
-        [["the cat is on the mat", "a cat sat on the mat", "on the mat sat the cat"],
-         ["a dog is there", "there is one dog", "here is a dog"]],
+        [
+            ["the cat is on the mat", "a cat sat on the mat", "on the mat sat the cat"],
+            ["a dog is there", "there is one dog", "here is a dog"],
+        ],
     ),
     "varying-ref-counts": (
         ["the cat sat on the mat", "hello world", "one two three four five"],
-        [["the cat is on the mat", "a cat sat on the mat"], ["hello there world"],
-         ["one two three", "one two three four", "five four three two one"]],
+        [
+            ["the cat is on the mat", "a cat sat on the mat"],
+            ["hello there world"],
+            ["one two three", "one two three four", "five four three two one"],
+        ],
     ),
 }
 
 ENGINES = {
-    "bleu": [({}, {}), ({"tokenize": "intl", "lowercase": "true"}, {"tokenize": "intl", "lowercase": True}),
-             ({"tokenize": "zh"}, {"tokenize": "zh"}), ({"tokenize": "char"}, {"tokenize": "char"}),
-             ({"smooth_method": "floor", "smooth_value": "0.2"}, {"smooth_method": "floor", "smooth_value": 0.2}),
-             ({"smooth_method": "add-k"}, {"smooth_method": "add-k"}),
-             ({"max_ngram_order": "2", "effective_order": "true"}, {"max_ngram_order": 2, "effective_order": True})],
-    "chrf": [({}, {}), ({"word_order": "2"}, {"word_order": 2}), ({"char_order": "4", "beta": "1"},
-             {"char_order": 4, "beta": 1}), ({"lowercase": "yes", "whitespace": "yes", "eps_smoothing": "yes"},
-                                             {"lowercase": True, "whitespace": True, "eps_smoothing": True})],
-    "ter": [({}, {}), ({"case_sensitive": "true"}, {"case_sensitive": True}),
-            ({"normalized": "true", "no_punct": "true"}, {"normalized": True, "no_punct": True}),
-            ({"asian_support": "true"}, {"asian_support": True})],
+    "bleu": [
+        ({}, {}),
+        ({"tokenize": "intl", "lowercase": "true"}, {"tokenize": "intl", "lowercase": True}),
+        ({"tokenize": "zh"}, {"tokenize": "zh"}),
+        ({"tokenize": "char"}, {"tokenize": "char"}),
+        ({"smooth_method": "floor", "smooth_value": "0.2"}, {"smooth_method": "floor", "smooth_value": 0.2}),
+        ({"smooth_method": "add-k"}, {"smooth_method": "add-k"}),
+        ({"max_ngram_order": "2", "effective_order": "true"}, {"max_ngram_order": 2, "effective_order": True}),
+    ],
+    "chrf": [
+        ({}, {}),
+        ({"word_order": "2"}, {"word_order": 2}),
+        ({"char_order": "4", "beta": "1"}, {"char_order": 4, "beta": 1}),
+        (
+            {"lowercase": "yes", "whitespace": "yes", "eps_smoothing": "yes"},
+            {"lowercase": True, "whitespace": True, "eps_smoothing": True},
+        ),
+    ],
+    "ter": [
+        ({}, {}),
+        ({"case_sensitive": "true"}, {"case_sensitive": True}),
+        ({"normalized": "true", "no_punct": "true"}, {"normalized": True, "no_punct": True}),
+        ({"asian_support": "true"}, {"asian_support": True}),
+    ],
 }
 SACREBLEU = {"bleu": BLEU, "chrf": CHRF, "ter": TER}
 
@@ -94,7 +113,7 @@ def test_chunks_combine_exactly_even_after_a_json_round_trip(name):
     refs = sum((CASES[c][1] for c in CASES), [])
     metric = get_metric(name)
     whole = metric.corpus_score(metric.score(hyps, refs)).score
-    chunks = [metric.score(hyps[i:i + 4], refs[i:i + 4]) for i in range(0, len(hyps), 4)]
+    chunks = [metric.score(hyps[i : i + 4], refs[i : i + 4]) for i in range(0, len(hyps), 4)]
     stored = [SegmentResult(s.score, s.extra, json.loads(json.dumps(s.stats))) for c in chunks for s in c]
     assert metric.corpus_score(stored).score == whole
     assert whole == SACREBLEU[name]().corpus_score(hyps, streams(refs)).score
@@ -107,7 +126,10 @@ def test_bleu_corpus_extra_matches_sacrebleu_details():
     expected = BLEU().corpus_score(hyps, streams(refs))
     assert result.extra["precisions"] == expected.precisions
     assert (result.extra["bp"], result.extra["sys_len"], result.extra["ref_len"]) == (
-        expected.bp, expected.sys_len, expected.ref_len)
+        expected.bp,
+        expected.sys_len,
+        expected.ref_len,
+    )
 
 
 def test_signature_is_one_format_with_sacrebleus_fields():
@@ -118,7 +140,9 @@ def test_signature_is_one_format_with_sacrebleus_fields():
     metric.score(["a b"], [["a b", "a c"]])
     assert "nrefs" not in metric.signature()
     metric.load_corpus_state(metric.corpus_state(["a b"], [["a b"]]))
-    assert metric.signature() == f"bleu|v:1|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|sacrebleu:{sacrebleu.__version__}"
+    assert (
+        metric.signature() == f"bleu|v:1|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|sacrebleu:{sacrebleu.__version__}"
+    )
     metric.load_corpus_state(metric.corpus_state(["a b", "c"], [["a b", "a c"], ["c"]]))
     assert "|nrefs:var|" in metric.signature()
     assert "|order:2|" in get_metric("bleu", max_ngram_order=2).signature()
@@ -129,13 +153,19 @@ def test_signature_is_one_format_with_sacrebleus_fields():
 
 @pytest.mark.parametrize(
     ("name", "options", "message"),
-    [("bleu", {"tokenize": "flores101"}, "not available offline"), ("bleu", {"smooth_method": "magic"}, "smooth_method"),
-     ("bleu", {"smooth_value": "lots"}, "smooth_value"), ("chrf", {"char_order": "-1"}, "char_order"),
-     ("chrf", {"beta": "two"}, "beta"), ("ter", {"tokenize": "13a"}, "unknown option"),
-     # issue 12 item 11: a huge n-gram order used to run for minutes and take 20 GB
-     ("bleu", {"max_ngram_order": "100000000"}, "max_ngram_order=100000000 is out of range"),
-     ("bleu", {"smooth_value": "inf"}, "smooth_value"), ("chrf", {"char_order": "1000"}, "char_order"),
-     ("chrf", {"beta": "1e9"}, "beta")],
+    [
+        ("bleu", {"tokenize": "flores101"}, "not available offline"),
+        ("bleu", {"smooth_method": "magic"}, "smooth_method"),
+        ("bleu", {"smooth_value": "lots"}, "smooth_value"),
+        ("chrf", {"char_order": "-1"}, "char_order"),
+        ("chrf", {"beta": "two"}, "beta"),
+        ("ter", {"tokenize": "13a"}, "unknown option"),
+        # issue 12 item 11: a huge n-gram order used to run for minutes and take 20 GB
+        ("bleu", {"max_ngram_order": "100000000"}, "max_ngram_order=100000000 is out of range"),
+        ("bleu", {"smooth_value": "inf"}, "smooth_value"),
+        ("chrf", {"char_order": "1000"}, "char_order"),
+        ("chrf", {"beta": "1e9"}, "beta"),
+    ],
 )
 def test_bad_options_are_refused(name, options, message):
     with pytest.raises(OptionError, match=message):

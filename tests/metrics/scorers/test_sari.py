@@ -1,5 +1,6 @@
 """SARI against published values of the reference implementations (the authors'
 SARI.py, EASSE's corpus_sari, Hugging Face evaluate's sari) and hand computations."""
+
 import json
 import random
 
@@ -10,8 +11,11 @@ from metrics.scorers.sari import sari_ngram
 from tests.metrics.scorers.sari_reference import easse_corpus_sari, sarisent
 
 SOURCE = "About 95 species are currently accepted ."
-REFERENCES = ["About 95 species are currently known .", "About 95 species are now accepted .",
-              "95 species are now accepted ."]
+REFERENCES = [
+    "About 95 species are currently known .",
+    "About 95 species are now accepted .",
+    "95 species are now accepted .",
+]
 
 
 @pytest.mark.parametrize(
@@ -30,7 +34,8 @@ def test_published_values(output, xu2016, t2t):
     assert seg.score == pytest.approx((seg.extra["keep"] + seg.extra["delete"] + seg.extra["add"]) / 3, abs=1e-9)
     if t2t is not None:
         assert get_metric("sari", variant="t2t").score([output], [REFERENCES], srcs=[SOURCE])[0].score == (
-            pytest.approx(100 * t2t, abs=1e-9))
+            pytest.approx(100 * t2t, abs=1e-9)
+        )
 
 
 def test_unigram_components_by_hand():
@@ -111,8 +116,10 @@ def test_asset_corpus_score_is_easses(shared_data):
     scores, our old corpus value, 41.39); Hugging Face evaluate's sari (the t2t variant's
     segments) gives 43.4701."""
     folder = shared_data / "asset"
-    lines = [[line.strip() for line in (folder / name).open(encoding="utf-8").readlines()]
-             for name in ["asset.test.orig"] + [f"asset.test.simp.{i}" for i in range(10)]]
+    lines = [
+        [line.strip() for line in (folder / name).open(encoding="utf-8").readlines()]
+        for name in ["asset.test.orig"] + [f"asset.test.simp.{i}" for i in range(10)]
+    ]
     orig, system, refs = lines[0], lines[1], [list(r) for r in zip(*lines[2:])]
     assert len(orig) == 359
     # segment_mean: xu2016 = the authors' SARI.py averaged (our old corpus value), t2t = evaluate's sari
@@ -121,7 +128,8 @@ def test_asset_corpus_score_is_easses(shared_data):
         corpus = metric.corpus_score(metric.score(system, refs, srcs=orig))
         assert corpus.score == pytest.approx(44.58937782033863, abs=1e-9)  # EASSE 0.2.4 corpus_sari
         assert (corpus.extra["add"], corpus.extra["keep"], corpus.extra["delete"]) == pytest.approx(
-            (9.809280310347692, 58.77626800316573, 65.1825851475025), abs=1e-9)
+            (9.809280310347692, 58.77626800316573, 65.1825851475025), abs=1e-9
+        )
         assert corpus.extra["segment_mean"] == pytest.approx(mean, abs=1e-9)
 
 
@@ -196,8 +204,9 @@ def random_text(rng: random.Random) -> str:
 def random_cases(seed: int = 2016, n: int = 400) -> list[tuple[str, str, list[str]]]:
     """(source, output, 1-4 references), small vocabulary so that n-grams overlap."""
     rng = random.Random(seed)
-    return [(random_text(rng), random_text(rng), [random_text(rng) for _ in range(rng.randint(1, 4))])
-            for _ in range(n)]
+    return [
+        (random_text(rng), random_text(rng), [random_text(rng) for _ in range(rng.randint(1, 4))]) for _ in range(n)
+    ]
 
 
 CASES = random_cases()
@@ -259,8 +268,12 @@ def test_easse_corpus_segments_equal_easse_corpus_sari_of_one_sentence(tokenize)
     # corpus score is EASSE's as with every variant.
     same = [case for case in CASES if len(case[2]) == 2]
     segs = metric.score([o for _, o, _ in same], [r for _, _, r in same], srcs=[s for s, _, _ in same])
-    expected = easse_corpus_sari([s for s, _, _ in same], [o for _, o, _ in same],
-                                 [[r[k] for _, _, r in same] for k in range(2)], tokenizer=tokenize)
+    expected = easse_corpus_sari(
+        [s for s, _, _ in same],
+        [o for _, o, _ in same],
+        [[r[k] for _, _, r in same] for k in range(2)],
+        tokenizer=tokenize,
+    )
     assert metric.corpus_score(segs).score == pytest.approx(expected, abs=1e-12)
 
 

@@ -1,4 +1,5 @@
 """SemDist = 1 - cosine of sentence-transformers embeddings (packaged MiniLM)."""
+
 import os
 
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -25,8 +26,12 @@ def st_distance(model, a, b):
 
 def test_equals_one_minus_cosine_of_sentence_transformers(st_model):
     hyps = ["The cat sat on the mat.", "Ünïcode café in 東京", "", "I like green apples"]
-    refs = [["A cat was on the mat.", "Dogs bark loudly."], ["Unicode coffee shop in Tokyo"], ["Nothing"],
-            ["I like green apples"]]
+    refs = [
+        ["A cat was on the mat.", "Dogs bark loudly."],
+        ["Unicode coffee shop in Tokyo"],
+        ["Nothing"],
+        ["I like green apples"],
+    ]
     metric = get_metric("semdist", device="cpu", batch_size="2")
     segments = metric.score(hyps, refs)
     for seg, hyp, group in zip(segments, hyps, refs):

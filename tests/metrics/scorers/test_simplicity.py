@@ -1,5 +1,6 @@
 """Simplicity-aware BERTScore (seed 003, eq. 4-5) and RelBERTScore (eq. 6),
 checked against bert-score given the same token weights as an idf table."""
+
 import os
 
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -40,14 +41,14 @@ def bert_score_with_weights(model_path, tokenizer, hyps, refs, weight_of_id):
         for tid in tokenizer(text, add_special_tokens=False)["input_ids"]:
             table[tid] = weight_of_id(tid)
     table[tokenizer.cls_token_id] = table[tokenizer.sep_token_id] = 0.0
-    P, R, F = bert_score.score(hyps, refs, model_type=model_path, num_layers=6, idf=table, batch_size=1,
-                               device="cpu", nthreads=0)
+    P, R, F = bert_score.score(
+        hyps, refs, model_type=model_path, num_layers=6, idf=table, batch_size=1, device="cpu", nthreads=0
+    )
     return torch.stack([P, R, F], dim=1)
 
 
 def ours(metric, hyps, refs):
-    return torch.tensor([[s.extra["precision"], s.extra["recall"], s.extra["f1"]]
-                         for s in metric.score(hyps, refs)])
+    return torch.tensor([[s.extra["precision"], s.extra["recall"], s.extra["f1"]] for s in metric.score(hyps, refs)])
 
 
 def test_single_piece_words(tokenizer):
@@ -112,8 +113,9 @@ def test_relbertscore_matches_formula_on_bert_score(model_path):
     hyps = ["the cat is on the mat", "The feline was seated upon the rug.", "a dog"]
     srcs = ["The feline was seated upon the rug.", "The feline was seated upon the rug.", "The feline rested."]
     refs = [["the cat is on the mat"], ["The cat sat on the mat."], ["The cat sat."]]
-    _, _, f = bert_score.score(hyps + srcs, refs + refs, model_type=model_path, num_layers=6, batch_size=1,
-                               device="cpu")
+    _, _, f = bert_score.score(
+        hyps + srcs, refs + refs, model_type=model_path, num_layers=6, batch_size=1, device="cpu"
+    )
     f_out, f_in = f[:3], f[3:]
     segments = get_metric("relbertscore", device="cpu").score(hyps, refs, srcs)
     for seg, fo, fi in zip(segments, f_out.tolist(), f_in.tolist()):

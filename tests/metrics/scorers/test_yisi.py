@@ -1,4 +1,5 @@
 """YiSi-0/1/2 against the reference C++ test vectors and independent re-computations."""
+
 import math
 import re
 
@@ -107,9 +108,7 @@ def test_lcs_similarity_matches_brute_force():
         a = "".join(rng.choice(alphabet, rng.integers(1, 8)))
         b = "".join(rng.choice(alphabet, rng.integers(1, 8)))
         ab, bb = a.encode(), b.encode()
-        longest = max(
-            (j - i for i in range(len(ab)) for j in range(i + 1, len(ab) + 1) if ab[i:j] in bb), default=0
-        )
+        longest = max((j - i for i in range(len(ab)) for j in range(i + 1, len(ab) + 1) if ab[i:j] in bb), default=0)
         assert lcs_similarity(a, b) == pytest.approx(2 * longest / (len(ab) + len(bb)))
 
 
@@ -259,7 +258,8 @@ def test_yisi1_matches_hand_computation_from_encoder_vectors(encoder):
         ids_h, vh = _units(encoder, hyp)
         per_ref = [
             _yisi_by_hand(ids1, v1, weight, ids_h, vh, weight, 2, 0.7)
-            for (ids1, v1), owner in zip(ref_units, owners) if owner == seg
+            for (ids1, v1), owner in zip(ref_units, owners)
+            if owner == seg
         ]
         p = max(x[1] for x in per_ref)
         r = max(x[2] for x in per_ref)
@@ -344,13 +344,37 @@ def tiny_cased_bert(tmp_path_factory):
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
     out = tmp_path_factory.mktemp("tiny-cased-bert")
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "The", "the", "Cat", "cat", "sat", "on", "mat",
-             "A", "a", "dog", "Mat", "##s", "."]
+    vocab = [
+        "[PAD]",
+        "[UNK]",
+        "[CLS]",
+        "[SEP]",
+        "[MASK]",
+        "The",
+        "the",
+        "Cat",
+        "cat",
+        "sat",
+        "on",
+        "mat",
+        "A",
+        "a",
+        "dog",
+        "Mat",
+        "##s",
+        ".",
+    ]
     (out / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
     BertTokenizerFast(str(out / "vocab.txt"), do_lower_case=False).save_pretrained(out)
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                        intermediate_size=64, max_position_embeddings=64)
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
     BertModel(config).save_pretrained(out)
     return str(out)
 
@@ -367,6 +391,7 @@ def _cxx_idf(docs):
     def weight(u):
         count = df.get(u, df.get(u.lower()))
         return math.log2(1 + (n + 1) / ((count or 0) + 1))
+
     return weight
 
 
@@ -390,8 +415,11 @@ def test_yisi1_idf_retries_units_in_lower_case_like_the_cxx(tiny_cased_bert):
     owners = [0, 0, 1]
     for seg, hyp in enumerate(hyps):
         ids_h, vh = units(hyp)
-        per_ref = [_yisi_by_hand(u1, v1, weight, ids_h, vh, weight, 3, 0.8)
-                   for (u1, v1), owner in zip(ref_units, owners) if owner == seg]
+        per_ref = [
+            _yisi_by_hand(u1, v1, weight, ids_h, vh, weight, 3, 0.8)
+            for (u1, v1), owner in zip(ref_units, owners)
+            if owner == seg
+        ]
         p, r = max(x[1] for x in per_ref), max(x[2] for x in per_ref)
         assert segs[seg].score == pytest.approx(p * r / (0.8 * p + 0.2 * r), abs=1e-6)
     # Without the retry ("The", "Cat", "Mat" unseen) the first score would differ.
@@ -412,7 +440,7 @@ def test_yisi_chunks_with_corpus_state_equal_one_call(yisi_test):
     for start in range(0, len(hyps), 3):
         worker = _metric_from_config(yisi_test["config"])
         worker.load_corpus_state(state)
-        segments += worker.score(hyps[start:start + 3], refs[start:start + 3])
+        segments += worker.score(hyps[start : start + 3], refs[start : start + 3])
     assert [s.score for s in segments] == pytest.approx(yisi_test["sentence"], rel=5e-6)
     assert metric.corpus_score(segments).score == pytest.approx(yisi_test["document"], abs=1e-6)
     # Without the state each chunk learns idf from its own references: other scores.

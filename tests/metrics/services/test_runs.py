@@ -1,4 +1,5 @@
 """Metric runs in-process: the chunk plan, shared state, upserts, reuse, cancel, failure."""
+
 import math
 
 import pytest
@@ -42,11 +43,15 @@ def test_sync_run_stores_every_score_and_corpus_chrf_equals_sacrebleu(metric_dat
 
 def test_chunk_size_does_not_change_bleu_corpus_score(metric_dataset):
     a = run_execute_sync(run=run_create(dataset=metric_dataset, metric="bleu", sync=True, chunk_size=4)[0])
-    b = run_execute_sync(run=run_create(dataset=metric_dataset, metric="bleu", sync=True, chunk_size=1000,
-                                        reuse=False)[0])
+    b = run_execute_sync(
+        run=run_create(dataset=metric_dataset, metric="bleu", sync=True, chunk_size=1000, reuse=False)[0]
+    )
     hyps, refs, _ = _plan_texts(metric_dataset)
-    assert a.corpus["score"] == b.corpus["score"] == pytest.approx(
-        sacrebleu.corpus_bleu(hyps, [[r[0] for r in refs]]).score, abs=1e-9)
+    assert (
+        a.corpus["score"]
+        == b.corpus["score"]
+        == pytest.approx(sacrebleu.corpus_bleu(hyps, [[r[0] for r in refs]]).score, abs=1e-9)
+    )
 
 
 def test_same_chunk_delivered_twice_changes_nothing(metric_dataset):
@@ -59,8 +64,9 @@ def test_same_chunk_delivered_twice_changes_nothing(metric_dataset):
     # still "running" when the broker re-delivers the message.
     OutputScore.objects.filter(run=run, output_id__in=chunk.output_ids).delete()
     MetricChunk.objects.filter(pk=chunk.pk).update(status=ChunkStatus.RUNNING)
-    MetricRun.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, done=run.done - len(chunk.output_ids),
-                                               corpus=None)
+    MetricRun.objects.filter(pk=run.pk).update(
+        status=RunStatus.RUNNING, done=run.done - len(chunk.output_ids), corpus=None
+    )
     assert chunk_execute(chunk_id=chunk.pk, worker="redelivered") == "done"
     # ... and the same message once more: nothing changes.
     assert chunk_execute(chunk_id=chunk.pk, worker="duplicate") == "skipped"
@@ -73,8 +79,7 @@ def test_same_chunk_delivered_twice_changes_nothing(metric_dataset):
 
 def test_reuse_of_an_identical_done_run(metric_dataset):
     first = run_execute_sync(run=run_create(dataset=metric_dataset, metric="chrf", sync=True)[0])
-    again, reused = run_create(dataset=metric_dataset, metric="chrf", options={"batch_size": "1"} and {},
-                               sync=True)
+    again, reused = run_create(dataset=metric_dataset, metric="chrf", options={"batch_size": "1"} and {}, sync=True)
     assert reused and again.pk == first.pk
     # A score-changing option is another run.
     other, reused = run_create(dataset=metric_dataset, metric="chrf", options={"word_order": "2"}, sync=True)
@@ -207,7 +212,8 @@ def test_chunk_totals_only_for_exact_integral_statistics():
     from metrics.services.runs import stats_totals
 
     assert stats_totals(["a", "b", "a"], [[1, 2], [3, 4], [5, 6.0]]) == {
-        "totals": {"a": {"n": 2, "sum": [6, 8.0], "abs": [6, 8.0]}, "b": {"n": 1, "sum": [3, 4], "abs": [3, 4]}}}
+        "totals": {"a": {"n": 2, "sum": [6, 8.0], "abs": [6, 8.0]}, "b": {"n": 1, "sum": [3, 4], "abs": [3, 4]}}
+    }
     assert stats_totals(["a"], [[0.5, 1]]) is None  # float sums depend on the order
     assert stats_totals(["a", "a"], [[1, 2], [1]]) is None
     assert stats_totals(["a"], [None]) is None
@@ -239,8 +245,9 @@ def test_scores_a_concurrent_delivery_stored_first_are_overwritten_not_duplicate
 
     run = run_execute_sync(run=run_create(dataset=metric_dataset, metric="chrf", sync=True, chunk_size=10)[0])
     chunk = run.chunks.order_by("index").first()
-    others = dict(OutputScore.objects.filter(run=run).exclude(output_id__in=chunk.output_ids)
-                  .values_list("output_id", "score"))
+    others = dict(
+        OutputScore.objects.filter(run=run).exclude(output_id__in=chunk.output_ids).values_list("output_id", "score")
+    )
     segments = [SegmentResult(score=float(k), extra={"k": k}, stats=[k, 1]) for k in range(len(chunk.output_ids))]
     with transaction.atomic():
         stored = scores_store(run_id=run.pk, output_ids=chunk.output_ids, batches=[segments[:3], segments[3:]])
@@ -248,5 +255,11 @@ def test_scores_a_concurrent_delivery_stored_first_are_overwritten_not_duplicate
     assert OutputScore.objects.filter(run=run).count() == 36
     rows = dict(OutputScore.objects.filter(run=run, output_id__in=chunk.output_ids).values_list("output_id", "score"))
     assert rows == {oid: float(k) for k, oid in enumerate(chunk.output_ids)}
-    assert dict(OutputScore.objects.filter(run=run).exclude(output_id__in=chunk.output_ids)
-                .values_list("output_id", "score")) == others
+    assert (
+        dict(
+            OutputScore.objects.filter(run=run)
+            .exclude(output_id__in=chunk.output_ids)
+            .values_list("output_id", "score")
+        )
+        == others
+    )

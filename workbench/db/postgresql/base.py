@@ -10,6 +10,7 @@ a busy one is checked about once a second instead of on every request. A connect
 that raised an error is checked at the end of that request whatever this says (Django's
 `close_if_unusable_or_obsolete`). 0 checks before every request, as Django does.
 """
+
 from __future__ import annotations
 
 import time
