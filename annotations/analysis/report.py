@@ -435,7 +435,10 @@ def rank_by_rule(
         systems=systems,
         j=j,
     )
-    out = cr.rank_systems(obs, rule=rule, alpha=alpha, resamples=resamples, seed=seed)
+    # The human score's direction is the protocol's (post-editing's HTER: lower is better).
+    out = cr.rank_systems(
+        obs, rule=rule, higher_is_better=j.protocol.higher_is_better, alpha=alpha, resamples=resamples, seed=seed
+    )
     return {
         "campaign": campaign.name,
         "criterion": criterion,

@@ -337,6 +337,14 @@ def test_rankings_and_correlate_take_lower_hter_as_better(two_systems, tmp_path)
     ranking = ranking_report(campaign=campaign, bootstrap=0)["criteria"]["adequacy"]
     assert [r["system"] for r in ranking] == ["close", "far"]  # the fewer edits, the better
     assert ranking[0]["rank"] == 1 and ranking[1]["rank"] == 2
+    # Every named cluster rule (the rankings command, API and page) orders them alike.
+    from annotations.analysis import cluster_rules
+    from annotations.analysis.report import rank_by_rule
+
+    for rule in cluster_rules.RULES:
+        ranked = rank_by_rule(campaign=campaign, criterion="adequacy", rule=rule, resamples=200)["systems"]
+        assert [r["system"] for r in ranked] == ["close", "far"], rule
+        assert ranked[0]["mean"] < ranked[1]["mean"], rule  # the mean stays the HTER
     # A metric that agrees with the post-editors (TER against the post-edits as references)
     # correlates positively once both are oriented: -TER against -HTER.
     write_jsonl(
