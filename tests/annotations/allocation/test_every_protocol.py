@@ -123,7 +123,7 @@ def _assert_decided_and_stopped(campaign, expected_observations):
     assert frozenset((ids["zq-top"], ids["zq-low"])) in v.decided
     assert v.ranking[0] == ids["zq-top"] and v.ranking[-1] == ids["zq-low"]
     assert campaign.stopped_by == Campaign.StoppedBy.ADAPTIVE
-    assert "adaptive allocation's stopping rule" in campaign.stop_reason
+    assert "every pair of systems is decided" in campaign.stop_reason
     # The researcher's progress page reports the same observations and the verdict, with names.
     progress = _progress(campaign)
     assert progress["observations"] == expected_observations
