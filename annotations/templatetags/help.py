@@ -12,7 +12,7 @@ from __future__ import annotations
 from django import template
 from django.urls import reverse
 
-from annotations.protocols.registry import PROTOCOLS
+from annotations.protocols.registry import protocols
 from annotations.studies.session import join_binding
 
 register = template.Library()
@@ -74,4 +74,4 @@ def help_url(context) -> str:
 
 @register.simple_tag
 def protocol_guides() -> list[dict[str, str]]:
-    return [{"name": p.name, "label": p.label, "url": reverse("docs") + p.guide} for p in PROTOCOLS.values()]
+    return [{"name": p.name, "label": p.label, "url": reverse("docs") + p.guide} for p in protocols().values()]

@@ -38,6 +38,7 @@ from django.middleware.clickjacking import XFrameOptionsMiddleware
 from django.middleware.common import CommonMiddleware
 from django.middleware.csrf import CsrfViewMiddleware
 from django.middleware.security import SecurityMiddleware
+from django.urls import ResolverMatch
 
 from annotations.studies.session import join_binding
 from workbench.middleware import DomainErrorMiddleware
@@ -91,6 +92,9 @@ class PageSubmitLane:
 
     def response(self, request, pk: int):
         """The view's answer, or the refusal, with every response hook applied."""
+        # What Django's URL resolver would have set: pages rendered for this request (a 404's Help
+        # link, annotations.templatetags.help) read the URL name from it.
+        request.resolver_match = ResolverMatch(self.view, (), {"pk": pk}, url_name="annotate-submit")
         try:
             for step in self.request_steps:
                 step(request)
