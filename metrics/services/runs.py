@@ -107,7 +107,10 @@ def run_create(
         n_outputs = Output.objects.filter(item__dataset=dataset).count()
     if not n_outputs:
         raise RunInputError(f"dataset {dataset.name!r} has no outputs to score")
-    lacking = missing_input(dataset=dataset, metric=scorer)
+    try:  # which inputs a metric reads may depend on its files (llm-judge: its prompt template)
+        lacking = missing_input(dataset=dataset, metric=scorer)
+    except MetricError as exc:
+        raise RunInputError(one_line(exc)) from None
     if lacking:
         raise RunInputError(lacking)
     if key:

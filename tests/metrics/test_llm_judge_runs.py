@@ -88,13 +88,12 @@ def test_bad_judge_options_fail_the_request_with_one_line(judge_models, db):
         run_create(dataset=dataset, metric="llm-judge", options={"model": judge_models["llama"], "mode": "rank"})
     with pytest.raises(RunInputError, match="needs model="):
         run_create(dataset=dataset, metric="llm-judge", options={})
-    # Files are opened only where the run is scored: a missing prompt file fails the run with the one
-    # answer every path refusal gets (metrics.scorers.files: nothing told about the server's files).
-    run, _ = run_create(
-        dataset=dataset,
-        metric="llm-judge",
-        sync=True,
-        options={"model": judge_models["llama"], "prompt": "/nonexistent/prompt.txt"},
-    )
-    run = run_execute_sync(run=run)
-    assert run.status == RunStatus.FAILED and run.error.startswith("prompt: not allowed or not found")
+    # A missing prompt file is refused when the run is asked for, before any worker starts, with the
+    # one answer every path refusal gets (metrics.scorers.files: nothing told about the server's files).
+    with pytest.raises(RunInputError, match="^prompt: not allowed or not found"):
+        run_create(
+            dataset=dataset,
+            metric="llm-judge",
+            sync=True,
+            options={"model": judge_models["llama"], "prompt": "/nonexistent/prompt.txt"},
+        )
