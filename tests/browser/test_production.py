@@ -1,4 +1,4 @@
-"""The README's production set-up, run as written: collectstatic, then its
+"""The production set-up of docs/how-to/scaling-out.md, run as written: collectstatic, then its
 gunicorn command with production settings (DJANGO_DEBUG unset), behind a
 TLS-terminating proxy that sets X-Forwarded-Proto (a small one started
 here). A real browser then finds styled pages, working API docs, the
@@ -30,12 +30,16 @@ from tests.conftest import ROOT, wait_until
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
+# The production set-up users are told to run (the how-to the README links to).
+PRODUCTION_GUIDE = ROOT / "docs" / "how-to" / "scaling-out.md"
+
+
 def readme_command(prefix: str) -> list[str]:
-    """The README's shell line that starts with `prefix` (so the test runs what users are told to run)."""
-    for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines():
+    """The guide's shell line that starts with `prefix` (so the test runs what users are told to run)."""
+    for line in PRODUCTION_GUIDE.read_text(encoding="utf-8").splitlines():
         if line.strip().startswith(prefix):
             return shlex.split(line.split("#")[0])
-    raise AssertionError(f"README.md has no command starting with {prefix!r}")
+    raise AssertionError(f"{PRODUCTION_GUIDE.relative_to(ROOT)} has no command starting with {prefix!r}")
 
 
 def free_port() -> int:
@@ -112,7 +116,7 @@ class TLSProxy(threading.Thread):
 
 @pytest.fixture
 def production_server(tmp_path):
-    """gunicorn started by the README's command line, with production settings, behind the TLS proxy."""
+    """gunicorn started by the guide's command line, with production settings, behind the TLS proxy."""
     if not shutil.which("openssl"):
         pytest.skip("openssl is absent: it makes the test's TLS certificate")
     db = connection.settings_dict
