@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.shortcuts import get_object_or_404
 import json
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
@@ -271,7 +272,7 @@ class CampaignListApi(ApiAuthMixin, APIView):
 
 
 class CampaignSchemaApi(ApiAuthMixin, APIView):
-    @extend_schema(operation_id="campaigns_schema", responses={200: serializers.DictField()})
+    @extend_schema(operation_id="campaigns_schema", responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request) -> Response:
         """The JSON Schema of campaign files (what POST /api/campaigns/ takes as a campaign.json), for
         those who may set up campaigns (owners and researchers); annotators reach only their work."""
