@@ -174,6 +174,22 @@ def _worker_idle(host: str) -> bool:
 
 
 @pytest.fixture
+def no_worker():
+    """No worker takes tasks during the test (what is queued stays queued): the session's shared
+    worker, if an earlier test started it, stops consuming and resumes afterwards with the queues
+    emptied of this test's tasks."""
+    shared = _shared_worker.get("host")
+    if shared:
+        _consume(shared, on=False)
+    try:
+        yield
+    finally:
+        if shared:
+            _purge_queues()
+            _consume(shared, on=True)
+
+
+@pytest.fixture
 def start_celery_worker(transactional_db):
     """Start real Celery worker processes of this test's own on Redis, reading the test database:
     `start(**env)` returns the process (its log file at `.log_path`) once it answers a ping. The solo

@@ -46,7 +46,7 @@ def test_setup_help_texts_stay_inside_their_fields(new_page, live_server, width,
 
 @pytest.mark.parametrize("width", (1280, 390))
 def test_metric_run_table_shows_progress_and_score_and_why_a_run_waits(
-    new_page, live_server, width, settings, judge_models, screenshot_dir
+    new_page, live_server, width, settings, judge_models, screenshot_dir, no_worker
 ):
     from pathlib import Path
 
@@ -54,7 +54,7 @@ def test_metric_run_table_shows_progress_and_score_and_why_a_run_waits(
     dataset = build_dataset(name="runs-table", items=3, systems=2)
     MembershipFactory(project=dataset.project, user=UserFactory(username="rita"), role=Membership.Role.RESEARCHER)
     done = run_execute_sync(run=run_create(dataset=dataset, metric="chrf", sync=True)[0])
-    waiting, _ = run_create(dataset=dataset, metric="bleu")  # no worker here: it stays queued
+    waiting, _ = run_create(dataset=dataset, metric="bleu")  # no worker takes it (no_worker): it stays queued
     page = new_page(viewport={"width": width, "height": 900})
     log_in(page, "rita", "pw-123456")
     page.goto(f"/datasets/{dataset.pk}/")
