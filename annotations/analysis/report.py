@@ -661,6 +661,7 @@ def correlate_report(
             **base,
             "method": SPAN_F1,
             SPAN_F1: figures["overall"]["f1"],
+            "wmt25-f1": figures["overall"]["wmt25"]["f1"],
             "n": figures["overall"]["outputs"],
             **figures,
         }
@@ -818,9 +819,11 @@ SPAN_F1 = "span-f1"
 
 
 def span_report(*, campaign: Campaign, run, j: Loaded, criterion: str) -> dict:
-    """A span-producing metric run's character-level P/R/F1 against the campaign's error spans."""
+    """A span-producing metric run against the campaign's error spans: character-level P/R/F1,
+    WMT25's severity-weighted F1 and factgenie's span F1 (span_eval.py), overall and per system."""
     from annotations.analysis import span_eval as se
     from annotations.analysis.metric_scores import extras_by_output
+    from annotations.analysis.selectors import output_texts
 
     if not j.protocol.has_spans:
         raise AnalysisError(
@@ -828,31 +831,48 @@ def span_report(*, campaign: Campaign, run, j: Loaded, criterion: str) -> dict:
             f"{campaign.name!r} is {campaign.protocol}"
         )
     extras = extras_by_output(run=run)
-    predicted = {o: e["spans"] for o, e in extras.items() if isinstance(e, dict) and isinstance(e.get("spans"), list)}
+    texts = output_texts(ids=extras)
+    predicted = {}
+    for o, e in extras.items():
+        found = se.predicted_spans(e, texts.get(o, ""))
+        if found is not None:
+            predicted[o] = found
     if not predicted:
         raise AnalysisError(
             f"run {run.pk} ({run.metric}) stored no error spans: span meta-evaluation needs a "
-            "metric that produces spans (llm-judge in spans mode)"
+            "metric that produces spans (llm-judge in spans mode, minwed, mincer)"
         )
     human: dict[int, set] = defaultdict(set)
-    judged = set()
+    annotations: dict[int, list[list[dict]]] = defaultdict(list)
     for r in j.rows.get(criterion, []):
-        judged.add(r.output_id)
         human[r.output_id] |= se.chars(r.spans)
+        annotations[r.output_id].append(list(r.spans or []))
     outputs = output_index(campaign=campaign)
-    by_system: dict[str, list] = defaultdict(list)
-    for o in sorted(
-        judged & set(predicted),
-        key=lambda o: (str(outputs[o]["item_ext"]), outputs[o]["system"]) if o in outputs else ("", ""),
-    ):
-        if o in outputs:
-            by_system[outputs[o]["system"]].append((human[o], se.chars(predicted[o])))
-    every = [pair for pairs in by_system.values() for pair in pairs]
+    used = sorted(
+        (o for o in set(annotations) & set(predicted) if o in outputs),
+        key=lambda o: (str(outputs[o]["item_ext"]), outputs[o]["system"]),
+    )
+    by_system: dict[str, list[int]] = defaultdict(list)
+    for o in used:
+        by_system[outputs[o]["system"]].append(o)
+
+    def figures(ids: list[int]) -> dict:
+        return {
+            **se.micro([(human[o], se.chars(predicted[o])) for o in ids]),
+            "wmt25": se.wmt25_f1([(len(texts.get(o, "")), g, predicted[o]) for o in ids for g in annotations[o]]),
+            "factgenie": {
+                m: se.factgenie_f1([([s for g in annotations[o] for s in g], predicted[o]) for o in ids], match=m)
+                for m in ("hard", "soft")
+            },
+        }
+
     return {
         "label": se.LABEL,
-        "overall": se.micro(every),
-        "per_system": {s: se.micro(pairs) for s, pairs in sorted(by_system.items())},
-        "not_built": "WMT25 severity-weighted span F1 and factgenie's span measures",
+        "wmt25_label": se.WMT25_LABEL,
+        "factgenie_label": se.FACTGENIE_LABEL,
+        "overall": figures(used),
+        "per_system": {s: figures(ids) for s, ids in sorted(by_system.items())},
+        "not_built": "factgenie's gamma (see docs/reference/statistics.md)",
     }
 
 

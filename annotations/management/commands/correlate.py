@@ -175,6 +175,14 @@ class Command(BaseCommand):
                 f"{result['metric']} vs {result['criterion']}: span F1 {o['f1']} (precision "
                 f"{o['precision']}, recall {o['recall']}, {o['outputs']} outputs; {result['label']})"
             )
+            w, fg = o["wmt25"], o["factgenie"]
+            self.stdout.write(
+                f"severity-weighted span F1 {w['f1']} (precision {w['precision']}, recall {w['recall']}, "
+                f"{w['annotations']} annotations; {result['wmt25_label']})"
+            )
+            self.stdout.write(
+                f"factgenie span F1 hard {fg['hard']['f1']}, soft {fg['soft']['f1']} ({result['factgenie_label']})"
+            )
             return
         if result.get("method") == "error-free":
             h, b = result["held_out"], result["best_on_all"]
