@@ -41,7 +41,9 @@ class Command(BaseCommand):
             choices=["pearson", "spearman", "kendall", "acc23", "spa", "pdp", "alt-test", "error-free", "span-f1"],
             default="pearson",
             help="alt-test: the alternative annotator test (Calderon et al. 2025) of a judge run; "
-            "error-free: error-free segment detection (WMT26; ESA campaigns)",
+            "error-free: error-free segment detection (WMT26; ESA campaigns); span-f1: a span metric's "
+            "error spans (llm-judge spans mode, minwed, mincer) against the campaign's: character "
+            "P/R/F1, WMT25's severity-weighted F1 and factgenie's span F1",
         )
         parser.add_argument(
             "--epsilon",
