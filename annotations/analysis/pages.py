@@ -673,7 +673,15 @@ def meta_tasks(campaign: Campaign, *, annotators: str = INCLUDED) -> dict:
                         found = correlate(run, c, report.SPAN_F1)
                     except report.AnalysisError:
                         continue  # a run without spans has no span figures
-                    out["spans"].append({"criterion": c, "run": run.pk, "metric": run.metric, **found["overall"]})
+                    out["spans"].append(
+                        {
+                            "criterion": c,
+                            "run": run.pk,
+                            "metric": run.metric,
+                            **found["overall"],
+                            "per_system": [{"system": name, **f} for name, f in found["per_system"].items()],
+                        }
+                    )
                 for run in runs:
                     try:
                         found = correlate(run, c, report.ERROR_FREE)

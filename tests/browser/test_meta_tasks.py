@@ -97,6 +97,15 @@ def test_meta_page_shows_span_error_free_and_pairs_figures(page, span_world, scr
         assert row.locator("[data-field='factgenie-hard']").inner_text() == _f3(expected["factgenie"]["hard"]["f1"])
         assert row.locator("[data-field='factgenie-soft']").inner_text() == _f3(expected["factgenie"]["soft"]["f1"])
         assert expected["outputs"] == 12 * len(SYSTEMS)
+    per_system = _json(
+        *("correlate", "--campaign", "esa", "--metric", f"#{span_world['judge'].pk}"),
+        *("--criterion", CRITERION, "--method", "span-f1"),
+    )["per_system"]
+    page.locator("#span-per-system summary").click()
+    for system, figures in per_system.items():
+        row = page.locator(f"#span-system-table tr[data-run='{span_world['judge'].pk}'][data-system='{system}']")
+        assert row.locator("[data-field='span-f1']").inner_text() == _f3(figures["f1"])
+        assert row.locator("[data-field='wmt25-f1']").inner_text() == _f3(figures["wmt25"]["f1"])
     # minWED marked errors where the systems changed words: a real, non-trivial overlap.
     mined = _json(
         *("correlate", "--campaign", "esa", "--metric", f"#{span_world['mined'].pk}"),
@@ -141,8 +150,6 @@ def test_meta_page_shows_span_error_free_and_pairs_figures(page, span_world, scr
 
 
 def test_the_api_answers_the_same_span_figures(span_world, client):
-    from tests.annotations.factories import UserFactory as _  # noqa: F401
-
     campaign, run = span_world["campaign"], span_world["mined"]
     client.force_login(UserFactory(username="res2", is_superuser=True))
     r = client.get(
