@@ -633,7 +633,12 @@ def correlate_report(
     alt_scoring: str | None = None,
     q_fdr: float = 0.05,
     min_instances: int = 30,
+    perm_both_test: bool = True,
+    max_pairs: int = co.MAX_PAIRS,
 ) -> dict:
+    """`perm_both_test` False leaves PERM-BOTH out of a comparison (the page's acc23 pairs table:
+    PERM-BOTH of acc23 takes minutes on a large campaign); `max_pairs`: the pairs permutation's
+    budget of pairs per resample, above which it is skipped with its reason."""
     _check_method(method, group_by, level)
     run = run_for_metric(dataset=campaign.dataset, metric=metric)
     if run is None:
@@ -774,12 +779,12 @@ def correlate_report(
         if "sample_rate" in res:
             out["sample_rate"] = res["sample_rate"]
     if compare:
+        out.update({"compare": run2.metric, "compare_run": run2.pk})
+    if compare and perm_both_test:
         # PermutationSigDiff(corr(METRIC2), corr(METRIC)): p that METRIC correlates better than METRIC2.
         test = co.perm_both(Hc, M2c, Mc, method, stat.avg, seed=seed, corr_fn=stat.corr_fn())
         out.update(
             {
-                "compare": run2.metric,
-                "compare_run": run2.pk,
                 "p_value": test["p_value"],
                 "delta": test["delta"],
                 "resamples": test["resamples"],
@@ -787,15 +792,20 @@ def correlate_report(
                 "test": "PERM-BOTH (mt-metrics-eval PermutationSigDiff); p_value: METRIC better than METRIC2",
             }
         )
+    if compare:
         if method == "acc23":
             # WMT23-25's tasks test acc23 by permuting pairs, each metric at its own epsilon.
             n_pairs = sum(len(h) * (len(h) - 1) // 2 for h, _ in co.rows(Hc, Mc, stat.avg))
-            if n_pairs > co.MAX_PAIRS:
+            if n_pairs > max_pairs:
                 out["pairs_test"] = {
                     "p_value": None,
                     "label": PAIRS_TEST_LABEL,
-                    "skipped": f"{n_pairs} pairs per resample (more than {co.MAX_PAIRS}): "
-                    "group by item (--group-by item), as WMT's tasks do",
+                    "skipped": f"{n_pairs} pairs per resample (more than {max_pairs}): "
+                    + (
+                        "group by item (--group-by item), as WMT's tasks do"
+                        if max_pairs == co.MAX_PAIRS
+                        else "too many for this page; run `correlate --method acc23 --group-by item --compare`"
+                    ),
                 }
             else:
                 pairs = co.perm_pairs(Hc, M2c, Mc, stat.avg, seed=seed)

@@ -17,6 +17,7 @@ from tests.annotations.analysis.test_protocols import SYSTEMS, dataset  # noqa: 
 from tests.annotations.factories import MembershipFactory, UserFactory
 from tests.annotations.test_real_data import write_jsonl
 from tests.browser.conftest import log_in
+from tests.browser.test_accessibility import assert_accessible, audited_page, axe_script  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -134,7 +135,7 @@ def test_meta_page_shows_span_error_free_and_pairs_figures(page, span_world, scr
     )
     assert row.count() == 1
     assert row.locator("[data-field='pairs-p']").inner_text() == _f3(pairs["pairs_test"]["p_value"])
-    assert row.locator("[data-field='perm-both-p']").inner_text() == _f3(pairs["p_value"])
+    assert row.locator("td.num").first.inner_text() == _f3(pairs["acc23"])
     # The labels are correlate's own.
     assert pairs["pairs_test"]["label"] in section.locator("[data-field='pairs-label']").inner_text()
     assert free["label"] in section.locator("[data-field='error-free-label']").inner_text()
@@ -161,3 +162,14 @@ def test_the_api_answers_the_same_span_figures(span_world, client):
         *("correlate", "--campaign", "esa", "--metric", f"#{run.pk}", "--criterion", CRITERION, "--method", "span-f1")
     )
     assert r.json()["overall"] == expected["overall"] and r.json()["wmt25-f1"] == expected["wmt25-f1"]
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_span_tables_pass_axe(audited_page, axe_script, span_world, width):  # noqa: F811
+    page = audited_page(width)
+    page.set_default_timeout(120_000)
+    log_in(page, "res", "pw-123456")
+    page.goto(f"/campaigns/{span_world['campaign'].pk}/analysis/meta/")
+    page.locator("#span-table").wait_for()
+    page.locator("#span-per-system summary").click()
+    assert_accessible(page, axe_script, f"meta-evaluation tasks at {width} px")
