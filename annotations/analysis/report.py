@@ -792,24 +792,23 @@ def correlate_report(
                 "test": "PERM-BOTH (mt-metrics-eval PermutationSigDiff); p_value: METRIC better than METRIC2",
             }
         )
-    if compare:
-        if method == "acc23":
-            # WMT23-25's tasks test acc23 by permuting pairs, each metric at its own epsilon.
-            n_pairs = sum(len(h) * (len(h) - 1) // 2 for h, _ in co.rows(Hc, Mc, stat.avg))
-            if n_pairs > max_pairs:
-                out["pairs_test"] = {
-                    "p_value": None,
-                    "label": PAIRS_TEST_LABEL,
-                    "skipped": f"{n_pairs} pairs per resample (more than {max_pairs}): "
-                    + (
-                        "group by item (--group-by item), as WMT's tasks do"
-                        if max_pairs == co.MAX_PAIRS
-                        else "too many for this page; run `correlate --method acc23 --group-by item --compare`"
-                    ),
-                }
-            else:
-                pairs = co.perm_pairs(Hc, M2c, Mc, stat.avg, seed=seed)
-                out["pairs_test"] = {**pairs, "seed": seed, "label": PAIRS_TEST_LABEL}
+    if compare and method == "acc23":
+        # WMT23-25's tasks test acc23 by permuting pairs, each metric at its own epsilon.
+        n_pairs = sum(len(h) * (len(h) - 1) // 2 for h, _ in co.rows(Hc, Mc, stat.avg))
+        if n_pairs > max_pairs:
+            out["pairs_test"] = {
+                "p_value": None,
+                "label": PAIRS_TEST_LABEL,
+                "skipped": f"{n_pairs} pairs per resample (more than {max_pairs}): "
+                + (
+                    "group by item (--group-by item), as WMT's tasks do"
+                    if max_pairs == co.MAX_PAIRS
+                    else "too many for this page; run `correlate --method acc23 --group-by item --compare`"
+                ),
+            }
+        else:
+            pairs = co.perm_pairs(Hc, M2c, Mc, stat.avg, seed=seed)
+            out["pairs_test"] = {**pairs, "seed": seed, "label": PAIRS_TEST_LABEL}
     ceiling = other_wave_figure(
         campaign=campaign,
         criterion=criterion,
