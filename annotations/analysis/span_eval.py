@@ -1,9 +1,9 @@
-"""Span-level meta-evaluation: a metric's error spans against the humans' (issue 42 item 2, in part).
+"""Span-level meta-evaluation: a metric's error spans against the humans' (issue 42 item 2).
 
 Character level: an output's human error characters are those any counted annotator marked
 (the union over annotators; spans flagged "missing" have no position and are left out); the
 metric's are those its spans cover (a run's segment extras carry `spans` [{start, end, ...}],
-as the LLM judge's span mode stores them). Precision, recall and F1 are micro-averaged over
+as the LLM judge's span mode stores them; minED's error positions through `mined_spans`). Precision, recall and F1 are micro-averaged over
 characters (true positives = characters both marked, summed over outputs), per system and
 overall; an output neither marked counts nothing.
 
@@ -14,8 +14,8 @@ Two published span scores, each one function:
   74e123c0fd64). Each row is one gold annotation of an output (here: one annotator's judgement)
   with the metric's spans on that output. Per character, spans are counted per severity
   (major = major or critical, minor; overlapping spans add up); matching counts of the same
-  severity earn full credit, the counts left unmatched on both sides earn `partial_credit`
-  (0.5) each. P = credit / predicted counts, R = credit / gold counts, each 1.0 when its
+  severity earn full credit; of the counts left unmatched, the smaller side's earn
+  `partial_credit` (0.5) each (a span found with the wrong severity). P = credit / predicted counts, R = credit / gold counts, each 1.0 when its
   denominator is 0, F1 0 when P + R is 0, as the scorer. Spans without a position and spans of
   another severity (the scorer's "undecided", MQM's neutral) are left out.
 * `factgenie_f1`: factgenie's span F1 (ufal/factgenie, factgenie/iaa/f1.py, commit
