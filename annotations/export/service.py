@@ -37,7 +37,7 @@ from annotations.protocols import JudgementRow, Protocol
 from annotations.selectors.judgements import ALL, INCLUDED, campaign_judgements
 from workbench.exceptions import DomainError
 
-FORMATS = ("jsonl", "csv", "hf")
+FORMATS = ("jsonl", "csv", "hf", "mtme", "preferences")
 # Above this many judgements, annotators' reliability figures (annotations.quality, which holds every
 # answer in memory) are computed only when quality control is in use or asked for (--included-only).
 RELIABILITY_MAX_JUDGEMENTS = 200_000
@@ -127,7 +127,7 @@ class ExportResult:
 def export_options_check(*, campaign: Campaign, options: ExportOptions) -> None:
     problems = []
     if options.fmt not in FORMATS:
-        problems.append(f"--format: unknown format {options.fmt!r} (expected jsonl, csv or hf)")
+        problems.append(f"--format: unknown format {options.fmt!r} (expected jsonl, csv, hf, mtme or preferences)")
     known_systems = set(_campaign_systems(campaign).values())
     for name in options.systems or []:
         if name not in known_systems:
@@ -153,6 +153,8 @@ def export_dataset(
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ExportFailed([f"--out: {out} exists and is not an empty folder"])
     out.mkdir(parents=True, exist_ok=True)
+    if options.fmt in ("mtme", "preferences"):
+        return _export_for_tools(campaign=campaign, out=out, options=options, started=started)
 
     protocol = protocols.of(campaign)
     systems = _campaign_systems(campaign)  # id -> name
@@ -437,6 +439,32 @@ def export_dataset(
     result.files = sorted(p.name for p in out.iterdir())
     result.seconds = time.monotonic() - started
     return result
+
+
+def _export_for_tools(*, campaign: Campaign, out: Path, options: ExportOptions, started: float) -> ExportResult:
+    """The layouts other tools read as they are: mt-metrics-eval's test set, preference pairs."""
+    if options.fmt == "mtme":
+        from annotations.export.mtme import write_mtme
+
+        criterion = (options.criteria or campaign.criteria or [""])[0]
+        summary = write_mtme(campaign=campaign, out=out, criterion=criterion, included_only=options.included_only)
+        counts = {"outputs": len(summary["systems"]) * len(summary["items"]), "items": len(summary["items"])}
+    else:
+        from annotations.export.preferences import write_preferences
+
+        summary = write_preferences(
+            campaign=campaign, out=out, criteria=options.criteria or [], included_only=options.included_only
+        )
+        counts = {"outputs": summary["pairs"], "items": summary["items"]}
+    return ExportResult(
+        campaign=campaign.name,
+        out=out,
+        files=sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()),
+        judgements=0,
+        annotators=0,
+        seconds=time.monotonic() - started,
+        **counts,
+    )
 
 
 def _rankings_and_waves(campaign: Campaign, annotators: str) -> tuple[dict | None, dict | None]:
