@@ -153,7 +153,8 @@ def _card(campaign: Campaign, protocol: str, pairs: int, ties: int) -> str:
         "pairwise": "each pairwise judgement is one vote on its pair",
         "bws": "in each best-worst judgement the best output beats every other output of the tuple "
         "and every other output beats the worst",
-        "rankme": "every two outputs one annotator scored on one screen: the higher magnitude wins",
+        "rankme": "every two outputs one annotator scored on one screen (its shown order; judgements "
+        "imported without one are screens of one output and give no pair): the higher magnitude wins",
         "cesa": "every two outputs one annotator scored on one screen: the higher score wins",
     }[protocol]
     return (
