@@ -21,13 +21,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Min
 
 from annotations import protocols
 from annotations.analysis import agreement as ag
 from annotations.analysis.selectors import output_identities
 from annotations.export.card import card_text, campaign_configuration
 from annotations.export.consensus import item_consensus
+from annotations.export.croissant import croissant
+from annotations.export.controls import gold_unit_contents, intra_annotator
+from annotations.export.heds import answers as heds_answers
+from annotations.export.heds import form_json as heds_form_json
 from annotations.export.filters import Filters
 from annotations.export.metric_scores import metric_scores
 from annotations.export.pseudonyms import Pseudonyms
@@ -417,6 +421,49 @@ def export_dataset(
     rankings, waves = _rankings_and_waves(campaign, INCLUDED if options.included_only else ALL)
     if waves is not None:
         configuration["waves"] = waves
+    # Gold units: the export is for the project's owners and researchers, who see the controls too.
+    configuration["quality_control"]["gold_unit_contents"] = gold_unit_contents(campaign)
+    configuration["intra_annotator_agreement"] = {
+        **intra_annotator(quality, annotators_seen),
+        "computed": reliability_computed,
+    }
+    from annotations.studies.selectors import platform_counts
+
+    configuration["recruitment"] = {"join_link_platforms": platform_counts(campaign=campaign)}
+    heds = heds_answers(
+        campaign=campaign,
+        configuration=configuration,
+        result=result,
+        facts={
+            "items_total": total_items,
+            "qc_active": qc_active,
+            "n_quality": len(quality),
+            "n_included": len(included or ()),
+            "platforms": configuration["recruitment"]["join_link_platforms"],
+            "intra": configuration["intra_annotator_agreement"],
+            "protocol_label": protocols.label(campaign.protocol),
+        },
+    )
+    (out / "heds.json").write_text(
+        json.dumps(heds_form_json(heds, criteria), ensure_ascii=False, indent=4) + "\n", encoding="utf-8"
+    )
+    span = protocol.model.objects.filter(campaign=campaign, status=JudgementBase.Status.COMPLETE).aggregate(
+        first=Min("created_at"), last=Max("created_at")
+    )
+    document = croissant(
+        campaign=campaign,
+        out=out,
+        ext=ext,
+        configuration=configuration,
+        result=result,
+        runs=runs,
+        licence=options.licence,
+        heds=heds,
+        # Days, as the judgements give them without --real-annotator-ids.
+        collected=tuple(span[k].date().isoformat() if span[k] else None for k in ("first", "last")),
+        real_annotator_ids=options.real_annotator_ids,
+    )
+    (out / "croissant.json").write_text(json.dumps(document, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     (out / "campaign.json").write_text(json.dumps(configuration, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     (out / "README.md").write_text(
         card_text(
@@ -433,6 +480,7 @@ def export_dataset(
             waves=waves,
             items_total=total_items,
             ext=ext,
+            heds=heds,
         ),
         encoding="utf-8",
     )
