@@ -82,3 +82,14 @@ def join_visit_finished(*, campaign: Campaign, annotator, enrolment, code) -> bo
     if QualitySettings.objects.filter(campaign=campaign, completion_codes=True).exists():
         return False
     return enrolment is not None and enrolment.n_done > 0
+
+
+def platform_counts(*, campaign: Campaign) -> dict[str, int]:
+    """How many join-link visitors came from each platform (its label), for the dataset card:
+    counts only, never the ids."""
+    labels = dict(JoinParticipant.Platform.choices)
+    found: dict[str, int] = {}
+    for platform in JoinParticipant.objects.filter(campaign=campaign).values_list("platform", flat=True):
+        label = labels.get(platform, platform)
+        found[label] = found.get(label, 0) + 1
+    return found
