@@ -139,7 +139,7 @@ def _unseen_sources(*, campaign: Campaign, annotator: Annotator, seed: int) -> l
     units = (
         Unit.objects.filter(campaign=campaign, kind=Unit.Kind.REGULAR)
         .exclude(item_id__in=_items_seen(campaign=campaign, annotator=annotator))
-        .annotate(order=RawSQL("hashint8extended(annotations_unit.id, %s)", [seed]))
+        .annotate(order=RawSQL(f"hashint8extended({Unit._meta.db_table}.id, %s)", [seed]))
     )
     judged = Exists(Assignment.objects.filter(unit_id=OuterRef("pk"), status=Assignment.Status.DONE))
     found = list(units.filter(judged).order_by("order", "id")[:DEGRADED_CANDIDATES])
