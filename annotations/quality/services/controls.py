@@ -134,12 +134,12 @@ def _items_seen(*, campaign: Campaign, annotator: Annotator):
 
 def _unseen_sources(*, campaign: Campaign, annotator: Annotator, seed: int) -> list[Unit]:
     """Up to DEGRADED_CANDIDATES regular units of items the annotator has been shown nothing of, in an
-    order drawn from `seed`: first those another annotator finished (their answers are the original's
+    order drawn from `seed` over their planned positions (ids differ from run to run): first those another annotator finished (their answers are the original's
     to compare with), then any."""
     units = (
         Unit.objects.filter(campaign=campaign, kind=Unit.Kind.REGULAR)
         .exclude(item_id__in=_items_seen(campaign=campaign, annotator=annotator))
-        .annotate(order=RawSQL(f"hashint8extended({Unit._meta.db_table}.id, %s)", [seed]))
+        .annotate(order=RawSQL(f"hashint8extended({Unit._meta.db_table}.position, %s)", [seed]))
     )
     judged = Exists(Assignment.objects.filter(unit_id=OuterRef("pk"), status=Assignment.Status.DONE))
     found = list(units.filter(judged).order_by("order", "id")[:DEGRADED_CANDIDATES])

@@ -112,7 +112,8 @@ def test_careful_and_careless_are_told_apart_through_the_engine(campaign):
         )
 
     # Controls really were mixed in, for one annotator each, and never counted as judgements.
-    assert ControlUnit.objects.filter(campaign=campaign, kind="degraded").count() >= 40
+    # Fewer than one per batch now that copies are of items the annotator has not seen (20 items, seen by all).
+    assert ControlUnit.objects.filter(campaign=campaign, kind="degraded").count() >= 30
     assert Unit.objects.filter(campaign=campaign, kind="regular", n_done=4).count() == 40
     assert (
         not RatingJudgement.objects.filter(campaign=campaign).exclude(output__item__dataset=campaign.dataset).exists()
