@@ -12,7 +12,13 @@ from annotations.quality.services.answers import (
     control_answers_record,
     control_judgement_submit,
 )
-from annotations.quality.services.controls import alias_ids_allocate, control_next, controls_possible_sql, unit_texts
+from annotations.quality.services.controls import (
+    alias_ids_allocate,
+    control_next,
+    controls_possible_sql,
+    gold_sources_excluded_sql,
+    unit_texts,
+)
 from annotations.quality.services.decisions import (
     annotator_decide,
     completion_code_at_batch_end,
@@ -35,6 +41,7 @@ __all__ = [
     "control_answers_record",
     "control_judgement_submit",
     "control_next",
+    "gold_sources_excluded_sql",
     "controls_possible_sql",
     "gold_unit_create",
     "gold_unit_delete",
