@@ -226,6 +226,12 @@ WORKBENCH_IMPORT_ASYNC_BYTES = env.int("WORKBENCH_IMPORT_ASYNC_BYTES", default=2
 # planned by a Celery worker (its page shows the progress) instead of in the web request.
 WORKBENCH_CAMPAIGN_MAX_UNITS = env.int("WORKBENCH_CAMPAIGN_MAX_UNITS", default=1_000_000)
 WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS = env.int("WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS", default=20_000)
+# Systems: an import that would leave a dataset with more than WORKBENCH_DATASET_MAX_SYSTEMS is
+# refused (`line N:` of the first system over the cap), and a campaign of more than
+# WORKBENCH_CAMPAIGN_MAX_SYSTEMS (ticked, or all of its dataset when none is) is refused at creation:
+# set-up pages, allocation and analyses list every system, so their work grows with the count.
+WORKBENCH_DATASET_MAX_SYSTEMS = env.int("WORKBENCH_DATASET_MAX_SYSTEMS", default=500)
+WORKBENCH_CAMPAIGN_MAX_SYSTEMS = env.int("WORKBENCH_CAMPAIGN_MAX_SYSTEMS", default=100)
 # The human-evaluation protocols offered, as dotted paths of Protocol classes
 # (annotations.protocols.registry): empty means the built-in ones (its DEFAULT_PROTOCOLS). To add
 # one from your own package, list the built-ins you keep and yours, e.g. in the environment
