@@ -2,11 +2,14 @@
 linear in systems, item ids without control characters. Each test fails on the code before."""
 
 import json
+import logging
 import sys
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.db import connection
 from django.test import Client
+from django.urls import reverse
 
 from annotations.models import Membership, System
 from annotations.services.campaigns import campaign_create
@@ -117,3 +120,52 @@ def test_item_ids_with_control_characters_are_refused(char):
         dataset_import(stream=b'{"item": "ok"}\n' + line, dataset_name="ctl")
     error = failed.value.errors[0]
     assert error.line == 2 and "item contains a control character" in error.reason
+
+
+def test_static_files_do_not_allow_every_origin(settings):
+    settings.WHITENOISE_USE_FINDERS = True  # serve the source folders through WhiteNoise
+    response = Client().get("/static/js/analysis.js")
+    assert response.status_code == 200
+    assert response["Cross-Origin-Resource-Policy"] == "same-origin"
+    assert "Access-Control-Allow-Origin" not in response
+
+
+def test_a_page_403_logs_one_line_without_traceback(caplog):
+    # A researcher who owns no project may not create one (WORKBENCH_PROJECT_CREATORS "owners").
+    staff = MembershipFactory(role=Membership.Role.RESEARCHER)
+    client = Client(raise_request_exception=False)
+    client.force_login(staff.user)
+    with caplog.at_level(logging.WARNING, logger="django.request"):
+        response = client.post(reverse("project-list"), {"name": "mine"})
+    assert response.status_code == 403
+    records = [r for r in caplog.records if r.name == "django.request"]
+    assert records and all(r.exc_info is None for r in records)
+    assert "Traceback" not in caplog.text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_database_outage_answers_503_with_retry_after(caplog):
+    membership = MembershipFactory(role=Membership.Role.OWNER)
+    client = Client(raise_request_exception=False)
+    client.force_login(membership.user)
+    api = Client(raise_request_exception=False)
+    api.force_login(membership.user)
+    # The request's connection points at a port where no database listens (the shared server
+    # keeps running for everyone else); restored before the test's teardown.
+    saved = dict(connection.settings_dict)
+    connection.close()
+    connection.settings_dict.update(HOST="127.0.0.1", PORT="1")
+    try:
+        with caplog.at_level(logging.WARNING, logger="django.request"):
+            page = client.get(f"/projects/{membership.project.pk}/")
+            answer = api.get("/api/projects/")
+    finally:
+        connection.close()
+        connection.settings_dict.clear()
+        connection.settings_dict.update(saved)
+    assert page.status_code == 503 and page["Retry-After"].isdigit()
+    assert b"try again" in page.content and b"Traceback" not in page.content
+    assert answer.status_code == 503 and answer["Retry-After"].isdigit() and "detail" in answer.json()
+    assert "Traceback" not in caplog.text
+    # And once the database answers again, so does the page.
+    assert client.get(f"/projects/{membership.project.pk}/").status_code == 200

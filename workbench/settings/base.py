@@ -190,6 +190,9 @@ STORAGES = {
 }
 # Security headers on the static files too (workbench.security.static_headers).
 WHITENOISE_ADD_HEADERS_FUNCTION = static_headers
+# Not `Access-Control-Allow-Origin: *` (WhiteNoise's default): the files are for the workbench's
+# own pages only (Cross-Origin-Resource-Policy: same-origin), and the two headers contradicted.
+WHITENOISE_ALLOW_ALL_ORIGINS = False
 # Uploaded import files wait here for a worker; with workers on other
 # machines it must be shared storage (the same path everywhere).
 MEDIA_ROOT = env.path("WORKBENCH_MEDIA_ROOT", default=VAR_DIR / "media")
@@ -417,6 +420,9 @@ WORKBENCH_METRIC_CHUNK_DELAY = env.float("WORKBENCH_METRIC_CHUNK_DELAY", default
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"client_errors": {"()": "workbench.outage.ClientErrorsWithoutTraceback"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("DJANGO_LOG_LEVEL", default="WARNING")},
+    # A 403 or 404 of a page, or a 503 while the database restarts: one line, no traceback.
+    "loggers": {"django.request": {"filters": ["client_errors"]}},
 }
