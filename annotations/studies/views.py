@@ -119,7 +119,7 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
             },
             status=403,
         )
-    join_bind(request, participant=participant)
+    join_bind(request, participant=participant, link_id=link.pk)
     # Hand out (or resume) the unit: the same POST the landing page's Start button sends.
     from annotations.views.annotate import annotate_campaign
 

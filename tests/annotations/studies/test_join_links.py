@@ -145,6 +145,31 @@ def test_unknown_revoked_and_expired_links_answer_404(client, campaign, link):
     assert client.get(_join_url(expired, **PROLIFIC)).status_code == 404
 
 
+def test_a_participant_of_a_revoked_link_continues_through_another_live_link(client, campaign, link):
+    # Issue 46: the README says any live link of the study continues; it answered 404.
+    from django.test import Client
+
+    _start(client, link)
+    first = Assignment.objects.get(status="pending")
+    join_link_revoke(link=link)
+    assert client.get(reverse("annotate-unit", args=[campaign.pk])).status_code == 404
+    live = join_link_create(campaign=campaign)
+    for browser in (client, Client()):
+        assert _start(browser, live).status_code == 302
+        page = browser.get(reverse("annotate-unit", args=[campaign.pk]))
+        assert page.status_code == 200, page.status_code
+        config = json.loads(
+            re.search(
+                r'<script id="unit-config" type="application/json">(.*?)</script>', page.content.decode(), re.S
+            ).group(1)
+        )
+        assert config["assignment"] == first.pk  # the same participant, the same pending unit
+    assert JoinParticipant.objects.count() == 1 and _submit_current(client, campaign).status_code == 201
+    # Revoking the live link too ends the sessions that came through it.
+    join_link_revoke(link=live)
+    assert client.get(reverse("annotate-unit", args=[campaign.pk])).status_code == 404
+
+
 def test_cap_refuses_new_participants_and_lets_returning_ones_in(client, campaign):
     from django.test import Client
 
