@@ -50,6 +50,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from annotations.services.handout_clock import handed_out
 from annotations.models import (
     Annotator,
     Assignment,
@@ -635,6 +636,7 @@ def _take_locked(
                 [_expires_at(campaign, now), now, now, enrolment.pending_id],
             )
             pending = rows.from_row(Assignment, cursor.fetchone())
+        handed_out(pending.pk, now)
         pending.enrolment = enrolment  # for the caller's progress display, saves a query
         return pending, False
 
@@ -676,6 +678,7 @@ def _take_locked(
         position_counts=_count_positions(dict(enrolment.position_counts), unit, order),
         with_batch=with_batch,
     )
+    handed_out(assignment.pk, now)
     assignment.enrolment = enrolment
     return assignment, True
 

@@ -37,8 +37,15 @@ def join_link_is_full(*, link: JoinLink) -> bool:
     return link.max_annotators is not None and JoinParticipant.objects.filter(link=link).count() >= link.max_annotators
 
 
-def participant_of(*, campaign: Campaign, platform: str, platform_id: str) -> JoinParticipant | None:
-    return JoinParticipant.objects.filter(campaign=campaign, platform=platform, platform_id=platform_id).first()
+def participant_of(
+    *, campaign: Campaign, platform: str, platform_id: str, any_platform: bool = False
+) -> JoinParticipant | None:
+    """The participant of a platform id; with `any_platform`, whichever parameter brought it
+    (a link's `one_per_browser` guard: the same id as PROLIFIC_PID and workerId is one person)."""
+    found = JoinParticipant.objects.filter(campaign=campaign, platform_id=platform_id)
+    if not any_platform:
+        found = found.filter(platform=platform)
+    return found.order_by("id").first()
 
 
 def completion_redirect_url(*, link: JoinLink, code: str | None) -> str:

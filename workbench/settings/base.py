@@ -190,6 +190,9 @@ STORAGES = {
 }
 # Security headers on the static files too (workbench.security.static_headers).
 WHITENOISE_ADD_HEADERS_FUNCTION = static_headers
+# Not `Access-Control-Allow-Origin: *` (WhiteNoise's default): the files are for the workbench's
+# own pages only (Cross-Origin-Resource-Policy: same-origin), and the two headers contradicted.
+WHITENOISE_ALLOW_ALL_ORIGINS = False
 # Uploaded import files wait here for a worker; with workers on other
 # machines it must be shared storage (the same path everywhere).
 MEDIA_ROOT = env.path("WORKBENCH_MEDIA_ROOT", default=VAR_DIR / "media")
@@ -226,6 +229,12 @@ WORKBENCH_IMPORT_ASYNC_BYTES = env.int("WORKBENCH_IMPORT_ASYNC_BYTES", default=2
 # planned by a Celery worker (its page shows the progress) instead of in the web request.
 WORKBENCH_CAMPAIGN_MAX_UNITS = env.int("WORKBENCH_CAMPAIGN_MAX_UNITS", default=1_000_000)
 WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS = env.int("WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS", default=20_000)
+# Systems: an import that would leave a dataset with more than WORKBENCH_DATASET_MAX_SYSTEMS is
+# refused (`line N:` of the first system over the cap), and a campaign of more than
+# WORKBENCH_CAMPAIGN_MAX_SYSTEMS (ticked, or all of its dataset when none is) is refused at creation:
+# set-up pages, allocation and analyses list every system, so their work grows with the count.
+WORKBENCH_DATASET_MAX_SYSTEMS = env.int("WORKBENCH_DATASET_MAX_SYSTEMS", default=500)
+WORKBENCH_CAMPAIGN_MAX_SYSTEMS = env.int("WORKBENCH_CAMPAIGN_MAX_SYSTEMS", default=100)
 # The human-evaluation protocols offered, as dotted paths of Protocol classes
 # (annotations.protocols.registry): empty means the built-in ones (its DEFAULT_PROTOCOLS). To add
 # one from your own package, list the built-ins you keep and yours, e.g. in the environment
@@ -411,6 +420,9 @@ WORKBENCH_METRIC_CHUNK_DELAY = env.float("WORKBENCH_METRIC_CHUNK_DELAY", default
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"client_errors": {"()": "workbench.outage.ClientErrorsWithoutTraceback"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("DJANGO_LOG_LEVEL", default="WARNING")},
+    # A 403 or 404 of a page, or a 503 while the database restarts: one line, no traceback.
+    "loggers": {"django.request": {"filters": ["client_errors"]}},
 }
