@@ -386,6 +386,26 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_TASK_ROUTES = {"metrics.tasks.*": {"queue": env("WORKBENCH_METRIC_QUEUE", default="cpu")}}
 
+# Lost broker messages (Redis killed, or restarted from an older snapshot, forgets the
+# messages of chunks nobody has claimed yet): a run none of whose chunks has started,
+# finished or reported progress for this many seconds has the messages of its unfinished
+# chunks sent again (a queued run: its prepare message), by `metrics.requeue_stale`, which
+# Celery beat sends every WORKBENCH_METRIC_REQUEUE_INTERVAL seconds (run beat once:
+# `celery -A workbench beat`, or `worker -B` with a single worker). Above the broker's
+# visibility timeout (a dead worker's own message comes back first) and above the longest
+# chunk a model metric scores without reporting progress; a chunk is claimed in PostgreSQL,
+# so a message sent twice scores nothing twice (metrics.services.chunks).
+WORKBENCH_METRIC_CHUNK_STALE_SECONDS = env.float("WORKBENCH_METRIC_CHUNK_STALE_SECONDS", default=300.0)
+WORKBENCH_METRIC_REQUEUE_INTERVAL = env.float("WORKBENCH_METRIC_REQUEUE_INTERVAL", default=60.0)
+CELERY_BEAT_SCHEDULE = {
+    "metrics-requeue-stale": {
+        "task": "metrics.requeue_stale",
+        "schedule": WORKBENCH_METRIC_REQUEUE_INTERVAL,
+        # A check left waiting behind long work is dropped: the next one comes anyway.
+        "options": {"queue": "cpu", "expires": WORKBENCH_METRIC_REQUEUE_INTERVAL},
+    }
+}
+
 # Metrics: device for model inference (cpu, cuda, cuda:N, auto) and model paths.
 WORKBENCH_DEVICE = env("WORKBENCH_DEVICE", default="auto")
 # JSON object mapping a configured model name to a local directory.
