@@ -7,7 +7,10 @@ answer takes would tell controls apart. Every answer about a unit is therefore
 held back until `WORKBENCH_UNIT_RESPONSE_FLOOR_MS` have passed since the
 request began, which is longer than either path takes, so both arrive after
 the same time (tests/annotations/test_confinement.py times them); past the
-floor, until its next multiple.
+floor, until its next multiple. On a loaded machine the floor in force rises
+with the recent answers' times (`floor_in_force`), so that a control's extra
+work stays under it there too (tests/annotations/test_timing_under_load.py:
+a rank test on the hand-outs' clock times under CPU hogs).
 
 Only campaigns that can hand out controls pay for it: the engine's enrolment
 lock reads whether quality control may place a control (`controls_possible_sql`,

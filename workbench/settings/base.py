@@ -235,7 +235,8 @@ WORKBENCH_PROTOCOLS = env.list("WORKBENCH_PROTOCOLS", default=[])
 # Longest accepted text (source, reference or output) in characters.
 WORKBENCH_MAX_TEXT_CHARS = env.int("WORKBENCH_MAX_TEXT_CHARS", default=20_000)
 # Every answer about an annotator's unit (handing it out, submitting it) takes at least this
-# long, so the extra work of a control unit cannot be timed (annotations.timing); 0: off.
+# long, so the extra work of a control unit cannot be timed (annotations.timing); 0: off. Under
+# load the floor in force rises above it with the recent answers' times.
 WORKBENCH_UNIT_RESPONSE_FLOOR_MS = env.int("WORKBENCH_UNIT_RESPONSE_FLOOR_MS", default=150)
 # Who may create projects in the browser and the API: "owners" (staff users and
 # users who already own a project), "staff" (staff users only) or "anyone".
