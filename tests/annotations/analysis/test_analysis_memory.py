@@ -1,6 +1,7 @@
 """Memory of the analysis pages' first computation (cache empty), on a generated campaign."""
 
 import json
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -67,3 +68,24 @@ def test_meta_evaluation_reads_each_judgement_once(big_campaign, monkeypatch):
     assert data["clusters"]["adequacy"], "the SPA clusters were computed"  # the part that read them again
     assert data["used"]["judgements"] == complete
     assert len(read) == complete
+
+
+def test_acc23_holds_a_few_bytes_per_pair():
+    """acc23 over every pair of 1,500 outputs (1.1 million pairs; the meta-evaluation page takes up
+    to 5 million): it used to hold ~92 bytes per pair at its peak (i, j, both differences, four
+    masks, the changes, their copies), 460 MB at 5 million; now the kept pairs' difference and
+    change, worked out block by block. Its value is unchanged: tests/annotations/analysis/
+    test_acc23_pairs.py checks it against mt-metrics-eval."""
+    from annotations.analysis import correlation as co
+
+    rng = np.random.default_rng(0)
+    n = 1500
+    human, metric = rng.integers(1, 6, n).astype(float), np.round(rng.random(n), 3)
+    pairs = n * (n - 1) // 2
+    tracemalloc.start()
+    try:
+        co.acc23([(human, metric)])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak / pairs < 40, f"{peak / pairs:.1f} bytes per pair"
