@@ -70,6 +70,27 @@ def test_meta_evaluation_reads_each_judgement_once(big_campaign, monkeypatch):
     assert len(read) == complete
 
 
+def test_quality_page_agreement_reads_each_judgement_once_when_nobody_is_excluded(big_campaign, monkeypatch):
+    """The quality page's agreement, everyone's and the included annotators': with nobody excluded
+    they are the same rows, read once (they were read twice, 9.1 s at 60,000 judgements)."""
+    from annotations.protocols.rows import JudgementRow
+    from annotations.quality.selectors import campaign_agreement
+    from annotations.selectors import judgements
+
+    read = []
+
+    def counted(*values):
+        read.append(1)
+        return JudgementRow(*values)
+
+    monkeypatch.setattr(judgements, "JudgementRow", counted)
+    cache.clear()
+    figures = campaign_agreement(campaign=big_campaign)["adequacy"]
+    assert len(read) == ITEMS * SYSTEMS * ANNOTATORS
+    assert figures["included"]["n_judgements"] == figures["all"]["n_judgements"] == len(read)
+    assert figures["included"]["value"] == figures["all"]["value"]
+
+
 def test_acc23_holds_a_few_bytes_per_pair():
     """acc23 over every pair of 1,500 outputs (1.1 million pairs; the meta-evaluation page takes up
     to 5 million): it used to hold ~92 bytes per pair at its peak (i, j, both differences, four
