@@ -273,6 +273,7 @@ def meta_table(
                     annotators=annotators,
                     systems=systems,
                     resamples=META_CLUSTER_RESAMPLES,
+                    loaded=j,  # read once: a second read held 2 copies of 60,000 rows (issue 46)
                 )
                 ranks = {m["metric"]: m["rank"] for m in found["metrics"]}
                 names = report._run_names(runs)

@@ -1004,15 +1004,18 @@ def compare_all_report(
     spa_permutations: int = co.SPA_PERMUTATIONS,
     spa_seed: int = co.SPA_SEED,
     systems: list[str] | None = None,
+    loaded: Loaded | None = None,
 ) -> dict:
     """Every done metric run ranked by one figure, PERM-BOTH between every pair, and clusters as
-    mt-metrics-eval's `CompareMetrics` + `AssignRanks` make them."""
+    mt-metrics-eval's `CompareMetrics` + `AssignRanks` make them. `loaded`: the campaign's
+    judgements already read by the caller with the same `annotators` (the meta-evaluation page),
+    so they are not read a second time while the first copy is held."""
     _check_method(method, group_by, level)
     if method in (ALT_TEST, ERROR_FREE, SPAN_F1):
         raise AnalysisError(f"--compare-all ranks correlations; {method} is per run (give --metric)")
     if criterion not in campaign.criteria:
         raise AnalysisError(f"criterion {criterion!r} is not one of the campaign's: {', '.join(campaign.criteria)}")
-    j = load(campaign=campaign, annotators=annotators, criterion=criterion)
+    j = loaded if loaded is not None else load(campaign=campaign, annotators=annotators, criterion=criterion)
     if j.protocol.correlate_as_pair_agreement:
         raise AnalysisError(
             f"a {campaign.protocol} campaign has no per-output human score to correlate: "
@@ -1072,7 +1075,7 @@ def compare_all_report(
         "level": stat.level,
         "group_by": group_by,
         "normalize": normalize,
-        "judgements_used": j.describe(),
+        "judgements_used": j.judgements.describe(len(j.rows.get(criterion, []))),
         "metrics": [{"metric": name, "value": _num(values[name]), "rank": rank} for name, rank in zip(order, ranks)]
         + [{"metric": name, "value": None, "rank": None} for name in undefined],
         "clusters": clusters,

@@ -414,9 +414,18 @@ def _campaign_agreement(campaign: Campaign) -> dict[str, dict]:
 
     out: dict[str, dict] = {}
     identity = output_identities(dataset=campaign.dataset)
+    judged: set[int] = set()
     for which in (ALL, INCLUDED):
         found = campaign_judgements(campaign=campaign, annotators=which)
+        if which == INCLUDED and (found.keep is None or judged <= found.keep):
+            # Nobody who judged is excluded: the same rows, the same figures; not read a second
+            # time (the first visit of the quality page read every judgement twice, issue 46).
+            for figures in out.values():
+                figures[INCLUDED] = {**figures[ALL], "annotators": found.used}
+            break
         for criterion, rows in found.by_criterion().items():
+            if which == ALL:
+                judged.update(row.annotator_id for row in rows)
             figures = ag.criterion_agreement(
                 found.protocol,
                 rows,

@@ -547,6 +547,7 @@ def test_an_answer_past_the_floor_is_held_to_its_next_multiple(settings, monkeyp
     from annotations import timing
 
     settings.WORKBENCH_UNIT_RESPONSE_FLOOR_MS = 150
+    timing.floor_history_clear()  # no earlier answer raises the floor in force (it follows the load)
     clock = [1000.0]
     events = []
     monkeypatch.setattr(timing.time, "monotonic", lambda: clock[0])

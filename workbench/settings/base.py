@@ -244,7 +244,8 @@ WORKBENCH_PROTOCOLS = env.list("WORKBENCH_PROTOCOLS", default=[])
 # Longest accepted text (source, reference or output) in characters.
 WORKBENCH_MAX_TEXT_CHARS = env.int("WORKBENCH_MAX_TEXT_CHARS", default=20_000)
 # Every answer about an annotator's unit (handing it out, submitting it) takes at least this
-# long, so the extra work of a control unit cannot be timed (annotations.timing); 0: off.
+# long, so the extra work of a control unit cannot be timed (annotations.timing); 0: off. Under
+# load the floor in force rises above it with the recent answers' times.
 WORKBENCH_UNIT_RESPONSE_FLOOR_MS = env.int("WORKBENCH_UNIT_RESPONSE_FLOOR_MS", default=150)
 # Who may create projects in the browser and the API: "owners" (staff users and
 # users who already own a project), "staff" (staff users only) or "anyone".
@@ -394,6 +395,26 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_TASK_ROUTES = {"metrics.tasks.*": {"queue": env("WORKBENCH_METRIC_QUEUE", default="cpu")}}
+
+# Lost broker messages (Redis killed, or restarted from an older snapshot, forgets the
+# messages of chunks nobody has claimed yet): a run none of whose chunks has started,
+# finished or reported progress for this many seconds has the messages of its unfinished
+# chunks sent again (a queued run: its prepare message), by `metrics.requeue_stale`, which
+# Celery beat sends every WORKBENCH_METRIC_REQUEUE_INTERVAL seconds (run beat once:
+# `celery -A workbench beat`, or `worker -B` with a single worker). Above the broker's
+# visibility timeout (a dead worker's own message comes back first) and above the longest
+# chunk a model metric scores without reporting progress; a chunk is claimed in PostgreSQL,
+# so a message sent twice scores nothing twice (metrics.services.chunks).
+WORKBENCH_METRIC_CHUNK_STALE_SECONDS = env.float("WORKBENCH_METRIC_CHUNK_STALE_SECONDS", default=300.0)
+WORKBENCH_METRIC_REQUEUE_INTERVAL = env.float("WORKBENCH_METRIC_REQUEUE_INTERVAL", default=60.0)
+CELERY_BEAT_SCHEDULE = {
+    "metrics-requeue-stale": {
+        "task": "metrics.requeue_stale",
+        "schedule": WORKBENCH_METRIC_REQUEUE_INTERVAL,
+        # A check left waiting behind long work is dropped: the next one comes anyway.
+        "options": {"queue": "cpu", "expires": WORKBENCH_METRIC_REQUEUE_INTERVAL},
+    }
+}
 
 # Metrics: device for model inference (cpu, cuda, cuda:N, auto) and model paths.
 WORKBENCH_DEVICE = env("WORKBENCH_DEVICE", default="auto")
