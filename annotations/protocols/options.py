@@ -49,6 +49,8 @@ class Option:
     summary: Callable[[object], str] | None = None
     # The name on the campaign page and card; the label when empty.
     title: str = ""
+    # A STRINGS option that may be an empty list (special answers: none offered).
+    allow_empty: bool = False
 
     # ---- values --------------------------------------------------------------------------------
 
@@ -78,7 +80,7 @@ class Option:
             unknown = [v for v in value if self.choices and v not in self.choices]
             if unknown:
                 raise OptionError(f"{', '.join(map(repr, unknown))} not among {', '.join(self.choices)}")
-            if not value:
+            if not value and not self.allow_empty:
                 raise OptionError(f"give at least one of {', '.join(self.choices)}")
         if self.check is not None:
             value = self.check(value)
@@ -149,7 +151,7 @@ class Option:
             out.update(
                 type="array",
                 items={"type": "string", **({"enum": list(self.choices)} if self.choices else {})},
-                minItems=1,
+                minItems=0 if self.allow_empty else 1,
                 uniqueItems=True,
             )
         out["default"] = self.default
