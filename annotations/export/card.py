@@ -299,6 +299,7 @@ def card_text(
     reliability_computed: bool = True,
     rankings: dict | None = None,
     waves: dict | None = None,
+    background: list[str] | None = None,
 ) -> str:
     c = configuration
     protocol = protocols.of(campaign)
@@ -398,6 +399,11 @@ def card_text(
     add("")
     add(f"- Annotators whose judgements are exported: {result.annotators}")
     add(f"- Who they are (experts, crowd workers, platform), how they were recruited and paid: {BLANK}")
+    if background:
+        # The campaign's background questions, in aggregate (one annotator's answers are in
+        # background.EXT under their pseudonym).
+        add(f"- Background questions asked before the first unit (`background.{ext}`, per annotator):")
+        lines.extend(f"  - {_md(line)}" for line in background)
     add(
         f"- Training given: {BLANK if not c['quality_control']['gold_units'] else str(c['quality_control']['gold_units']) + ' gold / tutorial units (plus ' + BLANK + ')'}"
     )

@@ -32,8 +32,9 @@ from annotations.export.filters import Filters
 from annotations.export.metric_scores import metric_scores
 from annotations.export.pseudonyms import Pseudonyms
 from annotations.export.tables import CsvTable, JsonlTable
-from annotations.models import Annotator, Campaign, Item, JudgementBase, Output, Reference, System
+from annotations.models import Annotator, BackgroundAnswer, Campaign, Item, JudgementBase, Output, Reference, System
 from annotations.protocols import JudgementRow, Protocol
+from annotations.selectors.background import background_line, background_questions, background_summary
 from annotations.selectors.judgements import ALL, INCLUDED, campaign_judgements
 from workbench.exceptions import DomainError
 
@@ -367,6 +368,7 @@ def export_dataset(
         finally:
             annotators.close()
 
+    background = _background_table(campaign, out, ext, pseudonym)
     step = filters.step("annotators")
     if step is not None and step.judgements_before == -1:
         previous = filters.steps[filters.steps.index(step) - 1]
@@ -429,6 +431,7 @@ def export_dataset(
             reliability_computed=reliability_computed,
             rankings=rankings,
             waves=waves,
+            background=background,
             items_total=total_items,
             ext=ext,
         ),
@@ -437,6 +440,29 @@ def export_dataset(
     result.files = sorted(p.name for p in out.iterdir())
     result.seconds = time.monotonic() - started
     return result
+
+
+def _background_table(campaign: Campaign, out: Path, ext: str, pseudonym) -> list[str] | None:
+    """background.jsonl / .csv: each annotator's answers to the campaign's background questions,
+    under the same pseudonym as their judgements; the card's aggregate lines. None (and no file)
+    when the campaign asks none."""
+    questions = background_questions(campaign)
+    if not questions:
+        return None
+    names = [q["name"] for q in questions]
+    rows = BackgroundAnswer.objects.filter(campaign=campaign).values_list("annotator_id", "answers")
+    table = (
+        CsvTable(out / "background.csv", ["annotator", *names])
+        if ext == "csv"
+        else JsonlTable(out / "background.jsonl")
+    )
+    try:
+        for pk, answers in sorted(rows, key=lambda row: pseudonym(row[0])):
+            table.write({"annotator": pseudonym(pk), **{name: answers.get(name) for name in names}})
+    finally:
+        table.close()
+    summary = background_summary(campaign=campaign, questions=questions)
+    return [background_line(q) for q in summary["questions"]]
 
 
 def _rankings_and_waves(campaign: Campaign, annotators: str) -> tuple[dict | None, dict | None]:
