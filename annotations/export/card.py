@@ -336,6 +336,13 @@ def card_text(
         f"| `outputs.{ext}` | {result.outputs} | one output a row: its text, aggregated human scores per "
         "criterion, the item's consensus, metric scores with their signatures |"
     )
+    if result.notes:
+        where = "lines of `judgements.jsonl` with" if ext == "jsonl" else "rows of `notes.csv`:"
+        add(
+            f"| {'`notes.csv`' if ext == 'csv' else '(in `judgements.jsonl`)'} | {result.notes} | special answers "
+            f"and comments, {where} `item`, `systems` (the unit's), `annotator`, and `criterion` + `special` (a special "
+            "answer given instead of a judgement: left out of scores and agreement) or `comment` (the unit's free text) |"
+        )
     if options.annotator_figures or options.real_annotator_ids:
         add(
             f"| `annotators.{ext}` | {result.annotators} | one annotator a row: quality-control inclusion and "

@@ -178,6 +178,10 @@ class Protocol(ImportShape):
         criteria = list(campaign.criteria or [""])
         return chosen if chosen in criteria else criteria[0]
 
+    def notes_offered(self, campaign) -> bool:
+        """Whether the campaign offers special answers or a free-text field per unit (no query)."""
+        return bool(self.option(campaign, "unit_text") or self.option(campaign, "special_answers"))
+
     def options_relate(self, options: dict) -> None:
         """Checks between options (MQM: a weight for every severity offered); OptionsInvalid."""
 

@@ -78,16 +78,10 @@ def unit_notes_split(campaign: Campaign, answers) -> tuple[list, UnitNotes]:
     return kept, notes
 
 
-def notes_used(campaign: Campaign) -> bool:
-    """Whether the campaign offers free text per unit or special answers (no query)."""
-    protocol = protocols.of(campaign)
-    return bool(protocol.option(campaign, "unit_text") or protocol.option(campaign, "special_answers"))
-
-
 def unit_notes_write(*, assignment: Assignment, notes: UnitNotes, replace: bool = False) -> None:
     """Store a unit's notes (one INSERT; nothing when there are none). `replace`: the unit is being
     revised, its earlier notes go first."""
-    if not notes and not (replace and notes_used(assignment.campaign)):
+    if not notes and not (replace and protocols.of(assignment.campaign).notes_offered(assignment.campaign)):
         return  # no statement for a campaign without free text or special answers
     outputs = sorted(assignment.unit.outputs)
     key = "-".join(map(str, outputs))
