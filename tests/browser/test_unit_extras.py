@@ -113,3 +113,42 @@ def test_background_comment_and_special_answer_with_the_keyboard_at_390px(new_pa
     notes = sorted((n.criterion, n.special, n.text) for n in UnitNote.objects.filter(campaign=campaign))
     assert notes == [("", "", "Source <b>cut</b> off"), ("fluency", "[missing]", "")]
     assert {n.annotator_id for n in UnitNote.objects.filter(campaign=campaign)} == {answer.annotator_id}
+
+
+def test_an_esa_span_carries_its_note_typed_with_the_keyboard(new_page, live_server):
+    from annotations.models import ErrorSpan, Membership
+    from tests.annotations.factories import MembershipFactory, UserFactory
+    from tests.browser.conftest import log_in, open_unit
+
+    dataset = DatasetFactory(name="span-notes")
+    system = SystemFactory(dataset=dataset, name="SECRETSYS-2")
+    item = ItemFactory(dataset=dataset, position=0, external_id="s-0", source="Quelle.")
+    OutputFactory(item=item, system=system, text="Output one says <b>nothing</b> here.")
+    MembershipFactory(project=dataset.project, user=UserFactory(username="ann"), role=Membership.Role.ANNOTATOR)
+    campaign = campaign_create(
+        dataset=dataset,
+        name="ESA notes",
+        protocol="esa",
+        criteria=["quality"],
+        redundancy=1,
+        seed=1,
+        options={"span_text": "Why <this>?", "text_max_length": 50},
+    )
+    page = new_page(viewport={"width": 390, "height": 844})
+    log_in(page, "ann", "pw-123456")
+    open_unit(page, campaign.pk)
+    page.locator("body[data-unit-ready='1']").wait_for()
+    page.locator("#esa-text").focus()
+    page.keyboard.press("Shift+ArrowRight")
+    page.keyboard.press("2")  # a major error on the first two words
+    note = page.get_by_label("Why <this>? (error 1)")
+    note.focus()
+    page.keyboard.type("wrong <term>")
+    _fits(page)
+    page.locator("#esa-text").focus()
+    page.keyboard.press("s")  # to the score slider
+    page.keyboard.press("PageUp")
+    with next_screen(page):
+        page.keyboard.press("Enter")
+    span = ErrorSpan.objects.get(judgement__campaign=campaign)
+    assert (span.start, span.end, span.severity, span.note) == (0, 10, "major", "wrong <term>")

@@ -69,6 +69,8 @@ def other_value(option: opt.Option):
         if value == option.default:
             value = option.minimum + (0 if not option.exclusive_minimum else 1)
         return int(value) if option.type == opt.INTEGER else float(value)
+    if option.type == opt.STRINGS and not option.choices:  # free texts (special answers)
+        return ["[missing]"]
     if option.type == opt.STRINGS:
         return [option.choices[0]] if option.default != [option.choices[0]] else list(option.choices[:2])
     return option.default
