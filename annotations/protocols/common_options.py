@@ -95,6 +95,7 @@ def _text_field(value) -> str:
 
 COMMON = (
     Option(
+        common=True,
         name="unit_text",
         type=STRING,
         default="",
@@ -104,6 +105,7 @@ COMMON = (
         title="Free-text field per unit",
     ),
     Option(
+        common=True,
         name="text_max_length",
         type=INTEGER,
         default=500,
@@ -115,6 +117,7 @@ COMMON = (
         summary=lambda value: "",
     ),
     Option(
+        common=True,
         name="special_answers",
         type=STRINGS,
         default=[],
@@ -125,6 +128,7 @@ COMMON = (
         allow_empty=True,
     ),
     Option(
+        common=True,
         name="background",
         type=JSON,
         default=[],
@@ -135,6 +139,7 @@ COMMON = (
         summary=_summary_questions,
     ),
     Option(
+        common=True,
         name="adaptive_criterion",
         type=STRING,
         default="",
@@ -146,6 +151,7 @@ COMMON = (
 )
 # Only protocols with error spans offer a field per span.
 SPAN_TEXT = Option(
+    common=True,
     name="span_text",
     type=STRING,
     default="",

@@ -51,6 +51,9 @@ class Option:
     title: str = ""
     # A STRINGS option that may be an empty list (special answers: none offered).
     allow_empty: bool = False
+    # One of the options every protocol has (annotations.protocols.common_options): error messages
+    # list a protocol's own options and mention these together.
+    common: bool = False
 
     # ---- values --------------------------------------------------------------------------------
 
@@ -169,8 +172,7 @@ def options_clean(declared: Sequence[Option], given: Mapping | None, *, protocol
         raise OptionsInvalid(["options: must be an object of the protocol's settings"])
     by_name = {o.name: o for o in declared}
     problems = [
-        f"options.{key}: not a setting of {protocol} campaigns"
-        + (f" (it has {', '.join(by_name)})" if by_name else " (it has none)")
+        f"options.{key}: not a setting of {protocol} campaigns ({options_it_has(declared)})"
         for key in given
         if key not in by_name
     ]
@@ -186,6 +188,16 @@ def options_clean(declared: Sequence[Option], given: Mapping | None, *, protocol
     if problems:
         raise OptionsInvalid(problems)
     return cleaned
+
+
+def options_it_has(declared: Sequence[Option]) -> str:
+    """What a protocol offers, for a message refusing an unknown option: its own options by name,
+    and those of every protocol together."""
+    own = [o.name for o in declared if not o.common]
+    shared = any(o.common for o in declared)
+    if not own:
+        return "it has only the options of every protocol" if shared else "it has none"
+    return f"it has {', '.join(own)}" + (" and the options of every protocol" if shared else "")
 
 
 class OptionsInvalid(ValueError):

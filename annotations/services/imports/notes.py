@@ -21,7 +21,9 @@ ALLOWED = frozenset({"item", "systems", "annotator", "criterion", "special", "co
 
 
 def is_note(obj) -> bool:
-    return isinstance(obj, dict) and bool(NOTE_KEYS & set(obj))
+    """A note line: `special` or `comment`, and the unit's `systems` (a judgement line with an extra
+    key stays a judgement line, refused for that key)."""
+    return isinstance(obj, dict) and "systems" in obj and bool(NOTE_KEYS & set(obj))
 
 
 @dataclass
