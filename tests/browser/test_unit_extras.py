@@ -10,6 +10,7 @@ from annotations.services.campaigns import campaign_create
 from annotations.studies.services import join_link_create
 from tests.annotations.factories import DatasetFactory, ItemFactory, OutputFactory, SystemFactory
 from tests.browser.conftest import next_screen
+from tests.browser.test_accessibility import audited_page, axe_script  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -152,3 +153,52 @@ def test_an_esa_span_carries_its_note_typed_with_the_keyboard(new_page, live_ser
         page.keyboard.press("Enter")
     span = ErrorSpan.objects.get(judgement__campaign=campaign)
     assert (span.start, span.end, span.severity, span.note) == (0, 10, "major", "wrong <term>")
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_background_page_and_a_unit_with_every_field_pass_axe(audited_page, axe_script, live_server, width):
+    from annotations.models import Membership
+    from tests.annotations.factories import MembershipFactory, UserFactory
+    from tests.browser.conftest import log_in
+    from tests.browser.test_accessibility import assert_accessible
+
+    dataset = DatasetFactory(name="axe-extras")
+    system = SystemFactory(dataset=dataset, name="SECRETSYS-3")
+    item = ItemFactory(dataset=dataset, position=0, external_id="a-0", source="Quelle.")
+    OutputFactory(item=item, system=system, text="Output one says nothing here.")
+    MembershipFactory(project=dataset.project, user=UserFactory(username="ann"), role=Membership.Role.ANNOTATOR)
+    campaign = campaign_create(
+        dataset=dataset,
+        name="Axe extras",
+        protocol="esa",
+        criteria=["quality"],
+        redundancy=1,
+        options={
+            "special_answers": ["[missing]"],
+            "unit_text": "Comment",
+            "span_text": "Why?",
+            "background": [
+                {"name": "native", "label": "Native language", "type": "choice", "choices": ["en", "de"]},
+                {"name": "years", "label": "Years", "type": "number"},
+                {"name": "field", "label": "Field", "type": "text", "required": False},
+            ],
+        },
+    )
+    page = audited_page(width)
+    log_in(page, "ann", "pw-123456")
+    page.goto(f"/annotate/campaigns/{campaign.pk}/")
+    with page.expect_navigation():
+        page.locator("#start").click()
+    assert_accessible(page, axe_script, f"background questions at {width} px")
+    page.get_by_label("de").check()
+    page.get_by_label("Years").fill("3")
+    with page.expect_navigation():
+        page.locator("#background-submit").click()
+    with page.expect_navigation():
+        page.locator("#start").click()
+    page.locator("body[data-unit-ready='1']").wait_for()
+    page.locator("#esa-text").focus()
+    page.keyboard.press("Shift+ArrowRight")
+    page.keyboard.press("1")  # a minor error: its note field appears
+    page.get_by_label("Why? (error 1)").wait_for()
+    assert_accessible(page, axe_script, f"unit with special answers, comment and span note at {width} px")
