@@ -180,7 +180,7 @@ class CampaignForm(forms.Form):
             value = self.cleaned_data.get(option.name)
             if value in (None, "", []):
                 continue
-            if option.type == opt.JSON:
+            if option.type == opt.JSON or (option.type == opt.STRINGS and isinstance(value, str)):
                 try:
                     value = option.parse_text(value)
                 except opt.OptionError as exc:
@@ -316,6 +316,8 @@ def option_field(option: opt.Option) -> forms.Field:
         return forms.IntegerField(**common)
     if option.type == opt.NUMBER:
         return forms.FloatField(**common)
+    if option.type == opt.STRINGS and not option.choices:  # free texts (special answers): comma-separated
+        return forms.CharField(max_length=10_000, **common)
     if option.type == opt.STRINGS:
         return forms.MultipleChoiceField(
             choices=[(c, c.capitalize()) for c in option.choices], widget=forms.CheckboxSelectMultiple, **common

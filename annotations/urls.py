@@ -5,7 +5,7 @@ from django.urls import path
 from annotations import views
 from annotations.quality import views as quality
 from annotations.studies import views as studies
-from annotations.views import exports, login_links, revise, waves
+from annotations.views import background, exports, login_links, revise, waves
 
 urlpatterns = [
     path("", views.project_list, name="project-list"),
@@ -22,6 +22,7 @@ urlpatterns = [
     path("campaigns/<int:pk>/judgements/import/", views.judgement_upload, name="campaign-judgements-import"),
     path("annotate/", views.annotate_home, name="annotate-home"),
     path("annotate/campaigns/<int:pk>/", views.annotate_campaign, name="annotate-campaign"),
+    path("annotate/campaigns/<int:pk>/background/", background.annotate_background, name="annotate-background"),
     path("annotate/campaigns/<int:pk>/unit/", views.annotate_unit, name="annotate-unit"),
     path("annotate/assignments/<int:pk>/submit/", views.annotate_submit, name="annotate-submit"),
     path("annotate/assignments/<int:pk>/draft/", views.annotate_draft, name="annotate-draft"),

@@ -45,11 +45,11 @@ def allocation_check_if_due(*, campaign: Campaign, n_judged: int) -> None:
 
 
 def observations(*, campaign: Campaign) -> list[tuple]:
-    """(item, system, value) for every complete judgement of the campaign's first criterion, higher =
-    better, as the campaign's protocol defines its value for allocation
-    (`Protocol.allocation_observations`)."""
-    criterion = (campaign.criteria or [""])[0]
-    return protocols.of(campaign).allocation_observations(campaign, criterion)
+    """(item, system, value) for every complete judgement of the criterion the campaign ranks by
+    (option `adaptive_criterion`, default its first), higher = better, as the campaign's protocol
+    defines its value for allocation (`Protocol.allocation_observations`)."""
+    protocol = protocols.of(campaign)
+    return protocol.allocation_observations(campaign, protocol.allocation_criterion(campaign))
 
 
 def campaign_systems(*, campaign: Campaign) -> list[str]:

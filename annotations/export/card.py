@@ -303,6 +303,7 @@ def card_text(
     rankings: dict | None = None,
     waves: dict | None = None,
     heds: list | None = None,
+    background: list[str] | None = None,
 ) -> str:
     c = configuration
     protocol = protocols.of(campaign)
@@ -341,6 +342,13 @@ def card_text(
         f"| `outputs.{ext}` | {result.outputs} | one output a row: its text, aggregated human scores per "
         "criterion, the item's consensus, metric scores with their signatures |"
     )
+    if result.notes:
+        where = "lines of `judgements.jsonl` with" if ext == "jsonl" else "rows of `notes.csv`:"
+        add(
+            f"| {'`notes.csv`' if ext == 'csv' else '(in `judgements.jsonl`)'} | {result.notes} | special answers "
+            f"and comments, {where} `item`, `systems` (the unit's), `annotator`, and `criterion` + `special` (a special "
+            "answer given instead of a judgement: left out of scores and agreement) or `comment` (the unit's free text) |"
+        )
     if options.annotator_figures or options.real_annotator_ids:
         add(
             f"| `annotators.{ext}` | {result.annotators} | one annotator a row: quality-control inclusion and "
@@ -418,6 +426,11 @@ def card_text(
             f"{sum(g['mode'] != 'loud' for g in gold)} silent); their items, outputs (by system), expected answers "
             "and explanations are in `campaign.json` (`quality_control.gold_unit_contents`)"
         )
+    if background:
+        # The campaign's background questions, in aggregate (one annotator's answers are in
+        # background.EXT under their pseudonym).
+        add(f"- Background questions asked before the first unit (`background.{ext}`, per annotator):")
+        lines.extend(f"  - {_md(line)}" for line in background)
     if qc_active:
         add(
             f"- Quality control: {n_included} of {n_quality} annotators included by the workbench's rules and "

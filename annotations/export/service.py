@@ -36,8 +36,19 @@ from annotations.export.filters import Filters
 from annotations.export.metric_scores import metric_scores
 from annotations.export.pseudonyms import Pseudonyms
 from annotations.export.tables import CsvTable, JsonlTable
-from annotations.models import Annotator, Campaign, Item, JudgementBase, Output, Reference, System
+from annotations.models import (
+    Annotator,
+    BackgroundAnswer,
+    Campaign,
+    UnitNote,
+    Item,
+    JudgementBase,
+    Output,
+    Reference,
+    System,
+)
 from annotations.protocols import JudgementRow, Protocol
+from annotations.selectors.background import background_line, background_questions, background_summary
 from annotations.selectors.judgements import ALL, INCLUDED, campaign_judgements
 from workbench.exceptions import DomainError
 
@@ -113,6 +124,8 @@ class ExportResult:
     filters: list[dict] = field(default_factory=list)
     agreement: dict = field(default_factory=dict)
     seconds: float = 0.0
+    # Special answers and comments written beside the judgements (annotations.services.unit_notes).
+    notes: int = 0
 
     def as_json(self) -> dict:
         return {
@@ -125,6 +138,7 @@ class ExportResult:
             "annotators": self.annotators,
             "filters": self.filters,
             "agreement": self.agreement,
+            **({"notes": self.notes} if self.notes else {}),
         }
 
 
@@ -250,6 +264,13 @@ def export_dataset(
         lambda: ag.TableBuilder(protocol.pairs_protocol(), identity=identity)
     )
     annotators_seen: set[int] = set()
+    # Special answers and comments (annotations.services.unit_notes): note lines in judgements.jsonl,
+    # as import_judgements reads them back; notes.csv beside judgements.csv.
+    with_notes = protocol.notes_offered(campaign)
+    notes_table = tables["judgements"]
+    if with_notes and ext == "csv":
+        notes_table = tables["notes"] = CsvTable(out / "notes.csv", list(NOTE_COLUMNS))
+    notes_written = 0
     total_items = Item.objects.filter(dataset=campaign.dataset).count()
     chunk_items = options.chunk_items or _chunk_items(campaign, protocol, total_items)
     done_items = 0
@@ -286,6 +307,7 @@ def export_dataset(
             ):
                 judged[j.item_id].append(j)
             all_names = _system_names(systems, output_system)
+            notes = _unit_notes(campaign, item_ids, filters) if with_notes else {}
 
             for item_id, external_id, source, data, meta in chunk:
                 kept = filters.keep(judged.pop(item_id, []), output_system=output_system)
@@ -329,6 +351,10 @@ def export_dataset(
                             meta=meta,
                             campaign=campaign.name,
                         )
+                for note in notes.get(item_id, ()):
+                    notes_table.write(_note_row(note, external_id, all_names, output_system, pseudonym))
+                    notes_written += 1
+                    annotators_seen.add(note.annotator_id)
                 for j in kept:
                     agreement[j.criterion].add([j])
                 if protocol.derives_pairs:  # a screen's judgements are all of one item
@@ -373,6 +399,7 @@ def export_dataset(
         finally:
             annotators.close()
 
+    background = _background_table(campaign, out, ext, pseudonym)
     step = filters.step("annotators")
     if step is not None and step.judgements_before == -1:
         previous = filters.steps[filters.steps.index(step) - 1]
@@ -405,7 +432,8 @@ def export_dataset(
         campaign=campaign.name,
         out=out,
         files=[],
-        judgements=tables["judgements"].rows,
+        judgements=tables["judgements"].rows - (notes_written if ext == "jsonl" else 0),
+        notes=notes_written,
         outputs=tables["outputs"].rows,
         items=tables["dataset"].rows,
         annotators=len(annotators_seen),
@@ -478,6 +506,7 @@ def export_dataset(
             reliability_computed=reliability_computed,
             rankings=rankings,
             waves=waves,
+            background=background,
             items_total=total_items,
             ext=ext,
             heds=heds,
@@ -513,6 +542,55 @@ def _export_for_tools(*, campaign: Campaign, out: Path, options: ExportOptions, 
         seconds=time.monotonic() - started,
         **counts,
     )
+
+
+NOTE_COLUMNS = ("item", "systems", "annotator", "criterion", "special", "comment")
+
+
+def _unit_notes(campaign: Campaign, item_ids: list[int], filters: Filters) -> dict[int, list]:
+    """item id -> the campaign's notes on its units (one query a chunk), of the annotators kept."""
+    found = defaultdict(list)
+    for note in UnitNote.objects.filter(campaign=campaign, item_id__in=item_ids).order_by("item_id", "id"):
+        if filters.annotator_ids is None or note.annotator_id in filters.annotator_ids:
+            found[note.item_id].append(note)
+    return found
+
+
+def _note_row(note, external_id: str, names: dict, output_system: dict, pseudonym) -> dict:
+    """A note line in the format of annotations.services.imports.notes."""
+    row = {
+        "item": external_id,
+        "systems": sorted(names.get(output_system.get(o), str(o)) for o in note.outputs),
+        "annotator": pseudonym(note.annotator_id),
+    }
+    if note.criterion:
+        row.update(criterion=note.criterion, special=note.special)
+    else:
+        row["comment"] = note.text
+    return row
+
+
+def _background_table(campaign: Campaign, out: Path, ext: str, pseudonym) -> list[str] | None:
+    """background.jsonl / .csv: each annotator's answers to the campaign's background questions,
+    under the same pseudonym as their judgements; the card's aggregate lines. None (and no file)
+    when the campaign asks none."""
+    questions = background_questions(campaign)
+    if not questions:
+        return None
+    names = [q["name"] for q in questions]
+    rows = BackgroundAnswer.objects.filter(campaign=campaign).values_list("annotator_id", "answers")
+    table = (
+        CsvTable(out / "background.csv", ["annotator", *names])
+        if ext == "csv"
+        else JsonlTable(out / "background.jsonl")
+    )
+    try:
+        for pk, answers in sorted(rows, key=lambda row: pseudonym(row[0])):
+            table.write({"annotator": pseudonym(pk), **{name: answers.get(name) for name in names}})
+    finally:
+        table.close()
+    summary = background_summary(campaign=campaign, questions=questions)
+    return [background_line(q) for q in summary["questions"]]
 
 
 def _rankings_and_waves(campaign: Campaign, annotators: str) -> tuple[dict | None, dict | None]:

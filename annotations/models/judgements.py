@@ -202,6 +202,8 @@ class ErrorSpan(models.Model):
     missing = models.BooleanField(default=False)
     # MQM: the error's category as a typology path, e.g. "Accuracy/Mistranslation"; "" for ESA.
     category = models.CharField(max_length=300, blank=True, default="", db_default="")
+    # The annotator's free text for this span (option `span_text`); "" when none.
+    note = models.TextField(blank=True, default="", db_default="")
 
     class Meta:
         ordering = ["judgement", "id"]

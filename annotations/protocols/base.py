@@ -42,6 +42,7 @@ from decimal import Decimal
 
 import numpy as np
 
+from annotations.protocols.common_options import COMMON, SPAN_TEXT
 from annotations.protocols.errors import AnswerError
 from annotations.protocols.imports import ImportShape
 from annotations.protocols.options import Option, OptionsInvalid, options_clean
@@ -128,6 +129,14 @@ class Protocol(ImportShape):
     # The REST endpoint that lists and takes this protocol's judgements one by one.
     api_path: str = ""
 
+    def __init_subclass__(cls, **kwargs):
+        # Every protocol offers the common settings (annotations.protocols.common_options) after its
+        # own; a subclass that starts from its parent's options (cESA from ESA) gets them once.
+        super().__init_subclass__(**kwargs)
+        common = COMMON + ((SPAN_TEXT,) if cls.has_spans else ())
+        names = {o.name for o in common}
+        cls.options = tuple(o for o in cls.options if o.name not in names) + common
+
     @property
     def client_name(self) -> str:
         """The protocol the page's script starts (the page config's `protocol`)."""
@@ -161,6 +170,17 @@ class Protocol(ImportShape):
         except OptionsInvalid as exc:
             raise ValidationError({"options": exc.problems}) from None
         return cleaned
+
+    def allocation_criterion(self, campaign) -> str:
+        """The criterion adaptive allocation ranks by: the campaign's `adaptive_criterion` when it is
+        one of its criteria, else the first."""
+        chosen = self.option(campaign, "adaptive_criterion")
+        criteria = list(campaign.criteria or [""])
+        return chosen if chosen in criteria else criteria[0]
+
+    def notes_offered(self, campaign) -> bool:
+        """Whether the campaign offers special answers or a free-text field per unit (no query)."""
+        return bool(self.option(campaign, "unit_text") or self.option(campaign, "special_answers"))
 
     def options_relate(self, options: dict) -> None:
         """Checks between options (MQM: a weight for every severity offered); OptionsInvalid."""

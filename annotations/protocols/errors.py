@@ -28,6 +28,8 @@ MESSAGES = {
     "span_suggestion_twice": "span {index}: names a suggestion another span already names",
     "span_category_missing": "span {index}: an MQM error needs a category",
     "span_category": "span {index}: category {value!r} is not in the campaign's typology",
+    "span_note_off": "span {index}: this campaign has no free-text field per span",
+    "span_note": "span {index}: note must be text of at most {limit} characters",
     "span_severity": "span {index}: severity must be one of {allowed}, got {value!r}",
     "span_missing_flag": "span {index}: missing must be true or false",
     "span_missing_offsets": "span {index}: a missing-content marker has no start or end",

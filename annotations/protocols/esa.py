@@ -45,6 +45,8 @@ def span_record(span) -> dict:
         out["category"] = get("category")
     if get("suggestion") is not None:
         out["suggestion"] = get("suggestion")
+    if get("note"):
+        out["note"] = get("note")
     return out
 
 
@@ -85,7 +87,7 @@ class Esa(Protocol):
     )
     # The keys a span may have (MQM adds "category", checked by `check_span_extra`).
     # `suggestion`: the suggested span (ESA^AI, annotations.services.prefill) a span keeps or edits.
-    span_keys = frozenset({"start", "end", "severity", "missing", "suggestion"})
+    span_keys = frozenset({"start", "end", "severity", "missing", "suggestion", "note"})
     api_path = "/api/judgements/spans/"
     extra_setup_fields = ("prefill_run", "prefill_holdout")
     template = "annotate/protocols/esa.html"
@@ -266,6 +268,8 @@ class Esa(Protocol):
             if not isinstance(missing, bool):
                 raise AnswerError("span_missing_flag", "spans", index=index)
             extra = self.check_span_extra(index, span, campaign=campaign, cache=cache)
+            if span.get("note"):
+                extra["note"] = self.check_span_note(index, span["note"], campaign=campaign)
             if missing:
                 if span.get("start") is not None or span.get("end") is not None:
                     raise AnswerError("span_missing_offsets", "spans", index=index)
@@ -276,6 +280,15 @@ class Esa(Protocol):
                 {"start": span["start"], "end": span["end"], "severity": severity, "missing": False, **extra}
             )
         return cleaned
+
+    def check_span_note(self, index: int, note, *, campaign) -> str:
+        """A span's free text (option `span_text`): text, within the campaign's length limit."""
+        if not self.option(campaign, "span_text"):
+            raise AnswerError("span_note_off", "spans", index=index)
+        limit = self.option(campaign, "text_max_length")
+        if not isinstance(note, str) or len(note) > limit:
+            raise AnswerError("span_note", "spans", index=index, limit=limit)
+        return note.strip()
 
     def check_span_extra(self, index: int, span: Mapping, *, campaign, cache: dict) -> dict:
         """What a protocol adds to a span beyond offsets and severity (MQM: its category)."""

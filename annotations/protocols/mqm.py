@@ -85,7 +85,7 @@ class Mqm(Esa):
     # ESA's span marker (js/span_marker.js, inherited `scripts_first`) with MQM's questions.
     script = "js/protocols/mqm.js"
     shortcuts = "annotate/protocols/mqm_keys.html"
-    span_keys = frozenset({"start", "end", "severity", "missing", "category", "suggestion"})
+    span_keys = frozenset({"start", "end", "severity", "missing", "category", "suggestion", "note"})
 
     # ---- campaign settings -------------------------------------------------------------------
 

@@ -49,6 +49,11 @@ class Option:
     summary: Callable[[object], str] | None = None
     # The name on the campaign page and card; the label when empty.
     title: str = ""
+    # A STRINGS option that may be an empty list (special answers: none offered).
+    allow_empty: bool = False
+    # One of the options every protocol has (annotations.protocols.common_options): error messages
+    # list a protocol's own options and mention these together.
+    common: bool = False
 
     # ---- values --------------------------------------------------------------------------------
 
@@ -78,7 +83,7 @@ class Option:
             unknown = [v for v in value if self.choices and v not in self.choices]
             if unknown:
                 raise OptionError(f"{', '.join(map(repr, unknown))} not among {', '.join(self.choices)}")
-            if not value:
+            if not value and not self.allow_empty:
                 raise OptionError(f"give at least one of {', '.join(self.choices)}")
         if self.check is not None:
             value = self.check(value)
@@ -149,7 +154,7 @@ class Option:
             out.update(
                 type="array",
                 items={"type": "string", **({"enum": list(self.choices)} if self.choices else {})},
-                minItems=1,
+                minItems=0 if self.allow_empty else 1,
                 uniqueItems=True,
             )
         out["default"] = self.default
@@ -167,8 +172,7 @@ def options_clean(declared: Sequence[Option], given: Mapping | None, *, protocol
         raise OptionsInvalid(["options: must be an object of the protocol's settings"])
     by_name = {o.name: o for o in declared}
     problems = [
-        f"options.{key}: not a setting of {protocol} campaigns"
-        + (f" (it has {', '.join(by_name)})" if by_name else " (it has none)")
+        f"options.{key}: not a setting of {protocol} campaigns ({options_it_has(declared)})"
         for key in given
         if key not in by_name
     ]
@@ -184,6 +188,16 @@ def options_clean(declared: Sequence[Option], given: Mapping | None, *, protocol
     if problems:
         raise OptionsInvalid(problems)
     return cleaned
+
+
+def options_it_has(declared: Sequence[Option]) -> str:
+    """What a protocol offers, for a message refusing an unknown option: its own options by name,
+    and those of every protocol together."""
+    own = [o.name for o in declared if not o.common]
+    shared = any(o.common for o in declared)
+    if not own:
+        return "it has only the options of every protocol" if shared else "it has none"
+    return f"it has {', '.join(own)}" + (" and the options of every protocol" if shared else "")
 
 
 class OptionsInvalid(ValueError):

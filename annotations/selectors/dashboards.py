@@ -7,7 +7,7 @@ from django.db import connection
 from django.db.models import Count, Max, Q, QuerySet
 
 from annotations import protocols
-from annotations.models import Annotator, Assignment, Campaign, ImportJob
+from annotations.models import Annotator, Assignment, Campaign, ImportJob, UnitNote
 from annotations.selectors.roles import User, staff_project_list
 
 
@@ -132,13 +132,33 @@ def _campaign_dashboard(campaign: Campaign) -> dict:
         "judgements": {status: by_status.get(status, 0) for status in ("complete", "partial", "abandoned")},
         "annotators": annotators,
         "systems": systems,
+        "notes": _notes(campaign),
+    }
+
+
+def _notes(campaign: Campaign) -> dict | None:
+    """Special answers given (each offered one with its count) and units with a comment; None, and
+    no query, for a campaign that offers neither (annotations.services.unit_notes)."""
+    protocol = protocols.of(campaign)
+    if not protocol.notes_offered(campaign):
+        return None
+    counts = dict(UnitNote.objects.filter(campaign=campaign).order_by().values_list("special").annotate(n=Count("id")))
+    offered = protocol.option(campaign, "special_answers") or []
+    return {
+        "special": [{"answer": s, "count": counts.get(s, 0)} for s in offered],
+        "comments": counts.get("", 0),
     }
 
 
 def allocation_summary(*, campaign: Campaign, names: dict | None = None) -> dict:
     """The campaign's allocation policy, its parameters and (adaptive) the last verdict with system
     names: for researchers only (annotators never learn system names)."""
-    summary = {"policy": campaign.allocation, "params": dict(campaign.allocation_params or {})}
+    summary = {
+        "policy": campaign.allocation,
+        "params": dict(campaign.allocation_params or {}),
+        # The criterion the adaptive rule ranks by (option `adaptive_criterion`, default the first).
+        "criterion": protocols.of(campaign).allocation_criterion(campaign),
+    }
     if campaign.allocation != Campaign.Allocation.ADAPTIVE:
         return summary
     state = campaign.allocation_state or {}

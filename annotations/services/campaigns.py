@@ -267,6 +267,15 @@ def campaign_create(
     options = chosen_protocol.options_check(
         {**(options or {}), **{k: v for k, v in option_values.items() if v is not None}}
     )
+    ranked_by = options.get("adaptive_criterion")
+    if ranked_by and ranked_by not in criteria:
+        raise ValidationError(
+            {
+                "options": [
+                    f"options.adaptive_criterion: {ranked_by!r} is not among the criteria ({', '.join(criteria)})"
+                ]
+            }
+        )
     units_per_batch = _whole(units_per_batch, "units_per_batch", 1, 10_000)
     assignment_timeout_minutes = _whole(
         assignment_timeout_minutes, "assignment_timeout_minutes", 1, MAX_TIMEOUT_MINUTES

@@ -28,6 +28,7 @@ from annotations.services.assignment_work import assignment_lock_for
 from annotations.services.assignments import retry_on_deadlock
 
 # The first submission's checks and statements, shared so both paths apply one set of rules.
+from annotations.services.unit_notes import unit_notes_split, unit_notes_write
 from annotations.services.submissions import (  # noqa: I001
     UnitSubmitResult,
     _output_texts,
@@ -105,7 +106,8 @@ def unit_revise(
     texts = {}
     if protocol.has_spans:
         texts = control_texts or _output_texts(assignment.unit.outputs)
-    rows = _rows(campaign=campaign, assignment=assignment, answers=judgements, texts=texts)
+    judgements, notes = unit_notes_split(campaign, judgements)
+    rows = _rows(campaign=campaign, assignment=assignment, answers=judgements, texts=texts, notes=notes)
     time_spent_ms = assignment.time_spent_ms
     now = timezone.now()
     Assignment.objects.filter(pk=assignment.pk).update(updated_at=now)
@@ -118,4 +120,5 @@ def unit_revise(
     stored = unit_rows_insert(
         protocol, rows, origin=origin, time_spent_ms=time_spent_ms, then="this unit cannot be revised"
     )
+    unit_notes_write(assignment=assignment, notes=notes, replace=True)
     return UnitSubmitResult(assignment=assignment, judgements=stored)

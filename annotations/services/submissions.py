@@ -48,6 +48,7 @@ from annotations.services.assignment_work import (
 )
 from annotations.services.assignments import assignment_take_in_submit, retry_on_deadlock
 from annotations.services.prefill import decisions_record
+from annotations.services.unit_notes import UnitNotes, unit_notes_split, unit_notes_write
 
 
 def _shown_order_verify(*, assignment: Assignment, reported) -> list[int] | None:
@@ -178,14 +179,18 @@ def _fail(index: int, message) -> ValidationError:
     return ValidationError({"judgements": [f"judgement {index}: {text}"]})
 
 
-def _rows(*, campaign: Campaign, assignment: Assignment, answers: list, texts: dict[int, str]) -> list:
+def _rows(
+    *, campaign: Campaign, assignment: Assignment, answers: list, texts: dict[int, str], notes: UnitNotes | None = None
+) -> list:
     """Validate the answers of a unit; return unsaved judgement rows (and spans for ESA).
 
     Every criterion must be answered exactly once per output (ratings, ESA)
     or once per unit (pairwise, best-worst). The rules of each answer are the
-    protocol's (`check_answer`); the reason is prefixed with `judgement N:`.
+    protocol's (`check_answer`); the reason is prefixed with `judgement N:`. A criterion with a
+    special answer (`notes`, annotations.services.unit_notes) needs none.
     """
-    if not isinstance(answers, list) or not answers:
+    special = notes.special if notes else {}
+    if not isinstance(answers, list) or (not answers and not special):
         raise ValidationError({"judgements": ["judgements must be a non-empty list"]})
     unit_outputs = list(assignment.unit.outputs)
     order = list(assignment.shown_order) or unit_outputs
@@ -201,7 +206,8 @@ def _rows(*, campaign: Campaign, assignment: Assignment, answers: list, texts: d
     }
     rows, seen = [], set()
     per_output = protocol.per_output
-    expected = {(c, o) for c in campaign.criteria for o in unit_outputs} if per_output else set(campaign.criteria)
+    criteria = [c for c in campaign.criteria if c not in special]
+    expected = {(c, o) for c in criteria for o in unit_outputs} if per_output else set(criteria)
     keys = {"criterion"} | protocol.answer_keys
     for index, answer in enumerate(answers, start=1):
         answer = _answer_keys(answer, index, keys)
@@ -407,7 +413,8 @@ def _unit_submit_locked(
     if protocols.of(campaign).has_spans:
         # The texts came with the lock when the caller gave the campaign (assignment_lock_for).
         texts = control_texts or assignment.output_texts or _output_texts(assignment.unit.outputs)
-    rows = _rows(campaign=campaign, assignment=assignment, answers=judgements, texts=texts)
+    judgements, notes = unit_notes_split(campaign, judgements)
+    rows = _rows(campaign=campaign, assignment=assignment, answers=judgements, texts=texts, notes=notes)
     assignment_reclaim(assignment=assignment)
     server_ms = assignment_time_ms(assignment=assignment)
     if control_texts is not None:
@@ -442,6 +449,8 @@ def _unit_submit_locked(
             server_ms=server_ms,
         ),
     )
+    if notes:
+        unit_notes_write(assignment=assignment, notes=notes)
     return UnitSubmitResult(assignment=assignment, judgements=stored)
 
 

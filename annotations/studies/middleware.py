@@ -27,7 +27,7 @@ OPEN = {
     "annotate-revise-submit",
 }
 # URL names open only for the session's own campaign (`pk`).
-OWN_CAMPAIGN = {"annotate-campaign", "annotate-unit", "annotate-completion-code"}
+OWN_CAMPAIGN = {"annotate-campaign", "annotate-background", "annotate-unit", "annotate-completion-code"}
 
 
 def join_may_reach(binding: dict, path: str) -> bool:

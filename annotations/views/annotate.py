@@ -36,6 +36,7 @@ from annotations.services.handles import handles_for, payload_for_annotator, uni
 from annotations.services.submissions import unit_submit, unit_submit_own
 from annotations.studies.session import join_binding
 from annotations.services.handout_clock import clock_after_response
+from annotations.views.background import background_pending
 from annotations.timing import campaign_controls_check, unit_response_floor
 from workbench import strictjson
 
@@ -296,6 +297,8 @@ def annotate_campaign(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _take_next(request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    if background_pending(request, campaign):  # the campaign's questions come before the first unit
+        return redirect("annotate-background", pk=campaign.pk)
     annotator = request_annotator(request, campaign, create=True)
     enrolment = selectors.enrolment_for(campaign=campaign, annotator=annotator)
     if (

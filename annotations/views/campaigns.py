@@ -22,6 +22,7 @@ from annotations.services.campaigns import campaign_create
 from annotations.services.projects import membership_add, membership_remove
 from annotations.studies.views import join_links_context
 from annotations.views import members
+from annotations.selectors.background import background_line, background_questions, background_summary
 from annotations.views.annotate import unit_context
 
 JUDGEMENTS_PER_PAGE = 50
@@ -47,9 +48,19 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "allocation_params": _params_in_order(campaign.allocation_params),
             "protocol_settings": protocols.of(campaign).settings_summary(campaign),
             "api_url": f"{protocols.of(campaign).api_path}?campaign={campaign.pk}",
+            "background": _background(campaign),
             **join_links_context(request, campaign),
         },
     )
+
+
+def _background(campaign: Campaign) -> dict | None:
+    """The background answers in aggregate (None, and no query, when the campaign asks none)."""
+    questions = background_questions(campaign)
+    if not questions:
+        return None
+    summary = background_summary(campaign=campaign, questions=questions)
+    return {"n": summary["n"], "lines": [background_line(q) for q in summary["questions"]]}
 
 
 def _params_in_order(params: dict | None) -> list[tuple[str, object]]:

@@ -207,9 +207,33 @@
     return {judgements: judgements, missing: missing};
   }
 
+  // Special answers and the unit's free text (annotate/_extras.html): a criterion with a special
+  // answer needs no judgement, so its answers and what is "still to answer" about it are dropped.
+  function notes(result) {
+    var special = {};
+    form.querySelectorAll("select.special-select").forEach(function (select) {
+      if (select.value) special[select.getAttribute("data-criterion")] = select.value;
+    });
+    var names = Object.keys(special);
+    if (names.length) {
+      var all = names.length === config.criteria.length;
+      result.judgements = result.judgements.filter(function (j) { return !special[j.criterion]; });
+      result.missing = all ? [] : result.missing.filter(function (m) {
+        return !names.some(function (n) { return m === n || m.indexOf(n + " ") === 0 || m.indexOf(n + ":") === 0; });
+      });
+      names.forEach(function (n) { result.judgements.push({criterion: n, special: special[n]}); });
+    }
+    var comment = form.querySelector("#unit-text");
+    if (comment && comment.value.trim()) result.judgements.push({comment: comment.value});
+    return result;
+  }
+
   // ---------------------------------------------------------------- drafts
   function snapshot() {
     var fields = {}, touched = [];
+    form.querySelectorAll("select.special-select, #unit-text").forEach(function (input) {
+      if (input.value !== "") fields[input.name] = input.value;
+    });
     form.querySelectorAll("input[name]").forEach(function (input) {
       if (input.type === "radio") { if (input.checked) fields[input.name] = input.value; }
       else if (input.type === "range") { if (!input.classList.contains("untouched")) { fields[input.name] = input.value; touched.push(input.name); } }
@@ -255,7 +279,7 @@
   // ---------------------------------------------------------------- submit
   function submit() {
     if (submitting || !protocol) return;
-    var result = protocol.collect(unit);
+    var result = notes(protocol.collect(unit));
     if (result.missing.length) {
       showErrors(["Still to answer: " + result.missing.join(", ") + "."]);
       var firstEmpty = rows.findIndex(function (row) {

@@ -136,6 +136,7 @@
       var out = s.missing ? {missing: true, severity: s.severity} : {start: s.start, end: s.end, severity: s.severity};
       if (s.suggestion !== undefined) out.suggestion = s.suggestion;
       if (s.category !== undefined) out.category = s.category; // MQM
+      if (s.note) out.note = s.note; // the campaign's free-text field per span (option span_text)
       return out;
     });
   }
@@ -229,6 +230,18 @@
           if (index === editing) li.appendChild(badge("editing: select the new extent, then a severity"));
         }
         if (self.rowExtra) li.appendChild(self.rowExtra(span, prefix + "error " + (index + 1))); // MQM: its category
+        if (page.unit.config.span_text) {
+          // The campaign's free-text field per span: typed text is kept on the span (sent as `note`).
+          var note = document.createElement("input");
+          note.type = "text";
+          note.className = "span-note";
+          note.maxLength = page.unit.config.text_max_length || 500;
+          note.placeholder = page.unit.config.span_text;
+          note.value = span.note || "";
+          note.setAttribute("aria-label", page.unit.config.span_text + " (" + prefix + "error " + (index + 1) + ")");
+          note.addEventListener("input", function () { span.note = note.value; page.unit.changed(); });
+          li.appendChild(note);
+        }
         var select = document.createElement("select");
         select.setAttribute("aria-label", "Severity of " + prefix + "error " + (index + 1));
         page.unit.config.severities.forEach(function (severity) {

@@ -147,6 +147,12 @@ def verdict(name: str | None, route: str, response) -> str | None:
         return None if status == 200 else f"expected 200, got {status}"
     if name in ANNOTATOR_POST_ONLY:
         return None if status == 405 else f"expected 405 (POST only), got {status}"
+    if name == "annotate-background":  # its questions (200), or none to ask: back to the landing page
+        return (
+            None
+            if status == 200 or (status == 302 and "/annotate/campaigns/" in response["Location"])
+            else f"got {status}"
+        )
     if name == "annotate-completion-code":  # no code yet: back to the unit page
         return (
             None

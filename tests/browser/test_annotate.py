@@ -352,6 +352,13 @@ def test_the_set_up_form_shows_each_protocols_own_fields(page, demo):
         "prefill_holdout",
         "typology",
         "mqm_weights",
+        # Issue 41: the options every protocol has (span_text: the span protocols').
+        "unit_text",
+        "text_max_length",
+        "special_answers",
+        "background",
+        "adaptive_criterion",
+        "span_text",
     }
     for name in protocols.names():
         page.select_option("#id_protocol", name)

@@ -89,6 +89,13 @@ test("the answer carries offsets, or the missing flag, and the suggestion and ca
                             {missing: true, severity: "major", category: "Accuracy"}]);
 });
 
+test("a span's note (the campaign's free-text field per span) goes with it; an empty one does not", () => {
+  const answer = core.spansAnswer([{start: 0, end: 2, severity: "minor", missing: false, note: "wrong term"},
+                                   {start: 4, end: 6, severity: "major", missing: false, note: ""}]);
+  assert.deepEqual(answer, [{start: 0, end: 2, severity: "minor", note: "wrong term"},
+                            {start: 4, end: 6, severity: "major"}]);
+});
+
 test("a draft's spans that no longer fit the text are dropped", () => {
   const kept = core.spansRestore([{start: 0, end: 3}, {start: 2, end: 40}, {start: 3, end: 3}, null,
                                   {missing: true, severity: "minor"}], 10);

@@ -19,7 +19,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotations import protocols
 from annotations.models import Campaign, Dataset
-from annotations.protocols.options import JSON, OptionError
+from annotations.protocols.options import JSON, OptionError, options_it_has
 from annotations.services.campaign_files import campaign_create_from_file
 from annotations.services.campaigns import campaign_create, criteria_parse, scale_parse
 from annotations.services.waves import wave_create
@@ -254,12 +254,8 @@ class Command(BaseCommand):
             declared = protocol.option_declared(key)
             if declared is None:
                 problems.append(
-                    f"options.{key} ({where}): not a setting of {protocol.name} campaigns"
-                    + (
-                        f" (it has {', '.join(o.name for o in protocol.options)})"
-                        if protocol.options
-                        else " (it has none)"
-                    )
+                    f"options.{key} ({where}): not a setting of {protocol.name} campaigns "
+                    f"({options_it_has(protocol.options)})"
                 )
                 continue
             if text.startswith("@"):

@@ -29,6 +29,7 @@ from annotations.services.imports.common import (
 from annotations.services.imports.errors import ImportFailed, LineError, Problems
 from annotations.services.imports.judgement_validate import Lookup, judgement_records
 from annotations.services.imports.judgement_write import judgements_write, stored_judgements
+from annotations.services.imports.notes import is_note, note_records, notes_write, stored_notes
 from annotations.services.imports.mqm_tsv import mqm_tsv_objects
 from annotations.services.imports.reading import jsonl_objects, read_bytes
 from annotations.services.imports.results import JudgementImportResult
@@ -115,13 +116,17 @@ def judgements_import(
         _whole_file_problems(problems)
         refused = {e.line for e in problems.errors}
         objects = [(n, o) for n, o in objects if n not in refused]
+    # A unit's special answers and comments (annotations.services.imports.notes) go to UnitNote.
+    lookup = Lookup(campaign.dataset)
+    notes = note_records([(n, o) for n, o in objects if is_note(o)], problems, campaign=campaign, lookup=lookup)
+    objects = [(n, o) for n, o in objects if not is_note(o)]
     # Lines flagged "control" (degraded / repeat / gold) go to quality control, not to the judgement tables.
     controls, control_problems = control_records(campaign, [(n, o) for n, o in objects if has_control(o)])
     for line, reason in control_problems:
         problems.add(line, reason)
     objects = [(n, o) for n, o in objects if not has_control(o)]
-    records = judgement_records(
-        objects, problems, campaign=campaign, protocol=protocol, lookup=Lookup(campaign.dataset)
+    records = (
+        judgement_records(objects, problems, campaign=campaign, protocol=protocol, lookup=lookup) if objects else []
     )
 
     if progress:
@@ -135,7 +140,7 @@ def judgements_import(
             Annotator.objects.filter(
                 project=project,
                 namespace=Annotator.Namespace.IMPORT,
-                name__in={r.annotator for r in records + controls} - set(mapped),
+                name__in={r.annotator for r in records + controls + notes} - set(mapped),
             ).values_list("name", "id")
         )
         annotator_ids.update(mapped)
@@ -151,6 +156,18 @@ def judgements_import(
                     f"annotator {record.annotator!r} already has a different judgement of "
                     f"this unit for {record.criterion!r} in campaign {campaign.name!r}",
                 )
+        stored_note = stored_notes(campaign, annotator_ids) if notes else {}
+        new_notes = []
+        for note in notes:
+            previous = stored_note.get(note.key)
+            if previous is None:
+                new_notes.append(note)
+            elif previous != note.value:
+                problems.add(
+                    note.line,
+                    f"annotator {note.annotator!r} already has a different note on this unit"
+                    f"{' for ' + repr(note.criterion) if note.criterion else ''} in campaign {campaign.name!r}",
+                )
         skipped: list[LineError] = []
         if skip_invalid:
             _whole_file_problems(problems)
@@ -158,7 +175,9 @@ def judgements_import(
             refused = {e.line for e in skipped}
             records = [r for r in records if r.line not in refused]
             new_records = [r for r in new_records if r.line not in refused]
-            if not records and not controls:
+            notes = [r for r in notes if r.line not in refused]
+            new_notes = [r for r in new_notes if r.line not in refused]
+            if not records and not controls and not notes:
                 raise ImportFailed(
                     [
                         LineError(
@@ -170,7 +189,7 @@ def judgements_import(
         else:
             problems.raise_if_any()
 
-        new_names = sorted({r.annotator for r in new_records + controls} - set(annotator_ids))
+        new_names = sorted({r.annotator for r in new_records + controls + new_notes} - set(annotator_ids))
         Annotator.objects.bulk_create(
             [Annotator(project=project, name=n, namespace=Annotator.Namespace.IMPORT) for n in new_names],
             batch_size=BATCH_SIZE,
@@ -185,6 +204,7 @@ def judgements_import(
             with transaction.atomic():
                 judgements_write(campaign, protocol, new_records, annotator_ids)
                 new_controls = control_records_write(campaign, controls, annotator_ids)
+                notes_write(campaign, new_notes, annotator_ids)
         except IntegrityError as exc:
             raise ImportFailed(
                 [
@@ -197,9 +217,9 @@ def judgements_import(
             ) from None
     return JudgementImportResult(
         campaign=campaign,
-        judgements=len(records) + len(controls),
-        unchanged=not new_records and not new_controls,
-        created=len(new_records) + new_controls,
+        judgements=len(records) + len(controls) + len(notes),
+        unchanged=not new_records and not new_controls and not new_notes,
+        created=len(new_records) + new_controls + len(new_notes),
         annotators_created=len(new_names),
         controls=len(controls),
         skipped=skipped,

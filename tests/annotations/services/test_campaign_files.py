@@ -17,6 +17,7 @@ from django.core.management.base import CommandError
 from annotations import protocols
 from annotations.models import Campaign
 from annotations.protocols import options as opt
+from annotations.protocols.common_options import COMMON, SPAN_TEXT
 from annotations.quality.models import QualitySettings
 from annotations.services.campaign_files import campaign_file_schema
 from annotations.services.campaigns import campaign_create
@@ -69,9 +70,18 @@ def other_value(option: opt.Option):
         if value == option.default:
             value = option.minimum + (0 if not option.exclusive_minimum else 1)
         return int(value) if option.type == opt.INTEGER else float(value)
+    if option.type == opt.STRINGS and not option.choices:  # free texts (special answers)
+        return ["[missing]"]
     if option.type == opt.STRINGS:
         return [option.choices[0]] if option.default != [option.choices[0]] else list(option.choices[:2])
     return option.default
+
+
+def _own(options: dict) -> dict:
+    """A protocol's own options (those of every protocol, issue 41, left at their defaults, left out)."""
+    common = {o.name: o.default for o in (*COMMON, SPAN_TEXT)}
+    assert all(options[name] == common[name] for name in options if name in common)
+    return {k: v for k, v in options.items() if k not in common}
 
 
 def _jsonl(*objects) -> bytes:
@@ -148,7 +158,8 @@ def test_options_errors_name_the_option(dataset):
         )
     assert sorted(exc.value.message_dict["options"]) == [
         "options.anchor_value: must be above 0",
-        "options.severities: not a setting of rankme campaigns (it has anchor_value, tuple_size)",
+        "options.severities: not a setting of rankme campaigns (it has anchor_value, tuple_size and the options "
+        "of every protocol)",
     ]
     with pytest.raises(ValidationError) as exc:
         campaign_create(
@@ -171,7 +182,7 @@ def test_create_campaign_option_flag_and_old_flags(dataset, tmp_path):
         "--option",
         "tuple_size=3",
     )
-    assert made["options"] == {"tuple_size": 3}
+    assert _own(made["options"]) == {"tuple_size": 3}
     made = _run(
         "create_campaign",
         "--dataset",
@@ -187,7 +198,7 @@ def test_create_campaign_option_flag_and_old_flags(dataset, tmp_path):
         "--tuple-size",
         "4",
     )
-    assert made["options"] == {"anchor_value": 50.0, "tuple_size": 4}
+    assert _own(made["options"]) == {"anchor_value": 50.0, "tuple_size": 4}
     (tmp_path / "t.json").write_text(json.dumps([{"name": "Meaning"}]))
     made = _run(
         "create_campaign",
@@ -226,7 +237,8 @@ def test_create_campaign_option_flag_and_old_flags(dataset, tmp_path):
         )
     assert err.getvalue().splitlines() == [
         "options.pair_rounds (--option pair_rounds): must be a whole number, got 'many'",
-        "options.tuple_size (--option tuple_size): not a setting of pairwise campaigns (it has pair_rounds)",
+        "options.tuple_size (--option tuple_size): not a setting of pairwise campaigns (it has pair_rounds and the "
+        "options of every protocol)",
     ]
 
 
@@ -249,7 +261,7 @@ def test_an_older_campaign_file_with_options_at_the_top_level_is_read(dataset, t
     }
     (tmp_path / "old.json").write_text(json.dumps(old))
     made = _run("create_campaign", "--from", str(tmp_path / "old.json"))
-    assert made["options"] == {"tuple_size": 3} and made["seed"] == 5
+    assert _own(made["options"]) == {"tuple_size": 3} and made["seed"] == 5
 
 
 def test_a_campaign_file_with_an_unknown_key_is_refused(dataset, tmp_path):
@@ -284,5 +296,6 @@ def test_the_options_page_lists_every_declared_option():
     page = (ROOT / "docs" / "reference" / "campaign-files.md").read_text(encoding="utf-8")
     for name in protocols.names():
         section = page.split(f"### `{name}`", 1)[1].split("\n### ", 1)[0]
+        common = page.split("### Options of every protocol", 1)[1].split("\n### ", 1)[0]
         for option in protocols.get(name).options:
-            assert f"| `{option.name}`" in section, (name, option.name)
+            assert f"| `{option.name}`" in (common if option.common else section), (name, option.name)

@@ -1,0 +1,162 @@
+"""Settings every protocol offers (issue 41): free-text fields, special answers, background
+questions and the adaptive criterion. `Protocol.__init_subclass__` appends them to each protocol's
+own `options`, so the set-up form, the API, `create_campaign --option`, campaign.json, the JSON
+Schema and the card pick them up as they pick up a protocol's own (annotations.protocols.options).
+Defaults leave a campaign as it was: no field, no special answer, no question, the first criterion.
+"""
+
+from __future__ import annotations
+
+from annotations.protocols.options import INTEGER, JSON, STRING, STRINGS, Option, OptionError
+
+# Kinds of a background question.
+CHOICE, NUMBER_Q, TEXT = "choice", "number", "text"
+QUESTION_KINDS = (CHOICE, NUMBER_Q, TEXT)
+MAX_QUESTIONS = 20
+# A free-text answer to a background question is kept short: it is shown in aggregate.
+BACKGROUND_TEXT_MAX = 300
+SPECIAL_MAX = 10
+SPECIAL_LENGTH = 40
+
+
+def _name_ok(name) -> bool:
+    return isinstance(name, str) and 0 < len(name) <= 40 and name.replace("_", "").isalnum() and name.isascii()
+
+
+def _question(index: int, q) -> dict:
+    where = f"question {index + 1}"
+    if not isinstance(q, dict):
+        raise OptionError(f"{where}: must be an object with name, label and type")
+    unknown = sorted(set(q) - {"name", "label", "type", "choices", "min", "max", "required"})
+    if unknown:
+        raise OptionError(f"{where}: unknown key {', '.join(unknown)}")
+    name, label, kind = q.get("name"), q.get("label"), q.get("type", TEXT)
+    if not _name_ok(name):
+        raise OptionError(f"{where}: name must be 1-40 letters, digits or _")
+    if not isinstance(label, str) or not label.strip() or len(label) > 300:
+        raise OptionError(f"{where}: label must be text of 1-300 characters")
+    if kind not in QUESTION_KINDS:
+        raise OptionError(f"{where}: type must be one of {', '.join(QUESTION_KINDS)}")
+    out = {"name": name, "label": label.strip(), "type": kind, "required": bool(q.get("required", True))}
+    if kind == CHOICE:
+        choices = q.get("choices")
+        if (
+            not isinstance(choices, list)
+            or len(choices) < 2
+            or len(choices) > 50
+            or not all(isinstance(c, str) and c.strip() and len(c) <= 100 for c in choices)
+            or len(set(choices)) != len(choices)
+        ):
+            raise OptionError(f"{where}: choices must be 2-50 distinct texts of at most 100 characters")
+        out["choices"] = [c.strip() for c in choices]
+    elif "choices" in q:
+        raise OptionError(f"{where}: only a choice question has choices")
+    if kind == NUMBER_Q:
+        for bound in ("min", "max"):
+            value = q.get(bound)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise OptionError(f"{where}: {bound} must be a number")
+            out[bound] = value
+        if out["min"] is not None and out["max"] is not None and out["min"] > out["max"]:
+            raise OptionError(f"{where}: min must not be above max")
+    elif "min" in q or "max" in q:
+        raise OptionError(f"{where}: only a number question has min and max")
+    return out
+
+
+def background_check(value) -> list[dict]:
+    if not isinstance(value, list):
+        raise OptionError("must be a list of questions")
+    if len(value) > MAX_QUESTIONS:
+        raise OptionError(f"at most {MAX_QUESTIONS} questions")
+    questions = [_question(i, q) for i, q in enumerate(value)]
+    names = [q["name"] for q in questions]
+    if len(set(names)) != len(names):
+        raise OptionError("question names must be distinct")
+    return questions
+
+
+def special_check(value: list) -> list:
+    if len(value) > SPECIAL_MAX:
+        raise OptionError(f"at most {SPECIAL_MAX} special answers")
+    value = [v.strip() for v in value]
+    if any(not v or len(v) > SPECIAL_LENGTH for v in value):
+        raise OptionError(f"each special answer is 1-{SPECIAL_LENGTH} characters")
+    return list(dict.fromkeys(value))
+
+
+def _summary_questions(value) -> str:
+    return "; ".join(f"{q['label']} ({q['type']})" for q in value or [])
+
+
+def _text_field(value) -> str:
+    return value.strip()[:100] if isinstance(value, str) else value
+
+
+COMMON = (
+    Option(
+        common=True,
+        name="unit_text",
+        type=STRING,
+        default="",
+        label="Free-text field per unit",
+        help="The prompt of a free-text field shown with every unit (e.g. Comment); empty: none.",
+        check=_text_field,
+        title="Free-text field per unit",
+    ),
+    Option(
+        common=True,
+        name="text_max_length",
+        type=INTEGER,
+        default=500,
+        label="Longest free text",
+        help="Characters a free-text answer (per unit or per span) may have.",
+        minimum=1,
+        maximum=5000,
+        # Shown only beside a field that uses it (card_design skips it otherwise).
+        summary=lambda value: "",
+    ),
+    Option(
+        common=True,
+        name="special_answers",
+        type=STRINGS,
+        default=[],
+        label="Special answers",
+        help="Answers offered instead of a judgement, e.g. [missing], [instructions fault], cannot judge; "
+        "stored as such and left out of scores and agreement.",
+        check=special_check,
+        allow_empty=True,
+    ),
+    Option(
+        common=True,
+        name="background",
+        type=JSON,
+        default=[],
+        label="Background questions",
+        help='Asked once before the first unit: a JSON list of {"name", "label", "type": choice|number|text, '
+        '"choices" (choice), "min"/"max" (number)}.',
+        check=background_check,
+        summary=_summary_questions,
+    ),
+    Option(
+        common=True,
+        name="adaptive_criterion",
+        type=STRING,
+        default="",
+        label="Criterion adaptive allocation ranks by",
+        help="One of the campaign's criteria; empty: the first.",
+        check=_text_field,
+        title="Adaptive criterion",
+    ),
+)
+# Only protocols with error spans offer a field per span.
+SPAN_TEXT = Option(
+    common=True,
+    name="span_text",
+    type=STRING,
+    default="",
+    label="Free-text field per span",
+    help="The prompt of a free-text field for each error span (e.g. Rationale); empty: none.",
+    check=_text_field,
+    title="Free-text field per span",
+)

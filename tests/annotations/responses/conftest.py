@@ -1,0 +1,1 @@
+from tests.annotations.views.conftest import annotator, dataset, outsider, owner, project, researcher  # noqa: F401

@@ -1,0 +1,65 @@
+"""The campaign set-up page takes the options every protocol offers (issue 41): special answers
+comma-separated, the free-text prompts, background questions as JSON, the adaptive criterion;
+the campaign page shows them back, escaped."""
+
+import json
+
+import pytest
+from django.urls import reverse
+
+from annotations.models import Campaign
+
+pytestmark = pytest.mark.django_db
+
+
+def _data(dataset, **extra):
+    return {
+        "dataset": dataset.pk,
+        "protocol": "esa",
+        "redundancy": 1,
+        "units_per_batch": 5,
+        "assignment_timeout_minutes": 30,
+        "criteria-TOTAL_FORMS": 2,
+        "criteria-INITIAL_FORMS": 0,
+        "criteria-MIN_NUM_FORMS": 1,
+        "criteria-MAX_NUM_FORMS": 20,
+        "criteria-0-name": "quality",
+        "criteria-0-scale_min": 0,
+        "criteria-0-scale_max": 100,
+        "criteria-1-name": "fluency",
+        "criteria-1-scale_min": 0,
+        "criteria-1-scale_max": 100,
+        **extra,
+    }
+
+
+def test_the_set_up_page_sets_the_common_options(client, researcher, project, dataset):
+    url = reverse("campaign-new", args=[project.pk])
+    client.force_login(researcher)
+    page = client.get(url).content.decode()
+    for name in ("special_answers", "unit_text", "span_text", "background", "adaptive_criterion"):
+        assert f'name="{name}"' in page
+    questions = [{"name": "native", "label": "Native <language>", "type": "choice", "choices": ["en", "de"]}]
+    client.post(
+        url,
+        _data(
+            dataset,
+            name="wmt-like",
+            special_answers="[missing], [instructions fault]",
+            unit_text="Comment",
+            span_text="Why?",
+            background=json.dumps(questions),
+            adaptive_criterion="fluency",
+        ),
+    )
+    campaign = Campaign.objects.get(name="wmt-like")
+    assert campaign.options["special_answers"] == ["[missing]", "[instructions fault]"]
+    assert (campaign.options["unit_text"], campaign.options["span_text"]) == ("Comment", "Why?")
+    assert campaign.options["background"][0]["choices"] == ["en", "de"]
+    assert campaign.options["adaptive_criterion"] == "fluency"
+    detail = client.get(reverse("campaign-detail", args=[campaign.pk])).content.decode()
+    assert "[missing], [instructions fault]" in detail and "Native &lt;language&gt; (choice)" in detail
+
+    bad = client.post(url, _data(dataset, name="bad", adaptive_criterion="style"))
+    assert "options.adaptive_criterion: &#x27;style&#x27; is not among the criteria" in bad.content.decode()
+    assert not Campaign.objects.filter(name="bad").exists()
