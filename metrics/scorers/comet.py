@@ -182,6 +182,30 @@ class CometModel:
         return self.estimator(features.float()).view(-1)
 
 
+class _AttributeDict(dict):
+    """Stands in for Lightning's AttributeDict, the type of a checkpoint's hyper_parameters, so the
+    checkpoint loads with weights_only=True and without Lightning."""
+
+
+_LIGHTNING_DICTS = [
+    (_AttributeDict, "lightning_fabric.utilities.data.AttributeDict"),
+    (_AttributeDict, "pytorch_lightning.utilities.parsing.AttributeDict"),
+    (_AttributeDict, "lightning.fabric.utilities.data.AttributeDict"),
+]
+
+
+def _read_checkpoint(file: Path) -> dict[str, Any]:
+    try:
+        # weights_only: a checkpoint is data, never code to run.
+        with torch.serialization.safe_globals(_LIGHTNING_DICTS):
+            ckpt = torch.load(file, map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - any unpickling failure means an unusable file
+        raise ModelNotAvailable(f"checkpoints/model.ckpt cannot be read as weights ({type(exc).__name__})") from None
+    if not isinstance(ckpt, dict):
+        raise ModelNotAvailable("checkpoints/model.ckpt holds no state_dict")
+    return ckpt
+
+
 def _load_model(path: Path, encoder_option: str | None, device: str, dtype_name: str) -> CometModel:
     from transformers import AutoConfig, AutoModel, AutoTokenizer
 
@@ -189,6 +213,11 @@ def _load_model(path: Path, encoder_option: str | None, device: str, dtype_name:
 
     hparams = read_hparams(path)
     kind = str(hparams.get("class_identifier") or "")
+    ckpt = _read_checkpoint(path / CHECKPOINT_FILE)
+    if isinstance(ckpt.get("hyper_parameters"), dict):
+        # The reference builds the model from the checkpoint's hyper_parameters; hparams.yaml only
+        # names the class (comet.models.load_from_checkpoint with reload_hparams=False).
+        hparams = {**ckpt["hyper_parameters"], "class_identifier": kind}
     if kind not in ("regression_metric", "unified_metric"):
         raise ModelNotAvailable(
             f"hparams.yaml: class_identifier {kind!r} is not supported (regression_metric: COMET-22, "
@@ -206,12 +235,7 @@ def _load_model(path: Path, encoder_option: str | None, device: str, dtype_name:
     if config.model_type != "xlm-roberta":
         raise ModelNotAvailable(f"encoder {encoder_name!r} is {config.model_type}; COMET-22 and CometKiwi use XLM-R")
     encoder = AutoModel.from_config(config, add_pooling_layer=False)
-    try:
-        # weights_only: a checkpoint is data, never code to run.
-        ckpt = torch.load(path / CHECKPOINT_FILE, map_location="cpu", weights_only=True)
-    except Exception as exc:  # noqa: BLE001 - any unpickling failure means an unusable file
-        raise ModelNotAvailable(f"checkpoints/model.ckpt cannot be read as weights ({type(exc).__name__})") from None
-    state = ckpt.get("state_dict", ckpt) if isinstance(ckpt, dict) else None
+    state = ckpt.get("state_dict", ckpt)
     if not isinstance(state, dict):
         raise ModelNotAvailable("checkpoints/model.ckpt holds no state_dict")
 
