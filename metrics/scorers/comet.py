@@ -28,6 +28,7 @@ segment says so (`truncated: true`, plus a logged warning), never silently.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import math
@@ -56,7 +57,9 @@ def resolve_checkpoint_dir(name: str | None) -> Path:
     """The COMET checkpoint directory (`hparams.yaml` + `checkpoints/model.ckpt`) that `model`
     names: a name in WORKBENCH_MODELS or a directory inside WORKBENCH_MODEL_DIRS."""
     if not name:
-        raise OptionError("model: give the COMET checkpoint directory (hparams.yaml + checkpoints/model.ckpt)")
+        raise OptionError(
+            "model: give model=DIR, the COMET checkpoint directory (hparams.yaml + checkpoints/model.ckpt)"
+        )
     name = files.check_syntax("model", name)
     configured = configured_models()
     path = Path(configured[name]).expanduser() if name in configured else files.resolve("model", name, kind="model")
@@ -84,7 +87,14 @@ def read_hparams(path: Path) -> dict[str, Any]:
 
 
 def file_digest(path: Path) -> str:
-    """sha256 of the checkpoint file, first 12 hex digits (the signature's `ckpt` field)."""
+    """sha256 of the checkpoint file, first 12 hex digits (the signature's `ckpt` field); computed
+    once per file version and process (an xCOMET-XXL checkpoint is tens of GB)."""
+    info = path.stat()
+    return _digest(str(path), info.st_mtime_ns, info.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _digest(path: str, mtime_ns: int, size: int) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -338,26 +348,36 @@ class _CometBase(Metric):
     speed_options: ClassVar[frozenset[str]] = frozenset({"device"})
     expected_kind: ClassVar[str] = ""
 
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        if self.options["model"] is None:
-            raise OptionError(f"{self.name}: give model=DIR, the checkpoint directory (hparams.yaml + checkpoints/)")
+    def check_resources(self) -> None:
+        """Refuse a run at once when `model` is not a checkpoint directory of the right kind or the
+        encoder is not there (reads hparams.yaml and config.json only, inside the allowed dirs)."""
+        from metrics.scorers.loading import resolve_model_path
+
+        hparams = read_hparams(resolve_checkpoint_dir(self.options["model"]))
+        kind = str(hparams.get("class_identifier") or "")
+        if kind != self.expected_kind:
+            raise OptionError(self._kind_message(kind))
+        resolve_model_path(self.options["encoder"] or str(hparams.get("pretrained_model") or ""))
+
+    def _kind_message(self, kind: str) -> str:
+        return (
+            f"{self.name}: the checkpoint is a {kind or 'model of unknown kind'} (hparams.yaml class_identifier); "
+            f"{self.name} needs a {self.expected_kind}"
+        )
 
     def loaded(self) -> CometModel:
         model = get_comet_model(
             self.options["model"], self.options["encoder"], self.options["device"], self.options["dtype"]
         )
         if model.kind != self.expected_kind:
-            raise OptionError(
-                f"{self.name}: the checkpoint is a {model.kind} (hparams.yaml class_identifier); "
-                f"{self.name} needs a {self.expected_kind}"
-            )
+            raise OptionError(self._kind_message(model.kind))
         return model
 
     def tokenize(self, model: CometModel, texts: Sequence[str], limit: int) -> tuple[list[list[int]], list[bool]]:
         """Token ids with <s> ... </s>, cut to `limit` tokens as the tokenizer's truncation
         would (the content shortened from the end, </s> kept), and which texts were cut."""
-        encoded = model.tokenizer(list(texts), add_special_tokens=True, truncation=False)["input_ids"]
+        # verbose=False: our own warning below says what was cut, the tokenizer's would mislead.
+        encoded = model.tokenizer(list(texts), add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
         out, cut = [], []
         for ids in encoded:
             if len(ids) > limit:

@@ -105,9 +105,15 @@ def test_a_directory_without_a_checkpoint_is_refused(tmp_path):
         get_metric("comet", model=str(tmp_path), encoder=ENCODER, device="cpu").score(["a"], [["a"]], ["a"])
 
 
-def test_model_option_is_required_and_inputs_checked():
+def test_run_creation_checks_the_checkpoint_kind_and_the_model_option():
+    metric("cometkiwi", "kiwi-tiny").check_resources()
+    with pytest.raises(OptionError, match="needs a regression_metric"):
+        metric("comet", "kiwi-tiny").check_resources()
     with pytest.raises(OptionError, match="model=DIR"):
-        get_metric("comet")
+        get_metric("comet").check_resources()
+
+
+def test_inputs_are_checked():
     with pytest.raises(InputError):
         metric("comet", "comet-tiny").score(HYPS, REFS, None)
     with pytest.raises(InputError):
