@@ -45,7 +45,7 @@ print(json.dumps({"seconds": time.perf_counter() - start, "scores": [float(x) fo
 
 
 def sentences(rng: random.Random, n: int) -> list[str]:
-    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 24))) for _ in range(n)]
+    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 12))) for _ in range(n)]
 
 
 def main() -> int:
