@@ -491,6 +491,14 @@ class CometKiwiMetric(_CometBase):
     needs_source: ClassVar[bool] = True
     expected_kind: ClassVar[str] = "unified_metric"
 
+    def signature_fields(self) -> dict[str, Any]:
+        """As `comet`'s, plus the checkpoint's input segments (`mt+src`, or `mt+src+ref` for a
+        unified checkpoint that reads references when the dataset has them)."""
+        fields = super().signature_fields()
+        hparams = read_hparams(resolve_checkpoint_dir(self.options["model"]))
+        fields["inputs"] = "+".join(str(s) for s in hparams.get("input_segments") or ["mt", "src"])
+        return fields
+
     def _concat(self, model: CometModel, parts: list[list[int]]) -> list[int]:
         """<s> a </s></s> b </s>[</s> c </s>]: the reference's concat_sequences, including its
         cut to max_positions tokens when the parts are too long together."""

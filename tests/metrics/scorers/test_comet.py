@@ -86,6 +86,7 @@ def test_signature_names_checkpoint_hash_encoder_batch_size_and_precision():
     digest = EXPECTED["provenance"]["checkpoint_sha256"]["comet-tiny"][:12]
     assert sig.startswith(f"comet|v:1|model:comet-tiny|ckpt:{digest}|encoder:{ENCODER}|batch_size:8|dtype:fp32|")
     assert metric("comet", "comet-tiny", batch_size=4).signature() != sig
+    assert "|dtype:fp32|inputs:mt+src|" in metric("cometkiwi", "kiwi-tiny").signature()
 
 
 def test_progress_is_reported_inside_the_call():
