@@ -37,10 +37,14 @@ torch.set_num_threads(args["threads"])
 import os; os.chdir(args["cwd"])
 model = load_from_checkpoint(args["ckpt"], local_files_only=True)
 data = json.load(open(args["data"]))
-start = time.perf_counter()
-pred = model.predict(data, batch_size=args["batch_size"], gpus=1 if args["device"] == "cuda" else 0,
-                     progress_bar=False, num_workers=1)
-print(json.dumps({"seconds": time.perf_counter() - start, "scores": [float(x) for x in pred.scores]}))
+best = None
+for _ in range(args["repeat"]):  # the best of several: a busy machine slows single runs at random
+    start = time.perf_counter()
+    pred = model.predict(data, batch_size=args["batch_size"], gpus=1 if args["device"] == "cuda" else 0,
+                         progress_bar=False, num_workers=1)
+    took = time.perf_counter() - start
+    best = took if best is None else min(best, took)
+print(json.dumps({"seconds": best, "scores": [float(x) for x in pred.scores]}))
 """
 
 
@@ -55,6 +59,7 @@ def main() -> int:
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--shared", action="store_true")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs per side; the best counts")
     args = parser.parse_args()
 
     import torch
@@ -86,9 +91,12 @@ def main() -> int:
                 batch_size=args.batch_size,
             )
             metric.score(hyps[:8], [[r] for r in refs[:8]], srcs[:8])  # load the model outside the timing
-            start = time.perf_counter()
-            ours = [s.score for s in metric.score(hyps, [[r] for r in refs], srcs)]
-            ours_s = time.perf_counter() - start
+            ours_s = None
+            for _ in range(args.repeat):  # the best of several, as for the reference
+                start = time.perf_counter()
+                ours = [s.score for s in metric.score(hyps, [[r] for r in refs], srcs)]
+                took = time.perf_counter() - start
+                ours_s = took if ours_s is None else min(ours_s, took)
         rows = [
             {"src": s, "mt": h} if name == "cometkiwi" else {"src": s, "mt": h, "ref": r}
             for s, h, r in zip(srcs, hyps, refs)
@@ -103,6 +111,7 @@ def main() -> int:
                 "batch_size": args.batch_size,
                 "device": args.device,
                 "threads": args.threads,
+                "repeat": args.repeat,
             }
             done = subprocess.run(
                 [str(REF_PYTHON), "-c", REFERENCE, json.dumps(payload)], capture_output=True, text=True, check=True
