@@ -35,7 +35,7 @@ from typing import Iterator
 from metrics.scorers.errors import OptionError
 
 # Options whose string values name files or model directories.
-PATH_OPTIONS = frozenset({"model", "baseline", "frequency_file", "templates_file", "prompt"})
+PATH_OPTIONS = frozenset({"model", "encoder", "baseline", "frequency_file", "templates_file", "prompt"})
 MAX_PATH_CHARS = 1024
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 

@@ -240,11 +240,18 @@ def causal_lm_check(path: Path, name: str) -> None:
     )
 
 
+def is_comet_checkpoint(path: Path) -> bool:
+    """A COMET checkpoint as downloaded from the hub: hparams.yaml and checkpoints/model.ckpt
+    (no config.json: the encoder's comes from its own directory)."""
+    return (path / "hparams.yaml").is_file() and (path / "checkpoints" / "model.ckpt").is_file()
+
+
 def local_models(limit: int = 200) -> list[dict]:
     """Models a worker may load, with their kind: the packaged MiniLM, the names in
     WORKBENCH_MODELS, and every directory with a config.json up to two levels under
     WORKBENCH_MODEL_DIRS (`name/` or `org/name/`), named by its path relative to that
-    directory (what `model=` accepts). [{"name", "kind", "architecture"}], by name; kind
+    directory (what `model=` accepts), COMET checkpoint directories too (kind "comet").
+    [{"name", "kind", "architecture"}], by name; kind
     "unknown" for a configured name whose directory has no config.json."""
     from metrics.scorers.files import _setting
 
@@ -252,6 +259,9 @@ def local_models(limit: int = 200) -> list[dict]:
 
     def add(name: str, path: Path) -> None:
         if name in found or len(found) >= limit:
+            return
+        if is_comet_checkpoint(path):
+            found[name] = {"name": name, "kind": "comet", "architecture": "COMET checkpoint"}
             return
         try:
             config = model_config(path)
@@ -270,7 +280,9 @@ def local_models(limit: int = 200) -> list[dict]:
     except OptionError:
         configured = {}
     for name, directory in sorted(configured.items()):
-        if (Path(directory).expanduser() / "config.json").is_file():
+        if (Path(directory).expanduser() / "config.json").is_file() or is_comet_checkpoint(
+            Path(directory).expanduser()
+        ):
             add(name, Path(directory).expanduser())
         elif len(found) < limit:  # configured by the operator but not (yet) there: offered, the run says why
             found.setdefault(name, {"name": name, "kind": "unknown", "architecture": ""})
@@ -281,7 +293,7 @@ def local_models(limit: int = 200) -> list[dict]:
         except OSError:
             continue
         for first in level1:
-            if (first / "config.json").is_file():
+            if (first / "config.json").is_file() or is_comet_checkpoint(first):
                 add(first.name, first)
                 continue
             try:
@@ -289,6 +301,6 @@ def local_models(limit: int = 200) -> list[dict]:
             except OSError:
                 continue
             for second in level2[:limit]:
-                if (second / "config.json").is_file():
+                if (second / "config.json").is_file() or is_comet_checkpoint(second):
                     add(f"{first.name}/{second.name}", second)
     return sorted(found.values(), key=lambda m: (m["name"] != DEFAULT_EMBEDDING_MODEL, m["name"]))

@@ -31,6 +31,8 @@ _REGISTRY: dict[str, str] = {
     "minwed": "metrics.scorers.mined:MinWEDMetric",
     "mincer": "metrics.scorers.mined:MinCERMetric",
     "llm-judge": "metrics.scorers.llm_judge:LLMJudgeMetric",
+    "comet": "metrics.scorers.comet:CometMetric",
+    "cometkiwi": "metrics.scorers.comet:CometKiwiMetric",
 }
 
 

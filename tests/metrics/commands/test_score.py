@@ -433,3 +433,24 @@ def test_llm_judge_reads_the_source_when_given_and_pairwise_groups_by_it(files, 
     assert pairwise["score"] == pytest.approx(0.5)
     with pytest.raises(CommandError, match="^llm-judge: mode='rank'"):
         run(*common, "--option", "mode=rank")
+
+
+def test_comet_from_the_command_line_equals_the_reference(tmp_path):
+    """`score --metric comet --option model=DIR` like bertscore: the scores unbabel-comet 2.2.7 gave
+    on the same tiny checkpoint (tests/metrics/scorers/comet_fixtures, from bench/reference)."""
+    fixtures = ROOT / "tests" / "metrics" / "scorers" / "comet_fixtures"
+    expected = json.loads((fixtures / "expected.json").read_text(encoding="utf-8"))
+    samples = expected["samples"]
+    segments = tmp_path / "segments.jsonl"
+    run(
+        "--metric", "comet",
+        "--option", f"model={fixtures / 'comet-tiny'}",
+        "--option", f"encoder={fixtures / 'tiny-xlmr'}",
+        "--option", "device=cpu",
+        "--hyp", write(tmp_path / "mt.txt", [s["mt"] for s in samples]),
+        "--ref", write(tmp_path / "ref.txt", [s["ref"] for s in samples]),
+        "--src", write(tmp_path / "src.txt", [s["src"] for s in samples]),
+        "--segments", str(segments),
+    )  # fmt: skip
+    scores = [json.loads(line)["score"] for line in segments.read_text(encoding="utf-8").splitlines()]
+    assert scores == pytest.approx(expected["scores"]["comet-tiny"], abs=1e-5)

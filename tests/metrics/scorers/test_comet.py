@@ -1,0 +1,121 @@
+"""COMET and CometKiwi against the reference code: tiny random-weight checkpoints built by
+unbabel-comet 2.2.7's own model classes and scored by it (bench/reference/comet_expected.py,
+which stored the checkpoints and the expected scores in comet_fixtures/)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from metrics.scorers import get_metric
+from metrics.scorers.errors import InputError, ModelNotAvailable, OptionError
+from metrics.scorers.files import trusted_paths
+from metrics.scorers.progress import watching
+
+FIXTURES = Path(__file__).parent / "comet_fixtures"
+EXPECTED = json.loads((FIXTURES / "expected.json").read_text(encoding="utf-8"))
+SAMPLES = EXPECTED["samples"]
+SRCS = [s["src"] for s in SAMPLES]
+HYPS = [s["mt"] for s in SAMPLES]
+REFS = [[s["ref"]] for s in SAMPLES]
+ENCODER = str(FIXTURES / "tiny-xlmr")
+
+
+def metric(name: str, checkpoint: str, **options):
+    return get_metric(name, model=str(FIXTURES / checkpoint), encoder=ENCODER, device="cpu", **options)
+
+
+@pytest.fixture(autouse=True)
+def operator_paths():
+    # The fixtures lie outside WORKBENCH_MODEL_DIRS: score as the operator's command line does.
+    with trusted_paths():
+        yield
+
+
+def test_provenance_names_the_reference_and_the_checkpoints():
+    prov = EXPECTED["provenance"]
+    assert prov["reference"] == "unbabel-comet 2.2.7"
+    import hashlib
+
+    for name, digest in prov["checkpoint_sha256"].items():
+        assert hashlib.sha256((FIXTURES / name / "checkpoints" / "model.ckpt").read_bytes()).hexdigest() == digest
+
+
+@pytest.mark.parametrize("batch_size", [16, 3])
+def test_comet_equals_the_reference(batch_size):
+    scores = [s.score for s in metric("comet", "comet-tiny", batch_size=batch_size).score(HYPS, REFS, SRCS)]
+    assert scores == pytest.approx(EXPECTED["scores"]["comet-tiny"], abs=1e-5)
+
+
+def test_cometkiwi_equals_the_reference_without_references():
+    scores = [s.score for s in metric("cometkiwi", "kiwi-tiny").score(HYPS, None, SRCS)]
+    assert scores == pytest.approx(EXPECTED["scores"]["kiwi-tiny"], abs=1e-5)
+
+
+def test_unified_checkpoint_with_references_averages_its_three_inputs_as_the_reference():
+    scores = [s.score for s in metric("cometkiwi", "unified3-tiny", batch_size=5).score(HYPS, REFS, SRCS)]
+    assert scores == pytest.approx(EXPECTED["scores"]["unified3-tiny"], abs=1e-5)
+
+
+def test_truncated_inputs_are_flagged_on_their_segments():
+    # Which ones the reference truncates, by its encoder's tokenizer (the script's "truncated").
+    for name, checkpoint in (("comet", "comet-tiny"), ("cometkiwi", "kiwi-tiny"), ("cometkiwi", "unified3-tiny")):
+        segs = metric(name, checkpoint).score(HYPS, REFS, SRCS)
+        flagged = [i for i, s in enumerate(segs) if s.extra.get("truncated")]
+        assert flagged == EXPECTED["truncated"][checkpoint], checkpoint
+        assert flagged, "the samples must exercise truncation"
+
+
+def test_several_references_take_the_best():
+    m = metric("comet", "comet-tiny")
+    both = m.score(HYPS[:3], [["The cat sat on the mat.", "A dog."]] * 3, SRCS[:3])
+    expected = [
+        max(a, b)
+        for a, b in zip(
+            [s.score for s in m.score(HYPS[:3], [["The cat sat on the mat."]] * 3, SRCS[:3])],
+            [s.score for s in m.score(HYPS[:3], [["A dog."]] * 3, SRCS[:3])],
+        )
+    ]
+    assert [s.score for s in both] == pytest.approx(expected, abs=1e-6)
+
+
+def test_signature_names_checkpoint_hash_encoder_batch_size_and_precision():
+    sig = metric("comet", "comet-tiny", batch_size=8).signature()
+    digest = EXPECTED["provenance"]["checkpoint_sha256"]["comet-tiny"][:12]
+    assert sig.startswith(f"comet|v:1|model:comet-tiny|ckpt:{digest}|encoder:{ENCODER}|batch_size:8|dtype:fp32|")
+    assert metric("comet", "comet-tiny", batch_size=4).signature() != sig
+    assert "|dtype:fp32|inputs:mt+src|" in metric("cometkiwi", "kiwi-tiny").signature()
+
+
+def test_progress_is_reported_inside_the_call():
+    seen = []
+    with watching(lambda done, total: seen.append((done, total))):
+        metric("comet", "comet-tiny", batch_size=2).score(HYPS, REFS, SRCS)
+    assert len(seen) >= 3 and seen[-1][0] == seen[-1][1]
+
+
+def test_wrong_checkpoint_kind_says_which_metric_fits():
+    with pytest.raises(OptionError, match="unified_metric"):
+        metric("comet", "kiwi-tiny").score(HYPS[:1], REFS[:1], SRCS[:1])
+
+
+def test_a_directory_without_a_checkpoint_is_refused(tmp_path):
+    with pytest.raises(ModelNotAvailable, match="hparams.yaml"):
+        get_metric("comet", model=str(tmp_path), encoder=ENCODER, device="cpu").score(["a"], [["a"]], ["a"])
+
+
+def test_run_creation_checks_the_checkpoint_kind_and_the_model_option():
+    metric("cometkiwi", "kiwi-tiny").check_resources()
+    with pytest.raises(OptionError, match="needs a regression_metric"):
+        metric("comet", "kiwi-tiny").check_resources()
+    with pytest.raises(OptionError, match="model=DIR"):
+        get_metric("comet").check_resources()
+
+
+def test_inputs_are_checked():
+    with pytest.raises(InputError):
+        metric("comet", "comet-tiny").score(HYPS, REFS, None)
+    with pytest.raises(InputError):
+        metric("cometkiwi", "kiwi-tiny").score(HYPS, None, SRCS[:2])
