@@ -32,7 +32,7 @@ from annotations.models import (
     SpanJudgement,
 )
 from annotations.selectors.judgements import INCLUDED, campaign_judgements
-from annotations.quality.models import AnnotatorDecision, QualitySettings
+from annotations.models.quality import AnnotatorDecision, QualitySettings
 
 TIMEOUT = 60 * 60
 
@@ -41,7 +41,7 @@ def stamp(campaign: Campaign) -> str:
     """The campaign's state as far as figures go: the newest change of its judgements, control
     answers, gold units, decisions and settings, and its done runs. Each part is one probe of a
     (campaign, updated_at) index, so the key costs the same at a million judgements as at ten."""
-    from annotations.quality.models import ControlJudgement, GoldUnit
+    from annotations.models.quality import ControlJudgement, GoldUnit
 
     parts = []
     for model in (

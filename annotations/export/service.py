@@ -519,7 +519,7 @@ def _system_names(systems: dict[int, str], output_system: dict[int, int]) -> dic
 
 def _quality(campaign: Campaign, protocol: Protocol, *, needed: bool) -> tuple[dict, bool, bool]:
     """(quality per annotator id, whether quality control is in use, whether figures were computed)."""
-    from annotations.quality.models import AnnotatorDecision, ControlJudgement, GoldUnit, QualitySettings
+    from annotations.models.quality import AnnotatorDecision, ControlJudgement, GoldUnit, QualitySettings
 
     # The test of annotations.quality.selectors.quality_control_active, without importing that module
     # (it loads scipy.stats: seconds and ~60 MB) when the figures are not needed.

@@ -17,7 +17,7 @@ from annotations import protocols
 from annotations.models import Annotator, Assignment, Campaign, JudgementBase
 from annotations.protocols import Protocol
 from annotations.quality import reliability
-from annotations.quality.models import (
+from annotations.models.quality import (
     AnnotatorDecision,
     CompletionCode,
     ControlJudgement,

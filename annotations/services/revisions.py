@@ -51,7 +51,7 @@ LOCKED_MESSAGE = (
 
 def _control_answers_replace(*, assignment: Assignment, rows: list, time_spent_ms: int | None, origin: str) -> int:
     """A control unit's new answers replace its accepted ones (earlier failed tutorial tries stay)."""
-    from annotations.quality.models import ControlJudgement
+    from annotations.models.quality import ControlJudgement
 
     mine = ControlJudgement.objects.filter(assignment=assignment)
     latest = mine.order_by("-attempt").values_list("attempt", flat=True).first()

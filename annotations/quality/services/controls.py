@@ -21,7 +21,7 @@ from django.db.models import Exists, Max
 from annotations import protocols
 from annotations.models import Annotator, Assignment, Campaign, Enrolment, Item, Output, Unit
 from annotations.quality.degrade import TEXT_KINDS, NotApplicable, degrade_any
-from annotations.quality.models import ControlUnit, GoldUnit, QualitySettings
+from annotations.models.quality import ControlUnit, GoldUnit, QualitySettings
 from workbench.exceptions import DomainError
 
 GOLD_PER_BATCH = 2

@@ -8,7 +8,7 @@ from django.db import transaction
 
 from annotations.models import Annotator, Assignment, Campaign, Enrolment
 from annotations.quality import codes
-from annotations.quality.models import AnnotatorDecision, CompletionCode, QualitySettings
+from annotations.models.quality import AnnotatorDecision, CompletionCode, QualitySettings
 
 
 # --- decisions ----------------------------------------------------------------------------------
