@@ -15,7 +15,7 @@ from annotations.analysis import spans as sp
 from annotations.analysis import systems as sy
 from annotations.analysis import waves as wv
 from annotations.analysis.metric_scores import latest_done_runs, run_for_metric, scores_by_output, system_scores
-from annotations.analysis.selectors import output_identities, output_index
+from annotations.selectors.outputs import output_identities, output_index
 from annotations.models import Campaign, Output
 from annotations.protocols.rows import JudgementRow
 from annotations.services.waves import wave_annotators_overlap, wave_pair

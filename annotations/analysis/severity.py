@@ -23,8 +23,9 @@ import numpy as np
 from annotations import protocols
 from annotations.analysis import spans as sp
 from annotations.analysis.metric_scores import extras_by_output, latest_done_runs
-from annotations.analysis.pages import _filter_outputs, cached, item_url, stamp
-from annotations.analysis.selectors import output_index
+from annotations.analysis.pages import _filter_outputs, item_url
+from annotations.selectors.figures_cache import cached, stamp
+from annotations.selectors.outputs import output_index
 from annotations.selectors.judgements import INCLUDED, campaign_judgements
 from annotations.models import Campaign, Item, Output
 

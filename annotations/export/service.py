@@ -25,7 +25,7 @@ from django.db.models import Count, Max
 
 from annotations import protocols
 from annotations.analysis import agreement as ag
-from annotations.analysis.selectors import output_identities
+from annotations.selectors.outputs import output_identities
 from annotations.export.card import card_text, campaign_configuration
 from annotations.export.consensus import item_consensus
 from annotations.export.filters import Filters

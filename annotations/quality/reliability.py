@@ -45,13 +45,6 @@ MIN_SHARED_UNITS = 3
 # --- degraded controls -------------------------------------------------------------
 
 
-def degraded_passed(degraded: float, original: float, *, floor: float | None = None) -> bool:
-    """A damaged copy passes when it scored lower than its original, or both sit at the floor."""
-    if degraded < original:
-        return True
-    return floor is not None and degraded == original == floor
-
-
 def zscores(values: Sequence[float]) -> list[float]:
     """Standard scores; a constant list (standard deviation 0) keeps unit spread, as Appraise does."""
     if not values:

@@ -22,7 +22,8 @@ from django.utils import timezone
 
 from annotations.models import Annotator, Assignment, Campaign, JudgementBase
 from annotations.protocols import registry as protocols
-from annotations.quality.services import control_answers_record, unit_texts
+from annotations.quality.services import control_answers_record
+from annotations.selectors.controls import unit_texts
 from annotations.selectors.batches import annotator_batch
 from annotations.services.assignment_work import assignment_lock_for
 from annotations.services.assignments import retry_on_deadlock

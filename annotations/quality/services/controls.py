@@ -199,19 +199,6 @@ def _control_create(*, campaign, annotator, kind, item_id, shown, systems, batch
     return unit
 
 
-def controls_possible_sql(campaign_column: str) -> str:
-    """An SQL condition on a campaign id column: whether `control_next` can return
-    anything. False means no gold units and no degraded or repeat share, so the
-    engine skips `control_next` and its queries; read in the engine's enrolment
-    query, so a campaign without quality control costs no extra round trip."""
-    gold, settings = GoldUnit._meta.db_table, QualitySettings._meta.db_table
-    return (
-        f"(EXISTS (SELECT 1 FROM {gold} g WHERE g.campaign_id = {campaign_column}) "
-        f"OR EXISTS (SELECT 1 FROM {settings} qs WHERE qs.campaign_id = {campaign_column} "
-        "AND (qs.degraded_share > 0 OR qs.repeat_share > 0)))"
-    )
-
-
 def control_next(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolment) -> Unit | None:
     """The control unit this annotator gets next, created now, or None for a regular unit.
 
@@ -269,13 +256,3 @@ def control_next(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolme
             if unit is not None:
                 return unit
     return None
-
-
-def unit_texts(*, unit: Unit) -> dict[int, str] | None:
-    """Texts to show for a control unit's (alias) outputs; None for a regular unit."""
-    if unit.kind == Unit.Kind.REGULAR:
-        return None
-    control = ControlUnit.objects.filter(unit=unit).only("aliases").first()
-    if control is None:
-        return None
-    return {int(alias): entry["text"] for alias, entry in control.aliases.items()}

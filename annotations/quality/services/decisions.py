@@ -77,16 +77,6 @@ def completion_code_issue(*, campaign: Campaign, annotator: Annotator, batch: in
     return CompletionCode.objects.get(campaign=campaign, annotator=annotator, batch=batch)
 
 
-def completion_codes_on_sql(campaign_column: str) -> str:
-    """An SQL condition on a campaign id column: whether the campaign gives
-    completion codes. The submit request reads it with the assignment and asks
-    `completion_code_at_batch_end` only then."""
-    return (
-        f"EXISTS (SELECT 1 FROM {QualitySettings._meta.db_table} qs WHERE qs.campaign_id = {campaign_column} "
-        "AND qs.completion_codes)"
-    )
-
-
 def completion_code_at_batch_end(
     *, campaign: Campaign, annotator: Annotator, finished: bool = False
 ) -> CompletionCode | None:
