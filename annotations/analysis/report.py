@@ -18,7 +18,7 @@ from annotations.analysis.metric_scores import latest_done_runs, run_for_metric,
 from annotations.selectors.outputs import output_identities, output_index
 from annotations.models import Campaign, Output
 from annotations.protocols.rows import JudgementRow
-from annotations.services.waves import wave_annotators_overlap, wave_pair
+from annotations.selectors.waves import wave_annotators_overlap, wave_pair
 from annotations.selectors.judgements import INCLUDED, JudgementSet, campaign_judgements
 from workbench.exceptions import DomainError
 

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from django.core.exceptions import ValidationError
 
 from annotations import protocols
+from annotations.analysis.severity_scale import char_offsets, severity_bin, word_offsets
 from annotations.models import Campaign, Output, SpanPrefill, SpanSuggestion, SuggestionDecision
 
 MAX_SUGGESTIONS = 50  # per output: more would bury the text (and a prompt gone wrong)
@@ -60,9 +61,7 @@ def mined_spans(extra: dict, text: str, allowed: list[str]) -> list[dict]:
     from the error's weight on the severity page's scale (bins 4-5, worth at least the default
     threshold 0.1 alone: major; bins 1-3: minor; bin 0, no gain when corrected: no span);
     a deletion (a word the output lacks) is a missing-content marker."""
-    from annotations.analysis.severity import _char_offsets, _word_offsets, severity_bin
-
-    offsets = _word_offsets(text) if extra.get("unit", "word") == "word" else _char_offsets(text)
+    offsets = word_offsets(text) if extra.get("unit", "word") == "word" else char_offsets(text)
     out = []
     for e in extra.get("errors") or []:
         if not isinstance(e, dict):
