@@ -1,6 +1,6 @@
 """Per-annotator reliability figures, as pure functions over plain values.
 
-The Django side (`annotations.selectors_quality`) turns stored judgements into
+The Django side (`annotations.quality.selectors`) turns stored judgements into
 the plain lists these functions take; nothing here touches the database, so
 the same figures can be computed on judgements imported from anywhere.
 
