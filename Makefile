@@ -87,11 +87,12 @@ docs-site: var/docs-site/index.html
 var/docs-site/index.html: $(DOCS_SRC) | venv .env
 	$(PY) manage.py build_docs
 
-# Web server plus a Celery worker on the filesystem broker (no server needed).
+# Web server plus a Celery worker on the filesystem broker (no server needed), with beat (-B):
+# it re-sends the chunks of metric runs whose messages were lost (metrics.services.recovery).
 run: demo docs-site
 	@mkdir -p var/celery/queue var/celery/processed var/celery/results var/celery/control
 	@echo "Workbench on http://$(HOST):$(PORT)/  (log in as demo / demo)"
-	@.venv/bin/celery -A workbench worker -Q cpu,gpu --concurrency 1 --loglevel INFO >var/worker.log 2>&1 & \
+	@.venv/bin/celery -A workbench worker -B -s var/celery/beat-schedule -Q cpu,gpu --concurrency 1 --loglevel INFO >var/worker.log 2>&1 & \
 	  worker=$$!; trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	  $(PY) manage.py runserver $(HOST):$(PORT)
 

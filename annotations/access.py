@@ -21,12 +21,13 @@ from functools import wraps
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import Exists, QuerySet
 from django.http import Http404, HttpRequest
 from django.shortcuts import get_object_or_404
 
 from annotations.models import Annotator, Campaign, Dataset, Membership, Project
 from annotations.selectors import STAFF_ROLES, User, campaign_list, dataset_list, project_role, staff_project_list
+from annotations.models.studies import JoinLink
 from annotations.studies.session import join_binding
 
 STAFF_ONLY = "Only owners and researchers of the project may do this."
@@ -150,13 +151,17 @@ def request_annotator(request: HttpRequest, campaign: Campaign, *, create: bool 
     binding = join_binding(request)
     if binding is None or binding["campaign"] != campaign.pk:
         raise Http404()
+    # The session counts while the link it came through is live: that is the link of this visit,
+    # not necessarily the one the participant first joined by (any live link of the study
+    # continues, even when the first one was revoked since).
+    live_link = JoinLink.objects.filter(pk=binding["link"], campaign_id=campaign.pk, revoked_at__isnull=True)
     annotator = Annotator.objects.filter(
+        Exists(live_link),
         pk=binding["annotator"],
         project_id=campaign.dataset.project_id,
         namespace=Annotator.Namespace.IMPORT,
         join_participants__pk=binding["participant"],
-        join_participants__link_id=binding["link"],
-        join_participants__link__revoked_at__isnull=True,
+        join_participants__campaign_id=campaign.pk,
     ).first()
     if annotator is None:
         raise Http404()

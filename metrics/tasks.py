@@ -15,9 +15,11 @@ import os
 import sys
 
 from celery import shared_task
+from django.conf import settings
 
 from metrics.models import MetricRun, metric_queue
 from metrics.services import chunk_execute, run_prepare
+from metrics.services.recovery import runs_stalled_claim
 from metrics.services.runs import PREPARE_TASK
 from metrics.services.common import TRANSIENT_ERRORS
 
@@ -70,3 +72,21 @@ def run_prepare_task(self, run_id: int) -> None:
 @shared_task(name="metrics.chunk_execute", **_TASK_OPTIONS)
 def chunk_execute_task(self, chunk_id: int) -> str:
     return chunk_execute(chunk_id=chunk_id, worker=lambda: worker_label(self))
+
+
+@shared_task(name="metrics.requeue_stale", ignore_result=True)
+def requeue_stale_task() -> dict:
+    """Celery beat's periodic check: send again the messages of runs that stopped moving
+    (a broker that lost its messages; metrics.services.recovery)."""
+    stalled = runs_stalled_claim(stale_seconds=settings.WORKBENCH_METRIC_CHUNK_STALE_SECONDS)
+    for run_id, metric in stalled.prepare:
+        run_prepare_task.apply_async(args=[run_id], queue=run_queue(metric))
+    for chunk_id, metric in stalled.chunks:
+        chunk_execute_task.apply_async(args=[chunk_id], queue=run_queue(metric))
+    if stalled.prepare or stalled.chunks:
+        logger.warning(
+            "metric runs stalled (lost broker messages?): %d prepare and %d chunk messages sent again",
+            len(stalled.prepare),
+            len(stalled.chunks),
+        )
+    return {"prepare": len(stalled.prepare), "chunks": len(stalled.chunks)}

@@ -5,6 +5,9 @@ from drf_spectacular.views import SpectacularAPIView
 
 from workbench import docs
 
+# A database outage: 503 with Retry-After instead of a 500 (workbench.outage).
+handler500 = "workbench.outage.server_error"
+
 urlpatterns = [
     path("favicon.ico", docs.favicon, name="favicon"),
     path("admin/", admin.site.urls),

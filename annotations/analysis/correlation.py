@@ -47,6 +47,7 @@ current cluster above it beats it at p <= 0.05.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
 from typing import Callable
 
 import numpy as np
@@ -212,6 +213,32 @@ def _pairs(n: int, rate: float, rng) -> tuple[np.ndarray, np.ndarray]:
     return i, j
 
 
+# Pairs whose differences are worked out at once in acc23: its memory is the kept pairs' 16 bytes
+# (difference and change) plus a block's temporaries, not ~100 bytes for each of up to MAX_PAIRS
+# pairs (the meta-evaluation page grew a worker by 560 MB, issue 46).
+PAIR_BLOCK = 1 << 18
+
+
+def _pair_blocks(n: int, rate: float, rng) -> tuple[int, Iterator[tuple[np.ndarray, np.ndarray]]]:
+    """How many pairs `_pairs` gives, and those pairs in blocks, in its order (row-major)."""
+    if rate < 1.0:
+        i, j = _pairs(n, rate, rng)
+        return len(i), ((i[s : s + PAIR_BLOCK], j[s : s + PAIR_BLOCK]) for s in range(0, len(i), PAIR_BLOCK))
+
+    def blocks():
+        first = 0
+        while first < n - 1:
+            last, count = first, 0
+            while last < n - 1 and (count == 0 or count + (n - 1 - last) <= PAIR_BLOCK):
+                count += n - 1 - last
+                last += 1
+            rows = np.arange(first, last)
+            yield np.repeat(rows, n - 1 - rows), np.concatenate([np.arange(r + 1, n) for r in rows])
+            first = last
+
+    return n * (n - 1) // 2, blocks()
+
+
 def acc23(
     vectors: list[tuple[np.ndarray, np.ndarray]], *, sample_rate: float = 1.0, seed: int = 0
 ) -> tuple[float, float]:
@@ -222,34 +249,48 @@ def acc23(
     tie, which adds one if the humans tied it (and was not a tie already) and
     removes one if it was concordant. Sorting pairs by metric difference and
     accumulating those changes gives the accuracy at every threshold at once.
+    Pairs whose change is zero are not kept: a threshold they alone would add
+    has the accuracy of the one before it, so the best (first maximum) is the same.
     """
     diffs, deltas, base = [], [], 0.0
     n_rows = 0
     rng = np.random.default_rng(seed)
     for h, m in vectors:
-        i, j = _pairs(len(h), sample_rate, rng)
-        if len(i) == 0:
+        count, blocks = _pair_blocks(len(h), sample_rate, rng)
+        if count == 0:
             continue
         n_rows += 1
-        dh = h[i] - h[j]
-        dm = m[i] - m[j]
-        human_tie = dh == 0
-        metric_tie = dm == 0
-        concordant = (dh * dm) > 0
-        good = concordant | (human_tie & metric_tie)
-        weight = 1.0 / len(i)
-        base += good.sum() * weight
-        # Change when this pair becomes a metric tie.
-        change = np.where(human_tie, (~metric_tie).astype(float), -concordant.astype(float)) * weight
-        diffs.append(np.abs(dm))
-        deltas.append(change)
+        weight = 1.0 / count
+        good = 0  # counted whole, then weighted once: the same sum as all pairs at once
+        for i, j in blocks:
+            dh = h[i] - h[j]
+            dm = m[i] - m[j]
+            human_tie = dh == 0
+            metric_tie = dm == 0
+            concordant = (dh * dm) > 0
+            good += int((concordant | (human_tie & metric_tie)).sum())
+            # Change when this pair becomes a metric tie.
+            change = np.where(human_tie, (~metric_tie).astype(float), -concordant.astype(float)) * weight
+            moves = change != 0
+            diffs.append(np.abs(dm[moves]))
+            deltas.append(change[moves])
+        base += good * weight
     if n_rows == 0:
         return float("nan"), 0.0
+    if not any(len(d) for d in diffs):  # no pair changes at any threshold
+        return float(base / n_rows), 0.0
     d = np.concatenate(diffs)
+    del diffs
     c = np.concatenate(deltas)
+    del deltas
     order = np.argsort(d, kind="stable")
-    d, c = d[order], c[order]
-    totals = (base + np.cumsum(c)) / n_rows
+    d = d[order]
+    c = c[order]
+    del order
+    totals = np.cumsum(c)
+    del c
+    totals += base
+    totals /= n_rows
     # The value at a threshold counts every pair with a difference up to it: the last of equal diffs.
     last = np.r_[d[1:] != d[:-1], True]
     thresholds = np.r_[0.0, d[last]]

@@ -11,6 +11,7 @@ from collections import defaultdict
 import numpy as np
 from django.urls import reverse
 
+from annotations import protocols
 from annotations.analysis import correlation as co
 from annotations.analysis import report
 from annotations.analysis.metric_scores import extras_by_output, latest_done_runs, scores_by_output
@@ -221,6 +222,7 @@ def meta_table(
                     annotators=annotators,
                     systems=systems,
                     resamples=META_CLUSTER_RESAMPLES,
+                    loaded=j,  # read once: a second read held 2 copies of 60,000 rows (issue 46)
                 )
                 ranks = {m["metric"]: m["rank"] for m in found["metrics"]}
                 names = report._run_names(runs)
@@ -567,3 +569,123 @@ def output_index_systems(campaign: Campaign) -> set[str]:
     if chosen:
         systems = systems.filter(pk__in=chosen)
     return set(systems.filter(Exists(Output.objects.filter(system=OuterRef("pk")))).values_list("name", flat=True))
+
+
+# ---- span meta-evaluation, error-free detection, acc23 pairs permutation ----------------
+
+# Metric runs whose every pair the page tests by acc23 pairs permutation (6 pairs); more: the
+# page says to run `correlate --method acc23 --compare`.
+META_PAIR_RUNS = 4
+# Pairs per resample the page's acc23 pairs permutation may draw (1,000 resamples each); above it
+# the row says to run `correlate`. PERM-BOTH of acc23 is left to `correlate --compare`: it
+# recomputes the tie-calibrated acc23 per resample (minutes on 10 systems x 500 items).
+META_PAIRS_PER_RESAMPLE = 5_000
+
+
+def meta_tasks(campaign: Campaign, *, annotators: str = INCLUDED) -> dict:
+    """The meta-evaluation tasks beyond correlations, per criterion and metric run, each figure
+    from the very function `correlate` prints it with (`report.correlate_report`): span
+    P/R/F1 with WMT25's severity-weighted F1 and factgenie's span F1 (method span-f1),
+    error-free detection (method error-free) and acc23 with the pairs permutation test
+    (method acc23, grouped by item, --compare; PERM-BOTH left to the command)."""
+    from annotations.analysis import error_free as ef
+    from annotations.analysis import span_eval as se
+
+    def compute():
+        runs = list(latest_done_runs(dataset=campaign.dataset))
+        protocol = protocols.of(campaign)
+        out: dict = {
+            "span_label": se.LABEL,
+            "wmt25_label": se.WMT25_LABEL,
+            "factgenie_label": se.FACTGENIE_LABEL,
+            "error_free_label": ef.LABEL,
+            "pairs_label": report.PAIRS_TEST_LABEL,
+            "spans": [],
+            "error_free": [],
+            "error_free_note": None,
+            "pairs": [],
+            "pairs_note": None,
+        }
+        if not runs:
+            return out
+
+        def correlate(run, criterion, method, **options):
+            return report.correlate_report(
+                campaign=campaign,
+                metric=f"#{run.pk}",
+                criterion=criterion,
+                method=method,
+                annotators=annotators,
+                bootstrap=0,
+                **options,
+            )
+
+        for c in campaign.criteria:
+            if protocol.has_spans:
+                for run in runs:
+                    try:
+                        found = correlate(run, c, report.SPAN_F1)
+                    except report.AnalysisError:
+                        continue  # a run without spans has no span figures
+                    out["spans"].append(
+                        {
+                            "criterion": c,
+                            "run": run.pk,
+                            "metric": run.metric,
+                            **found["overall"],
+                            "per_system": [{"system": name, **f} for name, f in found["per_system"].items()],
+                        }
+                    )
+                for run in runs:
+                    try:
+                        found = correlate(run, c, report.ERROR_FREE)
+                    except report.AnalysisError as exc:
+                        out["error_free_note"] = str(exc)
+                        break
+                    out["error_free"].append(
+                        {
+                            "criterion": c,
+                            "run": run.pk,
+                            "metric": run.metric,
+                            "positives": found["positives"],
+                            "n": found["n"],
+                            "held_out": found["held_out"],
+                            "best_on_all": found["best_on_all"],
+                        }
+                    )
+            if protocol.correlate_as_pair_agreement:
+                continue
+            if len(runs) > META_PAIR_RUNS:
+                out["pairs_note"] = (
+                    f"{len(runs)} metric runs: more than {META_PAIR_RUNS} to test pairwise here; run "
+                    "`correlate --method acc23 --group-by item --compare METRIC2` for a pair"
+                )
+                continue
+            for k, first in enumerate(runs):
+                for second in runs[k + 1 :]:
+                    found = correlate(
+                        first,
+                        c,
+                        "acc23",
+                        group_by="item",
+                        compare=f"#{second.pk}",
+                        perm_both_test=False,
+                        max_pairs=META_PAIRS_PER_RESAMPLE,
+                    )
+                    pairs = found.get("pairs_test", {})
+                    out["pairs"].append(
+                        {
+                            "criterion": c,
+                            "metric": first.metric,
+                            "run": first.pk,
+                            "compare": second.metric,
+                            "compare_run": second.pk,
+                            "acc23": found.get("acc23"),
+                            "p_value": pairs.get("p_value"),
+                            "skipped": pairs.get("skipped"),
+                            "epsilons": [pairs.get("epsilon2"), pairs.get("epsilon1")],
+                        }
+                    )
+        return out
+
+    return cached(campaign, "meta-tasks", {"a": annotators}, compute)

@@ -633,7 +633,12 @@ def correlate_report(
     alt_scoring: str | None = None,
     q_fdr: float = 0.05,
     min_instances: int = 30,
+    perm_both_test: bool = True,
+    max_pairs: int = co.MAX_PAIRS,
 ) -> dict:
+    """`perm_both_test` False leaves PERM-BOTH out of a comparison (the page's acc23 pairs table:
+    PERM-BOTH of acc23 takes minutes on a large campaign); `max_pairs`: the pairs permutation's
+    budget of pairs per resample, above which it is skipped with its reason."""
     _check_method(method, group_by, level)
     run = run_for_metric(dataset=campaign.dataset, metric=metric)
     if run is None:
@@ -661,6 +666,7 @@ def correlate_report(
             **base,
             "method": SPAN_F1,
             SPAN_F1: figures["overall"]["f1"],
+            "wmt25-f1": figures["overall"]["wmt25"]["f1"],
             "n": figures["overall"]["outputs"],
             **figures,
         }
@@ -773,12 +779,12 @@ def correlate_report(
         if "sample_rate" in res:
             out["sample_rate"] = res["sample_rate"]
     if compare:
+        out.update({"compare": run2.metric, "compare_run": run2.pk})
+    if compare and perm_both_test:
         # PermutationSigDiff(corr(METRIC2), corr(METRIC)): p that METRIC correlates better than METRIC2.
         test = co.perm_both(Hc, M2c, Mc, method, stat.avg, seed=seed, corr_fn=stat.corr_fn())
         out.update(
             {
-                "compare": run2.metric,
-                "compare_run": run2.pk,
                 "p_value": test["p_value"],
                 "delta": test["delta"],
                 "resamples": test["resamples"],
@@ -786,19 +792,23 @@ def correlate_report(
                 "test": "PERM-BOTH (mt-metrics-eval PermutationSigDiff); p_value: METRIC better than METRIC2",
             }
         )
-        if method == "acc23":
-            # WMT23-25's tasks test acc23 by permuting pairs, each metric at its own epsilon.
-            n_pairs = sum(len(h) * (len(h) - 1) // 2 for h, _ in co.rows(Hc, Mc, stat.avg))
-            if n_pairs > co.MAX_PAIRS:
-                out["pairs_test"] = {
-                    "p_value": None,
-                    "label": PAIRS_TEST_LABEL,
-                    "skipped": f"{n_pairs} pairs per resample (more than {co.MAX_PAIRS}): "
-                    "group by item (--group-by item), as WMT's tasks do",
-                }
-            else:
-                pairs = co.perm_pairs(Hc, M2c, Mc, stat.avg, seed=seed)
-                out["pairs_test"] = {**pairs, "seed": seed, "label": PAIRS_TEST_LABEL}
+    if compare and method == "acc23":
+        # WMT23-25's tasks test acc23 by permuting pairs, each metric at its own epsilon.
+        n_pairs = sum(len(h) * (len(h) - 1) // 2 for h, _ in co.rows(Hc, Mc, stat.avg))
+        if n_pairs > max_pairs:
+            out["pairs_test"] = {
+                "p_value": None,
+                "label": PAIRS_TEST_LABEL,
+                "skipped": f"{n_pairs} pairs per resample (more than {max_pairs}): "
+                + (
+                    "group by item (--group-by item), as WMT's tasks do"
+                    if max_pairs == co.MAX_PAIRS
+                    else "too many for this page; run `correlate --method acc23 --group-by item --compare`"
+                ),
+            }
+        else:
+            pairs = co.perm_pairs(Hc, M2c, Mc, stat.avg, seed=seed)
+            out["pairs_test"] = {**pairs, "seed": seed, "label": PAIRS_TEST_LABEL}
     ceiling = other_wave_figure(
         campaign=campaign,
         criterion=criterion,
@@ -818,9 +828,11 @@ SPAN_F1 = "span-f1"
 
 
 def span_report(*, campaign: Campaign, run, j: Loaded, criterion: str) -> dict:
-    """A span-producing metric run's character-level P/R/F1 against the campaign's error spans."""
+    """A span-producing metric run against the campaign's error spans: character-level P/R/F1,
+    WMT25's severity-weighted F1 and factgenie's span F1 (span_eval.py), overall and per system."""
     from annotations.analysis import span_eval as se
     from annotations.analysis.metric_scores import extras_by_output
+    from annotations.selectors.outputs import output_texts
 
     if not j.protocol.has_spans:
         raise AnalysisError(
@@ -828,31 +840,48 @@ def span_report(*, campaign: Campaign, run, j: Loaded, criterion: str) -> dict:
             f"{campaign.name!r} is {campaign.protocol}"
         )
     extras = extras_by_output(run=run)
-    predicted = {o: e["spans"] for o, e in extras.items() if isinstance(e, dict) and isinstance(e.get("spans"), list)}
+    texts = output_texts(ids=extras)
+    predicted = {}
+    for o, e in extras.items():
+        found = se.predicted_spans(e, texts.get(o, ""))
+        if found is not None:
+            predicted[o] = found
     if not predicted:
         raise AnalysisError(
             f"run {run.pk} ({run.metric}) stored no error spans: span meta-evaluation needs a "
-            "metric that produces spans (llm-judge in spans mode)"
+            "metric that produces spans (llm-judge in spans mode, minwed, mincer)"
         )
     human: dict[int, set] = defaultdict(set)
-    judged = set()
+    annotations: dict[int, list[list[dict]]] = defaultdict(list)
     for r in j.rows.get(criterion, []):
-        judged.add(r.output_id)
         human[r.output_id] |= se.chars(r.spans)
+        annotations[r.output_id].append(list(r.spans or []))
     outputs = output_index(campaign=campaign)
-    by_system: dict[str, list] = defaultdict(list)
-    for o in sorted(
-        judged & set(predicted),
-        key=lambda o: (str(outputs[o]["item_ext"]), outputs[o]["system"]) if o in outputs else ("", ""),
-    ):
-        if o in outputs:
-            by_system[outputs[o]["system"]].append((human[o], se.chars(predicted[o])))
-    every = [pair for pairs in by_system.values() for pair in pairs]
+    used = sorted(
+        (o for o in set(annotations) & set(predicted) if o in outputs),
+        key=lambda o: (str(outputs[o]["item_ext"]), outputs[o]["system"]),
+    )
+    by_system: dict[str, list[int]] = defaultdict(list)
+    for o in used:
+        by_system[outputs[o]["system"]].append(o)
+
+    def figures(ids: list[int]) -> dict:
+        return {
+            **se.micro([(human[o], se.chars(predicted[o])) for o in ids]),
+            "wmt25": se.wmt25_f1([(len(texts.get(o, "")), g, predicted[o]) for o in ids for g in annotations[o]]),
+            "factgenie": {
+                m: se.factgenie_f1([([s for g in annotations[o] for s in g], predicted[o]) for o in ids], match=m)
+                for m in ("hard", "soft")
+            },
+        }
+
     return {
         "label": se.LABEL,
-        "overall": se.micro(every),
-        "per_system": {s: se.micro(pairs) for s, pairs in sorted(by_system.items())},
-        "not_built": "WMT25 severity-weighted span F1 and factgenie's span measures",
+        "wmt25_label": se.WMT25_LABEL,
+        "factgenie_label": se.FACTGENIE_LABEL,
+        "overall": figures(used),
+        "per_system": {s: figures(ids) for s, ids in sorted(by_system.items())},
+        "not_built": "factgenie's gamma (see docs/reference/statistics.md)",
     }
 
 
@@ -975,15 +1004,18 @@ def compare_all_report(
     spa_permutations: int = co.SPA_PERMUTATIONS,
     spa_seed: int = co.SPA_SEED,
     systems: list[str] | None = None,
+    loaded: Loaded | None = None,
 ) -> dict:
     """Every done metric run ranked by one figure, PERM-BOTH between every pair, and clusters as
-    mt-metrics-eval's `CompareMetrics` + `AssignRanks` make them."""
+    mt-metrics-eval's `CompareMetrics` + `AssignRanks` make them. `loaded`: the campaign's
+    judgements already read by the caller with the same `annotators` (the meta-evaluation page),
+    so they are not read a second time while the first copy is held."""
     _check_method(method, group_by, level)
     if method in (ALT_TEST, ERROR_FREE, SPAN_F1):
         raise AnalysisError(f"--compare-all ranks correlations; {method} is per run (give --metric)")
     if criterion not in campaign.criteria:
         raise AnalysisError(f"criterion {criterion!r} is not one of the campaign's: {', '.join(campaign.criteria)}")
-    j = load(campaign=campaign, annotators=annotators, criterion=criterion)
+    j = loaded if loaded is not None else load(campaign=campaign, annotators=annotators, criterion=criterion)
     if j.protocol.correlate_as_pair_agreement:
         raise AnalysisError(
             f"a {campaign.protocol} campaign has no per-output human score to correlate: "
@@ -1043,7 +1075,7 @@ def compare_all_report(
         "level": stat.level,
         "group_by": group_by,
         "normalize": normalize,
-        "judgements_used": j.describe(),
+        "judgements_used": j.judgements.describe(len(j.rows.get(criterion, []))),
         "metrics": [{"metric": name, "value": _num(values[name]), "rank": rank} for name, rank in zip(order, ranks)]
         + [{"metric": name, "value": None, "rank": None} for name in undefined],
         "clusters": clusters,

@@ -446,9 +446,19 @@ def meta(request: HttpRequest, pk: int) -> HttpResponse:
     except Exception:  # noqa: BLE001 - logged with its traceback; the page says the section failed
         logger.exception("judge panel of campaign %s", campaign.pk)
         judges, judges_error = [], "the LLM judge section could not be computed (the error is in the server's log)"
+    # The same for the span, error-free and acc23-pairs tables: the correlations above still show.
+    try:
+        tasks, tasks_error = pages.meta_tasks(campaign, annotators=f["annotators"]), None
+    except report.AnalysisError as exc:
+        tasks, tasks_error = None, str(exc)
+    except Exception:  # noqa: BLE001 - logged with its traceback; the page says the section failed
+        logger.exception("meta-evaluation tasks of campaign %s", campaign.pk)
+        tasks, tasks_error = None, "the span, error-free and acc23 tables could not be computed (see the server's log)"
     ctx.update(
         {
             "data": data,
+            "tasks": tasks,
+            "tasks_error": tasks_error,
             "normalize": normalize,
             "epsilon": epsilon,
             "epsilons": pages.ALT_EPSILONS,

@@ -55,6 +55,7 @@ from annotations.services.handles import (
 )
 from annotations.services.projects import annotator_get_or_create
 from annotations.services.submissions import unit_submit_own
+from annotations.services.handout_clock import clock_after_response
 from annotations.timing import unit_response_floor
 
 SMALLINT_MAX = 32767
@@ -404,6 +405,7 @@ class NextAssignmentApi(JsonOnlyMixin, ApiAuthMixin, APIView):
             204: OpenApiResponse(description="Nothing left for you in this campaign."),
         },
     )
+    @clock_after_response
     @unit_response_floor
     def post(self, request: Request, pk: int) -> Response:
         """Hand the next unit of the campaign to the requesting member.
@@ -554,6 +556,7 @@ class UnitSubmitApi(JsonOnlyMixin, ApiAuthMixin, APIView):
             ref_name = "UnitSubmitResult"
 
     @extend_schema(operation_id="assignments_submit", request=InputSerializer, responses={201: OutputSerializer})
+    @clock_after_response
     @unit_response_floor
     def post(self, request: Request, pk: int) -> Response:
         """Submit every judgement of one of your units in one atomic request.

@@ -18,6 +18,7 @@ from annotations.pagination import CappedPagination
 from annotations.access import require_staff_somewhere
 from annotations.permissions import ApiAuthMixin, require_staff
 from annotations.selectors import (
+    SEARCH_MAX_CHARS,
     blind_order_key,
     blind_project_ids,
     dataset_list,
@@ -204,7 +205,7 @@ class ItemListApi(ApiAuthMixin, APIView):
         system = id_field(help_text="Only items with an output of this system.")
         q = serializers.CharField(
             required=False,
-            max_length=200,
+            max_length=SEARCH_MAX_CHARS,
             help_text="Search the external id, source, data, references, outputs (case-insensitive substring; "
             "under 3 characters: item ids only). A search's `count` stops at 200.",
         )

@@ -207,6 +207,7 @@ class FastLane:
         from rest_framework.exceptions import AuthenticationFailed
 
         from annotations.permissions import TokenAuthentication
+        from annotations.services.handout_clock import clock_after_response
         from annotations.timing import unit_response_floor
 
         self._started(environ)
@@ -217,7 +218,7 @@ class FastLane:
                 exc.auth_header = TokenAuthentication().authenticate_header(request)  # as APIView does
                 raise
             # Held as the view is (annotations.timing): refusals too, once the token is known.
-            data, status = unit_response_floor(answer)(user)
+            data, status = clock_after_response(unit_response_floor(answer))(user)
             response = self._rendered(view, data, status)
         except Exception as exc:  # noqa: BLE001 - every error becomes the API's (or Django's) answer
             response = self._error(request, view, exc)

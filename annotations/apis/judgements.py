@@ -59,6 +59,7 @@ from annotations.services.handles import (
     judgement_handles,
 )
 from annotations.services.submissions import judgement_submit
+from annotations.services.handout_clock import clock_after_response
 from annotations.timing import unit_response_floor
 
 JUDGEMENT_FIELDS = [
@@ -272,6 +273,7 @@ class RatingJudgementListApi(ApiAuthMixin, APIView):
     @extend_schema(
         operation_id="judgements_ratings_create", request=InputSerializer, responses={201: RatingOutputSerializer}
     )
+    @clock_after_response
     @unit_response_floor
     def post(self, request: Request) -> Response:
         """Rate one output of an item you were assigned (Likert, direct assessment, RankME)."""
@@ -317,6 +319,7 @@ class PairwiseJudgementListApi(ApiAuthMixin, APIView):
     @extend_schema(
         operation_id="judgements_pairwise_create", request=InputSerializer, responses={201: PairwiseOutputSerializer}
     )
+    @clock_after_response
     @unit_response_floor
     def post(self, request: Request) -> Response:
         """Prefer one of two outputs of an item you were assigned (or call a tie).
@@ -370,6 +373,7 @@ class BestWorstJudgementListApi(ApiAuthMixin, APIView):
         request=InputSerializer,
         responses={201: BestWorstOutputSerializer},
     )
+    @clock_after_response
     @unit_response_floor
     def post(self, request: Request) -> Response:
         """Pick the best and the worst output of a tuple from an item you were assigned."""
@@ -434,6 +438,7 @@ class SpanJudgementListApi(ApiAuthMixin, APIView):
     @extend_schema(
         operation_id="judgements_spans_create", request=InputSerializer, responses={201: SpanOutputSerializer}
     )
+    @clock_after_response
     @unit_response_floor
     def post(self, request: Request) -> Response:
         """Error span annotation (ESA) of one output of a unit you were assigned: spans, then a 0-100 score."""

@@ -1,7 +1,9 @@
-"""The dataset card (README.md): the Human Evaluation Datasheet (HEDS, Shimorina & Belz 2022).
+"""The dataset card (README.md): the Human Evaluation Datasheet, HEDS 3.0 (Belz & Thomson 2025).
 
-Sections follow HEDS: 1 resources, 2 evaluated systems, 3.1 sample, 3.2 evaluators, 3.3
-experimental design, 4 quality criteria (one subsection per criterion), 5 ethics. Every field the
+Sections follow HEDS 3.0 and its question numbers (1.1.1-5.4; the answers come from
+`annotations.export.heds`, which also writes them as the official form's `heds.json`): 1 paper
+and resources, 2 evaluated system, 3.1 sample, 3.2 evaluators, 3.3 experimental design, 4 quality
+criteria (one subsection per criterion), 5 ethics. Every field the
 workbench knows is filled in from the campaign; the others are left as clearly marked blanks
 (`BLANK`) for the researchers. With `--format hf` the card starts with the YAML header that
 Hugging Face `datasets` reads (configs `outputs` and `judgements`).
@@ -18,6 +20,7 @@ from pathlib import Path
 from django.conf import settings
 
 from annotations import protocols
+from annotations.export.heds import FORM_URL
 from annotations.models import Campaign
 
 BLANK = "**[BLANK: to be filled in by the researchers]**"
@@ -299,6 +302,7 @@ def card_text(
     reliability_computed: bool = True,
     rankings: dict | None = None,
     waves: dict | None = None,
+    heds: list | None = None,
 ) -> str:
     c = configuration
     protocol = protocols.of(campaign)
@@ -312,7 +316,9 @@ def card_text(
     add(
         f"Exported from the NLG evaluation workbench, version {workbench_version()}, on "
         f"{datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}. This card follows the Human Evaluation "
-        "Datasheet (HEDS; Shimorina & Belz, 2022). Fields marked " + BLANK + " are not known to the workbench."
+        "Datasheet, HEDS 3.0 (Belz & Thomson, 2025), with its question numbers. Fields marked "
+        + BLANK
+        + " are not known to the workbench."
     )
     add("")
     add(f"**Licence**: {_md(options.licence) if options.licence.strip() else BLANK}")
@@ -372,35 +378,46 @@ def card_text(
     )
     add("")
 
+    answered = heds or []
+
+    def numbered(prefix: str, criterion: str | None = None) -> None:
+        """The HEDS 3.0 questions numbered `prefix`..., answered or BLANK."""
+        for a in answered:
+            if a.criterion == criterion and (a.number == prefix or a.number.startswith(prefix + ".")):
+                add(f"- {a.number} {a.question}: {_md(a.shown()) if a.known else BLANK}")
+
     add("## 1. Paper and resources")
     add("")
-    add(f"- 1.1 Paper or report describing the evaluation: {BLANK}")
+    numbered("1")
     add(
-        f"- 1.2 Where the evaluation materials are available: this folder (campaign `{_md(campaign.name)}`, "
-        f"dataset `{_md(campaign.dataset.name)}`, project `{_md(campaign.dataset.project.name)}`)"
+        f"- Evaluation materials: this folder (campaign `{_md(campaign.name)}`, "
+        f"dataset `{_md(campaign.dataset.name)}`, project `{_md(campaign.dataset.project.name)}`); `heds.json` "
+        f'loads in the official HEDS 3.0 form ({FORM_URL}, "upload json") with these answers filled in'
     )
-    add(f"- 1.3 Contact: {BLANK}")
     add("")
-    add("## 2. Evaluated systems")
+    add("## 2. Evaluated system")
     add("")
-    add(f"- 2.1 Systems ({len(c['systems'])}): " + ", ".join(f"`{_md(s)}`" for s in c["systems"]))
-    add(f"- 2.2 Task, input and output type of the systems: {BLANK}")
-    add(f"- 2.3 Language(s): {BLANK}")
+    add(f"- Systems ({len(c['systems'])}): " + ", ".join(f"`{_md(s)}`" for s in c["systems"]))
+    numbered("2")
     add("")
-    add("## 3. Sample, evaluators and design")
+    add("## 3. Sample, evaluators and experimental design")
     add("")
     add("### 3.1 Sample of system outputs")
     add("")
+    numbered("3.1")
     add(f"- Items in the dataset: {items_total}; exported: {result.items}; outputs exported: {result.outputs}")
-    add(f"- How the sample was chosen: {BLANK}")
     add("")
     add("### 3.2 Evaluators")
     add("")
+    numbered("3.2")
     add(f"- Annotators whose judgements are exported: {result.annotators}")
-    add(f"- Who they are (experts, crowd workers, platform), how they were recruited and paid: {BLANK}")
-    add(
-        f"- Training given: {BLANK if not c['quality_control']['gold_units'] else str(c['quality_control']['gold_units']) + ' gold / tutorial units (plus ' + BLANK + ')'}"
-    )
+    gold = c["quality_control"].get("gold_unit_contents") or []
+    if gold:
+        add(
+            f"- Gold units: {len(gold)} ({sum(g['mode'] == 'loud' for g in gold)} tutorial, "
+            f"{sum(g['mode'] != 'loud' for g in gold)} silent); their items, outputs (by system), expected answers "
+            "and explanations are in `campaign.json` (`quality_control.gold_unit_contents`)"
+        )
     if qc_active:
         add(
             f"- Quality control: {n_included} of {n_quality} annotators included by the workbench's rules and "
@@ -415,12 +432,13 @@ def card_text(
         )
     if not reliability_computed:
         add(
-            "- Annotator reliability figures were not computed for this "
+            "- Annotator reliability figures (and intra-annotator agreement) were not computed for this "
             "export (a large campaign without quality control); `manage.py quality --campaign NAME` gives them"
         )
     add("")
     add("### 3.3 Experimental design")
     add("")
+    numbered("3.3")
     add(f"- Protocol: {protocols.label(campaign.protocol)} (`{campaign.protocol}`)")
     add(f"- Scale: {scale[0]:g} to {scale[1]:g}" if None not in scale else "- Scale: unbounded")
     add(f"- Annotators per unit (redundancy k): {c['redundancy']}")
@@ -449,10 +467,6 @@ def card_text(
         f"seed {c['seed']}"
     )
     add(f"- Instructions: {_md(c['instructions']) or BLANK}")
-    add(
-        f"- Setting (lab, crowd platform, remote) and interface: collected in the workbench's pages or imported "
-        f"({BLANK} for where)"
-    )
     add("")
     add("### Filters applied to this export")
     add("")
@@ -477,7 +491,7 @@ def card_text(
         alphas = figures.get("krippendorff_alpha", {})
         add(f"### Criterion `{_md(name)}`")
         add("")
-        add(f"- Question put to the annotators: {_md(config.get('question') or '') or BLANK}")
+        numbered("4", criterion=name)
         add(
             f"- Scale: {_num(config.get('scale_min'))} to {_num(config.get('scale_max'))}, shown as "
             f"{config.get('widget')}"
@@ -488,10 +502,6 @@ def card_text(
             )
             if protocol.scored
             else f"- Response: {protocols.label(campaign.protocol)}"
-        )
-        add(
-            f"- What aspect of quality it assesses (HEDS 4.1, e.g. correctness / goodness / feature of form / "
-            f"content / both): {BLANK}"
         )
         head = figures.get("headline") or {}
         others = [
@@ -535,10 +545,9 @@ def card_text(
     add("")
     add("## 5. Ethics")
     add("")
-    add(f"- Ethics approval: {BLANK}")
+    numbered("5")
     add(
-        f"- Personal data: annotator identities {'are exported as workbench ids' if options.real_annotator_ids else 'are pseudonymised'}; "
-        f"whether the texts contain personal data: {BLANK}"
+        f"- Annotator identities: {'exported as workbench ids and platform ids' if options.real_annotator_ids else 'pseudonymised'}"
     )
     add(f"- Consent and payment of the annotators: {BLANK}")
     add(f"- Risks and intended use: {BLANK}")

@@ -131,8 +131,9 @@ def _zip(folder: Path, archive: Path) -> None:
     """Zip the folder file by file (zipfile streams each file in blocks: bounded memory)."""
     partial = archive.with_suffix(".partial")
     with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as z:
-        for path in sorted(folder.iterdir()):
-            z.write(path, arcname=f"{folder.name}/{path.name}")
+        # Every file, sub-folders too (`--format mtme` writes a test set's folder tree).
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            z.write(path, arcname=f"{folder.name}/{path.relative_to(folder).as_posix()}")
     partial.rename(archive)
 
 

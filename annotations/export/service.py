@@ -21,13 +21,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Min
 
 from annotations import protocols
 from annotations.analysis import agreement as ag
 from annotations.selectors.outputs import output_identities
 from annotations.export.card import card_text, campaign_configuration
 from annotations.export.consensus import item_consensus
+from annotations.export.croissant import croissant
+from annotations.export.controls import gold_unit_contents, intra_annotator
+from annotations.export.heds import answers as heds_answers
+from annotations.export.heds import form_json as heds_form_json
 from annotations.export.filters import Filters
 from annotations.export.metric_scores import metric_scores
 from annotations.export.pseudonyms import Pseudonyms
@@ -37,7 +41,7 @@ from annotations.protocols import JudgementRow, Protocol
 from annotations.selectors.judgements import ALL, INCLUDED, campaign_judgements
 from workbench.exceptions import DomainError
 
-FORMATS = ("jsonl", "csv", "hf")
+FORMATS = ("jsonl", "csv", "hf", "mtme", "preferences")
 # Above this many judgements, annotators' reliability figures (annotations.quality, which holds every
 # answer in memory) are computed only when quality control is in use or asked for (--included-only).
 RELIABILITY_MAX_JUDGEMENTS = 200_000
@@ -127,7 +131,7 @@ class ExportResult:
 def export_options_check(*, campaign: Campaign, options: ExportOptions) -> None:
     problems = []
     if options.fmt not in FORMATS:
-        problems.append(f"--format: unknown format {options.fmt!r} (expected jsonl, csv or hf)")
+        problems.append(f"--format: unknown format {options.fmt!r} (expected jsonl, csv, hf, mtme or preferences)")
     known_systems = set(_campaign_systems(campaign).values())
     for name in options.systems or []:
         if name not in known_systems:
@@ -153,6 +157,8 @@ def export_dataset(
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ExportFailed([f"--out: {out} exists and is not an empty folder"])
     out.mkdir(parents=True, exist_ok=True)
+    if options.fmt in ("mtme", "preferences"):
+        return _export_for_tools(campaign=campaign, out=out, options=options, started=started)
 
     protocol = protocols.of(campaign)
     systems = _campaign_systems(campaign)  # id -> name
@@ -415,6 +421,49 @@ def export_dataset(
     rankings, waves = _rankings_and_waves(campaign, INCLUDED if options.included_only else ALL)
     if waves is not None:
         configuration["waves"] = waves
+    # Gold units: the export is for the project's owners and researchers, who see the controls too.
+    configuration["quality_control"]["gold_unit_contents"] = gold_unit_contents(campaign)
+    configuration["intra_annotator_agreement"] = {
+        **intra_annotator(quality, annotators_seen),
+        "computed": reliability_computed,
+    }
+    from annotations.studies.selectors import platform_counts
+
+    configuration["recruitment"] = {"join_link_platforms": platform_counts(campaign=campaign)}
+    heds = heds_answers(
+        campaign=campaign,
+        configuration=configuration,
+        result=result,
+        facts={
+            "items_total": total_items,
+            "qc_active": qc_active,
+            "n_quality": len(quality),
+            "n_included": len(included or ()),
+            "platforms": configuration["recruitment"]["join_link_platforms"],
+            "intra": configuration["intra_annotator_agreement"],
+            "protocol_label": protocols.label(campaign.protocol),
+        },
+    )
+    (out / "heds.json").write_text(
+        json.dumps(heds_form_json(heds, criteria), ensure_ascii=False, indent=4) + "\n", encoding="utf-8"
+    )
+    span = protocol.model.objects.filter(campaign=campaign, status=JudgementBase.Status.COMPLETE).aggregate(
+        first=Min("created_at"), last=Max("created_at")
+    )
+    document = croissant(
+        campaign=campaign,
+        out=out,
+        ext=ext,
+        configuration=configuration,
+        result=result,
+        runs=runs,
+        licence=options.licence,
+        heds=heds,
+        # Days, as the judgements give them without --real-annotator-ids.
+        collected=tuple(span[k].date().isoformat() if span[k] else None for k in ("first", "last")),
+        real_annotator_ids=options.real_annotator_ids,
+    )
+    (out / "croissant.json").write_text(json.dumps(document, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     (out / "campaign.json").write_text(json.dumps(configuration, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     (out / "README.md").write_text(
         card_text(
@@ -431,12 +480,39 @@ def export_dataset(
             waves=waves,
             items_total=total_items,
             ext=ext,
+            heds=heds,
         ),
         encoding="utf-8",
     )
     result.files = sorted(p.name for p in out.iterdir())
     result.seconds = time.monotonic() - started
     return result
+
+
+def _export_for_tools(*, campaign: Campaign, out: Path, options: ExportOptions, started: float) -> ExportResult:
+    """The layouts other tools read as they are: mt-metrics-eval's test set, preference pairs."""
+    if options.fmt == "mtme":
+        from annotations.export.mtme import write_mtme
+
+        criterion = (options.criteria or campaign.criteria or [""])[0]
+        summary = write_mtme(campaign=campaign, out=out, criterion=criterion, included_only=options.included_only)
+        counts = {"outputs": len(summary["systems"]) * len(summary["items"]), "items": len(summary["items"])}
+    else:
+        from annotations.export.preferences import write_preferences
+
+        summary = write_preferences(
+            campaign=campaign, out=out, criteria=options.criteria or [], included_only=options.included_only
+        )
+        counts = {"outputs": summary["pairs"], "items": summary["items"]}
+    return ExportResult(
+        campaign=campaign.name,
+        out=out,
+        files=sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()),
+        judgements=0,
+        annotators=0,
+        seconds=time.monotonic() - started,
+        **counts,
+    )
 
 
 def _rankings_and_waves(campaign: Campaign, annotators: str) -> tuple[dict | None, dict | None]:

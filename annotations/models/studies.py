@@ -21,6 +21,10 @@ class JoinLink(models.Model):
     pass_code = models.CharField(max_length=40, blank=True, default="")
     fail_code = models.CharField(max_length=40, blank=True, default="")
     max_annotators = models.PositiveIntegerField(null=True, blank=True)
+    # The guard against one person joining as several participants: a browser already in the study
+    # (its session cookie) may not join as another participant, and a platform id is one
+    # participant whichever parameter carries it (PROLIFIC_PID, workerId, annotator).
+    one_per_browser = models.BooleanField(default=False)
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from annotations import protocols
 from annotations.models import Annotator, Assignment, Campaign, JudgementBase
@@ -60,9 +60,16 @@ class _Answers:
     # (Protocol.qc_originals)
     originals: dict = field(default_factory=lambda: defaultdict(list))
 
+    # (output id, criterion) -> every annotator's originals, for outputs an annotator did not judge
+    others: dict = field(default_factory=lambda: defaultdict(list))
+
     def originals_of(self, annotator: int, criterion: str):
-        """output id -> that annotator's originals in this criterion (empty list: none)."""
-        return lambda output: self.originals.get((annotator, output, criterion), [])
+        """output id -> that annotator's originals in this criterion, or, when they have none, the
+        other annotators' (empty list: nobody's). A degraded copy is made of an output the annotator
+        had not seen (annotations.quality.services.controls), whose original may never come to them."""
+        return lambda output: (
+            self.originals.get((annotator, output, criterion)) or self.others.get((output, criterion), [])
+        )
 
 
 def _regular_answers(campaign: Campaign, item_ids: list[int] | None = None) -> _Answers:
@@ -80,12 +87,13 @@ def _regular_answers(campaign: Campaign, item_ids: list[int] | None = None) -> _
         protocol.qc_habit,
         protocol.qc_originals,
     )
-    by_annotator, habits, times, scores, originals = (
+    by_annotator, habits, times, scores, originals, others = (
         answers.by_annotator,
         answers.habits,
         answers.times,
         answers.scores,
         answers.originals,
+        answers.others,
     )
     scored = protocol.scored
     for row in found:
@@ -97,6 +105,7 @@ def _regular_answers(campaign: Campaign, item_ids: list[int] | None = None) -> _
             scores[annotator][criterion].append(row.score)
         for output, value in originals_of(row):
             originals[(annotator, output, criterion)].append(value)
+            others[(output, criterion)].append(value)
     return answers
 
 
@@ -139,7 +148,9 @@ def campaign_figures(*, campaign: Campaign) -> dict[int, reliability.Figures]:
 
 
 def _annotator_items(campaign: Campaign, annotator_id: int) -> list[int]:
-    """The items this annotator answered completely, in the order the campaign-wide read takes them."""
+    """The items this annotator answered completely, and those of their control units (a degraded copy
+    of an output they never judged is compared with the others' answers to it), in the order the
+    campaign-wide read takes them."""
     from annotations.models import Item
 
     judged = (
@@ -147,7 +158,12 @@ def _annotator_items(campaign: Campaign, annotator_id: int) -> list[int]:
         .model.objects.filter(campaign=campaign, annotator_id=annotator_id, status=JudgementBase.Status.COMPLETE)
         .values("item_id")
     )
-    return list(Item.objects.filter(pk__in=judged).order_by("position", "id").values_list("id", flat=True))
+    controlled = ControlUnit.objects.filter(campaign=campaign, annotator_id=annotator_id).values("unit__item_id")
+    return list(
+        Item.objects.filter(Q(pk__in=judged) | Q(pk__in=controlled))
+        .order_by("position", "id")
+        .values_list("id", flat=True)
+    )
 
 
 def _campaign_figures(campaign: Campaign, only: int | None = None) -> dict[int, reliability.Figures]:
@@ -398,9 +414,18 @@ def _campaign_agreement(campaign: Campaign) -> dict[str, dict]:
 
     out: dict[str, dict] = {}
     identity = output_identities(dataset=campaign.dataset)
+    judged: set[int] = set()
     for which in (ALL, INCLUDED):
         found = campaign_judgements(campaign=campaign, annotators=which)
+        if which == INCLUDED and (found.keep is None or judged <= found.keep):
+            # Nobody who judged is excluded: the same rows, the same figures; not read a second
+            # time (the first visit of the quality page read every judgement twice, issue 46).
+            for figures in out.values():
+                figures[INCLUDED] = {**figures[ALL], "annotators": found.used}
+            break
         for criterion, rows in found.by_criterion().items():
+            if which == ALL:
+                judged.update(row.annotator_id for row in rows)
             figures = ag.criterion_agreement(
                 found.protocol,
                 rows,

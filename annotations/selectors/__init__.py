@@ -40,10 +40,12 @@ from annotations.selectors.search import (  # noqa: F401
     SEARCH_COUNT_CAP,
     SEARCH_DENSE_SAMPLE,
     SEARCH_DENSE_SHARE,
+    SEARCH_MAX_CHARS,
     SEARCH_MIN_TEXT_CHARS,
     SEARCH_PROBE_ROWS,
     dataset_counts,
     dataset_item_search,
+    search_query_problem,
     item_api_list,
     output_api_list,
 )

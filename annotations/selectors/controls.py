@@ -11,6 +11,19 @@ from annotations.models import Unit
 from annotations.models.quality import ControlUnit, GoldUnit, QualitySettings
 
 
+def gold_sources_excluded_sql(unit: str) -> str:
+    """An SQL condition on a regular unit row `unit`, with one parameter (the annotator's id): the unit's
+    item is not the item of a gold unit this annotator was given. Shown again as a regular unit, a gold
+    unit's outputs would tell by their text which of the two was the control (issue 46). Read by every
+    pick of the engine; an index read of the annotator's few control units."""
+    control, units = ControlUnit._meta.db_table, Unit._meta.db_table
+    return (
+        f"NOT EXISTS (SELECT 1 FROM {control} gc JOIN {units} gu ON gu.id = gc.unit_id "
+        f"WHERE gc.campaign_id = {unit}.campaign_id AND gc.annotator_id = %s AND gc.kind = 'gold' "
+        f"AND gu.item_id = {unit}.item_id)"
+    )
+
+
 def controls_possible_sql(campaign_column: str) -> str:
     """An SQL condition on a campaign id column: whether `control_next` can return
     anything. False means no gold units and no degraded or repeat share, so the

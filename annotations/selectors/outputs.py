@@ -29,3 +29,8 @@ def output_identities(*, dataset) -> dict[int, tuple[str, str]]:
             "pk", "item__external_id", "system__name"
         )
     }
+
+
+def output_texts(*, ids) -> dict[int, str]:
+    """Output id -> its text (span scores need each output's length and token offsets)."""
+    return dict(Output.objects.filter(pk__in=list(ids)).values_list("pk", "text"))

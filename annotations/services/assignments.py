@@ -50,6 +50,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from annotations.services.handout_clock import handed_out
 from annotations.models import (
     Annotator,
     Assignment,
@@ -69,7 +70,7 @@ from annotations.services.walk import walk_positions
 from annotations.services.waves import wave_enrolment_check
 from annotations import rows
 from annotations.quality.services import control_next
-from annotations.selectors.controls import controls_possible_sql
+from annotations.selectors.controls import controls_possible_sql, gold_sources_excluded_sql
 from annotations.selectors.batches import batch_from, batch_sql
 from annotations.timing import controls_in_play
 
@@ -220,7 +221,8 @@ def _walk_sql() -> str:
         "WITH w AS (SELECT * FROM unnest(%s::integer[], %s::integer[]) AS w(position, step)), "
         f"c AS (SELECT u.id, w.step FROM w JOIN {unit} u ON u.campaign_id = %s AND u.position = w.position "
         "WHERE u.n_taken < u.redundancy AND u.kind = 'regular' AND (u.n_taken > 0 OR u.wanted) "
-        f"AND NOT EXISTS (SELECT 1 FROM {assignment} a WHERE a.unit_id = u.id AND a.annotator_id = %s)), "
+        f"AND NOT EXISTS (SELECT 1 FROM {assignment} a WHERE a.unit_id = u.id AND a.annotator_id = %s) "
+        f"AND {gold_sources_excluded_sql('u')}), "
         f"picked AS (SELECT u.id, c.step FROM {unit} u JOIN c ON c.id = u.id WHERE u.n_taken < u.redundancy "
         "ORDER BY c.step LIMIT 1 FOR UPDATE OF u SKIP LOCKED) "
         f"UPDATE {unit} SET n_taken = {unit}.n_taken + 1 FROM picked WHERE {unit}.id = picked.id "
@@ -236,6 +238,7 @@ def _pick_sql(*, lock: str, candidates: int | None = None) -> str:
         f"FROM {unit} u WHERE u.campaign_id = %s AND u.n_taken < u.redundancy "
         "AND u.kind = 'regular' AND (u.n_taken > 0 OR u.wanted) "  # controls: one annotator's (annotations.quality)
         f"AND NOT EXISTS (SELECT 1 FROM {assignment} a WHERE a.unit_id = u.id AND a.annotator_id = %s) "
+        f"AND {gold_sources_excluded_sql('u')} "
     )
     if candidates:
         # The first `candidates` in the annotator's order (no locks), then the
@@ -266,15 +269,23 @@ def _overlap_candidates() -> str:
     the first started units (0 < n_taken < k) not theirs, then the first fresh units (n_taken = 0,
     still wanted) not theirs, each read in planned order from its partial index."""
     unit, assignment = Unit._meta.db_table, Assignment._meta.db_table
-    mine = f"NOT EXISTS (SELECT 1 FROM {assignment} a WHERE a.unit_id = u.id AND a.annotator_id = %s)"
+    mine = (
+        f"NOT EXISTS (SELECT 1 FROM {assignment} a WHERE a.unit_id = u.id AND a.annotator_id = %s) "
+        f"AND {gold_sources_excluded_sql('u')}"
+    )
     return (
-        f"WITH s AS (SELECT u.id, u.position, 0 AS tier FROM (SELECT id, position FROM {unit} "
+        f"WITH s AS (SELECT u.id, u.position, 0 AS tier FROM (SELECT id, position, item_id, campaign_id FROM {unit} "
         "WHERE campaign_id = %s AND n_taken > 0 AND n_taken < redundancy AND kind = 'regular' "
         f"ORDER BY position LIMIT {STARTED_WINDOW}) u WHERE {mine} ORDER BY u.position LIMIT {STARTED_CANDIDATES}), "
         f"f AS (SELECT u.id, u.position, 1 AS tier FROM {unit} u WHERE u.campaign_id = %s AND u.n_taken = 0 "
         f"AND u.kind = 'regular' AND u.wanted AND {mine} ORDER BY u.position LIMIT {PICK_CANDIDATES}), "
         "c AS (SELECT * FROM s UNION ALL SELECT * FROM f) "
     )
+
+
+def _overlap_params(campaign: Campaign, annotator: Annotator) -> list[int]:
+    """The parameters of `_overlap_sql` and `_overlap_first_candidate_sql`."""
+    return [campaign.pk, annotator.pk, annotator.pk, campaign.pk, annotator.pk, annotator.pk]
 
 
 @functools.cache
@@ -340,7 +351,7 @@ def _overlap_unit(*, campaign: Campaign, annotator: Annotator, wait: bool = True
     its own order, one row at a time, holding no other unit), so that a started unit freed a moment
     later is still preferred to a fresh one. None when the candidates hold nothing (the full scan,
     `_pick_unit`, then decides)."""
-    params = [campaign.pk, annotator.pk, campaign.pk, annotator.pk]
+    params = _overlap_params(campaign, annotator)
     with rows.cursor() as cursor:
         for round_ in range(MAX_PICK_ROUNDS):
             if round_ == 0:
@@ -416,7 +427,9 @@ def _walk_unit(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolment
             if not window:
                 break
             row = _take(
-                cursor, _walk_sql(), [[p for _, p in window], [s for s, _ in window], campaign.pk, annotator.pk]
+                cursor,
+                _walk_sql(),
+                [[p for _, p in window], [s for s, _ in window], campaign.pk, annotator.pk, annotator.pk],
             )
             if row is not None:
                 return _unit_from_row(row[:4], campaign), row[4] + 1
@@ -440,7 +453,11 @@ def _pick_unit(*, campaign: Campaign, annotator: Annotator, seed: int, wait: boo
     with rows.cursor() as cursor:
         for _ in range(MAX_PICK_ROUNDS):
             for candidates in (PICK_CANDIDATES, None):
-                args = [campaign.pk, annotator.pk, seed] if candidates is None else [seed, campaign.pk, annotator.pk]
+                args = (
+                    [campaign.pk, annotator.pk, annotator.pk, seed]
+                    if candidates is None
+                    else [seed, campaign.pk, annotator.pk, annotator.pk]
+                )
                 row = _take(
                     cursor,
                     _pick_sql(lock="SKIP LOCKED" if candidates else "FOR UPDATE SKIP LOCKED", candidates=candidates),
@@ -452,8 +469,8 @@ def _pick_unit(*, campaign: Campaign, annotator: Annotator, seed: int, wait: boo
                 f"SELECT u.id FROM {Unit._meta.db_table} u WHERE u.campaign_id = %s AND u.n_taken < u.redundancy "
                 "AND u.kind = 'regular' AND (u.n_taken > 0 OR u.wanted) AND NOT EXISTS (SELECT 1 FROM "
                 f"{Assignment._meta.db_table} a WHERE a.unit_id = u.id AND a.annotator_id = %s) "
-                "ORDER BY hashint8extended(u.id, %s), u.id LIMIT 1",
-                [campaign.pk, annotator.pk, seed],
+                f"AND {gold_sources_excluded_sql('u')} ORDER BY hashint8extended(u.id, %s), u.id LIMIT 1",
+                [campaign.pk, annotator.pk, annotator.pk, seed],
             )
             candidate = cursor.fetchone()
             if candidate is None:
@@ -620,6 +637,7 @@ def _take_locked(
                 [_expires_at(campaign, now), now, now, enrolment.pending_id],
             )
             pending = rows.from_row(Assignment, cursor.fetchone())
+        handed_out(pending.pk, now)
         pending.enrolment = enrolment  # for the caller's progress display, saves a query
         return pending, False
 
@@ -661,6 +679,7 @@ def _take_locked(
         position_counts=_count_positions(dict(enrolment.position_counts), unit, order),
         with_batch=with_batch,
     )
+    handed_out(assignment.pk, now)
     assignment.enrolment = enrolment
     return assignment, True
 

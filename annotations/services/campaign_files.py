@@ -41,7 +41,16 @@ SETTINGS_KEYS = (
 )
 # Keys written for the record only: what happened (stopped, agreement figures, waves), or what
 # belongs to another database (the prefill run's id); a re-created campaign starts afresh.
-RECORDED_KEYS = ("counterbalancing", "stopped", "prefill", "agreement", "agreement_pairwise_derived", "waves")
+RECORDED_KEYS = (
+    "counterbalancing",
+    "stopped",
+    "prefill",
+    "agreement",
+    "agreement_pairwise_derived",
+    "waves",
+    "intra_annotator_agreement",
+    "recruitment",
+)
 # Quality-control settings applied after creation; gold_units is a count (the units are not in the file).
 QUALITY_KEYS = ("degraded_share", "repeat_share", "degrade_kinds", "degrade_strength", "rules", "completion_codes")
 SCHEMA_ID = "https://nlg-workbench.invalid/schemas/campaign.schema.json"
@@ -237,6 +246,11 @@ def campaign_file_schema() -> dict:
                     "rules": {"type": "object"},
                     "completion_codes": {"type": "boolean"},
                     "gold_units": {"type": "integer", "minimum": 0},
+                    "gold_unit_contents": {
+                        "type": "array",
+                        "description": "Recorded (the gold units' items, outputs by system, expected answers); "
+                        "ignored when creating a campaign.",
+                    },
                 },
             },
             **{key: {"description": "Recorded; ignored when creating a campaign."} for key in RECORDED_KEYS},

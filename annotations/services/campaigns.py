@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import secrets
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
@@ -104,6 +105,19 @@ def _systems_resolve(dataset: Dataset, systems) -> list[System]:
     if unknown:
         raise ValidationError({"systems": f"Not systems of dataset {dataset.name}: {', '.join(unknown)}."})
     return [found[str(n)] for n in dict.fromkeys(names)]
+
+
+def _systems_cap_check(dataset: Dataset, chosen: list[System]) -> None:
+    """At most WORKBENCH_CAMPAIGN_MAX_SYSTEMS systems (none ticked: all of the dataset's)."""
+    cap = settings.WORKBENCH_CAMPAIGN_MAX_SYSTEMS
+    count = len(chosen) or System.objects.filter(dataset=dataset).count()
+    if count > cap:
+        raise ValidationError(
+            {
+                "systems": f"This campaign would compare {count:,} systems; at most {cap:,} are allowed "
+                "(WORKBENCH_CAMPAIGN_MAX_SYSTEMS). Tick the systems to compare."
+            }
+        )
 
 
 def _criteria_config_clean(config, criteria: list[str], protocol: str) -> list[dict]:
@@ -276,6 +290,7 @@ def campaign_create(
     except ValueError as exc:
         raise ValidationError({"allocation_params": str(exc)}) from None
     chosen = _systems_resolve(dataset, systems)
+    _systems_cap_check(dataset, chosen)
     prefill = None
     if prefill_run not in (None, ""):
         prefill = prefill_check(

@@ -28,6 +28,7 @@ class JoinLinkSerializer(serializers.Serializer):
     pass_code = serializers.CharField()
     fail_code = serializers.CharField()
     max_annotators = serializers.IntegerField(allow_null=True)
+    one_per_browser = serializers.BooleanField()
     expires_at = serializers.DateTimeField(allow_null=True)
     revoked_at = serializers.DateTimeField(allow_null=True)
     state = serializers.SerializerMethodField()
@@ -55,6 +56,12 @@ class JoinLinkListApi(ApiAuthMixin, APIView):
         pass_code = serializers.CharField(required=False, allow_blank=True, max_length=40, default="")
         fail_code = serializers.CharField(required=False, allow_blank=True, max_length=40, default="")
         expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+        one_per_browser = serializers.BooleanField(
+            required=False,
+            default=False,
+            help_text="One participant per browser (session cookie), and one per platform id whichever "
+            "parameter carries it.",
+        )
 
         class Meta:
             ref_name = "JoinLinkInput"

@@ -32,6 +32,12 @@ class JoinLinkForm(forms.Form):
         label="Maximum participants",
         help_text="Empty: no cap. Returning participants are never refused.",
     )
+    one_per_browser = forms.BooleanField(
+        required=False,
+        label="One participant per browser",
+        help_text="A browser already in the study cannot join as another participant, and one id is one "
+        "participant whichever parameter carries it (PROLIFIC_PID, workerId, annotator).",
+    )
     expires_at = forms.DateTimeField(
         required=False,
         label="Expires at (UTC)",

@@ -37,8 +37,15 @@ def join_link_is_full(*, link: JoinLink) -> bool:
     return link.max_annotators is not None and JoinParticipant.objects.filter(link=link).count() >= link.max_annotators
 
 
-def participant_of(*, campaign: Campaign, platform: str, platform_id: str) -> JoinParticipant | None:
-    return JoinParticipant.objects.filter(campaign=campaign, platform=platform, platform_id=platform_id).first()
+def participant_of(
+    *, campaign: Campaign, platform: str, platform_id: str, any_platform: bool = False
+) -> JoinParticipant | None:
+    """The participant of a platform id; with `any_platform`, whichever parameter brought it
+    (a link's `one_per_browser` guard: the same id as PROLIFIC_PID and workerId is one person)."""
+    found = JoinParticipant.objects.filter(campaign=campaign, platform_id=platform_id)
+    if not any_platform:
+        found = found.filter(platform=platform)
+    return found.order_by("id").first()
 
 
 def completion_redirect_url(*, link: JoinLink, code: str | None) -> str:
@@ -82,3 +89,14 @@ def join_visit_finished(*, campaign: Campaign, annotator, enrolment, code) -> bo
     if QualitySettings.objects.filter(campaign=campaign, completion_codes=True).exists():
         return False
     return enrolment is not None and enrolment.n_done > 0
+
+
+def platform_counts(*, campaign: Campaign) -> dict[str, int]:
+    """How many join-link visitors came from each platform (its label), for the dataset card:
+    counts only, never the ids."""
+    labels = dict(JoinParticipant.Platform.choices)
+    found: dict[str, int] = {}
+    for platform in JoinParticipant.objects.filter(campaign=campaign).values_list("platform", flat=True):
+        label = labels.get(platform, platform)
+        found[label] = found.get(label, 0) + 1
+    return found

@@ -109,6 +109,7 @@ def join_link_create(
     expires_at: datetime | None = None,
     pass_code: str = "",
     fail_code: str = "",
+    one_per_browser: bool = False,
 ) -> JoinLink:
     """A new study link for `campaign`.
 
@@ -137,6 +138,7 @@ def join_link_create(
         expires_at=expires_at,
         pass_code=pass_code,
         fail_code=fail_code,
+        one_per_browser=bool(one_per_browser),
         created_by=user if getattr(user, "is_authenticated", False) else None,
     )
     link.full_clean(exclude=["campaign", "created_by"])
@@ -185,11 +187,10 @@ def join_participant_enter(*, link: JoinLink, visitor: Visitor) -> JoinParticipa
 
 def _enter(*, link: JoinLink, visitor: Visitor) -> JoinParticipant:
     campaign = link.campaign
-    found = (
-        JoinParticipant.objects.select_for_update()
-        .filter(campaign=campaign, platform=visitor.platform, platform_id=visitor.platform_id)
-        .first()
-    )
+    same = JoinParticipant.objects.select_for_update().filter(campaign=campaign, platform_id=visitor.platform_id)
+    if not link.one_per_browser:
+        same = same.filter(platform=visitor.platform)
+    found = same.order_by("id").first()
     if found is not None:
         changed = {
             name: getattr(visitor, name)

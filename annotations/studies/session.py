@@ -16,15 +16,16 @@ from annotations.models.studies import JoinParticipant
 SESSION_KEY = "workbench_join"
 
 
-def join_bind(request: HttpRequest, *, participant: JoinParticipant) -> None:
+def join_bind(request: HttpRequest, *, participant: JoinParticipant, link_id: int | None = None) -> None:
     """Bind the request's session to the participant (a fresh session: a logged-in
-    user is logged out, so the two identities never mix)."""
+    user is logged out, so the two identities never mix). `link_id`: the link of this visit
+    (by default the participant's first), whose revocation ends the session."""
     if request.user.is_authenticated:
         logout(request)
     else:
         request.session.cycle_key()
     request.session[SESSION_KEY] = {
-        "link": participant.link_id,
+        "link": link_id or participant.link_id,
         "campaign": participant.campaign_id,
         "annotator": participant.annotator_id,
         "participant": participant.pk,

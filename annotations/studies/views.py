@@ -89,7 +89,23 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
     if visitor.preview or not visitor.platform_id:
         # MTurk's preview, or no participant id: the instructions (and a form asking for the id), nothing taken.
         return render(request, "studies/join.html", context, status=200 if request.method != "POST" else 400)
-    returning = selectors.participant_of(campaign=campaign, platform=visitor.platform, platform_id=visitor.platform_id)
+    returning = selectors.participant_of(
+        campaign=campaign,
+        platform=visitor.platform,
+        platform_id=visitor.platform_id,
+        any_platform=link.one_per_browser,
+    )
+    if link.one_per_browser and _browser_is_another_participant(request, campaign, returning):
+        return render(
+            request,
+            "studies/message.html",
+            {
+                "title": "This browser already takes part",
+                "message": "This browser already takes part in this study as another participant, and the study "
+                "allows one participant per browser. Continue with the participant id you started with.",
+            },
+            status=403,
+        )
     if returning is None and selectors.join_link_is_full(link=link):
         return render(
             request,
@@ -119,12 +135,20 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
             },
             status=403,
         )
-    join_bind(request, participant=participant)
+    join_bind(request, participant=participant, link_id=link.pk)
     # Hand out (or resume) the unit: the same POST the landing page's Start button sends.
     from annotations.views.annotate import annotate_campaign
 
     request.method = "POST"
     return annotate_campaign(request, pk=campaign.pk)
+
+
+def _browser_is_another_participant(request: HttpRequest, campaign, returning) -> bool:
+    """The browser's session is bound to a participant of this campaign other than the visitor's."""
+    binding = join_binding(request)
+    if binding is None or binding["campaign"] != campaign.pk:
+        return False
+    return returning is None or returning.pk != binding["participant"]
 
 
 @csp_update({"form-action": MTURK_ORIGINS})  # the MTurk completion form posts to MTurk
@@ -214,6 +238,7 @@ def join_link_new(request: HttpRequest, pk: int) -> HttpResponse:
             expires_at=expires,
             pass_code=data["pass_code"],
             fail_code=data["fail_code"],
+            one_per_browser=data["one_per_browser"],
         )
     except ValidationError as exc:
         for message in exc.messages:

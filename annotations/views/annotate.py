@@ -36,6 +36,7 @@ from annotations.services.assignments import assignment_next
 from annotations.services.handles import handles_for, payload_for_annotator, unit_submission_translate
 from annotations.services.submissions import unit_submit, unit_submit_own
 from annotations.studies.session import join_binding
+from annotations.services.handout_clock import clock_after_response
 from annotations.timing import campaign_controls_check, unit_response_floor
 from workbench import strictjson
 
@@ -260,6 +261,7 @@ def _pending_of(*, campaign: Campaign, annotator) -> Assignment | None:
 
 
 @annotator_required
+@clock_after_response
 @unit_response_floor
 def annotate_campaign(request: HttpRequest, pk: int) -> HttpResponse:
     """GET: the campaign's landing page (instructions, the annotator's batch,
@@ -338,6 +340,7 @@ def _take_next(request: HttpRequest, campaign: Campaign) -> HttpResponse:
 
 @annotator_required
 @require_GET
+@clock_after_response
 @unit_response_floor
 def annotate_unit(request: HttpRequest, pk: int) -> HttpResponse:
     """The annotator's pending unit, shown (never handed out: a GET writes nothing;
@@ -446,6 +449,7 @@ def _errors(exc: ValidationError) -> list[str]:
 
 @annotator_required
 @require_POST
+@clock_after_response
 @unit_response_floor
 def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
     """The page's submission of a whole unit (JSON); answers with where to go next."""
@@ -547,6 +551,7 @@ def annotate_draft(request: HttpRequest, pk: int) -> JsonResponse:
 
 @annotator_required
 @require_POST
+@clock_after_response
 @unit_response_floor
 def annotate_release(request: HttpRequest, pk: int) -> HttpResponse:
     """Skip the unit (it goes back to the pool) and go on with the next one (this POST hands it out)."""

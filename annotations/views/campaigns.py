@@ -274,7 +274,6 @@ def campaign_new(request: HttpRequest, pk: int) -> HttpResponse:
             "formset": formset,
             "preview": preview,
             "errors": errors,
-            "system_datasets": {s.pk: s.dataset_id for s in form.fields["systems"].queryset},
             "protocol_fields": protocols.setup_fields(),
             "protocol_hints": protocols.setup_hints(),
         },

@@ -31,7 +31,11 @@ def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if system_param.isdigit():
         system = next((s for s in systems if s.pk == int(system_param)), None)
 
-    items = selectors.dataset_item_search(dataset=dataset, query=query, system_id=system.pk if system else None)
+    # The API's limits: an over-long query is answered with a message, not searched.
+    query_problem = selectors.search_query_problem(query)
+    items = selectors.dataset_item_search(
+        dataset=dataset, query="" if query_problem else query, system_id=system.pk if system else None
+    )
     # A search counts at most SEARCH_COUNT_CAP matches; a plain listing counts all.
     paginator = CappedPaginator(items, ITEMS_PER_PAGE, count_cap=selectors.SEARCH_COUNT_CAP if query else None)
     page = paginator.get_page(request.GET.get("page"))
@@ -51,15 +55,18 @@ def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "project": dataset.project,
             "systems": systems,
             "system": system,
-            "query": query,
+            "query": query[: selectors.SEARCH_MAX_CHARS],
+            "query_problem": query_problem,
+            "search_max_chars": selectors.SEARCH_MAX_CHARS,
             "page": page,
             "querystring": params.urlencode(),
-            "filtered": bool(query or system),
+            "filtered": bool((query and not query_problem) or system),
             "capped": paginator.capped,
             "ids_only": 0 < len(query) < selectors.SEARCH_MIN_TEXT_CHARS,
             "is_staff": role in selectors.STAFF_ROLES,
             "counts": selectors.dataset_counts(dataset=dataset),
         },
+        status=400 if query_problem else 200,
     )
 
 

@@ -171,9 +171,10 @@ class _Watch:
         with connection.cursor() as cursor:
             if self.report:
                 cursor.execute(
-                    f"UPDATE {chunk} c SET scored = GREATEST(c.scored, %s) FROM {run} r "
+                    # updated_at: a sign of life, so a long chunk is not taken as lost (services.recovery).
+                    f"UPDATE {chunk} c SET scored = GREATEST(c.scored, %s), updated_at = %s FROM {run} r "
                     f"WHERE c.id = %s AND c.status = %s AND r.id = c.run_id AND r.status = %s RETURNING c.id",
-                    [scored, self.chunk_id, ChunkStatus.RUNNING, RunStatus.RUNNING],
+                    [scored, timezone.now(), self.chunk_id, ChunkStatus.RUNNING, RunStatus.RUNNING],
                 )
             else:
                 cursor.execute(f"SELECT id FROM {run} WHERE id = %s AND status = %s", [self.run_id, RunStatus.RUNNING])

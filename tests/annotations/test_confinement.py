@@ -59,7 +59,9 @@ def _sentence(rng: random.Random) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(rng.randint(9, 14))).capitalize() + "."
 
 
-def _study(n_items: int, n_systems: int = 3, gold: int = 0, protocol: str = "likert", annotators: int = 1):
+def _study(
+    n_items: int, n_systems: int = 3, gold: int = 0, protocol: str = "likert", annotators: int = 1, repeats: bool = True
+):
     """A project with a Likert campaign with quality control on, and `annotators` annotators (accounts:
     `annotator` is the first, `annotators` all of them)."""
     rng = random.Random(7)
@@ -90,7 +92,7 @@ def _study(n_items: int, n_systems: int = 3, gold: int = 0, protocol: str = "lik
     quality_settings_update(
         campaign=campaign,
         degraded_share=0.2,
-        repeat_share=0.1,
+        repeat_share=0.1 if repeats else 0,
         completion_codes=True,
         degrade_kinds=["drop", "shuffle", "invert"],
     )
@@ -210,7 +212,13 @@ class Category:
 
 
 def _work(
-    n_units: int, n_items: int, gold: int = 0, protocol: str = "likert", probes: bool = True, annotators: int = 1
+    n_units: int,
+    n_items: int,
+    gold: int = 0,
+    protocol: str = "likert",
+    probes: bool = True,
+    annotators: int = 1,
+    repeats: bool = True,
 ):
     """`annotators` annotators, at once (one thread each), take and submit `n_units` units between them
     through the API; returns, per unit, what they received (every answer, its status and size, whether
@@ -220,7 +228,9 @@ def _work(
     the floor once per round of annotators, not once per answer."""
     from annotations import timing
 
-    project, dataset, campaign, users, _ = _study(n_items=n_items, gold=gold, protocol=protocol, annotators=annotators)
+    project, dataset, campaign, users, _ = _study(
+        n_items=n_items, gold=gold, protocol=protocol, annotators=annotators, repeats=repeats
+    )
     # Whether an answer was held is what the clock would show an annotator, without the clock: the
     # floor's own decision (every answer in a campaign with controls, `timing._hold`), per thread.
     mine = threading.local()
@@ -537,6 +547,7 @@ def test_an_answer_past_the_floor_is_held_to_its_next_multiple(settings, monkeyp
     from annotations import timing
 
     settings.WORKBENCH_UNIT_RESPONSE_FLOOR_MS = 150
+    timing.floor_history_clear()  # no earlier answer raises the floor in force (it follows the load)
     clock = [1000.0]
     events = []
     monkeypatch.setattr(timing.time, "monotonic", lambda: clock[0])
@@ -552,3 +563,79 @@ def test_an_answer_past_the_floor_is_held_to_its_next_multiple(settings, monkeyp
     assert view() == "answer"
     assert events[0] == ("collect", 1) and len(events) == 2
     assert events[1][0] == "sleep" and took + events[1][1] == pytest.approx(held_to)
+
+
+# --- controls against what the annotator saw before ------------------------------------------------------
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
+
+
+def _text_features(units) -> np.ndarray:
+    """For each unit, how its texts compare with the outputs of the same source (the item's source
+    text, as shown) this annotator was shown before (issue 46's rule): whether an output is identical
+    to one of them, a word subset of one, a permutation of one's words, the reverse (one of them is a
+    subset of this output), and the smallest word-level edit distance (absolute and normalised);
+    plus how many outputs of the source were seen before. Units in the order each annotator took them."""
+    from rapidfuzz.distance import Levenshtein
+
+    seen: dict = {}  # (annotator, source text) -> [word lists of the outputs shown]
+    rows = []
+    for u in units:
+        body = u["body"]
+        key = (u["assignment"].annotator_id, body["item"]["source"])
+        earlier = seen.setdefault(key, [])
+        texts = [_words(o["text"]) for o in body["item"]["outputs"]]
+        identical = subset = superset = permutation = 0
+        distance, normalised = 99.0, 1.0
+        for words in texts:
+            for old in earlier:
+                identical |= words == old
+                subset |= set(words) <= set(old)
+                superset |= set(old) <= set(words)
+                permutation |= words != old and sorted(words) == sorted(old)
+                d = Levenshtein.distance(words, old)
+                distance = min(distance, d)
+                normalised = min(normalised, d / max(len(words), len(old), 1))
+        rows.append([identical, subset, superset, permutation, distance, normalised, len(earlier)])
+        earlier.extend(texts)
+    return np.array(rows, dtype=float)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)  # the annotators' threads have connections of their own
+def test_controls_cannot_be_matched_against_earlier_outputs_of_their_source(settings):
+    """The rule of issue 46, with nothing but the texts: compare each unit's outputs with the outputs of
+    the same source the annotator was shown earlier (identical, word subset or superset, permutation,
+    edit distance). Degraded copies made of outputs the annotator had seen, repeats and gold units
+    whose outputs came back as regular units gave it 0.92 against 0.75 for always "regular".
+    Now degraded copies are made of outputs of a source the annotator has not seen, gold units go
+    only to annotators who saw nothing of their source (and it never comes back to them), so over
+    >= 500 units neither classifier beats the always-regular baseline: the one-sided binomial test
+    of its correct answers against the baseline's rate gives p > 0.001 (at 520 units, an accuracy
+    about 0.07 above a 0.6 baseline would fail it). On the code before this change the same test gave
+    0.806 against 0.604 (p = 4e-23). Repeats are out of this campaign by design: a repeat shows texts
+    the annotator saw, or it would not measure consistency, and in a design of one output per unit
+    no regular unit does (docs/how-to/quality-control.md)."""
+    settings.WORKBENCH_UNIT_RESPONSE_FLOOR_MS = 0  # time is not what this test is about
+    campaign, units = _work(n_units=520, n_items=200, gold=60, probes=False, annotators=ANNOTATORS, repeats=False)
+    assert len(units) == 520
+    labels = np.array([u["unit"].kind != Unit.Kind.REGULAR for u in units], dtype=int)
+    kinds = {kind: sum(u["unit"].kind == kind for u in units) for kind in ("degraded", "gold")}
+    assert all(n >= 40 for n in kinds.values()), kinds
+    features = _text_features(units)
+    for name, (accuracy, baseline, p) in _chance_test(features, labels).items():
+        assert p > 0.001, f"{name}: {accuracy:.3f} correct against a baseline of {baseline:.3f} (p={p:.2g})"
+    # A degraded copy's item had shown the annotator nothing before it.
+    shown_before: set = set()
+    for u in units:
+        key = (u["assignment"].annotator_id, u["assignment"].item_id)
+        assert u["unit"].kind != "degraded" or key not in shown_before, key
+        shown_before.add(key)
+    # Gold never comes back: no annotator is shown a regular unit of the source of a gold unit they had.
+    gold_items = {(u["assignment"].annotator_id, u["assignment"].item_id) for u in units if u["unit"].kind == "gold"}
+    regular_items = {
+        (u["assignment"].annotator_id, u["assignment"].item_id) for u in units if u["unit"].kind == "regular"
+    }
+    assert not gold_items & regular_items

@@ -91,7 +91,15 @@ def test_export_button_runs_on_a_worker_and_offers_the_download(
         names = sorted(archive.namelist())
         assert names == sorted(
             f"toy-likert/{n}"
-            for n in ("README.md", "campaign.json", "dataset.jsonl", "judgements.jsonl", "outputs.jsonl")
+            for n in (
+                "README.md",
+                "campaign.json",
+                "croissant.json",
+                "dataset.jsonl",
+                "heds.json",
+                "judgements.jsonl",
+                "outputs.jsonl",
+            )
         )
         card = archive.read("toy-likert/README.md").decode()
     assert card.startswith("---\nlicense: cc-by-4.0\n")

@@ -190,6 +190,9 @@ STORAGES = {
 }
 # Security headers on the static files too (workbench.security.static_headers).
 WHITENOISE_ADD_HEADERS_FUNCTION = static_headers
+# Not `Access-Control-Allow-Origin: *` (WhiteNoise's default): the files are for the workbench's
+# own pages only (Cross-Origin-Resource-Policy: same-origin), and the two headers contradicted.
+WHITENOISE_ALLOW_ALL_ORIGINS = False
 # Uploaded import files wait here for a worker; with workers on other
 # machines it must be shared storage (the same path everywhere).
 MEDIA_ROOT = env.path("WORKBENCH_MEDIA_ROOT", default=VAR_DIR / "media")
@@ -226,6 +229,12 @@ WORKBENCH_IMPORT_ASYNC_BYTES = env.int("WORKBENCH_IMPORT_ASYNC_BYTES", default=2
 # planned by a Celery worker (its page shows the progress) instead of in the web request.
 WORKBENCH_CAMPAIGN_MAX_UNITS = env.int("WORKBENCH_CAMPAIGN_MAX_UNITS", default=1_000_000)
 WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS = env.int("WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS", default=20_000)
+# Systems: an import that would leave a dataset with more than WORKBENCH_DATASET_MAX_SYSTEMS is
+# refused (`line N:` of the first system over the cap), and a campaign of more than
+# WORKBENCH_CAMPAIGN_MAX_SYSTEMS (ticked, or all of its dataset when none is) is refused at creation:
+# set-up pages, allocation and analyses list every system, so their work grows with the count.
+WORKBENCH_DATASET_MAX_SYSTEMS = env.int("WORKBENCH_DATASET_MAX_SYSTEMS", default=500)
+WORKBENCH_CAMPAIGN_MAX_SYSTEMS = env.int("WORKBENCH_CAMPAIGN_MAX_SYSTEMS", default=100)
 # The human-evaluation protocols offered, as dotted paths of Protocol classes
 # (annotations.protocols.registry): empty means the built-in ones (its DEFAULT_PROTOCOLS). To add
 # one from your own package, list the built-ins you keep and yours, e.g. in the environment
@@ -235,7 +244,8 @@ WORKBENCH_PROTOCOLS = env.list("WORKBENCH_PROTOCOLS", default=[])
 # Longest accepted text (source, reference or output) in characters.
 WORKBENCH_MAX_TEXT_CHARS = env.int("WORKBENCH_MAX_TEXT_CHARS", default=20_000)
 # Every answer about an annotator's unit (handing it out, submitting it) takes at least this
-# long, so the extra work of a control unit cannot be timed (annotations.timing); 0: off.
+# long, so the extra work of a control unit cannot be timed (annotations.timing); 0: off. Under
+# load the floor in force rises above it with the recent answers' times.
 WORKBENCH_UNIT_RESPONSE_FLOOR_MS = env.int("WORKBENCH_UNIT_RESPONSE_FLOOR_MS", default=150)
 # Who may create projects in the browser and the API: "owners" (staff users and
 # users who already own a project), "staff" (staff users only) or "anyone".
@@ -386,6 +396,26 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_TASK_ROUTES = {"metrics.tasks.*": {"queue": env("WORKBENCH_METRIC_QUEUE", default="cpu")}}
 
+# Lost broker messages (Redis killed, or restarted from an older snapshot, forgets the
+# messages of chunks nobody has claimed yet): a run none of whose chunks has started,
+# finished or reported progress for this many seconds has the messages of its unfinished
+# chunks sent again (a queued run: its prepare message), by `metrics.requeue_stale`, which
+# Celery beat sends every WORKBENCH_METRIC_REQUEUE_INTERVAL seconds (run beat once:
+# `celery -A workbench beat`, or `worker -B` with a single worker). Above the broker's
+# visibility timeout (a dead worker's own message comes back first) and above the longest
+# chunk a model metric scores without reporting progress; a chunk is claimed in PostgreSQL,
+# so a message sent twice scores nothing twice (metrics.services.chunks).
+WORKBENCH_METRIC_CHUNK_STALE_SECONDS = env.float("WORKBENCH_METRIC_CHUNK_STALE_SECONDS", default=300.0)
+WORKBENCH_METRIC_REQUEUE_INTERVAL = env.float("WORKBENCH_METRIC_REQUEUE_INTERVAL", default=60.0)
+CELERY_BEAT_SCHEDULE = {
+    "metrics-requeue-stale": {
+        "task": "metrics.requeue_stale",
+        "schedule": WORKBENCH_METRIC_REQUEUE_INTERVAL,
+        # A check left waiting behind long work is dropped: the next one comes anyway.
+        "options": {"queue": "cpu", "expires": WORKBENCH_METRIC_REQUEUE_INTERVAL},
+    }
+}
+
 # Metrics: device for model inference (cpu, cuda, cuda:N, auto) and model paths.
 WORKBENCH_DEVICE = env("WORKBENCH_DEVICE", default="auto")
 # JSON object mapping a configured model name to a local directory.
@@ -411,6 +441,9 @@ WORKBENCH_METRIC_CHUNK_DELAY = env.float("WORKBENCH_METRIC_CHUNK_DELAY", default
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"client_errors": {"()": "workbench.outage.ClientErrorsWithoutTraceback"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("DJANGO_LOG_LEVEL", default="WARNING")},
+    # A 403 or 404 of a page, or a 503 while the database restarts: one line, no traceback.
+    "loggers": {"django.request": {"filters": ["client_errors"]}},
 }

@@ -41,7 +41,9 @@ class Command(BaseCommand):
             choices=["pearson", "spearman", "kendall", "acc23", "spa", "pdp", "alt-test", "error-free", "span-f1"],
             default="pearson",
             help="alt-test: the alternative annotator test (Calderon et al. 2025) of a judge run; "
-            "error-free: error-free segment detection (WMT26; ESA campaigns)",
+            "error-free: error-free segment detection (WMT26; ESA campaigns); span-f1: a span metric's "
+            "error spans (llm-judge spans mode, minwed, mincer) against the campaign's: character "
+            "P/R/F1, WMT25's severity-weighted F1 and factgenie's span F1",
         )
         parser.add_argument(
             "--epsilon",
@@ -174,6 +176,14 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"{result['metric']} vs {result['criterion']}: span F1 {o['f1']} (precision "
                 f"{o['precision']}, recall {o['recall']}, {o['outputs']} outputs; {result['label']})"
+            )
+            w, fg = o["wmt25"], o["factgenie"]
+            self.stdout.write(
+                f"severity-weighted span F1 {w['f1']} (precision {w['precision']}, recall {w['recall']}, "
+                f"{w['annotations']} annotations; {result['wmt25_label']})"
+            )
+            self.stdout.write(
+                f"factgenie span F1 hard {fg['hard']['f1']}, soft {fg['soft']['f1']} ({result['factgenie_label']})"
             )
             return
         if result.get("method") == "error-free":

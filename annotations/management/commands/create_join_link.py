@@ -37,6 +37,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--fail-code", default="", help="the code for participants who fail it")
         parser.add_argument("--max-annotators", type=int, help="cap on participants (returning ones never count)")
+        parser.add_argument(
+            "--one-per-browser",
+            action="store_true",
+            help="a browser already in the study may not join as another participant, and one platform id is "
+            "one participant whichever parameter carries it (PROLIFIC_PID, workerId, annotator)",
+        )
         parser.add_argument("--expires", help="ISO 8601 date and time, e.g. 2026-12-31T23:59:00Z (UTC if no zone)")
         parser.add_argument("--base-url", default="", help="the server's public address (default: WORKBENCH_BASE_URL)")
         parser.add_argument("--json", action="store_true", help='print {"url": ..., "token": ...}')
@@ -65,6 +71,7 @@ class Command(BaseCommand):
                 expires_at=expires,
                 pass_code=options["pass_code"],
                 fail_code=options["fail_code"],
+                one_per_browser=options["one_per_browser"],
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None

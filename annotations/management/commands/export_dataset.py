@@ -1,4 +1,4 @@
-"""`export_dataset --campaign NAME --format jsonl|csv|hf --out DIR [--real-annotator-ids] [filters] [--json]`."""
+"""`export_dataset --campaign NAME --format jsonl|csv|hf|mtme|preferences --out DIR [--real-annotator-ids] [filters] [--json]`."""
 
 import json
 import sys
@@ -17,11 +17,21 @@ def _names(value: str | None) -> list[str] | None:
 
 
 class Command(BaseCommand):
-    help = "Export a campaign's validated judgements, outputs and items with a HEDS dataset card."
+    help = (
+        "Export a campaign's validated judgements, outputs and items with a HEDS 3.0 dataset card, heds.json "
+        "(the HEDS form's JSON) and croissant.json (Croissant 1.1 + RAI); --format mtme writes an "
+        "mt-metrics-eval test set, --format preferences chosen/rejected pairs."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--campaign", required=True)
-        parser.add_argument("--format", default="jsonl", choices=FORMATS)
+        parser.add_argument(
+            "--format",
+            default="jsonl",
+            choices=FORMATS,
+            help="jsonl, csv or hf (tables and card); mtme: mt-metrics-eval's data layout under OUT/<campaign>/; "
+            "preferences: chosen/rejected pairs (pairwise, best-worst, RankME, cESA)",
+        )
         parser.add_argument("--out", required=True, help="folder to write (created; must be empty)")
         parser.add_argument(
             "--real-annotator-ids", action="store_true", help="annotator ids as stored instead of pseudonyms"

@@ -3,11 +3,30 @@
 Where controls go: each annotator's batch (``units_per_batch`` units, counted
 by their assignment sequence) gets ``round(share * batch size)`` degraded
 copies and repeats, plus up to ``GOLD_PER_BATCH`` silent gold units, at slot
-positions drawn from the annotator's recorded seed. A degraded copy or repeat
-needs a source: a regular unit this annotator already finished; when none is
-there yet, the control is owed and comes at the next chance. Loud gold units
-(tutorials) come before anything else. The engine (`assignment_next`) asks
-`control_next` first and hands out what it returns like any other unit.
+positions drawn from the annotator's recorded seed. A control needs a source;
+when none is there yet, the control is owed and comes at the next chance. Loud
+gold units (tutorials) come before anything else. The engine
+(`assignment_next`) asks `control_next` first and hands out what it returns
+like any other unit.
+
+What a control's text must not give away (issue 46: comparing a unit's texts
+with the outputs of the same item the annotator saw before spotted 92 % of the
+controls):
+
+- a degraded copy is made of a regular unit of an item (source) the annotator
+  has been shown nothing of, so it matches no earlier text; its original may
+  come to them later as a regular unit, which tells nothing at the control,
+  answered by then; it is compared with the annotator's own answer to the
+  original when there is one, else with the other annotators' (selectors);
+- a silent gold unit goes only to an annotator who has seen nothing of its
+  item, and that item never comes to them as a regular unit afterwards
+  (`gold_sources_excluded_sql`, read by every pick of the engine);
+- a repeat is drawn at random among the units the annotator finished at least
+  ``REPEAT_MIN_GAP`` units earlier. It shows texts seen before, by definition:
+  in designs where regular units show an annotator an output again (pairwise
+  and tuple designs with overlapping tuples) so do they; in designs of one
+  output per unit nothing else does, and a repeat can be told by memory
+  (docs/quality-control.md).
 """
 
 from __future__ import annotations
@@ -16,7 +35,8 @@ import random
 from collections import Counter
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, Max
+from django.db.models import Exists, Max, OuterRef
+from django.db.models.expressions import RawSQL
 
 from annotations import protocols
 from annotations.models import Annotator, Assignment, Campaign, Enrolment, Item, Output, Unit
@@ -26,6 +46,10 @@ from workbench.exceptions import DomainError
 
 GOLD_PER_BATCH = 2
 CONTROL_POSITION_BASE = 1_000_000_000
+# A repeat copies a unit handed out at least this many units before it, never the one just judged.
+REPEAT_MIN_GAP = 3
+# Degraded copies: how many candidate source units are looked at (in the annotator's seeded order).
+DEGRADED_CANDIDATES = 20
 
 
 def _kinds_for(campaign: Campaign, configured: list[str]) -> list[str]:
@@ -88,28 +112,48 @@ def _batch_plan(
     return list(zip(slots, kinds))
 
 
-def _sources(*, campaign: Campaign, annotator: Annotator, kind: str) -> list[Unit]:
-    """Regular units the annotator finished that no control of `kind` copied yet for them."""
+def _sources(*, campaign: Campaign, annotator: Annotator, kind: str, before_seq: int | None = None) -> list[Unit]:
+    """Regular units the annotator finished that no control of `kind` copied yet for them (with
+    `before_seq`: handed out to them before that sequence number)."""
     used = ControlUnit.objects.filter(campaign=campaign, annotator=annotator, kind=kind).values("source_id")
+    mine = Assignment.objects.filter(unit_id=OuterRef("pk"), annotator=annotator, status=Assignment.Status.DONE)
+    if before_seq is not None:
+        mine = mine.filter(seq__lt=before_seq)
     return list(
-        Unit.objects.filter(
-            campaign=campaign,
-            kind=Unit.Kind.REGULAR,
-            assignments__annotator=annotator,
-            assignments__status=Assignment.Status.DONE,
-        )
+        Unit.objects.filter(campaign=campaign, kind=Unit.Kind.REGULAR)
+        .filter(Exists(mine))
         .exclude(pk__in=used)
         .order_by("id")
     )
+
+
+def _items_seen(*, campaign: Campaign, annotator: Annotator):
+    """The items of every unit handed to the annotator in the campaign (a subquery)."""
+    return Assignment.objects.filter(campaign=campaign, annotator=annotator).values("item_id")
+
+
+def _unseen_sources(*, campaign: Campaign, annotator: Annotator, seed: int) -> list[Unit]:
+    """Up to DEGRADED_CANDIDATES regular units of items the annotator has been shown nothing of, in an
+    order drawn from `seed` over their planned positions (ids differ from run to run): first those another annotator finished (their answers are the original's
+    to compare with), then any."""
+    units = (
+        Unit.objects.filter(campaign=campaign, kind=Unit.Kind.REGULAR)
+        .exclude(item_id__in=_items_seen(campaign=campaign, annotator=annotator))
+        .annotate(order=RawSQL(f"hashint8extended({Unit._meta.db_table}.position, %s)", [seed]))
+    )
+    judged = Exists(Assignment.objects.filter(unit_id=OuterRef("pk"), status=Assignment.Status.DONE))
+    found = list(units.filter(judged).order_by("order", "id")[:DEGRADED_CANDIDATES])
+    if not found:
+        found = list(units.order_by("order", "id")[:DEGRADED_CANDIDATES])
+    return found
 
 
 def _degraded_control(
     *, campaign: Campaign, annotator: Annotator, qs: QualitySettings, rng: random.Random, batch: int
 ) -> Unit | None:
     kinds = _kinds_for(campaign, qs.degrade_kinds)
-    sources = _sources(campaign=campaign, annotator=annotator, kind=ControlUnit.Kind.DEGRADED)
-    rng.shuffle(sources)
-    for source in sources[:20]:
+    sources = _unseen_sources(campaign=campaign, annotator=annotator, seed=rng.randrange(2**62))
+    for source in sources:
         texts = dict(Output.objects.filter(pk__in=source.outputs).values_list("id", "text"))
         data = Item.objects.filter(pk=source.item_id).values_list("data", flat=True).first()
         victims = list(source.outputs)
@@ -139,8 +183,12 @@ def _degraded_control(
     return None
 
 
-def _repeat_control(*, campaign: Campaign, annotator: Annotator, rng: random.Random, batch: int) -> Unit | None:
-    sources = _sources(campaign=campaign, annotator=annotator, kind=ControlUnit.Kind.REPEAT)
+def _repeat_control(
+    *, campaign: Campaign, annotator: Annotator, rng: random.Random, batch: int, seq: int
+) -> Unit | None:
+    sources = _sources(
+        campaign=campaign, annotator=annotator, kind=ControlUnit.Kind.REPEAT, before_seq=seq - REPEAT_MIN_GAP + 1
+    )
     if not sources:
         return None
     source = rng.choice(sources)
@@ -246,13 +294,17 @@ def control_next(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolme
         if due[kind] <= made[kind]:
             continue
         if kind == "gold" and silent:
-            return _gold_control(campaign=campaign, annotator=annotator, gold_unit=silent[0], batch=batch)
+            # Only a gold unit of an item the annotator has seen nothing of: its texts match nothing earlier.
+            seen = set(_items_seen(campaign=campaign, annotator=annotator).values_list("item_id", flat=True))
+            fresh = next((g for g in silent if g.item_id not in seen), None)
+            if fresh is not None:
+                return _gold_control(campaign=campaign, annotator=annotator, gold_unit=fresh, batch=batch)
         if kind == "degraded":
             unit = _degraded_control(campaign=campaign, annotator=annotator, qs=qs, rng=rng, batch=batch)
             if unit is not None:
                 return unit
         if kind == "repeat":
-            unit = _repeat_control(campaign=campaign, annotator=annotator, rng=rng, batch=batch)
+            unit = _repeat_control(campaign=campaign, annotator=annotator, rng=rng, batch=batch, seq=seq)
             if unit is not None:
                 return unit
     return None

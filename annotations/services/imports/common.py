@@ -34,6 +34,11 @@ def name_check(value, what: str) -> tuple[str | None, str | None]:
         return None, f"{what} is longer than {NAME_MAX_CHARS} characters"
     if "\x00" in value:
         return None, f"{what} contains a NUL character"
+    # Ids travel through TSV exports (a TAB or LF would split the row) and show on pages: no C0/C1
+    # control characters, so every export imports back as it was written.
+    control = next((ch for ch in value if unicodedata.category(ch) == "Cc"), None)
+    if control is not None:
+        return None, f"{what} contains a control character (U+{ord(control):04X})"
     problem = lone_surrogate(value)
     if problem:
         return None, f"{what} {ascii(value)} {problem}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from annotations.models import Dataset, Item, Output, Reference, System
@@ -38,6 +39,7 @@ def dataset_plan(dataset: Dataset | None, records: list[ItemRecord], problems: P
     """Compare the file with what is stored: what to add, and the conflicts."""
     plan = DatasetPlan()
     if dataset is None:
+        systems_cap_check(records, set(), problems)
         plan.new_items = records
         plan.new_outputs = [(r.external_id, s, t) for r in records for s, t in r.outputs.items()]
         return plan
@@ -53,6 +55,7 @@ def dataset_plan(dataset: Dataset | None, records: list[ItemRecord], problems: P
         Item.objects.filter(dataset=dataset).order_by("-position").values_list("position", flat=True).first() or 0
     ) + 1
     plan.system_ids = dict(System.objects.filter(dataset=dataset).values_list("name", "id"))
+    systems_cap_check(records, set(plan.system_ids), problems)
     system_names = {pk: name for name, pk in plan.system_ids.items()}
     touched = [stored[r.external_id][0] for r in records if r.external_id in stored]
     references: dict[int, list[str]] = defaultdict(list)
@@ -98,6 +101,25 @@ def dataset_plan(dataset: Dataset | None, records: list[ItemRecord], problems: P
                     record.line, f"item {record.external_id!r} already has a different output of system {system!r}"
                 )
     return plan
+
+
+def systems_cap_check(records: list[ItemRecord], stored: set[str], problems: Problems) -> None:
+    """The dataset may hold at most WORKBENCH_DATASET_MAX_SYSTEMS systems: the line of the first
+    system over the cap is the error (one message, not one per later line)."""
+    cap = settings.WORKBENCH_DATASET_MAX_SYSTEMS
+    names = set(stored)
+    for record in records:
+        for system in record.outputs:
+            if system in names:
+                continue
+            names.add(system)
+            if len(names) > cap:
+                problems.add(
+                    record.line,
+                    f"system {system!r} would make more than {cap:,} systems in the dataset "
+                    f"({len(stored):,} stored); the limit is WORKBENCH_DATASET_MAX_SYSTEMS",
+                )
+                return
 
 
 def dataset_write(

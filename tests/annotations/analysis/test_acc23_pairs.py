@@ -66,3 +66,24 @@ def test_correlate_acc23_compare_reports_both_tests(scored):  # noqa: F811
     pairs = out["pairs_test"]
     assert "PairwisePermutationSigDiff" in pairs["label"] and pairs["seed"] == 0
     assert 0 <= pairs["p_value"] <= 1 and pairs["delta"] == pytest.approx(out["delta"], abs=1e-12)
+
+
+@pytest.mark.django_db
+def test_the_pages_pairs_only_comparison_is_correlates_and_skips_above_its_budget(scored):  # noqa: F811
+    """The meta page asks correlate_report for the pairs test alone (no PERM-BOTH), within a budget
+    of pairs per resample: the same p-value as the command's, or the reason it was not run."""
+    from annotations.analysis import report
+    from annotations.models import Campaign
+    from tests.annotations.analysis.test_meta_evaluation import run
+
+    campaign = Campaign.objects.get(name="likert")
+    args = dict(campaign=campaign, metric="bleu", criterion="adequacy", method="acc23", group_by="item")
+    full = run(
+        *("correlate", "--campaign", "likert", "--metric", "bleu", "--criterion", "adequacy"),
+        *("--method", "acc23", "--group-by", "item", "--compare", "chrf", "--bootstrap", "0"),
+    )
+    only = report.correlate_report(**args, compare="chrf", bootstrap=0, perm_both_test=False)
+    assert "p_value" not in only and only["compare"] == "chrf"
+    assert only["pairs_test"]["p_value"] == full["pairs_test"]["p_value"]
+    small = report.correlate_report(**args, compare="chrf", bootstrap=0, perm_both_test=False, max_pairs=1)
+    assert small["pairs_test"]["p_value"] is None and "too many for this page" in small["pairs_test"]["skipped"]

@@ -52,7 +52,7 @@ def test_correlate_span_f1_with_a_span_mode_judge(dataset, tmp_path):  # noqa: F
         "--severities",
         "minor,major",
     )
-    judgements, human, predicted = [], {}, {}
+    judgements, human, predicted, annotations = [], {}, {}, {}
     for i in range(6):
         for k, s in enumerate(SYSTEMS):
             a = [{"start": 0, "end": 3 + k, "severity": "minor"}] if (i + k) % 2 else []
@@ -64,6 +64,7 @@ def test_correlate_span_f1_with_a_span_mode_judge(dataset, tmp_path):  # noqa: F
                 {"item": f"i{i}", "system": s, "annotator": "b", "criterion": "quality", "score": 70, "spans": b}
             )
             human[(f"i{i}", s)] = se.chars(a) | se.chars(b)
+            annotations[(f"i{i}", s)] = [a, b]
             predicted[(f"i{i}", s)] = [{"start": 1, "end": 6, "severity": "minor"}] if k < 2 else []
     run("import_judgements", str(write_jsonl(tmp_path / "e.jsonl", judgements)), "--campaign", "esa")
     outs = outputs_by_key(Dataset.objects.get(name="toy"))
@@ -78,6 +79,14 @@ def test_correlate_span_f1_with_a_span_mode_judge(dataset, tmp_path):  # noqa: F
         "correlate", "--campaign", "esa", "--metric", "llm-judge", "--criterion", "quality", "--method", "span-f1"
     )
     expected = se.micro([(human[key], se.chars(predicted[key])) for key in keys])
-    assert out["overall"] == expected and out["span-f1"] == expected["f1"]
+    assert {k: out["overall"][k] for k in expected} == expected and out["span-f1"] == expected["f1"]
+    # WMT25: one row per annotator's judgement; factgenie: every annotator's spans as the reference.
+    ordered = sorted(keys)
+    wmt = se.wmt25_f1([(len(outs[key].text), g, predicted[key]) for key in ordered for g in annotations[key]])
+    assert out["overall"]["wmt25"] == wmt and out["wmt25-f1"] == wmt["f1"]
+    assert wmt["annotations"] == 2 * len(keys) and 0 < wmt["f1"] < 1
+    for match in ("hard", "soft"):
+        fg = se.factgenie_f1([(annotations[key][0] + annotations[key][1], predicted[key]) for key in ordered], match)
+        assert out["overall"]["factgenie"][match] == fg
     assert out["per_system"]["s3"]["precision"] is None  # predicted nothing
     assert "character-level" in out["label"]

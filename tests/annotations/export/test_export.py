@@ -237,7 +237,15 @@ def test_pseudonyms_never_leak_names_usernames_or_emails(likert, tmp_path):
 
 def test_csv_cells_that_would_be_formulas_are_neutralised(likert, tmp_path):
     summary, out = _export(tmp_path, "--format", "csv")
-    assert sorted(summary["files"]) == ["README.md", "campaign.json", "dataset.csv", "judgements.csv", "outputs.csv"]
+    assert sorted(summary["files"]) == [
+        "README.md",
+        "campaign.json",
+        "croissant.json",
+        "dataset.csv",
+        "heds.json",
+        "judgements.csv",
+        "outputs.csv",
+    ]
 
     def table(name):
         with (out / name).open(encoding="utf-8", newline="") as f:

@@ -61,9 +61,19 @@ def test_researcher_starts_follows_and_downloads_an_export(people):
     assert download["Content-Type"] == "application/zip"
     archive = zipfile.ZipFile(io.BytesIO(b"".join(download.streaming_content)))
     assert sorted(archive.namelist()) == sorted(
-        f"toy-likert/{n}" for n in ("README.md", "campaign.json", "dataset.csv", "judgements.csv", "outputs.csv")
+        f"toy-likert/{n}"
+        for n in (
+            "README.md",
+            "campaign.json",
+            "croissant.json",
+            "dataset.csv",
+            "heds.json",
+            "judgements.csv",
+            "outputs.csv",
+        )
     )
     assert "cc-by-4.0" in archive.read("toy-likert/README.md").decode()
+
     api_download = client.get(f"/api/exports/{job.pk}/download/")
     assert api_download.status_code == 200
 
@@ -118,3 +128,22 @@ def test_export_page_starts_a_job(people, client):
     assert job.options["systems"] == ["A", "B"] and job.options["included_only"] is True
     assert client.get(f"/exports/{job.pk}/").status_code == 200
     assert client.get(f"/exports/{job.pk}/download/").status_code == 404  # not written yet
+
+
+def test_an_mtme_export_job_zips_the_test_sets_folder_tree(people):
+    campaign, users = people
+    client = _client(users["researcher"])
+    answer = client.post(f"/api/campaigns/{campaign.pk}/exports/", {"format": "mtme"}, format="json")
+    assert answer.status_code == 202, answer.content
+    assert export_job_run(job_id=answer.json()["id"]).status == "succeeded"
+    detail = client.get(f"/api/exports/{answer.json()['id']}/").json()
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(client.get(detail["download_url"]).streaming_content)))
+    names = set(archive.namelist())
+    # mt-metrics-eval's layout under <campaign>/, the campaign's name made file-safe (toy_likert).
+    assert {
+        "toy-likert/toy_likert/meta_info.json",
+        "toy-likert/toy_likert/sources/src-tgt.txt",
+        "toy-likert/toy_likert/references/src-tgt.refB.txt",
+        "toy-likert/toy_likert/system-outputs/src-tgt/A.txt",
+        "toy-likert/toy_likert/human-scores/src-tgt.toy_likert.seg.score",
+    } <= names

@@ -76,7 +76,9 @@ def test_jsonl_export_imports_back_with_identical_figures(asset_campaign, asset_
     assert sorted(summary["files"]) == [
         "README.md",
         "campaign.json",
+        "croissant.json",
         "dataset.jsonl",
+        "heds.json",
         "judgements.jsonl",
         "outputs.jsonl",
     ]

@@ -92,7 +92,9 @@ def test_careful_and_careless_are_told_apart_through_the_engine(campaign):
     careless = quality[people[-1].annotator.pk]
     for person in people[:-1]:
         careful = quality[person.annotator.pk]
-        assert careful.figures.degraded_judged >= 10
+        # Degraded copies are made of items the annotator has not seen yet (issue 46), and every one of
+        # them sees all 20 items here: the copies come while unseen items are left.
+        assert careful.figures.degraded_judged >= 5
         assert careful.figures.mann_whitney_p <= 0.01 < careless.figures.mann_whitney_p
         assert careful.figures.controls_passed >= 0.9 > careless.figures.controls_passed
         assert careful.figures.self_consistency > careless.figures.self_consistency
@@ -110,7 +112,8 @@ def test_careful_and_careless_are_told_apart_through_the_engine(campaign):
         )
 
     # Controls really were mixed in, for one annotator each, and never counted as judgements.
-    assert ControlUnit.objects.filter(campaign=campaign, kind="degraded").count() >= 40
+    # Fewer than one per batch now that copies are of items the annotator has not seen (20 items, seen by all).
+    assert ControlUnit.objects.filter(campaign=campaign, kind="degraded").count() >= 30
     assert Unit.objects.filter(campaign=campaign, kind="regular", n_done=4).count() == 40
     assert (
         not RatingJudgement.objects.filter(campaign=campaign).exclude(output__item__dataset=campaign.dataset).exists()

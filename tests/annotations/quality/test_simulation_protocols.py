@@ -27,7 +27,8 @@ def test_controls_in_every_protocol(protocol, registered):
     rng = random.Random(7)
     dataset = DatasetFactory()
     systems = [SystemFactory(dataset=dataset) for _ in range(3)]
-    for _ in range(8):
+    # Enough items that degraded copies, made of items an annotator has not seen yet, keep coming.
+    for _ in range(12):
         item = ItemFactory(dataset=dataset)
         for system in systems:
             OutputFactory(item=item, system=system, text=" ".join(rng.sample(WORDS, 11)).capitalize() + ".")
@@ -62,7 +63,7 @@ def test_controls_in_every_protocol(protocol, registered):
     ]
     for i, person in enumerate(people):
         Enrolment.objects.create(campaign=campaign, annotator=person.annotator, seed=100 + i)
-    for _ in range(60):
+    for _ in range(90):
         for person in people:
             person.work(campaign, limit=1)
 

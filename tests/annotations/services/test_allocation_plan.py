@@ -5,7 +5,7 @@ import pytest
 from django.db import connection
 
 from annotations.models import Assignment, Unit
-from annotations.services.assignments import _overlap_sql
+from annotations.services.assignments import _overlap_params, _overlap_sql
 from annotations.services.campaigns import campaign_create
 from tests.annotations.factories import AnnotatorFactory, DatasetFactory, ItemFactory, OutputFactory, SystemFactory
 
@@ -34,7 +34,7 @@ def test_the_overlap_first_pick_reads_its_partial_indexes():
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {Unit._meta.db_table}")
         cursor.execute(f"ANALYZE {Assignment._meta.db_table}")
-        cursor.execute("EXPLAIN " + _overlap_sql(), [campaign.pk, annotator.pk, campaign.pk, annotator.pk])
+        cursor.execute("EXPLAIN " + _overlap_sql(), _overlap_params(campaign, annotator))
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "unit_started_by_position" in plan and "unit_fresh_by_position" in plan, plan
     assert f"Seq Scan on {Unit._meta.db_table}" not in plan, plan

@@ -23,7 +23,7 @@ import pytest
 from django.db import connections
 
 from annotations.models import Unit
-from annotations.services.assignments import _overlap_sql
+from annotations.services.assignments import _overlap_params, _overlap_sql
 from tests.annotations.apis.test_next_assignment_concurrency import _campaign
 
 K = 3
@@ -68,7 +68,7 @@ def test_pick_takes_a_started_unit_that_changed_or_follows_a_changed_one(plan, t
     ids = list(Unit.objects.filter(campaign=campaign).order_by("position").values_list("id", flat=True))
     for unit_id, n in zip(ids, taken):
         Unit.objects.filter(pk=unit_id).update(n_taken=n)
-    params = [campaign.pk, annotator.pk, campaign.pk, annotator.pk]
+    params = _overlap_params(campaign, annotator)
     a, b = _session(), _session()
     try:
         with b.cursor() as cb:

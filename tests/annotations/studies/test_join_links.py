@@ -145,6 +145,74 @@ def test_unknown_revoked_and_expired_links_answer_404(client, campaign, link):
     assert client.get(_join_url(expired, **PROLIFIC)).status_code == 404
 
 
+def test_a_participant_of_a_revoked_link_continues_through_another_live_link(client, campaign, link):
+    # Issue 46: the README says any live link of the study continues; it answered 404.
+    from django.test import Client
+
+    _start(client, link)
+    first = Assignment.objects.get(status="pending")
+    join_link_revoke(link=link)
+    assert client.get(reverse("annotate-unit", args=[campaign.pk])).status_code == 404
+    live = join_link_create(campaign=campaign)
+    for browser in (client, Client()):
+        assert _start(browser, live).status_code == 302
+        page = browser.get(reverse("annotate-unit", args=[campaign.pk]))
+        assert page.status_code == 200, page.status_code
+        config = json.loads(
+            re.search(
+                r'<script id="unit-config" type="application/json">(.*?)</script>', page.content.decode(), re.S
+            ).group(1)
+        )
+        assert config["assignment"] == first.pk  # the same participant, the same pending unit
+    assert JoinParticipant.objects.count() == 1 and _submit_current(client, campaign).status_code == 201
+    # Revoking the live link too ends the sessions that came through it.
+    join_link_revoke(link=live)
+    assert client.get(reverse("annotate-unit", args=[campaign.pk])).status_code == 404
+
+
+def test_without_the_guard_one_browser_can_be_several_participants(client, campaign, link):
+    # The documented default (docs: crowd studies): ids are taken as given.
+    assert _start(client, link).status_code == 302
+    assert _start(client, link, {"PROLIFIC_PID": "a" * 24}).status_code == 302
+    assert _start(client, link, {"workerId": PID}).status_code == 302
+    assert JoinParticipant.objects.count() == 3
+
+
+def test_one_per_browser_refuses_a_second_id_in_the_same_browser(client, campaign):
+    from django.test import Client
+
+    link = join_link_create(campaign=campaign, one_per_browser=True)
+    assert _start(client, link).status_code == 302
+    for params in ({"PROLIFIC_PID": "a" * 24}, {"annotator": "someone-else"}):
+        refused = _start(client, link, params)
+        assert refused.status_code == 403 and "already takes part" in refused.content.decode()
+        assert client.get(_join_url(link, **params)).status_code == 403
+    # The same id again in this browser continues; another browser with another id is welcome.
+    assert _start(client, link).status_code == 302
+    assert _start(Client(), link, {"PROLIFIC_PID": "b" * 24}).status_code == 302
+    assert JoinParticipant.objects.count() == 2
+
+
+@pytest.mark.parametrize("params", [{"workerId": PID}, {"annotator": PID}])
+def test_one_per_browser_is_one_participant_per_id_whichever_parameter(client, campaign, params):
+    from django.test import Client
+
+    link = join_link_create(campaign=campaign, one_per_browser=True)
+    assert _start(client, link).status_code == 302  # as PROLIFIC_PID
+    assert _start(Client(), link, params).status_code == 302  # another browser, the id elsewhere
+    assert JoinParticipant.objects.count() == 1
+
+
+def test_one_per_browser_through_the_api_and_the_command(campaign, researcher):
+    api = APIClient()
+    api.force_authenticate(researcher)
+    body = api.post(f"/api/campaigns/{campaign.pk}/join-links/", {"one_per_browser": True}, format="json").json()
+    assert body["one_per_browser"] is True and JoinLink.objects.get(pk=body["id"]).one_per_browser
+    out = io.StringIO()
+    call_command("create_join_link", "--campaign", campaign.name, "--one-per-browser", "--json", stdout=out)
+    assert JoinLink.objects.get(token=json.loads(out.getvalue())["token"]).one_per_browser
+
+
 def test_cap_refuses_new_participants_and_lets_returning_ones_in(client, campaign):
     from django.test import Client
 
