@@ -8,7 +8,7 @@ DEV_STAMP := .venv/.installed-dev-$(shell cat requirements.txt requirements-dev.
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-fast lint venv venv-dev services browser axe node js-test localdb stop migrate demo worker bench clean static docs docs-site
+.PHONY: run test test-fast lint lint-imports venv venv-dev services browser axe node js-test localdb stop migrate demo worker bench clean static docs docs-site
 
 venv: $(APP_STAMP)
 $(APP_STAMP): requirements.txt
@@ -106,10 +106,17 @@ test: lint venv-dev .env services browser axe js-test docs-site
 test-fast: venv-dev .env services
 	DJANGO_SETTINGS_MODULE=workbench.settings.test $(PY) -m pytest -m "not browser and not worker and not slow" $(PYTEST_ARGS)
 
-# Ruff (ruff.toml): lint, and the formatting checked, not changed (`.venv/bin/ruff format` changes it).
+# Ruff (ruff.toml): lint, and the formatting checked, not changed (`.venv/bin/ruff format` changes it);
+# then the layers.
 lint: venv-dev
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
+	$(MAKE) --no-print-directory lint-imports
+
+# The import contracts of `.importlinter` (import-linter): the annotation wing's layers, every import
+# counted, those inside functions too; `metrics.scorers` imports no Django (docs/architecture.md).
+lint-imports: venv-dev
+	.venv/bin/lint-imports --no-cache
 
 bench: venv-dev
 	$(PY) bench/run_all.py

@@ -27,7 +27,7 @@ from django.shortcuts import get_object_or_404
 
 from annotations.models import Annotator, Campaign, Dataset, Membership, Project
 from annotations.selectors import STAFF_ROLES, User, campaign_list, dataset_list, project_role, staff_project_list
-from annotations.studies.models import JoinLink
+from annotations.models.studies import JoinLink
 from annotations.studies.session import join_binding
 
 STAFF_ONLY = "Only owners and researchers of the project may do this."

@@ -47,7 +47,7 @@ def campaign_controls_check(campaign_id: int) -> None:
     from django.db import connection
 
     from annotations.models import Campaign
-    from annotations.quality.services import controls_possible_sql
+    from annotations.selectors.controls import controls_possible_sql
 
     with connection.cursor() as cursor:
         cursor.execute(

@@ -49,7 +49,7 @@ def build(n_annotators: int, per_annotator: int):
     from django.db import transaction
 
     from annotations.models import Annotator, Campaign, Dataset, Item, Output, Project, RatingJudgement, System
-    from annotations.services.bulk import rows_insert
+    from annotations.bulk import rows_insert
 
     rng = random.Random(0)
     n_items = per_annotator * n_annotators // (SYSTEMS * K)

@@ -65,7 +65,7 @@ def build(args) -> int:
     from django.db import transaction
 
     from annotations.models import Annotator, Campaign, Dataset, Item, Output, Project, RatingJudgement, System
-    from annotations.services.bulk import rows_insert
+    from annotations.bulk import rows_insert
 
     call_command("migrate", verbosity=0)
     rng = random.Random(0)

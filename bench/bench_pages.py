@@ -90,7 +90,7 @@ def build(items: int) -> None:
         System,
         Unit,
     )
-    from annotations.services.bulk import rows_insert
+    from annotations.bulk import rows_insert
 
     call_command("migrate", verbosity=0)
     rng = random.Random(0)

@@ -76,7 +76,7 @@ def load(n_items: int, n_systems: int) -> None:
     from django.db import connection, transaction
 
     from annotations.models import Dataset, Item, Output, Project, Reference, System
-    from annotations.services.bulk import rows_insert
+    from annotations.bulk import rows_insert
 
     if Dataset.objects.filter(name=DATASET).exists():
         return

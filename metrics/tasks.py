@@ -20,7 +20,7 @@ from django.conf import settings
 from metrics.models import MetricRun, metric_queue
 from metrics.services import chunk_execute, run_prepare
 from metrics.services.recovery import runs_stalled_claim
-from metrics.services.runs import run_fail
+from metrics.services.runs import PREPARE_TASK
 from metrics.services.common import TRANSIENT_ERRORS
 
 logger = logging.getLogger(__name__)
@@ -53,20 +53,7 @@ def worker_label(task) -> str:
     return f"{task.request.hostname or 'local'} pid={os.getpid()} models_loaded={loads}"
 
 
-def enqueue_prepare(run: MetricRun) -> None:
-    try:
-        run_prepare_task.apply_async(args=[run.pk], queue=run_queue(run.metric))
-    except Exception as exc:  # noqa: BLE001 - any broker failure: say so on the run, never leave it queued
-        # One line, no traceback: the message says what to do; the log says why.
-        logger.warning("metric run %s could not be queued: %s: %s", run.pk, type(exc).__name__, exc)
-        run_fail(
-            run_id=run.pk,
-            message="the run could not be handed to a worker (the task queue is "
-            "unreachable); nothing was scored. Start it again later.",
-        )
-
-
-@shared_task(name="metrics.run_prepare", **_TASK_OPTIONS)
+@shared_task(name=PREPARE_TASK, **_TASK_OPTIONS)
 def run_prepare_task(self, run_id: int) -> None:
     run = MetricRun.objects.only("metric").get(pk=run_id)
     queue = run_queue(run.metric)

@@ -358,7 +358,7 @@ class TableBuilder:
     chunk by chunk; the dashboard all at once): unit keys are numbered on the way and values
     kept in numpy arrays, so memory grows with the number of judgements as three numbers each.
 
-    `identity` (output id -> (item external id, system name), `annotations.analysis.selectors.
+    `identity` (output id -> (item external id, system name), `annotations.selectors.outputs.
     output_identities`) puts the units in the data's own order, whatever order the rows came in
     (`Protocol.agreement_unit_identity`); without it they are ordered by their keys (database ids)."""
 

@@ -18,9 +18,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotations.access import campaign_for_staff
-from annotations.analysis import cluster_rules, mqm_errors, pages, report
+from annotations.analysis import cluster_rules, mqm_errors, report
 from annotations.models import Campaign
 from annotations.permissions import ApiAuthMixin
+from annotations.selectors import figures_cache
 
 
 def _campaign(request: Request, pk: int) -> Campaign:
@@ -59,7 +60,7 @@ class CorrelationQuery(serializers.Serializer):
 
 def _run(campaign, name, params, fn):
     # An AnalysisError is a DomainError: the API's exception handler answers it 400.
-    return pages.cached(campaign, name, params, fn)
+    return figures_cache.cached(campaign, name, params, fn)
 
 
 class AgreementApi(ApiAuthMixin, APIView):

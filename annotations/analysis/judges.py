@@ -22,7 +22,7 @@ import numpy as np
 from annotations.analysis import alt_test as at
 from annotations.analysis import report
 from annotations.analysis.metric_scores import latest_done_runs, scores_by_output
-from annotations.analysis.selectors import output_index
+from annotations.selectors.outputs import output_index
 from annotations.models import Item, Output
 from metrics.models import MetricRun, OutputScore
 from workbench.lazy import lazy_module

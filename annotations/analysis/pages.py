@@ -1,79 +1,28 @@
 """What the analysis pages show, computed from the readers and the pure modules, and cached.
 
-The cache key holds the campaign, the newest judgement, the newest done metric
-run and the newest quality decision, so a new judgement, run or decision
-invalidates every figure, while pages reloaded without changes answer from
-the cache.
+Cached through `annotations.selectors.figures_cache` (its key follows the newest judgement,
+run and quality decision).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import defaultdict
 
 import numpy as np
-from django.core.cache import cache
-from django.db.models import Max
 from django.urls import reverse
 
 from annotations import protocols
 from annotations.analysis import correlation as co
 from annotations.analysis import report
 from annotations.analysis.metric_scores import extras_by_output, latest_done_runs, scores_by_output
-from annotations.analysis.selectors import output_index
 from annotations.models import (
-    BestWorstJudgement,
     Campaign,
     Item,
     Output,
-    PairwiseJudgement,
-    PostEditJudgement,
-    RatingJudgement,
-    SpanJudgement,
 )
+from annotations.selectors.figures_cache import cached
 from annotations.selectors.judgements import INCLUDED, campaign_judgements
-from annotations.quality.models import AnnotatorDecision, QualitySettings
-
-TIMEOUT = 60 * 60
-
-
-def stamp(campaign: Campaign) -> str:
-    """The campaign's state as far as figures go: the newest change of its judgements, control
-    answers, gold units, decisions and settings, and its done runs. Each part is one probe of a
-    (campaign, updated_at) index, so the key costs the same at a million judgements as at ten."""
-    from annotations.quality.models import ControlJudgement, GoldUnit
-
-    parts = []
-    for model in (
-        RatingJudgement,
-        PairwiseJudgement,
-        BestWorstJudgement,
-        SpanJudgement,
-        PostEditJudgement,
-        ControlJudgement,
-        GoldUnit,
-    ):
-        parts.append(str(model.objects.filter(campaign=campaign).aggregate(t=Max("updated_at"))["t"]))
-    runs = latest_done_runs(dataset=campaign.dataset)
-    parts.append(",".join(str(pk) for pk in runs.values_list("pk", flat=True)))
-    parts.append(str(AnnotatorDecision.objects.filter(campaign=campaign).aggregate(t=Max("id"))["t"]))
-    parts.append(str(QualitySettings.objects.filter(campaign=campaign).values_list("updated_at", flat=True).first()))
-    return hashlib.sha1("|".join(parts).encode()).hexdigest()[:16]
-
-
-def cached(campaign: Campaign, name: str, params: dict, compute):
-    key = "analysis:%s:%s:%s:%s" % (
-        campaign.pk,
-        name,
-        stamp(campaign),
-        hashlib.sha1(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:16],
-    )
-    value = cache.get(key)
-    if value is None:
-        value = compute()
-        cache.set(key, value, TIMEOUT)
-    return value
+from annotations.selectors.outputs import output_index
 
 
 def item_url(item_id: int) -> str:

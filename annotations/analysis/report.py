@@ -15,10 +15,10 @@ from annotations.analysis import spans as sp
 from annotations.analysis import systems as sy
 from annotations.analysis import waves as wv
 from annotations.analysis.metric_scores import latest_done_runs, run_for_metric, scores_by_output, system_scores
-from annotations.analysis.selectors import output_identities, output_index
+from annotations.selectors.outputs import output_identities, output_index
 from annotations.models import Campaign, Output
 from annotations.protocols.rows import JudgementRow
-from annotations.services.waves import wave_annotators_overlap, wave_pair
+from annotations.selectors.waves import wave_annotators_overlap, wave_pair
 from annotations.selectors.judgements import INCLUDED, JudgementSet, campaign_judgements
 from workbench.exceptions import DomainError
 
@@ -832,7 +832,7 @@ def span_report(*, campaign: Campaign, run, j: Loaded, criterion: str) -> dict:
     WMT25's severity-weighted F1 and factgenie's span F1 (span_eval.py), overall and per system."""
     from annotations.analysis import span_eval as se
     from annotations.analysis.metric_scores import extras_by_output
-    from annotations.analysis.selectors import output_texts
+    from annotations.selectors.outputs import output_texts
 
     if not j.protocol.has_spans:
         raise AnalysisError(

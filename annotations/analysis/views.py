@@ -19,6 +19,7 @@ from annotations import protocols
 from annotations.access import campaign_for_staff
 from annotations.analysis import cluster_rules, mqm_errors, pages, report, severity
 from annotations.export.csvsafe import csv_response
+from annotations.selectors import figures_cache
 from annotations.selectors.judgements import ALL, INCLUDED
 from annotations.models import Campaign
 
@@ -99,7 +100,7 @@ DASHBOARD_REPS, DASHBOARD_SEED = 100, 0
 def dashboard(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = _campaign(request, pk)
     f = _filters(request, campaign)
-    figures = pages.cached(
+    figures = figures_cache.cached(
         campaign,
         "agreement",
         {"c": f["criterion"], "a": f["annotators"]},
@@ -582,7 +583,7 @@ def mqm_error_breakdown(request: HttpRequest, pk: int) -> HttpResponse:
         if cell:
             if cell not in f["all_systems"]:
                 raise Http404()
-            data = pages.cached(
+            data = figures_cache.cached(
                 campaign,
                 "mqm-error-items",
                 {"s": cell, "c": category, "v": severity, "a": f["annotators"], "k": f["criterion"]},
@@ -596,7 +597,7 @@ def mqm_error_breakdown(request: HttpRequest, pk: int) -> HttpResponse:
                 ),
             )
         else:
-            data = pages.cached(
+            data = figures_cache.cached(
                 campaign,
                 "mqm-errors",
                 {"s": f["systems"], "a": f["annotators"], "k": f["criterion"]},

@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 from annotations.access import campaign_for_staff
 from annotations.export import FORMATS
 from annotations.export.jobs import export_job_archive, export_job_create, options_from_json
-from annotations.export.models import ExportJob
+from annotations.models.exports import ExportJob
 from annotations.permissions import ApiAuthMixin
 from annotations.selectors import export_job_list
 

@@ -46,7 +46,7 @@ def campaign_configuration(*, campaign: Campaign, systems: list[str], criteria: 
     """campaign.json: everything needed to re-create the campaign (`create_campaign --from`, the same JSON
     in `POST /api/campaigns/`; annotations.services.campaign_files), plus what is only recorded."""
     # The model, not annotations.quality.selectors (which loads scipy.stats: ~60 MB for one row).
-    from annotations.quality.models import QualitySettings
+    from annotations.models.quality import QualitySettings
 
     qs = QualitySettings.objects.filter(campaign=campaign).first() or QualitySettings(campaign=campaign)
     config = {

@@ -23,14 +23,17 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.text import slugify
 
-from annotations.export.models import ExportJob
+from annotations.models.exports import ExportJob
 from annotations.export.service import ExportFailed, ExportOptions, export_dataset, export_options_check
 from annotations.models import Campaign
 from annotations.selectors import is_project_staff
+from workbench.celery import app as celery_app
 
 log = logging.getLogger(__name__)
 STALE_AFTER = timedelta(minutes=30)
 PROGRESS_SAVE_SECONDS = 0.5
+# Sent by name (`annotations.tasks` registers it): the export never imports the tasks, which import it.
+EXPORT_TASK = "annotations.export_job_run"
 
 
 def exports_root() -> Path:
@@ -51,10 +54,8 @@ def export_job_create(*, user, campaign: Campaign, options: ExportOptions) -> Ex
 
 
 def _queue(job_id: int) -> None:
-    from annotations.tasks import export_job_run_task
-
     try:
-        export_job_run_task.delay(job_id)
+        celery_app.send_task(EXPORT_TASK, args=[job_id])
     except Exception:
         log.exception("could not queue export job %s", job_id)
         _finish(

@@ -28,7 +28,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from annotations.analysis.report import human_output_scores, load
-from annotations.analysis.selectors import output_index
+from annotations.selectors.outputs import output_index
 from annotations.export.metric_scores import metric_scores
 from annotations.models import Campaign, Item, Output, Reference
 from annotations.selectors.judgements import ALL, INCLUDED

@@ -25,7 +25,7 @@ from django.db.models import Count, Max, Min
 
 from annotations import protocols
 from annotations.analysis import agreement as ag
-from annotations.analysis.selectors import output_identities
+from annotations.selectors.outputs import output_identities
 from annotations.export.card import card_text, campaign_configuration
 from annotations.export.consensus import item_consensus
 from annotations.export.croissant import croissant
@@ -673,7 +673,7 @@ def _system_names(systems: dict[int, str], output_system: dict[int, int]) -> dic
 
 def _quality(campaign: Campaign, protocol: Protocol, *, needed: bool) -> tuple[dict, bool, bool]:
     """(quality per annotator id, whether quality control is in use, whether figures were computed)."""
-    from annotations.quality.models import AnnotatorDecision, ControlJudgement, GoldUnit, QualitySettings
+    from annotations.models.quality import AnnotatorDecision, ControlJudgement, GoldUnit, QualitySettings
 
     # The test of annotations.quality.selectors.quality_control_active, without importing that module
     # (it loads scipy.stats: seconds and ~60 MB) when the figures are not needed.

@@ -1,17 +1,19 @@
-"""Datasets, outputs, campaigns and judgements.
+"""Datasets, outputs, campaigns and judgements; quality control, export jobs, join links.
 
 Models hold data and the invariants the database can enforce; writes go
 through `annotations.services`, reads through `annotations.selectors`. One
 module per part (datasets, campaigns and the engine's rows, judgements,
-import jobs); everything is importable from here.
+import jobs, quality control, export jobs, crowd studies, login links);
+everything is importable from here. Each module imports only its siblings
+(never this package, never a layer above), so the order of these imports
+does not matter (`tests/annotations/models/test_imports_sorted.py`).
 """
 
 from annotations.models.base import TimeStampedModel  # noqa: F401
 from annotations.models.campaigns import Annotator, Assignment, Campaign, Enrolment, Unit  # noqa: F401
 from annotations.models.datasets import Dataset, Item, Membership, Output, Project, Reference, System  # noqa: F401
+from annotations.models.exports import ExportJob  # noqa: F401
 from annotations.models.imports import ImportJob  # noqa: F401
-from annotations.models.responses import BackgroundAnswer, UnitNote  # noqa: F401
-from annotations.models.prefill import SpanPrefill, SpanSuggestion, SuggestionDecision  # noqa: F401
 from annotations.models.judgements import (  # noqa: F401
     BestWorstJudgement,
     ErrorSpan,
@@ -21,9 +23,9 @@ from annotations.models.judgements import (  # noqa: F401
     RatingJudgement,
     SpanJudgement,
 )
-
-# Quality control models live in their own module (annotations.quality.models).
-from annotations.quality.models import (  # noqa: E402,F401
+from annotations.models.login_links import LoginLink  # noqa: F401
+from annotations.models.prefill import SpanPrefill, SpanSuggestion, SuggestionDecision  # noqa: F401
+from annotations.models.quality import (  # noqa: F401
     AnnotatorDecision,
     CompletionCode,
     ControlJudgement,
@@ -31,12 +33,5 @@ from annotations.quality.models import (  # noqa: E402,F401
     GoldUnit,
     QualitySettings,
 )
-
-# Export jobs live with the export (annotations.export.models).
-from annotations.export.models import ExportJob  # noqa: E402,F401
-
-# Join links of crowd studies (annotations.studies).
-from annotations.studies.models import JoinLink, JoinParticipant  # noqa: E402,F401
-
-# One-time login links for accounts made by owners (annotations.services.login_links).
-from annotations.models.login_links import LoginLink  # noqa: E402,F401
+from annotations.models.responses import BackgroundAnswer, UnitNote  # noqa: F401
+from annotations.models.studies import JoinLink, JoinParticipant  # noqa: F401

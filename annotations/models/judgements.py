@@ -58,7 +58,7 @@ class RatingJudgement(JudgementBase):
     class Meta:
         ordering = ["campaign", "item", "id"]
         # The newest change of a campaign's judgements in one index probe: the key of the cached
-        # figures (annotations.analysis.pages.stamp).
+        # figures (annotations.selectors.figures_cache.stamp).
         indexes = [models.Index(fields=["campaign", "updated_at"], name="rating_campaign_updated")]
         constraints = [
             models.UniqueConstraint(
@@ -89,7 +89,7 @@ class PairwiseJudgement(JudgementBase):
     class Meta:
         ordering = ["campaign", "item", "id"]
         # The newest change of a campaign's judgements in one index probe: the key of the cached
-        # figures (annotations.analysis.pages.stamp).
+        # figures (annotations.selectors.figures_cache.stamp).
         indexes = [models.Index(fields=["campaign", "updated_at"], name="pairwise_campaign_updated")]
         constraints = [
             models.UniqueConstraint(
@@ -112,7 +112,7 @@ class BestWorstJudgement(JudgementBase):
     class Meta:
         ordering = ["campaign", "item", "id"]
         # The newest change of a campaign's judgements in one index probe: the key of the cached
-        # figures (annotations.analysis.pages.stamp).
+        # figures (annotations.selectors.figures_cache.stamp).
         indexes = [models.Index(fields=["campaign", "updated_at"], name="bestworst_campaign_updated")]
         constraints = [
             models.UniqueConstraint(
@@ -134,7 +134,7 @@ class SpanJudgement(JudgementBase):
     class Meta:
         ordering = ["campaign", "item", "id"]
         # The newest change of a campaign's judgements in one index probe: the key of the cached
-        # figures (annotations.analysis.pages.stamp).
+        # figures (annotations.selectors.figures_cache.stamp).
         indexes = [models.Index(fields=["campaign", "updated_at"], name="span_campaign_updated")]
         constraints = [
             models.UniqueConstraint(
@@ -166,7 +166,7 @@ class PostEditJudgement(JudgementBase):
     class Meta:
         ordering = ["campaign", "item", "id"]
         # The newest change of a campaign's judgements in one index probe: the key of the cached
-        # figures (annotations.analysis.pages.stamp).
+        # figures (annotations.selectors.figures_cache.stamp).
         indexes = [models.Index(fields=["campaign", "updated_at"], name="postedit_campaign_updated")]
         constraints = [
             models.UniqueConstraint(

@@ -6,7 +6,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
-from annotations.models import ErrorSpan, SpanJudgement
+from annotations.models import Campaign, ErrorSpan, SpanJudgement, SpanSuggestion
 from annotations.protocols.base import RAW, AgreementSpec, Protocol
 from annotations.protocols.errors import AnswerError
 from annotations.protocols.imports import IMPORT_COMMON_COLUMNS, IMPORT_COMMON_OPTIONAL
@@ -301,8 +301,6 @@ class Esa(Protocol):
         output = out.get("output", answer.get("output"))
         text = (texts or {}).get(output)
         out["spans"] = self.check_spans(answer.get("spans"), campaign=campaign, text=text)
-        from annotations.services.prefill import suggestion_links_check
-
         out["suggestion_links"] = suggestion_links_check(answer.get("spans"), campaign=campaign, output_id=output)
         return out
 
@@ -345,3 +343,31 @@ class Esa(Protocol):
             [ErrorSpan(judgement=j, **span) for j, r in zip(judgements, records) for span in r.spans],
             batch_size=2000,
         )
+
+
+def suggestion_links_check(spans, *, campaign: Campaign, output_id) -> list:
+    """The `suggestion` each answered span names (a position among the output's shown
+    suggestions) or None; each suggestion named at most once. Reads the database only when a
+    span names one."""
+    named = [s.get("suggestion") if isinstance(s, dict) else None for s in spans or []]
+    if all(n is None for n in named):
+        return named
+    positions = (
+        set(
+            SpanSuggestion.objects.filter(campaign=campaign, output_id=output_id, held_back=False).values_list(
+                "position", flat=True
+            )
+        )
+        if campaign.prefilled
+        else set()
+    )
+    seen = set()
+    for index, n in enumerate(named, start=1):
+        if n is None:
+            continue
+        if isinstance(n, bool) or not isinstance(n, int) or n not in positions:
+            raise AnswerError("span_suggestion", "spans", index=index)
+        if n in seen:
+            raise AnswerError("span_suggestion_twice", "spans", index=index)
+        seen.add(n)
+    return named

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from annotations.bulk import rows_insert
 from annotations.models import JudgementBase
 
 # Optional keys of every protocol's line: the time, the order shown, and the provenance that
@@ -124,8 +125,6 @@ class ImportShape:
 
     def import_write(self, campaign, records: list, annotators: dict[str, int]) -> None:
         """Insert the new records (PostgreSQL COPY); `annotators`: name in the file -> annotator id."""
-        from annotations.services.bulk import rows_insert
-
         rows_insert(
             self.model,
             IMPORT_COMMON_COLUMNS + self.import_columns,

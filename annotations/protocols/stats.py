@@ -8,11 +8,11 @@ from collections import Counter
 import numpy as np
 
 
-def degraded_passed(degraded: float, original: float, *, floor: float | None) -> bool:
-    """`annotations.quality.reliability.degraded_passed`, imported when asked (that module loads scipy)."""
-    from annotations.quality.reliability import degraded_passed as passed
-
-    return passed(degraded, original, floor=floor)
+def degraded_passed(degraded: float, original: float, *, floor: float | None = None) -> bool:
+    """A damaged copy passes when it scored lower than its original, or both sit at the floor."""
+    if degraded < original:
+        return True
+    return floor is not None and degraded == original == floor
 
 
 def pstdev(values: list[float]) -> float:

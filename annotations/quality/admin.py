@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from annotations.quality import models
+from annotations.models import quality as models
 
 
 @admin.register(models.QualitySettings)

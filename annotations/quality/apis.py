@@ -19,7 +19,7 @@ from annotations.apis.common import MAX_ID
 from annotations.models import Annotator, Campaign, Item, Output
 from annotations.permissions import ApiAuthMixin
 from annotations.quality import selectors, services
-from annotations.quality.models import CompletionCode, GoldUnit, QualitySettings
+from annotations.models.quality import CompletionCode, GoldUnit, QualitySettings
 from annotations.quality.services.settings import quality_settings_names_check
 from annotations.selectors import annotator_for_user
 

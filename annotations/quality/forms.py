@@ -3,7 +3,7 @@
 from django import forms
 
 from annotations.quality.degrade import KINDS
-from annotations.quality.models import GoldUnit
+from annotations.models.quality import GoldUnit
 
 
 class SettingsForm(forms.Form):

@@ -30,7 +30,7 @@ from django.core.exceptions import ValidationError
 from annotations.models import Campaign, Item, Output, System
 from annotations.protocols import registry as protocols
 from annotations.quality import gold
-from annotations.quality.models import ControlJudgement
+from annotations.models.quality import ControlJudgement
 from annotations.services import judgements as checks
 
 CONTROL_KINDS = ("degraded", "repeat", "gold")
@@ -234,7 +234,7 @@ def control_records_write(campaign: Campaign, records: list[ControlRecord], anno
 def _gold_units_from(campaign: Campaign, records: list[ControlRecord]) -> None:
     """Each imported gold expectation also becomes a (silent) gold unit of the campaign,
     so annotators working in the workbench meet the same test questions."""
-    from annotations.quality.models import GoldUnit
+    from annotations.models.quality import GoldUnit
 
     existing = {
         (g.item_id, tuple(g.outputs), json.dumps(g.expected, sort_keys=True))

@@ -1,6 +1,6 @@
 """Per-annotator reliability figures, as pure functions over plain values.
 
-The Django side (`annotations.selectors_quality`) turns stored judgements into
+The Django side (`annotations.quality.selectors`) turns stored judgements into
 the plain lists these functions take; nothing here touches the database, so
 the same figures can be computed on judgements imported from anywhere.
 
@@ -43,13 +43,6 @@ MIN_SHARED_UNITS = 3
 
 
 # --- degraded controls -------------------------------------------------------------
-
-
-def degraded_passed(degraded: float, original: float, *, floor: float | None = None) -> bool:
-    """A damaged copy passes when it scored lower than its original, or both sit at the floor."""
-    if degraded < original:
-        return True
-    return floor is not None and degraded == original == floor
 
 
 def zscores(values: Sequence[float]) -> list[float]:

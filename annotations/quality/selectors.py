@@ -17,7 +17,7 @@ from annotations import protocols
 from annotations.models import Annotator, Assignment, Campaign, JudgementBase
 from annotations.protocols import Protocol
 from annotations.quality import reliability
-from annotations.quality.models import (
+from annotations.models.quality import (
     AnnotatorDecision,
     CompletionCode,
     ControlJudgement,
@@ -139,10 +139,10 @@ def _campaign_annotators(campaign: Campaign) -> dict[int, str]:
 def campaign_figures(*, campaign: Campaign) -> dict[int, reliability.Figures]:
     """Reliability figures of every annotator of the campaign, by annotator id.
 
-    Cached like the analysis figures (`annotations.analysis.pages.cached`): a new or changed
+    Cached like the analysis figures (`annotations.selectors.figures_cache.cached`): a new or changed
     judgement, control answer, gold unit, decision or setting changes the key. Computing them
     reads every judgement of the campaign (minutes at a million); reloads answer from the cache."""
-    from annotations.analysis.pages import cached
+    from annotations.selectors.figures_cache import cached
 
     return cached(campaign, "quality-figures", {}, lambda: _campaign_figures(campaign))
 
@@ -402,14 +402,14 @@ def campaign_agreement(*, campaign: Campaign) -> dict[str, dict]:
     """Per criterion, the headline agreement (the one definition, `annotations.analysis.agreement`)
     over all annotators and over the included ones: {criterion: {"all": headline, "included": headline}}.
     Cached like `campaign_figures`."""
-    from annotations.analysis.pages import cached
+    from annotations.selectors.figures_cache import cached
 
     return cached(campaign, "quality-agreement", {}, lambda: _campaign_agreement(campaign))
 
 
 def _campaign_agreement(campaign: Campaign) -> dict[str, dict]:
     from annotations.analysis import agreement as ag
-    from annotations.analysis.selectors import output_identities
+    from annotations.selectors.outputs import output_identities
     from annotations.selectors.judgements import ALL, INCLUDED, campaign_judgements
 
     out: dict[str, dict] = {}
@@ -459,7 +459,7 @@ def annotators_judged(*, campaign: Campaign) -> set[int]:
 
 
 def included_annotator_ids(*, campaign: Campaign) -> set[int] | None:
-    """For the analysis readers (`annotations.analysis.selectors`): the ids of the included
+    """For the analysis readers (`annotations.selectors.outputs`): the ids of the included
     annotators, or None while quality control is not in use for the campaign (nobody
     can be excluded then, and figures say "no quality control yet")."""
     kept = campaign_inclusion(campaign=campaign)

@@ -24,7 +24,7 @@ from annotations.export.csvsafe import csv_response
 from annotations.models import Annotator
 from annotations.quality import selectors, services
 from annotations.quality.forms import CodeForm, DecisionForm, GoldForm, SettingsForm
-from annotations.quality.models import CompletionCode
+from annotations.models.quality import CompletionCode
 from annotations.studies.session import join_binding
 from workbench import strictjson
 from workbench.exceptions import DomainError

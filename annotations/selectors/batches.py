@@ -87,7 +87,7 @@ def batch_sql(*, campaign_id: int, annotator_id: int, size: int) -> tuple[tuple[
     finishing time, given in finishing order) and the column "a completion code closes it" (issued
     after part of a batch, when nothing was left to hand out)."""
     from annotations import rows
-    from annotations.quality.models import CompletionCode
+    from annotations.models.quality import CompletionCode
 
     assignment, code = rows.table(Assignment), rows.table(CompletionCode)
     mine = "campaign_id = %s AND annotator_id = %s"
@@ -115,7 +115,7 @@ def assignment_answers(*, assignment: Assignment) -> list[dict]:
     shown with the unit; pairwise `winner` a / b / tie for the output shown first / second), for
     the page that reopens it. A control unit's answers come from quality control, as stored there."""
     from annotations import protocols
-    from annotations.quality.models import ControlJudgement
+    from annotations.models.quality import ControlJudgement
 
     campaign = assignment.campaign
     protocol = protocols.of(campaign)

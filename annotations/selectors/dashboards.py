@@ -225,7 +225,7 @@ def import_job_list(*, user: User) -> QuerySet[ImportJob]:
 def export_job_list(*, user: User):
     """Export jobs the user may follow and download: those of campaigns in projects where they are
     owner or researcher now (annotators and non-members see none)."""
-    from annotations.export.models import ExportJob
+    from annotations.models.exports import ExportJob
 
     if not user.is_authenticated:
         return ExportJob.objects.none()

@@ -24,6 +24,7 @@ from annotations.models import (
     RatingJudgement,
     SpanJudgement,
 )
+from annotations.selectors.controls import completion_codes_on_sql
 
 
 STAFF_ROLES = (Membership.Role.OWNER, Membership.Role.RESEARCHER)
@@ -235,7 +236,6 @@ def own_assignment(*, user: User, assignment_id: int) -> Assignment | None:
     gives completion codes (`codes_on`): one query, as SQL (`annotations.rows`),
     since every submission and autosave asks it."""
     from annotations import rows
-    from annotations.quality.services import completion_codes_on_sql
 
     if not user.is_authenticated:
         return None

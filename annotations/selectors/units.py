@@ -13,6 +13,8 @@ from annotations.models import (
     Output,
     Reference,
 )
+from annotations.selectors.controls import unit_texts
+from annotations.selectors.prefill import suggestions_for
 
 
 def enrolment_for(*, campaign: Campaign, annotator: Annotator | None):
@@ -76,8 +78,6 @@ def assignment_payload(*, assignment: Assignment, enrolment=None, show_unit: boo
     if assignment.unit_id and not set(order) <= set(texts):
         # Quality control: a control unit shows its own texts under alias ids (annotations.quality);
         # only then are ids missing from the outputs table, so regular units cost no query here.
-        from annotations.quality.services import unit_texts
-
         texts = unit_texts(unit=assignment.unit) or texts
     references = []
     protocol = protocols.of(campaign)
@@ -90,8 +90,6 @@ def assignment_payload(*, assignment: Assignment, enrolment=None, show_unit: boo
     outputs = [{"id": output_id, "text": texts.get(output_id, "")} for output_id in order]
     if campaign.prefilled:
         # ESA^AI: the suggested spans to accept, edit or delete (offsets and severity, no source).
-        from annotations.services.prefill import suggestions_for
-
         shown = suggestions_for(campaign=campaign, output_ids=order)
         for output in outputs:
             output["suggestions"] = shown.get(output["id"], [])

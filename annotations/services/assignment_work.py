@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from annotations import protocols, rows
 from annotations.models import Annotator, Assignment, Campaign, Enrolment, JudgementBase, Unit
-from annotations.quality.services import controls_possible_sql
+from annotations.selectors.controls import completion_codes_on_sql, controls_possible_sql
 from annotations.timing import controls_in_play
 from annotations.services.assignments import (
     JUDGEMENT_MODELS,
@@ -198,7 +198,6 @@ def _own_lock_sql_for(span_protocols: tuple[str, ...]) -> str:
     e, a`: enrolment first, tests/annotations/services/test_lock_order.py); the output texts only for
     the protocols that check spans against them."""
     from annotations.models import Dataset, Membership, Project
-    from annotations.quality.services import completion_codes_on_sql
 
     spans = ", ".join(f"'{name}'" for name in span_protocols)
     texts = f"CASE WHEN c.protocol IN ({spans}) THEN {output_texts_sql('u')}::text END" if spans else "NULL"

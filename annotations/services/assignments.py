@@ -69,7 +69,8 @@ from annotations.services.units import campaign_units_ensure
 from annotations.services.walk import walk_positions
 from annotations.services.waves import wave_enrolment_check
 from annotations import rows
-from annotations.quality.services import control_next, controls_possible_sql, gold_sources_excluded_sql
+from annotations.quality.services import control_next
+from annotations.selectors.controls import controls_possible_sql, gold_sources_excluded_sql
 from annotations.selectors.batches import batch_from, batch_sql
 from annotations.timing import controls_in_play
 
@@ -169,7 +170,7 @@ def _units_free(unit_counts: dict[int, int]) -> None:
 
 def _judgements_mark(assignment_ids: list[int], status: str) -> None:
     for model in JUDGEMENT_MODELS:
-        # updated_at too: the cached figures and progress follow the newest change (analysis.pages.stamp).
+        # updated_at too: the cached figures and progress follow the newest change (selectors.figures_cache.stamp).
         model.objects.filter(assignment_id__in=assignment_ids).exclude(status=status).update(
             status=status, updated_at=timezone.now()
         )

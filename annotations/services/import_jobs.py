@@ -33,8 +33,11 @@ from annotations.services.imports import (
 from annotations.services.imports.common import import_permission_check, name_check
 from annotations.services.imports.dataset_parse import format_of
 from annotations.services.imports.errors import LineError
+from workbench.celery import app as celery_app
 
 log = logging.getLogger(__name__)
+# Sent by name (`annotations.tasks` registers it): services never import the tasks, which import them.
+IMPORT_TASK = "annotations.import_job_run"
 
 # A job running longer than this without a word is taken to be dead (its
 # worker was killed) and may be claimed again when its task is redelivered.
@@ -141,10 +144,8 @@ def import_job_create(
 
 
 def _queue(job_id: int) -> None:
-    from annotations.tasks import import_job_run_task
-
     try:
-        import_job_run_task.delay(job_id)
+        celery_app.send_task(IMPORT_TASK, args=[job_id])
     except Exception:
         # The broker is unreachable: say so on the job rather than leave it queued forever.
         log.exception("could not queue import job %s", job_id)

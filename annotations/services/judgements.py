@@ -76,10 +76,6 @@ def tuple_key(output_ids: Sequence[int]) -> str:
     return "-".join(str(i) for i in sorted(output_ids))
 
 
-def severities_of(campaign: Campaign) -> list[str]:
-    return protocols.of(campaign).severities(campaign)
-
-
 def ranks_of(scores: Sequence[float]) -> list[int]:
     """Competition ranks, higher score first, ties share a rank: [100, 75, 100] -> [1, 3, 1]."""
     return [1 + sum(1 for other in scores if other > score) for score in scores]

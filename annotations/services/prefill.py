@@ -22,6 +22,7 @@ from collections.abc import Callable
 from django.core.exceptions import ValidationError
 
 from annotations import protocols
+from annotations.analysis.severity_scale import char_offsets, severity_bin, word_offsets
 from annotations.models import Campaign, Output, SpanPrefill, SpanSuggestion, SuggestionDecision
 
 MAX_SUGGESTIONS = 50  # per output: more would bury the text (and a prompt gone wrong)
@@ -60,9 +61,7 @@ def mined_spans(extra: dict, text: str, allowed: list[str]) -> list[dict]:
     from the error's weight on the severity page's scale (bins 4-5, worth at least the default
     threshold 0.1 alone: major; bins 1-3: minor; bin 0, no gain when corrected: no span);
     a deletion (a word the output lacks) is a missing-content marker."""
-    from annotations.analysis.severity import _char_offsets, _word_offsets, severity_bin
-
-    offsets = _word_offsets(text) if extra.get("unit", "word") == "word" else _char_offsets(text)
+    offsets = word_offsets(text) if extra.get("unit", "word") == "word" else char_offsets(text)
     out = []
     for e in extra.get("errors") or []:
         if not isinstance(e, dict):
@@ -189,21 +188,6 @@ def campaign_prefill(*, campaign: Campaign, run, holdout: float) -> SpanPrefill:
 # ---- what annotators see and answer --------------------------------------------------------
 
 
-def suggestions_for(*, campaign: Campaign, output_ids) -> dict[int, list[dict]]:
-    """The suggestions shown with each output (none for a held-back output): offsets and severity
-    only, never where they came from."""
-    if not campaign.prefilled:
-        return {}
-    out: dict[int, list[dict]] = defaultdict(list)
-    for o, start, end, severity, missing in (
-        SpanSuggestion.objects.filter(campaign=campaign, output_id__in=list(output_ids), held_back=False)
-        .order_by("output_id", "position")
-        .values_list("output_id", "start", "end", "severity", "missing")
-    ):
-        out[o].append({"start": start, "end": end, "severity": severity, "missing": missing})
-    return dict(out)
-
-
 def decisions_record(*, campaign: Campaign, judgements: list) -> None:
     """After a unit's judgements are written: one decision per shown suggestion and per added
     span. `judgements`: saved span judgements, each with `suggestion_links` (per final span,
@@ -252,33 +236,3 @@ def decisions_record(*, campaign: Campaign, judgements: list) -> None:
             SuggestionDecision(judgement=j, suggestion=s, decision=D.DELETED) for k, s in mine.items() if k not in used
         ]
     SuggestionDecision.objects.bulk_create(rows)
-
-
-def suggestion_links_check(spans, *, campaign: Campaign, output_id) -> list:
-    """The `suggestion` each answered span names (a position among the output's shown
-    suggestions) or None; each suggestion named at most once. Reads the database only when a
-    span names one."""
-    named = [s.get("suggestion") if isinstance(s, dict) else None for s in spans or []]
-    if all(n is None for n in named):
-        return named
-    from annotations.protocols.errors import AnswerError
-
-    positions = (
-        set(
-            SpanSuggestion.objects.filter(campaign=campaign, output_id=output_id, held_back=False).values_list(
-                "position", flat=True
-            )
-        )
-        if campaign.prefilled
-        else set()
-    )
-    seen = set()
-    for index, n in enumerate(named, start=1):
-        if n is None:
-            continue
-        if isinstance(n, bool) or not isinstance(n, int) or n not in positions:
-            raise AnswerError("span_suggestion", "spans", index=index)
-        if n in seen:
-            raise AnswerError("span_suggestion_twice", "spans", index=index)
-        seen.add(n)
-    return named

@@ -22,7 +22,8 @@ from django.utils import timezone
 
 from annotations.models import Annotator, Assignment, Campaign, JudgementBase
 from annotations.protocols import registry as protocols
-from annotations.quality.services import control_answers_record, unit_texts
+from annotations.quality.services import control_answers_record
+from annotations.selectors.controls import unit_texts
 from annotations.selectors.batches import annotator_batch
 from annotations.services.assignment_work import assignment_lock_for
 from annotations.services.assignments import retry_on_deadlock
@@ -52,7 +53,7 @@ LOCKED_MESSAGE = (
 
 def _control_answers_replace(*, assignment: Assignment, rows: list, time_spent_ms: int | None, origin: str) -> int:
     """A control unit's new answers replace its accepted ones (earlier failed tutorial tries stay)."""
-    from annotations.quality.models import ControlJudgement
+    from annotations.models.quality import ControlJudgement
 
     mine = ControlJudgement.objects.filter(assignment=assignment)
     latest = mine.order_by("-attempt").values_list("attempt", flat=True).first()

@@ -34,7 +34,8 @@ from annotations.models import (
     Unit,
 )
 from annotations.protocols import registry as protocols
-from annotations.quality.services import control_answers_record, control_judgement_submit, unit_texts
+from annotations.quality.services import control_answers_record, control_judgement_submit
+from annotations.selectors.controls import unit_texts
 from annotations.selectors import annotator_for_user, campaign_list, own_assignment, project_role
 from annotations.services import judgements as checks
 from annotations.services.assignment_work import (

@@ -29,6 +29,7 @@ from annotations import protocols
 from annotations.models import Campaign, Output, Unit
 from annotations.protocols.bws import balanced_tuples  # noqa: F401  (planning helpers, re-exported)
 from annotations.protocols.pairwise import round_robin_rounds  # noqa: F401
+from workbench.celery import app as celery_app
 from workbench.exceptions import DomainError
 
 ANALYZE_ABOVE_UNITS = 1000
@@ -37,6 +38,8 @@ WRITE_BATCH = 10_000
 PLAN_QUEUED, PLAN_RUNNING, PLAN_FAILED = "queued", "running", "failed"
 
 logger = logging.getLogger(__name__)
+# Sent by name (`annotations.tasks` registers it): services never import the tasks, which import them.
+PLAN_TASK = "annotations.campaign_plan"
 
 
 def _plan(campaign: Campaign, outputs_by_item: dict[int, list[tuple[int, int]]], rng: random.Random):
@@ -154,10 +157,8 @@ def campaign_units_plan_queue(*, campaign: Campaign, total: int) -> None:
     )
 
     def send() -> None:
-        from annotations.tasks import campaign_plan_task
-
         try:
-            campaign_plan_task.delay(campaign.pk)
+            celery_app.send_task(PLAN_TASK, args=[campaign.pk])
         except Exception as exc:  # noqa: BLE001 - any broker failure: say so on the campaign
             logger.warning("campaign %s: planning could not be queued: %s: %s", campaign.pk, type(exc).__name__, exc)
             Campaign.objects.filter(pk=campaign.pk, planned_at__isnull=True).update(

@@ -24,14 +24,6 @@ def first_wave(campaign: Campaign) -> Campaign:
     return campaign.wave_of if campaign.wave_of_id else campaign
 
 
-def wave_pair(campaign: Campaign) -> tuple[Campaign, Campaign] | None:
-    """(first wave, second wave) when `campaign` is either of them, else None."""
-    if campaign.wave_of_id:
-        return campaign.wave_of, campaign
-    second = Campaign.objects.filter(wave_of=campaign).select_related("dataset").order_by("id").first()
-    return (campaign, second) if second else None
-
-
 @transaction.atomic
 def wave_create(*, first: Campaign, name: str) -> Campaign:
     """A second wave of `first`: its settings, systems and unit plan, no annotator of its own yet."""
@@ -106,18 +98,3 @@ def _judged_in(family, same: Q):
         if hit is not None:
             return hit
     return None
-
-
-def wave_annotators_overlap(*, first: Campaign, second: Campaign) -> int:
-    """How many annotators (records or accounts) judged in both waves: 0 when the engine kept them apart
-    (imports can still mix them; the analysis reports the number)."""
-    from annotations import protocols
-
-    def people(c: Campaign) -> set:
-        model = protocols.of(c).model
-        found = set()
-        for a, u in model.objects.filter(campaign=c).values_list("annotator_id", "annotator__user_id").distinct():
-            found.add(("u", u) if u else ("a", a))
-        return found
-
-    return len(people(first) & people(second))

@@ -7,6 +7,6 @@ the campaign's annotate pages (`annotations.studies.middleware`). At the end
 of the batch the visitor goes back to the platform with the completion code
 that quality control decides (pass or fail).
 
-Models are imported into `annotations.models` so they belong to the
-`annotations` app (migrations live there).
+The models (`JoinLink`, `JoinParticipant`) live in `annotations/models/studies.py` with the
+app's others.
 """

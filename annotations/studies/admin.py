@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from annotations.studies import models
+from annotations.models import studies as models
 
 
 @admin.register(models.JoinLink)

@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 from annotations.access import campaign_for_staff
 from annotations.permissions import ApiAuthMixin
 from annotations.studies import selectors, services
-from annotations.studies.models import JoinLink
+from annotations.models.studies import JoinLink
 from annotations.studies.views import link_url
 
 

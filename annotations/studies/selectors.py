@@ -8,7 +8,7 @@ from django.db.models import Count, QuerySet
 from django.utils import timezone
 
 from annotations.models import Campaign
-from annotations.studies.models import JoinLink, JoinParticipant
+from annotations.models.studies import JoinLink, JoinParticipant
 
 
 def join_link_list(*, campaign: Campaign) -> QuerySet[JoinLink]:
@@ -80,7 +80,7 @@ def join_visit_finished(*, campaign: Campaign, annotator, enrolment, code) -> bo
     (campaigns with codes) or some units done (campaigns without; a visitor who did
     nothing is sent back to the landing page)."""
     from annotations.models import Assignment
-    from annotations.quality.models import QualitySettings
+    from annotations.models.quality import QualitySettings
 
     if Assignment.objects.filter(campaign=campaign, annotator=annotator, status=Assignment.Status.PENDING).exists():
         return False

@@ -14,7 +14,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotations.models import Annotator, Campaign
-from annotations.studies.models import JoinLink, JoinParticipant
+from annotations.models.studies import JoinLink, JoinParticipant
 
 # What a platform id may look like: Prolific ids are 24 hex digits, MTurk ids
 # upper-case letters and digits; a generic id a short word. Anything else is refused

@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.contrib.auth import logout
 from django.http import HttpRequest
 
-from annotations.studies.models import JoinParticipant
+from annotations.models.studies import JoinParticipant
 
 SESSION_KEY = "workbench_join"
 

@@ -32,7 +32,7 @@ from annotations.access import campaign_for_staff, request_annotator
 from annotations.quality.selectors import latest_completion_code
 from annotations.studies import selectors
 from annotations.studies.forms import JoinLinkForm
-from annotations.studies.models import JoinLink, JoinParticipant
+from annotations.models.studies import JoinLink, JoinParticipant
 from annotations.studies.ratelimit import join_rate_exceeded
 from annotations.studies.services import (
     MTURK_HOSTS,

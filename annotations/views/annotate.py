@@ -28,7 +28,8 @@ from django.views.decorators.http import require_GET, require_POST
 from annotations import protocols, rows, selectors
 from annotations.access import annotate_campaign_for, annotator_required, request_annotator
 from annotations.models import Annotator, Assignment, Campaign, Dataset, JudgementBase, Membership, Project, Unit
-from annotations.quality.services import completion_code_at_batch_end, completion_codes_on_sql
+from annotations.quality.services import completion_code_at_batch_end
+from annotations.selectors.controls import completion_codes_on_sql
 from annotations.selectors.batches import annotator_batch
 from annotations.services.assignment_work import assignment_draft_save, assignment_release
 from annotations.services.assignments import assignment_next

@@ -22,7 +22,7 @@ from django.db import connections, transaction
 from django.utils import timezone
 
 from annotations.models import Dataset, Output, System
-from metrics.models import ChunkStatus, MetricChunk, MetricRun, OutputScore, RunStatus
+from metrics.models import ChunkStatus, MetricChunk, MetricRun, OutputScore, RunStatus, metric_queue
 from metrics.scorers import MetricError, get_metric
 from metrics.scorers.base import Metric, SegmentResult
 from metrics.services.common import TRANSIENT_ERRORS, build_metric, jsonable, metric_inputs, one_line
@@ -33,9 +33,12 @@ from metrics.services.inputs import (
     load_dataset_inputs,
     missing_input,
 )
+from workbench.celery import app as celery_app
 from workbench.exceptions import DomainError
 
 logger = logging.getLogger(__name__)
+# Sent by name (`metrics.tasks` registers it): the services never import the tasks, which import them.
+PREPARE_TASK = "metrics.run_prepare"
 
 ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
 MAX_CHUNK_SIZE = 100_000
@@ -136,8 +139,6 @@ def run_create(
         run.full_clean()
         run.save()
         if not sync:
-            from metrics.tasks import enqueue_prepare
-
             transaction.on_commit(lambda: enqueue_prepare(run))
     return run, False
 
@@ -482,3 +483,18 @@ def run_execute_sync(*, run: MetricRun, progress: Callable[[int], None] | None =
 def run_progress_fields(run: MetricRun) -> dict[str, Any]:
     """done/total and the share done, for the API and the CLI."""
     return {"done": run.done, "total": run.total, "percent": round(100 * run.done / run.total, 1) if run.total else 0}
+
+
+def enqueue_prepare(run: MetricRun) -> None:
+    """Hand the run to a worker of its queue (model metrics: `gpu`); a broker that cannot be
+    reached fails the run with a message instead of leaving it queued."""
+    try:
+        celery_app.send_task(PREPARE_TASK, args=[run.pk], queue=metric_queue(run.metric))
+    except Exception as exc:  # noqa: BLE001 - any broker failure: say so on the run, never leave it queued
+        # One line, no traceback: the message says what to do; the log says why.
+        logger.warning("metric run %s could not be queued: %s: %s", run.pk, type(exc).__name__, exc)
+        run_fail(
+            run_id=run.pk,
+            message="the run could not be handed to a worker (the task queue is "
+            "unreachable); nothing was scored. Start it again later.",
+        )

@@ -90,7 +90,7 @@ def data(db):
         status=ImportJob.Status.FAILED,
         errors=["line 1: invalid JSON"],
     )
-    from annotations.export.models import ExportJob
+    from annotations.models.exports import ExportJob
 
     ExportJob.objects.create(campaign=likert, user=annotator.user, options={"format": "jsonl"})
     # Study links (annotations.studies): a link and one visitor.

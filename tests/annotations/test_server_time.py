@@ -15,7 +15,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotations.models import Assignment, Item, Membership, RatingJudgement
-from annotations.quality.models import QualitySettings
+from annotations.models.quality import QualitySettings
 from annotations.quality.selectors import campaign_quality
 from annotations.services.assignment_work import assignment_time_ms
 from annotations.services.assignments import assignments_expire

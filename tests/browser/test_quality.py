@@ -5,7 +5,7 @@ researchers' quality page shows the figures."""
 import pytest
 
 from annotations.models import Assignment, Membership, Output
-from annotations.quality.models import CompletionCode, ControlJudgement, GoldUnit
+from annotations.models.quality import CompletionCode, ControlJudgement, GoldUnit
 from annotations.quality.services import gold_unit_create, quality_settings_update
 from annotations.services.campaigns import campaign_create
 from tests.annotations.factories import (

@@ -12,19 +12,12 @@ from annotations.quality.services.answers import (
     control_answers_record,
     control_judgement_submit,
 )
-from annotations.quality.services.controls import (
-    alias_ids_allocate,
-    control_next,
-    controls_possible_sql,
-    gold_sources_excluded_sql,
-    unit_texts,
-)
+from annotations.quality.services.controls import alias_ids_allocate, control_next
 from annotations.quality.services.decisions import (
     annotator_decide,
     completion_code_at_batch_end,
     completion_code_check,
     completion_code_issue,
-    completion_codes_on_sql,
 )
 from annotations.quality.services.gold_units import gold_unit_create, gold_unit_delete, gold_units_import
 from annotations.quality.services.settings import SETTINGS_FIELDS, quality_settings_update
@@ -37,15 +30,11 @@ __all__ = [
     "completion_code_at_batch_end",
     "completion_code_check",
     "completion_code_issue",
-    "completion_codes_on_sql",
     "control_answers_record",
     "control_judgement_submit",
     "control_next",
-    "gold_sources_excluded_sql",
-    "controls_possible_sql",
     "gold_unit_create",
     "gold_unit_delete",
     "gold_units_import",
     "quality_settings_update",
-    "unit_texts",
 ]

@@ -10,7 +10,7 @@ from annotations import protocols
 from annotations.models import Assignment, Campaign, Output, Unit
 from annotations.protocols import Protocol
 from annotations.quality import gold
-from annotations.quality.models import ControlJudgement, ControlUnit, GoldUnit
+from annotations.models.quality import ControlJudgement, ControlUnit, GoldUnit
 
 
 # --- answers to control units --------------------------------------------------------------

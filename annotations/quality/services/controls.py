@@ -41,7 +41,7 @@ from django.db.models.expressions import RawSQL
 from annotations import protocols
 from annotations.models import Annotator, Assignment, Campaign, Enrolment, Item, Output, Unit
 from annotations.quality.degrade import TEXT_KINDS, NotApplicable, degrade_any
-from annotations.quality.models import ControlUnit, GoldUnit, QualitySettings
+from annotations.models.quality import ControlUnit, GoldUnit, QualitySettings
 from workbench.exceptions import DomainError
 
 GOLD_PER_BATCH = 2
@@ -247,32 +247,6 @@ def _control_create(*, campaign, annotator, kind, item_id, shown, systems, batch
     return unit
 
 
-def gold_sources_excluded_sql(unit: str) -> str:
-    """An SQL condition on a regular unit row `unit`, with one parameter (the annotator's id): the unit's
-    item is not the item of a gold unit this annotator was given. Shown again as a regular unit, a gold
-    unit's outputs would tell by their text which of the two was the control (issue 46). Read by every
-    pick of the engine; an index read of the annotator's few control units."""
-    control, units = ControlUnit._meta.db_table, Unit._meta.db_table
-    return (
-        f"NOT EXISTS (SELECT 1 FROM {control} gc JOIN {units} gu ON gu.id = gc.unit_id "
-        f"WHERE gc.campaign_id = {unit}.campaign_id AND gc.annotator_id = %s AND gc.kind = 'gold' "
-        f"AND gu.item_id = {unit}.item_id)"
-    )
-
-
-def controls_possible_sql(campaign_column: str) -> str:
-    """An SQL condition on a campaign id column: whether `control_next` can return
-    anything. False means no gold units and no degraded or repeat share, so the
-    engine skips `control_next` and its queries; read in the engine's enrolment
-    query, so a campaign without quality control costs no extra round trip."""
-    gold, settings = GoldUnit._meta.db_table, QualitySettings._meta.db_table
-    return (
-        f"(EXISTS (SELECT 1 FROM {gold} g WHERE g.campaign_id = {campaign_column}) "
-        f"OR EXISTS (SELECT 1 FROM {settings} qs WHERE qs.campaign_id = {campaign_column} "
-        "AND (qs.degraded_share > 0 OR qs.repeat_share > 0)))"
-    )
-
-
 def control_next(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolment) -> Unit | None:
     """The control unit this annotator gets next, created now, or None for a regular unit.
 
@@ -334,13 +308,3 @@ def control_next(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolme
             if unit is not None:
                 return unit
     return None
-
-
-def unit_texts(*, unit: Unit) -> dict[int, str] | None:
-    """Texts to show for a control unit's (alias) outputs; None for a regular unit."""
-    if unit.kind == Unit.Kind.REGULAR:
-        return None
-    control = ControlUnit.objects.filter(unit=unit).only("aliases").first()
-    if control is None:
-        return None
-    return {int(alias): entry["text"] for alias, entry in control.aliases.items()}

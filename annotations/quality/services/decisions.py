@@ -8,7 +8,7 @@ from django.db import transaction
 
 from annotations.models import Annotator, Assignment, Campaign, Enrolment
 from annotations.quality import codes
-from annotations.quality.models import AnnotatorDecision, CompletionCode, QualitySettings
+from annotations.models.quality import AnnotatorDecision, CompletionCode, QualitySettings
 
 
 # --- decisions ----------------------------------------------------------------------------------
@@ -75,16 +75,6 @@ def completion_code_issue(*, campaign: Campaign, annotator: Annotator, batch: in
         ignore_conflicts=True,
     )
     return CompletionCode.objects.get(campaign=campaign, annotator=annotator, batch=batch)
-
-
-def completion_codes_on_sql(campaign_column: str) -> str:
-    """An SQL condition on a campaign id column: whether the campaign gives
-    completion codes. The submit request reads it with the assignment and asks
-    `completion_code_at_batch_end` only then."""
-    return (
-        f"EXISTS (SELECT 1 FROM {QualitySettings._meta.db_table} qs WHERE qs.campaign_id = {campaign_column} "
-        "AND qs.completion_codes)"
-    )
 
 
 def completion_code_at_batch_end(

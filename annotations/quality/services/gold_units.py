@@ -9,7 +9,7 @@ from django.db.models import Max
 from annotations.models import Campaign, Item, Output
 from annotations.protocols import registry as protocols
 from annotations.quality import gold
-from annotations.quality.models import ControlUnit, GoldUnit
+from annotations.models.quality import ControlUnit, GoldUnit
 from workbench import strictjson
 from workbench.exceptions import DomainError
 

@@ -39,7 +39,7 @@ def test_correlate_error_free_on_an_esa_campaign(dataset, tmp_path):  # noqa: F8
     from annotations.models import Campaign
     from metrics.models import MetricRun
     from metrics.selectors import scores_by_output
-    from annotations.analysis.selectors import output_index
+    from annotations.selectors.outputs import output_index
 
     run(
         "create_campaign",

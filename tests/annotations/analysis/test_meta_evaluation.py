@@ -119,7 +119,7 @@ def _matrices(judgements, metric_json):
 @pytest.mark.django_db
 def test_correlate_spa_command_and_compare_all(scored):
     from annotations.analysis.report import _matrices as matrices, human_output_scores, load
-    from annotations.analysis.selectors import output_index
+    from annotations.selectors.outputs import output_index
     from annotations.models import Campaign
     from metrics.models import MetricRun
     from metrics.selectors import scores_by_output

@@ -16,7 +16,7 @@ from django.core.management.base import CommandError
 
 from annotations.export.csvsafe import neutralise
 from annotations.models import Annotator, Campaign, Membership, Project, RatingJudgement
-from annotations.quality.models import AnnotatorDecision
+from annotations.models.quality import AnnotatorDecision
 from tests.annotations.export.conftest import read_jsonl, run, write_jsonl
 from tests.annotations.factories import UserFactory
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from annotations.models import Annotator, Output
-from annotations.quality.models import ControlJudgement, GoldUnit
-from annotations.studies.models import JoinLink, JoinParticipant
+from annotations.models.quality import ControlJudgement, GoldUnit
+from annotations.models.studies import JoinLink, JoinParticipant
 from tests.annotations.export.test_export import WORKERS, _export, likert  # noqa: F401
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from django.http import FileResponse
 from rest_framework.test import APIClient
 
 from annotations.export.jobs import export_job_run
-from annotations.export.models import ExportJob
+from annotations.models.exports import ExportJob
 from annotations.models import Membership, Project
 from tests.annotations.export.test_export import likert  # noqa: F401  (fixture)
 from tests.annotations.factories import UserFactory

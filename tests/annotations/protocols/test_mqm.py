@@ -637,7 +637,7 @@ def test_span_agreement_on_categories():
 
 
 def test_a_quality_control_line_needs_no_score_and_gets_the_computed_one(tmp_path):
-    from annotations.quality.models import ControlJudgement
+    from annotations.models.quality import ControlJudgement
 
     texts, _ = generate(seed=22)
     _dataset(tmp_path, texts)

@@ -142,7 +142,7 @@ def test_campaigns_created_through_the_api_with_typology_and_weights(setup):
 def test_a_control_answered_one_judgement_at_a_time_keeps_the_spans_categories(setup):
     """Regression (issue 37): the single-judgement endpoint's control answers dropped MQM's category
     (the span dictionary was written by hand there); now every path writes `span_record`."""
-    from annotations.quality.models import ControlJudgement
+    from annotations.models.quality import ControlJudgement
     from annotations.quality.services import quality_settings_update
 
     dataset, client, _, campaign = setup

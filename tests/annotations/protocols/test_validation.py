@@ -19,7 +19,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotations.models import Assignment, Campaign, JudgementBase, Membership, Output
-from annotations.quality.models import ControlJudgement, GoldUnit
+from annotations.models.quality import ControlJudgement, GoldUnit
 from annotations.services.campaigns import campaign_create
 from annotations.services.handles import output_handle
 from tests.annotations.factories import (

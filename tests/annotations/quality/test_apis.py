@@ -7,7 +7,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from annotations.models import Assignment, Membership, Output
-from annotations.quality.models import CompletionCode, ControlJudgement, ControlUnit, GoldUnit
+from annotations.models.quality import CompletionCode, ControlJudgement, ControlUnit, GoldUnit
 from annotations.quality.services import gold_unit_create, quality_settings_update
 from annotations.services.handles import HANDLE_LENGTH, output_handle
 from tests.annotations.factories import (

@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotations.models import RatingJudgement
-from annotations.quality.models import AnnotatorDecision, CompletionCode, ControlJudgement, GoldUnit
+from annotations.models.quality import AnnotatorDecision, CompletionCode, ControlJudgement, GoldUnit
 from annotations.quality.services import completion_code_issue
 from tests.annotations.factories import CampaignFactory, ItemFactory, OutputFactory, SystemFactory
 

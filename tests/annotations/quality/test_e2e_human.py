@@ -13,7 +13,7 @@ from django.core.management import call_command
 from scipy import stats
 
 from annotations.quality.figure_eight import study_read
-from annotations.quality.models import ControlJudgement, GoldUnit
+from annotations.models.quality import ControlJudgement, GoldUnit
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ import pytest
 
 from annotations import protocols
 from annotations.protocols.rows import JudgementRow
-from annotations.quality.models import ControlJudgement, ControlUnit
+from annotations.models.quality import ControlJudgement, ControlUnit
 
 # Alias 901 shows output 11 damaged; 902 shows output 12 as it is.
 DEGRADED = ControlUnit(

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from annotations.protocols.stats import degraded_passed
 from annotations.quality.reliability import (
     DegradedPair,
     Figures,
     agreement_with_others,
-    degraded_passed,
     degraded_test,
     mann_whitney_p,
     self_consistency,

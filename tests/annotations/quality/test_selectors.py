@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 
 from annotations.models import RatingJudgement
-from annotations.quality.models import ControlJudgement, ControlUnit
+from annotations.models.quality import ControlJudgement, ControlUnit
 from annotations.quality.selectors import annotator_filter, campaign_quality, included_annotators
 from annotations.quality.services import annotator_decide, quality_settings_update
 from tests.annotations.factories import (

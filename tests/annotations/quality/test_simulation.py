@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from annotations.models import Annotator, Enrolment, RatingJudgement, Unit
-from annotations.quality.models import ControlJudgement, ControlUnit
+from annotations.models.quality import ControlJudgement, ControlUnit
 from annotations.quality.selectors import annotator_quality, campaign_quality, included_annotators
 from annotations.quality.services import quality_settings_update
 from tests.annotations.factories import CampaignFactory, ItemFactory, OutputFactory, SystemFactory

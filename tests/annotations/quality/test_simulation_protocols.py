@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from annotations import protocols
 
 from annotations.models import Annotator, Enrolment
-from annotations.quality.models import ControlJudgement, ControlUnit
+from annotations.models.quality import ControlJudgement, ControlUnit
 from annotations.quality.selectors import annotator_quality, campaign_quality
 from annotations.quality.services import quality_settings_update
 from annotations.services.campaigns import campaign_create

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from annotations.models import Assignment, Membership
-from annotations.quality.models import AnnotatorDecision, ControlUnit
+from annotations.models.quality import AnnotatorDecision, ControlUnit
 from annotations.quality.services import quality_settings_update
 from tests.annotations.factories import (
     CampaignFactory,
@@ -190,7 +190,7 @@ def test_quality_page_and_forms_are_for_researchers(world):
 def test_gold_file_with_bad_json_is_a_400_with_the_line(world, line, reason):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    from annotations.quality.models import GoldUnit
+    from annotations.models.quality import GoldUnit
 
     campaign, clients = world
     upload = SimpleUploadedFile("gold.jsonl", ("\n" + line + "\n").encode("utf-8", "surrogatepass"))
@@ -212,7 +212,7 @@ def test_gold_file_with_bad_json_is_a_400_with_the_line(world, line, reason):
     ],
 )
 def test_gold_form_with_bad_json_is_a_400_with_the_reason(world, expected, reason):
-    from annotations.quality.models import GoldUnit
+    from annotations.models.quality import GoldUnit
 
     campaign, clients = world
     response = clients["researcher"].post(

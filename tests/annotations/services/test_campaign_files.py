@@ -18,7 +18,7 @@ from annotations import protocols
 from annotations.models import Campaign
 from annotations.protocols import options as opt
 from annotations.protocols.common_options import COMMON, SPAN_TEXT
-from annotations.quality.models import QualitySettings
+from annotations.models.quality import QualitySettings
 from annotations.services.campaign_files import campaign_file_schema
 from annotations.services.campaigns import campaign_create
 from annotations.services.imports import dataset_import

@@ -76,11 +76,13 @@ def test_a_big_campaign_is_planned_by_a_worker_and_shows_progress(
     dataset = dataset_with(systems=100)  # 4,950 pairs
     sent = []
     from annotations import tasks
+    from workbench.celery import app as celery_app
 
-    monkeypatch.setattr(tasks.campaign_plan_task, "delay", lambda pk: sent.append(pk))
+    monkeypatch.setattr(celery_app, "send_task", lambda name, args: sent.append((name, args)))
     with django_capture_on_commit_callbacks(execute=True):
         campaign = campaign_create(dataset=dataset, name="async", protocol="pairwise", criteria=["overall"])
-    assert sent == [campaign.pk]
+    # The name the service sends is the one the worker runs.
+    assert sent == [(tasks.campaign_plan_task.name, [campaign.pk])]
     assert campaign.planned_at is None and campaign.plan_status == "queued" and campaign.plan_total == 4950
     assert not Unit.objects.filter(campaign=campaign).exists()
 
@@ -105,12 +107,12 @@ def test_a_big_campaign_is_planned_by_a_worker_and_shows_progress(
 def test_broker_down_fails_the_planning_with_a_message(settings, django_capture_on_commit_callbacks, monkeypatch):
     settings.WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS = 10
     dataset = dataset_with(systems=20)
-    from annotations import tasks
+    from workbench.celery import app as celery_app
 
     def down(*args, **kwargs):
         raise ConnectionError("Error 111 connecting to redis")
 
-    monkeypatch.setattr(tasks.campaign_plan_task, "delay", down)
+    monkeypatch.setattr(celery_app, "send_task", down)
     with django_capture_on_commit_callbacks(execute=True):
         campaign = campaign_create(dataset=dataset, name="nobroker", protocol="pairwise", criteria=["overall"])
     campaign.refresh_from_db()

@@ -119,12 +119,12 @@ def test_progress_is_saved_on_the_job(queued):
 def test_an_unreachable_task_queue_fails_the_job_instead_of_leaving_it_queued(
     staff, settings, monkeypatch, django_capture_on_commit_callbacks
 ):
-    from annotations import tasks
+    from workbench.celery import app as celery_app
 
     def broker_down(*args, **kwargs):
         raise ConnectionError("Error 111 connecting to redis")
 
-    monkeypatch.setattr(tasks.import_job_run_task, "delay", broker_down)
+    monkeypatch.setattr(celery_app, "send_task", broker_down)
     settings.WORKBENCH_IMPORT_ASYNC_BYTES = 1000
     with django_capture_on_commit_callbacks(execute=True):
         job = dataset_upload_import(

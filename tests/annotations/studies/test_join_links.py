@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 
 from annotations.models import Annotator, Assignment, Campaign
 from annotations.services.campaigns import campaign_create
-from annotations.studies.models import JoinLink, JoinParticipant
+from annotations.models.studies import JoinLink, JoinParticipant
 from annotations.studies.selectors import completion_redirect_url
 from annotations.studies.services import join_link_create, join_link_revoke
 
@@ -256,7 +256,7 @@ def test_mturk_preview_takes_nothing_and_completion_posts_to_mturk(client, campa
 
 
 def test_prolific_completion_page_follows_the_link_with_the_code(client, campaign, link):
-    from annotations.quality.models import CompletionCode
+    from annotations.models.quality import CompletionCode
 
     _start(client, link)
     first = _submit_current(client, campaign)
@@ -459,7 +459,7 @@ def test_campaign_page_creates_lists_and_revokes_links(client, campaign, researc
 
 
 def test_study_wide_pass_and_fail_codes_replace_the_annotators_own(client, campaign):
-    from annotations.quality.models import CompletionCode
+    from annotations.models.quality import CompletionCode
     from annotations.studies.selectors import completion_value
 
     link = join_link_create(

@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 from annotations.export import ExportOptions
 from annotations.export.jobs import export_job_create
 from annotations.models import Item, Output
-from annotations.quality.models import CompletionCode
+from annotations.models.quality import CompletionCode
 from annotations.quality.services import quality_settings_update
 from annotations.services.campaigns import campaign_create
 

@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from annotations.models import Assignment, Enrolment, ErrorSpan, Output, RatingJudgement, SpanJudgement, Unit
-from annotations.quality.models import CompletionCode
+from annotations.models.quality import CompletionCode
 from annotations.quality.services import quality_settings_update
 from annotations.services.assignments import assignment_next
 from annotations.services.campaigns import campaign_create
@@ -343,7 +343,7 @@ def test_an_mqm_revision_keeps_the_categories_and_recomputes_the_score(client, a
 def test_a_control_unit_is_revised_like_any_other(client, annotator, dataset):
     """Controls stay indistinguishable: reopened with their answers, revised through the same door,
     their answer replaced in quality control (never written to the judgement tables)."""
-    from annotations.quality.models import ControlJudgement
+    from annotations.models.quality import ControlJudgement
 
     campaign = campaign_create(
         dataset=dataset,

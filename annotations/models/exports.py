@@ -1,6 +1,6 @@
 """An export started from the browser or the API, written by a Celery worker.
 
-Imported into `annotations.models` so the model belongs to the `annotations` app. The web
+Listed in `annotations.models` with the others (table `annotations_exportjob`). The web
 process only creates this row; the worker writes the export folder and a zip of it under
 MEDIA_ROOT/exports/<id>/, and the download view streams the zip from disk.
 """
@@ -9,7 +9,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from annotations.models import Campaign, TimeStampedModel
+from annotations.models.base import TimeStampedModel
+from annotations.models.campaigns import Campaign
 
 
 class ExportJob(TimeStampedModel):

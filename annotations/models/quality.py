@@ -1,6 +1,6 @@
 """Quality control of annotators: settings, control units, their answers, decisions, codes.
 
-Imported into `annotations.models` so the models belong to the `annotations` app.
+Listed in `annotations.models` with the others; the tables keep their names (`annotations_*`).
 
 A control unit is an ordinary `Unit` (kind degraded / repeat / gold) planned
 for one annotator, so that the pages and the API hand it out, autosave and
@@ -19,7 +19,9 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from annotations.models import Annotator, Assignment, Campaign, Item, Output, TimeStampedModel, Unit
+from annotations.models.base import TimeStampedModel
+from annotations.models.campaigns import Annotator, Assignment, Campaign, Unit
+from annotations.models.datasets import Item, Output
 
 
 class QualitySettings(TimeStampedModel):

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from annotations.models import Annotator, Campaign
+from annotations.models.campaigns import Annotator, Campaign
 
 
 class JoinLink(models.Model):

@@ -3,7 +3,7 @@ from django.db import IntegrityError, transaction
 
 from annotations.models import Output, RatingJudgement
 from annotations.services.imports import judgements as judgements_importer
-from annotations.services.bulk import rows_insert
+from annotations.bulk import rows_insert
 from annotations.services.imports import ImportFailed, judgements_import
 from tests.annotations.factories import AnnotatorFactory, CampaignFactory, ItemFactory, OutputFactory, SystemFactory
 
