@@ -33,6 +33,20 @@ from django.conf import settings
 
 # Set during a request when its campaign can hand out controls (read per request by the decorator).
 _controls = contextvars.ContextVar("unit_floor_controls", default=False)
+# Set when an answer of this request was held to the floor (read by services.handout_clock).
+_held = contextvars.ContextVar("unit_floor_held", default=False)
+
+
+def floor_watch_start() -> contextvars.Token:
+    """Start watching whether this request's answer is held to the floor (`floor_watch_end`)."""
+    return _held.set(False)
+
+
+def floor_watch_end(token: contextvars.Token) -> bool:
+    """Whether an answer was held to the floor since `floor_watch_start`."""
+    held = _held.get()
+    _held.reset(token)
+    return held
 
 
 def controls_in_play(possible: bool) -> None:
@@ -120,5 +134,6 @@ def unit_response_floor(view):
             _controls.reset(token)
             if needed:
                 _hold(started)
+                _held.set(True)
 
     return wrapped

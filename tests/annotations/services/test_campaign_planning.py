@@ -55,6 +55,7 @@ def test_the_count_is_what_planning_makes(protocol, extra):
 
 def test_a_campaign_over_the_cap_is_refused_with_its_size(settings):
     settings.WORKBENCH_CAMPAIGN_MAX_UNITS = 10_000
+    settings.WORKBENCH_CAMPAIGN_MAX_SYSTEMS = 5_000  # the units cap under test, not the systems cap
     dataset = dataset_with(systems=400)
     with pytest.raises(ValidationError) as info:
         campaign_create(dataset=dataset, name="too big", protocol="pairwise", criteria=["overall"])
@@ -122,7 +123,8 @@ def test_broker_down_fails_the_planning_with_a_message(settings, django_capture_
     assert campaign.n_units == 190 and campaign.planned_at is not None
 
 
-def test_the_command_plans_in_process_with_a_progress_line(capsys):
+def test_the_command_plans_in_process_with_a_progress_line(capsys, settings):
+    settings.WORKBENCH_CAMPAIGN_MAX_SYSTEMS = 500  # a campaign big enough to plan in batches
     dataset_with(systems=210)  # 21,945 pairs: three batches
     call_command("create_campaign", dataset="plan-ds", name="cli-big", protocol="pairwise", criteria="overall")
     err = capsys.readouterr().err
