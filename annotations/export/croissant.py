@@ -191,7 +191,9 @@ def croissant(
         ),
         "rai:annotationsPerItem": f"{configuration['redundancy']} annotator(s) per unit planned; "
         f"{result.judgements} judgements of {result.outputs} outputs exported",
-        "rai:annotatorDemographics": "not collected by the workbench",
+        "rai:annotatorDemographics": answers["3.2.5"].shown()
+        if "3.2.5" in answers and answers["3.2.5"].known
+        else "not collected (the campaign asked no background questions)",
         "rai:machineAnnotationTools": [
             f"{run.metric}" + (f" ({run.signature})" if run.signature else "") for run in runs
         ],

@@ -153,7 +153,16 @@ def answers(*, campaign, configuration: dict, result, facts: dict) -> list[Answe
             else None,
         )
     )
-    add(Answer("3.2.5", f"{sec}-evaluators-characteristics", "Other characteristics of the evaluators"))
+    background = facts.get("background")
+    add(
+        Answer(
+            "3.2.5",
+            f"{sec}-evaluators-characteristics",
+            "Other characteristics of the evaluators",
+            # The campaign's background questions, in aggregate (background.EXT has each answer).
+            text="Background questions asked before the first unit: " + "; ".join(background) if background else None,
+        )
+    )
     add(Answer("3.3.1", f"{sec}-experimental_design-preregistered", "Was the experiment preregistered"))
     design = [
         f"{facts['protocol_label']} ({campaign.protocol}) in the workbench's annotation pages (or imported)",

@@ -470,6 +470,7 @@ def export_dataset(
             "platforms": configuration["recruitment"]["join_link_platforms"],
             "intra": configuration["intra_annotator_agreement"],
             "protocol_label": protocols.label(campaign.protocol),
+            "background": background,
         },
     )
     (out / "heds.json").write_text(

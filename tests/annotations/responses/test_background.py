@@ -148,3 +148,10 @@ def test_researchers_see_the_answers_in_aggregate_and_export_them_pseudonymised(
     assert "Background questions asked before the first unit (`background.jsonl`" in card
     assert "(2 answered): English 0, German 2, Other 0" in card
     assert "mean 4.5, median 4.5, range 2-7" in card
+    # The HEDS 3.0 form's 3.2.5 and Croissant's annotator demographics carry the same aggregate.
+    heds = json.loads((tmp_path / "heds.json").read_text())
+    characteristics = next(v for k, v in heds.items() if k.endswith("evaluators-characteristics"))
+    shown = json.dumps(characteristics, ensure_ascii=False)
+    assert "(2 answered): English 0, German 2, Other 0" in shown and "range 2-7" in shown
+    demographics = json.loads((tmp_path / "croissant.json").read_text())["rai:annotatorDemographics"]
+    assert "(2 answered): English 0, German 2, Other 0" in demographics
