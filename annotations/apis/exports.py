@@ -20,7 +20,7 @@ from annotations.export import FORMATS
 from annotations.export.jobs import export_job_archive, export_job_create, options_from_json
 from annotations.models.exports import ExportJob
 from annotations.permissions import ApiAuthMixin
-from annotations.selectors import export_job_list
+from annotations.selectors import export_job_list, export_job_waiting
 
 
 class ExportJobOutputSerializer(serializers.ModelSerializer):
@@ -30,6 +30,10 @@ class ExportJobOutputSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField()
     page_url = serializers.SerializerMethodField()
     download_url = serializers.SerializerMethodField(help_text="The zip of the export folder, once done.")
+    waiting = serializers.SerializerMethodField(
+        help_text='Why a queued export is not being written yet, e.g. "queued: waiting for a worker of the cpu '
+        'queue; 2 tasks of earlier exports, imports and metric runs ahead"; null once a worker writes it.'
+    )
 
     class Meta:
         model = ExportJob
@@ -48,6 +52,7 @@ class ExportJobOutputSerializer(serializers.ModelSerializer):
             "url",
             "page_url",
             "download_url",
+            "waiting",
         ]
         ref_name = "ExportJob"
 
@@ -56,6 +61,9 @@ class ExportJobOutputSerializer(serializers.ModelSerializer):
 
     def get_page_url(self, job: ExportJob) -> str:
         return reverse("export-job-detail", args=[job.pk])
+
+    def get_waiting(self, job: ExportJob) -> str | None:
+        return export_job_waiting(job=job)
 
     def get_download_url(self, job: ExportJob) -> str | None:
         return reverse("api-export-job-download", args=[job.pk]) if job.status == ExportJob.Status.SUCCEEDED else None

@@ -59,5 +59,6 @@ from annotations.selectors.units import (  # noqa: F401
 from annotations.selectors.dashboards import (  # noqa: F401
     campaign_dashboard,
     export_job_list,
+    export_job_waiting,
     import_job_list,
 )

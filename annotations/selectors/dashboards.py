@@ -222,6 +222,36 @@ def import_job_list(*, user: User) -> QuerySet[ImportJob]:
 # --- Exports written by a worker ----------------------------------------------------
 
 
+def export_job_waiting(*, job) -> str | None:
+    """Why a queued export is not being written, or None: it waits for a worker of the default
+    Celery queue behind the tasks sent before it (export and import jobs, metric runs' tasks of the
+    same queue). Read from the database, so it holds for any broker; the queue is first in, first out."""
+    from django.conf import settings
+
+    from annotations.models.exports import ExportJob
+    from metrics.models import ChunkStatus, MetricRun, RunStatus, metric_queue
+
+    if job.status != ExportJob.Status.QUEUED:
+        return None
+    queue = settings.CELERY_TASK_DEFAULT_QUEUE
+    waiting = (ExportJob.Status.QUEUED, ExportJob.Status.RUNNING)
+    jobs = ExportJob.objects.filter(status__in=waiting, pk__lt=job.pk).count()
+    jobs += ImportJob.objects.filter(status__in=waiting, created_at__lt=job.created_at).count()
+    runs = MetricRun.objects.filter(status__in=(RunStatus.QUEUED, RunStatus.RUNNING), created_at__lt=job.created_at)
+    metrics = [m for m in runs.values_list("metric", flat=True).distinct() if metric_queue(m) == queue]
+    tasks = runs.filter(metric__in=metrics).aggregate(
+        queued=Count("pk", filter=Q(status=RunStatus.QUEUED), distinct=True),
+        chunks=Count(
+            "chunks", filter=Q(status=RunStatus.RUNNING, chunks__status__in=(ChunkStatus.PENDING, ChunkStatus.RUNNING))
+        ),
+    )
+    n = jobs + (tasks["queued"] or 0) + (tasks["chunks"] or 0)
+    return (
+        f"queued: waiting for a worker of the {queue} queue; {n} task{'s' if n != 1 else ''} "
+        "of earlier exports, imports and metric runs ahead"
+    )
+
+
 def export_job_list(*, user: User):
     """Export jobs the user may follow and download: those of campaigns in projects where they are
     owner or researcher now (annotators and non-members see none)."""

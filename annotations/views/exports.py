@@ -41,7 +41,14 @@ def export_job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """An export being written by a worker: progress (static/js/export-job.js), then the download link."""
     job = get_object_or_404(selectors.export_job_list(user=request.user), pk=pk)
     return render(
-        request, "campaigns/export_job.html", {"job": job, "campaign": job.campaign, "project": job.campaign.project}
+        request,
+        "campaigns/export_job.html",
+        {
+            "job": job,
+            "campaign": job.campaign,
+            "project": job.campaign.project,
+            "waiting": selectors.export_job_waiting(job=job),
+        },
     )
 
 

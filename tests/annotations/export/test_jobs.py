@@ -147,3 +147,29 @@ def test_an_mtme_export_job_zips_the_test_sets_folder_tree(people):
         "toy-likert/toy_likert/system-outputs/src-tgt/A.txt",
         "toy-likert/toy_likert/human-scores/src-tgt.toy_likert.seg.score",
     } <= names
+
+
+def test_a_queued_export_says_what_it_waits_for(people, client):
+    """The export waits for a worker of the default queue behind what was sent before it: earlier
+    exports and metric runs of that queue (a queued run's prepare task counts one); once a worker
+    writes it, no reason is left."""
+    from metrics.models import MetricRun
+
+    campaign, users = people
+    api = _client(users["researcher"])
+    first = api.post(f"/api/campaigns/{campaign.pk}/exports/", {"format": "csv"}, format="json").json()
+    assert first["waiting"] == (
+        "queued: waiting for a worker of the cpu queue; 0 tasks of earlier exports, imports and metric runs ahead"
+    )
+    MetricRun.objects.create(dataset=campaign.dataset, metric="chrf", total=12, chunk_size=100)
+    second = api.post(f"/api/campaigns/{campaign.pk}/exports/", {"format": "csv"}, format="json").json()
+    assert second["waiting"].endswith("; 2 tasks of earlier exports, imports and metric runs ahead")
+
+    client.force_login(users["researcher"])
+    page = client.get(second["page_url"]).content.decode()
+    assert "2 tasks of earlier exports, imports and metric runs ahead" in page
+
+    assert export_job_run(job_id=second["id"]).status == "succeeded"
+    assert api.get(second["url"]).json()["waiting"] is None
+    page = client.get(second["page_url"]).content.decode()
+    assert 'data-field="waiting" hidden' in page
