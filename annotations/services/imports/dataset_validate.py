@@ -12,6 +12,7 @@ Texts (source, references, outputs) longer than ``max_text_chars`` are refused.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from annotations.services.imports.common import name_check, text_check
@@ -32,11 +33,16 @@ class ItemRecord:
     meta: dict | None = None
 
 
-def item_records(objects: list[tuple[int, dict]], problems: Problems, *, max_chars: int) -> list[ItemRecord]:
-    """The valid records of the file, each item id once; every problem goes to `problems`."""
-    records: list[ItemRecord] = []
+def item_records(objects: Iterable[tuple[int, dict]], problems: Problems, *, max_chars: int) -> Iterator[ItemRecord]:
+    """The valid records of the file, each item id once; every problem goes to `problems`.
+
+    A generator, so a streamed file is never held whole: only the item ids
+    seen so far (with their first line, for the duplicate message) are kept.
+    """
     first_line: dict[str, int] = {}
+    seen_any = False
     for line, obj in objects:
+        seen_any = True
         record, errors = item_record(line, obj, max_chars)
         for error in errors:
             problems.add(line, error)
@@ -47,10 +53,9 @@ def item_records(objects: list[tuple[int, dict]], problems: Problems, *, max_cha
             problems.add(line, f"duplicate item id {record.external_id!r} (first on line {first})")
             continue
         first_line[record.external_id] = line
-        records.append(record)
-    if not objects and not problems:
+        yield record
+    if not seen_any and not problems:
         problems.add(0, "the file holds no items")
-    return records
 
 
 def item_record(line: int, obj: dict, max_chars: int) -> tuple[ItemRecord | None, list[str]]:

@@ -1,4 +1,4 @@
-"""`dataset_import`: parse, validate, then write a dataset file in one transaction.
+"""`dataset_import`: parse, validate and write a dataset file batch by batch in one transaction.
 
 Formats: JSONL (`dataset_validate`) and the wide CSV (`dataset_parse`); what
 an import into an existing dataset may add, and what conflicts (`dataset_write`).
@@ -6,6 +6,10 @@ an import into an existing dataset may add, and what conflicts (`dataset_write`)
 
 from __future__ import annotations
 
+import hashlib
+import io
+from contextlib import contextmanager
+from itertools import islice
 from pathlib import Path
 from typing import BinaryIO
 
@@ -16,12 +20,15 @@ from annotations.models import Dataset, Project
 from annotations.services.imports.common import ImportProgress, import_permission_check, name_check, reading_progress
 from annotations.services.imports.dataset_parse import dataset_objects, format_of
 from annotations.services.imports.dataset_validate import item_records
-from annotations.services.imports.dataset_write import dataset_plan, dataset_write
+from annotations.services.imports.dataset_write import DatasetBatchWriter
 from annotations.services.imports.errors import ImportFailed, LineError, Problems
-from annotations.services.imports.reading import read_bytes, sha256
+from annotations.services.imports.reading import jsonl_stream, read_bytes
 from annotations.services.imports.results import DatasetImportResult
 from annotations.services.projects import DEFAULT_PROJECT_NAME
 from workbench.names import taken
+
+# Items read, checked and written at a time: the memory an import needs beyond its item ids.
+STREAM_BATCH_ITEMS = 1000
 
 
 class DatasetNameTaken(ImportFailed):
@@ -76,14 +83,15 @@ def dataset_import(
 ) -> DatasetImportResult:
     """Import items, references and outputs atomically.
 
-    Every line is read and checked first, then everything is written in one
-    transaction: on any problem nothing is written and `ImportFailed`
+    A JSONL file is read line by line and written in batches inside one
+    transaction (memory does not grow with the file, only with its item
+    ids): on any problem nothing is written and `ImportFailed`
     carries one `LineError` per problem (1-based physical lines).
     `fmt` is "jsonl" or "csv" (guessed from `filename` when omitted);
     `user`, when given, must be staff of the project (a new project makes
     them its owner). `progress(phase, fraction)`, when given, hears how far
-    the import got: phase "reading" with the fraction of lines read, then
-    "writing" (no fraction) when the transaction starts.
+    the import got: phase "reading" with the fraction of the file read (its
+    batches are written meanwhile), then "writing" (no fraction) at the end.
     """
     if filename is None and isinstance(stream, (str, Path)):
         filename = str(stream)
@@ -98,33 +106,46 @@ def dataset_import(
             raise ImportFailed([LineError(0, problem)])
     # Before reading the file: a taken name fails fast.
     dataset_name_check(dataset_name=dataset_name, project_name=project_name, user=user)
-    raw = read_bytes(stream)
-    digest = sha256(raw)
-
     problems = Problems()
-    objects = dataset_objects(raw, problems, fmt=fmt, delimiter=delimiter, progress=reading_progress(progress))
-    records = item_records(objects, problems, max_chars=max_chars)
-    if progress:
-        progress("writing", None)
-
-    # Conflicts with stored content are checked even when some lines are bad,
-    # so one run reports every problem of the file.
-    with transaction.atomic():
-        dataset = dataset_name_check(dataset_name=dataset_name, project_name=project_name, user=user, lock=True)
-        if dataset is not None:
-            import_permission_check(user, dataset.project)
+    with _opened(stream) as source:
+        hasher = hashlib.sha256()
+        if fmt == "jsonl":
+            objects = jsonl_stream(source, problems, hasher=hasher, progress=reading_progress(progress))
         else:
-            existing_project = Project.objects.filter(name=project_name or DEFAULT_PROJECT_NAME).first()
-            if existing_project is not None:
-                import_permission_check(user, existing_project)
-        plan = dataset_plan(dataset, records, problems)
-        problems.raise_if_any()
-        return dataset_write(
-            plan,
-            dataset=dataset,
-            dataset_name=dataset_name,
-            project_name=project_name,
-            user=user,
-            digest=digest,
-            records=records,
-        )
+            # CSV and MQM TSV are still parsed whole (their rows need the header and its checks first).
+            raw = read_bytes(source)
+            hasher.update(raw)
+            objects = dataset_objects(raw, problems, fmt=fmt, delimiter=delimiter, progress=reading_progress(progress))
+        records = item_records(objects, problems, max_chars=max_chars)
+
+        # One transaction around reading and writing: batches are written as they are read and a
+        # problem on any line (found after some batches were written) rolls back the whole import.
+        with transaction.atomic():
+            dataset = dataset_name_check(dataset_name=dataset_name, project_name=project_name, user=user, lock=True)
+            if dataset is not None:
+                import_permission_check(user, dataset.project)
+            else:
+                existing_project = Project.objects.filter(name=project_name or DEFAULT_PROJECT_NAME).first()
+                if existing_project is not None:
+                    import_permission_check(user, existing_project)
+            writer = DatasetBatchWriter(
+                dataset, dataset_name=dataset_name, project_name=project_name, user=user, problems=problems
+            )
+            while batch := list(islice(records, STREAM_BATCH_ITEMS)):
+                writer.add(batch)
+            if progress:
+                progress("writing", None)
+            problems.raise_if_any()
+            return writer.finish(hasher.hexdigest())
+
+
+@contextmanager
+def _opened(stream: BinaryIO | Path | str | bytes):
+    """A binary file to read `stream` from, closed afterwards when opened here."""
+    if isinstance(stream, bytes):
+        yield io.BytesIO(stream)
+    elif isinstance(stream, (str, Path)):
+        with open(stream, "rb") as file:
+            yield file
+    else:
+        yield stream

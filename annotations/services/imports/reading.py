@@ -9,7 +9,8 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -61,6 +62,69 @@ def decode_lines(raw: bytes, problems: Problems) -> list[tuple[int, str]]:
     if lines and lines[-1][1] == "" and lines[-1][0] == raw.count(b"\n") + 1:
         lines.pop()
     return lines
+
+
+def jsonl_stream(stream, problems: Problems, *, hasher, progress: Progress = None) -> Iterator[tuple[int, dict]]:
+    """`jsonl_objects` read one line at a time, so memory does not grow with the file.
+
+    `stream` is a binary file (or a text one, already decoded); every byte read
+    goes into `hasher` (the file's sha256). Line numbers and messages are those
+    of `jsonl_objects`: lines end at LF only (a lone CR stays in its line).
+    """
+    size = _size_of(stream)
+    read = 0
+    number = 0
+    while True:
+        chunk = stream.readline()
+        if not chunk:
+            return
+        if isinstance(chunk, str):
+            chunk = chunk.encode("utf-8")
+        hasher.update(chunk)
+        read += len(chunk)
+        number += 1
+        if progress and size and number % PROGRESS_EVERY == 0:
+            progress(min(1.0, read / size))
+        if number == 1 and chunk.startswith(b"\xef\xbb\xbf"):
+            chunk = chunk[3:]
+        if chunk.endswith(b"\n"):
+            chunk = chunk[:-1]
+        if chunk.endswith(b"\r"):
+            chunk = chunk[:-1]
+        try:
+            text = chunk.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            bad = chunk[exc.start : exc.start + 1]
+            problems.add(
+                number, f"not valid UTF-8 (byte 0x{bad.hex()} at byte {exc.start + 1}); save the file as UTF-8"
+            )
+            continue
+        if not text.strip():
+            continue
+        try:
+            value = json_loads(text)
+        except ValueError as exc:
+            problems.add(number, f"invalid JSON: {exc}")
+            continue
+        if not isinstance(value, dict):
+            problems.add(number, f"expected a JSON object, got {type(value).__name__}")
+            continue
+        yield number, value
+
+
+def _size_of(stream) -> int | None:
+    """The file's size in bytes, for progress; None when it cannot be known (stdin)."""
+    size = getattr(stream, "size", None)
+    if isinstance(size, int):
+        return size
+    try:
+        return os.fstat(stream.fileno()).st_size or None
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        pass
+    try:
+        return stream.getbuffer().nbytes  # BytesIO
+    except (AttributeError, ValueError):
+        return None
 
 
 def jsonl_objects(raw: bytes, problems: Problems, *, progress: Progress = None) -> list[tuple[int, dict]]:
