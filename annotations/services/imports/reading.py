@@ -81,10 +81,11 @@ def jsonl_stream(stream, problems: Problems, *, hasher, progress: Progress = Non
         if isinstance(chunk, str):
             chunk = chunk.encode("utf-8")
         hasher.update(chunk)
+        if progress and size and number % PROGRESS_EVERY == 0:
+            # The share read before this line, as `jsonl_objects` does: 0 first, never 1 until done.
+            progress(min(1.0, read / size))
         read += len(chunk)
         number += 1
-        if progress and size and number % PROGRESS_EVERY == 0:
-            progress(min(1.0, read / size))
         if number == 1 and chunk.startswith(b"\xef\xbb\xbf"):
             chunk = chunk[3:]
         if chunk.endswith(b"\n"):
