@@ -259,3 +259,29 @@ def test_only_project_staff_may_import_and_a_new_project_is_owned_by_its_creator
     user = UserFactory()
     result = dataset_import(stream=jsonl({"item": "z"}), dataset_name="mine", project_name="mine", user=user)
     assert result.dataset.project.memberships.get(user=user).role == "owner"
+
+
+@pytest.mark.django_db
+def test_checks_span_batches_of_a_streamed_file(monkeypatch):
+    """Batches of two items: a duplicate id three batches later, and a conflict with an item of
+    the dataset read in a later batch, are still found, and the batches written before roll back."""
+    from annotations.services.imports import datasets
+
+    monkeypatch.setattr(datasets, "STREAM_BATCH_ITEMS", 2)
+    dataset_import(stream=jsonl({"item": "s", "source": "stored"}), dataset_name="d")
+    before = table_counts()
+    lines = [{"item": f"i{n}", "source": f"x{n}", "outputs": {"A": f"a{n}"}} for n in range(6)]
+    lines += [{"item": "i0", "source": "again"}, {"item": "s", "source": "changed"}]
+    with pytest.raises(ImportFailed) as failed:
+        dataset_import(stream=jsonl(*lines), dataset_name="d")
+    assert [str(e) for e in failed.value.errors] == [
+        "line 7: duplicate item id 'i0' (first on line 1)",
+        "line 8: item 's' already exists with a different source",
+    ]
+    assert table_counts() == before
+    result = dataset_import(stream=jsonl(*lines[:6]), dataset_name="d")
+    assert result.as_json()["items_created"] == 6
+    assert list(Item.objects.filter(dataset__name="d").order_by("position").values_list("external_id", flat=True)) == [
+        "s",
+        *[f"i{n}" for n in range(6)],
+    ]
