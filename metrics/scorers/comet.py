@@ -40,7 +40,7 @@ from typing import Any, ClassVar
 
 from metrics.scorers import files
 from metrics.scorers.base import Metric, SegmentResult, Triple
-from metrics.scorers.errors import ModelNotAvailable, OptionError
+from metrics.scorers.errors import InputError, ModelNotAvailable, OptionError
 from metrics.scorers.loading import LazyModule, compute_dtype_name, configured_models, pick_device, torch_dtype
 from metrics.scorers.progress import step
 
@@ -491,12 +491,25 @@ class CometKiwiMetric(_CometBase):
     needs_source: ClassVar[bool] = True
     expected_kind: ClassVar[str] = "unified_metric"
 
+    # Only whether every segment has a reference: it decides the inputs (and the signature).
+    corpus_state_reads: ClassVar[frozenset[str]] = frozenset({"nrefs"})
+
+    def corpus_state(self, hyps, refs=None, srcs=None, data=None) -> dict[str, Any]:
+        # Decided once for the whole corpus, so every chunk reads the same inputs and the
+        # signature says which were read.
+        return {"refs": refs is not None}
+
+    def _reads_refs(self, segments: Sequence[str], state: dict[str, Any] | None) -> bool:
+        return "ref" in segments and bool((state or {}).get("refs"))
+
     def signature_fields(self) -> dict[str, Any]:
-        """As `comet`'s, plus the checkpoint's input segments (`mt+src`, or `mt+src+ref` for a
-        unified checkpoint that reads references when the dataset has them)."""
+        """As `comet`'s, plus the inputs actually read: `mt+src`, or `mt+src+ref` when a unified
+        checkpoint that takes references scored a corpus with them (the scores differ, so the
+        signatures must)."""
         fields = super().signature_fields()
         hparams = read_hparams(resolve_checkpoint_dir(self.options["model"]))
-        fields["inputs"] = "+".join(str(s) for s in hparams.get("input_segments") or ["mt", "src"])
+        segments = [str(s) for s in hparams.get("input_segments") or ["mt", "src"]]
+        fields["inputs"] = "mt+src+ref" if self._reads_refs(segments, self.loaded_state) else "mt+src"
         return fields
 
     def _concat(self, model: CometModel, parts: list[list[int]]) -> list[int]:
@@ -526,7 +539,11 @@ class CometKiwiMetric(_CometBase):
         mt_ids, mt_cut = self.tokenize(model, [str(h) for h in hyps], limit)
         src_ids, src_cut = self.tokenize(model, [str(s) for s in srcs], limit)
         segments = [str(s) for s in model.hparams.get("input_segments") or ["mt", "src"]]
-        use_ref = "ref" in segments and refs is not None
+        # Without a loaded corpus state this call is the whole corpus.
+        state = self.loaded_state if self.loaded_state is not None else self.corpus_state(hyps, refs, srcs, data)
+        use_ref = self._reads_refs(segments, state)
+        if use_ref and refs is None:
+            raise InputError(f"{self.name}: this corpus was planned with references, this chunk has none")
         if use_ref:
             first_refs = [group[0] for group in self.reference_lists(refs)]
             ref_ids, ref_cut = self.tokenize(model, first_refs, limit)

@@ -215,9 +215,11 @@ def model_config(path: Path) -> dict:
 
 
 def model_kind(config: dict) -> str:
-    """ "causal-lm" (a language-model head: judges), "classifier" (a sequence-classification
+    """ "metricx" (MetricX's mT5 regression), "causal-lm" (a language-model head: judges), "classifier" (a sequence-classification
     head: NLI) or "encoder" (hidden states only: BERTScore, SemDist, YiSi ...)."""
     names = [str(a) for a in config.get("architectures") or [] if isinstance(a, str)]
+    if "MT5ForRegression" in names:  # MetricX-23/24 (google-research/metricx saves this class)
+        return "metricx"
     if any(is_causal_lm_architecture(n) for n in names):
         return "causal-lm"
     if any(n.endswith("ForSequenceClassification") for n in names):

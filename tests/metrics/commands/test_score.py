@@ -454,3 +454,28 @@ def test_comet_from_the_command_line_equals_the_reference(tmp_path):
     )  # fmt: skip
     scores = [json.loads(line)["score"] for line in segments.read_text(encoding="utf-8").splitlines()]
     assert scores == pytest.approx(expected["scores"]["comet-tiny"], abs=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["ref", "qe"])
+def test_metricx_from_the_command_line_equals_the_reference(tmp_path, mode):
+    """`score --metric metricx --option model=DIR --option tokenizer=DIR`: the scores
+    google-research/metricx's models.py gave on the same tiny checkpoint (metricx_fixtures), with
+    references (reference mode) and without (QE mode)."""
+    fixtures = ROOT / "tests" / "metrics" / "scorers" / "metricx_fixtures"
+    expected = json.loads((fixtures / "expected.json").read_text(encoding="utf-8"))
+    samples = expected["samples"]
+    segments = tmp_path / "segments.jsonl"
+    refs = ["--ref", write(tmp_path / "ref.txt", [s["ref"] for s in samples])] if mode == "ref" else []
+    run(
+        "--metric", "metricx",
+        "--option", f"model={fixtures / 'mt5-tiny'}",
+        "--option", f"tokenizer={fixtures / 'mt5-tiny'}",
+        "--option", f"max_input_length={expected['provenance']['max_input_length']}",
+        "--option", "device=cpu",
+        "--hyp", write(tmp_path / "mt.txt", [s["mt"] for s in samples]),
+        "--src", write(tmp_path / "src.txt", [s["src"] for s in samples]),
+        "--segments", str(segments),
+        *refs,
+    )  # fmt: skip
+    scores = [json.loads(line)["score"] for line in segments.read_text(encoding="utf-8").splitlines()]
+    assert scores == pytest.approx(expected["scores"][mode], abs=1e-5)

@@ -119,3 +119,22 @@ def test_inputs_are_checked():
         metric("comet", "comet-tiny").score(HYPS, REFS, None)
     with pytest.raises(InputError):
         metric("cometkiwi", "kiwi-tiny").score(HYPS, None, SRCS[:2])
+
+
+def test_signature_says_whether_a_unified_checkpoint_read_references():
+    # The scores differ with and without references (the three-input mean), so must the signatures.
+    with_refs = metric("cometkiwi", "unified3-tiny")
+    with_refs.load_corpus_state(with_refs.corpus_state(HYPS, REFS, SRCS))
+    without = metric("cometkiwi", "unified3-tiny")
+    without.load_corpus_state(without.corpus_state(HYPS, None, SRCS))
+    assert "|inputs:mt+src+ref|" in with_refs.signature()
+    assert "|inputs:mt+src|" in without.signature()
+    scored_without = [s.score for s in without.score(HYPS, REFS, SRCS)]  # planned without: refs ignored
+    assert scored_without != pytest.approx(EXPECTED["scores"]["unified3-tiny"], abs=1e-5)
+    assert [s.score for s in with_refs.score(HYPS, REFS, SRCS)] == pytest.approx(
+        EXPECTED["scores"]["unified3-tiny"], abs=1e-5
+    )
+    # A checkpoint that takes no reference reads none, whatever the corpus has.
+    kiwi = metric("cometkiwi", "kiwi-tiny")
+    kiwi.load_corpus_state(kiwi.corpus_state(HYPS, REFS, SRCS))
+    assert "|inputs:mt+src|" in kiwi.signature()
