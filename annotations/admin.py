@@ -173,6 +173,20 @@ class ExportJobAdmin(admin.ModelAdmin):
     readonly_fields = ["options", "errors", "result", "archive", "size", "started_at", "finished_at"]
 
 
+@admin.register(models.BackgroundAnswer)
+class BackgroundAnswerAdmin(admin.ModelAdmin):
+    list_display = ["campaign", "annotator", "created_at"]
+    list_select_related = ["campaign", "annotator"]
+    raw_id_fields = ["campaign", "annotator"]
+
+
+@admin.register(models.UnitNote)
+class UnitNoteAdmin(admin.ModelAdmin):
+    list_display = ["campaign", "annotator", "item", "criterion", "special", "created_at"]
+    list_select_related = ["campaign", "annotator", "item"]
+    raw_id_fields = ["campaign", "annotator", "item", "assignment"]
+
+
 @admin.register(models.LoginLink)
 class LoginLinkAdmin(admin.ModelAdmin):
     """Read-only: a link is issued where its token can be shown once (the members page,

@@ -93,6 +93,13 @@ def data(db):
     from annotations.models.exports import ExportJob
 
     ExportJob.objects.create(campaign=likert, user=annotator.user, options={"format": "jsonl"})
+    # Background answers and a unit's note (annotations.models.responses).
+    from annotations.models import BackgroundAnswer, UnitNote
+
+    BackgroundAnswer.objects.create(campaign=likert, annotator=annotator, answers={"native": "German"})
+    UnitNote.objects.create(
+        campaign=likert, annotator=annotator, item=item, outputs=[out_a.pk], unit_key="u", text="a comment"
+    )
     # Study links (annotations.studies): a link and one visitor.
     from annotations.studies.services import Visitor, join_link_create, join_participant_enter
 

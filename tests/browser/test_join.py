@@ -57,7 +57,10 @@ def study(live_server):
         instructions="Rate how **fluent** each output is (1 = not at all, 5 = perfectly).",
     )
     # One silent gold unit per batch that expects a high score; passing every control is required.
-    output = Output.objects.filter(item__dataset=dataset).order_by("id").first()
+    # Its item is added after the campaign is planned, so no regular unit shows it: a gold unit goes
+    # only to a participant who has seen nothing of its item (issue 46), whatever order the walk takes.
+    gold_item = ItemFactory(dataset=dataset, position=4, external_id="c-gold", source="Input sentence 4.")
+    output = OutputFactory(item=gold_item, system=systems[0], text="Output 4 of system 0: the museum opens at 13.")
     gold_unit_create(
         campaign=campaign,
         item=output.item,

@@ -42,8 +42,17 @@ def _dataset(n_items):
 
 def _submit(assignment, annotator, rng):
     system_of = dict(Output.objects.filter(pk__in=assignment.shown_order).values_list("pk", "system__name"))
+    # The middle systems score exactly their mean: all ties, so their pair can never become
+    # significant by chance, whichever units the engine's random walk hands out first (the
+    # enrolment seeds are drawn afresh each run; noise there made the test fail now and then).
     judgements = [
-        {"criterion": "q", "output": o, "score": min(100, max(0, MEANS[system_of[o]] + rng.gauss(0, 8)))}
+        {
+            "criterion": "q",
+            "output": o,
+            "score": MEANS[system_of[o]]
+            if system_of[o].startswith("zq-mid")
+            else min(100, max(0, MEANS[system_of[o]] + rng.gauss(0, 8))),
+        }
         for o in assignment.shown_order
     ]
     unit_submit(
