@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from annotations.models import Assignment, Membership, Output
+from annotations.models import Assignment, Membership
 from annotations.quality import codes
 from annotations.models.quality import CompletionCode, GoldUnit
 from annotations.quality.services import gold_unit_create, quality_settings_update
