@@ -40,6 +40,7 @@ from typing import Any, ClassVar
 
 from metrics.scorers import files
 from metrics.scorers.base import Metric, SegmentResult, Triple
+from metrics.scorers.batches import length_batches, pad_batch
 from metrics.scorers.errors import InputError, ModelNotAvailable, OptionError
 from metrics.scorers.loading import LazyModule, compute_dtype_name, configured_models, pick_device, torch_dtype
 from metrics.scorers.progress import step
@@ -317,22 +318,6 @@ def get_comet_model(model: str, encoder: str | None, device: str | None, dtype: 
 
 
 # ---- batching -----------------------------------------------------------------------------------
-def _batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
-    """Indices sorted by length (longest first), cut into batches: little padding per batch."""
-    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
-
-
-def _pad(seqs: Sequence[Sequence[int]], pad_id: int, device: str) -> tuple[torch.Tensor, torch.Tensor]:
-    width = max(len(s) for s in seqs)
-    ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
-    for row, seq in enumerate(seqs):
-        ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
-    lengths = torch.tensor([len(s) for s in seqs])
-    mask = (torch.arange(width)[None, :] < lengths[:, None]).long()
-    return ids.to(device), mask.to(device)
-
-
 class _CometBase(Metric):
     uses_model: ClassVar[bool] = True
     model_kinds: ClassVar[frozenset[str]] = frozenset({"comet"})
@@ -427,11 +412,11 @@ class CometMetric(_CometBase):
         ids, cut = self.tokenize(model, texts, model.max_positions - 2)
         pad_id = model.tokenizer.pad_token_id
         out = torch.zeros((len(texts), model.encoder.config.hidden_size), dtype=torch.float32, device=model.device)
-        batches = _batches([len(s) for s in ids], int(self.options["batch_size"]))
+        batches = length_batches([len(s) for s in ids], int(self.options["batch_size"]))
         done = 0
         for batch in batches:
             step(done, len(texts))
-            input_ids, mask = _pad([ids[i] for i in batch], pad_id, model.device)
+            input_ids, mask = pad_batch([ids[i] for i in batch], pad_id, model.device)
             emb = model.encode_layers(input_ids, mask)
             # Average over real tokens (the reference masks by pad id and divides by the mask's sum).
             emb = emb.masked_fill(input_ids.eq(pad_id).unsqueeze(-1), 0.0)
@@ -565,9 +550,9 @@ class CometKiwiMetric(_CometBase):
         pad_id = model.tokenizer.pad_token_id
         with torch.inference_mode():
             done = 0
-            for batch in _batches([len(s) for _, s in sequences], int(self.options["batch_size"])):
+            for batch in length_batches([len(s) for _, s in sequences], int(self.options["batch_size"])):
                 step(done, len(sequences))
-                input_ids, mask = _pad([sequences[k][1] for k in batch], pad_id, model.device)
+                input_ids, mask = pad_batch([sequences[k][1] for k in batch], pad_id, model.device)
                 emb = model.encode_layers(input_ids, mask)
                 values = model.estimate(emb[:, 0, :]).double().cpu().tolist()
                 for k, value in zip(batch, values):

@@ -30,7 +30,8 @@ from typing import Any, ClassVar
 
 from metrics.scorers import files
 from metrics.scorers.base import Metric, SegmentResult, Triple
-from metrics.scorers.comet import _batches, _pad, file_digest
+from metrics.scorers.batches import length_batches, pad_batch
+from metrics.scorers.comet import file_digest
 from metrics.scorers.errors import InputError, ModelNotAvailable, OptionError
 from metrics.scorers.loading import LazyModule, compute_dtype_name, configured_models, pick_device, torch_dtype
 from metrics.scorers.progress import step
@@ -251,9 +252,9 @@ class MetricXMetric(Metric):
         pad_id = model.tokenizer.pad_token_id
         with torch.inference_mode():
             done = 0
-            for batch in _batches([len(s) for s in ids], int(self.options["batch_size"])):
+            for batch in length_batches([len(s) for s in ids], int(self.options["batch_size"])):
                 step(done, len(ids))
-                input_ids, mask = _pad([ids[k] for k in batch], pad_id, model.device)
+                input_ids, mask = pad_batch([ids[k] for k in batch], pad_id, model.device)
                 for k, value in zip(batch, model.predict(input_ids, mask).double().cpu().tolist()):
                     scores[k] = value
                 done += len(batch)
