@@ -21,6 +21,7 @@ from tests.annotations.analysis.metric_runs import score_dataset
 from tests.annotations.analysis.test_protocols import _likert, dataset  # noqa: F401
 from tests.annotations.factories import MembershipFactory, UserFactory
 from tests.browser.conftest import log_in
+from tests.browser.test_analysis import POINTS
 from tests.metrics.conftest import build_dataset
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -132,23 +133,27 @@ def test_comet_and_metricx_in_the_meta_table_scatter_and_item_pages(page, learne
     # metricx (lower is better) is correlated in its direction; each row has its SPA cluster.
     page.goto(f"/campaigns/{campaign.pk}/analysis/meta/")
     table = page.locator("#meta-table")
-    headers = table.locator("thead th").all_inner_texts()[1:]
+    table.locator("tbody tr[data-metric]").first.wait_for()
+    headers = [h.lower() for h in table.locator("thead th").all_text_contents()[1:]]
     pearson_col = next(k for k, h in enumerate(headers) if "pearson" in h and "segment" in h)
     spa_col = next(k for k, h in enumerate(headers) if "spa" in h and "system" in h)
-    compare = _json("correlate", "--campaign", "likert", "--criterion", "adequacy", "--method", "spa", "--compare-all")
+    compare = _json(
+        *("correlate", "--campaign", "likert", "--criterion", "adequacy", "--level", "system"),
+        *("--method", "spa", "--compare-all", "--resamples", "200"),  # the page's clusters: 200 resamples
+    )
     ranks = {m["metric"]: m["rank"] for m in compare["metrics"]}
     for name in ("comet", "metricx"):
         run = runs[name]
         cells = table.locator(f"tbody tr[data-metric='{name}'] td")
         expected = _json("correlate", "--campaign", "likert", "--metric", f"#{run.pk}", "--criterion", "adequacy")
-        assert cells.nth(pearson_col).inner_text().split()[0] == _f3(expected["value"])
+        assert cells.nth(pearson_col).inner_text().split()[0] == _f3(expected["pearson"])
         spa = _json(
             *("correlate", "--campaign", "likert", "--metric", f"#{run.pk}", "--criterion", "adequacy"),
             *("--level", "system", "--method", "spa"),
         )
-        assert cells.nth(spa_col).inner_text().split()[0] == _f3(spa["value"])
+        assert cells.nth(spa_col).inner_text().split()[0] == _f3(spa["spa"])
         cluster = cells.nth(spa_col).locator("[data-field='cluster']").inner_text()
-        assert cluster == f"({ranks[next(m for m in ranks if m.startswith(name))]})"
+        assert cluster == f"({ranks[name]})"
 
     # Scatter: one point per rated output at its stored score, r as `correlate` prints it.
     for name in ("comet", "metricx"):
@@ -156,12 +161,13 @@ def test_comet_and_metricx_in_the_meta_table_scatter_and_item_pages(page, learne
         page.goto(f"/campaigns/{campaign.pk}/analysis/scatter/?criterion=adequacy&run={run.pk}")
         page.wait_for_selector("#plot[data-rendered='true']")
         stored = scores_by_output(run=run)
+        assert page.locator(POINTS).count() == 48  # one drawn point per rated output
         rows = page.locator("#points-table tbody tr")
         assert rows.count() == len(stored) == 48
-        shown = sorted(float(t) for t in rows.locator("td:nth-child(3)").all_inner_texts())
+        shown = sorted(float(t) for t in rows.locator("td:nth-child(3)").all_text_contents())
         assert shown == pytest.approx(sorted(round(v, 3) for v in stored.values()), abs=5e-4)
         expected = _json("correlate", "--campaign", "likert", "--metric", f"#{run.pk}", "--criterion", "adequacy")
-        assert f"Pearson r {_f3(expected['value'])}" in page.locator("main").inner_text()
+        assert f"Pearson r {_f3(expected['pearson'])}" in page.locator("main").text_content()
 
     # Item page: each output's comet and metricx scores, as stored.
     item = Item.objects.get(dataset=campaign.dataset, external_id="i0")
