@@ -1,4 +1,4 @@
-"""Files named by metric options (`model`, `baseline`, `frequency_file`, `templates_file`, `templates`).
+"""Files named by metric options (`model`, `baseline`, `frequency_file`, `templates_file`, `templates`, `spm`).
 
 A metric run is started by a web user, but its options name files on the
 server. So a path is only ever a string in the web process (`check_syntax`:
@@ -35,7 +35,7 @@ from typing import Iterator
 from metrics.scorers.errors import OptionError
 
 # Options whose string values name files or model directories.
-PATH_OPTIONS = frozenset({"model", "encoder", "baseline", "frequency_file", "templates_file", "prompt"})
+PATH_OPTIONS = frozenset({"model", "encoder", "baseline", "frequency_file", "templates_file", "prompt", "spm"})
 MAX_PATH_CHARS = 1024
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 

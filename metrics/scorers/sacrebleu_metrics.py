@@ -19,7 +19,9 @@ segment needs at least one reference (an empty string is a valid, empty one).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from metrics.scorers.base import CorpusResult, Metric, SegmentResult, Triple
@@ -28,6 +30,46 @@ from metrics.scorers.errors import InputError, OptionError
 # sacrebleu tokenizers that need no download at run time (the SentencePiece
 # ones fetch a model from the internet on first use, which this workbench never does).
 OFFLINE_TOKENIZERS = ("13a", "intl", "none", "zh", "char", "ja-mecab", "ko-mecab")
+# sacrebleu's SentencePiece tokenizers (spBLEU): BLEU takes them with `spm=PATH`, a local model
+# file (FLORES-101's, FLORES-200's or spBLEU-1K's, downloaded by the user), read as any
+# metric option file (metrics.scorers.files); sacrebleu's own would download it.
+SPM_TOKENIZERS = ("flores101", "flores200", "spBLEU-1K")
+
+
+class LocalSPMTokenizer:
+    """sacrebleu's `TokenizerSPM` (pieces joined by spaces) over a model read from a local file:
+    the same tokens as `BLEU(tokenize=name)` given the same model file, and never a download.
+    `signature()` is sacrebleu's name (`flores200`); `digest` the sha256 of the model file."""
+
+    def __init__(self, name: str, model: bytes) -> None:
+        import sentencepiece  # lazy: only spBLEU needs it
+
+        self.name = name
+        self.digest = hashlib.sha256(model).hexdigest()
+        try:
+            self.sp = sentencepiece.SentencePieceProcessor(model_proto=model)
+        except (RuntimeError, TypeError, OSError):
+            raise OptionError("bleu: spm: the file is not a SentencePiece model") from None
+        if self.sp.GetPieceSize() == 0:
+            raise OptionError("bleu: spm: the file is not a SentencePiece model")
+        self._encode = lru_cache(maxsize=2**16)(self._pieces)
+
+    def _pieces(self, line: str) -> str:
+        return " ".join(self.sp.EncodeAsPieces(line))
+
+    def __call__(self, line: str) -> str:
+        return self._encode(line)
+
+    def signature(self) -> str:
+        return self.name
+
+
+def spm_tokenizer(name: str, path: str) -> LocalSPMTokenizer:
+    """The tokenizer `name` over the model file `path`, read only where the worker may read
+    files (metrics.scorers.files: WORKBENCH_DATA_DIRS, any path for the `score` command)."""
+    from metrics.scorers import files  # lazy: files imports Django settings when configured
+
+    return LocalSPMTokenizer(name, files.read_bytes("spm", path))
 
 
 def offline_tokenizer(name: str, metric: str):
@@ -75,8 +117,16 @@ class _SacreBLEUMetric(Metric):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
+        self._engine_cache = None
         self._validate()
-        self._engine = self._build(sentence=False)
+
+    @property
+    def _engine(self):
+        # Built on first use, not in __init__: the web process builds metrics to check their
+        # options and must never open the files they name (bleu's `spm`).
+        if self._engine_cache is None:
+            self._engine_cache = self._build(sentence=False)
+        return self._engine_cache
 
     # subclasses
     def _validate(self) -> None:
@@ -186,6 +236,7 @@ class BLEUMetric(_SacreBLEUMetric):
         "smooth_value": None,
         "max_ngram_order": 4,
         "effective_order": False,
+        "spm": None,
     }
     option_bounds: ClassVar[dict[str, tuple[float, float]]] = {"max_ngram_order": (1, 10), "smooth_value": (0.0, 100.0)}
 
@@ -193,23 +244,40 @@ class BLEUMetric(_SacreBLEUMetric):
         from sacrebleu.metrics.bleu import BLEU
 
         tok = self.options["tokenize"]
-        if tok not in OFFLINE_TOKENIZERS:
+        spm = self.options["spm"]
+        if tok in SPM_TOKENIZERS:
+            if spm is None:
+                raise OptionError(
+                    f"bleu: tokenize={tok} needs spm=PATH, a local SentencePiece model file "
+                    "(the workbench never downloads one)"
+                )
+        elif spm is not None:
+            raise OptionError(f"bleu: spm is only read with tokenize={'|'.join(SPM_TOKENIZERS)}")
+        elif tok not in OFFLINE_TOKENIZERS:
             raise OptionError(
-                f"bleu: tokenize={tok!r} is not available offline; use one of {', '.join(OFFLINE_TOKENIZERS)}"
+                f"bleu: tokenize={tok!r} is not available offline; use one of "
+                f"{', '.join(OFFLINE_TOKENIZERS + SPM_TOKENIZERS)} (the last {len(SPM_TOKENIZERS)} with spm=PATH)"
             )
         if self.options["smooth_method"] not in BLEU.SMOOTH_DEFAULTS:
             raise OptionError(
                 f"bleu: smooth_method={self.options['smooth_method']!r}; use one of {', '.join(BLEU.SMOOTH_DEFAULTS)}"
             )
-        self._sentence_engine = self._build(sentence=True)
+        self._sentence_engine_cache = None
+        self._spm_tokenizer: LocalSPMTokenizer | None = None
+
+    def _tokenizer_spm(self) -> LocalSPMTokenizer:
+        if self._spm_tokenizer is None:
+            self._spm_tokenizer = spm_tokenizer(self.options["tokenize"], self.options["spm"])
+        return self._spm_tokenizer
 
     def _build(self, sentence: bool):
         from sacrebleu.metrics import BLEU
 
+        spm = self.options["tokenize"] in SPM_TOKENIZERS
         try:
-            return BLEU(
+            engine = BLEU(
                 lowercase=self.options["lowercase"],
-                tokenize=self.options["tokenize"],
+                tokenize="none" if spm else self.options["tokenize"],
                 smooth_method=self.options["smooth_method"],
                 smooth_value=self.options["smooth_value"],
                 max_ngram_order=self.options["max_ngram_order"],
@@ -217,9 +285,16 @@ class BLEUMetric(_SacreBLEUMetric):
             )
         except (ImportError, RuntimeError, OSError) as exc:
             raise OptionError(f"bleu: tokenizer {self.options['tokenize']!r} cannot be used here: {exc}") from exc
+        if spm:
+            # sacrebleu's BLEU with our tokenizer in place of the one it would download.
+            engine.tokenizer = self._tokenizer_spm()
+            engine.tokenizer_signature = engine.tokenizer.signature()
+        return engine
 
     def _segment_engine(self):
-        return self._sentence_engine
+        if self._sentence_engine_cache is None:
+            self._sentence_engine_cache = self._build(sentence=True)
+        return self._sentence_engine_cache
 
     def _sacrebleu_fields(self) -> dict[str, Any]:
         from sacrebleu.metrics.bleu import BLEU
@@ -235,6 +310,10 @@ class BLEUMetric(_SacreBLEUMetric):
             "tok": self._engine.tokenizer.signature(),
             "smooth": smooth,
         }
+        if self.options["spm"] is not None:
+            # The model file, by its sha256 (12 hex digits, as comet's checkpoint): sacrebleu's
+            # `tok:flores200` alone does not say which model file tokenized.
+            fields["spm"] = f"sha256:{self._tokenizer_spm().digest[:12]}"
         # sacrebleu's signature omits the order; ours names it when it is not BLEU-4.
         if self.options["max_ngram_order"] != 4:
             fields["order"] = self.options["max_ngram_order"]

@@ -437,6 +437,9 @@ WORKBENCH_DATA_DIRS = _dirs("WORKBENCH_DATA_DIRS", VAR_DIR / "metric-files")
 WORKBENCH_METRIC_FILE_MAX_BYTES = env.int("WORKBENCH_METRIC_FILE_MAX_BYTES", default=64 * 1024 * 1024)
 # Test hook only: seconds each metric chunk waits before scoring (keeps one in flight).
 WORKBENCH_METRIC_CHUNK_DELAY = env.float("WORKBENCH_METRIC_CHUNK_DELAY", default=0.0)
+# Test hook only: a model metric's chunk, once it has stored progress inside it, waits until this
+# file exists (tests/browser/test_learned_metrics.py sees the progress of a tiny model's chunk).
+WORKBENCH_METRIC_PROGRESS_HOLD = env.str("WORKBENCH_METRIC_PROGRESS_HOLD", default="")
 
 LOGGING = {
     "version": 1,

@@ -154,7 +154,9 @@ def test_signature_is_one_format_with_sacrebleus_fields():
 @pytest.mark.parametrize(
     ("name", "options", "message"),
     [
-        ("bleu", {"tokenize": "flores101"}, "not available offline"),
+        ("bleu", {"tokenize": "flores101"}, "needs spm=PATH"),  # never sacrebleu's download
+        ("bleu", {"tokenize": "spm"}, "not available offline"),
+        ("bleu", {"tokenize": "bogus"}, "not available offline"),
         ("bleu", {"smooth_method": "magic"}, "smooth_method"),
         ("bleu", {"smooth_value": "lots"}, "smooth_value"),
         ("chrf", {"char_order": "-1"}, "char_order"),
