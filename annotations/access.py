@@ -29,6 +29,8 @@ from annotations.models import Annotator, Campaign, Dataset, Membership, Project
 from annotations.selectors import STAFF_ROLES, User, campaign_list, dataset_list, project_role, staff_project_list
 from annotations.models.studies import JoinLink
 from annotations.studies.session import join_binding
+from annotations.services.projects import annotator_get_or_create
+from annotations.selectors import annotator_for_user
 
 STAFF_ONLY = "Only owners and researchers of the project may do this."
 OWNERS_ONLY = "Only owners of the project may do this."
@@ -140,12 +142,9 @@ def request_annotator(request: HttpRequest, campaign: Campaign, *, create: bool 
     if request.user.is_authenticated:
         require_member(user=request.user, project=campaign.project)
         if create:
-            from annotations.services.projects import annotator_get_or_create
-
             return annotator_get_or_create(
                 project=campaign.project, name=request.user.get_username(), user=request.user
             )
-        from annotations.selectors import annotator_for_user
 
         return annotator_for_user(user=request.user, project=campaign.project)
     binding = join_binding(request)

@@ -8,21 +8,21 @@ class AnnotationsConfig(AppConfig):
     def ready(self) -> None:
         # The project's Celery app, so that the shared tasks of every app send to its broker
         # (workbench/__init__.py no longer imports it: see there).
-        import workbench.celery  # noqa: F401
+        import workbench.celery  # noqa: F401  # lazy: Django app registry not ready before ready()
 
         # The API's token lookups are cached a few seconds (annotations.permissions): a token or
         # user saved or deleted here is looked up afresh at once.
-        from django.contrib.auth import get_user_model
-        from django.db.models.signals import post_delete, post_save
-        from rest_framework.authtoken.models import Token
+        from django.contrib.auth import get_user_model  # lazy: Django app registry not ready before ready()
+        from django.db.models.signals import post_delete, post_save  # lazy: app registry not ready
+        from rest_framework.authtoken.models import Token  # lazy: Django app registry not ready before ready()
 
-        from annotations.permissions import token_rows_on_change
+        from annotations.permissions import token_rows_on_change  # lazy: Django app registry not ready before ready()
 
         for model in (Token, get_user_model()):
             post_save.connect(token_rows_on_change, sender=model, dispatch_uid=f"token-rows-{model._meta.label}")
             post_delete.connect(token_rows_on_change, sender=model, dispatch_uid=f"token-rows-del-{model._meta.label}")
         # So is the user of a session (workbench.auth).
-        from workbench.auth import user_rows_on_change
+        from workbench.auth import user_rows_on_change  # lazy: Django app registry not ready before ready()
 
         post_save.connect(user_rows_on_change, sender=get_user_model(), dispatch_uid="session-user-rows")
         post_delete.connect(user_rows_on_change, sender=get_user_model(), dispatch_uid="session-user-rows-del")

@@ -1,10 +1,12 @@
 """HTML forms. Validation of file contents belongs to the importer, not here."""
 
 from django import forms
+from django.core.exceptions import ValidationError
 
 from annotations import protocols
 from annotations.models import Campaign, Dataset, Membership, Project, System
 from annotations.protocols import options as opt
+from annotations.services.prefill import span_runs
 
 
 class DatasetUploadForm(forms.Form):
@@ -164,7 +166,6 @@ class CampaignForm(forms.Form):
             System.objects.filter(dataset__project=project).select_related("dataset").order_by("dataset__name", "name")
         )
         self.fields["systems"].label_from_instance = lambda s: s.name
-        from annotations.services.prefill import span_runs
 
         self.fields["prefill_run"].choices = [("", "None")] + [
             (str(run.pk), f"{run.dataset.name}: {run.metric} (run {run.pk})") for run in span_runs(project=project)
@@ -173,7 +174,6 @@ class CampaignForm(forms.Form):
     def options_given(self, protocol) -> dict:
         """The chosen protocol's options as filled in (empty fields left out: the defaults);
         text that must be JSON parsed here, with an "options.NAME: reason" ValidationError."""
-        from django.core.exceptions import ValidationError
 
         given = {}
         for option in protocol.options:

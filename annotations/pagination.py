@@ -12,6 +12,7 @@ from __future__ import annotations
 from django.core.paginator import Paginator
 from django.utils.functional import cached_property
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.exceptions import NotFound
 
 from annotations import selectors
 
@@ -66,7 +67,6 @@ class BoundedPagination(PageNumberPagination):
     django_paginator_class = BoundedPaginator
 
     def paginate_queryset(self, queryset, request, view=None):
-        from rest_framework.exceptions import NotFound
 
         try:
             return super().paginate_queryset(queryset, request, view=view)

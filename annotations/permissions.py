@@ -19,9 +19,13 @@ from rest_framework.authentication import SessionAuthentication
 from rest_framework.authentication import TokenAuthentication as DRFTokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.permissions import IsAuthenticated
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from rest_framework.authtoken.models import Token
 
 from annotations.access import require_member, require_owner, require_staff
 from workbench.parsers import StrictJSONParser
+from annotations import rows
 
 __all__ = ["ApiAuthMixin", "TokenAuthentication", "require_member", "require_owner", "require_staff"]
 
@@ -58,11 +62,6 @@ class TokenAuthentication(DRFTokenAuthentication):
     every API request."""
 
     def authenticate_credentials(self, key):
-        from django.conf import settings
-        from django.contrib.auth import get_user_model
-        from rest_framework.authtoken.models import Token
-
-        from annotations import rows
 
         User = get_user_model()
         ttl = settings.WORKBENCH_TOKEN_CACHE_SECONDS

@@ -15,6 +15,7 @@ import functools
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Model
+from django.db.backends.postgresql.base import ServerBindingCursor
 
 
 def cursor():
@@ -30,7 +31,6 @@ def cursor():
     db = connections[DEFAULT_DB_ALIAS]  # the `connection` proxy, looked up once (a thread-local per use)
     if not db.settings_dict["OPTIONS"].get("prepare_threshold") or db.queries_logged:
         return db.cursor()
-    from django.db.backends.postgresql.base import ServerBindingCursor
 
     db.close_if_health_check_failed()
     db.ensure_connection()

@@ -29,6 +29,9 @@ import threading
 import time
 
 from django.conf import settings
+from django.db import connection
+from annotations.models import Campaign
+from annotations.selectors.controls import controls_possible_sql
 
 
 # Set during a request when its campaign can hand out controls (read per request by the decorator).
@@ -58,10 +61,6 @@ def controls_in_play(possible: bool) -> None:
 def campaign_controls_check(campaign_id: int) -> None:
     """For a unit page that takes no lock (showing a pending unit): ask the database whether
     the campaign can hand out controls, as the engine's lock query does."""
-    from django.db import connection
-
-    from annotations.models import Campaign
-    from annotations.selectors.controls import controls_possible_sql
 
     with connection.cursor() as cursor:
         cursor.execute(

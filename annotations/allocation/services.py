@@ -14,6 +14,7 @@ import zlib
 
 from django.db import connection, transaction
 from django.utils import timezone
+from django.core.exceptions import ValidationError
 
 from annotations.allocation import adaptive
 from annotations.allocation.state import params_from, verdict_from_json, verdict_to_json
@@ -131,7 +132,6 @@ def campaign_stop(*, campaign: Campaign, reason: str, by: str = Campaign.Stopped
     """Stop a campaign early: no unit is handed out any more (pending ones can still be submitted);
     the time and reason go to the campaign page, the card and campaign.json. Stopping twice keeps
     the first record."""
-    from django.core.exceptions import ValidationError
 
     reason = (reason or "").strip()
     if not reason:

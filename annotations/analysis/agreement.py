@@ -190,7 +190,7 @@ def cohen_kappas(
 
     A pair is named by its two names in sorted order joined by "|", and pairs come in the sorted
     order of those keys: the same pair has the same key in any database holding the same data."""
-    from statsmodels.stats.inter_rater import cohens_kappa
+    from statsmodels.stats.inter_rater import cohens_kappa  # lazy: statsmodels costs each web worker ~0.5 s and ~40 MB
 
     domain, cats = np.unique(table.values, return_inverse=True)
     order = np.lexsort((table.units, table.annotators))
@@ -402,8 +402,8 @@ class TableBuilder:
 
     def table(self) -> Table:
         """Values z-scored per annotator when the protocol's variant is "z"."""
-        from annotations.protocols.base import Z
-        from annotations.protocols.stats import zscore_by_annotator
+        from annotations.protocols.base import Z  # lazy: protocols load the models
+        from annotations.protocols.stats import zscore_by_annotator  # lazy: protocols load the models
 
         self._flush()
         table = Table(*(np.concatenate([p[k] for p in self._parts]) for k in range(3)))

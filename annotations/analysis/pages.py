@@ -10,6 +10,7 @@ from collections import defaultdict
 
 import numpy as np
 from django.urls import reverse
+from django.db.models import Exists, OuterRef
 
 from annotations import protocols
 from annotations.analysis import correlation as co
@@ -23,6 +24,10 @@ from annotations.models import (
 from annotations.selectors.figures_cache import cached
 from annotations.selectors.judgements import INCLUDED, campaign_judgements
 from annotations.selectors.outputs import output_index
+from annotations.analysis import judges
+from annotations.models import System
+from annotations.analysis import error_free as ef
+from annotations.analysis import span_eval as se
 
 
 def item_url(item_id: int) -> str:
@@ -314,7 +319,6 @@ def judge_panel(
 ) -> list[dict]:
     """For each done judge run: its bias probes and, per criterion, the alt-test; the same
     functions `correlate --json` and `correlate --method alt-test` call."""
-    from annotations.analysis import judges
 
     def compute():
         runs = [r for r in latest_done_runs(dataset=campaign.dataset) if judges.is_judge(r)]
@@ -389,7 +393,7 @@ def disagreement(
             metric = scores_by_output(run=run)
             used = [o for o in human if o in outputs and metric.get(o) is not None]
             if len(used) >= 2:
-                from scipy.stats import rankdata
+                from scipy.stats import rankdata  # lazy: scipy costs each web worker ~0.5 s and ~40 MB
 
                 hr = rankdata([human[o] for o in used]) / len(used)
                 mr = rankdata([metric[o] * (1 if run.higher_is_better else -1) for o in used]) / len(used)
@@ -560,9 +564,6 @@ def judgements_summary(j) -> dict:
 def output_index_systems(campaign: Campaign) -> set[str]:
     """The names of the systems with outputs in the campaign (the filters' choices): from the
     systems table, not by reading every output (a million of them take seconds)."""
-    from django.db.models import Exists, OuterRef
-
-    from annotations.models import System
 
     systems = System.objects.filter(dataset=campaign.dataset)
     chosen = list(campaign.systems.values_list("pk", flat=True))
@@ -588,8 +589,6 @@ def meta_tasks(campaign: Campaign, *, annotators: str = INCLUDED) -> dict:
     P/R/F1 with WMT25's severity-weighted F1 and factgenie's span F1 (method span-f1),
     error-free detection (method error-free) and acc23 with the pairs permutation test
     (method acc23, grouped by item, --compare; PERM-BOTH left to the command)."""
-    from annotations.analysis import error_free as ef
-    from annotations.analysis import span_eval as se
 
     def compute():
         runs = list(latest_done_runs(dataset=campaign.dataset))

@@ -21,6 +21,11 @@ from annotations.protocols.rows import JudgementRow
 from annotations.selectors.waves import wave_annotators_overlap, wave_pair
 from annotations.selectors.judgements import INCLUDED, JudgementSet, campaign_judgements
 from workbench.exceptions import DomainError
+from annotations.analysis.suggestions import suggestion_report
+from annotations.analysis import span_eval as se
+from annotations.analysis.metric_scores import extras_by_output
+from annotations.selectors.outputs import output_texts
+from annotations.analysis import error_free as ef
 
 GROUP_BY = {"none": "none", "item": "item", "system": "sys"}
 ALT_TEST = "alt-test"
@@ -134,8 +139,6 @@ def agreement_report(
         if protocol.has_spans:
             figures["spans"] = span_agreement(rows)
             if campaign.prefilled:
-                from annotations.analysis.suggestions import suggestion_report
-
                 figures["suggestions"] = suggestion_report(campaign, rows)
         if protocol.derives_pairs:
             figures["pairwise_derived"] = derived_pair_agreement(
@@ -658,7 +661,7 @@ def correlate_report(
         "criterion": criterion,
         "judgements_used": j.describe(),
     }
-    from annotations.analysis import judges  # judges reads through this module
+    from annotations.analysis import judges  # lazy: cycle with analysis.judges, which reads through this module
 
     if method == SPAN_F1:
         figures = span_report(campaign=campaign, run=run, j=j, criterion=criterion)
@@ -830,9 +833,6 @@ SPAN_F1 = "span-f1"
 def span_report(*, campaign: Campaign, run, j: Loaded, criterion: str) -> dict:
     """A span-producing metric run against the campaign's error spans: character-level P/R/F1,
     WMT25's severity-weighted F1 and factgenie's span F1 (span_eval.py), overall and per system."""
-    from annotations.analysis import span_eval as se
-    from annotations.analysis.metric_scores import extras_by_output
-    from annotations.selectors.outputs import output_texts
 
     if not j.protocol.has_spans:
         raise AnalysisError(
@@ -887,7 +887,6 @@ def span_report(*, campaign: Campaign, run, j: Loaded, criterion: str) -> dict:
 
 def error_free_report(*, campaign: Campaign, run, j: Loaded, criterion: str, seed: int = 0) -> dict:
     """Error-free detection (error_free.py) of a metric run against an ESA campaign's outputs."""
-    from annotations.analysis import error_free as ef
 
     low, high = campaign.criterion_scale(criterion)
     if not j.protocol.has_spans or low is None or high is None or not low <= ef.GOLD_SCORE <= high:

@@ -67,7 +67,7 @@ def best_worst_scores(tuples: list[tuple]) -> dict:
 
 def bradley_terry(wins: list[tuple[str, str]], systems: list[str], *, alpha: float = 0.01) -> dict[str, float]:
     """Bradley-Terry strengths (log scale, mean 0) from (winner, loser) system pairs, via choix."""
-    import choix
+    import choix  # lazy: choix costs each web worker ~0.5 s and ~40 MB
 
     index = {s: i for i, s in enumerate(systems)}
     data = [(index[w], index[lo]) for w, lo in wins if w in index and lo in index]

@@ -57,6 +57,9 @@ from annotations.services.projects import annotator_get_or_create
 from annotations.services.submissions import unit_submit_own
 from annotations.services.handout_clock import clock_after_response
 from annotations.timing import unit_response_floor
+from annotations.access import campaign_for_staff
+from annotations.selectors import campaign_dashboard
+from annotations.allocation.services import campaign_stop
 
 SMALLINT_MAX = 32767
 DRAFT_MAX_BYTES = 200_000
@@ -701,8 +704,6 @@ class CampaignProgressApi(ApiAuthMixin, APIView):
     )
     def get(self, request: Request, pk: int) -> Response:
         """The campaign's progress (owners and researchers; 404 for annotators)."""
-        from annotations.access import campaign_for_staff
-        from annotations.selectors import campaign_dashboard
 
         campaign = campaign_for_staff(user=request.user, pk=pk)
         return Response(campaign_dashboard(campaign=campaign))
@@ -719,8 +720,6 @@ class CampaignStopApi(ApiAuthMixin, APIView):
     def post(self, request: Request, pk: int) -> Response:
         """Stop the campaign early (owners and researchers): no new unit is handed out; pending units can
         still be submitted. The time and reason are recorded for the dataset card."""
-        from annotations.access import campaign_for_staff
-        from annotations.allocation.services import campaign_stop
 
         campaign = campaign_for_staff(user=request.user, pk=pk)
         serializer = self.InputSerializer(data=request.data)

@@ -32,8 +32,23 @@ from django.core import signals
 from django.core.exceptions import DisallowedHost
 from django.core.handlers.exception import response_for_exception
 from django.core.handlers.wsgi import WSGIRequest, get_script_name
+from django.http import HttpRequest, HttpResponse
+from django.middleware.clickjacking import XFrameOptionsMiddleware
+from django.middleware.common import CommonMiddleware
+from django.middleware.security import SecurityMiddleware
 from django.urls import resolve, reverse, set_script_prefix, set_urlconf
 from django.utils.log import log_response
+from csp.middleware import CSPMiddleware
+from rest_framework.exceptions import AuthenticationFailed
+from rest_framework.renderers import JSONRenderer
+
+from annotations.apis import campaigns
+from annotations.apis.campaigns import _submit_body_plain, next_assignment_answer, unit_submit_answer
+from annotations.permissions import TokenAuthentication
+from annotations.services.handout_clock import clock_after_response
+from annotations.timing import unit_response_floor
+from workbench import strictjson
+from workbench.exceptions import api_exception_handler
 
 # The list the lane was checked against (tests/annotations/apis/test_fastlane.py): each
 # entry either does nothing for a token request without cookies (sessions, CSRF, login
@@ -74,13 +89,8 @@ def lane_open() -> bool:
 
 class FastLane:
     def __init__(self, django_app):
-        from django.middleware.clickjacking import XFrameOptionsMiddleware
-        from django.middleware.common import CommonMiddleware
-        from django.middleware.security import SecurityMiddleware
-        from csp.middleware import CSPMiddleware
 
-        from annotations.apis import campaigns
-        from annotations.views.submit_lane import PageSubmitLane
+        from annotations.views.submit_lane import PageSubmitLane  # lazy: cycle with annotations.views.submit_lane
 
         self.django = django_app
         self.open = lane_open()
@@ -149,15 +159,12 @@ class FastLane:
     # --- the answers ----------------------------------------------------------------
 
     def _next(self, request, view, pk, environ, start_response):
-        from annotations.apis.campaigns import next_assignment_answer
 
         return self._answer(
             request, view, environ, start_response, lambda user: next_assignment_answer(user=user, campaign_id=pk)
         )
 
     def _submit(self, request, view, pk, environ, start_response):
-        from annotations.apis.campaigns import _submit_body_plain, unit_submit_answer
-        from workbench import strictjson
 
         length = environ["workbench.length"]
         if not _json_sent(environ):
@@ -204,11 +211,6 @@ class FastLane:
         return response
 
     def _answer(self, request, view, environ, start_response, answer):
-        from rest_framework.exceptions import AuthenticationFailed
-
-        from annotations.permissions import TokenAuthentication
-        from annotations.services.handout_clock import clock_after_response
-        from annotations.timing import unit_response_floor
 
         self._started(environ)
         try:
@@ -227,8 +229,6 @@ class FastLane:
         return self._finish(request, response, start_response)
 
     def _rendered(self, view, data, status, headers=()):
-        from django.http import HttpResponse
-        from rest_framework.renderers import JSONRenderer
 
         # What APIView.finalize_response and DRF's Response make of it: the view's renderer
         # (JSON, no negotiation: JsonOnlyMixin), its default headers, no body and so no
@@ -250,7 +250,6 @@ class FastLane:
         return response
 
     def _error(self, request, view, exc):
-        from workbench.exceptions import api_exception_handler
 
         response = api_exception_handler(exc, {"view": None, "request": request})
         if response is None:  # not an API error: Django's 500, logged as it logs one
@@ -279,7 +278,6 @@ def _route_pattern(name: str) -> re.Pattern:
 def _csp_headers(middleware, path: str = "/api/") -> list[tuple[str, str]]:
     """The policy headers the middleware writes on a response to `path` that used no nonce and
     asked for no policy of its own."""
-    from django.http import HttpRequest, HttpResponse
 
     request, response = HttpRequest(), HttpResponse()
     request.path_info = request.path = path

@@ -35,7 +35,7 @@ NOTICE = (
 
 def _quality(campaign: Campaign) -> dict[str, float]:
     """Hidden quality of each output text of the campaign's dataset, 0-100 (sentence chrF)."""
-    from sacrebleu.metrics import CHRF
+    from sacrebleu.metrics import CHRF  # lazy: sacrebleu loads only when the demo runs
 
     chrf = CHRF()
     quality = {}

@@ -22,6 +22,8 @@ from django.conf import settings
 from annotations import protocols
 from annotations.export.heds import FORM_URL
 from annotations.models import Campaign
+from annotations.models.quality import QualitySettings
+from annotations.allocation.state import PARAM_BOUNDS  # the knobs in their documented order
 
 BLANK = "**[BLANK: to be filled in by the researchers]**"
 _LICENCE_ID = re.compile(r"^[a-z0-9][a-z0-9.+-]*$")
@@ -46,7 +48,6 @@ def campaign_configuration(*, campaign: Campaign, systems: list[str], criteria: 
     """campaign.json: everything needed to re-create the campaign (`create_campaign --from`, the same JSON
     in `POST /api/campaigns/`; annotations.services.campaign_files), plus what is only recorded."""
     # The model, not annotations.quality.selectors (which loads scipy.stats: ~60 MB for one row).
-    from annotations.models.quality import QualitySettings
 
     qs = QualitySettings.objects.filter(campaign=campaign).first() or QualitySettings(campaign=campaign)
     config = {
@@ -124,8 +125,6 @@ def _allocation_text(c: dict) -> str:
     text = ALLOCATION_TEXT.get(c.get("allocation"), str(c.get("allocation")))
     params = c.get("allocation_params") or {}
     if params:
-        from annotations.allocation.state import PARAM_BOUNDS  # the knobs in their documented order
-
         names = [k for k in PARAM_BOUNDS if k in params] + sorted(set(params) - set(PARAM_BOUNDS))
         text += "; parameters: " + ", ".join(
             f"{k} {params[k]:g}" if isinstance(params[k], (int, float)) else f"{k} {params[k]}" for k in names

@@ -47,10 +47,10 @@ def metric_scores(*, dataset) -> list[RunScores]:
 
 def _latest_done_runs(dataset) -> list:
     try:
-        from metrics.selectors import latest_done_runs
+        from metrics.selectors import latest_done_runs  # lazy: optional import guarded by try/except
     except ImportError:
         try:
-            from metrics.models import MetricRun
+            from metrics.models import MetricRun  # lazy: optional import guarded by try/except
         except ImportError:
             return []
         latest: dict = {}
@@ -62,7 +62,7 @@ def _latest_done_runs(dataset) -> list:
 
 def _scores_by_output(run) -> dict[int, float | None]:
     try:
-        from metrics.selectors import scores_by_output
+        from metrics.selectors import scores_by_output  # lazy: optional import guarded by try/except
     except ImportError:
         return dict(run.scores.values_list("output_id", "score"))
     return scores_by_output(run=run)
@@ -70,7 +70,7 @@ def _scores_by_output(run) -> dict[int, float | None]:
 
 def _system_scores(run) -> dict:
     try:
-        from metrics.selectors import system_scores
+        from metrics.selectors import system_scores  # lazy: optional import guarded by try/except
     except ImportError:
         return {}
     return system_scores(run=run).as_dict()

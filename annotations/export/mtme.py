@@ -65,7 +65,7 @@ def language_pair(campaign: Campaign) -> str:
 
 def write_mtme(*, campaign: Campaign, out: Path, criterion: str, included_only: bool) -> dict:
     """Write the test set; returns a summary (files, systems, metrics, skipped metrics)."""
-    from annotations.export.service import ExportFailed
+    from annotations.export.service import ExportFailed  # lazy: cycle with annotations.export
 
     name = safe_name(campaign.name)
     lp = language_pair(campaign)

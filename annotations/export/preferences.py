@@ -50,7 +50,7 @@ def votes_of(protocol_name: str, rows: list[JudgementRow]) -> list[tuple[int, in
 
 
 def write_preferences(*, campaign: Campaign, out: Path, criteria: list[str], included_only: bool) -> dict:
-    from annotations.export.service import ExportFailed
+    from annotations.export.service import ExportFailed  # lazy: cycle with annotations.export
 
     protocol = protocols.of(campaign)
     if protocol.name not in PREFERENCE_PROTOCOLS:

@@ -51,6 +51,11 @@ from annotations.protocols import JudgementRow, Protocol
 from annotations.selectors.background import background_line, background_questions, background_summary
 from annotations.selectors.judgements import ALL, INCLUDED, campaign_judgements
 from workbench.exceptions import DomainError
+from annotations.studies.selectors import platform_ids_of
+from annotations.studies.selectors import platform_counts
+from annotations.analysis.report import ranking_report, waves_report
+from annotations.models.quality import AnnotatorDecision, ControlJudgement, GoldUnit, QualitySettings
+from annotations.quality.selectors import campaign_quality, quality_control_active
 
 FORMATS = ("jsonl", "csv", "hf", "mtme", "preferences")
 # Above this many judgements, annotators' reliability figures (annotations.quality, which holds every
@@ -223,7 +228,6 @@ def export_dataset(
         names = dict(Annotator.objects.filter(project=campaign.dataset.project).values_list("id", "name"))
         # Join-link visitors are named by their platform id (PROLIFIC_PID, workerId...): personal
         # data, written only here, never without --real-annotator-ids.
-        from annotations.studies.selectors import platform_ids_of
 
         names.update(platform_ids_of(campaign=campaign))
     pseudonym = Pseudonyms(real_ids=options.real_annotator_ids, names=names)
@@ -455,7 +459,6 @@ def export_dataset(
         **intra_annotator(quality, annotators_seen),
         "computed": reliability_computed,
     }
-    from annotations.studies.selectors import platform_counts
 
     configuration["recruitment"] = {"join_link_platforms": platform_counts(campaign=campaign)}
     heds = heds_answers(
@@ -522,13 +525,13 @@ def export_dataset(
 def _export_for_tools(*, campaign: Campaign, out: Path, options: ExportOptions, started: float) -> ExportResult:
     """The layouts other tools read as they are: mt-metrics-eval's test set, preference pairs."""
     if options.fmt == "mtme":
-        from annotations.export.mtme import write_mtme
+        from annotations.export.mtme import write_mtme  # lazy: cycle with annotations.export
 
         criterion = (options.criteria or campaign.criteria or [""])[0]
         summary = write_mtme(campaign=campaign, out=out, criterion=criterion, included_only=options.included_only)
         counts = {"outputs": len(summary["systems"]) * len(summary["items"]), "items": len(summary["items"])}
     else:
-        from annotations.export.preferences import write_preferences
+        from annotations.export.preferences import write_preferences  # lazy: cycle with annotations.export
 
         summary = write_preferences(
             campaign=campaign, out=out, criteria=options.criteria or [], included_only=options.included_only
@@ -597,7 +600,6 @@ def _background_table(campaign: Campaign, out: Path, ext: str, pseudonym) -> lis
 def _rankings_and_waves(campaign: Campaign, annotators: str) -> tuple[dict | None, dict | None]:
     """The analysis' human rankings (both kinds of clusters) and, with a second wave, human1 vs
     human2 and CV*: over the campaign's counted judgements, as the analysis pages show them."""
-    from annotations.analysis.report import ranking_report, waves_report
 
     rankings = ranking_report(campaign=campaign, annotators=annotators, bootstrap=0)
     return rankings, waves_report(campaign=campaign, annotators=annotators)
@@ -674,7 +676,6 @@ def _system_names(systems: dict[int, str], output_system: dict[int, int]) -> dic
 
 def _quality(campaign: Campaign, protocol: Protocol, *, needed: bool) -> tuple[dict, bool, bool]:
     """(quality per annotator id, whether quality control is in use, whether figures were computed)."""
-    from annotations.models.quality import AnnotatorDecision, ControlJudgement, GoldUnit, QualitySettings
 
     # The test of annotations.quality.selectors.quality_control_active, without importing that module
     # (it loads scipy.stats: seconds and ~60 MB) when the figures are not needed.
@@ -687,7 +688,6 @@ def _quality(campaign: Campaign, protocol: Protocol, *, needed: bool) -> tuple[d
         and protocol.model.objects.filter(campaign=campaign, status="complete").count() > RELIABILITY_MAX_JUDGEMENTS
     ):
         return {}, False, False
-    from annotations.quality.selectors import campaign_quality, quality_control_active
 
     return campaign_quality(campaign=campaign), quality_control_active(campaign=campaign), True
 

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 import numpy as np
+from django.core.exceptions import ValidationError
 
 from annotations.protocols.common_options import COMMON, SPAN_TEXT
 from annotations.protocols.errors import AnswerError
@@ -48,6 +49,7 @@ from annotations.protocols.imports import ImportShape
 from annotations.protocols.options import Option, OptionsInvalid, options_clean
 from annotations.protocols.rows import JudgementRow
 from annotations.protocols.stats import degraded_passed, pstdev, stdev, zscore_by_annotator
+from annotations.models import JudgementBase
 
 # Levels of Krippendorff's alpha every surface may show, headline first per protocol.
 LEVELS = ("nominal", "ordinal", "interval")
@@ -162,7 +164,6 @@ class Protocol(ImportShape):
     def options_check(self, given) -> dict:
         """A campaign's options (a JSON object), checked and completed with the defaults; a
         ValidationError under "options" with one "options.NAME: reason" line per problem."""
-        from django.core.exceptions import ValidationError
 
         try:
             cleaned = options_clean(self.options, given, protocol=self.name)
@@ -208,7 +209,6 @@ class Protocol(ImportShape):
     def settings_check(self, *, scale: tuple) -> dict:
         """The protocol's part of a campaign's scale, defaults filled in; ValidationError
         (keyed by the setting) for what this protocol does not allow."""
-        from django.core.exceptions import ValidationError
 
         low, high = scale
         if low is None and self.default_scale is not None:
@@ -219,7 +219,6 @@ class Protocol(ImportShape):
 
     def criterion_scale_check(self, criterion: str, low, high) -> None:
         """A criterion's own scale: refused by protocols without scales, required by some."""
-        from django.core.exceptions import ValidationError
 
         if not self.has_scale and low is not None:
             raise ValidationError({"criteria_config": f"{criterion}: a {self.name} campaign has no rating scale."})
@@ -358,7 +357,6 @@ class Protocol(ImportShape):
         """(item id, system id as text, value) of every complete judgement of `criterion`, higher
         = better: what adaptive allocation compares systems by (annotations.allocation). Scored
         protocols: each output's score, read from the protocol's own judgement model."""
-        from annotations.models import JudgementBase
 
         return [
             (item, str(system), float(score))

@@ -14,6 +14,7 @@ from annotations.protocols.imports import IMPORT_COMMON_OPTIONAL
 from annotations.protocols.options import INTEGER, Option
 from annotations.protocols.rows import JudgementRow
 from annotations.protocols.stats import degraded_passed, majority_share
+from annotations.models import JudgementBase, Output
 
 
 def balanced_tuples(values: list, size: int, rng: random.Random) -> list[list]:
@@ -171,7 +172,6 @@ class BestWorst(Protocol):
 
     def allocation_observations(self, campaign, criterion: str) -> list[tuple[int, str, float]]:
         """Each output of a judged tuple: +1 best, -1 worst, 0 for the others."""
-        from annotations.models import JudgementBase, Output
 
         judgements = list(
             self.model.objects.filter(

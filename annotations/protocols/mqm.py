@@ -18,6 +18,7 @@ from annotations.protocols.esa import Esa
 from annotations.protocols.imports import IMPORT_COMMON_OPTIONAL
 from annotations.protocols.options import JSON, STRING, STRINGS, Option, OptionError, OptionsInvalid
 from annotations.protocols.rows import JudgementRow
+from annotations.protocols.mqm_scoring import flat
 
 
 def _typology_clean(tree) -> list[dict]:
@@ -180,7 +181,6 @@ class Mqm(Esa):
         unmarked), or one No-error row. The item is `seg_id`; `doc` / `doc_id` are the item's meta
         "doc" and "doc_id" when it has both, else the item id and 1, so score_mqm.py's
         contiguous-documents check passes."""
-        from annotations.protocols.mqm_scoring import flat
 
         meta = meta if isinstance(meta, dict) else {}
         doc, doc_id = (str(meta["doc"]), str(meta["doc_id"])) if "doc" in meta and "doc_id" in meta else (item, "1")

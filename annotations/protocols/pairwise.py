@@ -13,6 +13,7 @@ from annotations.protocols.imports import IMPORT_COMMON_OPTIONAL
 from annotations.protocols.options import INTEGER, Option
 from annotations.protocols.rows import JudgementRow
 from annotations.protocols.stats import majority_share
+from annotations.models import JudgementBase
 
 # The answer as a number: a preference for the lower output id, a tie, or for the other.
 CODE = {"a": 1.0, "tie": 0.0, "b": -1.0}
@@ -192,7 +193,6 @@ class Pairwise(Protocol):
 
     def allocation_observations(self, campaign, criterion: str) -> list[tuple[int, str, float]]:
         """Each side of a comparison: 1 for a win, 0.5 for a tie, 0 for a loss."""
-        from annotations.models import JudgementBase
 
         out = []
         for item, a, b, winner in self.model.objects.filter(

@@ -25,12 +25,12 @@ from annotations.protocols.base import RAW, AgreementSpec, Protocol, input_numbe
 from annotations.protocols.errors import AnswerError
 from annotations.protocols.imports import IMPORT_COMMON_OPTIONAL
 from annotations.protocols.rows import JudgementRow
+from metrics.scorers.registry import get_metric
 
 
 @functools.cache
 def _ter():
     """The workbench's TER scorer (sacrebleu's TER, default options), built once per process."""
-    from metrics.scorers.registry import get_metric
 
     return get_metric("ter")
 

@@ -29,6 +29,7 @@ import statistics
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+import json
 
 _MR_PART = re.compile(r"\s*([^\[\],]+?)\s*\[([^\]]*)\]\s*,?")
 TIME_FORMAT = "%m/%d/%Y %H:%M:%S"
@@ -46,12 +47,10 @@ class Study:
     skipped: list[tuple] = field(default_factory=list)
 
     def dataset_jsonl(self) -> str:
-        import json
 
         return "".join(json.dumps(obj, ensure_ascii=False) + "\n" for obj in self.items.values())
 
     def judgements_jsonl(self) -> str:
-        import json
 
         return "".join(json.dumps(obj, ensure_ascii=False) + "\n" for obj in self.judgements)
 

@@ -30,7 +30,7 @@ class InvalidExpectation(DomainError, ValueError):
 
 
 def _protocol(name: str):
-    from annotations.protocols import registry
+    from annotations.protocols import registry  # lazy: protocols load the models; this pure module does not
 
     try:
         return registry.get(name)

@@ -32,6 +32,7 @@ from annotations.protocols import registry as protocols
 from annotations.quality import gold
 from annotations.models.quality import ControlJudgement
 from annotations.services import judgements as checks
+from annotations.models.quality import GoldUnit
 
 CONTROL_KINDS = ("degraded", "repeat", "gold")
 _BASE = {"item", "annotator", "criterion", "control"}
@@ -234,7 +235,6 @@ def control_records_write(campaign: Campaign, records: list[ControlRecord], anno
 def _gold_units_from(campaign: Campaign, records: list[ControlRecord]) -> None:
     """Each imported gold expectation also becomes a (silent) gold unit of the campaign,
     so annotators working in the workbench meet the same test questions."""
-    from annotations.models.quality import GoldUnit
 
     existing = {
         (g.item_id, tuple(g.outputs), json.dumps(g.expected, sort_keys=True))

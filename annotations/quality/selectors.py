@@ -26,6 +26,10 @@ from annotations.models.quality import (
     QualitySettings,
 )
 from annotations.quality.rules import Rules, Verdict, verdict
+from annotations.selectors.figures_cache import cached
+from annotations.models import Item
+from annotations.analysis import agreement as ag
+from annotations.selectors.outputs import output_identities
 
 ALL, INCLUDED = "all", "included"
 
@@ -75,7 +79,7 @@ class _Answers:
 def _regular_answers(campaign: Campaign, item_ids: list[int] | None = None) -> _Answers:
     """Every annotator's complete answers (everyone's: this is what decides who is included),
     on every item or on `item_ids` only."""
-    from annotations.selectors.judgements import ALL, campaign_judgements
+    from annotations.selectors.judgements import ALL, campaign_judgements  # lazy: own ALL clashes
 
     found = campaign_judgements(campaign=campaign, annotators=ALL, item_ids=item_ids)
     protocol = found.protocol
@@ -142,7 +146,6 @@ def campaign_figures(*, campaign: Campaign) -> dict[int, reliability.Figures]:
     Cached like the analysis figures (`annotations.selectors.figures_cache.cached`): a new or changed
     judgement, control answer, gold unit, decision or setting changes the key. Computing them
     reads every judgement of the campaign (minutes at a million); reloads answer from the cache."""
-    from annotations.selectors.figures_cache import cached
 
     return cached(campaign, "quality-figures", {}, lambda: _campaign_figures(campaign))
 
@@ -151,7 +154,6 @@ def _annotator_items(campaign: Campaign, annotator_id: int) -> list[int]:
     """The items this annotator answered completely, and those of their control units (a degraded copy
     of an output they never judged is compared with the others' answers to it), in the order the
     campaign-wide read takes them."""
-    from annotations.models import Item
 
     judged = (
         protocols.of(campaign)
@@ -402,15 +404,12 @@ def campaign_agreement(*, campaign: Campaign) -> dict[str, dict]:
     """Per criterion, the headline agreement (the one definition, `annotations.analysis.agreement`)
     over all annotators and over the included ones: {criterion: {"all": headline, "included": headline}}.
     Cached like `campaign_figures`."""
-    from annotations.selectors.figures_cache import cached
 
     return cached(campaign, "quality-agreement", {}, lambda: _campaign_agreement(campaign))
 
 
 def _campaign_agreement(campaign: Campaign) -> dict[str, dict]:
-    from annotations.analysis import agreement as ag
-    from annotations.selectors.outputs import output_identities
-    from annotations.selectors.judgements import ALL, INCLUDED, campaign_judgements
+    from annotations.selectors.judgements import ALL, INCLUDED, campaign_judgements  # lazy: own INCLUDED clashes
 
     out: dict[str, dict] = {}
     identity = output_identities(dataset=campaign.dataset)

@@ -13,6 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from annotations.models import Annotator, Assignment, Campaign
+from annotations import rows
+from annotations.models.quality import CompletionCode
+from annotations import protocols
+from annotations.models.quality import ControlJudgement
 
 
 @dataclass
@@ -61,7 +65,6 @@ def annotator_batch(*, campaign: Campaign, annotator: Annotator | None) -> Batch
     """The annotator's current batch, in one statement (read on every unit page and every submit):
     how many units they finished, the ones of the batch in progress (the last `done % size` in
     finishing order), their pending unit, and whether a completion code closes the batch."""
-    from annotations import rows
 
     size = max(1, campaign.units_per_batch)
     if annotator is None:
@@ -86,8 +89,6 @@ def batch_sql(*, campaign_id: int, annotator_id: int, size: int) -> tuple[tuple[
     the CTE `d` (finished units), the column of the batch's finished ids (the last `d.n % size` by
     finishing time, given in finishing order) and the column "a completion code closes it" (issued
     after part of a batch, when nothing was left to hand out)."""
-    from annotations import rows
-    from annotations.models.quality import CompletionCode
 
     assignment, code = rows.table(Assignment), rows.table(CompletionCode)
     mine = "campaign_id = %s AND annotator_id = %s"
@@ -114,8 +115,6 @@ def assignment_answers(*, assignment: Assignment) -> list[dict]:
     """The answers stored for a finished unit, in the shape a submission sends them (output ids as
     shown with the unit; pairwise `winner` a / b / tie for the output shown first / second), for
     the page that reopens it. A control unit's answers come from quality control, as stored there."""
-    from annotations import protocols
-    from annotations.models.quality import ControlJudgement
 
     campaign = assignment.campaign
     protocol = protocols.of(campaign)

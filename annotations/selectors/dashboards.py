@@ -5,10 +5,14 @@ import hashlib
 from django.core.cache import cache
 from django.db import connection
 from django.db.models import Count, Max, Q, QuerySet
+from django.conf import settings
 
 from annotations import protocols
 from annotations.models import Annotator, Assignment, Campaign, ImportJob, UnitNote
 from annotations.selectors.roles import User, staff_project_list
+from annotations.models import Unit
+from annotations.models.exports import ExportJob
+from metrics.models import ChunkStatus, MetricRun, RunStatus, metric_queue
 
 
 PROGRESS_TIMEOUT = 60 * 60
@@ -46,7 +50,6 @@ def campaign_dashboard(*, campaign: Campaign) -> dict:
 
 
 def _campaign_dashboard(campaign: Campaign) -> dict:
-    from annotations.models import Unit
 
     # Regular units only: control units (annotations.quality) have their own page.
     regular = Unit.objects.filter(campaign=campaign, kind=Unit.Kind.REGULAR)
@@ -226,10 +229,6 @@ def export_job_waiting(*, job) -> str | None:
     """Why a queued export is not being written, or None: it waits for a worker of the default
     Celery queue behind the tasks sent before it (export and import jobs, metric runs' tasks of the
     same queue). Read from the database, so it holds for any broker; the queue is first in, first out."""
-    from django.conf import settings
-
-    from annotations.models.exports import ExportJob
-    from metrics.models import ChunkStatus, MetricRun, RunStatus, metric_queue
 
     if job.status != ExportJob.Status.QUEUED:
         return None
@@ -255,7 +254,6 @@ def export_job_waiting(*, job) -> str | None:
 def export_job_list(*, user: User):
     """Export jobs the user may follow and download: those of campaigns in projects where they are
     owner or researcher now (annotators and non-members see none)."""
-    from annotations.models.exports import ExportJob
 
     if not user.is_authenticated:
         return ExportJob.objects.none()

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from annotations import protocols
 from annotations.models import Annotator, Campaign, ErrorSpan, Item, JudgementBase
 from annotations.protocols.rows import JudgementRow
+from annotations.quality.selectors import campaign_inclusion
 
 INCLUDED, ALL = "included", "all"
 COMPLETE = JudgementBase.Status.COMPLETE
@@ -148,7 +149,6 @@ def campaign_judgements(
     if annotators == INCLUDED:
         # Imported only here: quality control loads scipy.stats (seconds, ~60 MB), which the
         # export and quality control's own reads (ALL) do not need.
-        from annotations.quality.selectors import campaign_inclusion
 
         kept = campaign_inclusion(campaign=campaign)
     else:

@@ -9,6 +9,7 @@ see nothing (404, not 403, so ids of other projects leak nothing).
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import OuterRef, QuerySet, Subquery, Value
+import hashlib
 
 from annotations.models import (
     Annotator,
@@ -25,6 +26,7 @@ from annotations.models import (
     SpanJudgement,
 )
 from annotations.selectors.controls import completion_codes_on_sql
+from annotations import rows
 
 
 STAFF_ROLES = (Membership.Role.OWNER, Membership.Role.RESEARCHER)
@@ -76,7 +78,6 @@ def blind_order_key(*, user: User, output_id: int) -> str:
     """The order in which a blind user sees an item's outputs: a hash of the
     user and the output, so it is stable for them, different across users,
     and never follows system names."""
-    import hashlib
 
     return hashlib.md5(f"{getattr(user, 'pk', 0)}:{output_id}".encode()).hexdigest()
 
@@ -192,7 +193,6 @@ def campaign_for_member(*, user: User, campaign_id: int) -> Campaign | None:
     not made yet). The hot request of annotation asks this first, so the query
     is written as SQL (`annotations.rows`): three ORM lookups cost three round
     trips, one ORM query with subqueries more CPU to build than to answer."""
-    from annotations import rows
 
     if not user.is_authenticated:
         return None
@@ -235,7 +235,6 @@ def own_assignment(*, user: User, assignment_id: int) -> Assignment | None:
     (`member_role`, None when no longer a member) and whether the campaign
     gives completion codes (`codes_on`): one query, as SQL (`annotations.rows`),
     since every submission and autosave asks it."""
-    from annotations import rows
 
     if not user.is_authenticated:
         return None

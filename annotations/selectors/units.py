@@ -15,10 +15,11 @@ from annotations.models import (
 )
 from annotations.selectors.controls import unit_texts
 from annotations.selectors.prefill import suggestions_for
+from annotations.models import Enrolment
+from annotations import rows
 
 
 def enrolment_for(*, campaign: Campaign, annotator: Annotator | None):
-    from annotations.models import Enrolment
 
     if annotator is None:
         return None
@@ -38,8 +39,6 @@ def _item_and_texts(*, item_id: int, output_ids: list[int]) -> tuple[Item, dict[
     path of every unit an annotator is given."""
     item_fields = ("id", "external_id", "source", "data")
     if output_ids:
-        from annotations import rows
-
         with rows.cursor() as cursor:
             cursor.execute(
                 f"SELECT i.id, i.external_id, i.source, i.data::text, (SELECT jsonb_object_agg(o.id, o.text)::text "

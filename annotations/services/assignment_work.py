@@ -22,6 +22,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from django.db import connection
 
 from annotations import protocols, rows
 from annotations.models import Annotator, Assignment, Campaign, Enrolment, JudgementBase, Unit
@@ -37,6 +38,10 @@ from annotations.services.assignments import (
     output_texts_sql,
     retry_on_deadlock,
 )
+from annotations.protocols import registry
+from annotations.models import Dataset, Membership, Project
+from annotations.allocation.services import allocation_check_if_due
+from annotations.models import Output
 
 
 def assignment_lock_for(
@@ -183,7 +188,6 @@ def _lock_both(
 
 
 def _own_lock_sql() -> str:
-    from annotations.protocols import registry
 
     # Keyed by the span protocols' names: the registry is a setting (a test may add a protocol).
     return _own_lock_sql_for(tuple(name for name, protocol in registry.protocols().items() if protocol.has_spans))
@@ -197,7 +201,6 @@ def _own_lock_sql_for(span_protocols: tuple[str, ...]) -> str:
     the project and whether the campaign gives completion codes. The same lock order (`FOR UPDATE OF
     e, a`: enrolment first, tests/annotations/services/test_lock_order.py); the output texts only for
     the protocols that check spans against them."""
-    from annotations.models import Dataset, Membership, Project
 
     spans = ", ".join(f"'{name}'" for name in span_protocols)
     texts = f"CASE WHEN c.protocol IN ({spans}) THEN {output_texts_sql('u')}::text END" if spans else "NULL"
@@ -221,7 +224,6 @@ def assignment_lock_own(*, user, assignment_id: int) -> tuple[Assignment, Enrolm
     campaign (dataset, project), annotator, `member_role` (None once no longer a member; a
     superuser is an owner) and `codes_on`; `has_partials` and `output_texts` as `_lock_both`. None
     when it is not theirs, or they are not enrolled (the caller then takes the two-step way)."""
-    from annotations.models import Dataset, Membership, Project
 
     if not user.is_authenticated:
         return None
@@ -362,7 +364,6 @@ def assignment_finish_inserting(
     params = params + update_params + insert_params
     sql = f"WITH {', '.join([*ctes, f'a AS ({update})'])} {insert}" + (", (SELECT n_judged FROM c)" if adaptive else "")
     # The server binds at most 65,535 parameters: a larger unit binds on the client (rows.insert does the same).
-    from django.db import connection
 
     with rows.cursor() if len(params) <= 65535 else connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -405,8 +406,6 @@ def _finish_parts(
 
     def done(n_judged) -> None:
         if n_judged:
-            from annotations.allocation.services import allocation_check_if_due
-
             allocation_check_if_due(campaign=assignment.campaign, n_judged=n_judged)
         assignment.status, assignment.completed_at, assignment.updated_at = Assignment.Status.DONE, now, now
         assignment.time_spent_ms, assignment.server_time_ms, assignment.client_time_ms = server_ms, server_ms, client_ms
@@ -435,8 +434,6 @@ def assignment_is_complete(*, assignment: Assignment) -> bool:
     """
     campaign = assignment.campaign
     if assignment.unit_id is None:
-        from annotations.models import Output
-
         output_ids = set(Output.objects.filter(item_id=assignment.item_id).values_list("id", flat=True))
     else:
         output_ids = set(assignment.unit.outputs)

@@ -49,6 +49,8 @@ from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
+from django.db import OperationalError
+import itertools
 
 from annotations.services.handout_clock import handed_out
 from annotations.models import (
@@ -73,6 +75,7 @@ from annotations.quality.services import control_next
 from annotations.selectors.controls import controls_possible_sql, gold_sources_excluded_sql
 from annotations.selectors.batches import batch_from, batch_sql
 from annotations.timing import controls_in_play
+from annotations.allocation.services import allocation_check
 
 JUDGEMENT_MODELS = (RatingJudgement, PairwiseJudgement, BestWorstJudgement, SpanJudgement)
 # How many times a pick retries after losing a unit to a concurrent request.
@@ -89,7 +92,6 @@ def retry_on_deadlock(fn):
     as the victim of a deadlock or a serialization failure; the engine's lock
     order makes that rare, this makes it harmless. Inside an outer
     transaction nothing can be retried, so the error goes up."""
-    from django.db import OperationalError
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -502,8 +504,6 @@ def shown_order_choose(*, unit: Unit, counts: dict, rng: random.Random) -> list[
         for i in range(m)
     ]
     if m <= 6:
-        import itertools
-
         best, best_orders = None, []
         for perm in itertools.permutations(range(m)):  # perm[p] = output index shown at position p
             c = sum(cost[perm[p]][p] for p in range(m))
@@ -513,7 +513,7 @@ def shown_order_choose(*, unit: Unit, counts: dict, rng: random.Random) -> list[
                 best_orders.append(perm)
         perm = rng.choice(best_orders)
     else:
-        from scipy.optimize import linear_sum_assignment
+        from scipy.optimize import linear_sum_assignment  # lazy: scipy costs each web worker ~0.5 s and ~40 MB
 
         jitter = [[cost[i][p] + rng.random() * 1e-3 for p in range(m)] for i in range(m)]
         rows, cols = linear_sum_assignment(jitter)
@@ -556,7 +556,6 @@ def assignment_next(*, campaign: Campaign, annotator: Annotator) -> tuple[Assign
         # The units of its last undecided pairs ran out after the last check, so no submit will reach
         # the next one: check now. Those pairs are out of reach; the campaign then confirms its
         # clusters on the units the check reopens, or stops.
-        from annotations.allocation.services import allocation_check
 
         allocation_check(campaign_id=campaign.pk)
         assignment, created = _assignment_take(campaign=campaign, annotator=annotator)

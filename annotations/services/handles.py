@@ -25,8 +25,13 @@ from collections.abc import Iterable
 
 from django.conf import settings
 from django.http import Http404
+from django.core.exceptions import ValidationError
+from django.db.models import Case, IntegerField, Value, When
 
 from annotations.protocols.errors import AnswerError
+from annotations.models import Output
+from annotations.models import Assignment
+from annotations.selectors import campaign_list, is_project_staff
 
 HANDLE_LENGTH = 16
 # The keys of an answer (unit submit, one-judgement endpoints) that name one output or a list of them.
@@ -59,8 +64,6 @@ def unit_output_ids(assignment) -> list[int]:
     if not order and assignment.unit_id:
         order = list(assignment.unit.outputs)
     if not order and assignment.item_id:
-        from annotations.models import Output
-
         order = list(Output.objects.filter(item_id=assignment.item_id).order_by("id").values_list("id", flat=True))
     return order
 
@@ -187,7 +190,6 @@ def judgement_for_annotator(data: dict, *, assignment_id: int | None, sent: dict
 def unit_submission_translate(handles: Handles, *, judgements, shown_order):
     """(judgements, shown_order) of a unit submission with real ids; a value naming nothing
     of the unit is refused with the message the service gives for it."""
-    from django.core.exceptions import ValidationError
 
     if isinstance(judgements, list):
         translated = []
@@ -211,10 +213,6 @@ def judgement_handles(*, user, campaign_id: int, values: list) -> Handles:
     """The handles of the caller's assignment (in the campaign) that `values` name, for the
     one-judgement endpoints, which name no assignment: a pending one first. None of them:
     an empty map (ids still accepted from owners and researchers, refused from annotators)."""
-    from django.db.models import Case, IntegerField, Value, When
-
-    from annotations.models import Assignment
-    from annotations.selectors import campaign_list, is_project_staff
 
     campaign = campaign_list(user=user).filter(pk=campaign_id).first()
     if campaign is None:

@@ -20,6 +20,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.core.exceptions import PermissionDenied
 
 from annotations.models import ImportJob, Project
 from annotations.services.imports import (
@@ -34,6 +35,8 @@ from annotations.services.imports.common import import_permission_check, name_ch
 from annotations.services.imports.dataset_parse import format_of
 from annotations.services.imports.errors import LineError
 from workbench.celery import app as celery_app
+from annotations.protocols import registry as protocols
+from annotations.services.imports.judgements import FORMATS
 
 log = logging.getLogger(__name__)
 # Sent by name (`annotations.tasks` registers it): services never import the tasks, which import them.
@@ -80,8 +83,6 @@ def judgements_upload_import(
     """Import an uploaded judgement file (JSONL, or WMT's MQM TSV for an MQM campaign) into
     `campaign`, atomically, as `import_judgements`: now when it is small, else on a worker.
     `skip_invalid` as `import_judgements --skip-invalid` (the result lists the refused lines)."""
-    from annotations.protocols import registry as protocols
-    from annotations.services.imports.judgements import FORMATS
 
     if fmt not in FORMATS:
         raise ImportFailed([LineError(0, f"unknown format {fmt!r}; expected {' or '.join(FORMATS)}")])
@@ -204,7 +205,6 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
 
 
 def _run_importer(job: ImportJob, stream):
-    from django.core.exceptions import PermissionDenied
 
     report = _progress_reporter(job.pk)
     try:

@@ -24,6 +24,8 @@ from django.core.exceptions import ValidationError
 from annotations import protocols
 from annotations.analysis.severity_scale import char_offsets, severity_bin, word_offsets
 from annotations.models import Campaign, Output, SpanPrefill, SpanSuggestion, SuggestionDecision
+from metrics.models import MetricRun, RunStatus
+from metrics.models import OutputScore
 
 MAX_SUGGESTIONS = 50  # per output: more would bury the text (and a prompt gone wrong)
 
@@ -109,7 +111,6 @@ def _merge(spans: list[dict]) -> list[dict]:
 
 def span_runs(*, project) -> list:
     """Done runs on the project's datasets whose metric produces spans (the set-up page's choices)."""
-    from metrics.models import MetricRun, RunStatus
 
     return list(
         MetricRun.objects.filter(dataset__project=project, status=RunStatus.DONE, metric__in=sorted(SPAN_SOURCES))
@@ -120,7 +121,6 @@ def span_runs(*, project) -> list:
 
 def prefill_check(*, campaign_dataset, protocol: str, run_id, holdout) -> tuple:
     """The run (done, on the campaign's dataset, of a metric that produces spans) and the held-back share."""
-    from metrics.models import MetricRun, RunStatus
 
     if not protocols.get(protocol).has_spans:
         raise ValidationError({"prefill_run": "Only span protocols (ESA, MQM) can start from suggested spans."})
@@ -150,7 +150,6 @@ def prefill_check(*, campaign_dataset, protocol: str, run_id, holdout) -> tuple:
 def campaign_prefill(*, campaign: Campaign, run, holdout: float) -> SpanPrefill:
     """Copy the run's spans into suggestions for the campaign's outputs; hold back a random
     share of the outputs (drawn with the campaign's seed, over outputs in the data's order)."""
-    from metrics.models import OutputScore
 
     allowed = list(protocols.of(campaign).severities(campaign))
     outputs = Output.objects.filter(item__dataset=campaign.dataset)

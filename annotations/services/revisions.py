@@ -39,6 +39,7 @@ from annotations.services.submissions import (  # noqa: I001
     unit_rows_insert,
 )
 from workbench.exceptions import DomainError
+from annotations.models.quality import ControlJudgement
 
 
 class RevisionLocked(DomainError):
@@ -53,7 +54,6 @@ LOCKED_MESSAGE = (
 
 def _control_answers_replace(*, assignment: Assignment, rows: list, time_spent_ms: int | None, origin: str) -> int:
     """A control unit's new answers replace its accepted ones (earlier failed tutorial tries stay)."""
-    from annotations.models.quality import ControlJudgement
 
     mine = ControlJudgement.objects.filter(assignment=assignment)
     latest = mine.order_by("-attempt").values_list("attempt", flat=True).first()

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 from django.http import Http404
+from django.db import connection
 
 from annotations import rows as rows_sql
 from annotations.models import (
@@ -255,7 +256,6 @@ def _partials_delete(model, assignment: Assignment) -> None:
     Plain DELETEs (no Django collector round trip); ESA spans first, their
     foreign key has no database-side cascade.
     """
-    from django.db import connection
 
     table = model._meta.db_table
     with connection.cursor() as cursor:

@@ -14,6 +14,8 @@ from django.db.models import Q
 
 from annotations.models import Annotator, Campaign, Enrolment
 from workbench.exceptions import DomainError
+from annotations.services.campaigns import campaign_create
+from annotations import protocols
 
 
 class WaveConflict(DomainError):
@@ -27,7 +29,6 @@ def first_wave(campaign: Campaign) -> Campaign:
 @transaction.atomic
 def wave_create(*, first: Campaign, name: str) -> Campaign:
     """A second wave of `first`: its settings, systems and unit plan, no annotator of its own yet."""
-    from annotations.services.campaigns import campaign_create
 
     if first.wave_of_id:
         raise ValidationError(
@@ -90,7 +91,6 @@ def wave_enrolment_check(*, campaign: Campaign, annotator: Annotator) -> None:
 
 def _judged_in(family, same: Q):
     """Imported judgements have no enrolment: look for the annotator's judgements too."""
-    from annotations import protocols
 
     models = {protocols.get(p).model for p in protocols.names()}
     for model in models:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import Http404, HttpRequest
 from django.urls import Resolver404, resolve
+from django.views.defaults import page_not_found
 
 from annotations.studies.session import join_binding
 
@@ -51,7 +52,5 @@ class JoinConfinementMiddleware:
             return self.get_response(request)
         binding = join_binding(request)
         if binding is not None and not join_may_reach(binding, request.path_info):
-            from django.views.defaults import page_not_found
-
             return page_not_found(request, Http404())
         return self.get_response(request)

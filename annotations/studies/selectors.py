@@ -9,6 +9,8 @@ from django.utils import timezone
 
 from annotations.models import Campaign
 from annotations.models.studies import JoinLink, JoinParticipant
+from annotations.models import Assignment
+from annotations.models.quality import QualitySettings
 
 
 def join_link_list(*, campaign: Campaign) -> QuerySet[JoinLink]:
@@ -79,8 +81,6 @@ def join_visit_finished(*, campaign: Campaign, annotator, enrolment, code) -> bo
     """Whether a join visitor's work is over: nothing pending, and their batch's code issued
     (campaigns with codes) or some units done (campaigns without; a visitor who did
     nothing is sent back to the landing page)."""
-    from annotations.models import Assignment
-    from annotations.models.quality import QualitySettings
 
     if Assignment.objects.filter(campaign=campaign, annotator=annotator, status=Assignment.Status.PENDING).exists():
         return False

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from annotations.models import Annotator, Campaign
 from annotations.models.studies import JoinLink, JoinParticipant
+from annotations.quality.services import quality_settings_update
 
 # What a platform id may look like: Prolific ids are 24 hex digits, MTurk ids
 # upper-case letters and digits; a generic id a short word. Anything else is refused
@@ -144,8 +145,6 @@ def join_link_create(
     link.full_clean(exclude=["campaign", "created_by"])
     link.save()
     if completion_url:
-        from annotations.quality.services import quality_settings_update
-
         quality_settings_update(campaign=campaign, completion_codes=True)
     return link
 

@@ -137,7 +137,7 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
         )
     join_bind(request, participant=participant, link_id=link.pk)
     # Hand out (or resume) the unit: the same POST the landing page's Start button sends.
-    from annotations.views.annotate import annotate_campaign
+    from annotations.views.annotate import annotate_campaign  # lazy: cycle with annotations.views.annotate
 
     request.method = "POST"
     return annotate_campaign(request, pk=campaign.pk)

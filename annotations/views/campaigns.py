@@ -11,6 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.db import transaction
 
 from annotations import protocols, selectors
 from annotations.access import campaign_for_staff, require_owner, require_staff
@@ -24,6 +25,8 @@ from annotations.studies.views import join_links_context
 from annotations.views import members
 from annotations.selectors.background import background_line, background_questions, background_summary
 from annotations.views.annotate import unit_context
+from annotations.allocation.state import PARAM_BOUNDS
+from annotations.allocation.services import campaign_stop
 
 JUDGEMENTS_PER_PAGE = 50
 JUDGEMENTS_COUNT_CAP = 10_000
@@ -65,7 +68,6 @@ def _background(campaign: Campaign) -> dict | None:
 
 def _params_in_order(params: dict | None) -> list[tuple[str, object]]:
     """Adaptive knobs in their documented order (jsonb keeps its own)."""
-    from annotations.allocation.state import PARAM_BOUNDS
 
     params = params or {}
     return [(k, params[k]) for k in PARAM_BOUNDS if k in params] + sorted(
@@ -82,7 +84,6 @@ def campaign_progress_json(request: HttpRequest, pk: int) -> JsonResponse:
 @login_required
 def campaign_stop_view(request: HttpRequest, pk: int) -> HttpResponse:
     """Stop the campaign early with a reason (POST, owners and researchers)."""
-    from annotations.allocation.services import campaign_stop
 
     campaign = campaign_for_staff(user=request.user, pk=pk)
     if request.method != "POST":
@@ -295,7 +296,6 @@ def campaign_new(request: HttpRequest, pk: int) -> HttpResponse:
 def _preview_campaign(*, dataset, fields: dict) -> Campaign:
     """The campaign as it would be created, unsaved, checked by the same service
     (in a transaction rolled back at once)."""
-    from django.db import transaction
 
     holder = {}
 

@@ -11,6 +11,7 @@ from annotations.models import ImportJob
 from annotations.services.import_jobs import judgements_upload_import
 from annotations.services.imports import ImportFailed
 from workbench.exceptions import DomainError
+from annotations import protocols
 
 
 @login_required
@@ -82,6 +83,5 @@ def judgement_upload(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _formats(campaign) -> tuple[str, ...]:
-    from annotations import protocols
 
     return protocols.of(campaign).import_formats

@@ -39,6 +39,7 @@ from django.middleware.common import CommonMiddleware
 from django.middleware.csrf import CsrfViewMiddleware
 from django.middleware.security import SecurityMiddleware
 from django.urls import ResolverMatch
+from csp.middleware import CSPMiddleware
 
 from annotations.studies.session import join_binding
 from workbench.middleware import DomainErrorMiddleware
@@ -60,9 +61,8 @@ _CSP_RESPONSE_ATTRS = (
 
 class PageSubmitLane:
     def __init__(self, view, path: str):
-        from csp.middleware import CSPMiddleware
 
-        from annotations.apis.fastlane import _csp_headers
+        from annotations.apis.fastlane import _csp_headers  # lazy: cycle with annotations.apis.fastlane
 
         unused = _never_called
         self.view = view  # the URL configuration's callable for `annotate-submit`

@@ -150,7 +150,7 @@ class Metric(ABC):
     def _check_paths(self) -> None:
         # Syntax only: the web process builds metrics to check options and must never open the
         # files they name; the worker resolves them (metrics.scorers.files).
-        from metrics.scorers.files import PATH_OPTIONS, check_syntax
+        from metrics.scorers.files import PATH_OPTIONS, check_syntax  # lazy: cycle with metrics.scorers
 
         for key in PATH_OPTIONS & self.options.keys():
             if self.options[key] is not None:

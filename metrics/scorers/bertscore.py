@@ -308,8 +308,8 @@ class BERTScoreMetric(Metric):
 
     # ---- reproducibility ---------------------------------------------------
     def library_versions(self) -> dict[str, str]:
-        import torch as _torch
-        import transformers
+        import torch as _torch  # lazy: heavy optional dependency, loaded only by model metrics
+        import transformers  # lazy: heavy optional dependency, loaded only by model metrics
 
         return {"torch": _torch.__version__.split("+")[0], "transformers": transformers.__version__}
 

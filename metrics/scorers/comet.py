@@ -44,6 +44,7 @@ from metrics.scorers.batches import length_batches, pad_batch
 from metrics.scorers.errors import InputError, ModelNotAvailable, OptionError
 from metrics.scorers.loading import LazyModule, compute_dtype_name, configured_models, pick_device, torch_dtype
 from metrics.scorers.progress import step
+from metrics.scorers.loading import resolve_model_path
 
 torch = LazyModule("torch")  # imported on first use (see LazyModule)
 
@@ -73,7 +74,7 @@ def resolve_checkpoint_dir(name: str | None) -> Path:
 
 
 def read_hparams(path: Path) -> dict[str, Any]:
-    import yaml
+    import yaml  # lazy: yaml loads only when this metric runs
 
     file = path / "hparams.yaml"
     if file.stat().st_size > MAX_HPARAMS_BYTES:
@@ -218,9 +219,7 @@ def _read_checkpoint(file: Path) -> dict[str, Any]:
 
 
 def _load_model(path: Path, encoder_option: str | None, device: str, dtype_name: str) -> CometModel:
-    from transformers import AutoConfig, AutoModel, AutoTokenizer
-
-    from metrics.scorers.loading import resolve_model_path
+    from transformers import AutoConfig, AutoModel, AutoTokenizer  # lazy: heavy optional dependency (model metrics)
 
     hparams = read_hparams(path)
     kind = str(hparams.get("class_identifier") or "")
@@ -336,7 +335,6 @@ class _CometBase(Metric):
     def check_resources(self) -> None:
         """Refuse a run at once when `model` is not a checkpoint directory of the right kind or the
         encoder is not there (reads hparams.yaml and config.json only, inside the allowed dirs)."""
-        from metrics.scorers.loading import resolve_model_path
 
         hparams = read_hparams(resolve_checkpoint_dir(self.options["model"]))
         kind = str(hparams.get("class_identifier") or "")
@@ -376,8 +374,8 @@ class _CometBase(Metric):
         return out, cut
 
     def library_versions(self) -> dict[str, str]:
-        import torch as _torch
-        import transformers
+        import torch as _torch  # lazy: heavy optional dependency, loaded only by model metrics
+        import transformers  # lazy: heavy optional dependency, loaded only by model metrics
 
         return {"torch": _torch.__version__.split("+")[0], "transformers": transformers.__version__}
 

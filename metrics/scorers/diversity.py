@@ -64,7 +64,7 @@ class _DiversityMetric(Metric):
                 raise InputError(f"{self.name}: output {i} is {type(h).__name__}, not a string")
 
     def library_versions(self) -> dict[str, str]:
-        import sacrebleu
+        import sacrebleu  # lazy: sacrebleu loads only when this metric runs
 
         return {"sacrebleu": sacrebleu.__version__}
 
@@ -145,7 +145,7 @@ class SelfBLEUMetric(_DiversityMetric):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         order = self.options["max_ngram_order"]
-        from sacrebleu.metrics import BLEU
+        from sacrebleu.metrics import BLEU  # lazy: sacrebleu loads only when this metric runs
 
         self._bleu = BLEU(
             tokenize=self.options["tokenize"],
@@ -161,7 +161,7 @@ class SelfBLEUMetric(_DiversityMetric):
         srcs: Sequence[str] | None = None,
         data: Sequence[Sequence[Triple]] | None = None,
     ) -> list[SegmentResult]:
-        from sacrebleu.metrics.helpers import extract_all_word_ngrams
+        from sacrebleu.metrics.helpers import extract_all_word_ngrams  # lazy: sacrebleu only for this metric
 
         self._check_hyps(hyps)
         if not hyps:

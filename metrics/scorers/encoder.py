@@ -92,7 +92,7 @@ class _ByteLRU:
 def _needs_prefix_space(tokenizer: Any) -> bool:
     """bert-score encodes with add_prefix_space=True for (slow) GPT-2 and RoBERTa
     tokenizers and their subclasses; decide from the slow class of our fast one."""
-    import transformers
+    import transformers  # lazy: heavy optional dependency, loaded only by model metrics
 
     name = type(tokenizer).__name__
     slow = getattr(transformers, name[:-4], None) if name.endswith("Fast") else type(tokenizer)
@@ -121,7 +121,7 @@ class Encoder:
     """A local transformer model and its fast tokenizer on one device."""
 
     def __init__(self, path: Path, device: str) -> None:
-        from transformers import AutoModel, AutoTokenizer
+        from transformers import AutoModel, AutoTokenizer  # lazy: heavy optional dependency (model metrics)
 
         self.path = Path(path)
         self.name = str(self.path)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any, ClassVar
+from importlib.metadata import version
 
 from metrics.scorers.base import CorpusResult, Metric, SegmentResult, Triple
 from metrics.scorers.errors import InputError, OptionError
@@ -60,7 +61,7 @@ class _ErrorRateMetric(Metric):
 
     def _transform(self):
         """jiwer's default transform for the unit, preceded by the optional normalisations."""
-        import jiwer
+        import jiwer  # lazy: jiwer loads only when this metric runs
 
         base = jiwer.wer_default if self.unit == "words" else jiwer.cer_default
         steps = []
@@ -72,7 +73,7 @@ class _ErrorRateMetric(Metric):
 
     def _counts(self, refs: list[str], hyps: list[str]) -> list[list[int]]:
         """Per-segment [S, D, I, H] from one batched jiwer call (read off its alignments)."""
-        import jiwer
+        import jiwer  # lazy: jiwer loads only when this metric runs
 
         if not refs:
             return []
@@ -132,7 +133,6 @@ class _ErrorRateMetric(Metric):
         return CorpusResult(score=rate_from_counts(s, d, i, h), extra=extra)
 
     def library_versions(self) -> dict[str, str]:
-        from importlib.metadata import version
 
         return {"jiwer": version("jiwer")}
 

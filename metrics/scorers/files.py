@@ -77,7 +77,7 @@ def check_syntax(option: str, value: object) -> str:
 def _setting(name: str) -> list[str]:
     value: object = None
     try:
-        from django.conf import settings
+        from django.conf import settings  # lazy: metrics.scorers stays importable without Django
 
         if settings.configured:
             value = getattr(settings, name, None)
@@ -93,7 +93,7 @@ def _setting(name: str) -> list[str]:
 def allowed_dirs(kind: str) -> list[str]:
     """Real paths of the directories a worker may read `kind` ("data" or "model") from."""
     if kind == "model":
-        from metrics.scorers.loading import configured_models, packaged_model_dirs
+        from metrics.scorers.loading import configured_models, packaged_model_dirs  # lazy: cycle with loading
 
         raw = _setting("WORKBENCH_MODEL_DIRS") + packaged_model_dirs()
         with contextlib.suppress(OptionError):
@@ -112,7 +112,7 @@ def _bases() -> list[str]:
     """The project directory (settings.BASE_DIR, where `make run` starts) and the working directory."""
     out = []
     try:
-        from django.conf import settings
+        from django.conf import settings  # lazy: metrics.scorers stays importable without Django
 
         if settings.configured and getattr(settings, "BASE_DIR", None):
             out.append(str(settings.BASE_DIR))

@@ -66,6 +66,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
+from importlib import metadata
 
 from metrics.scorers.base import CorpusResult, Metric, SegmentResult
 from metrics.scorers.errors import InputError, MetricError, ModelNotAvailable, OptionError
@@ -80,6 +81,7 @@ from metrics.scorers.loading import (
     torch_dtype,
 )
 from metrics.scorers.span_grammar import END, SpanAutomaton, parse_answer, quotable, resolve_spans
+from metrics.scorers.files import read_text
 
 torch = LazyModule("torch")  # imported on first use (see LazyModule)
 
@@ -138,7 +140,6 @@ def read_prompt_file(prompt: str) -> str:
     `score` command), never where a run is merely requested; the path rules of the
     other path-valued options apply (metrics.scorers.files: inside WORKBENCH_DATA_DIRS, a
     regular file, size-bounded, one answer for every refusal)."""
-    from metrics.scorers.files import read_text
 
     text = read_text("prompt", prompt)
     if len(text.encode("utf-8")) > MAX_PROMPT_BYTES:
@@ -266,7 +267,7 @@ class JudgeModel:
     llm-judge metric of the process (one load per directory, device and dtype)."""
 
     def __init__(self, path: Path, device: str, dtype: str) -> None:
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoModelForCausalLM, AutoTokenizer  # lazy: heavy optional dependency (model metrics)
 
         self.path, self.device, self.dtype = path, device, dtype
         causal_lm_check(path, path.name)  # before transformers gives an encoder a random LM head
@@ -441,7 +442,11 @@ class JudgeModel:
         seed: int,
     ) -> list[str]:
         """The constrained answer of each prompt (see span_grammar)."""
-        from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
+        from transformers import (  # lazy: heavy optional dependency (model metrics)
+            GenerationConfig,
+            LogitsProcessorList,
+            StoppingCriteriaList,
+        )
 
         self.surfaces()
         answers = [""] * len(seqs)
@@ -583,7 +588,7 @@ class _Tracker:
         return out
 
     def processor(self):
-        from transformers import LogitsProcessor
+        from transformers import LogitsProcessor  # lazy: heavy optional dependency, loaded only by model metrics
 
         tracker = self
 
@@ -607,7 +612,7 @@ class _Tracker:
         return _Constrain()
 
     def stopper(self):
-        from transformers import StoppingCriteria
+        from transformers import StoppingCriteria  # lazy: heavy optional dependency, loaded only by model metrics
 
         tracker = self
 
@@ -1097,7 +1102,6 @@ class LLMJudgeMetric(Metric):
         return fields
 
     def library_versions(self) -> dict[str, str]:
-        from importlib import metadata
 
         versions = {}
         for lib in ("torch", "transformers"):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+import importlib
 
 from metrics.scorers.errors import ModelNotAvailable, OptionError
 
@@ -58,7 +59,7 @@ def resolve_model_path(name: str | None) -> Path:
     """Local directory of a model given by configured name, packaged name, or a path inside
     WORKBENCH_MODEL_DIRS (metrics.scorers.files: one answer for every path that is refused,
     whether it is missing, outside those directories or not a model)."""
-    from metrics.scorers.files import check_syntax, refused, resolve
+    from metrics.scorers.files import check_syntax, refused, resolve  # lazy: cycle with metrics.scorers
 
     name = check_syntax("model", name or DEFAULT_EMBEDDING_MODEL)
     configured = configured_models()
@@ -104,7 +105,7 @@ def model_num_layers(name: str | None) -> int:
 def pick_device(requested: str | None = None) -> str:
     """`cpu`, `cuda`, `cuda:N` or `auto` (CUDA when present); default from WORKBENCH_DEVICE."""
     requested = (requested or os.environ.get("WORKBENCH_DEVICE") or "auto").strip().lower()
-    import torch
+    import torch  # lazy: heavy optional dependency, loaded only by model metrics
 
     if requested == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
@@ -140,14 +141,14 @@ def compute_dtype_name(device: str | None = None, requested: str | None = None) 
         return _DTYPES[choice]
     resolved = pick_device(device)
     if resolved.startswith("cuda"):
-        import torch
+        import torch  # lazy: heavy optional dependency, loaded only by model metrics
 
         return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
     return "fp32"
 
 
 def torch_dtype(name: str):
-    import torch
+    import torch  # lazy: heavy optional dependency, loaded only by model metrics
 
     return {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[name]
 
@@ -164,7 +165,6 @@ class LazyModule:
         self._name = name
 
     def __getattr__(self, attr: str):
-        import importlib
 
         return getattr(importlib.import_module(self._name), attr)
 
@@ -255,7 +255,7 @@ def local_models(limit: int = 200) -> list[dict]:
     directory (what `model=` accepts), COMET checkpoint directories too (kind "comet").
     [{"name", "kind", "architecture"}], by name; kind
     "unknown" for a configured name whose directory has no config.json."""
-    from metrics.scorers.files import _setting
+    from metrics.scorers.files import _setting  # lazy: cycle with metrics.scorers
 
     found: dict[str, dict] = {}
 

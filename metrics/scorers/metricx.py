@@ -35,6 +35,7 @@ from metrics.scorers.comet import file_digest
 from metrics.scorers.errors import InputError, ModelNotAvailable, OptionError
 from metrics.scorers.loading import LazyModule, compute_dtype_name, configured_models, pick_device, torch_dtype
 from metrics.scorers.progress import step
+from metrics.scorers.loading import resolve_model_path
 
 torch = LazyModule("torch")  # imported on first use (see LazyModule)
 
@@ -106,9 +107,11 @@ _MODELS_LOCK = threading.Lock()
 
 
 def _load(path: Path, tokenizer_name: str, device: str, dtype_name: str) -> MetricXModel:
-    from transformers import AutoTokenizer, MT5Config, MT5ForConditionalGeneration
-
-    from metrics.scorers.loading import resolve_model_path
+    from transformers import (  # lazy: heavy optional dependency (model metrics)
+        AutoTokenizer,
+        MT5Config,
+        MT5ForConditionalGeneration,
+    )
 
     try:
         config = MT5Config.from_pretrained(str(path), local_files_only=True)
@@ -182,14 +185,13 @@ class MetricXMetric(Metric):
         return str(self.options["tokenizer"])
 
     def check_resources(self) -> None:
-        from metrics.scorers.loading import resolve_model_path
 
         resolve_checkpoint_dir(self.options["model"])
         resolve_model_path(self._tokenizer_name())
 
     def library_versions(self) -> dict[str, str]:
-        import torch as _torch
-        import transformers
+        import torch as _torch  # lazy: heavy optional dependency, loaded only by model metrics
+        import transformers  # lazy: heavy optional dependency, loaded only by model metrics
 
         return {"torch": _torch.__version__.split("+")[0], "transformers": transformers.__version__}
 

@@ -76,6 +76,10 @@ from typing import Any, ClassVar
 from metrics.scorers.base import CorpusResult, Metric, SegmentResult
 from metrics.scorers.errors import OptionError
 from metrics.scorers.progress import checks_only
+from metrics.scorers.registry import metric_class
+from metrics.scorers.registry import get_metric
+from metrics.scorers.mincer_search import interior_errors
+from metrics.scorers.mincer_search import min_corrections
 
 DEFAULT_THRESHOLDS: dict[str, float] = {"semdist": 0.1, "bertscore": 0.1, "wer": 0.1, "cer": 0.1}
 # A candidate passes when metric < threshold; the tolerance keeps sums of
@@ -144,7 +148,7 @@ def tokenize(text: str, unit: str) -> list[str]:
 
 
 def align(reference: str, hypothesis: str, unit: str = "word") -> Alignment:
-    from rapidfuzz.distance import Levenshtein
+    from rapidfuzz.distance import Levenshtein  # lazy: rapidfuzz loads only when this metric runs
 
     ref, hyp = tokenize(reference, unit), tokenize(hypothesis, unit)
     alignment = Alignment(unit, ref, hyp, [])
@@ -244,7 +248,6 @@ class _MinEDMetric(Metric):
             # idf comes from the references of each call, so a candidate's score would
             # depend on which other candidates share its batch.
             raise OptionError(f"{self.name}: embedded bertscore cannot use idf=true (its weights depend on the batch)")
-        from metrics.scorers.registry import metric_class
 
         # Per instance: a model only when the embedded metric runs one (semdist, bertscore).
         self.uses_model = metric_class(name).uses_model
@@ -258,8 +261,6 @@ class _MinEDMetric(Metric):
     @property
     def embedded(self) -> Metric:
         if self._embedded is None:
-            from metrics.scorers.registry import get_metric
-
             metric = get_metric(self.options["metric"], **self.options["metric_options"])
             if metric.needs_source or metric.needs_data or not metric.needs_refs:
                 raise OptionError(f"{self.name}: metric={metric.name} must compare a hypothesis with a reference")
@@ -550,7 +551,7 @@ class MinCERMetric(_MinEDMetric):
             return super().embedded_values(pairs)
         # jiwer.cer(ref, hyp) without its per-call transform overhead: the same
         # strip, the same (rapidfuzz) edit count, the same division.
-        from rapidfuzz.distance import Levenshtein
+        from rapidfuzz.distance import Levenshtein  # lazy: rapidfuzz loads only when this metric runs
 
         values = []
         for hyp, ref in pairs:
@@ -561,7 +562,6 @@ class MinCERMetric(_MinEDMetric):
     def _known_singles(self, alignment: Alignment) -> list[float | None]:
         if not self.native_cer:
             return super()._known_singles(alignment)
-        from metrics.scorers.mincer_search import interior_errors
 
         # jiwer's value for E - 1 edits, the same division as `embedded_values`.
         n_ref, n_errors = len(alignment.ref_tokens), len(alignment.errors)
@@ -574,7 +574,6 @@ class MinCERMetric(_MinEDMetric):
     def _coherent_k(self, seg: _Segment) -> bool:
         if not self.native_cer:
             return super()._coherent_k(seg)
-        from metrics.scorers.mincer_search import min_corrections
 
         a = seg.alignment
         n_ref = len(a.ref_tokens)

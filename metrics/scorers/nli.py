@@ -242,7 +242,10 @@ class TransformersNLIBackend:
 
     def __init__(self, model: str, *, device: str | None = None, batch_size: int = 32, dtype: str = "auto") -> None:
         path = resolve_model_path(model)
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        from transformers import (  # lazy: heavy optional dependency (model metrics)
+            AutoModelForSequenceClassification,
+            AutoTokenizer,
+        )
 
         self.name = model
         self.path = path
@@ -267,7 +270,7 @@ class TransformersNLIBackend:
         """`encoding="pair"`: the tokenizer's standard text pair; `"joined"`:
         one string `premise </s></s> hypothesis` (ufal/nlgi_eval's encoding,
         which gives other token ids around the separator)."""
-        import torch
+        import torch  # lazy: heavy optional dependency, loaded only by model metrics
 
         out = np.zeros((len(pairs), len(self.labels)), dtype=np.float64)
         if not pairs:

@@ -37,6 +37,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from typing import Any, ClassVar
+from importlib.metadata import version
 
 from metrics.scorers.base import CorpusResult, Metric, SegmentResult, Triple
 from metrics.scorers.errors import InputError, OptionError
@@ -75,7 +76,7 @@ class UnicodeTokenizer:
         self.lowercase = lowercase
         self._stemmer = None
         if use_stemmer:
-            from nltk.stem import porter
+            from nltk.stem import porter  # lazy: nltk loads only when this metric runs
 
             self._stemmer = porter.PorterStemmer()
 
@@ -132,7 +133,7 @@ class RougeMetric(Metric):
     def scorer(self):
         """The configured `rouge_score.rouge_scorer.RougeScorer`."""
         if self._scorer is None:
-            from rouge_score import rouge_scorer
+            from rouge_score import rouge_scorer  # lazy: rouge_score loads only when this metric runs
 
             tokenizer = None
             if self.options["tokenizer"] == "unicode":
@@ -171,6 +172,5 @@ class RougeMetric(Metric):
         return CorpusResult(score=means[f"{self.options['variant']}_f"], extra=means)
 
     def library_versions(self) -> dict[str, str]:
-        from importlib.metadata import version
 
         return {"rouge-score": version("rouge-score")}

@@ -76,7 +76,7 @@ def offline_tokenizer(name: str, metric: str):
     """A sacrebleu tokenizer by name, refusing those that would download a model."""
     if name not in OFFLINE_TOKENIZERS:
         raise OptionError(f"{metric}: tokenize={name!r}; use one of {', '.join(OFFLINE_TOKENIZERS)}")
-    from sacrebleu.metrics.bleu import _get_tokenizer
+    from sacrebleu.metrics.bleu import _get_tokenizer  # lazy: sacrebleu loads only when this metric runs
 
     try:
         return _get_tokenizer(name)()
@@ -195,7 +195,7 @@ class _SacreBLEUMetric(Metric):
         return {"nrefs": next(iter(counts)) if len(counts) == 1 else "var"}
 
     def library_versions(self) -> dict[str, str]:
-        import sacrebleu
+        import sacrebleu  # lazy: sacrebleu loads only when this metric runs
 
         return {"sacrebleu": sacrebleu.__version__}
 
@@ -241,7 +241,7 @@ class BLEUMetric(_SacreBLEUMetric):
     option_bounds: ClassVar[dict[str, tuple[float, float]]] = {"max_ngram_order": (1, 10), "smooth_value": (0.0, 100.0)}
 
     def _validate(self) -> None:
-        from sacrebleu.metrics.bleu import BLEU
+        from sacrebleu.metrics.bleu import BLEU  # lazy: sacrebleu loads only when this metric runs
 
         tok = self.options["tokenize"]
         spm = self.options["spm"]
@@ -271,7 +271,7 @@ class BLEUMetric(_SacreBLEUMetric):
         return self._spm_tokenizer
 
     def _build(self, sentence: bool):
-        from sacrebleu.metrics import BLEU
+        from sacrebleu.metrics import BLEU  # lazy: sacrebleu loads only when this metric runs
 
         spm = self.options["tokenize"] in SPM_TOKENIZERS
         try:
@@ -297,7 +297,7 @@ class BLEUMetric(_SacreBLEUMetric):
         return self._sentence_engine_cache
 
     def _sacrebleu_fields(self) -> dict[str, Any]:
-        from sacrebleu.metrics.bleu import BLEU
+        from sacrebleu.metrics.bleu import BLEU  # lazy: sacrebleu loads only when this metric runs
 
         method = self.options["smooth_method"]
         smooth = method
@@ -378,7 +378,7 @@ class CHRFMetric(_SacreBLEUMetric):
         }
 
     def _build(self, sentence: bool):
-        from sacrebleu.metrics import CHRF
+        from sacrebleu.metrics import CHRF  # lazy: sacrebleu loads only when this metric runs
 
         return CHRF(
             char_order=self.options["char_order"],
@@ -412,7 +412,7 @@ class TERMetric(_SacreBLEUMetric):
     }
 
     def _build(self, sentence: bool):
-        from sacrebleu.metrics import TER
+        from sacrebleu.metrics import TER  # lazy: sacrebleu loads only when this metric runs
 
         return TER(
             normalized=self.options["normalized"],

@@ -253,6 +253,6 @@ class SARIMetric(Metric):
         }
 
     def library_versions(self) -> dict[str, str]:
-        import sacrebleu
+        import sacrebleu  # lazy: sacrebleu loads only when this metric runs
 
         return {"sacrebleu": sacrebleu.__version__}

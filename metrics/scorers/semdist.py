@@ -27,7 +27,7 @@ class SemDistMetric(Metric):
 
     def distances(self, hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> list[float]:
         """1 - cos(hyp, ref), the minimum over each hypothesis' references."""
-        import torch
+        import torch  # lazy: heavy optional dependency, loaded only by model metrics
 
         for i, group in enumerate(refs):
             if isinstance(group, str) or len(group) == 0:
@@ -60,8 +60,8 @@ class SemDistMetric(Metric):
         return [SegmentResult(score=d) for d in self.distances(hyps, refs)]
 
     def library_versions(self) -> dict[str, str]:
-        import torch
-        import transformers
+        import torch  # lazy: heavy optional dependency, loaded only by model metrics
+        import transformers  # lazy: heavy optional dependency, loaded only by model metrics
 
         return {"torch": torch.__version__.split("+")[0], "transformers": transformers.__version__}
 

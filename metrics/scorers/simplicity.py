@@ -36,6 +36,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any, ClassVar
+from importlib.metadata import PackageNotFoundError, version
 
 from metrics.scorers.loading import LazyModule
 
@@ -53,7 +54,7 @@ _DEGENERATE = 1e-6
 
 @functools.lru_cache(maxsize=200_000)
 def _wordfreq(word: str, lang: str) -> float:
-    import wordfreq
+    import wordfreq  # lazy: wordfreq loads only when this metric runs
 
     return wordfreq.word_frequency(word, lang)
 
@@ -127,7 +128,7 @@ class SimplicityBERTScoreMetric(BERTScoreMetric):
     def library_versions(self) -> dict[str, str]:
         versions = super().library_versions()
         if self.options["frequency_file"] is None:
-            import wordfreq
+            import wordfreq  # lazy: wordfreq loads only when this metric runs
 
             versions["wordfreq"] = getattr(wordfreq, "__version__", None) or _dist_version("wordfreq")
         return versions
@@ -168,7 +169,6 @@ class SimplicityBERTScoreMetric(BERTScoreMetric):
 
 
 def _dist_version(name: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
 
     try:
         return version(name)

@@ -73,9 +73,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
+import struct
+from importlib import metadata
 
 from metrics.scorers.base import CorpusResult, Metric, SegmentResult, Triple
 from metrics.scorers.errors import InputError, OptionError
+from metrics.scorers.loading import compute_dtype_name, model_num_layers
+from metrics.scorers.encoder import get_encoder
 
 if TYPE_CHECKING:  # torch stays out of processes that only list metrics
     import torch
@@ -129,7 +133,6 @@ class IdfTable:
 
 
 def _f32(value: float) -> float:
-    import struct
 
     return struct.unpack("f", struct.pack("f", value))[0]
 
@@ -197,7 +200,7 @@ def _phrasal_pr_padded(
     of the reference/source units, wh [B, Lh] weights of the output units,
     len1/lenh [B] true lengths (each >= n).
     """
-    import torch
+    import torch  # lazy: heavy optional dependency, loaded only by model metrics
 
     recall_sums = _shift_sum(sim * w1[:, :, None], n, 2)  # [B, A1, A2]
     precision_sums = _shift_sum(sim * wh[:, None, :], n, 2)
@@ -219,7 +222,7 @@ def _phrasal_pr_padded(
 
 
 def _pad(rows: Sequence[torch.Tensor], width: int, dtype, device) -> torch.Tensor:
-    import torch
+    import torch  # lazy: heavy optional dependency, loaded only by model metrics
 
     out = torch.zeros((len(rows), width) + tuple(rows[0].shape[1:]), dtype=dtype, device=device)
     for i, row in enumerate(rows):
@@ -241,7 +244,7 @@ def phrasal_precision_recall(
     similarities) or `e1` / `eh` (unit-normalised vectors [L, dim]; the
     similarity is their clipped cosine, computed here batched).
     """
-    import torch
+    import torch  # lazy: heavy optional dependency, loaded only by model metrics
 
     dtype = dtype or torch.float64
     results: list[tuple[float, float]] = [(0.0, 0.0)] * len(pairs)
@@ -389,7 +392,7 @@ class YiSi0Metric(_YiSiBase):
         srcs: Sequence[str] | None = None,
         data: Sequence[Sequence[Triple]] | None = None,
     ) -> list[SegmentResult]:
-        import torch
+        import torch  # lazy: heavy optional dependency, loaded only by model metrics
 
         self.check_inputs(hyps, refs, srcs, data)
         flat_refs, owners = self._reference_pairs(refs)
@@ -445,7 +448,6 @@ class _YiSiEmbeddingBase(_YiSiBase):
     }
 
     def signature_fields(self) -> dict[str, Any]:
-        from metrics.scorers.loading import compute_dtype_name, model_num_layers
 
         fields = super().signature_fields()
         if fields["layer"] is None:  # "the top layer": name it, so the signature reproduces
@@ -455,7 +457,6 @@ class _YiSiEmbeddingBase(_YiSiBase):
 
     @property
     def encoder(self):
-        from metrics.scorers.encoder import get_encoder
 
         return get_encoder(self.options["model"] or None, self.options["device"])
 
@@ -463,7 +464,7 @@ class _YiSiEmbeddingBase(_YiSiBase):
         """(token strings, unit-normalised vectors) per text, special tokens dropped.
         Units are token strings, as the C++ reads them, so that idf can retry
         a unit in lower case."""
-        import torch
+        import torch  # lazy: heavy optional dependency, loaded only by model metrics
 
         layer = encoder.check_layer(self.options["layer"])
         out = []
@@ -484,7 +485,7 @@ class _YiSiEmbeddingBase(_YiSiBase):
         weight1: Callable[[Hashable], float],
         weight_h: Callable[[Hashable], float],
     ) -> list[dict[str, Any]]:
-        import torch
+        import torch  # lazy: heavy optional dependency, loaded only by model metrics
 
         pairs = []
         for (ids1, vec1), (ids_h, vec_h) in zip(side1, hyp_side):
@@ -499,7 +500,7 @@ class _YiSiEmbeddingBase(_YiSiBase):
         return pairs
 
     def _pair_pr(self, encoder, pairs: list[dict[str, Any]]) -> list[tuple[float, float]]:
-        import torch
+        import torch  # lazy: heavy optional dependency, loaded only by model metrics
 
         # float64, then rounded to float32: float32 sums round differently with
         # the padded shapes of a step, so a segment would score differently in
@@ -508,7 +509,6 @@ class _YiSiEmbeddingBase(_YiSiBase):
         return [(_f32(p), _f32(r)) for p, r in values]
 
     def library_versions(self) -> dict[str, str]:
-        from importlib import metadata
 
         versions = {}
         for lib in ("transformers", "torch"):

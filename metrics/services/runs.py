@@ -466,7 +466,7 @@ def run_cancel(*, run: MetricRun) -> bool:
 def run_execute_sync(*, run: MetricRun, progress: Callable[[int], None] | None = None) -> MetricRun:
     """Score the run in this process with the chunk plan the workers use
     (hence the same scores, bit for bit)."""
-    from metrics.services.chunks import chunk_execute
+    from metrics.services.chunks import chunk_execute  # lazy: cycle with metrics.services.chunks
 
     chunk_ids = run_prepare(run_id=run.pk)
     for chunk_id in chunk_ids:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import environ
 from csp.constants import NONE, SELF, UNSAFE_INLINE
+import secrets
 
 from workbench.static_headers import static_headers
 
@@ -38,8 +39,6 @@ def _local_secret_key() -> str:
     except (OSError, UnicodeDecodeError):
         key = ""
     if len(key) < 40:
-        import secrets
-
         key = secrets.token_urlsafe(50)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

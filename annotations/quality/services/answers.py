@@ -11,6 +11,9 @@ from annotations.models import Assignment, Campaign, Output, Unit
 from annotations.protocols import Protocol
 from annotations.quality import gold
 from annotations.models.quality import ControlJudgement, ControlUnit, GoldUnit
+from annotations.models import ErrorSpan, JudgementBase
+from annotations.selectors import annotator_for_user
+from annotations.services.judgements import DuplicateJudgement
 
 
 # --- answers to control units --------------------------------------------------------------
@@ -108,15 +111,12 @@ def control_judgement_submit(*, user, campaign: Campaign, output_ids, create, sh
     gold unit answered wrongly stays open (its explanation is shown by the pages
     and by `POST /api/assignments/{id}/submit/`).
     """
-    from annotations.models import ErrorSpan, JudgementBase
-    from annotations.selectors import annotator_for_user
-    from annotations.services.assignment_work import (
+    from annotations.services.assignment_work import (  # lazy: cycle with services.assignment_work
         assignment_finish,
         assignment_lock_for,
         assignment_reclaim,
         assignment_time_ms,
     )
-    from annotations.services.judgements import DuplicateJudgement
 
     annotator = annotator_for_user(user=user, project=campaign.project)
     if annotator is None:

@@ -9,6 +9,8 @@ from django.db import transaction
 from annotations.models import Annotator, Assignment, Campaign, Enrolment
 from annotations.quality import codes
 from annotations.models.quality import AnnotatorDecision, CompletionCode, QualitySettings
+from annotations.quality.selectors import annotator_quality
+from annotations import rows
 
 
 # --- decisions ----------------------------------------------------------------------------------
@@ -58,7 +60,6 @@ def completion_code_issue(*, campaign: Campaign, annotator: Annotator, batch: in
     existing = CompletionCode.objects.filter(campaign=campaign, annotator=annotator, batch=batch).first()
     if existing is not None:
         return existing
-    from annotations.quality.selectors import annotator_quality
 
     standing = annotator_quality(campaign=campaign, annotator_id=annotator.pk)
     passed = True if standing is None else standing.included
@@ -83,7 +84,6 @@ def completion_code_at_batch_end(
     """The code to show now: when the annotator has just finished a batch, or
     (`finished`) has nothing left to do after part of one. None when the
     campaign gives no codes or the annotator is mid-batch."""
-    from annotations import rows
 
     with rows.cursor() as cursor:  # on every submit: a prepared statement, no query building
         cursor.execute(

@@ -12,6 +12,7 @@ from annotations.quality import gold
 from annotations.models.quality import ControlUnit, GoldUnit
 from workbench import strictjson
 from workbench.exceptions import DomainError
+from annotations.services.imports import ImportFailed, LineError
 
 
 # --- gold units ------------------------------------------------------------------------
@@ -119,7 +120,6 @@ def gold_units_import(*, campaign: Campaign, text: str) -> list[GoldUnit]:
     a tuple for RankME and best-worst); pairwise and best-worst expectations
     name systems (``"winner": "sysA"``).
     """
-    from annotations.services.imports import ImportFailed, LineError
 
     errors: list[LineError] = []
     created: list[GoldUnit] = []

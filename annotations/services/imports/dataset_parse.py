@@ -47,7 +47,7 @@ def dataset_objects(
     if fmt == "jsonl":
         return jsonl_objects(raw, problems, progress=progress)
     if fmt == "mqm-tsv":
-        from annotations.services.imports.mqm_tsv import mqm_tsv_items
+        from annotations.services.imports.mqm_tsv import mqm_tsv_items  # lazy: cycle with mqm_tsv
 
         return mqm_tsv_items(raw, problems)
     return csv_item_objects(raw, problems, delimiter, progress=progress)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from django.db import IntegrityError, transaction
+from django.contrib.auth import get_user_model
 
 from annotations.models import Annotator, Campaign
 from annotations.protocols import registry as protocols
@@ -33,6 +34,8 @@ from annotations.services.imports.notes import is_note, note_records, notes_writ
 from annotations.services.imports.mqm_tsv import mqm_tsv_objects
 from annotations.services.imports.reading import jsonl_objects, read_bytes
 from annotations.services.imports.results import JudgementImportResult
+from annotations.models import Membership
+from annotations.services.projects import annotator_get_or_create
 
 
 FORMATS = ("jsonl", "mqm-tsv")
@@ -40,10 +43,6 @@ FORMATS = ("jsonl", "mqm-tsv")
 
 def _accounts(project, annotator_map: dict[str, str]) -> dict[str, int]:
     """Annotator ids of the mapped accounts (created as account annotators if new)."""
-    from django.contrib.auth import get_user_model
-
-    from annotations.models import Membership
-    from annotations.services.projects import annotator_get_or_create
 
     ids, problems = {}, []
     for name, username in annotator_map.items():

@@ -23,6 +23,7 @@ from annotations.protocols import mqm_scoring as mq
 from annotations.protocols.mqm_scoring import flat
 from annotations.services.imports.errors import Problems
 from annotations.services.imports.reading import decode_lines
+from annotations import protocols
 
 COLUMNS = ("system", "doc", "doc_id", "seg_id", "rater", "source", "target", "category", "severity")
 MARK = re.compile(r"</?v>")
@@ -51,7 +52,6 @@ def mqm_tsv_objects(
     `skip_invalid`: a judgement is all the rows of one (rater, system, seg_id); when one of them is
     refused, the others are left out too (importing them would score the output without that
     error), each reported with the line that was refused."""
-    from annotations import protocols
 
     protocol = protocols.of(campaign)
     lines = [(n, t) for n, t in decode_lines(raw, problems) if t.strip()]

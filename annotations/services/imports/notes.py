@@ -11,6 +11,7 @@ the answer or the field); an identical note already stored is skipped, a differe
 from __future__ import annotations
 
 from dataclasses import dataclass
+from django.core.exceptions import ValidationError
 
 from annotations.models import UnitNote
 from annotations.services.imports.common import name_check
@@ -47,7 +48,6 @@ class NoteRecord:
 
 def note_records(objects, problems, *, campaign, lookup) -> list[NoteRecord]:
     """The note lines checked; one problem per refused line."""
-    from django.core.exceptions import ValidationError
 
     records, seen = [], set()
     for line, obj in objects:
