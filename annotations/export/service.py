@@ -65,6 +65,9 @@ RELIABILITY_KEYS = (
     "median_seconds",
     "straight_lining",
     "mann_whitney_p",
+    # Relative attention checks (issue 41 part 5): answered and passed, per annotator.
+    "relative_judged",
+    "relative_passed",
 )
 
 
@@ -699,6 +702,8 @@ def _quality(campaign: Campaign, protocol: Protocol, *, needed: bool) -> tuple[d
 
 def _reliability(quality) -> dict:
     found = quality.as_json()
+    relative = found.get("relative") or {}
+    found.update(relative_judged=relative.get("judged", 0), relative_passed=relative.get("passed", 0))
     return {key: found.get(key) for key in RELIABILITY_KEYS}
 
 
