@@ -170,6 +170,7 @@ RELATIVE = (
     Option(
         name="relative_checks",
         type=NUMBER,
+        private=True,
         default=0.0,
         label="Relative attention checks",
         help="Share of each annotator's batch (0-0.5) given to screens where one output is a degraded copy "
@@ -182,6 +183,7 @@ RELATIVE = (
     Option(
         name="relative_damage",
         type=STRINGS,
+        private=True,
         default=["shuffle5"],
         label="Damage of a relative check",
         help="Kinds drawn from for the degraded copy: shuffle5 (five words shuffled, the default), drop, "

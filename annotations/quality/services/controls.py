@@ -122,9 +122,9 @@ def _batch_plan(
     if relative:
         taken = {slot for slot, _ in plan}
         free = [slot for slot in range(1 if batch == 0 else 0, size) if slot not in taken]
-        free = free[: max(0, len(free) - 1)]  # still at least one regular unit per batch
+        relative = min(relative, size - 1 - len(plan), len(free))  # still at least one regular unit per batch
         rel_rng = random.Random(f"relative:{enrolment.seed}:{batch}")
-        plan += [(slot, "relative") for slot in rel_rng.sample(free, min(relative, len(free)))]
+        plan += [(slot, "relative") for slot in rel_rng.sample(free, max(0, relative))]
         plan.sort()
     return plan
 
