@@ -169,20 +169,29 @@ class Protocol(ImportShape):
         ValidationError under "options" with one "options.NAME: reason" line per problem."""
         from django.core.exceptions import ValidationError
 
-        if not self.relative_checks and isinstance(given, Mapping) and set(given) & set(RELATIVE_NAMES):
-            from annotations.protocols import registry  # lazy: the registry imports every protocol class
-
-            offered = ", ".join(p.name for p in registry.protocols().values() if p.relative_checks)
-            reason = RELATIVE_REFUSAL.format(protocol=self.name, offered=offered)
-            raise ValidationError(
-                {"options": [f"options.{name}: {reason}" for name in RELATIVE_NAMES if name in given]}
-            )
+        refused = [
+            f"options.{name}: {self.option_refusal(name)}"
+            for name in (given if isinstance(given, Mapping) else ())
+            if self.option_refusal(name)
+        ]
+        if refused:
+            raise ValidationError({"options": refused})
         try:
             cleaned = options_clean(self.options, given, protocol=self.name)
             self.options_relate(cleaned)
         except OptionsInvalid as exc:
             raise ValidationError({"options": exc.problems}) from None
         return cleaned
+
+    def option_refusal(self, name: str) -> str:
+        """Why this protocol has no option `name` that protocols of another capability declare
+        (relative attention checks need several outputs on a screen); "" for any other name."""
+        if name in RELATIVE_NAMES and not self.relative_checks:
+            from annotations.protocols import registry  # lazy: the registry imports every protocol class
+
+            offered = ", ".join(p.name for p in registry.protocols().values() if p.relative_checks)
+            return RELATIVE_REFUSAL.format(protocol=self.name, offered=offered)
+        return ""
 
     def allocation_criterion(self, campaign) -> str:
         """The criterion adaptive allocation ranks by: the campaign's `adaptive_criterion` when it is

@@ -220,3 +220,36 @@ def test_relative_checks_are_in_the_export_and_the_card(tmp_path):
     assert campaign_json["options"]["relative_checks"] == 0.5
     card = (tmp_path / "out" / "README.md").read_text()
     assert "Relative attention checks" in card and "50% of each batch" in card
+
+
+def test_the_option_through_create_campaign_and_campaign_json(tmp_path):
+    """`--option relative_checks=...` for a multi-output protocol, refused with its reason for ESA, and
+    a campaign.json export that creates the same campaign again."""
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    from annotations.models import Campaign
+
+    dataset = _dataset(items=3, systems=3)
+
+    def run(*args):
+        out = StringIO()
+        call_command(*args, "--json", stdout=out, stderr=StringIO())
+        return json.loads(out.getvalue())
+
+    base = ("create_campaign", "--dataset", dataset.name, "--criteria", "quality")
+    made = run(*base, "--name", "c", "--protocol", "cesa", "--option", "relative_checks=0.2")
+    assert made["options"]["relative_checks"] == 0.2 and made["options"]["relative_damage"] == ["shuffle5"]
+    err = StringIO()
+    with pytest.raises(CommandError):
+        call_command(
+            *base, "--name", "e", "--protocol", "esa", "--option", "relative_checks=0.2", stdout=StringIO(), stderr=err
+        )
+    assert "relative attention checks need several outputs on a screen; esa campaigns show one" in err.getvalue()
+    out = tmp_path / "export"
+    call_command("export_dataset", "--campaign", "c", "--format", "jsonl", "--out", str(out), stdout=StringIO())
+    again = run("create_campaign", "--from", str(out / "campaign.json"), "--name", "c2")
+    assert again["options"]["relative_checks"] == 0.2
+    assert Campaign.objects.get(name="c2").options["relative_checks"] == 0.2
