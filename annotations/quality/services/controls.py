@@ -203,20 +203,34 @@ def _degraded_control(
 def _relative_control(*, campaign: Campaign, annotator: Annotator, rng: random.Random, batch: int) -> Unit | None:
     """A relative attention check (issue 41 part 5, WMT 2026): a regular screen of an item the
     annotator has been shown nothing of, one of its outputs replaced by a degraded copy of another
-    of its outputs (so the copy's original is on the screen, clean). Nothing marks it: the outputs
-    keep their systems and the engine counterbalances their order as for any screen."""
+    output of the same source. The copy is made of an output the screen does not show when the
+    campaign has one for that source (no near-identical pair of texts on the screen, and every
+    system once, as on a regular screen), else of one of the screen's own (pairwise and tuples of
+    every system). Nothing marks it: the outputs keep their systems and the engine counterbalances
+    their order as for any screen."""
     protocol = protocols.of(campaign)
     kinds = list(protocol.option(campaign, "relative_damage") or ["shuffle5"])
     for source in _unseen_sources(campaign=campaign, annotator=annotator, seed=rng.randrange(2**62)):
         outputs = list(source.outputs)
         if len(outputs) < 2:
             continue
-        texts = dict(Output.objects.filter(pk__in=outputs).values_list("id", "text"))
+        # The campaign's outputs of this source: those of its regular units (its systems only).
+        pool = {
+            o
+            for unit_outputs in Unit.objects.filter(
+                campaign=campaign, item_id=source.item_id, kind=Unit.Kind.REGULAR
+            ).values_list("outputs", flat=True)
+            for o in unit_outputs
+        }
+        found = Output.objects.filter(pk__in=pool | set(outputs)).values_list("id", "text", "system_id")
+        texts = {pk: text for pk, text, _ in found}
+        system_of = {pk: system for pk, _, system in found}
         data = Item.objects.filter(pk=source.item_id).values_list("data", flat=True).first()
-        system_of = dict(zip(outputs, source.systems))
-        victims = list(outputs)
-        rng.shuffle(victims)
-        for victim in victims:
+        off_screen = sorted(pool - set(outputs))
+        on_screen = list(outputs)
+        rng.shuffle(off_screen)
+        rng.shuffle(on_screen)
+        for victim in off_screen + on_screen:
             try:
                 damage = degrade_any(texts[victim], kinds=kinds, seed=rng.randrange(2**31), data=data)
             except NotApplicable:

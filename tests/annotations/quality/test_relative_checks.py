@@ -127,10 +127,24 @@ def test_a_relative_check_passes_when_the_copy_scores_below_every_clean_output(p
     control = ControlUnit.objects.get(unit_id=assignment.unit_id)
     assert control.kind == "relative"
     degraded = control.degraded_alias
-    # The copy is of another output of the same source, which is on the screen too, clean.
+    # The copy is of another output of the same source: one the screen does not show when the campaign
+    # has one (cESA and RankME tuples of 3, pairwise pairs, of 4 systems), else one of the screen's own
+    # (best-worst tuples of all 4), shown clean beside it.
     original = control.real_output(degraded)
-    clean = [int(a) for a, e in control.aliases.items() if "degraded" not in e]
-    assert original in {control.real_output(a) for a in clean}
+    clean = {control.real_output(int(a)) for a, e in control.aliases.items() if "degraded" not in e}
+    pool = {
+        o
+        for outputs in Unit.objects.filter(item_id=control.unit.item_id, kind="regular").values_list(
+            "outputs", flat=True
+        )
+        for o in outputs
+    }
+    assert original in pool and Output.objects.get(pk=original).item_id == control.unit.item_id
+    if pool - set(control.source.outputs):
+        assert original not in clean and original not in control.source.outputs
+        assert len(set(assignment.unit.systems)) == len(assignment.unit.systems)  # each system once
+    else:
+        assert original in clean
     assert control.aliases[str(degraded)]["degraded"]["kind"] == "shuffle5"
     assert control.aliases[str(degraded)]["text"] != Output.objects.get(pk=original).text
     # The screen is a regular screen of that source: no item the annotator saw before.
