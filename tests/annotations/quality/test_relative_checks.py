@@ -18,6 +18,7 @@ from annotations.quality import degrade
 from annotations.quality.selectors import campaign_quality
 from annotations.services.assignments import assignment_next
 from annotations.services.campaigns import campaign_create
+from annotations.services.handles import output_handle
 from annotations.services.projects import annotator_get_or_create
 from annotations.services.submissions import unit_submit
 from tests.annotations.factories import DatasetFactory, ItemFactory, OutputFactory, SystemFactory
@@ -128,8 +129,8 @@ def test_a_relative_check_passes_when_the_copy_scores_below_every_clean_output(p
     assert control.kind == "relative"
     degraded = control.degraded_alias
     # The copy is of another output of the same source: one the screen does not show when the campaign
-    # has one (cESA and RankME tuples of 3, pairwise pairs, of 4 systems), else one of the screen's own
-    # (best-worst tuples of all 4), shown clean beside it.
+    # has one (tuples or pairs of fewer than the 4 systems), else one of the screen's own (tuples of
+    # all 4), shown clean beside it.
     original = control.real_output(degraded)
     clean = {control.real_output(int(a)) for a, e in control.aliases.items() if "degraded" not in e}
     pool = {
@@ -267,3 +268,41 @@ def test_the_option_through_create_campaign_and_campaign_json(tmp_path):
     again = run("create_campaign", "--from", str(out / "campaign.json"), "--name", "c2")
     assert again["options"]["relative_checks"] == 0.2
     assert Campaign.objects.get(name="c2").options["relative_checks"] == 0.2
+
+
+@pytest.mark.parametrize("passes", [True, False], ids=["passed", "failed"])
+def test_a_relative_check_answered_one_judgement_at_a_time(passes):
+    """The single-judgement endpoint (`POST /api/judgements/spans/`, one cESA output at a time): the
+    verdict is set once every output of the check is answered."""
+    from rest_framework.test import APIClient
+
+    from annotations.models import Membership
+    from tests.annotations.factories import MembershipFactory, UserFactory
+
+    campaign = _campaign("cesa")
+    user = UserFactory(username="single")
+    MembershipFactory(project=campaign.project, user=user, role=Membership.Role.ANNOTATOR)
+    api = APIClient()
+    api.force_authenticate(user)
+    for _ in range(12):
+        body = api.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
+        unit = Unit.objects.get(assignments__pk=body["id"])
+        control = ControlUnit.objects.filter(unit=unit).first()
+        # The API names outputs by handles (annotations.services.handles).
+        degraded = output_handle(body["id"], control.degraded_alias) if control is not None else None
+        for i, output in enumerate(body["item"]["outputs"]):
+            low = (output["id"] == degraded) == passes
+            sent = api.post(
+                "/api/judgements/spans/",
+                {"campaign": campaign.pk, "output": output["id"], "criterion": "quality", "score": 10 if low else 90},
+                format="json",
+            )
+            assert sent.status_code == 201, sent.content
+            if control is not None and i < len(body["item"]["outputs"]) - 1:
+                assert ControlJudgement.objects.get(assignment_id=body["id"]).passed is None  # not yet answered
+        if control is not None:
+            break
+    assert control is not None and control.kind == "relative"
+    (cj,) = ControlJudgement.objects.filter(control=control)
+    assert cj.passed is passes
+    assert set(cj.answer["scores"]) == {str(a) for a in unit.outputs}
