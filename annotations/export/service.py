@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from django.db.models import Count, Max, Min
+from django.db.models import Count, Max, Min, Q
 
 from annotations import protocols
 from annotations.analysis import agreement as ag
@@ -46,6 +46,7 @@ from annotations.models import (
     Output,
     Reference,
     System,
+    Unit,
 )
 from annotations.protocols import JudgementRow, Protocol
 from annotations.selectors.background import background_line, background_questions, background_summary
@@ -69,6 +70,9 @@ RELIABILITY_KEYS = (
     "median_seconds",
     "straight_lining",
     "mann_whitney_p",
+    # Relative attention checks (issue 41 part 5): answered and passed, per annotator.
+    "relative_judged",
+    "relative_passed",
 )
 
 
@@ -554,7 +558,11 @@ NOTE_COLUMNS = ("item", "systems", "annotator", "criterion", "special", "comment
 def _unit_notes(campaign: Campaign, item_ids: list[int], filters: Filters) -> dict[int, list]:
     """item id -> the campaign's notes on its units (one query a chunk), of the annotators kept."""
     found = defaultdict(list)
-    for note in UnitNote.objects.filter(campaign=campaign, item_id__in=item_ids).order_by("item_id", "id"):
+    # Notes given on control units name the control's own output ids: they go with the controls, not here.
+    regular = (
+        Q(assignment__isnull=True) | Q(assignment__unit__isnull=True) | Q(assignment__unit__kind=Unit.Kind.REGULAR)
+    )
+    for note in UnitNote.objects.filter(regular, campaign=campaign, item_id__in=item_ids).order_by("item_id", "id"):
         if filters.annotator_ids is None or note.annotator_id in filters.annotator_ids:
             found[note.item_id].append(note)
     return found
@@ -694,6 +702,8 @@ def _quality(campaign: Campaign, protocol: Protocol, *, needed: bool) -> tuple[d
 
 def _reliability(quality) -> dict:
     found = quality.as_json()
+    relative = found.get("relative") or {}
+    found.update(relative_judged=relative.get("judged", 0), relative_passed=relative.get("passed", 0))
     return {key: found.get(key) for key in RELIABILITY_KEYS}
 
 

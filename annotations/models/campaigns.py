@@ -211,6 +211,7 @@ class Unit(TimeStampedModel):
         DEGRADED = "degraded", "Control: degraded copy"
         REPEAT = "repeat", "Control: repeat"
         GOLD = "gold", "Control: gold / tutorial"
+        RELATIVE = "relative", "Control: relative attention check"
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="units")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="units")

@@ -91,6 +91,8 @@ class ControlUnit(TimeStampedModel):
         DEGRADED = "degraded", "Degraded copy"
         REPEAT = "repeat", "Repeat"
         GOLD = "gold", "Gold / tutorial"
+        # A screen of several outputs where one is a degraded copy of another (issue 41 part 5).
+        RELATIVE = "relative", "Relative attention check"
 
     unit = models.OneToOneField(Unit, on_delete=models.CASCADE, related_name="control")
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="control_units")
@@ -108,7 +110,9 @@ class ControlUnit(TimeStampedModel):
     class Meta:
         ordering = ["campaign", "id"]
         constraints = [
-            models.CheckConstraint(condition=Q(kind__in=["degraded", "repeat", "gold"]), name="control_kind_valid"),
+            models.CheckConstraint(
+                condition=Q(kind__in=["degraded", "repeat", "gold", "relative"]), name="control_kind_valid"
+            ),
         ]
         indexes = [models.Index(fields=["campaign", "annotator", "kind"], name="control_annotator_kind")]
 
@@ -160,7 +164,7 @@ class ControlJudgement(TimeStampedModel):
         ordering = ["campaign", "annotator", "id"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(kind__in=["degraded", "repeat", "gold"]), name="control_judgement_kind_valid"
+                condition=Q(kind__in=["degraded", "repeat", "gold", "relative"]), name="control_judgement_kind_valid"
             ),
             models.UniqueConstraint(
                 fields=["control", "criterion", "attempt"],

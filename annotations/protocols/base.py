@@ -43,7 +43,7 @@ from decimal import Decimal
 import numpy as np
 from django.core.exceptions import ValidationError
 
-from annotations.protocols.common_options import COMMON, SPAN_TEXT
+from annotations.protocols.common_options import COMMON, RELATIVE, RELATIVE_NAMES, RELATIVE_REFUSAL, SPAN_TEXT
 from annotations.protocols.errors import AnswerError
 from annotations.protocols.imports import ImportShape
 from annotations.protocols.options import Option, OptionsInvalid, options_clean
@@ -131,12 +131,17 @@ class Protocol(ImportShape):
     # The REST endpoint that lists and takes this protocol's judgements one by one.
     api_path: str = ""
 
+    # Screens of several outputs where one may be a degraded copy of another (relative attention
+    # checks, issue 41 part 5): such a protocol gets the options `relative_checks` and
+    # `relative_damage` and says when a check passed (`relative_passed`).
+    relative_checks: bool = False
+
     def __init_subclass__(cls, **kwargs):
         # Every protocol offers the common settings (annotations.protocols.common_options) after its
         # own; a subclass that starts from its parent's options (cESA from ESA) gets them once.
         super().__init_subclass__(**kwargs)
-        common = COMMON + ((SPAN_TEXT,) if cls.has_spans else ())
-        names = {o.name for o in common}
+        common = COMMON + ((SPAN_TEXT,) if cls.has_spans else ()) + (RELATIVE if cls.relative_checks else ())
+        names = {o.name for o in common} | set(RELATIVE_NAMES)
         cls.options = tuple(o for o in cls.options if o.name not in names) + common
 
     @property
@@ -165,12 +170,29 @@ class Protocol(ImportShape):
         """A campaign's options (a JSON object), checked and completed with the defaults; a
         ValidationError under "options" with one "options.NAME: reason" line per problem."""
 
+        refused = [
+            f"options.{name}: {self.option_refusal(name)}"
+            for name in (given if isinstance(given, Mapping) else ())
+            if self.option_refusal(name)
+        ]
+        if refused:
+            raise ValidationError({"options": refused})
         try:
             cleaned = options_clean(self.options, given, protocol=self.name)
             self.options_relate(cleaned)
         except OptionsInvalid as exc:
             raise ValidationError({"options": exc.problems}) from None
         return cleaned
+
+    def option_refusal(self, name: str) -> str:
+        """Why this protocol has no option `name` that protocols of another capability declare
+        (relative attention checks need several outputs on a screen); "" for any other name."""
+        if name in RELATIVE_NAMES and not self.relative_checks:
+            from annotations.protocols import registry  # lazy: the registry imports every protocol class
+
+            offered = ", ".join(p.name for p in registry.protocols().values() if p.relative_checks)
+            return RELATIVE_REFUSAL.format(protocol=self.name, offered=offered)
+        return ""
 
     def allocation_criterion(self, campaign) -> str:
         """The criterion adaptive allocation ranks by: the campaign's `adaptive_criterion` when it is
@@ -491,7 +513,7 @@ class Protocol(ImportShape):
         lines = []
         for o in self.options:
             value = given.get(o.name, o.default)
-            text = fmt(value) if isinstance(value, float) else o.format(value)
+            text = fmt(value) if isinstance(value, float) and o.summary is None else o.format(value)
             if text:
                 lines.append(f"- {o.title or o.label}: {text}")
         return lines + self.card_extra(config, fmt)
@@ -561,6 +583,18 @@ class Protocol(ImportShape):
             {"score": score, "spans": (answer.get("spans") or {}).get(alias, [])}
             for alias, score in answer.get("scores", {}).items()
         ]
+
+    def relative_passed(self, answer: Mapping, degraded: int) -> bool | None:
+        """Whether a relative attention check passed: the answer (`control_answer`'s record, alias
+        ids) scores the degraded copy `degraded` below every clean output of the screen; None when
+        the answer does not say (an output left unscored)."""
+        scores = {int(a): s for a, s in (answer.get("scores") or {}).items()}
+        if degraded not in scores or len(scores) < 2:
+            return None
+        mine = scores.pop(degraded)
+        if self.higher_is_better:
+            return all(mine < s for s in scores.values())
+        return all(mine > s for s in scores.values())
 
     def degraded_shown(self, outputs: list[int], victim: int) -> list[tuple[int, bool]]:
         """(output id, shown damaged) of a degraded control built from a unit's outputs: the unit

@@ -309,6 +309,13 @@ class BestWorst(Protocol):
         first = mine.get((tuple(sorted(outputs)), cj.criterion))
         return [] if first is None else [(first, (best, worst))]
 
+    relative_checks = True
+
+    def relative_passed(self, answer, degraded: int) -> bool | None:
+        """The degraded copy chosen as worst."""
+        worst = answer.get("worst")
+        return None if worst is None else int(worst) == degraded
+
     def control_answer(self, answer: dict, judgement, spans) -> None:
         answer.update({"best": judgement.best_id, "worst": judgement.worst_id, "outputs": list(judgement.outputs)})
 

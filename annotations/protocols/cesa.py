@@ -81,6 +81,7 @@ class Cesa(Esa):
         ),
     )
     unit_sizes = (2, 5)
+    relative_checks = True
     one_output_per_unit = False
     derives_pairs = True
     derived_pairs_label = DERIVED_LABEL

@@ -7,7 +7,7 @@ Defaults leave a campaign as it was: no field, no special answer, no question, t
 
 from __future__ import annotations
 
-from annotations.protocols.options import INTEGER, JSON, STRING, STRINGS, Option, OptionError
+from annotations.protocols.options import INTEGER, JSON, NUMBER, STRING, STRINGS, Option, OptionError
 
 # Kinds of a background question.
 CHOICE, NUMBER_Q, TEXT = "choice", "number", "text"
@@ -159,4 +159,42 @@ SPAN_TEXT = Option(
     help="The prompt of a free-text field for each error span (e.g. Rationale); empty: none.",
     check=_text_field,
     title="Free-text field per span",
+)
+
+# Relative attention checks (issue 41 part 5, WMT 2026): only protocols that show several outputs
+# on a screen declare them (`Protocol.relative_checks`); the others refuse the options with
+# RELATIVE_REFUSAL. The damage kinds are annotations.quality.degrade.KINDS (a test keeps them equal:
+# this layer may not import that module).
+RELATIVE_DAMAGE_KINDS = ("shuffle5", "drop", "shuffle", "invert", "fact")
+RELATIVE = (
+    Option(
+        name="relative_checks",
+        type=NUMBER,
+        private=True,
+        default=0.0,
+        label="Relative attention checks",
+        help="Share of each annotator's batch (0-0.5) given to screens where one output is a degraded copy "
+        "of another output of the same source; the check passes when it scores below every clean output "
+        "(pairwise: the clean one preferred; best-worst: the copy chosen as worst).",
+        minimum=0,
+        maximum=0.5,
+        summary=lambda value: f"{value:.0%} of each batch" if value else "",
+    ),
+    Option(
+        name="relative_damage",
+        type=STRINGS,
+        private=True,
+        default=["shuffle5"],
+        label="Damage of a relative check",
+        help="Kinds drawn from for the degraded copy: shuffle5 (five words shuffled, the default), drop, "
+        "shuffle, invert, fact (data-to-text).",
+        choices=RELATIVE_DAMAGE_KINDS,
+        # In campaign.json; the card's line is `relative_checks`'.
+        summary=lambda value: "",
+    ),
+)
+RELATIVE_NAMES = tuple(o.name for o in RELATIVE)
+RELATIVE_REFUSAL = (
+    "relative attention checks need several outputs on a screen; {protocol} campaigns show one "
+    "(protocols that offer them: {offered})"
 )

@@ -54,6 +54,9 @@ class Option:
     # One of the options every protocol has (annotations.protocols.common_options): error messages
     # list a protocol's own options and mention these together.
     common: bool = False
+    # Never sent to the annotation pages and clients (quality control's settings: an annotator must
+    # not learn that a campaign mixes checks into their screens).
+    private: bool = False
 
     # ---- values --------------------------------------------------------------------------------
 

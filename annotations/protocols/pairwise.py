@@ -339,6 +339,15 @@ class Pairwise(Protocol):
         winner = answer.get("winner")
         return [{"winner": winner if winner == "tie" else real(int(winner))}]
 
+    relative_checks = True
+
+    def relative_passed(self, answer, degraded: int) -> bool | None:
+        """The clean output preferred (a tie fails)."""
+        winner = answer.get("winner")
+        if winner is None:
+            return None
+        return winner != "tie" and int(winner) != degraded
+
     def degraded_shown(self, outputs: list[int], victim: int) -> list[tuple[int, bool]]:
         """The original beside its damaged copy: the copy should lose."""
         return [(victim, False), (victim, True)]

@@ -95,6 +95,7 @@ class RankMe(Protocol):
     # ==== validation of one answer ====
 
     unit_sizes = (2, 10)
+    relative_checks = True
     magnitudes_ranked = True
 
     def check_score(self, score, *, campaign, criterion: str) -> float:

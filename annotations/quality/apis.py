@@ -42,6 +42,8 @@ class FiguresSerializer(serializers.Serializer):
     judgements = serializers.IntegerField()
     degraded = serializers.DictField(child=serializers.IntegerField())
     gold = serializers.DictField(child=serializers.IntegerField())
+    # Relative attention checks (issue 41 part 5): {"judged", "passed"}.
+    relative = serializers.DictField(child=serializers.IntegerField())
     repeats = serializers.IntegerField()
     tutorial_tries = serializers.IntegerField()
     reasons = serializers.ListField(child=serializers.CharField())

@@ -9,6 +9,8 @@ system output (no "BAD" tokens, no odd spacing):
 - ``drop``: words removed, at random positions;
 - ``shuffle``: the words of one contiguous phrase put in another order;
 - ``invert``: the word order of one contiguous phrase reversed;
+- ``shuffle5``: five words at random positions (all of them in a shorter text) put in another
+  order among those positions, whatever the strength (WMT 2026's relative attention checks);
 - ``fact`` (data-to-text): the realisation of input facts removed, with the
   function words that carried them ("in the city centre", "and has a low
   customer rating").
@@ -28,8 +30,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-KINDS = ("drop", "shuffle", "invert", "fact")
+KINDS = ("drop", "shuffle", "invert", "fact", "shuffle5")
+# The kinds a plain degraded copy draws from by default (shuffle5 is the relative checks' default).
 TEXT_KINDS = ("drop", "shuffle", "invert")
+SHUFFLED_WORDS = 5
 DEFAULT_STRENGTH = 0.3
 
 _WORD = re.compile(r"\w+(?:['’\-]\w+)*")
@@ -76,7 +80,9 @@ def degrade(
         result, detail = _remove_facts(text, data or [], strength, rng)
     else:
         words, gaps = _split(text)
-        result, detail = {"drop": _drop, "shuffle": _shuffle, "invert": _invert}[kind](words, gaps, strength, rng)
+        result, detail = {"drop": _drop, "shuffle": _shuffle, "invert": _invert, "shuffle5": _shuffle_words}[kind](
+            words, gaps, strength, rng
+        )
         result = _keep_initial_capital(text, result)
     if result == text:  # every branch changes the text; this guards the promise
         raise NotApplicable(f"{kind} left the text unchanged")
@@ -164,6 +170,32 @@ def _shuffle(words, gaps, strength, rng):
     words = list(words)
     words[start : start + length] = [phrase[i] for i in order]
     return _join(words, gaps), {"start": start, "length": length, "words": len(words)}
+
+
+def _shuffle_words(words, gaps, strength, rng):
+    """SHUFFLED_WORDS words drawn at random put in another order among their positions (a derangement
+    of their texts: no word stays where it was unless it repeats another)."""
+    if len({w.lower() for w in words}) < 2:
+        raise NotApplicable("fewer than 2 different words")
+    k = min(SHUFFLED_WORDS, len(words))
+    for _ in range(100):
+        positions = sorted(rng.sample(range(len(words)), k))
+        if len({words[i].lower() for i in positions}) > 1:
+            break
+    else:
+        raise NotApplicable("no words that change places")
+    moved = [words[i] for i in positions]
+    if positions[0] == 0 and moved[0][:1].isupper() and moved[0][1:].islower():
+        moved[0] = moved[0].lower()  # a sentence-initial capital stays at the start (_keep_initial_capital)
+    order = list(range(k))
+    while any(moved[order[j]].lower() == moved[j].lower() for j in range(k)) and len(set(map(str.lower, moved))) == k:
+        rng.shuffle(order)
+    while [moved[i].lower() for i in order] == [w.lower() for w in moved]:
+        rng.shuffle(order)
+    words = list(words)
+    for j, i in enumerate(positions):
+        words[i] = moved[order[j]]
+    return _join(words, gaps), {"positions": positions, "length": k, "words": len(words)}
 
 
 def _invert(words, gaps, strength, rng):

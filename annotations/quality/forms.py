@@ -23,6 +23,7 @@ class SettingsForm(forms.Form):
                     "shuffle": "words shuffled",
                     "invert": "a phrase inverted",
                     "fact": "a fact removed (data-to-text)",
+                    "shuffle5": "five words shuffled",
                 }[k],
             )
             for k in KINDS

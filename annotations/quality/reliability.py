@@ -174,6 +174,9 @@ class Figures:
     mann_whitney_p: float | None = None
     gold_judged: int = 0
     gold_passed: int = 0
+    # Relative attention checks (a degraded copy beside clean outputs on one screen).
+    relative_judged: int = 0
+    relative_passed: int = 0
     repeats_judged: int = 0
     self_consistency: float | None = None
     median_seconds: float | None = None
@@ -184,14 +187,14 @@ class Figures:
 
     @property
     def controls_judged(self) -> int:
-        return self.degraded_judged + self.gold_judged
+        return self.degraded_judged + self.gold_judged + self.relative_judged
 
     @property
     def controls_passed(self) -> float | None:
-        """Share of degraded and gold controls passed (repeats are measured by self-consistency)."""
+        """Share of degraded, gold and relative controls passed (repeats are measured by self-consistency)."""
         if not self.controls_judged:
             return None
-        return (self.degraded_passed + self.gold_passed) / self.controls_judged
+        return (self.degraded_passed + self.gold_passed + self.relative_passed) / self.controls_judged
 
     def as_dict(self) -> dict:
         data = asdict(self)

@@ -202,6 +202,10 @@ def _campaign_figures(campaign: Campaign, only: int | None = None) -> dict[int, 
                 degraded[cj.annotator_id].append(reliability.DegradedPair(cj.criterion, value, original, floor))
                 fig.degraded_judged += 1
                 fig.degraded_passed += bool(passed)
+        elif cj.kind == ControlUnit.Kind.RELATIVE:
+            if cj.passed is not None:  # known when answered (annotations.quality.services.answers)
+                fig.relative_judged += 1
+                fig.relative_passed += bool(cj.passed)
         elif cj.kind == ControlUnit.Kind.REPEAT:
             repeats[cj.annotator_id] += _repeat_pair(cj, control, answers)
         elif cj.kind == ControlUnit.Kind.GOLD:
@@ -284,6 +288,7 @@ class AnnotatorQuality:
             "judgements": f.judgements,
             "degraded": {"judged": f.degraded_judged, "passed": f.degraded_passed},
             "gold": {"judged": f.gold_judged, "passed": f.gold_passed},
+            "relative": {"judged": f.relative_judged, "passed": f.relative_passed},
             "repeats": f.repeats_judged,
             "tutorial_tries": f.extra.get("tutorial_tries", 0),
             "reasons": list(self.rule_verdict.reasons),

@@ -12,11 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from annotations.models import Annotator, Assignment, Campaign
-from annotations import rows
-from annotations.models.quality import CompletionCode
-from annotations import protocols
-from annotations.models.quality import ControlJudgement
+from annotations import protocols, rows
+from annotations.models import Annotator, Assignment, Campaign, UnitNote
+from annotations.models.quality import CompletionCode, ControlJudgement
 
 
 @dataclass
@@ -119,16 +117,29 @@ def assignment_answers(*, assignment: Assignment) -> list[dict]:
     campaign = assignment.campaign
     protocol = protocols.of(campaign)
     order = list(assignment.shown_order) or list(assignment.unit.outputs if assignment.unit_id else [])
+    notes = _notes_answers(protocol, assignment)
     controls = list(ControlJudgement.objects.filter(assignment=assignment).order_by("-attempt", "id"))
     if controls:
         latest = controls[0].attempt
-        return _control_answers(protocol, order, [c for c in controls if c.attempt == latest])
+        return _control_answers(protocol, order, [c for c in controls if c.attempt == latest]) + notes
     judgements = protocol.model.objects.filter(assignment=assignment).order_by("id")
     if protocol.has_spans:
         judgements = judgements.prefetch_related("spans")
         if campaign.prefilled:
             judgements = judgements.prefetch_related("suggestion_decisions__suggestion")
-    return [protocol.stored_answer(j, order=order, campaign=campaign) for j in judgements]
+    return [protocol.stored_answer(j, order=order, campaign=campaign) for j in judgements] + notes
+
+
+def _notes_answers(protocol, assignment: Assignment) -> list[dict]:
+    """The unit's special answers and comment (annotations.services.unit_notes) as a submission
+    sends them: `{"criterion", "special"}` and `{"comment"}`. No query for a campaign offering neither."""
+    if not assignment.unit_id or not protocol.notes_offered(assignment.campaign):
+        return []
+    key = "-".join(map(str, sorted(assignment.unit.outputs)))
+    found = UnitNote.objects.filter(
+        campaign_id=assignment.campaign_id, annotator_id=assignment.annotator_id, unit_key=key
+    ).order_by("id")
+    return [{"criterion": n.criterion, "special": n.special} if n.criterion else {"comment": n.text} for n in found]
 
 
 def _control_answers(protocol, order: list[int], rows) -> list[dict]:

@@ -7,7 +7,7 @@ selectors, `timing` and the engine read them without importing quality control's
 
 from __future__ import annotations
 
-from annotations.models import Unit
+from annotations.models import Campaign, Unit
 from annotations.models.quality import ControlUnit, GoldUnit, QualitySettings
 
 
@@ -26,14 +26,17 @@ def gold_sources_excluded_sql(unit: str) -> str:
 
 def controls_possible_sql(campaign_column: str) -> str:
     """An SQL condition on a campaign id column: whether `control_next` can return
-    anything. False means no gold units and no degraded or repeat share, so the
+    anything. False means no gold units, no degraded or repeat share and no relative checks, so the
     engine skips `control_next` and its queries; read in the engine's enrolment
     query, so a campaign without quality control costs no extra round trip."""
     gold, settings = GoldUnit._meta.db_table, QualitySettings._meta.db_table
     return (
         f"(EXISTS (SELECT 1 FROM {gold} g WHERE g.campaign_id = {campaign_column}) "
         f"OR EXISTS (SELECT 1 FROM {settings} qs WHERE qs.campaign_id = {campaign_column} "
-        "AND (qs.degraded_share > 0 OR qs.repeat_share > 0)))"
+        "AND (qs.degraded_share > 0 OR qs.repeat_share > 0)) "
+        # Relative attention checks are a campaign option (issue 41 part 5).
+        f"OR EXISTS (SELECT 1 FROM {Campaign._meta.db_table} rc WHERE rc.id = {campaign_column} "
+        "AND COALESCE((rc.options->>'relative_checks')::float, 0) > 0))"
     )
 
 

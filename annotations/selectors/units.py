@@ -144,7 +144,7 @@ def campaign_settings(*, campaign: Campaign) -> dict:
     protocol = protocols.of(campaign)
     # The protocol's options by name (`options`, and each at the top level, where pages and clients
     # have always read them: `severities`, `anchor_value`, ...), defaults filled in.
-    options = {o.name: protocol.option(campaign, o.name) for o in protocol.options}
+    options = {o.name: protocol.option(campaign, o.name) for o in protocol.options if not o.private}
     return {
         "id": campaign.pk,
         "name": campaign.name,

@@ -115,6 +115,7 @@ def unit_revise(
     assignment.updated_at = now
     if control_texts is not None:
         stored = _control_answers_replace(assignment=assignment, rows=rows, time_spent_ms=time_spent_ms, origin=origin)
+        unit_notes_write(assignment=assignment, notes=notes, replace=True)
         return UnitSubmitResult(assignment=assignment, judgements=stored)
 
     _partials_delete(protocol.model, assignment)  # every judgement of this assignment (spans first)

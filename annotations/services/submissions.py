@@ -430,6 +430,8 @@ def _unit_submit_locked(
                 problems=checked.problems,
             )
         assignment_finish(assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms, server_ms=server_ms)
+        if notes:  # kept as on a regular unit (a loud gold unit's failed try keeps none: it is answered again)
+            unit_notes_write(assignment=assignment, notes=notes)
         return UnitSubmitResult(assignment=assignment, judgements=len(rows))
 
     protocol = protocols.of(campaign)

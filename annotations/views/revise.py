@@ -43,8 +43,14 @@ def answers_draft(*, campaign, answers: list[dict], shown: list, handles: list, 
     # since then wins over them, an older copy (the answers were revised elsewhere since) does not.
     draft = {"v": 1, "fields": {}, "touched": [], "spans": [], "elapsed_ms": 0, "saved_at": saved_at}
     for answer in answers:
+        # A special answer and the comment go back in their own fields (annotate/_extras.html).
+        if "comment" in answer:
+            draft["fields"]["unit-text"] = answer["comment"]
+            continue
         ci = index.get(answer.get("criterion"))
-        if ci is not None:
+        if ci is not None and "special" in answer:
+            draft["fields"][f"special-{ci}"] = answer["special"]
+        elif ci is not None:
             protocol.draft_answer(answer, draft, index=ci, page_id=lambda output: by_id.get(output, output))
     if campaign.prefilled:
         # ESA^AI: every suggestion was decided when the unit was sent; those no span names were deleted.

@@ -254,8 +254,11 @@ class Command(BaseCommand):
             declared = protocol.option_declared(key)
             if declared is None:
                 problems.append(
-                    f"options.{key} ({where}): not a setting of {protocol.name} campaigns "
-                    f"({options_it_has(protocol.options)})"
+                    f"options.{key} ({where}): "
+                    + (
+                        protocol.option_refusal(key)
+                        or f"not a setting of {protocol.name} campaigns ({options_it_has(protocol.options)})"
+                    )
                 )
                 continue
             if text.startswith("@"):

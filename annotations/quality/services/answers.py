@@ -47,6 +47,11 @@ def _gold_problems(campaign: Campaign, control: ControlUnit, criterion: str, ans
     return list(dict.fromkeys(problems))
 
 
+def _relative_passed(campaign: Campaign, control: ControlUnit, answer: dict) -> bool | None:
+    """A relative attention check's verdict, known at once: the protocol's `relative_passed`."""
+    return protocols.of(campaign).relative_passed(answer, control.degraded_alias)
+
+
 def control_answers_record(
     *, assignment: Assignment, rows: list, time_spent_ms: int | None, origin: str
 ) -> ControlAnswerResult:
@@ -67,6 +72,7 @@ def control_answers_record(
         ControlJudgement.objects.filter(control=control).order_by("-attempt").values_list("attempt", flat=True).first()
         or 0
     )
+    relative = control.kind == ControlUnit.Kind.RELATIVE
     ControlJudgement.objects.bulk_create(
         [
             ControlJudgement(
@@ -78,7 +84,11 @@ def control_answers_record(
                 item_id=assignment.item_id,
                 criterion=criterion,
                 answer=answer,
-                passed=(not problems.get(criterion)) if control.kind == "gold" else None,
+                passed=(not problems.get(criterion))
+                if control.kind == "gold"
+                else _relative_passed(campaign, control, answer)
+                if relative
+                else None,
                 attempt=attempt,
                 time_spent_ms=time_spent_ms,
                 origin=origin,
@@ -215,6 +225,10 @@ def control_judgement_submit(*, user, campaign: Campaign, output_ids, create, sh
             for c, cj in rows.items():
                 cj.passed = not _gold_problems(campaign, control, c, cj.answer)
                 failed = failed or not cj.passed
+                cj.save(update_fields=["passed", "updated_at"])
+        elif control.kind == ControlUnit.Kind.RELATIVE:
+            for cj in rows.values():
+                cj.passed = _relative_passed(campaign, control, cj.answer)
                 cj.save(update_fields=["passed", "updated_at"])
         if not (failed and control.gold.mode == GoldUnit.Mode.LOUD):
             assignment_finish(assignment=assignment, enrolment=enrolment)

@@ -94,6 +94,12 @@ def _unit_create(*, campaign: Campaign, item_id: int, aliases: dict, systems: li
     raise DomainError("The campaign is too busy right now; please try again in a moment.")
 
 
+def relative_share(campaign: Campaign) -> float:
+    """The campaign's share of relative attention checks (0 where its protocol offers none): no query."""
+    protocol = protocols.of(campaign)
+    return float(protocol.option(campaign, "relative_checks") or 0) if protocol.relative_checks else 0.0
+
+
 def _batch_plan(
     *, campaign: Campaign, qs: QualitySettings, enrolment: Enrolment, batch: int, silent_gold_left: int
 ) -> list[tuple[int, str]]:
@@ -104,12 +110,23 @@ def _batch_plan(
         + ["repeat"] * round(qs.repeat_share * size)
         + ["gold"] * min(silent_gold_left, GOLD_PER_BATCH)
     )
+    # Relative checks are planned from their own seed so that adding them leaves the other
+    # controls' slots of a batch where they were.
+    relative = round(relative_share(campaign) * size)
     kinds = kinds[: max(0, size - 1)]  # at least one regular unit per batch
     rng = random.Random(f"controls:{enrolment.seed}:{batch}")
     # Not the first slot of the first batch: a degraded copy or repeat needs a finished unit first.
     slots = sorted(rng.sample(range(1 if batch == 0 else 0, size), min(len(kinds), size - (batch == 0))))
     rng.shuffle(kinds)
-    return list(zip(slots, kinds))
+    plan = list(zip(slots, kinds))
+    if relative:
+        taken = {slot for slot, _ in plan}
+        free = [slot for slot in range(1 if batch == 0 else 0, size) if slot not in taken]
+        relative = min(relative, size - 1 - len(plan), len(free))  # still at least one regular unit per batch
+        rel_rng = random.Random(f"relative:{enrolment.seed}:{batch}")
+        plan += [(slot, "relative") for slot in rel_rng.sample(free, max(0, relative))]
+        plan.sort()
+    return plan
 
 
 def _sources(*, campaign: Campaign, annotator: Annotator, kind: str, before_seq: int | None = None) -> list[Unit]:
@@ -174,6 +191,56 @@ def _degraded_control(
                 campaign=campaign,
                 annotator=annotator,
                 kind=ControlUnit.Kind.DEGRADED,
+                source=source,
+                item_id=source.item_id,
+                shown=shown,
+                systems=[system_of[o] for o, _, _ in shown],
+                batch=batch,
+            )
+    return None
+
+
+def _relative_control(*, campaign: Campaign, annotator: Annotator, rng: random.Random, batch: int) -> Unit | None:
+    """A relative attention check (issue 41 part 5, WMT 2026): a regular screen of an item the
+    annotator has been shown nothing of, one of its outputs replaced by a degraded copy of another
+    output of the same source. The copy is made of an output the screen does not show when the
+    campaign has one for that source (no near-identical pair of texts on the screen, and every
+    system once, as on a regular screen), else of one of the screen's own (pairwise and tuples of
+    every system). Nothing marks it: the outputs keep their systems and the engine counterbalances
+    their order as for any screen."""
+    protocol = protocols.of(campaign)
+    kinds = list(protocol.option(campaign, "relative_damage") or ["shuffle5"])
+    for source in _unseen_sources(campaign=campaign, annotator=annotator, seed=rng.randrange(2**62)):
+        outputs = list(source.outputs)
+        if len(outputs) < 2:
+            continue
+        # The campaign's outputs of this source: those of its regular units (its systems only).
+        pool = {
+            o
+            for unit_outputs in Unit.objects.filter(
+                campaign=campaign, item_id=source.item_id, kind=Unit.Kind.REGULAR
+            ).values_list("outputs", flat=True)
+            for o in unit_outputs
+        }
+        found = Output.objects.filter(pk__in=pool | set(outputs)).values_list("id", "text", "system_id")
+        texts = {pk: text for pk, text, _ in found}
+        system_of = {pk: system for pk, _, system in found}
+        data = Item.objects.filter(pk=source.item_id).values_list("data", flat=True).first()
+        off_screen = sorted(pool - set(outputs))
+        on_screen = list(outputs)
+        rng.shuffle(off_screen)
+        rng.shuffle(on_screen)
+        for victim in off_screen + on_screen:
+            try:
+                damage = degrade_any(texts[victim], kinds=kinds, seed=rng.randrange(2**31), data=data)
+            except NotApplicable:
+                continue
+            replaced = rng.choice([o for o in outputs if o != victim])
+            shown = [(victim, damage.text, damage.as_json()) if o == replaced else (o, texts[o], None) for o in outputs]
+            return _control_create(
+                campaign=campaign,
+                annotator=annotator,
+                kind=ControlUnit.Kind.RELATIVE,
                 source=source,
                 item_id=source.item_id,
                 shown=shown,
@@ -259,9 +326,10 @@ def control_next(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolme
         .annotate(gold=Exists(GoldUnit.objects.filter(campaign=campaign)))
         .first()
     )
-    if qs is None and not GoldUnit.objects.filter(campaign=campaign).exists():
+    relative = relative_share(campaign)
+    if qs is None and not relative and not GoldUnit.objects.filter(campaign=campaign).exists():
         return None
-    if qs is not None and not qs.gold and not (qs.degraded_share or qs.repeat_share):
+    if qs is not None and not qs.gold and not (qs.degraded_share or qs.repeat_share or relative):
         return None
     seen_gold = set(
         ControlUnit.objects.filter(campaign=campaign, annotator=annotator, kind=ControlUnit.Kind.GOLD).values_list(
@@ -276,7 +344,7 @@ def control_next(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolme
     if loud:  # the tutorial comes first
         return _gold_control(campaign=campaign, annotator=annotator, gold_unit=loud[0], batch=batch)
     silent = [g for g in golds if g.mode == GoldUnit.Mode.SILENT]
-    if qs is None and not silent:
+    if qs is None and not silent and not relative:
         return None
     qs = qs or QualitySettings(campaign=campaign)
     made = Counter(
@@ -290,7 +358,7 @@ def control_next(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolme
     )
     due = Counter(kind for slot, kind in plan if slot <= seq % size)
     rng = random.Random(f"control:{enrolment.seed}:{seq}")
-    for kind in ("gold", "degraded", "repeat"):
+    for kind in ("gold", "degraded", "relative", "repeat"):
         if due[kind] <= made[kind]:
             continue
         if kind == "gold" and silent:
@@ -301,6 +369,10 @@ def control_next(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolme
                 return _gold_control(campaign=campaign, annotator=annotator, gold_unit=fresh, batch=batch)
         if kind == "degraded":
             unit = _degraded_control(campaign=campaign, annotator=annotator, qs=qs, rng=rng, batch=batch)
+            if unit is not None:
+                return unit
+        if kind == "relative":
+            unit = _relative_control(campaign=campaign, annotator=annotator, rng=rng, batch=batch)
             if unit is not None:
                 return unit
         if kind == "repeat":

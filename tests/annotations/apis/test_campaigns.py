@@ -99,9 +99,9 @@ def test_annotator_profile_does_not_merge_with_imported_worker_of_same_name(worl
 
 def _own(options: dict) -> dict:
     """A protocol's own options: those of every protocol (issue 41) at their defaults left out."""
-    from annotations.protocols.common_options import COMMON, SPAN_TEXT
+    from annotations.protocols.common_options import COMMON, RELATIVE, SPAN_TEXT
 
-    common = {o.name: o.default for o in (*COMMON, SPAN_TEXT)}
+    common = {o.name: o.default for o in (*COMMON, SPAN_TEXT, *RELATIVE)}
     assert all(options[name] == common[name] for name in options if name in common)
     return {k: v for k, v in options.items() if k not in common}
 
@@ -120,7 +120,8 @@ def test_campaign_options_in_the_api(world):
     )
     assert refused.status_code == 400
     assert sorted(refused.json()["options"]) == [
-        "options.anchor: not a setting of bws campaigns (it has tuple_size and the options of every protocol)",
+        "options.anchor: not a setting of bws campaigns (it has tuple_size, relative_checks, relative_damage and "
+        "the options of every protocol)",
         "options.tuple_size: must be between 2 and 20",
     ]
     esa = client.post("/api/campaigns/", {**base, "protocol": "esa", "name": "e"}, format="json")

@@ -141,16 +141,28 @@ def test_campaigns_created_through_the_api_with_typology_and_weights(setup):
 
 def test_a_control_answered_one_judgement_at_a_time_keeps_the_spans_categories(setup):
     """Regression (issue 37): the single-judgement endpoint's control answers dropped MQM's category
-    (the span dictionary was written by hand there); now every path writes `span_record`."""
+    (the span dictionary was written by hand there); now every path writes `span_record`.
+
+    The extra items go in before the campaign plans its units (they used to be added after, so the
+    campaign had 4 units and whether a control came depended on the annotator's random seed: about
+    one run in ten saw none). With 16 units a repeat owed in the first batch of 10 always comes, and
+    the seed is pinned as well, so the run is the same every time."""
+    from annotations.models import Enrolment
     from annotations.models.quality import ControlJudgement
     from annotations.quality.services import quality_settings_update
+    from annotations.services.projects import annotator_get_or_create
 
-    dataset, client, _, campaign = setup
+    dataset, client, user, _ = setup
     for i in range(2, 8):
         item = ItemFactory(dataset=dataset, position=i, source=f"source {i}")
         for system in dataset.systems.all():
             OutputFactory(item=item, system=system, text=f"another output of item {i} with some words")
+    campaign = campaign_create(dataset=dataset, name="mqm-controls", protocol="mqm", criteria=["mqm"], redundancy=1)
+    assert campaign.units.count() == 16
     quality_settings_update(campaign=campaign, degraded_share=0.34, repeat_share=0.17, degrade_kinds=["drop"])
+    # The enrolment's seed (drawn at random on enrolment) pinned: the same plan every run.
+    annotator = annotator_get_or_create(project=dataset.project, name=user.username, user=user)
+    Enrolment.objects.create(campaign=campaign, annotator=annotator, seed=20260901)
     while True:
         got = client.post(f"/api/campaigns/{campaign.pk}/next-assignment/")
         if got.status_code == 204:
@@ -171,7 +183,7 @@ def test_a_control_answered_one_judgement_at_a_time_keeps_the_spans_categories(s
         )
         assert sent.status_code == 201, sent.content
     controls = list(ControlJudgement.objects.filter(campaign=campaign))
-    assert controls
+    assert {cj.kind for cj in controls} == {"degraded", "repeat"}, controls
     for cj in controls:
         for spans in cj.answer["spans"].values():
             assert [s.get("category") for s in spans] == ["Accuracy/Mistranslation", "Accuracy/Omission"], cj.answer

@@ -138,7 +138,7 @@ def test_unknown_kind_of_control_is_refused_by_the_database(study):
             criterion="quality",
             answer={},
         )
-    assert ControlUnit.Kind.values == ["degraded", "repeat", "gold"]
+    assert ControlUnit.Kind.values == ["degraded", "repeat", "gold", "relative"]
 
 
 def test_included_annotator_ids_for_the_analysis_readers(study):

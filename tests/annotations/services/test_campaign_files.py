@@ -17,7 +17,7 @@ from django.core.management.base import CommandError
 from annotations import protocols
 from annotations.models import Campaign
 from annotations.protocols import options as opt
-from annotations.protocols.common_options import COMMON, SPAN_TEXT
+from annotations.protocols.common_options import COMMON, RELATIVE, SPAN_TEXT
 from annotations.models.quality import QualitySettings
 from annotations.services.campaign_files import campaign_file_schema
 from annotations.services.campaigns import campaign_create
@@ -78,8 +78,9 @@ def other_value(option: opt.Option):
 
 
 def _own(options: dict) -> dict:
-    """A protocol's own options (those of every protocol, issue 41, left at their defaults, left out)."""
-    common = {o.name: o.default for o in (*COMMON, SPAN_TEXT)}
+    """A protocol's own options (those of every protocol and the relative checks of the multi-output
+    protocols, issue 41, left at their defaults, left out)."""
+    common = {o.name: o.default for o in (*COMMON, SPAN_TEXT, *RELATIVE)}
     assert all(options[name] == common[name] for name in options if name in common)
     return {k: v for k, v in options.items() if k not in common}
 
@@ -158,8 +159,8 @@ def test_options_errors_name_the_option(dataset):
         )
     assert sorted(exc.value.message_dict["options"]) == [
         "options.anchor_value: must be above 0",
-        "options.severities: not a setting of rankme campaigns (it has anchor_value, tuple_size and the options "
-        "of every protocol)",
+        "options.severities: not a setting of rankme campaigns (it has anchor_value, tuple_size, relative_checks, "
+        "relative_damage and the options of every protocol)",
     ]
     with pytest.raises(ValidationError) as exc:
         campaign_create(
@@ -237,8 +238,8 @@ def test_create_campaign_option_flag_and_old_flags(dataset, tmp_path):
         )
     assert err.getvalue().splitlines() == [
         "options.pair_rounds (--option pair_rounds): must be a whole number, got 'many'",
-        "options.tuple_size (--option tuple_size): not a setting of pairwise campaigns (it has pair_rounds and the "
-        "options of every protocol)",
+        "options.tuple_size (--option tuple_size): not a setting of pairwise campaigns (it has pair_rounds, "
+        "relative_checks, relative_damage and the options of every protocol)",
     ]
 
 
