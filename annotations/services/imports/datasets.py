@@ -22,7 +22,6 @@ from annotations.services.imports.dataset_parse import dataset_objects, format_o
 from annotations.services.imports.dataset_validate import item_records
 from annotations.services.imports.dataset_write import DatasetBatchWriter
 from annotations.services.imports.errors import ImportFailed, LineError, Problems
-from annotations.services.imports.reading import jsonl_stream, read_bytes
 from annotations.services.imports.results import DatasetImportResult
 from annotations.services.projects import DEFAULT_PROJECT_NAME
 from workbench.names import taken
@@ -83,9 +82,9 @@ def dataset_import(
 ) -> DatasetImportResult:
     """Import items, references and outputs atomically.
 
-    A JSONL file is read line by line and written in batches inside one
-    transaction (memory does not grow with the file, only with its item
-    ids): on any problem nothing is written and `ImportFailed`
+    A JSONL or CSV/TSV file is read line by line and written in batches
+    inside one transaction (memory does not grow with the file, only with
+    its item ids; an MQM TSV is grouped into items whole): on any problem nothing is written and `ImportFailed`
     carries one `LineError` per problem (1-based physical lines).
     `fmt` is "jsonl" or "csv" (guessed from `filename` when omitted);
     `user`, when given, must be staff of the project (a new project makes
@@ -109,13 +108,9 @@ def dataset_import(
     problems = Problems()
     with _opened(stream) as source:
         hasher = hashlib.sha256()
-        if fmt == "jsonl":
-            objects = jsonl_stream(source, problems, hasher=hasher, progress=reading_progress(progress))
-        else:
-            # CSV and MQM TSV are still parsed whole (their rows need the header and its checks first).
-            raw = read_bytes(source)
-            hasher.update(raw)
-            objects = dataset_objects(raw, problems, fmt=fmt, delimiter=delimiter, progress=reading_progress(progress))
+        objects = dataset_objects(
+            source, problems, fmt=fmt, delimiter=delimiter, hasher=hasher, progress=reading_progress(progress)
+        )
         records = item_records(objects, problems, max_chars=max_chars)
 
         # One transaction around reading and writing: batches are written as they are read and a

@@ -64,12 +64,12 @@ def decode_lines(raw: bytes, problems: Problems) -> list[tuple[int, str]]:
     return lines
 
 
-def jsonl_stream(stream, problems: Problems, *, hasher, progress: Progress = None) -> Iterator[tuple[int, dict]]:
-    """`jsonl_objects` read one line at a time, so memory does not grow with the file.
+def decoded_lines(stream, problems: Problems, *, hasher=None, progress: Progress = None) -> Iterator[tuple[int, str]]:
+    """Physical lines of a binary file read one at a time, as (1-based number, text without its
+    line end); a line that is not UTF-8 becomes an error (as `decode_lines`).
 
-    `stream` is a binary file (or a text one, already decoded); every byte read
-    goes into `hasher` (the file's sha256). Line numbers and messages are those
-    of `jsonl_objects`: lines end at LF only (a lone CR stays in its line).
+    `stream` is a binary file (or a text one, already decoded); every byte read goes into
+    `hasher` when given (the file's sha256). Lines end at LF only (a lone CR stays in its line).
     """
     size = _size_of(stream)
     read = 0
@@ -80,7 +80,8 @@ def jsonl_stream(stream, problems: Problems, *, hasher, progress: Progress = Non
             return
         if isinstance(chunk, str):
             chunk = chunk.encode("utf-8")
-        hasher.update(chunk)
+        if hasher is not None:
+            hasher.update(chunk)
         if progress and size and number % PROGRESS_EVERY == 0:
             # The share read before this line, as `jsonl_objects` does: 0 first, never 1 until done.
             progress(min(1.0, read / size))
@@ -100,6 +101,16 @@ def jsonl_stream(stream, problems: Problems, *, hasher, progress: Progress = Non
                 number, f"not valid UTF-8 (byte 0x{bad.hex()} at byte {exc.start + 1}); save the file as UTF-8"
             )
             continue
+        yield number, text
+
+
+def jsonl_stream(stream, problems: Problems, *, hasher=None, progress: Progress = None) -> Iterator[tuple[int, dict]]:
+    """`jsonl_objects` read one line at a time, so memory does not grow with the file.
+
+    `stream` and `hasher` as for `decoded_lines`. Line numbers and messages are those
+    of `jsonl_objects`: lines end at LF only (a lone CR stays in its line).
+    """
+    for number, text in decoded_lines(stream, problems, hasher=hasher, progress=progress):
         if not text.strip():
             continue
         try:
@@ -149,18 +160,36 @@ def jsonl_objects(raw: bytes, problems: Problems, *, progress: Progress = None) 
     return objects
 
 
-def csv_rows(
-    raw: bytes, problems: Problems, *, delimiter: str = ",", progress: Progress = None
-) -> tuple[list[str], list[tuple[int, dict]]]:
-    """Header and rows of a CSV file; each row numbered by the line it starts on."""
-    lines = decode_lines(raw, problems)
-    if problems:
-        # Cannot split records reliably around undecodable bytes.
-        return [], []
-    text = "\n".join(t for _, t in lines)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+def csv_stream(
+    stream, problems: Problems, *, hasher=None, delimiter: str = ",", progress: Progress = None
+) -> Iterator[tuple[int, list[str] | dict]]:
+    """A CSV file read one record at a time: first (line, header), then (line, row dict) for each
+    row, each numbered by the line it starts on (memory does not grow with the file).
+
+    Problems as `csv_rows` reports them: a duplicate column, a row with another number of
+    columns, malformed CSV, an empty file. After a line that is not UTF-8 no more records are
+    parsed (they cannot be split reliably), but the rest of the file is still read for its other
+    undecodable lines and its hash.
+    """
+    lines = decoded_lines(stream, problems, hasher=hasher, progress=progress)
+
+    def texts() -> Iterator[str]:
+        expected = 1
+        for number, text in lines:
+            if number != expected:
+                return  # `decoded_lines` left out an undecodable line: stop splitting records
+            expected += 1
+            # The lines as `io.StringIO(text, newline="")` gave them to the csv module: a lone CR
+            # also ends one there.
+            if "\r" in text:
+                *parts, last = text.split("\r")
+                yield from (part + "\r" for part in parts)
+                yield last + "\n"
+            else:
+                yield text + "\n"
+
+    reader = csv.reader(texts(), delimiter=delimiter, strict=True)
     header: list[str] = []
-    rows: list[tuple[int, dict]] = []
     start = 1
     try:
         for record in reader:
@@ -171,20 +200,21 @@ def csv_rows(
                 if len(set(header)) != len(header):
                     dupes = sorted({h for h in header if header.count(h) > 1})
                     problems.add(number, f"duplicate column {', '.join(dupes)}")
+                if header:
+                    yield number, header
                 continue
-            if progress and len(rows) % PROGRESS_EVERY == 0:
-                progress(reader.line_num / max(1, len(lines)))
             if not any(cell.strip() for cell in record):
                 continue
             if len(record) != len(header):
                 problems.add(number, f"expected {len(header)} columns as in the header, got {len(record)}")
                 continue
-            rows.append((number, dict(zip(header, record))))
+            yield number, dict(zip(header, record))
     except csv.Error as exc:
         problems.add(start, f"malformed CSV: {exc}")
+    for _ in lines:
+        pass  # the rest of the file: its undecodable lines and its hash
     if not header and not problems:
         problems.add(0, "the file is empty: expected a header line")
-    return header, rows
 
 
 def has_nul(value) -> bool:
