@@ -229,10 +229,10 @@ def test_judgement_import_memory_does_not_grow_with_the_file(tmp_path):
     small keys per judgement (its unit, for duplicates across the whole file)."""
     judged_campaign(tmp_path)
     small, large = tmp_path / "small.jsonl", tmp_path / "large.jsonl"
-    write_judgements(small, 5, tag="small")
-    large_lines = write_judgements(large, 20, tag="large")
+    write_judgements(small, 10, tag="small")
+    large_lines = write_judgements(large, 40, tag="large")
     difference = large.stat().st_size - small.stat().st_size
-    assert difference > 13 * MB
+    assert difference > 25 * MB
 
     done_small, peak_small = command_in_subprocess(
         tmp_path / "small.peak", "import_judgements", str(small), "--campaign", "judged"
@@ -245,7 +245,7 @@ def test_judgement_import_memory_does_not_grow_with_the_file(tmp_path):
     assert json.loads(done_large.stdout)["created"] == large_lines
     assert RatingJudgement.objects.filter(annotator__name__startswith="large-").count() == large_lines
     growth = peak_large - peak_small
-    print(f"peak RSS (judgements): 5 MB file {peak_small / MB:.0f} MB, 20 MB file {peak_large / MB:.0f} MB")
+    print(f"peak RSS (judgements): 10 MB file {peak_small / MB:.0f} MB, 40 MB file {peak_large / MB:.0f} MB")
     assert growth < 0.25 * difference, (
         f"peak RSS grew by {growth / MB:.0f} MB for {difference / MB:.0f} MB more file "
         f"({peak_small / MB:.0f} -> {peak_large / MB:.0f} MB)"
