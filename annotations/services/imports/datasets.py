@@ -7,8 +7,6 @@ an import into an existing dataset may add, and what conflicts (`dataset_write`)
 from __future__ import annotations
 
 import hashlib
-import io
-from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
 from typing import BinaryIO
@@ -22,6 +20,7 @@ from annotations.services.imports.dataset_parse import dataset_objects, format_o
 from annotations.services.imports.dataset_validate import item_records
 from annotations.services.imports.dataset_write import DatasetBatchWriter
 from annotations.services.imports.errors import ImportFailed, LineError, Problems
+from annotations.services.imports.reading import opened
 from annotations.services.imports.results import DatasetImportResult
 from annotations.services.projects import DEFAULT_PROJECT_NAME
 from workbench.names import taken
@@ -106,7 +105,7 @@ def dataset_import(
     # Before reading the file: a taken name fails fast.
     dataset_name_check(dataset_name=dataset_name, project_name=project_name, user=user)
     problems = Problems()
-    with _opened(stream) as source:
+    with opened(stream) as source:
         hasher = hashlib.sha256()
         objects = dataset_objects(
             source, problems, fmt=fmt, delimiter=delimiter, hasher=hasher, progress=reading_progress(progress)
@@ -132,15 +131,3 @@ def dataset_import(
                 progress("writing", None)
             problems.raise_if_any()
             return writer.finish(hasher.hexdigest())
-
-
-@contextmanager
-def _opened(stream: BinaryIO | Path | str | bytes):
-    """A binary file to read `stream` from, closed afterwards when opened here."""
-    if isinstance(stream, bytes):
-        yield io.BytesIO(stream)
-    elif isinstance(stream, (str, Path)):
-        with open(stream, "rb") as file:
-            yield file
-    else:
-        yield stream

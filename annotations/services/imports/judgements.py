@@ -11,8 +11,6 @@ or two in the file for the same unit, is a line error.
 
 from __future__ import annotations
 
-import io
-from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
 from typing import BinaryIO
@@ -34,7 +32,7 @@ from annotations.services.imports.judgement_validate import Lookup, judgement_re
 from annotations.services.imports.judgement_write import judgements_write, stored_judgements
 from annotations.services.imports.notes import is_note, note_records, notes_write, stored_notes
 from annotations.services.imports.mqm_tsv import mqm_tsv_objects
-from annotations.services.imports.reading import decoded_lines, jsonl_stream
+from annotations.services.imports.reading import decoded_lines, jsonl_stream, opened
 from annotations.services.imports.results import JudgementImportResult
 
 
@@ -110,7 +108,7 @@ def judgements_import(
         )
     problems = Problems(limit=None) if skip_invalid else Problems()
     project = campaign.dataset.project
-    with _opened(stream) as source:
+    with opened(stream) as source:
         lines = decoded_lines(source, problems, progress=reading_progress(progress)) if fmt == "mqm-tsv" else None
         if lines is not None:
             # Rows of one judgement may lie anywhere in the file: they are grouped first (without the
@@ -294,18 +292,6 @@ class _BatchWriter:
             ).values_list("name", "id")
         )
         self.annotators_created += len(new_names)
-
-
-@contextmanager
-def _opened(stream: BinaryIO | Path | str | bytes):
-    """A binary file to read `stream` from, closed afterwards when opened here."""
-    if isinstance(stream, bytes):
-        yield io.BytesIO(stream)
-    elif isinstance(stream, (str, Path)):
-        with open(stream, "rb") as file:
-            yield file
-    else:
-        yield stream
 
 
 def _whole_file_problems(problems: Problems) -> None:
