@@ -2,8 +2,8 @@
 `references.jsonl`, the post-edits exported as new references).
 
 A line is `{"item": "<external id>", "reference": "<text>"}`, with any `provenance` (what
-`export_dataset` writes; it is not stored). Atomic like the other imports: the whole file is read
-and checked first, and on any problem nothing is written and `ImportFailed` reports `line N:
+`export_dataset` writes; it is not stored). Atomic like the other imports: the file is read a line
+at a time and checked first (keeping only the references), and on any problem nothing is written and `ImportFailed` reports `line N:
 reason` for each. A reference an item already has (the same text) is skipped, so importing the
 same file twice adds nothing; new references go after the item's own, in file order.
 """
