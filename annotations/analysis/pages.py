@@ -184,14 +184,17 @@ def meta_table(
             metric = scores_by_output(run=run)
             sign = 1.0 if run.higher_is_better else -1.0
             cells = []
+            matrices: dict[str, tuple] = {}  # per criterion: the same for each of its columns
             for col in columns:
                 c = col["criterion"]
                 if pairwise:
                     res = report.pairwise_agreement(j, c, metric, run.higher_is_better)
                     cells.append({"value": res["agreement"], "n": res["n"]})
                     continue
-                human = {o: v for o, v in humans[c].items() if o in outputs}
-                syss, _items, H, M = report._matrices(outputs, human, metric, sign)
+                if c not in matrices:
+                    human = {o: v for o, v in humans[c].items() if o in outputs}
+                    matrices[c] = report._matrices(outputs, human, metric, sign)
+                syss, _items, H, M = matrices[c]
                 cells.append(_cell(stats[id(col)], run, syss, H, M, sign))
             rows.append(
                 {

@@ -34,6 +34,14 @@ _COMMON = (
     "created_at",
 )
 CHUNK_ITEMS = 500
+# The few distinct criteria, statuses and origins, each one object for every row that has it.
+_SHARED: dict[str, str] = {}
+
+
+def _shared(value: str) -> str:
+    if len(_SHARED) > 10_000:  # free-text criteria of many campaigns: never a leak
+        _SHARED.clear()
+    return _SHARED.setdefault(value, value)
 
 
 @dataclass
@@ -112,6 +120,11 @@ class JudgementSet:
         found = []
         for values in qs.order_by("item_id", "id").values_list(*_COMMON, *columns):
             row = JudgementRow(*values[: len(_COMMON)])
+            # One string object per criterion, status and origin, not three per row (~170 bytes a
+            # row of the 60,000 a first visit of an analysis page holds, issue 46).
+            row.criterion = _shared(row.criterion)
+            row.status = _shared(row.status)
+            row.origin = _shared(row.origin)
             for name, value in zip(names, values[len(_COMMON) :]):
                 setattr(row, name, list(value) if name == "outputs" else value)
             found.append(row)

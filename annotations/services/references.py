@@ -2,8 +2,8 @@
 `references.jsonl`, the post-edits exported as new references).
 
 A line is `{"item": "<external id>", "reference": "<text>"}`, with any `provenance` (what
-`export_dataset` writes; it is not stored). Atomic like the other imports: the whole file is read
-and checked first, and on any problem nothing is written and `ImportFailed` reports `line N:
+`export_dataset` writes; it is not stored). Atomic like the other imports: the file is read a line
+at a time and checked first (keeping only the references), and on any problem nothing is written and `ImportFailed` reports `line N:
 reason` for each. A reference an item already has (the same text) is skipped, so importing the
 same file twice adds nothing; new references go after the item's own, in file order.
 """
@@ -21,7 +21,7 @@ from django.db.models import Max
 from annotations.models import Dataset, Item, Reference
 from annotations.services.imports.common import import_permission_check, text_check
 from annotations.services.imports.errors import ImportFailed, LineError, Problems
-from annotations.services.imports.reading import jsonl_objects, read_bytes
+from annotations.services.imports.reading import jsonl_stream, opened
 
 REFERENCE_KEYS = frozenset({"item", "reference", "provenance"})
 
@@ -56,31 +56,34 @@ def references_import(
     dataset = _dataset(dataset_name, project_name)
     import_permission_check(user, dataset.project)
     problems = Problems()
-    objects = jsonl_objects(read_bytes(stream), problems)
     items = dict(Item.objects.filter(dataset=dataset).values_list("external_id", "id"))
     wanted: list[tuple[int, str]] = []
-    for line, obj in objects:
-        errors: list[str] = []
-        unknown = set(obj) - REFERENCE_KEYS
-        if unknown:
-            errors.append(f"unknown keys: {', '.join(sorted(unknown))} (allowed: item, reference, provenance)")
-        for key in ("item", "reference"):
-            if key not in obj:
-                errors.append(f"missing {key!r}")
-        item_id = None
-        if "item" in obj:
-            item_id = items.get(obj["item"]) if isinstance(obj["item"], str) else None
-            if item_id is None:
-                errors.append(f"item {obj['item']!r} is not in dataset {dataset.name!r}")
-        text = None
-        if "reference" in obj:
-            text = text_check(
-                obj["reference"], "reference", settings.WORKBENCH_MAX_TEXT_CHARS, errors, allow_empty=False
-            )
-        for reason in errors:
-            problems.add(line, reason)
-        if not errors:
-            wanted.append((item_id, text))
+    lines = 0
+    with opened(stream) as source:
+        # Read a line at a time: only the references themselves are kept until they are written.
+        for line, obj in jsonl_stream(source, problems):
+            lines += 1
+            errors: list[str] = []
+            unknown = set(obj) - REFERENCE_KEYS
+            if unknown:
+                errors.append(f"unknown keys: {', '.join(sorted(unknown))} (allowed: item, reference, provenance)")
+            for key in ("item", "reference"):
+                if key not in obj:
+                    errors.append(f"missing {key!r}")
+            item_id = None
+            if "item" in obj:
+                item_id = items.get(obj["item"]) if isinstance(obj["item"], str) else None
+                if item_id is None:
+                    errors.append(f"item {obj['item']!r} is not in dataset {dataset.name!r}")
+            text = None
+            if "reference" in obj:
+                text = text_check(
+                    obj["reference"], "reference", settings.WORKBENCH_MAX_TEXT_CHARS, errors, allow_empty=False
+                )
+            for reason in errors:
+                problems.add(line, reason)
+            if not errors:
+                wanted.append((item_id, text))
     problems.raise_if_any()
     with transaction.atomic():
         # The items' rows locked in id order: two imports into one dataset take positions in turn.
@@ -104,4 +107,4 @@ def references_import(
             last[item_id] = last.get(item_id, -1) + 1
             new.append(Reference(item_id=item_id, position=last[item_id], text=text))
         Reference.objects.bulk_create(new, batch_size=2000)
-    return ReferencesImportResult(dataset=dataset.name, lines=len(objects), created=len(new), skipped=skipped)
+    return ReferencesImportResult(dataset=dataset.name, lines=lines, created=len(new), skipped=skipped)

@@ -1,12 +1,14 @@
 """Atomic imports of datasets and judgements (contract in ARCHITECTURE.md).
 
-Every import reads and checks the WHOLE file first, then writes in one
-transaction: on any problem nothing is written and `ImportFailed` carries one
-`LineError` per problem (line numbers are 1-based physical lines).
+Every import reads, checks and writes the file in batches of lines inside one
+transaction (memory does not grow with the file: JSONL and CSV/TSV are read a
+line at a time; an MQM TSV's rows are grouped first, without their texts):
+on any problem, even on the last line, nothing is written and `ImportFailed`
+carries one `LineError` per problem (line numbers are 1-based physical lines).
 
 One module per concern:
 
-- `reading`: bytes -> numbered JSON objects or CSV rows (parsing);
+- `reading`: a binary file -> numbered lines, JSON objects or CSV rows, streamed (parsing);
 - `dataset_parse`: the dataset formats (JSONL, wide CSV) -> item objects;
 - `dataset_validate`, `judgement_validate`: each object -> a record or line errors;
 - `dataset_write`, `judgement_write`: compare with what is stored, insert what is new;

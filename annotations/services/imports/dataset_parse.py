@@ -19,10 +19,11 @@ can only be imported from JSONL).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from annotations.services.imports.errors import ImportFailed, LineError, Problems
-from annotations.services.imports.reading import Progress, csv_rows, json_loads, jsonl_objects
+from annotations.services.imports.reading import Progress, csv_stream, decoded_lines, json_loads, jsonl_stream
 
 _REFERENCE_COLUMN = re.compile(r"^reference(?:_(\d+))?$")
 OUTPUT_PREFIX = "output:"
@@ -41,25 +42,28 @@ def format_of(fmt: str | None, filename: str | None) -> tuple[str, str]:
 
 
 def dataset_objects(
-    raw: bytes, problems: Problems, *, fmt: str, delimiter: str, progress: Progress = None
-) -> list[tuple[int, dict]]:
-    """(line, item object) for each item of the file; bad lines go to `problems`."""
+    stream, problems: Problems, *, fmt: str, delimiter: str, hasher=None, progress: Progress = None
+) -> Iterator[tuple[int, dict]]:
+    """(line, item object) for each item of the binary file `stream`, read as it is consumed; bad
+    lines go to `problems`, every byte read to `hasher`."""
     if fmt == "jsonl":
-        return jsonl_objects(raw, problems, progress=progress)
+        return jsonl_stream(stream, problems, hasher=hasher, progress=progress)
     if fmt == "mqm-tsv":
         from annotations.services.imports.mqm_tsv import mqm_tsv_items  # lazy: cycle with mqm_tsv
 
-        return mqm_tsv_items(raw, problems)
-    return csv_item_objects(raw, problems, delimiter, progress=progress)
+        return iter(mqm_tsv_items(decoded_lines(stream, problems, hasher=hasher, progress=progress), problems))
+    return csv_item_objects(stream, problems, delimiter, hasher=hasher, progress=progress)
 
 
 def csv_item_objects(
-    raw: bytes, problems: Problems, delimiter: str, *, progress: Progress = None
-) -> list[tuple[int, dict]]:
-    """Rows of the wide CSV format turned into the JSONL item objects."""
-    header, rows = csv_rows(raw, problems, delimiter=delimiter, progress=progress)
-    if not header:
-        return []
+    stream, problems: Problems, delimiter: str, *, hasher=None, progress: Progress = None
+) -> Iterator[tuple[int, dict]]:
+    """Rows of the wide CSV format turned into the JSONL item objects, one row at a time."""
+    records = csv_stream(stream, problems, hasher=hasher, delimiter=delimiter, progress=progress)
+    first = next(records, None)
+    if first is None:
+        return
+    header: list[str] = first[1]
     references: list[tuple[int, str]] = []
     systems: list[tuple[str, str]] = []
     unknown = []
@@ -88,10 +92,11 @@ def csv_item_objects(
             "reference, reference_N, output:SYSTEM)",
         )
     if problems:
-        return []
+        for _ in records:
+            pass  # the rest of the file is still read: its hash, its undecodable lines
+        return
     references.sort()
-    objects = []
-    for line, row in rows:
+    for line, row in records:
         obj: dict = {"item": row["item"]}
         if row.get("source"):
             obj["source"] = row["source"]
@@ -110,5 +115,4 @@ def csv_item_objects(
         if outputs:
             obj["outputs"] = outputs
         if not bad:
-            objects.append((line, obj))
-    return objects
+            yield line, obj

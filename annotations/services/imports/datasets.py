@@ -7,8 +7,6 @@ an import into an existing dataset may add, and what conflicts (`dataset_write`)
 from __future__ import annotations
 
 import hashlib
-import io
-from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
 from typing import BinaryIO
@@ -22,7 +20,7 @@ from annotations.services.imports.dataset_parse import dataset_objects, format_o
 from annotations.services.imports.dataset_validate import item_records
 from annotations.services.imports.dataset_write import DatasetBatchWriter
 from annotations.services.imports.errors import ImportFailed, LineError, Problems
-from annotations.services.imports.reading import jsonl_stream, read_bytes
+from annotations.services.imports.reading import opened
 from annotations.services.imports.results import DatasetImportResult
 from annotations.services.projects import DEFAULT_PROJECT_NAME
 from workbench.names import taken
@@ -83,9 +81,9 @@ def dataset_import(
 ) -> DatasetImportResult:
     """Import items, references and outputs atomically.
 
-    A JSONL file is read line by line and written in batches inside one
-    transaction (memory does not grow with the file, only with its item
-    ids): on any problem nothing is written and `ImportFailed`
+    A JSONL or CSV/TSV file is read line by line and written in batches
+    inside one transaction (memory does not grow with the file, only with
+    its item ids; an MQM TSV is grouped into items whole): on any problem nothing is written and `ImportFailed`
     carries one `LineError` per problem (1-based physical lines).
     `fmt` is "jsonl" or "csv" (guessed from `filename` when omitted);
     `user`, when given, must be staff of the project (a new project makes
@@ -107,15 +105,11 @@ def dataset_import(
     # Before reading the file: a taken name fails fast.
     dataset_name_check(dataset_name=dataset_name, project_name=project_name, user=user)
     problems = Problems()
-    with _opened(stream) as source:
+    with opened(stream) as source:
         hasher = hashlib.sha256()
-        if fmt == "jsonl":
-            objects = jsonl_stream(source, problems, hasher=hasher, progress=reading_progress(progress))
-        else:
-            # CSV and MQM TSV are still parsed whole (their rows need the header and its checks first).
-            raw = read_bytes(source)
-            hasher.update(raw)
-            objects = dataset_objects(raw, problems, fmt=fmt, delimiter=delimiter, progress=reading_progress(progress))
+        objects = dataset_objects(
+            source, problems, fmt=fmt, delimiter=delimiter, hasher=hasher, progress=reading_progress(progress)
+        )
         records = item_records(objects, problems, max_chars=max_chars)
 
         # One transaction around reading and writing: batches are written as they are read and a
@@ -137,15 +131,3 @@ def dataset_import(
                 progress("writing", None)
             problems.raise_if_any()
             return writer.finish(hasher.hexdigest())
-
-
-@contextmanager
-def _opened(stream: BinaryIO | Path | str | bytes):
-    """A binary file to read `stream` from, closed afterwards when opened here."""
-    if isinstance(stream, bytes):
-        yield io.BytesIO(stream)
-    elif isinstance(stream, (str, Path)):
-        with open(stream, "rb") as file:
-            yield file
-    else:
-        yield stream

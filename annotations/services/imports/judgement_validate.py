@@ -201,11 +201,21 @@ def _shown_order(lookup: Lookup, item_id: int, external_id: str, names, errors: 
 
 
 def judgement_records(
-    objects: list[tuple[int, dict]], problems: Problems, *, campaign: Campaign, protocol: Protocol, lookup: Lookup
+    objects: list[tuple[int, dict]],
+    problems: Problems,
+    *,
+    campaign: Campaign,
+    protocol: Protocol,
+    lookup: Lookup,
+    first_line: dict[tuple, int] | None = None,
 ) -> list[JudgementRecord]:
-    """The valid records of the file, each unit once; every problem goes to `problems`."""
+    """The valid records of the file, each unit once; every problem goes to `problems`.
+
+    `first_line` (unit -> line) carries the units of earlier batches of one file, so a unit
+    judged twice is found across batches too."""
     records: list[JudgementRecord] = []
-    first_line: dict[tuple, int] = {}
+    if first_line is None:
+        first_line = {}
     for line, obj in objects:
         record, errors = judgement_record(line, obj, campaign=campaign, protocol=protocol, lookup=lookup)
         for error in errors:

@@ -11,6 +11,7 @@ or two in the file for the same unit, is a line error.
 
 from __future__ import annotations
 
+from itertools import islice
 from pathlib import Path
 from typing import BinaryIO
 
@@ -32,13 +33,15 @@ from annotations.services.imports.judgement_validate import Lookup, judgement_re
 from annotations.services.imports.judgement_write import judgements_write, stored_judgements
 from annotations.services.imports.notes import is_note, note_records, notes_write, stored_notes
 from annotations.services.imports.mqm_tsv import mqm_tsv_objects
-from annotations.services.imports.reading import jsonl_objects, read_bytes
+from annotations.services.imports.reading import decoded_lines, jsonl_stream, opened
 from annotations.services.imports.results import JudgementImportResult
 from annotations.models import Membership
 from annotations.services.projects import annotator_get_or_create
 
 
 FORMATS = ("jsonl", "mqm-tsv")
+# Lines checked and written at a time: the memory an import needs beyond its small keys.
+STREAM_BATCH_LINES = 1000
 
 
 def _accounts(project, annotator_map: dict[str, str]) -> dict[str, int]:
@@ -72,9 +75,9 @@ def judgements_import(
 ) -> JudgementImportResult:
     """Import judgements collected elsewhere, atomically (formats in `judgement_validate`).
 
-    Every line is read and checked first, then everything is written in one
-    transaction: on any problem nothing is written and `ImportFailed`
-    carries one `LineError` per problem. `progress` as for `dataset_import`. `fmt`: "jsonl", or
+    The file is read, checked and written in batches of lines inside one transaction
+    (memory does not grow with the file, only with its small keys): on any problem nothing is
+    written and `ImportFailed` carries one `LineError` per problem. `progress` as for `dataset_import`. `fmt`: "jsonl", or
     "mqm-tsv" (WMT's MQM ratings TSV, an MQM campaign only: `mqm_tsv`).
 
     `skip_invalid`: import the judgements of the good lines and leave out the refused ones, which
@@ -102,51 +105,110 @@ def judgements_import(
                 )
             ]
         )
-    raw = read_bytes(stream)
-
     problems = Problems(limit=None) if skip_invalid else Problems()
-    if fmt == "mqm-tsv":
-        objects = mqm_tsv_objects(raw, problems, campaign=campaign, skip_invalid=skip_invalid)
-    else:
-        objects = jsonl_objects(raw, problems, progress=reading_progress(progress))
-    if not objects and not problems:
-        problems.add(0, "the file holds no judgements")
-    if skip_invalid:
-        _whole_file_problems(problems)
-        refused = {e.line for e in problems.errors}
-        objects = [(n, o) for n, o in objects if n not in refused]
-    # A unit's special answers and comments (annotations.services.imports.notes) go to UnitNote.
-    lookup = Lookup(campaign.dataset)
-    notes = note_records([(n, o) for n, o in objects if is_note(o)], problems, campaign=campaign, lookup=lookup)
-    objects = [(n, o) for n, o in objects if not is_note(o)]
-    # Lines flagged "control" (degraded / repeat / gold) go to quality control, not to the judgement tables.
-    controls, control_problems = control_records(campaign, [(n, o) for n, o in objects if has_control(o)])
-    for line, reason in control_problems:
-        problems.add(line, reason)
-    objects = [(n, o) for n, o in objects if not has_control(o)]
-    records = (
-        judgement_records(objects, problems, campaign=campaign, protocol=protocol, lookup=lookup) if objects else []
+    project = campaign.dataset.project
+    with opened(stream) as source:
+        lines = decoded_lines(source, problems, progress=reading_progress(progress)) if fmt == "mqm-tsv" else None
+        if lines is not None:
+            # Rows of one judgement may lie anywhere in the file: they are grouped first (without the
+            # file's texts), then written in batches like JSONL lines.
+            objects = mqm_tsv_objects(lines, problems, campaign=campaign, skip_invalid=skip_invalid)
+            if skip_invalid:
+                _whole_file_problems(problems)
+                refused = {e.line for e in problems.errors}
+                objects = [(n, o) for n, o in objects if n not in refused]
+        else:
+            objects = jsonl_stream(source, problems, progress=reading_progress(progress))
+        with transaction.atomic():
+            # One import per campaign at a time: the stored judgements read below stay true.
+            Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
+            writer = _BatchWriter(campaign, protocol, problems, _accounts(project, annotator_map or {}), skip_invalid)
+            objects = iter(objects)
+            while batch := list(islice(objects, STREAM_BATCH_LINES)):
+                writer.add(batch)
+            if progress:
+                progress("writing", None)
+            if not writer.lines and not problems:
+                problems.add(0, "the file holds no judgements")
+            skipped: list[LineError] = []
+            if skip_invalid:
+                _whole_file_problems(problems)
+                skipped = sorted(problems.errors, key=lambda e: e.line)
+                if not writer.judgements:
+                    raise ImportFailed(
+                        [
+                            LineError(
+                                0,
+                                f"every judgement of the file was refused ({len(skipped)} line(s)); nothing was imported",
+                            ),
+                            *skipped[:20],
+                        ]
+                    )
+            else:
+                problems.raise_if_any()
+    return JudgementImportResult(
+        campaign=campaign,
+        judgements=writer.judgements,
+        unchanged=not writer.created,
+        created=writer.created,
+        annotators_created=writer.annotators_created,
+        controls=writer.controls,
+        skipped=skipped,
     )
 
-    if progress:
-        progress("writing", None)
-    project = campaign.dataset.project
-    with transaction.atomic():
-        # One import per campaign at a time: the stored judgements read below stay true.
-        Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
-        mapped = _accounts(project, annotator_map or {})
-        annotator_ids = dict(
-            Annotator.objects.filter(
-                project=project,
-                namespace=Annotator.Namespace.IMPORT,
-                name__in={r.annotator for r in records + controls + notes} - set(mapped),
-            ).values_list("name", "id")
+
+class _BatchWriter:
+    """Checks a batch of a judgement file's lines and writes what is new, inside the import's transaction.
+
+    Across batches it keeps only small keys: the units seen (a unit twice in the file is a line
+    error, exactly as when the file was read whole), the notes seen, the annotators' ids and the
+    stored judgements of the file's annotators (read once per annotator). Without
+    `skip_invalid`, nothing more is written once a problem is found: the import will fail and
+    roll back what was written.
+    """
+
+    def __init__(self, campaign, protocol, problems: Problems, mapped: dict[str, int], skip_invalid: bool):
+        self.campaign, self.protocol, self.problems, self.skip_invalid = campaign, protocol, problems, skip_invalid
+        self.project = campaign.dataset.project
+        self.lookup = Lookup(campaign.dataset)
+        self.mapped = mapped
+        self.annotator_ids: dict[str, int] = dict(mapped)
+        self.stored: dict[tuple, tuple] = {}
+        self.stored_of: set[str] = set()  # annotators whose stored judgements are in `stored`
+        self.stored_note: dict[tuple, tuple] = {}
+        self.first_line: dict[tuple, int] = {}
+        self.notes_seen: set = set()
+        self.lines = self.judgements = self.created = self.controls = self.annotators_created = 0
+
+    def add(self, batch: list[tuple[int, dict]]) -> None:
+        problems, campaign, protocol = self.problems, self.campaign, self.protocol
+        self.lines += len(batch)
+        before = len(problems.errors)
+        # A unit's special answers and comments (annotations.services.imports.notes) go to UnitNote.
+        notes = note_records(
+            [(n, o) for n, o in batch if is_note(o)],
+            problems,
+            campaign=campaign,
+            lookup=self.lookup,
+            seen=self.notes_seen,
         )
-        annotator_ids.update(mapped)
-        stored = stored_judgements(campaign, protocol, annotator_ids)
+        batch = [(n, o) for n, o in batch if not is_note(o)]
+        # Lines flagged "control" (degraded / repeat / gold) go to quality control, not to the judgement tables.
+        controls, control_problems = control_records(campaign, [(n, o) for n, o in batch if has_control(o)])
+        for line, reason in control_problems:
+            problems.add(line, reason)
+        batch = [(n, o) for n, o in batch if not has_control(o)]
+        records = (
+            judgement_records(
+                batch, problems, campaign=campaign, protocol=protocol, lookup=self.lookup, first_line=self.first_line
+            )
+            if batch
+            else []
+        )
+        self._known({r.annotator for r in records + controls + notes})
         new_records = []
         for record in records:
-            previous = stored.get(protocol.import_unit_key(record))
+            previous = self.stored.get(protocol.import_unit_key(record))
             if previous is None:
                 new_records.append(record)
             elif previous != protocol.import_value(record):
@@ -155,10 +217,9 @@ def judgements_import(
                     f"annotator {record.annotator!r} already has a different judgement of "
                     f"this unit for {record.criterion!r} in campaign {campaign.name!r}",
                 )
-        stored_note = stored_notes(campaign, annotator_ids) if notes else {}
         new_notes = []
         for note in notes:
-            previous = stored_note.get(note.key)
+            previous = self.stored_note.get(note.key)
             if previous is None:
                 new_notes.append(note)
             elif previous != note.value:
@@ -167,43 +228,24 @@ def judgements_import(
                     f"annotator {note.annotator!r} already has a different note on this unit"
                     f"{' for ' + repr(note.criterion) if note.criterion else ''} in campaign {campaign.name!r}",
                 )
-        skipped: list[LineError] = []
-        if skip_invalid:
-            _whole_file_problems(problems)
-            skipped = sorted(problems.errors, key=lambda e: e.line)
-            refused = {e.line for e in skipped}
+        if self.skip_invalid:
+            if any(e.line == 0 for e in problems.errors[before:]):
+                return
+            refused = {e.line for e in problems.errors[before:]}
             records = [r for r in records if r.line not in refused]
             new_records = [r for r in new_records if r.line not in refused]
             notes = [r for r in notes if r.line not in refused]
             new_notes = [r for r in new_notes if r.line not in refused]
-            if not records and not controls and not notes:
-                raise ImportFailed(
-                    [
-                        LineError(
-                            0, f"every judgement of the file was refused ({len(skipped)} line(s)); nothing was imported"
-                        ),
-                        *skipped[:20],
-                    ]
-                )
-        else:
-            problems.raise_if_any()
-
-        new_names = sorted({r.annotator for r in new_records + controls + new_notes} - set(annotator_ids))
-        Annotator.objects.bulk_create(
-            [Annotator(project=project, name=n, namespace=Annotator.Namespace.IMPORT) for n in new_names],
-            batch_size=BATCH_SIZE,
-            ignore_conflicts=True,
-        )
-        annotator_ids.update(
-            Annotator.objects.filter(
-                project=project, namespace=Annotator.Namespace.IMPORT, name__in=new_names
-            ).values_list("name", "id")
-        )
+        elif problems:
+            return  # the import fails: the rest of the file is only checked
+        self.judgements += len(records) + len(controls) + len(notes)
+        self.controls += len(controls)
+        self._create_annotators({r.annotator for r in new_records + controls + new_notes})
         try:
             with transaction.atomic():
-                judgements_write(campaign, protocol, new_records, annotator_ids)
-                new_controls = control_records_write(campaign, controls, annotator_ids)
-                notes_write(campaign, new_notes, annotator_ids)
+                judgements_write(campaign, protocol, new_records, self.annotator_ids)
+                new_controls = control_records_write(campaign, controls, self.annotator_ids)
+                notes_write(campaign, new_notes, self.annotator_ids)
         except IntegrityError as exc:
             raise ImportFailed(
                 [
@@ -214,15 +256,41 @@ def judgements_import(
                     )
                 ]
             ) from None
-    return JudgementImportResult(
-        campaign=campaign,
-        judgements=len(records) + len(controls) + len(notes),
-        unchanged=not new_records and not new_controls and not new_notes,
-        created=len(new_records) + new_controls + len(new_notes),
-        annotators_created=len(new_names),
-        controls=len(controls),
-        skipped=skipped,
-    )
+        self.created += len(new_records) + new_controls + len(new_notes)
+
+    def _known(self, names: set[str]) -> None:
+        """Ids and stored judgements (and notes) of the annotators met for the first time."""
+        unseen = names - self.stored_of
+        if not unseen:
+            return
+        self.stored_of |= unseen
+        self.annotator_ids.update(
+            Annotator.objects.filter(
+                project=self.project,
+                namespace=Annotator.Namespace.IMPORT,
+                name__in=unseen - set(self.mapped),
+            ).values_list("name", "id")
+        )
+        ids = {name: self.annotator_ids[name] for name in unseen if name in self.annotator_ids}
+        if ids:
+            self.stored.update(stored_judgements(self.campaign, self.protocol, ids))
+            self.stored_note.update(stored_notes(self.campaign, ids))
+
+    def _create_annotators(self, names: set[str]) -> None:
+        new_names = sorted(names - set(self.annotator_ids))
+        if not new_names:
+            return
+        Annotator.objects.bulk_create(
+            [Annotator(project=self.project, name=n, namespace=Annotator.Namespace.IMPORT) for n in new_names],
+            batch_size=BATCH_SIZE,
+            ignore_conflicts=True,
+        )
+        self.annotator_ids.update(
+            Annotator.objects.filter(
+                project=self.project, namespace=Annotator.Namespace.IMPORT, name__in=new_names
+            ).values_list("name", "id")
+        )
+        self.annotators_created += len(new_names)
 
 
 def _whole_file_problems(problems: Problems) -> None:

@@ -17,12 +17,12 @@ other import.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from annotations.models import Campaign, Output
 from annotations.protocols import mqm_scoring as mq
 from annotations.protocols.mqm_scoring import flat
 from annotations.services.imports.errors import Problems
-from annotations.services.imports.reading import decode_lines
 from annotations import protocols
 
 COLUMNS = ("system", "doc", "doc_id", "seg_id", "rater", "source", "target", "category", "severity")
@@ -45,19 +45,21 @@ def unmark(target: str) -> tuple[str, tuple[int, int] | None]:
 
 
 def mqm_tsv_objects(
-    raw: bytes, problems: Problems, *, campaign: Campaign, skip_invalid: bool = False
+    lines: Iterable[tuple[int, str]], problems: Problems, *, campaign: Campaign, skip_invalid: bool = False
 ) -> list[tuple[int, dict]]:
-    """The judgement lines of a TSV file, as (line of the judgement's first row, object).
+    """The judgement lines of a TSV file (`lines`: its numbered lines of text, as
+    `reading.decoded_lines` reads them), as (line of the judgement's first row, object).
 
     `skip_invalid`: a judgement is all the rows of one (rater, system, seg_id); when one of them is
     refused, the others are left out too (importing them would score the output without that
     error), each reported with the line that was refused."""
 
     protocol = protocols.of(campaign)
-    lines = [(n, t) for n, t in decode_lines(raw, problems) if t.strip()]
-    if not lines:
+    lines = ((n, t) for n, t in lines if t.strip())
+    first = next(lines, None)
+    if first is None:
         return []
-    header_line, header = lines[0]
+    header_line, header = first
     names = header.split("\t")
     absent = [c for c in COLUMNS if c not in names]
     if absent:
@@ -72,7 +74,7 @@ def mqm_tsv_objects(
     rows_of: dict[tuple, list[int]] = {}
     refused: dict[tuple, int] = {}
     refused_lines: set[int] = set()
-    for number, text in lines[1:]:
+    for number, text in lines:
         fields = text.split("\t")
         if len(fields) != len(names):
             problems.add(number, f"expected {len(names)} tab-separated fields (as the header), got {len(fields)}")
@@ -158,17 +160,18 @@ def _span(number: int, row: dict, problems: Problems, *, lookup: dict, offered: 
     return {"start": where[0], "end": where[1], "severity": severity, "category": found}
 
 
-def mqm_tsv_items(raw: bytes, problems: Problems) -> list[tuple[int, dict]]:
+def mqm_tsv_items(lines: Iterable[tuple[int, str]], problems: Problems) -> list[tuple[int, dict]]:
     """The dataset a WMT MQM TSV was rated on, as dataset item objects (`import_dataset --format
     mqm-tsv`): one item per `seg_id` (its `source`; meta `doc` and `doc_id`, which the TSV export
     writes back), one output per (seg_id, system): the `target` with its <v> marks removed, so
     that `import_judgements --format mqm-tsv` of the same file then matches every row. Rows of one
     segment must agree on the source, rows of one output on the target (both without marks). Items come in
     `seg_id` order (numeric where every id is a number, as in WMT's files)."""
-    lines = [(n, t) for n, t in decode_lines(raw, problems) if t.strip()]
-    if not lines:
+    lines = ((n, t) for n, t in lines if t.strip())
+    first = next(lines, None)
+    if first is None:
         return []
-    header_line, header = lines[0]
+    header_line, header = first
     names = header.split("\t")
     needed = ("system", "doc", "doc_id", "seg_id", "source", "target")
     absent = [c for c in needed if c not in names]
@@ -178,7 +181,7 @@ def mqm_tsv_items(raw: bytes, problems: Problems) -> list[tuple[int, dict]]:
     at = {c: names.index(c) for c in needed}
     items: dict[str, tuple[int, dict]] = {}
     first_target: dict[tuple[str, str], int] = {}
-    for number, text in lines[1:]:
+    for number, text in lines:
         fields = text.split("\t")
         if len(fields) != len(names):
             problems.add(number, f"expected {len(names)} tab-separated fields (as the header), got {len(fields)}")

@@ -46,10 +46,13 @@ class NoteRecord:
         return (self.special, self.text)
 
 
-def note_records(objects, problems, *, campaign, lookup) -> list[NoteRecord]:
-    """The note lines checked; one problem per refused line."""
+def note_records(objects, problems, *, campaign, lookup, seen: set | None = None) -> list[NoteRecord]:
+    """The note lines checked; one problem per refused line. `seen` carries the notes of earlier
+    batches of one file (a second note on a unit is refused across batches too)."""
 
-    records, seen = [], set()
+    records = []
+    if seen is None:
+        seen = set()
     for line, obj in objects:
         errors: list[str] = []
         unknown = sorted(set(obj) - ALLOWED)

@@ -1,16 +1,16 @@
-"""Parsing: import files into numbered JSON objects or CSV rows, one error per bad line.
+"""Parsing: import files, read a line at a time, into numbered JSON objects or CSV rows, one
+error per bad line.
 
-Kept free of database access so every problem of a file can be found before
-anything is written.
+Kept free of database access; the importers check and write what these yield batch by batch.
 """
 
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import os
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
@@ -23,53 +23,18 @@ Progress = Callable[[float], None] | None
 PROGRESS_EVERY = 5000  # lines
 
 
-def read_bytes(stream: BinaryIO | Path | str | bytes) -> bytes:
-    if isinstance(stream, bytes):
-        return stream
-    if isinstance(stream, (str, Path)):
-        return Path(stream).read_bytes()
-    data = stream.read()
-    # A text-mode file: its encoding was already decoded by the caller.
-    return data.encode("utf-8") if isinstance(data, str) else data
-
-
-def sha256(raw: bytes) -> str:
-    return hashlib.sha256(raw).hexdigest()
-
-
 def json_loads(text: str):
     """Strict JSON (`workbench.strictjson`): no deep nesting, duplicate keys,
     out-of-range numbers or lone surrogates; each is a `ValueError`."""
     return strictjson.loads(text)
 
 
-def decode_lines(raw: bytes, problems: Problems) -> list[tuple[int, str]]:
-    """Physical lines as (1-based number, text); non-UTF-8 lines become errors."""
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
-    lines: list[tuple[int, str]] = []
-    for number, chunk in enumerate(raw.split(b"\n"), start=1):
-        if chunk.endswith(b"\r"):
-            chunk = chunk[:-1]
-        try:
-            lines.append((number, chunk.decode("utf-8")))
-        except UnicodeDecodeError as exc:
-            bad = chunk[exc.start : exc.start + 1]
-            problems.add(
-                number, f"not valid UTF-8 (byte 0x{bad.hex()} at byte {exc.start + 1}); save the file as UTF-8"
-            )
-    # A final newline leaves an empty last "line": not a record.
-    if lines and lines[-1][1] == "" and lines[-1][0] == raw.count(b"\n") + 1:
-        lines.pop()
-    return lines
+def decoded_lines(stream, problems: Problems, *, hasher=None, progress: Progress = None) -> Iterator[tuple[int, str]]:
+    """Physical lines of a binary file read one at a time, as (1-based number, text without its
+    line end); a line that is not UTF-8 becomes an error.
 
-
-def jsonl_stream(stream, problems: Problems, *, hasher, progress: Progress = None) -> Iterator[tuple[int, dict]]:
-    """`jsonl_objects` read one line at a time, so memory does not grow with the file.
-
-    `stream` is a binary file (or a text one, already decoded); every byte read
-    goes into `hasher` (the file's sha256). Line numbers and messages are those
-    of `jsonl_objects`: lines end at LF only (a lone CR stays in its line).
+    `stream` is a binary file (or a text one, already decoded); every byte read goes into
+    `hasher` when given (the file's sha256). Lines end at LF only (a lone CR stays in its line).
     """
     size = _size_of(stream)
     read = 0
@@ -80,9 +45,10 @@ def jsonl_stream(stream, problems: Problems, *, hasher, progress: Progress = Non
             return
         if isinstance(chunk, str):
             chunk = chunk.encode("utf-8")
-        hasher.update(chunk)
+        if hasher is not None:
+            hasher.update(chunk)
         if progress and size and number % PROGRESS_EVERY == 0:
-            # The share read before this line, as `jsonl_objects` does: 0 first, never 1 until done.
+            # The share read before this line: 0 first, never 1 until done.
             progress(min(1.0, read / size))
         read += len(chunk)
         number += 1
@@ -100,6 +66,15 @@ def jsonl_stream(stream, problems: Problems, *, hasher, progress: Progress = Non
                 number, f"not valid UTF-8 (byte 0x{bad.hex()} at byte {exc.start + 1}); save the file as UTF-8"
             )
             continue
+        yield number, text
+
+
+def jsonl_stream(stream, problems: Problems, *, hasher=None, progress: Progress = None) -> Iterator[tuple[int, dict]]:
+    """One JSON object a line, read one line at a time, so memory does not grow with the file;
+    blank lines are skipped. `stream` and `hasher` as for `decoded_lines`: lines end at LF only
+    (a lone CR stays in its line).
+    """
+    for number, text in decoded_lines(stream, problems, hasher=hasher, progress=progress):
         if not text.strip():
             continue
         try:
@@ -128,39 +103,36 @@ def _size_of(stream) -> int | None:
         return None
 
 
-def jsonl_objects(raw: bytes, problems: Problems, *, progress: Progress = None) -> list[tuple[int, dict]]:
-    """One JSON object a line; blank lines are skipped."""
-    objects: list[tuple[int, dict]] = []
-    lines = decode_lines(raw, problems)
-    for index, (number, text) in enumerate(lines):
-        if progress and index % PROGRESS_EVERY == 0:
-            progress(index / len(lines))
-        if not text.strip():
-            continue
-        try:
-            value = json_loads(text)
-        except ValueError as exc:
-            problems.add(number, f"invalid JSON: {exc}")
-            continue
-        if not isinstance(value, dict):
-            problems.add(number, f"expected a JSON object, got {type(value).__name__}")
-            continue
-        objects.append((number, value))
-    return objects
+def csv_stream(
+    stream, problems: Problems, *, hasher=None, delimiter: str = ",", progress: Progress = None
+) -> Iterator[tuple[int, list[str] | dict]]:
+    """A CSV file read one record at a time: first (line, header), then (line, row dict) for each
+    row, each numbered by the line it starts on (memory does not grow with the file).
 
+    Problems: a duplicate column, a row with another number of
+    columns, malformed CSV, an empty file. After a line that is not UTF-8 no more records are
+    parsed (they cannot be split reliably), but the rest of the file is still read for its other
+    undecodable lines and its hash.
+    """
+    lines = decoded_lines(stream, problems, hasher=hasher, progress=progress)
 
-def csv_rows(
-    raw: bytes, problems: Problems, *, delimiter: str = ",", progress: Progress = None
-) -> tuple[list[str], list[tuple[int, dict]]]:
-    """Header and rows of a CSV file; each row numbered by the line it starts on."""
-    lines = decode_lines(raw, problems)
-    if problems:
-        # Cannot split records reliably around undecodable bytes.
-        return [], []
-    text = "\n".join(t for _, t in lines)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    def texts() -> Iterator[str]:
+        expected = 1
+        for number, text in lines:
+            if number != expected:
+                return  # `decoded_lines` left out an undecodable line: stop splitting records
+            expected += 1
+            # The lines as `io.StringIO(text, newline="")` gave them to the csv module: a lone CR
+            # also ends one there.
+            if "\r" in text:
+                *parts, last = text.split("\r")
+                yield from (part + "\r" for part in parts)
+                yield last + "\n"
+            else:
+                yield text + "\n"
+
+    reader = csv.reader(texts(), delimiter=delimiter, strict=True)
     header: list[str] = []
-    rows: list[tuple[int, dict]] = []
     start = 1
     try:
         for record in reader:
@@ -171,20 +143,21 @@ def csv_rows(
                 if len(set(header)) != len(header):
                     dupes = sorted({h for h in header if header.count(h) > 1})
                     problems.add(number, f"duplicate column {', '.join(dupes)}")
+                if header:
+                    yield number, header
                 continue
-            if progress and len(rows) % PROGRESS_EVERY == 0:
-                progress(reader.line_num / max(1, len(lines)))
             if not any(cell.strip() for cell in record):
                 continue
             if len(record) != len(header):
                 problems.add(number, f"expected {len(header)} columns as in the header, got {len(record)}")
                 continue
-            rows.append((number, dict(zip(header, record))))
+            yield number, dict(zip(header, record))
     except csv.Error as exc:
         problems.add(start, f"malformed CSV: {exc}")
+    for _ in lines:
+        pass  # the rest of the file: its undecodable lines and its hash
     if not header and not problems:
         problems.add(0, "the file is empty: expected a header line")
-    return header, rows
 
 
 def has_nul(value) -> bool:
@@ -196,3 +169,15 @@ def has_nul(value) -> bool:
     if isinstance(value, (list, tuple)):
         return any(has_nul(v) for v in value)
     return False
+
+
+@contextmanager
+def opened(stream: BinaryIO | Path | str | bytes):
+    """A binary file to read `stream` (a file, a path or bytes) from, closed afterwards when opened here."""
+    if isinstance(stream, bytes):
+        yield io.BytesIO(stream)
+    elif isinstance(stream, (str, Path)):
+        with open(stream, "rb") as file:
+            yield file
+    else:
+        yield stream

@@ -110,3 +110,34 @@ def test_acc23_holds_a_few_bytes_per_pair():
     finally:
         tracemalloc.stop()
     assert peak / pairs < 40, f"{peak / pairs:.1f} bytes per pair"
+
+
+def test_sampled_acc23_pairs_are_made_a_block_at_a_time():
+    """acc23 over more than MAX_PAIRS pairs samples them (a segment-level column of the
+    meta-evaluation page at 60,000 judgements: 20,000 outputs, 200M pairs). The sampled indexes
+    were turned into pairs all at once, some ten arrays of 5M entries: the page's worker grew by
+    440 MB (issue 46). The same pairs now come a block at a time: Python's peak stays within 32
+    bytes a kept pair (it was 236 MB, about 50), with the same value."""
+    from annotations.analysis import correlation as co
+
+    rng = np.random.default_rng(1)
+    n = 20_000
+    human = rng.integers(1, 6, n).astype(float)[None, :]
+    metric = np.round(rng.normal(50, 10, n), 1)[None, :]
+    tracemalloc.start()
+    try:
+        result = co.correlate(human, metric, "acc23")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result["sample_rate"] < 1
+    assert peak < 32 * co.MAX_PAIRS, f"acc23 peaked at {peak / 2**20:.0f} MB"
+
+    # The blocks are the pairs `_pairs` draws with the same seed, in the same order.
+    rate = 0.3
+    i, j = co._pairs(3000, rate, np.random.default_rng(5))
+    count, blocks = co._pair_blocks(3000, rate, np.random.default_rng(5))
+    blocks = list(blocks)
+    assert count == len(i) and len(blocks) > 1
+    assert np.array_equal(np.concatenate([b[0] for b in blocks]), i)
+    assert np.array_equal(np.concatenate([b[1] for b in blocks]), j)

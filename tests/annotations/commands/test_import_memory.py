@@ -1,11 +1,11 @@
-"""A dataset import's memory does not grow with the file (issue 46 item 7).
+"""An import's memory does not grow with the file (issue 46 item 7).
 
-Each import runs `import_dataset` in its own process, so its peak RSS
-(`ru_maxrss`) is the importer's alone. Before streaming, the whole file and
-every record were held at once: the 80 MB file peaked some hundreds of MB
-above the 20 MB one.
+Each import runs `import_dataset` (JSONL, CSV, TSV) or `import_judgements` in its own process,
+so its peak RSS (`ru_maxrss`) is the importer's alone. Before streaming, the whole file and
+every record were held at once: the 80 MB file peaked some hundreds of MB above the 20 MB one.
 """
 
+import csv
 import json
 import os
 import subprocess
@@ -13,14 +13,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
 
-from annotations.models import Dataset, Item, Output
+from annotations.models import Annotator, Dataset, Item, RatingJudgement, Output
 
 ROOT = Path(__file__).resolve().parents[3]
 MB = 1024 * 1024
 
 # Runs the real command and writes its own peak RSS (kB on Linux) to argv[3], success or not.
+# argv: the peak file, then the command and its arguments.
 RUNNER = """
 import resource, sys
 import django
@@ -29,11 +31,11 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 code = 0
 try:
-    call_command("import_dataset", sys.argv[1], "--dataset", sys.argv[2], "--json")
+    call_command(*sys.argv[2:], "--json")
 except CommandError as exc:
     print(exc, file=sys.stderr)
     code = 1
-with open(sys.argv[3], "w") as out:
+with open(sys.argv[1], "w") as out:
     out.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
 sys.exit(code)
 """
@@ -60,16 +62,20 @@ def write_dataset(path: Path, size_mb: int, *, bad_last_line: bool = False) -> i
 
 
 def import_in_subprocess(path: Path, dataset: str, tmp_path: Path) -> tuple[subprocess.CompletedProcess, int]:
-    """(the finished process, its peak RSS in bytes)."""
+    """`import_dataset` of `path` into `dataset`: (the finished process, its peak RSS in bytes)."""
+    return command_in_subprocess(tmp_path / f"{dataset}.peak", "import_dataset", str(path), "--dataset", dataset)
+
+
+def command_in_subprocess(peak_file: Path, *command: str) -> tuple[subprocess.CompletedProcess, int]:
+    """A management command run alone: (the finished process, its peak RSS in bytes)."""
     db = connection.settings_dict
     env = dict(
         os.environ,
         DJANGO_SETTINGS_MODULE="workbench.settings.test",
         DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
     )
-    peak_file = tmp_path / f"{dataset}.peak"
     done = subprocess.run(
-        [sys.executable, "-c", RUNNER, str(path), dataset, str(peak_file)],
+        [sys.executable, "-c", RUNNER, str(peak_file), *command],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -116,3 +122,146 @@ def test_a_bad_last_line_rolls_back_every_written_batch(tmp_path):
     assert done.stderr.splitlines()[0] == f"line {lines}: output of system 'A' must be a string, got int"
     assert not Dataset.objects.filter(name="bad_end").exists()
     assert Item.objects.count() == 0 and Output.objects.count() == 0
+
+
+def write_csv_dataset(path: Path, size_mb: int, *, delimiter: str = ",", bad_last_line: bool = False) -> int:
+    """A wide CSV (or TSV) dataset of about `size_mb` MB, 3 systems an item; returns its number of items."""
+    filler = "the quick brown fox jumps over the lazy dog " * 20
+    count = size_mb * MB // LINE_BYTES
+    with path.open("w", encoding="utf-8", newline="") as file:
+        writer = csv.writer(file, delimiter=delimiter, lineterminator="\n")
+        writer.writerow(["item", "source", "reference", "output:A", "output:B", "output:C"])
+        for i in range(count):
+            writer.writerow(
+                [f"it-{i}", f"source {i} {filler}", f"reference {i} {filler[:400]}"]
+                + [f"{system} {i} {filler}" for system in ("A", "B", "C")]
+            )
+        if bad_last_line:
+            writer.writerow(["it-0", "a duplicate item id", "", "a", "b", "c"])
+    return count
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("suffix", ["csv", "tsv"])
+def test_csv_and_tsv_import_memory_does_not_grow_with_the_file(tmp_path, suffix):
+    """A CSV/TSV dataset streams like a JSONL one (before: 4x the file, peak RSS far above)."""
+    delimiter = "\t" if suffix == "tsv" else ","
+    small, large = tmp_path / f"small.{suffix}", tmp_path / f"large.{suffix}"
+    write_csv_dataset(small, 5, delimiter=delimiter)
+    large_items = write_csv_dataset(large, 20, delimiter=delimiter)
+    difference = large.stat().st_size - small.stat().st_size
+    assert difference > 13 * MB
+
+    done_small, peak_small = import_in_subprocess(small, "small", tmp_path)
+    assert done_small.returncode == 0, done_small.stderr
+    done_large, peak_large = import_in_subprocess(large, "large", tmp_path)
+    assert done_large.returncode == 0, done_large.stderr
+
+    assert json.loads(done_large.stdout)["items"] == large_items
+    assert Output.objects.filter(item__dataset__name="large").count() == 3 * large_items
+    growth = peak_large - peak_small
+    print(f"peak RSS ({suffix}): 5 MB file {peak_small / MB:.0f} MB, 20 MB file {peak_large / MB:.0f} MB")
+    assert growth < 0.25 * difference, (
+        f"peak RSS grew by {growth / MB:.0f} MB for {difference / MB:.0f} MB more file "
+        f"({peak_small / MB:.0f} -> {peak_large / MB:.0f} MB)"
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_bad_last_csv_row_rolls_back_every_written_batch(tmp_path):
+    path = tmp_path / "bad_end.csv"
+    items = write_csv_dataset(path, 5, bad_last_line=True)
+    done, _ = import_in_subprocess(path, "bad_end", tmp_path)
+    assert done.returncode != 0 and done.stdout == ""
+    assert done.stderr.splitlines()[0] == f"line {items + 2}: duplicate item id 'it-0' (first on line 2)"
+    assert not Dataset.objects.filter(name="bad_end").exists()
+    assert Item.objects.count() == 0 and Output.objects.count() == 0
+
+
+# Judgements: a likert campaign over ITEMS items x 4 systems; each file line is one judgement
+# with the `provenance` object `export_dataset` writes (the output's text: not imported), as in
+# an exported file moved between workbenches.
+JUDGED_ITEMS, JUDGED_SYSTEMS = 1000, ("A", "B", "C", "D")
+
+
+def judged_campaign(tmp_path: Path) -> None:
+    path = tmp_path / "judged.jsonl"
+    with path.open("w", encoding="utf-8") as file:
+        for i in range(JUDGED_ITEMS):
+            outputs = {system: f"{system} {i}" for system in JUDGED_SYSTEMS}
+            file.write(json.dumps({"item": f"it-{i}", "source": f"source {i}", "outputs": outputs}) + "\n")
+    quiet = {"stdout": open(os.devnull, "w"), "stderr": open(os.devnull, "w")}
+    call_command("import_dataset", str(path), "--dataset", "judged", **quiet)
+    call_command(
+        "create_campaign", "--dataset", "judged", "--name", "judged", "--protocol", "likert",
+        "--criteria", "adequacy", "--scale", "1-5", **quiet,
+    )  # fmt: skip
+
+
+def write_judgements(path: Path, size_mb: int, *, tag: str, bad_last_line: bool = False) -> int:
+    """About `size_mb` MB of likert judgements by annotators `tag`-N (each judges every output once)."""
+    filler = "the quick brown fox jumps over the lazy dog " * 40  # 1,760 chars
+    count = size_mb * MB // 2048
+    with path.open("w", encoding="utf-8") as file:
+        for n in range(count):
+            annotator, rest = divmod(n, JUDGED_ITEMS * len(JUDGED_SYSTEMS))
+            item, system = divmod(rest, len(JUDGED_SYSTEMS))
+            line = {
+                "item": f"it-{item}",
+                "system": JUDGED_SYSTEMS[system],
+                "annotator": f"{tag}-{annotator}",
+                "criterion": "adequacy",
+                "score": n % 5 + 1,
+                "provenance": {"output": f"{n} {filler}"},
+            }
+            file.write(json.dumps(line) + "\n")
+        if bad_last_line:
+            file.write(json.dumps({"item": "it-0", "system": "A", "annotator": "x", "criterion": "adequacy"}) + "\n")
+    return count + (1 if bad_last_line else 0)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_judgement_import_memory_does_not_grow_with_the_file(tmp_path):
+    """`import_judgements` streams: the file's lines and texts are never held all at once, only
+    small keys per judgement (its unit, for duplicates across the whole file)."""
+    judged_campaign(tmp_path)
+    small, large = tmp_path / "small.jsonl", tmp_path / "large.jsonl"
+    write_judgements(small, 10, tag="small")
+    large_lines = write_judgements(large, 40, tag="large")
+    difference = large.stat().st_size - small.stat().st_size
+    assert difference > 25 * MB
+
+    done_small, peak_small = command_in_subprocess(
+        tmp_path / "small.peak", "import_judgements", str(small), "--campaign", "judged"
+    )
+    assert done_small.returncode == 0, done_small.stderr
+    done_large, peak_large = command_in_subprocess(
+        tmp_path / "large.peak", "import_judgements", str(large), "--campaign", "judged"
+    )
+    assert done_large.returncode == 0, done_large.stderr
+    assert json.loads(done_large.stdout)["created"] == large_lines
+    assert RatingJudgement.objects.filter(annotator__name__startswith="large-").count() == large_lines
+    growth = peak_large - peak_small
+    print(f"peak RSS (judgements): 10 MB file {peak_small / MB:.0f} MB, 40 MB file {peak_large / MB:.0f} MB")
+    assert growth < 0.25 * difference, (
+        f"peak RSS grew by {growth / MB:.0f} MB for {difference / MB:.0f} MB more file "
+        f"({peak_small / MB:.0f} -> {peak_large / MB:.0f} MB)"
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_bad_last_judgement_line_rolls_back_every_written_batch(tmp_path):
+    """Batches of judgements (and their new annotators) are written as the file is read; a bad
+    line at its very end leaves nothing."""
+    judged_campaign(tmp_path)
+    path = tmp_path / "bad_end.jsonl"
+    lines = write_judgements(path, 5, tag="bad", bad_last_line=True)
+    done, _ = command_in_subprocess(tmp_path / "bad.peak", "import_judgements", str(path), "--campaign", "judged")
+    assert done.returncode != 0 and done.stdout == ""
+    assert done.stderr.splitlines()[0] == f"line {lines}: missing field 'score' for a likert campaign"
+    assert RatingJudgement.objects.count() == 0
+    assert not Annotator.objects.filter(name__startswith="bad-").exists()
