@@ -139,10 +139,11 @@ def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) ->
 
 def labelled_context(context: dict | None, outputs: list[dict]) -> dict | None:
     """The document context (selectors.document_window) as the page shows it: each neighbour's
-    outputs labelled as the unit's outputs are (A, B, ... or 1, 2, ...); None when not shown."""
+    outputs labelled as the unit's outputs are; None when not shown."""
     if not context or not (context["before"] or context["after"]):
         return None
-    labels = [o["label"] for o in outputs]
+    # One output: "Output"; several: their labels on the screen (A, B, ... or 1, 2, ...).
+    labels = ["Output"] if len(outputs) == 1 else [o["label"] for o in outputs]
 
     def shown(segment: dict) -> dict:
         return {

@@ -192,3 +192,42 @@ def test_bad_context_options_are_refused(talk, options, problem):
     with pytest.raises(ValidationError) as exc:
         _campaign(dataset, **options)
     assert problem in str(exc.value)
+
+
+def test_create_campaign_flags_and_campaign_json_carry_the_context(talk, tmp_path):
+    import json
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from annotations.models import Campaign
+
+    dataset, _ = talk
+    call_command(
+        "create_campaign",
+        "--dataset",
+        dataset.name,
+        "--name",
+        "flags",
+        "--protocol",
+        "esa",
+        "--criteria",
+        "quality",
+        "--context",
+        "window",
+        "--context-size",
+        "3",
+        stdout=StringIO(),
+    )
+    campaign = Campaign.objects.get(name="flags")
+    assert (campaign.options["context"], campaign.options["context_size"]) == ("window", 3)
+    call_command("export_dataset", "--campaign", "flags", "--out", str(tmp_path / "out"), stdout=StringIO())
+    config = json.loads((tmp_path / "out" / "campaign.json").read_text(encoding="utf-8"))
+    assert (config["options"]["context"], config["options"]["context_size"]) == ("window", 3)
+    card = (tmp_path / "out" / "README.md").read_text(encoding="utf-8")
+    assert "Document context: window: up to 3 segment(s) before and after" in card
+    # campaign.json makes the same campaign again.
+    call_command(
+        "create_campaign", "--from", str(tmp_path / "out" / "campaign.json"), "--name", "again", stdout=StringIO()
+    )
+    assert Campaign.objects.get(name="again").options["context"] == "window"
