@@ -134,3 +134,18 @@ def test_wmt_mqm_tsv_maps_doc_and_doc_id(shared_data):
     # talk.3 starts at seg_id 218, its first segment.
     assert places["218"] == ("talk.3", 1)
     assert len({p for p in places.values() if p[0] == "talk.1"}) == 140
+
+
+def test_the_item_api_and_page_show_the_document(tmp_path, client):
+    from annotations.models import Membership
+    from tests.annotations.factories import MembershipFactory, UserFactory
+
+    run("import_dataset", str(write_jsonl(tmp_path / "d.jsonl", ROWS)), "--dataset", "docs")
+    item = Item.objects.get(dataset__name="docs", external_id="s2")
+    user = UserFactory(username="res")
+    MembershipFactory(project=item.dataset.project, user=user, role=Membership.Role.RESEARCHER)
+    client.force_login(user)
+    body = client.get(f"/api/items/{item.pk}/").json()
+    assert (body["doc"], body["doc_pos"]) == ("news-1", 1)
+    page = client.get(f"/items/{item.pk}/").content.decode()
+    assert "Document <strong>news-1</strong>, segment at position 1" in page
