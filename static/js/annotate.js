@@ -460,10 +460,10 @@
         var li = node("li", {"class": "context-segment"});
         if (segment.source) li.appendChild(node("div", {"class": "text-block context-source", dir: "auto"}, segment.source));
         var labelled = function (cls, label, text) {
-          var row = node("div", {"class": "text-block " + cls, dir: "auto"});
+          var row = node("div", {"class": "text-block " + cls});
           row.appendChild(node("span", {"class": "context-label"}, label + ":"));
           row.appendChild(document.createTextNode(" "));
-          row.appendChild(node("span", {}, text));
+          row.appendChild(node("span", {dir: "auto"}, text));
           li.appendChild(row);
         };
         (segment.references || []).forEach(function (text) { labelled("context-reference", "Reference", text); });

@@ -59,7 +59,12 @@ def _shown(page, side: str) -> list[str]:
     return [t.strip() for t in page.locator(f".doc-context-{side} .context-source").all_inner_texts()]
 
 
-def test_the_window_around_each_unit_at_390px_with_the_keyboard(audited_page, axe_script, document):  # noqa: F811
+def test_the_window_around_each_unit_at_390px_with_the_keyboard(
+    audited_page,  # noqa: F811
+    axe_script,  # noqa: F811
+    document,
+    screenshot_dir,
+):
     campaign = document
     page = audited_page(390)
     log_in(page, "ann", "pw-123456")
@@ -82,12 +87,15 @@ def test_the_window_around_each_unit_at_390px_with_the_keyboard(audited_page, ax
             "els => els.map(e => getComputedStyle(e).direction)"
         )
         assert directions and set(directions) == {"rtl"}
+        # An output's text takes its own direction too, beside its (English) label.
+        assert page.locator(".doc-context .context-output span[dir='auto']").count() == len(before + after)
         assert page.locator(".doc-context b, .doc-context i").count() == 0
         assert "SECRETSYS" not in page.content()
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
         # Nothing in the context takes the keyboard's focus away from the unit's questions.
         assert page.locator(".doc-context input, .doc-context button, .doc-context textarea").count() == 0
         if step == 0:
+            page.screenshot(path=str(screenshot_dir / "document-context-390.png"), full_page=True)
             assert_accessible(page, axe_script, "unit with document context at 390 px")
         page.keyboard.press("3")
         with next_screen(page):
