@@ -231,3 +231,30 @@ def test_create_campaign_flags_and_campaign_json_carry_the_context(talk, tmp_pat
         "create_campaign", "--from", str(tmp_path / "out" / "campaign.json"), "--name", "again", stdout=StringIO()
     )
     assert Campaign.objects.get(name="again").options["context"] == "window"
+
+
+def test_control_units_show_the_context_of_the_output_they_copy(talk):
+    """A degraded or repeated copy shows the same window as its original (the real output's system):
+    the context does not tell a control from a regular unit."""
+    from annotations.models import Assignment, Output
+    from annotations.models.quality import ControlUnit
+    from annotations.quality.services import quality_settings_update
+
+    dataset, client = talk
+    campaign = _campaign(dataset, context="window", context_size=1)
+    quality_settings_update(campaign=campaign, degraded_share=0.25, repeat_share=0.25)
+    kinds = set()
+    for body, _ in _every_unit(client, campaign):
+        assignment = Assignment.objects.select_related("unit").get(pk=body["id"])
+        shown = assignment.shown_order[0]
+        control = ControlUnit.objects.filter(unit=assignment.unit).first()
+        real = control.aliases[str(shown)]["output"] if control else shown
+        kinds.add(assignment.unit.kind)
+        output = Output.objects.select_related("item", "system").get(pk=real)
+        if output.item.doc != "talk":
+            continue
+        k = output.item.doc_pos // 10
+        expected = [j for j in (k - 1, k + 1) if 0 <= j < SEGMENTS]
+        got = body["context"]["before"] + body["context"]["after"]
+        assert [s["outputs"] for s in got] == [[f"{output.system.name} says {j}"] for j in expected]
+    assert {"regular", "degraded"} <= kinds
