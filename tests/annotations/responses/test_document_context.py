@@ -61,6 +61,7 @@ def _campaign(dataset, protocol="likert", **options):
         protocol=protocol,
         criteria=["quality"],
         redundancy=1,
+        units_per_batch=50,  # every unit in one batch: a done one can be revised
         show_reference=True,
         options=options,
         **extra,
@@ -161,9 +162,11 @@ def test_texts_stay_text_and_the_page_marks_the_context(talk, client):
     Output.objects.filter(item__dataset=dataset, item__doc_pos=0).update(text="<script>x()</script>")
     campaign = _campaign(dataset, context="window", context_size=2)
     # Answer units through the API until talk segment 1 is the pending one, then open the page.
-    for body, _ in _every_unit(api, campaign):
+    units = _every_unit(api, campaign)
+    for body, _ in units:
         if body["item"]["source"] == "talk segment 1":
             break
+    judged = body["id"]
     client.force_login(Membership.objects.get(project=dataset.project).user)
     page = client.get(f"/annotate/campaigns/{campaign.pk}/unit/").content.decode()
     assert "talk segment 1<" in page
@@ -177,6 +180,10 @@ def test_texts_stay_text_and_the_page_marks_the_context(talk, client):
     assert "alpha" not in before.replace("alpha says", "") and "beta" not in before.replace("beta says", "")
     # The context is not a part of the form: nothing in it is an input.
     assert "<input" not in before + after and "<textarea" not in before + after
+    # Once answered (the API submits it), the unit reopened to revise it shows its window too.
+    next(units, None)
+    revised = client.get(f"/annotate/assignments/{judged}/revise/").content.decode()
+    assert "talk segment 1<" in revised and "Earlier in the document" in revised and "talk segment 2" in revised
 
 
 @pytest.mark.parametrize(
