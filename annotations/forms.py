@@ -324,4 +324,8 @@ def option_field(option: opt.Option) -> forms.Field:
         )
     if option.type == opt.JSON:
         return forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), **common)
+    if option.type == opt.STRING and option.choices:  # one of them
+        return forms.ChoiceField(
+            choices=[(c, c.capitalize()) for c in option.choices], initial=option.default, **common
+        )
     return forms.CharField(max_length=10_000, **common)

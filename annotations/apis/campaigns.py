@@ -376,6 +376,29 @@ class ProgressSerializer(serializers.Serializer):
         ref_name = "AnnotatorProgress"
 
 
+class ContextSegmentSerializer(serializers.Serializer):
+    source = serializers.CharField(allow_blank=True, help_text="Empty when the campaign does not show the input.")
+    references = serializers.ListField(
+        child=serializers.CharField(), help_text="Empty unless the campaign shows references."
+    )
+    outputs = serializers.ListField(
+        child=serializers.CharField(allow_null=True),
+        help_text="The segment's outputs of the systems of the unit's outputs, in the unit's order "
+        "(null: that system has none).",
+    )
+
+    class Meta:
+        ref_name = "ContextSegment"
+
+
+class DocumentContextSerializer(serializers.Serializer):
+    before = ContextSegmentSerializer(many=True, help_text="The previous segments of the document, in order.")
+    after = ContextSegmentSerializer(many=True, help_text="The next segments of the document, in order.")
+
+    class Meta:
+        ref_name = "DocumentContext"
+
+
 class NextAssignmentOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     campaign = serializers.IntegerField()
@@ -391,6 +414,11 @@ class NextAssignmentOutputSerializer(serializers.Serializer):
     )
     item = AssignmentItemSerializer()
     anchor = AnchorSerializer(allow_null=True, help_text="RankME: the reference shown with its fixed magnitude.")
+    context = DocumentContextSerializer(
+        allow_null=True,
+        help_text="Campaigns with context window: the neighbouring segments of the item's document, "
+        "shown but not judged; null otherwise.",
+    )
     draft = serializers.JSONField()
     progress = ProgressSerializer()
 

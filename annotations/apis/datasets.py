@@ -195,7 +195,19 @@ class ItemOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Item
-        fields = ["id", "dataset", "external_id", "position", "source", "data", "meta", "references", "outputs"]
+        fields = [
+            "id",
+            "dataset",
+            "external_id",
+            "position",
+            "source",
+            "data",
+            "meta",
+            "doc",
+            "doc_pos",
+            "references",
+            "outputs",
+        ]
         ref_name = "Item"
 
 

@@ -88,6 +88,7 @@ def croissant(
     heds: list,
     collected: tuple[str | None, str | None],
     real_annotator_ids: bool,
+    documents: bool = False,
 ) -> dict:
     """The Croissant document of the export folder `out` (its tables already written)."""
     fmt = FORMATS[ext]
@@ -117,6 +118,15 @@ def croissant(
         judgement_fields.append(
             _field("judgements", f"judgements.{ext}", "score", "sc:Float", ext, "the annotator's score")
         )
+    # Items that are segments of documents (issue 41): the dataset table has doc and doc_pos.
+    document_fields = (
+        [
+            _field("dataset", f"dataset.{ext}", "doc", "sc:Text", ext, "the document the item is a segment of"),
+            _field("dataset", f"dataset.{ext}", "doc_pos", "sc:Integer", ext, "the item's place in its document"),
+        ]
+        if documents
+        else []
+    )
     record_sets = [
         {
             "@type": "cr:RecordSet",
@@ -126,6 +136,7 @@ def croissant(
             "field": [
                 _field("dataset", f"dataset.{ext}", "item", "sc:Text", ext, "the item's id"),
                 _field("dataset", f"dataset.{ext}", "source", "sc:Text", ext, "the input shown to the systems"),
+                *document_fields,
             ],
         },
         {

@@ -246,9 +246,12 @@ def export_dataset(
         .aggregate(m=Max("n"))["m"]
         or 0
     )
+    # Documents (issue 41): dataset.csv has doc and doc_pos columns only when some item is in one.
+    with_docs = Item.objects.filter(dataset=campaign.dataset).exclude(doc="").exists()
     if ext == "csv":
         dataset_columns = (
             ["item", "source", "data", "meta"]
+            + (["doc", "doc_pos"] if with_docs else [])
             + ["reference" if k == 0 else f"reference_{k + 1}" for k in range(n_refs)]
             + [f"output:{name}" for name in sorted(systems.values())]
         )
@@ -286,7 +289,7 @@ def export_dataset(
         items = (
             Item.objects.filter(dataset=campaign.dataset)
             .order_by("position", "id")
-            .values_list("id", "external_id", "source", "data", "meta")
+            .values_list("id", "external_id", "source", "data", "meta", "doc", "doc_pos")
             .iterator(chunk_size=chunk_items)
         )
         for chunk in _chunks(items, chunk_items):
@@ -317,7 +320,9 @@ def export_dataset(
             all_names = _system_names(systems, output_system)
             notes = _unit_notes(campaign, item_ids, filters) if with_notes else {}
 
-            for item_id, external_id, source, data, meta in chunk:
+            for item_id, external_id, source, data, meta, doc, doc_pos in chunk:
+                # Written only when some item is in a document: other exports are as they were.
+                place = {"doc": doc, "doc_pos": doc_pos} if with_docs else {}
                 kept = filters.keep(judged.pop(item_id, []), output_system=output_system)
                 if filters.item_dropped(kept):
                     continue
@@ -331,6 +336,7 @@ def export_dataset(
                         meta,
                         references[item_id],
                         [(systems[s], t) for _, s, t in item_outputs],
+                        place,
                     )
                 )
                 for j in kept:
@@ -376,6 +382,7 @@ def export_dataset(
                     tables["outputs"].write(
                         {
                             "item": external_id,
+                            **place,
                             "system": systems[system_id],
                             "text": text,
                             "item_consensus": consensus,
@@ -498,6 +505,7 @@ def export_dataset(
         # Days, as the judgements give them without --real-annotator-ids.
         collected=tuple(span[k].date().isoformat() if span[k] else None for k in ("first", "last")),
         real_annotator_ids=options.real_annotator_ids,
+        documents=with_docs,
     )
     (out / "croissant.json").write_text(json.dumps(document, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     (out / "campaign.json").write_text(json.dumps(configuration, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
@@ -708,7 +716,14 @@ def _reliability(quality) -> dict:
 
 
 def _dataset_row(
-    ext: str, external_id: str, source: str, data, meta, references: list[str], outputs: list[tuple[str, str]]
+    ext: str,
+    external_id: str,
+    source: str,
+    data,
+    meta,
+    references: list[str],
+    outputs: list[tuple[str, str]],
+    place: dict,
 ) -> dict:
     if ext == "csv":
         row = {
@@ -716,6 +731,7 @@ def _dataset_row(
             "source": source or None,
             "data": json.dumps(data) if data else None,
             "meta": json.dumps(meta, ensure_ascii=False) if meta else None,
+            **place,
         }
         row.update({"reference" if k == 0 else f"reference_{k + 1}": text for k, text in enumerate(references)})
         row.update({f"output:{name}": text for name, text in outputs})
@@ -727,6 +743,7 @@ def _dataset_row(
         "references": references,
         "outputs": dict(outputs),
         "meta": meta,
+        **place,
     }
 
 

@@ -64,11 +64,21 @@ class Item(TimeStampedModel):
     # Structured input, e.g. [[subject, predicate, object], ...] for data-to-text.
     data = models.JSONField(default=list, blank=True)
     meta = models.JSONField(default=dict, blank=True)
+    # Documents (issue 41): the document the segment belongs to ("" : none) and its place in it
+    # (a non-negative number, unique per document of the dataset; None: no place). A campaign's
+    # `context` option shows the neighbouring segments of the same document.
+    doc = models.CharField(max_length=200, blank=True, default="")
+    doc_pos = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["dataset", "position", "id"]
         constraints = [
             models.UniqueConstraint(fields=["dataset", "external_id"], name="item_unique_external_id"),
+            models.UniqueConstraint(
+                fields=["dataset", "doc", "doc_pos"],
+                condition=models.Q(doc_pos__isnull=False),
+                name="item_unique_doc_pos",
+            ),
         ]
         # Pages of a dataset in order without sorting it. (The search's trigram
         # indexes are PostgreSQL-only: migration 0003_search_indexes.)

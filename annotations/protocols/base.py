@@ -43,7 +43,14 @@ from decimal import Decimal
 import numpy as np
 from django.core.exceptions import ValidationError
 
-from annotations.protocols.common_options import COMMON, RELATIVE, RELATIVE_NAMES, RELATIVE_REFUSAL, SPAN_TEXT
+from annotations.protocols.common_options import (
+    COMMON,
+    RELATIVE,
+    RELATIVE_NAMES,
+    RELATIVE_REFUSAL,
+    SPAN_TEXT,
+    context_summary,
+)
 from annotations.protocols.errors import AnswerError
 from annotations.protocols.imports import ImportShape
 from annotations.protocols.options import Option, OptionsInvalid, options_clean
@@ -210,11 +217,13 @@ class Protocol(ImportShape):
 
     def settings_summary(self, campaign) -> list[tuple[str, str]]:
         """(label, value) rows the campaign page shows for this protocol's own settings."""
-        return [
+        rows = [
             (o.title or o.label, o.format(self.option(campaign, o.name)))
             for o in self.options
             if o.format(self.option(campaign, o.name))
         ]
+        context = context_summary(campaign.options or {})
+        return rows + ([("Document context", context)] if context else [])
 
     def anchor(self, campaign) -> float | None:
         """The magnitude of the anchor output shown beside the outputs (`shows_anchor` protocols)."""
@@ -516,6 +525,9 @@ class Protocol(ImportShape):
             text = fmt(value) if isinstance(value, float) and o.summary is None else o.format(value)
             if text:
                 lines.append(f"- {o.title or o.label}: {text}")
+        context = context_summary(given)
+        if context:
+            lines.append(f"- Document context: {context}")
         return lines + self.card_extra(config, fmt)
 
     def card_extra(self, config: dict, fmt) -> list[str]:

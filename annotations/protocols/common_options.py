@@ -1,8 +1,9 @@
 """Settings every protocol offers (issue 41): free-text fields, special answers, background
-questions and the adaptive criterion. `Protocol.__init_subclass__` appends them to each protocol's
+questions, the adaptive criterion and the document context shown with a segment. `Protocol.__init_subclass__` appends them to each protocol's
 own `options`, so the set-up form, the API, `create_campaign --option`, campaign.json, the JSON
 Schema and the card pick them up as they pick up a protocol's own (annotations.protocols.options).
-Defaults leave a campaign as it was: no field, no special answer, no question, the first criterion.
+Defaults leave a campaign as it was: no field, no special answer, no question, the first criterion,
+no context.
 """
 
 from __future__ import annotations
@@ -15,6 +16,11 @@ QUESTION_KINDS = (CHOICE, NUMBER_Q, TEXT)
 MAX_QUESTIONS = 20
 # A free-text answer to a background question is kept short: it is shown in aggregate.
 BACKGROUND_TEXT_MAX = 300
+# Context shown with a judged segment (items' `doc` and `doc_pos`): none (the segment alone) or
+# window (the `context_size` previous and next segments of its document, same system, not judged).
+CONTEXT_NONE, CONTEXT_WINDOW = "none", "window"
+CONTEXTS = (CONTEXT_NONE, CONTEXT_WINDOW)
+CONTEXT_SIZE_MAX = 10
 SPECIAL_MAX = 10
 SPECIAL_LENGTH = 40
 
@@ -85,6 +91,17 @@ def special_check(value: list) -> list:
     return list(dict.fromkeys(value))
 
 
+def context_summary(options: dict) -> str:
+    """The campaign page's and the card's line on the context ("": none), from the options."""
+    if options.get("context", CONTEXT_NONE) != CONTEXT_WINDOW:
+        return ""
+    size = options.get("context_size") or 2
+    return (
+        f"window: up to {size} segment(s) before and after the judged one, of the same document and "
+        "system, shown but not judged"
+    )
+
+
 def _summary_questions(value) -> str:
     return "; ".join(f"{q['label']} ({q['type']})" for q in value or [])
 
@@ -137,6 +154,31 @@ COMMON = (
         '"choices" (choice), "min"/"max" (number)}.',
         check=background_check,
         summary=_summary_questions,
+    ),
+    Option(
+        common=True,
+        name="context",
+        type=STRING,
+        choices=CONTEXTS,
+        default=CONTEXT_NONE,
+        flag="context",
+        label="Document context",
+        help="none: the segment alone; window: the context_size previous and next segments of the same "
+        "document (items' doc and doc_pos) and system, shown beside it but not judged.",
+        # One line with the size: context_summary.
+        summary=lambda value: "",
+    ),
+    Option(
+        common=True,
+        name="context_size",
+        type=INTEGER,
+        default=2,
+        flag="context-size",
+        label="Context segments before and after",
+        help="With context window: how many segments of the document are shown before and after.",
+        minimum=1,
+        maximum=CONTEXT_SIZE_MAX,
+        summary=lambda value: "",
     ),
     Option(
         common=True,

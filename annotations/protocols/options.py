@@ -27,7 +27,8 @@ INTEGER, NUMBER, STRING, STRINGS, JSON = "integer", "number", "string", "strings
 class Option:
     """One setting of a protocol: its name in `Campaign.options`, type, default and bounds.
 
-    `type`: INTEGER, NUMBER, STRING, STRINGS (a list of distinct strings from `choices`) or JSON
+    `type`: INTEGER, NUMBER, STRING (one of `choices` when there are choices), STRINGS (a list of
+    distinct strings from `choices`) or JSON
     (any JSON value, checked by `check`). `minimum`/`maximum` bound numbers (inclusive; with
     `exclusive_minimum` the minimum itself is refused). `check` cleans a value of the right type
     further (raising OptionError). `flag`: an older `create_campaign` flag that sets it, kept
@@ -79,6 +80,8 @@ class Option:
         elif self.type == STRING:
             if not isinstance(value, str):
                 raise OptionError("must be text")
+            if self.choices and value not in self.choices:
+                raise OptionError(f"must be one of {', '.join(self.choices)}, got {value[:80]!r}")
         elif self.type == STRINGS:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise OptionError("must be a list of strings")
@@ -153,6 +156,8 @@ class Option:
                 out["maximum"] = self.maximum
         elif self.type == STRING:
             out["type"] = "string"
+            if self.choices:
+                out["enum"] = list(self.choices)
         elif self.type == STRINGS:
             out.update(
                 type="array",

@@ -50,6 +50,17 @@ def completion_codes_on_sql(campaign_column: str) -> str:
     )
 
 
+def unit_aliases(*, unit: Unit) -> dict[int, dict] | None:
+    """A control unit's alias outputs: {alias: {"output": the real output, "text": what is shown,
+    ...}}; None for a regular unit."""
+    if unit.kind == Unit.Kind.REGULAR:
+        return None
+    control = ControlUnit.objects.filter(unit=unit).only("aliases").first()
+    if control is None:
+        return None
+    return {int(alias): entry for alias, entry in control.aliases.items()}
+
+
 def unit_texts(*, unit: Unit) -> dict[int, str] | None:
     """Texts to show for a control unit's (alias) outputs; None for a regular unit."""
     if unit.kind == Unit.Kind.REGULAR:

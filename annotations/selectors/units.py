@@ -13,7 +13,9 @@ from annotations.models import (
     Output,
     Reference,
 )
-from annotations.selectors.controls import unit_texts
+from annotations.protocols.common_options import CONTEXT_WINDOW
+from annotations.selectors.controls import unit_aliases
+from annotations.selectors.documents import document_window
 from annotations.selectors.prefill import suggestions_for
 from annotations.models import Enrolment
 from annotations import rows
@@ -74,12 +76,26 @@ def assignment_payload(*, assignment: Assignment, enrolment=None, show_unit: boo
         item, texts = _item_and_texts(item_id=assignment.item_id, output_ids=order)
     if not order:
         order = list(texts)
+    real_ids = order
     if assignment.unit_id and not set(order) <= set(texts):
         # Quality control: a control unit shows its own texts under alias ids (annotations.quality);
         # only then are ids missing from the outputs table, so regular units cost no query here.
-        texts = unit_texts(unit=assignment.unit) or texts
+        aliases = unit_aliases(unit=assignment.unit)
+        if aliases:
+            texts = {alias: entry["text"] for alias, entry in aliases.items()}
+            real_ids = [aliases[i]["output"] if i in aliases else i for i in order]
     references = []
     protocol = protocols.of(campaign)
+    context = None
+    if protocol.option(campaign, "context") == CONTEXT_WINDOW:
+        # The document around the segment (issue 41): one statement, only for campaigns that show it.
+        context = document_window(
+            item_id=item.pk,
+            output_ids=real_ids,
+            size=protocol.option(campaign, "context_size"),
+            show_source=campaign.show_source,
+            show_references=campaign.show_reference,
+        )
     shows_anchor = protocol.shows_anchor
     if campaign.show_reference or shows_anchor:
         references = list(Reference.objects.filter(item_id=item.pk).order_by("position").values("position", "text"))
@@ -114,6 +130,7 @@ def assignment_payload(*, assignment: Assignment, enrolment=None, show_unit: boo
             "outputs": outputs,
         },
         "anchor": anchor,
+        "context": context,
         "draft": assignment.draft or {},
         "progress": annotator_progress(campaign=campaign, enrolment=enrolment),
     }

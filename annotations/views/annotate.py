@@ -124,6 +124,7 @@ def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) ->
         "campaign": campaign,
         "protocol": protocol,
         "settings": settings,
+        "doc_context": labelled_context(payload.get("context"), outputs),
         "criteria": criteria,
         "payload": payload,
         "outputs": outputs,
@@ -134,6 +135,28 @@ def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) ->
         "unit_config": config,
         "preview": preview,
     }
+
+
+def labelled_context(context: dict | None, outputs: list[dict]) -> dict | None:
+    """The document context (selectors.document_window) as the page shows it: each neighbour's
+    outputs labelled as the unit's outputs are; None when not shown."""
+    if not context or not (context["before"] or context["after"]):
+        return None
+    # One output: "Output"; several: their labels on the screen (A, B, ... or 1, 2, ...).
+    labels = ["Output"] if len(outputs) == 1 else [o["label"] for o in outputs]
+
+    def shown(segment: dict) -> dict:
+        return {
+            "source": segment["source"],
+            "references": segment["references"],
+            "outputs": [
+                {"label": label, "text": text}
+                for label, text in zip(labels, segment["outputs"], strict=False)
+                if text is not None
+            ],
+        }
+
+    return {side: [shown(s) for s in context[side]] for side in ("before", "after")}
 
 
 def unit_shape(*, protocol: str, outputs: list[dict], anchor) -> str:
@@ -180,6 +203,7 @@ def unit_json(*, campaign: Campaign, assignment: Assignment, annotator, enrolmen
             for o in payload["item"]["outputs"]
         ],
         "anchor": {"text": anchor["text"], "value": floatformat(anchor["value"], -2)} if anchor else None,
+        "context": context["doc_context"],
         "progress": selectors.annotator_progress(campaign=campaign, enrolment=enrolment),
         "overall": campaign_progress(campaign=campaign)["percent"] if staff else None,
         "batch": {"size": batch.size, "slots": slots},

@@ -442,6 +442,44 @@
     var instructions = root.querySelector("details.instructions");
     if (instructions) instructions.after(section); else root.prepend(section);
   }
+  // The document context (annotate/_context.html): the segments before the judged one above the
+  // input, those after it below the form; none when the unit shows no context.
+  function drawContext(root, context) {
+    ["before", "after"].forEach(function (side) {
+      var old = root.querySelector("section.doc-context-" + side);
+      var segments = (context && context[side]) || [];
+      if (!segments.length) { if (old) old.remove(); return; }
+      var section = node("section", {"class": "panel doc-context doc-context-" + side,
+        "aria-labelledby": "doc-context-" + side + "-title"});
+      var title = node("h2", {"class": "small-heading", id: "doc-context-" + side + "-title"},
+        side === "before" ? "Earlier in the document " : "Later in the document ");
+      title.appendChild(node("span", {"class": "context-note"}, "(context, not judged)"));
+      section.appendChild(title);
+      var list = node("ol", {"class": "context-segments"});
+      segments.forEach(function (segment) {
+        var li = node("li", {"class": "context-segment"});
+        if (segment.source) li.appendChild(node("div", {"class": "text-block context-source", dir: "auto"}, segment.source));
+        var labelled = function (cls, label, text) {
+          var row = node("div", {"class": "text-block " + cls});
+          row.appendChild(node("span", {"class": "context-label"}, label + ":"));
+          row.appendChild(document.createTextNode(" "));
+          row.appendChild(node("span", {dir: "auto"}, text));
+          li.appendChild(row);
+        };
+        (segment.references || []).forEach(function (text) { labelled("context-reference", "Reference", text); });
+        (segment.outputs || []).forEach(function (o) { labelled("context-output", o.label, o.text); });
+        list.appendChild(li);
+      });
+      section.appendChild(list);
+      if (old) { old.replaceWith(section); return; }
+      if (side === "before") {
+        var anchor = root.querySelector("section.task-input") || root.querySelector("#unit-form");
+        anchor.before(section);
+      } else {
+        root.querySelector("#unit-form").after(section);
+      }
+    });
+  }
   // The outputs: each card's text, and the card's output id (a handle of this unit) wherever the
   // template's unit had its own (the card, input names and values, rank badges).
   function drawOutputs(root, outputs) {
@@ -518,6 +556,7 @@
     var wasOpen = current.querySelector("details.instructions"), willOpen = next.querySelector("details.instructions");
     if (wasOpen && willOpen) willOpen.open = wasOpen.open;
     drawInput(next, data.input);
+    drawContext(next, data.context);
     drawOutputs(next, data.outputs);
     if (data.anchor) {
       next.querySelectorAll("[data-anchor-text]").forEach(function (el) { el.textContent = data.anchor.text; });

@@ -9,7 +9,8 @@ tab-separated), a header line naming the columns:
 - ``meta``: JSON object;
 - ``reference``, ``reference_2``, ``reference_3``, ... (also ``reference_1``):
   one reference a column, in the order of their number (``reference`` first);
-- ``output:<system>``: one column per system, e.g. ``output:baseline``.
+- ``output:<system>``: one column per system, e.g. ``output:baseline``;
+- ``doc``, ``doc_pos``: the document the item is a segment of and its place in it.
 
 An empty CSV cell means "absent": an item without a reference or without an
 output of some system simply leaves the cell empty (so an empty output text
@@ -73,7 +74,7 @@ def csv_item_objects(
             references.append((int(match.group(1) or 0), column))
         elif column.startswith(OUTPUT_PREFIX) and column[len(OUTPUT_PREFIX) :].strip():
             systems.append((column[len(OUTPUT_PREFIX) :].strip(), column))
-        elif column not in ("item", "source", "data", "meta"):
+        elif column not in ("item", "source", "data", "meta", "doc", "doc_pos"):
             unknown.append(column)
     names = [name for name, _ in systems]
     twice = sorted({name for name in names if names.count(name) > 1})
@@ -89,7 +90,7 @@ def csv_item_objects(
         problems.add(
             1,
             f"unknown column {', '.join(map(repr, unknown))} (expected item, source, data, meta, "
-            "reference, reference_N, output:SYSTEM)",
+            "reference, reference_N, output:SYSTEM, doc, doc_pos)",
         )
     if problems:
         for _ in records:
@@ -108,6 +109,12 @@ def csv_item_objects(
                 except ValueError as exc:
                     problems.add(line, f"column {column}: invalid JSON: {exc}")
                     bad = True
+        if row.get("doc", "").strip():
+            obj["doc"] = row["doc"]
+        pos = row.get("doc_pos", "").strip()
+        if pos:
+            # Validated with the JSONL field: a non-number is refused there, with its text.
+            obj["doc_pos"] = int(pos) if pos.isascii() and pos.isdigit() else pos
         refs = [row[c] for _, c in references if row[c].strip()]
         if refs:
             obj["references"] = refs

@@ -3,10 +3,13 @@
 JSONL, one item a line (all keys but ``item`` optional)::
 
     {"item": "e2e-17", "source": "...", "data": [["Blue Spice", "eatType", "pub"]],
-     "references": ["...", "..."], "outputs": {"sysA": "...", "sysB": "..."}, "meta": {}}
+     "references": ["...", "..."], "outputs": {"sysA": "...", "sysB": "..."}, "meta": {},
+     "doc": "talk.1", "doc_pos": 3}
 
 ``data`` is a list of [subject, predicate, object] string triples; ``meta`` an
 object; unknown keys are errors (they are usually typos such as ``output``).
+``doc`` names the document the item is a segment of and ``doc_pos`` its place in it (a
+non-negative integer, unique per document of the dataset; it needs a ``doc``).
 Texts (source, references, outputs) longer than ``max_text_chars`` are refused.
 """
 
@@ -19,7 +22,9 @@ from annotations.services.imports.common import name_check, text_check
 from annotations.services.imports.errors import Problems
 from annotations.services.imports.reading import has_nul
 
-ITEM_KEYS = ("item", "source", "data", "references", "outputs", "meta")
+# PositiveIntegerField's range on PostgreSQL.
+DOC_POS_MAX = 2**31 - 1
+ITEM_KEYS = ("item", "source", "data", "references", "outputs", "meta", "doc", "doc_pos")
 
 
 @dataclass
@@ -31,6 +36,8 @@ class ItemRecord:
     references: list[str] | None = None
     outputs: dict[str, str] = field(default_factory=dict)
     meta: dict | None = None
+    doc: str | None = None  # None: absent from the line, not compared
+    doc_pos: int | None = None
 
 
 def item_records(objects: Iterable[tuple[int, dict]], problems: Problems, *, max_chars: int) -> Iterator[ItemRecord]:
@@ -40,6 +47,8 @@ def item_records(objects: Iterable[tuple[int, dict]], problems: Problems, *, max
     seen so far (with their first line, for the duplicate message) are kept.
     """
     first_line: dict[str, int] = {}
+    # (doc, doc_pos) -> (line, item id): a place in a document holds one segment.
+    places: dict[tuple[str, int], tuple[int, str]] = {}
     seen_any = False
     for line, obj in objects:
         seen_any = True
@@ -53,6 +62,17 @@ def item_records(objects: Iterable[tuple[int, dict]], problems: Problems, *, max
             problems.add(line, f"duplicate item id {record.external_id!r} (first on line {first})")
             continue
         first_line[record.external_id] = line
+        if record.doc_pos is not None:
+            place = (record.doc, record.doc_pos)
+            if place in places:
+                first, other = places[place]
+                problems.add(
+                    line,
+                    f"doc {record.doc!r} already has a segment at doc_pos {record.doc_pos} "
+                    f"(item {other!r}, line {first})",
+                )
+                continue
+            places[place] = (line, record.external_id)
         yield record
     if not seen_any and not problems:
         problems.add(0, "the file holds no items")
@@ -119,4 +139,22 @@ def item_record(line: int, obj: dict, max_chars: int) -> tuple[ItemRecord | None
             errors.append("meta contains a NUL character")
         else:
             record.meta = meta
+    if "doc" in obj:
+        doc = obj["doc"]
+        if isinstance(doc, int) and not isinstance(doc, bool):
+            doc = str(doc)
+        if doc is None or doc == "":
+            record.doc = ""
+        else:
+            record.doc, problem = name_check(doc, "doc")
+            if problem:
+                errors.append(problem)
+    if "doc_pos" in obj and obj["doc_pos"] is not None:
+        pos = obj["doc_pos"]
+        if isinstance(pos, bool) or not isinstance(pos, int) or not 0 <= pos <= DOC_POS_MAX:
+            errors.append(f"doc_pos must be a non-negative integer, got {pos!r}")
+        elif not record.doc:
+            errors.append("doc_pos needs a doc (the document the segment is in)")
+        else:
+            record.doc_pos = pos
     return (None if errors else record), errors

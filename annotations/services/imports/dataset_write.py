@@ -65,6 +65,7 @@ class DatasetBatchWriter:
         self.outputs += sum(len(r.outputs) for r in records)
         self._systems_cap_check(records)
         new_items, new_references, new_outputs = self._plan(records)
+        self._places_check(new_items)
         if self.problems:
             return
         self._write(new_items, new_references, new_outputs)
@@ -89,15 +90,34 @@ class DatasetBatchWriter:
                     self.cap_reported = True
                     return
 
+    def _places_check(self, new_items: list[ItemRecord]) -> None:
+        """A new item may not take a (doc, doc_pos) a stored item of the dataset holds (the file's own
+        items are checked against each other as they are read: dataset_validate)."""
+        placed = [r for r in new_items if r.doc_pos is not None]
+        if self.dataset is None or not placed:
+            return
+        taken = {
+            (doc, pos): ext
+            for doc, pos, ext in Item.objects.filter(
+                dataset=self.dataset, doc__in={r.doc for r in placed}, doc_pos__in={r.doc_pos for r in placed}
+            ).values_list("doc", "doc_pos", "external_id")
+        }
+        for r in placed:
+            other = taken.get((r.doc, r.doc_pos))
+            if other is not None:
+                self.problems.add(
+                    r.line, f"doc {r.doc!r} already has a segment at doc_pos {r.doc_pos} (item {other!r})"
+                )
+
     def _plan(self, records: list[ItemRecord]):
         """(new items, [(item id, references)] for stored items that had none, [(item id, system, text)])."""
         if self.dataset is None:
             return records, [], [(r.external_id, s, t) for r in records for s, t in r.outputs.items()]
         stored = {
-            ext: (pk, source, data, meta)
-            for pk, ext, source, data, meta in Item.objects.filter(
+            ext: (pk, source, data, meta, doc, doc_pos)
+            for pk, ext, source, data, meta, doc, doc_pos in Item.objects.filter(
                 dataset=self.dataset, external_id__in=[r.external_id for r in records]
-            ).values_list("id", "external_id", "source", "data", "meta")
+            ).values_list("id", "external_id", "source", "data", "meta", "doc", "doc_pos")
         }
         touched = [row[0] for row in stored.values()]
         system_names = {pk: name for name, pk in self.system_ids.items()}
@@ -121,7 +141,7 @@ class DatasetBatchWriter:
                 new_items.append(record)
                 new_outputs.extend((record.external_id, s, t) for s, t in record.outputs.items())
                 continue
-            item_id, source, data, meta = row
+            item_id, source, data, meta, doc, doc_pos = row
             conflicts = []
             if record.source is not None and record.source != source:
                 conflicts.append("source")
@@ -129,6 +149,8 @@ class DatasetBatchWriter:
                 conflicts.append("data")
             if record.meta is not None and record.meta != meta:
                 conflicts.append("meta")
+            if record.doc is not None and (record.doc, record.doc_pos) != (doc, doc_pos):
+                conflicts.append("doc/doc_pos")
             if record.references is not None and references[item_id] and record.references != references[item_id]:
                 conflicts.append("references")
             if conflicts:
@@ -154,9 +176,18 @@ class DatasetBatchWriter:
         dataset = self.dataset
         rows_insert(
             Item,
-            ["dataset_id", "external_id", "position", "source", "data", "meta"],
+            ["dataset_id", "external_id", "position", "source", "data", "meta", "doc", "doc_pos"],
             (
-                (dataset.pk, r.external_id, self.next_position + i, r.source or "", r.data or [], r.meta or {})
+                (
+                    dataset.pk,
+                    r.external_id,
+                    self.next_position + i,
+                    r.source or "",
+                    r.data or [],
+                    r.meta or {},
+                    r.doc or "",
+                    r.doc_pos,
+                )
                 for i, r in enumerate(new_items)
             ),
         )

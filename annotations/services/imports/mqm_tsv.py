@@ -160,10 +160,20 @@ def _span(number: int, row: dict, problems: Problems, *, lookup: dict, offered: 
     return {"start": where[0], "end": where[1], "severity": severity, "category": found}
 
 
+def _document(row: dict) -> dict:
+    """The item's `doc` and `doc_pos` from the TSV's `doc` and `doc_id` (in WMT's files `doc_id`
+    numbers the segment within its document, from 1; `seg_id` numbers it in the whole test set)."""
+    doc = row["doc"].strip()
+    if not doc:
+        return {}
+    pos = row["doc_id"].strip()
+    return {"doc": doc, "doc_pos": int(pos)} if pos.isascii() and pos.isdigit() else {"doc": doc}
+
+
 def mqm_tsv_items(lines: Iterable[tuple[int, str]], problems: Problems) -> list[tuple[int, dict]]:
     """The dataset a WMT MQM TSV was rated on, as dataset item objects (`import_dataset --format
     mqm-tsv`): one item per `seg_id` (its `source`; meta `doc` and `doc_id`, which the TSV export
-    writes back), one output per (seg_id, system): the `target` with its <v> marks removed, so
+    writes back; the item's `doc` and `doc_pos` from them), one output per (seg_id, system): the `target` with its <v> marks removed, so
     that `import_judgements --format mqm-tsv` of the same file then matches every row. Rows of one
     segment must agree on the source, rows of one output on the target (both without marks). Items come in
     `seg_id` order (numeric where every id is a number, as in WMT's files)."""
@@ -202,6 +212,7 @@ def mqm_tsv_items(lines: Iterable[tuple[int, str]], problems: Problems) -> list[
                     "source": source,
                     "outputs": {},
                     "meta": {"doc": row["doc"], "doc_id": row["doc_id"]},
+                    **_document(row),
                 },
             )
         line, item = items[row["seg_id"]]

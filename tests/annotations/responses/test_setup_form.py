@@ -63,3 +63,21 @@ def test_the_set_up_page_sets_the_common_options(client, researcher, project, da
     bad = client.post(url, _data(dataset, name="bad", adaptive_criterion="style"))
     assert "options.adaptive_criterion: &#x27;style&#x27; is not among the criteria" in bad.content.decode()
     assert not Campaign.objects.filter(name="bad").exists()
+
+
+def test_the_set_up_page_chooses_the_document_context(client, researcher, project, dataset):
+    url = reverse("campaign-new", args=[project.pk])
+    client.force_login(researcher)
+    page = client.get(url).content.decode()
+    assert '<select name="context"' in page and '<option value="window">' in page
+    assert 'name="context_size"' in page
+    client.post(url, _data(dataset, name="in-context", context="window", context_size=3))
+    campaign = Campaign.objects.get(name="in-context")
+    assert (campaign.options["context"], campaign.options["context_size"]) == ("window", 3)
+    detail = client.get(reverse("campaign-detail", args=[campaign.pk])).content.decode()
+    assert "window: up to 3 segment(s) before and after" in detail
+    # Left as it is: no context, as before the option existed.
+    client.post(url, _data(dataset, name="plain"))
+    assert Campaign.objects.get(name="plain").options["context"] == "none"
+    refused = client.post(url, _data(dataset, name="bad", context="pages")).content.decode()
+    assert "pages" in refused and not Campaign.objects.filter(name="bad").exists()

@@ -1,0 +1,63 @@
+"""The document context shown around a judged segment (issue 41, campaign option `context`).
+
+`window`: the `size` previous and next segments of the judged item's document (items of the same
+dataset with the same `doc`, nearest `doc_pos` first), each with its source, its references and
+the outputs of the systems of the unit's outputs, in the unit's order: what the segment reads like
+in its document, shown but not judged. Read in one statement, whatever the window's size.
+No ids and no system names: annotators get texts only.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.db import connection
+
+from annotations import rows
+from annotations.models import Item, Output, Reference
+
+
+def _table(model) -> str:
+    return connection.ops.quote_name(model._meta.db_table)
+
+
+def _window_sql() -> str:
+    item, output, reference = _table(Item), _table(Output), _table(Reference)
+    side = (
+        f"SELECT n.id, n.doc_pos, n.source FROM {item} n WHERE n.dataset_id = me.dataset_id AND n.doc = me.doc "
+        "AND n.doc_pos IS NOT NULL AND n.doc_pos {op} me.doc_pos ORDER BY n.doc_pos {order} LIMIT %(size)s"
+    )
+    return (
+        "SELECT n.doc_pos < me.doc_pos, n.source, "
+        # The unit's systems' outputs of the neighbour, in the unit's order (NULL: that system has none).
+        f"(SELECT jsonb_agg(o2.text ORDER BY s.k) FROM unnest(%(outputs)s::bigint[]) WITH ORDINALITY s(id, k) "
+        f"LEFT JOIN {output} o1 ON o1.id = s.id "
+        f"LEFT JOIN {output} o2 ON o2.item_id = n.id AND o2.system_id = o1.system_id)::text, "
+        f"(SELECT jsonb_agg(r.text ORDER BY r.position) FROM {reference} r WHERE r.item_id = n.id AND %(refs)s)::text "
+        f"FROM {item} me CROSS JOIN LATERAL (({side.format(op='<', order='DESC')}) "
+        f"UNION ALL ({side.format(op='>', order='ASC')})) n "
+        "WHERE me.id = %(item)s AND me.doc <> '' AND me.doc_pos IS NOT NULL ORDER BY n.doc_pos"
+    )
+
+
+def document_window(
+    *, item_id: int, output_ids: list[int], size: int, show_source: bool, show_references: bool
+) -> dict:
+    """{"before": [...], "after": [...]}: the neighbouring segments in document order, each
+    {"source", "references", "outputs"} (outputs: one text per output of the unit, in its order,
+    None where that system has no output for the segment). Empty lists for an item in no document."""
+    found: dict[str, list] = {"before": [], "after": []}
+    with rows.cursor() as cursor:
+        cursor.execute(
+            _window_sql(),
+            {"item": item_id, "outputs": list(output_ids), "size": size, "refs": show_references},
+        )
+        for before, source, texts, references in cursor.fetchall():
+            found["before" if before else "after"].append(
+                {
+                    "source": source if show_source else "",
+                    "references": json.loads(references) if references else [],
+                    "outputs": json.loads(texts) if texts else [],
+                }
+            )
+    return found
