@@ -188,3 +188,11 @@ def test_xcomet_refuses_other_checkpoints_and_others_refuse_xcomet():
         metric("xcomet", "kiwi-tiny").check_resources()
     with pytest.raises(OptionError, match="xcomet_metric"):
         metric("cometkiwi", "xcomet-tiny").check_resources()
+
+
+def test_xcomet_reports_progress_inside_the_call_and_warns_of_truncation(caplog):
+    seen = []
+    with watching(lambda done, total: seen.append((done, total))):
+        metric("xcomet", "xcomet-tiny", batch_size=4).score(HYPS, REFS, SRCS)
+    assert len(seen) >= 3 and seen[-1][0] == seen[-1][1] == 3 * len(HYPS)  # three inputs per segment
+    assert "truncated" in caplog.text
