@@ -1,11 +1,11 @@
-"""Segments per second of `comet`, `cometkiwi` and `metricx` against their references
+"""Segments per second of `comet`, `cometkiwi`, `xcomet` and `metricx` against their references
 (unbabel-comet 2.2.7; google-research/metricx's metricx24/models.py) on the same checkpoints: the
 tiny random-weight ones of tests/metrics/scorers/comet_fixtures and metricx_fixtures. The
 references run in their own environments (var/comet-ref, see bench/reference/comet_expected.py;
 var/metricx-ref + var/metricx-src, see bench/reference/metricx_expected.py); without one only our
 figures are printed for it.
 
-    .venv/bin/python bench/bench_learned.py [--n 2000] [--device cpu|cuda]
+    .venv/bin/python bench/bench_learned.py [--n 2000] [--device cpu|cuda] [--only xcomet,...]
 
 Texts are distinct random word sequences (a fixed seed), so that our encoding of each distinct
 text once gains nothing beyond what real data with shared sources and references would give;
@@ -96,6 +96,7 @@ def main() -> int:
     parser.add_argument("--shared", action="store_true")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per side; the best counts")
+    parser.add_argument("--only", default="", help="comma-separated metrics to bench (default: all)")
     args = parser.parse_args()
 
     import torch
@@ -116,7 +117,10 @@ def main() -> int:
     data_file.parent.mkdir(exist_ok=True)
     print(f"{args.n} segments, device {args.device}, batch size {args.batch_size}, shared={args.shared}")
     print(f"{'metric':<10} {'ours seg/s':>11} {'reference seg/s':>16} {'ratio':>6} {'max |diff|':>11}")
-    for name, checkpoint in (("comet", "comet-tiny"), ("cometkiwi", "kiwi-tiny")):
+    only = {m for m in args.only.split(",") if m}
+    for name, checkpoint in (("comet", "comet-tiny"), ("cometkiwi", "kiwi-tiny"), ("xcomet", "xcomet-tiny")):
+        if only and name not in only:
+            continue
         with trusted_paths():
             metric = get_metric(
                 name,
@@ -157,7 +161,8 @@ def main() -> int:
             ratio = f"{result['seconds'] / ours_s:.2f}"
             diff = f"{max(abs(a - b) for a, b in zip(ours, result['scores'])):.1e}"
         print(f"{name:<10} {args.n / ours_s:>11.0f} {ref_rate:>16} {ratio:>6} {diff:>11}")
-    bench_metricx(args, hyps, refs, srcs, data_file)
+    if not only or "metricx" in only:
+        bench_metricx(args, hyps, refs, srcs, data_file)
     return 0
 
 

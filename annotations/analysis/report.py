@@ -849,7 +849,7 @@ def span_report(*, campaign: Campaign, run, j: Loaded, criterion: str) -> dict:
     if not predicted:
         raise AnalysisError(
             f"run {run.pk} ({run.metric}) stored no error spans: span meta-evaluation needs a "
-            "metric that produces spans (llm-judge in spans mode, minwed, mincer)"
+            "metric that produces spans (llm-judge in spans mode, xcomet, minwed, mincer)"
         )
     human: dict[int, set] = defaultdict(set)
     annotations: dict[int, list[list[dict]]] = defaultdict(list)

@@ -1,4 +1,5 @@
-"""The error-severity page: minED errors on one absolute scale, human ESA spans and missing-content markers.
+"""The error-severity page: minED errors on one absolute scale, or a span metric's error spans
+(xCOMET, the LLM judge's spans mode), with human ESA spans and missing-content markers.
 
 Severity (seed 004, `metrics/scorers/mined.py`): metric(hypothesis) -
 metric(hypothesis with only that error corrected), where the metric is the
@@ -34,8 +35,30 @@ from annotations.models import Campaign, Item, Output
 HUMAN_SEVERITIES = ("neutral", "minor", "major", "critical")
 
 
+# Runs that store error spans (`spans` [{start, end, severity}] per output, character offsets):
+# xCOMET always, the LLM judge in spans mode. Their spans are drawn as the human spans are.
+SPAN_METRICS = ("xcomet", "llm-judge")
+
+
+def is_span_run(metric: str, signature: str) -> bool:
+    """A run whose per-output JSON holds error spans (llm-judge: its spans mode only)."""
+    return metric == "xcomet" or (metric == "llm-judge" and "|mode:spans|" in signature)
+
+
+def _span_labels(text: str, extra: dict) -> np.ndarray:
+    """A span metric's character labels (spans.py's severity codes, 0: no error)."""
+    found = []
+    for s in extra.get("spans") or []:
+        if isinstance(s, dict) and isinstance(s.get("start"), int) and isinstance(s.get("end"), int):
+            found.append((s["start"], s["end"], str(s.get("severity") or "minor")))
+    return sp.char_labels(len(text), found)
+
+
 def _errors(text: str, extra: dict) -> tuple[list[dict], list[dict], np.ndarray]:
-    """Tokens (each with its error, if any), errors with no token (deletions), and the metric's error characters."""
+    """Tokens (each with its error, if any), errors with no token (deletions), and the metric's error characters.
+    A span run has no tokens: its error characters are its spans'."""
+    if isinstance(extra.get("spans"), list):
+        return [], [], (_span_labels(text, extra) > 0).astype(np.int8)
     offsets = word_offsets(text) if extra.get("unit", "word") == "word" else char_offsets(text)
     corrected = set(extra.get("corrected") or [])
     tokens = [{"text": text[s:e], "error": None} for s, e in offsets]
@@ -212,12 +235,14 @@ def severity_view(
                     for j, lab in zip(judgements, labels)
                 ],
                 "overlap": overlap,
+                "metric_spans": _segments(text, _span_labels(text, extra)) if "spans" in extra else None,
             }
         )
     first = next((extras[o] for o in ids if extras[o]), None) or {}
     return {
         "run": run.pk,
         "metric": run.metric,
+        "spans": is_span_run(run.metric, run.signature),
         "signature": run.signature,
         "rows": rows,
         "total": len(ids),

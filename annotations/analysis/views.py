@@ -507,11 +507,17 @@ def errors(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = _campaign(request, pk)
     f = _filters(request, campaign)
     ctx = _base(request, campaign, f, "errors")
-    runs = [r for r in f["runs"] if r["metric"] in ("minwed", "mincer")]
+    runs = [
+        r
+        for r in f["runs"]
+        if r["metric"] in ("minwed", "mincer") or severity.is_span_run(r["metric"], r["signature"] or "")
+    ]
     run_id = f["run"] if any(r["id"] == f["run"] for r in runs) else (runs[0]["id"] if runs else None)
     ctx["severity_runs"] = runs
     if run_id is None:
-        ctx["empty"] = "No done minWED / minCER run on this dataset yet."
+        ctx["empty"] = (
+            "No done minWED / minCER run, nor a run with error spans (xCOMET, LLM judge), on this dataset yet."
+        )
         return render(request, "analysis/errors.html", ctx)
     offset = _page(request)
     limit = request.GET.get("limit", "")

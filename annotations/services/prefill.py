@@ -2,7 +2,7 @@
 "AI-Assisted Human Evaluation of Machine Translation").
 
 Where spans come from is one function per metric (SPAN_SOURCES), all turning the run's stored
-per-output JSON into spans of the output text: `llm-judge` in spans mode (`spans`), minWED /
+per-output JSON into spans of the output text: `llm-judge` in spans mode and `xcomet` (`spans`), minWED /
 minCED (`errors`: the edit errors with a severity on the embedded metric's scale) and NLI
 (`omitted` facts: missing-content markers). The mechanism knows nothing of ESA beyond
 `protocol.has_spans` and the campaign's severities, so any span protocol (MQM) can use it.
@@ -91,6 +91,7 @@ def nli_spans(extra: dict, text: str, allowed: list[str]) -> list[dict]:
 
 SPAN_SOURCES: dict[str, Callable[[dict, str, list[str]], list[dict]]] = {
     "llm-judge": judge_spans,
+    "xcomet": judge_spans,  # the same span output: [{start, end, severity, ...}]
     "minwed": mined_spans,
     "mincer": mined_spans,
     "nli": nli_spans,

@@ -1,22 +1,29 @@
-"""Expected COMET / CometKiwi scores from the reference code (unbabel-comet 2.2.7) on tiny
+"""Expected COMET / CometKiwi / xCOMET scores (and xCOMET's error spans) from the reference code (unbabel-comet 2.2.7) on tiny
 random-weight checkpoints. Runs outside `make test`, in its own virtual environment, because
 unbabel-comet pins numpy<2 and torchmetrics<0.11 while the project pins numpy 2:
 
     python3 -m venv var/comet-ref
-    # reuse the project's CPU torch instead of downloading a CUDA one:
-    ln -s $PWD/.venv/lib/python3.11/site-packages/{torch,torch-*.dist-info,functorch,torchgen} \
+    # reuse the project's CPU torch instead of downloading a CUDA one. COPY it, never symlink:
+    # pip may uninstall a linked torch and so delete the project venv's own.
+    cp -r .venv/lib/python3.11/site-packages/{torch,torch-*.dist-info,functorch,torchgen} \
         var/comet-ref/lib/python3.11/site-packages/
-    var/comet-ref/bin/pip install unbabel-comet==2.2.7 setuptools==75.8.0 sentencepiece==0.2.0
-    # (torchmetrics 0.10 needs pkg_resources; sentencepiece 0.2.0 suits the protobuf 4 that comet pins)
+    echo "torch==2.13.0" > var/comet-ref/constraints.txt   # pip must keep the copied torch
+    var/comet-ref/bin/pip install -c var/comet-ref/constraints.txt unbabel-comet==2.2.7 \
+        "setuptools>=77.0.3,<81" sentencepiece==0.2.0
+    # (torchmetrics 0.10 needs pkg_resources, gone from setuptools 81; torch 2.13 needs >=77.0.3;
+    # sentencepiece 0.2.0 suits the protobuf 4 that comet pins. Check with --dry-run first that
+    # pip installs no torch.)
     var/comet-ref/bin/python bench/reference/comet_expected.py
 
 It writes, under tests/metrics/scorers/comet_fixtures/ (small: the tests load them as they are):
 - tiny-xlmr/: an XLM-R config (hidden 32, 2 layers, 64 positions so truncation is exercised) and a
   SentencePiece tokenizer trained on the sentences below;
-- comet-tiny/, kiwi-tiny/, unified3-tiny/: hparams.yaml + checkpoints/model.ckpt built by the
+- comet-tiny/, kiwi-tiny/, unified3-tiny/, xcomet-tiny/: hparams.yaml + checkpoints/model.ckpt built by the
   reference's own model classes from a fixed seed, every weight perturbed so that no parameter
   keeps its neutral initial value (layer-mix scalars, gamma, layer norms);
-- expected.json: the reference's scores with their provenance (versions, checkpoint sha256).
+- expected.json: the reference's scores with their provenance (versions, checkpoint sha256), and
+  xcomet-tiny's error spans as the reference decodes them (XCOMETMetric.decode: start, end,
+  severity, confidence), with references (three inputs) and without (QE mode: mt + src).
 Everything is built from fixed seeds, so a rerun rewrites the same files.
 """
 
@@ -138,9 +145,21 @@ def save_checkpoint(model, directory: Path) -> None:
     torch.save(ckpt, directory / "checkpoints" / "model.ckpt")
 
 
+def _span(span: dict) -> dict:
+    """A decoded span as the reference returns it (its `text` is the tokenizer's decoding of the
+    span's tokens; ours is the output's characters [start:end], so it is kept only for reading)."""
+    return {
+        "start": int(span["start"]),
+        "end": int(span["end"]),
+        "severity": span["severity"],
+        "confidence": float(span["confidence"]),
+        "text": span["text"],
+    }
+
+
 def main() -> int:
     from comet import load_from_checkpoint
-    from comet.models import RegressionMetric, UnifiedMetric
+    from comet.models import RegressionMetric, UnifiedMetric, XCOMETMetric
 
     torch.use_deterministic_algorithms(True)
     encoder_dir = OUT / "tiny-xlmr"
@@ -171,9 +190,12 @@ def main() -> int:
             word_level_training=False,
             final_activation="Sigmoid",
         ),
+        # xCOMET's own defaults (sparsemax mix without layer norm), the word-level head on the
+        # last layer; added last so the other checkpoints keep their seeds.
+        "xcomet-tiny": lambda: XCOMETMetric(**{**common, "layer_norm": False}, sent_layer="mix", word_layer=2),
     }
     samples = [{"src": s, "mt": m, "ref": r} for s, m, r in SAMPLES]
-    scores, digests, truncated = {}, {}, {}
+    scores, digests, truncated, spans = {}, {}, {}, {}
     for seed, (name, build) in enumerate(builders.items(), start=1):
         torch.manual_seed(seed)
         model = build()
@@ -188,6 +210,21 @@ def main() -> int:
         inputs = samples if name != "kiwi-tiny" else [{"src": s["src"], "mt": s["mt"]} for s in samples]
         pred = loaded.predict(inputs, batch_size=4, gpus=0, progress_bar=False, num_workers=1)
         scores[name] = [float(x) for x in pred.scores]
+        if name == "xcomet-tiny":
+            spans[name] = [[_span(s) for s in seg] for seg in pred.metadata.error_spans]
+            # QE mode: the reference falls back to one [mt, src] input when samples have no ref.
+            qe = loaded.predict(
+                [{"src": s["src"], "mt": s["mt"]} for s in samples],
+                batch_size=4,
+                gpus=0,
+                progress_bar=False,
+                num_workers=1,
+            )
+            scores[name + "-qe"] = [float(x) for x in qe.scores]
+            spans[name + "-qe"] = [[_span(s) for s in seg] for seg in qe.metadata.error_spans]
+            print(name + "-qe", [round(x, 6) for x in scores[name + "-qe"]])
+            print(name, "spans", spans[name])
+            print(name + "-qe", "spans", spans[name + "-qe"])
         # Which segments the reference truncates: a text longer than the encoder's limit, or (unified
         # models) parts too long together (its concat_sequences rule).
         enc = loaded.encoder
@@ -224,6 +261,7 @@ def main() -> int:
         "samples": [{"src": s, "mt": m, "ref": r} for s, m, r in SAMPLES],
         "scores": scores,
         "truncated": truncated,
+        "spans": spans,
     }
     (OUT / "expected.json").write_text(json.dumps(expected, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print("wrote", OUT / "expected.json")

@@ -159,6 +159,8 @@ class CometModel:
     dtype: Any
     ckpt_digest: str
     encoder_name: str
+    tagger: Any = None  # xCOMET: the word-level head (hidden2tag), on hidden state `word_layer`
+    word_layer: int | None = None
 
     @property
     def max_positions(self) -> int:
@@ -168,8 +170,20 @@ class CometModel:
     def encode_layers(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """The sentence-level token vectors: the learned mix of every hidden state (embeddings
         included), or one layer; float32 from the mix on."""
+        return self._mix(self._hidden_states(input_ids, mask), mask)
+
+    def _hidden_states(self, input_ids: torch.Tensor, mask: torch.Tensor) -> tuple:
         out = self.encoder(input_ids=input_ids, attention_mask=mask, output_hidden_states=True, return_dict=True)
-        layers = out.hidden_states
+        return out.hidden_states
+
+    def encode_tagged(self, input_ids: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """xCOMET: the first token's mixed vector (for the estimator) and the word-level logits
+        (hidden2tag on hidden state `word_layer`, every position), both float32."""
+        layers = self._hidden_states(input_ids, mask)
+        logits = self.tagger(layers[int(self.word_layer)].float())
+        return self._mix(layers, mask)[:, 0, :], logits
+
+    def _mix(self, layers: tuple, mask: torch.Tensor) -> torch.Tensor:
         if self.scalars is None:
             return layers[int(self.hparams.get("layer", self.hparams.get("sent_layer")))].float()
         transform = str(self.hparams.get("layer_transformation") or "softmax")
@@ -228,13 +242,15 @@ def _load_model(path: Path, encoder_option: str | None, device: str, dtype_name:
         # The reference builds the model from the checkpoint's hyper_parameters; hparams.yaml only
         # names the class (comet.models.load_from_checkpoint with reload_hparams=False).
         hparams = {**ckpt["hyper_parameters"], "class_identifier": kind}
-    if kind not in ("regression_metric", "unified_metric"):
+    if kind not in ("regression_metric", "unified_metric", "xcomet_metric"):
         raise ModelNotAvailable(
             f"hparams.yaml: class_identifier {kind!r} is not supported (regression_metric: COMET-22, "
-            "unified_metric: CometKiwi)"
+            "unified_metric: CometKiwi, xcomet_metric: xCOMET)"
         )
-    if hparams.get("word_level_training"):
-        raise ModelNotAvailable("checkpoints with word-level error tagging (xCOMET) are not supported yet")
+    if kind == "unified_metric" and hparams.get("word_level_training"):
+        raise ModelNotAvailable(
+            "a unified_metric with word-level tagging is not supported: xCOMET checkpoints are xcomet_metric"
+        )
     encoder_name = encoder_option or str(hparams.get("pretrained_model") or "")
     encoder_dir = resolve_model_path(encoder_name)
     try:
@@ -242,9 +258,17 @@ def _load_model(path: Path, encoder_option: str | None, device: str, dtype_name:
         tokenizer = AutoTokenizer.from_pretrained(str(encoder_dir), use_fast=True, local_files_only=True)
     except (OSError, ValueError) as exc:
         raise ModelNotAvailable(f"encoder {encoder_name!r}: cannot load its config or tokenizer ({exc})") from None
-    if config.model_type != "xlm-roberta":
-        raise ModelNotAvailable(f"encoder {encoder_name!r} is {config.model_type}; COMET-22 and CometKiwi use XLM-R")
-    encoder = AutoModel.from_config(config, add_pooling_layer=False)
+    if config.model_type not in ("xlm-roberta", "xlm-roberta-xl"):
+        raise ModelNotAvailable(f"encoder {encoder_name!r} is {config.model_type}; COMET checkpoints use XLM-R")
+    if str(hparams.get("encoder_model") or "") == "XLM-RoBERTa-XL":
+        # xCOMET's encoder (facebook/xlm-roberta-xl, pre-layer-norm): built as the reference's
+        # XLMRXLEncoder builds it, from the directory's config read as an XL config.
+        from transformers import XLMRobertaXLConfig, XLMRobertaXLModel  # lazy: transformers loads with the model
+
+        config = XLMRobertaXLConfig.from_pretrained(str(encoder_dir), local_files_only=True)
+        encoder = XLMRobertaXLModel(config, add_pooling_layer=False)
+    else:
+        encoder = AutoModel.from_config(config, add_pooling_layer=False)
     state = ckpt.get("state_dict", ckpt)
     if not isinstance(state, dict):
         raise ModelNotAvailable("checkpoints/model.ckpt holds no state_dict")
@@ -278,6 +302,18 @@ def _load_model(path: Path, encoder_option: str | None, device: str, dtype_name:
             gamma = mix["gamma"].float().reshape(())
         except KeyError:
             raise ModelNotAvailable("checkpoint lacks the layer-wise attention weights") from None
+    tagger = word_layer = None
+    if kind == "xcomet_metric":
+        # hidden2tag: O plus I-minor, I-major, I-critical (the reference asserts these labels).
+        head = part("hidden2tag.")
+        word_layer = hparams.get("word_layer", 36)
+        if not isinstance(word_layer, int) or not 0 <= word_layer <= int(config.num_hidden_layers):
+            raise ModelNotAvailable(f"hparams: word_layer {word_layer!r} is not a layer of the encoder")
+        if "weight" not in head or tuple(head["weight"].shape) != (4, hidden):
+            raise ModelNotAvailable("checkpoint lacks xCOMET's word-level head (hidden2tag, 4 labels)")
+        tagger = torch.nn.Linear(hidden, 4)
+        tagger.load_state_dict(head)
+        tagger.to(device=device).eval()
     dtype = torch_dtype(dtype_name)
     encoder.to(device=device, dtype=dtype).eval()
     estimator.to(device=device).eval()
@@ -295,6 +331,8 @@ def _load_model(path: Path, encoder_option: str | None, device: str, dtype_name:
         dtype,
         file_digest(path / CHECKPOINT_FILE),
         encoder_name,
+        tagger,
+        word_layer,
     )
 
 
@@ -563,3 +601,155 @@ class CometKiwiMetric(_CometBase):
             SegmentResult(score=t / c, extra={"truncated": True} if cut else {})
             for t, c, cut in zip(totals, counts, truncated)
         ]
+
+
+# xCOMET's fixed weights (unbabel-comet 2.2.7, XCOMETMetric.__init__): the span probabilities of
+# the [mt, src], [mt, ref] and [mt, src, ref] inputs, and the final score's mix of their
+# regression scores and the MQM score of the decoded spans.
+SPAN_INPUT_WEIGHTS = (0.1667, 0.3333, 0.5)
+SCORE_WEIGHTS = (0.12, 0.33, 0.33, 0.22)
+# The label set of the word-level head (comet.models.utils.LabelSet): O, then I-<severity>.
+TAG_SEVERITIES = (None, "minor", "major", "critical")
+MQM_PENALTY = {"minor": 1, "major": 5, "critical": 10}
+
+
+def decode_spans(probs: list[list[float]], offsets: list[tuple[int, int]], text: str) -> list[dict[str, Any]]:
+    """Error spans from the MT tokens' label probabilities, as the reference's
+    UnifiedMetric.decode does: argmax label per token (O, I-minor, I-major, I-critical); a run of
+    I-tokens is one span whose severity is its first token's, its characters from the first
+    token's start to the last token's end, its confidence the mean of the chosen probabilities.
+    A run still open at the last MT token (</s>) is dropped, as there. Our `text` is the output's
+    own characters [start:end] (the reference decodes the tokens instead)."""
+    spans: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
+    for row, (start, end) in zip(probs, offsets):
+        label = max(range(len(row)), key=lambda k: (row[k], -k))  # first maximum, as topk
+        severity = TAG_SEVERITIES[label]
+        if severity is not None and current is None:
+            current = {"start": start, "end": end, "severity": severity, "conf": [row[label]]}
+        elif severity is not None:
+            current["end"] = end
+            current["conf"].append(row[label])
+        elif current is not None:
+            spans.append(current)
+            current = None
+    return [
+        {
+            "start": s["start"],
+            "end": s["end"],
+            "severity": s["severity"],
+            "confidence": sum(s["conf"]) / len(s["conf"]),
+            "text": text[s["start"] : s["end"]],
+        }
+        for s in spans
+    ]
+
+
+def mqm_from_spans(spans: Sequence[dict[str, Any]]) -> float:
+    """The reference's MQM score of decoded spans: minor 1, major 5, critical 10, capped at 25,
+    rescaled to [0, 1] (1: no error)."""
+    return (25 - min(25, sum(MQM_PENALTY.get(s["severity"], 0) for s in spans))) / 25
+
+
+class XCometMetric(CometKiwiMetric):
+    """xCOMET (Guerreiro et al. 2024): a sentence score plus error spans with severities
+    (minor / major / critical), e.g. Unbabel/XCOMET-XL (class_identifier `xcomet_metric`).
+
+    With references (every segment has one; the first counts) the checkpoint reads [mt, src],
+    [mt, ref] and [mt, src, ref]; the spans come from their weighted label probabilities
+    (0.1667 / 0.3333 / 0.5) and the score is 0.12 / 0.33 / 0.33 x each regression score (capped
+    at 1) + 0.22 x the spans' MQM score. Without references (QE mode) it reads [mt, src]:
+    0.78 x the regression score + 0.22 x MQM. The signature's `inputs` says which.
+
+    Segment JSON: `spans` [{start, end, severity, confidence, text}] (character offsets into the
+    output, the span format of llm-judge's spans mode, so span meta-evaluation, ESA pre-fill and
+    the error-severity page read them), `mqm` (the spans' MQM score). Options as `comet`.
+    """
+
+    name: ClassVar[str] = "xcomet"
+    expected_kind: ClassVar[str] = "xcomet_metric"
+
+    def _reads_refs(self, segments: Sequence[str], state: dict[str, Any] | None) -> bool:
+        return bool((state or {}).get("refs"))  # xCOMET always takes mt, src and ref
+
+    def score(
+        self,
+        hyps: Sequence[str],
+        refs: Sequence[Sequence[str]] | None = None,
+        srcs: Sequence[str] | None = None,
+        data: Sequence[Sequence[Triple]] | None = None,
+    ) -> list[SegmentResult]:
+        self.check_inputs(hyps, refs, srcs, data)
+        if not hyps:
+            return []
+        model = self.loaded()
+        limit = model.max_positions - 2
+        hyps = [str(h) for h in hyps]
+        # The MT with its character offsets: the word-level labels are read on its tokens.
+        encoded = model.tokenizer(hyps, add_special_tokens=True, truncation=False, verbose=False)
+        mt_ids, mt_offsets, mt_cut = [], [], []
+        for ids, offsets in zip(encoded["input_ids"], [e.offsets for e in encoded.encodings]):
+            cut = len(ids) > limit
+            if cut:  # as the tokenizer's truncation: the content shortened from the end, </s> kept
+                ids, offsets = ids[: limit - 1] + ids[-1:], offsets[: limit - 1] + offsets[-1:]
+            mt_ids.append(list(ids))
+            mt_offsets.append([tuple(o) for o in offsets])
+            mt_cut.append(cut)
+        if any(mt_cut):
+            logger.warning("%s: %d input(s) longer than %d tokens were truncated", self.name, sum(mt_cut), limit)
+        src_ids, src_cut = self.tokenize(model, [str(s) for s in srcs], limit)
+        state = self.loaded_state if self.loaded_state is not None else self.corpus_state(hyps, refs, srcs, data)
+        use_ref = self._reads_refs([], state)
+        if use_ref and refs is None:
+            raise InputError(f"{self.name}: this corpus was planned with references, this chunk has none")
+        if use_ref:
+            ref_ids, ref_cut = self.tokenize(model, [group[0] for group in self.reference_lists(refs)], limit)
+        sequences: list[tuple[int, int, list[int]]] = []  # (segment, input variant, ids)
+        truncated = []
+        for i in range(len(hyps)):
+            variants = [[mt_ids[i], src_ids[i]]]
+            if use_ref:
+                variants += [[mt_ids[i], ref_ids[i]], [mt_ids[i], src_ids[i], ref_ids[i]]]
+            cut = mt_cut[i] or src_cut[i] or (use_ref and ref_cut[i])
+            for v, parts in enumerate(variants):
+                seq = self._concat(model, parts)
+                cut = cut or len(seq) < sum(len(p) for p in parts)
+                sequences.append((i, v, seq))
+            truncated.append(bool(cut))
+        n_inputs = 3 if use_ref else 1
+        regression = [[0.0] * n_inputs for _ in hyps]
+        probs: list[list[Any]] = [[None] * n_inputs for _ in hyps]
+        pad_id = model.tokenizer.pad_token_id
+        with torch.inference_mode():
+            done = 0
+            for batch in length_batches([len(s) for *_, s in sequences], int(self.options["batch_size"])):
+                step(done, len(sequences))
+                input_ids, mask = pad_batch([sequences[k][2] for k in batch], pad_id, model.device)
+                sent, logits = model.encode_tagged(input_ids, mask)
+                values = model.estimate(sent).double().cpu().tolist()
+                soft = torch.softmax(logits, dim=2).cpu()
+                for row, (k, value) in enumerate(zip(batch, values)):
+                    seg, v, _ = sequences[k]
+                    regression[seg][v] = value
+                    probs[seg][v] = soft[row, : len(mt_ids[seg]), :]
+                done += len(batch)
+            step(len(sequences), len(sequences))
+            results = []
+            for seg in range(len(hyps)):
+                if use_ref:
+                    weights = torch.tensor(SPAN_INPUT_WEIGHTS)
+                    mixed = torch.sum(torch.stack([p * w for p, w in zip(probs[seg], weights)]), dim=0)
+                else:
+                    mixed = probs[seg][0]
+                spans = decode_spans(mixed.tolist(), mt_offsets[seg], hyps[seg])
+                mqm = mqm_from_spans(spans)
+                capped = [min(1.0, r) for r in regression[seg]]
+                if use_ref:
+                    value = sum(r * w for r, w in zip(capped, SCORE_WEIGHTS[:3])) + mqm * SCORE_WEIGHTS[3]
+                else:
+                    value = capped[0] * sum(SCORE_WEIGHTS[:3]) + mqm * SCORE_WEIGHTS[3]
+                extra: dict[str, Any] = {"spans": spans, "mqm": mqm}
+                if truncated[seg]:
+                    extra["truncated"] = True
+                results.append(SegmentResult(score=value, extra=extra))
+        return results

@@ -33,6 +33,7 @@ _REGISTRY: dict[str, str] = {
     "llm-judge": "metrics.scorers.llm_judge:LLMJudgeMetric",
     "comet": "metrics.scorers.comet:CometMetric",
     "cometkiwi": "metrics.scorers.comet:CometKiwiMetric",
+    "xcomet": "metrics.scorers.comet:XCometMetric",
     "metricx": "metrics.scorers.metricx:MetricXMetric",
 }
 

@@ -211,6 +211,53 @@ def test_asset_error_severity(page, asset, screenshot_dir, tmp_path):
     assert box["x"] >= 0 and box["x"] + box["width"] <= 390  # the legend wraps, readable on a phone
 
 
+def test_asset_error_severity_draws_xcomet_spans_like_human_spans(page, asset, screenshot_dir, tmp_path, settings):
+    """A real xcomet run (the tiny reference-checked checkpoint) on ASSET: the error-severity page
+    offers it, and draws its stored error spans on each hypothesis with the human spans' colours."""
+    import shutil
+    from pathlib import Path
+
+    from annotations.models import Output
+    from metrics.models import OutputScore
+
+    fixtures = Path(__file__).resolve().parents[1] / "metrics" / "scorers" / "comet_fixtures"
+    models = tmp_path / "models"
+    for name in ("xcomet-tiny", "tiny-xlmr"):
+        shutil.copytree(fixtures / name, models / name)
+    settings.WORKBENCH_MODEL_DIRS = [str(models)]
+    xcomet = score_dataset("asset", "xcomet", model="xcomet-tiny", encoder="tiny-xlmr", device="cpu")
+    assert "|inputs:mt+src+ref|" in xcomet.signature
+    first = Output.objects.filter(item__dataset=asset.dataset).order_by("item__position", "system__name").first()
+    stored = OutputScore.objects.get(run=xcomet, output=first).extra["spans"]
+    marked = [s for s in stored if s["end"] > s["start"]]
+    assert marked, "the tiny checkpoint marks errors on the first output"
+
+    page.set_default_timeout(60_000)
+    log_in(page, "res", "pw-123456")
+    page.goto(f"/campaigns/{asset.pk}/analysis/errors/?run={xcomet.pk}")
+    page.wait_for_load_state("load")
+    assert "xcomet" in page.locator("h1").inner_text()
+    assert page.locator("#span-run-note").is_visible()
+    assert page.locator("#severity-legend").count() == 0  # minED's bins do not apply
+    card = page.locator(f'#severity-list > li[data-output="{first.pk}"]')
+    drawn = card.locator(".metric-spans [data-severity]")
+    # One drawn run per stretch of characters with one severity: the stored spans' characters.
+    chars = "".join(drawn.nth(k).evaluate("el => el.firstChild.textContent") for k in range(drawn.count()))
+    expected = "".join(first.text[s["start"] : s["end"]] for s in sorted(marked, key=lambda s: s["start"]))
+    assert chars.replace(" ", "") == expected.replace(" ", "")
+    assert "error" in drawn.first.get_attribute("title")  # severity in words, not colour alone
+    # Drawn like human spans: the same class, so the same colour as on the human lines.
+    severity = drawn.first.get_attribute("data-severity")
+    colour = drawn.first.evaluate("el => getComputedStyle(el).backgroundColor")
+    probe = page.evaluate(
+        """(sev) => { const el = document.createElement('span'); el.className = 'human-' + sev;
+        document.querySelector('#severity-list').appendChild(el);
+        const c = getComputedStyle(el).backgroundColor; el.remove(); return c; }""",
+        severity,
+    )
+    assert colour == probe and colour != "rgba(0, 0, 0, 0)"
+
+
 @pytest.fixture
 def hats(live_server, shared_data, tmp_path):
     import_hats(shared_data / "hats", tmp_path)

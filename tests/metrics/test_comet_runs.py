@@ -55,3 +55,28 @@ def test_the_picker_offers_comet_checkpoints_to_the_comet_metrics_only(comet_dir
     offered = {metric: [m["name"] for m in models] for metric, models in models_by_metric().items()}
     assert offered["comet"] == ["comet-tiny", "kiwi-tiny"] == offered["cometkiwi"]
     assert "comet-tiny" not in offered["bertscore"]
+
+
+def test_a_chunked_xcomet_run_stores_the_spans_of_one_call_and_the_picker_offers_it(db, comet_dirs):
+    from annotations.analysis.span_eval import predicted_spans
+
+    shutil.copytree(FIXTURES / "xcomet-tiny", comet_dirs / "xcomet-tiny")
+    dataset = build_dataset(items=5, systems=2)
+    options = {"model": "xcomet-tiny", "encoder": "tiny-xlmr", "device": "cpu"}
+    run, _ = run_create(dataset=dataset, metric="xcomet", options=options, sync=True, chunk_size=3)
+    run = run_execute_sync(run=run)
+    assert run.status == RunStatus.DONE, run.error
+    scores = list(run.scores.select_related("output__item").order_by("output__item__position", "output__system__name"))
+    outputs = [s.output for s in scores]
+    whole = get_metric("xcomet", **options).score(
+        [o.text for o in outputs],
+        [[r.text for r in o.item.references.all()] for o in outputs],
+        [o.item.source for o in outputs],
+    )
+    assert [s.score for s in scores] == pytest.approx([w.score for w in whole], abs=1e-5)
+    assert [s.extra["spans"] for s in scores] == [w.extra["spans"] for w in whole]
+    # The span meta-evaluation reads them as it reads the LLM judge's.
+    assert [predicted_spans(s.extra, s.output.text) for s in scores] == [w.extra["spans"] for w in whole]
+    assert any(w.extra["spans"] for w in whole)
+    offered = {metric: [m["name"] for m in models] for metric, models in models_by_metric().items()}
+    assert "xcomet-tiny" in offered["xcomet"]

@@ -90,3 +90,37 @@ def test_correlate_span_f1_with_a_span_mode_judge(dataset, tmp_path):  # noqa: F
         assert out["overall"]["factgenie"][match] == fg
     assert out["per_system"]["s3"]["precision"] is None  # predicted nothing
     assert "character-level" in out["label"]
+
+
+@pytest.mark.django_db
+def test_correlate_span_f1_with_a_real_xcomet_run(dataset, tmp_path, settings):  # noqa: F811
+    """xCOMET's stored spans (the tiny reference-checked checkpoint) are read by the span
+    meta-evaluation exactly as the LLM judge's are."""
+    import shutil
+    from pathlib import Path
+
+    from annotations.models import Dataset
+    from metrics.models import OutputScore
+    from tests.annotations.analysis.judge_runs import outputs_by_key
+    from tests.annotations.analysis.metric_runs import score_dataset
+
+    fixtures = Path(__file__).resolve().parents[2] / "metrics" / "scorers" / "comet_fixtures"
+    for name in ("xcomet-tiny", "tiny-xlmr"):
+        shutil.copytree(fixtures / name, tmp_path / "models" / name)
+    settings.WORKBENCH_MODEL_DIRS = [str(tmp_path / "models")]
+    xcomet = score_dataset("toy", "xcomet", model="xcomet-tiny", encoder="tiny-xlmr", device="cpu")
+    run("create_campaign", "--dataset", "toy", "--name", "esa", "--protocol", "esa", "--criteria", "quality")
+    outs = outputs_by_key(Dataset.objects.get(name="toy"))
+    judgements, human = [], {}
+    for (item, system), output in outs.items():
+        spans = [{"start": 0, "end": min(7, len(output.text)), "severity": "major"}] if item in ("i0", "i1") else []
+        judgements.append(
+            {"item": item, "system": system, "annotator": "a", "criterion": "quality", "score": 50, "spans": spans}
+        )
+        human[output.pk] = se.chars(spans)
+    run("import_judgements", str(write_jsonl(tmp_path / "e.jsonl", judgements)), "--campaign", "esa")
+    out = run("correlate", "--campaign", "esa", "--metric", "xcomet", "--criterion", "quality", "--method", "span-f1")
+    stored = {s.output_id: s.extra["spans"] for s in OutputScore.objects.filter(run=xcomet)}
+    assert any(stored.values())
+    expected = se.micro([(human[o], se.chars(stored[o])) for o in sorted(human)])
+    assert {k: out["overall"][k] for k in expected} == expected and out["span-f1"] == expected["f1"]

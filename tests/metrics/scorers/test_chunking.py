@@ -86,6 +86,7 @@ CASES = [
     # as for the judge (padding changes the last bits).
     ("comet", {"device": "cpu", "model": "COMET_TINY", "encoder": "TINY_XLMR", "batch_size": 1}),
     ("cometkiwi", {"device": "cpu", "model": "KIWI_TINY", "encoder": "TINY_XLMR", "batch_size": 1}),
+    ("xcomet", {"device": "cpu", "model": "XCOMET_TINY", "encoder": "TINY_XLMR", "batch_size": 1}),
     ("metricx", {"device": "cpu", "model": "METRICX_TINY", "tokenizer": "METRICX_TINY", "batch_size": 1}),
 ]
 # comet's estimator reads all of a call's rows in one matrix product, whose rounding depends on
@@ -95,6 +96,7 @@ FIXTURES = Path(__file__).parent
 CHECKPOINTS = {
     "COMET_TINY": str(FIXTURES / "comet_fixtures" / "comet-tiny"),
     "KIWI_TINY": str(FIXTURES / "comet_fixtures" / "kiwi-tiny"),
+    "XCOMET_TINY": str(FIXTURES / "comet_fixtures" / "xcomet-tiny"),
     "TINY_XLMR": str(FIXTURES / "comet_fixtures" / "tiny-xlmr"),
     "METRICX_TINY": str(FIXTURES / "metricx_fixtures" / "mt5-tiny"),
 }
@@ -204,6 +206,7 @@ def test_uses_model_routes_model_metrics():
         "llm-judge",
         "comet",
         "cometkiwi",
+        "xcomet",
         "metricx",
     }
     # minED runs a model only when its embedded metric does.

@@ -138,3 +138,61 @@ def test_signature_says_whether_a_unified_checkpoint_read_references():
     kiwi = metric("cometkiwi", "kiwi-tiny")
     kiwi.load_corpus_state(kiwi.corpus_state(HYPS, REFS, SRCS))
     assert "|inputs:mt+src|" in kiwi.signature()
+
+
+def _spans(segments):
+    return [[(s["start"], s["end"], s["severity"]) for s in seg.extra["spans"]] for seg in segments]
+
+
+def _expected_spans(key):
+    return [[(s["start"], s["end"], s["severity"]) for s in seg] for seg in EXPECTED["spans"][key]]
+
+
+@pytest.mark.parametrize("batch_size", [16, 3])
+def test_xcomet_equals_the_reference_scores_and_spans_with_references(batch_size):
+    segs = metric("xcomet", "xcomet-tiny", batch_size=batch_size).score(HYPS, REFS, SRCS)
+    assert [s.score for s in segs] == pytest.approx(EXPECTED["scores"]["xcomet-tiny"], abs=1e-5)
+    assert _spans(segs) == _expected_spans("xcomet-tiny")
+    confidences = [s["confidence"] for seg in segs for s in seg.extra["spans"]]
+    assert confidences == pytest.approx([s["confidence"] for seg in EXPECTED["spans"]["xcomet-tiny"] for s in seg])
+    assert any(_expected_spans("xcomet-tiny")) and not all(_expected_spans("xcomet-tiny"))
+
+
+def test_xcomet_without_references_is_the_reference_qe_mode():
+    m = metric("xcomet", "xcomet-tiny")
+    segs = m.score(HYPS, None, SRCS)
+    assert [s.score for s in segs] == pytest.approx(EXPECTED["scores"]["xcomet-tiny-qe"], abs=1e-5)
+    assert _spans(segs) == _expected_spans("xcomet-tiny-qe")
+    assert "|inputs:mt+src|" in m.signature()
+    with_refs = metric("xcomet", "xcomet-tiny")
+    with_refs.load_corpus_state(with_refs.corpus_state(HYPS, REFS, SRCS))
+    assert "|inputs:mt+src+ref|" in with_refs.signature()
+
+
+def test_xcomet_spans_are_span_output_like_the_llm_judge():
+    # Character offsets into the output, the text they cover, a severity the span views know.
+    segs = metric("xcomet", "xcomet-tiny").score(HYPS, REFS, SRCS)
+    for hyp, seg in zip(HYPS, segs):
+        for span in seg.extra["spans"]:
+            assert 0 <= span["start"] <= span["end"] <= len(hyp)
+            assert span["text"] == hyp[span["start"] : span["end"]]
+            assert span["severity"] in ("minor", "major", "critical")
+        penalty = sum({"minor": 1, "major": 5, "critical": 10}[s["severity"]] for s in seg.extra["spans"])
+        assert seg.extra["mqm"] == pytest.approx((25 - min(25, penalty)) / 25)
+    flagged = [i for i, s in enumerate(segs) if s.extra.get("truncated")]
+    assert flagged == EXPECTED["truncated"]["xcomet-tiny"]
+
+
+def test_xcomet_refuses_other_checkpoints_and_others_refuse_xcomet():
+    with pytest.raises(OptionError, match="needs a xcomet_metric"):
+        metric("xcomet", "kiwi-tiny").check_resources()
+    with pytest.raises(OptionError, match="xcomet_metric"):
+        metric("cometkiwi", "xcomet-tiny").check_resources()
+
+
+def test_xcomet_reports_progress_inside_the_call_and_warns_of_truncation(caplog):
+    seen = []
+    with watching(lambda done, total: seen.append((done, total))):
+        metric("xcomet", "xcomet-tiny", batch_size=4).score(HYPS, REFS, SRCS)
+    assert len(seen) >= 3 and seen[-1][0] == seen[-1][1] == 3 * len(HYPS)  # three inputs per segment
+    assert "truncated" in caplog.text
