@@ -359,6 +359,12 @@ def test_the_set_up_form_shows_each_protocols_own_fields(page, demo):
         "background",
         "adaptive_criterion",
         "span_text",
+        # Issue 41: the document context (every protocol) and relative attention checks (the
+        # protocols showing several outputs on a screen).
+        "context",
+        "context_size",
+        "relative_checks",
+        "relative_damage",
     }
     for name in protocols.names():
         page.select_option("#id_protocol", name)
