@@ -199,6 +199,9 @@ class Cluster:
             CELERY_BROKER_URL=self._through_relay(self.broker_url),
             CELERY_RESULT_BACKEND=self._through_relay(self.result_backend),
             DJANGO_READ_DOT_ENV_FILE="0",
+            # HAProxy appends the client's address to X-Forwarded-For: throttles and lock-outs count
+            # clients, not the proxy (workbench.security.client_ip).
+            WORKBENCH_TRUSTED_PROXIES="1",
             PYTHONUNBUFFERED="1",
         )
         if self.cache_url:
