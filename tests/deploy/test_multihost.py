@@ -140,13 +140,15 @@ def test_a_metric_run_is_scored_across_both_workers_each_output_once(cluster):
     lines_before = {name: len(log.read_text().splitlines()) for name, log in logs.items()}
 
     started = api.post(
-        f"{cluster.proxy_url}/api/datasets/{dataset.pk}/metric-runs/", json={"metric": "chrf", "chunk_size": 10}
+        f"{cluster.proxy_url}/api/datasets/{dataset.pk}/metric-runs/",
+        json={"metric": "chrf", "chunk_size": 10},
+        timeout=60,
     )
     assert started.status_code == 201, started.content
     run_id = started.json()["id"]
 
     def ended() -> dict | None:
-        body = api.get(f"{cluster.proxy_url}/api/metric-runs/{run_id}/").json()
+        body = api.get(f"{cluster.proxy_url}/api/metric-runs/{run_id}/", timeout=60).json()
         return body if body["status"] not in (RunStatus.QUEUED, RunStatus.RUNNING) else None
 
     body = wait_until(ended, 300, f"metric run {run_id} to end")
