@@ -150,6 +150,7 @@ class Cluster:
         self.relays: dict[tuple[str, int], int] = {}
         self.haproxy_pid: int | None = None
         self._procs: list[subprocess.Popen] = []
+        self.started: list[subprocess.Popen] = []  # every process it started, kept after `stop()`
         self._logs: list[io.TextIOBase] = []
 
     # --- addresses ---------------------------------------------------------------------------------------
@@ -348,6 +349,7 @@ backend webs
             command, cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True
         )
         self._procs.append(proc)
+        self.started.append(proc)
         return proc
 
     def _wait_ready(self) -> None:

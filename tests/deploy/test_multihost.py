@@ -13,6 +13,7 @@ is missing, elsewhere. Figures: docs/how-to/deploy-multihost.md.
 
 import random
 import re
+import subprocess
 import threading
 import time
 from collections import Counter
@@ -26,7 +27,7 @@ from django.db import connection
 from rest_framework.authtoken.models import Token
 
 from annotations.models import Membership, Output
-from deploy.multihost.cluster import Cluster, missing_requirements
+from deploy.multihost.cluster import Cluster, ClusterError, missing_requirements
 from metrics.models import ChunkStatus, MetricRun, OutputScore, RunStatus
 from metrics.services.inputs import dataset_outputs
 from tests.annotations.apis.crowd import N_ANNOTATORS, HttpAnnotator, annotate, assert_exactly_k, crowd_campaigns
@@ -35,8 +36,6 @@ from tests.conftest import _consume, _purge_queues, _shared_worker, wait_until
 from tests.metrics.conftest import build_dataset
 from tests.protocol_plugin import WITH_PLUGIN
 from workbench.celery import app
-
-pytestmark = [pytest.mark.slow, pytest.mark.worker]
 
 
 def _database_url(db: dict) -> str:
@@ -88,6 +87,8 @@ def _session(token: str) -> requests.Session:
     return session
 
 
+@pytest.mark.slow
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_fifty_annotators_through_the_proxy_store_exactly_k_per_unit(cluster, registered):
     campaigns, users = crowd_campaigns("overlap-first")
@@ -130,6 +131,8 @@ def test_fifty_annotators_through_the_proxy_store_exactly_k_per_unit(cluster, re
     )
 
 
+@pytest.mark.slow
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_metric_run_is_scored_across_both_workers_each_output_once(cluster):
     dataset = build_dataset(name="multihost", items=40, systems=3)
@@ -179,3 +182,33 @@ def test_a_metric_run_is_scored_across_both_workers_each_output_once(cluster):
     refs = [o.item.references.all()[0].text for o in outputs]
     assert run.corpus["score"] == pytest.approx(sacrebleu.corpus_chrf(hyps, [refs]).score, abs=1e-9)
     print(f"\nmulti-host metric run: {len(chunks)} chunks of chrF, per worker host {dict(per_worker)}")
+
+
+def _leftovers(cluster_id: str) -> list[str]:
+    """Namespaces and links of cluster `cluster_id` still on the machine."""
+    namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True, check=True).stdout
+    return [
+        line for line in (namespaces + links).splitlines() if f"wbm-{cluster_id}-" in line or f"wbm{cluster_id}" in line
+    ]
+
+
+@pytest.mark.slow  # about 25 s: the worker host's Celery finishes booting before it stops
+def test_a_start_that_fails_half_way_leaves_nothing_behind():
+    """A web host that cannot boot (gunicorn refuses its options) while HAProxy and the worker host are
+    up: the start says why, and the namespaces, links and processes it had made are gone."""
+    if why := missing_requirements():
+        pytest.skip(f"the multi-host set-up cannot run here: {why}")
+    broken = Cluster(
+        database_url="postgres://postgres@127.0.0.1:5432/unused",
+        broker_url="redis://127.0.0.1:6379/5",
+        env={"DJANGO_SECRET_KEY": "x"},
+        webs=1,
+        workers=1,
+        gunicorn_workers=-1,
+    )
+    with pytest.raises(ClusterError, match="web1 exited"):
+        broken.start()
+    assert _leftovers(broken.id) == []
+    assert not (broken.dir / "state.json").exists()
+    assert [proc.poll() is not None for proc in broken.started] == [True, True, True]  # HAProxy, web, worker
