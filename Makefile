@@ -40,10 +40,10 @@ stop:
 browser:
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 
-# Debian's HAProxy for the multi-host test (tests/deploy/test_multihost.py), as root like `browser`;
+# Debian's HAProxy and PgBouncer for the multi-host test (tests/deploy/test_multihost.py), as root like `browser`;
 # elsewhere that test says what it lacks and is skipped.
 haproxy:
-	@command -v haproxy >/dev/null || [ "$$(id -u)" != 0 ] || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null)
+	@(command -v haproxy && command -v pgbouncer) >/dev/null || [ "$$(id -u)" != 0 ] || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy pgbouncer >/dev/null)
 
 # Two web hosts and two Celery worker hosts in network namespaces behind HAProxy, on DATABASE_URL and
 # CELERY_BROKER_URL, until Ctrl-C (root; docs/how-to/deploy-multihost.md). `multihost-down` removes

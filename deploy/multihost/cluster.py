@@ -46,6 +46,7 @@ RUNS = ROOT / "var" / "multihost"
 PREFIX = "wbm"  # namespaces, links and the bridge this module made start with it
 PROXY_PORT = 18080
 RELAY_PORT_BASE = 15400
+PGBOUNCER_PORT = 16432
 WEB_PORT = 8000
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 # No proxy from the environment between this module and the hosts it started.
@@ -56,7 +57,7 @@ class ClusterError(RuntimeError):
     pass
 
 
-def missing_requirements() -> str | None:
+def missing_requirements(pgbouncer: bool = False) -> str | None:
     """Why this machine cannot build a cluster (None: it can)."""
     if os.geteuid() != 0:
         return "needs root (network namespaces, veth pairs, a bridge)"
@@ -64,6 +65,8 @@ def missing_requirements() -> str | None:
         return "iproute2's `ip` is not installed"
     if not shutil.which("haproxy"):
         return "HAProxy is not installed (`make haproxy` installs Debian's)"
+    if pgbouncer and not shutil.which("pgbouncer"):
+        return "PgBouncer is not installed (`make haproxy` installs Debian's)"
     probe = f"{PREFIX}probe{os.getpid()}"
     made = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
     if made.returncode:
@@ -139,6 +142,9 @@ class Cluster:
     # Where `collectstatic` writes the hashed, compressed files that WhiteNoise serves on every web host
     # (one release, the same files everywhere); kept between runs, so later runs only check them.
     static_root: Path = RUNS / "static"
+    # The hosts reach PostgreSQL through PgBouncer in transaction mode (in the root namespace) with the
+    # Django settings that mode needs, instead of a plain TCP relay.
+    pgbouncer: bool = False
     start_timeout: float = 180.0
 
     def __post_init__(self) -> None:
@@ -188,6 +194,13 @@ class Cluster:
         netloc = f"{userinfo + '@' if userinfo else ''}{self.gateway}:{port}"
         return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
+    def _through_pgbouncer(self, url: str) -> str:
+        parts = urlsplit(url)
+        self.pgbouncer_target = (parts.hostname or "127.0.0.1", parts.port or 5432, parts.username or "postgres")
+        userinfo = parts.netloc.rpartition("@")[0]
+        netloc = f"{userinfo + '@' if userinfo else ''}{self.gateway}:{PGBOUNCER_PORT}"
+        return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
     def host_env(self) -> dict[str, str]:
         """The environment every host runs with: the shared settings, the services through the relays."""
         # A production host's environment: none of the caller's Django settings (a test's settings module,
@@ -196,7 +209,9 @@ class Cluster:
         env["DJANGO_SETTINGS_MODULE"] = "workbench.settings.base"
         env.update(self.env)
         env.update(
-            DATABASE_URL=self._through_relay(self.database_url),
+            DATABASE_URL=self._through_pgbouncer(self.database_url)
+            if self.pgbouncer
+            else self._through_relay(self.database_url),
             CELERY_BROKER_URL=self._through_relay(self.broker_url),
             CELERY_RESULT_BACKEND=self._through_relay(self.result_backend),
             DJANGO_READ_DOT_ENV_FILE="0",
@@ -205,6 +220,11 @@ class Cluster:
             WORKBENCH_TRUSTED_PROXIES="1",
             PYTHONUNBUFFERED="1",
         )
+        if self.pgbouncer:
+            # A server connection belongs to a client for one transaction only: nothing may outlive it.
+            env.update(
+                DJANGO_CONN_MAX_AGE="0", WORKBENCH_DB_PREPARE_THRESHOLD="0", DJANGO_DISABLE_SERVER_SIDE_CURSORS="1"
+            )
         if self.cache_url:
             env["WORKBENCH_CACHE_URL"] = self._through_relay(self.cache_url)
         hosts = {self.gateway, *env.get("DJANGO_ALLOWED_HOSTS", "").split(",")} - {""}
@@ -232,6 +252,8 @@ class Cluster:
             env = self.host_env()  # fixes the relays before HAProxy's configuration is written
             self._collect_static(env)
             self._proxy()
+            if self.pgbouncer:
+                self._pgbouncer()
             for host in self.hosts:
                 self._spawn(host, env)
             self._wait_ready()
@@ -324,6 +346,37 @@ backend webs
         if proc.poll() is not None:
             raise ClusterError(f"haproxy exited with {proc.returncode}; see {self.dir / 'haproxy.log'}")
 
+    def _pgbouncer(self) -> None:
+        host, port, user = self.pgbouncer_target
+        # PgBouncer refuses to run as root: it drops to the `postgres` user, which must read these files.
+        config, users = self.dir / "pgbouncer.ini", self.dir / "userlist.txt"
+        users.write_text(f'"{user}" ""\n')
+        config.write_text(
+            f"""[databases]
+* = host={host} port={port}
+
+[pgbouncer]
+listen_addr = {self.gateway}
+listen_port = {PGBOUNCER_PORT}
+unix_socket_dir =
+auth_type = trust
+auth_file = {users}
+pool_mode = transaction
+max_client_conn = 1000
+default_pool_size = 8
+reserve_pool_size = 2
+ignore_startup_parameters = extra_float_digits,options
+log_connections = 0
+log_disconnections = 0
+"""
+        )
+        for path in (self.dir, config, users):
+            os.chmod(path, 0o755 if path.is_dir() else 0o644)
+        proc = self._popen(["pgbouncer", "-u", "postgres", str(config)], self.dir / "pgbouncer.log", os.environ.copy())
+        wait_for(lambda: _listening(self.gateway, PGBOUNCER_PORT) or _exited(proc), 30, "PgBouncer to listen")
+        if proc.poll() is not None:
+            raise ClusterError(f"pgbouncer exited with {proc.returncode}: {_tail(self.dir / 'pgbouncer.log')}")
+
     def _spawn(self, host: Host, env: dict[str, str]) -> None:
         if host.role == "web":
             command = [
@@ -401,8 +454,8 @@ backend webs
         """Stop every process this cluster started (workers first: a warm shutdown ends the task in hand),
         then remove its namespaces and bridge. Safe to call twice and after a failed start."""
         errors = []
-        # HAProxy last: the workers' warm shutdown still reaches PostgreSQL through its relay.
-        for proc in sorted(self._procs, key=lambda p: p.pid == self.haproxy_pid):
+        # The hosts first, HAProxy and PgBouncer last: a worker's warm shutdown still reaches PostgreSQL.
+        for proc in reversed(self._procs):
             with contextlib.suppress(Exception):
                 _stop_process(proc)
         for handle in self._logs:
@@ -510,12 +563,13 @@ def main(argv: list[str] | None = None) -> int:
     up.add_argument("--workers", type=int, default=2)
     up.add_argument("--gunicorn-workers", type=int, default=2)
     up.add_argument("--threads", type=int, default=4)
+    up.add_argument("--pgbouncer", action="store_true", help="PostgreSQL through PgBouncer in transaction mode")
     sub.add_parser("down", help="tear down what earlier runs left (namespaces, bridge, processes)")
     args = parser.parse_args(argv)
     if args.command == "down":
         print("removed:", ", ".join(reap_stale(everything=True)) or "nothing")
         return 0
-    if why := missing_requirements():
+    if why := missing_requirements(pgbouncer=args.pgbouncer):
         print(f"cannot start: {why}", file=sys.stderr)
         return 2
     redis = os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
@@ -529,6 +583,7 @@ def main(argv: list[str] | None = None) -> int:
         workers=args.workers,
         gunicorn_workers=args.gunicorn_workers,
         gunicorn_threads=args.threads,
+        pgbouncer=args.pgbouncer,
     )
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))

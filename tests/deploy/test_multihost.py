@@ -43,11 +43,13 @@ def _database_url(db: dict) -> str:
     return f"postgres://{db['USER']}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
-@pytest.fixture(scope="module")
-def cluster(django_db_setup):
-    """Two web hosts and two worker hosts on the test database and the test broker. The session's
-    shared worker (tests/conftest.py) stops consuming meanwhile: only the worker hosts take tasks."""
-    if why := missing_requirements():
+@pytest.fixture(scope="module", params=["relay", "pgbouncer"])
+def cluster(request, django_db_setup):
+    """Two web hosts and two worker hosts on the test database and the test broker, reaching PostgreSQL
+    through a plain TCP relay, then through PgBouncer in transaction mode. The session's shared worker
+    (tests/conftest.py) stops consuming meanwhile: only the worker hosts take tasks."""
+    pgbouncer = request.param == "pgbouncer"
+    if why := missing_requirements(pgbouncer=pgbouncer):
         pytest.skip(f"the multi-host set-up cannot run here: {why}")
     shared = _shared_worker.get("host")
     if shared:
@@ -69,6 +71,7 @@ def cluster(django_db_setup):
                 # Chunks that last a little, so that both workers get some whatever the scheduling.
                 "WORKBENCH_METRIC_CHUNK_DELAY": "0.5",
             },
+            pgbouncer=pgbouncer,
         ) as running:
             for host in running.worker_hosts:
                 name = running.worker_name(host)
@@ -127,7 +130,7 @@ def test_fifty_annotators_through_the_proxy_store_exactly_k_per_unit(cluster, re
     assert all(count > 0 for count in served.values()), served
     print(
         f"\nmulti-host race: {N_ANNOTATORS} annotators, {len(campaigns)} campaigns, {sets} judgement sets, "
-        f"{sum(sent)} API requests in {elapsed:.1f} s; per web host {served}"
+        f"{sum(sent)} API requests in {elapsed:.1f} s; per web host {served}; pgbouncer={cluster.pgbouncer}"
     )
 
 
