@@ -8,7 +8,7 @@ DEV_STAMP := .venv/.installed-dev-$(shell cat requirements.txt requirements-dev.
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-fast lint lint-imports venv venv-dev services browser axe node js-test localdb stop migrate demo worker bench clean static docs docs-site
+.PHONY: run test test-fast lint lint-imports venv venv-dev services browser haproxy multihost multihost-down axe node js-test localdb stop migrate demo worker bench clean static docs docs-site
 
 venv: $(APP_STAMP)
 $(APP_STAMP): requirements.txt
@@ -39,6 +39,20 @@ stop:
 # Debian's Chromium for the browser tests (Playwright drives it; no browser download).
 browser:
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+
+# Debian's HAProxy and PgBouncer for the multi-host test (tests/deploy/test_multihost.py), as root like `browser`;
+# elsewhere that test says what it lacks and is skipped.
+haproxy:
+	@(command -v haproxy && command -v pgbouncer) >/dev/null || [ "$$(id -u)" != 0 ] || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy pgbouncer >/dev/null)
+
+# Two web hosts and two Celery worker hosts in network namespaces behind HAProxy, on DATABASE_URL and
+# CELERY_BROKER_URL, until Ctrl-C (root; docs/how-to/deploy-multihost.md). `multihost-down` removes
+# what a killed run left behind.
+multihost: venv haproxy
+	$(PY) -m deploy.multihost.cluster up
+
+multihost-down:
+	$(PY) -m deploy.multihost.cluster down
 
 # Debian's Node.js for the JS checks (syntax and the span marker's unit tests; no npm packages).
 node:
@@ -98,7 +112,7 @@ run: demo docs-site
 
 # The whole suite (what CI runs, through .ci/run), after the lint, the JS checks and the docs build.
 # Prints the 25 slowest tests (pytest.ini).
-test: lint venv-dev .env services browser axe js-test docs-site
+test: lint venv-dev .env services browser haproxy axe js-test docs-site
 	DJANGO_SETTINGS_MODULE=workbench.settings.test $(PY) -m pytest $(PYTEST_ARGS)
 
 # The edit-test loop: no browser, no Celery worker, nothing marked slow (docs/how-to/testing.md).

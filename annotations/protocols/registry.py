@@ -9,6 +9,7 @@ ship a protocol in its own package and list it there, as metrics are listed by i
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 
 from django.conf import settings
@@ -34,6 +35,10 @@ DEFAULT_PROTOCOLS = (
 # throughout, so a reference taken from it stays valid after a reload.
 PROTOCOLS: dict[str, Protocol] = {}
 _loaded = False
+# The first lookups of a gunicorn process come from several threads at once: one loads, the others
+# wait for it (unlocked, two loads interleaved and registered a protocol twice: a 500 on the first
+# requests of a web host, found by tests/deploy/test_multihost.py).
+_LOCK = threading.RLock()
 
 
 def configured() -> tuple[str, ...]:
@@ -43,13 +48,16 @@ def configured() -> tuple[str, ...]:
 
 def _load() -> None:
     global _loaded
-    PROTOCOLS.clear()
-    for path in configured():
-        cls = import_string(path)
-        if not (isinstance(cls, type) and issubclass(cls, Protocol)) or not cls.name:
-            raise TypeError(f"WORKBENCH_PROTOCOLS: {path} is not a Protocol subclass with a name")
-        _add(cls())
-    _loaded = True
+    with _LOCK:
+        if _loaded:  # another thread loaded them while this one waited
+            return
+        PROTOCOLS.clear()
+        for path in configured():
+            cls = import_string(path)
+            if not (isinstance(cls, type) and issubclass(cls, Protocol)) or not cls.name:
+                raise TypeError(f"WORKBENCH_PROTOCOLS: {path} is not a Protocol subclass with a name")
+            _add(cls())
+        _loaded = True
 
 
 def protocols() -> dict[str, Protocol]:
@@ -64,15 +72,17 @@ def _reload(*, setting, **kwargs) -> None:
     # override_settings(WORKBENCH_PROTOCOLS=...) in tests: the next lookup reads the new list.
     global _loaded
     if setting == "WORKBENCH_PROTOCOLS":
-        _loaded = False
-        PROTOCOLS.clear()
+        with _LOCK:
+            _loaded = False
+            PROTOCOLS.clear()
 
 
 def register(protocol: Protocol) -> Protocol:
     """Add a protocol instance (the setting is the usual way; this is for code that builds one).
     The setting's protocols are loaded first, so they do not replace it."""
-    protocols()
-    return _add(protocol)
+    with _LOCK:
+        protocols()
+        return _add(protocol)
 
 
 def _add(protocol: Protocol) -> Protocol:

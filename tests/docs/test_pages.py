@@ -9,7 +9,7 @@ from tests.docs.blocks import ROOT
 
 # A path ends where the text does (a pattern such as `tests/metrics/scorers/test_<name>.py` names none).
 PATH = re.compile(
-    r"(?<![\w./-])((?:annotations|metrics|workbench|tests|bench|templates|static|docs)/[\w./-]*[\w/])(?![<\w./-])"
+    r"(?<![\w./-])((?:annotations|metrics|workbench|tests|bench|templates|static|docs|deploy)/[\w./-]*[\w/])(?![<\w./-])"
 )
 # Pages left out of the check (none: every page, docs/architecture.md included).
 NOT_YET: set[str] = set()

@@ -132,6 +132,9 @@ DATABASES["default"]["ATOMIC_REQUESTS"] = False
 # Persistent connections: opening one per request costs more than most requests.
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DJANGO_CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# Behind PgBouncer in transaction mode: `.iterator()` must not open a named (server-side) cursor, which
+# would outlive its transaction's server connection (docs/how-to/deploy-multihost.md).
+DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env.bool("DJANGO_DISABLE_SERVER_SIDE_CURSORS", default=False)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Django's backend with the health check above at most once a second per connection,
     # not before every request (workbench.db.postgresql).
