@@ -27,6 +27,7 @@ from annotations.selectors.outputs import output_index
 from annotations.analysis import judges
 from annotations.models import System
 from annotations.analysis import error_free as ef
+from annotations.analysis import gamma as ga
 from annotations.analysis import span_eval as se
 
 
@@ -589,7 +590,8 @@ META_PAIRS_PER_RESAMPLE = 5_000
 def meta_tasks(campaign: Campaign, *, annotators: str = INCLUDED) -> dict:
     """The meta-evaluation tasks beyond correlations, per criterion and metric run, each figure
     from the very function `correlate` prints it with (`report.correlate_report`): span
-    P/R/F1 with WMT25's severity-weighted F1 and factgenie's span F1 (method span-f1),
+    P/R/F1 with WMT25's severity-weighted F1 and factgenie's span F1 (method span-f1), factgenie's
+    span gamma (method span-gamma),
     error-free detection (method error-free) and acc23 with the pairs permutation test
     (method acc23, grouped by item, --compare; PERM-BOTH left to the command)."""
 
@@ -600,6 +602,7 @@ def meta_tasks(campaign: Campaign, *, annotators: str = INCLUDED) -> dict:
             "span_label": se.LABEL,
             "wmt25_label": se.WMT25_LABEL,
             "factgenie_label": se.FACTGENIE_LABEL,
+            "gamma_label": ga.GAMMA_LABEL,
             "error_free_label": ef.LABEL,
             "pairs_label": report.PAIRS_TEST_LABEL,
             "spans": [],
@@ -629,13 +632,18 @@ def meta_tasks(campaign: Campaign, *, annotators: str = INCLUDED) -> dict:
                         found = correlate(run, c, report.SPAN_F1)
                     except report.AnalysisError:
                         continue  # a run without spans has no span figures
+                    gamma = correlate(run, c, report.SPAN_GAMMA)
                     out["spans"].append(
                         {
                             "criterion": c,
                             "run": run.pk,
                             "metric": run.metric,
                             **found["overall"],
-                            "per_system": [{"system": name, **f} for name, f in found["per_system"].items()],
+                            "gamma": gamma["overall"],
+                            "per_system": [
+                                {"system": name, **f, "gamma": gamma["per_system"][name]}
+                                for name, f in found["per_system"].items()
+                            ],
                         }
                     )
                 for run in runs:

@@ -22,6 +22,7 @@ from annotations.selectors.waves import wave_annotators_overlap, wave_pair
 from annotations.selectors.judgements import INCLUDED, JudgementSet, campaign_judgements
 from workbench.exceptions import DomainError
 from annotations.analysis.suggestions import suggestion_report
+from annotations.analysis import gamma as ga
 from annotations.analysis import span_eval as se
 from annotations.analysis.metric_scores import extras_by_output
 from annotations.selectors.outputs import output_texts
@@ -534,9 +535,10 @@ def _matrices(outputs: dict, human: dict[int, float], metric: dict[int, float | 
 
 
 def _check_method(method: str, group_by: str, level: str) -> None:
-    if method not in co.METHODS + co.SYSTEM_METHODS and method not in (ALT_TEST, ERROR_FREE, SPAN_F1):
+    if method not in co.METHODS + co.SYSTEM_METHODS and method not in (ALT_TEST, ERROR_FREE, SPAN_F1, SPAN_GAMMA):
         raise AnalysisError(
-            f"--method must be one of {', '.join(co.METHODS + co.SYSTEM_METHODS)}, {ALT_TEST}, {ERROR_FREE}, {SPAN_F1}"
+            f"--method must be one of {', '.join(co.METHODS + co.SYSTEM_METHODS)}, {ALT_TEST}, {ERROR_FREE}, "
+            f"{SPAN_F1}, {SPAN_GAMMA}"
         )
     if group_by not in GROUP_BY:
         raise AnalysisError("--group-by must be none, item or system")
@@ -670,6 +672,15 @@ def correlate_report(
             "method": SPAN_F1,
             SPAN_F1: figures["overall"]["f1"],
             "wmt25-f1": figures["overall"]["wmt25"]["f1"],
+            "n": figures["overall"]["outputs"],
+            **figures,
+        }
+    if method == SPAN_GAMMA:
+        figures = span_gamma_report(campaign=campaign, run=run, j=j, criterion=criterion)
+        return {
+            **base,
+            "method": SPAN_GAMMA,
+            SPAN_GAMMA: figures["overall"]["gamma"],
             "n": figures["overall"]["outputs"],
             **figures,
         }
@@ -828,12 +839,13 @@ def correlate_report(
 
 ERROR_FREE = "error-free"
 SPAN_F1 = "span-f1"
+SPAN_GAMMA = "span-gamma"
 
 
-def span_report(*, campaign: Campaign, run, j: Loaded, criterion: str) -> dict:
-    """A span-producing metric run against the campaign's error spans: character-level P/R/F1,
-    WMT25's severity-weighted F1 and factgenie's span F1 (span_eval.py), overall and per system."""
-
+def _span_inputs(*, campaign: Campaign, run, j: Loaded, criterion: str):
+    """The outputs both the humans and a span-producing metric run judged: (outputs in item, system
+    order, their ids per system, the metric's spans, every annotator's spans, the human error
+    characters, the output texts)."""
     if not j.protocol.has_spans:
         raise AnalysisError(
             f"span meta-evaluation needs a campaign with error spans (ESA, MQM); "
@@ -864,6 +876,15 @@ def span_report(*, campaign: Campaign, run, j: Loaded, criterion: str) -> dict:
     by_system: dict[str, list[int]] = defaultdict(list)
     for o in used:
         by_system[outputs[o]["system"]].append(o)
+    return used, by_system, predicted, annotations, human, texts
+
+
+def span_report(*, campaign: Campaign, run, j: Loaded, criterion: str) -> dict:
+    """A span-producing metric run against the campaign's error spans: character-level P/R/F1,
+    WMT25's severity-weighted F1 and factgenie's span F1 (span_eval.py), overall and per system."""
+    used, by_system, predicted, annotations, human, texts = _span_inputs(
+        campaign=campaign, run=run, j=j, criterion=criterion
+    )
 
     def figures(ids: list[int]) -> dict:
         return {
@@ -881,7 +902,20 @@ def span_report(*, campaign: Campaign, run, j: Loaded, criterion: str) -> dict:
         "factgenie_label": se.FACTGENIE_LABEL,
         "overall": figures(used),
         "per_system": {s: figures(ids) for s, ids in sorted(by_system.items())},
-        "not_built": "factgenie's gamma (see docs/reference/statistics.md)",
+        "gamma": f"factgenie's span gamma: correlate --method {SPAN_GAMMA}",
+    }
+
+
+def span_gamma_report(*, campaign: Campaign, run, j: Loaded, criterion: str) -> dict:
+    """factgenie's span gamma (gamma.py) of a span-producing metric run against the campaign's error
+    spans, overall and per system: each output's gamma computed once, averaged over the outputs of
+    the whole campaign and of each system."""
+    used, by_system, predicted, annotations, _, _ = _span_inputs(campaign=campaign, run=run, j=j, criterion=criterion)
+    per_output = {o: ga.output_gamma([s for g in annotations[o] for s in g], predicted[o]) for o in used}
+    return {
+        "label": ga.GAMMA_LABEL,
+        "overall": ga.factgenie_gamma([per_output[o] for o in used]),
+        "per_system": {s: ga.factgenie_gamma([per_output[o] for o in ids]) for s, ids in sorted(by_system.items())},
     }
 
 
@@ -1010,7 +1044,7 @@ def compare_all_report(
     judgements already read by the caller with the same `annotators` (the meta-evaluation page),
     so they are not read a second time while the first copy is held."""
     _check_method(method, group_by, level)
-    if method in (ALT_TEST, ERROR_FREE, SPAN_F1):
+    if method in (ALT_TEST, ERROR_FREE, SPAN_F1, SPAN_GAMMA):
         raise AnalysisError(f"--compare-all ranks correlations; {method} is per run (give --metric)")
     if criterion not in campaign.criteria:
         raise AnalysisError(f"criterion {criterion!r} is not one of the campaign's: {', '.join(campaign.criteria)}")

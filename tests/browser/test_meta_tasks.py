@@ -1,4 +1,4 @@
-"""The meta-evaluation page shows span P/R/F1, WMT25's severity-weighted F1, factgenie's span F1,
+"""The meta-evaluation page shows span P/R/F1, WMT25's severity-weighted F1, factgenie's span F1 and gamma,
 error-free detection and the acc23 pairs-permutation test: the figures `correlate` prints (one
 function each), for a span-mode LLM judge and a real minWED run (its error positions as spans),
 readable at 390 px, names escaped."""
@@ -98,15 +98,26 @@ def test_meta_page_shows_span_error_free_and_pairs_figures(page, span_world, scr
         assert row.locator("[data-field='factgenie-hard']").inner_text() == _f3(expected["factgenie"]["hard"]["f1"])
         assert row.locator("[data-field='factgenie-soft']").inner_text() == _f3(expected["factgenie"]["soft"]["f1"])
         assert expected["outputs"] == 12 * len(SYSTEMS)
+        gamma = _json(
+            *("correlate", "--campaign", "esa", "--metric", f"#{run.pk}"),
+            *("--criterion", CRITERION, "--method", "span-gamma"),
+        )
+        assert row.locator("[data-field='factgenie-gamma']").inner_text() == _f3(gamma["overall"]["gamma"])
+        assert gamma["overall"]["outputs"] > 0
     per_system = _json(
         *("correlate", "--campaign", "esa", "--metric", f"#{span_world['judge'].pk}"),
         *("--criterion", CRITERION, "--method", "span-f1"),
+    )["per_system"]
+    gamma_per_system = _json(
+        *("correlate", "--campaign", "esa", "--metric", f"#{span_world['judge'].pk}"),
+        *("--criterion", CRITERION, "--method", "span-gamma"),
     )["per_system"]
     page.locator("#span-per-system summary").click()
     for system, figures in per_system.items():
         row = page.locator(f"#span-system-table tr[data-run='{span_world['judge'].pk}'][data-system='{system}']")
         assert row.locator("[data-field='span-f1']").inner_text() == _f3(figures["f1"])
         assert row.locator("[data-field='wmt25-f1']").inner_text() == _f3(figures["wmt25"]["f1"])
+        assert row.locator("[data-field='factgenie-gamma']").inner_text() == _f3(gamma_per_system[system]["gamma"])
     # minWED marked errors where the systems changed words: a real, non-trivial overlap.
     mined = _json(
         *("correlate", "--campaign", "esa", "--metric", f"#{span_world['mined'].pk}"),

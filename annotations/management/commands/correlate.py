@@ -38,12 +38,24 @@ class Command(BaseCommand):
         parser.add_argument("--level", choices=["segment", "system"], default="segment")
         parser.add_argument(
             "--method",
-            choices=["pearson", "spearman", "kendall", "acc23", "spa", "pdp", "alt-test", "error-free", "span-f1"],
+            choices=[
+                "pearson",
+                "spearman",
+                "kendall",
+                "acc23",
+                "spa",
+                "pdp",
+                "alt-test",
+                "error-free",
+                "span-f1",
+                "span-gamma",
+            ],
             default="pearson",
             help="alt-test: the alternative annotator test (Calderon et al. 2025) of a judge run; "
             "error-free: error-free segment detection (WMT26; ESA campaigns); span-f1: a span metric's "
             "error spans (llm-judge spans mode, minwed, mincer) against the campaign's: character "
-            "P/R/F1, WMT25's severity-weighted F1 and factgenie's span F1",
+            "P/R/F1, WMT25's severity-weighted F1 and factgenie's span F1; span-gamma: factgenie's span "
+            "gamma agreement of those spans (pygamma-agreement's soft gamma)",
         )
         parser.add_argument(
             "--epsilon",
@@ -185,6 +197,15 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"factgenie span F1 hard {fg['hard']['f1']}, soft {fg['soft']['f1']} ({result['factgenie_label']})"
             )
+            return
+        if result.get("method") == "span-gamma":
+            o = result["overall"]
+            self.stdout.write(
+                f"{result['metric']} vs {result['criterion']}: span gamma {o['gamma']} ({o['outputs']} outputs "
+                f"both marked; s_empty {o['s_empty']} over {o['s_empty_outputs']} others; {result['label']})"
+            )
+            for name, f in result["per_system"].items():
+                self.stdout.write(f"  {name}: span gamma {f['gamma']} ({f['outputs']} outputs)")
             return
         if result.get("method") == "error-free":
             h, b = result["held_out"], result["best_on_all"]
