@@ -483,6 +483,14 @@ class Protocol(ImportShape):
             sums[r.output_id].append(v)
         return {o: float(np.mean(v)) for o, v in sums.items()}
 
+    # A document's own total beside the mean of its segments' scores (analysis.documents), under this
+    # name; "" for none. MQM: the document's penalty.
+    document_total_name: str = ""
+
+    def document_total(self, segment_scores: list[float]) -> float | None:
+        """A document's total from its segments' human scores (`output_scores`); None: no total."""
+        return None
+
     def pair_rows(self, rows: Iterable[JudgementRow]) -> list[JudgementRow]:
         """Pairwise rows (a_id < b_id, winner) implied by the answers (`derives_pairs` protocols)."""
         return []
