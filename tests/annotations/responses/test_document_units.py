@@ -191,3 +191,56 @@ def test_create_campaign_and_campaign_json_carry_document_mode(talk, tmp_path):
         "create_campaign", "--from", str(tmp_path / "out" / "campaign.json"), "--name", "again", stdout=StringIO()
     )
     assert Campaign.objects.get(name="again").units.count() == 9
+
+
+def test_a_document_unit_is_drafted_and_revised_as_one_unit(talk):
+    from django.test import Client
+    from django.urls import reverse
+
+    dataset, api, user = talk
+    campaign = _campaign(dataset, doc_max_segments=5)
+    client = Client()
+    client.force_login(user)
+    unit_page = client.get(client.post(f"/annotate/campaigns/{campaign.pk}/")["Location"]).content.decode()
+    config = json.loads(
+        re.search(r'<script id="unit-config" type="application/json">(.*?)</script>', unit_page).group(1)
+    )
+    handles = config["shown_order"]
+    assert len(handles) == SEGMENTS
+    # A draft of the whole document (every segment's score input), kept and given back on reload.
+    draft = {"fields": {f"s-0-{h}": str(10 + k) for k, h in enumerate(handles)}, "touched": []}
+    saved = client.post(
+        reverse("annotate-draft", args=[config["assignment"]]),
+        json.dumps({"draft": draft}),
+        content_type="application/json",
+    )
+    assert saved.status_code in (200, 204)
+    again = client.get(f"/annotate/campaigns/{campaign.pk}/unit/").content.decode()
+    again_config = re.search(r'<script id="unit-config" type="application/json">(.*?)</script>', again).group(1)
+    assert json.loads(again_config)["draft"] == draft
+    # Submitted from the page (one POST), then revised: every segment keeps its own item.
+    answers = [
+        {"criterion": "quality", "output": h, "score": float(10 + k), "spans": []} for k, h in enumerate(handles)
+    ]
+    submitted = client.post(
+        config["submit_url"],
+        json.dumps({"judgements": answers, "shown_order": handles}),
+        content_type="application/json",
+    )
+    assert submitted.status_code in (200, 201), submitted.content[:300]
+    assignment = config["assignment"]
+    revise_page = client.get(f"/annotate/assignments/{assignment}/revise/").content.decode()
+    assert revise_page.count("doc-source") == SEGMENTS and "Segment 5 of 5" in revise_page
+    items = dict(SpanJudgement.objects.filter(assignment_id=assignment).values_list("output_id", "item_id"))
+    revised = [{**a, "score": a["score"] + 50} for a in answers]
+    ok = client.post(
+        reverse("api-assignment-revise", args=[assignment]),
+        json.dumps({"judgements": revised}),
+        content_type="application/json",
+    )
+    assert ok.status_code == 200, ok.content[:300]
+    after = SpanJudgement.objects.filter(assignment_id=assignment).select_related("output__item")
+    assert dict(after.values_list("output_id", "item_id")) == items
+    for j in after:
+        assert j.item_id == j.output.item_id
+        assert j.score == 60 + int(SOURCE.match(j.output.item.source).group(1))
