@@ -46,6 +46,7 @@ from django.core.exceptions import ValidationError
 from annotations.protocols.common_options import (
     COMMON,
     CONTEXT_DOCUMENT,
+    DOCUMENT_CONTROLS_REFUSAL,
     DOCUMENT_REFUSAL,
     RELATIVE,
     RELATIVE_NAMES,
@@ -202,6 +203,8 @@ class Protocol(ImportShape):
             raise ValidationError(
                 {"options": [f"options.context: {DOCUMENT_REFUSAL.format(protocol=self.name, offered=offered)}"]}
             )
+        if cleaned.get("context") == CONTEXT_DOCUMENT and cleaned.get("relative_checks"):
+            raise ValidationError({"options": [f"options.relative_checks: {DOCUMENT_CONTROLS_REFUSAL}"]})
         return cleaned
 
     def option_refusal(self, name: str) -> str:
@@ -374,6 +377,15 @@ class Protocol(ImportShape):
     # to it: a protocol whose answer cannot be judged on an unseen copy says no, and
     # quality_settings_update / gold_unit_create refuse controls for it with this reason.
     controls_refused: str = ""
+
+    def controls_refusal(self, campaign) -> str:
+        """Why this campaign can have no control units ("": it can): the protocol's own reason, or its
+        document mode (a control unit is one segment, which would tell it apart among whole documents)."""
+        if self.controls_refused:
+            return self.controls_refused
+        if self.option(campaign, "context") == CONTEXT_DOCUMENT:
+            return DOCUMENT_CONTROLS_REFUSAL
+        return ""
 
     # Quality-control files: how a degraded line of a protocol answering for the whole unit says
     # which output was damaged.

@@ -23,6 +23,11 @@ CONTEXT_NONE, CONTEXT_WINDOW, CONTEXT_DOCUMENT = "none", "window", "document"
 CONTEXTS = (CONTEXT_NONE, CONTEXT_WINDOW, CONTEXT_DOCUMENT)
 CONTEXT_SIZE_MAX = 10
 DOC_MAX_SEGMENTS_MAX = 100
+# Control units are single segments: among whole documents they would stand out (not built yet).
+DOCUMENT_CONTROLS_REFUSAL = (
+    "quality-control units (degraded copies, repeats, gold units, relative checks) are not offered with "
+    "context=document yet: a control unit is one segment and would stand out among whole documents"
+)
 DOCUMENT_REFUSAL = (
     "context=document needs a protocol that scores each output on its own ({protocol} does not; "
     "protocols that offer it: {offered})"

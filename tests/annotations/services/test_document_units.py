@@ -177,3 +177,17 @@ def test_exactly_k_per_document_unit_and_the_screen_order_is_counterbalanced(doc
     for annotator in annotators:
         counts = [first[annotator.pk][s.pk] for s in systems]
         assert max(counts) - min(counts) <= 1, counts
+
+
+def test_control_units_are_refused_in_document_mode(docs):
+    from annotations.quality.services.settings import quality_settings_update
+
+    dataset, _ = docs
+    with pytest.raises(ValidationError) as exc:
+        _campaign(dataset, protocol="cesa", relative_checks=0.2)
+    assert "options.relative_checks: quality-control units" in str(exc.value)
+    campaign = _campaign(dataset)
+    for name in ("degraded_share", "repeat_share"):
+        with pytest.raises(ValidationError) as exc:
+            quality_settings_update(campaign=campaign, **{name: 0.1})
+        assert "not offered with context=document yet" in str(exc.value)
