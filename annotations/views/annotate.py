@@ -155,6 +155,8 @@ def document_segments_shown(document: list[dict] | None, outputs: list[dict]) ->
         mine = [by_id[i] for i in segment["outputs"] if i in by_id]
         for position, output in enumerate(mine):
             output["label"] = output["seg_label"] = f"{k}{chr(65 + position)}" if len(mine) > 1 else str(k)
+            # What a scale's label adds to its criterion, so a screen reader tells the segments apart.
+            output["seg_name"] = f"segment {k}"
         shown.append({**segment, "outputs": mine, "seg": f"-s{k}"})
     return shown
 

@@ -244,3 +244,27 @@ def test_a_document_unit_is_drafted_and_revised_as_one_unit(talk):
     for j in after:
         assert j.item_id == j.output.item_id
         assert j.score == 60 + int(SOURCE.match(j.output.item.source).group(1))
+
+
+def test_a_likert_document_page_names_each_segment_s_scale(talk):
+    from django.test import Client
+
+    dataset, _, user = talk
+    campaign = campaign_create(
+        dataset=dataset,
+        name="likert-document",
+        protocol="likert",
+        criteria=["quality"],
+        scale_min=1,
+        scale_max=5,
+        redundancy=1,
+        options={"context": "document"},
+    )
+    client = Client()
+    client.force_login(user)
+    page = client.get(client.post(f"/annotate/campaigns/{campaign.pk}/")["Location"]).content.decode()
+    for k in range(1, SEGMENTS + 1):
+        assert f'aria-label="quality: segment {k}"' in page and f"Output of segment {k}<" in page
+    assert page.count('role="radiogroup"') == SEGMENTS
+    ids = re.findall(r'\sid="([^"]+)"', page)
+    assert len(ids) == len(set(ids))
