@@ -14,6 +14,7 @@ from annotations.analysis import correlation as co
 from annotations.analysis import spans as sp
 from annotations.analysis import systems as sy
 from annotations.analysis import waves as wv
+from annotations.analysis import documents
 from annotations.analysis.metric_scores import latest_done_runs, run_for_metric, scores_by_output, system_scores
 from annotations.selectors.outputs import output_identities, output_index
 from annotations.models import Campaign, Output
@@ -277,6 +278,8 @@ def ranking_report(
             "mean_ci95": "200 resamples of each system's per-output scores, seed + (rank - 1)",
         },
     }
+    # Document-level scores (issue 41) where the items are in documents; scored protocols only.
+    docs = documents.item_documents(dataset_id=campaign.dataset_id) if j.protocol.scored else {}
     for c in _criteria(j, criterion):
         scores = human_output_scores(j, c, normalize=normalize)
         samples: dict[str, list] = defaultdict(list)
@@ -302,6 +305,10 @@ def ranking_report(
                 "win; mean over the system's outputs, as for pairwise)",
             }
         result["criteria"][c] = rows
+        if docs:
+            result.setdefault("documents", {"label": documents.LABEL, "criteria": {}})["criteria"][c] = (
+                documents.document_rows(j.protocol, scores, outputs, docs)
+            )
         ranked = rank_by_rule(
             campaign=campaign,
             criterion=c,

@@ -399,6 +399,19 @@ class DocumentContextSerializer(serializers.Serializer):
         ref_name = "DocumentContext"
 
 
+class DocumentSegmentSerializer(serializers.Serializer):
+    source = serializers.CharField(allow_blank=True, help_text="Empty when the campaign does not show the input.")
+    references = serializers.ListField(
+        child=serializers.CharField(), help_text="Empty unless the campaign shows references."
+    )
+    outputs = output_ref_list(
+        help_text="The segment's outputs (as in `item.outputs`) in the order to show them; each is judged."
+    )
+
+    class Meta:
+        ref_name = "DocumentSegment"
+
+
 class NextAssignmentOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     campaign = serializers.IntegerField()
@@ -418,6 +431,12 @@ class NextAssignmentOutputSerializer(serializers.Serializer):
         allow_null=True,
         help_text="Campaigns with context window: the neighbouring segments of the item's document, "
         "shown but not judged; null otherwise.",
+    )
+    document = DocumentSegmentSerializer(
+        many=True,
+        allow_null=True,
+        help_text="Campaigns with context document, a unit of several segments: its segments in document "
+        "order, every output judged (answered per output, as in `item.outputs`); null otherwise.",
     )
     draft = serializers.JSONField()
     progress = ProgressSerializer()

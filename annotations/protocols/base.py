@@ -45,6 +45,9 @@ from django.core.exceptions import ValidationError
 
 from annotations.protocols.common_options import (
     COMMON,
+    CONTEXT_DOCUMENT,
+    DOCUMENT_CONTROLS_REFUSAL,
+    DOCUMENT_REFUSAL,
     RELATIVE,
     RELATIVE_NAMES,
     RELATIVE_REFUSAL,
@@ -142,6 +145,10 @@ class Protocol(ImportShape):
     # checks, issue 41 part 5): such a protocol gets the options `relative_checks` and
     # `relative_damage` and says when a check passed (`relative_passed`).
     relative_checks: bool = False
+    # Whether a campaign may show whole documents (option context=document, issue 41): every segment
+    # of a document judged on one screen, each output's answer stored as a per-output judgement of its
+    # own segment. Protocols that score each output on its own offer it; choices over a tuple do not.
+    documents: bool = False
 
     def __init_subclass__(cls, **kwargs):
         # Every protocol offers the common settings (annotations.protocols.common_options) after its
@@ -189,6 +196,15 @@ class Protocol(ImportShape):
             self.options_relate(cleaned)
         except OptionsInvalid as exc:
             raise ValidationError({"options": exc.problems}) from None
+        if cleaned.get("context") == CONTEXT_DOCUMENT and not self.documents:
+            from annotations.protocols import registry  # lazy: the registry imports every protocol class
+
+            offered = ", ".join(p.name for p in registry.protocols().values() if p.documents)
+            raise ValidationError(
+                {"options": [f"options.context: {DOCUMENT_REFUSAL.format(protocol=self.name, offered=offered)}"]}
+            )
+        if cleaned.get("context") == CONTEXT_DOCUMENT and cleaned.get("relative_checks"):
+            raise ValidationError({"options": [f"options.relative_checks: {DOCUMENT_CONTROLS_REFUSAL}"]})
         return cleaned
 
     def option_refusal(self, name: str) -> str:
@@ -272,6 +288,36 @@ class Protocol(ImportShape):
         for output in outputs:
             yield [output]
 
+    def document_screens(self, campaign, systems: list[int], rng: random.Random) -> list[list[int]]:
+        """Which systems share a document unit (context=document): each system alone by default; a
+        protocol showing several outputs per screen (cESA) groups them. `systems` sorted ids."""
+        return [[s] for s in systems]
+
+    def plan_document(
+        self, campaign, segments: list[tuple[int, list[tuple[int, int]]]], rng: random.Random
+    ) -> Iterator[tuple[int, list[tuple[int, int]]]]:
+        """The units of one document (context=document): `segments` its items in document order, each
+        (item id, [(output id, system id), ...]). Yields (first item id, outputs) per unit: the document,
+        or consecutive parts of at most `doc_max_segments` segments of about equal length (split at
+        segment boundaries, in order), for each group of `document_screens`. The outputs are listed
+        segment by segment and, within a segment, by system id: the engine finds the segments by that
+        order (`document_segments`) and orders the systems per screen (counterbalancing)."""
+        most = max(1, int(self.option(campaign, "doc_max_segments") or 12))
+        systems = sorted({s for _, outputs in segments for _, s in outputs})
+        parts = chunks_even(segments, most, largest=most)
+        for screen in self.document_screens(campaign, systems, rng):
+            chosen = set(screen)
+            for part in parts:
+                group = [
+                    output
+                    for _, outputs in part
+                    for output in sorted(outputs, key=lambda o: o[1])
+                    if output[1] in chosen
+                ]
+                if group:
+                    first = next(item for item, outputs in part if any(s in chosen for _, s in outputs))
+                    yield first, group
+
     def units_of_item(self, campaign, n_outputs: int) -> int:
         """How many units `plan_item` makes of an item with `n_outputs` outputs, without making
         them: the size of a campaign is known (and capped) before it is planned."""
@@ -331,6 +377,15 @@ class Protocol(ImportShape):
     # to it: a protocol whose answer cannot be judged on an unseen copy says no, and
     # quality_settings_update / gold_unit_create refuse controls for it with this reason.
     controls_refused: str = ""
+
+    def controls_refusal(self, campaign) -> str:
+        """Why this campaign can have no control units ("": it can): the protocol's own reason, or its
+        document mode (a control unit is one segment, which would tell it apart among whole documents)."""
+        if self.controls_refused:
+            return self.controls_refused
+        if self.option(campaign, "context") == CONTEXT_DOCUMENT:
+            return DOCUMENT_CONTROLS_REFUSAL
+        return ""
 
     # Quality-control files: how a degraded line of a protocol answering for the whole unit says
     # which output was damaged.
@@ -439,6 +494,14 @@ class Protocol(ImportShape):
         for r, v in zip(rows, values):
             sums[r.output_id].append(v)
         return {o: float(np.mean(v)) for o, v in sums.items()}
+
+    # A document's own total beside the mean of its segments' scores (analysis.documents), under this
+    # name; "" for none. MQM: the document's penalty.
+    document_total_name: str = ""
+
+    def document_total(self, segment_scores: list[float]) -> float | None:
+        """A document's total from its segments' human scores (`output_scores`); None: no total."""
+        return None
 
     def pair_rows(self, rows: Iterable[JudgementRow]) -> list[JudgementRow]:
         """Pairwise rows (a_id < b_id, winner) implied by the answers (`derives_pairs` protocols)."""
@@ -716,6 +779,33 @@ def input_number(value) -> str:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     return str(value)
+
+
+def chunks_even(values: list, size: int, largest: int = 5) -> list[list]:
+    """Split into groups of about `size` (never more than `largest` unless
+    `size` is larger) whose sizes differ by at most one: 4 outputs at size 3
+    make one group of 4 rather than two of 2."""
+    n = len(values)
+    if n == 0:
+        return []
+    groups = max(1, n // size, math.ceil(n / max(size, largest)))
+    base, extra = divmod(n, groups)
+    out, start = [], 0
+    for g in range(groups):
+        length = base + (1 if g < extra else 0)
+        out.append(values[start : start + length])
+        start += length
+    return out
+
+
+def document_segments(systems: Sequence[int]) -> list[int]:
+    """The segment boundaries of a unit's outputs as `plan_document` lists them (segment by segment,
+    by system id within one): the start index of each segment. A segment unit is one segment."""
+    starts = [0] if systems else []
+    for i in range(1, len(systems)):
+        if systems[i] <= systems[i - 1]:
+            starts.append(i)
+    return starts
 
 
 def output_identity(identity: Mapping[int, tuple], output_id: int) -> tuple:

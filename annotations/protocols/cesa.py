@@ -98,6 +98,12 @@ class Cesa(Esa):
         rng.shuffle(shuffled)
         yield from chunks_even(shuffled, max(2, self.option(campaign, "tuple_size")))
 
+    def document_screens(self, campaign, systems: list[int], rng: random.Random) -> list[list[int]]:
+        # context=document: the same document of 2-5 systems side by side, drawn per document.
+        shuffled = systems[:]
+        rng.shuffle(shuffled)
+        return [sorted(group) for group in chunks_even(shuffled, max(2, self.option(campaign, "tuple_size")))]
+
     def card_extra(self, config: dict, fmt) -> list[str]:
         size = (config.get("options") or {}).get("tuple_size", self.option_declared("tuple_size").default)
         return [

@@ -16,11 +16,22 @@ QUESTION_KINDS = (CHOICE, NUMBER_Q, TEXT)
 MAX_QUESTIONS = 20
 # A free-text answer to a background question is kept short: it is shown in aggregate.
 BACKGROUND_TEXT_MAX = 300
-# Context shown with a judged segment (items' `doc` and `doc_pos`): none (the segment alone) or
-# window (the `context_size` previous and next segments of its document, same system, not judged).
-CONTEXT_NONE, CONTEXT_WINDOW = "none", "window"
-CONTEXTS = (CONTEXT_NONE, CONTEXT_WINDOW)
+# Context shown with a judged segment (items' `doc` and `doc_pos`): none (the segment alone), window
+# (the `context_size` previous and next segments of its document, same system, not judged) or document
+# (the unit is a whole document, or a part of at most `doc_max_segments` segments, every segment judged).
+CONTEXT_NONE, CONTEXT_WINDOW, CONTEXT_DOCUMENT = "none", "window", "document"
+CONTEXTS = (CONTEXT_NONE, CONTEXT_WINDOW, CONTEXT_DOCUMENT)
 CONTEXT_SIZE_MAX = 10
+DOC_MAX_SEGMENTS_MAX = 100
+# Control units are single segments: among whole documents they would stand out (not built yet).
+DOCUMENT_CONTROLS_REFUSAL = (
+    "quality-control units (degraded copies, repeats, gold units, relative checks) are not offered with "
+    "context=document yet: a control unit is one segment and would stand out among whole documents"
+)
+DOCUMENT_REFUSAL = (
+    "context=document needs a protocol that scores each output on its own ({protocol} does not; "
+    "protocols that offer it: {offered})"
+)
 SPECIAL_MAX = 10
 SPECIAL_LENGTH = 40
 
@@ -93,7 +104,14 @@ def special_check(value: list) -> list:
 
 def context_summary(options: dict) -> str:
     """The campaign page's and the card's line on the context ("": none), from the options."""
-    if options.get("context", CONTEXT_NONE) != CONTEXT_WINDOW:
+    context = options.get("context", CONTEXT_NONE)
+    if context == CONTEXT_DOCUMENT:
+        most = options.get("doc_max_segments") or 12
+        return (
+            f"document: every segment of a document judged on one screen, in document order (documents of "
+            f"more than {most} segments split into consecutive parts)"
+        )
+    if context != CONTEXT_WINDOW:
         return ""
     size = options.get("context_size") or 2
     return (
@@ -164,7 +182,8 @@ COMMON = (
         flag="context",
         label="Document context",
         help="none: the segment alone; window: the context_size previous and next segments of the same "
-        "document (items' doc and doc_pos) and system, shown beside it but not judged.",
+        "document (items' doc and doc_pos) and system, shown beside it but not judged; document: the whole "
+        "document (of one system, or of the screen's systems side by side) on one screen, every segment judged.",
         # One line with the size: context_summary.
         summary=lambda value: "",
     ),
@@ -178,6 +197,19 @@ COMMON = (
         help="With context window: how many segments of the document are shown before and after.",
         minimum=1,
         maximum=CONTEXT_SIZE_MAX,
+        summary=lambda value: "",
+    ),
+    Option(
+        common=True,
+        name="doc_max_segments",
+        type=INTEGER,
+        default=12,
+        flag="doc-max-segments",
+        label="Most segments per document unit",
+        help="With context document: longer documents are split into consecutive parts of at most this many "
+        "segments (at segment boundaries, in document order).",
+        minimum=1,
+        maximum=DOC_MAX_SEGMENTS_MAX,
         summary=lambda value: "",
     ),
     Option(

@@ -94,6 +94,8 @@ class Esa(Protocol):
     script = "js/protocols/esa.js"
     scripts_first = ("js/span_marker.js",)
     shortcuts = "annotate/protocols/esa_keys.html"
+    # Whole documents on one screen (context=document): a card per segment; MQM and cESA inherit it.
+    documents = True
 
     # ---- export -------------------------------------------------------------------------------
     stat_keys = ("n", "mean", "sd", "consensus", "minor", "major", "critical", "missing")

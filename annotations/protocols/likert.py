@@ -22,6 +22,7 @@ class Likert(Protocol):
     template = "annotate/protocols/likert.html"
     script = "js/protocols/likert.js"
     shortcuts = "annotate/protocols/likert_keys.html"
+    documents = True
 
     # ---- export -------------------------------------------------------------------------------
     export_extra = ("rank",)

@@ -117,6 +117,13 @@ class Mqm(Esa):
     def simulated_categories(self, campaign) -> list[str] | None:
         return mq.leaf_paths(self.typology(campaign))
 
+    # A document's penalty (analysis.documents): the sum of its segments' penalties, each segment's the
+    # mean over its raters (minus score_mqm.py's segment score), as WMT reports document-level MQM.
+    document_total_name = "penalty"
+
+    def document_total(self, segment_scores: list[float]) -> float | None:
+        return -sum(segment_scores) + 0.0
+
     def score_of(self, campaign, spans: Iterable[Mapping]) -> float:
         """One rater's MQM score of an output from their (checked) spans."""
         return mq.judgement_score(self.weights(campaign), ((s["severity"], s.get("category") or "") for s in spans))

@@ -8,26 +8,9 @@ import random
 from collections.abc import Iterator
 
 from annotations.models import RatingJudgement
-from annotations.protocols.base import Z, AgreementSpec, Protocol
+from annotations.protocols.base import Z, AgreementSpec, Protocol, chunks_even
 from annotations.protocols.errors import AnswerError
 from annotations.protocols.options import INTEGER, NUMBER, Option
-
-
-def chunks_even(values: list, size: int, largest: int = 5) -> list[list]:
-    """Split into groups of about `size` (never more than `largest` unless
-    `size` is larger) whose sizes differ by at most one: 4 outputs at size 3
-    make one group of 4 rather than two of 2."""
-    n = len(values)
-    if n == 0:
-        return []
-    groups = max(1, n // size, math.ceil(n / max(size, largest)))
-    base, extra = divmod(n, groups)
-    out, start = [], 0
-    for g in range(groups):
-        length = base + (1 if g < extra else 0)
-        out.append(values[start : start + length])
-        start += length
-    return out
 
 
 class RankMe(Protocol):

@@ -5,6 +5,9 @@ dataset with the same `doc`, nearest `doc_pos` first), each with its source, its
 the outputs of the systems of the unit's outputs, in the unit's order: what the segment reads like
 in its document, shown but not judged. Read in one statement, whatever the window's size.
 No ids and no system names: annotators get texts only.
+
+`document` (`document_unit`): a unit that is a whole document (or a part of one), every segment
+judged: its segments in order with their sources and references and the unit's outputs of each.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from django.db import connection
 
 from annotations import rows
 from annotations.models import Item, Output, Reference
+from annotations.protocols.base import document_segments
 
 
 def _table(model) -> str:
@@ -61,3 +65,36 @@ def document_window(
                 }
             )
     return found
+
+
+def document_unit(
+    *, outputs: list[int], unit_outputs: list[int], unit_systems: list[int], show_source: bool, show_references: bool
+) -> list[dict] | None:
+    """The segments of a document unit (context=document) in document order, each {"source",
+    "references", "outputs": [output ids as shown]}: `outputs` the unit's outputs in the order shown,
+    `unit_outputs` / `unit_systems` as planned (annotations.protocols.base.document_segments). None for
+    a unit of one segment (its item is the segment: nothing more to read). One statement."""
+    if len(set(unit_systems)) == len(unit_systems):
+        return None
+    item, output, reference = _table(Item), _table(Output), _table(Reference)
+    with rows.cursor() as cursor:
+        cursor.execute(
+            f"SELECT o.id, i.source, (SELECT jsonb_agg(r.text ORDER BY r.position) FROM {reference} r "
+            f"WHERE r.item_id = i.id AND %(refs)s)::text FROM {output} o JOIN {item} i ON i.id = o.item_id "
+            "WHERE o.id = ANY(%(outputs)s)",
+            {"outputs": list(outputs), "refs": show_references},
+        )
+        segment_of = {pk: (source, references) for pk, source, references in cursor.fetchall()}
+    starts = document_segments(list(unit_systems)) + [len(unit_outputs)]
+    segments = []
+    for start, end in zip(starts, starts[1:]):
+        shown = list(outputs[start:end])
+        source, references = segment_of.get(shown[0], ("", None)) if shown else ("", None)
+        segments.append(
+            {
+                "source": source if show_source else "",
+                "references": json.loads(references) if references else [],
+                "outputs": shown,
+            }
+        )
+    return segments

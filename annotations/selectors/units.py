@@ -13,9 +13,9 @@ from annotations.models import (
     Output,
     Reference,
 )
-from annotations.protocols.common_options import CONTEXT_WINDOW
+from annotations.protocols.common_options import CONTEXT_DOCUMENT, CONTEXT_WINDOW
 from annotations.selectors.controls import unit_aliases
-from annotations.selectors.documents import document_window
+from annotations.selectors.documents import document_unit, document_window
 from annotations.selectors.prefill import suggestions_for
 from annotations.models import Enrolment
 from annotations import rows
@@ -96,6 +96,17 @@ def assignment_payload(*, assignment: Assignment, enrolment=None, show_unit: boo
             show_source=campaign.show_source,
             show_references=campaign.show_reference,
         )
+    document = None
+    if protocol.option(campaign, "context") == CONTEXT_DOCUMENT and assignment.unit_id and real_ids == order:
+        # A whole document on one screen (issue 41): its segments, one statement, in the same request.
+        unit = assignment.unit
+        document = document_unit(
+            outputs=order,
+            unit_outputs=list(unit.outputs),
+            unit_systems=list(unit.systems),
+            show_source=campaign.show_source,
+            show_references=campaign.show_reference,
+        )
     shows_anchor = protocol.shows_anchor
     if campaign.show_reference or shows_anchor:
         references = list(Reference.objects.filter(item_id=item.pk).order_by("position").values("position", "text"))
@@ -131,6 +142,7 @@ def assignment_payload(*, assignment: Assignment, enrolment=None, show_unit: boo
         },
         "anchor": anchor,
         "context": context,
+        "document": document,
         "draft": assignment.draft or {},
         "progress": annotator_progress(campaign=campaign, enrolment=enrolment),
     }

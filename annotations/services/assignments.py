@@ -71,6 +71,7 @@ from annotations.services.units import campaign_units_ensure
 from annotations.services.walk import walk_positions
 from annotations.services.waves import wave_enrolment_check
 from annotations import rows
+from annotations.protocols.base import document_segments
 from annotations.quality.services import control_next
 from annotations.selectors.controls import controls_possible_sql, gold_sources_excluded_sql
 from annotations.selectors.batches import batch_from, batch_sql
@@ -494,8 +495,23 @@ def _pick_unit(*, campaign: Campaign, annotator: Annotator, seed: int, wait: boo
 def shown_order_choose(*, unit: Unit, counts: dict, rng: random.Random) -> list[int]:
     """The order to show the unit's outputs: the assignment of outputs to
     positions whose systems this annotator has least often seen there
-    (sum of their past counts), ties broken at random."""
+    (sum of their past counts), ties broken at random. A document unit (context=document: a system
+    appears in several segments) keeps its segments in document order and shows the systems of
+    every segment in the one order chosen for its screen."""
     outputs, systems = list(unit.outputs), list(unit.systems)
+    screen = sorted(set(systems))
+    if len(screen) < len(systems):
+        ranked = _best_order(screen, screen, counts, rng)
+        rank = {system: position for position, system in enumerate(ranked)}
+        starts = document_segments(systems) + [len(outputs)]
+        order = []
+        for start, end in zip(starts, starts[1:]):
+            order.extend(o for o, _ in sorted(zip(outputs[start:end], systems[start:end]), key=lambda p: rank[p[1]]))
+        return order
+    return _best_order(outputs, systems, counts, rng)
+
+
+def _best_order(outputs: list[int], systems: list[int], counts: dict, rng: random.Random) -> list[int]:
     m = len(outputs)
     if m <= 1:
         return outputs
@@ -523,11 +539,26 @@ def shown_order_choose(*, unit: Unit, counts: dict, rng: random.Random) -> list[
     return [outputs[i] for i in perm]
 
 
-def _count_positions(counts: dict, unit: Unit, order: list[int]) -> dict:
+def screen_systems(unit: Unit, order: list[int]) -> list[int]:
+    """The systems of a unit's screen in the order shown (left to right). A document unit shows
+    each segment's systems in one order: read from its fullest segment (segments short of a system
+    keep the others' order), any system not in it after."""
     system_of = dict(zip(unit.outputs, unit.systems))
-    m = len(order)
-    for position, output_id in enumerate(order):
-        key = str(system_of[output_id])
+    shown = [system_of[o] for o in order]
+    if len(set(shown)) == len(shown):
+        return shown
+    starts = document_segments(list(unit.systems)) + [len(unit.outputs)]
+    # The segments of `order` are those of the unit (the same outputs per segment, reordered).
+    segments = [shown[a:b] for a, b in zip(starts, starts[1:])]
+    fullest = max(segments, key=len)
+    return fullest + [s for s in dict.fromkeys(shown) if s not in fullest]
+
+
+def _count_positions(counts: dict, unit: Unit, order: list[int]) -> dict:
+    screen = screen_systems(unit, order)
+    m = len(screen)
+    for position, system in enumerate(screen):
+        key = str(system)
         row = list(counts.get(key) or [])
         row.extend([0] * (m - len(row)))
         row[position] += 1

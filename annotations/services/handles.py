@@ -138,10 +138,14 @@ def payload_for_annotator(payload: dict) -> dict:
     item["id"] = item_handle(assignment_id, item["id"])
     item["external_id"] = ""
     item["outputs"] = [{**o, "id": output_handle(assignment_id, o["id"])} for o in item["outputs"]]
+    document = payload.get("document")
+    if document:
+        document = [{**s, "outputs": [output_handle(assignment_id, i) for i in s["outputs"]]} for s in document]
     return {
         **payload,
         "unit": None,
         "item": item,
+        "document": document,
         "shown_order": [output_handle(assignment_id, i) for i in payload["shown_order"]],
     }
 

@@ -35,6 +35,8 @@ from annotations.models import (
     Unit,
 )
 from annotations.protocols import registry as protocols
+from annotations.protocols.base import document_segments
+from annotations.protocols.common_options import CONTEXT_DOCUMENT
 from annotations.quality.services import control_answers_record, control_judgement_submit
 from annotations.selectors.controls import unit_texts
 from annotations.selectors import annotator_for_user, campaign_list, own_assignment, project_role
@@ -206,6 +208,9 @@ def _rows(
         "assignment": assignment,
         "status": JudgementBase.Status.COMPLETE,
     }
+    # A document unit (context=document): each answer is stored as a judgement of its own segment (the
+    # output's item), shown with that segment's outputs; one statement, only for document campaigns.
+    segment_of = _segments(assignment, order) if protocol.option(campaign, "context") == CONTEXT_DOCUMENT else {}
     rows, seen = [], set()
     per_output = protocol.per_output
     criteria = [c for c in campaign.criteria if c not in special]
@@ -223,6 +228,15 @@ def _rows(
         if key in seen:
             raise _fail(index, "answers the same question twice")
         seen.add(key)
+        segment = segment_of.get(checked.get("output")) if per_output else None
+        if segment is not None:
+            item_id, segment_order = segment
+            rows.append(
+                protocol.judgement_row(
+                    campaign, {**base, "item_id": item_id, "shown_order": segment_order}, checked, segment_order
+                )
+            )
+            continue
         rows.append(protocol.judgement_row(campaign, base, checked, order))
     missing = expected - seen
     if missing:
@@ -241,6 +255,27 @@ def _rows(
             for row, rank in zip(mine, checks.ranks_of([r.score for r in mine])):
                 row.rank = rank
     return rows
+
+
+def _segments(assignment: Assignment, order: list[int]) -> dict[int, tuple[int, list[int]]]:
+    """{output id: (its item id, the outputs of its segment as shown)} of a document unit's outputs;
+    empty for a unit of one segment (the unit's item and order are the segment's; no query)."""
+    unit = assignment.unit
+    if len(set(unit.systems)) == len(unit.systems):
+        return {}
+    with rows_sql.cursor() as cursor:
+        cursor.execute(
+            f"SELECT o.id, o.item_id FROM {rows_sql.table(Output)} o WHERE o.id = ANY(%s)", [list(unit.outputs)]
+        )
+        item_of = dict(cursor.fetchall())
+    starts = document_segments(list(unit.systems)) + [len(unit.outputs)]
+    found = {}
+    for start, end in zip(starts, starts[1:]):
+        segment = list(order[start:end])
+        for output_id in segment:
+            if output_id in item_of:
+                found[output_id] = (item_of[output_id], segment)
+    return found
 
 
 def _output_texts(output_ids: list[int]) -> dict[int, str]:

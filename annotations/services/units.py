@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from annotations import protocols
 from annotations.models import Campaign, Output, Unit
+from annotations.protocols.common_options import CONTEXT_DOCUMENT
 from annotations.protocols.bws import balanced_tuples  # noqa: F401  (planning helpers, re-exported)
 from annotations.protocols.pairwise import round_robin_rounds  # noqa: F401
 from workbench.celery import app as celery_app
@@ -68,6 +69,10 @@ def campaign_units_count(*, campaign: Campaign, system_ids: list[int] | None = N
     if system_ids:
         outputs = outputs.filter(system_id__in=system_ids)
     protocol = protocols.of(campaign)
+    if protocol.option(campaign, "context") == CONTEXT_DOCUMENT:
+        # Document units depend on the documents' lengths: counted by planning them (no unit is made).
+        rng = random.Random(campaign.seed)
+        return sum(1 for doc in _documents(campaign, outputs) for _ in protocol.plan_document(campaign, doc, rng))
     sizes = outputs.values("item_id").annotate(n=Count("id")).values_list("n", flat=True).order_by()
     counts: dict[int, int] = defaultdict(int)
     for n in sizes:
@@ -85,24 +90,45 @@ def units_cap_check(n_units: int) -> None:
         )
 
 
+def _documents(campaign: Campaign, outputs) -> list[list[tuple[int, list[tuple[int, int]]]]]:
+    """The dataset's documents (context=document), each its segments in document order:
+    [(item id, [(output id, system id), ...]), ...]. An item of no document is one of its own."""
+    by_item: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    docs: dict[object, list[tuple]] = {}
+    rows = outputs.order_by("item__position", "item_id", "id").values_list(
+        "id", "item_id", "system_id", "item__doc", "item__doc_pos", "item__position"
+    )
+    for output_id, item_id, system_id, doc, doc_pos, position in rows:
+        if item_id not in by_item:
+            key = doc if doc else ("", item_id)
+            docs.setdefault(key, []).append((doc_pos if doc_pos is not None else position, position, item_id))
+        by_item[item_id].append((output_id, system_id))
+    return [[(item_id, by_item[item_id]) for *_, item_id in sorted(segments)] for segments in docs.values()]
+
+
 def _planned_units(campaign: Campaign) -> list[Unit]:
     systems = list(campaign.systems.values_list("id", flat=True))
     outputs = Output.objects.filter(item__dataset_id=campaign.dataset_id)
     if systems:
         outputs = outputs.filter(system_id__in=systems)
-    outputs_by_item: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for output_id, item_id, system_id in outputs.order_by("item__position", "item_id", "id").values_list(
-        "id", "item_id", "system_id"
-    ):
-        outputs_by_item[item_id].append((output_id, system_id))
-
     rng = random.Random(campaign.seed)
-    planned = list(_plan(campaign, outputs_by_item, rng))
+    protocol = protocols.of(campaign)
+    documents = protocol.option(campaign, "context") == CONTEXT_DOCUMENT
+    if documents:
+        # Whole documents (issue 41): outputs listed segment by segment, kept in that order.
+        planned = [unit for doc in _documents(campaign, outputs) for unit in protocol.plan_document(campaign, doc, rng)]
+    else:
+        outputs_by_item: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        for output_id, item_id, system_id in outputs.order_by("item__position", "item_id", "id").values_list(
+            "id", "item_id", "system_id"
+        ):
+            outputs_by_item[item_id].append((output_id, system_id))
+        planned = list(_plan(campaign, outputs_by_item, rng))
     positions = list(range(len(planned)))
     rng.shuffle(positions)
     units = []
     for position, (item_id, group) in zip(positions, planned):
-        group = sorted(group)
+        group = group if documents else sorted(group)
         units.append(
             Unit(
                 campaign=campaign,

@@ -92,6 +92,7 @@ def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) ->
     outputs = payload["item"]["outputs"]
     for position, output in enumerate(outputs):
         output["label"] = protocol.output_labels[position] if protocol.output_labels else str(position + 1)
+    document = document_segments_shown(payload.get("document"), outputs)
     data = payload["item"]["data"]
     triples = (
         data
@@ -100,7 +101,10 @@ def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) ->
     )
     config = {
         "protocol": protocol.client_name,
-        "shape": unit_shape(protocol=protocol.name, outputs=outputs, anchor=payload.get("anchor")),
+        # A document unit is never drawn into another unit's page (its segments are the page): its shape is its own.
+        "shape": f"document|{payload['id']}"
+        if document
+        else unit_shape(protocol=protocol.name, outputs=outputs, anchor=payload.get("anchor")),
         "assignment": payload["id"],
         "shown_order": payload["shown_order"],
         "outputs": [
@@ -125,6 +129,8 @@ def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) ->
         "protocol": protocol,
         "settings": settings,
         "doc_context": labelled_context(payload.get("context"), outputs),
+        "document": document,
+        "outputs_per_segment": max((len(s["outputs"]) for s in document or []), default=1),
         "criteria": criteria,
         "payload": payload,
         "outputs": outputs,
@@ -135,6 +141,24 @@ def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) ->
         "unit_config": config,
         "preview": preview,
     }
+
+
+def document_segments_shown(document: list[dict] | None, outputs: list[dict]) -> list[dict] | None:
+    """A document unit's segments (selectors.document_unit) as the page shows them: each with its
+    outputs (the dicts of `outputs`, relabelled by segment: "3" for segment 3's output, "3A", "3B" for
+    several side by side) and `seg`, which tells the segments' ids apart; None for a segment unit."""
+    if not document:
+        return None
+    by_id = {o["id"]: o for o in outputs}
+    shown = []
+    for k, segment in enumerate(document, start=1):
+        mine = [by_id[i] for i in segment["outputs"] if i in by_id]
+        for position, output in enumerate(mine):
+            output["label"] = output["seg_label"] = f"{k}{chr(65 + position)}" if len(mine) > 1 else str(k)
+            # What a scale's label adds to its criterion, so a screen reader tells the segments apart.
+            output["seg_name"] = f"segment {k}"
+        shown.append({**segment, "outputs": mine, "seg": f"-s{k}"})
+    return shown
 
 
 def labelled_context(context: dict | None, outputs: list[dict]) -> dict | None:

@@ -363,6 +363,7 @@ def test_the_set_up_form_shows_each_protocols_own_fields(page, demo):
         # protocols showing several outputs on a screen).
         "context",
         "context_size",
+        "doc_max_segments",
         "relative_checks",
         "relative_damage",
     }

@@ -42,8 +42,9 @@ def gold_unit_create(
     explanation: str = "",
 ) -> GoldUnit:
     """A gold unit: these outputs of `item` with the expected answer (annotations.quality.gold)."""
-    if protocols.of(campaign).controls_refused:
-        raise ValidationError({"outputs": protocols.of(campaign).controls_refused})
+    refused = protocols.of(campaign).controls_refusal(campaign)
+    if refused:
+        raise ValidationError({"outputs": refused})
     if item.dataset_id != campaign.dataset_id:
         raise ValidationError({"item": "The item does not belong to this campaign's dataset."})
     if any(o.item_id != item.pk for o in outputs) or len({o.pk for o in outputs}) != len(outputs):

@@ -69,7 +69,7 @@ def quality_settings_names_check(changes) -> None:
 def quality_settings_update(*, campaign: Campaign, **changes) -> QualitySettings:
     """Change a campaign's quality settings; unknown or out-of-range values are refused."""
     quality_settings_names_check(changes)
-    refused = protocols.of(campaign).controls_refused
+    refused = protocols.of(campaign).controls_refusal(campaign)
     if refused:
         for name in ("degraded_share", "repeat_share"):
             if changes.get(name):

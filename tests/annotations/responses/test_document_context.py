@@ -189,7 +189,7 @@ def test_texts_stay_text_and_the_page_marks_the_context(talk, client):
 @pytest.mark.parametrize(
     ("options", "problem"),
     [
-        ({"context": "pages"}, "options.context: must be one of none, window, got 'pages'"),
+        ({"context": "pages"}, "options.context: must be one of none, window, document, got 'pages'"),
         ({"context": "window", "context_size": 0}, "options.context_size: must be between 1 and 10"),
         ({"context_size": 11}, "options.context_size: must be between 1 and 10"),
     ],

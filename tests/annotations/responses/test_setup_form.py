@@ -81,3 +81,17 @@ def test_the_set_up_page_chooses_the_document_context(client, researcher, projec
     assert Campaign.objects.get(name="plain").options["context"] == "none"
     refused = client.post(url, _data(dataset, name="bad", context="pages")).content.decode()
     assert "pages" in refused and not Campaign.objects.filter(name="bad").exists()
+
+
+def test_the_set_up_page_chooses_document_mode(client, researcher, project, dataset):
+    """Issue 41: context=document and its doc_max_segments on the set-up page, shown on the campaign page."""
+    url = reverse("campaign-new", args=[project.pk])
+    client.force_login(researcher)
+    page = client.get(url).content.decode()
+    assert '<option value="document">' in page and 'name="doc_max_segments"' in page
+    client.post(url, _data(dataset, name="whole", context="document", doc_max_segments=4))
+    campaign = Campaign.objects.get(name="whole")
+    assert (campaign.options["context"], campaign.options["doc_max_segments"]) == ("document", 4)
+    detail = client.get(reverse("campaign-detail", args=[campaign.pk])).content.decode()
+    assert "document: every segment of a document judged on one screen" in detail
+    assert "more than 4 segments split into consecutive parts" in detail
