@@ -102,3 +102,23 @@ def figure_compute(*, campaign_id: int, name: str, params: dict) -> bool:
     finally:
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_unlock(%s)", [key])
+
+
+# Figures a refresh computes again at most (the most recently asked for first).
+REFRESH_MAX = 20
+
+
+def figures_refresh(*, campaign_id: int) -> int:
+    """After submits (`services.figures.figures_changed`): compute again the figures of the campaign
+    that pages asked for and that no longer reflect its state; how many were computed."""
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    if campaign is None:
+        return 0
+    current = figures_cache.stamp(campaign)
+    old = (
+        FigureSnapshot.objects.filter(campaign_id=campaign_id, value__isnull=False)
+        .exclude(stamp=current)
+        .order_by("-wanted_at")
+        .values_list("name", "params")[:REFRESH_MAX]
+    )
+    return sum(1 for name, params in list(old) if figure_compute(campaign_id=campaign_id, name=name, params=params))

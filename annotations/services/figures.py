@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import pickle
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
@@ -22,8 +23,9 @@ from annotations.selectors.figures_cache import params_key
 from workbench.celery import app as celery_app
 
 logger = logging.getLogger(__name__)
-# Sent by name (`annotations.tasks` registers it): services never import the tasks.
+# Sent by name (`annotations.tasks` registers them): services never import the tasks.
 FIGURES_TASK = "annotations.figures_compute"
+REFRESH_TASK = "annotations.figures_refresh"
 # How long one request for a figure of one state stands: pages asking again meanwhile send nothing.
 # A lost message (a broker restarted) is asked for again after this.
 REQUEST_DEBOUNCE_S = 600
@@ -43,6 +45,21 @@ def figure_refresh_request(*, campaign: Campaign, name: str, params: dict, stamp
         logger.warning("campaign %s: figure %s could not be queued: %s: %s", campaign.pk, name, type(exc).__name__, exc)
         return False
     return True
+
+
+def figures_changed(*, campaign_id: int) -> None:
+    """A submit changed the campaign (called once it committed): at most one refresh per campaign every
+    WORKBENCH_FIGURES_DEBOUNCE_S seconds, sent to run that much later, so a burst of submits makes one
+    computation of the figures pages have asked for (`annotations.analysis.figure_jobs.figures_refresh`).
+    One cache operation per submit; nothing in the database."""
+    debounce = settings.WORKBENCH_FIGURES_DEBOUNCE_S
+    if debounce <= 0 or not cache.add(f"figures-changed:{campaign_id}", 1, debounce):
+        return
+    try:
+        celery_app.send_task(REFRESH_TASK, args=[campaign_id], countdown=debounce)
+    except Exception as exc:  # noqa: BLE001 - the next page asks again; never fail a submit for it
+        cache.delete(f"figures-changed:{campaign_id}")
+        logger.warning("campaign %s: figures refresh could not be queued: %s: %s", campaign_id, type(exc).__name__, exc)
 
 
 def figure_resend(*, campaign_id: int, name: str, params: dict, countdown: float) -> None:

@@ -235,6 +235,9 @@ WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS = env.int("WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNI
 # (annotations.selectors.figures_cache, annotations.analysis.figure_jobs), showing the last one with
 # its age while a new one is computed; smaller campaigns compute them in the request.
 WORKBENCH_FIGURES_INLINE_MAX = env.int("WORKBENCH_FIGURES_INLINE_MAX", default=2000)
+# After a submit, the figures pages asked for are computed again this many seconds later, once per
+# campaign however many submits came meanwhile (0: only when a page finds them old).
+WORKBENCH_FIGURES_DEBOUNCE_S = env.int("WORKBENCH_FIGURES_DEBOUNCE_S", default=5)
 # Systems: an import that would leave a dataset with more than WORKBENCH_DATASET_MAX_SYSTEMS is
 # refused (`line N:` of the first system over the cap), and a campaign of more than
 # WORKBENCH_CAMPAIGN_MAX_SYSTEMS (ticked, or all of its dataset when none is) is refused at creation:
