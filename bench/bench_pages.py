@@ -119,8 +119,8 @@ def build(items: int) -> None:
         systems = list(System.objects.filter(dataset=dataset).order_by("name").values_list("id", flat=True))
         rows_insert(
             Item,
-            ["dataset_id", "external_id", "position", "source", "data", "meta"],
-            ((dataset.pk, f"item-{i}", i, sentence(), [], {}) for i in range(items)),
+            ["dataset_id", "external_id", "position", "source", "data", "meta", "doc"],
+            ((dataset.pk, f"item-{i}", i, sentence(), [], {}, "") for i in range(items)),
         )
         item_ids = list(Item.objects.filter(dataset=dataset).order_by("position").values_list("id", flat=True))
         rows_insert(Reference, ["item_id", "position", "text"], ((item, 0, sentence()) for item in item_ids))

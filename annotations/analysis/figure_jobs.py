@@ -21,6 +21,7 @@ from annotations.models import Campaign
 from annotations.models.figures import FigureSnapshot
 from annotations.quality import selectors as quality
 from annotations.selectors import figures_cache
+from annotations.selectors.figures_cache import FigureFailed
 from annotations.services.figures import (
     figure_refresh_request,
     figure_resend,
@@ -92,10 +93,17 @@ def figure_compute(*, campaign_id: int, name: str, params: dict) -> bool:
         figure_state_running(campaign_id=campaign_id, name=name)
         try:
             value = FIGURES[name](campaign, params)
-        except Exception as exc:  # noqa: BLE001 - logged; the page keeps its old figure and says so
+        except Exception as exc:  # noqa: BLE001 - kept as the figure: the page handles it as it would in the request
             logger.exception("campaign %s: figure %s failed", campaign_id, name)
+            try:
+                figure_snapshot_store(
+                    campaign_id=campaign_id, name=name, params=params, stamp=current, value=FigureFailed(exc)
+                )
+            except Exception:  # noqa: BLE001 - an exception that does not pickle: say so on the state
+                figure_state_idle(campaign_id=campaign_id, error=f"{name}: {type(exc).__name__}")
+                return False
             figure_state_idle(campaign_id=campaign_id, error=f"{name}: {type(exc).__name__}")
-            return False
+            return True
         figure_snapshot_store(campaign_id=campaign_id, name=name, params=params, stamp=current, value=value)
         figure_state_idle(campaign_id=campaign_id)
         return True

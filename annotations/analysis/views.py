@@ -434,6 +434,8 @@ def meta(request: HttpRequest, pk: int) -> HttpResponse:
         )
     except report.AnalysisError as exc:
         judges, judges_error = [], str(exc)
+    except figures_cache.FigurePending:
+        raise  # a worker computes it: the waiting page (views.figures.figures_on_workers)
     except Exception:  # noqa: BLE001 - logged with its traceback; the page says the section failed
         logger.exception("judge panel of campaign %s", campaign.pk)
         judges, judges_error = [], "the LLM judge section could not be computed (the error is in the server's log)"
@@ -442,6 +444,8 @@ def meta(request: HttpRequest, pk: int) -> HttpResponse:
         tasks, tasks_error = pages.meta_tasks(campaign, annotators=f["annotators"]), None
     except report.AnalysisError as exc:
         tasks, tasks_error = None, str(exc)
+    except figures_cache.FigurePending:
+        raise  # a worker computes it: the waiting page (views.figures.figures_on_workers)
     except Exception:  # noqa: BLE001 - logged with its traceback; the page says the section failed
         logger.exception("meta-evaluation tasks of campaign %s", campaign.pk)
         tasks, tasks_error = None, "the span, error-free and acc23 tables could not be computed (see the server's log)"

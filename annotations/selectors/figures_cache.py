@@ -88,6 +88,21 @@ class FigurePending(Exception):
         self.name = name
 
 
+class FigureFailed:
+    """A figure whose computation raised (kept as the figure): read from its snapshot, it raises the
+    same exception, so the page says what it says when the figure fails in the request."""
+
+    def __init__(self, exc: Exception):
+        self.exc = exc
+
+
+def _loaded(blob):
+    value = pickle.loads(blob)
+    if isinstance(value, FigureFailed):
+        raise value.exc
+    return value
+
+
 @dataclass
 class PageFigures:
     """What one page request was answered from: `refresh(campaign=, name=, params=, stamp=)` asks a
@@ -148,11 +163,11 @@ def _from_snapshot(page: PageFigures, campaign: Campaign, name: str, params: dic
         .first()
     )
     if row is not None and row[1] is not None and row[0] == current:
-        return pickle.loads(row[1])
+        return _loaded(row[1])
     page.refresh(campaign=campaign, name=name, params=params, stamp=current)
     if row is not None and row[1] is not None:
         page.stale.append({"name": name, "key": key, "computed_at": row[2]})
-        return pickle.loads(row[1])
+        return _loaded(row[1])
     page.pending.append({"name": name, "key": key, "computed_at": None})
     raise FigurePending(name)
 
