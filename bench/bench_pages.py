@@ -19,7 +19,11 @@ starts a Celery worker on the bench database and times, after a change of one ju
 submit's hook, `figures_changed`), how long until the dashboard's figure reflects it, without any
 page being opened (the debounce, WORKBENCH_FIGURES_DEBOUNCE_S, included).
 
-    .venv/bin/python bench/bench_pages.py [--items 100000] [--repeat 10] [--cold 3] [--freshness] [--rebuild] [--only NAME]
+    WORKBENCH_FIGURES_INLINE_MAX=2000 .venv/bin/python bench/bench_pages.py [--items 100000] [--repeat 10] \
+        [--cold 3] [--freshness] [--rebuild] [--only NAME]
+
+(the test settings it runs under compute figures in the request unless WORKBENCH_FIGURES_INLINE_MAX
+says otherwise: 2,000 is production's default).
 """
 
 from __future__ import annotations
