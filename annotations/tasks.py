@@ -6,7 +6,9 @@ beside them), so the tasks import them and never the other way round.
 
 from celery import shared_task
 
+from annotations.analysis.figure_jobs import figure_compute, figures_refresh
 from annotations.export.jobs import EXPORT_TASK, export_job_run
+from annotations.services.figures import FIGURES_TASK, REFRESH_TASK
 from annotations.services.import_jobs import IMPORT_TASK, import_job_run
 from annotations.services.units import PLAN_TASK, campaign_units_plan_worker
 
@@ -29,3 +31,16 @@ def campaign_plan_task(campaign_id: int) -> None:
     """Plan a big campaign's units on a worker (annotations.services.units): a duplicate does
     nothing once it is planned; a redelivery after a worker died plans again from nothing."""
     campaign_units_plan_worker(campaign_id=campaign_id)
+
+
+@shared_task(name=FIGURES_TASK, acks_late=True, ignore_result=True)
+def figures_compute_task(campaign_id: int, name: str, params: dict) -> None:
+    """Compute one figure of a large campaign for its pages (annotations.analysis.figure_jobs): a
+    duplicate finds the figure current and does nothing."""
+    figure_compute(campaign_id=campaign_id, name=name, params=params)
+
+
+@shared_task(name=REFRESH_TASK, acks_late=True, ignore_result=True)
+def figures_refresh_task(campaign_id: int) -> None:
+    """After submits (debounced): compute again the figures pages of the campaign asked for."""
+    figures_refresh(campaign_id=campaign_id)

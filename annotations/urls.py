@@ -5,7 +5,7 @@ from django.urls import path
 from annotations import views
 from annotations.quality import views as quality
 from annotations.studies import views as studies
-from annotations.views import background, exports, login_links, revise, waves
+from annotations.views import background, exports, figures, login_links, revise, waves
 
 urlpatterns = [
     path("", views.project_list, name="project-list"),
@@ -17,6 +17,7 @@ urlpatterns = [
     path("projects/<int:pk>/campaigns/new/", views.campaign_new, name="campaign-new"),
     path("campaigns/<int:pk>/", views.campaign_detail, name="campaign-detail"),
     path("campaigns/<int:pk>/progress.json", views.campaign_progress_json, name="campaign-progress"),
+    path("campaigns/<int:pk>/figures/status.json", figures.figures_status, name="campaign-figures-status"),
     path("campaigns/<int:pk>/stop/", views.campaign_stop_view, name="campaign-stop"),
     path("campaigns/<int:pk>/judgements/", views.campaign_judgements, name="campaign-judgements"),
     path("campaigns/<int:pk>/judgements/import/", views.judgement_upload, name="campaign-judgements-import"),

@@ -52,6 +52,30 @@ def _filter_outputs(outputs: dict, systems: list[str] | None) -> dict:
     return {o: v for o, v in outputs.items() if not systems or v["system"] in systems}
 
 
+# ---- dashboard ---------------------------------------------------------------
+
+# The dashboard's agreement intervals: resamples of units and the seed, both shown on the page.
+DASHBOARD_REPS, DASHBOARD_SEED = 100, 0
+
+
+def dashboard_agreement(campaign: Campaign, *, criterion: str | None, annotators: str = INCLUDED) -> dict:
+    """The dashboard's agreement figures (`report.agreement_report` without per-annotator figures)."""
+    return cached(
+        campaign,
+        "agreement",
+        {"c": criterion, "a": annotators},
+        lambda: report.agreement_report(
+            campaign=campaign,
+            criterion=criterion,
+            annotators=annotators,
+            bootstrap=DASHBOARD_REPS,
+            seed=DASHBOARD_SEED,
+            per_annotator=False,
+            cohen=False,
+        ),
+    )
+
+
 # ---- scatter -----------------------------------------------------------------
 
 

@@ -21,6 +21,7 @@ from annotations.analysis import cluster_rules, mqm_errors, pages, report, sever
 from annotations.export.csvsafe import csv_response
 from annotations.selectors import figures_cache
 from annotations.selectors.judgements import ALL, INCLUDED
+from annotations.views.figures import figures_on_workers
 from annotations.models import Campaign
 
 logger = logging.getLogger(__name__)
@@ -92,28 +93,15 @@ def _base(request, campaign, f, active: str) -> dict:
     }
 
 
-# The dashboard's agreement intervals: resamples of units and the seed, both shown on the page.
-DASHBOARD_REPS, DASHBOARD_SEED = 100, 0
+DASHBOARD_REPS, DASHBOARD_SEED = pages.DASHBOARD_REPS, pages.DASHBOARD_SEED
 
 
 @login_required
+@figures_on_workers
 def dashboard(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = _campaign(request, pk)
     f = _filters(request, campaign)
-    figures = figures_cache.cached(
-        campaign,
-        "agreement",
-        {"c": f["criterion"], "a": f["annotators"]},
-        lambda: report.agreement_report(
-            campaign=campaign,
-            criterion=f["criterion"],
-            annotators=f["annotators"],
-            bootstrap=DASHBOARD_REPS,
-            seed=DASHBOARD_SEED,
-            per_annotator=False,
-            cohen=False,
-        ),
-    )
+    figures = pages.dashboard_agreement(campaign, criterion=f["criterion"], annotators=f["annotators"])
     rows = []
     for c, v in figures["criteria"].items():
         # cESA: the pairwise protocol's figure over the preferences its scores imply, on a row of its own.
@@ -185,6 +173,7 @@ def _need_run(f: dict, metrics: tuple[str, ...] | None = None) -> int | None:
 
 
 @login_required
+@figures_on_workers
 def scatter(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = _campaign(request, pk)
     f = _filters(request, campaign)
@@ -218,6 +207,7 @@ def scatter(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
+@figures_on_workers
 def rankings(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = _campaign(request, pk)
     f = _filters(request, campaign)
@@ -388,6 +378,7 @@ def _paired(row: dict) -> list:
 
 
 @login_required
+@figures_on_workers
 def meta(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = _campaign(request, pk)
     f = _filters(request, campaign)
@@ -443,6 +434,8 @@ def meta(request: HttpRequest, pk: int) -> HttpResponse:
         )
     except report.AnalysisError as exc:
         judges, judges_error = [], str(exc)
+    except figures_cache.FigurePending:
+        raise  # a worker computes it: the waiting page (views.figures.figures_on_workers)
     except Exception:  # noqa: BLE001 - logged with its traceback; the page says the section failed
         logger.exception("judge panel of campaign %s", campaign.pk)
         judges, judges_error = [], "the LLM judge section could not be computed (the error is in the server's log)"
@@ -451,6 +444,8 @@ def meta(request: HttpRequest, pk: int) -> HttpResponse:
         tasks, tasks_error = pages.meta_tasks(campaign, annotators=f["annotators"]), None
     except report.AnalysisError as exc:
         tasks, tasks_error = None, str(exc)
+    except figures_cache.FigurePending:
+        raise  # a worker computes it: the waiting page (views.figures.figures_on_workers)
     except Exception:  # noqa: BLE001 - logged with its traceback; the page says the section failed
         logger.exception("meta-evaluation tasks of campaign %s", campaign.pk)
         tasks, tasks_error = None, "the span, error-free and acc23 tables could not be computed (see the server's log)"

@@ -26,6 +26,7 @@ from annotations.quality import selectors, services
 from annotations.quality.forms import CodeForm, DecisionForm, GoldForm, SettingsForm
 from annotations.models.quality import CompletionCode
 from annotations.studies.session import join_binding
+from annotations.views.figures import figures_on_workers
 from workbench import strictjson
 from workbench.exceptions import DomainError
 
@@ -106,6 +107,7 @@ def _settings_initial(campaign) -> dict:
 
 
 @login_required
+@figures_on_workers
 def quality_page(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = campaign_for_staff(user=request.user, pk=pk)
     quality = selectors.campaign_quality(campaign=campaign)

@@ -4,13 +4,13 @@ import hashlib
 
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet, Sum
 from django.conf import settings
 
 from annotations import protocols
 from annotations.models import Annotator, Assignment, Campaign, ImportJob, UnitNote
 from annotations.selectors.roles import User, staff_project_list
-from annotations.models import Unit
+from annotations.models import Unit, UnitCount
 from annotations.models.exports import ExportJob
 from metrics.models import ChunkStatus, MetricRun, RunStatus, metric_queue
 
@@ -46,19 +46,48 @@ def campaign_dashboard(*, campaign: Campaign) -> dict:
     if value is None:
         value = _campaign_dashboard(campaign)
         cache.set(key, value, PROGRESS_TIMEOUT)
-    return value
+    # Units, their counts by judgements done and what agreement can use: read from the counters the
+    # submit keeps (one statement of at most slots x (k + 1) rows), so always up to date, never recounted.
+    return {**value, **unit_progress(campaign=campaign)}
+
+
+def unit_counts(*, campaign: Campaign) -> dict[int, int]:
+    """{judgements done: regular units}, from the counters the database keeps (`UnitCount`)."""
+    counts: dict[int, int] = {}
+    for done, n in (
+        UnitCount.objects.filter(campaign=campaign).order_by().values_list("n_done").annotate(n=Sum("units"))
+    ):
+        if n:
+            counts[done] = counts.get(done, 0) + n
+    return counts
+
+
+def unit_progress(*, campaign: Campaign) -> dict:
+    """The campaign's progress from its counters: units, units complete (k judgements: what agreement
+    is computed on), units by judgements done (0 .. k), judgements done of planned."""
+    k = campaign.redundancy
+    counts = unit_counts(campaign=campaign)
+    n_units = sum(counts.values())
+    complete = sum(n for done, n in counts.items() if done >= k)
+    by_done = [0] * (k + 1)
+    for done, n in counts.items():
+        by_done[min(done, k)] += n
+    most = max(by_done) if n_units else 0
+    done_judgements = sum(min(done, k) * n for done, n in counts.items())
+    return {
+        "units": n_units,
+        "complete": complete,
+        "by_judgements": [
+            {"judgements": j, "units": n, "bar": round(100 * n / most) if most else 0} for j, n in enumerate(by_done)
+        ],
+        "agreement_units": complete,
+        "percent": round(100 * complete / n_units) if n_units else 0,
+        "unit_judgements": {"done": done_judgements, "planned": n_units * k},
+    }
 
 
 def _campaign_dashboard(campaign: Campaign) -> dict:
-
     # Regular units only: control units (annotations.quality) have their own page.
-    regular = Unit.objects.filter(campaign=campaign, kind=Unit.Kind.REGULAR)
-    n_units = complete = 0
-    done_counts = []
-    for done, k, n in regular.order_by().values_list("n_done", "redundancy").annotate(n=Count("id")):
-        n_units += n
-        complete += n if done >= k else 0
-        done_counts.append((done, n))
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT s.value::bigint, count(*), count(*) FILTER (WHERE u.n_done >= u.redundancy), sum(u.n_done) "
@@ -112,26 +141,13 @@ def _campaign_dashboard(campaign: Campaign) -> dict:
         .values_list("status")
         .annotate(n=Count("id"))
     )
-    # Units by judgements done (0 .. k): how far overlap has come; agreement needs units with k.
-    k = campaign.redundancy
-    by_done = [0] * (k + 1)
-    for done, n in done_counts:
-        by_done[min(done, k)] += n
-    most = max(by_done) if n_units else 0
     return {
-        "units": n_units,
-        "complete": complete,
-        "by_judgements": [
-            {"judgements": j, "units": n, "bar": round(100 * n / most) if most else 0} for j, n in enumerate(by_done)
-        ],
-        "agreement_units": complete,
         "allocation": allocation_summary(campaign=campaign, names=names),
         "stopped": (
             {"at": campaign.stopped_at.isoformat(), "by": campaign.stopped_by, "reason": campaign.stop_reason}
             if campaign.stopped_at
             else None
         ),
-        "percent": round(100 * complete / n_units) if n_units else 0,
         "judgements": {status: by_status.get(status, 0) for status in ("complete", "partial", "abandoned")},
         "annotators": annotators,
         "systems": systems,

@@ -28,6 +28,7 @@ from annotations import protocols, rows
 from annotations.models import Annotator, Assignment, Campaign, Enrolment, JudgementBase, Unit
 from annotations.selectors.controls import completion_codes_on_sql, controls_possible_sql
 from annotations.timing import controls_in_play
+from annotations.services.figures import figures_changed
 from annotations.services.assignments import (
     JUDGEMENT_MODELS,
     MAX_TIME_MS,
@@ -405,6 +406,8 @@ def _finish_parts(
     update_params = [Assignment.Status.DONE, now, now, server_ms, server_ms, client_ms, assignment.pk]
 
     def done(n_judged) -> None:
+        # The figures pages show are computed again on a worker once this commits (debounced).
+        transaction.on_commit(functools.partial(figures_changed, campaign_id=assignment.campaign_id))
         if n_judged:
             allocation_check_if_due(campaign=assignment.campaign, n_judged=n_judged)
         assignment.status, assignment.completed_at, assignment.updated_at = Assignment.Status.DONE, now, now

@@ -18,7 +18,6 @@ import functools
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.db.models import Count, F, Q
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import floatformat
@@ -27,10 +26,11 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotations import protocols, rows, selectors
 from annotations.access import annotate_campaign_for, annotator_required, request_annotator
-from annotations.models import Annotator, Assignment, Campaign, Dataset, JudgementBase, Membership, Project, Unit
+from annotations.models import Annotator, Assignment, Campaign, Dataset, JudgementBase, Membership, Project
 from annotations.quality.services import completion_code_at_batch_end
 from annotations.selectors.controls import completion_codes_on_sql
 from annotations.selectors.batches import annotator_batch
+from annotations.selectors.dashboards import unit_progress
 from annotations.services.assignment_work import assignment_draft_save, assignment_release
 from annotations.services.assignments import assignment_next
 from annotations.services.handles import handles_for, payload_for_annotator, unit_submission_translate
@@ -47,11 +47,9 @@ BODY_MAX_BYTES = 2_000_000
 
 def campaign_progress(*, campaign: Campaign) -> dict:
     """Units complete (k judgements) and in total, for progress bars."""
-    totals = Unit.objects.filter(campaign=campaign, kind=Unit.Kind.REGULAR).aggregate(
-        units=Count("id"), complete=Count("id", filter=Q(n_done=F("redundancy")))
-    )
-    units, complete = totals["units"] or 0, totals["complete"] or 0
-    return {"units": units, "complete": complete, "percent": round(100 * complete / units) if units else 0}
+    # From the counters the submit keeps (selectors.dashboards.unit_progress), not a count of the units.
+    progress = unit_progress(campaign=campaign)
+    return {key: progress[key] for key in ("units", "complete", "percent")}
 
 
 # A URL of a view taking one id, for an id: reversed once per name (and script prefix) with a marker

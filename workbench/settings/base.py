@@ -109,6 +109,8 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # Issue 45: the age of figures a worker computed, and the progress of new ones.
+                "annotations.views.figures.figures_context",
             ],
         },
     },
@@ -231,6 +233,14 @@ WORKBENCH_IMPORT_ASYNC_BYTES = env.int("WORKBENCH_IMPORT_ASYNC_BYTES", default=2
 # planned by a Celery worker (its page shows the progress) instead of in the web request.
 WORKBENCH_CAMPAIGN_MAX_UNITS = env.int("WORKBENCH_CAMPAIGN_MAX_UNITS", default=1_000_000)
 WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS = env.int("WORKBENCH_CAMPAIGN_PLAN_ASYNC_UNITS", default=20_000)
+# Figures (issue 45): the analysis, quality and meta-evaluation pages of a campaign with more judged
+# units (unit x annotator) than this read their figures from what a Celery worker computed
+# (annotations.selectors.figures_cache, annotations.analysis.figure_jobs), showing the last one with
+# its age while a new one is computed; smaller campaigns compute them in the request.
+WORKBENCH_FIGURES_INLINE_MAX = env.int("WORKBENCH_FIGURES_INLINE_MAX", default=2000)
+# After a submit, the figures pages asked for are computed again this many seconds later, once per
+# campaign however many submits came meanwhile (0: only when a page finds them old).
+WORKBENCH_FIGURES_DEBOUNCE_S = env.int("WORKBENCH_FIGURES_DEBOUNCE_S", default=5)
 # Systems: an import that would leave a dataset with more than WORKBENCH_DATASET_MAX_SYSTEMS is
 # refused (`line N:` of the first system over the cap), and a campaign of more than
 # WORKBENCH_CAMPAIGN_MAX_SYSTEMS (ticked, or all of its dataset when none is) is refused at creation:

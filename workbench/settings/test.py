@@ -30,3 +30,6 @@ STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.s
 MEDIA_ROOT = VAR_DIR / "test-media"  # noqa: F405
 # Off, except in the tests that time unit answers (they set it): the rest would only wait.
 WORKBENCH_UNIT_RESPONSE_FLOOR_MS = 0
+# Figures on workers (issue 45): the tests compute figures in the request, as they always did, unless
+# they set a threshold (tests/annotations/analysis/test_figures_on_workers.py); production's is 2,000.
+WORKBENCH_FIGURES_INLINE_MAX = env.int("WORKBENCH_FIGURES_INLINE_MAX", default=1_000_000)  # noqa: F405

@@ -88,6 +88,7 @@ def _page_urls(campaign, job) -> list[str]:
     names = [
         "campaign-detail",
         "campaign-progress",
+        "campaign-figures-status",
         "campaign-judgements",
         "campaign-quality",
         "campaign-completion-codes-csv",
