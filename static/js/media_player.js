@@ -35,6 +35,7 @@
         // A forward step no longer than a tick can take at the fastest speed: played, not skipped.
         if (step > 0 && step < 2) self.listened += step;
       }
+      root.setAttribute("data-listened-ms", String(Math.round(self.listened * 1000)));
       last = audio.paused ? null : audio.currentTime;
       show();
     }
