@@ -7,7 +7,11 @@ import re
 import pytest
 from django.urls import reverse
 
-from annotations.models import Assignment
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from annotations.models import Assignment, Campaign, Item, PairwiseJudgement
+from annotations.services.campaigns import campaign_create
+from tests.annotations.media.conftest import MP4, PNG, wav_bytes, zip_bytes
 
 pytestmark = pytest.mark.django_db
 
@@ -66,3 +70,64 @@ def test_a_unit_without_media_loads_no_player(client, media_world, media_root):
     client.force_login(media_world["users"]["anna"])
     html = client.get(reverse("annotate-unit", args=[anna.campaign_id])).content.decode()
     assert "media_player.js" not in html and "<audio" not in html
+
+
+def test_images_and_video_are_shown_with_their_alt_text(client, media_world, media_root):
+    anna = media_world["assignments"]["anna"]
+    (media_root / "pic.png").write_bytes(PNG)
+    (media_root / "clip.mp4").write_bytes(MP4)
+    anna.item.media = {
+        "source": {"type": "image", "path": "pic.png", "mime": "image/png", "alt": "A <b>red</b> bus"},
+        "reference": {"type": "video", "path": "clip.mp4", "mime": "video/mp4"},
+    }
+    anna.item.save()
+    Campaign.objects.filter(pk=anna.campaign_id).update(show_reference=True)
+    client.force_login(media_world["users"]["anna"])
+    html = client.get(reverse("annotate-unit", args=[anna.campaign_id])).content.decode()
+    image_url = reverse("annotate-media", args=[anna.pk, "source"])
+    video_url = reverse("annotate-media", args=[anna.pk, "reference"])
+    assert f'<img src="{image_url}" alt="A &lt;b&gt;red&lt;/b&gt; bus"' in html  # escaped
+    assert f'<video src="{video_url}" controls' in html and 'aria-label="Reference video"' in html
+    assert "media_player.js" in html  # loaded with any media; it finds no audio and stays idle
+    response = client.get(video_url)
+    assert response.status_code == 200 and response["Content-Type"] == "video/mp4"
+    assert client.get(image_url)["Content-Type"] == "image/png"
+
+
+def test_side_by_side_transcripts_with_the_audio(client, media_world):
+    """HATS-style: two transcripts of the audio side by side (pairwise), the audio above them."""
+    campaign = campaign_create(
+        dataset=media_world["assignments"]["anna"].campaign.dataset,
+        name="hats",
+        protocol="pairwise",
+        criteria=["accuracy"],
+        redundancy=1,
+    )
+    client.force_login(media_world["users"]["anna"])
+    client.post(reverse("annotate-campaign", args=[campaign.pk]))
+    html = client.get(reverse("annotate-unit", args=[campaign.pk])).content.decode()
+    assignment = Assignment.objects.get(campaign=campaign)
+    assert f'<audio src="{reverse("annotate-media", args=[assignment.pk, "source"])}"' in html
+    config = _config(html)
+    answer = {"criterion": "accuracy", "winner": "a"}
+    response = client.post(
+        config["submit_url"],
+        json.dumps({"judgements": [answer], "shown_order": config["shown_order"], "listened_ms": 1200}),
+        content_type="application/json",
+    )
+    assert response.status_code == 201, response.content
+    assignment.refresh_from_db()
+    assert assignment.listened_ms == 1200
+    assert PairwiseJudgement.objects.filter(campaign=campaign).count() == 1
+
+
+def test_a_zip_uploaded_on_the_dataset_page(client, media_world):
+    lines = json.dumps({"item": "z1", "outputs": {"s": "t"}, "media": {"source": {"type": "audio", "path": "a.wav"}}})
+    upload = SimpleUploadedFile("speech.zip", zip_bytes({"d.jsonl": lines.encode(), "a.wav": wav_bytes()}))
+    client.force_login(media_world["owner"])
+    project = media_world["assignments"]["anna"].campaign.dataset.project
+    response = client.post(
+        reverse("dataset-upload"), {"file": upload, "dataset_name": "zipped", "project": project.pk, "format": "auto"}
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert Item.objects.get(dataset__name="zipped").media["source"]["path"].endswith("/a.wav")
