@@ -13,6 +13,7 @@ urlpatterns = [
     path("datasets/upload/", views.dataset_upload, name="dataset-upload"),
     path("datasets/<int:pk>/", views.dataset_detail, name="dataset-detail"),
     path("items/<int:pk>/", views.item_detail, name="item-detail"),
+    path("items/<int:pk>/media/<str:role>/", media.item_media, name="item-media"),
     path("projects/<int:pk>/members/", views.project_members, name="project-members"),
     path("projects/<int:pk>/campaigns/new/", views.campaign_new, name="campaign-new"),
     path("campaigns/<int:pk>/", views.campaign_detail, name="campaign-detail"),

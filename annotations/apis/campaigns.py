@@ -319,6 +319,11 @@ class AssignmentItemSerializer(serializers.Serializer):
     data = serializers.JSONField()
     references = ReferenceOutputSerializer(many=True, help_text="Empty unless the campaign shows references.")
     outputs = BlindOutputSerializer(many=True, help_text="The unit's outputs, in the order to show them.")
+    media = serializers.JSONField(
+        required=False,
+        help_text="The item's media the campaign shows, by role (source, reference): type, mime, alt; the "
+        "file is GET /annotate/assignments/{id}/media/{role}/ (range requests answered). Empty: none.",
+    )
 
     class Meta:
         ref_name = "AssignmentItem"

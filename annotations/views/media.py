@@ -11,10 +11,13 @@ from __future__ import annotations
 import os
 import re
 
+from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
 from annotations.selectors.media import media_assignment, may_see_unit
+from annotations import selectors
 from annotations.access import request_annotator
 from annotations.services.imports.media import MEDIA_ROLES, media_path
 from annotations.studies.session import join_binding
@@ -79,7 +82,21 @@ def annotate_media(request: HttpRequest, pk: int, role: str) -> HttpResponse:
     if join_annotator is not None:
         # Only the session's own campaign, and while its link is not revoked (404 otherwise).
         request_annotator(request, assignment.campaign)
-    entry = (assignment.item.media or {}).get(role)
+    return media_response(request, (assignment.item.media or {}).get(role))
+
+
+@login_required
+@require_GET
+def item_media(request: HttpRequest, pk: int, role: str) -> HttpResponse:
+    """An item's media on the item page: for those who may see that page (the same scope)."""
+    if role not in MEDIA_ROLES:
+        raise Http404()
+    item = get_object_or_404(selectors.item_list(user=request.user), pk=pk)
+    return media_response(request, (item.media or {}).get(role))
+
+
+def media_response(request: HttpRequest, entry: dict | None) -> HttpResponse:
+    """The file of a stored media entry, whole or the one range asked for; 404 when it is gone."""
     path = media_path(entry) if entry else None
     if path is None:
         raise Http404()

@@ -89,3 +89,15 @@ def test_a_join_participant_gets_their_own_units_media_only(client, media_world)
     assert client.get(url(media_world["assignments"]["anna"])).status_code == 404
     join_link_revoke(link=link)
     assert client.get(url(own)).status_code == 404
+
+
+def test_the_item_page_shows_and_serves_the_media_to_staff(client, media_world):
+    item = media_world["assignments"]["anna"].item
+    client.force_login(media_world["owner"])
+    html = client.get(reverse("item-detail", args=[item.pk])).content.decode()
+    media_url = reverse("item-media", args=[item.pk, "source"])
+    assert f'<audio src="{media_url}" controls' in html and "talk.wav" in html
+    response = client.get(media_url, HTTP_RANGE="bytes=4-11")
+    assert response.status_code == 206 and body(response) == media_world["wav"][4:12]
+    client.force_login(media_world["outsider"])
+    assert client.get(media_url).status_code == 404
