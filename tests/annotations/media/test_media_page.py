@@ -8,6 +8,7 @@ import pytest
 from django.urls import reverse
 
 from django.core.files.uploadedfile import SimpleUploadedFile
+from rest_framework.test import APIClient
 
 from annotations.models import Assignment, Campaign, Item, PairwiseJudgement
 from annotations.services.campaigns import campaign_create
@@ -131,3 +132,22 @@ def test_a_zip_uploaded_on_the_dataset_page(client, media_world):
     )
     assert response.status_code == 302, response.content.decode()[:2000]
     assert Item.objects.get(dataset__name="zipped").media["source"]["path"].endswith("/a.wav")
+
+
+def test_the_api_submit_takes_the_listening_time(media_world):
+    anna = media_world["assignments"]["anna"]
+    api = APIClient()
+    api.force_authenticate(media_world["users"]["anna"])
+    body = api.post(f"/api/campaigns/{anna.campaign_id}/next-assignment/").json()
+    assert body["item"]["media"] == {"source": {"type": "audio", "mime": "audio/wav", "alt": ""}}
+    answer = {"criterion": "quality", "output": body["item"]["outputs"][0]["id"], "score": 40, "spans": []}
+    bad = api.post(f"/api/assignments/{anna.pk}/submit/", {"judgements": [answer], "listened_ms": -5}, format="json")
+    assert bad.status_code == 400
+    sent = api.post(
+        f"/api/assignments/{anna.pk}/submit/",
+        {"judgements": [answer], "shown_order": body["shown_order"], "listened_ms": 700},
+        format="json",
+    )
+    assert sent.status_code == 201, sent.content
+    anna.refresh_from_db()
+    assert anna.listened_ms == 700
