@@ -8,7 +8,7 @@ DEV_STAMP := .venv/.installed-dev-$(shell cat requirements.txt requirements-dev.
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-fast lint lint-imports venv venv-dev services browser haproxy multihost multihost-down axe node js-test localdb stop migrate demo worker bench clean static docs docs-site
+.PHONY: run test test-fast lint lint-imports venv venv-dev services browser haproxy multihost multihost-down speech axe node js-test localdb stop migrate demo worker bench clean static docs docs-site
 
 venv: $(APP_STAMP)
 $(APP_STAMP): requirements.txt
@@ -53,6 +53,10 @@ multihost: venv haproxy
 
 multihost-down:
 	$(PY) -m deploy.multihost.cluster down
+
+# Debian's espeak-ng: the ASR browser test (tests/browser/test_asr_audio.py) speaks its audio with it.
+speech:
+	@command -v espeak-ng >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng >/dev/null)
 
 # Debian's Node.js for the JS checks (syntax and the span marker's unit tests; no npm packages).
 node:
@@ -112,7 +116,7 @@ run: demo docs-site
 
 # The whole suite (what CI runs, through .ci/run), after the lint, the JS checks and the docs build.
 # Prints the 25 slowest tests (pytest.ini).
-test: lint venv-dev .env services browser haproxy axe js-test docs-site
+test: lint venv-dev .env services browser haproxy speech axe js-test docs-site
 	DJANGO_SETTINGS_MODULE=workbench.settings.test $(PY) -m pytest $(PYTEST_ARGS)
 
 # The edit-test loop: no browser, no Celery worker, nothing marked slow (docs/how-to/testing.md).

@@ -18,8 +18,9 @@ class DatasetUploadForm(forms.Form):
     ]
 
     file = forms.FileField(
-        help_text="JSONL, CSV or TSV: items, references and the outputs of each system.",
-        widget=forms.ClearableFileInput(attrs={"accept": ".jsonl,.json,.csv,.tsv,.txt"}),
+        help_text="JSONL, CSV or TSV: items, references and the outputs of each system; or a zip of that file "
+        "with the items' audio, image and video files.",
+        widget=forms.ClearableFileInput(attrs={"accept": ".jsonl,.json,.csv,.tsv,.txt,.zip"}),
     )
     dataset_name = forms.CharField(
         max_length=200,

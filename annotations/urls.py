@@ -5,7 +5,7 @@ from django.urls import path
 from annotations import views
 from annotations.quality import views as quality
 from annotations.studies import views as studies
-from annotations.views import background, exports, figures, login_links, revise, waves
+from annotations.views import background, exports, figures, login_links, media, revise, waves
 
 urlpatterns = [
     path("", views.project_list, name="project-list"),
@@ -13,6 +13,7 @@ urlpatterns = [
     path("datasets/upload/", views.dataset_upload, name="dataset-upload"),
     path("datasets/<int:pk>/", views.dataset_detail, name="dataset-detail"),
     path("items/<int:pk>/", views.item_detail, name="item-detail"),
+    path("items/<int:pk>/media/<str:role>/", media.item_media, name="item-media"),
     path("projects/<int:pk>/members/", views.project_members, name="project-members"),
     path("projects/<int:pk>/campaigns/new/", views.campaign_new, name="campaign-new"),
     path("campaigns/<int:pk>/", views.campaign_detail, name="campaign-detail"),
@@ -28,6 +29,7 @@ urlpatterns = [
     path("annotate/assignments/<int:pk>/submit/", views.annotate_submit, name="annotate-submit"),
     path("annotate/assignments/<int:pk>/draft/", views.annotate_draft, name="annotate-draft"),
     path("annotate/assignments/<int:pk>/release/", views.annotate_release, name="annotate-release"),
+    path("annotate/assignments/<int:pk>/media/<str:role>/", media.annotate_media, name="annotate-media"),
     # Reopening a finished unit of the batch in progress (annotations.services.revisions).
     path("annotate/assignments/<int:pk>/revise/", revise.annotate_revise, name="annotate-revise"),
     path("annotate/assignments/<int:pk>/revise/submit/", revise.annotate_revise_submit, name="annotate-revise-submit"),

@@ -54,7 +54,7 @@ from annotations.services.handles import (
     unit_submission_translate,
 )
 from annotations.services.projects import annotator_get_or_create
-from annotations.services.submissions import unit_submit_own
+from annotations.services.submissions import LISTENED_MAX_MS, unit_submit_own
 from annotations.services.handout_clock import clock_after_response
 from annotations.timing import unit_response_floor
 from annotations.access import campaign_for_staff
@@ -319,6 +319,11 @@ class AssignmentItemSerializer(serializers.Serializer):
     data = serializers.JSONField()
     references = ReferenceOutputSerializer(many=True, help_text="Empty unless the campaign shows references.")
     outputs = BlindOutputSerializer(many=True, help_text="The unit's outputs, in the order to show them.")
+    media = serializers.JSONField(
+        required=False,
+        help_text="The item's media the campaign shows, by role (source, reference): type, mime, alt; the "
+        "file is GET /annotate/assignments/{id}/media/{role}/ (range requests answered). Empty: none.",
+    )
 
     class Meta:
         ref_name = "AssignmentItem"
@@ -542,6 +547,11 @@ def _submit_body_plain(data) -> dict | None:
         if spent is not None and not (type(spent) is int and 0 <= spent <= 2**31 - 1):
             return None
         body["time_spent_ms"] = spent
+    if "listened_ms" in data:
+        listened = data["listened_ms"]
+        if listened is not None and not (type(listened) is int and 0 <= listened <= LISTENED_MAX_MS):
+            return None
+        body["listened_ms"] = listened
     if "next" in data:
         if type(data["next"]) is not bool:
             return None
@@ -574,6 +584,14 @@ class UnitSubmitApi(JsonOnlyMixin, ApiAuthMixin, APIView):
         shown_order = output_ref_list(required=False, allow_null=True, max_length=100)
         time_spent_ms = serializers.IntegerField(
             required=False, allow_null=True, min_value=0, max_value=2**31 - 1, help_text=TIME_SPENT_HELP
+        )
+        listened_ms = serializers.IntegerField(
+            required=False,
+            allow_null=True,
+            min_value=0,
+            max_value=LISTENED_MAX_MS,
+            help_text="Milliseconds of the unit's audio the annotator played (media items); kept with the unit "
+            "when no more than the time on it allows at 1.5x speed.",
         )
         next = serializers.BooleanField(
             required=False,
@@ -638,6 +656,7 @@ def unit_submit_answer(*, user, assignment_id: int, body: dict) -> tuple[dict, i
         assignment_id=assignment_id,
         answer=answer,
         time_spent_ms=body.get("time_spent_ms"),
+        listened_ms=body.get("listened_ms"),
         origin=JudgementBase.Origin.API,
         and_next=body["next"],
     )

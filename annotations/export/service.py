@@ -38,6 +38,7 @@ from annotations.export.pseudonyms import Pseudonyms
 from annotations.export.tables import CsvTable, JsonlTable
 from annotations.models import (
     Annotator,
+    Assignment,
     BackgroundAnswer,
     Campaign,
     UnitNote,
@@ -248,10 +249,14 @@ def export_dataset(
     )
     # Documents (issue 41): dataset.csv has doc and doc_pos columns only when some item is in one.
     with_docs = Item.objects.filter(dataset=campaign.dataset).exclude(doc="").exists()
+    # Media (issue 41): the dataset table says each item's files (role, type, path under the media
+    # root, alt text; never the bytes) and judgements their unit's listening time, only when some item has media.
+    with_media = Item.objects.filter(dataset=campaign.dataset).exclude(media={}).exists()
     if ext == "csv":
         dataset_columns = (
             ["item", "source", "data", "meta"]
             + (["doc", "doc_pos"] if with_docs else [])
+            + (["media"] if with_media else [])
             + ["reference" if k == 0 else f"reference_{k + 1}" for k in range(n_refs)]
             + [f"output:{name}" for name in sorted(systems.values())]
         )
@@ -289,7 +294,7 @@ def export_dataset(
         items = (
             Item.objects.filter(dataset=campaign.dataset)
             .order_by("position", "id")
-            .values_list("id", "external_id", "source", "data", "meta", "doc", "doc_pos")
+            .values_list("id", "external_id", "source", "data", "meta", "doc", "doc_pos", "media")
             .iterator(chunk_size=chunk_items)
         )
         for chunk in _chunks(items, chunk_items):
@@ -320,9 +325,12 @@ def export_dataset(
             all_names = _system_names(systems, output_system)
             notes = _unit_notes(campaign, item_ids, filters) if with_notes else {}
 
-            for item_id, external_id, source, data, meta, doc, doc_pos in chunk:
+            listened = _listening_times(campaign, item_ids) if with_media else {}
+            for item_id, external_id, source, data, meta, doc, doc_pos, media in chunk:
                 # Written only when some item is in a document: other exports are as they were.
                 place = {"doc": doc, "doc_pos": doc_pos} if with_docs else {}
+                if with_media:
+                    place["media"] = _media_cell(ext, media)
                 kept = filters.keep(judged.pop(item_id, []), output_system=output_system)
                 if filters.item_dropped(kept):
                     continue
@@ -351,6 +359,7 @@ def export_dataset(
                             pseudonym,
                             systems,
                             exact=exact,
+                            listened=listened,
                         )
                     )
                     annotators_seen.add(j.annotator_id)
@@ -758,6 +767,7 @@ def _judgement_row(
     exported: dict[int, str],
     *,
     exact: bool,
+    listened: dict | None = None,
 ) -> dict:
     """One judgement. With pseudonyms, nothing on the row is peculiar to its annotator beyond the
     judgement itself (what was judged, how, and the time spent on it): no per-annotator figures
@@ -789,4 +799,28 @@ def _judgement_row(
         # judgement was imported from (kept as imported).
         "time_measured_by": "import" if j.origin == "import" else "server",
     }
+    if listened:
+        # The seconds of the unit's audio the annotator played (ms; issue 41), where the page counted them.
+        row["provenance"]["listened_ms"] = listened.get((j.item_id, j.annotator_id, tuple(sorted(j.shown_order or []))))
     return row
+
+
+def _media_cell(ext: str, media: dict):
+    """An item's media as the import reads them back: role -> type, path (under the media root), alt."""
+    shown = {
+        role: {k: entry[k] for k in ("type", "path", "alt") if entry.get(k)} for role, entry in (media or {}).items()
+    }
+    if ext == "csv":
+        return json.dumps(shown, ensure_ascii=False) if shown else None
+    return shown
+
+
+def _listening_times(campaign, item_ids: list[int]) -> dict:
+    """(item id, annotator id, sorted output ids) -> the unit's listening time (ms) of its finished
+    assignments in these items; one query per chunk, only for datasets with media."""
+    return {
+        (item_id, annotator_id, tuple(sorted(shown or []))): ms
+        for item_id, annotator_id, shown, ms in Assignment.objects.filter(
+            campaign=campaign, item_id__in=item_ids, status=Assignment.Status.DONE, listened_ms__isnull=False
+        ).values_list("item_id", "annotator_id", "shown_order", "listened_ms")
+    }

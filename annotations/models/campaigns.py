@@ -312,6 +312,9 @@ class Assignment(TimeStampedModel):
     active_since = models.DateTimeField(null=True, blank=True)
     server_time_ms = models.PositiveIntegerField(default=0)
     client_time_ms = models.PositiveIntegerField(null=True, blank=True)
+    # Milliseconds of the unit's audio the page played (its player's count, issue 41); null: none
+    # reported (no audio, or an API client).
+    listened_ms = models.PositiveIntegerField(null=True, blank=True)
     # The half-finished unit, saved by the page while the annotator works.
     draft = models.JSONField(default=dict, blank=True)
 

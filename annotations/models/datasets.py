@@ -69,6 +69,10 @@ class Item(TimeStampedModel):
     # `context` option shows the neighbouring segments of the same document.
     doc = models.CharField(max_length=200, blank=True, default="")
     doc_pos = models.PositiveIntegerField(null=True, blank=True)
+    # Media (issue 41): {"source": {"type": "audio", "path": "..."}, "reference": {...}}, each path
+    # relative to settings.WORKBENCH_MEDIA_ROOT (checked at import: annotations.services.imports.media);
+    # {} when the item has none. Served by annotations.views.media to those who may see the unit.
+    media = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["dataset", "position", "id"]

@@ -39,23 +39,35 @@ def _item_and_texts(*, item_id: int, output_ids: list[int]) -> tuple[Item, dict[
     """The item shown with a unit and the texts of `output_ids` (all of the
     item's outputs when empty), in one query when `output_ids` are given: this is on the
     path of every unit an annotator is given."""
-    item_fields = ("id", "external_id", "source", "data")
+    item_fields = ("id", "external_id", "source", "data", "media")
     if output_ids:
         with rows.cursor() as cursor:
             cursor.execute(
-                f"SELECT i.id, i.external_id, i.source, i.data::text, (SELECT jsonb_object_agg(o.id, o.text)::text "
+                f"SELECT i.id, i.external_id, i.source, i.data::text, i.media::text, "
+                f"(SELECT jsonb_object_agg(o.id, o.text)::text "
                 f"FROM {connection.ops.quote_name(Output._meta.db_table)} o WHERE o.id = ANY(%s)) "
                 f"FROM {connection.ops.quote_name(Item._meta.db_table)} i WHERE i.id = %s",
                 [list(output_ids), item_id],
             )
-            pk, external_id, source, data, texts = cursor.fetchone()
-        item = Item(id=pk, external_id=external_id, source=source, data=json.loads(data))
+            pk, external_id, source, data, media, texts = cursor.fetchone()
+        item = Item(id=pk, external_id=external_id, source=source, data=json.loads(data), media=json.loads(media))
         return item, {int(k): v for k, v in json.loads(texts or "{}").items()}
     item = Item.objects.only(*item_fields).get(pk=item_id)
     # order_by(): the default ordering of outputs would join items and systems.
     if output_ids:
         return item, dict(Output.objects.filter(pk__in=output_ids).order_by().values_list("id", "text"))
     return item, dict(Output.objects.filter(item_id=item_id).order_by("id").values_list("id", "text"))
+
+
+def shown_media(media: dict | None, *, show_source: bool, show_reference: bool) -> dict:
+    """The item's media the campaign shows (issue 41), by role: type, MIME type and alt text, never
+    the file's path (the page fetches it by assignment and role: views.media)."""
+    shown = {"source": show_source, "reference": show_reference}
+    return {
+        role: {"type": entry["type"], "mime": entry.get("mime", ""), "alt": entry.get("alt", "")}
+        for role, entry in (media or {}).items()
+        if shown.get(role)
+    }
 
 
 def assignment_payload(*, assignment: Assignment, enrolment=None, show_unit: bool = False) -> dict:
@@ -69,8 +81,8 @@ def assignment_payload(*, assignment: Assignment, enrolment=None, show_unit: boo
     shown_with = getattr(assignment.unit, "shown_with", None) if Assignment.unit.is_cached(assignment) else None
     if shown_with is not None and order:
         # Read with the unit by the statement that handed it out (services.assignments.shown_with_sql).
-        external_id, source, data, texts = shown_with
-        item = Item(id=assignment.item_id, external_id=external_id, source=source, data=data)
+        external_id, source, data, texts, media = shown_with
+        item = Item(id=assignment.item_id, external_id=external_id, source=source, data=data, media=media)
         texts = {int(k): v for k, v in (texts or {}).items()}
     else:
         item, texts = _item_and_texts(item_id=assignment.item_id, output_ids=order)
@@ -139,6 +151,7 @@ def assignment_payload(*, assignment: Assignment, enrolment=None, show_unit: boo
             "data": item.data if campaign.show_source else [],
             "references": references if campaign.show_reference else [],
             "outputs": outputs,
+            "media": shown_media(item.media, show_source=campaign.show_source, show_reference=campaign.show_reference),
         },
         "anchor": anchor,
         "context": context,

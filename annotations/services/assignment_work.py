@@ -325,6 +325,7 @@ def assignment_finish(
     enrolment: Enrolment | None,
     time_spent_ms: int | None = None,
     server_ms: int | None = None,
+    listened_ms: int | None = None,
 ) -> None:
     """Mark a pending assignment done (caller holds its lock) and count it
     (unit and enrolment `n_done`): one statement, not three.
@@ -332,7 +333,11 @@ def assignment_finish(
     Its `time_spent_ms` is the server's figure (`server_ms`, else measured now); the client's own
     `time_spent_ms` is kept as `client_time_ms` only when plausible (`_client_time`)."""
     ctes, params, update, update_params, adaptive, done = _finish_parts(
-        assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms, server_ms=server_ms
+        assignment=assignment,
+        enrolment=enrolment,
+        time_spent_ms=time_spent_ms,
+        server_ms=server_ms,
+        listened_ms=listened_ms,
     )
     with rows.cursor() as cursor:
         cursor.execute(
@@ -351,15 +356,26 @@ def assignment_finish_inserting(
     enrolment: Enrolment | None,
     time_spent_ms: int | None = None,
     server_ms: int | None = None,
+    listened_ms: int | None = None,
 ) -> None:
     """`assignment_finish` and the unit's judgement rows (`rows.insert(model, instances)`) in one
     statement: the finishing updates as data-modifying CTEs before the INSERT, one round trip
     fewer on every submit. All or nothing, as the two statements were in the submit's transaction."""
     if not instances:
-        assignment_finish(assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms, server_ms=server_ms)
+        assignment_finish(
+            assignment=assignment,
+            enrolment=enrolment,
+            time_spent_ms=time_spent_ms,
+            server_ms=server_ms,
+            listened_ms=listened_ms,
+        )
         return
     ctes, params, update, update_params, adaptive, done = _finish_parts(
-        assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms, server_ms=server_ms
+        assignment=assignment,
+        enrolment=enrolment,
+        time_spent_ms=time_spent_ms,
+        server_ms=server_ms,
+        listened_ms=listened_ms,
     )
     insert, insert_params = rows.insert_sql(model, instances)
     params = params + update_params + insert_params
@@ -374,7 +390,12 @@ def assignment_finish_inserting(
 
 
 def _finish_parts(
-    *, assignment: Assignment, enrolment: Enrolment | None, time_spent_ms: int | None, server_ms: int | None
+    *,
+    assignment: Assignment,
+    enrolment: Enrolment | None,
+    time_spent_ms: int | None,
+    server_ms: int | None,
+    listened_ms: int | None = None,
 ):
     """The finishing statement's pieces: the counting CTEs and their parameters, the assignment's
     UPDATE and its parameters, whether adaptive allocation counts the unit (CTE `c`), and what to do
@@ -401,9 +422,10 @@ def _finish_parts(
         params += [assignment.campaign_id, unit_id]
     update = (
         f"UPDATE {a} SET status = %s, completed_at = %s, updated_at = %s, time_spent_ms = %s, "
-        "server_time_ms = %s, client_time_ms = %s, active_since = NULL, draft = '{}'::jsonb WHERE id = %s"
+        "server_time_ms = %s, client_time_ms = %s, listened_ms = %s, active_since = NULL, draft = '{}'::jsonb "
+        "WHERE id = %s"
     )
-    update_params = [Assignment.Status.DONE, now, now, server_ms, server_ms, client_ms, assignment.pk]
+    update_params = [Assignment.Status.DONE, now, now, server_ms, server_ms, client_ms, listened_ms, assignment.pk]
 
     def done(n_judged) -> None:
         # The figures pages show are computed again on a worker once this commits (debounced).
@@ -412,7 +434,7 @@ def _finish_parts(
             allocation_check_if_due(campaign=assignment.campaign, n_judged=n_judged)
         assignment.status, assignment.completed_at, assignment.updated_at = Assignment.Status.DONE, now, now
         assignment.time_spent_ms, assignment.server_time_ms, assignment.client_time_ms = server_ms, server_ms, client_ms
-        assignment.active_since, assignment.draft = None, {}
+        assignment.active_since, assignment.draft, assignment.listened_ms = None, {}, listened_ms
 
     return ctes, params, update, update_params, adaptive, done
 

@@ -330,10 +330,10 @@ def output_texts_sql(unit: str) -> str:
 
 def shown_with_sql(unit: str) -> str:
     """What the annotator is shown with a unit (`annotations.selectors.units`), read by the statement that
-    takes it: the item's external id, source and data, and the texts of the unit's outputs, as JSON
+    takes it: the item's external id, source and data, the texts of the unit's outputs and the item's media, as JSON
     text (one round trip less on every hand-out)."""
     return (
-        f"(SELECT jsonb_build_array(i.external_id, i.source, i.data, {output_texts_sql(unit)})::text "
+        f"(SELECT jsonb_build_array(i.external_id, i.source, i.data, {output_texts_sql(unit)}, i.media)::text "
         f"FROM {rows.table(Item)} i WHERE i.id = {unit}.item_id)"
     )
 

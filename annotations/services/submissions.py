@@ -316,6 +316,7 @@ def unit_submit(
     time_spent_ms: int | None = None,
     origin: str = JudgementBase.Origin.API,
     and_next: bool = False,
+    listened_ms: int | None = None,
 ) -> UnitSubmitResult:
     """All judgements of a unit at once, atomically; completes the assignment.
 
@@ -323,7 +324,8 @@ def unit_submit(
     unit's answers are stored once). An assignment that timed out is taken
     back if its unit still has a free slot. The time stored with the unit and
     its judgements is the server's (`assignment_time_ms`); `time_spent_ms`, the
-    client's own figure, is kept on the assignment only when plausible.
+    client's own figure, is kept on the assignment only when plausible; so is `listened_ms`, the
+    milliseconds of the unit's audio the page played (issue 41).
 
     With `and_next`, the annotator's next unit is handed out in the same transaction, under the
     enrolment lock the submit took (`next_assignment`; see `_and_next`).
@@ -349,6 +351,7 @@ def unit_submit(
         shown_order=shown_order,
         time_spent_ms=time_spent_ms,
         origin=origin,
+        listened_ms=listened_ms,
     )
     if and_next:
         _and_next(result, enrolment, annotator=annotator)
@@ -366,6 +369,7 @@ def unit_submit_own(
     origin: str = JudgementBase.Origin.API,
     and_next: bool = False,
     with_batch: bool = False,
+    listened_ms: int | None = None,
 ) -> UnitSubmitResult:
     """`unit_submit` for the requesting account's own assignment, found and locked by one statement
     (`assignment_lock_own`): the round trip that looked it up first is saved. `answer(assignment)`
@@ -390,6 +394,7 @@ def unit_submit_own(
             shown_order=shown_order,
             time_spent_ms=time_spent_ms,
             origin=origin,
+            listened_ms=listened_ms,
         )
         result.assignment.annotator, result.assignment.campaign = own.annotator, own.campaign
         result.assignment.member_role, result.assignment.codes_on = own.member_role, own.codes_on
@@ -405,6 +410,7 @@ def unit_submit_own(
         shown_order=shown_order,
         time_spent_ms=time_spent_ms,
         origin=origin,
+        listened_ms=listened_ms,
     )
     if and_next and not assignment.codes_on:
         _and_next(result, enrolment, annotator=assignment.annotator, with_batch=with_batch)
@@ -430,8 +436,23 @@ def _and_next(result: UnitSubmitResult, enrolment, *, annotator: Annotator, with
     )
 
 
+LISTENED_MAX_MS = 24 * 3600 * 1000
+LISTENED_MAX_SPEED = 1.5  # the player's fastest speed (static/js/media_player.js)
+
+
+def listened_check(value) -> int | None:
+    """The page's count of audio played (ms): a whole number from 0 to a day, or absent (None)."""
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= LISTENED_MAX_MS:
+        raise ValidationError({"listened_ms": ["listened_ms must be a whole number of milliseconds from 0 to a day."]})
+    return value
+
+
 def _unit_submit_locked(
-    assignment: Assignment, enrolment, *, judgements: list, shown_order, time_spent_ms, origin: str
+    assignment: Assignment, enrolment, *, judgements: list, shown_order, time_spent_ms, origin: str, listened_ms=None
 ) -> UnitSubmitResult:
     """The submit once the assignment and its enrolment are locked (`unit_submit`, `unit_submit_own`)."""
     if assignment.unit_id is None:
@@ -443,6 +464,7 @@ def _unit_submit_locked(
         time_spent_ms = checks.time_spent_check(time_spent_ms)
     except ValidationError as exc:
         raise ValidationError({"time_spent_ms": exc.messages}) from None
+    listened_ms = listened_check(listened_ms)
     _shown_order_verify(assignment=assignment, reported=shown_order)
     texts = {}
     control_texts = unit_texts(unit=assignment.unit)  # quality control: None for a regular unit
@@ -453,6 +475,8 @@ def _unit_submit_locked(
     rows = _rows(campaign=campaign, assignment=assignment, answers=judgements, texts=texts, notes=notes)
     assignment_reclaim(assignment=assignment)
     server_ms = assignment_time_ms(assignment=assignment)
+    if listened_ms is not None and listened_ms > server_ms * LISTENED_MAX_SPEED + 2000:
+        listened_ms = None  # more audio than the time on the unit allows at the fastest speed: not kept
     if control_texts is not None:
         # A control unit: the answers go to quality control, never to the judgement tables.
         checked = control_answers_record(assignment=assignment, rows=rows, time_spent_ms=server_ms, origin=origin)
@@ -464,7 +488,13 @@ def _unit_submit_locked(
                 explanation=checked.explanation,
                 problems=checked.problems,
             )
-        assignment_finish(assignment=assignment, enrolment=enrolment, time_spent_ms=time_spent_ms, server_ms=server_ms)
+        assignment_finish(
+            assignment=assignment,
+            enrolment=enrolment,
+            time_spent_ms=time_spent_ms,
+            server_ms=server_ms,
+            listened_ms=listened_ms,
+        )
         if notes:  # kept as on a regular unit (a loud gold unit's failed try keeps none: it is answered again)
             unit_notes_write(assignment=assignment, notes=notes)
         return UnitSubmitResult(assignment=assignment, judgements=len(rows))
@@ -485,6 +515,7 @@ def _unit_submit_locked(
             enrolment=enrolment,
             time_spent_ms=time_spent_ms,
             server_ms=server_ms,
+            listened_ms=listened_ms,
         ),
     )
     if notes:

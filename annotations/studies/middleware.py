@@ -24,6 +24,7 @@ OPEN = {
     "annotate-submit",
     "annotate-draft",
     "annotate-release",
+    "annotate-media",
     "annotate-revise",
     "annotate-revise-submit",
 }

@@ -122,10 +122,15 @@ def unit_context(*, campaign: Campaign, payload: dict, preview: bool = False) ->
             draft_url=url_for("annotate-draft", payload["id"]),
             release_url=url_for("annotate-release", payload["id"]),
         )
+    media = unit_media(payload=payload, preview=preview)
+    if media:
+        # A unit with media is drawn by loading its page (its player starts afresh): a shape of its own.
+        config["shape"] += f"|media-{payload['id']}"
     return {
         "campaign": campaign,
         "protocol": protocol,
         "settings": settings,
+        "media": media,
         "doc_context": labelled_context(payload.get("context"), outputs),
         "document": document,
         "outputs_per_segment": max((len(s["outputs"]) for s in document or []), default=1),
@@ -157,6 +162,27 @@ def document_segments_shown(document: list[dict] | None, outputs: list[dict]) ->
             output["seg_name"] = f"segment {k}"
         shown.append({**segment, "outputs": mine, "seg": f"-s{k}"})
     return shown
+
+
+MEDIA_LABELS = {"source": "Source", "reference": "Reference"}
+
+
+def unit_media(*, payload: dict, preview: bool) -> list[dict]:
+    """The unit's media (issue 41) as the page shows them: type, MIME type, alt text and the URL that
+    serves the file by assignment and role (views.media); nothing in the set-up preview."""
+    if preview:
+        return []
+    return [
+        {
+            "role": role,
+            "type": entry["type"],
+            "mime": entry["mime"],
+            "alt": entry["alt"] or f"{MEDIA_LABELS[role]} {entry['type']}",
+            "label": MEDIA_LABELS[role],
+            "url": reverse("annotate-media", args=[payload["id"], role]),
+        }
+        for role, entry in (payload["item"].get("media") or {}).items()
+    ]
 
 
 def labelled_context(context: dict | None, outputs: list[dict]) -> dict | None:
@@ -509,6 +535,7 @@ def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
     time_spent = body.get("time_spent_ms")
     if isinstance(time_spent, float) and time_spent.is_integer():
         time_spent = int(time_spent)
+    listened = body.get("listened_ms")  # the audio player's count (static/js/media_player.js)
 
     def answer(assignment):
         if refused is not None:
@@ -530,6 +557,7 @@ def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
                 assignment_id=pk,
                 answer=answer,
                 time_spent_ms=time_spent,
+                listened_ms=listened,
                 origin=JudgementBase.Origin.BROWSER,
                 and_next=join_binding(request) is None,
                 with_batch=True,
@@ -550,6 +578,7 @@ def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
                 judgements=judgements,
                 shown_order=shown_order,
                 time_spent_ms=time_spent,
+                listened_ms=listened,
                 origin=JudgementBase.Origin.BROWSER,
             )
         except ValidationError as exc:

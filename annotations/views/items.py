@@ -2,6 +2,7 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 
 from annotations import selectors
 from annotations.models import Item
@@ -55,6 +56,10 @@ def item_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "triples": item.data if _is_triples(item.data) else None,
             "other_data": item.data if item.data and not _is_triples(item.data) else None,
             "meta": sorted(item.meta.items()) if isinstance(item.meta, dict) else [],
+            "media": [
+                {**entry, "role": role, "url": reverse("item-media", args=[item.pk, role])}
+                for role, entry in (item.media or {}).items()
+            ],
             "previous_item": previous_item,
             "next_item": next_item,
             "position": siblings.filter(before).count() + 1,

@@ -291,6 +291,8 @@
     }
     if (protocol.check && protocol.check(result, unit) === false) return;
     var body = {judgements: result.judgements, shown_order: config.shown_order, time_spent_ms: Math.round(elapsed)};
+    // The unit's audio player (static/js/media_player.js), when it has one: the seconds listened.
+    if (window.WorkbenchMedia) body.listened_ms = window.WorkbenchMedia.listenedMs();
     if (config.preview) {
       say("Preview: " + result.judgements.length + " answer(s) would be stored. Nothing was saved.");
       return;

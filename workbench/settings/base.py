@@ -200,6 +200,14 @@ WHITENOISE_ALLOW_ALL_ORIGINS = False
 # Uploaded import files wait here for a worker; with workers on other
 # machines it must be shared storage (the same path everywhere).
 MEDIA_ROOT = env.path("WORKBENCH_MEDIA_ROOT", default=VAR_DIR / "media")
+# Items' media (issue 41: audio, image, video): every item's media path is relative to this folder
+# (files placed there, or extracted from a dataset's zip into datasets/<name>-<digest>/ under it).
+# Apart from MEDIA_ROOT's exports and uploads, so no item can name one.
+WORKBENCH_MEDIA_ROOT = env.path("WORKBENCH_ITEM_MEDIA_ROOT", default=Path(str(MEDIA_ROOT)) / "items")
+# Largest media file (bytes); a dataset zip's files and total size once extracted are capped too.
+WORKBENCH_MEDIA_MAX_BYTES = env.int("WORKBENCH_MEDIA_MAX_BYTES", default=50 * 1024 * 1024)
+WORKBENCH_MEDIA_ZIP_MAX_FILES = env.int("WORKBENCH_MEDIA_ZIP_MAX_FILES", default=10_000)
+WORKBENCH_MEDIA_ZIP_MAX_BYTES = env.int("WORKBENCH_MEDIA_ZIP_MAX_BYTES", default=2 * 1024 * 1024 * 1024)
 # The documentation site (`manage.py build_docs` writes it from docs/ with MkDocs), served at /docs/
 # by workbench.docs.docs_site: the pages' Help links lead there, with no external site.
 WORKBENCH_DOCS_SITE = env.path("WORKBENCH_DOCS_SITE", default=VAR_DIR / "docs-site")

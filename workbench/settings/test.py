@@ -28,6 +28,7 @@ CSRF_COOKIE_SECURE = False
 # No collectstatic before the tests: serve the source folders, unhashed.
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405
 MEDIA_ROOT = VAR_DIR / "test-media"  # noqa: F405
+WORKBENCH_MEDIA_ROOT = MEDIA_ROOT / "items"
 # Off, except in the tests that time unit answers (they set it): the rest would only wait.
 WORKBENCH_UNIT_RESPONSE_FLOOR_MS = 0
 # Figures on workers (issue 45): the tests compute figures in the request, as they always did, unless

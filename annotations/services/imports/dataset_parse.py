@@ -10,7 +10,8 @@ tab-separated), a header line naming the columns:
 - ``reference``, ``reference_2``, ``reference_3``, ... (also ``reference_1``):
   one reference a column, in the order of their number (``reference`` first);
 - ``output:<system>``: one column per system, e.g. ``output:baseline``;
-- ``doc``, ``doc_pos``: the document the item is a segment of and its place in it.
+- ``doc``, ``doc_pos``: the document the item is a segment of and its place in it;
+- ``media``: JSON object, as the JSONL field (imports/media.py).
 
 An empty CSV cell means "absent": an item without a reference or without an
 output of some system simply leaves the cell empty (so an empty output text
@@ -74,7 +75,7 @@ def csv_item_objects(
             references.append((int(match.group(1) or 0), column))
         elif column.startswith(OUTPUT_PREFIX) and column[len(OUTPUT_PREFIX) :].strip():
             systems.append((column[len(OUTPUT_PREFIX) :].strip(), column))
-        elif column not in ("item", "source", "data", "meta", "doc", "doc_pos"):
+        elif column not in ("item", "source", "data", "meta", "doc", "doc_pos", "media"):
             unknown.append(column)
     names = [name for name, _ in systems]
     twice = sorted({name for name in names if names.count(name) > 1})
@@ -90,7 +91,7 @@ def csv_item_objects(
         problems.add(
             1,
             f"unknown column {', '.join(map(repr, unknown))} (expected item, source, data, meta, "
-            "reference, reference_N, output:SYSTEM, doc, doc_pos)",
+            "reference, reference_N, output:SYSTEM, doc, doc_pos, media)",
         )
     if problems:
         for _ in records:
@@ -102,7 +103,7 @@ def csv_item_objects(
         if row.get("source"):
             obj["source"] = row["source"]
         bad = False
-        for column in ("data", "meta"):
+        for column in ("data", "meta", "media"):
             if row.get(column, "").strip():
                 try:
                     obj[column] = json_loads(row[column])

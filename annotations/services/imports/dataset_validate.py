@@ -10,6 +10,8 @@ JSONL, one item a line (all keys but ``item`` optional)::
 object; unknown keys are errors (they are usually typos such as ``output``).
 ``doc`` names the document the item is a segment of and ``doc_pos`` its place in it (a
 non-negative integer, unique per document of the dataset; it needs a ``doc``).
+``media`` names the item's audio, image or video files (``imports/media.py``: checked there,
+files included).
 Texts (source, references, outputs) longer than ``max_text_chars`` are refused.
 """
 
@@ -20,11 +22,12 @@ from dataclasses import dataclass, field
 
 from annotations.services.imports.common import name_check, text_check
 from annotations.services.imports.errors import Problems
+from annotations.services.imports.media import MediaFiles, media_shape_check
 from annotations.services.imports.reading import has_nul
 
 # PositiveIntegerField's range on PostgreSQL.
 DOC_POS_MAX = 2**31 - 1
-ITEM_KEYS = ("item", "source", "data", "references", "outputs", "meta", "doc", "doc_pos")
+ITEM_KEYS = ("item", "source", "data", "references", "outputs", "meta", "doc", "doc_pos", "media")
 
 
 @dataclass
@@ -38,9 +41,12 @@ class ItemRecord:
     meta: dict | None = None
     doc: str | None = None  # None: absent from the line, not compared
     doc_pos: int | None = None
+    media: dict | None = None  # None: absent from the line, not compared
 
 
-def item_records(objects: Iterable[tuple[int, dict]], problems: Problems, *, max_chars: int) -> Iterator[ItemRecord]:
+def item_records(
+    objects: Iterable[tuple[int, dict]], problems: Problems, *, max_chars: int, media_files: MediaFiles | None = None
+) -> Iterator[ItemRecord]:
     """The valid records of the file, each item id once; every problem goes to `problems`.
 
     A generator, so a streamed file is never held whole: only the item ids
@@ -52,7 +58,7 @@ def item_records(objects: Iterable[tuple[int, dict]], problems: Problems, *, max
     seen_any = False
     for line, obj in objects:
         seen_any = True
-        record, errors = item_record(line, obj, max_chars)
+        record, errors = item_record(line, obj, max_chars, media_files)
         for error in errors:
             problems.add(line, error)
         if record is None:
@@ -78,7 +84,9 @@ def item_records(objects: Iterable[tuple[int, dict]], problems: Problems, *, max
         problems.add(0, "the file holds no items")
 
 
-def item_record(line: int, obj: dict, max_chars: int) -> tuple[ItemRecord | None, list[str]]:
+def item_record(
+    line: int, obj: dict, max_chars: int, media_files: MediaFiles | None = None
+) -> tuple[ItemRecord | None, list[str]]:
     errors: list[str] = []
     unknown = sorted(set(obj) - set(ITEM_KEYS))
     if unknown:
@@ -157,4 +165,8 @@ def item_record(line: int, obj: dict, max_chars: int) -> tuple[ItemRecord | None
             errors.append("doc_pos needs a doc (the document the segment is in)")
         else:
             record.doc_pos = pos
+    if "media" in obj and obj["media"] is not None:
+        media = media_shape_check(obj["media"], errors)
+        if media is not None:
+            record.media = (media_files or MediaFiles()).check(media, errors)
     return (None if errors else record), errors

@@ -29,6 +29,12 @@ from annotations.services.imports.results import DatasetImportResult
 from annotations.services.projects import DEFAULT_PROJECT_NAME, project_get_or_create
 
 
+def _media_key(media: dict) -> dict:
+    """What of an item's media a re-import must repeat: each role's type and file (a zip's copy
+    lands in a folder of its own digest, so the same zip gives the same paths)."""
+    return {role: (entry["type"], entry["path"]) for role, entry in (media or {}).items()}
+
+
 class DatasetBatchWriter:
     """Checks batches of records against what is stored and inserts what is new.
 
@@ -114,10 +120,10 @@ class DatasetBatchWriter:
         if self.dataset is None:
             return records, [], [(r.external_id, s, t) for r in records for s, t in r.outputs.items()]
         stored = {
-            ext: (pk, source, data, meta, doc, doc_pos)
-            for pk, ext, source, data, meta, doc, doc_pos in Item.objects.filter(
+            ext: (pk, source, data, meta, doc, doc_pos, media)
+            for pk, ext, source, data, meta, doc, doc_pos, media in Item.objects.filter(
                 dataset=self.dataset, external_id__in=[r.external_id for r in records]
-            ).values_list("id", "external_id", "source", "data", "meta", "doc", "doc_pos")
+            ).values_list("id", "external_id", "source", "data", "meta", "doc", "doc_pos", "media")
         }
         touched = [row[0] for row in stored.values()]
         system_names = {pk: name for name, pk in self.system_ids.items()}
@@ -141,7 +147,7 @@ class DatasetBatchWriter:
                 new_items.append(record)
                 new_outputs.extend((record.external_id, s, t) for s, t in record.outputs.items())
                 continue
-            item_id, source, data, meta, doc, doc_pos = row
+            item_id, source, data, meta, doc, doc_pos, media = row
             conflicts = []
             if record.source is not None and record.source != source:
                 conflicts.append("source")
@@ -151,6 +157,8 @@ class DatasetBatchWriter:
                 conflicts.append("meta")
             if record.doc is not None and (record.doc, record.doc_pos) != (doc, doc_pos):
                 conflicts.append("doc/doc_pos")
+            if record.media is not None and _media_key(record.media) != _media_key(media):
+                conflicts.append("media")
             if record.references is not None and references[item_id] and record.references != references[item_id]:
                 conflicts.append("references")
             if conflicts:
@@ -176,7 +184,7 @@ class DatasetBatchWriter:
         dataset = self.dataset
         rows_insert(
             Item,
-            ["dataset_id", "external_id", "position", "source", "data", "meta", "doc", "doc_pos"],
+            ["dataset_id", "external_id", "position", "source", "data", "meta", "doc", "doc_pos", "media"],
             (
                 (
                     dataset.pk,
@@ -187,6 +195,7 @@ class DatasetBatchWriter:
                     r.meta or {},
                     r.doc or "",
                     r.doc_pos,
+                    r.media or {},
                 )
                 for i, r in enumerate(new_items)
             ),
