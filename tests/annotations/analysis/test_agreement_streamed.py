@@ -75,7 +75,8 @@ def test_agreement_report_memory_per_judgement_is_a_few_numbers(tmp_path, monkey
     print(f"agreement report: {peak_small / 2**20:.1f} MB at {n_small}, {peak_large / 2**20:.1f} MB at {n_large} "
           f"judgements: {per_judgement:.0f} bytes a judgement")  # fmt: skip
     # Before: every row held, 1,201 bytes a judgement; now 714: the tables' numbers, the bootstrap's
-    # per-unit arrays and the outputs' identities (both grow with the units).
+    # per-unit arrays and the outputs' identities (both grow with the units). At 6,000 -> 60,000
+    # judgements (same test, 500 and 5,000 items): 6.9 -> 67.6 MB before, 4.2 -> 39.5 MB now.
     assert per_judgement < 900, f"{per_judgement:.0f} bytes a judgement"
 
 
