@@ -62,6 +62,8 @@ class MetricRun(TimeStampedModel):
     error = models.TextField(blank=True, default="")
     # Digest of (metric, resolved options, inputs): an identical done run is reused.
     reuse_key = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    # Whether this run may take the scores of an identical done run (False: `rerun`, always scored).
+    reuse = models.BooleanField(default=True)
     chunk_size = models.PositiveIntegerField(default=0)
 
     class Meta:

@@ -25,6 +25,7 @@ from annotations.models import Dataset, Output, System
 from metrics.models import ChunkStatus, MetricChunk, MetricRun, OutputScore, RunStatus, metric_queue
 from metrics.scorers import MetricError, get_metric
 from metrics.scorers.base import Metric, SegmentResult
+from metrics.scorers.files import PATH_OPTIONS
 from metrics.services.common import TRANSIENT_ERRORS, build_metric, jsonable, metric_inputs, one_line
 from metrics.services.inputs import (
     dataset_plan_ids,
@@ -68,6 +69,19 @@ def _reuse_key(*, metric_name: str, version: str, options: dict[str, Any], speed
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def names_files(options: dict[str, Any]) -> bool:
+    """Whether the run's options name files or model directories (spm model, checkpoint, prompt ...):
+    the same path may hold other bytes tomorrow, so such runs are matched on content, not path."""
+    return any(options.get(key) for key in PATH_OPTIONS)
+
+
+def _content_key(*, signature: str, digest: str) -> str:
+    # The signature names every file option by its content (sha256 of the spm model, the
+    # checkpoint, the prompt...), never by its path, plus the metric's version and scored options.
+    blob = json.dumps(["signature", signature, digest], ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def run_create(
     *,
     dataset: Dataset,
@@ -81,6 +95,8 @@ def run_create(
     """A queued run of `metric` over every output of `dataset`, or the done run
     it would duplicate (same metric, same score-changing options, same inputs):
     returns (run, reused). Bad names or options raise RunInputError at once.
+    Runs whose options name files are never matched here (the web process does not open the
+    server's files): the worker matches them on the files' content (`run_prepare`).
     Without `sync`, the run is queued to the workers when the transaction commits."""
     try:
         scorer = get_metric(metric, **(options or {}))
@@ -101,7 +117,11 @@ def run_create(
     # needed here only to find a done run to reuse. Where this dataset has no done run of the
     # metric, the worker stores the run's key while it scores (run_reuse_key_fill).
     key = ""
-    if reuse and MetricRun.objects.filter(dataset=dataset, metric=scorer.name, status=RunStatus.DONE).exists():
+    if (
+        reuse
+        and not names_files(resolved)
+        and MetricRun.objects.filter(dataset=dataset, metric=scorer.name, status=RunStatus.DONE).exists()
+    ):
         n_outputs, digest = inputs_digest(dataset=dataset)
         key = _reuse_key(
             metric_name=scorer.name, version=scorer.version, options=resolved, speed=scorer.speed_options, digest=digest
@@ -135,6 +155,7 @@ def run_create(
             total=n_outputs,
             chunk_size=chunk_size,
             reuse_key=key,
+            reuse=reuse,
         )
         run.full_clean()
         run.save()
@@ -159,11 +180,18 @@ def run_rerun(*, run: MetricRun, user=None) -> MetricRun:
 
 def run_reuse_key_fill(*, run_id: int) -> None:
     """Store the run's reuse key (metric and its version, score-changing options, digest of its
-    inputs) where run_create left it empty; a concurrent filler writes the same."""
+    inputs; for options naming files, its signature, which names them by content) where
+    run_create left it empty; a concurrent filler writes the same."""
     run = MetricRun.objects.filter(pk=run_id, reuse_key="").first()
     if run is None:
         return
+    if names_files(run.options) and not run.signature:
+        return  # not prepared: the files' content is not known yet
     _, digest = inputs_digest(dataset=Dataset(pk=run.dataset_id))
+    if names_files(run.options):
+        key = _content_key(signature=run.signature, digest=digest)
+        MetricRun.objects.filter(pk=run_id, reuse_key="").update(reuse_key=key)
+        return
     metric = build_metric(run)
     key = _reuse_key(
         metric_name=run.metric, version=metric.version, options=run.options, speed=metric.speed_options, digest=digest
@@ -265,6 +293,8 @@ def run_prepare(*, run_id: int) -> list[int]:
             logger.exception("metric run %s: preparing failed", run_id)
         run_fail(run_id=run_id, message=one_line(exc))
         return []
+    if run.reuse and names_files(run.options) and _reuse_by_content(run=run, signature=signature):
+        return []
     with transaction.atomic():
         updated = MetricRun.objects.filter(pk=run_id, status__in=ACTIVE).update(
             status=RunStatus.RUNNING,
@@ -287,6 +317,62 @@ def run_prepare(*, run_id: int) -> list[int]:
         .order_by("index")
         .values_list("pk", flat=True)
     )
+
+
+def _reuse_by_content(*, run: MetricRun, signature: str) -> bool:
+    """Finish `run` with the scores of a done run of the same signature (so the same file
+    contents, wherever they lie) over the same inputs: its scores, chunks and corpus result
+    copied, no output scored again. False where there is none (the run is then scored)."""
+    done = MetricRun.objects.filter(dataset_id=run.dataset_id, metric=run.metric, status=RunStatus.DONE)
+    if not done.exists():
+        return False
+    _, digest = inputs_digest(dataset=Dataset(pk=run.dataset_id))
+    key = _content_key(signature=signature, digest=digest)
+    previous = done.filter(reuse_key=key).exclude(pk=run.pk).order_by("-finished_at", "-id").first()
+    if previous is None:
+        return False
+    now = timezone.now()
+    with transaction.atomic():
+        updated = MetricRun.objects.filter(pk=run.pk, status__in=ACTIVE).update(
+            status=RunStatus.DONE,
+            started_at=run.started_at or now,
+            finished_at=now,
+            signature=signature,
+            shared_state=previous.shared_state,
+            higher_is_better=previous.higher_is_better,
+            corpus=previous.corpus,
+            total=previous.total,
+            done=previous.done,
+            reuse_key=key,
+            error="",
+        )
+        if not updated:
+            return True  # cancelled, or finished by a duplicate of this task: nothing to do
+        MetricChunk.objects.bulk_create(
+            [
+                MetricChunk(
+                    run_id=run.pk,
+                    index=chunk.index,
+                    output_ids=chunk.output_ids,
+                    status=ChunkStatus.DONE,
+                    result=chunk.result,
+                    worker=f"reused from run {previous.pk}",
+                    started_at=now,
+                    finished_at=now,
+                )
+                for chunk in previous.chunks.order_by("index")
+            ],
+            ignore_conflicts=True,
+        )
+        table = OutputScore._meta.db_table
+        with connections[OutputScore.objects.db].cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO {table} (run_id, output_id, score, extra, stats) "
+                f"SELECT %s, output_id, score, extra, stats FROM {table} WHERE run_id = %s",
+                [run.pk, previous.pk],
+            )
+    logger.info("metric run %s: same signature and inputs as done run %s, scores reused", run.pk, previous.pk)
+    return True
 
 
 def _segments(rows: list[tuple]) -> list[SegmentResult]:

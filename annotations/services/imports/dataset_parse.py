@@ -53,7 +53,7 @@ def dataset_objects(
     if fmt == "mqm-tsv":
         from annotations.services.imports.mqm_tsv import mqm_tsv_items  # lazy: cycle with mqm_tsv
 
-        return iter(mqm_tsv_items(decoded_lines(stream, problems, hasher=hasher, progress=progress), problems))
+        return mqm_tsv_items(decoded_lines(stream, problems, hasher=hasher, progress=progress), problems)
     return csv_item_objects(stream, problems, delimiter, hasher=hasher, progress=progress)
 
 

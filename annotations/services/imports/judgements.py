@@ -108,20 +108,16 @@ def judgements_import(
     problems = Problems(limit=None) if skip_invalid else Problems()
     project = campaign.dataset.project
     with opened(stream) as source:
-        lines = decoded_lines(source, problems, progress=reading_progress(progress)) if fmt == "mqm-tsv" else None
-        if lines is not None:
-            # Rows of one judgement may lie anywhere in the file: they are grouped first (without the
-            # file's texts), then written in batches like JSONL lines.
-            objects = mqm_tsv_objects(lines, problems, campaign=campaign, skip_invalid=skip_invalid)
-            if skip_invalid:
-                _whole_file_problems(problems)
-                refused = {e.line for e in problems.errors}
-                objects = [(n, o) for n, o in objects if n not in refused]
-        else:
-            objects = jsonl_stream(source, problems, progress=reading_progress(progress))
         with transaction.atomic():
             # One import per campaign at a time: the stored judgements read below stay true.
             Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
+            if fmt == "mqm-tsv":
+                # Rows of one judgement may lie anywhere in the file: PostgreSQL groups them (a
+                # temporary table of this transaction), then they are written in batches like JSONL lines.
+                lines = decoded_lines(source, problems, progress=reading_progress(progress))
+                objects = mqm_tsv_objects(lines, problems, campaign=campaign, skip_invalid=skip_invalid)
+            else:
+                objects = jsonl_stream(source, problems, progress=reading_progress(progress))
             writer = _BatchWriter(campaign, protocol, problems, _accounts(project, annotator_map or {}), skip_invalid)
             objects = iter(objects)
             while batch := list(islice(objects, STREAM_BATCH_LINES)):

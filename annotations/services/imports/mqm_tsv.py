@@ -16,8 +16,12 @@ other import.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable
+import uuid
+from collections.abc import Iterable, Iterator
+
+from django.db import connection
 
 from annotations.models import Campaign, Output
 from annotations.protocols import mqm_scoring as mq
@@ -27,6 +31,12 @@ from annotations import protocols
 
 COLUMNS = ("system", "doc", "doc_id", "seg_id", "rater", "source", "target", "category", "severity")
 MARK = re.compile(r"</?v>")
+# Judgements (items) read from PostgreSQL at a time (a server-side cursor's fetch), and rows
+# copied to it at a time: between two copies the reader may report progress (an import job
+# writes it to the database, which it cannot do while a COPY holds the connection).
+GROUPS_FETCHED = 2000
+ITEMS_FETCHED = 500  # items carry their texts
+ROWS_COPIED = 2000
 
 
 def unmark(target: str) -> tuple[str, tuple[int, int] | None]:
@@ -46,9 +56,15 @@ def unmark(target: str) -> tuple[str, tuple[int, int] | None]:
 
 def mqm_tsv_objects(
     lines: Iterable[tuple[int, str]], problems: Problems, *, campaign: Campaign, skip_invalid: bool = False
-) -> list[tuple[int, dict]]:
+) -> Iterator[tuple[int, dict]]:
     """The judgement lines of a TSV file (`lines`: its numbered lines of text, as
-    `reading.decoded_lines` reads them), as (line of the judgement's first row, object).
+    `reading.decoded_lines` reads them), as (line of the judgement's first row, object), in that
+    order. Call it inside the import's transaction.
+
+    The rows of one judgement may lie anywhere in the file (WMT's files keep them together, a
+    sorted or merged file need not), so they are not grouped in this process: each checked row
+    goes with COPY to a temporary table (dropped at commit), and PostgreSQL groups them; the
+    judgements are then read through a server-side cursor. Memory stays flat whatever the file.
 
     `skip_invalid`: a judgement is all the rows of one (rater, system, seg_id); when one of them is
     refused, the others are left out too (importing them would score the output without that
@@ -58,66 +74,92 @@ def mqm_tsv_objects(
     lines = ((n, t) for n, t in lines if t.strip())
     first = next(lines, None)
     if first is None:
-        return []
+        return
     header_line, header = first
     names = header.split("\t")
     absent = [c for c in COLUMNS if c not in names]
     if absent:
         problems.add(header_line, f"the header must name the columns {' '.join(COLUMNS)}; missing: {', '.join(absent)}")
-        return []
+        return
     at = {c: names.index(c) for c in COLUMNS}
     lookup = mq.category_lookup(protocol.typology(campaign))
     offered = protocol.severities(campaign)
     criterion = campaign.criteria[0]
     texts = _texts(campaign)
-    groups: dict[tuple, tuple[int, dict]] = {}
-    rows_of: dict[tuple, list[int]] = {}
-    refused: dict[tuple, int] = {}
-    refused_lines: set[int] = set()
+    table = f"mqm_rows_{uuid.uuid4().hex[:16]}"
+    columns = ("line", "rater", "system", "seg_id", "span", "refused")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"CREATE TEMPORARY TABLE {table} (line integer NOT NULL, rater text NOT NULL, system text NOT NULL, "
+            f"seg_id text NOT NULL, span text, refused boolean NOT NULL) ON COMMIT DROP"
+        )
+    batch: list[tuple] = []
     for number, text in lines:
         fields = text.split("\t")
         if len(fields) != len(names):
             problems.add(number, f"expected {len(names)} tab-separated fields (as the header), got {len(fields)}")
             continue
         row = {c: fields[i] for c, i in at.items()}
-        for column in ("system", "seg_id", "rater"):
-            if not row[column].strip():
-                problems.add(number, f"empty {column}")
-                break
-        else:
-            key = (row["rater"], row["system"], row["seg_id"])
-            rows_of.setdefault(key, []).append(number)
-            span = _span(number, row, problems, lookup=lookup, offered=offered, texts=texts)
-            if span is False:
-                refused.setdefault(key, number)
-                refused_lines.add(number)
-                continue
-            if key not in groups:
-                groups[key] = (
-                    number,
+        empty = next((c for c in ("system", "seg_id", "rater") if not row[c].strip()), None)
+        if empty:
+            problems.add(number, f"empty {empty}")
+            continue
+        span = _span(number, row, problems, lookup=lookup, offered=offered, texts=texts)
+        batch.append(
+            (number, row["rater"], row["system"], row["seg_id"], json.dumps(span) if span else None, span is False)
+        )
+        if len(batch) >= ROWS_COPIED:
+            _copy(table, columns, batch)
+            batch = []
+    _copy(table, columns, batch)
+    # One row per judgement: its first accepted row, its spans in file order; for a judgement with
+    # a refused row, that row's line and the lines of its other rows (left out with it).
+    grouped = f"""
+        SELECT min(line) FILTER (WHERE NOT refused) AS first, rater, system, seg_id,
+               array_agg(span ORDER BY line) FILTER (WHERE span IS NOT NULL AND NOT refused),
+               min(line) FILTER (WHERE refused),
+               CASE WHEN bool_or(refused) THEN array_agg(line ORDER BY line) FILTER (WHERE NOT refused) END
+        FROM {table}
+        GROUP BY rater, system, seg_id
+        HAVING bool_or(NOT refused)
+        ORDER BY first
+    """
+    yielded = 0
+    with connection.chunked_cursor() as cursor:
+        cursor.execute(grouped)
+        while rows := cursor.fetchmany(GROUPS_FETCHED):
+            for line, rater, system, seg_id, spans, bad, kept in rows:
+                if bad is not None and skip_invalid:
+                    for number in kept:
+                        problems.add(
+                            number,
+                            f"left out with line {bad}, refused: the rows of rater {rater!r}, system "
+                            f"{system!r}, seg_id {seg_id!r} are one judgement",
+                        )
+                    continue
+                yielded += 1
+                yield (
+                    line,
                     {
-                        "item": row["seg_id"],
-                        "system": row["system"],
-                        "annotator": row["rater"],
+                        "item": seg_id,
+                        "system": system,
+                        "annotator": rater,
                         "criterion": criterion,
-                        "spans": [],
+                        "spans": [json.loads(span) for span in spans or ()],
                     },
                 )
-            if span is not None:
-                groups[key][1]["spans"].append(span)
-    if skip_invalid:
-        for key, bad in refused.items():
-            for number in rows_of[key]:
-                if number not in refused_lines:
-                    problems.add(
-                        number,
-                        f"left out with line {bad}, refused: the rows of rater {key[0]!r}, system "
-                        f"{key[1]!r}, seg_id {key[2]!r} are one judgement",
-                    )
-            groups.pop(key, None)
-    if not groups and not problems:
+    if not yielded and not problems:
         problems.add(0, "the file holds no ratings")
-    return sorted(groups.values(), key=lambda g: g[0])
+
+
+def _copy(table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+    """`rows` into the temporary `table` with one COPY."""
+    if not rows:
+        return
+    with connection.cursor() as cursor, connection.wrap_database_errors:
+        with cursor.cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
 
 
 def _texts(campaign: Campaign) -> dict[tuple[str, str], str]:
@@ -170,27 +212,37 @@ def _document(row: dict) -> dict:
     return {"doc": doc, "doc_pos": int(pos)} if pos.isascii() and pos.isdigit() else {"doc": doc}
 
 
-def mqm_tsv_items(lines: Iterable[tuple[int, str]], problems: Problems) -> list[tuple[int, dict]]:
+def mqm_tsv_items(lines: Iterable[tuple[int, str]], problems: Problems) -> Iterator[tuple[int, dict]]:
     """The dataset a WMT MQM TSV was rated on, as dataset item objects (`import_dataset --format
     mqm-tsv`): one item per `seg_id` (its `source`; meta `doc` and `doc_id`, which the TSV export
     writes back; the item's `doc` and `doc_pos` from them), one output per (seg_id, system): the `target` with its <v> marks removed, so
     that `import_judgements --format mqm-tsv` of the same file then matches every row. Rows of one
     segment must agree on the source, rows of one output on the target (both without marks). Items come in
-    `seg_id` order (numeric where every id is a number, as in WMT's files)."""
+    `seg_id` order (numeric where every id is a number, as in WMT's files).
+
+    Read as it is consumed, inside the import's transaction: the rows go with COPY to a temporary
+    table (dropped at commit) and PostgreSQL groups them, so memory stays flat whatever the file."""
     lines = ((n, t) for n, t in lines if t.strip())
     first = next(lines, None)
     if first is None:
-        return []
+        return
     header_line, header = first
     names = header.split("\t")
     needed = ("system", "doc", "doc_id", "seg_id", "source", "target")
     absent = [c for c in needed if c not in names]
     if absent:
         problems.add(header_line, f"the header must name the columns {' '.join(needed)}; missing: {', '.join(absent)}")
-        return []
+        return
     at = {c: names.index(c) for c in needed}
-    items: dict[str, tuple[int, dict]] = {}
-    first_target: dict[tuple[str, str], int] = {}
+    numeric = True
+    table = f"mqm_items_{uuid.uuid4().hex[:16]}"
+    columns = ("line", "seg_id", "system", "source", "target", "doc", "doc_id")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"CREATE TEMPORARY TABLE {table} (line integer NOT NULL, seg_id text NOT NULL, system text NOT NULL, "
+            f"source text NOT NULL, target text NOT NULL, doc text NOT NULL, doc_id text NOT NULL) ON COMMIT DROP"
+        )
+    batch: list[tuple] = []
     for number, text in lines:
         fields = text.split("\t")
         if len(fields) != len(names):
@@ -200,34 +252,79 @@ def mqm_tsv_items(lines: Iterable[tuple[int, str]], problems: Problems) -> list[
         if not row["seg_id"].strip() or not row["system"].strip():
             problems.add(number, "empty " + ("seg_id" if not row["seg_id"].strip() else "system"))
             continue
+        numeric = numeric and row["seg_id"].isascii() and row["seg_id"].isdigit()
         # Any <v> mark goes, balanced or not: the output's text is the same either way.
-        target = MARK.sub("", row["target"])
         # A rater may mark an error in the source (e.g. an omission) with <v> there too.
-        source = MARK.sub("", row["source"])
-        if row["seg_id"] not in items:
-            items[row["seg_id"]] = (
+        batch.append(
+            (
                 number,
-                {
-                    "item": row["seg_id"],
-                    "source": source,
-                    "outputs": {},
-                    "meta": {"doc": row["doc"], "doc_id": row["doc_id"]},
-                    **_document(row),
-                },
+                row["seg_id"],
+                row["system"],
+                MARK.sub("", row["source"]),
+                MARK.sub("", row["target"]),
+                row["doc"],
+                row["doc_id"],
             )
-        line, item = items[row["seg_id"]]
-        if item["source"] != source:
-            problems.add(number, f"the source differs from line {line}'s for seg_id {row['seg_id']!r}")
-            continue
-        stored = item["outputs"].setdefault(row["system"], target)
-        first_target.setdefault((row["seg_id"], row["system"]), number)
-        if stored != target:
-            problems.add(
-                number,
-                f"the target (without its <v> marks) differs from line "
-                f"{first_target[(row['seg_id'], row['system'])]}'s for system {row['system']!r} "
-                f"and seg_id {row['seg_id']!r}",
+        )
+        if len(batch) >= ROWS_COPIED:
+            _copy(table, columns, batch)
+            batch = []
+    _copy(table, columns, batch)
+    with connection.chunked_cursor() as cursor:
+        # A row whose source differs from its segment's first row's is refused; among the others,
+        # one whose target differs from the first of its (segment, system).
+        cursor.execute(
+            f"""
+            WITH r AS (
+                SELECT line, seg_id, system, target, source <> first_value(source) OVER s AS bad_source,
+                       first_value(line) OVER s AS seg_line
+                FROM {table} WINDOW s AS (PARTITION BY seg_id ORDER BY line)
+            ), o AS (
+                SELECT line, seg_id, system, bad_source, seg_line, first_value(line) OVER w AS target_line,
+                       NOT bad_source AND target <> first_value(target) OVER w AS bad_target
+                FROM r WINDOW w AS (PARTITION BY seg_id, system, bad_source ORDER BY line)
             )
-    numeric = all(k.isdigit() for k in items)
-    order = sorted(items, key=int) if numeric else list(items)
-    return [items[k] for k in order]
+            SELECT line, seg_id, system, bad_source, seg_line, target_line FROM o
+            WHERE bad_source OR bad_target ORDER BY line
+            """
+        )
+        while rows := cursor.fetchmany(GROUPS_FETCHED):
+            for number, seg_id, system, bad_source, seg_line, target_line in rows:
+                if bad_source:
+                    problems.add(number, f"the source differs from line {seg_line}'s for seg_id {seg_id!r}")
+                else:
+                    problems.add(
+                        number,
+                        f"the target (without its <v> marks) differs from line {target_line}'s for system "
+                        f"{system!r} and seg_id {seg_id!r}",
+                    )
+    order = "i.seg_id::numeric, i.line" if numeric else "i.line"
+    grouped = f"""
+        WITH i AS (
+            SELECT DISTINCT ON (seg_id) seg_id, line, source, doc, doc_id FROM {table} ORDER BY seg_id, line
+        ), f AS (  -- each output's first row among those that agree with their segment's source
+            SELECT DISTINCT ON (t.seg_id, t.system) t.seg_id, t.system, t.line, t.target
+            FROM {table} t JOIN i ON i.seg_id = t.seg_id AND i.source = t.source
+            ORDER BY t.seg_id, t.system, t.line
+        )
+        SELECT i.seg_id, i.line, i.source, i.doc, i.doc_id,
+               array_agg(f.system ORDER BY f.line), array_agg(f.target ORDER BY f.line)
+        FROM i JOIN f USING (seg_id)
+        GROUP BY i.seg_id, i.line, i.source, i.doc, i.doc_id
+        ORDER BY {order}
+    """
+    with connection.chunked_cursor() as cursor:
+        cursor.execute(grouped)
+        while rows := cursor.fetchmany(ITEMS_FETCHED):
+            for seg_id, line, source, doc, doc_id, systems, targets in rows:
+                row = {"doc": doc, "doc_id": doc_id}
+                yield (
+                    line,
+                    {
+                        "item": seg_id,
+                        "source": source,
+                        "outputs": dict(zip(systems, targets)),
+                        "meta": row,
+                        **_document(row),
+                    },
+                )
