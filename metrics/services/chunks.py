@@ -187,16 +187,32 @@ class _Watch:
         self.shown = scored
         if holding:
             self.held = True
-            _hold(hold, f"metric chunk {self.chunk_id}: held at {scored}/{self.size}")
+            timeout = getattr(settings, "WORKBENCH_METRIC_PROGRESS_HOLD_TIMEOUT", 120.0)
+            _hold(hold, f"metric chunk {self.chunk_id}: held at {scored}/{self.size}", timeout=timeout)
 
 
-def _hold(path: str, what: str) -> None:
+def _hold(
+    path: str,
+    what: str,
+    *,
+    timeout: float,
+    clock: Callable[[], float] = time.monotonic,
+    pause: Callable[[float], object] = time.sleep,
+) -> bool:
     """Test hook (WORKBENCH_METRIC_PROGRESS_HOLD): the chunk, its progress inside it stored,
     waits until the file `path` exists, so a test sees that progress before the chunk ends
-    whatever the machine's speed (a tiny model scores a chunk in less than a poll)."""
-    logger.warning("%s until %s exists (test hook)", what, path)
+    whatever the machine's speed (a tiny model scores a chunk in less than a poll). At most
+    `timeout` seconds (WORKBENCH_METRIC_PROGRESS_HOLD_TIMEOUT): a test that died before creating
+    the file must not keep the worker on this chunk for ever; then the chunk goes on, logged.
+    True when the file appeared, False when the wait ran out."""
+    logger.warning("%s until %s exists, at most %g s (test hook)", what, path, timeout)
+    deadline = clock() + timeout
     while not os.path.exists(path):
-        time.sleep(0.05)
+        if clock() >= deadline:
+            logger.warning("%s: %s still absent after %g s; going on (test hook)", what, path, timeout)
+            return False
+        pause(0.05)
+    return True
 
 
 def _chunk_done(*, chunk_id: int, metric: Metric, inputs, segments: list, worker: Callable[[], str]) -> bool:

@@ -114,55 +114,59 @@ class TLSProxy(threading.Thread):
         self.listener.close()
 
 
-@pytest.fixture
-def production_server(tmp_path):
-    """gunicorn started by the guide's command line, with production settings, behind the TLS proxy."""
-    if not shutil.which("openssl"):
-        pytest.skip("openssl is absent: it makes the test's TLS certificate")
+def _production_env(static_root: Path) -> dict:
+    """The environment of a production host: none of the tests' DJANGO_/WORKBENCH_ settings."""
     db = connection.settings_dict
-    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "WORKBENCH_"))}
     env.update(
         DJANGO_READ_DOT_ENV_FILE="0",  # a production host has no `make run` .env
         DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
         DJANGO_ALLOWED_HOSTS="127.0.0.1",
         DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-        WORKBENCH_STATIC_ROOT=str(tmp_path / "static"),
+        WORKBENCH_STATIC_ROOT=str(static_root),
         PATH=f"{Path(sys.executable).parent}:{env.get('PATH', '')}",
     )
-    # The set-up steps as an operator runs them (the demo users get production's password hashes).
-    for step in (["collectstatic", "--noinput", "-v0"], ["load_demo"]):
-        done = subprocess.run(
-            [sys.executable, "manage.py", *step], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
-        )
-        assert done.returncode == 0, done.stderr
+    return env
+
+
+def _manage(env: dict, *step: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "manage.py", *step], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture(scope="module")
+def production_files(tmp_path_factory, django_db_setup):
+    """What does not change between this module's tests, made once: the collected static files
+    (collectstatic, as the guide runs it; compressing every file takes a while) and the proxy's
+    TLS certificate. The database does (each test ends flushed), so `load_demo` runs per test."""
+    if not shutil.which("openssl"):
+        pytest.skip("openssl is absent: it makes the test's TLS certificate")
+    root = tmp_path_factory.mktemp("production")
+    _manage(_production_env(root / "static"), "collectstatic", "--noinput", "-v0")
+    cert, key = root / "cert.pem", root / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    return {"static": root / "static", "cert": cert, "key": key}
+
+
+@pytest.fixture
+def production_server(tmp_path, production_files):
+    """gunicorn started by the guide's command line, with production settings, behind the TLS proxy."""
+    port = free_port()
+    env = _production_env(production_files["static"])
+    # The set-up step as an operator runs it (the demo users get production's password hashes).
+    _manage(env, "load_demo")
     command = readme_command("gunicorn workbench.wsgi")
     bind = command.index("-b") + 1
     command[bind] = f"127.0.0.1:{port}"
     log = open(tmp_path / "gunicorn.log", "w")
     server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        [
-            "openssl",
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "1",
-            "-subj",
-            "/CN=127.0.0.1",
-            "-keyout",
-            str(key),
-            "-out",
-            str(cert),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )
+    cert, key = production_files["cert"], production_files["key"]
     proxy = TLSProxy(cert, key, port)
     proxy.start()
     try:

@@ -460,6 +460,9 @@ WORKBENCH_METRIC_CHUNK_DELAY = env.float("WORKBENCH_METRIC_CHUNK_DELAY", default
 # Test hook only: a model metric's chunk, once it has stored progress inside it, waits until this
 # file exists (tests/browser/test_learned_metrics.py sees the progress of a tiny model's chunk).
 WORKBENCH_METRIC_PROGRESS_HOLD = env.str("WORKBENCH_METRIC_PROGRESS_HOLD", default="")
+# At most this many seconds: a test that fails before it creates the file (or forgets it) must not leave
+# the worker stuck on the chunk for ever; past it the chunk goes on and says so in the log.
+WORKBENCH_METRIC_PROGRESS_HOLD_TIMEOUT = env.float("WORKBENCH_METRIC_PROGRESS_HOLD_TIMEOUT", default=120.0)
 
 LOGGING = {
     "version": 1,
