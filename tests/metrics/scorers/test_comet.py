@@ -78,7 +78,8 @@ def test_several_references_take_the_best():
             [s.score for s in m.score(HYPS[:3], [["A dog."]] * 3, SRCS[:3])],
         )
     ]
-    assert [s.score for s in both] == pytest.approx(expected, abs=1e-6)
+    # float32 inference: another batch's padding sums in another order (a few ulps at 3.5)
+    assert [s.score for s in both] == pytest.approx(expected, rel=1e-6, abs=1e-6)
 
 
 def test_signature_names_checkpoint_hash_encoder_batch_size_and_precision():

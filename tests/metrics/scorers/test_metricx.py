@@ -49,7 +49,9 @@ def test_provenance_names_the_reference_and_the_checkpoint():
 @pytest.mark.parametrize("batch_size", [16, 3])
 def test_reference_mode_equals_the_reference(batch_size):
     scores = [s.score for s in metric(batch_size=batch_size).score(HYPS, REFS, SRCS)]
-    assert scores == pytest.approx(EXPECTED["scores"]["ref"], abs=1e-5)
+    # float32 inference: the CPU's kernels (AVX2, AVX-512) sum in their own order; MetricX's scores reach
+    # 25, so the bound is relative (1.7e-5 apart at 2.9 on an AMD EPYC, equal on the machine that wrote them).
+    assert scores == pytest.approx(EXPECTED["scores"]["ref"], rel=1e-5, abs=1e-5)
 
 
 def test_qe_mode_equals_the_reference_without_references_or_when_asked():
