@@ -9,6 +9,7 @@ ship a protocol in its own package and list it there, as metrics are listed by i
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 
 from django.conf import settings
@@ -41,15 +42,26 @@ def configured() -> tuple[str, ...]:
     return tuple(getattr(settings, "WORKBENCH_PROTOCOLS", None) or DEFAULT_PROTOCOLS)
 
 
+# gunicorn's gthread workers serve several requests at once: the first ones after a worker starts
+# all find the registry unloaded. One loads it while the others wait (issue 45: two threads each
+# loading it raised "protocol 'esa' is registered twice", a 500 on a join link's Start).
+_lock = threading.Lock()
+
+
 def _load() -> None:
     global _loaded
-    PROTOCOLS.clear()
-    for path in configured():
-        cls = import_string(path)
-        if not (isinstance(cls, type) and issubclass(cls, Protocol)) or not cls.name:
-            raise TypeError(f"WORKBENCH_PROTOCOLS: {path} is not a Protocol subclass with a name")
-        _add(cls())
-    _loaded = True
+    with _lock:
+        if _loaded:  # another thread loaded it while this one waited
+            return
+        loaded: dict[str, Protocol] = {}
+        for path in configured():
+            cls = import_string(path)
+            if not (isinstance(cls, type) and issubclass(cls, Protocol)) or not cls.name:
+                raise TypeError(f"WORKBENCH_PROTOCOLS: {path} is not a Protocol subclass with a name")
+            _add(cls(), into=loaded)
+        PROTOCOLS.clear()
+        PROTOCOLS.update(loaded)
+        _loaded = True
 
 
 def protocols() -> dict[str, Protocol]:
@@ -75,12 +87,13 @@ def register(protocol: Protocol) -> Protocol:
     return _add(protocol)
 
 
-def _add(protocol: Protocol) -> Protocol:
-    if protocol.name in PROTOCOLS:
+def _add(protocol: Protocol, into: dict[str, Protocol] | None = None) -> Protocol:
+    into = PROTOCOLS if into is None else into
+    if protocol.name in into:
         raise ValueError(f"protocol {protocol.name!r} is registered twice")
     if len(protocol.name) > 20:  # Campaign.protocol's max_length
         raise ValueError(f"protocol name {protocol.name!r} is longer than 20 characters")
-    PROTOCOLS[protocol.name] = protocol
+    into[protocol.name] = protocol
     return protocol
 
 
