@@ -6,10 +6,9 @@ class AnnotationsConfig(AppConfig):
     name = "annotations"
 
     def ready(self) -> None:
-        # The project's Celery app, so that the shared tasks of every app send to its broker
-        # (workbench/__init__.py no longer imports it: see there).
-        import workbench.celery  # noqa: F401  # lazy: Django app registry not ready before ready()
-
+        # The Celery app is not loaded here: the web process sends tasks by name through
+        # workbench.broker, which loads it on the first send (issue 45: a web worker's memory);
+        # `celery -A workbench` loads it in the worker.
         # The API's token lookups are cached a few seconds (annotations.permissions): a token or
         # user saved or deleted here is looked up afresh at once.
         from django.contrib.auth import get_user_model  # lazy: Django app registry not ready before ready()

@@ -47,9 +47,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from itertools import combinations
 
-import numpy as np
-
 from workbench.lazy import lazy_module
+
+# numpy is imported on first use, not by every web worker at start-up (workbench.lazy, issue 45).
+np = lazy_module("numpy")
 
 # scipy is imported when a verdict first needs it, not by every web worker at start-up (workbench.lazy).
 special = lazy_module("scipy.special")

@@ -15,9 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import combinations
 
-import numpy as np
-
 from workbench.lazy import lazy_module
+
+# numpy is imported on first use, not by every web worker at start-up (workbench.lazy, issue 45).
+np = lazy_module("numpy")
 
 # scipy is imported when an analysis first needs it, not by every web worker at start-up (workbench.lazy).
 sparse = lazy_module("scipy.sparse")

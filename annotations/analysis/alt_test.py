@@ -24,7 +24,10 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Mapping
 
-import numpy as np
+from workbench.lazy import lazy_module
+
+# numpy is imported on first use, not by every web worker at start-up (workbench.lazy, issue 45).
+np = lazy_module("numpy")
 
 SCORINGS = ("accuracy", "neg_rmse")
 

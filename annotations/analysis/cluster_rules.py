@@ -44,10 +44,11 @@ import math
 import zlib
 from typing import Callable
 
-import numpy as np
-
 from annotations.analysis import systems as sy
 from workbench.lazy import lazy_module
+
+# numpy is imported on first use, not by every web worker at start-up (workbench.lazy, issue 45).
+np = lazy_module("numpy")
 
 stats = lazy_module("scipy.stats")
 

@@ -50,9 +50,10 @@ import warnings
 from collections.abc import Iterator
 from typing import Callable
 
-import numpy as np
-
 from workbench.lazy import lazy_module
+
+# numpy is imported on first use, not by every web worker at start-up (workbench.lazy, issue 45).
+np = lazy_module("numpy")
 
 # scipy is imported when an analysis first needs it, not by every web worker at start-up (workbench.lazy).
 stats = lazy_module("scipy.stats")

@@ -17,8 +17,6 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-import numpy as np
-
 from annotations.analysis import alt_test as at
 from annotations.analysis import report
 from annotations.analysis.metric_scores import latest_done_runs, scores_by_output
@@ -26,6 +24,9 @@ from annotations.selectors.outputs import output_index
 from annotations.models import Item, Output
 from metrics.models import MetricRun, OutputScore
 from workbench.lazy import lazy_module
+
+# numpy is imported on first use, not by every web worker at start-up (workbench.lazy, issue 45).
+np = lazy_module("numpy")
 
 # scipy is imported when an analysis first needs it, not by every web worker at start-up (workbench.lazy).
 stats = lazy_module("scipy.stats")

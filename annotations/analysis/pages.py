@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-import numpy as np
+from workbench.lazy import lazy_module
 from django.urls import reverse
 from django.db.models import Exists, OuterRef
 
@@ -29,6 +29,9 @@ from annotations.models import System
 from annotations.analysis import error_free as ef
 from annotations.analysis import gamma as ga
 from annotations.analysis import span_eval as se
+
+# numpy is imported on first use, not by every web worker at start-up (workbench.lazy, issue 45).
+np = lazy_module("numpy")
 
 
 def item_url(item_id: int) -> str:

@@ -6,7 +6,7 @@ import warnings
 from collections import defaultdict
 from dataclasses import dataclass
 
-import numpy as np
+from workbench.lazy import lazy_module
 
 from annotations.analysis import agreement as ag
 from annotations.analysis import cluster_rules as cr
@@ -28,6 +28,9 @@ from annotations.analysis import span_eval as se
 from annotations.analysis.metric_scores import extras_by_output
 from annotations.selectors.outputs import output_texts
 from annotations.analysis import error_free as ef
+
+# numpy is imported on first use, not by every web worker at start-up (workbench.lazy, issue 45).
+np = lazy_module("numpy")
 
 GROUP_BY = {"none": "none", "item": "item", "system": "sys"}
 # Rows fed to the agreement tables at a time (agreement_report without spans or derived pairs).

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-import numpy as np
+from workbench.lazy import lazy_module
 
 from annotations import protocols
 from annotations.analysis import spans as sp
@@ -30,6 +30,9 @@ from annotations.selectors.figures_cache import cached, stamp
 from annotations.selectors.outputs import output_index
 from annotations.selectors.judgements import INCLUDED, campaign_judgements
 from annotations.models import Campaign, Item, Output
+
+# numpy is imported on first use, not by every web worker at start-up (workbench.lazy, issue 45).
+np = lazy_module("numpy")
 
 # MQM spans may be "neutral" too (its missing-content markers among them): sorted first, not a 500.
 HUMAN_SEVERITIES = ("neutral", "minor", "major", "critical")

@@ -30,7 +30,10 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
+from workbench.lazy import lazy_module
+
+# numpy is imported on first use, not by every web worker at start-up (workbench.lazy, issue 45).
+np = lazy_module("numpy")
 
 WMT25_LABEL = (
     "severity-weighted span F1 (WMT25 metrics task, error span detection: character counts per "

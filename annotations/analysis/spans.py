@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from itertools import combinations
 
-import numpy as np
+from workbench.lazy import lazy_module
+
+# numpy is imported on first use, not by every web worker at start-up (workbench.lazy, issue 45).
+np = lazy_module("numpy")
 
 SEVERITY_CODE = {"neutral": 0.5, "minor": 1, "major": 2, "critical": 3}
 

@@ -17,10 +17,13 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-import numpy as np
+from workbench.lazy import lazy_module
 
 from annotations.models import Campaign, SpanSuggestion, SuggestionDecision
 from annotations.protocols.rows import JudgementRow
+
+# numpy is imported on first use, not by every web worker at start-up (workbench.lazy, issue 45).
+np = lazy_module("numpy")
 
 
 def _chars(spans) -> set[int]:

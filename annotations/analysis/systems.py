@@ -28,9 +28,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-import numpy as np
-
 from workbench.lazy import lazy_module
+
+# numpy is imported on first use, not by every web worker at start-up (workbench.lazy, issue 45).
+np = lazy_module("numpy")
 
 # scipy is imported when an analysis first needs it, not by every web worker at start-up (workbench.lazy).
 stats = lazy_module("scipy.stats")

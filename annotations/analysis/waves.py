@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
+from workbench.lazy import lazy_module
 
 from annotations.analysis import correlation as co
+
+# numpy is imported on first use, not by every web worker at start-up (workbench.lazy, issue 45).
+np = lazy_module("numpy")
 
 
 def cv_star(values) -> float | None:

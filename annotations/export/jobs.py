@@ -27,7 +27,7 @@ from annotations.models.exports import ExportJob
 from annotations.export.service import ExportFailed, ExportOptions, export_dataset, export_options_check
 from annotations.models import Campaign
 from annotations.selectors import is_project_staff
-from workbench.celery import app as celery_app
+from workbench.broker import celery_app
 
 log = logging.getLogger(__name__)
 STALE_AFTER = timedelta(minutes=30)

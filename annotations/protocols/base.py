@@ -40,7 +40,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-import numpy as np
+from workbench.lazy import lazy_module
 from django.core.exceptions import ValidationError
 
 from annotations.protocols.common_options import (
@@ -60,6 +60,9 @@ from annotations.protocols.options import Option, OptionsInvalid, options_clean
 from annotations.protocols.rows import JudgementRow
 from annotations.protocols.stats import degraded_passed, pstdev, stdev, zscore_by_annotator
 from annotations.models import JudgementBase
+
+# numpy is imported on first use, not by every web worker at start-up (workbench.lazy, issue 45).
+np = lazy_module("numpy")
 
 # Levels of Krippendorff's alpha every surface may show, headline first per protocol.
 LEVELS = ("nominal", "ordinal", "interval")

@@ -49,14 +49,16 @@ def configured() -> tuple[str, ...]:
 def _load() -> None:
     global _loaded
     with _LOCK:
-        if _loaded:  # another thread loaded them while this one waited
+        if _loaded:  # another thread loaded it while this one waited
             return
-        PROTOCOLS.clear()
+        loaded: dict[str, Protocol] = {}
         for path in configured():
             cls = import_string(path)
             if not (isinstance(cls, type) and issubclass(cls, Protocol)) or not cls.name:
                 raise TypeError(f"WORKBENCH_PROTOCOLS: {path} is not a Protocol subclass with a name")
-            _add(cls())
+            _add(cls(), into=loaded)
+        PROTOCOLS.clear()
+        PROTOCOLS.update(loaded)
         _loaded = True
 
 
@@ -85,12 +87,13 @@ def register(protocol: Protocol) -> Protocol:
         return _add(protocol)
 
 
-def _add(protocol: Protocol) -> Protocol:
-    if protocol.name in PROTOCOLS:
+def _add(protocol: Protocol, into: dict[str, Protocol] | None = None) -> Protocol:
+    into = PROTOCOLS if into is None else into
+    if protocol.name in into:
         raise ValueError(f"protocol {protocol.name!r} is registered twice")
     if len(protocol.name) > 20:  # Campaign.protocol's max_length
         raise ValueError(f"protocol name {protocol.name!r} is longer than 20 characters")
-    PROTOCOLS[protocol.name] = protocol
+    into[protocol.name] = protocol
     return protocol
 
 

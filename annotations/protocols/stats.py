@@ -5,7 +5,10 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-import numpy as np
+from workbench.lazy import lazy_module
+
+# numpy is imported on first use, not by every web worker at start-up (workbench.lazy, issue 45).
+np = lazy_module("numpy")
 
 
 def degraded_passed(degraded: float, original: float, *, floor: float | None = None) -> bool:

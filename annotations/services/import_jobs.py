@@ -34,7 +34,7 @@ from annotations.services.imports import (
 from annotations.services.imports.common import import_permission_check, name_check
 from annotations.services.imports.dataset_parse import format_of
 from annotations.services.imports.errors import LineError
-from workbench.celery import app as celery_app
+from workbench.broker import celery_app
 from annotations.protocols import registry as protocols
 from annotations.services.imports.judgements import FORMATS
 

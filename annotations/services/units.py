@@ -30,7 +30,7 @@ from annotations.models import Campaign, Output, Unit
 from annotations.protocols.common_options import CONTEXT_DOCUMENT
 from annotations.protocols.bws import balanced_tuples  # noqa: F401  (planning helpers, re-exported)
 from annotations.protocols.pairwise import round_robin_rounds  # noqa: F401
-from workbench.celery import app as celery_app
+from workbench.broker import celery_app
 from workbench.exceptions import DomainError
 
 ANALYZE_ABOVE_UNITS = 1000

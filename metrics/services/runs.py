@@ -34,7 +34,7 @@ from metrics.services.inputs import (
     load_dataset_inputs,
     missing_input,
 )
-from workbench.celery import app as celery_app
+from workbench.broker import celery_app
 from workbench.exceptions import DomainError
 
 logger = logging.getLogger(__name__)
