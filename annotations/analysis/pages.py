@@ -27,11 +27,12 @@ from annotations.selectors.outputs import output_index
 from annotations.analysis import judges
 from annotations.models import System
 from annotations.analysis import error_free as ef
-from annotations.analysis import gamma as ga
 from annotations.analysis import span_eval as se
 
 # numpy is imported on first use, not by every web worker at start-up (workbench.lazy, issue 45).
 np = lazy_module("numpy")
+# factgenie's gamma brings numpy and scipy.optimize: loaded by the first gamma asked for.
+ga = lazy_module("annotations.analysis.gamma")
 
 
 def item_url(item_id: int) -> str:

@@ -23,7 +23,6 @@ from annotations.selectors.waves import wave_annotators_overlap, wave_pair
 from annotations.selectors.judgements import INCLUDED, JudgementSet, campaign_judgements
 from workbench.exceptions import DomainError
 from annotations.analysis.suggestions import suggestion_report
-from annotations.analysis import gamma as ga
 from annotations.analysis import span_eval as se
 from annotations.analysis.metric_scores import extras_by_output
 from annotations.selectors.outputs import output_texts
@@ -31,6 +30,8 @@ from annotations.analysis import error_free as ef
 
 # numpy is imported on first use, not by every web worker at start-up (workbench.lazy, issue 45).
 np = lazy_module("numpy")
+# factgenie's gamma brings numpy and scipy.optimize: loaded by the first gamma asked for.
+ga = lazy_module("annotations.analysis.gamma")
 
 GROUP_BY = {"none": "none", "item": "item", "system": "sys"}
 # Rows fed to the agreement tables at a time (agreement_report without spans or derived pairs).

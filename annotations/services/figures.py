@@ -20,7 +20,7 @@ from django.utils import timezone
 from annotations.models import Campaign
 from annotations.models.figures import FigureSnapshot, FigureState
 from annotations.selectors.figures_cache import params_key
-from workbench.celery import app as celery_app
+from workbench.broker import celery_app
 
 logger = logging.getLogger(__name__)
 # Sent by name (`annotations.tasks` registers them): services never import the tasks.
@@ -29,12 +29,17 @@ REFRESH_TASK = "annotations.figures_refresh"
 # How long one request for a figure of one state stands: pages asking again meanwhile send nothing.
 # A lost message (a broker restarted) is asked for again after this.
 REQUEST_DEBOUNCE_S = 600
+# A campaign whose figures a page asked for within this time is refreshed after submits; others are not
+# (no task, and no Celery loaded by a web worker that only serves annotators).
+WANTED_S = 7 * 24 * 3600
 
 
 def figure_refresh_request(*, campaign: Campaign, name: str, params: dict, stamp: str) -> bool:
     """Ask a worker for the figure `name` (with `params`) of the campaign in its state `stamp`; True if
     this call sent the task (the first since that state), False if one is on its way already."""
     flag = f"figures-asked:{campaign.pk}:{name}:{params_key(params)}:{stamp}"
+    # Submits refresh only the campaigns whose figures someone reads (figures_changed).
+    cache.set(f"figures-wanted:{campaign.pk}", 1, WANTED_S)
     if not cache.add(flag, 1, REQUEST_DEBOUNCE_S):
         return False
     # Nothing is written to the database here: GETs never write (the state is the worker's to write).
@@ -51,9 +56,11 @@ def figures_changed(*, campaign_id: int) -> None:
     """A submit changed the campaign (called once it committed): at most one refresh per campaign every
     WORKBENCH_FIGURES_DEBOUNCE_S seconds, sent to run that much later, so a burst of submits makes one
     computation of the figures pages have asked for (`annotations.analysis.figure_jobs.figures_refresh`).
-    One cache operation per submit; nothing in the database."""
+    One or two cache operations per submit; nothing in the database."""
     debounce = settings.WORKBENCH_FIGURES_DEBOUNCE_S
-    if debounce <= 0 or not cache.add(f"figures-changed:{campaign_id}", 1, debounce):
+    if debounce <= 0 or not cache.get(f"figures-wanted:{campaign_id}"):
+        return
+    if not cache.add(f"figures-changed:{campaign_id}", 1, debounce):
         return
     try:
         celery_app.send_task(REFRESH_TASK, args=[campaign_id], countdown=debounce)

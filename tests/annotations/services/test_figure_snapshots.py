@@ -3,12 +3,15 @@
 request); outside a page nothing changes."""
 
 import pytest
+from django.core.cache import cache
 from django.test import override_settings
 
 from annotations.selectors import figures_cache
 from annotations.selectors.figures_cache import FigureFailed, FigurePending
+from annotations.services import figures as figure_services
 from annotations.services.figures import figure_snapshot_store
 from tests.annotations.factories import CampaignFactory
+from workbench.celery import app as celery_app
 
 pytestmark = pytest.mark.django_db
 
@@ -37,3 +40,19 @@ def test_snapshots_current_old_missing_and_failed():
         assert figures_cache.cached(campaign, "other", {}, lambda: 3) == 3
     # Outside a page (commands, exports, APIs): computed as before.
     assert figures_cache.cached(campaign, "meta", {"a": 2}, lambda: 4) == 4
+
+
+@override_settings(WORKBENCH_FIGURES_DEBOUNCE_S=5)
+def test_submits_refresh_only_campaigns_whose_figures_a_page_asked_for(monkeypatch):
+    """A submit sends no refresh for a campaign no page reads (a web worker serving annotators then never
+    loads Celery: tests/workbench/test_worker_modules.py), and one per debounce once a page asked."""
+    sent = []
+    monkeypatch.setattr(celery_app, "send_task", lambda name, args, **kw: sent.append((name, args)))
+    read, unread = CampaignFactory(), CampaignFactory()
+    cache.clear()
+    figure_services.figure_refresh_request(campaign=read, name="meta", params={}, stamp="s")
+    sent.clear()
+    for _ in range(3):
+        figure_services.figures_changed(campaign_id=unread.pk)
+        figure_services.figures_changed(campaign_id=read.pk)
+    assert sent == [(figure_services.REFRESH_TASK, [read.pk])]
