@@ -74,10 +74,15 @@ def test_three_modes_through_workers_equal_sync(celery_worker_process, judge_mod
             assert all("spans" in extra and "raw" in extra for _, extra in scores(run).values())
         if mode == "score":
             assert all(1 <= s <= 5 and "probabilities" in extra for s, extra in scores(run).values())
+    # A done run is reused. The options name a model directory, so the worker matches the run on its files'
+    # content (issue 46): the new run is finished by copying, its chunks marked as reused, nothing scored.
     again, reused = run_create(dataset=dataset, metric="llm-judge", options=runs["score"].options)
-    assert reused and again.pk in (runs["score"].pk,) + tuple(
-        MetricRun.objects.filter(dataset=dataset, metric="llm-judge", sync=True).values_list("pk", flat=True)
+    assert not reused
+    again = wait_until(
+        lambda: MetricRun.objects.filter(pk=again.pk, status=RunStatus.DONE).first(), 300, "the reused run"
     )
+    assert again.signature == runs["score"].signature and scores(again) == scores(runs["score"])
+    assert again.chunks.exists() and not again.chunks.exclude(worker__startswith="reused from run").exists()
 
 
 def test_bad_judge_options_fail_the_request_with_one_line(judge_models, db):
