@@ -187,6 +187,36 @@ class UnitNoteAdmin(admin.ModelAdmin):
     raw_id_fields = ["campaign", "annotator", "item", "assignment"]
 
 
+class WorkerKeptAdmin(admin.ModelAdmin):
+    """Read-only rows the database and the workers keep (issue 45): progress counters moved by triggers,
+    figures computed by workers. A row added or changed by hand would make them wrong."""
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(models.UnitCount)
+class UnitCountAdmin(WorkerKeptAdmin):
+    list_display = ["campaign", "slot", "n_done", "units"]
+    list_select_related = ["campaign"]
+
+
+@admin.register(models.FigureSnapshot)
+class FigureSnapshotAdmin(WorkerKeptAdmin):
+    list_display = ["campaign", "name", "stamp", "computed_at", "wanted_at"]
+    list_select_related = ["campaign"]
+    exclude = ["value"]
+
+
+@admin.register(models.FigureState)
+class FigureStateAdmin(WorkerKeptAdmin):
+    list_display = ["campaign", "queued_at", "running_since", "done", "total"]
+    list_select_related = ["campaign"]
+
+
 @admin.register(models.LoginLink)
 class LoginLinkAdmin(admin.ModelAdmin):
     """Read-only: a link is issued where its token can be shown once (the members page,
