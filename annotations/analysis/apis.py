@@ -40,18 +40,7 @@ class CorrelationQuery(serializers.Serializer):
     criterion = serializers.CharField(max_length=100)
     level = serializers.ChoiceField(choices=["segment", "system"], default="segment")
     method = serializers.ChoiceField(
-        choices=[
-            "pearson",
-            "spearman",
-            "kendall",
-            "acc23",
-            "spa",
-            "pdp",
-            "alt-test",
-            "error-free",
-            "span-f1",
-            "span-gamma",
-        ],
+        choices=report.CORRELATION_METHODS,
         default="pearson",
     )
     group_by = serializers.ChoiceField(choices=["none", "item", "system"], default="none")

@@ -117,19 +117,7 @@ def agreement_report(
             found, criterion=criterion, bootstrap=bootstrap, seed=seed, per_annotator=per_annotator, cohen=cohen
         )
     j = Loaded(judgements=found, rows=found.by_criterion())
-    out: dict = {
-        "campaign": campaign.name,
-        "protocol": campaign.protocol,
-        "judgements_used": j.describe(),
-        "definition": {
-            "unit": protocol.agreement.unit,
-            "value": protocol.agreement.value,
-            "variant": protocol.agreement.variant,
-            "level": protocol.agreement.level,
-            "label": protocol.agreement.label(),
-        },
-        "criteria": {},
-    }
+    out = _agreement_head(campaign, found, sum(len(r) for r in j.rows.values()))
     names = j.names() if (cohen or per_annotator) else {}
     identity = output_identities(dataset=campaign.dataset)
     for c in _criteria(j, criterion):
@@ -961,6 +949,19 @@ def correlate_report(
 ERROR_FREE = "error-free"
 SPAN_F1 = "span-f1"
 SPAN_GAMMA = "span-gamma"
+# What `correlate --method` and the API's `method` accept (one list for both).
+CORRELATION_METHODS = (
+    "pearson",
+    "spearman",
+    "kendall",
+    "acc23",
+    "spa",
+    "pdp",
+    "alt-test",
+    ERROR_FREE,
+    SPAN_F1,
+    SPAN_GAMMA,
+)
 
 
 def _span_inputs(*, campaign: Campaign, run, j: Loaded, criterion: str):

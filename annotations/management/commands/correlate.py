@@ -24,7 +24,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotations.analysis.report import AnalysisError, compare_all_report, correlate_report
+from annotations.analysis.report import CORRELATION_METHODS, AnalysisError, compare_all_report, correlate_report
 from annotations.models import Campaign
 
 
@@ -38,18 +38,7 @@ class Command(BaseCommand):
         parser.add_argument("--level", choices=["segment", "system"], default="segment")
         parser.add_argument(
             "--method",
-            choices=[
-                "pearson",
-                "spearman",
-                "kendall",
-                "acc23",
-                "spa",
-                "pdp",
-                "alt-test",
-                "error-free",
-                "span-f1",
-                "span-gamma",
-            ],
+            choices=CORRELATION_METHODS,
             default="pearson",
             help="alt-test: the alternative annotator test (Calderon et al. 2025) of a judge run; "
             "error-free: error-free segment detection (WMT26; ESA campaigns); span-f1: a span metric's "
