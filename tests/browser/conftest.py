@@ -177,6 +177,10 @@ class Snapshot:
             raw = connection.connection
             with connection.cursor() as cursor:
                 cursor.execute("SET CONSTRAINTS ALL DEFERRED")  # Django's foreign keys: checked at commit
+                # The rows go back as they were taken: the triggers that keep the unit counters
+                # (annotations_unitcount) must not fire again on the copied units and assignments,
+                # or the counters' own rows, copied too, would collide with the ones they add.
+                cursor.execute("SET LOCAL session_replication_role = replica")
                 # Whatever the flush left (content types and permissions, which it recreates) goes too:
                 # the snapshot's own rows are the ones its foreign keys point to. DELETE, not TRUNCATE:
                 # the tables are all but empty, and TRUNCATE would make new files for each of them.
