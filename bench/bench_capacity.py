@@ -57,7 +57,6 @@ import json
 import os
 import random
 import re
-import secrets
 import subprocess
 import sys
 import threading
@@ -68,14 +67,23 @@ from urllib.parse import quote, urlencode, urlparse
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_peers import (  # noqa: E402 - bench/ is not a package
-    CRITERIA,
-    Pearmut,
+from _servers import (  # noqa: E402 - bench/ is not a package
+    adopt_settings,
     answer_scores,
+    backend_pids,
+    campaign_options,
+    complete_judgements,
+    create_dataset,
     free_port,
+    gunicorn,
     load_e2e,
+    manage,
     percentile,
+    production_env,
+    scratch_database,
+    vacuum_analyze,
 )
+from bench_peers import Pearmut  # noqa: E402 - bench/ is not a package
 
 ROOT = Path(__file__).resolve().parent.parent
 VAR = ROOT / "var" / "capacity"
@@ -205,106 +213,43 @@ class OursServer:
 
     def __init__(self, workers: int, threads: int, protocol: str, fresh_static: bool = False, reuse_db: bool = False):
         self.workers, self.threads, self.protocol = workers, threads, protocol
-        url = urlparse(os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/workbench"))
-        self.dbname = url.path.lstrip("/") + "_capacity"
-        self.url = url._replace(path="/" + self.dbname).geturl()
-        admin = ["-h", url.hostname or "127.0.0.1", "-p", str(url.port or 5432), "-U", url.username or "postgres"]
-        exists = subprocess.run(
-            ["psql", *admin, "-tAc", f"SELECT 1 FROM pg_database WHERE datname = '{self.dbname}'", "postgres"],
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-        if not (reuse_db and exists):
-            subprocess.run(["dropdb", "--if-exists", "--force", *admin, self.dbname], check=True)
-            subprocess.run(["createdb", *admin, self.dbname], check=True)
-        redis = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "WORKBENCH_"))}
-        self.env.update(
-            DJANGO_SETTINGS_MODULE="workbench.settings.base",
-            DJANGO_READ_DOT_ENV_FILE="0",
-            DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
-            DJANGO_ALLOWED_HOSTS="127.0.0.1",
-            DATABASE_URL=self.url,
-            WORKBENCH_STATIC_ROOT=str(VAR / "static"),
-            WORKBENCH_CACHE_URL=redis,  # the guide's shared cache (throttles, join rate, lock-outs)
+        self.dbname, self.url = scratch_database("_capacity", reuse=reuse_db)
+        self.env = production_env(
+            self.url,
+            VAR / "static",
+            WORKBENCH_CACHE_URL=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),  # the guide's shared cache
             WORKBENCH_TRUSTED_PROXIES="1",  # behind the TLS proxy, which appends the client's address
-            WORKBENCH_SHARED_DATA=os.environ.get("WORKBENCH_SHARED_DATA", ""),
-            PATH=f"{ROOT / '.venv/bin'}:{os.environ.get('PATH', '')}",
         )
         VAR.mkdir(parents=True, exist_ok=True)
         steps = [["migrate", "--noinput", "-v0"], ["collectstatic", "--noinput", "-v0"]]
         if (VAR / "static" / "staticfiles.json").exists() and not fresh_static:
             steps.pop()  # collected by an earlier run (--collectstatic to collect again)
-        for step in steps:
-            subprocess.run([str(ROOT / ".venv/bin/python"), "manage.py", *step], cwd=ROOT, env=self.env, check=True)
-        for key in [k for k in os.environ if k.startswith(("DJANGO_", "WORKBENCH_"))]:
-            del os.environ[key]
-        os.environ.update({k: v for k, v in self.env.items() if k.startswith(("DJANGO_", "WORKBENCH_"))})
-        os.environ["DATABASE_URL"] = self.url
-        import django  # lazy: the settings above first
-
-        django.setup()
+        manage(self.env, *steps)
+        adopt_settings(self.env)
         from annotations.models import Project  # lazy: Django is set up just above
 
         self.project, _ = Project.objects.get_or_create(name="bench-capacity")
         self.port = free_port()
         self.log = open(VAR / "gunicorn.log", "w")
-        self.server = subprocess.Popen(
-            [
-                str(ROOT / ".venv/bin/gunicorn"),
-                "workbench.wsgi",
-                "-b",
-                f"127.0.0.1:{self.port}",
-                "-k",
-                "gthread",
-                "--workers",
-                str(workers),
-                "--threads",
-                str(threads),
-                "--keep-alive",
-                "30",
-                "--timeout",
-                "60",
-                "--log-level",
-                "warning",
-            ],
-            cwd=ROOT,
-            env=self.env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
+        self.server = gunicorn(self.port, workers=workers, threads=threads, env=self.env, log=self.log)
         wait_port(self.port, self.server)
 
     def step(self, run: str, items: list[dict], n: int) -> "OursStep":
-        from annotations.models import Dataset, Item, Output, System  # lazy: Django set up in __init__
         from annotations.services.campaigns import campaign_create  # lazy: Django set up in __init__
         from annotations.studies.services import join_link_create  # lazy: Django set up in __init__
-        from django.db import connection  # lazy: Django set up in __init__
 
-        dataset = Dataset.objects.create(project=self.project, name=run)
-        names = sorted({o["system"] for item in items for o in item["outputs"]})
-        systems = {s.name: s for s in System.objects.bulk_create([System(dataset=dataset, name=x) for x in names])}
-        rows = Item.objects.bulk_create(
-            [Item(dataset=dataset, external_id=it["id"], position=i, data=it["triples"]) for i, it in enumerate(items)]
-        )
-        Output.objects.bulk_create(
-            [
-                Output(item=row, system=systems[o["system"]], text=o["text"])
-                for row, it in zip(rows, items)
-                for o in it["outputs"]
-            ]
-        )
-        options = (
-            {"protocol": "likert", "criteria": CRITERIA["likert"], "scale_min": 1, "scale_max": 6}
-            if self.protocol == "likert"
-            else {"protocol": "esa", "criteria": CRITERIA["esa"]}
-        )
+        dataset = create_dataset(self.project, run, items)
         campaign = campaign_create(
-            dataset=dataset, name=run, redundancy=3, seed=1, units_per_batch=1000, plan="sync", **options
+            dataset=dataset,
+            name=run,
+            redundancy=3,
+            seed=1,
+            units_per_batch=1000,
+            plan="sync",
+            **campaign_options(self.protocol),
         )
         link = join_link_create(campaign=campaign)
-        with connection.cursor() as cursor:
-            cursor.execute("VACUUM (ANALYZE)")
+        vacuum_analyze()
         warm_up(self.port, f"/join/{link.token}/", {"X-Forwarded-Proto": "https"}, self.server)
         return OursStep(self, campaign.pk, link.token)
 
@@ -312,20 +257,10 @@ class OursServer:
         return tree(self.server.pid)
 
     def database_pids(self) -> list[int]:
-        from django.db import connection  # lazy: Django set up in __init__
-
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", [self.dbname]
-            )
-            return [row[0] for row in cursor.fetchall()]
+        return backend_pids(self.dbname)
 
     def stored(self, campaign_id: int) -> int:
-        from annotations import protocols  # lazy: Django set up in __init__
-        from annotations.models import Campaign  # lazy: Django set up in __init__
-
-        campaign = Campaign.objects.get(pk=campaign_id)
-        return protocols.get(campaign.protocol).model.objects.filter(campaign=campaign, status="complete").count()
+        return complete_judgements(campaign_id)
 
     def close(self):
         stop_process(self.server)

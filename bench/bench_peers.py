@@ -76,16 +76,13 @@ judgements/s in a 2-round API run). `--cold-database` measures that state.
 from __future__ import annotations
 
 import argparse
-import csv
 import http.client
 import json
 import os
 import random
 import re
-import secrets
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -94,6 +91,24 @@ import time
 from pathlib import Path
 from urllib.parse import quote, urlencode, urlparse
 
+from _servers import (
+    CRITERIA,
+    adopt_settings,
+    answer_scores,
+    backend_pids,
+    campaign_options,
+    complete_judgements,
+    create_dataset,
+    free_port,
+    gunicorn,
+    load_e2e,
+    manage,
+    percentile,
+    production_env,
+    scratch_database,
+    vacuum_analyze,
+)
+
 ROOT = Path(__file__).resolve().parent.parent
 VAR = ROOT / "var" / "peers"
 OUT = ROOT / "bench" / "out"
@@ -101,7 +116,6 @@ sys.path.insert(0, str(ROOT))
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 PYTHON312 = [Path("/root/.pyenv/versions/3.12.1/bin/python3"), Path("/root/.pyenv/versions/3.13.0/bin/python3")]
-CRITERIA = {"likert": ["fluency", "adequacy"], "esa": ["quality"]}
 
 
 # --- installing the peers ---------------------------------------------------------
@@ -133,34 +147,6 @@ def python_312() -> Path:
 
 
 # --- data -----------------------------------------------------------------------
-
-
-def load_e2e(n_outputs: int) -> list[dict]:
-    """Items (meaning representation as triples + its text) with their system outputs, up to n outputs."""
-    path = Path(os.environ.get("WORKBENCH_SHARED_DATA", ROOT.parent / "shared" / "data")) / "e2e-human" / "quality.csv"
-    if not path.exists():
-        sys.exit(f"bench_peers: {path} is absent (the E2E human ratings, see SOURCES.md)")
-    items, seen, total = [], set(), 0
-    with open(path, newline="", encoding="utf-8") as f:
-        for row in csv.DictReader(f):
-            if row["mr"] in seen:
-                continue
-            seen.add(row["mr"])
-            name = re.search(r"name\[([^\]]*)\]", row["mr"])
-            subject = name.group(1) if name else "it"
-            triples = [[subject, k, v] for k, v in re.findall(r"(\w+)\[([^\]]*)\]", row["mr"]) if k != "name"]
-            outputs, systems = [], set()
-            for k in range(1, 6):
-                system, text = row[f"sys{k}"].strip(), row[f"ref{k}"].strip()
-                if system and text and system not in systems and total + len(outputs) < n_outputs:
-                    systems.add(system)
-                    outputs.append({"system": system, "text": text})
-            if outputs:
-                items.append({"id": f"e2e-{len(items)}", "mr": row["mr"], "triples": triples, "outputs": outputs})
-                total += len(outputs)
-            if total >= n_outputs:
-                break
-    return items
 
 
 def flat_outputs(items: list[dict]) -> list[dict]:
@@ -229,20 +215,6 @@ class TreeMeter:
 
 def cpu_used(before: dict, after: dict) -> dict:
     return {kind: sum(t - before[kind].get(p, 0.0) for p, t in after[kind].items()) for kind in after}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def percentile(values: list[float], q: int) -> float:
-    if not values:
-        return float("nan")
-    if len(values) == 1:
-        return values[0]
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
 
 
 # --- a small HTTP client with cookies ---------------------------------------------
@@ -315,12 +287,6 @@ class Tool:
         self.log.close()
 
 
-def answer_scores(protocol: str, rng: random.Random) -> dict:
-    if protocol == "likert":
-        return {c: rng.randint(1, 6) for c in CRITERIA["likert"]}
-    return {"quality": rng.randint(0, 100)}
-
-
 class Ours(Tool):
     """The workbench behind gunicorn; `path` "api" (token) or "page" (session + CSRF)."""
 
@@ -343,29 +309,8 @@ class Ours(Tool):
         self.campaign = self.db.campaign(protocol, run)
         self.port = free_port()
         self.log = open(VAR / "runs" / f"{run}.log", "w")
-        self.server = subprocess.Popen(
-            [
-                str(ROOT / ".venv/bin/gunicorn"),
-                "workbench.wsgi",
-                "-b",
-                f"127.0.0.1:{self.port}",
-                "-k",
-                "gthread",
-                "--workers",
-                str(self.workers),
-                "--threads",
-                str(self.threads),
-                "--keep-alive",
-                "30",
-                "--timeout",
-                "60",
-                "--log-level",
-                "warning",
-            ],
-            cwd=ROOT,
-            env={**self.db.env, **self.env},
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
+        self.server = gunicorn(
+            self.port, workers=self.workers, threads=self.threads, env={**self.db.env, **self.env}, log=self.log
         )
 
     def first_page(self):
@@ -484,64 +429,25 @@ class OurDatabase:
     """The scratch database: the E2E dataset, annotator accounts with tokens and sessions."""
 
     def __init__(self, items: list[dict], n_annotators: int):
-        url = urlparse(os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/workbench"))
-        self.name = url.path.lstrip("/") + "_peers"
-        self.url = url._replace(path="/" + self.name).geturl()
-        admin = ["-h", url.hostname or "127.0.0.1", "-p", str(url.port or 5432), "-U", url.username or "postgres"]
-        subprocess.run(["dropdb", "--if-exists", "--force", *admin, self.name], check=True)
-        subprocess.run(["createdb", *admin, self.name], check=True)
-        # Production settings, as tests/browser/test_production.py starts them.
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "WORKBENCH_"))}
-        self.env.update(
-            DJANGO_SETTINGS_MODULE="workbench.settings.base",
-            DJANGO_READ_DOT_ENV_FILE="0",
-            DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
-            DJANGO_ALLOWED_HOSTS="127.0.0.1",
-            DATABASE_URL=self.url,
-            WORKBENCH_STATIC_ROOT=str(VAR / "static"),
-            DJANGO_CONN_MAX_AGE="3600",
-            WORKBENCH_SHARED_DATA=os.environ.get("WORKBENCH_SHARED_DATA", ""),
-            PATH=f"{ROOT / '.venv/bin'}:{os.environ.get('PATH', '')}",
-        )
-        for step in (["migrate", "--noinput", "-v0"], ["collectstatic", "--noinput", "-v0"]):
-            subprocess.run([str(ROOT / ".venv/bin/python"), "manage.py", *step], cwd=ROOT, env=self.env, check=True)
-        for key in [k for k in os.environ if k.startswith(("DJANGO_", "WORKBENCH_"))]:
-            del os.environ[key]
-        os.environ.update(
-            {k: v for k, v in self.env.items() if k.startswith(("DJANGO_", "WORKBENCH_"))}, DATABASE_URL=self.url
-        )
-        import django
-
-        django.setup()
+        self.name, self.url = scratch_database("_peers")
+        # Production settings; connections kept, so that no backend (and its CPU) is lost mid-run.
+        self.env = production_env(self.url, VAR / "static", DJANGO_CONN_MAX_AGE="3600")
+        manage(self.env, ["migrate", "--noinput", "-v0"], ["collectstatic", "--noinput", "-v0"])
+        adopt_settings(self.env)
         from django.conf import settings
         from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
         from django.contrib.sessions.backends.db import SessionStore
         from django.utils.module_loading import import_string
         from rest_framework.authtoken.models import Token
 
-        from annotations.models import Dataset, Item, Membership, Output, Project, System
+        from annotations.models import Membership, Project
 
         # Django's database sessions (workbench.sessions reads the same table).
         assert settings.SESSION_ENGINE in ("django.contrib.sessions.backends.db", "workbench.sessions"), (
             settings.SESSION_ENGINE
         )
         self.project = Project.objects.create(name="bench-peers")
-        self.dataset = Dataset.objects.create(project=self.project, name="e2e")
-        names = sorted({o["system"] for item in items for o in item["outputs"]})
-        systems = {s.name: s for s in System.objects.bulk_create([System(dataset=self.dataset, name=n) for n in names])}
-        rows = Item.objects.bulk_create(
-            [
-                Item(dataset=self.dataset, external_id=item["id"], position=i, data=item["triples"])
-                for i, item in enumerate(items)
-            ]
-        )
-        Output.objects.bulk_create(
-            [
-                Output(item=row, system=systems[o["system"]], text=o["text"])
-                for row, item in zip(rows, items)
-                for o in item["outputs"]
-            ]
-        )
+        self.dataset = create_dataset(self.project, "e2e", items)
         User = get_user_model()
         # The backend a password login records (the first one that loads users: not the lock-out guard).
         backend = next(path for path in settings.AUTHENTICATION_BACKENDS if hasattr(import_string(path), "get_user"))
@@ -563,33 +469,15 @@ class OurDatabase:
     def campaign(self, protocol: str, run: str) -> int:
         from annotations.services.campaigns import campaign_create
 
-        options = (
-            {"protocol": "likert", "criteria": CRITERIA["likert"], "scale_min": 1, "scale_max": 6}
-            if protocol == "likert"
-            else {"protocol": "esa", "criteria": CRITERIA["esa"]}
-        )
-        campaign = campaign_create(dataset=self.dataset, name=run, redundancy=3, seed=1, **options)
-        from django.db import connection
-
-        with connection.cursor() as cursor:
-            cursor.execute("VACUUM (ANALYZE)")
+        campaign = campaign_create(dataset=self.dataset, name=run, redundancy=3, seed=1, **campaign_options(protocol))
+        vacuum_analyze()
         return campaign.pk
 
     def backends(self) -> list[int]:
-        from django.db import connection
-
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", [self.name]
-            )
-            return [row[0] for row in cursor.fetchall()]
+        return backend_pids(self.name)
 
     def count(self, campaign_id: int) -> int:
-        from annotations.models import Campaign
-        from annotations import protocols
-
-        campaign = Campaign.objects.get(pk=campaign_id)
-        return protocols.get(campaign.protocol).model.objects.filter(campaign=campaign, status="complete").count()
+        return complete_judgements(campaign_id)
 
 
 class Pearmut(Tool):

@@ -279,3 +279,36 @@ class ErrorSpanFactory(factory.django.DjangoModelFactory):
     end = 1
     severity = ErrorSpan.Severity.MINOR
     missing = False
+
+
+def document_items(
+    dataset: Dataset,
+    systems: list[System],
+    doc: str,
+    sources: list[str],
+    *,
+    text: str,
+    position: int = 0,
+    doc_pos_step: int = 1,
+    reverse: bool = True,
+    reference: str | None = None,
+    external_id: str | None = None,
+) -> list[Item]:
+    """The segments of document `doc`: segment k has source `sources[k]`, doc_pos k * doc_pos_step and
+    one output per system whose text is `text` formatted with doc, k, system (its name) and s (its
+    index); `reference` and `external_id`, when given, are formatted alike. Made in reverse document
+    order unless `reverse=False` (what plans documents must follow doc_pos, not the file's order), the
+    positions counting up from `position` in the order made. Returns the items in document order."""
+    items = {}
+    order = reversed(range(len(sources))) if reverse else range(len(sources))
+    for made, k in enumerate(order):
+        fields = {"external_id": external_id.format(doc=doc, k=k)} if external_id else {}
+        item = ItemFactory(
+            dataset=dataset, position=position + made, source=sources[k], doc=doc, doc_pos=doc_pos_step * k, **fields
+        )
+        if reference is not None:
+            ReferenceFactory(item=item, position=0, text=reference.format(doc=doc, k=k))
+        for s, system in enumerate(systems):
+            OutputFactory(item=item, system=system, text=text.format(doc=doc, k=k, system=system.name, s=s))
+        items[k] = item
+    return [items[k] for k in sorted(items)]

@@ -9,11 +9,10 @@ from annotations.models import Assignment, Item, RatingJudgement
 from annotations.services.campaigns import campaign_create
 from tests.annotations.factories import (
     DatasetFactory,
-    ItemFactory,
     MembershipFactory,
-    OutputFactory,
     SystemFactory,
     UserFactory,
+    document_items,
 )
 from tests.browser.conftest import log_in, next_screen, open_unit
 from tests.browser.test_accessibility import assert_accessible, audited_page, axe_script  # noqa: F401
@@ -31,9 +30,8 @@ def document(live_server):
 
     dataset = DatasetFactory(name="hebrew-doc")
     system = SystemFactory(dataset=dataset, name="SECRETSYS-9")
-    for k, text in enumerate(HEBREW):
-        item = ItemFactory(dataset=dataset, position=k, external_id=f"he-{k}", source=text, doc="museum", doc_pos=k)
-        OutputFactory(item=item, system=system, text=f"English {k}: <i>sentence</i> {k}.")
+    text = "English {k}: <i>sentence</i> {k}."
+    document_items(dataset, [system], "museum", HEBREW, text=text, external_id="he-{k}", reverse=False)
     user = UserFactory(username="ann")
     MembershipFactory(project=dataset.project, user=user, role=Membership.Role.ANNOTATOR)
     return campaign_create(

@@ -11,11 +11,10 @@ from annotations.services.campaigns import campaign_create
 from annotations.services.handles import output_handle
 from tests.annotations.factories import (
     DatasetFactory,
-    ItemFactory,
     MembershipFactory,
-    OutputFactory,
     SystemFactory,
     UserFactory,
+    document_items,
 )
 from tests.browser.conftest import log_in, next_screen, open_unit
 from tests.browser.test_accessibility import assert_accessible, audited_page, axe_script  # noqa: F401
@@ -30,12 +29,9 @@ HEBREW = ["המוזיאון נפתח בתשע בבוקר.", "הכניסה חופ
 def document(live_server):
     dataset = DatasetFactory(name="hebrew-document")
     systems = [SystemFactory(dataset=dataset, name=name) for name in SYSTEMS]
-    for k in reversed(range(len(HEBREW))):  # imported out of order: doc_pos orders the segments
-        item = ItemFactory(
-            dataset=dataset, position=9 - k, external_id=f"he-{k}", source=HEBREW[k], doc="museum", doc_pos=k
-        )
-        for s, system in enumerate(systems):
-            OutputFactory(item=item, system=system, text=f"Segment {k} by {s}: the museum <i>opens</i> at nine.")
+    # Imported out of order (the default): doc_pos orders the segments.
+    text = "Segment {k} by {s}: the museum <i>opens</i> at nine."
+    document_items(dataset, systems, "museum", HEBREW, text=text, external_id="he-{k}")
     user = UserFactory(username="ann")
     MembershipFactory(project=dataset.project, user=user, role=Membership.Role.ANNOTATOR)
     return campaign_create(

@@ -32,9 +32,10 @@ from metrics.models import ChunkStatus, MetricRun, OutputScore, RunStatus
 from metrics.services.inputs import dataset_outputs
 from tests.annotations.apis.crowd import N_ANNOTATORS, HttpAnnotator, annotate, assert_exactly_k, crowd_campaigns
 from tests.annotations.factories import MembershipFactory, UserFactory
-from tests.conftest import _consume, _purge_queues, _shared_worker, wait_until
+from tests.celery_workers import shared_worker_paused
 from tests.metrics.conftest import build_dataset
 from tests.protocol_plugin import WITH_PLUGIN
+from tests.waiting import wait_until
 from workbench.celery import app
 
 
@@ -51,11 +52,7 @@ def cluster(request, django_db_setup):
     pgbouncer = request.param == "pgbouncer"
     if why := missing_requirements(pgbouncer=pgbouncer):
         pytest.skip(f"the multi-host set-up cannot run here: {why}")
-    shared = _shared_worker.get("host")
-    if shared:
-        _consume(shared, on=False)
-    _purge_queues()
-    try:
+    with shared_worker_paused():
         with Cluster(
             database_url=_database_url(connection.settings_dict),
             broker_url=app.conf.broker_url,
@@ -77,10 +74,6 @@ def cluster(request, django_db_setup):
                 name = running.worker_name(host)
                 wait_until(lambda: app.control.ping(destination=[name], timeout=1.0), 60, f"{name} to answer a ping")
             yield running
-    finally:
-        _purge_queues()
-        if shared:
-            _consume(shared, on=True)
 
 
 def _session(token: str) -> requests.Session:

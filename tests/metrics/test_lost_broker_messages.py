@@ -17,7 +17,8 @@ from celery import Celery
 
 from metrics.models import ChunkStatus, MetricRun, OutputScore, RunStatus
 from metrics.services import run_create
-from tests.conftest import ROOT, _purge_queues, wait_until
+from tests.celery_workers import purge_queues
+from tests.conftest import ROOT, wait_until
 from tests.metrics.conftest import build_dataset
 
 pytestmark = pytest.mark.skipif(not Path("/usr/bin/redis-server").exists(), reason="redis-server is not installed")
@@ -126,7 +127,7 @@ def test_run_survives_a_redis_sigkill_with_every_output_scored_once(own_redis, w
         WORKBENCH_METRIC_REQUEUE_INTERVAL="1",
     )
     run, _ = run_create(dataset=dataset, metric="chrf", chunk_size=4)
-    _purge_queues()  # run_create's message went to the suite's broker: this run goes through our own
+    purge_queues()  # run_create's message went to the suite's broker: this run goes through our own
     Celery(broker=own_redis.url, set_as_current=False).send_task("metrics.run_prepare", args=[run.pk], queue="cpu")
     wait_until(lambda: run.chunks.count() == 20, 60, "the run to be planned in 20 chunks")
     wait_until(lambda: MetricRun.objects.get(pk=run.pk).done >= 12, 120, "three chunks scored")

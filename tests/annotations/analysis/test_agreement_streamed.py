@@ -4,7 +4,6 @@ its rows, never holding every row (~600 bytes each, 36 MB at 60,000 judgements),
 figures as from the whole lists."""
 
 import json
-import tracemalloc
 
 import krippendorff
 import numpy as np
@@ -15,6 +14,7 @@ from annotations.analysis import agreement as ag
 from annotations.analysis import report
 from annotations.models import Campaign, RatingJudgement
 from annotations.selectors.outputs import output_identities
+from tests.memory import python_peak
 
 SYSTEMS, ANNOTATORS = 4, 3
 
@@ -47,13 +47,9 @@ def make_campaign(tmp_path, name: str, items: int) -> Campaign:
 
 
 def report_peak(campaign: Campaign) -> tuple[dict, int]:
-    tracemalloc.start()
-    try:
+    with python_peak() as peak:
         out = report.agreement_report(campaign=campaign, bootstrap=100, seed=0, per_annotator=False, cohen=False)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    return out, peak
+    return out, peak.bytes
 
 
 @pytest.mark.slow

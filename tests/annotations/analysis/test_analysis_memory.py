@@ -1,7 +1,6 @@
 """Memory of the analysis pages' first computation (cache empty), on a generated campaign."""
 
 import json
-import tracemalloc
 
 import numpy as np
 import pytest
@@ -11,6 +10,7 @@ from django.core.management import call_command
 from annotations.analysis import pages
 from annotations.models import Campaign
 from tests.annotations.analysis.metric_runs import score_dataset
+from tests.memory import python_peak
 
 ITEMS, SYSTEMS, ANNOTATORS = 60, 4, 3
 
@@ -103,13 +103,9 @@ def test_acc23_holds_a_few_bytes_per_pair():
     n = 1500
     human, metric = rng.integers(1, 6, n).astype(float), np.round(rng.random(n), 3)
     pairs = n * (n - 1) // 2
-    tracemalloc.start()
-    try:
+    with python_peak() as peak:
         co.acc23([(human, metric)])
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert peak / pairs < 40, f"{peak / pairs:.1f} bytes per pair"
+    assert peak.bytes / pairs < 40, f"{peak.bytes / pairs:.1f} bytes per pair"
 
 
 def test_sampled_acc23_pairs_are_made_a_block_at_a_time():
@@ -124,14 +120,10 @@ def test_sampled_acc23_pairs_are_made_a_block_at_a_time():
     n = 20_000
     human = rng.integers(1, 6, n).astype(float)[None, :]
     metric = np.round(rng.normal(50, 10, n), 1)[None, :]
-    tracemalloc.start()
-    try:
+    with python_peak() as peak:
         result = co.correlate(human, metric, "acc23")
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
     assert result["sample_rate"] < 1
-    assert peak < 32 * co.MAX_PAIRS, f"acc23 peaked at {peak / 2**20:.0f} MB"
+    assert peak.bytes < 32 * co.MAX_PAIRS, f"acc23 peaked at {peak.bytes / 2**20:.0f} MB"
 
     # The blocks are the pairs `_pairs` draws with the same seed, in the same order.
     rate = 0.3

@@ -11,7 +11,7 @@ from annotations.models import Annotator
 from annotations.services.assignments import assignment_next
 from annotations.services.campaigns import campaign_create
 from annotations.services.submissions import unit_submit
-from tests.annotations.factories import DatasetFactory, ItemFactory, OutputFactory, SystemFactory
+from tests.annotations.factories import DatasetFactory, SystemFactory, document_items
 
 pytestmark = pytest.mark.django_db
 
@@ -24,11 +24,10 @@ def dataset():
     systems = [SystemFactory(dataset=dataset, name=n) for n in ("alpha", "beta")]
     position = 0
     for doc, n in DOCS.items():
-        for k in range(n):
-            item = ItemFactory(dataset=dataset, position=position, source=f"{doc} {k}", doc=doc, doc_pos=k)
-            position += 1
-            for system in systems:
-                OutputFactory(item=item, system=system, text=f"{system.name} writes {doc} {k} well")
+        sources = [f"{doc} {k}" for k in range(n)]
+        text = "{system} writes {doc} {k} well"
+        document_items(dataset, systems, doc, sources, text=text, position=position, reverse=False)
+        position += n
     return dataset
 
 

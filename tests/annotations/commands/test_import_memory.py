@@ -17,9 +17,9 @@ from django.core.management import call_command
 from django.db import connection
 
 from annotations.models import Annotator, Dataset, Item, RatingJudgement, Output
+from tests.memory import MB, assert_peak_does_not_grow
 
 ROOT = Path(__file__).resolve().parents[3]
-MB = 1024 * 1024
 
 # Runs the real command and writes its own peak RSS (kB on Linux) to argv[3], success or not.
 # argv: the peak file, then the command and its arguments.
@@ -103,12 +103,7 @@ def test_import_memory_does_not_grow_with_the_file(tmp_path):
     assert json.loads(done_large.stdout)["items"] == large_lines
     assert Item.objects.filter(dataset__name="large").count() == large_lines
     assert Output.objects.filter(item__dataset__name="small").count() == 3 * small_lines
-    growth = peak_large - peak_small
-    print(f"peak RSS: 20 MB file {peak_small / MB:.0f} MB, 80 MB file {peak_large / MB:.0f} MB")
-    assert growth < 0.25 * difference, (
-        f"peak RSS grew by {growth / MB:.0f} MB for {difference / MB:.0f} MB more file "
-        f"({peak_small / MB:.0f} -> {peak_large / MB:.0f} MB)"
-    )
+    assert_peak_does_not_grow("peak RSS", small, large, peak_small, peak_large)
 
 
 @pytest.mark.slow
@@ -160,12 +155,7 @@ def test_csv_and_tsv_import_memory_does_not_grow_with_the_file(tmp_path, suffix)
 
     assert json.loads(done_large.stdout)["items"] == large_items
     assert Output.objects.filter(item__dataset__name="large").count() == 3 * large_items
-    growth = peak_large - peak_small
-    print(f"peak RSS ({suffix}): 5 MB file {peak_small / MB:.0f} MB, 20 MB file {peak_large / MB:.0f} MB")
-    assert growth < 0.25 * difference, (
-        f"peak RSS grew by {growth / MB:.0f} MB for {difference / MB:.0f} MB more file "
-        f"({peak_small / MB:.0f} -> {peak_large / MB:.0f} MB)"
-    )
+    assert_peak_does_not_grow(f"peak RSS ({suffix})", small, large, peak_small, peak_large)
 
 
 @pytest.mark.slow
@@ -244,12 +234,7 @@ def test_judgement_import_memory_does_not_grow_with_the_file(tmp_path):
     assert done_large.returncode == 0, done_large.stderr
     assert json.loads(done_large.stdout)["created"] == large_lines
     assert RatingJudgement.objects.filter(annotator__name__startswith="large-").count() == large_lines
-    growth = peak_large - peak_small
-    print(f"peak RSS (judgements): 10 MB file {peak_small / MB:.0f} MB, 40 MB file {peak_large / MB:.0f} MB")
-    assert growth < 0.25 * difference, (
-        f"peak RSS grew by {growth / MB:.0f} MB for {difference / MB:.0f} MB more file "
-        f"({peak_small / MB:.0f} -> {peak_large / MB:.0f} MB)"
-    )
+    assert_peak_does_not_grow("peak RSS (judgements)", small, large, peak_small, peak_large)
 
 
 @pytest.mark.slow

@@ -12,7 +12,7 @@ which every format has, are left out.
 
 import json
 import os
-import tracemalloc
+from functools import partial
 from io import StringIO
 from pathlib import Path
 
@@ -25,20 +25,15 @@ from annotations.models import Campaign, Item, Output, SpanJudgement
 from annotations.services.imports.errors import Problems
 from annotations.services.imports.mqm_tsv import mqm_tsv_items, mqm_tsv_objects
 from annotations.services.imports.reading import decoded_lines
-
-MB = 1024 * 1024
+from tests.memory import MB, assert_peak_does_not_grow, python_peak
 
 
 def command_peak(*command: str) -> tuple[dict, int]:
     """The command's --json answer and the peak of Python's allocations while it ran (bytes)."""
     out = StringIO()
-    tracemalloc.start()
-    try:
+    with python_peak() as peak:
         call_command(*command, "--json", stdout=out, stderr=open(os.devnull, "w"))
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    return json.loads(out.getvalue()), peak
+    return json.loads(out.getvalue()), peak.bytes
 
 
 HEADER = "system\tdoc\tdoc_id\tseg_id\trater\tsource\ttarget\tcategory\tseverity\tcomment"
@@ -95,32 +90,19 @@ def write_ratings(path: Path, size_mb: int, *, tag: str) -> int:
     return judgements
 
 
-def _growth_check(what: str, small: Path, large: Path, peak_small: int, peak_large: int) -> None:
-    difference = large.stat().st_size - small.stat().st_size
-    growth = peak_large - peak_small
-    print(f"Python's peak ({what}): {small.stat().st_size / MB:.0f} MB file {peak_small / MB:.0f} MB, "
-          f"{large.stat().st_size / MB:.0f} MB file {peak_large / MB:.0f} MB")  # fmt: skip
-    assert growth < 0.25 * difference, (
-        f"Python's peak grew by {growth / MB:.0f} MB for {difference / MB:.0f} MB more file "
-        f"({peak_small / MB:.0f} -> {peak_large / MB:.0f} MB)"
-    )
-
-
-def items_peak(path: Path) -> tuple[int, int]:
-    """The items `mqm_tsv_items` makes of the file, each dropped once read, and Python's peak
-    meanwhile (the dataset writer's own keys per item are not counted: every format has them)."""
+def grouping_peak(path: Path, grouped) -> tuple[int, int]:
+    """The objects `grouped(lines, problems)` makes of the file (mqm_tsv_items' items or
+    mqm_tsv_objects' judgements), each dropped once read (what the import's writer does a batch at a
+    time), and the peak of Python's allocations meanwhile. The writers' own keys (a few per item or
+    judgement, for duplicates across the file) are not counted: JSONL files have them too
+    (test_import_memory.py)."""
     problems = Problems()
     count = 0
-    with path.open("rb") as source, transaction.atomic():
-        tracemalloc.start()
-        try:
-            for _ in mqm_tsv_items(decoded_lines(source, problems), problems):
-                count += 1
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
+    with path.open("rb") as source, transaction.atomic(), python_peak() as peak:
+        for _ in grouped(decoded_lines(source, problems), problems):
+            count += 1
     assert not problems, problems.errors[:3]
-    return count, peak
+    return count, peak.bytes
 
 
 @pytest.mark.slow
@@ -132,34 +114,15 @@ def test_mqm_tsv_segments_are_grouped_without_holding_them(tmp_path):
     assert (
         segments >= 3.5 * small_segments and small_segments > 2000
     )  # more than a fetch (ITEMS_FETCHED) and a write batch
-    found_small, peak_small = items_peak(small)
-    found_large, peak_large = items_peak(large)
+    found_small, peak_small = grouping_peak(small, mqm_tsv_items)
+    found_large, peak_large = grouping_peak(large, mqm_tsv_items)
     assert (found_small, found_large) == (small_segments, segments)
-    _growth_check("mqm-tsv segments grouped", small, large, peak_small, peak_large)
+    assert_peak_does_not_grow("Python's peak (mqm-tsv segments grouped)", small, large, peak_small, peak_large)
 
     answer, _ = command_peak("import_dataset", str(large), "--dataset", "large", "--format", "mqm-tsv")
     assert answer["items"] == segments
     assert Output.objects.filter(item__dataset__name="large").count() == 4 * segments
     assert Item.objects.get(dataset__name="large", external_id=str(segments)).source == f"source {segments} {FILLER}"
-
-
-def grouping_peak(path: Path, campaign) -> tuple[int, int]:
-    """The judgements `mqm_tsv_objects` makes of the file, each dropped once read (what the import's
-    writer does a batch at a time), and the peak of Python's allocations meanwhile. The writer's
-    own keys (a few per judgement, for duplicates across the file) are not counted: JSONL files
-    have them too (test_import_memory.py)."""
-    problems = Problems()
-    count = 0
-    with path.open("rb") as source, transaction.atomic():
-        tracemalloc.start()
-        try:
-            for _ in mqm_tsv_objects(decoded_lines(source, problems), problems, campaign=campaign):
-                count += 1
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
-    assert not problems, problems.errors[:3]
-    return count, peak
 
 
 @pytest.mark.slow
@@ -182,10 +145,11 @@ def test_mqm_tsv_judgement_rows_are_grouped_without_holding_them(tmp_path):
     small_judgements = write_ratings(small, 2, tag="small")
     large_judgements = write_ratings(large, 8, tag="large")
     assert large_judgements >= 3.5 * small_judgements and small_judgements > 4000  # twice a fetch (GROUPS_FETCHED)
-    found_small, peak_small = grouping_peak(small, campaign)
-    found_large, peak_large = grouping_peak(large, campaign)
+    judgements = partial(mqm_tsv_objects, campaign=campaign)
+    found_small, peak_small = grouping_peak(small, judgements)
+    found_large, peak_large = grouping_peak(large, judgements)
     assert (found_small, found_large) == (small_judgements, large_judgements)
-    _growth_check("mqm-tsv judgements grouped", small, large, peak_small, peak_large)
+    assert_peak_does_not_grow("Python's peak (mqm-tsv judgements grouped)", small, large, peak_small, peak_large)
 
     # The whole import of the large file: every judgement, with its spans.
     answer = json.loads(call_command_json("import_judgements", str(large), "--campaign", "mqm", "--format", "mqm-tsv"))

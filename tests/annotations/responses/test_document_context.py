@@ -20,9 +20,9 @@ from tests.annotations.factories import (
     ItemFactory,
     MembershipFactory,
     OutputFactory,
-    ReferenceFactory,
     SystemFactory,
     UserFactory,
+    document_items,
 )
 
 pytestmark = pytest.mark.django_db
@@ -35,11 +35,17 @@ SOURCE = re.compile(r"^talk segment (\d+)$")
 def talk():
     dataset = DatasetFactory()
     systems = [SystemFactory(dataset=dataset, name=n) for n in ("alpha", "beta")]
-    for k in range(SEGMENTS):
-        item = ItemFactory(dataset=dataset, position=k, source=f"talk segment {k}", doc="talk", doc_pos=10 * k)
-        ReferenceFactory(item=item, position=0, text=f"reference {k}")
-        for system in systems:
-            OutputFactory(item=item, system=system, text=f"{system.name} says {k}")
+    sources = [f"talk segment {k}" for k in range(SEGMENTS)]
+    document_items(
+        dataset,
+        systems,
+        "talk",
+        sources,
+        text="{system} says {k}",
+        reference="reference {k}",
+        doc_pos_step=10,
+        reverse=False,
+    )
     # Another document with the same places, and a segment of no document: never in talk's window.
     other = ItemFactory(dataset=dataset, position=SEGMENTS, source="other segment", doc="other", doc_pos=10)
     loose = ItemFactory(dataset=dataset, position=SEGMENTS + 1, source="loose segment")

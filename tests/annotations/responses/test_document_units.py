@@ -16,12 +16,10 @@ from annotations.models import Campaign, Item, Membership, SpanJudgement
 from annotations.services.campaigns import campaign_create
 from tests.annotations.factories import (
     DatasetFactory,
-    ItemFactory,
     MembershipFactory,
-    OutputFactory,
-    ReferenceFactory,
     SystemFactory,
     UserFactory,
+    document_items,
 )
 
 pytestmark = pytest.mark.django_db
@@ -34,11 +32,9 @@ SOURCE = re.compile(r"^talk (\d+)$")
 def talk():
     dataset = DatasetFactory()
     systems = [SystemFactory(dataset=dataset, name=n) for n in ("alpha", "beta", "gamma")]
-    for k in reversed(range(SEGMENTS)):  # imported out of order: the document's order is doc_pos
-        item = ItemFactory(dataset=dataset, position=SEGMENTS - k, source=f"talk {k}", doc="talk", doc_pos=k)
-        ReferenceFactory(item=item, position=0, text=f"reference {k}")
-        for system in systems:
-            OutputFactory(item=item, system=system, text=f"{system.name} says {k}")
+    # Imported out of order (the default): the document's order is doc_pos.
+    sources = [f"talk {k}" for k in range(SEGMENTS)]
+    document_items(dataset, systems, "talk", sources, text="{system} says {k}", reference="reference {k}")
     user = UserFactory(username="ann")
     MembershipFactory(project=dataset.project, user=user, role=Membership.Role.ANNOTATOR)
     client = APIClient()

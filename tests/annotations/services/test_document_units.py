@@ -15,7 +15,7 @@ from annotations.services.assignments import assignment_next
 from annotations.services.campaigns import campaign_create
 from annotations.services.submissions import unit_submit
 from annotations.services.units import campaign_units_count, campaign_units_plan
-from tests.annotations.factories import DatasetFactory, ItemFactory, OutputFactory, SystemFactory
+from tests.annotations.factories import DatasetFactory, ItemFactory, OutputFactory, SystemFactory, document_items
 
 pytestmark = pytest.mark.django_db
 
@@ -30,11 +30,9 @@ def docs():
     position = 0
     for doc, n in DOCS.items():
         # Imported in reverse document order: planning follows doc_pos, not the file's order.
-        for k in reversed(range(n)):
-            item = ItemFactory(dataset=dataset, position=position, source=f"{doc} {k}", doc=doc, doc_pos=5 * k)
-            position += 1
-            for system in systems:
-                OutputFactory(item=item, system=system, text=f"{system.name} {doc} {k}")
+        sources = [f"{doc} {k}" for k in range(n)]
+        document_items(dataset, systems, doc, sources, text="{system} {doc} {k}", position=position, doc_pos_step=5)
+        position += n
     # A segment of no document is a unit of its own.
     loose = ItemFactory(dataset=dataset, position=position, source="loose 0")
     for system in systems:
