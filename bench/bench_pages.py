@@ -289,6 +289,9 @@ def pages() -> list[tuple[str, str]]:
         ("judgements page 500", f"/campaigns/{campaign.pk}/judgements/?page=500"),
         ("quality page", f"/campaigns/{campaign.pk}/quality/"),
         ("quality API", f"/api/campaigns/{campaign.pk}/quality/"),
+        # The figure APIs answer like the pages above WORKBENCH_FIGURES_INLINE_MAX: 202, then the worker's figure.
+        ("agreement API", f"/api/campaigns/{campaign.pk}/agreement/"),
+        ("rankings API", f"/api/campaigns/{campaign.pk}/rankings/"),
         ("analysis", f"/campaigns/{campaign.pk}/analysis/"),
         ("rankings", f"/campaigns/{campaign.pk}/analysis/rankings/"),
         ("meta-evaluation", f"/campaigns/{campaign.pk}/analysis/meta/"),

@@ -5,12 +5,13 @@ GET /api/campaigns/{id}/correlation/?metric=M&criterion=C&level=&method=&group_b
 GET /api/campaigns/{id}/rankings/?criterion=C&rule=wmt25|wmt25-ranges|wmt26|pairwise-ranges|mann-whitney&alpha=&resamples=&seed=&system=S...
 GET /api/campaigns/{id}/mqm-errors/?criterion=C&annotators=&systems=a,b (MQM: errors by category and
     severity per system); with &system=S[&category=PATH][&severity=minor] the items behind one cell
-The JSON is the one the `agreement` and `correlate` commands print.
+The JSON is the one the `agreement` and `correlate` commands print. Above WORKBENCH_FIGURES_INLINE_MAX
+judgements it is the figure a worker computed, with its status and age (`annotations.apis.figures`).
 """
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
@@ -18,10 +19,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotations.access import campaign_for_staff
-from annotations.analysis import cluster_rules, mqm_errors, report
+from annotations.analysis import cluster_rules, figure_jobs, report
 from annotations.models import Campaign
+from annotations.apis.figures import FIGURE_RESPONSES_HELP, figures_api, pending_response
 from annotations.permissions import ApiAuthMixin
-from annotations.selectors import figures_cache
 
 
 def _campaign(request: Request, pk: int) -> Campaign:
@@ -58,67 +59,40 @@ class CorrelationQuery(serializers.Serializer):
     min_instances = serializers.IntegerField(min_value=2, max_value=1_000_000, default=30)
 
 
-def _run(campaign, name, params, fn):
+def _run(campaign: Campaign, name: str, params: dict):
     # An AnalysisError is a DomainError: the API's exception handler answers it 400.
-    return figures_cache.cached(campaign, name, params, fn)
+    return figure_jobs.figure(campaign, name, params)
+
+
+_RESPONSES = {200: OpenApiResponse(dict, description=FIGURE_RESPONSES_HELP)}
 
 
 class AgreementApi(ApiAuthMixin, APIView):
-    @extend_schema(parameters=[AgreementQuery], responses={200: dict}, summary="Inter-annotator agreement")
+    @extend_schema(
+        parameters=[AgreementQuery],
+        responses={**_RESPONSES, 202: pending_response()},
+        summary="Inter-annotator agreement",
+    )
+    @figures_api
     def get(self, request: Request, pk: int) -> Response:
         campaign = _campaign(request, pk)
         q = AgreementQuery(data=request.query_params)
         q.is_valid(raise_exception=True)
-        p = q.validated_data
-        return Response(
-            _run(
-                campaign,
-                "api-agreement",
-                p,
-                lambda: report.agreement_report(
-                    campaign=campaign,
-                    criterion=p.get("criterion"),
-                    annotators=p["annotators"],
-                    bootstrap=p["bootstrap"],
-                    seed=p["seed"],
-                ),
-            )
-        )
+        return Response(_run(campaign, "api-agreement", q.validated_data))
 
 
 class CorrelationApi(ApiAuthMixin, APIView):
-    @extend_schema(parameters=[CorrelationQuery], responses={200: dict}, summary="Metric-human correlation")
+    @extend_schema(
+        parameters=[CorrelationQuery],
+        responses={**_RESPONSES, 202: pending_response()},
+        summary="Metric-human correlation",
+    )
+    @figures_api
     def get(self, request: Request, pk: int) -> Response:
         campaign = _campaign(request, pk)
         q = CorrelationQuery(data=request.query_params)
         q.is_valid(raise_exception=True)
-        p = q.validated_data
-        return Response(
-            _run(
-                campaign,
-                "api-correlation",
-                p,
-                lambda: report.correlate_report(
-                    campaign=campaign,
-                    metric=p["metric"],
-                    criterion=p["criterion"],
-                    level=p["level"],
-                    method=p["method"],
-                    group_by=p["group_by"],
-                    normalize=p["normalize"],
-                    min_votes=p["min_votes"],
-                    min_consensus=p["min_consensus"],
-                    compare=p.get("compare"),
-                    annotators=p["annotators"],
-                    bootstrap=p["bootstrap"],
-                    seed=p["seed"],
-                    epsilon=p["epsilon"],
-                    alt_scoring=p.get("alt_scoring"),
-                    q_fdr=p["q_fdr"],
-                    min_instances=p["min_instances"],
-                ),
-            )
-        )
+        return Response(_run(campaign, "api-correlation", q.validated_data))
 
 
 class RankingsQuery(serializers.Serializer):
@@ -134,10 +108,11 @@ class RankingsQuery(serializers.Serializer):
 class RankingsApi(ApiAuthMixin, APIView):
     @extend_schema(
         parameters=[RankingsQuery],
-        responses={200: dict},
+        responses={**_RESPONSES, 202: pending_response()},
         summary="System rankings by humans and by each metric, with significance clusters; "
         "rank ranges and clusters under a named rule (rule_rankings)",
     )
+    @figures_api
     def get(self, request: Request, pk: int) -> Response:
         campaign = _campaign(request, pk)
         data = {k: v for k, v in request.query_params.items() if k != "system"}
@@ -150,23 +125,7 @@ class RankingsApi(ApiAuthMixin, APIView):
         if criterion is not None and criterion not in campaign.criteria:
             raise ValidationError({"criterion": f"not one of the campaign's: {', '.join(campaign.criteria)}"})
         systems = sorted(set(p.get("system") or [])) or None
-        return Response(
-            _run(
-                campaign,
-                "api-rankings",
-                {**p, "system": systems},
-                lambda: report.ranking_report(
-                    campaign=campaign,
-                    criterion=criterion,
-                    annotators=p["annotators"],
-                    systems=systems,
-                    rule=p["rule"],
-                    alpha=p["alpha"],
-                    resamples=p["resamples"],
-                    rule_seed=p["seed"],
-                ),
-            )
-        )
+        return Response(_run(campaign, "api-rankings", {**p, "criterion": criterion, "system": systems}))
 
 
 class MqmErrorsQuery(serializers.Serializer):
@@ -181,10 +140,11 @@ class MqmErrorsQuery(serializers.Serializer):
 class MqmErrorsApi(ApiAuthMixin, APIView):
     @extend_schema(
         parameters=[MqmErrorsQuery],
-        responses={200: dict},
+        responses={**_RESPONSES, 202: pending_response()},
         summary="MQM errors by category and severity per system (counts, weighted penalties); "
         "with system=, the items behind one cell",
     )
+    @figures_api
     def get(self, request: Request, pk: int) -> Response:
         campaign = _campaign(request, pk)
         q = MqmErrorsQuery(data=request.query_params)
@@ -194,29 +154,6 @@ class MqmErrorsApi(ApiAuthMixin, APIView):
         if criterion is not None and criterion not in campaign.criteria:
             raise ValidationError({"criterion": f"not one of the campaign's: {', '.join(campaign.criteria)}"})
         if p.get("system"):
-            return Response(
-                _run(
-                    campaign,
-                    "api-mqm-error-items",
-                    p,
-                    lambda: mqm_errors.error_items(
-                        campaign,
-                        system=p["system"],
-                        category=p.get("category"),
-                        severity=p.get("severity"),
-                        annotators=p["annotators"],
-                        criterion=criterion,
-                    ),
-                )
-            )
+            return Response(_run(campaign, "api-mqm-error-items", p))
         systems = [s.strip() for s in p["systems"].split(",") if s.strip()] if p.get("systems") else None
-        return Response(
-            _run(
-                campaign,
-                "api-mqm-errors",
-                p,
-                lambda: mqm_errors.error_breakdown(
-                    campaign, annotators=p["annotators"], systems=systems, criterion=criterion
-                ),
-            )
-        )
+        return Response(_run(campaign, "api-mqm-errors", {**p, "systems": systems}))

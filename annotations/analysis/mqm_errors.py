@@ -159,3 +159,18 @@ def error_items(
         "total": len(found),
         "items": found[:limit],
     }
+
+
+def breakdown_systems_select(whole: dict, systems: list[str]) -> dict:
+    """`error_breakdown(..., systems=systems)` from `error_breakdown(...)` over every system: a system's
+    row depends on its own outputs only, so the subset is a selection of rows, with the categories
+    and severities its cells use (issue 45: a filter by systems reads a stored figure)."""
+    wanted = set(systems)
+    table = [row for row in whole["systems"] if row["system"] in wanted]
+    used = {(cell["category"], cell["severity"]) for row in table for cell in row["cells"]}
+    return {
+        **whole,
+        "categories": [c for c in whole["categories"] if any(c == u for u, _ in used)],
+        "severities": [s for s in whole["severities"] if any(s == v for _, v in used)],
+        "systems": table,
+    }

@@ -17,7 +17,7 @@ from django.utils.http import urlencode
 
 from annotations import protocols
 from annotations.access import campaign_for_staff
-from annotations.analysis import cluster_rules, mqm_errors, pages, report, severity
+from annotations.analysis import cluster_rules, figure_jobs, pages, report, severity
 from annotations.export.csvsafe import csv_response
 from annotations.selectors import figures_cache
 from annotations.selectors.judgements import ALL, INCLUDED
@@ -571,6 +571,7 @@ def errors(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
+@figures_on_workers
 def mqm_error_breakdown(request: HttpRequest, pk: int) -> HttpResponse:
     """MQM errors by category and severity per system; `?cell=SYSTEM&category=PATH&severity=S` lists the
     items behind one cell (category and severity optional: a category includes its subcategories)."""
@@ -584,27 +585,14 @@ def mqm_error_breakdown(request: HttpRequest, pk: int) -> HttpResponse:
         if cell:
             if cell not in f["all_systems"]:
                 raise Http404()
-            data = figures_cache.cached(
+            data = figure_jobs.figure(
                 campaign,
                 "mqm-error-items",
                 {"s": cell, "c": category, "v": severity, "a": f["annotators"], "k": f["criterion"]},
-                lambda: mqm_errors.error_items(
-                    campaign,
-                    system=cell,
-                    category=category,
-                    severity=severity,
-                    annotators=f["annotators"],
-                    criterion=f["criterion"],
-                ),
             )
         else:
-            data = figures_cache.cached(
-                campaign,
-                "mqm-errors",
-                {"s": f["systems"], "a": f["annotators"], "k": f["criterion"]},
-                lambda: mqm_errors.error_breakdown(
-                    campaign, annotators=f["annotators"], systems=f["systems"], criterion=f["criterion"]
-                ),
+            data = figure_jobs.figure(
+                campaign, "mqm-errors", {"s": f["systems"], "a": f["annotators"], "k": f["criterion"]}
             )
     except report.AnalysisError as exc:
         ctx["empty"] = str(exc)

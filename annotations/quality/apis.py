@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from annotations.access import campaign_for_any_member, campaign_for_staff
 from annotations.apis.common import MAX_ID
+from annotations.apis.figures import FigureStatusSerializer, figures_api, pending_response
 from annotations.models import Annotator, Campaign, Item, Output
 from annotations.permissions import ApiAuthMixin
 from annotations.quality import selectors, services
@@ -73,18 +74,26 @@ def quality_report(campaign: Campaign) -> dict:
 class QualityApi(ApiAuthMixin, APIView):
     @extend_schema(
         operation_id="campaigns_quality",
-        responses=inline_serializer(
-            name="CampaignQuality",
-            fields={
-                "campaign": serializers.IntegerField(),
-                "rules": serializers.ListField(child=serializers.CharField()),
-                "annotators": FiguresSerializer(many=True),
-                "agreement": serializers.DictField(),
-            },
-        ),
+        responses={
+            200: inline_serializer(
+                name="CampaignQuality",
+                fields={
+                    "campaign": serializers.IntegerField(),
+                    "rules": serializers.ListField(child=serializers.CharField()),
+                    "annotators": FiguresSerializer(many=True),
+                    "agreement": serializers.DictField(),
+                    # Only above WORKBENCH_FIGURES_INLINE_MAX judgements (annotations.apis.figures).
+                    "figure": FigureStatusSerializer(required=False),
+                },
+            ),
+            202: pending_response(),
+        },
     )
+    @figures_api
     def get(self, request: Request, pk: int) -> Response:
-        """Reliability figures of every annotator, the rules applied and whether each is included."""
+        """Reliability figures of every annotator, the rules applied and whether each is included.
+        Above WORKBENCH_FIGURES_INLINE_MAX judgements: the figures a worker computed, with a `figure`
+        object (status ready|computing|queued, age); 202 while none exists yet."""
         return Response(quality_report(_campaign(request, pk)))
 
 

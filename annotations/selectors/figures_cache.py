@@ -38,7 +38,7 @@ from annotations.models import (
     RatingJudgement,
     SpanJudgement,
 )
-from annotations.models.figures import FigureSnapshot
+from annotations.models.figures import FigureSnapshot, FigureState
 from annotations.models.quality import AnnotatorDecision, ControlJudgement, GoldUnit, QualitySettings
 from metrics.selectors import latest_done_runs
 
@@ -111,8 +111,13 @@ class PageFigures:
 
     names: frozenset
     refresh: Callable[..., None]
+    # {name: (parameter, select)}: a figure filtered by the system subset in `parameter` is
+    # `select(the same figure over all systems, subset)`, read from that figure's snapshot.
+    selections: dict = field(default_factory=dict)
     stale: list = field(default_factory=list)
     pending: list = field(default_factory=list)
+    # Figures answered from a snapshot of the campaign's current state (an API says "ready" and their age).
+    fresh: list = field(default_factory=list)
     _large: dict = field(default_factory=dict)
 
     def large(self, campaign: Campaign) -> bool:
@@ -124,14 +129,26 @@ class PageFigures:
         times = [f["computed_at"] for f in self.stale if f["computed_at"] is not None]
         return min(times) if times else None
 
+    def from_snapshots(self) -> bool:
+        """Whether anything in this request was answered from (or waited for) a worker's figure."""
+        return bool(self.stale or self.pending or self.fresh)
+
+    def computed_at(self) -> datetime | None:
+        """When the oldest figure answered was computed (the stale ones' if any, else the fresh ones')."""
+        old = self.oldest()
+        if old is not None or self.pending:
+            return old
+        times = [f["computed_at"] for f in self.fresh if f["computed_at"] is not None]
+        return min(times) if times else None
+
 
 _page: contextvars.ContextVar[PageFigures | None] = contextvars.ContextVar("page_figures", default=None)
 
 
 @contextmanager
-def from_workers(*, names, refresh: Callable[..., None]) -> Iterator[PageFigures]:
+def from_workers(*, names, refresh: Callable[..., None], selections: dict | None = None) -> Iterator[PageFigures]:
     """Inside: the figures `names` of a large campaign are read from their snapshots (see above)."""
-    page = PageFigures(names=frozenset(names), refresh=refresh)
+    page = PageFigures(names=frozenset(names), refresh=refresh, selections=dict(selections or {}))
     token = _page.set(page)
     try:
         yield page
@@ -155,6 +172,12 @@ def snapshot_stamps(campaign: Campaign, wanted: list[tuple[str, str]]) -> dict[t
     return {(name, key): st for name, key, st in rows if (name, key) in set(wanted)}
 
 
+def worker_state(campaign: Campaign) -> dict:
+    """What the campaign's figure worker is doing: {"running_since": datetime | None, "error": str}."""
+    state = FigureState.objects.filter(campaign=campaign).values("running_since", "error").first() or {}
+    return {"running_since": state.get("running_since"), "error": state.get("error") or ""}
+
+
 def _from_snapshot(page: PageFigures, campaign: Campaign, name: str, params: dict, current: str):
     key = params_key(params)
     row = (
@@ -163,6 +186,7 @@ def _from_snapshot(page: PageFigures, campaign: Campaign, name: str, params: dic
         .first()
     )
     if row is not None and row[1] is not None and row[0] == current:
+        page.fresh.append({"name": name, "key": key, "computed_at": row[2]})
         return _loaded(row[1])
     page.refresh(campaign=campaign, name=name, params=params, stamp=current)
     if row is not None and row[1] is not None:
@@ -176,6 +200,11 @@ def cached(campaign: Campaign, name: str, params: dict, compute):
     current = stamp(campaign)
     page = _page.get()
     if page is not None and name in page.names and page.large(campaign):
+        selection = page.selections.get(name)
+        if selection is not None and params.get(selection[0]):
+            parameter, select = selection
+            # A subset of systems: selected from the figure over all of them, never its own computation.
+            return select(_from_snapshot(page, campaign, name, {**params, parameter: None}, current), params[parameter])
         return _from_snapshot(page, campaign, name, params, current)
     key = "analysis:%s:%s:%s:%s" % (campaign.pk, name, current, params_key(params))
     value = cache.get(key)

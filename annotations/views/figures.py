@@ -15,7 +15,6 @@ from django.utils.http import urlencode
 
 from annotations.access import campaign_for_staff
 from annotations.analysis.figure_jobs import page_figures
-from annotations.models.figures import FigureState
 from annotations.selectors import figures_cache
 
 
@@ -67,8 +66,8 @@ def figures_status(request: HttpRequest, pk: int) -> JsonResponse:
     current = figures_cache.stamp(campaign)
     stamps = figures_cache.snapshot_stamps(campaign, wanted)
     ready = all(stamps.get(w) == current for w in wanted)
-    state = FigureState.objects.filter(campaign=campaign).values("running_since", "error").first() or {}
-    running = state.get("running_since")
+    state = figures_cache.worker_state(campaign)
+    running = state["running_since"]
     return JsonResponse(
         {
             "ready": ready,
@@ -76,6 +75,6 @@ def figures_status(request: HttpRequest, pk: int) -> JsonResponse:
             "total": len(wanted),
             "state": "running" if running else ("ready" if ready else "queued"),
             "running_seconds": round((timezone.now() - running).total_seconds()) if running else None,
-            "error": state.get("error") or "",
+            "error": state["error"],
         }
     )
