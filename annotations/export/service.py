@@ -29,6 +29,7 @@ from annotations.selectors.outputs import output_identities
 from annotations.export.card import card_text, campaign_configuration
 from annotations.export.consensus import item_consensus
 from annotations.export.croissant import croissant
+from annotations.services.imports.media import MEDIA_ROLES
 from annotations.export.controls import gold_unit_contents, intra_annotator
 from annotations.export.heds import answers as heds_answers
 from annotations.export.heds import form_json as heds_form_json
@@ -515,6 +516,11 @@ def export_dataset(
         collected=tuple(span[k].date().isoformat() if span[k] else None for k in ("first", "last")),
         real_annotator_ids=options.real_annotator_ids,
         documents=with_docs,
+        media_roles=tuple(
+            role
+            for role in MEDIA_ROLES
+            if with_media and Item.objects.filter(dataset=campaign.dataset, media__has_key=role).exists()
+        ),
     )
     (out / "croissant.json").write_text(json.dumps(document, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     (out / "campaign.json").write_text(json.dumps(configuration, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
