@@ -30,7 +30,7 @@ from annotations.export.card import card_text, campaign_configuration
 from annotations.export.consensus import item_consensus
 from annotations.export.croissant import croissant
 from annotations.services.imports.media import MEDIA_ROLES
-from annotations.export.controls import gold_unit_contents, intra_annotator
+from annotations.export.controls import gold_unit_contents, intra_annotator, relative_check_lines
 from annotations.export.heds import answers as heds_answers
 from annotations.export.heds import form_json as heds_form_json
 from annotations.export.filters import Filters
@@ -425,6 +425,16 @@ def export_dataset(
             annotators.close()
 
     background = _background_table(campaign, out, ext, pseudonym)
+    # Relative attention checks (issue 41) as import_judgements reads them back: controls.jsonl.
+    relative = relative_check_lines(
+        campaign,
+        pseudonym=pseudonym,
+        annotators=set(included) if options.included_only and included is not None else None,
+    )
+    if relative:
+        with (out / "controls.jsonl").open("w", encoding="utf-8") as f:
+            for line in relative:
+                f.write(json.dumps(line, ensure_ascii=False) + "\n")
     step = filters.step("annotators")
     if step is not None and step.judgements_before == -1:
         previous = filters.steps[filters.steps.index(step) - 1]
