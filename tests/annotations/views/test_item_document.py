@@ -47,7 +47,10 @@ def test_the_item_page_lists_its_document_in_order(client, owner, doc_items):
     assert "Else." not in html  # another document of the dataset
     # The others link to their pages; texts take their own direction (Hebrew reads right to left).
     assert f'<a class="segment-id" href="{reverse("item-detail", args=[doc_items["s1"].pk])}">s1</a>' in html
-    assert '<strong class="segment-id">s2</strong>' in html and '<div class="segment-text" dir="auto">מה שלום</div>' in html
+    assert (
+        '<strong class="segment-id">s2</strong>' in html
+        and '<div class="segment-text" dir="auto">מה שלום</div>' in html
+    )
     assert "Third &lt;b&gt;sentence&lt;/b&gt;." in html and "<b>sentence</b>" not in html
     assert "3 segments" in html
 
