@@ -196,3 +196,12 @@ def test_checks_answered_in_the_workbench_export_as_lines_that_import_again(tmp_
     call_command("import_judgements", str(path), "--campaign", "again", stdout=StringIO())
     (cj,) = ControlJudgement.objects.filter(campaign=again)
     assert (cj.kind, cj.passed, cj.output_id) == ("relative", True, damaged.pk)
+
+
+@pytest.mark.parametrize("copy_score, passes", [(10, True), (90, False)])
+def test_rankme_relative_checks_from_a_file(tmp_path, copy_score, passes):
+    campaign = _new("rankme", _dataset(), "rankme-file")
+    line = {**BASE, "scores": {"sA": 60, "sC": 50}, "degraded": "sB", "degraded_score": copy_score}
+    _import(tmp_path, campaign, [line])
+    (cj,) = ControlJudgement.objects.filter(campaign=campaign)
+    assert (cj.kind, cj.passed) == ("relative", passes)
