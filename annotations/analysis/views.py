@@ -245,6 +245,19 @@ def rankings(request: HttpRequest, pk: int) -> HttpResponse:
                 for x in rs
             ],
         )
+    # Document-level scores (issue 41): what the report computed, never more per request.
+    total_name = protocols.of(campaign).document_total_name
+    documents = (data.get("documents") or {}).get("criteria") or {}
+    if request.GET.get("format") == "csv" and request.GET.get("table") == "documents":
+        return _csv(
+            f"{campaign.name}-documents",
+            ["criterion", "doc", "system", "segments", "mean", *([total_name] if total_name else [])],
+            [
+                [c, x["doc"], x["system"], x["segments"], x["mean"], *([x.get(total_name)] if total_name else [])]
+                for c, rs in documents.items()
+                for x in rs
+            ],
+        )
     if request.GET.get("format") == "csv":
         rows = []
         for c, rs in data["criteria"].items():
@@ -314,6 +327,12 @@ def rankings(request: HttpRequest, pk: int) -> HttpResponse:
             ],
             "rule_params": r,
             "rule_csv_url": request.path + _query(f, format="csv", table="rule", **extra),
+            "documents": {
+                "label": data["documents"]["label"] if documents else "",
+                "total_name": total_name,
+                "criteria": {c: [{**x, "total": x.get(total_name)} for x in rs] for c, rs in documents.items()},
+                "csv_url": request.path + _query(f, format="csv", table="documents", **extra),
+            },
         }
     )
     side = []

@@ -21,7 +21,8 @@ from annotations.timing import unit_response_floor
 class UnitReviseApi(ApiAuthMixin, APIView):
     class InputSerializer(UnitSubmitApi.InputSerializer):
         # The body of a submission; `time_spent_ms` is accepted and ignored (the unit keeps the
-        # time of its first submission) and `next` has no meaning here.
+        # time of its first submission), `listened_ms` is added to the unit's listening time when
+        # plausible, and `next` has no meaning here.
         class Meta:
             ref_name = "UnitRevise"
 
@@ -57,6 +58,7 @@ class UnitReviseApi(ApiAuthMixin, APIView):
             judgements=judgements,
             shown_order=shown_order,
             origin=JudgementBase.Origin.API,
+            listened_ms=data.get("listened_ms"),
         )
         result.assignment.annotator = assignment.annotator
         brief = assignment_brief(assignment=result.assignment, show_unit=staff)

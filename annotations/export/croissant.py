@@ -76,6 +76,57 @@ def _field(record: str, file_id: str, name: str, data_type: str, ext: str, descr
     }
 
 
+MEDIA_KEYS = {
+    "type": "the medium: audio, image or video",
+    "path": "the file's path under the media root (the files themselves are not in the export)",
+    "alt": "the file's text alternative (what a screen reader says; empty when none was given)",
+}
+
+
+def _media_fields(file_id: str, ext: str, roles: tuple[str, ...]) -> list[dict]:
+    """The dataset table's `media` (issue 41): role -> {type, path, alt}, as import_dataset reads it.
+    JSON Lines: one sub-field per role present, each with type, path and alt picked by JSONPath, so
+    mlcroissant yields them as values; CSV keeps the same object as one JSON text cell."""
+    if not roles:
+        return []
+    description = "the item's media files by role (" + ", ".join(roles) + "): type, path, alt"
+    if ext == "csv":
+        field = _field("dataset", file_id, "media", "sc:Text", ext, description + ", as one JSON object")
+        return [field]
+    return [
+        {
+            "@type": "cr:Field",
+            "@id": "dataset/media",
+            "name": "media",
+            "description": description,
+            "subField": [
+                {
+                    "@type": "cr:Field",
+                    "@id": f"dataset/media/{role}",
+                    "name": role,
+                    "description": f"the {role}'s medium (none: every value null)",
+                    "subField": [
+                        {
+                            "@type": "cr:Field",
+                            "@id": f"dataset/media/{role}/{key}",
+                            "name": key,
+                            "description": text,
+                            "dataType": "sc:Text",
+                            "source": {
+                                "fileObject": {"@id": file_id},
+                                "extract": {"column": "media"},
+                                "transform": {"jsonPath": f"{role}.{key}"},
+                            },
+                        }
+                        for key, text in MEDIA_KEYS.items()
+                    ],
+                }
+                for role in roles
+            ],
+        }
+    ]
+
+
 def croissant(
     *,
     campaign,
@@ -89,6 +140,7 @@ def croissant(
     collected: tuple[str | None, str | None],
     real_annotator_ids: bool,
     documents: bool = False,
+    media_roles: tuple[str, ...] = (),
 ) -> dict:
     """The Croissant document of the export folder `out` (its tables already written)."""
     fmt = FORMATS[ext]
@@ -118,15 +170,18 @@ def croissant(
         judgement_fields.append(
             _field("judgements", f"judgements.{ext}", "score", "sc:Float", ext, "the annotator's score")
         )
+
     # Items that are segments of documents (issue 41): the dataset table has doc and doc_pos.
-    document_fields = (
-        [
-            _field("dataset", f"dataset.{ext}", "doc", "sc:Text", ext, "the document the item is a segment of"),
-            _field("dataset", f"dataset.{ext}", "doc_pos", "sc:Integer", ext, "the item's place in its document"),
-        ]
-        if documents
-        else []
-    )
+    def document_fields(record: str) -> list[dict]:
+        return (
+            [
+                _field(record, f"{record}.{ext}", "doc", "sc:Text", ext, "the document the item is a segment of"),
+                _field(record, f"{record}.{ext}", "doc_pos", "sc:Integer", ext, "the item's place in its document"),
+            ]
+            if documents
+            else []
+        )
+
     record_sets = [
         {
             "@type": "cr:RecordSet",
@@ -136,7 +191,8 @@ def croissant(
             "field": [
                 _field("dataset", f"dataset.{ext}", "item", "sc:Text", ext, "the item's id"),
                 _field("dataset", f"dataset.{ext}", "source", "sc:Text", ext, "the input shown to the systems"),
-                *document_fields,
+                *document_fields("dataset"),
+                *_media_fields(f"dataset.{ext}", ext, media_roles),
             ],
         },
         {
@@ -153,6 +209,7 @@ def croissant(
             "description": "one system output a row, with its aggregated human scores and metric scores",
             "field": [
                 _field("outputs", f"outputs.{ext}", "item", "sc:Text", ext, "the item's id"),
+                *document_fields("outputs"),
                 _field("outputs", f"outputs.{ext}", "system", "sc:Text", ext, "the system's name"),
                 _field("outputs", f"outputs.{ext}", "text", "sc:Text", ext, "the output"),
             ],

@@ -29,7 +29,8 @@ from annotations.selectors.outputs import output_identities
 from annotations.export.card import card_text, campaign_configuration
 from annotations.export.consensus import item_consensus
 from annotations.export.croissant import croissant
-from annotations.export.controls import gold_unit_contents, intra_annotator
+from annotations.services.imports.media import MEDIA_ROLES
+from annotations.export.controls import gold_unit_contents, intra_annotator, relative_check_lines
 from annotations.export.heds import answers as heds_answers
 from annotations.export.heds import form_json as heds_form_json
 from annotations.export.filters import Filters
@@ -424,6 +425,16 @@ def export_dataset(
             annotators.close()
 
     background = _background_table(campaign, out, ext, pseudonym)
+    # Relative attention checks (issue 41) as import_judgements reads them back: controls.jsonl.
+    relative = relative_check_lines(
+        campaign,
+        pseudonym=pseudonym,
+        annotators=set(included) if options.included_only and included is not None else None,
+    )
+    if relative:
+        with (out / "controls.jsonl").open("w", encoding="utf-8") as f:
+            for line in relative:
+                f.write(json.dumps(line, ensure_ascii=False) + "\n")
     step = filters.step("annotators")
     if step is not None and step.judgements_before == -1:
         previous = filters.steps[filters.steps.index(step) - 1]
@@ -515,6 +526,11 @@ def export_dataset(
         collected=tuple(span[k].date().isoformat() if span[k] else None for k in ("first", "last")),
         real_annotator_ids=options.real_annotator_ids,
         documents=with_docs,
+        media_roles=tuple(
+            role
+            for role in MEDIA_ROLES
+            if with_media and Item.objects.filter(dataset=campaign.dataset, media__has_key=role).exists()
+        ),
     )
     (out / "croissant.json").write_text(json.dumps(document, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     (out / "campaign.json").write_text(json.dumps(configuration, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")

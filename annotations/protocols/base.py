@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 import random
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -67,6 +67,10 @@ np = lazy_module("numpy")
 # Levels of Krippendorff's alpha every surface may show, headline first per protocol.
 LEVELS = ("nominal", "ordinal", "interval")
 RAW, Z = "raw", "z"
+
+
+# The damaged copy's key in an imported relative check's answer (output ids start at 1).
+RELATIVE_COPY = 0
 
 
 @dataclass(frozen=True)
@@ -417,6 +421,74 @@ class Protocol(ImportShape):
             if self.has_spans:
                 record["spans"] = obj.get("spans", [])
         return record, output_id, ({obj["system"]: output_id} if output_id is not None else {})
+
+    # Relative attention checks in files (`"control": "relative"`, annotations.quality.imports and the
+    # export's controls.jsonl), one line a screen: `degraded` names the system whose output was shown
+    # damaged (its clean output may be on the screen too), and the protocol's keys the answer. Scored
+    # protocols: `"scores": {system: score}` of the clean outputs and `"degraded_score"` of the copy;
+    # span protocols optionally `"spans": {system: [span, ...]}` and `"degraded_spans"`. In the stored
+    # answer the copy is `RELATIVE_COPY` (output ids start at 1), the other keys real output ids.
+    relative_file_keys: frozenset = frozenset({"scores", "degraded_score"})
+    relative_file_optional: frozenset = frozenset({"spans", "degraded_spans"})
+    # Why a relative line cannot be imported for this protocol ("": it can).
+    relative_file_refused: str = ""
+
+    def relative_file_answer(
+        self, obj: Mapping, *, item_id: int, lookup, check, errors: list[str]
+    ) -> tuple[dict, int] | None:
+        """A relative check line's answer as `control_answer` records it (output ids for alias ids, the
+        copy as RELATIVE_COPY) and the output that was damaged; None with `errors`."""
+        scores, spans = obj["scores"], obj.get("spans", {})
+        if not isinstance(scores, dict) or not scores:
+            errors.append("scores must map the systems of the clean outputs to their scores")
+            return None
+        if not self.has_spans and ({"spans", "degraded_spans"} & set(obj)):
+            errors.append(f"a {self.name} relative check has no spans")
+            return None
+        if not isinstance(spans, dict) or not set(spans) <= set(scores):
+            errors.append("spans must map systems named in scores to their spans")
+            return None
+        names = {system: lookup.output(item_id, system, errors, "scores") for system in scores}
+        damaged = lookup.output(item_id, obj["degraded"], errors, "degraded")
+        if errors:
+            return None
+        entries = [(output_id, scores[system], spans.get(system, []), False) for system, output_id in names.items()]
+        entries.append((damaged, obj["degraded_score"], obj.get("degraded_spans", []), True))
+        record: dict = {"scores": {}}
+        for output_id, score, marked, copy in entries:
+            answer, texts = {"score": score}, None
+            if self.has_spans:
+                answer["spans"] = marked
+                # A degraded copy's text is not stored: its offsets are checked for order only.
+                if not copy:
+                    answer["output"], texts = output_id, {output_id: lookup.text(output_id)}
+            checked = check(answer, texts)
+            if checked is None:
+                return None
+            key = str(RELATIVE_COPY if copy else output_id)
+            record["scores"][key] = checked["score"]
+            if self.has_spans:
+                record.setdefault("spans", {})[key] = marked
+        return record, damaged
+
+    def relative_file_line(self, answer: Mapping, name: Callable[[int], str], copy: int) -> dict:
+        """A relative check's answer (`control_answer`'s record) as a file line's keys, the inverse of
+        `relative_file_answer`; `name(id)` the system of an id of the answer, `copy` the copy's id."""
+        line: dict = {"scores": {}}
+        for key, score in (answer.get("scores") or {}).items():
+            if int(key) == copy:
+                line["degraded_score"] = score
+            else:
+                line["scores"][name(int(key))] = score
+        if self.has_spans:
+            for key, marked in (answer.get("spans") or {}).items():
+                if not marked:
+                    continue
+                if int(key) == copy:
+                    line["degraded_spans"] = marked
+                else:
+                    line.setdefault("spans", {})[name(int(key))] = marked
+        return line
 
     def gold_problems(self, spec: Mapping, answer: Mapping) -> list[str]:
         """What is wrong with a control's `answer` against a gold unit's expectation `spec` (none: it

@@ -8,7 +8,7 @@ import random
 from collections.abc import Iterable, Iterator
 
 from annotations.models import BestWorstJudgement
-from annotations.protocols.base import RAW, AgreementSpec, Protocol, output_identity
+from annotations.protocols.base import RAW, RELATIVE_COPY, AgreementSpec, Protocol, output_identity
 from annotations.protocols.errors import AnswerError
 from annotations.protocols.imports import IMPORT_COMMON_OPTIONAL
 from annotations.protocols.options import INTEGER, Option
@@ -157,6 +157,43 @@ class BestWorst(Protocol):
                 return None
             output_id = names[obj["degraded"]]
         return {"best": best, "worst": worst, "outputs": ids}, output_id, names
+
+    # A relative line: "outputs" the clean outputs' systems, "best" / "worst" a system of them or "degraded".
+    relative_file_keys = frozenset({"outputs", "best", "worst"})
+    relative_file_optional = frozenset()
+
+    def relative_file_answer(self, obj, *, item_id, lookup, check, errors):
+        systems = obj["outputs"]
+        if not isinstance(systems, list) or not systems:
+            errors.append("outputs must be a list of the clean outputs' system names")
+            return None
+        ids = {s: lookup.output(item_id, s, errors, "outputs entry") for s in systems if isinstance(s, str)}
+        if len(ids) != len(systems):
+            errors.append("outputs must name each system once")
+        damaged = lookup.output(item_id, obj["degraded"], errors, "degraded")
+        if errors:
+            return None
+        ids["degraded"] = RELATIVE_COPY
+        chosen = {}
+        for key in ("best", "worst"):
+            if obj[key] not in ids:
+                errors.append(f'{key} must name a system of outputs or "degraded"')
+                return None
+            chosen[key] = ids[obj[key]]
+        outputs = [ids[s] for s in systems] + [RELATIVE_COPY]
+        if check({"outputs": outputs, **chosen}, None) is None:
+            return None
+        return {**chosen, "outputs": outputs}, damaged
+
+    def relative_file_line(self, answer, name, copy) -> dict:
+        def named(value) -> str:
+            return "degraded" if int(value) == copy else name(int(value))
+
+        return {
+            "outputs": [name(int(o)) for o in answer.get("outputs") or [] if int(o) != copy],
+            "best": named(answer["best"]),
+            "worst": named(answer["worst"]),
+        }
 
     def gold_problems(self, spec, answer) -> list[str]:
         problems = super().gold_problems(spec, answer)

@@ -348,6 +348,12 @@ class Pairwise(Protocol):
             return None
         return winner != "tie" and int(winner) != degraded
 
+    # Its relative check is an output beside its own damaged copy: a degraded control in a file.
+    relative_file_refused = (
+        'a pairwise relative check shows an output beside its own damaged copy: import it as "control": '
+        '"degraded" with "degraded": "a" or "b"'
+    )
+
     def degraded_shown(self, outputs: list[int], victim: int) -> list[tuple[int, bool]]:
         """The original beside its damaged copy: the copy should lose."""
         return [(victim, False), (victim, True)]

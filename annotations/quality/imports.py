@@ -18,6 +18,12 @@ plus the flag, and
 - ``"gold"``: a unit with a known answer, ``"expected"`` as in
   `annotations.quality.gold` with systems named by name
   (``{"*": {"min": 80}}``, ``{"*": {"winner": "sysA"}}``).
+- ``"relative"`` (WMT 2026's attention checks, protocols with several outputs a screen): one line
+  for the whole screen, one of whose outputs was shown damaged, ``"degraded": SYSTEM`` naming it;
+  cESA and RankME ``"scores": {SYSTEM: score, ...}`` (cESA optionally ``"spans": {SYSTEM: [...]}``),
+  best-worst ``"outputs"``, ``"best"``, ``"worst"``. Passed when the damaged output scores below
+  every clean one (best-worst: chosen as worst), the protocol's `relative_passed`, as on the pages.
+  The export writes them back in this form (controls.jsonl).
 """
 
 from __future__ import annotations
@@ -29,12 +35,13 @@ from django.core.exceptions import ValidationError
 
 from annotations.models import Campaign, Item, Output, System
 from annotations.protocols import registry as protocols
+from annotations.protocols.base import RELATIVE_COPY
 from annotations.quality import gold
 from annotations.models.quality import ControlJudgement
 from annotations.services import judgements as checks
 from annotations.models.quality import GoldUnit
 
-CONTROL_KINDS = ("degraded", "repeat", "gold")
+CONTROL_KINDS = ("degraded", "repeat", "gold", "relative")
 _BASE = {"item", "annotator", "criterion", "control"}
 _OPTIONAL = {"time_spent_ms", "shown_order", "expected", "degraded", "rank"}
 
@@ -109,6 +116,8 @@ def _record(line, obj, campaign, keys, lookup, errors) -> ControlRecord | None:
     if control not in CONTROL_KINDS:
         errors.append(f"control must be one of {', '.join(CONTROL_KINDS)}, got {control!r}")
         return None
+    if control == "relative":
+        return _relative_record(line, obj, campaign, lookup, errors)
     required = keys - protocol.file_answer_optional  # e.g. ESA spans (no error marked)
     missing = sorted(required - set(obj))
     unknown = sorted(set(obj) - keys - _OPTIONAL)
@@ -189,6 +198,65 @@ def _record(line, obj, campaign, keys, lookup, errors) -> ControlRecord | None:
         spec = gold.expectation_for(record.expected, criterion)
         record.passed = None if spec is None else not gold.gold_check(campaign.protocol, spec, record.answer)
     return record
+
+
+def _relative_record(line, obj, campaign, lookup, errors) -> ControlRecord | None:
+    """A relative attention check's line: the screen's answer, the damaged output, passed or not."""
+    protocol = protocols.of(campaign)
+    if not protocol.relative_checks or protocol.relative_file_refused:
+        offered = ", ".join(p.name for p in protocols.protocols().values() if p.relative_checks)
+        errors.append(
+            protocol.relative_file_refused
+            or f"relative checks are for protocols with several outputs a screen ({offered}), not {campaign.protocol}"
+        )
+        return None
+    keys = _BASE | {"degraded"} | protocol.relative_file_keys
+    # `passed`, as the export writes it, is recomputed here, never taken from the file.
+    optional = protocol.relative_file_optional | {"time_spent_ms", "shown_order", "passed"}
+    missing = sorted(keys - set(obj))
+    unknown = sorted(set(obj) - keys - optional)
+    if missing:
+        errors.append(f"missing field {', '.join(map(repr, missing))} for a {campaign.protocol} relative check")
+    if unknown:
+        errors.append(f"unknown field {', '.join(map(repr, unknown))} for a relative check")
+    if errors:
+        return None
+    if not isinstance(obj["annotator"], str) or not obj["annotator"].strip() or len(obj["annotator"]) > 200:
+        errors.append("annotator must be a name of 1 to 200 characters")
+    item_id = lookup.items.get(obj["item"]) if isinstance(obj["item"], str) else None
+    if item_id is None:
+        errors.append(f"unknown item {obj['item']!r} in dataset {campaign.dataset.name!r}")
+    try:
+        criterion = protocol.check_criterion(obj["criterion"], campaign=campaign)
+        time_spent = checks.time_spent_check(obj.get("time_spent_ms"))
+    except ValidationError as exc:
+        errors.extend(exc.messages)
+    if errors:
+        return None
+
+    def check(answer: dict, texts=None) -> dict | None:
+        try:
+            return protocol.check_answer(answer, campaign=campaign, criterion=criterion, texts=texts)
+        except ValidationError as exc:
+            errors.extend(exc.messages)
+            return None
+
+    found = protocol.relative_file_answer(obj, item_id=item_id, lookup=lookup, check=check, errors=errors)
+    if found is None or errors:
+        return None
+    answer, damaged = found
+    return ControlRecord(
+        line=line,
+        annotator=obj["annotator"].strip(),
+        kind="relative",
+        item_id=item_id,
+        criterion=criterion,
+        answer=answer,
+        # The output shown damaged, as a degraded control names it; the answer calls its copy RELATIVE_COPY.
+        output_id=damaged,
+        passed=protocol.relative_passed(answer, RELATIVE_COPY),
+        time_spent_ms=time_spent,
+    )
 
 
 def _key(annotator_id, kind, item_id, criterion, output_id, answer) -> tuple:

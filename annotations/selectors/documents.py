@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 
 from django.db import connection
+from django.db.models import F
 
 from annotations import rows
 from annotations.models import Item, Output, Reference
@@ -98,3 +99,26 @@ def document_unit(
             }
         )
     return segments
+
+
+# A document longer than this shows its first segments on the item page, with a count of the rest.
+ITEM_DOCUMENT_LIMIT = 200
+
+
+def item_document(*, item: Item, limit: int = ITEM_DOCUMENT_LIMIT) -> dict | None:
+    """The item page's document context: the segments of the item's document (same dataset, same
+    `doc`) in document order (`doc_pos`; segments without one last, in dataset order), each
+    {"id", "external_id", "doc_pos", "source", "current"}, at most `limit` of them plus the current
+    one, and "total" (how many the document has). None for an item in no document. Two statements."""
+    if not item.doc:
+        return None
+    segments = Item.objects.filter(dataset_id=item.dataset_id, doc=item.doc)
+    total = segments.count()
+    order = (F("doc_pos").asc(nulls_last=True), "position", "id")
+    shown = list(segments.order_by(*order).values("id", "external_id", "doc_pos", "source")[:limit])
+    if not any(s["id"] == item.pk for s in shown):
+        # The current segment beyond the limit: shown last, so the page always says where it is.
+        shown.append({"id": item.pk, "external_id": item.external_id, "doc_pos": item.doc_pos, "source": item.source})
+    for s in shown:
+        s["current"] = s["id"] == item.pk
+    return {"doc": item.doc, "segments": shown, "total": total}

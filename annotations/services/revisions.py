@@ -14,6 +14,7 @@ control's accepted answer, so a revision looks the same for every unit.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -36,6 +37,9 @@ from annotations.services.submissions import (  # noqa: I001
     _partials_delete,
     _rows,
     _shown_order_verify,
+    LISTENED_MAX_MS,
+    listened_check,
+    listened_kept,
     unit_rows_insert,
 )
 from workbench.exceptions import DomainError
@@ -78,12 +82,16 @@ def unit_revise(
     judgements: list,
     shown_order: Sequence[int] | None = None,
     origin: str = JudgementBase.Origin.API,
+    listened_ms: int | None = None,
 ) -> UnitSubmitResult:
     """Replace the answers of one of the annotator's finished units of their open batch.
 
     Same body as a first submission; 404 for someone else's assignment, 400 for a unit not yet
     submitted (submit it instead), for a locked batch and for any answer the protocol refuses.
     The time spent stays the first submission's (measured then); the judgements keep it.
+    `listened_ms`, the audio played while revising, is checked as on a first submission and added to
+    the unit's listening time when plausible for the time since its answers were last stored (the
+    revision page measures no time of its own); written by the statement that marks the revision.
     """
     try:
         assignment, _ = assignment_lock_for(
@@ -102,6 +110,7 @@ def unit_revise(
     if assignment.pk not in annotator_batch(campaign=campaign, annotator=annotator).revisable_ids:
         raise RevisionLocked(LOCKED_MESSAGE)
     _shown_order_verify(assignment=assignment, reported=shown_order)
+    listened_ms = listened_check(listened_ms)
     protocol = protocols.of(campaign)
     control_texts = unit_texts(unit=assignment.unit)  # quality control: None for a regular unit
     texts = {}
@@ -111,8 +120,15 @@ def unit_revise(
     rows = _rows(campaign=campaign, assignment=assignment, answers=judgements, texts=texts, notes=notes)
     time_spent_ms = assignment.time_spent_ms
     now = timezone.now()
-    Assignment.objects.filter(pk=assignment.pk).update(updated_at=now)
-    assignment.updated_at = now
+    changes: dict = {"updated_at": now}
+    since_ms = max(0, (now - assignment.updated_at) // timedelta(milliseconds=1)) if assignment.updated_at else 0
+    listened_ms = listened_kept(listened_ms, time_ms=since_ms)
+    if listened_ms:
+        # Added to what the unit's earlier visits played (the row is locked: no other writer meanwhile).
+        changes["listened_ms"] = min((assignment.listened_ms or 0) + listened_ms, LISTENED_MAX_MS)
+    Assignment.objects.filter(pk=assignment.pk).update(**changes)
+    for field, value in changes.items():
+        setattr(assignment, field, value)
     if control_texts is not None:
         stored = _control_answers_replace(assignment=assignment, rows=rows, time_spent_ms=time_spent_ms, origin=origin)
         unit_notes_write(assignment=assignment, notes=notes, replace=True)

@@ -451,6 +451,18 @@ def listened_check(value) -> int | None:
     return value
 
 
+LISTENED_SLACK_MS = 2000  # the player's ticks and the request's way: a little more than the clock allows
+
+
+def listened_kept(listened_ms: int | None, *, time_ms: int) -> int | None:
+    """The page's count of audio played (checked by `listened_check`), kept only when plausible: no
+    more than `time_ms` (the time the unit was open to the annotator) allows at the player's fastest
+    speed. None: not kept. The one rule of the first submit and of a revision."""
+    if listened_ms is not None and listened_ms > time_ms * LISTENED_MAX_SPEED + LISTENED_SLACK_MS:
+        return None
+    return listened_ms
+
+
 def _unit_submit_locked(
     assignment: Assignment, enrolment, *, judgements: list, shown_order, time_spent_ms, origin: str, listened_ms=None
 ) -> UnitSubmitResult:
@@ -475,8 +487,7 @@ def _unit_submit_locked(
     rows = _rows(campaign=campaign, assignment=assignment, answers=judgements, texts=texts, notes=notes)
     assignment_reclaim(assignment=assignment)
     server_ms = assignment_time_ms(assignment=assignment)
-    if listened_ms is not None and listened_ms > server_ms * LISTENED_MAX_SPEED + 2000:
-        listened_ms = None  # more audio than the time on the unit allows at the fastest speed: not kept
+    listened_ms = listened_kept(listened_ms, time_ms=server_ms)
     if control_texts is not None:
         # A control unit: the answers go to quality control, never to the judgement tables.
         checked = control_answers_record(assignment=assignment, rows=rows, time_spent_ms=server_ms, origin=origin)

@@ -6,6 +6,7 @@ from django.urls import reverse
 
 from annotations import selectors
 from annotations.models import Item
+from annotations.selectors.documents import item_document
 
 
 def _is_triples(data) -> bool:
@@ -60,6 +61,8 @@ def item_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 {**entry, "role": role, "url": reverse("item-media", args=[item.pk, role])}
                 for role, entry in (item.media or {}).items()
             ],
+            # The other segments of its document, in document order (issue 41).
+            "document": item_document(item=item),
             "previous_item": previous_item,
             "next_item": next_item,
             "position": siblings.filter(before).count() + 1,

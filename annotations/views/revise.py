@@ -116,6 +116,7 @@ def annotate_revise_submit(request: HttpRequest, pk: int) -> JsonResponse:
             judgements=judgements,
             shown_order=shown_order,
             origin=JudgementBase.Origin.BROWSER,
+            listened_ms=body.get("listened_ms"),  # the audio player's count on the revision page
         )
     except ValidationError as exc:
         # RevisionLocked (a DomainError) goes to DomainErrorMiddleware: a 400 with `errors` too.

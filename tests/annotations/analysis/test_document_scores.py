@@ -118,3 +118,77 @@ def test_mqm_document_penalty(dataset):
     assert {(r["doc"], r["system"]): r["penalty"] for r in rows} == expected
     for r in rows:
         assert r["mean"] == pytest.approx(-expected[(r["doc"], r["system"])] / r["segments"])
+
+
+def test_the_rankings_page_shows_the_document_table(dataset, client):
+    """The page's table: per document and system, the mean and (MQM) the penalty, each from the weights
+    entered; a document name with markup is shown as text; the same rows as CSV."""
+    import csv
+    import html as html_lib
+    import io
+    import re
+
+    from django.urls import reverse
+
+    from annotations.models import Item, Membership
+    from tests.annotations.factories import MembershipFactory, UserFactory
+
+    Item.objects.filter(dataset=dataset, doc="talk").update(doc="<i>talk</i> & co")
+    campaign = campaign_create(
+        dataset=dataset,
+        name="mqm-page",
+        protocol="mqm",
+        criteria=["quality"],
+        redundancy=1,
+        options={"context": "document", "severities": ["minor", "major"]},
+    )
+    annotator = Annotator.objects.create(project=dataset.project, name="a")
+    expected: dict[tuple[str, str], float] = {}
+
+    def answer(_, text):
+        # alpha: one major error (5) on every segment; beta: none.
+        system = text.split(" ")[0]
+        doc = "news" if " news " in text else "<i>talk</i> & co"
+        severities = ["major"] if system == "alpha" else []
+        expected[(doc, system)] = expected.get((doc, system), 0.0) + 5.0 * len(severities)
+        return {
+            "spans": [{"start": 0, "end": 5, "severity": s, "category": "Accuracy/Mistranslation"} for s in severities]
+        }
+
+    _answer_all(campaign, [annotator], answer)
+    owner = UserFactory()
+    MembershipFactory(project=dataset.project, user=owner, role=Membership.Role.OWNER)
+    client.force_login(owner)
+    url = reverse("analysis-rankings", args=[campaign.pk])
+    page = client.get(url).content.decode()
+    assert "<i>talk</i>" not in page and "&lt;i&gt;talk&lt;/i&gt; &amp; co" in page
+    table = page[page.index('id="document-scores"') :]
+    found = {
+        (html_lib.unescape(doc), system): (float(mean), float(total))
+        for doc, system, mean, total in re.findall(
+            r'<tr data-doc="([^"]*)" data-system="([^"]*)">.*?data-field="mean" data-value="([^"]*)".*?'
+            r'data-field="total" data-value="([^"]*)"',
+            table,
+        )
+    }
+    segments = {"news": 3, "<i>talk</i> & co": 2}
+    assert found == {k: (pytest.approx(-v / segments[k[0]]), v) for k, v in expected.items()}
+    assert ">Penalty</th>" in table
+    rows = list(csv.DictReader(io.StringIO(client.get(url, {"format": "csv", "table": "documents"}).content.decode())))
+    assert {(r["doc"], r["system"]): float(r["penalty"]) for r in rows} == expected
+
+
+def test_no_document_table_without_documents(client):
+    from django.urls import reverse
+
+    from annotations.models import Membership
+    from tests.annotations.factories import MembershipFactory, UserFactory
+
+    dataset = DatasetFactory()
+    item = ItemFactory(dataset=dataset, position=0, source="s")
+    OutputFactory(item=item, system=SystemFactory(dataset=dataset, name="alpha"), text="t")
+    campaign = campaign_create(dataset=dataset, name="plain", protocol="esa", criteria=["quality"])
+    owner = UserFactory()
+    MembershipFactory(project=dataset.project, user=owner, role=Membership.Role.OWNER)
+    client.force_login(owner)
+    assert 'id="document-scores"' not in client.get(reverse("analysis-rankings", args=[campaign.pk])).content.decode()
