@@ -182,7 +182,7 @@ def test_no_document_table_without_documents(client):
     from django.urls import reverse
 
     from annotations.models import Membership
-    from tests.annotations.factories import MembershipFactory, UserFactory
+    from tests.annotations.factories import ItemFactory, MembershipFactory, OutputFactory, UserFactory
 
     dataset = DatasetFactory()
     item = ItemFactory(dataset=dataset, position=0, source="s")
