@@ -31,6 +31,7 @@ SYSTEMS = ("SECRETSYS-A", "SECRETSYS-B", "SECRETSYS-C")
 DOCS = {"news": 4, "talk": 5, "forum": 6}
 IMAGE_ALT = "A bar chart of the talk's three figures"
 PIDS = ("60a1b2c3d4e5f60718293b01", "60a1b2c3d4e5f60718293b02")
+COMMENT = "Segment 2 reads <b>oddly</b> in context."
 SENTENCE = "the city council approved the new budget for schools and hospitals after a long debate"
 
 
@@ -66,13 +67,16 @@ def study(live_server, settings, tmp_path):
         name="WMT cESA",
         protocol="cesa",
         criteria=["quality"],
-        redundancy=1,
+        redundancy=2,
         seed=7,
-        units_per_batch=2,
+        units_per_batch=4,
         options={
             "tuple_size": 3,
             "context": "document",
-            # One relative check per batch of two screens (the second: never the very first screen).
+            # Two relative checks planned per batch of four screens (never the first). A check is made of
+            # a document the participant has been shown nothing of; when none is left it is owed and a
+            # regular screen comes instead. With three documents every participant thus gets one or
+            # two checks and sees all three documents (the image's among them) in their four screens.
             "relative_checks": 0.5,
             "special_answers": ["[missing]"],
             "unit_text": "Comment",
@@ -101,7 +105,7 @@ def _join(page, link, pid: str, native: str, years: int, campaign) -> None:
     page.locator("body[data-unit-ready='1']").wait_for()
 
 
-def _screen(page, annotator, seen: list) -> tuple[Assignment, list[list[int]]]:
+def _screen(page, annotator, seen: set) -> tuple[Assignment, list[list[int]]]:
     """The assignment on the screen and its segments as shown (checked against the page): each
     segment's source in document order, three cards per segment, the image where the document has it,
     no system name."""
@@ -110,7 +114,7 @@ def _screen(page, annotator, seen: list) -> tuple[Assignment, list[list[int]]]:
     unit = assignment.unit
     first = Item.objects.get(pk=unit.item_id)
     n = DOCS[first.doc]
-    seen.append(first.doc)
+    seen.add(first.doc)
     order = list(assignment.shown_order)
     segments = [order[3 * k : 3 * k + 3] for k in range(n)]
     sources = page.locator(".doc-segment .doc-source")
@@ -156,12 +160,10 @@ def _submit(page, *, warned: bool = False) -> None:
         page.locator("#unit-submit").click()
 
 
-def _relative(page, annotator, seen: list, *, passes: bool) -> ControlUnit:
-    assignment, segments = _screen(page, annotator, seen)
-    assert assignment.unit.kind == Unit.Kind.RELATIVE
+def _relative(page, assignment, segments, *, passes: bool) -> None:
     control = ControlUnit.objects.get(unit=assignment.unit)
     degraded = {int(a) for a, e in control.aliases.items() if e.get("degraded")}
-    assert all(len(degraded & set(s)) <= 1 for s in segments) and degraded
+    assert degraded and all(len(degraded & set(s)) <= 1 for s in segments)
     # The screen shows the copies' texts where that system's outputs would be.
     cards = page.locator("[data-span-card]")
     order = list(assignment.shown_order)
@@ -174,23 +176,16 @@ def _relative(page, annotator, seen: list, *, passes: bool) -> ControlUnit:
     (cj,) = ControlJudgement.objects.filter(assignment=assignment)
     assert {int(a): s for a, s in cj.answer["scores"].items()} == {o: 10 * u for o, u in zip(order, pageups)}
     assert cj.kind == "relative" and cj.passed is passes
-    return control
 
 
-def test_a_wmt_shaped_document_study_end_to_end(new_page, study, live_server):
-    campaign, link = study["campaign"], study["link"]
-    seen: list[str] = []  # the document of each screen, in order
-
-    # Participant 1: background, a regular document scored card by card with a comment, a relative check passed.
-    page = new_page()
-    _join(page, link, PIDS[0], "German", 7, campaign)
-    first = JoinParticipant.objects.get(platform_id=PIDS[0]).annotator
-    assignment, segments = _screen(page, first, seen)
-    assert assignment.unit.kind == Unit.Kind.REGULAR
+def _scored(page, assignment, segments, *, comment: str) -> list[int]:
+    """A regular document scored card by card (70, 80 or 90: no low-score warning), with a comment
+    when given; each score is stored as its own segment's judgement. The scores entered."""
     order = list(assignment.shown_order)
-    pageups = [7 + (p * 5) % 3 for p in range(len(order))]  # 70, 80 or 90: no low-score warning
+    pageups = [7 + (p * 5 + assignment.pk) % 3 for p in range(len(order))]
     _score(page, pageups)
-    page.locator("#unit-text").fill("Segment 2 reads <b>oddly</b> in context.")
+    if comment:
+        page.locator("#unit-text").fill(comment)
     _submit(page)
     stored = {j.output_id: j for j in SpanJudgement.objects.filter(assignment=assignment).select_related("output")}
     assert {o: j.score for o, j in stored.items()} == {o: 10.0 * u for o, u in zip(order, pageups)}
@@ -200,29 +195,57 @@ def test_a_wmt_shaped_document_study_end_to_end(new_page, study, live_server):
             assert stored[o].item_id == stored[o].output.item_id
             assert stored[o].shown_order == segment
             assert Item.objects.get(pk=stored[o].item_id).doc_pos == k
-    _relative(page, first, seen, passes=True)
-    page.wait_for_url("**/done/**")
+    return [10 * u for u in pageups]
 
-    # Participant 2: background, `[missing]` on a regular document, a relative check failed.
-    page = new_page()
-    _join(page, link, PIDS[1], "English", 3, campaign)
-    second = JoinParticipant.objects.get(platform_id=PIDS[1]).annotator
-    assignment, _ = _screen(page, second, seen)
-    assert assignment.unit.kind == Unit.Kind.REGULAR
+
+def _missing(page, assignment) -> None:
     page.locator("#special-0").select_option("[missing]")
     _submit(page)
     assert not SpanJudgement.objects.filter(assignment=assignment).exists()
     assert Assignment.objects.get(pk=assignment.pk).status == Assignment.Status.DONE
-    _relative(page, second, seen, passes=False)
-    page.wait_for_url("**/done/**")
 
-    # Four screens: two regular documents and two checks; the image document among them (seed 7).
-    assert len(seen) == 4 and "talk" in seen, seen
-    notes = {(n.annotator_id, n.criterion, n.special, n.text) for n in UnitNote.objects.filter(campaign=campaign)}
-    assert notes == {
-        (first.pk, "", "", "Segment 2 reads <b>oddly</b> in context."),
-        (second.pk, "quality", "[missing]", ""),
-    }
+
+def _batch(page, annotator, *, careful: bool) -> dict:
+    """One participant's batch of four screens: regular documents scored (careful: the first with a
+    comment) or answered `[missing]`, relative checks passed (careful) or failed. What was entered."""
+    done = {"docs": set(), "checks": 0, "regular": 0, "scores": []}
+    for n in range(4):
+        assignment, segments = _screen(page, annotator, done["docs"])
+        if assignment.unit.kind == Unit.Kind.RELATIVE:
+            _relative(page, assignment, segments, passes=careful)
+            done["checks"] += 1
+            continue
+        assert assignment.unit.kind == Unit.Kind.REGULAR
+        if careful:
+            done["scores"] += _scored(page, assignment, segments, comment=COMMENT if not done["regular"] else "")
+        else:
+            _missing(page, assignment)
+        done["regular"] += 1
+    page.wait_for_url("**/done/**")
+    return done
+
+
+def test_a_wmt_shaped_document_study_end_to_end(new_page, study, live_server):
+    campaign, link = study["campaign"], study["link"]
+
+    # Participant 1 scores every regular document (a comment on the first) and passes the checks.
+    page = new_page()
+    _join(page, link, PIDS[0], "German", 7, campaign)
+    first = JoinParticipant.objects.get(platform_id=PIDS[0]).annotator
+    careful = _batch(page, first, careful=True)
+    # Participant 2 answers `[missing]` on every regular document and fails the checks.
+    page = new_page()
+    _join(page, link, PIDS[1], "English", 3, campaign)
+    second = JoinParticipant.objects.get(platform_id=PIDS[1]).annotator
+    careless = _batch(page, second, careful=False)
+    for done in (careful, careless):
+        # Every document seen, the image's among them; one or two document-level checks.
+        assert done["docs"] == set(DOCS) and done["checks"] in (1, 2) and done["regular"] == 4 - done["checks"]
+
+    notes = sorted((n.annotator_id, n.criterion, n.special, n.text) for n in UnitNote.objects.filter(campaign=campaign))
+    assert notes == sorted(
+        [(first.pk, "", "", COMMENT)] + [(second.pk, "quality", "[missing]", "")] * careless["regular"]
+    )
     assert {b.annotator_id: b.answers for b in BackgroundAnswer.objects.filter(campaign=campaign)} == {
         first.pk: {"native": "German", "years": 7},
         second.pk: {"native": "English", "years": 3},
@@ -239,8 +262,8 @@ def test_a_wmt_shaped_document_study_end_to_end(new_page, study, live_server):
     assert "chart.png" in json.dumps(talk["media"]) and IMAGE_ALT in json.dumps(talk["media"])
     judgements = [json.loads(line) for line in (out / "judgements.jsonl").read_text().splitlines()]
     scores = sorted(j["score"] for j in judgements if "score" in j)
-    assert scores == sorted(10.0 * u for u in pageups)
-    assert any(j.get("comment") == "Segment 2 reads <b>oddly</b> in context." for j in judgements)
+    assert scores == sorted(careful["scores"])
+    assert any(j.get("comment") == COMMENT for j in judgements)
     assert any(j.get("special") == "[missing]" and j.get("criterion") == "quality" for j in judgements)
     background = [json.loads(line) for line in (out / "background.jsonl").read_text().splitlines()]
     assert sorted((b["native"], b["years"]) for b in background) == [("English", 3), ("German", 7)]
