@@ -10,9 +10,10 @@ import re
 import pytest
 from django.core.exceptions import ValidationError
 
-from annotations.models import Annotator, Assignment, Output, Unit
+from annotations.models import Annotator, Assignment, Output, SpanJudgement, Unit
 from annotations.models.quality import ControlJudgement, ControlUnit
 from annotations.protocols.base import document_segments
+from annotations.quality.selectors import campaign_quality
 from annotations.quality.services.gold_units import gold_unit_create
 from annotations.quality.services.settings import quality_settings_update
 from annotations.selectors.units import assignment_payload
@@ -131,6 +132,10 @@ def test_a_relative_check_is_a_whole_document_unit_judged_segment_by_segment(sys
     (cj,) = ControlJudgement.objects.filter(control=control)
     assert cj.passed is passes
     assert Assignment.objects.get(pk=assignment.pk).status == Assignment.Status.DONE
+    # It feeds quality control as a segment-level check does; scores never see it.
+    assert not SpanJudgement.objects.filter(assignment=assignment).exists()
+    figures = campaign_quality(campaign=campaign)[annotator.pk].as_json()
+    assert figures["relative"] == {"judged": 1, "passed": int(passes)}
 
 
 def test_a_tie_in_one_segment_fails_the_check():
