@@ -46,7 +46,7 @@ from django.core.exceptions import ValidationError
 from annotations.protocols.common_options import (
     COMMON,
     CONTEXT_DOCUMENT,
-    DOCUMENT_CONTROLS_REFUSAL,
+    DOCUMENT_GOLD_REFUSAL,
     DOCUMENT_REFUSAL,
     RELATIVE,
     RELATIVE_NAMES,
@@ -210,8 +210,6 @@ class Protocol(ImportShape):
             raise ValidationError(
                 {"options": [f"options.context: {DOCUMENT_REFUSAL.format(protocol=self.name, offered=offered)}"]}
             )
-        if cleaned.get("context") == CONTEXT_DOCUMENT and cleaned.get("relative_checks"):
-            raise ValidationError({"options": [f"options.relative_checks: {DOCUMENT_CONTROLS_REFUSAL}"]})
         return cleaned
 
     def option_refusal(self, name: str) -> str:
@@ -386,12 +384,18 @@ class Protocol(ImportShape):
     controls_refused: str = ""
 
     def controls_refusal(self, campaign) -> str:
-        """Why this campaign can have no control units ("": it can): the protocol's own reason, or its
-        document mode (a control unit is one segment, which would tell it apart among whole documents)."""
+        """Why this campaign can have no control units ("": it can): the protocol's own reason. In
+        document mode degraded copies, repeats and relative checks copy a whole document unit, so
+        they look like the regular ones (annotations.quality.services.controls)."""
+        return self.controls_refused
+
+    def gold_refusal(self, campaign) -> str:
+        """Why this campaign can have no gold units ("": it can): the protocol's reason for every
+        control, or its document mode (a gold unit is one segment among whole documents)."""
         if self.controls_refused:
             return self.controls_refused
         if self.option(campaign, "context") == CONTEXT_DOCUMENT:
-            return DOCUMENT_CONTROLS_REFUSAL
+            return DOCUMENT_GOLD_REFUSAL
         return ""
 
     # Quality-control files: how a degraded line of a protocol answering for the whole unit says

@@ -23,10 +23,13 @@ CONTEXT_NONE, CONTEXT_WINDOW, CONTEXT_DOCUMENT = "none", "window", "document"
 CONTEXTS = (CONTEXT_NONE, CONTEXT_WINDOW, CONTEXT_DOCUMENT)
 CONTEXT_SIZE_MAX = 10
 DOC_MAX_SEGMENTS_MAX = 100
-# Control units are single segments: among whole documents they would stand out (not built yet).
-DOCUMENT_CONTROLS_REFUSAL = (
-    "quality-control units (degraded copies, repeats, gold units, relative checks) are not offered with "
-    "context=document yet: a control unit is one segment and would stand out among whole documents"
+# In document mode a control unit is a whole document unit (annotations.quality.services.controls):
+# degraded copies, repeats and relative checks copy a regular document unit. A gold unit is the
+# outputs of one item, a single segment that would stand out among whole documents: refused.
+DOCUMENT_GOLD_REFUSAL = (
+    "gold units are not offered with context=document: a gold unit is the outputs of one segment and "
+    "would stand out among whole documents (degraded copies, repeats and relative checks are offered: "
+    "they copy a whole document unit)"
 )
 DOCUMENT_REFUSAL = (
     "context=document needs a protocol that scores each output on its own ({protocol} does not; "

@@ -69,28 +69,36 @@ def document_window(
 
 
 def document_unit(
-    *, outputs: list[int], unit_outputs: list[int], unit_systems: list[int], show_source: bool, show_references: bool
+    *,
+    outputs: list[int],
+    unit_outputs: list[int],
+    unit_systems: list[int],
+    show_source: bool,
+    show_references: bool,
+    real_outputs: list[int] | None = None,
 ) -> list[dict] | None:
     """The segments of a document unit (context=document) in document order, each {"source",
     "references", "outputs": [output ids as shown]}: `outputs` the unit's outputs in the order shown,
     `unit_outputs` / `unit_systems` as planned (annotations.protocols.base.document_segments). None for
-    a unit of one segment (its item is the segment: nothing more to read). One statement."""
+    a unit of one segment (its item is the segment: nothing more to read). `real_outputs`: the output
+    each shown id stands for (a control unit's aliases, annotations.quality), default the ids. One statement."""
     if len(set(unit_systems)) == len(unit_systems):
         return None
+    real_of = dict(zip(outputs, real_outputs if real_outputs is not None else outputs))
     item, output, reference = _table(Item), _table(Output), _table(Reference)
     with rows.cursor() as cursor:
         cursor.execute(
             f"SELECT o.id, i.source, (SELECT jsonb_agg(r.text ORDER BY r.position) FROM {reference} r "
             f"WHERE r.item_id = i.id AND %(refs)s)::text FROM {output} o JOIN {item} i ON i.id = o.item_id "
             "WHERE o.id = ANY(%(outputs)s)",
-            {"outputs": list(outputs), "refs": show_references},
+            {"outputs": list(real_of.values()), "refs": show_references},
         )
         segment_of = {pk: (source, references) for pk, source, references in cursor.fetchall()}
     starts = document_segments(list(unit_systems)) + [len(unit_outputs)]
     segments = []
     for start, end in zip(starts, starts[1:]):
         shown = list(outputs[start:end])
-        source, references = segment_of.get(shown[0], ("", None)) if shown else ("", None)
+        source, references = segment_of.get(real_of.get(shown[0]), ("", None)) if shown else ("", None)
         segments.append(
             {
                 "source": source if show_source else "",

@@ -109,11 +109,13 @@ def assignment_payload(*, assignment: Assignment, enrolment=None, show_unit: boo
             show_references=campaign.show_reference,
         )
     document = None
-    if protocol.option(campaign, "context") == CONTEXT_DOCUMENT and assignment.unit_id and real_ids == order:
+    if protocol.option(campaign, "context") == CONTEXT_DOCUMENT and assignment.unit_id:
         # A whole document on one screen (issue 41): its segments, one statement, in the same request.
+        # A control unit's segments are read through its aliases' real outputs.
         unit = assignment.unit
         document = document_unit(
             outputs=order,
+            real_outputs=real_ids,
             unit_outputs=list(unit.outputs),
             unit_systems=list(unit.systems),
             show_source=campaign.show_source,

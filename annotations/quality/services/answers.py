@@ -9,6 +9,7 @@ from django.db import transaction
 from annotations import protocols
 from annotations.models import Assignment, Campaign, Output, Unit
 from annotations.protocols import Protocol
+from annotations.protocols.base import document_segments
 from annotations.quality import gold
 from annotations.models.quality import ControlJudgement, ControlUnit, GoldUnit
 from annotations.models import ErrorSpan, JudgementBase
@@ -48,8 +49,28 @@ def _gold_problems(campaign: Campaign, control: ControlUnit, criterion: str, ans
 
 
 def _relative_passed(campaign: Campaign, control: ControlUnit, answer: dict) -> bool | None:
-    """A relative attention check's verdict, known at once: the protocol's `relative_passed`."""
-    return protocols.of(campaign).relative_passed(answer, control.degraded_alias)
+    """A relative attention check's verdict, known at once: the protocol's `relative_passed`. A check
+    made of a document unit (context=document) has a degraded copy in one or more segments: it
+    passes when each of them passes on its own segment (the copy scored below every clean output of
+    that segment); None while one of them is not scored."""
+    protocol = protocols.of(campaign)
+    degraded = [int(a) for a, entry in control.aliases.items() if entry.get("degraded")]
+    if len(degraded) <= 1:
+        return protocol.relative_passed(answer, control.degraded_alias)
+    unit = control.unit
+    outputs = list(unit.outputs)
+    starts = document_segments(list(unit.systems)) + [len(outputs)]
+    scores = answer.get("scores") or {}
+    verdicts = []
+    for start, end in zip(starts, starts[1:]):
+        segment = [int(a) for a in outputs[start:end]]
+        for alias in segment:
+            if alias in degraded:
+                mine = {**answer, "scores": {str(a): scores[str(a)] for a in segment if str(a) in scores}}
+                verdicts.append(protocol.relative_passed(mine, alias))
+    if False in verdicts:
+        return False
+    return None if None in verdicts else True
 
 
 def control_answers_record(

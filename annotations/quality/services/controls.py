@@ -42,6 +42,7 @@ from annotations import protocols
 from annotations.models import Annotator, Assignment, Campaign, Enrolment, Item, Output, Unit
 from annotations.quality.degrade import TEXT_KINDS, NotApplicable, degrade_any
 from annotations.models.quality import ControlUnit, GoldUnit, QualitySettings
+from annotations.protocols.base import document_segments
 from workbench.exceptions import DomainError
 
 GOLD_PER_BATCH = 2
@@ -214,6 +215,13 @@ def _relative_control(*, campaign: Campaign, annotator: Annotator, rng: random.R
         outputs = list(source.outputs)
         if len(outputs) < 2:
             continue
+        if len(document_segments(list(source.systems))) > 1:
+            unit = _relative_document(
+                campaign=campaign, annotator=annotator, source=source, kinds=kinds, rng=rng, batch=batch
+            )
+            if unit is not None:
+                return unit
+            continue
         # The campaign's outputs of this source: those of its regular units (its systems only).
         pool = {
             o
@@ -248,6 +256,74 @@ def _relative_control(*, campaign: Campaign, annotator: Annotator, rng: random.R
                 batch=batch,
             )
     return None
+
+
+def _relative_document(
+    *, campaign: Campaign, annotator: Annotator, source: Unit, kinds: list[str], rng: random.Random, batch: int
+) -> Unit | None:
+    """A relative attention check made of a document unit (context=document, several systems per
+    screen): the same document part, the same systems in the same places, one system's copy of the
+    document degraded. In every segment where the damage applies, that system's output is replaced
+    by a degraded copy of another output of the segment: of a system the screen does not show when
+    the campaign has one (the same one for the whole document), else of another system on the screen;
+    the other segments keep its clean output. At least one segment is degraded, else None. The check
+    passes when, in every degraded segment, the copy scores below every clean output of that segment
+    (annotations.quality.services.answers)."""
+    outputs, systems = list(source.outputs), list(source.systems)
+    starts = document_segments(systems) + [len(outputs)]
+    segments = [list(zip(outputs[a:b], systems[a:b])) for a, b in zip(starts, starts[1:])]
+    on_screen = sorted(set(systems))
+    if len(on_screen) < 2:
+        return None
+    found = list(Output.objects.filter(pk__in=outputs).values_list("id", "item_id", "text"))
+    item_of = {pk: item for pk, item, _ in found}
+    texts = {pk: text for pk, _, text in found}
+    items = sorted({item_of[o] for o in outputs if o in item_of})
+    campaign_systems = set(campaign.systems.values_list("id", flat=True))
+    others = Output.objects.filter(item_id__in=items)
+    if campaign_systems:
+        others = others.filter(system_id__in=campaign_systems)
+    by_item: dict[int, dict[int, tuple[int, str]]] = {}
+    for pk, item_id, system_id, text in others.values_list("id", "item_id", "system_id", "text"):
+        by_item.setdefault(item_id, {})[system_id] = (pk, text)
+    data_of = dict(Item.objects.filter(pk__in=items).values_list("id", "data"))
+    off_screen = sorted({s for found in by_item.values() for s in found} - set(on_screen))
+    replaced = rng.choice(on_screen)
+    donors = [rng.choice(off_screen)] if off_screen else []
+    donors += rng.sample([s for s in on_screen if s != replaced], len(on_screen) - 1)
+    shown, damaged = [], 0
+    for segment in segments:
+        item_id = item_of.get(segment[0][0])
+        for output_id, system_id in segment:
+            entry = (output_id, texts.get(output_id, ""), None)
+            if system_id == replaced and item_id is not None:
+                for donor in donors:
+                    victim = by_item.get(item_id, {}).get(donor)
+                    if victim is None:
+                        continue
+                    try:
+                        damage = degrade_any(
+                            victim[1], kinds=kinds, seed=rng.randrange(2**31), data=data_of.get(item_id)
+                        )
+                    except NotApplicable:
+                        continue
+                    entry = (victim[0], damage.text, damage.as_json())
+                    damaged += 1
+                    break
+            shown.append(entry)
+    if not damaged:
+        return None
+    return _control_create(
+        campaign=campaign,
+        annotator=annotator,
+        kind=ControlUnit.Kind.RELATIVE,
+        source=source,
+        item_id=source.item_id,
+        shown=shown,
+        # The systems as planned: the engine finds the segments and orders the systems by them.
+        systems=systems,
+        batch=batch,
+    )
 
 
 def _repeat_control(
@@ -288,7 +364,8 @@ def _gold_control(*, campaign: Campaign, annotator: Annotator, gold_unit: GoldUn
 
 def _control_create(*, campaign, annotator, kind, item_id, shown, systems, batch, source=None, gold=None) -> Unit:
     """shown: [(real output id, text, degradation or None)] in the unit's order."""
-    alias_ids = alias_ids_allocate(len(shown))
+    # Ascending, so that Unit.outputs (sorted) keeps the order shown: a document unit's segments.
+    alias_ids = sorted(alias_ids_allocate(len(shown)))
     aliases = {}
     for alias, (real, text, damage) in zip(alias_ids, shown):
         aliases[str(alias)] = {"output": real, "text": text, **({"degraded": damage} if damage else {})}

@@ -42,7 +42,7 @@ def gold_unit_create(
     explanation: str = "",
 ) -> GoldUnit:
     """A gold unit: these outputs of `item` with the expected answer (annotations.quality.gold)."""
-    refused = protocols.of(campaign).controls_refusal(campaign)
+    refused = protocols.of(campaign).gold_refusal(campaign)
     if refused:
         raise ValidationError({"outputs": refused})
     if item.dataset_id != campaign.dataset_id:

@@ -177,15 +177,13 @@ def test_exactly_k_per_document_unit_and_the_screen_order_is_counterbalanced(doc
         assert max(counts) - min(counts) <= 1, counts
 
 
-def test_control_units_are_refused_in_document_mode(docs):
+def test_control_shares_are_taken_in_document_mode(docs):
+    # Quality control in document mode copies whole document units (tests/annotations/quality/
+    # test_document_controls.py): the shares and relative checks are accepted.
     from annotations.quality.services.settings import quality_settings_update
 
     dataset, _ = docs
-    with pytest.raises(ValidationError) as exc:
-        _campaign(dataset, protocol="cesa", relative_checks=0.2)
-    assert "options.relative_checks: quality-control units" in str(exc.value)
+    assert _campaign(dataset, protocol="cesa", relative_checks=0.2).options["relative_checks"] == 0.2
     campaign = _campaign(dataset)
-    for name in ("degraded_share", "repeat_share"):
-        with pytest.raises(ValidationError) as exc:
-            quality_settings_update(campaign=campaign, **{name: 0.1})
-        assert "not offered with context=document yet" in str(exc.value)
+    settings = quality_settings_update(campaign=campaign, degraded_share=0.1, repeat_share=0.1)
+    assert (settings.degraded_share, settings.repeat_share) == (0.1, 0.1)

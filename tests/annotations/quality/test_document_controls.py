@@ -1,0 +1,175 @@
+"""Quality control in document mode (issue 41, context=document): a control unit is a whole document
+unit, the same size and shape as the regular ones, so nothing tells it apart among whole documents.
+A relative attention check on cESA degrades one system's copy of the document (five words shuffled
+in each segment where that applies); it passes when, in every degraded segment, the copy scores
+below every clean output of that segment. Degraded copies and repeats copy a whole document unit;
+gold units (one segment) stay refused with a clear reason. Answers go through the real submit path."""
+
+import re
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from annotations.models import Annotator, Assignment, Output, SpanJudgement, Unit
+from annotations.models.quality import ControlJudgement, ControlUnit
+from annotations.protocols.base import document_segments
+from annotations.quality.selectors import campaign_quality
+from annotations.quality.services.gold_units import gold_unit_create
+from annotations.quality.services.settings import quality_settings_update
+from annotations.selectors.units import assignment_payload
+from annotations.services.assignments import assignment_next
+from annotations.services.campaigns import campaign_create
+from annotations.services.submissions import unit_submit
+from tests.annotations.factories import DatasetFactory, ItemFactory, OutputFactory, SystemFactory
+
+pytestmark = pytest.mark.django_db
+
+WORDS = "the council approved a new budget for public schools and local hospitals after a long debate"
+
+
+def _dataset(systems: int, docs: int = 4, segments: int = 4):
+    dataset = DatasetFactory()
+    made = [SystemFactory(dataset=dataset, name=f"SECRET-{s}") for s in range(systems)]
+    position = 0
+    for d in range(docs):
+        for k in range(segments):
+            item = ItemFactory(
+                dataset=dataset,
+                position=position,
+                external_id=f"d{d}-{k}",
+                source=f"Quelle {d}.{k}.",
+                doc=f"doc{d}",
+                doc_pos=k,
+            )
+            position += 1
+            for s, system in enumerate(made):
+                words = WORDS.split()
+                words[s], words[-1 - s] = words[-1 - s], words[s]  # distinct outputs of one source
+                OutputFactory(item=item, system=system, text=f"In {d}.{k}, " + " ".join(words) + ".")
+    return dataset
+
+
+def _campaign(dataset, protocol="cesa", **options):
+    return campaign_create(
+        dataset=dataset,
+        name=f"doc-controls-{protocol}",
+        protocol=protocol,
+        criteria=["quality"],
+        redundancy=1,
+        seed=5,
+        units_per_batch=4,
+        options={"context": "document", **options},
+    )
+
+
+def _segments(unit: Unit, order=None) -> list[list[int]]:
+    order = list(order if order is not None else unit.outputs)
+    starts = document_segments(list(unit.systems)) + [len(order)]
+    return [order[a:b] for a, b in zip(starts, starts[1:])]
+
+
+def _submit(annotator, assignment, score_of):
+    order = list(assignment.shown_order)
+    answers = [{"criterion": "quality", "output": o, "score": score_of(o), "spans": []} for o in order]
+    unit_submit(annotator=annotator, assignment_id=assignment.pk, judgements=answers, shown_order=order)
+
+
+def _next_control(campaign, annotator, kind):
+    for _ in range(30):
+        assignment, _ = assignment_next(campaign=campaign, annotator=annotator)
+        assert assignment is not None, f"no {kind} control came"
+        if assignment.unit.kind == kind:
+            return assignment
+        _submit(annotator, assignment, lambda o: 60.0)
+    raise AssertionError(f"no {kind} control in 30 units")
+
+
+@pytest.mark.parametrize("systems", [6, 3], ids=["off-screen-donor", "on-screen-donor"])
+@pytest.mark.parametrize("passes", [True, False], ids=["passed", "failed"])
+def test_a_relative_check_is_a_whole_document_unit_judged_segment_by_segment(systems, passes):
+    campaign = _campaign(_dataset(systems), tuple_size=3, relative_checks=0.25)
+    annotator = Annotator.objects.create(project=campaign.project, name="ann")
+    assignment = _next_control(campaign, annotator, Unit.Kind.RELATIVE)
+    unit = assignment.unit
+    control = ControlUnit.objects.get(unit=unit)
+    source = control.source
+    # The same size and shape as a regular document unit: the source's segments, its systems in place.
+    assert source.kind == Unit.Kind.REGULAR and len(_segments(source)) == 4
+    assert len(unit.outputs) == len(source.outputs) == 12
+    assert list(unit.systems) == list(source.systems)
+    segments = _segments(unit, assignment.shown_order)
+    assert [len(s) for s in segments] == [3, 3, 3, 3]
+    # (six systems: two screens of three, so a system off the screen gives the copy)
+    # One system's copy is degraded, in every segment (five words shuffle in each), always that system.
+    degraded = {int(a) for a, e in control.aliases.items() if e.get("degraded")}
+    system_of = dict(zip(unit.outputs, unit.systems))
+    assert len(degraded) == 4 and len({system_of[a] for a in degraded}) == 1
+    assert all(len(degraded & set(s)) == 1 for s in segments)
+    for alias in degraded:
+        entry = control.aliases[str(alias)]
+        real = Output.objects.get(pk=entry["output"])
+        assert entry["text"] != real.text
+        assert sorted(re.findall(r"\w+", entry["text"].lower())) == sorted(re.findall(r"\w+", real.text.lower()))
+        # The copy is of another system's output of the same segment (off the screen when there is one).
+        assert real.system_id != system_of[alias]
+        assert (real.system_id in set(unit.systems)) == (systems == 3)
+    # The page's payload: a document of 4 segments with its sources, like a regular unit's.
+    payload = assignment_payload(assignment=assignment)
+    assert [s["source"] for s in payload["document"]] == [f"Quelle {source.item.doc[3:]}.{k}." for k in range(4)]
+    assert [s["outputs"] for s in payload["document"]] == segments
+    texts = {o["id"]: o["text"] for o in payload["item"]["outputs"]}
+    assert all(texts[a] == control.aliases[str(a)]["text"] for a in degraded)
+
+    # Copies below every clean output of their segment pass; one segment's copy above a clean one fails.
+    wrong = sorted(degraded)[1]
+
+    def score(o):
+        if o in degraded:
+            return 20.0 if passes or o != wrong else 90.0
+        return 70.0 + o % 3
+
+    _submit(annotator, assignment, score)
+    (cj,) = ControlJudgement.objects.filter(control=control)
+    assert cj.passed is passes
+    assert Assignment.objects.get(pk=assignment.pk).status == Assignment.Status.DONE
+    # It feeds quality control as a segment-level check does; scores never see it.
+    assert not SpanJudgement.objects.filter(assignment=assignment).exists()
+    figures = campaign_quality(campaign=campaign)[annotator.pk].as_json()
+    assert figures["relative"] == {"judged": 1, "passed": int(passes)}
+
+
+def test_a_tie_in_one_segment_fails_the_check():
+    campaign = _campaign(_dataset(6), tuple_size=3, relative_checks=0.25)
+    annotator = Annotator.objects.create(project=campaign.project, name="ann")
+    assignment = _next_control(campaign, annotator, Unit.Kind.RELATIVE)
+    control = ControlUnit.objects.get(unit=assignment.unit)
+    degraded = sorted(int(a) for a, e in control.aliases.items() if e.get("degraded"))
+    tied = degraded[-1]
+    _submit(annotator, assignment, lambda o: 50.0 if o == tied else 10.0 if o in degraded else 50.0)
+    assert ControlJudgement.objects.get(control=control).passed is False
+
+
+@pytest.mark.parametrize("kind,share", [("degraded", "degraded_share"), ("repeat", "repeat_share")])
+def test_degraded_copies_and_repeats_copy_a_whole_document_unit(kind, share):
+    campaign = _campaign(_dataset(3, docs=8), protocol="esa")  # ESA: one system's document per unit
+    quality_settings_update(campaign=campaign, **{share: 0.25})
+    annotator = Annotator.objects.create(project=campaign.project, name="ann")
+    assignment = _next_control(campaign, annotator, kind)
+    unit = assignment.unit
+    control = ControlUnit.objects.get(unit=unit)
+    assert len(unit.outputs) == len(control.source.outputs) == 4
+    assert list(unit.systems) == list(control.source.systems)
+    payload = assignment_payload(assignment=assignment)
+    assert len(payload["document"]) == 4 and all(len(s["outputs"]) == 1 for s in payload["document"])
+    assert all(s["source"] for s in payload["document"])
+    _submit(annotator, assignment, lambda o: 30.0)
+    assert ControlJudgement.objects.filter(control=control).count() == 1
+
+
+def test_gold_units_stay_refused_in_document_mode():
+    dataset = _dataset(3, docs=1)
+    campaign = _campaign(dataset)
+    item = dataset.items.order_by("position").first()
+    with pytest.raises(ValidationError) as exc:
+        gold_unit_create(campaign=campaign, item=item, outputs=list(item.outputs.all()[:1]), expected={})
+    assert "gold units are not offered with context=document" in str(exc.value)
