@@ -252,7 +252,9 @@ RELATIVE = (
         label="Relative attention checks",
         help="Share of each annotator's batch (0-0.5) given to screens where one output is a degraded copy "
         "of another output of the same source; the check passes when it scores below every clean output "
-        "(pairwise: the clean one preferred; best-worst: the copy chosen as worst).",
+        "(pairwise: the clean one preferred; best-worst: the copy chosen as worst). In document mode the "
+        "screen is a whole document: one system's copy is degraded in its segments, and the check passes "
+        "when, in every degraded segment, the copy scores below every clean output.",
         minimum=0,
         maximum=0.5,
         summary=lambda value: f"{value:.0%} of each batch" if value else "",
