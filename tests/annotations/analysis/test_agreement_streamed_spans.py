@@ -21,6 +21,7 @@ from annotations.analysis.suggestions import suggestion_report
 from annotations.demo import demo_datasets
 from annotations.demo.simulated import campaign_simulate
 from annotations.models import Campaign, Output
+from annotations.protocols.rows import JudgementRow
 from annotations.quality import selectors as quality
 from annotations.selectors.judgements import ALL, INCLUDED
 from annotations.selectors.outputs import output_identities
@@ -38,8 +39,9 @@ def _write(path, rows):
 # ---- the whole-rows computation the report made before (HEAD before issue 46 item 5) ---------------
 
 
-def whole_span_agreement(rows) -> dict:
-    texts = dict(Output.objects.filter(pk__in={r.output_id for r in rows}).values_list("pk", "text"))
+def whole_span_agreement(rows, texts=None) -> dict:
+    if texts is None:
+        texts = dict(Output.objects.filter(pk__in={r.output_id for r in rows}).values_list("pk", "text"))
     per_output: dict[int, dict] = defaultdict(dict)
     for r in rows:
         spans = [(s["start"], s["end"], s["severity"]) for s in r.spans if not s.get("missing")]
@@ -145,6 +147,50 @@ def char_alpha_by_krippendorff(campaign: Campaign, level: str) -> float:
             for i, v in enumerate(labels.tolist()):
                 data[annotators.index(r.annotator_id), columns[(r.output_id, i)]] = v
     return krippendorff.alpha(reliability_data=data, level_of_measurement=level)
+
+
+def random_span_rows(seed: int, outputs: int = 60) -> tuple[list, dict]:
+    """MQM-like rows: 1-5 annotators per output (1/(n - 1) not always a power of two), 0-4 spans
+    each with a category, some missing-content marks, outputs listed in a shuffled id order."""
+    rng = np.random.default_rng(seed)
+    categories = ["Accuracy/Mistranslation", "Fluency/Grammar", "Style", "Terminology/Wrong term", "Accuracy/Omission"]
+    ids = rng.permutation(np.arange(100, 100 + outputs)).tolist()
+    texts = {o: "x" * int(rng.integers(0, 40)) for o in ids}
+    rows, n = [], 0
+    for item, o in enumerate(ids):
+        for a in rng.choice(8, int(rng.integers(1, 6)), replace=False).tolist():
+            spans = []
+            for _ in range(int(rng.integers(0, 5))):
+                start = int(rng.integers(0, 40))
+                span = {"start": start, "end": start + int(rng.integers(0, 8)),
+                        "severity": str(rng.choice(["neutral", "minor", "major", "critical"])),
+                        "category": str(rng.choice(categories))}  # fmt: skip
+                spans.append(
+                    {"missing": True, "severity": "major", "category": span["category"]} if rng.random() < 0.1 else span
+                )
+            n += 1
+            rows.append(
+                JudgementRow(id=n, annotator_id=a, item_id=item, criterion="mqm", status="complete", origin="api",
+                             time_spent_ms=None, shown_order=[], created_at=None, output_id=o, spans=spans)
+            )  # fmt: skip
+    return rows, texts
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_span_tally_fed_output_by_output_equals_every_row_at_once(seed):
+    rows, texts = random_span_rows(seed)
+    expected = whole_span_agreement(rows, texts)
+    tally = report.SpanTally(categories=True)
+    for item in sorted({r.item_id for r in rows}):  # as the report feeds it: whole items, in turn
+        tally.add([r for r in rows if r.item_id == item], texts)
+    got = tally.figures()
+    alphas = got.pop("krippendorff_alpha_chars"), got["categories"].pop("krippendorff_alpha_chars_nominal")
+    want = expected.pop("krippendorff_alpha_chars"), expected["categories"].pop("krippendorff_alpha_chars_nominal")
+    assert got == expected and got["pairs"] > 0 and got["categories"]["pairs"] > 0
+    # The same coincidences summed in another order: equal to the last bits.
+    for lv in ("nominal", "ordinal"):
+        assert alphas[0][lv] == pytest.approx(want[0][lv], abs=1e-12)
+    assert alphas[1] == pytest.approx(want[1], abs=1e-12)
 
 
 # ---- demo-like data: the demo's translations, judged by its simulated annotators ------------------
