@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import warnings
-from collections import defaultdict
+from array import array
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from workbench.lazy import lazy_module
@@ -17,12 +18,12 @@ from annotations.analysis import waves as wv
 from annotations.analysis import documents
 from annotations.analysis.metric_scores import latest_done_runs, run_for_metric, scores_by_output, system_scores
 from annotations.selectors.outputs import output_identities, output_index
-from annotations.models import Campaign, Output
+from annotations.models import Campaign
 from annotations.protocols.rows import JudgementRow
 from annotations.selectors.waves import wave_annotators_overlap, wave_pair
 from annotations.selectors.judgements import INCLUDED, JudgementSet, campaign_judgements
 from workbench.exceptions import DomainError
-from annotations.analysis.suggestions import suggestion_report
+from annotations.analysis.suggestions import SuggestionTally
 from annotations.analysis import span_eval as se
 from annotations.analysis.metric_scores import extras_by_output
 from annotations.selectors.outputs import output_texts
@@ -110,53 +111,10 @@ def agreement_report(
             f"criterion {criterion!r} is not one of the campaign's: {', '.join(campaign.criteria) or 'none'}"
         )
     found = campaign_judgements(campaign=campaign, annotators=annotators, criterion=criterion)
-    protocol = found.protocol
-    if not (protocol.has_spans or protocol.derives_pairs):
-        # Every figure comes from the reliability tables: built as the rows stream, never held.
-        return _agreement_streamed(
-            found, criterion=criterion, bootstrap=bootstrap, seed=seed, per_annotator=per_annotator, cohen=cohen
-        )
-    j = Loaded(judgements=found, rows=found.by_criterion())
-    out = _agreement_head(campaign, found, sum(len(r) for r in j.rows.values()))
-    names = j.names() if (cohen or per_annotator) else {}
-    identity = output_identities(dataset=campaign.dataset)
-    for c in _criteria(j, criterion):
-        rows = j.rows.get(c, [])
-        figures = ag.criterion_agreement(
-            protocol,
-            rows,
-            scale=campaign.criterion_scale(c),
-            annotators=j.judgements.used,
-            bootstrap=bootstrap,
-            seed=seed,
-            names=names,
-            cohen=cohen,
-            per_annotator=per_annotator,
-            identity=identity,
-        )
-        if protocol.per_output:
-            figures["per_system"] = _per_system(j, rows, identity)
-        if protocol.agreement.variant == "z":
-            figures["normalisation"] = f"{protocol.agreement.value}s z-scored per annotator"
-        if protocol.has_spans:
-            figures["spans"] = span_agreement(rows)
-            if campaign.prefilled:
-                figures["suggestions"] = suggestion_report(campaign, rows)
-        if protocol.derives_pairs:
-            figures["pairwise_derived"] = derived_pair_agreement(
-                protocol,
-                rows,
-                scale=campaign.criterion_scale(c),
-                annotators=j.judgements.used,
-                bootstrap=bootstrap,
-                seed=seed,
-                identity=identity,
-            )
-        out["criteria"][c] = figures
-    waves = waves_report(campaign=campaign, criterion=criterion, annotators=annotators)
-    if waves is not None:
-        out["waves"] = waves
-    return out
+    # Every figure is built as the rows stream, never from every row held (issue 46).
+    return _agreement_streamed(
+        found, criterion=criterion, bootstrap=bootstrap, seed=seed, per_annotator=per_annotator, cohen=cohen
+    )
 
 
 def _agreement_head(campaign: Campaign, found: JudgementSet, n: int) -> dict:
@@ -179,15 +137,22 @@ def _agreement_head(campaign: Campaign, found: JudgementSet, n: int) -> dict:
 def _agreement_streamed(
     found: JudgementSet, *, criterion: str | None, bootstrap: int, seed: int, per_annotator: bool, cohen: bool
 ) -> dict:
-    """agreement_report for protocols whose figures all come from the reliability tables (no spans,
-    no derived pairs): each criterion's table, and each system's, is fed a chunk of rows at a
-    time as the reader streams them, so memory holds three numbers a judgement (a table each)
-    instead of every row (~600 bytes each: 36 MB at 60,000 judgements, issue 46). The tables get
-    the same rows in the same order as from the whole lists, so the figures are the same."""
+    """agreement_report, fed a chunk of rows at a time as the reader streams them: each criterion's
+    reliability table, and each system's, gets the chunk's rows; ESA / MQM / cESA's span tallies get
+    its outputs, cESA's derived-pairs table its screens, and a prefilled campaign's suggestion tally
+    its judgements. A chunk ends only where an item does (the reader gives an item's rows together),
+    so an output's and a screen's rows always come in one chunk. Memory holds a few numbers a
+    judgement instead of every row (~600 bytes each, more with spans: 36 MB at 60,000 Likert
+    judgements, issue 46). The tables get the same rows in the same order as from the whole
+    lists, so the figures are the same."""
     campaign, protocol = found.campaign, found.protocol
     identity = output_identities(dataset=campaign.dataset)
     builders: dict[str, ag.TableBuilder] = {}
     system_builders: dict[str, dict] = defaultdict(dict)
+    pair_builders: dict[str, ag.TableBuilder] = {}
+    span_tallies: dict[str, SpanTally] = {}
+    suggestion_tallies: dict[str, SuggestionTally] = {}
+    categories = bool(getattr(protocol, "error_categories", False))
     annotator_ids: set[int] = set()
     n = 0
     chunk: list[JudgementRow] = []
@@ -196,10 +161,19 @@ def _agreement_streamed(
         by_criterion: dict[str, list[JudgementRow]] = defaultdict(list)
         for row in rows:
             by_criterion[row.criterion].append(row)
+        texts = output_texts(ids={r.output_id for r in rows}) if protocol.has_spans and rows else {}
         for c, mine in by_criterion.items():
             if c not in builders:
                 builders[c] = ag.TableBuilder(protocol, identity=identity, batch=STREAM_ROWS)
             builders[c].add(mine)
+            if protocol.has_spans:
+                span_tallies.setdefault(c, SpanTally(categories=categories)).add(mine, texts)
+                if campaign.prefilled:
+                    suggestion_tallies.setdefault(c, SuggestionTally(campaign)).add(mine)
+            if protocol.derives_pairs:
+                if c not in pair_builders:
+                    pair_builders[c] = ag.TableBuilder(protocol.pairs_protocol(), identity=identity, batch=STREAM_ROWS)
+                pair_builders[c].add(protocol.pair_rows(mine))
             if protocol.per_output:
                 by_system: dict = defaultdict(list)
                 for row in mine:
@@ -210,12 +184,12 @@ def _agreement_streamed(
                     system_builders[c][s].add(theirs)
 
     for row in found:
+        if len(chunk) >= STREAM_ROWS and row.item_id != chunk[-1].item_id:
+            feed(chunk)
+            chunk = []
         n += 1
         annotator_ids.add(row.annotator_id)
         chunk.append(row)
-        if len(chunk) >= STREAM_ROWS:
-            feed(chunk)
-            chunk = []
     feed(chunk)
     chunk = []
     out = _agreement_head(campaign, found, n)
@@ -254,6 +228,20 @@ def _agreement_streamed(
             figures["per_system"] = per_system
         if protocol.agreement.variant == "z":
             figures["normalisation"] = f"{protocol.agreement.value}s z-scored per annotator"
+        if protocol.has_spans:
+            figures["spans"] = (span_tallies.pop(c, None) or SpanTally(categories=categories)).figures()
+            if campaign.prefilled:
+                figures["suggestions"] = (suggestion_tallies.pop(c, None) or SuggestionTally(campaign)).figures()
+        if protocol.derives_pairs:
+            pairs = pair_builders.pop(c, None) or ag.TableBuilder(protocol.pairs_protocol(), identity=identity)
+            figures["pairwise_derived"] = derived_pair_agreement(
+                protocol,
+                scale=campaign.criterion_scale(c),
+                annotators=found.used,
+                bootstrap=bootstrap,
+                seed=seed,
+                table=pairs.table(),
+            )
         out["criteria"][c] = figures
     waves = waves_report(campaign=campaign, criterion=criterion, annotators=found.annotators)
     if waves is not None:
@@ -261,78 +249,127 @@ def _agreement_streamed(
     return out
 
 
-def derived_pair_agreement(
-    protocol, rows: list[JudgementRow], *, scale, annotators: str, bootstrap: int, seed: int, identity: dict[int, tuple]
-) -> dict:
+def derived_pair_agreement(protocol, *, scale, annotators: str, bootstrap: int, seed: int, table: ag.Table) -> dict:
     """The pairwise protocol's agreement figures over the preferences a scored protocol's answers
-    imply (cESA: two outputs of one screen, the higher score wins), labelled as derived."""
+    imply (cESA: two outputs of one screen, the higher score wins), labelled as derived; `table`:
+    the pairs protocol's reliability data of those preferences."""
     figures = ag.criterion_agreement(
-        protocol.pairs_protocol(),
-        protocol.pair_rows(rows),
-        scale=(None, None),
-        annotators=annotators,
-        bootstrap=bootstrap,
-        seed=seed,
-        identity=identity,
-    )
+        protocol.pairs_protocol(), [], scale=(None, None), annotators=annotators, bootstrap=bootstrap, seed=seed,
+        table=table,
+    )  # fmt: skip
     figures["derived_from"] = protocol.derived_pairs_label
     figures["headline"]["label"] = f"{figures['headline']['label']}, {protocol.derived_pairs_label}"
     return figures
 
 
-def _per_system(j: Loaded, rows: list[JudgementRow], identity: dict[int, tuple]) -> dict:
-    """The headline level of alpha within each system's outputs (same units and values)."""
-    systems = dict(Output.objects.filter(pk__in={r.output_id for r in rows}).values_list("pk", "system__name"))
-    by_system: dict[str, list] = defaultdict(list)
-    for r in rows:
-        by_system[systems.get(r.output_id)].append(r)
-    level = j.protocol.agreement.level
-    out = {}
-    for s, mine in sorted(by_system.items(), key=lambda kv: str(kv[0])):
-        counts = ag.value_counts(ag.protocol_table(j.protocol, mine, identity))
-        out[s] = {
-            f"krippendorff_alpha_{level}": ag._clean(ag.krippendorff_alpha(counts, level)),
-            "n_units": counts.n_units,
-        }
-    return out
+class SpanTally:
+    """ESA / MQM character-level span agreement of one criterion, fed whole outputs at a time
+    (every row of an output in one `add`: the report feeds an item's rows together): each output's
+    labels become its pairs' F1 and its characters' coincidences, then are dropped, so memory holds
+    a few numbers per annotator pair instead of every row's spans and a (unit, annotator, value)
+    triple per character (issue 46). The figures are those of `char_table` over every output
+    judged at least twice (alpha from the same coincidence matrix; F1 means in the same order)."""
 
+    def __init__(self, *, categories: bool):
+        self.by_category = categories  # the protocol's spans carry categories (MQM): label those too
+        self.f1 = array("d")
+        self.inter = self.total = self.outputs = 0
+        self.coincidences: dict[int, Counter] = defaultdict(Counter)  # annotators -> value pairs
+        self.categorised = False
+        self.codes: dict[str, int] = {}
+        self.first_seen: dict[str, tuple] = {}  # top-level category -> where _category_agreement met it first
+        self.cat_f1, self.cat_at = array("d"), array("q")  # each pair's F1 and its output (F1s in output order)
+        self.cat_inter = self.cat_total = 0
+        self.cat_coincidences: dict[int, Counter] = defaultdict(Counter)
+        self.seen_rows = 0
 
-def span_agreement(rows: list[JudgementRow]) -> dict:
-    """Character-level span agreement over every output of the campaign judged at least twice."""
-    texts = dict(Output.objects.filter(pk__in={r.output_id for r in rows}).values_list("pk", "text"))
-    per_output: dict[int, dict] = defaultdict(dict)
-    for r in rows:
-        spans = [(s["start"], s["end"], s["severity"]) for s in r.spans if not s.get("missing")]
-        per_output[r.output_id][r.annotator_id] = sp.char_labels(len(texts.get(r.output_id, "")), spans)
-    shared = {o: labels for o, labels in per_output.items() if len(labels) >= 2}
-    f1 = sp.pairwise_f1(shared)
-    counts = ag.value_counts(ag.Table.from_triples(sp.char_table(shared)))
-    out = {
-        **f1,
-        "outputs": len(shared),
-        "krippendorff_alpha_chars": {lv: ag._clean(ag.krippendorff_alpha(counts, lv)) for lv in ("nominal", "ordinal")},
-    }
-    if any(s.get("category") for r in rows for s in r.spans):
-        out["categories"] = _category_agreement(rows, texts, set(shared))
-    return out
+    def add(self, rows: list[JudgementRow], texts: dict[int, str]) -> None:
+        per_output: dict[int, dict] = defaultdict(dict)
+        order: dict[int, list[tuple[int, JudgementRow]]] = defaultdict(list)
+        for r in rows:
+            self.seen_rows += 1
+            spans = [(s["start"], s["end"], s["severity"]) for s in r.spans if not s.get("missing")]
+            per_output[r.output_id][r.annotator_id] = sp.char_labels(len(texts.get(r.output_id, "")), spans)
+            order[r.output_id].append((self.seen_rows, r))
+            if not self.categorised and any(s.get("category") for s in r.spans):
+                self.categorised = True
+        for output, labels in per_output.items():
+            if len(labels) < 2:
+                continue
+            self.outputs += 1
+            for f, shared, marked in sp.pair_f1s(labels):
+                self.inter += shared
+                self.total += marked
+                if f is not None:
+                    self.f1.append(f)
+            n, pairs = sp.char_coincidences(labels)
+            self.coincidences[n].update(pairs)
+            if self.by_category:
+                self._categories(output, order[output], len(texts.get(output, "")))
 
-
-def _category_agreement(rows: list[JudgementRow], texts: dict[int, str], shared: set[int]) -> dict:
-    """MQM: the same character figures on top-level categories instead of severities: F1 where a
-    character is shared only when both marked it with the same top-level category, and nominal
-    alpha over (output, character) units labelled by that category (0: no error)."""
-    codes: dict[str, int] = {}
-    per_output: dict[int, dict] = defaultdict(dict)
-    for r in sorted(rows, key=lambda r: (r.output_id, r.annotator_id)):
-        if r.output_id in shared:
+    def _categories(self, output: int, rows: list[tuple[int, JudgementRow]], length: int) -> None:
+        """_category_agreement's figures of one output: labels by top-level category."""
+        labels: dict[int, object] = {}
+        for seen, r in sorted(rows, key=lambda x: (x[1].annotator_id, x[0])):
             spans = [(s["start"], s["end"], s.get("category", "")) for s in r.spans if not s.get("missing")]
-            per_output[r.output_id][r.annotator_id] = sp.char_categories(len(texts.get(r.output_id, "")), spans, codes)
-    counts = ag.value_counts(ag.Table.from_triples(sp.char_table(per_output)))
-    return {
-        **sp.pairwise_category_f1(per_output),
-        "level": "top-level category",
-        "krippendorff_alpha_chars_nominal": ag._clean(ag.krippendorff_alpha(counts, "nominal")),
-    }
+            for k, (_, _, category) in enumerate(spans):
+                top = (category or "").split("/")[0]
+                key = (output, r.annotator_id, seen, k)
+                if top not in self.first_seen or key < self.first_seen[top]:
+                    self.first_seen[top] = key
+            labels[r.annotator_id] = sp.char_categories(length, spans, self.codes)
+        for f, both, marked in sp.pair_category_f1s(labels):
+            self.cat_inter += both
+            self.cat_total += marked
+            if f is not None:
+                self.cat_f1.append(f)
+                self.cat_at.append(output)
+        n, pairs = sp.char_coincidences(labels)
+        self.cat_coincidences[n].update(pairs)
+
+    def figures(self) -> dict:
+        out = {
+            "mean_f1": float(np.mean(np.frombuffer(self.f1))) if self.f1 else None,
+            "micro_f1": 2 * self.inter / self.total if self.total else None,
+            "pairs": len(self.f1),
+            "outputs": self.outputs,
+            "krippendorff_alpha_chars": {
+                lv: ag._clean(_alpha_of_coincidences(self.coincidences, lv)) for lv in ("nominal", "ordinal")
+            },
+        }
+        if self.categorised and self.by_category:
+            # The codes _category_agreement gives, in the order it meets the categories (outputs by id).
+            code = {top: k + 1 for k, top in enumerate(sorted(self.first_seen, key=self.first_seen.get))}
+            local = {c: code[top] for top, c in self.codes.items()} | {0: 0}
+            renamed: dict[int, Counter] = defaultdict(Counter)
+            for n, pairs in self.cat_coincidences.items():
+                for (v, w), count in pairs.items():
+                    renamed[n][(local[v], local[w])] += count
+            by_output = np.argsort(np.frombuffer(self.cat_at, dtype=np.int64), kind="stable")
+            values = np.frombuffer(self.cat_f1)[by_output]
+            out["categories"] = {
+                "mean_f1": float(np.mean(values)) if len(values) else None,
+                "micro_f1": 2 * self.cat_inter / self.cat_total if self.cat_total else None,
+                "pairs": len(values),
+                "level": "top-level category",
+                "krippendorff_alpha_chars_nominal": ag._clean(_alpha_of_coincidences(renamed, "nominal")),
+            }
+        return out
+
+
+def _alpha_of_coincidences(by_annotators: dict[int, Counter], level: str) -> float:
+    """Krippendorff's alpha from value-pair counts summed per number of annotators of a unit."""
+    values = sorted({v for pairs in by_annotators.values() for v, _ in pairs})
+    if not values:
+        return float("nan")
+    index = {v: k for k, v in enumerate(values)}
+    o = np.zeros((len(values), len(values)))
+    for n, pairs in sorted(by_annotators.items()):
+        counts = np.zeros_like(o)
+        for (v, w), count in pairs.items():
+            counts[index[v], index[w]] = count
+        o += counts / (n - 1)
+    return ag.alpha_from_coincidences(o, np.asarray(values, dtype=float), level)
 
 
 # ---- human scores per output and per system ----------------------------------

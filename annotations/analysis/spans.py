@@ -38,15 +38,20 @@ def span_f1(a: np.ndarray, b: np.ndarray) -> float | None:
     return float(2 * (x & y).sum() / total)
 
 
+def pair_f1s(labels: dict):
+    """One output's {annotator: labels} -> (F1 or None, shared, marked) for every annotator pair."""
+    for a, b in combinations(sorted(labels), 2):
+        x, y = labels[a] > 0, labels[b] > 0
+        yield span_f1(labels[a], labels[b]), int((x & y).sum()), int(x.sum() + y.sum())
+
+
 def pairwise_f1(per_output: dict) -> dict:
     """per_output: {output: {annotator: labels}} -> mean F1 over annotator pairs, and micro F1."""
     values, inter, total = [], 0, 0
     for labels in per_output.values():
-        for a, b in combinations(sorted(labels), 2):
-            f = span_f1(labels[a], labels[b])
-            x, y = labels[a] > 0, labels[b] > 0
-            inter += int((x & y).sum())
-            total += int(x.sum() + y.sum())
+        for f, shared, marked in pair_f1s(labels):
+            inter += shared
+            total += marked
             if f is not None:
                 values.append(f)
     return {
@@ -82,21 +87,45 @@ def char_categories(length: int, spans: list[tuple[int, int, str]], codes: dict[
     return labels
 
 
+def pair_category_f1s(labels: dict):
+    """One output's {annotator: category labels} -> (F1 or None, shared, marked) for every annotator
+    pair, a character shared only when both marked it with the same top-level category."""
+    for a, b in combinations(sorted(labels), 2):
+        x, y = labels[a], labels[b]
+        both = int(((x > 0) & (x == y)).sum())
+        marked = int((x > 0).sum() + (y > 0).sum())
+        yield (2 * both / marked if marked else None), both, marked
+
+
 def pairwise_category_f1(per_output: dict) -> dict:
     """per_output: {output: {annotator: category labels}} -> mean and micro F1 over annotator pairs
     where a character counts as shared only when both marked it with the same top-level category."""
     values, inter, total = [], 0, 0
     for labels in per_output.values():
-        for a, b in combinations(sorted(labels), 2):
-            x, y = labels[a], labels[b]
-            both = int(((x > 0) & (x == y)).sum())
-            marked = int((x > 0).sum() + (y > 0).sum())
+        for f, both, marked in pair_category_f1s(labels):
             inter += both
             total += marked
-            if marked:
-                values.append(2 * both / marked)
+            if f is not None:
+                values.append(f)
     return {
         "mean_f1": float(np.mean(values)) if values else None,
         "micro_f1": 2 * inter / total if total else None,
         "pairs": len(values),
+    }
+
+
+def char_coincidences(labels: dict) -> tuple[int, dict]:
+    """One output's {annotator: labels} as Krippendorff's coincidences of its characters (each a
+    unit with one value per annotator): (annotators, {(value, value'): pairs of the two values
+    within a character, summed over characters}); divided by annotators - 1, these are what the
+    output adds to the coincidence matrix of `char_table`'s units, without a triple per character."""
+    rows = np.stack([labels[a] for a in sorted(labels)])
+    if rows.shape[1] == 0:
+        return len(labels), {}
+    domain = np.unique(rows)
+    counts = (rows[None, :, :] == domain[:, None, None]).sum(axis=1).astype(np.int64)  # values x characters
+    pairs = counts @ counts.T - np.diag(counts.sum(axis=1))
+    values = domain.tolist()
+    return len(labels), {
+        (values[i], values[j]): int(pairs[i, j]) for i in range(len(values)) for j in range(len(values)) if pairs[i, j]
     }

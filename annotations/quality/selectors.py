@@ -9,6 +9,7 @@ arithmetic lives in `annotations.quality.reliability` (pure).
 from __future__ import annotations
 
 from collections import defaultdict
+from itertools import chain
 from dataclasses import dataclass, field
 
 from django.db.models import Q, QuerySet
@@ -405,6 +406,10 @@ def gold_unit_list(*, campaign: Campaign) -> QuerySet[GoldUnit]:
     return GoldUnit.objects.filter(campaign=campaign).select_related("item")
 
 
+# Rows fed to campaign_agreement's tables at a time.
+AGREEMENT_ROWS = 5_000
+
+
 def campaign_agreement(*, campaign: Campaign) -> dict[str, dict]:
     """Per criterion, the headline agreement (the one definition, `annotations.analysis.agreement`)
     over all annotators and over the included ones: {criterion: {"all": headline, "included": headline}}.
@@ -427,18 +432,44 @@ def _campaign_agreement(campaign: Campaign) -> dict[str, dict]:
             for figures in out.values():
                 figures[INCLUDED] = {**figures[ALL], "annotators": found.used}
             break
-        for criterion, rows in found.by_criterion().items():
-            if which == ALL:
-                judged.update(row.annotator_id for row in rows)
+        builders, annotators = _criterion_tables(found, identity)
+        if which == ALL:
+            judged = annotators
+        order = [c for c in campaign.criteria if c in builders] + sorted(
+            c for c in builders if c not in campaign.criteria
+        )
+        for criterion in order:
             figures = ag.criterion_agreement(
                 found.protocol,
-                rows,
+                [],
                 scale=campaign.criterion_scale(criterion),
                 annotators=found.used,
-                identity=identity,
+                table=builders.pop(criterion).table(),
             )
             out.setdefault(criterion, {})[which] = figures["headline"]
     return out
+
+
+def _criterion_tables(found, identity: dict) -> tuple[dict, set[int]]:
+    """Each criterion's reliability table (and who judged), fed a chunk of rows at a time as the
+    reader streams them: a few numbers a judgement, never every row held (issue 46)."""
+    builders: dict[str, ag.TableBuilder] = {}
+    annotators: set[int] = set()
+    chunk: list = []
+    for row in chain(found, [None]):  # None: the end, the last chunk fed
+        if row is not None:
+            annotators.add(row.annotator_id)
+            chunk.append(row)
+        if len(chunk) >= AGREEMENT_ROWS or (row is None and chunk):
+            by_criterion: dict[str, list] = defaultdict(list)
+            for r in chunk:
+                by_criterion[r.criterion].append(r)
+            for c, mine in by_criterion.items():
+                if c not in builders:
+                    builders[c] = ag.TableBuilder(found.protocol, identity=identity, batch=AGREEMENT_ROWS)
+                builders[c].add(mine)
+            chunk = []
+    return builders, annotators
 
 
 def quality_control_active(*, campaign: Campaign) -> bool:
