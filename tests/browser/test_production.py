@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from tests.browser.conftest import log_in, next_screen, open_unit
+from tests.browser.conftest import Snapshot, log_in, next_screen, open_unit
 from tests.browser.test_csp_and_layout import LISTEN
 from tests.conftest import ROOT, wait_until
 
@@ -137,21 +137,21 @@ def _manage(env: dict, *step: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def production_files(tmp_path_factory, django_db_setup):
+def production_files(tmp_path_factory, collected_static):
     """What does not change between this module's tests, made once: the collected static files
-    (collectstatic, as the guide runs it; compressing every file takes a while) and the proxy's
-    TLS certificate. The database does (each test ends flushed), so `load_demo` runs per test."""
+    (collectstatic, as the guide runs it: `collected_static`, once per session) and the proxy's
+    TLS certificate. The database does (each test ends flushed): the first test runs the guide's
+    `load_demo`, and a snapshot of what it wrote (tests/browser/conftest.py) puts it back for the next."""
     if not shutil.which("openssl"):
         pytest.skip("openssl is absent: it makes the test's TLS certificate")
     root = tmp_path_factory.mktemp("production")
-    _manage(_production_env(root / "static"), "collectstatic", "--noinput", "-v0")
     cert, key = root / "cert.pem", root / "key.pem"
     subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
          "-keyout", str(key), "-out", str(cert)],
         check=True, capture_output=True, timeout=60,
     )  # fmt: skip
-    return {"static": root / "static", "cert": cert, "key": key}
+    return {"static": collected_static, "cert": cert, "key": key, "demo": None}
 
 
 @pytest.fixture
@@ -159,8 +159,14 @@ def production_server(tmp_path, production_files):
     """gunicorn started by the guide's command line, with production settings, behind the TLS proxy."""
     port = free_port()
     env = _production_env(production_files["static"])
-    # The set-up step as an operator runs it (the demo users get production's password hashes).
-    _manage(env, "load_demo")
+    # The set-up step as an operator runs it (the demo users get production's password hashes), once
+    # per module: the same rows, ids and hashes included, are copied back for the next test.
+    if production_files["demo"] is None:
+        _manage(env, "load_demo")
+        connection.ensure_connection()
+        production_files["demo"] = Snapshot()
+    else:
+        production_files["demo"].restore()
     command = readme_command("gunicorn workbench.wsgi")
     bind = command.index("-b") + 1
     command[bind] = f"127.0.0.1:{port}"

@@ -32,22 +32,14 @@ def production_env(static_root) -> dict:
         DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
         DJANGO_ALLOWED_HOSTS="127.0.0.1",
         DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        # The pages name their static files by the manifest collectstatic writes, as in production
+        # (`collected_static`, tests/conftest.py: collected once per session).
         WORKBENCH_STATIC_ROOT=str(static_root),
     )
-    # The pages name their static files by the manifest collectstatic writes, as in production.
-    done = subprocess.run(
-        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr
     return env
 
 
-def test_a_web_worker_serving_annotators_never_loads_the_heavy_libraries(transactional_db, tmp_path):
+def test_a_web_worker_serving_annotators_never_loads_the_heavy_libraries(transactional_db, collected_static):
     dataset = DatasetFactory()
     systems = [SystemFactory(dataset=dataset, name=f"sys-{k}") for k in range(2)]
     for i in range(4):
@@ -61,7 +53,7 @@ def test_a_web_worker_serving_annotators_never_loads_the_heavy_libraries(transac
     proc = subprocess.run(
         [sys.executable, str(SCRIPT), link.token, "3"],
         cwd=ROOT,
-        env=production_env(tmp_path / "static"),
+        env=production_env(collected_static),
         capture_output=True,
         text=True,
         timeout=600,

@@ -20,6 +20,24 @@ def _load(*args) -> str:
     return out.getvalue()
 
 
+@pytest.fixture(scope="module")
+def first_load(django_db_setup, django_db_blocker) -> dict:
+    """The JSON summary of a first `load_demo` into an empty database, run once for the module's tests
+    (it simulates annotators and runs BLEU, chrF and BERTScore on every dataset), inside a transaction
+    rolled back after the module's last test, so nothing of it outlives the module. Each test's own
+    writes are rolled back to a savepoint as usual, so every test starts from the freshly loaded demo."""
+    from django.db import transaction
+
+    with django_db_blocker.unblock():
+        loaded = transaction.atomic()
+        loaded.__enter__()
+        try:
+            yield json.loads(_load("--json"))
+        finally:
+            transaction.set_rollback(True)
+            loaded.__exit__(None, None, None)
+
+
 def _counts() -> tuple[int, ...]:
     return tuple(m.objects.count() for m in (Project, Membership, Dataset, Item, Reference, System, Output, Campaign))
 
@@ -40,9 +58,8 @@ def test_demo_data_covers_four_tasks_with_two_to_four_systems():
     assert [d.jsonl() for d in demo_datasets()] == [d.jsonl() for d in datasets]
 
 
-def test_load_demo_creates_users_project_datasets_and_campaigns():
-    output = _load()
-    assert "Demo ready" in output
+def test_load_demo_creates_users_project_datasets_and_campaigns(first_load):
+    assert "Demo ready" in _load()  # what the command prints (here over the loaded demo: nothing to add)
     project = Project.objects.get(name="Demo")
     roles = dict(Membership.objects.filter(project=project).values_list("user__username", "role"))
     assert roles == {"demo": "owner", "annot": "annotator"}
@@ -76,10 +93,10 @@ def test_load_demo_creates_users_project_datasets_and_campaigns():
         assert assignment is not None and created, campaign.name
 
 
-def test_finished_campaigns_are_complete_labelled_and_analysable(client):
+def test_finished_campaigns_are_complete_labelled_and_analysable(client, first_load):
     """The first visit shows figures: every unit of the simulated campaigns judged k times by
     annotators named as simulated, done metric runs, and agreement on the dashboard."""
-    summary = json.loads(_load("--json"))
+    summary = first_load
     finished = Campaign.objects.filter(name__endswith=SIMULATED)
     assert finished.count() == Campaign.objects.exclude(name__endswith=SIMULATED).count()
     for campaign in finished:
@@ -108,8 +125,7 @@ def test_finished_campaigns_are_complete_labelled_and_analysable(client):
     assert page.status_code == 200 and b"simulated annotators" in page.content
 
 
-def test_load_demo_twice_changes_nothing():
-    _load()
+def test_load_demo_twice_changes_nothing(first_load):
     before = _counts()
     summary = json.loads(_load("--json"))
     assert _counts() == before
