@@ -641,6 +641,32 @@ class RssPeak(threading.Thread):
             self.stop_event.wait(1)
 
 
+class Renice(threading.Thread):
+    """`--server-nice`: every second, every thread of the server's processes and its PostgreSQL
+    backends gets nice `nice` (new backends, workers and threads included), a stand-in on a shared machine for a server that has
+    the machine to itself (the other processes get what it leaves). Root is needed below 0."""
+
+    def __init__(self, server, nice: int):
+        super().__init__(daemon=True)
+        self.server, self.nice, self.failed = server, nice, ""
+        self.stop_event = threading.Event()
+
+    def run(self):
+        while not self.stop_event.is_set():
+            try:
+                pids = self.server.pids() + self.server.database_pids()
+            except Exception as exc:  # noqa: BLE001 - reported in the row
+                self.failed, pids = f"{type(exc).__name__}: {exc}", []
+            for pid in pids:
+                try:  # every thread: on Linux a nice value is a thread's (gthread's request threads included)
+                    for thread in psutil.Process(pid).threads():
+                        if os.getpriority(os.PRIO_PROCESS, thread.id) != self.nice:
+                            os.setpriority(os.PRIO_PROCESS, thread.id, self.nice)
+                except (psutil.Error, OSError) as exc:
+                    self.failed = f"{type(exc).__name__}: {exc}"
+            self.stop_event.wait(1)
+
+
 def connections_to(port: int) -> int:
     try:
         return sum(
@@ -700,7 +726,15 @@ def arrival_seconds(n: int, scale: float, rate: float | None) -> float:
 
 
 def run_step(
-    server, base_items, n: int, scale: float, window: float, seed: int, rate: float | None = None, nice: int = 0
+    server,
+    base_items,
+    n: int,
+    scale: float,
+    window: float,
+    seed: int,
+    rate: float | None = None,
+    nice: int = 0,
+    server_nice: int = 0,
 ) -> dict:
     arrival = arrival_seconds(n, scale, rate)
     tag = f"{server.label}-n{n}-{int(time.time())}"
@@ -708,6 +742,9 @@ def run_step(
     step = server.step(tag, items, n)
     peak = RssPeak(server.pids)
     peak.start()
+    renice = Renice(server, server_nice) if server_nice else None
+    if renice:
+        renice.start()
     marks: dict = {}
 
     async def lag_monitor(lags: list):
@@ -752,6 +789,9 @@ def run_step(
     rec = asyncio.run(with_priority(main(), nice))
     peak.stop_event.set()
     peak.join()
+    if renice:
+        renice.stop_event.set()
+        renice.join()
     stored = server.stored(step.campaign) if isinstance(step, OursStep) else None
     step.stop()
     t0, t1 = marks["start"], marks["end"]
@@ -771,6 +811,8 @@ def run_step(
         "n": n,
         "think_scale": scale,
         "arrival_s": arrival,
+        "server_nice": server_nice,
+        "server_nice_failed": renice.failed if renice else "",
         "window_s": seconds,
         "requests": len(inside),
         "requests_per_s": len(inside) / seconds,
@@ -921,6 +963,12 @@ def main():
     parser.add_argument(
         "--client-nice", type=int, default=-10, help="the load generator's nice value during a step (0: unchanged)"
     )
+    parser.add_argument(
+        "--server-nice",
+        type=int,
+        default=0,
+        help="the servers' and their PostgreSQL backends' nice value during a step (0: unchanged)",
+    )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--reuse-db", action="store_true", help="keep the scratch database of an earlier run")
     parser.add_argument("--collectstatic", action="store_true", help="collect the static files again")
@@ -965,6 +1013,7 @@ def main():
                     seed=k + 1,
                     rate=args.arrival_rate,
                     nice=args.client_nice,
+                    server_nice=args.server_nice,
                 )
                 if n == 1:
                     baseline[tool] = row["p95_ms"]
