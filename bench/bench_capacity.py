@@ -873,7 +873,13 @@ def first_limit(row: dict, errors: list) -> str:
         )
     if errors:
         return "errors: " + errors[0][2]
-    return "workers (requests queue while CPU is left)"
+    server_p95 = row.get("server_p95_ms", float("nan"))
+    if server_p95 == server_p95 and server_p95 >= 0.5 * row["p95_ms"]:
+        return (
+            f"time inside the server (p95 {server_p95:.0f} of {row['p95_ms']:.0f} ms in gunicorn, the machine's CPU "
+            f"at {row['machine_cpu_pct']:.0f} %): waits for a CPU or PostgreSQL, not for a thread"
+        )
+    return "workers (requests queue for a thread while CPU is left)"
 
 
 # --- report -------------------------------------------------------------------------------------
