@@ -173,3 +173,107 @@ def test_gold_units_stay_refused_in_document_mode():
     with pytest.raises(ValidationError) as exc:
         gold_unit_create(campaign=campaign, item=item, outputs=list(item.outputs.all()[:1]), expected={})
     assert "gold units are not offered with context=document" in str(exc.value)
+
+
+def _api_client(campaign, username):
+    from rest_framework.test import APIClient
+
+    from annotations.models import Membership
+    from tests.annotations.factories import MembershipFactory, UserFactory
+
+    user = UserFactory(username=username)
+    MembershipFactory(project=campaign.project, user=user, role=Membership.Role.ANNOTATOR)
+    api = APIClient()
+    api.force_authenticate(user)
+    return api
+
+
+def _one(api, campaign, output, score):
+    return api.post(
+        "/api/judgements/spans/",
+        {"campaign": campaign.pk, "output": output, "criterion": "quality", "score": score},
+        format="json",
+    )
+
+
+@pytest.mark.parametrize("passes", [True, False], ids=["passed", "failed"])
+def test_a_document_check_answered_one_judgement_at_a_time_through_the_api(passes):
+    """The partial-answer path of a document-mode relative check (`POST /api/judgements/spans/`, one
+    output of one segment at a time, as a client that saves as it goes): no verdict while a degraded
+    copy (or any output) is unscored, even once every degraded copy is answered; the draft saved
+    midway comes back with the unit; the verdict is set, segment by segment, once the last output is
+    answered, and the unit is done (a further answer is refused)."""
+    from annotations.services.handles import output_handle
+
+    campaign = _campaign(_dataset(6), tuple_size=3, relative_checks=0.25)
+    api = _api_client(campaign, "one-by-one")
+    control = None
+    regular_items = None
+    for _ in range(30):
+        body = api.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
+        unit = Unit.objects.get(assignments__pk=body["id"])
+        if unit.kind == Unit.Kind.RELATIVE:
+            control = ControlUnit.objects.get(unit=unit)
+            break
+        if unit.kind == Unit.Kind.REGULAR and regular_items is None:
+            # A regular document unit answered the same way: each answer names its segment's item.
+            regular_items = []
+            for segment in body["document"]:
+                for output in segment["outputs"]:
+                    sent = _one(api, campaign, output, 60)
+                    assert sent.status_code == 201, sent.content
+                    regular_items.append(sent.json()["item"])
+            assert Assignment.objects.get(pk=body["id"]).status == Assignment.Status.DONE
+            assert {j.item_id for j in SpanJudgement.objects.filter(assignment_id=body["id"])} == {
+                Output.objects.get(pk=o).item_id for o in unit.outputs
+            }
+            continue
+        answers = [
+            {"criterion": "quality", "output": o["id"], "score": 60, "spans": []} for o in body["item"]["outputs"]
+        ]
+        sent = api.post(f"/api/assignments/{body['id']}/submit/", {"judgements": answers}, format="json")
+        assert sent.status_code in (200, 201), sent.content
+    assert control is not None, "no relative check in 30 units"
+    assert regular_items is not None and len(set(regular_items)) == 4
+    assignment_id = body["id"]
+    degraded = {output_handle(assignment_id, int(a)) for a, e in control.aliases.items() if e.get("degraded")}
+    assert len(degraded) == 4
+    segments = [s["outputs"] for s in body["document"]]
+    assert len(segments) == 4 and all(len(s) == 3 for s in segments)
+    assert {o for s in segments for o in s} == {o["id"] for o in body["item"]["outputs"]}
+    wrong = sorted(degraded)[2]
+
+    def score(o):
+        if o in degraded:
+            return 10 if passes or o != wrong else 95
+        return 70
+
+    # The degraded copies first, then the clean outputs: no verdict until the last one.
+    order = [o for s in segments for o in s if o in degraded] + [o for s in segments for o in s if o not in degraded]
+    items = {}
+    for i, output in enumerate(order):
+        sent = _one(api, campaign, output, score(output))
+        assert sent.status_code == 201, sent.content
+        items[output] = sent.json()["item"]
+        (cj,) = ControlJudgement.objects.filter(control=control)
+        if i < len(order) - 1:
+            assert cj.passed is None, f"a verdict after {i + 1} of {len(order)} answers"
+            assert Assignment.objects.get(pk=assignment_id).status == Assignment.Status.PENDING
+        if i == len(order) // 2:
+            draft = {"scores": {o: score(o) for o in order[: i + 1]}}
+            saved = api.put(f"/api/assignments/{assignment_id}/draft/", {"draft": draft}, format="json")
+            assert saved.status_code == 204, saved.content
+            again = api.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
+            assert again["id"] == assignment_id and again["draft"] == draft
+            assert [s["outputs"] for s in again["document"]] == segments
+    # As on a regular document unit, an answer names its own segment's item (one per segment).
+    assert len({items[o] for o in order}) == 4
+    assert all(len({items[o] for o in s}) == 1 for s in segments)
+    (cj,) = ControlJudgement.objects.filter(control=control)
+    assert cj.passed is passes
+    assert set(cj.answer["scores"]) == {str(a) for a in unit.outputs}
+    assert Assignment.objects.get(pk=assignment_id).status == Assignment.Status.DONE
+    assert _one(api, campaign, order[0], 50).status_code in (400, 409)
+    figures = campaign_quality(campaign=campaign)
+    assert list(figures.values())[0].as_json()["relative"] == {"judged": 1, "passed": int(passes)}
+    assert not SpanJudgement.objects.filter(assignment_id=assignment_id).exists()
