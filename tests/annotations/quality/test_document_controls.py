@@ -3,7 +3,7 @@ unit, the same size and shape as the regular ones, so nothing tells it apart amo
 A relative attention check on cESA degrades one system's copy of the document (five words shuffled
 in each segment where that applies); it passes when, in every degraded segment, the copy scores
 below every clean output of that segment. Degraded copies and repeats copy a whole document unit;
-gold units (one segment) stay refused with a clear reason. Answers go through the real submit path."""
+a gold unit is a whole document, checked in every segment. Answers go through the real submit path."""
 
 import re
 
@@ -166,13 +166,72 @@ def test_degraded_copies_and_repeats_copy_a_whole_document_unit(kind, share):
     assert ControlJudgement.objects.filter(control=control).count() == 1
 
 
-def test_gold_units_stay_refused_in_document_mode():
+@pytest.mark.parametrize("passes", [True, False], ids=["passed", "failed"])
+def test_a_gold_unit_is_a_whole_document_checked_in_every_segment(passes):
+    """In document mode a gold unit is the whole document of the item named, the outputs of the
+    systems named in every segment, laid out as a regular document unit; the expected answer is
+    checked in every segment: one segment's output outside it fails the unit (a loud one is sent
+    back to try again)."""
+    dataset = _dataset(3, docs=2)
+    campaign = _campaign(dataset, tuple_size=3)
+    middle = dataset.items.get(external_id="d1-2")  # any segment names its document
+    gold = gold_unit_create(
+        campaign=campaign,
+        item=middle,
+        outputs=list(middle.outputs.all()),
+        expected={"*": {"min": 60}},
+        mode="loud",
+        explanation="Every segment of this document is a good translation.",
+    )
+    real = list(Output.objects.filter(pk__in=gold.outputs).select_related("item"))
+    assert gold.item.external_id == "d1-0" and len(gold.outputs) == 12
+    assert {o.item.external_id for o in real} == {f"d1-{k}" for k in range(4)}
+    annotator = Annotator.objects.create(project=campaign.project, name="ann")
+    assignment, _ = assignment_next(campaign=campaign, annotator=annotator)  # a loud gold unit comes first
+    unit = assignment.unit
+    assert unit.kind == Unit.Kind.GOLD
+    # The same shape as a regular document unit: four segments of three outputs, with their sources.
+    segments = _segments(unit, assignment.shown_order)
+    assert [len(s) for s in segments] == [3, 3, 3, 3]
+    payload = assignment_payload(assignment=assignment)
+    assert [s["source"] for s in payload["document"]] == [f"Quelle 1.{k}." for k in range(4)]
+    assert [s["outputs"] for s in payload["document"]] == segments
+    low = segments[2][1]  # one output of the third segment
+
+    def score(o):
+        return 30.0 if o == low and not passes else 80.0
+
+    order = list(assignment.shown_order)
+    answers = [{"criterion": "quality", "output": o, "score": score(o), "spans": []} for o in order]
+    result = unit_submit(annotator=annotator, assignment_id=assignment.pk, judgements=answers, shown_order=order)
+    (cj,) = ControlJudgement.objects.filter(control__unit=unit)
+    assert cj.passed is passes
+    assert result.retry is (not passes)
+    done = Assignment.objects.get(pk=assignment.pk).status == Assignment.Status.DONE
+    assert done is passes
+    assert not SpanJudgement.objects.filter(assignment=assignment).exists()
+
+
+def test_a_gold_unit_in_document_mode_needs_a_whole_document():
     dataset = _dataset(3, docs=1)
-    campaign = _campaign(dataset)
+    campaign = _campaign(dataset, protocol="esa")  # ESA: one system's document per unit
     item = dataset.items.order_by("position").first()
+    # An item outside any document: refused with the reason.
+    item.doc, item.doc_pos = "", None
+    item.save()
     with pytest.raises(ValidationError) as exc:
-        gold_unit_create(campaign=campaign, item=item, outputs=list(item.outputs.all()[:1]), expected={})
-    assert "gold units are not offered with context=document" in str(exc.value)
+        gold_unit_create(campaign=campaign, item=item, outputs=list(item.outputs.all()[:1]), expected={"*": {"min": 1}})
+    assert "with context=document a gold unit is a whole document" in str(exc.value)
+    # A segment without an output of the system named: refused, naming it.
+    other = dataset.items.get(external_id="d0-2")
+    system = other.outputs.first().system
+    other.outputs.filter(system=system).delete()
+    first = dataset.items.get(external_id="d0-1")
+    with pytest.raises(ValidationError) as exc:
+        gold_unit_create(
+            campaign=campaign, item=first, outputs=list(first.outputs.filter(system=system)), expected={"*": {"min": 1}}
+        )
+    assert f"segment 'd0-2' of document 'doc0' has no output of '{system.name}'" in str(exc.value)
 
 
 def _api_client(campaign, username):
