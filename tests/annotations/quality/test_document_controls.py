@@ -336,3 +336,34 @@ def test_a_document_check_answered_one_judgement_at_a_time_through_the_api(passe
     figures = campaign_quality(campaign=campaign)
     assert list(figures.values())[0].as_json()["relative"] == {"judged": 1, "passed": int(passes)}
     assert not SpanJudgement.objects.filter(assignment_id=assignment_id).exists()
+
+
+@pytest.mark.parametrize("passes", [True, False], ids=["passed", "failed"])
+def test_a_gold_document_answered_one_judgement_at_a_time_through_the_api(passes):
+    """A loud gold document through `POST /api/judgements/spans/`: no verdict until every segment's
+    outputs are answered; then passed (the unit done) or failed (sent back: still pending)."""
+    dataset = _dataset(3, docs=2)
+    campaign = _campaign(dataset, tuple_size=3)
+    item = dataset.items.get(external_id="d0-0")
+    gold_unit_create(
+        campaign=campaign,
+        item=item,
+        outputs=list(item.outputs.all()),
+        expected={"*": {"min": 60}},
+        mode="loud",
+        explanation="All good.",
+    )
+    api = _api_client(campaign, "gold-one-by-one")
+    body = api.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
+    assert Unit.objects.get(assignments__pk=body["id"]).kind == Unit.Kind.GOLD
+    order = [o for s in body["document"] for o in s["outputs"]]
+    assert len(order) == 12 and len(body["document"]) == 4
+    low = body["document"][3]["outputs"][0]  # one output of the last segment
+    for i, output in enumerate(order):
+        sent = _one(api, campaign, output, 20 if output == low and not passes else 80)
+        assert sent.status_code == 201, sent.content
+        if i < len(order) - 1:
+            assert ControlJudgement.objects.get(assignment_id=body["id"]).passed is None
+    assert ControlJudgement.objects.get(assignment_id=body["id"]).passed is passes
+    status = Assignment.objects.get(pk=body["id"]).status
+    assert status == (Assignment.Status.DONE if passes else Assignment.Status.PENDING)
