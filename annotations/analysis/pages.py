@@ -24,6 +24,7 @@ from annotations.models import (
 from annotations.selectors.figures_cache import cached
 from annotations.selectors.judgements import INCLUDED, campaign_judgements
 from annotations.selectors.outputs import output_index
+from annotations.selectors.documents import item_place, item_places
 from annotations.analysis import judges
 from annotations.models import System
 from annotations.analysis import error_free as ef
@@ -37,6 +38,15 @@ ga = lazy_module("annotations.analysis.gamma")
 
 def item_url(item_id: int) -> str:
     return reverse("item-detail", args=[item_id])
+
+
+def with_places(rows: list[dict], *, item_key: str = "item_id") -> list[dict]:
+    """Each row (one output of an item) with its item's `place` (issue 41: document, position and
+    media kinds; None without either), read in one statement for the whole page, never per row."""
+    places = item_places(item_ids={r[item_key] for r in rows}) if rows else {}
+    for r in rows:
+        r["place"] = places.get(r[item_key])
+    return rows
 
 
 def runs_info(campaign: Campaign) -> list[dict]:
@@ -518,6 +528,8 @@ def _item_detail(campaign: Campaign, row: dict, data: dict, systems: list[str] |
         "source": item.source,
         "data": item.data,
         "url": item_url(item.pk),
+        # Its document and media (issue 41): fields of the item already read, no statement of its own.
+        "place": item_place(item) if item.doc or item.media else None,
         "references": list(item.references.order_by("position").values_list("text", flat=True)),
         "annotator_disagreement": row["annotator_disagreement"],
         "metric_disagreement": row["metric_disagreement"],
@@ -566,6 +578,7 @@ def facts_view(
             {
                 "output": o,
                 "item": outputs[o]["item_ext"],
+                "item_id": outputs[o]["item"],
                 "system": outputs[o]["system"],
                 "url": item_url(outputs[o]["item"]),
                 "text": texts.get(o, ""),
@@ -580,7 +593,7 @@ def facts_view(
         "run": run.pk,
         "metric": run.metric,
         "signature": run.signature,
-        "rows": rows,
+        "rows": with_places(rows),
         "total": len(ids),
         "labels": dict(labels),
         "offset": offset,

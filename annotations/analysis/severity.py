@@ -25,7 +25,7 @@ from annotations import protocols
 from annotations.analysis import spans as sp
 from annotations.analysis.severity_scale import LEGEND, char_offsets, severity_bin, word_offsets
 from annotations.analysis.metric_scores import extras_by_output, latest_done_runs
-from annotations.analysis.pages import _filter_outputs, item_url
+from annotations.analysis.pages import _filter_outputs, item_url, with_places
 from annotations.selectors.figures_cache import cached, stamp
 from annotations.selectors.outputs import output_index
 from annotations.selectors.judgements import INCLUDED, campaign_judgements
@@ -216,6 +216,7 @@ def severity_view(
             {
                 "output": o,
                 "item": outputs[o]["item_ext"],
+                "item_id": outputs[o]["item"],
                 "system": outputs[o]["system"],
                 "url": item_url(outputs[o]["item"]),
                 "text": text,
@@ -247,7 +248,7 @@ def severity_view(
         "metric": run.metric,
         "spans": is_span_run(run.metric, run.signature),
         "signature": run.signature,
-        "rows": rows,
+        "rows": with_places(rows),
         "total": len(ids),
         "offset": offset,
         "limit": limit,

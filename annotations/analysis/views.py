@@ -634,7 +634,7 @@ def mqm_error_breakdown(request: HttpRequest, pk: int) -> HttpResponse:
         )
     base = request.path + _query(f)
     if cell:
-        for r in data["items"]:
+        for r in pages.with_places(data["items"]):
             r["url"] = pages.item_url(r["item_id"])
     else:
         for r in data["systems"]:

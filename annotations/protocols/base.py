@@ -46,7 +46,6 @@ from django.core.exceptions import ValidationError
 from annotations.protocols.common_options import (
     COMMON,
     CONTEXT_DOCUMENT,
-    DOCUMENT_GOLD_REFUSAL,
     DOCUMENT_REFUSAL,
     RELATIVE,
     RELATIVE_NAMES,
@@ -391,12 +390,9 @@ class Protocol(ImportShape):
 
     def gold_refusal(self, campaign) -> str:
         """Why this campaign can have no gold units ("": it can): the protocol's reason for every
-        control, or its document mode (a gold unit is one segment among whole documents)."""
-        if self.controls_refused:
-            return self.controls_refused
-        if self.option(campaign, "context") == CONTEXT_DOCUMENT:
-            return DOCUMENT_GOLD_REFUSAL
-        return ""
+        control. In document mode a gold unit is a whole document
+        (annotations.quality.services.gold_units)."""
+        return self.controls_refused
 
     # Quality-control files: how a degraded line of a protocol answering for the whole unit says
     # which output was damaged.

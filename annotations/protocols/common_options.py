@@ -24,12 +24,12 @@ CONTEXTS = (CONTEXT_NONE, CONTEXT_WINDOW, CONTEXT_DOCUMENT)
 CONTEXT_SIZE_MAX = 10
 DOC_MAX_SEGMENTS_MAX = 100
 # In document mode a control unit is a whole document unit (annotations.quality.services.controls):
-# degraded copies, repeats and relative checks copy a regular document unit. A gold unit is the
-# outputs of one item, a single segment that would stand out among whole documents: refused.
+# degraded copies, repeats and relative checks copy a regular document unit, and a gold unit is a
+# whole document (every segment's outputs of the chosen systems, each with the gold answer); a gold
+# unit of one segment would stand out among whole documents: refused with this reason.
 DOCUMENT_GOLD_REFUSAL = (
-    "gold units are not offered with context=document: a gold unit is the outputs of one segment and "
-    "would stand out among whole documents (degraded copies, repeats and relative checks are offered: "
-    "they copy a whole document unit)"
+    "with context=document a gold unit is a whole document: the item must belong to a document (doc), "
+    "and every segment of it is shown and checked (a single segment would stand out among whole documents)"
 )
 DOCUMENT_REFUSAL = (
     "context=document needs a protocol that scores each output on its own ({protocol} does not; "

@@ -130,3 +130,22 @@ def item_document(*, item: Item, limit: int = ITEM_DOCUMENT_LIMIT) -> dict | Non
     for s in shown:
         s["current"] = s["id"] == item.pk
     return {"doc": item.doc, "segments": shown, "total": total}
+
+
+def item_place(item: Item) -> dict:
+    """Where an item sits (issue 41): its document and position, and the kinds of media it carries
+    by role (never a path), for pages that list items; {} values when it has none."""
+    return {
+        "doc": item.doc,
+        "doc_pos": item.doc_pos,
+        "media": [
+            {"role": role, "type": (entry or {}).get("type", "")} for role, entry in sorted((item.media or {}).items())
+        ],
+    }
+
+
+def item_places(*, item_ids) -> dict[int, dict]:
+    """`item_place` of many items in one statement: {item id: place}, only for items with a document
+    or media (pages that list outputs add it to each row; a row without one shows nothing)."""
+    found = Item.objects.filter(pk__in=set(item_ids)).exclude(doc="", media={}).only("pk", "doc", "doc_pos", "media")
+    return {item.pk: item_place(item) for item in found}

@@ -463,6 +463,10 @@ def assignment_is_complete(*, assignment: Assignment) -> bool:
     else:
         output_ids = set(assignment.unit.outputs)
     mine = {"campaign": campaign, "annotator_id": assignment.annotator_id, "item_id": assignment.item_id}
+    if assignment.unit_id is not None and len(set(assignment.unit.systems)) != len(assignment.unit.systems):
+        # A document unit (context=document): each judgement is stored under its own segment's item.
+        del mine["item_id"]
+        mine["item_id__in"] = Output.objects.filter(pk__in=output_ids).values("item_id")
     protocol = protocols.of(campaign)
     for criterion in campaign.criteria:
         seen = protocol.judged_outputs(protocol.model.objects.filter(**mine, criterion=criterion), output_ids)

@@ -138,6 +138,14 @@ def judgement_submit(
             raise checks.DuplicateJudgement("You already submitted this unit.")
         assignment_reclaim(assignment=assignment)
         order = _shown_order_verify(assignment=assignment, reported=shown_order)
+        if order and protocols.of(campaign).option(campaign, "context") == CONTEXT_DOCUMENT:
+            # A document unit: the judgement is its segment's (that item, shown with that segment's
+            # outputs), as when the whole unit is submitted at once.
+            segments = {s[1][0]: s for s in _segments(assignment, order).values() if s[1]}
+            segment_of = {o: seg for seg in segments.values() for o in seg[1]}
+            found = {segment_of[o][1][0] for o in outputs if o in segment_of}
+            if len(found) == 1:
+                order = segments[found.pop()][1]
         judgement = create(
             campaign=campaign,
             annotator=annotator,

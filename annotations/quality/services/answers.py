@@ -168,8 +168,16 @@ def control_judgement_submit(*, user, campaign: Campaign, output_ids, create, sh
     control = ControlUnit.objects.select_related("gold").get(unit_id=assignment.unit_id)
     unit = assignment.unit
     system_of = dict(zip(unit.outputs, unit.systems))
+    item_of: dict[int, int] = {}
+    if len(set(unit.systems)) != len(unit.systems):
+        # A document unit: each alias answers for its segment's item, as a regular unit's output does.
+        real = {int(a): e["output"] for a, e in control.aliases.items()}
+        items = dict(Output.objects.filter(pk__in=set(real.values())).values_list("id", "item_id"))
+        item_of = {a: items[o] for a, o in real.items() if o in items}
     outputs = {
-        int(a): Output(id=int(a), item_id=unit.item_id, system_id=system_of.get(int(a)), text=e["text"])
+        int(a): Output(
+            id=int(a), item_id=item_of.get(int(a), unit.item_id), system_id=system_of.get(int(a)), text=e["text"]
+        )
         for a, e in control.aliases.items()
     }
     protocol = protocols.of(campaign)

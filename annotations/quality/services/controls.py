@@ -32,7 +32,7 @@ controls):
 from __future__ import annotations
 
 import random
-from collections import Counter
+from collections import Counter, defaultdict
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, Max, OuterRef
@@ -349,7 +349,12 @@ def _repeat_control(
 
 
 def _gold_control(*, campaign: Campaign, annotator: Annotator, gold_unit: GoldUnit, batch: int) -> Unit:
-    outputs = list(Output.objects.filter(pk__in=gold_unit.outputs).values_list("id", "text", "system_id"))
+    # In the gold unit's order: a gold document's outputs segment by segment (context=document).
+    rank = {o: k for k, o in enumerate(gold_unit.outputs)}
+    outputs = sorted(
+        Output.objects.filter(pk__in=gold_unit.outputs).values_list("id", "text", "system_id"),
+        key=lambda row: rank[row[0]],
+    )
     return _control_create(
         campaign=campaign,
         annotator=annotator,
@@ -441,7 +446,15 @@ def control_next(*, campaign: Campaign, annotator: Annotator, enrolment: Enrolme
         if kind == "gold" and silent:
             # Only a gold unit of an item the annotator has seen nothing of: its texts match nothing earlier.
             seen = set(_items_seen(campaign=campaign, annotator=annotator).values_list("item_id", flat=True))
-            fresh = next((g for g in silent if g.item_id not in seen), None)
+            # Every item a gold unit shows (a gold document's every segment, context=document).
+            shows = defaultdict(set)
+            for output_id, item_id in Output.objects.filter(pk__in=[o for g in silent for o in g.outputs]).values_list(
+                "id", "item_id"
+            ):
+                shows[output_id].add(item_id)
+            fresh = next(
+                (g for g in silent if not ({g.item_id} | {i for o in g.outputs for i in shows[o]}) & seen), None
+            )
             if fresh is not None:
                 return _gold_control(campaign=campaign, annotator=annotator, gold_unit=fresh, batch=batch)
         if kind == "degraded":

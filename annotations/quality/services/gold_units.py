@@ -8,6 +8,7 @@ from django.db.models import Max
 
 from annotations.models import Campaign, Item, Output
 from annotations.protocols import registry as protocols
+from annotations.protocols.common_options import CONTEXT_DOCUMENT, DOCUMENT_GOLD_REFUSAL
 from annotations.quality import gold
 from annotations.models.quality import ControlUnit, GoldUnit
 from workbench import strictjson
@@ -31,6 +32,41 @@ def _unit_size_check(campaign: Campaign, outputs: list[Output]) -> None:
         raise ValidationError({"outputs": f"a {protocol.name} unit shows {shows}, got {n}"})
 
 
+def _gold_document(campaign: Campaign, item: Item, outputs: list[Output]) -> tuple[Item, list[Output]]:
+    """A gold unit in document mode (context=document): the whole document of `item`, the outputs
+    of the systems of `outputs` in every segment, laid out as a regular document unit (segment by
+    segment in document order, by system id within one): (its first segment, the outputs)."""
+    if not item.doc:
+        raise ValidationError({"item": DOCUMENT_GOLD_REFUSAL})
+    protocol = protocols.of(campaign)
+    segments = list(Item.objects.filter(dataset_id=item.dataset_id, doc=item.doc).order_by("doc_pos", "position", "id"))
+    most = max(1, int(protocol.option(campaign, "doc_max_segments") or 12))
+    if len(segments) > most:
+        raise ValidationError(
+            {
+                "item": f"document {item.doc!r} has {len(segments)} segments; a unit shows at most {most} "
+                "(doc_max_segments), and a gold unit is a whole document"
+            }
+        )
+    systems = {o.system_id for o in outputs}
+    found: dict[int, dict[int, Output]] = {}
+    for output in Output.objects.filter(item__in=segments, system_id__in=systems).select_related("system"):
+        found.setdefault(output.item_id, {})[output.system_id] = output
+    ordered = []
+    for segment in segments:
+        mine = found.get(segment.pk, {})
+        absent = sorted(o.system.name for o in outputs if o.system_id not in mine)
+        if absent:
+            raise ValidationError(
+                {
+                    "outputs": f"segment {segment.external_id!r} of document {item.doc!r} has no output of "
+                    f"{', '.join(map(repr, absent))}: a gold document needs every segment's output"
+                }
+            )
+        ordered += [mine[s] for s in sorted(mine)]
+    return segments[0], ordered
+
+
 @transaction.atomic
 def gold_unit_create(
     *,
@@ -41,22 +77,31 @@ def gold_unit_create(
     mode: str = GoldUnit.Mode.SILENT,
     explanation: str = "",
 ) -> GoldUnit:
-    """A gold unit: these outputs of `item` with the expected answer (annotations.quality.gold)."""
-    refused = protocols.of(campaign).gold_refusal(campaign)
+    """A gold unit: these outputs of `item` with the expected answer (annotations.quality.gold).
+
+    In document mode (context=document) it is the whole document of `item`: the outputs of the
+    systems of `outputs` in every segment, each checked against the expected answer (the protocol's
+    gold rule applied to every segment); the unit looks like a regular document unit."""
+    protocol = protocols.of(campaign)
+    refused = protocol.gold_refusal(campaign)
     if refused:
         raise ValidationError({"outputs": refused})
     if item.dataset_id != campaign.dataset_id:
         raise ValidationError({"item": "The item does not belong to this campaign's dataset."})
     if any(o.item_id != item.pk for o in outputs) or len({o.pk for o in outputs}) != len(outputs):
         raise ValidationError({"outputs": "The outputs must be different outputs of the item."})
-    _unit_size_check(campaign, outputs)
+    _unit_size_check(campaign, outputs)  # in document mode: each segment's outputs
+    document = protocol.option(campaign, "context") == CONTEXT_DOCUMENT
+    if document:
+        item, outputs = _gold_document(campaign, item, outputs)
     if mode not in GoldUnit.Mode.values:
         raise ValidationError({"mode": "mode must be 'loud' or 'silent'"})
     if mode == GoldUnit.Mode.LOUD and not explanation.strip():
         raise ValidationError(
             {"explanation": "A loud (tutorial) unit needs an explanation to show after a wrong answer."}
         )
-    ids = sorted(o.pk for o in outputs)
+    # A document's outputs in the order shown (segment by segment); otherwise by id, as ever.
+    ids = [o.pk for o in outputs] if document else sorted(o.pk for o in outputs)
     try:
         clean = gold.expectation_clean(campaign, expected, output_ids=ids, texts={o.pk: o.text for o in outputs})
     except gold.InvalidExpectation as exc:

@@ -3,7 +3,7 @@ unit, the same size and shape as the regular ones, so nothing tells it apart amo
 A relative attention check on cESA degrades one system's copy of the document (five words shuffled
 in each segment where that applies); it passes when, in every degraded segment, the copy scores
 below every clean output of that segment. Degraded copies and repeats copy a whole document unit;
-gold units (one segment) stay refused with a clear reason. Answers go through the real submit path."""
+a gold unit is a whole document, checked in every segment. Answers go through the real submit path."""
 
 import re
 
@@ -166,10 +166,204 @@ def test_degraded_copies_and_repeats_copy_a_whole_document_unit(kind, share):
     assert ControlJudgement.objects.filter(control=control).count() == 1
 
 
-def test_gold_units_stay_refused_in_document_mode():
+@pytest.mark.parametrize("passes", [True, False], ids=["passed", "failed"])
+def test_a_gold_unit_is_a_whole_document_checked_in_every_segment(passes):
+    """In document mode a gold unit is the whole document of the item named, the outputs of the
+    systems named in every segment, laid out as a regular document unit; the expected answer is
+    checked in every segment: one segment's output outside it fails the unit (a loud one is sent
+    back to try again)."""
+    dataset = _dataset(3, docs=2)
+    campaign = _campaign(dataset, tuple_size=3)
+    middle = dataset.items.get(external_id="d1-2")  # any segment names its document
+    gold = gold_unit_create(
+        campaign=campaign,
+        item=middle,
+        outputs=list(middle.outputs.all()),
+        expected={"*": {"min": 60}},
+        mode="loud",
+        explanation="Every segment of this document is a good translation.",
+    )
+    real = list(Output.objects.filter(pk__in=gold.outputs).select_related("item"))
+    assert gold.item.external_id == "d1-0" and len(gold.outputs) == 12
+    assert {o.item.external_id for o in real} == {f"d1-{k}" for k in range(4)}
+    annotator = Annotator.objects.create(project=campaign.project, name="ann")
+    assignment, _ = assignment_next(campaign=campaign, annotator=annotator)  # a loud gold unit comes first
+    unit = assignment.unit
+    assert unit.kind == Unit.Kind.GOLD
+    # The same shape as a regular document unit: four segments of three outputs, with their sources.
+    segments = _segments(unit, assignment.shown_order)
+    assert [len(s) for s in segments] == [3, 3, 3, 3]
+    payload = assignment_payload(assignment=assignment)
+    assert [s["source"] for s in payload["document"]] == [f"Quelle 1.{k}." for k in range(4)]
+    assert [s["outputs"] for s in payload["document"]] == segments
+    low = segments[2][1]  # one output of the third segment
+
+    def score(o):
+        return 30.0 if o == low and not passes else 80.0
+
+    order = list(assignment.shown_order)
+    answers = [{"criterion": "quality", "output": o, "score": score(o), "spans": []} for o in order]
+    result = unit_submit(annotator=annotator, assignment_id=assignment.pk, judgements=answers, shown_order=order)
+    (cj,) = ControlJudgement.objects.filter(control__unit=unit)
+    assert cj.passed is passes
+    assert result.retry is (not passes)
+    done = Assignment.objects.get(pk=assignment.pk).status == Assignment.Status.DONE
+    assert done is passes
+    assert not SpanJudgement.objects.filter(assignment=assignment).exists()
+
+
+def test_a_gold_unit_in_document_mode_needs_a_whole_document():
     dataset = _dataset(3, docs=1)
-    campaign = _campaign(dataset)
+    campaign = _campaign(dataset, protocol="esa")  # ESA: one system's document per unit
     item = dataset.items.order_by("position").first()
+    # An item outside any document: refused with the reason.
+    item.doc, item.doc_pos = "", None
+    item.save()
     with pytest.raises(ValidationError) as exc:
-        gold_unit_create(campaign=campaign, item=item, outputs=list(item.outputs.all()[:1]), expected={})
-    assert "gold units are not offered with context=document" in str(exc.value)
+        gold_unit_create(campaign=campaign, item=item, outputs=list(item.outputs.all()[:1]), expected={"*": {"min": 1}})
+    assert "with context=document a gold unit is a whole document" in str(exc.value)
+    # A segment without an output of the system named: refused, naming it.
+    other = dataset.items.get(external_id="d0-2")
+    system = other.outputs.first().system
+    other.outputs.filter(system=system).delete()
+    first = dataset.items.get(external_id="d0-1")
+    with pytest.raises(ValidationError) as exc:
+        gold_unit_create(
+            campaign=campaign, item=first, outputs=list(first.outputs.filter(system=system)), expected={"*": {"min": 1}}
+        )
+    assert f"segment 'd0-2' of document 'doc0' has no output of '{system.name}'" in str(exc.value)
+
+
+def _api_client(campaign, username):
+    from rest_framework.test import APIClient
+
+    from annotations.models import Membership
+    from tests.annotations.factories import MembershipFactory, UserFactory
+
+    user = UserFactory(username=username)
+    MembershipFactory(project=campaign.project, user=user, role=Membership.Role.ANNOTATOR)
+    api = APIClient()
+    api.force_authenticate(user)
+    return api
+
+
+def _one(api, campaign, output, score):
+    return api.post(
+        "/api/judgements/spans/",
+        {"campaign": campaign.pk, "output": output, "criterion": "quality", "score": score},
+        format="json",
+    )
+
+
+@pytest.mark.parametrize("passes", [True, False], ids=["passed", "failed"])
+def test_a_document_check_answered_one_judgement_at_a_time_through_the_api(passes):
+    """The partial-answer path of a document-mode relative check (`POST /api/judgements/spans/`, one
+    output of one segment at a time, as a client that saves as it goes): no verdict while a degraded
+    copy (or any output) is unscored, even once every degraded copy is answered; the draft saved
+    midway comes back with the unit; the verdict is set, segment by segment, once the last output is
+    answered, and the unit is done (a further answer is refused)."""
+    from annotations.services.handles import output_handle
+
+    campaign = _campaign(_dataset(6), tuple_size=3, relative_checks=0.25)
+    api = _api_client(campaign, "one-by-one")
+    control = None
+    regular_items = None
+    for _ in range(30):
+        body = api.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
+        unit = Unit.objects.get(assignments__pk=body["id"])
+        if unit.kind == Unit.Kind.RELATIVE:
+            control = ControlUnit.objects.get(unit=unit)
+            break
+        if unit.kind == Unit.Kind.REGULAR and regular_items is None:
+            # A regular document unit answered the same way: each answer names its segment's item.
+            regular_items = []
+            for segment in body["document"]:
+                for output in segment["outputs"]:
+                    sent = _one(api, campaign, output, 60)
+                    assert sent.status_code == 201, sent.content
+                    regular_items.append(sent.json()["item"])
+            assert Assignment.objects.get(pk=body["id"]).status == Assignment.Status.DONE
+            assert {j.item_id for j in SpanJudgement.objects.filter(assignment_id=body["id"])} == {
+                Output.objects.get(pk=o).item_id for o in unit.outputs
+            }
+            continue
+        answers = [
+            {"criterion": "quality", "output": o["id"], "score": 60, "spans": []} for o in body["item"]["outputs"]
+        ]
+        sent = api.post(f"/api/assignments/{body['id']}/submit/", {"judgements": answers}, format="json")
+        assert sent.status_code in (200, 201), sent.content
+    assert control is not None, "no relative check in 30 units"
+    assert regular_items is not None and len(set(regular_items)) == 4
+    assignment_id = body["id"]
+    degraded = {output_handle(assignment_id, int(a)) for a, e in control.aliases.items() if e.get("degraded")}
+    assert len(degraded) == 4
+    segments = [s["outputs"] for s in body["document"]]
+    assert len(segments) == 4 and all(len(s) == 3 for s in segments)
+    assert {o for s in segments for o in s} == {o["id"] for o in body["item"]["outputs"]}
+    wrong = sorted(degraded)[2]
+
+    def score(o):
+        if o in degraded:
+            return 10 if passes or o != wrong else 95
+        return 70
+
+    # The degraded copies first, then the clean outputs: no verdict until the last one.
+    order = [o for s in segments for o in s if o in degraded] + [o for s in segments for o in s if o not in degraded]
+    items = {}
+    for i, output in enumerate(order):
+        sent = _one(api, campaign, output, score(output))
+        assert sent.status_code == 201, sent.content
+        items[output] = sent.json()["item"]
+        (cj,) = ControlJudgement.objects.filter(control=control)
+        if i < len(order) - 1:
+            assert cj.passed is None, f"a verdict after {i + 1} of {len(order)} answers"
+            assert Assignment.objects.get(pk=assignment_id).status == Assignment.Status.PENDING
+        if i == len(order) // 2:
+            draft = {"scores": {o: score(o) for o in order[: i + 1]}}
+            saved = api.put(f"/api/assignments/{assignment_id}/draft/", {"draft": draft}, format="json")
+            assert saved.status_code == 204, saved.content
+            again = api.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
+            assert again["id"] == assignment_id and again["draft"] == draft
+            assert [s["outputs"] for s in again["document"]] == segments
+    # As on a regular document unit, an answer names its own segment's item (one per segment).
+    assert len({items[o] for o in order}) == 4
+    assert all(len({items[o] for o in s}) == 1 for s in segments)
+    (cj,) = ControlJudgement.objects.filter(control=control)
+    assert cj.passed is passes
+    assert set(cj.answer["scores"]) == {str(a) for a in unit.outputs}
+    assert Assignment.objects.get(pk=assignment_id).status == Assignment.Status.DONE
+    assert _one(api, campaign, order[0], 50).status_code in (400, 409)
+    figures = campaign_quality(campaign=campaign)
+    assert list(figures.values())[0].as_json()["relative"] == {"judged": 1, "passed": int(passes)}
+    assert not SpanJudgement.objects.filter(assignment_id=assignment_id).exists()
+
+
+@pytest.mark.parametrize("passes", [True, False], ids=["passed", "failed"])
+def test_a_gold_document_answered_one_judgement_at_a_time_through_the_api(passes):
+    """A loud gold document through `POST /api/judgements/spans/`: no verdict until every segment's
+    outputs are answered; then passed (the unit done) or failed (sent back: still pending)."""
+    dataset = _dataset(3, docs=2)
+    campaign = _campaign(dataset, tuple_size=3)
+    item = dataset.items.get(external_id="d0-0")
+    gold_unit_create(
+        campaign=campaign,
+        item=item,
+        outputs=list(item.outputs.all()),
+        expected={"*": {"min": 60}},
+        mode="loud",
+        explanation="All good.",
+    )
+    api = _api_client(campaign, "gold-one-by-one")
+    body = api.post(f"/api/campaigns/{campaign.pk}/next-assignment/").json()
+    assert Unit.objects.get(assignments__pk=body["id"]).kind == Unit.Kind.GOLD
+    order = [o for s in body["document"] for o in s["outputs"]]
+    assert len(order) == 12 and len(body["document"]) == 4
+    low = body["document"][3]["outputs"][0]  # one output of the last segment
+    for i, output in enumerate(order):
+        sent = _one(api, campaign, output, 20 if output == low and not passes else 80)
+        assert sent.status_code == 201, sent.content
+        if i < len(order) - 1:
+            assert ControlJudgement.objects.get(assignment_id=body["id"]).passed is None
+    assert ControlJudgement.objects.get(assignment_id=body["id"]).passed is passes
+    status = Assignment.objects.get(pk=body["id"]).status
+    assert status == (Assignment.Status.DONE if passes else Assignment.Status.PENDING)
