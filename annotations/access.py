@@ -26,11 +26,18 @@ from django.http import Http404, HttpRequest
 from django.shortcuts import get_object_or_404
 
 from annotations.models import Annotator, Campaign, Dataset, Membership, Project
-from annotations.selectors import STAFF_ROLES, User, campaign_list, dataset_list, project_role, staff_project_list
 from annotations.models.studies import JoinLink
-from annotations.studies.session import join_binding
+from annotations.selectors import (
+    STAFF_ROLES,
+    User,
+    annotator_for_user,
+    campaign_list,
+    dataset_list,
+    project_role,
+    staff_project_list,
+)
 from annotations.services.projects import annotator_get_or_create
-from annotations.selectors import annotator_for_user
+from annotations.studies.session import join_binding
 
 STAFF_ONLY = "Only owners and researchers of the project may do this."
 OWNERS_ONLY = "Only owners of the project may do this."

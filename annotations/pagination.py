@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from django.core.paginator import Paginator
 from django.utils.functional import cached_property
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.exceptions import NotFound
+from rest_framework.pagination import PageNumberPagination
 
 from annotations import selectors
 

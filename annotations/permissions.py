@@ -14,18 +14,17 @@ from __future__ import annotations
 
 import time
 
-from django.utils.translation import gettext_lazy as _
-from rest_framework.authentication import SessionAuthentication
-from rest_framework.authentication import TokenAuthentication as DRFTokenAuthentication
-from rest_framework.exceptions import AuthenticationFailed
-from rest_framework.permissions import IsAuthenticated
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.utils.translation import gettext_lazy as _
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication as DRFTokenAuthentication
 from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import AuthenticationFailed
+from rest_framework.permissions import IsAuthenticated
 
+from annotations import rows
 from annotations.access import require_member, require_owner, require_staff
 from workbench.parsers import StrictJSONParser
-from annotations import rows
 
 __all__ = ["ApiAuthMixin", "TokenAuthentication", "require_member", "require_owner", "require_staff"]
 

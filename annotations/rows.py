@@ -14,8 +14,8 @@ from __future__ import annotations
 import functools
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
-from django.db.models import Model
 from django.db.backends.postgresql.base import ServerBindingCursor
+from django.db.models import Model
 
 
 def cursor():

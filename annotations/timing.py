@@ -30,9 +30,9 @@ import time
 
 from django.conf import settings
 from django.db import connection
+
 from annotations.models import Campaign
 from annotations.selectors.controls import controls_possible_sql
-
 
 # Set during a request when its campaign can hand out controls (read per request by the decorator).
 _controls = contextvars.ContextVar("unit_floor_controls", default=False)

@@ -23,8 +23,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from annotations.analysis import agreement as ag  # noqa: E402
-from annotations.analysis import correlation as co  # noqa: E402
+from annotations.analysis import (
+    agreement as ag,  # noqa: E402
+    correlation as co,  # noqa: E402
+)
 
 
 def timed(label: str, fn, results: dict):

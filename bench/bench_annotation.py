@@ -310,8 +310,8 @@ def percentile(values: list[float], q: float) -> float:
 
 def counted(campaign_id: int) -> tuple[int, int]:
     """Complete units and complete judgements stored for a campaign."""
-    from annotations.models import Assignment, Campaign
     from annotations import protocols
+    from annotations.models import Assignment, Campaign
 
     campaign = Campaign.objects.get(pk=campaign_id)
     model = protocols.get(campaign.protocol).model

@@ -48,8 +48,8 @@ def build(n_annotators: int, per_annotator: int):
     """A campaign where each of n annotators rated about `per_annotator` outputs; returns it."""
     from django.db import transaction
 
-    from annotations.models import Annotator, Campaign, Dataset, Item, Output, Project, RatingJudgement, System
     from annotations.bulk import rows_insert
+    from annotations.models import Annotator, Campaign, Dataset, Item, Output, Project, RatingJudgement, System
 
     rng = random.Random(0)
     n_items = per_annotator * n_annotators // (SYSTEMS * K)

@@ -64,8 +64,8 @@ def build(args) -> int:
     from django.core.management import call_command
     from django.db import transaction
 
-    from annotations.models import Annotator, Campaign, Dataset, Item, Output, Project, RatingJudgement, System
     from annotations.bulk import rows_insert
+    from annotations.models import Annotator, Campaign, Dataset, Item, Output, Project, RatingJudgement, System
 
     call_command("migrate", verbosity=0)
     rng = random.Random(0)

@@ -87,13 +87,12 @@ def main() -> None:
     django.setup()
     from django.core.management import call_command
 
+    import bench.bench_import as peer
     from annotations import protocols
     from annotations.models import Campaign
     from annotations.selectors.judgements import ALL, campaign_judgements
     from annotations.services.campaigns import campaign_create
     from annotations.services.imports import dataset_import, judgements_import
-
-    import bench.bench_import as peer
 
     peer.SCRATCH_DB = SCRATCH_DB  # drop_scratch_db drops this one
     try:

@@ -88,6 +88,7 @@ def build(items: int) -> None:
     from django.db import connection, transaction
     from django.utils import timezone
 
+    from annotations.bulk import rows_insert
     from annotations.models import (
         Annotator,
         Assignment,
@@ -103,7 +104,6 @@ def build(items: int) -> None:
         System,
         Unit,
     )
-    from annotations.bulk import rows_insert
 
     call_command("migrate", verbosity=0)
     rng = random.Random(0)
@@ -273,7 +273,6 @@ def pages() -> list[tuple[str, str]]:
     from django.conf import settings
 
     from annotations.models import Output
-
     from annotations.pagination import LIST_COUNT_CAP
 
     n_outputs = Output.objects.filter(item__dataset=dataset).count()

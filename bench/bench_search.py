@@ -75,8 +75,8 @@ def vocabulary() -> tuple[list[str], list[float]]:
 def load(n_items: int, n_systems: int) -> None:
     from django.db import connection, transaction
 
-    from annotations.models import Dataset, Item, Output, Project, Reference, System
     from annotations.bulk import rows_insert
+    from annotations.models import Dataset, Item, Output, Project, Reference, System
 
     if Dataset.objects.filter(name=DATASET).exists():
         return

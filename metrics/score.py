@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from metrics.scorers import MetricError, available, get_metric
-from metrics.scorers.files import trusted_paths
 from metrics.scorers.base import Metric
+from metrics.scorers.files import trusted_paths
 
 
 class ScoreError(Exception):

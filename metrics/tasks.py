@@ -19,9 +19,9 @@ from django.conf import settings
 
 from metrics.models import MetricRun, metric_queue
 from metrics.services import chunk_execute, run_prepare
+from metrics.services.common import TRANSIENT_ERRORS
 from metrics.services.recovery import runs_stalled_claim
 from metrics.services.runs import PREPARE_TASK
-from metrics.services.common import TRANSIENT_ERRORS
 
 logger = logging.getLogger(__name__)
 

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import time
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend as DjangoModelBackend
 from django.core.exceptions import ValidationError
-from django.conf import settings
+
 from annotations import rows
 
 # User rows by primary key, with the time each copy expires.

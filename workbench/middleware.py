@@ -17,6 +17,7 @@ from django.shortcuts import render
 from django.urls import Resolver404, resolve
 from django.utils.http import url_has_allowed_host_and_scheme
 from rest_framework.exceptions import AuthenticationFailed
+
 from workbench.exceptions import DomainError
 
 

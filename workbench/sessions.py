@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from django.contrib.sessions.backends.db import SessionStore as DatabaseSessionStore
 from django.utils import timezone
+
 from annotations import rows
 
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 import logging
 import zlib
 
+from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
-from django.core.exceptions import ValidationError
 
+from annotations import protocols
 from annotations.allocation import adaptive
 from annotations.allocation.state import params_from, verdict_from_json, verdict_to_json
-from annotations import protocols
 from annotations.models import Campaign, Unit
 
 logger = logging.getLogger(__name__)

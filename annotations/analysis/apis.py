@@ -20,8 +20,8 @@ from rest_framework.views import APIView
 
 from annotations.access import campaign_for_staff
 from annotations.analysis import cluster_rules, figure_jobs, report
-from annotations.models import Campaign
 from annotations.apis.figures import FIGURE_RESPONSES_HELP, figures_api, pending_response
+from annotations.models import Campaign
 from annotations.permissions import ApiAuthMixin
 
 

@@ -17,11 +17,10 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from annotations.analysis import alt_test as at
-from annotations.analysis import report
+from annotations.analysis import alt_test as at, report
 from annotations.analysis.metric_scores import latest_done_runs, scores_by_output
-from annotations.selectors.outputs import output_index
 from annotations.models import Item, Output
+from annotations.selectors.outputs import output_index
 from metrics.models import MetricRun, OutputScore
 from workbench.lazy import lazy_module
 

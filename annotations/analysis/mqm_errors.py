@@ -17,10 +17,10 @@ from collections import defaultdict
 
 from annotations import protocols
 from annotations.analysis import report
-from annotations.selectors.outputs import output_index
 from annotations.models import Campaign
 from annotations.protocols import mqm_scoring as mq
 from annotations.selectors.judgements import INCLUDED, campaign_judgements
+from annotations.selectors.outputs import output_index
 
 NO_CATEGORY = "(no category)"
 

@@ -8,27 +8,23 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from workbench.lazy import lazy_module
-from django.urls import reverse
 from django.db.models import Exists, OuterRef
+from django.urls import reverse
 
 from annotations import protocols
-from annotations.analysis import correlation as co
-from annotations.analysis import report
+from annotations.analysis import correlation as co, error_free as ef, judges, report, span_eval as se
 from annotations.analysis.metric_scores import extras_by_output, latest_done_runs, scores_by_output
 from annotations.models import (
     Campaign,
     Item,
     Output,
+    System,
 )
+from annotations.selectors.documents import item_place, item_places
 from annotations.selectors.figures_cache import cached
 from annotations.selectors.judgements import INCLUDED, campaign_judgements
 from annotations.selectors.outputs import output_index
-from annotations.selectors.documents import item_place, item_places
-from annotations.analysis import judges
-from annotations.models import System
-from annotations.analysis import error_free as ef
-from annotations.analysis import span_eval as se
+from workbench.lazy import lazy_module
 
 # numpy is imported on first use, not by every web worker at start-up (workbench.lazy, issue 45).
 np = lazy_module("numpy")

@@ -7,27 +7,32 @@ from array import array
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from workbench.lazy import lazy_module
-
-from annotations.analysis import agreement as ag
-from annotations.analysis import cluster_rules as cr
-from annotations.analysis import correlation as co
-from annotations.analysis import spans as sp
-from annotations.analysis import systems as sy
-from annotations.analysis import waves as wv
-from annotations.analysis import documents
-from annotations.analysis.metric_scores import latest_done_runs, run_for_metric, scores_by_output, system_scores
-from annotations.selectors.outputs import output_identities, output_index
+from annotations.analysis import (
+    agreement as ag,
+    cluster_rules as cr,
+    correlation as co,
+    documents,
+    error_free as ef,
+    span_eval as se,
+    spans as sp,
+    systems as sy,
+    waves as wv,
+)
+from annotations.analysis.metric_scores import (
+    extras_by_output,
+    latest_done_runs,
+    run_for_metric,
+    scores_by_output,
+    system_scores,
+)
+from annotations.analysis.suggestions import SuggestionTally
 from annotations.models import Campaign
 from annotations.protocols.rows import JudgementRow
-from annotations.selectors.waves import wave_annotators_overlap, wave_pair
 from annotations.selectors.judgements import INCLUDED, JudgementSet, campaign_judgements
+from annotations.selectors.outputs import output_identities, output_index, output_texts
+from annotations.selectors.waves import wave_annotators_overlap, wave_pair
 from workbench.exceptions import DomainError
-from annotations.analysis.suggestions import SuggestionTally
-from annotations.analysis import span_eval as se
-from annotations.analysis.metric_scores import extras_by_output
-from annotations.selectors.outputs import output_texts
-from annotations.analysis import error_free as ef
+from workbench.lazy import lazy_module
 
 # numpy is imported on first use, not by every web worker at start-up (workbench.lazy, issue 45).
 np = lazy_module("numpy")

@@ -19,17 +19,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from workbench.lazy import lazy_module
-
 from annotations import protocols
 from annotations.analysis import spans as sp
-from annotations.analysis.severity_scale import LEGEND, char_offsets, severity_bin, word_offsets
 from annotations.analysis.metric_scores import extras_by_output, latest_done_runs
 from annotations.analysis.pages import _filter_outputs, item_url, with_places
-from annotations.selectors.figures_cache import cached, stamp
-from annotations.selectors.outputs import output_index
-from annotations.selectors.judgements import INCLUDED, campaign_judgements
+from annotations.analysis.severity_scale import LEGEND, char_offsets, severity_bin, word_offsets
 from annotations.models import Campaign, Item, Output
+from annotations.selectors.figures_cache import cached, stamp
+from annotations.selectors.judgements import INCLUDED, campaign_judgements
+from annotations.selectors.outputs import output_index
+from workbench.lazy import lazy_module
 
 # numpy is imported on first use, not by every web worker at start-up (workbench.lazy, issue 45).
 np = lazy_module("numpy")

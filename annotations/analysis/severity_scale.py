@@ -7,7 +7,6 @@ the page.
 
 from __future__ import annotations
 
-
 # Fixed bins on the embedded metric's [0, 1] scale; a bin holds its lower bound.
 # Why these stops: the seed's severities (its table 1: SemDist gains 0.051,
 # 0.077, 0.376; BERTScore 0.001 to 0.067) and WER's 1 / reference length span

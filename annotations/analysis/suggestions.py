@@ -18,10 +18,9 @@ from __future__ import annotations
 from array import array
 from collections import Counter, defaultdict
 
-from workbench.lazy import lazy_module
-
 from annotations.models import Campaign, SpanSuggestion, SuggestionDecision
 from annotations.protocols.rows import JudgementRow
+from workbench.lazy import lazy_module
 
 # numpy is imported on first use, not by every web worker at start-up (workbench.lazy, issue 45).
 np = lazy_module("numpy")

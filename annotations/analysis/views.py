@@ -19,10 +19,10 @@ from annotations import protocols
 from annotations.access import campaign_for_staff
 from annotations.analysis import cluster_rules, figure_jobs, pages, report, severity
 from annotations.export.csvsafe import csv_response
+from annotations.models import Campaign
 from annotations.selectors import figures_cache
 from annotations.selectors.judgements import ALL, INCLUDED
 from annotations.views.figures import figures_on_workers
-from annotations.models import Campaign
 
 logger = logging.getLogger(__name__)
 

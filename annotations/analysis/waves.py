@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import math
 
-from workbench.lazy import lazy_module
-
 from annotations.analysis import correlation as co
+from workbench.lazy import lazy_module
 
 # numpy is imported on first use, not by every web worker at start-up (workbench.lazy, issue 45).
 np = lazy_module("numpy")

@@ -13,8 +13,8 @@ import unicodedata
 
 from axes.handlers.proxy import AxesProxyHandler
 from drf_spectacular.utils import extend_schema
-from rest_framework.exceptions import ValidationError
 from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser
 from rest_framework.throttling import SimpleRateThrottle
 

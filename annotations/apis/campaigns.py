@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 import json
 
+from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.views import APIView
 
 from annotations import protocols
+from annotations.access import campaign_for_staff
+from annotations.allocation.services import campaign_stop
 from annotations.apis.common import (
     MAX_ID,
     TIME_SPENT_HELP,
@@ -31,11 +33,12 @@ from annotations.models import Assignment, Campaign, JudgementBase
 from annotations.permissions import ApiAuthMixin, require_staff
 from annotations.quality.services import completion_code_at_batch_end
 from annotations.selectors import (
+    STAFF_ROLES,
     assignment_brief,
     assignment_list,
     assignment_payload,
-    STAFF_ROLES,
     blind_project_ids,
+    campaign_dashboard,
     campaign_for_member,
     campaign_list,
     dataset_list,
@@ -53,13 +56,10 @@ from annotations.services.handles import (
     payload_for_annotator,
     unit_submission_translate,
 )
+from annotations.services.handout_clock import clock_after_response
 from annotations.services.projects import annotator_get_or_create
 from annotations.services.submissions import LISTENED_MAX_MS, unit_submit_own
-from annotations.services.handout_clock import clock_after_response
 from annotations.timing import unit_response_floor
-from annotations.access import campaign_for_staff
-from annotations.selectors import campaign_dashboard
-from annotations.allocation.services import campaign_stop
 
 SMALLINT_MAX = 32767
 DRAFT_MAX_BYTES = 200_000

@@ -12,10 +12,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotations.access import require_staff_somewhere
 from annotations.apis.common import id_field, paginated, paginated_response, validated_filters
+from annotations.apis.imports import ImportJobOutputSerializer
 from annotations.models import Dataset, ImportJob, Item, Output, Reference
 from annotations.pagination import CappedPagination
-from annotations.access import require_staff_somewhere
 from annotations.permissions import ApiAuthMixin, require_staff
 from annotations.selectors import (
     SEARCH_MAX_CHARS,
@@ -26,7 +27,6 @@ from annotations.selectors import (
     output_api_list,
     project_list,
 )
-from annotations.apis.imports import ImportJobOutputSerializer
 from annotations.services.import_jobs import dataset_upload_import
 from annotations.services.imports import DatasetNameTaken
 

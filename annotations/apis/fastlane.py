@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from io import BytesIO
 
+from csp.middleware import CSPMiddleware
 from django.conf import settings
 from django.core import signals
 from django.core.exceptions import DisallowedHost
@@ -38,7 +39,6 @@ from django.middleware.common import CommonMiddleware
 from django.middleware.security import SecurityMiddleware
 from django.urls import resolve, reverse, set_script_prefix, set_urlconf
 from django.utils.log import log_response
-from csp.middleware import CSPMiddleware
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.renderers import JSONRenderer
 

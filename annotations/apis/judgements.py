@@ -17,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotations.access import require_staff_somewhere
 from annotations.apis.common import (
     MAX_ID,
     TIME_SPENT_HELP,
@@ -35,7 +36,6 @@ from annotations.models import (
     RatingJudgement,
     SpanJudgement,
 )
-from annotations.access import require_staff_somewhere
 from annotations.permissions import ApiAuthMixin
 from annotations.protocols.errors import AnswerError
 from annotations.selectors import (
@@ -45,12 +45,6 @@ from annotations.selectors import (
     rating_judgement_list,
     span_judgement_list,
 )
-from annotations.services.judgements import (
-    bestworst_judgement_create,
-    pairwise_judgement_create,
-    rating_judgement_create,
-    span_judgement_create,
-)
 from annotations.services.handles import (
     OUTPUT_KEYS,
     OUTPUT_LIST_KEYS,
@@ -58,8 +52,14 @@ from annotations.services.handles import (
     judgement_for_annotator,
     judgement_handles,
 )
-from annotations.services.submissions import judgement_submit
 from annotations.services.handout_clock import clock_after_response
+from annotations.services.judgements import (
+    bestworst_judgement_create,
+    pairwise_judgement_create,
+    rating_judgement_create,
+    span_judgement_create,
+)
+from annotations.services.submissions import judgement_submit
 from annotations.timing import unit_response_floor
 
 JUDGEMENT_FIELDS = [

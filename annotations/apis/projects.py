@@ -11,9 +11,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotations.access import require_staff, require_staff_somewhere
 from annotations.apis.common import paginated, paginated_response
 from annotations.models import Membership, Project
-from annotations.access import require_staff, require_staff_somewhere
 from annotations.permissions import ApiAuthMixin, require_owner
 from annotations.selectors import membership_list, project_list_with_roles
 from annotations.services.accounts import MAX_USERNAMES, annotators_add_bulk

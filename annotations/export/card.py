@@ -20,10 +20,10 @@ from pathlib import Path
 from django.conf import settings
 
 from annotations import protocols
+from annotations.allocation.state import PARAM_BOUNDS  # the knobs in their documented order
 from annotations.export.heds import FORM_URL
 from annotations.models import Campaign
 from annotations.models.quality import QualitySettings
-from annotations.allocation.state import PARAM_BOUNDS  # the knobs in their documented order
 
 BLANK = "**[BLANK: to be filled in by the researchers]**"
 _LICENCE_ID = re.compile(r"^[a-z0-9][a-z0-9.+-]*$")

@@ -17,9 +17,9 @@ from __future__ import annotations
 import csv
 import io
 import re
+from urllib.parse import quote
 
 from django.http import HttpResponse
-from urllib.parse import quote
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 

@@ -23,9 +23,9 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.text import slugify
 
-from annotations.models.exports import ExportJob
 from annotations.export.service import ExportFailed, ExportOptions, export_dataset, export_options_check
 from annotations.models import Campaign
+from annotations.models.exports import ExportJob
 from annotations.selectors import is_project_staff
 from workbench.broker import celery_app
 

@@ -28,10 +28,10 @@ from collections import defaultdict
 from pathlib import Path
 
 from annotations.analysis.report import human_output_scores, load
-from annotations.selectors.outputs import output_index
 from annotations.export.metric_scores import metric_scores
 from annotations.models import Campaign, Item, Output, Reference
 from annotations.selectors.judgements import ALL, INCLUDED
+from annotations.selectors.outputs import output_index
 
 # mt-metrics-eval reads this line as a missing translation (data.NO_TRANSLATION).
 NO_TRANSLATION = "[No translation supplied]"

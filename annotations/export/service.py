@@ -25,15 +25,13 @@ from django.db.models import Count, Max, Min, Q
 
 from annotations import protocols
 from annotations.analysis import agreement as ag
-from annotations.selectors.outputs import output_identities
-from annotations.export.card import card_text, campaign_configuration
+from annotations.analysis.report import ranking_report, waves_report
+from annotations.export.card import campaign_configuration, card_text
 from annotations.export.consensus import item_consensus
-from annotations.export.croissant import croissant
-from annotations.services.imports.media import MEDIA_ROLES
 from annotations.export.controls import gold_unit_contents, intra_annotator, relative_check_lines
-from annotations.export.heds import answers as heds_answers
-from annotations.export.heds import form_json as heds_form_json
+from annotations.export.croissant import croissant
 from annotations.export.filters import Filters
+from annotations.export.heds import answers as heds_answers, form_json as heds_form_json
 from annotations.export.metric_scores import metric_scores
 from annotations.export.pseudonyms import Pseudonyms
 from annotations.export.tables import CsvTable, JsonlTable
@@ -42,23 +40,23 @@ from annotations.models import (
     Assignment,
     BackgroundAnswer,
     Campaign,
-    UnitNote,
     Item,
     JudgementBase,
     Output,
     Reference,
     System,
     Unit,
+    UnitNote,
 )
+from annotations.models.quality import AnnotatorDecision, ControlJudgement, GoldUnit, QualitySettings
 from annotations.protocols import JudgementRow, Protocol
+from annotations.quality.selectors import campaign_quality, quality_control_active
 from annotations.selectors.background import background_line, background_questions, background_summary
 from annotations.selectors.judgements import ALL, INCLUDED, campaign_judgements
+from annotations.selectors.outputs import output_identities
+from annotations.services.imports.media import MEDIA_ROLES
+from annotations.studies.selectors import platform_counts, platform_ids_of
 from workbench.exceptions import DomainError
-from annotations.studies.selectors import platform_ids_of
-from annotations.studies.selectors import platform_counts
-from annotations.analysis.report import ranking_report, waves_report
-from annotations.models.quality import AnnotatorDecision, ControlJudgement, GoldUnit, QualitySettings
-from annotations.quality.selectors import campaign_quality, quality_control_active
 
 FORMATS = ("jsonl", "csv", "hf", "mtme", "preferences")
 # Above this many judgements, annotators' reliability figures (annotations.quality, which holds every

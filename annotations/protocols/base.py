@@ -40,9 +40,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from workbench.lazy import lazy_module
 from django.core.exceptions import ValidationError
 
+from annotations.models import JudgementBase
 from annotations.protocols.common_options import (
     COMMON,
     CONTEXT_DOCUMENT,
@@ -58,7 +58,7 @@ from annotations.protocols.imports import ImportShape
 from annotations.protocols.options import Option, OptionsInvalid, options_clean
 from annotations.protocols.rows import JudgementRow
 from annotations.protocols.stats import degraded_passed, pstdev, stdev, zscore_by_annotator
-from annotations.models import JudgementBase
+from workbench.lazy import lazy_module
 
 # numpy is imported on first use, not by every web worker at start-up (workbench.lazy, issue 45).
 np = lazy_module("numpy")

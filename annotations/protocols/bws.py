@@ -7,14 +7,13 @@ import math
 import random
 from collections.abc import Iterable, Iterator
 
-from annotations.models import BestWorstJudgement
+from annotations.models import BestWorstJudgement, JudgementBase, Output
 from annotations.protocols.base import RAW, RELATIVE_COPY, AgreementSpec, Protocol, output_identity
 from annotations.protocols.errors import AnswerError
 from annotations.protocols.imports import IMPORT_COMMON_OPTIONAL
 from annotations.protocols.options import INTEGER, Option
 from annotations.protocols.rows import JudgementRow
 from annotations.protocols.stats import degraded_passed, majority_share
-from annotations.models import JudgementBase, Output
 
 
 def balanced_tuples(values: list, size: int, rng: random.Random) -> list[list]:

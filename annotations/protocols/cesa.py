@@ -11,8 +11,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
 from annotations.protocols.esa import Esa
-from annotations.protocols.pairwise import Pairwise
 from annotations.protocols.options import INTEGER, Option
+from annotations.protocols.pairwise import Pairwise
 from annotations.protocols.rankme import chunks_even
 from annotations.protocols.rows import JudgementRow
 

@@ -16,9 +16,9 @@ from annotations.protocols.base import RAW, AgreementSpec
 from annotations.protocols.errors import AnswerError
 from annotations.protocols.esa import Esa
 from annotations.protocols.imports import IMPORT_COMMON_OPTIONAL
+from annotations.protocols.mqm_scoring import flat
 from annotations.protocols.options import JSON, STRING, STRINGS, Option, OptionError, OptionsInvalid
 from annotations.protocols.rows import JudgementRow
-from annotations.protocols.mqm_scoring import flat
 
 
 def _typology_clean(tree) -> list[dict]:

@@ -6,14 +6,13 @@ import itertools
 import random
 from collections.abc import Iterable, Iterator, Sequence
 
-from annotations.models import PairwiseJudgement
+from annotations.models import JudgementBase, PairwiseJudgement
 from annotations.protocols.base import RAW, AgreementSpec, Protocol, output_identity
 from annotations.protocols.errors import AnswerError
 from annotations.protocols.imports import IMPORT_COMMON_OPTIONAL
 from annotations.protocols.options import INTEGER, Option
 from annotations.protocols.rows import JudgementRow
 from annotations.protocols.stats import majority_share
-from annotations.models import JudgementBase
 
 # The answer as a number: a preference for the lower output id, a tie, or for the other.
 CODE = {"a": 1.0, "tie": 0.0, "b": -1.0}

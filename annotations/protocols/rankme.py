@@ -8,7 +8,7 @@ import random
 from collections.abc import Iterator
 
 from annotations.models import RatingJudgement
-from annotations.protocols.base import Z, AgreementSpec, Protocol, chunks_even
+from annotations.protocols.base import AgreementSpec, Protocol, Z, chunks_even
 from annotations.protocols.errors import AnswerError
 from annotations.protocols.options import INTEGER, NUMBER, Option
 

@@ -18,9 +18,9 @@ from annotations.access import campaign_for_any_member, campaign_for_staff
 from annotations.apis.common import MAX_ID
 from annotations.apis.figures import FigureStatusSerializer, figures_api, pending_response
 from annotations.models import Annotator, Campaign, Item, Output
+from annotations.models.quality import CompletionCode, GoldUnit, QualitySettings
 from annotations.permissions import ApiAuthMixin
 from annotations.quality import selectors, services
-from annotations.models.quality import CompletionCode, GoldUnit, QualitySettings
 from annotations.quality.services.settings import quality_settings_names_check
 from annotations.selectors import annotator_for_user
 

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 import statistics
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-import json
 
 _MR_PART = re.compile(r"\s*([^\[\],]+?)\s*\[([^\]]*)\]\s*,?")
 TIME_FORMAT = "%m/%d/%Y %H:%M:%S"

@@ -2,8 +2,8 @@
 
 from django import forms
 
-from annotations.quality.degrade import KINDS
 from annotations.models.quality import GoldUnit
+from annotations.quality.degrade import KINDS
 
 
 class SettingsForm(forms.Form):

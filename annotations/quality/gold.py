@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from django.core.exceptions import ValidationError
+
 from workbench.exceptions import DomainError
 
 SCORE_KEYS = {"min", "max"}

@@ -34,12 +34,11 @@ from dataclasses import dataclass, field
 from django.core.exceptions import ValidationError
 
 from annotations.models import Campaign, Item, Output, System
+from annotations.models.quality import ControlJudgement, GoldUnit
 from annotations.protocols import registry as protocols
 from annotations.protocols.base import RELATIVE_COPY
 from annotations.quality import gold
-from annotations.models.quality import ControlJudgement
 from annotations.services import judgements as checks
-from annotations.models.quality import GoldUnit
 
 CONTROL_KINDS = ("degraded", "repeat", "gold", "relative")
 _BASE = {"item", "annotator", "criterion", "control"}

@@ -9,15 +9,14 @@ arithmetic lives in `annotations.quality.reliability` (pure).
 from __future__ import annotations
 
 from collections import defaultdict
-from itertools import chain
 from dataclasses import dataclass, field
+from itertools import chain
 
 from django.db.models import Q, QuerySet
 
 from annotations import protocols
-from annotations.models import Annotator, Assignment, Campaign, JudgementBase
-from annotations.protocols import Protocol
-from annotations.quality import reliability
+from annotations.analysis import agreement as ag
+from annotations.models import Annotator, Assignment, Campaign, Item, JudgementBase
 from annotations.models.quality import (
     AnnotatorDecision,
     CompletionCode,
@@ -26,10 +25,10 @@ from annotations.models.quality import (
     GoldUnit,
     QualitySettings,
 )
+from annotations.protocols import Protocol
+from annotations.quality import reliability
 from annotations.quality.rules import Rules, Verdict, verdict
 from annotations.selectors.figures_cache import cached
-from annotations.models import Item
-from annotations.analysis import agreement as ag
 from annotations.selectors.outputs import output_identities
 
 ALL, INCLUDED = "all", "included"

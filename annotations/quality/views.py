@@ -22,9 +22,9 @@ from annotations import selectors as core
 from annotations.access import annotate_campaign_for, annotator_required, campaign_for_staff, request_annotator
 from annotations.export.csvsafe import csv_response
 from annotations.models import Annotator
+from annotations.models.quality import CompletionCode
 from annotations.quality import selectors, services
 from annotations.quality.forms import CodeForm, DecisionForm, GoldForm, SettingsForm
-from annotations.models.quality import CompletionCode
 from annotations.studies.session import join_binding
 from annotations.views.figures import figures_on_workers
 from workbench import strictjson

@@ -7,6 +7,12 @@
 - judgements: THE reader of a campaign's judgements (analysis, export, quality control).
 """
 
+from annotations.selectors.dashboards import (  # noqa: F401
+    campaign_dashboard,
+    export_job_list,
+    export_job_waiting,
+    import_job_list,
+)
 from annotations.selectors.roles import (  # noqa: F401
     STAFF_ROLES,
     User,
@@ -45,9 +51,9 @@ from annotations.selectors.search import (  # noqa: F401
     SEARCH_PROBE_ROWS,
     dataset_counts,
     dataset_item_search,
-    search_query_problem,
     item_api_list,
     output_api_list,
+    search_query_problem,
 )
 from annotations.selectors.units import (  # noqa: F401
     annotator_progress,
@@ -55,10 +61,4 @@ from annotations.selectors.units import (  # noqa: F401
     assignment_payload,
     campaign_settings,
     enrolment_for,
-)
-from annotations.selectors.dashboards import (  # noqa: F401
-    campaign_dashboard,
-    export_job_list,
-    export_job_waiting,
-    import_job_list,
 )

@@ -2,18 +2,16 @@
 
 import hashlib
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
 from django.db.models import Count, Max, Q, QuerySet, Sum
-from django.conf import settings
 
 from annotations import protocols
-from annotations.models import Annotator, Assignment, Campaign, ImportJob, UnitNote
-from annotations.selectors.roles import User, staff_project_list
-from annotations.models import Unit, UnitCount
+from annotations.models import Annotator, Assignment, Campaign, ImportJob, Unit, UnitCount, UnitNote
 from annotations.models.exports import ExportJob
+from annotations.selectors.roles import User, staff_project_list
 from metrics.models import ChunkStatus, MetricRun, RunStatus, metric_queue
-
 
 PROGRESS_TIMEOUT = 60 * 60
 

@@ -7,10 +7,12 @@ their units, with opaque handles) or metric scores. Non-members
 see nothing (404, not 403, so ids of other projects leak nothing).
 """
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import OuterRef, QuerySet, Subquery, Value
 import hashlib
 
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import OuterRef, QuerySet, Subquery, Value
+
+from annotations import rows
 from annotations.models import (
     Annotator,
     Assignment,
@@ -26,8 +28,6 @@ from annotations.models import (
     SpanJudgement,
 )
 from annotations.selectors.controls import completion_codes_on_sql
-from annotations import rows
-
 
 STAFF_ROLES = (Membership.Role.OWNER, Membership.Role.RESEARCHER)
 

@@ -28,7 +28,6 @@ from annotations.models import (
 )
 from annotations.selectors.roles import User, blind_project_ids, dataset_list, item_list, output_list
 
-
 SEARCH_MIN_TEXT_CHARS = 3  # shorter queries match item ids only (a trigram needs 3 characters)
 # Longest query, for the API and the dataset page alike: the query is one substring, and a long
 # one cannot use the trigram indexes well (a 300-word query took 12 s on the page).

@@ -4,11 +4,12 @@ import json
 
 from django.db import connection
 
-from annotations import protocols
+from annotations import protocols, rows
 from annotations.models import (
     Annotator,
     Assignment,
     Campaign,
+    Enrolment,
     Item,
     Output,
     Reference,
@@ -17,8 +18,6 @@ from annotations.protocols.common_options import CONTEXT_DOCUMENT, CONTEXT_WINDO
 from annotations.selectors.controls import unit_aliases
 from annotations.selectors.documents import document_unit, document_window
 from annotations.selectors.prefill import suggestions_for
-from annotations.models import Enrolment
-from annotations import rows
 
 
 def enrolment_for(*, campaign: Campaign, annotator: Annotator | None):

@@ -19,16 +19,26 @@ import json
 from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
-from django.db import connection
 
 from annotations import protocols, rows
-from annotations.models import Annotator, Assignment, Campaign, Enrolment, JudgementBase, Unit
+from annotations.allocation.services import allocation_check_if_due
+from annotations.models import (
+    Annotator,
+    Assignment,
+    Campaign,
+    Dataset,
+    Enrolment,
+    JudgementBase,
+    Membership,
+    Output,
+    Project,
+    Unit,
+)
+from annotations.protocols import registry
 from annotations.selectors.controls import completion_codes_on_sql, controls_possible_sql
-from annotations.timing import controls_in_play
-from annotations.services.figures import figures_changed
 from annotations.services.assignments import (
     JUDGEMENT_MODELS,
     MAX_TIME_MS,
@@ -39,10 +49,8 @@ from annotations.services.assignments import (
     output_texts_sql,
     retry_on_deadlock,
 )
-from annotations.protocols import registry
-from annotations.models import Dataset, Membership, Project
-from annotations.allocation.services import allocation_check_if_due
-from annotations.models import Output
+from annotations.services.figures import figures_changed
+from annotations.timing import controls_in_play
 
 
 def assignment_lock_for(

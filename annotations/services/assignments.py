@@ -39,6 +39,7 @@ judgements already sent for it are marked `abandoned` (kept, never counted).
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import random
 import secrets
@@ -46,13 +47,12 @@ import time
 from datetime import timedelta
 
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
-from django.db import OperationalError
-import itertools
 
-from annotations.services.handout_clock import handed_out
+from annotations import rows
+from annotations.allocation.services import allocation_check
 from annotations.models import (
     Annotator,
     Assignment,
@@ -67,16 +67,15 @@ from annotations.models import (
     SpanJudgement,
     Unit,
 )
+from annotations.protocols.base import document_segments
+from annotations.quality.services import control_next
+from annotations.selectors.batches import batch_from, batch_sql
+from annotations.selectors.controls import controls_possible_sql, gold_sources_excluded_sql
+from annotations.services.handout_clock import handed_out
 from annotations.services.units import campaign_units_ensure
 from annotations.services.walk import walk_positions
 from annotations.services.waves import wave_enrolment_check
-from annotations import rows
-from annotations.protocols.base import document_segments
-from annotations.quality.services import control_next
-from annotations.selectors.controls import controls_possible_sql, gold_sources_excluded_sql
-from annotations.selectors.batches import batch_from, batch_sql
 from annotations.timing import controls_in_play
-from annotations.allocation.services import allocation_check
 
 JUDGEMENT_MODELS = (RatingJudgement, PairwiseJudgement, BestWorstJudgement, SpanJudgement)
 # How many times a pick retries after losing a unit to a concurrent request.

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
-
 import secrets
+from collections.abc import Callable, Mapping, Sequence
 
 from django.conf import settings
 from django.core.exceptions import ValidationError

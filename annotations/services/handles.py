@@ -24,13 +24,12 @@ import hmac
 from collections.abc import Iterable
 
 from django.conf import settings
-from django.http import Http404
 from django.core.exceptions import ValidationError
 from django.db.models import Case, IntegerField, Value, When
+from django.http import Http404
 
+from annotations.models import Assignment, Output
 from annotations.protocols.errors import AnswerError
-from annotations.models import Output
-from annotations.models import Assignment
 from annotations.selectors import campaign_list, is_project_staff
 
 HANDLE_LENGTH = 16

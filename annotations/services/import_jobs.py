@@ -16,13 +16,14 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
-from django.core.exceptions import PermissionDenied
 
 from annotations.models import ImportJob, Project
+from annotations.protocols import registry as protocols
 from annotations.services.imports import (
     DatasetImportResult,
     ImportFailed,
@@ -34,9 +35,8 @@ from annotations.services.imports import (
 from annotations.services.imports.common import import_permission_check, name_check
 from annotations.services.imports.dataset_parse import format_of
 from annotations.services.imports.errors import LineError
-from workbench.broker import celery_app
-from annotations.protocols import registry as protocols
 from annotations.services.imports.judgements import FORMATS
+from workbench.broker import celery_app
 
 log = logging.getLogger(__name__)
 # Sent by name (`annotations.tasks` registers it): services never import the tasks, which import them.

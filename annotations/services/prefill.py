@@ -24,8 +24,7 @@ from django.core.exceptions import ValidationError
 from annotations import protocols
 from annotations.analysis.severity_scale import char_offsets, severity_bin, word_offsets
 from annotations.models import Campaign, Output, SpanPrefill, SpanSuggestion, SuggestionDecision
-from metrics.models import MetricRun, RunStatus
-from metrics.models import OutputScore
+from metrics.models import MetricRun, OutputScore, RunStatus
 
 MAX_SUGGESTIONS = 50  # per output: more would bury the text (and a prompt gone wrong)
 

@@ -22,28 +22,28 @@ from django.http import Http404
 from django.utils import timezone
 
 from annotations.models import Annotator, Assignment, Campaign, JudgementBase
+from annotations.models.quality import ControlJudgement
 from annotations.protocols import registry as protocols
 from annotations.quality.services import control_answers_record
-from annotations.selectors.controls import unit_texts
 from annotations.selectors.batches import annotator_batch
+from annotations.selectors.controls import unit_texts
 from annotations.services.assignment_work import assignment_lock_for
 from annotations.services.assignments import retry_on_deadlock
-
-# The first submission's checks and statements, shared so both paths apply one set of rules.
-from annotations.services.unit_notes import unit_notes_split, unit_notes_write
 from annotations.services.submissions import (  # noqa: I001
+    LISTENED_MAX_MS,
     UnitSubmitResult,
     _output_texts,
     _partials_delete,
     _rows,
     _shown_order_verify,
-    LISTENED_MAX_MS,
     listened_check,
     listened_kept,
     unit_rows_insert,
 )
+
+# The first submission's checks and statements, shared so both paths apply one set of rules.
+from annotations.services.unit_notes import unit_notes_split, unit_notes_write
 from workbench.exceptions import DomainError
-from annotations.models.quality import ControlJudgement
 
 
 class RevisionLocked(DomainError):

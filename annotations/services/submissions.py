@@ -19,9 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.http import Http404
-from django.db import connection
 
 from annotations import rows as rows_sql
 from annotations.models import (
@@ -38,8 +37,8 @@ from annotations.protocols import registry as protocols
 from annotations.protocols.base import document_segments
 from annotations.protocols.common_options import CONTEXT_DOCUMENT
 from annotations.quality.services import control_answers_record, control_judgement_submit
-from annotations.selectors.controls import unit_texts
 from annotations.selectors import annotator_for_user, campaign_list, own_assignment, project_role
+from annotations.selectors.controls import unit_texts
 from annotations.services import judgements as checks
 from annotations.services.assignment_work import (
     assignment_complete_if_judged,

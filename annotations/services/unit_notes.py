@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from django.core.exceptions import ValidationError
 from django.db import connection
 
-from annotations import protocols
-from annotations import rows as rows_sql
+from annotations import protocols, rows as rows_sql
 from annotations.models import Assignment, Campaign, UnitNote
 
 

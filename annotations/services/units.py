@@ -27,8 +27,8 @@ from django.utils import timezone
 
 from annotations import protocols
 from annotations.models import Campaign, Output, Unit
-from annotations.protocols.common_options import CONTEXT_DOCUMENT
 from annotations.protocols.bws import balanced_tuples  # noqa: F401  (planning helpers, re-exported)
+from annotations.protocols.common_options import CONTEXT_DOCUMENT
 from annotations.protocols.pairwise import round_robin_rounds  # noqa: F401
 from workbench.broker import celery_app
 from workbench.exceptions import DomainError

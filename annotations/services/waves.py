@@ -12,10 +12,10 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
 
-from annotations.models import Annotator, Campaign, Enrolment
-from workbench.exceptions import DomainError
-from annotations.services.campaigns import campaign_create
 from annotations import protocols
+from annotations.models import Annotator, Campaign, Enrolment
+from annotations.services.campaigns import campaign_create
+from workbench.exceptions import DomainError
 
 
 class WaveConflict(DomainError):

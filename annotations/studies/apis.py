@@ -13,9 +13,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotations.access import campaign_for_staff
+from annotations.models.studies import JoinLink
 from annotations.permissions import ApiAuthMixin
 from annotations.studies import selectors, services
-from annotations.models.studies import JoinLink
 from annotations.studies.views import link_url
 
 

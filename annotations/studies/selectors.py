@@ -7,10 +7,9 @@ from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 from django.db.models import Count, QuerySet
 from django.utils import timezone
 
-from annotations.models import Campaign
-from annotations.models.studies import JoinLink, JoinParticipant
-from annotations.models import Assignment
+from annotations.models import Assignment, Campaign
 from annotations.models.quality import QualitySettings
+from annotations.models.studies import JoinLink, JoinParticipant
 
 
 def join_link_list(*, campaign: Campaign) -> QuerySet[JoinLink]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from datetime import timezone as dt_timezone
 
+from csp.decorators import csp_replace, csp_update
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -25,14 +26,12 @@ from django.utils import timezone
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
-from csp.decorators import csp_replace, csp_update
-
 from annotations import selectors as core
 from annotations.access import campaign_for_staff, request_annotator
+from annotations.models.studies import JoinLink, JoinParticipant
 from annotations.quality.selectors import latest_completion_code
 from annotations.studies import selectors
 from annotations.studies.forms import JoinLinkForm
-from annotations.models.studies import JoinLink, JoinParticipant
 from annotations.studies.ratelimit import join_rate_exceeded
 from annotations.studies.services import (
     MTURK_HOSTS,

@@ -28,17 +28,17 @@ from annotations import protocols, rows, selectors
 from annotations.access import annotate_campaign_for, annotator_required, request_annotator
 from annotations.models import Annotator, Assignment, Campaign, Dataset, JudgementBase, Membership, Project
 from annotations.quality.services import completion_code_at_batch_end
-from annotations.selectors.controls import completion_codes_on_sql
 from annotations.selectors.batches import annotator_batch
+from annotations.selectors.controls import completion_codes_on_sql
 from annotations.selectors.dashboards import unit_progress
 from annotations.services.assignment_work import assignment_draft_save, assignment_release
 from annotations.services.assignments import assignment_next
 from annotations.services.handles import handles_for, payload_for_annotator, unit_submission_translate
+from annotations.services.handout_clock import clock_after_response
 from annotations.services.submissions import unit_submit, unit_submit_own
 from annotations.studies.session import join_binding
-from annotations.services.handout_clock import clock_after_response
-from annotations.views.background import background_pending
 from annotations.timing import campaign_controls_check, unit_response_floor
+from annotations.views.background import background_pending
 from workbench import strictjson
 
 DRAFT_MAX_BYTES = 200_000

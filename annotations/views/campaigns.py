@@ -9,24 +9,24 @@ import random
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.db import transaction
 
 from annotations import protocols, selectors
 from annotations.access import campaign_for_staff, require_owner, require_staff
+from annotations.allocation.services import campaign_stop
+from annotations.allocation.state import PARAM_BOUNDS
 from annotations.apis.projects import NO_SUCH_ACCOUNT, addable_user
 from annotations.forms import AnnotatorsBulkForm, CampaignForm, CriterionFormSet, MemberAddForm
 from annotations.models import Campaign, Membership, Output
 from annotations.pagination import CappedPaginator
+from annotations.selectors.background import background_line, background_questions, background_summary
 from annotations.services.campaigns import campaign_create
 from annotations.services.projects import membership_add, membership_remove
 from annotations.studies.views import join_links_context
 from annotations.views import members
-from annotations.selectors.background import background_line, background_questions, background_summary
 from annotations.views.annotate import unit_context
-from annotations.allocation.state import PARAM_BOUNDS
-from annotations.allocation.services import campaign_stop
 
 JUDGEMENTS_PER_PAGE = 50
 JUDGEMENTS_COUNT_CAP = 10_000

@@ -1,19 +1,19 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
 from django.db.models import OuterRef, Subquery
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from annotations import selectors
 from annotations.access import require_staff, require_staff_somewhere
-from annotations.views.items import item_preview
-from annotations.views.projects import count_of
 from annotations.forms import DatasetUploadForm
 from annotations.models import ImportJob, Item, Output, Reference, System
 from annotations.pagination import CappedPaginator
 from annotations.services.import_jobs import dataset_upload_import
 from annotations.services.imports import DatasetNameTaken, ImportFailed
+from annotations.views.items import item_preview
+from annotations.views.projects import count_of
 from workbench.exceptions import DomainError
 
 ITEMS_PER_PAGE = 25

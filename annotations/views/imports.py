@@ -4,14 +4,13 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
-from annotations import selectors
+from annotations import protocols, selectors
 from annotations.access import campaign_for_staff
 from annotations.forms import JudgementUploadForm
 from annotations.models import ImportJob
 from annotations.services.import_jobs import judgements_upload_import
 from annotations.services.imports import ImportFailed
 from workbench.exceptions import DomainError
-from annotations import protocols
 
 
 @login_required

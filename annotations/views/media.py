@@ -16,9 +16,9 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
-from annotations.selectors.media import media_assignment, may_see_unit
 from annotations import selectors
 from annotations.access import request_annotator
+from annotations.selectors.media import may_see_unit, media_assignment
 from annotations.services.imports.media import MEDIA_ROLES, media_path
 from annotations.studies.session import join_binding
 

@@ -29,6 +29,7 @@ The list the lane was checked against is `fastlane.EXPECTED_MIDDLEWARE`.
 
 from __future__ import annotations
 
+from csp.middleware import CSPMiddleware
 from django.conf import settings
 from django.contrib.auth.middleware import AuthenticationMiddleware
 from django.contrib.messages.middleware import MessageMiddleware
@@ -39,11 +40,9 @@ from django.middleware.common import CommonMiddleware
 from django.middleware.csrf import CsrfViewMiddleware
 from django.middleware.security import SecurityMiddleware
 from django.urls import ResolverMatch
-from csp.middleware import CSPMiddleware
 
 from annotations.studies.session import join_binding
 from workbench.middleware import DomainErrorMiddleware
-
 
 # What a view or decorator sets on a response to change its policy (django-csp): such a response
 # gets the middleware's own answer, as does one whose request generated a nonce.

@@ -42,9 +42,15 @@ from metrics.scorers import files
 from metrics.scorers.base import Metric, SegmentResult, Triple
 from metrics.scorers.batches import length_batches, pad_batch
 from metrics.scorers.errors import InputError, ModelNotAvailable, OptionError
-from metrics.scorers.loading import LazyModule, compute_dtype_name, configured_models, pick_device, torch_dtype
+from metrics.scorers.loading import (
+    LazyModule,
+    compute_dtype_name,
+    configured_models,
+    pick_device,
+    resolve_model_path,
+    torch_dtype,
+)
 from metrics.scorers.progress import step
-from metrics.scorers.loading import resolve_model_path
 
 torch = LazyModule("torch")  # imported on first use (see LazyModule)
 

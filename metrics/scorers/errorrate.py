@@ -26,8 +26,8 @@ counts that reference's errors and length in the corpus rate.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
 from importlib.metadata import version
+from typing import Any, ClassVar
 
 from metrics.scorers.base import CorpusResult, Metric, SegmentResult, Triple
 from metrics.scorers.errors import InputError, OptionError

@@ -64,14 +64,14 @@ import os
 import re
 import threading
 from collections.abc import Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any, ClassVar
-from importlib import metadata
 
 from metrics.scorers.base import CorpusResult, Metric, SegmentResult
 from metrics.scorers.errors import InputError, MetricError, ModelNotAvailable, OptionError
+from metrics.scorers.files import read_text
 from metrics.scorers.llm_judge_prompts import BUILTIN, DEFAULTS, MQM_CATEGORIES
-from metrics.scorers.progress import step
 from metrics.scorers.loading import (
     LazyModule,
     causal_lm_check,
@@ -80,8 +80,8 @@ from metrics.scorers.loading import (
     resolve_model_path,
     torch_dtype,
 )
+from metrics.scorers.progress import step
 from metrics.scorers.span_grammar import END, SpanAutomaton, parse_answer, quotable, resolve_spans
-from metrics.scorers.files import read_text
 
 torch = LazyModule("torch")  # imported on first use (see LazyModule)
 

@@ -9,10 +9,10 @@ downloaded; an absent model raises `ModelNotAvailable` saying how to provide it.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from pathlib import Path
-import importlib
 
 from metrics.scorers.errors import ModelNotAvailable, OptionError
 

@@ -75,11 +75,9 @@ from typing import Any, ClassVar
 
 from metrics.scorers.base import CorpusResult, Metric, SegmentResult
 from metrics.scorers.errors import OptionError
+from metrics.scorers.mincer_search import interior_errors, min_corrections
 from metrics.scorers.progress import checks_only
-from metrics.scorers.registry import metric_class
-from metrics.scorers.registry import get_metric
-from metrics.scorers.mincer_search import interior_errors
-from metrics.scorers.mincer_search import min_corrections
+from metrics.scorers.registry import get_metric, metric_class
 
 DEFAULT_THRESHOLDS: dict[str, float] = {"semdist": 0.1, "bertscore": 0.1, "wer": 0.1, "cer": 0.1}
 # A candidate passes when metric < threshold; the tolerance keeps sums of

@@ -35,8 +35,8 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, ClassVar
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any, ClassVar
 
 from metrics.scorers.loading import LazyModule
 

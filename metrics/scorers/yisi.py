@@ -71,15 +71,15 @@ labeller and are out of scope.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
 import struct
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from importlib import metadata
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from metrics.scorers.base import CorpusResult, Metric, SegmentResult, Triple
+from metrics.scorers.encoder import get_encoder
 from metrics.scorers.errors import InputError, OptionError
 from metrics.scorers.loading import compute_dtype_name, model_num_layers
-from metrics.scorers.encoder import get_encoder
 
 if TYPE_CHECKING:  # torch stays out of processes that only list metrics
     import torch

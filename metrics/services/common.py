@@ -20,8 +20,7 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (OperationalError, Interface
 TRANSIENT_ERRORS += (psycopg.OperationalError, psycopg.InterfaceError)
 try:  # broker connection errors (kombu wraps redis/amqp ones in its OperationalError)
     from kombu.exceptions import OperationalError as KombuOperationalError
-    from redis.exceptions import ConnectionError as RedisConnectionError
-    from redis.exceptions import TimeoutError as RedisTimeoutError
+    from redis.exceptions import ConnectionError as RedisConnectionError, TimeoutError as RedisTimeoutError
 
     TRANSIENT_ERRORS += (KombuOperationalError, RedisConnectionError, RedisTimeoutError)
 except ImportError:  # pragma: no cover - kombu and redis are requirements

@@ -1,10 +1,9 @@
 import pytest
 from django.db import IntegrityError, transaction
 
-from annotations.models import Output, RatingJudgement
-from annotations.services.imports import judgements as judgements_importer
 from annotations.bulk import rows_insert
-from annotations.services.imports import ImportFailed, judgements_import
+from annotations.models import Output, RatingJudgement
+from annotations.services.imports import ImportFailed, judgements as judgements_importer, judgements_import
 from tests.annotations.factories import AnnotatorFactory, CampaignFactory, ItemFactory, OutputFactory, SystemFactory
 
 

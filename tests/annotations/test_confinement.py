@@ -27,8 +27,8 @@ from django.test import Client
 from rest_framework.test import APIClient
 from scipy.stats import binomtest, kendalltau, spearmanr
 
-from annotations.models.exports import ExportJob
 from annotations.models import Assignment, ImportJob, Membership, Output, Unit
+from annotations.models.exports import ExportJob
 from annotations.models.quality import ControlUnit
 from annotations.quality.services import gold_unit_create, quality_settings_update
 from annotations.services.handles import HANDLE_LENGTH, output_handle

@@ -6,8 +6,8 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from annotations import selectors
-from annotations.selectors import search as search_selectors
 from annotations.models import Item, Membership
+from annotations.selectors import search as search_selectors
 from tests.annotations.factories import (
     DatasetFactory,
     ItemFactory,

@@ -17,7 +17,7 @@ from tests.annotations.factories import (
     UserFactory,
 )
 from tests.browser.conftest import log_in, next_screen, open_unit
-from tests.browser.test_accessibility import assert_accessible, axe_script, audited_page  # noqa: F401
+from tests.browser.test_accessibility import assert_accessible, audited_page, axe_script  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -12,12 +12,12 @@ import pytest
 from django.core.management import call_command
 
 from annotations.models import Assignment, Membership
-from annotations.quality import codes
 from annotations.models.quality import CompletionCode, GoldUnit
+from annotations.models.studies import JoinParticipant
+from annotations.quality import codes
 from annotations.quality.services import gold_unit_create, quality_settings_update
 from annotations.quality.services.decisions import _code_key
 from annotations.services.campaigns import campaign_create
-from annotations.models.studies import JoinParticipant
 from annotations.studies.services import join_link_create
 from tests.annotations.factories import (
     DatasetFactory,

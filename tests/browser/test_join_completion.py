@@ -18,8 +18,8 @@ import pytest
 from annotations.allocation.services import campaign_stop
 from annotations.models import Assignment, Membership
 from annotations.models.quality import CompletionCode
-from annotations.services.campaigns import campaign_create
 from annotations.models.studies import JoinParticipant
+from annotations.services.campaigns import campaign_create
 from annotations.studies.services import join_link_create
 from tests.annotations.factories import (
     DatasetFactory,

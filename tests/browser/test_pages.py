@@ -1,6 +1,7 @@
 """Log in and browse projects -> datasets -> items, search, and see outputs side by side."""
 
 import pytest
+
 from annotations.models import Membership
 from tests.annotations.factories import (
     DatasetFactory,

@@ -7,8 +7,14 @@ import pytest
 
 from annotations.models import Membership
 from metrics.services import run_create, run_execute_sync
-from tests.annotations.factories import DatasetFactory, ItemFactory, MembershipFactory, OutputFactory, SystemFactory
-from tests.annotations.factories import UserFactory
+from tests.annotations.factories import (
+    DatasetFactory,
+    ItemFactory,
+    MembershipFactory,
+    OutputFactory,
+    SystemFactory,
+    UserFactory,
+)
 from tests.browser.conftest import log_in
 from tests.metrics.conftest import build_dataset, judge_models  # noqa: F401 (fixture)
 

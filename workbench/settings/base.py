@@ -8,12 +8,12 @@ here): HTTPS only, HSTS, secure cookies; `manage.py check --deploy` passes.
 """
 
 import os
+import secrets
 from datetime import timedelta
 from pathlib import Path
 
 import environ
 from csp.constants import NONE, SELF, UNSAFE_INLINE
-import secrets
 
 from workbench.static_headers import static_headers
 

@@ -9,8 +9,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from annotations.models import Membership, Project
-from annotations.services.login_links import login_link_create, login_link_url
 from annotations.services.accounts import username_problem
+from annotations.services.login_links import login_link_create, login_link_url
 from annotations.services.projects import membership_add
 
 

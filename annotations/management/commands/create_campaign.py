@@ -24,7 +24,6 @@ from annotations.services.campaign_files import campaign_create_from_file
 from annotations.services.campaigns import campaign_create, criteria_parse, scale_parse
 from annotations.services.waves import wave_create
 
-
 # Service fields -> the flags that set them, for error messages.
 FLAGS = {
     "scale_min": "scale",

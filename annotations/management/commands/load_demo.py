@@ -12,8 +12,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from annotations.demo import demo_datasets
 from annotations.allocation.services import campaign_stop
+from annotations.demo import demo_datasets
 from annotations.demo.simulated import NOTICE, SIMULATED, campaign_simulate
 from annotations.models import Assignment, Campaign, Dataset, Membership
 from annotations.services.campaigns import campaign_create

@@ -7,15 +7,13 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from annotations import protocols
-from annotations.models import Assignment, Campaign, Output, Unit
+from annotations.models import Assignment, Campaign, ErrorSpan, JudgementBase, Output, Unit
+from annotations.models.quality import ControlJudgement, ControlUnit, GoldUnit
 from annotations.protocols import Protocol
 from annotations.protocols.base import document_segments
 from annotations.quality import gold
-from annotations.models.quality import ControlJudgement, ControlUnit, GoldUnit
-from annotations.models import ErrorSpan, JudgementBase
 from annotations.selectors import annotator_for_user
 from annotations.services.judgements import DuplicateJudgement
-
 
 # --- answers to control units --------------------------------------------------------------
 

@@ -40,9 +40,9 @@ from django.db.models.expressions import RawSQL
 
 from annotations import protocols
 from annotations.models import Annotator, Assignment, Campaign, Enrolment, Item, Output, Unit
-from annotations.quality.degrade import TEXT_KINDS, NotApplicable, degrade_any
 from annotations.models.quality import ControlUnit, GoldUnit, QualitySettings
 from annotations.protocols.base import document_segments
+from annotations.quality.degrade import TEXT_KINDS, NotApplicable, degrade_any
 from workbench.exceptions import DomainError
 
 GOLD_PER_BATCH = 2

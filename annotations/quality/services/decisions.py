@@ -6,12 +6,11 @@ from django.conf import settings as django_settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from annotations.models import Annotator, Assignment, Campaign, Enrolment
-from annotations.quality import codes
-from annotations.models.quality import AnnotatorDecision, CompletionCode, QualitySettings
-from annotations.quality.selectors import annotator_quality
 from annotations import rows
-
+from annotations.models import Annotator, Assignment, Campaign, Enrolment
+from annotations.models.quality import AnnotatorDecision, CompletionCode, QualitySettings
+from annotations.quality import codes
+from annotations.quality.selectors import annotator_quality
 
 # --- decisions ----------------------------------------------------------------------------------
 

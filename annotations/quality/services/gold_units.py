@@ -7,14 +7,13 @@ from django.db import transaction
 from django.db.models import Max
 
 from annotations.models import Campaign, Item, Output
+from annotations.models.quality import ControlUnit, GoldUnit
 from annotations.protocols import registry as protocols
 from annotations.protocols.common_options import CONTEXT_DOCUMENT, DOCUMENT_GOLD_REFUSAL
 from annotations.quality import gold
-from annotations.models.quality import ControlUnit, GoldUnit
+from annotations.services.imports import ImportFailed, LineError
 from workbench import strictjson
 from workbench.exceptions import DomainError
-from annotations.services.imports import ImportFailed, LineError
-
 
 # --- gold units ------------------------------------------------------------------------
 

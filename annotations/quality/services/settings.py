@@ -7,8 +7,8 @@ from django.db import transaction
 
 from annotations import protocols
 from annotations.models import Campaign
-from annotations.quality.degrade import KINDS
 from annotations.models.quality import QualitySettings
+from annotations.quality.degrade import KINDS
 from annotations.quality.rules import Rules
 
 SETTINGS_FIELDS = ("degraded_share", "repeat_share", "degrade_kinds", "degrade_strength", "rules", "completion_codes")

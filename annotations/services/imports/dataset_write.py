@@ -20,8 +20,8 @@ from collections import defaultdict
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from annotations.models import Dataset, Item, Output, Reference, System
 from annotations.bulk import rows_insert
+from annotations.models import Dataset, Item, Output, Reference, System
 from annotations.services.imports.common import BATCH_SIZE
 from annotations.services.imports.dataset_validate import ItemRecord
 from annotations.services.imports.errors import ImportFailed, LineError, Problems

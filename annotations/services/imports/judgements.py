@@ -15,10 +15,10 @@ from itertools import islice
 from pathlib import Path
 from typing import BinaryIO
 
-from django.db import IntegrityError, transaction
 from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
 
-from annotations.models import Annotator, Campaign
+from annotations.models import Annotator, Campaign, Membership
 from annotations.protocols import registry as protocols
 from annotations.quality.imports import control_records, control_records_write, has_control
 from annotations.services.imports.common import (
@@ -31,13 +31,11 @@ from annotations.services.imports.common import (
 from annotations.services.imports.errors import ImportFailed, LineError, Problems
 from annotations.services.imports.judgement_validate import Lookup, judgement_records
 from annotations.services.imports.judgement_write import judgements_write, stored_judgements
-from annotations.services.imports.notes import is_note, note_records, notes_write, stored_notes
 from annotations.services.imports.mqm_tsv import mqm_tsv_objects
+from annotations.services.imports.notes import is_note, note_records, notes_write, stored_notes
 from annotations.services.imports.reading import decoded_lines, jsonl_stream, opened
 from annotations.services.imports.results import JudgementImportResult
-from annotations.models import Membership
 from annotations.services.projects import annotator_get_or_create
-
 
 FORMATS = ("jsonl", "mqm-tsv")
 # Lines checked and written at a time: the memory an import needs beyond its small keys.

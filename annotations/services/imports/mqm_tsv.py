@@ -23,11 +23,11 @@ from collections.abc import Iterable, Iterator
 
 from django.db import connection
 
+from annotations import protocols
 from annotations.models import Campaign, Output
 from annotations.protocols import mqm_scoring as mq
 from annotations.protocols.mqm_scoring import flat
 from annotations.services.imports.errors import Problems
-from annotations import protocols
 
 COLUMNS = ("system", "doc", "doc_id", "seg_id", "rater", "source", "target", "category", "severity")
 MARK = re.compile(r"</?v>")

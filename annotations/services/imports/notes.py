@@ -11,6 +11,7 @@ the answer or the field); an identical note already stored is skipped, a differe
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 from django.core.exceptions import ValidationError
 
 from annotations.models import UnitNote

@@ -17,7 +17,6 @@ from typing import BinaryIO
 from annotations.services.imports.errors import Problems
 from workbench import strictjson
 
-
 # Called now and then with the fraction of the file read so far (0-1).
 Progress = Callable[[float], None] | None
 PROGRESS_EVERY = 5000  # lines

@@ -20,8 +20,8 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from annotations.models import Dataset
-from metrics.score import Progress, parse_options
 from metrics.models import MetricRun, RunStatus
+from metrics.score import Progress, parse_options
 from metrics.selectors import run_waiting, with_progress
 from metrics.services import RunInputError, run_create, run_execute_sync
 from metrics.tasks import run_queue

@@ -13,6 +13,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 
 import bench_allocation as bench  # noqa: E402
+
 from annotations.allocation.adaptive import AdaptiveParams  # noqa: E402
 
 

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
-from annotations.analysis import agreement as ag
-from annotations.analysis import report
+from annotations.analysis import agreement as ag, report
 from annotations.models import Campaign, Output, RatingJudgement
 from annotations.selectors.outputs import output_identities
 from tests.memory import python_peak

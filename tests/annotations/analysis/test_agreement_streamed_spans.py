@@ -13,9 +13,7 @@ import pytest
 from django.core.cache import cache
 from django.core.management import call_command
 
-from annotations.analysis import agreement as ag
-from annotations.analysis import report
-from annotations.analysis import spans as sp
+from annotations.analysis import agreement as ag, report, spans as sp
 from annotations.analysis.suggestions import suggestion_report
 from annotations.demo import demo_datasets
 from annotations.demo.simulated import campaign_simulate

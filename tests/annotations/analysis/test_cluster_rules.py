@@ -15,8 +15,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from annotations.analysis import cluster_rules as cr
-from annotations.analysis import systems as sy
+from annotations.analysis import cluster_rules as cr, systems as sy
 
 LANGS = ["en-de", "en-cs", "cs-uk"]
 

@@ -37,9 +37,9 @@ def test_best_threshold_is_the_f1_maximum_over_the_metric_values():
 @pytest.mark.django_db
 def test_correlate_error_free_on_an_esa_campaign(dataset, tmp_path):  # noqa: F811
     from annotations.models import Campaign
+    from annotations.selectors.outputs import output_index
     from metrics.models import MetricRun
     from metrics.selectors import scores_by_output
-    from annotations.selectors.outputs import output_index
 
     run(
         "create_campaign",

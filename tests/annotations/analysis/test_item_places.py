@@ -133,8 +133,7 @@ def test_the_mqm_error_items_show_document_and_media(client, tmp_path):
     """The items behind one cell of the MQM breakdown (a WMT-shaped TSV import), with their places."""
     from annotations.models import Campaign
     from tests.annotations.factories import MembershipFactory, UserFactory
-    from tests.annotations.protocols.test_mqm import _dataset as mqm_dataset
-    from tests.annotations.protocols.test_mqm import generate, run
+    from tests.annotations.protocols.test_mqm import _dataset as mqm_dataset, generate, run
 
     texts, tsv = generate()
     mqm_dataset(tmp_path, texts)

@@ -9,8 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotations.analysis import correlation as co
-from annotations.analysis import waves as wv
+from annotations.analysis import correlation as co, waves as wv
 from tests.annotations.analysis.metric_runs import score_dataset
 from tests.annotations.analysis.test_protocols import SYSTEMS, _likert, dataset  # noqa: F401
 
@@ -119,8 +118,8 @@ def _matrices(judgements, metric_json):
 @pytest.mark.django_db
 def test_correlate_spa_command_and_compare_all(scored):
     from annotations.analysis.report import _matrices as matrices, human_output_scores, load
-    from annotations.selectors.outputs import output_index
     from annotations.models import Campaign
+    from annotations.selectors.outputs import output_index
     from metrics.models import MetricRun
     from metrics.selectors import scores_by_output
 

@@ -113,8 +113,8 @@ def import_hats(folder, tmp_path):
 
 
 def test_asset_bleu_against_meaning_fluency_simplicity(shared_data, tmp_path):
-    from scipy import stats
     import sacrebleu
+    from scipy import stats
 
     ratings = import_asset(shared_data / "asset", tmp_path)
     score_dataset("asset", "bleu")

@@ -70,8 +70,8 @@ def test_spa_is_one_figure_on_every_surface(scored, client):  # noqa: F811
     figure `co.spa` gives on the C-ordered matrices (the function the test above holds to pce.py)."""
     from annotations.analysis import pages
     from annotations.analysis.report import _matrices, human_output_scores, load
-    from annotations.selectors.outputs import output_index
     from annotations.models import Campaign, Membership
+    from annotations.selectors.outputs import output_index
     from metrics.models import MetricRun
     from metrics.selectors import scores_by_output
     from tests.annotations.analysis.test_meta_evaluation import run

@@ -206,10 +206,9 @@ def test_error_severity_overlap_with_esa_spans(client, likert, tmp_path):
     import json as _json
 
     from annotations.models import Output
-    from tests.annotations.test_real_data import write_jsonl
-    from tests.annotations.analysis.test_protocols import run
-
     from metrics.models import OutputScore
+    from tests.annotations.analysis.test_protocols import run
+    from tests.annotations.test_real_data import write_jsonl
 
     run(
         "create_campaign",

@@ -26,8 +26,8 @@ import pytest
 from django.db import connection
 
 from annotations.models import Assignment
-from tests.annotations.apis.test_next_assignment_concurrency import TIMEOUT, _campaign
 from annotations.services.assignments import assignment_next
+from tests.annotations.apis.test_next_assignment_concurrency import TIMEOUT, _campaign
 
 
 def _race(campaign, annotators):

@@ -3,19 +3,18 @@
 import random
 
 import pytest
-from scipy.stats import rankdata
 from rest_framework.test import APIClient
+from scipy.stats import rankdata
 
+from annotations import protocols
 from annotations.models import (
     Assignment,
     Membership,
     RatingJudgement,
 )
-from annotations import protocols
 from annotations.protocols.esa import span_record
 from annotations.services.campaigns import campaign_create
 from annotations.services.handles import output_handle
-from tests.annotations.server_time import about, worked
 from tests.annotations.factories import (
     DatasetFactory,
     ItemFactory,
@@ -25,6 +24,7 @@ from tests.annotations.factories import (
     SystemFactory,
     UserFactory,
 )
+from tests.annotations.server_time import about, worked
 from tests.protocol_plugin import campaign_settings, every_protocol
 
 pytestmark = pytest.mark.django_db

@@ -16,7 +16,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from annotations.models import Annotator, Dataset, Item, RatingJudgement, Output
+from annotations.models import Annotator, Dataset, Item, Output, RatingJudgement
 from tests.memory import MB, assert_peak_does_not_grow
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-
 from django.db import transaction
 
 from annotations.models import Campaign, Item, Output, SpanJudgement

@@ -9,8 +9,8 @@ from django.http import FileResponse
 from rest_framework.test import APIClient
 
 from annotations.export.jobs import export_job_run
-from annotations.models.exports import ExportJob
 from annotations.models import Membership, Project
+from annotations.models.exports import ExportJob
 from tests.annotations.export.test_export import likert  # noqa: F401  (fixture)
 from tests.annotations.factories import UserFactory
 

@@ -5,9 +5,8 @@ import json
 import re
 
 import pytest
-from django.urls import reverse
-
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotations.models import Assignment, Campaign, Item, PairwiseJudgement

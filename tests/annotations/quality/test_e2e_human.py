@@ -12,8 +12,8 @@ import pytest
 from django.core.management import call_command
 from scipy import stats
 
-from annotations.quality.figure_eight import study_read
 from annotations.models.quality import ControlJudgement, GoldUnit
+from annotations.quality.figure_eight import study_read
 
 pytestmark = pytest.mark.django_db
 

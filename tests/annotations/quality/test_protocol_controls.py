@@ -6,8 +6,8 @@ with the first answer to the same unit, and straight-lining looks at the score o
 import pytest
 
 from annotations import protocols
-from annotations.protocols.rows import JudgementRow
 from annotations.models.quality import ControlJudgement, ControlUnit
+from annotations.protocols.rows import JudgementRow
 
 # Alias 901 shows output 11 damaged; 902 shows output 12 as it is.
 DEGRADED = ControlUnit(

@@ -7,7 +7,6 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from annotations import protocols
-
 from annotations.models import Annotator, Enrolment
 from annotations.models.quality import ControlJudgement, ControlUnit
 from annotations.quality.selectors import annotator_quality, campaign_quality

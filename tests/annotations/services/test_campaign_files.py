@@ -16,9 +16,9 @@ from django.core.management.base import CommandError
 
 from annotations import protocols
 from annotations.models import Campaign
+from annotations.models.quality import QualitySettings
 from annotations.protocols import options as opt
 from annotations.protocols.common_options import COMMON, RELATIVE, SPAN_TEXT
-from annotations.models.quality import QualitySettings
 from annotations.services.campaign_files import campaign_file_schema
 from annotations.services.campaigns import campaign_create
 from annotations.services.imports import dataset_import

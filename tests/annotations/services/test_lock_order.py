@@ -12,13 +12,13 @@ from annotations import rows
 from annotations.models import Annotator, Assignment, Enrolment, Membership
 from annotations.services.assignment_work import _lock_both_sql, _own_lock_sql, assignment_lock_for, assignment_lock_own
 from annotations.services.assignments import assignment_next
-from tests.annotations.factories import MembershipFactory, UserFactory
 from tests.annotations.apis.test_next_assignment_concurrency import (
     TIMEOUT,
     _campaign,
     _in_thread,
     _wait_until_blocked,
 )
+from tests.annotations.factories import MembershipFactory, UserFactory
 
 
 class RowHolder(threading.Thread):

@@ -15,8 +15,8 @@ from annotations.services.assignments import assignment_next, assignments_expire
 from annotations.services.campaigns import campaign_create
 from annotations.services.submissions import unit_submit
 from tests.annotations.apis.test_next_assignment_concurrency import TIMEOUT, _in_thread, _wait_until_blocked
-from tests.annotations.services.test_lock_order import RowHolder, locked_elsewhere
 from tests.annotations.factories import AnnotatorFactory, DatasetFactory, ItemFactory, OutputFactory, SystemFactory
+from tests.annotations.services.test_lock_order import RowHolder, locked_elsewhere
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
-from tests.annotations.views.conftest import annotator, dataset, outsider, owner, project, researcher  # noqa: F401
-
 import pytest  # noqa: E402
+
+from tests.annotations.views.conftest import annotator, dataset, outsider, owner, project, researcher  # noqa: F401
 
 
 @pytest.fixture(autouse=True)

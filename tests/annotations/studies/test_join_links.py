@@ -13,8 +13,8 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from annotations.models import Annotator, Assignment, Campaign
-from annotations.services.campaigns import campaign_create
 from annotations.models.studies import JoinLink, JoinParticipant
+from annotations.services.campaigns import campaign_create
 from annotations.studies.selectors import completion_redirect_url
 from annotations.studies.services import join_link_create, join_link_revoke
 
