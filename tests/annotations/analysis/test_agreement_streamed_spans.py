@@ -294,7 +294,7 @@ def quality_of(campaign):
 
 @pytest.mark.slow
 @pytest.mark.django_db
-def test_span_agreement_and_quality_agreement_memory_is_flat_in_the_judgements(tmp_path, monkeypatch):
+def test_span_agreement_and_quality_agreement_hold_about_a_kilobyte_a_judgement_not_its_spans(tmp_path, monkeypatch):
     # What is held a chunk at a time (the reader's items, the rows fed together) made small, so
     # that the growth from 1,200 to 12,000 judgements is what is held for every judgement.
     reader = report.campaign_judgements
