@@ -132,18 +132,10 @@ def _record(line, obj, campaign, keys, lookup, errors) -> ControlRecord | None:
         errors.append(f'say which output was damaged: "degraded": {protocol.degraded_file_hint}')
     if errors:
         return None
-    if not isinstance(obj["annotator"], str) or not obj["annotator"].strip() or len(obj["annotator"]) > 200:
-        errors.append("annotator must be a name of 1 to 200 characters")
-    item_id = lookup.items.get(obj["item"]) if isinstance(obj["item"], str) else None
-    if item_id is None:
-        errors.append(f"unknown item {obj['item']!r} in dataset {campaign.dataset.name!r}")
-    try:
-        criterion = protocol.check_criterion(obj["criterion"], campaign=campaign)
-        time_spent = checks.time_spent_check(obj.get("time_spent_ms"))
-    except ValidationError as exc:
-        errors.extend(exc.messages)
-    if errors:
+    common = _common_fields(obj, campaign, protocol, lookup, errors)
+    if common is None:
         return None
+    item_id, criterion, time_spent = common
     record = ControlRecord(
         line=line,
         annotator=obj["annotator"].strip(),
@@ -220,18 +212,10 @@ def _relative_record(line, obj, campaign, lookup, errors) -> ControlRecord | Non
         errors.append(f"unknown field {', '.join(map(repr, unknown))} for a relative check")
     if errors:
         return None
-    if not isinstance(obj["annotator"], str) or not obj["annotator"].strip() or len(obj["annotator"]) > 200:
-        errors.append("annotator must be a name of 1 to 200 characters")
-    item_id = lookup.items.get(obj["item"]) if isinstance(obj["item"], str) else None
-    if item_id is None:
-        errors.append(f"unknown item {obj['item']!r} in dataset {campaign.dataset.name!r}")
-    try:
-        criterion = protocol.check_criterion(obj["criterion"], campaign=campaign)
-        time_spent = checks.time_spent_check(obj.get("time_spent_ms"))
-    except ValidationError as exc:
-        errors.extend(exc.messages)
-    if errors:
+    common = _common_fields(obj, campaign, protocol, lookup, errors)
+    if common is None:
         return None
+    item_id, criterion, time_spent = common
 
     def check(answer: dict, texts=None) -> dict | None:
         try:
@@ -256,6 +240,25 @@ def _relative_record(line, obj, campaign, lookup, errors) -> ControlRecord | Non
         passed=protocol.relative_passed(answer, RELATIVE_COPY),
         time_spent_ms=time_spent,
     )
+
+
+def _common_fields(obj, campaign, protocol, lookup, errors) -> tuple[int, str, int | None] | None:
+    """What every control line carries, checked: (item id, criterion, time spent), or None with the
+    reasons added to `errors`."""
+    if not isinstance(obj["annotator"], str) or not obj["annotator"].strip() or len(obj["annotator"]) > 200:
+        errors.append("annotator must be a name of 1 to 200 characters")
+    item_id = lookup.items.get(obj["item"]) if isinstance(obj["item"], str) else None
+    if item_id is None:
+        errors.append(f"unknown item {obj['item']!r} in dataset {campaign.dataset.name!r}")
+    criterion = time_spent = None
+    try:
+        criterion = protocol.check_criterion(obj["criterion"], campaign=campaign)
+        time_spent = checks.time_spent_check(obj.get("time_spent_ms"))
+    except ValidationError as exc:
+        errors.extend(exc.messages)
+    if errors:
+        return None
+    return item_id, criterion, time_spent
 
 
 def _key(annotator_id, kind, item_id, criterion, output_id, answer) -> tuple:
