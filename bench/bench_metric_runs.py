@@ -24,10 +24,8 @@ import gc
 import os
 import random
 import statistics
-import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import psycopg
@@ -89,37 +87,10 @@ def build(name: str, n_outputs: int, systems: int = 4):
 def start_worker(log_dir: Path, threads: int | None = None):
     """A worker process; `threads`: torch's threads in it (OMP_NUM_THREADS), so that
     several model workers on one machine share its cores instead of each using all."""
-    from workbench.celery import app
+    from workbench.celery_spawn import worker_start
 
-    name = f"bench-{uuid.uuid4().hex[:6]}@%h"
-    log = open(log_dir / f"bench-worker-{uuid.uuid4().hex[:6]}.log", "w")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "workbench",
-            "worker",
-            "-Q",
-            "cpu,gpu",
-            "--pool",
-            "solo",
-            "-n",
-            name,
-            "--loglevel",
-            "WARNING",
-        ],
-        cwd=ROOT,
-        env={**os.environ, **({"OMP_NUM_THREADS": str(threads)} if threads else {})},
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    host = name.replace("%h", os.uname().nodename)
-    deadline = time.monotonic() + 120
-    while not app.control.ping(destination=[host], timeout=1.0):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(f"worker did not start; see {log.name}")
+    env = {**os.environ, **({"OMP_NUM_THREADS": str(threads)} if threads else {})}
+    proc, _ = worker_start(env=env, log_dir=log_dir, prefix="bench", loglevel="WARNING")
     return proc
 
 
@@ -170,6 +141,7 @@ def main() -> None:
     from django.db import connections
 
     from workbench.celery import app
+    from workbench.celery_spawn import worker_stop
 
     log_dir = ROOT / "var"
     log_dir.mkdir(exist_ok=True)
@@ -185,7 +157,7 @@ def main() -> None:
             direct(warm, metric, options)  # load the model in this process
             if len(workers) > 1:  # back to one worker with all the cores
                 while workers:
-                    workers.pop().terminate()
+                    worker_stop(workers.pop())
                 workers.append(start_worker(log_dir))
             through_workers(warm, metric, options, chunk_size=1)  # load the model in the worker
             # Untimed: the first run over these outputs also fills PostgreSQL's caches, as
@@ -202,7 +174,7 @@ def main() -> None:
             # Two workers share the cores: torch's threads in each = cores / 2 (what the README asks
             # of production workers), or two model workers would each run threads on every core.
             share = max(1, (os.cpu_count() or 2) // 2)
-            workers.pop().terminate()
+            worker_stop(workers.pop())
             workers += [start_worker(log_dir, threads=share), start_worker(log_dir, threads=share)]
             through_workers(warm, metric, options, chunk_size=1)  # 8 one-output chunks: both workers warm
             t_two = min(through_workers(dataset, metric, options) for _ in range(args.repeat))
@@ -216,8 +188,7 @@ def main() -> None:
             )
     finally:
         for proc in workers:
-            proc.terminate()
-            proc.wait(timeout=30)
+            worker_stop(proc)
         connections.close_all()
         with psycopg.connect(f"{server_url()}/postgres", autocommit=True) as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {SCRATCH_DB} WITH (FORCE)")

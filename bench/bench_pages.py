@@ -367,28 +367,14 @@ def measure(repeat: int, only: str | None, cold_rounds: int = 1) -> dict:
 @contextlib.contextmanager
 def own_worker(database: str):
     """A Celery worker of the bench's own on its database (solo pool, queue cpu), stopped afterwards."""
-    import subprocess
-    import uuid
+    from workbench.celery_spawn import worker_start, worker_stop
 
-    from workbench.celery import app
-
-    name = f"bench-{uuid.uuid4().hex[:6]}@%h"
     env = dict(os.environ, DATABASE_URL=f"{server_url()}/{database}", DJANGO_SETTINGS_MODULE="workbench.settings.test")
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "workbench", "worker", "-Q", "cpu", "--pool", "solo", "-n", name]
-        + ["--loglevel", "WARNING"],
-        cwd=ROOT,
-        env=env,
-    )
-    host = name.replace("%h", os.uname().nodename)
+    worker, _ = worker_start(env=env, log_dir=ROOT / "var", prefix="bench", queues=("cpu",), loglevel="WARNING")
     try:
-        deadline = time.monotonic() + 120
-        while not app.control.ping(destination=[host], timeout=1.0):
-            assert time.monotonic() < deadline, "the bench's worker did not answer"
         yield worker
     finally:
-        worker.terminate()
-        worker.wait(timeout=60)
+        worker_stop(worker, within=60)
 
 
 def freshness(rounds: int = 3) -> dict:

@@ -9,16 +9,13 @@ worker stops consuming (`shared_worker_paused`), so their tasks reach only the w
 
 import os
 import subprocess
-import sys
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.waiting import wait_until
+from workbench.celery_spawn import WORKER_QUEUES, worker_start
 
 ROOT = Path(__file__).resolve().parent.parent
-WORKER_QUEUES = ("cpu", "gpu")
 SHARED_WORKER: dict = {}  # "host" while the session's shared worker is up (tests/conftest.py sets it)
 
 
@@ -31,7 +28,6 @@ def spawn_worker(db: dict, extra_env: dict) -> tuple[subprocess.Popen, str]:
     """Start a Celery worker process on the test database; return it and its host name once it answers a ping."""
     from workbench.celery import app
 
-    name = f"test-{uuid.uuid4().hex[:8]}@%h"
     env = dict(os.environ)
     env.update(
         DJANGO_SETTINGS_MODULE="workbench.settings.test",
@@ -41,51 +37,7 @@ def spawn_worker(db: dict, extra_env: dict) -> tuple[subprocess.Popen, str]:
         PYTHONUNBUFFERED="1",
         **{k: str(v) for k, v in extra_env.items()},
     )
-    (ROOT / "var").mkdir(exist_ok=True)
-    log = open(ROOT / "var" / f"test-worker-{uuid.uuid4().hex[:8]}.log", "w")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "workbench",
-            "worker",
-            "-Q",
-            ",".join(WORKER_QUEUES),
-            "--pool",
-            "solo",
-            "-n",
-            name,
-            "--loglevel",
-            "INFO",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    proc.log_path = log.name
-    proc.log_file = log
-    host = name.replace("%h", os.uname().nodename)
-
-    def answers() -> bool:
-        if proc.poll() is not None:
-            raise RuntimeError(f"celery worker exited with {proc.returncode}; see {log.name}")
-        return bool(app.control.ping(destination=[host], timeout=1.0))
-
-    wait_until(answers, 90, f"celery worker {host} to answer a ping (see {log.name})")
-    return proc, host
-
-
-def stop_worker(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-    proc.log_file.close()
+    return worker_start(env=env, log_dir=ROOT / "var", prefix="test", queues=WORKER_QUEUES)
 
 
 def purge_queues() -> None:

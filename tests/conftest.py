@@ -11,10 +11,10 @@ from tests.celery_workers import (
     purge_queues,
     shared_worker_paused,
     spawn_worker,
-    stop_worker,
     worker_idle,
 )
-from tests.waiting import wait_until  # tests import it from here too
+from tests.waiting import wait_until
+from workbench.celery_spawn import worker_stop
 
 ROOT = Path(__file__).resolve().parent.parent
 # WORKBENCH_SHARED_DATA points elsewhere, e.g. from a git worktree that does not sit beside shared/.
@@ -120,7 +120,7 @@ def start_celery_worker(transactional_db):
             yield start
         finally:
             for proc in started:
-                stop_worker(proc)
+                worker_stop(proc)
 
 
 @pytest.fixture(scope="session")
@@ -133,7 +133,7 @@ def shared_celery_worker(django_db_setup):
     SHARED_WORKER["host"] = host
     yield proc
     SHARED_WORKER.clear()
-    stop_worker(proc)
+    worker_stop(proc)
 
 
 @pytest.fixture

@@ -18,8 +18,10 @@ from celery import Celery
 from metrics.models import ChunkStatus, MetricRun, OutputScore, RunStatus
 from metrics.services import run_create
 from tests.celery_workers import purge_queues
-from tests.conftest import ROOT, wait_until
+from tests.conftest import ROOT
 from tests.metrics.conftest import build_dataset
+from tests.waiting import wait_until
+from workbench.celery_spawn import worker_stop
 
 pytestmark = pytest.mark.skipif(not Path("/usr/bin/redis-server").exists(), reason="redis-server is not installed")
 
@@ -109,13 +111,7 @@ def worker_on(transactional_db, no_worker, tmp_path):
 
     yield start
     for proc in started:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        proc.log_file.close()
+        worker_stop(proc)
 
 
 def test_run_survives_a_redis_sigkill_with_every_output_scored_once(own_redis, worker_on):
