@@ -1,4 +1,4 @@
-"""Waiting on a condition, never on the clock (the suite's rule: tests/conftest.py re-exports it)."""
+"""Waiting on a condition, never on the clock (the suite's rule): tests import `wait_until` from here."""
 
 import time
 from collections.abc import Callable

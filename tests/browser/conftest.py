@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from tests.conftest import wait_until
+from tests.waiting import wait_until
 
 # Playwright's sync API runs an event loop in this thread; Django would
 # otherwise refuse ORM calls made from the test body.

@@ -25,7 +25,8 @@ from django.db import connection
 
 from tests.browser.conftest import Snapshot, log_in, next_screen, open_unit
 from tests.browser.test_csp_and_layout import LISTEN
-from tests.conftest import ROOT, wait_until
+from tests.conftest import ROOT
+from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

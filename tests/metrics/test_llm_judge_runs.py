@@ -10,8 +10,8 @@ from annotations.models import Output
 from metrics.models import MetricRun, OutputScore, RunStatus
 from metrics.services import run_create, run_execute_sync
 from metrics.tasks import run_queue
-from tests.conftest import wait_until
 from tests.metrics.conftest import build_dataset
+from tests.waiting import wait_until
 
 
 def scores(run):

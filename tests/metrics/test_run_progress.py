@@ -11,8 +11,8 @@ from metrics.models import ChunkStatus, MetricRun, OutputScore, RunStatus
 from metrics.selectors import run_waiting, with_progress
 from metrics.services import run_cancel, run_create, run_prepare
 from tests.annotations.factories import MembershipFactory, UserFactory
-from tests.conftest import wait_until
 from tests.metrics.conftest import build_dataset
+from tests.waiting import wait_until
 
 
 def _api(dataset, name):

@@ -10,8 +10,8 @@ from django.core.management import CommandError, call_command
 
 from metrics.models import ChunkStatus, MetricRun, OutputScore, RunStatus
 from metrics.services import run_create, run_execute_sync
-from tests.conftest import wait_until
 from tests.metrics.conftest import build_dataset
+from tests.waiting import wait_until
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from annotations.services import figures as figure_services
 from tests.annotations.analysis.metric_runs import score_dataset
 from tests.annotations.analysis.test_protocols import _likert, dataset  # noqa: F401
 from tests.annotations.factories import MembershipFactory, UserFactory
-from tests.conftest import wait_until
+from tests.waiting import wait_until
 
 # The pages whose figures a worker computes, with the figure each waits for first.
 PAGES = ["analysis-dashboard", "analysis-meta", "campaign-quality"]

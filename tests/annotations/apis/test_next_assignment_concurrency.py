@@ -24,7 +24,7 @@ from tests.annotations.factories import (
     OutputFactory,
     SystemFactory,
 )
-from tests.conftest import wait_until
+from tests.waiting import wait_until
 
 TIMEOUT = 30
 

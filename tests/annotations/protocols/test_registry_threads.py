@@ -10,7 +10,7 @@ either finished or is waiting for the first): both get every protocol, nothing r
 import threading
 
 from annotations.protocols import registry
-from tests.conftest import wait_until
+from tests.waiting import wait_until
 
 
 class _WatchedLock:

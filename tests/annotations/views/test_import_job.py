@@ -12,7 +12,7 @@ from annotations.models import Dataset, ImportJob, Membership
 from annotations.services import import_jobs
 from tests.annotations.factories import MembershipFactory, UserFactory
 from tests.annotations.hostile import DATASET_LINES
-from tests.conftest import wait_until
+from tests.waiting import wait_until
 
 LINES = "".join(
     json.dumps({"item": f"i{n}", "outputs": {"A": f"a{n}", "B": f"b{n}"}}) + "\n" for n in range(5000)
