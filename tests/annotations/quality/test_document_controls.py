@@ -9,11 +9,13 @@ import re
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.db import transaction
 
-from annotations.models import Annotator, Assignment, Output, SpanJudgement, Unit
-from annotations.models.quality import ControlJudgement, ControlUnit
+from annotations.models import Annotator, Assignment, Enrolment, Output, SpanJudgement, Unit
+from annotations.models.quality import ControlJudgement, ControlUnit, QualitySettings
 from annotations.protocols.base import document_segments
 from annotations.quality.selectors import campaign_quality
+from annotations.quality.services.controls import _batch_plan
 from annotations.quality.services.gold_units import gold_unit_create
 from annotations.quality.services.settings import quality_settings_update
 from annotations.selectors.units import assignment_payload
@@ -367,3 +369,90 @@ def test_a_gold_document_answered_one_judgement_at_a_time_through_the_api(passes
     assert ControlJudgement.objects.get(assignment_id=body["id"]).passed is passes
     status = Assignment.objects.get(pk=body["id"]).status
     assert status == (Assignment.Status.DONE if passes else Assignment.Status.PENDING)
+
+
+def _shape(value):
+    """What a payload says apart from its texts and ids: its keys, list lengths and kinds of value."""
+    if isinstance(value, dict):
+        return {k: _shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(v) for v in value]
+    return type(value).__name__
+
+
+@pytest.mark.parametrize("passes", [True, False], ids=["passed", "failed"])
+def test_a_silent_gold_document_comes_at_its_planned_slot_unmarked_and_scored(passes):
+    """A silent gold document (context=document) is handed out inside the annotator's batch at the
+    slot their batch plan draws for it (from their seed), never at another; the annotator is shown a
+    document unit with the same fields as a regular one (nothing says gold, no explanation); it is
+    scored in every segment: one segment's output outside the expected answer fails it, and, silent,
+    it is not sent back (the unit is done either way)."""
+    dataset = _dataset(3, docs=8)
+    campaign = _campaign(dataset, tuple_size=3)  # cESA: a document's three systems in each unit
+    size = campaign.units_per_batch
+    annotator = Annotator.objects.create(project=campaign.project, name="ann")
+    first, _ = assignment_next(campaign=campaign, annotator=annotator)  # slot 0 of batch 0: never a control
+    regular = assignment_payload(assignment=first)  # a regular document unit as handed out
+    _submit(annotator, first, lambda o: 60.0)
+    # A silent gold unit goes only to an annotator who has seen nothing of its item: the gold document
+    # is one that the rest of this batch would not show them (a rehearsal, rolled back).
+    seen = {first.unit.item.doc}
+    with transaction.atomic():
+        for _ in range(size - 1):
+            ahead, _ = assignment_next(campaign=campaign, annotator=annotator)
+            seen.add(ahead.unit.item.doc)
+            _submit(annotator, ahead, lambda o: 60.0)
+        transaction.set_rollback(True)
+    doc = next(f"doc{d}" for d in range(8) if f"doc{d}" not in seen)
+    gold_item = dataset.items.get(doc=doc, doc_pos=0)
+    gold_unit_create(
+        campaign=campaign,
+        item=gold_item,
+        outputs=list(gold_item.outputs.all()),
+        expected={"*": {"min": 60}},
+        mode="silent",
+        explanation="EXPLAINED: every segment is fine.",
+    )
+    enrolment = Enrolment.objects.get(campaign=campaign, annotator=annotator)
+    plan = _batch_plan(
+        campaign=campaign, qs=QualitySettings(campaign=campaign), enrolment=enrolment, batch=0, silent_gold_left=1
+    )
+    ((slot, kind),) = plan
+    assert kind == "gold" and 1 <= slot < size
+
+    # The rest of the batch: the gold document at its slot, regular units at every other.
+    handed, shown = [], None
+    for seq in range(1, size):
+        assignment, _ = assignment_next(campaign=campaign, annotator=annotator)
+        assert assignment.seq == seq
+        handed.append(assignment)
+        if assignment.unit.kind != Unit.Kind.GOLD:
+            _submit(annotator, assignment, lambda o: 60.0)
+            continue
+        gold, shown = assignment, assignment_payload(assignment=assignment)
+        low = _segments(gold.unit, gold.shown_order)[3][1]  # one output of the last segment
+        # Scored in every segment: that one output below the expected minimum fails it.
+        _submit(annotator, gold, lambda o: 30.0 if o == low and not passes else 80.0)
+    assert [(a.seq, a.unit.kind) for a in handed] == [
+        (seq, Unit.Kind.GOLD if seq == slot else Unit.Kind.REGULAR) for seq in range(1, size)
+    ]
+    control = ControlUnit.objects.get(unit=gold.unit)
+    assert control.gold.item_id == gold_item.pk and control.batch == 0
+    # Nothing tells it apart: the fields of a regular document unit as handed out (its segments, sources,
+    # outputs), no word of gold, expectation or explanation.
+    assert _shape(shown) == _shape(regular)
+    per_assignment = ("id", "seq", "created_at", "expires_at", "shown_order", "item", "document", "progress")
+    assert {k: v for k, v in shown.items() if k not in per_assignment} == {
+        k: v for k, v in regular.items() if k not in per_assignment
+    }
+    assert [s["source"] for s in shown["document"]] == [f"Quelle {doc[3:]}.{k}." for k in range(4)]
+    assert "EXPLAINED" not in repr(shown) and "gold" not in repr(shown).lower()
+    segments = _segments(gold.unit, gold.shown_order)
+    assert [s["outputs"] for s in shown["document"]] == segments
+    assert [o["id"] for o in shown["item"]["outputs"]] == list(gold.shown_order)
+
+    (cj,) = ControlJudgement.objects.filter(control=control)
+    assert cj.passed is passes
+    assert Assignment.objects.get(pk=gold.pk).status == Assignment.Status.DONE  # silent: never sent back
+    assert not SpanJudgement.objects.filter(assignment=gold).exists()
+    assert campaign_quality(campaign=campaign)[annotator.pk].as_json()["gold"] == {"judged": 1, "passed": int(passes)}
