@@ -312,3 +312,30 @@ def document_items(
             OutputFactory(item=item, system=system, text=text.format(doc=doc, k=k, system=system.name, s=s))
         items[k] = item
     return [items[k] for k in sorted(items)]
+
+
+QUALITY_0_100 = {"name": "quality", "scale_min": 0, "scale_max": 100}
+
+
+def campaign_form_data(dataset: Dataset, *criteria: dict, **fields) -> dict:
+    """The campaign set-up page's POST (`campaign-new`) as a researcher sends it: `dataset`, the page's
+    defaults (redundancy 1, 5 units a batch, sources shown, no instructions), one criterion form per
+    `criteria` dict (its fields: name, scale_min, scale_max, question, widget; by default one 0-100
+    "quality"), then `fields` (name, protocol, systems, action, ...) added or replacing the defaults."""
+    criteria = criteria or (QUALITY_0_100,)
+    data = {
+        "dataset": dataset.pk,
+        "redundancy": 1,
+        "units_per_batch": 5,
+        "show_source": "on",
+        "pair_rounds": 0,
+        "assignment_timeout_minutes": 30,
+        "instructions": "",
+        "criteria-TOTAL_FORMS": len(criteria),
+        "criteria-INITIAL_FORMS": 0,
+        "criteria-MIN_NUM_FORMS": 1,
+        "criteria-MAX_NUM_FORMS": 20,
+    }
+    for k, criterion in enumerate(criteria):
+        data.update({f"criteria-{k}-{key}": value for key, value in criterion.items()})
+    return {**data, **fields}

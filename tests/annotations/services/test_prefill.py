@@ -20,7 +20,14 @@ from annotations.services.campaigns import campaign_create
 from annotations.services.prefill import mined_spans, nli_spans
 from annotations.services.submissions import unit_submit
 from tests.annotations.analysis.judge_runs import judge_run
-from tests.annotations.factories import AnnotatorFactory, DatasetFactory, ItemFactory, OutputFactory, SystemFactory
+from tests.annotations.factories import (
+    AnnotatorFactory,
+    DatasetFactory,
+    ItemFactory,
+    OutputFactory,
+    SystemFactory,
+    campaign_form_data,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -285,26 +292,9 @@ def test_set_up_page_and_api_create_a_prefilled_campaign(client, world):
     url = reverse("campaign-new", args=[world["dataset"].project.pk])
     page = client.get(url).content.decode()
     assert f'value="{world["run"].pk}"' in page and "pre: llm-judge" in page  # the run is offered
-    data = {
-        "dataset": world["dataset"].pk,
-        "name": "from-page",
-        "protocol": "esa",
-        "redundancy": 1,
-        "units_per_batch": 5,
-        "show_source": "on",
-        "pair_rounds": 0,
-        "assignment_timeout_minutes": 30,
-        "instructions": "",
-        "criteria-TOTAL_FORMS": 1,
-        "criteria-INITIAL_FORMS": 0,
-        "criteria-MIN_NUM_FORMS": 1,
-        "criteria-MAX_NUM_FORMS": 20,
-        "criteria-0-name": "quality",
-        "criteria-0-scale_min": 0,
-        "criteria-0-scale_max": 100,
-        "prefill_run": str(world["run"].pk),
-        "prefill_holdout": "0.5",
-    }
+    data = campaign_form_data(
+        world["dataset"], name="from-page", protocol="esa", prefill_run=str(world["run"].pk), prefill_holdout="0.5"
+    )
     assert client.post(url, data).status_code == 302
     campaign = Campaign.objects.get(name="from-page")
     assert campaign.prefilled and len(campaign.prefill.held_back) == 10

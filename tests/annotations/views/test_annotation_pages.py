@@ -10,7 +10,7 @@ from annotations.models import Assignment, Campaign, Membership, RatingJudgement
 from annotations.services.campaigns import campaign_create
 from annotations.services.handles import output_handle
 from annotations.templatetags.workbench import markdown_html
-from tests.annotations.factories import UserFactory
+from tests.annotations.factories import UserFactory, campaign_form_data
 
 pytestmark = pytest.mark.django_db
 
@@ -157,30 +157,16 @@ def test_campaign_set_up_page_creates_and_previews(client, researcher, annotator
     assert client.get(url).status_code == 404
     client.force_login(researcher)
     assert client.get(url).status_code == 200
-    data = {
-        "dataset": dataset.pk,
-        "name": "From the page",
-        "protocol": "likert",
-        "redundancy": 2,
-        "units_per_batch": 5,
-        "show_source": "on",
-        "pair_rounds": 0,
-        "assignment_timeout_minutes": 30,
-        "instructions": "Rate *carefully*.",
-        "criteria-TOTAL_FORMS": 2,
-        "criteria-INITIAL_FORMS": 0,
-        "criteria-MIN_NUM_FORMS": 1,
-        "criteria-MAX_NUM_FORMS": 20,
-        "criteria-0-name": "fluency",
-        "criteria-0-question": "Fluent?",
-        "criteria-0-scale_min": 1,
-        "criteria-0-scale_max": 6,
-        "criteria-1-name": "adequacy",
-        "criteria-1-scale_min": 0,
-        "criteria-1-scale_max": 100,
-        "criteria-1-widget": "slider",
-        "systems": [dataset.systems.get(name="sysA").pk],
-    }
+    data = campaign_form_data(
+        dataset,
+        {"name": "fluency", "question": "Fluent?", "scale_min": 1, "scale_max": 6},
+        {"name": "adequacy", "scale_min": 0, "scale_max": 100, "widget": "slider"},
+        name="From the page",
+        protocol="likert",
+        redundancy=2,
+        instructions="Rate *carefully*.",
+        systems=[dataset.systems.get(name="sysA").pk],
+    )
     preview = client.post(url, {**data, "action": "preview"})
     html = preview.content.decode()
     assert preview.status_code == 200 and "Preview" in html and 'id="unit-form"' in html

@@ -3,6 +3,7 @@
 import pytest
 
 from annotations.models import Campaign
+from tests.annotations.factories import campaign_form_data
 
 pytestmark = pytest.mark.django_db
 
@@ -15,26 +16,14 @@ def test_the_set_up_form_previews_and_creates_a_post_edit_campaign(client, resea
 
     url = reverse("campaign-new", args=[project.pk])
     client.force_login(researcher)
-    data = {
-        "dataset": dataset.pk,
-        "name": "PE set up",
-        "protocol": "post-edit",
-        "redundancy": 1,
-        "units_per_batch": 5,
-        "show_source": "on",
-        "pair_rounds": 0,
-        "assignment_timeout_minutes": 30,
-        "instructions": "",
-        "criteria-TOTAL_FORMS": 1,
-        "criteria-INITIAL_FORMS": 0,
-        "criteria-MIN_NUM_FORMS": 1,
-        "criteria-MAX_NUM_FORMS": 20,
-        "criteria-0-name": "post-edit",
-        "criteria-0-scale_min": "",
-        "criteria-0-scale_max": "",
-        "systems": [s.pk for s in dataset.systems.all()],
-        "action": "preview",
-    }
+    data = campaign_form_data(
+        dataset,
+        {"name": "post-edit", "scale_min": "", "scale_max": ""},
+        name="PE set up",
+        protocol="post-edit",
+        systems=[s.pk for s in dataset.systems.all()],
+        action="preview",
+    )
     html = client.post(url, data).content.decode()
     assert "data-post-edit=" in html and "<textarea" in html and 'type="range"' not in html
     assert static("js/protocols/post_edit.js") in html

@@ -12,6 +12,7 @@ from django.urls import reverse
 
 from annotations import protocols
 from annotations.services.campaigns import campaign_create
+from tests.annotations.factories import campaign_form_data
 from tests.protocol_plugin import campaign_settings, every_protocol
 
 SCRIPT_SRC = re.compile(r'<script src="([^"]+)"')
@@ -72,26 +73,8 @@ def test_the_set_up_preview_loads_the_previewed_protocols_script(client, researc
     url = reverse("campaign-new", args=[project.pk])
     client.force_login(researcher)
     assert not {s for s in _scripts(client.get(url).content.decode()) if "/js/protocols/" in s}
-    data = {
-        "dataset": dataset.pk,
-        "name": "Preview ESA",
-        "protocol": "esa",
-        "redundancy": 1,
-        "units_per_batch": 5,
-        "show_source": "on",
-        "pair_rounds": 0,
-        "assignment_timeout_minutes": 30,
-        "instructions": "",
-        "criteria-TOTAL_FORMS": 1,
-        "criteria-INITIAL_FORMS": 0,
-        "criteria-MIN_NUM_FORMS": 1,
-        "criteria-MAX_NUM_FORMS": 20,
-        "criteria-0-name": "quality",
-        "criteria-0-scale_min": 0,
-        "criteria-0-scale_max": 100,
-        "systems": [s.pk for s in dataset.systems.all()],
-        "action": "preview",
-    }
+    systems = [s.pk for s in dataset.systems.all()]
+    data = campaign_form_data(dataset, name="Preview ESA", protocol="esa", systems=systems, action="preview")
     html = client.post(url, data).content.decode()
     assert 'id="esa-text"' in html
     mine = {s for s in _scripts(html) if "/js/annotate.js" in s or "/js/protocols/" in s}
@@ -101,27 +84,10 @@ def test_the_set_up_preview_loads_the_previewed_protocols_script(client, researc
 def test_the_set_up_preview_of_a_cesa_campaign_shows_its_outputs_side_by_side(client, researcher, project, dataset):
     url = reverse("campaign-new", args=[project.pk])
     client.force_login(researcher)
-    data = {
-        "dataset": dataset.pk,
-        "name": "Preview cESA",
-        "protocol": "cesa",
-        "redundancy": 1,
-        "tuple_size": 2,
-        "units_per_batch": 5,
-        "show_source": "on",
-        "pair_rounds": 0,
-        "assignment_timeout_minutes": 30,
-        "instructions": "",
-        "criteria-TOTAL_FORMS": 1,
-        "criteria-INITIAL_FORMS": 0,
-        "criteria-MIN_NUM_FORMS": 1,
-        "criteria-MAX_NUM_FORMS": 20,
-        "criteria-0-name": "quality",
-        "criteria-0-scale_min": 0,
-        "criteria-0-scale_max": 100,
-        "systems": [s.pk for s in dataset.systems.all()],
-        "action": "preview",
-    }
+    systems = [s.pk for s in dataset.systems.all()]
+    data = campaign_form_data(
+        dataset, name="Preview cESA", protocol="cesa", tuple_size=2, systems=systems, action="preview"
+    )
     html = client.post(url, data).content.decode()
     assert html.count("data-span-card") == 2 and 'id="esa-text-1"' in html and 'id="esa-text-2"' in html
     assert "Output 1" in html and "Output 2" in html
