@@ -9,7 +9,6 @@ The metric runs' database ids ("run", "compare_run") are the one part of the ans
 to differ. A deterministic subsample (the first ITEMS rated sentences by id) keeps it quick.
 """
 
-import csv
 import json
 import random
 from io import StringIO
@@ -19,83 +18,29 @@ import pytest
 from django.core.management import call_command
 
 from annotations.models import Annotator, Output, Project
+from tests.annotations import asset
+from tests.annotations.asset import CRITERIA, run, write_jsonl
 
 pytestmark = pytest.mark.django_db
-CRITERIA = ("meaning", "fluency", "simplicity")
 ITEMS = 50
 SEED = 26
 RUN_IDS = ("run", "compare_run")
 
 
-def _run(*args) -> dict:
-    out = StringIO()
-    call_command(*args, "--json", stdout=out, stderr=StringIO())
-    return json.loads(out.getvalue())
-
-
-def _write_jsonl(path: Path, rows) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
-def _lines(path: Path) -> list[str]:
-    return path.read_text(encoding="utf-8").rstrip("\n").split("\n")
-
-
 @pytest.fixture
-def asset_files(shared_data, tmp_path):
-    """dataset.jsonl and judgements.jsonl of the first ITEMS rated ASSET sentences, in file order."""
+def asset_files(shared_data):
+    """dataset.jsonl and judgements.jsonl lines of the first ITEMS rated ASSET sentences, in file order."""
     folder = shared_data / "asset"
-    with (folder / "human_ratings.csv").open(encoding="utf-8", newline="") as f:
-        ratings = list(csv.DictReader(f))
+    ratings = asset.asset_ratings(folder)
     keep = sorted({int(r["original_sentence_id"]) for r in ratings})[:ITEMS]
-    ratings = [r for r in ratings if int(r["original_sentence_id"]) in keep]
-    originals = _lines(folder / "asset.test.orig")
-    references = [_lines(folder / f"asset.test.simp.{k}") for k in range(10)]
-    rated = {int(r["original_sentence_id"]): r["simplification"] for r in ratings}
-    items = [
-        {
-            "item": f"asset-{i}",
-            "source": originals[i],
-            "references": [refs[i] for refs in references],
-            "outputs": {"rated": rated[i]},
-        }
-        for i in keep
-    ]
-    judgements = [
-        {
-            "item": f"asset-{r['original_sentence_id']}",
-            "system": "rated",
-            "annotator": r["worker_id"],
-            "criterion": r["aspect"],
-            "score": float(r["rating"]),
-        }
-        for r in ratings
-    ]
-    return items, judgements
+    return asset.asset_lines(folder, [r for r in ratings if int(r["original_sentence_id"]) in keep], items=keep)
 
 
 def _import(dataset_file: Path, judgement_file: Path) -> None:
     """An empty workbench, then the public commands: dataset, campaign, judgements, two metric runs."""
     Project.objects.all().delete()
     assert not Output.objects.exists() and not Annotator.objects.exists()
-    _run("import_dataset", str(dataset_file), "--dataset", "asset", "--project", "asset")
-    _run(
-        "create_campaign",
-        "--dataset",
-        "asset",
-        "--name",
-        "asset-ratings",
-        "--protocol",
-        "likert",
-        "--criteria",
-        ",".join(CRITERIA),
-        "--scale",
-        "0-100",
-        "--redundancy",
-        "15",
-    )
-    _run("import_judgements", str(judgement_file), "--campaign", "asset-ratings")
+    asset.campaign_import(dataset_file, judgement_file, project="asset")
     for metric in ("bleu", "chrf"):
         call_command(
             "run_metric",
@@ -110,11 +55,11 @@ def _import(dataset_file: Path, judgement_file: Path) -> None:
 
 def _answers() -> dict:
     """Every figure with an interval or a p-value, as the commands print it (run ids left out)."""
-    found = {"agreement": _run("agreement", "--campaign", "asset-ratings", "--seed", str(SEED))}
+    found = {"agreement": run("agreement", "--campaign", "asset-ratings", "--seed", str(SEED))}
     for c in CRITERIA:
         for extra in ([], ["--compare", "chrf"], ["--method", "kendall", "--group-by", "item"], ["--level", "system"]):
             key = " ".join(["correlate", c, *extra])
-            answer = _run(
+            answer = run(
                 "correlate",
                 "--campaign",
                 "asset-ratings",
@@ -137,10 +82,10 @@ def _ids() -> list[tuple[str, int]]:
 def test_same_figures_in_any_import_order_and_after_a_round_trip(asset_files, tmp_path):
     items, judgements = asset_files
 
-    _import(_write_jsonl(tmp_path / "d1.jsonl", items), _write_jsonl(tmp_path / "j1.jsonl", judgements))
+    _import(write_jsonl(tmp_path / "d1.jsonl", items), write_jsonl(tmp_path / "j1.jsonl", judgements))
     first, first_ids = _answers(), _ids()
     exported = tmp_path / "export"
-    _run(
+    run(
         "export_dataset",
         "--campaign",
         "asset-ratings",
@@ -154,7 +99,7 @@ def test_same_figures_in_any_import_order_and_after_a_round_trip(asset_files, tm
     # The dataset reversed, the judgements shuffled: other database ids for the same data.
     shuffled = list(judgements)
     random.Random(SEED).shuffle(shuffled)
-    _import(_write_jsonl(tmp_path / "d2.jsonl", items[::-1]), _write_jsonl(tmp_path / "j2.jsonl", shuffled))
+    _import(write_jsonl(tmp_path / "d2.jsonl", items[::-1]), write_jsonl(tmp_path / "j2.jsonl", shuffled))
     second, second_ids = _answers(), _ids()
     # The test means something only if the ids really follow another order.
     order = [pk for _, pk in first_ids]
@@ -198,10 +143,8 @@ def _choice_answers(
         lines.reverse()
         judgements = list(judgements)
         rng.shuffle(judgements)
-    _run(
-        "import_dataset", str(_write_jsonl(tmp_path / f"{name}-d.jsonl", lines)), "--dataset", "sim", "--project", "sim"
-    )
-    _run(
+    run("import_dataset", str(write_jsonl(tmp_path / f"{name}-d.jsonl", lines)), "--dataset", "sim", "--project", "sim")
+    run(
         "create_campaign",
         "--dataset",
         "sim",
@@ -214,8 +157,8 @@ def _choice_answers(
         "--redundancy",
         "3",
     )
-    _run("import_judgements", str(_write_jsonl(tmp_path / f"{name}-j.jsonl", judgements)), "--campaign", name)
-    return _run("agreement", "--campaign", name, "--seed", str(SEED))
+    run("import_judgements", str(write_jsonl(tmp_path / f"{name}-j.jsonl", judgements)), "--campaign", name)
+    return run("agreement", "--campaign", name, "--seed", str(SEED))
 
 
 def _simulated(n_items=30):

@@ -5,7 +5,6 @@ never from the workbench's own output.
 """
 
 import io
-import json
 from collections import defaultdict
 from statistics import mean
 
@@ -16,10 +15,10 @@ import sacrebleu
 from scipy.stats import pearsonr, spearmanr
 
 from annotations.models import Annotator, Campaign, Output, Project, RatingJudgement
+from tests.annotations.asset import CRITERIA, campaign_reimport
 from tests.annotations.export.conftest import read_jsonl, run
 
 pytestmark = pytest.mark.django_db
-CRITERIA = ("meaning", "fluency", "simplicity")
 
 
 def _alpha_from_rows(rows, criterion, level="interval"):
@@ -89,25 +88,8 @@ def test_jsonl_export_imports_back_with_identical_figures(asset_campaign, asset_
     Project.objects.all().delete()
     assert not Annotator.objects.exists() and not RatingJudgement.objects.exists()
 
-    config = json.loads((out / "campaign.json").read_text())
-    run("import_dataset", str(out / "dataset.jsonl"), "--dataset", config["dataset"], "--project", "reimported")
-    scale = "-".join(f"{x:g}" for x in config["scale"])
-    run(
-        "create_campaign",
-        "--dataset",
-        config["dataset"],
-        "--name",
-        config["name"],
-        "--protocol",
-        config["protocol"],
-        "--criteria",
-        ",".join(config["criteria"]),
-        "--scale",
-        scale,
-        "--redundancy",
-        str(config["redundancy"]),
-    )
-    assert run("import_judgements", str(out / "judgements.jsonl"), "--campaign", config["name"])["created"] == 4500
+    # Rebuilt from the export alone: campaign.json's settings, the dataset, the judgements.
+    assert campaign_reimport(out, project="reimported")["created"] == 4500
 
     campaign = Campaign.objects.get(name="asset-ratings")
     rows = _db_rows(campaign)
@@ -172,23 +154,7 @@ def test_metric_scores_and_correlations_survive_the_round_trip(asset_campaign, a
         assert first[c] == pytest.approx(expected[c], abs=1e-12)
 
     Project.objects.all().delete()
-    run("import_dataset", str(tmp_path / "one" / "dataset.jsonl"), "--dataset", "asset", "--project", "again")
-    run(
-        "create_campaign",
-        "--dataset",
-        "asset",
-        "--name",
-        "asset-ratings",
-        "--protocol",
-        "likert",
-        "--criteria",
-        "meaning,fluency,simplicity",
-        "--scale",
-        "0-100",
-        "--redundancy",
-        "15",
-    )
-    run("import_judgements", str(tmp_path / "one" / "judgements.jsonl"), "--campaign", "asset-ratings")
+    campaign_reimport(tmp_path / "one", project="again")
     campaign = Campaign.objects.get(name="asset-ratings")
     _bleu_run(campaign.dataset)
     run("export_dataset", "--campaign", "asset-ratings", "--out", str(tmp_path / "two"))
@@ -275,24 +241,7 @@ def test_agreement_and_correlate_commands_give_identical_figures_after_the_round
         )  # the command rounds to 6 places
 
     Project.objects.all().delete()
-    config = json.loads((out / "campaign.json").read_text())
-    run("import_dataset", str(out / "dataset.jsonl"), "--dataset", "asset", "--project", "again")
-    run(
-        "create_campaign",
-        "--dataset",
-        "asset",
-        "--name",
-        "asset-ratings",
-        "--protocol",
-        "likert",
-        "--criteria",
-        ",".join(config["criteria"]),
-        "--scale",
-        "0-100",
-        "--redundancy",
-        str(config["redundancy"]),
-    )
-    run("import_judgements", str(out / "judgements.jsonl"), "--campaign", "asset-ratings")
+    campaign_reimport(out, project="again")
     _run_metric()
     after = _public_figures("asset-ratings")
     assert _differences(_strip_names(after), _strip_names(before)) == []
