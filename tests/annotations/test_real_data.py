@@ -1,105 +1,38 @@
 """Real public judgements (../shared/data) through the public import commands.
 
-ASSET (Alva-Manchego et al. 2020): items are the 359 lines of
-`asset.test.orig` (id `asset-<0-based line>`, the `original_sentence_id` of
-`human_ratings.csv`), with the 10 references of `asset.test.simp.0..9`; the
-100 rated system simplifications are the outputs of one system `rated`; the
-4,500 ratings (0-100, criteria meaning / fluency / simplicity, annotator =
-`worker_id`) go into a Likert campaign. The rated sentences are matched to
-their line by `original_sentence_id` (their casing differs slightly from the
-test files).
+ASSET (Alva-Manchego et al. 2020): the set-up of tests/annotations/asset.py (its docstring says how the
+files map to items, outputs and ratings), checked here against the files.
 
-HATS (Bañeras-Roux et al. 2023): one item per row of `hats.tsv` (id
-`hats-<row>`, 1-based), the reference transcript as reference, `hypA` and
-`hypB` as the outputs of systems `hypA` and `hypB`. The file only holds vote
-counts, so each vote becomes one pairwise judgement by a synthetic annotator
-named `vote-1`, `vote-2`, ... within the item: the first `nbrA` votes prefer
-A, the next `nbrB` prefer B (the real voters are not identified per row).
+HATS (Bañeras-Roux et al. 2023): the set-up of tests/annotations/hats.py (one pairwise judgement a vote),
+checked here against the file.
 """
 
-import csv
-import json
 from collections import Counter, defaultdict
-from io import StringIO
-from pathlib import Path
 from statistics import mean
 
 import pytest
-from django.core.management import call_command
 
 from annotations.models import Annotator, Dataset, Item, Output, PairwiseJudgement, RatingJudgement, Reference
+from tests.annotations import asset
+from tests.annotations.asset import read_lines, run, write_jsonl
+from tests.annotations.hats import hats_import
 
 pytestmark = pytest.mark.django_db
-
-
-def run(*args) -> dict:
-    out = StringIO()
-    call_command(*args, "--json", stdout=out)
-    return json.loads(out.getvalue())
-
-
-def write_jsonl(path: Path, rows) -> Path:
-    with path.open("w", encoding="utf-8") as f:
-        for row in rows:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
-    return path
-
-
-def read_lines(path: Path) -> list[str]:
-    # The ASSET files have no final newline: split, do not drop the last line.
-    return path.read_text(encoding="utf-8").rstrip("\n").split("\n")
 
 
 def test_asset_ratings_import(shared_data, tmp_path):
     folder = shared_data / "asset"
     originals = read_lines(folder / "asset.test.orig")
     references = [read_lines(folder / f"asset.test.simp.{k}") for k in range(10)]
-    with (folder / "human_ratings.csv").open(encoding="utf-8", newline="") as f:
-        ratings = list(csv.DictReader(f))
+    ratings = asset.asset_ratings(folder)
     rated = {int(r["original_sentence_id"]): r["simplification"] for r in ratings}
+    dataset_lines, judgement_lines = asset.asset_lines(folder, ratings)
+    dataset_file = write_jsonl(tmp_path / "asset.jsonl", dataset_lines)
+    judgement_file = write_jsonl(tmp_path / "asset-ratings.jsonl", judgement_lines)
 
-    dataset_file = write_jsonl(
-        tmp_path / "asset.jsonl",
-        (
-            {
-                "item": f"asset-{i}",
-                "source": src,
-                "references": [refs[i] for refs in references],
-                "outputs": {"rated": rated[i]} if i in rated else {},
-            }
-            for i, src in enumerate(originals)
-        ),
-    )
-    judgement_file = write_jsonl(
-        tmp_path / "asset-ratings.jsonl",
-        (
-            {
-                "item": f"asset-{r['original_sentence_id']}",
-                "system": "rated",
-                "annotator": r["worker_id"],
-                "criterion": r["aspect"],
-                "score": float(r["rating"]),
-            }
-            for r in ratings
-        ),
-    )
-
-    summary = run("import_dataset", str(dataset_file), "--dataset", "asset", "--project", "asset")
+    summary, judgements = asset.campaign_import(dataset_file, judgement_file, project="asset")
     assert (summary["items"], summary["outputs"], summary["references_created"]) == (359, 100, 3590)
-    run(
-        "create_campaign",
-        "--dataset",
-        "asset",
-        "--name",
-        "asset-ratings",
-        "--protocol",
-        "likert",
-        "--criteria",
-        "meaning,fluency,simplicity",
-        "--scale",
-        "0-100",
-    )
-    assert run("import_judgements", str(judgement_file), "--campaign", "asset-ratings") == {
+    assert judgements == {
         "campaign": "asset-ratings",
         "judgements": 4500,
         "created": 4500,
@@ -133,48 +66,12 @@ def test_asset_ratings_import(shared_data, tmp_path):
 
 
 def test_hats_pairwise_import(shared_data, tmp_path):
-    with (shared_data / "hats" / "hats.tsv").open(encoding="utf-8", newline="") as f:
-        rows = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+    rows, dataset, judgements = hats_import(shared_data / "hats", tmp_path)
     assert len(rows) == 1000
-
-    dataset_file = write_jsonl(
-        tmp_path / "hats.jsonl",
-        (
-            {"item": f"hats-{n}", "references": [r["reference"]], "outputs": {"hypA": r["hypA"], "hypB": r["hypB"]}}
-            for n, r in enumerate(rows, start=1)
-        ),
-    )
-
-    def votes():
-        for n, r in enumerate(rows, start=1):
-            winners = ["a"] * int(r["nbrA"]) + ["b"] * int(r["nbrB"])
-            for k, winner in enumerate(winners, start=1):
-                yield {
-                    "item": f"hats-{n}",
-                    "annotator": f"vote-{k}",
-                    "criterion": "preference",
-                    "a": "hypA",
-                    "b": "hypB",
-                    "winner": winner,
-                }
-
-    judgement_file = write_jsonl(tmp_path / "hats-votes.jsonl", votes())
     total_votes = sum(int(r["nbrA"]) + int(r["nbrB"]) for r in rows)
     assert total_votes == 7150
-
-    assert run("import_dataset", str(dataset_file), "--dataset", "hats")["outputs"] == 2000
-    run(
-        "create_campaign",
-        "--dataset",
-        "hats",
-        "--name",
-        "hats-votes",
-        "--protocol",
-        "pairwise",
-        "--criteria",
-        "preference",
-    )
-    assert run("import_judgements", str(judgement_file), "--campaign", "hats-votes")["created"] == total_votes
+    assert dataset["outputs"] == 2000
+    assert judgements["created"] == total_votes
 
     # Count the votes per item and system from the database, whatever the stored (canonical) order.
     counts: dict[str, Counter] = defaultdict(Counter)

@@ -3,113 +3,31 @@
 Figures printed here go into the issue note (run with -s to see them).
 """
 
-import csv
-import json
-from io import StringIO
-
 import pytest
-from django.core.management import call_command
 
+from tests.annotations import asset
 from tests.annotations.analysis.metric_runs import score_dataset
-from tests.annotations.test_real_data import read_lines, write_jsonl
+from tests.annotations.asset import read_lines, run, write_jsonl
+from tests.annotations.hats import hats_import
 
 pytestmark = pytest.mark.django_db
 
 
-def run(*args) -> dict:
-    out = StringIO()
-    call_command(*args, "--json", stdout=out)
-    return json.loads(out.getvalue())
-
-
 def import_asset(folder, tmp_path):
-    originals = read_lines(folder / "asset.test.orig")
-    references = [read_lines(folder / f"asset.test.simp.{k}") for k in range(10)]
-    with (folder / "human_ratings.csv").open(encoding="utf-8", newline="") as f:
-        ratings = list(csv.DictReader(f))
-    rated = {int(r["original_sentence_id"]): r["simplification"] for r in ratings}
-    write_jsonl(
-        tmp_path / "asset.jsonl",
-        (
-            {
-                "item": f"asset-{i}",
-                "source": src,
-                "references": [refs[i] for refs in references],
-                "outputs": {"rated": rated[i]} if i in rated else {},
-            }
-            for i, src in enumerate(originals)
-        ),
+    """ASSET's ratings in their Likert campaign (tests/annotations/asset.py); the CSV's rows."""
+    ratings = asset.asset_ratings(folder)
+    dataset, judgements = asset.asset_lines(folder, ratings)
+    asset.campaign_import(
+        write_jsonl(tmp_path / "asset.jsonl", dataset),
+        write_jsonl(tmp_path / "asset-ratings.jsonl", judgements),
+        project="asset",
     )
-    write_jsonl(
-        tmp_path / "asset-ratings.jsonl",
-        (
-            {
-                "item": f"asset-{r['original_sentence_id']}",
-                "system": "rated",
-                "annotator": r["worker_id"],
-                "criterion": r["aspect"],
-                "score": float(r["rating"]),
-            }
-            for r in ratings
-        ),
-    )
-    run("import_dataset", str(tmp_path / "asset.jsonl"), "--dataset", "asset", "--project", "asset")
-    run(
-        "create_campaign",
-        "--dataset",
-        "asset",
-        "--name",
-        "asset-ratings",
-        "--protocol",
-        "likert",
-        "--criteria",
-        "meaning,fluency,simplicity",
-        "--scale",
-        "0-100",
-    )
-    run("import_judgements", str(tmp_path / "asset-ratings.jsonl"), "--campaign", "asset-ratings")
     return ratings
 
 
 def import_hats(folder, tmp_path):
-    with (folder / "hats.tsv").open(encoding="utf-8", newline="") as f:
-        rows = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
-    write_jsonl(
-        tmp_path / "hats.jsonl",
-        (
-            {"item": f"hats-{n}", "references": [r["reference"]], "outputs": {"hypA": r["hypA"], "hypB": r["hypB"]}}
-            for n, r in enumerate(rows, start=1)
-        ),
-    )
-
-    def votes():
-        for n, r in enumerate(rows, start=1):
-            winners = ["a"] * int(r["nbrA"]) + ["b"] * int(r["nbrB"])
-            for k, winner in enumerate(winners, start=1):
-                yield {
-                    "item": f"hats-{n}",
-                    "annotator": f"vote-{k}",
-                    "criterion": "preference",
-                    "a": "hypA",
-                    "b": "hypB",
-                    "winner": winner,
-                }
-
-    write_jsonl(tmp_path / "hats-votes.jsonl", votes())
-    run("import_dataset", str(tmp_path / "hats.jsonl"), "--dataset", "hats", "--project", "hats")
-    run(
-        "create_campaign",
-        "--dataset",
-        "hats",
-        "--name",
-        "hats-votes",
-        "--protocol",
-        "pairwise",
-        "--criteria",
-        "preference",
-    )
-    run("import_judgements", str(tmp_path / "hats-votes.jsonl"), "--campaign", "hats-votes")
-    return rows
+    """HATS's votes in their pairwise campaign (tests/annotations/hats.py); the TSV's rows."""
+    return hats_import(folder, tmp_path)[0]
 
 
 def test_asset_bleu_against_meaning_fluency_simplicity(shared_data, tmp_path):
