@@ -114,6 +114,7 @@ def scatter(
                 {
                     "output": o,
                     "item": info["item_ext"],
+                    "item_id": info["item"],
                     "system": info["system"],
                     "metric": metric[o],
                     "human": h,
@@ -121,6 +122,7 @@ def scatter(
                 }
             )
         points.sort(key=lambda p: (p["system"], p["item"]))
+        with_places(points)  # the table's document and media markers, as the other item lists
         r = co.correlate(
             np.array([p["human"] for p in points]),
             np.array([p["metric"] for p in points]) * (1 if run.higher_is_better else -1),
