@@ -334,11 +334,14 @@ def wave_discrepancies(campaign: Campaign, *, annotators: str = INCLUDED, thresh
         figures = report.waves_report(campaign=campaign, annotators=annotators, threshold=threshold)
         if figures is None:
             return None
-        rows = [
-            {"criterion": c, **r, "url": item_url(r["item"])}
-            for c, f in figures["criteria"].items()
-            for r in f["discrepancies"]
-        ]
+        rows = with_places(  # each row's document and media markers, as the other item lists
+            [
+                {"criterion": c, **r, "url": item_url(r["item"])}
+                for c, f in figures["criteria"].items()
+                for r in f["discrepancies"]
+            ],
+            item_key="item",
+        )
         return {
             "threshold": threshold,
             "label": figures["discrepancy_label"],
