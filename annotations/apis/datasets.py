@@ -105,8 +105,8 @@ class DatasetListApi(ApiAuthMixin, APIView):
         Atomic: on any bad line nothing is written and the answer is a 400
         whose `errors` lists every problem as "line N: reason". Importing
         into an existing dataset answers 200, a new one 201. A file larger
-        than the server's WORKBENCH_IMPORT_ASYNC_BYTES is imported by a
-        worker: 202 with the job to follow.
+        than the server's WORKBENCH_IMPORT_ASYNC_BYTES (a zip: once
+        extracted) is imported by a worker: 202 with the job to follow.
         """
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)

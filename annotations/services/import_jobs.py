@@ -36,6 +36,7 @@ from annotations.services.imports.common import import_permission_check, name_ch
 from annotations.services.imports.dataset_parse import format_of
 from annotations.services.imports.errors import LineError
 from annotations.services.imports.judgements import FORMATS
+from annotations.services.imports.media import zip_expanded_bytes
 from workbench.broker import celery_app
 
 log = logging.getLogger(__name__)
@@ -57,7 +58,7 @@ def dataset_upload_import(
     Either way the same checks apply; a large file gets the ones that need
     no reading at once, so a wrong name is not learnt minutes later.
     """
-    if upload.size <= settings.WORKBENCH_IMPORT_ASYNC_BYTES:
+    if max(upload.size, zip_expanded_bytes(upload) or 0) <= settings.WORKBENCH_IMPORT_ASYNC_BYTES:
         return dataset_import(
             stream=upload,
             dataset_name=dataset_name,

@@ -68,6 +68,21 @@ def _frameable_by_mturk(view):
     return csp_replace({"frame-ancestors": MTURK_ORIGINS})(view)
 
 
+def _link_closed(request: HttpRequest) -> HttpResponse:
+    """Unknown, revoked and expired links look alike (which one is not told), with a message for the
+    participant rather than the staff pages' 404 (or, in debug mode, Django's list of URL patterns)."""
+    return render(
+        request,
+        "studies/message.html",
+        {
+            "title": "This study link is not open",
+            "message": "The link may have expired or been closed by the researchers, or it was copied incompletely. "
+            "Please return to the study on your platform, or contact the researchers there.",
+        },
+        status=404,
+    )
+
+
 @_frameable_by_mturk
 @require_http_methods(["GET", "HEAD", "POST"])
 def join(request: HttpRequest, token: str) -> HttpResponse:
@@ -75,7 +90,7 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
         return _too_many(request)
     link = selectors.join_link_active(token=token)
     if link is None:
-        raise Http404()  # unknown, revoked and expired links look alike
+        return _link_closed(request)
     campaign = link.campaign
     params = request.POST if request.method == "POST" else request.GET
     context = {"link": link, "campaign": campaign, "params": [(k, params[k]) for k in PARAMS if params.get(k)]}

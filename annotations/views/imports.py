@@ -78,6 +78,8 @@ def judgement_upload(request: HttpRequest, pk: int) -> HttpResponse:
             "errors": errors,
             "formats": _formats(campaign),
         },
+        # A POST that gets here imported nothing (a bad file or form): a 400, as the dataset upload page.
+        status=400 if request.method == "POST" else 200,
     )
 
 

@@ -7,6 +7,7 @@
                 writing: "Writing to the database", done: "Done"};
   window.WorkbenchJob.watch(box, function (job, field) {
     field("phase").textContent = phases[job.phase] || job.phase;
+    field("phase-line").hidden = job.status === "succeeded" || job.status === "failed";
     // Writing has no row count to report: the bar moves without a value.
     field("progress").classList.toggle("indeterminate", job.status === "running" && job.phase === "writing");
     if (job.status === "failed") field("error-count").textContent = job.errors.length;

@@ -189,9 +189,11 @@ def zip_extract(stream, target: Path) -> Path:
     .jsonl / .csv / .tsv at the zip's top level). Refused as a whole (`ImportFailed`): more than
     WORKBENCH_MEDIA_ZIP_MAX_FILES entries, more than WORKBENCH_MEDIA_ZIP_MAX_BYTES extracted (counted
     as written, whatever the headers say: a zip bomb stops there), a file over
-    WORKBENCH_MEDIA_MAX_BYTES (the dataset file excepted), absolute or '..' names, symlinks."""
+    WORKBENCH_MEDIA_MAX_BYTES (the dataset file: over WORKBENCH_UPLOAD_MAX_BYTES, as if uploaded
+    alone), absolute or '..' names, symlinks. The sizes the zip's directory declares are checked
+    first, so a 1 MB zip of a 1 GB file is refused before a byte of it is written."""
     max_files, max_total = settings.WORKBENCH_MEDIA_ZIP_MAX_FILES, settings.WORKBENCH_MEDIA_ZIP_MAX_BYTES
-    max_file = settings.WORKBENCH_MEDIA_MAX_BYTES
+    max_file, max_dataset = settings.WORKBENCH_MEDIA_MAX_BYTES, settings.WORKBENCH_UPLOAD_MAX_BYTES
     try:
         archive = zipfile.ZipFile(stream)
     except (zipfile.BadZipFile, OSError) as exc:
@@ -217,6 +219,18 @@ def zip_extract(stream, target: Path) -> Path:
                 "the zip must hold exactly one dataset file (.jsonl, .csv or .tsv) at its top level, "
                 f"found {len(datasets)}" + (f": {', '.join(datasets)}" if datasets else "")
             )
+
+        def limit_of(info) -> tuple[int, str]:
+            if info.filename == datasets[0]:
+                return max_dataset, "WORKBENCH_UPLOAD_MAX_BYTES"
+            return max_file, "WORKBENCH_MEDIA_MAX_BYTES"
+
+        for info in entries:  # the declared sizes: zipfile never reads past them (a bad CRC then)
+            limit, setting = limit_of(info)
+            if info.file_size > limit:
+                raise _refused(f"zip entry {info.filename!r} is more than {limit:,} bytes ({setting})")
+        if sum(info.file_size for info in entries) > max_total:
+            raise _refused(f"the zip's files are more than {max_total:,} bytes in all (WORKBENCH_MEDIA_ZIP_MAX_BYTES)")
         target.mkdir(parents=True)
         total = 0
         for info in entries:
@@ -224,7 +238,7 @@ def zip_extract(stream, target: Path) -> Path:
             if info.is_dir():
                 out.mkdir(parents=True, exist_ok=True)
                 continue
-            limit = None if info.filename == datasets[0] else max_file
+            limit, setting = limit_of(info)
             out.parent.mkdir(parents=True, exist_ok=True)
             written = 0
             try:
@@ -232,10 +246,8 @@ def zip_extract(stream, target: Path) -> Path:
                     while chunk := source.read(1024 * 1024):
                         written += len(chunk)
                         total += len(chunk)
-                        if limit is not None and written > limit:
-                            raise _refused(
-                                f"zip entry {info.filename!r} is more than {limit:,} bytes (WORKBENCH_MEDIA_MAX_BYTES)"
-                            )
+                        if written > limit:
+                            raise _refused(f"zip entry {info.filename!r} is more than {limit:,} bytes ({setting})")
                         if total > max_total:
                             raise _refused(
                                 f"the zip's files are more than {max_total:,} bytes in all "
@@ -247,6 +259,23 @@ def zip_extract(stream, target: Path) -> Path:
             except FileExistsError:
                 raise _refused(f"zip entry {info.filename!r} appears twice") from None
     return target / datasets[0]
+
+
+def zip_expanded_bytes(stream) -> int | None:
+    """What a zip upload expands to, by its directory (zipfile never reads an entry past its
+    declared size), so the web process sends a small zip of a large file to a worker; None when the
+    stream is not a readable zip (the importer then says why). Leaves the stream at its start."""
+    try:
+        stream.seek(0)
+        if not is_zip(stream.read(4)):
+            return None
+        stream.seek(0)
+        with zipfile.ZipFile(stream) as archive:
+            return sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return None
+    finally:
+        stream.seek(0)
 
 
 def _refused(reason: str) -> ImportFailed:

@@ -159,3 +159,38 @@ def test_the_mqm_error_items_show_document_and_media(client, tmp_path):
     _count(client, url, fewer)
     assert _count(client, url, fewer) == before
     _check_places(response.content.decode(), [(r["item_id"], r["url"]) for r in rows], items)
+
+
+def test_the_disagreement_page_costs_the_same_statements_for_3_items_as_for_12(client, likert):  # noqa: F811
+    """Its item details are read for the whole page at once (the page once read each item, its
+    outputs, references, metric runs and judgements one item at a time: ~180 statements for 12)."""
+    from annotations.models import RatingJudgement
+
+    c = _client(client, likert, Membership.Role.RESEARCHER)
+    url = reverse("analysis-disagreement", args=[likert.pk])
+    _count(c, url)  # the first request of a session reads more (its session, its role)
+    many = _count(c, url)
+    assert len(c.get(url).context["data"]["items"]) == 12
+    items = list(Item.objects.filter(dataset=likert.dataset).order_by("position", "id"))
+    RatingJudgement.objects.filter(campaign=likert, item__in=items[3:]).delete()
+    cache.clear()
+    assert len(c.get(url).context["data"]["items"]) == 3
+    assert _count(c, url) == many
+
+
+def test_the_scatter_table_shows_document_and_media(client, likert):  # noqa: F811
+    """Its points (one an output) had no document or media marker while the other item lists had one;
+    read in one statement for the page, whatever the number of points."""
+    c = _client(client, likert, Membership.Role.RESEARCHER)
+    url = reverse("analysis-scatter", args=[likert.pk])
+    _count(c, url)
+    few, many = _count(c, url, {"system": ["s1"]}), _count(c, url)
+    items = _place_items(likert)
+    assert _count(c, url, {"system": ["s1"]}) - few == _count(c, url) - many
+    cache.clear()
+    response = c.get(url)
+    points = response.context["data"]["points"]
+    assert len(points) == 48
+    by_pk = {i.pk: i for i in items}
+    assert all(p["place"]["doc"] == by_pk[p["item_id"]].doc for p in points)
+    _check_places(response.content.decode(), [(p["item_id"], p["url"]) for p in points], items)

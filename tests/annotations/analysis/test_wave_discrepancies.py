@@ -48,3 +48,19 @@ def test_wave_discrepancies_on_json_page_csv_and_card(waves, client):  # noqa: F
 
     item = Item.objects.get(dataset=campaign.dataset, external_id=rows[0][1])
     assert f'href="/items/{item.pk}/"' in page
+
+
+def test_wave_discrepancies_show_document_and_media(waves, client):  # noqa: F811
+    """Each row's document and media markers, as the other item lists (it had none), escaped."""
+    from django.core.cache import cache
+
+    from tests.annotations.analysis.test_item_places import _check_places, _place_items
+
+    campaign = Campaign.objects.get(name="likert")
+    items = _place_items(campaign)
+    cache.clear()
+    _researcher(client, campaign)
+    response = client.get(f"/campaigns/{campaign.pk}/analysis/meta/", {"discrepancy": "0.5"})
+    rows = response.context["discrepancies"]["rows"]
+    assert rows and all(r["place"]["doc"] for r in rows)
+    _check_places(response.content.decode(), [(r["item"], r["url"]) for r in rows], items)

@@ -144,9 +144,12 @@ def test_upload_in_the_browser_lists_every_problem_escaped(mqm, client):
     assert url in client.get(reverse("campaign-detail", args=[campaign.pk])).content.decode()
     page = client.post(url, {"file": SimpleUploadedFile("wmt.tsv", mqm["tsv"].read_bytes()), "format": "mqm-tsv"})
     html = page.content.decode()
-    assert page.status_code == 200 and "Nothing was imported: 1 problem" in html
+    # A 400 as the dataset upload page answers (the refused import once answered 200).
+    assert page.status_code == 400 and "Nothing was imported: 1 problem" in html
     assert "line 6: the target must mark one error span, as &lt;v&gt;...&lt;/v&gt;" in html
     assert not SpanJudgement.objects.exists()
+    empty = client.post(url, {"file": SimpleUploadedFile("wmt.tsv", b""), "format": "mqm-tsv"})
+    assert empty.status_code == 400 and "The submitted file is empty." in empty.content.decode()
     good = b"\n".join(line for k, line in enumerate(mqm["tsv"].read_bytes().splitlines()) if k != 5) + b"\n"
     done = client.post(url, {"file": SimpleUploadedFile("wmt.tsv", good), "format": "mqm-tsv"})
     assert done.status_code == 302 and done["Location"] == reverse("campaign-detail", args=[campaign.pk])

@@ -207,3 +207,15 @@ def test_zip_line_error_leaves_no_files(media_root):
     data = zip_bytes({"d.jsonl": jsonl(rows), "1.wav": wav_bytes()})
     message = _zip_refused(media_root, data)
     assert message.startswith("line 2: media source: file '2.wav' not found")
+
+
+def test_zip_whose_dataset_file_is_over_the_upload_limit(media_root, settings):
+    """The dataset file in a zip is bounded like the same file uploaded alone (a 1 MB zip once
+    expanded to a 1 GB dataset file that the web request then read for 48 s): refused from the
+    zip's directory before anything is extracted."""
+    settings.WORKBENCH_UPLOAD_MAX_BYTES = 100_000
+    data = zip_bytes({"d.jsonl": jsonl([item(1)]) + b" " * 5_000_000})
+    assert len(data) < 100_000
+    assert "zip entry 'd.jsonl' is more than 100,000 bytes (WORKBENCH_UPLOAD_MAX_BYTES)" in _zip_refused(
+        media_root, data
+    )

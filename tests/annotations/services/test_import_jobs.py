@@ -132,3 +132,22 @@ def test_an_unreachable_task_queue_fails_the_job_instead_of_leaving_it_queued(
         )
     job.refresh_from_db()
     assert job.status == "failed" and "task queue is unreachable" in job.errors[0] and not job.file
+
+
+def test_a_small_zip_that_expands_past_the_async_size_is_queued(staff, settings, django_capture_on_commit_callbacks):
+    """A zip counts by what it expands to (its directory's sizes, which zipfile never reads past),
+    not by its own size: a 1 MB zip of a 1 GB dataset file was once read in the web request."""
+    import io
+    import zipfile
+
+    settings.WORKBENCH_IMPORT_ASYNC_BYTES = 100_000
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("d.jsonl", LINES)
+    assert len(out.getvalue()) < 100_000 < len(LINES)
+    with django_capture_on_commit_callbacks(execute=False) as queued_tasks:
+        job = dataset_upload_import(
+            user=staff.user, upload=SimpleUploadedFile("d.zip", out.getvalue()), dataset_name="z", project=staff.project
+        )
+    assert isinstance(job, ImportJob) and len(queued_tasks) == 1
+    assert not Dataset.objects.filter(name="z").exists()  # nothing parsed yet

@@ -545,3 +545,25 @@ def test_crowd_workers_see_the_public_title_not_the_campaign_name(client, datase
     assert made.status_code == 201, made.content
     assert made.json()["public_title"] == "A reading study"
     assert Campaign.objects.get(name="api-made").annotator_title == "A reading study"
+
+
+def test_a_closed_link_says_so_to_the_participant_and_looks_alike_whatever_the_reason(client, campaign, link, settings):
+    """A participant whose link expired got the staff 404 ("...a project you are not a member of. Back to
+    your projects") or, under `make run` (debug), Django's list of URL patterns. Now one message for
+    unknown, revoked and expired links alike (which one is not told), still a 404."""
+    settings.DEBUG = True  # make run's mode: the technical 404 page is what a raised Http404 shows there
+    expired = join_link_create(campaign=campaign)
+    JoinLink.objects.filter(pk=expired.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    join_link_revoke(link=link)
+    bodies = []
+    for url in (
+        reverse("join", args=["no-such-token"]) + f"?PROLIFIC_PID={PID}",
+        _join_url(link, **PROLIFIC),
+        _join_url(expired, **PROLIFIC),
+    ):
+        response = client.get(url)
+        assert response.status_code == 404
+        body = response.content.decode()
+        assert "This study link is not open" in body and "URLconf" not in body and "your projects" not in body
+        bodies.append(body)
+    assert bodies[0] == bodies[1] == bodies[2]  # nothing tells an expired link from an unknown one

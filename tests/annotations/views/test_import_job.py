@@ -86,3 +86,29 @@ def test_large_bad_upload_through_the_api_fails_on_the_worker_with_line_errors(c
     assert job["status"] == "failed" and job["dataset"] is None
     assert [e.split(":")[0] for e in job["errors"]] == [f"line {5001 + n}" for n in range(len(DATASET_LINES))]
     assert not Dataset.objects.filter(name="bad").exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("status", ["failed", "succeeded"])
+def test_a_finished_job_shows_its_status_without_a_phase(client, status):
+    """A failed import once read "Failed: Done"; finished, the status says it all (the phase is for a job
+    under way, and the page's script hides it too when the job it follows ends)."""
+    membership = MembershipFactory(role=Membership.Role.RESEARCHER)
+    job = ImportJob.objects.create(
+        user=membership.user,
+        project=membership.project,
+        dataset_name="d",
+        filename="d.jsonl",
+        size=10,
+        status=status,
+        phase=ImportJob.Phase.DONE,
+        errors=["line 2: source is too long"] if status == "failed" else [],
+    )
+    client.force_login(membership.user)
+    body = client.get(reverse("import-job-detail", args=[job.pk])).content.decode()
+    state = body[body.index('class="job-state"') : body.index("</progress>")]
+    assert 'data-field="phase-line" hidden' in state
+    running = ImportJob.objects.filter(pk=job.pk)
+    running.update(status="running", phase=ImportJob.Phase.READING)
+    body = client.get(reverse("import-job-detail", args=[job.pk])).content.decode()
+    assert '<span data-field="phase-line">: <span data-field="phase">Reading and checking the file</span>' in body
