@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from annotations import protocols
 from annotations.analysis import correlation as co, error_free as ef, judges, report, span_eval as se
-from annotations.analysis.metric_scores import extras_by_output, latest_done_runs, scores_by_output
+from annotations.analysis.metric_scores import extras_by_output, latest_done_runs, scores_by_output, scores_of_outputs
 from annotations.models import (
     Campaign,
     Item,
@@ -405,6 +405,10 @@ def pseudonyms(names: dict[int, str]) -> dict[int, str]:
     return {a: f"A{k + 1}" for k, a in enumerate(sorted(names, key=lambda a: (str(names[a]), a)))}
 
 
+# Items shown in detail on the disagreement page (the CSV lists them all).
+DISAGREEMENT_SHOWN = 30
+
+
 def disagreement(
     campaign: Campaign,
     *,
@@ -413,54 +417,69 @@ def disagreement(
     criterion: str | None = None,
     annotators: str = INCLUDED,
     systems: list[str] | None = None,
-    limit: int = 30,
+    limit: int | None = None,
 ) -> dict:
-    def compute():
-        j = report.load(campaign=campaign, annotators=annotators)
-        crit = criterion or (campaign.criteria[0] if campaign.criteria else None)
-        outputs = _filter_outputs(output_index(campaign=campaign), systems)
-        names = pseudonyms(j.names())
-        per_item_spread = _item_spread(j.protocol, j.rows.get(crit, []), outputs)
-        annotator_score = {i: float(np.mean(v)) for i, v in per_item_spread.items()}
-        metric_score: dict[int, float] = {}
-        run = None
-        if run_id:
-            run = latest_done_runs(dataset=campaign.dataset).filter(pk=run_id).first()
-        if run is not None and crit:
-            human = report.human_output_scores(j, crit)
-            metric = scores_by_output(run=run)
-            used = [o for o in human if o in outputs and metric.get(o) is not None]
-            if len(used) >= 2:
-                from scipy.stats import rankdata  # lazy: scipy costs each web worker ~0.5 s and ~40 MB
+    """The items ranked by disagreement (a figure over every judgement of the campaign: on a worker for a
+    large one, `figure_jobs.FIGURES["disagreement"]`), with the first `limit` items' details read here."""
+    params = {"sort": sort, "run": run_id, "c": criterion, "a": annotators, "s": systems}
+    data = cached(campaign, "disagreement", params, lambda: disagreement_ranked(campaign, params))
+    shown = data["ranked"][: DISAGREEMENT_SHOWN if limit is None else limit]
+    # The shown items' judgements in one read through the reader ("complete only", the same annotator
+    # inclusion as the figure), never the campaign's.
+    by_item = defaultdict(list)
+    if shown:
+        for r in campaign_judgements(
+            campaign=campaign,
+            annotators=data.get("annotators", INCLUDED),
+            criterion=data["criterion"] or None,
+            item_ids=[row["item"] for row in shown],
+        ):
+            by_item[r.item_id].append(r)
+    return {**data, "items": [_item_detail(campaign, row, data, systems, by_item[row["item"]]) for row in shown]}
 
-                hr = rankdata([human[o] for o in used]) / len(used)
-                mr = rankdata([metric[o] * (1 if run.higher_is_better else -1) for o in used]) / len(used)
-                gaps = defaultdict(list)
-                for o, a, b in zip(used, hr, mr):
-                    gaps[outputs[o]["item"]].append(abs(a - b))
-                metric_score = {i: float(np.mean(v)) for i, v in gaps.items()}
-        key = metric_score if sort == "metric" and metric_score else annotator_score
-        external = {info["item"]: str(info["item_ext"]) for info in outputs.values()}
-        order = sorted(key, key=lambda i: (-key[i], external.get(i, ""), i))  # ties in the data's order
-        ranked = [
-            {"item": i, "annotator_disagreement": annotator_score.get(i), "metric_disagreement": metric_score.get(i)}
-            for i in order
-        ]
-        return {
-            "criterion": crit,
-            "annotators": annotators,
-            "sort": "metric" if key is metric_score and metric_score else "annotators",
-            "ranked": ranked,
-            "names": {str(k): v for k, v in names.items()},
-            "used": j.describe(),
-            "run": run.pk if run else None,
-        }
 
-    data = cached(
-        campaign, "disagreement", {"sort": sort, "run": run_id, "c": criterion, "a": annotators, "s": systems}, compute
-    )
-    data["items"] = [_item_detail(campaign, row, data, systems) for row in data["ranked"][:limit]]
-    return data
+def disagreement_ranked(campaign: Campaign, params: dict) -> dict:
+    """Every item's annotator (and metric) disagreement, ranked: `params` as `disagreement` passes them."""
+    sort, run_id, criterion, annotators, systems = (params[k] for k in ("sort", "run", "c", "a", "s"))
+    j = report.load(campaign=campaign, annotators=annotators)
+    crit = criterion or (campaign.criteria[0] if campaign.criteria else None)
+    outputs = _filter_outputs(output_index(campaign=campaign), systems)
+    names = pseudonyms(j.names())
+    per_item_spread = _item_spread(j.protocol, j.rows.get(crit, []), outputs)
+    annotator_score = {i: float(np.mean(v)) for i, v in per_item_spread.items()}
+    metric_score: dict[int, float] = {}
+    run = None
+    if run_id:
+        run = latest_done_runs(dataset=campaign.dataset).filter(pk=run_id).first()
+    if run is not None and crit:
+        human = report.human_output_scores(j, crit)
+        metric = scores_by_output(run=run)
+        used = [o for o in human if o in outputs and metric.get(o) is not None]
+        if len(used) >= 2:
+            from scipy.stats import rankdata  # lazy: scipy costs each web worker ~0.5 s and ~40 MB
+
+            hr = rankdata([human[o] for o in used]) / len(used)
+            mr = rankdata([metric[o] * (1 if run.higher_is_better else -1) for o in used]) / len(used)
+            gaps = defaultdict(list)
+            for o, a, b in zip(used, hr, mr):
+                gaps[outputs[o]["item"]].append(abs(a - b))
+            metric_score = {i: float(np.mean(v)) for i, v in gaps.items()}
+    key = metric_score if sort == "metric" and metric_score else annotator_score
+    external = {info["item"]: str(info["item_ext"]) for info in outputs.values()}
+    order = sorted(key, key=lambda i: (-key[i], external.get(i, ""), i))  # ties in the data's order
+    ranked = [
+        {"item": i, "annotator_disagreement": annotator_score.get(i), "metric_disagreement": metric_score.get(i)}
+        for i in order
+    ]
+    return {
+        "criterion": crit,
+        "annotators": annotators,
+        "sort": "metric" if key is metric_score and metric_score else "annotators",
+        "ranked": ranked,
+        "names": {str(k): v for k, v in names.items()},
+        "used": j.describe(),
+        "run": run.pk if run else None,
+    }
 
 
 def _item_spread(protocol, rows, outputs: dict) -> dict[int, list[float]]:
@@ -486,24 +505,18 @@ def _item_spread(protocol, rows, outputs: dict) -> dict[int, list[float]]:
     return spread
 
 
-def _item_detail(campaign: Campaign, row: dict, data: dict, systems: list[str] | None) -> dict:
+def _item_detail(campaign: Campaign, row: dict, data: dict, systems: list[str] | None, rows: list) -> dict:
     item = Item.objects.get(pk=row["item"])
     outputs = list(Output.objects.filter(item=item).select_related("system").order_by("system__name"))
     if systems:
         outputs = [o for o in outputs if o.system.name in systems]
     names = {int(k): v for k, v in data["names"].items()}
     runs = list(latest_done_runs(dataset=campaign.dataset))
-    scores = {r.pk: scores_by_output(run=r) for r in runs}
+    scores = scores_of_outputs(runs=runs, output_ids=[o.pk for o in outputs])
     judgements = defaultdict(list)
     pairs = []
     system_of = {o.pk: o.system.name for o in Output.objects.filter(item=item).select_related("system")}
-    # The reader applies "complete only" and the same annotator inclusion as the figures above.
-    for r in campaign_judgements(
-        campaign=campaign,
-        annotators=data.get("annotators", INCLUDED),
-        criterion=data["criterion"] or None,
-        item_ids=[item.pk],
-    ):
+    for r in rows:
         who = names.get(r.annotator_id, "A?")
         if r.output_id is not None:
             judgements[r.output_id].append({"annotator": who, "criterion": r.criterion, "score": r.score})
