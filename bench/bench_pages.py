@@ -280,6 +280,7 @@ def pages() -> list[tuple[str, str]]:
     n_items = Item.objects.filter(dataset=dataset).count()
     system = System.objects.filter(dataset=dataset).order_by("name").values_list("pk", flat=True)[0]
     c = campaign.pk
+    last_items_page = max(1, -(-min(n_items, LIST_COUNT_CAP) // settings.REST_FRAMEWORK["PAGE_SIZE"]))
     # The deepest page the API serves (lists are paged through their first LIST_COUNT_CAP rows).
     last_page = max(1, -(-min(n_outputs, LIST_COUNT_CAP) // settings.REST_FRAMEWORK["PAGE_SIZE"]))
     return [
@@ -318,7 +319,7 @@ def pages() -> list[tuple[str, str]]:
         ("assignments API", f"/api/assignments/?campaign={c}"),
         ("datasets API", "/api/datasets/"),
         ("dataset API", f"/api/datasets/{dataset.pk}/"),
-        ("items API deep page", f"/api/items/?dataset={dataset.pk}&page={last_page}"),
+        ("items API deep page", f"/api/items/?dataset={dataset.pk}&page={last_items_page}"),
         ("metric runs API", f"/api/datasets/{dataset.pk}/metric-runs/"),
         ("join links API", f"/api/campaigns/{c}/join-links/"),
         ("projects API", "/api/projects/"),

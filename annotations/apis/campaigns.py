@@ -38,7 +38,6 @@ from annotations.selectors import (
     assignment_list,
     assignment_payload,
     blind_project_ids,
-    campaign_dashboard,
     campaign_for_member,
     campaign_list,
     dataset_list,
@@ -57,6 +56,7 @@ from annotations.services.handles import (
     unit_submission_translate,
 )
 from annotations.services.handout_clock import clock_after_response
+from annotations.services.progress import campaign_progress
 from annotations.services.projects import annotator_get_or_create
 from annotations.services.submissions import LISTENED_MAX_MS, unit_submit_own
 from annotations.timing import unit_response_floor
@@ -772,7 +772,7 @@ class CampaignProgressApi(ApiAuthMixin, APIView):
         """The campaign's progress (owners and researchers; 404 for annotators)."""
 
         campaign = campaign_for_staff(user=request.user, pk=pk)
-        return Response(campaign_dashboard(campaign=campaign))
+        return Response(campaign_progress(campaign=campaign))
 
 
 class CampaignStopApi(ApiAuthMixin, APIView):
