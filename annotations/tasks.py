@@ -10,6 +10,7 @@ from annotations.analysis.figure_jobs import figure_compute, figures_refresh
 from annotations.export.jobs import EXPORT_TASK, export_job_run
 from annotations.services.figures import FIGURES_TASK, REFRESH_TASK
 from annotations.services.import_jobs import IMPORT_TASK, import_job_run
+from annotations.services.progress import PROGRESS_TASK, progress_compute
 from annotations.services.units import PLAN_TASK, campaign_units_plan_worker
 
 
@@ -44,3 +45,9 @@ def figures_compute_task(campaign_id: int, name: str, params: dict) -> None:
 def figures_refresh_task(campaign_id: int) -> None:
     """After submits (debounced): compute again the figures pages of the campaign asked for."""
     figures_refresh(campaign_id=campaign_id)
+
+
+@shared_task(name=PROGRESS_TASK, acks_late=True, ignore_result=True)
+def progress_compute_task(campaign_id: int) -> None:
+    """A large campaign's progress tables (per annotator, per system, by status) for its page."""
+    progress_compute(campaign_id=campaign_id)

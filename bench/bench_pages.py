@@ -123,8 +123,8 @@ def build(items: int) -> None:
         systems = list(System.objects.filter(dataset=dataset).order_by("name").values_list("id", flat=True))
         rows_insert(
             Item,
-            ["dataset_id", "external_id", "position", "source", "data", "meta", "doc"],
-            ((dataset.pk, f"item-{i}", i, sentence(), [], {}, "") for i in range(items)),
+            ["dataset_id", "external_id", "position", "source", "data", "meta", "doc", "media"],
+            ((dataset.pk, f"item-{i}", i, sentence(), [], {}, "", {}) for i in range(items)),
         )
         item_ids = list(Item.objects.filter(dataset=dataset).order_by("position").values_list("id", flat=True))
         rows_insert(Reference, ["item_id", "position", "text"], ((item, 0, sentence()) for item in item_ids))
@@ -272,10 +272,15 @@ def pages() -> list[tuple[str, str]]:
     project = dataset.project_id
     from django.conf import settings
 
-    from annotations.models import Output
+    from annotations.models import Item, Output, System
     from annotations.pagination import LIST_COUNT_CAP
 
     n_outputs = Output.objects.filter(item__dataset=dataset).count()
+    last_item = Item.objects.filter(dataset=dataset).order_by("-position", "-id").values_list("pk", flat=True)[0]
+    n_items = Item.objects.filter(dataset=dataset).count()
+    system = System.objects.filter(dataset=dataset).order_by("name").values_list("pk", flat=True)[0]
+    c = campaign.pk
+    last_items_page = max(1, -(-min(n_items, LIST_COUNT_CAP) // settings.REST_FRAMEWORK["PAGE_SIZE"]))
     # The deepest page the API serves (lists are paged through their first LIST_COUNT_CAP rows).
     last_page = max(1, -(-min(n_outputs, LIST_COUNT_CAP) // settings.REST_FRAMEWORK["PAGE_SIZE"]))
     return [
@@ -298,6 +303,26 @@ def pages() -> list[tuple[str, str]]:
         ("items API search", f"/api/items/?dataset={dataset.pk}&q=restaurant"),
         ("ratings API", f"/api/judgements/ratings/?campaign={campaign.pk}"),
         ("campaigns API", "/api/campaigns/"),
+        # The other pages and APIs a researcher opens on the way (issue 45 at 1M).
+        ("project list", "/"),
+        ("dataset last page", f"/datasets/{dataset.pk}/?page={-(-n_items // 25)}"),
+        ("items of a system", f"/datasets/{dataset.pk}/?system={system}"),
+        ("item page (last)", f"/items/{last_item}/"),
+        ("campaign export page", f"/campaigns/{c}/export/"),
+        ("figures status.json", f"/campaigns/{c}/figures/status.json?want=agreement:x"),
+        ("scatter", f"/campaigns/{c}/analysis/scatter/"),
+        ("disagreements", f"/campaigns/{c}/analysis/disagreement/"),
+        ("error severity", f"/campaigns/{c}/analysis/errors/"),
+        ("NLI facts", f"/campaigns/{c}/analysis/facts/"),
+        ("campaign API", f"/api/campaigns/{c}/"),
+        ("progress API", f"/api/campaigns/{c}/progress/"),
+        ("assignments API", f"/api/assignments/?campaign={c}"),
+        ("datasets API", "/api/datasets/"),
+        ("dataset API", f"/api/datasets/{dataset.pk}/"),
+        ("items API deep page", f"/api/items/?dataset={dataset.pk}&page={last_items_page}"),
+        ("metric runs API", f"/api/datasets/{dataset.pk}/metric-runs/"),
+        ("join links API", f"/api/campaigns/{c}/join-links/"),
+        ("projects API", "/api/projects/"),
     ]
 
 

@@ -49,6 +49,7 @@ FIGURES: dict[str, Callable[[Campaign, dict], object]] = {
         resamples=p["n"],
         seed=p["seed"],
     ),
+    "disagreement": lambda c, p: pages.disagreement_ranked(c, p),
     "meta": lambda c, p: pages.meta_table(c, annotators=p["a"], systems=p["s"], normalize=p["z"]),
     "wave-discrepancies": lambda c, p: pages.wave_discrepancies(c, annotators=p["a"], threshold=p["t"]),
     "judges": lambda c, p: pages.judge_panel(c, annotators=p["a"], normalize=p["z"], epsilon=p["e"]),
@@ -112,6 +113,7 @@ NAMES = frozenset(FIGURES)
 BY_CRITERION: dict[str, str] = {
     "agreement": "c",
     "scatter": "c",
+    "disagreement": "c",
     "rankings": "c",
     "mqm-errors": "k",
     "api-agreement": "criterion",

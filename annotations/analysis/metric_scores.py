@@ -22,3 +22,13 @@ def run_for_metric(*, dataset, metric: str) -> MetricRun | None:
 
 def extras_by_output(*, run: MetricRun) -> dict[int, dict]:
     return dict(OutputScore.objects.filter(run=run).values_list("output_id", "extra"))
+
+
+def scores_of_outputs(*, runs: list[MetricRun], output_ids) -> dict[int, dict[int, float | None]]:
+    """{run id: {output id: score}} for these outputs only (one statement): an item's few outputs,
+    never a run's million scores read once per item shown."""
+    found: dict[int, dict[int, float | None]] = {r.pk: {} for r in runs}
+    rows = OutputScore.objects.filter(run__in=[r.pk for r in runs], output_id__in=list(output_ids))
+    for run_id, output_id, score in rows.values_list("run_id", "output_id", "score"):
+        found[run_id][output_id] = score
+    return found

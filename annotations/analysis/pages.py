@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from annotations import protocols
 from annotations.analysis import correlation as co, error_free as ef, judges, report, span_eval as se
-from annotations.analysis.metric_scores import extras_by_output, latest_done_runs, scores_by_output
+from annotations.analysis.metric_scores import extras_by_output, latest_done_runs, scores_by_output, scores_of_outputs
 from annotations.models import (
     Campaign,
     Item,
@@ -411,6 +411,10 @@ def pseudonyms(names: dict[int, str]) -> dict[int, str]:
     return {a: f"A{k + 1}" for k, a in enumerate(sorted(names, key=lambda a: (str(names[a]), a)))}
 
 
+# Items shown in detail on the disagreement page (the CSV lists them all).
+DISAGREEMENT_SHOWN = 30
+
+
 def disagreement(
     campaign: Campaign,
     *,
@@ -419,54 +423,69 @@ def disagreement(
     criterion: str | None = None,
     annotators: str = INCLUDED,
     systems: list[str] | None = None,
-    limit: int = 30,
+    limit: int | None = None,
 ) -> dict:
-    def compute():
-        j = report.load(campaign=campaign, annotators=annotators)
-        crit = criterion or (campaign.criteria[0] if campaign.criteria else None)
-        outputs = _filter_outputs(output_index(campaign=campaign), systems)
-        names = pseudonyms(j.names())
-        per_item_spread = _item_spread(j.protocol, j.rows.get(crit, []), outputs)
-        annotator_score = {i: float(np.mean(v)) for i, v in per_item_spread.items()}
-        metric_score: dict[int, float] = {}
-        run = None
-        if run_id:
-            run = latest_done_runs(dataset=campaign.dataset).filter(pk=run_id).first()
-        if run is not None and crit:
-            human = report.human_output_scores(j, crit)
-            metric = scores_by_output(run=run)
-            used = [o for o in human if o in outputs and metric.get(o) is not None]
-            if len(used) >= 2:
-                from scipy.stats import rankdata  # lazy: scipy costs each web worker ~0.5 s and ~40 MB
+    """The items ranked by disagreement (a figure over every judgement of the campaign: on a worker for a
+    large one, `figure_jobs.FIGURES["disagreement"]`), with the first `limit` items' details read here."""
+    params = {"sort": sort, "run": run_id, "c": criterion, "a": annotators, "s": systems}
+    data = cached(campaign, "disagreement", params, lambda: disagreement_ranked(campaign, params))
+    shown = data["ranked"][: DISAGREEMENT_SHOWN if limit is None else limit]
+    # The shown items' judgements in one read through the reader ("complete only", the same annotator
+    # inclusion as the figure), never the campaign's.
+    by_item = defaultdict(list)
+    if shown:
+        for r in campaign_judgements(
+            campaign=campaign,
+            annotators=data.get("annotators", INCLUDED),
+            criterion=data["criterion"] or None,
+            item_ids=[row["item"] for row in shown],
+        ):
+            by_item[r.item_id].append(r)
+    return {**data, "items": _item_details(campaign, shown, data, systems, by_item)}
 
-                hr = rankdata([human[o] for o in used]) / len(used)
-                mr = rankdata([metric[o] * (1 if run.higher_is_better else -1) for o in used]) / len(used)
-                gaps = defaultdict(list)
-                for o, a, b in zip(used, hr, mr):
-                    gaps[outputs[o]["item"]].append(abs(a - b))
-                metric_score = {i: float(np.mean(v)) for i, v in gaps.items()}
-        key = metric_score if sort == "metric" and metric_score else annotator_score
-        external = {info["item"]: str(info["item_ext"]) for info in outputs.values()}
-        order = sorted(key, key=lambda i: (-key[i], external.get(i, ""), i))  # ties in the data's order
-        ranked = [
-            {"item": i, "annotator_disagreement": annotator_score.get(i), "metric_disagreement": metric_score.get(i)}
-            for i in order
-        ]
-        return {
-            "criterion": crit,
-            "annotators": annotators,
-            "sort": "metric" if key is metric_score and metric_score else "annotators",
-            "ranked": ranked,
-            "names": {str(k): v for k, v in names.items()},
-            "used": j.describe(),
-            "run": run.pk if run else None,
-        }
 
-    data = cached(
-        campaign, "disagreement", {"sort": sort, "run": run_id, "c": criterion, "a": annotators, "s": systems}, compute
-    )
-    data["items"] = _item_details(campaign, data["ranked"][:limit], data, systems)
-    return data
+def disagreement_ranked(campaign: Campaign, params: dict) -> dict:
+    """Every item's annotator (and metric) disagreement, ranked: `params` as `disagreement` passes them."""
+    sort, run_id, criterion, annotators, systems = (params[k] for k in ("sort", "run", "c", "a", "s"))
+    j = report.load(campaign=campaign, annotators=annotators)
+    crit = criterion or (campaign.criteria[0] if campaign.criteria else None)
+    outputs = _filter_outputs(output_index(campaign=campaign), systems)
+    names = pseudonyms(j.names())
+    per_item_spread = _item_spread(j.protocol, j.rows.get(crit, []), outputs)
+    annotator_score = {i: float(np.mean(v)) for i, v in per_item_spread.items()}
+    metric_score: dict[int, float] = {}
+    run = None
+    if run_id:
+        run = latest_done_runs(dataset=campaign.dataset).filter(pk=run_id).first()
+    if run is not None and crit:
+        human = report.human_output_scores(j, crit)
+        metric = scores_by_output(run=run)
+        used = [o for o in human if o in outputs and metric.get(o) is not None]
+        if len(used) >= 2:
+            from scipy.stats import rankdata  # lazy: scipy costs each web worker ~0.5 s and ~40 MB
+
+            hr = rankdata([human[o] for o in used]) / len(used)
+            mr = rankdata([metric[o] * (1 if run.higher_is_better else -1) for o in used]) / len(used)
+            gaps = defaultdict(list)
+            for o, a, b in zip(used, hr, mr):
+                gaps[outputs[o]["item"]].append(abs(a - b))
+            metric_score = {i: float(np.mean(v)) for i, v in gaps.items()}
+    key = metric_score if sort == "metric" and metric_score else annotator_score
+    external = {info["item"]: str(info["item_ext"]) for info in outputs.values()}
+    order = sorted(key, key=lambda i: (-key[i], external.get(i, ""), i))  # ties in the data's order
+    ranked = [
+        {"item": i, "annotator_disagreement": annotator_score.get(i), "metric_disagreement": metric_score.get(i)}
+        for i in order
+    ]
+    return {
+        "criterion": crit,
+        "annotators": annotators,
+        "sort": "metric" if key is metric_score and metric_score else "annotators",
+        "ranked": ranked,
+        "names": {str(k): v for k, v in names.items()},
+        "used": j.describe(),
+        "run": run.pk if run else None,
+    }
 
 
 def _item_spread(protocol, rows, outputs: dict) -> dict[int, list[float]]:
@@ -492,71 +511,70 @@ def _item_spread(protocol, rows, outputs: dict) -> dict[int, list[float]]:
     return spread
 
 
-def _item_details(campaign: Campaign, ranked: list[dict], data: dict, systems: list[str] | None) -> list[dict]:
-    """The shown items' texts, outputs, scores and judgements, read for the whole page at once: the
-    same statements for 3 items as for 30 (one item at a time, 12 items once took 183)."""
-    ids = [row["item"] for row in ranked]
+def _item_details(campaign: Campaign, shown: list[dict], data: dict, systems: list[str] | None, by_item) -> list[dict]:
+    """The shown items with their outputs, references, judgements (`by_item`: the reader's rows per item)
+    and metric scores: a fixed number of statements for all of them (six per item made the page take
+    seconds at 30 items)."""
+    ids = [row["item"] for row in shown]
     items = Item.objects.in_bulk(ids)
-    outputs_of, system_of = defaultdict(list), {}
-    for o in Output.objects.filter(item_id__in=ids).select_related("system").order_by("system__name", "pk"):
-        system_of[o.pk] = o.system.name  # every output: a pair may name one the systems filter hides
-        if not systems or o.system.name in systems:
-            outputs_of[o.item_id].append(o)
+    outputs_of = defaultdict(list)
+    for o in Output.objects.filter(item_id__in=ids).select_related("system").order_by("item_id", "system__name"):
+        outputs_of[o.item_id].append(o)
     references = defaultdict(list)
-    for item_id, text in Reference.objects.filter(item_id__in=ids).order_by("position").values_list("item_id", "text"):
-        references[item_id].append(text)
-    names = {int(k): v for k, v in data["names"].items()}
-    runs = list(latest_done_runs(dataset=campaign.dataset))
-    scores = {r.pk: scores_by_output(run=r) for r in runs}
-    judgements = defaultdict(list)
-    pairs = defaultdict(list)
-    # The reader applies "complete only" and the same annotator inclusion as the figures above.
-    for r in campaign_judgements(
-        campaign=campaign,
-        annotators=data.get("annotators", INCLUDED),
-        criterion=data["criterion"] or None,
-        item_ids=ids,
+    for item_id, text in (
+        Reference.objects.filter(item_id__in=ids).order_by("item_id", "position").values_list("item_id", "text")
     ):
-        who = names.get(r.annotator_id, "A?")
-        if r.output_id is not None:
-            judgements[r.output_id].append({"annotator": who, "criterion": r.criterion, "score": r.score})
-        elif r.a_id is not None:
-            oa, ob = system_of.get(r.a_id), system_of.get(r.b_id)
-            pairs[r.item_id].append(
-                {
-                    "a": oa,
-                    "b": ob,
-                    "annotator": who,
-                    "criterion": r.criterion,
-                    "winner": {"a": oa, "b": ob}.get(r.winner, "tie"),
-                }
-            )
-    return [
-        {
-            "id": item.pk,
-            "external_id": item.external_id,
-            "source": item.source,
-            "data": item.data,
-            "url": item_url(item.pk),
-            # Its document and media (issue 41): fields of the item already read, no statement of its own.
-            "place": item_place(item) if item.doc or item.media else None,
-            "references": references[item.pk],
-            "annotator_disagreement": row["annotator_disagreement"],
-            "metric_disagreement": row["metric_disagreement"],
-            "outputs": [
-                {
-                    "system": o.system.name,
-                    "text": o.text,
-                    "judgements": judgements.get(o.pk, []),
-                    "scores": [{"metric": r.metric, "run": r.pk, "score": scores[r.pk].get(o.pk)} for r in runs],
-                }
-                for o in outputs_of[item.pk]
-            ],
-            "pairs": pairs[item.pk],
-        }
-        for row in ranked
-        if (item := items.get(row["item"])) is not None
-    ]
+        references[item_id].append(text)
+    runs = list(latest_done_runs(dataset=campaign.dataset))
+    scores = scores_of_outputs(runs=runs, output_ids=[o.pk for outs in outputs_of.values() for o in outs])
+    names = {int(k): v for k, v in data["names"].items()}
+    found = []
+    for row in shown:
+        item = items[row["item"]]
+        system_of = {o.pk: o.system.name for o in outputs_of[item.pk]}
+        outputs = [o for o in outputs_of[item.pk] if not systems or o.system.name in systems]
+        judgements = defaultdict(list)
+        pairs = []
+        for r in by_item[item.pk]:
+            who = names.get(r.annotator_id, "A?")
+            if r.output_id is not None:
+                judgements[r.output_id].append({"annotator": who, "criterion": r.criterion, "score": r.score})
+            elif r.a_id is not None:
+                oa, ob = system_of.get(r.a_id), system_of.get(r.b_id)
+                pairs.append(
+                    {
+                        "a": oa,
+                        "b": ob,
+                        "annotator": who,
+                        "criterion": r.criterion,
+                        "winner": {"a": oa, "b": ob}.get(r.winner, "tie"),
+                    }
+                )
+        found.append(
+            {
+                "id": item.pk,
+                "external_id": item.external_id,
+                "source": item.source,
+                "data": item.data,
+                "url": item_url(item.pk),
+                # Its document and media (issue 41): fields of the item already read, no statement of its own.
+                "place": item_place(item) if item.doc or item.media else None,
+                "references": references[item.pk],
+                "annotator_disagreement": row["annotator_disagreement"],
+                "metric_disagreement": row["metric_disagreement"],
+                "outputs": [
+                    {
+                        "system": o.system.name,
+                        "text": o.text,
+                        "judgements": judgements.get(o.pk, []),
+                        "scores": [{"metric": r.metric, "run": r.pk, "score": scores[r.pk].get(o.pk)} for r in runs],
+                    }
+                    for o in outputs
+                ],
+                "pairs": pairs,
+            }
+        )
+    return found
 
 
 # ---- error severity (minED): in severity.py --------------------------------------

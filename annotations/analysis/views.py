@@ -484,6 +484,7 @@ def meta(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
+@figures_on_workers
 def disagreement(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = _campaign(request, pk)
     f = _filters(request, campaign)

@@ -6,14 +6,18 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
 from django.db.models import Count, Max, Q, QuerySet, Sum
+from django.utils import timezone
 
 from annotations import protocols
 from annotations.models import Annotator, Assignment, Campaign, ImportJob, Unit, UnitCount, UnitNote
 from annotations.models.exports import ExportJob
+from annotations.selectors.figures_cache import on_workers
 from annotations.selectors.roles import User, staff_project_list
 from metrics.models import ChunkStatus, MetricRun, RunStatus, metric_queue
 
 PROGRESS_TIMEOUT = 60 * 60
+# The last tables computed, shown (with their age) while a worker computes the next ones.
+PROGRESS_LAST_TIMEOUT = 7 * 24 * 3600
 
 
 def _progress_stamp(campaign: Campaign) -> str:
@@ -34,19 +38,68 @@ def _judgement_model(campaign: Campaign):
     return protocols.of(campaign).model
 
 
-def campaign_dashboard(*, campaign: Campaign) -> dict:
+def campaign_dashboard(*, campaign: Campaign, here: bool | None = None) -> dict:
     """Live progress of a campaign for its researchers: units, judgements by
     status, per annotator (done, pending, abandoned, median seconds per unit)
     and per system (units complete). Aggregated in the database (a million
-    assignments never travel to Python) and cached until the campaign changes."""
-    key = f"progress:{campaign.pk}:{_progress_stamp(campaign)}"
-    value = cache.get(key)
-    if value is None:
-        value = _campaign_dashboard(campaign)
-        cache.set(key, value, PROGRESS_TIMEOUT)
+    assignments never travel to Python) and cached until the campaign changes.
+
+    The tables (`detail`) are a scan of the campaign's units, assignments and judgements: for a large
+    campaign (`figures_cache.on_workers`, or `here=False`) a worker computes them (`progress_detail_compute`,
+    asked for by `services.progress`) and the page shows the last ones with their age (`detail.stale`,
+    `detail.computed_at`), or none yet (`detail.pending`); the counters above them are always current."""
+    stamp = _progress_stamp(campaign)
+    value = cache.get(_progress_key(campaign.pk, stamp))
+    if value is not None:
+        detail = {"stamp": stamp, "stale": False, "pending": False, "computed_at": value.get("computed_at")}
+    elif here if here is not None else not on_workers(campaign):
+        value = progress_detail_compute(campaign=campaign, stamp=stamp)
+        detail = {"stamp": stamp, "stale": False, "pending": False, "computed_at": value["computed_at"]}
+    else:
+        value = cache.get(_progress_last_key(campaign.pk))
+        detail = {"stamp": stamp, "stale": value is not None, "pending": value is None}
+        detail["computed_at"] = value["computed_at"] if value is not None else None
+        if value is None:
+            value = {
+                "allocation": allocation_summary(campaign=campaign),
+                "stopped": _stopped(campaign),
+                "judgements": {"complete": None, "partial": None, "abandoned": None},
+                "annotators": [],
+                "systems": [],
+                "notes": None,
+            }
     # Units, their counts by judgements done and what agreement can use: read from the counters the
     # submit keeps (one statement of at most slots x (k + 1) rows), so always up to date, never recounted.
-    return {**value, **unit_progress(campaign=campaign)}
+    return {**value, "detail": detail, **unit_progress(campaign=campaign)}
+
+
+def _progress_key(campaign_id: int, stamp: str) -> str:
+    return f"progress:{campaign_id}:{stamp}"
+
+
+def _progress_last_key(campaign_id: int) -> str:
+    return f"progress-last:{campaign_id}"
+
+
+def progress_detail_compute(*, campaign: Campaign, stamp: str | None = None) -> dict:
+    """Compute the progress tables of the campaign's state `stamp` (now if None) and keep them in the
+    cache: under that state, and as the campaign's last ones (shown with their age while the next are
+    computed). In the request for a small campaign, on a worker for a large one."""
+    stamp = stamp or _progress_stamp(campaign)
+    value = {**_campaign_dashboard(campaign), "computed_at": timezone.now()}
+    cache.set(_progress_key(campaign.pk, stamp), value, PROGRESS_TIMEOUT)
+    cache.set(_progress_last_key(campaign.pk), value, PROGRESS_LAST_TIMEOUT)
+    return value
+
+
+def progress_stamp(campaign: Campaign) -> str:
+    return _progress_stamp(campaign)
+
+
+def _stopped(campaign: Campaign) -> dict | None:
+    if not campaign.stopped_at:
+        return None
+    return {"at": campaign.stopped_at.isoformat(), "by": campaign.stopped_by, "reason": campaign.stop_reason}
 
 
 def unit_counts(*, campaign: Campaign) -> dict[int, int]:
@@ -141,11 +194,7 @@ def _campaign_dashboard(campaign: Campaign) -> dict:
     )
     return {
         "allocation": allocation_summary(campaign=campaign, names=names),
-        "stopped": (
-            {"at": campaign.stopped_at.isoformat(), "by": campaign.stopped_by, "reason": campaign.stop_reason}
-            if campaign.stopped_at
-            else None
-        ),
+        "stopped": _stopped(campaign),
         "judgements": {status: by_status.get(status, 0) for status in ("complete", "partial", "abandoned")},
         "annotators": annotators,
         "systems": systems,

@@ -23,6 +23,7 @@ from annotations.models import Campaign, Membership, Output
 from annotations.pagination import CappedPaginator
 from annotations.selectors.background import background_line, background_questions, background_summary
 from annotations.services.campaigns import campaign_create
+from annotations.services.progress import campaign_progress
 from annotations.services.projects import membership_add, membership_remove
 from annotations.studies.views import join_links_context
 from annotations.views import members
@@ -46,7 +47,7 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "project": campaign.project,
             "criteria": campaign.criteria_configs(),
             "systems": sorted(s.name for s in campaign.systems.all()),
-            "dashboard": selectors.campaign_dashboard(campaign=campaign),
+            "dashboard": campaign_progress(campaign=campaign),
             "allocation_label": Campaign.Allocation(campaign.allocation).label,
             "allocation_params": _params_in_order(campaign.allocation_params),
             "protocol_settings": protocols.of(campaign).settings_summary(campaign),
@@ -78,7 +79,7 @@ def _params_in_order(params: dict | None) -> list[tuple[str, object]]:
 @login_required
 def campaign_progress_json(request: HttpRequest, pk: int) -> JsonResponse:
     campaign = campaign_for_staff(user=request.user, pk=pk)
-    return JsonResponse(selectors.campaign_dashboard(campaign=campaign))
+    return JsonResponse(campaign_progress(campaign=campaign))
 
 
 @login_required
@@ -119,9 +120,13 @@ def campaign_judgements(request: HttpRequest, pk: int) -> HttpResponse:
     # Counted up to JUDGEMENTS_COUNT_CAP (counting a million rows, and deep OFFSETs, take
     # seconds): the page says when there are more; the export and the API have them all.
     # Newest first: the primary key's index gives the page without sorting the campaign's judgements.
-    page = CappedPaginator(rows.order_by("-id"), JUDGEMENTS_PER_PAGE, count_cap=JUDGEMENTS_COUNT_CAP).get_page(
-        request.GET.get("page")
-    )
+    ordered = rows.order_by("-id")
+    page = CappedPaginator(
+        ordered.values_list("pk", flat=True), JUDGEMENTS_PER_PAGE, count_cap=JUDGEMENTS_COUNT_CAP
+    ).get_page(request.GET.get("page"))
+    # The page's ids first, then their rows with their joins: the OFFSET walks ids alone (the joins
+    # of the up to 10,000 rows it skips made a deep page take 0.7-0.9 s at 50,000 judgements).
+    page.object_list = list(ordered.filter(pk__in=list(page.object_list)))
     output_ids = set()
     for row in page.object_list:
         output_ids.update(row.shown_order or [])

@@ -25,7 +25,8 @@
       if (!data) return;
       section.querySelectorAll("[data-live]").forEach(function (node) {
         var value = node.dataset.live.split(".").reduce(function (obj, key) { return obj ? obj[key] : undefined; }, data);
-        if (value !== undefined) node.textContent = String(value);
+        // null: not counted yet (a worker computes a large campaign's counts by status).
+        if (value !== undefined && value !== null) node.textContent = String(value);
       });
       fill("annotator-table", data.annotators, [
         function (r) { return r.annotator; }, function (r) { return r.done; }, function (r) { return r.pending; },

@@ -2,6 +2,8 @@
 quality and meta-evaluation pages read no judgement row (the figure is a worker's); they show the
 last figure with its age while a new one is computed, and a waiting page before the first."""
 
+import re
+
 import pytest
 from django.db import connection
 from django.test import override_settings
@@ -24,7 +26,7 @@ PAGES = ["analysis-dashboard", "analysis-meta", "campaign-quality"]
 JUDGEMENT_TABLE = RatingJudgement._meta.db_table
 
 
-def _judgement_reads(queries) -> list[str]:
+def _judgement_reads(queries, width: int = 300) -> list[str]:
     """Statements that read judgement rows: anything on the judgement table but the figures' state
     probe (`MAX(updated_at)`) and the bounded size check (`LIMIT`)."""
     found = []
@@ -34,7 +36,7 @@ def _judgement_reads(queries) -> list[str]:
             continue
         if 'MAX("' in sql.upper() and "UPDATED_AT" in sql.upper() or " LIMIT " in sql:
             continue
-        found.append(sql[:300])
+        found.append(sql[:width])
     return found
 
 
@@ -163,3 +165,31 @@ def test_a_worker_computes_the_figures_the_page_asked_for(staff, likert, celery_
     assert response.status_code == 200
     current = figures_cache.stamp(likert)
     assert FigureSnapshot.objects.filter(campaign=likert, name="meta", stamp=current).exists()
+
+
+@pytest.mark.django_db
+@override_settings(WORKBENCH_FIGURES_INLINE_MAX=100)
+def test_the_disagreement_page_reads_only_the_items_it_shows(staff, likert, sent, monkeypatch):
+    """The ranking is a worker's figure; the page then reads the judgements of the items it shows in
+    one statement naming only them (it computed the ranking over all 144 judgements in the request,
+    and read each shown item's judgements and each run's every score once per item)."""
+    from annotations.analysis import pages
+
+    monkeypatch.setattr(pages, "DISAGREEMENT_SHOWN", 2)
+    url = reverse("analysis-disagreement", args=[likert.pk])
+    with CaptureQueriesContext(connection) as queries:
+        assert staff.get(url).status_code == 202
+    assert _judgement_reads(queries.captured_queries) == []
+    for _, args in list(sent):
+        figure_compute(campaign_id=args[0], name=args[1], params=args[2])
+    with CaptureQueriesContext(connection) as queries:
+        response = staff.get(url)
+    assert response.status_code == 200
+    assert len(response.context["data"]["items"]) == 2
+    reads = _judgement_reads(queries.captured_queries, width=100_000)
+    assert len(reads) == 1, reads
+    named = re.search(r'"item_id" IN \(([^)]*)\)', reads[0])
+    assert named and len(named.group(1).split(",")) == 2, reads[0]
+    # Each run's scores for the shown items' outputs only: one statement, never a run's every score.
+    scores = [q["sql"] for q in queries.captured_queries if '"metrics_outputscore"' in q["sql"]]
+    assert len(scores) <= 2 and all('"output_id" IN (' in sql for sql in scores), scores

@@ -3,12 +3,18 @@ units after planning, submits, a release, a change of n_done by hand, deletions 
 deletion; the progress page and the annotator's bar read them."""
 
 import random
+import re
 
 import pytest
+from django.core.cache import cache
+from django.db import connection
 from django.db.models import Count
+from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 
-from annotations.models import Campaign, Membership, Output, Unit, UnitCount
+from annotations.models import Assignment, Campaign, Membership, Output, RatingJudgement, Unit, UnitCount
 from annotations.selectors.dashboards import unit_counts, unit_progress
+from annotations.services import progress
 from annotations.services.assignment_work import assignment_release
 from annotations.services.assignments import assignment_next
 from annotations.services.campaigns import campaign_create
@@ -106,3 +112,93 @@ def test_progress_reads_the_counters_not_the_units(client):
     assert body["complete"] == body["agreement_units"] == 6 and body["percent"] == 100
     assert [r["units"] for r in body["by_judgements"]] == [0, 0, 6]
     assert Output.objects.filter(item__dataset=dataset).count() == 6
+
+
+def _scans(queries) -> list[str]:
+    """Statements reading the campaign's units, assignments or judgements, but the state probes
+    (`MAX(updated_at)`) and the bounded size check (`LIMIT`)."""
+    found = []
+    for q in queries:
+        sql = q["sql"]
+        if not re.search(r"\bannotations_(unit|assignment|ratingjudgement)\b", sql):
+            continue
+        if "MAX(" in sql.upper() and "UPDATED_AT" in sql.upper() or " LIMIT " in sql:
+            continue
+        found.append(sql[:300])
+    return found
+
+
+@pytest.mark.django_db
+@override_settings(WORKBENCH_FIGURES_INLINE_MAX=3)
+def test_a_large_campaigns_progress_tables_come_from_a_worker(client, monkeypatch):
+    """Above WORKBENCH_FIGURES_INLINE_MAX judgements the progress page scans none of the campaign's
+    units, assignments or judgements (7.7-8.8 s at a million, on every change of the campaign): the
+    counters are current, the tables per annotator and system come from a worker, shown with their age
+    while the next are computed."""
+    cache.clear()
+    dataset, campaign = _campaign(n_items=4, k=2)
+    staff = UserFactory()
+    MembershipFactory(project=dataset.project, user=staff, role=Membership.Role.RESEARCHER)
+    client.force_login(staff)
+    annotators = [AnnotatorFactory(project=dataset.project) for _ in range(3)]
+    for step in range(6):
+        assignment, _ = assignment_next(campaign=campaign, annotator=annotators[step % 3])
+        _submit(assignment, annotators[step % 3])
+    sent = []
+    monkeypatch.setattr(progress.celery_app, "send_task", lambda name, args, **kw: sent.append((name, args)))
+    url = f"/campaigns/{campaign.pk}/progress.json"
+
+    def done_by_annotator():
+        rows = Assignment.objects.filter(campaign=campaign, status="done").values_list("annotator__name")
+        return dict(rows.annotate(n=Count("id")))
+
+    with CaptureQueriesContext(connection) as queries:
+        body = client.get(url).json()
+    assert _scans(queries.captured_queries) == []
+    assert body["detail"]["pending"] and body["annotators"] == [] and body["judgements"]["complete"] is None
+    assert body["unit_judgements"]["done"] == 6  # the counters (units x judgements done): current without the worker
+    assert sent == [(progress.PROGRESS_TASK, [campaign.pk])]
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get(f"/campaigns/{campaign.pk}/")
+    assert _scans(queries.captured_queries) == [] and "progress-detail-state" in page.content.decode()
+    assert len(sent) == 1, "one computation per campaign at a time"
+
+    assert progress.progress_compute(campaign_id=campaign.pk)
+    body = client.get(url).json()
+    assert not body["detail"]["pending"] and not body["detail"]["stale"]
+    assert (
+        {r["annotator"]: r["done"] for r in body["annotators"]}
+        == done_by_annotator()
+        == {a.name: 2 for a in annotators}
+    )
+    assert body["judgements"]["complete"] == RatingJudgement.objects.filter(campaign=campaign).count() == 6
+
+    # A submit: the last tables with their age, and the next computation asked for.
+    assignment, _ = assignment_next(campaign=campaign, annotator=annotators[0])
+    _submit(assignment, annotators[0])
+    with CaptureQueriesContext(connection) as queries:
+        body = client.get(url).json()
+    assert _scans(queries.captured_queries) == []
+    assert body["detail"]["stale"] and body["detail"]["computed_at"]
+    assert body["unit_judgements"]["done"] == 7
+    assert {r["annotator"]: r["done"] for r in body["annotators"]}[annotators[0].name] == 2
+    assert len(sent) == 2
+    progress.progress_compute(campaign_id=campaign.pk)
+    body = client.get(url).json()
+    assert not body["detail"]["stale"]
+    assert {r["annotator"]: r["done"] for r in body["annotators"]} == done_by_annotator()
+
+
+@pytest.mark.django_db
+def test_a_small_campaigns_progress_is_computed_in_the_request(client, monkeypatch):
+    cache.clear()
+    dataset, campaign = _campaign(n_items=2, k=2)
+    staff = UserFactory()
+    MembershipFactory(project=dataset.project, user=staff, role=Membership.Role.RESEARCHER)
+    client.force_login(staff)
+    sent = []
+    monkeypatch.setattr(progress.celery_app, "send_task", lambda name, args, **kw: sent.append((name, args)))
+    body = client.get(f"/campaigns/{campaign.pk}/progress.json").json()
+    assert not body["detail"]["pending"] and not sent
+    assert body["judgements"] == {"complete": 0, "partial": 0, "abandoned": 0}
+    assert [r["units"] for r in body["systems"]] == [2, 2, 2]
