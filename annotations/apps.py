@@ -1,4 +1,15 @@
+import sys
+
 from django.apps import AppConfig
+
+
+def token_rows_on_change(sender, instance, **kwargs) -> None:
+    """Drops a saved or deleted token's or user's cached rows, where a cache is: it lives in
+    annotations.permissions, so a process that never imported that module (a management command) has
+    none. Importing it only to find it empty would cost every command DRF's import (~0.25 s of CPU)."""
+    permissions = sys.modules.get("annotations.permissions")
+    if permissions is not None:
+        permissions.token_rows_on_change(sender, instance, **kwargs)
 
 
 class AnnotationsConfig(AppConfig):
@@ -14,8 +25,6 @@ class AnnotationsConfig(AppConfig):
         from django.contrib.auth import get_user_model  # lazy: Django app registry not ready before ready()
         from django.db.models.signals import post_delete, post_save  # lazy: app registry not ready
         from rest_framework.authtoken.models import Token  # lazy: Django app registry not ready before ready()
-
-        from annotations.permissions import token_rows_on_change  # lazy: Django app registry not ready before ready()
 
         for model in (Token, get_user_model()):
             post_save.connect(token_rows_on_change, sender=model, dispatch_uid=f"token-rows-{model._meta.label}")

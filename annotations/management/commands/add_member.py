@@ -5,16 +5,17 @@ import json
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import transaction
 
 from annotations.models import Membership, Project
 from annotations.services.accounts import username_problem
 from annotations.services.login_links import login_link_create, login_link_url
 from annotations.services.projects import membership_add
+from workbench.commands import DataCommand
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Give accounts a role in a project. With --create, missing accounts are made with an unusable "
         "password; --links prints a one-time login link for each of them (or set a password with "

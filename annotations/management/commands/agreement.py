@@ -10,13 +10,14 @@ complete judgements, of included annotators when quality control is in use.
 
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotations.analysis.report import AnalysisError, agreement_report
 from annotations.models import Campaign
+from workbench.commands import DataCommand
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Inter-annotator agreement of a campaign (alpha, Fleiss' and Cohen's kappa, percent agreement)."
 
     def add_arguments(self, parser):

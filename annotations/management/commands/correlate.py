@@ -22,13 +22,14 @@ criterion instead of a correlation: `--epsilon`, `--alt-scoring`, `--q-fdr`, `--
 
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotations.analysis.report import CORRELATION_METHODS, AnalysisError, compare_all_report, correlate_report
 from annotations.models import Campaign
+from workbench.commands import DataCommand
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Correlation (or pairwise agreement) between a metric and human judgements."
 
     def add_arguments(self, parser):

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotations import protocols
 from annotations.models import Campaign, Dataset
@@ -23,6 +23,7 @@ from annotations.protocols.options import JSON, OptionError, options_it_has
 from annotations.services.campaign_files import campaign_create_from_file
 from annotations.services.campaigns import campaign_create, criteria_parse, scale_parse
 from annotations.services.waves import wave_create
+from workbench.commands import DataCommand
 
 # Service fields -> the flags that set them, for error messages.
 FLAGS = {
@@ -37,7 +38,7 @@ FLAGS = {
 ADAPTIVE_FLAGS = ("min_per_system", "alpha", "stable_checks", "check_every")
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Create an annotation campaign over a dataset."
 
     def add_arguments(self, parser):

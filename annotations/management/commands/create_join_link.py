@@ -6,16 +6,17 @@ from datetime import timezone as dt_timezone
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from annotations.models import Campaign
 from annotations.studies.services import join_link_create
+from workbench.commands import DataCommand
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Create a study link for a crowd platform. Visitors add their platform ids to it (PROLIFIC_PID, "
         "STUDY_ID, SESSION_ID; workerId, assignmentId, hitId; or annotator)."

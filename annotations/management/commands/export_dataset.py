@@ -4,10 +4,11 @@ import json
 import sys
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotations.export import FORMATS, ExportFailed, ExportOptions, export_dataset
 from annotations.models import Campaign
+from workbench.commands import DataCommand
 
 
 def _names(value: str | None) -> list[str] | None:
@@ -16,7 +17,7 @@ def _names(value: str | None) -> list[str] | None:
     return [name.strip() for name in value.split(",") if name.strip()] or None
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Export a campaign's validated judgements, outputs and items with a HEDS 3.0 dataset card, heds.json "
         "(the HEDS form's JSON) and croissant.json (Croissant 1.1 + RAI); --format mtme writes an "

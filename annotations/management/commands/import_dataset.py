@@ -7,9 +7,10 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotations.services.imports import ImportFailed, dataset_import
+from workbench.commands import DataCommand
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Atomically import items, references and system outputs from a JSONL or CSV file."
 
     def add_arguments(self, parser):

@@ -5,13 +5,14 @@ import json
 import sys
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotations.management.commands.import_dataset import report_failure
 from annotations.services.imports import ImportFailed, judgements_import
+from workbench.commands import DataCommand
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Atomically import judgements collected elsewhere (JSONL, one judgement a line)."
 
     def add_arguments(self, parser):

@@ -5,14 +5,15 @@ import json
 import sys
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotations.management.commands.import_dataset import report_failure
 from annotations.services.imports import ImportFailed
 from annotations.services.references import references_import
+from workbench.commands import DataCommand
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         'Atomically add references to a dataset\'s items (JSONL: {"item", "reference"[, "provenance"]} '
         "a line); references an item already has are skipped."

@@ -9,7 +9,7 @@ import io
 import json
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import transaction
 
 from annotations.allocation.services import campaign_stop
@@ -21,6 +21,7 @@ from annotations.services.imports import ImportFailed, dataset_import
 from annotations.services.projects import annotator_get_or_create, membership_add, project_get_or_create
 from metrics.models import RunStatus
 from metrics.services import RunInputError, run_create, run_execute_sync
+from workbench.commands import DataCommand
 
 PROJECT = "Demo"
 USERS = [("demo", "demo", Membership.Role.OWNER), ("annot", "annot", Membership.Role.ANNOTATOR)]
@@ -149,7 +150,7 @@ def simulated_spec(spec: dict) -> dict:
     return spec
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Create the demo project, its users (demo/demo, annot/annot), datasets and campaigns (idempotent)."
 
     def add_arguments(self, parser):

@@ -1,13 +1,14 @@
 """`plan_campaign NAME`: plan a campaign's units in this process, with a progress line: for a
 campaign whose planning on a worker failed or never started (e.g. the task queue was down)."""
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotations.models import Campaign
 from annotations.services.units import campaign_units_plan
+from workbench.commands import DataCommand
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Plan a campaign's units now, in this process (after a worker could not)."
 
     def add_arguments(self, parser):

@@ -16,13 +16,14 @@ import json
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import transaction
 
 from annotations.export.csvsafe import SafeWriter
 from annotations.models import Annotator, Campaign
 from annotations.quality import selectors, services
 from annotations.quality.rules import Rules
+from workbench.commands import DataCommand
 from workbench.exceptions import DomainError
 
 SETTINGS = {"degraded_share", "repeat_share", "degrade_kinds", "degrade_strength", "completion_codes"}
@@ -57,7 +58,7 @@ def annotator_labels(annotators) -> dict[int, str]:
     }
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Per-annotator reliability (controls, self-consistency, time, agreement), inclusion and codes."
 
     def add_arguments(self, parser):

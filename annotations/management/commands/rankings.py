@@ -13,14 +13,15 @@ only, as if the others had not been evaluated. The JSON names the rule, its labe
 
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotations.analysis import cluster_rules as cr
 from annotations.analysis.report import AnalysisError, rank_by_rule
 from annotations.models import Campaign
+from workbench.commands import DataCommand
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "System rankings with rank ranges and clusters under a named rule (WMT25, WMT26 draft, ...)."
 
     def add_arguments(self, parser):

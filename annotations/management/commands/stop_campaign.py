@@ -2,13 +2,14 @@
 pending units can still be submitted; the time and reason go into the dataset card."""
 
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotations.allocation.services import campaign_stop
 from annotations.models import Campaign
+from workbench.commands import DataCommand
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Stop a campaign early, with the reason recorded in its dataset card."
 
     def add_arguments(self, parser):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import time
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotations.models import Dataset
 from metrics.models import MetricRun, RunStatus
@@ -25,6 +25,7 @@ from metrics.score import Progress, parse_options
 from metrics.selectors import run_waiting, with_progress
 from metrics.services import RunInputError, run_create, run_execute_sync
 from metrics.tasks import run_queue
+from workbench.commands import DataCommand
 
 
 def summary(run: MetricRun) -> dict:
@@ -37,7 +38,7 @@ def summary(run: MetricRun) -> dict:
     }
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Score every output of a dataset with a metric, through the workers or in-process (--sync)."
 
     def add_arguments(self, parser):
