@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import db_flush
 from tests.celery_workers import (
     SHARED_WORKER,
     purge_queues,
@@ -19,6 +20,9 @@ from tests.waiting import wait_until  # tests import it from here too
 ROOT = Path(__file__).resolve().parent.parent
 # WORKBENCH_SHARED_DATA points elsewhere, e.g. from a git worktree that does not sit beside shared/.
 SHARED_DATA = Path(os.environ.get("WORKBENCH_SHARED_DATA") or ROOT.parent / "shared" / "data")
+
+# Transactional tests end with their tables emptied by DELETE, not TRUNCATE (tests/db_flush.py).
+db_flush.install()
 
 
 WORKER_FIXTURES = {"celery_worker_process", "start_celery_worker", "shared_celery_worker"}
