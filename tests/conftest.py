@@ -41,6 +41,21 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """pytest-django's test database, its commits not waiting for the WAL to reach the disk
+    (`synchronous_commit = off`, on this database only: it is dropped at the end anyway). Every
+    commit of a transactional test, of the live server and of a Celery worker otherwise waits for an
+    fsync: 3-4 ms against 0.4-0.5 ms measured on the loaded 2-core machine. A crash of the server
+    could lose the last commits, never corrupt the database; no test crashes it."""
+    from django.db import connection
+
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        name = connection.ops.quote_name(connection.settings_dict["NAME"])
+        cursor.execute(f"ALTER DATABASE {name} SET synchronous_commit = off")  # connections opened from now on
+        cursor.execute("SET synchronous_commit = off")  # and this one
+
+
+@pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The real public datasets beside the project (never copied into it)."""
     if not SHARED_DATA.is_dir():
