@@ -27,7 +27,7 @@ pytestmark = pytest.mark.django_db
 # here, BEGIN / COMMIT in production) not counted: the session read, the assignment found, checked
 # and locked with its enrolment, the judgements inserted with the finishing updates, the pick, the
 # next assignment's insert (with the batch strip). The bound leaves no slack: a statement added to
-# this path shows up here. It was 11 before (bench/README.md, "CPU per annotator").
+# this path shows up here. It was 13 before (bench/README.md, "CPU per annotator").
 SUBMIT_AND_NEXT = 5
 # The batch's last unit, in a study that gives completion codes (the link has a completion URL): no
 # pick and no insert, but the code worked out once per visitor (quality control's decision, its
