@@ -31,6 +31,8 @@ from annotations.models import (
     Campaign,
     Dataset,
     Enrolment,
+    JoinLink,
+    JoinParticipant,
     JudgementBase,
     Membership,
     Output,
@@ -197,33 +199,63 @@ def _lock_both(
 
 
 def _own_lock_sql() -> str:
+    return _found_lock_sql("own")
 
+
+def _span_protocols() -> tuple[str, ...]:
     # Keyed by the span protocols' names: the registry is a setting (a test may add a protocol).
-    return _own_lock_sql_for(tuple(name for name, protocol in registry.protocols().items() if protocol.has_spans))
+    return tuple(name for name, protocol in registry.protocols().items() if protocol.has_spans)
+
+
+def _found_lock_sql(who: str) -> str:
+    return _found_lock_sql_for(who, _span_protocols())
+
+
+# Who the assignment must belong to, and the role column, per way of finding it: the requesting
+# account's (`own`: parameters user, assignment, user), or a join session's (`join`: parameters
+# assignment, annotator, campaign, participant, link), read as `access.request_annotator` checks a join
+# visitor: the session's annotator (an imported one of the campaign's project), its participant in the
+# campaign, and the link of the visit still live.
+_FOUND_BY = {
+    "own": (
+        f"(SELECT m.role FROM {rows.table(Membership)} m WHERE m.project_id = p.id AND m.user_id = %s "
+        "ORDER BY m.id LIMIT 1)",
+        "a.id = %s AND an.user_id = %s",
+    ),
+    "join": (
+        "NULL",
+        "a.id = %s AND a.annotator_id = %s AND a.campaign_id = %s AND an.project_id = d.project_id "
+        f"AND an.namespace = '{Annotator.Namespace.IMPORT.value}' "
+        f"AND EXISTS (SELECT 1 FROM {rows.table(JoinParticipant)} jp WHERE jp.id = %s AND jp.annotator_id = an.id "
+        "AND jp.campaign_id = c.id) "
+        f"AND EXISTS (SELECT 1 FROM {rows.table(JoinLink)} l WHERE l.id = %s AND l.campaign_id = c.id "
+        "AND l.revoked_at IS NULL)",
+    ),
+}
 
 
 @functools.cache
-def _own_lock_sql_for(span_protocols: tuple[str, ...]) -> str:
-    """`_lock_both_sql` for the requesting account, found by the assignment and the user rather than
-    the campaign and annotator, with what `selectors.own_assignment` read in a statement of its own
-    before the submit's transaction: the campaign, dataset, project and annotator, the user's role in
-    the project and whether the campaign gives completion codes. The same lock order (`FOR UPDATE OF
-    e, a`: enrolment first, tests/annotations/services/test_lock_order.py); the output texts only for
-    the protocols that check spans against them."""
+def _found_lock_sql_for(who: str, span_protocols: tuple[str, ...]) -> str:
+    """`_lock_both_sql` for an assignment found by who asks for it (`_FOUND_BY`) rather than by the
+    campaign and annotator, with what the two-step way read in statements of its own before the
+    submit's transaction: the campaign, dataset, project and annotator, the user's role in the project
+    (`own`) and whether the campaign gives completion codes. The same lock order (`FOR UPDATE OF e, a`:
+    enrolment first, tests/annotations/services/test_lock_order.py); the output texts only for the
+    protocols that check spans against them."""
 
+    role, where = _FOUND_BY[who]
     spans = ", ".join(f"'{name}'" for name in span_protocols)
     texts = f"CASE WHEN c.protocol IN ({spans}) THEN {output_texts_sql('u')}::text END" if spans else "NULL"
     return (
         f"SELECT {_locked_columns(texts, True)}, {rows.columns(Campaign, 'c')}, {rows.columns(Dataset, 'd')}, "
-        f"{rows.columns(Project, 'p')}, {rows.columns(Annotator, 'an')}, (SELECT m.role FROM {rows.table(Membership)} m "
-        "WHERE m.project_id = p.id AND m.user_id = %s ORDER BY m.id LIMIT 1), "
+        f"{rows.columns(Project, 'p')}, {rows.columns(Annotator, 'an')}, {role}, "
         f"{completion_codes_on_sql('c.id')} "
         f"FROM {rows.table(Enrolment)} e JOIN {rows.table(Assignment)} a ON a.campaign_id = e.campaign_id "
         f"AND a.annotator_id = e.annotator_id JOIN {rows.table(Annotator)} an ON an.id = a.annotator_id "
         f"JOIN {rows.table(Campaign)} c ON c.id = a.campaign_id "
         f"JOIN {rows.table(Dataset)} d ON d.id = c.dataset_id JOIN {rows.table(Project)} p ON p.id = d.project_id "
         f"LEFT JOIN {rows.table(Unit)} u ON u.id = a.unit_id "
-        "WHERE a.id = %s AND an.user_id = %s FOR UPDATE OF e, a"
+        f"WHERE {where} FOR UPDATE OF e, a"
     )
 
 
@@ -236,8 +268,31 @@ def assignment_lock_own(*, user, assignment_id: int) -> tuple[Assignment, Enrolm
 
     if not user.is_authenticated:
         return None
+    found = _found_lock("own", [user.pk, assignment_id, user.pk])
+    if found is not None:
+        assignment = found[0]
+        assignment.member_role = Membership.Role.OWNER if user.is_superuser else assignment.member_role
+    return found
+
+
+def assignment_lock_join(*, binding: dict, assignment_id: int) -> tuple[Assignment, Enrolment] | None:
+    """A join session's assignment and its enrolment, locked as `assignment_lock_own` locks a member's,
+    by one statement that also checks what `access.request_annotator` checks of a join visitor (the
+    session's annotator and participant in the assignment's campaign, the link of the visit not
+    revoked): the round trips that read the assignment, then the annotator, before the submit's
+    transaction are saved. The assignment carries its campaign (dataset, project), annotator and
+    `codes_on` (`member_role` None). None when any check fails or they are not enrolled: the caller
+    then takes the two-step way, which refuses as it always has."""
+
+    return _found_lock(
+        "join",
+        [assignment_id, binding["annotator"], binding["campaign"], binding["participant"], binding["link"]],
+    )
+
+
+def _found_lock(who: str, params: list) -> tuple[Assignment, Enrolment] | None:
     with rows.cursor() as cursor:
-        cursor.execute(_own_lock_sql(), [user.pk, assignment_id, user.pk])
+        cursor.execute(_found_lock_sql(who), params)
         row = cursor.fetchone()
     if row is None:
         return None
@@ -249,8 +304,7 @@ def assignment_lock_own(*, user, assignment_id: int) -> tuple[Assignment, Enrolm
     campaign.dataset.project = rows.from_row(Project, row, at)
     at += rows.width(Project)
     assignment.campaign, assignment.annotator = campaign, rows.from_row(Annotator, row, at)
-    role, assignment.codes_on = row[-2:]
-    assignment.member_role = Membership.Role.OWNER if user.is_superuser else role
+    assignment.member_role, assignment.codes_on = row[-2:]
     return assignment, enrolment
 
 

@@ -45,6 +45,7 @@ from annotations.services.assignment_work import (
     assignment_finish,
     assignment_finish_inserting,
     assignment_lock_for,
+    assignment_lock_join,
     assignment_lock_own,
     assignment_reclaim,
     assignment_time_ms,
@@ -174,6 +175,9 @@ class UnitSubmitResult:
     # With `and_next`: the next unit, handed out in the submit's transaction; None when it was not
     # (the caller then asks `assignment_next`, which also tells "nothing left").
     next_assignment: Assignment | None = None
+    # The annotator's units done in the campaign once this submit commits, when the submit's own lock
+    # read it (`unit_submit_join`); None: not known, ask the database.
+    n_done: int | None = None
 
 
 def _answer_keys(answer, index: int, allowed: set[str]) -> dict:
@@ -421,6 +425,49 @@ def unit_submit_own(
     )
     if and_next and not assignment.codes_on:
         _and_next(result, enrolment, annotator=assignment.annotator, with_batch=with_batch)
+    return result
+
+
+@retry_on_deadlock
+@transaction.atomic
+def unit_submit_join(
+    *,
+    binding: dict,
+    assignment_id: int,
+    answer: Callable,
+    time_spent_ms: int | None = None,
+    origin: str = JudgementBase.Origin.BROWSER,
+    listened_ms: int | None = None,
+) -> UnitSubmitResult | None:
+    """`unit_submit_own` for a join session (`binding`, annotations.studies.session): its assignment
+    found, checked as the session's and locked by one statement (`assignment_lock_join`), submitted,
+    and the next unit handed out in the same transaction (with its batch, for the page's strip)
+    unless this unit ends the visitor's batch (a join visitor does one: `units_per_batch`; its
+    completion code, if the campaign gives codes, is worked out after the commit). The result says `n_done` (read
+    under the lock), so the caller need not read the enrolment again. None when the one statement
+    finds nothing (not theirs, the link revoked, not enrolled): the caller takes the two-step way,
+    which refuses or sorts it out as ever."""
+    found = assignment_lock_join(binding=binding, assignment_id=assignment_id)
+    if found is None:
+        return None
+    assignment, enrolment = found
+    judgements, shown_order = answer(assignment)
+    done_before = enrolment.n_done
+    result = _unit_submit_locked(
+        assignment,
+        enrolment,
+        judgements=judgements,
+        shown_order=shown_order,
+        time_spent_ms=time_spent_ms,
+        origin=origin,
+        listened_ms=listened_ms,
+    )
+    if result.retry or assignment.status != Assignment.Status.DONE:
+        return result
+    result.n_done = done_before + 1  # the finishing statement's count, on the row locked above
+    if result.n_done < max(1, assignment.campaign.units_per_batch):
+        # Mid-batch: no completion code to work out first (one is issued at a batch's end only).
+        _and_next(result, enrolment, annotator=assignment.annotator, with_batch=True)
     return result
 
 

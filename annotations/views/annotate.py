@@ -35,7 +35,7 @@ from annotations.services.assignment_work import assignment_draft_save, assignme
 from annotations.services.assignments import assignment_next
 from annotations.services.handles import handles_for, payload_for_annotator, unit_submission_translate
 from annotations.services.handout_clock import clock_after_response
-from annotations.services.submissions import unit_submit, unit_submit_own
+from annotations.services.submissions import unit_submit, unit_submit_join, unit_submit_own
 from annotations.studies.session import join_binding
 from annotations.timing import campaign_controls_check, unit_response_floor
 from annotations.views.background import background_pending
@@ -568,32 +568,53 @@ def annotate_submit(request: HttpRequest, pk: int) -> JsonResponse:
         assignment = result.assignment  # with its campaign (dataset, project), annotator and `codes_on`
         request.project_role = assignment.member_role  # for what this request shows next
     else:
-        assignment = _own_pending(request, pk)
-        try:
-            judgements, shown_order = answer(assignment)
-            result = unit_submit(
-                annotator=assignment.annotator,
-                assignment_id=assignment.pk,
-                campaign=assignment.campaign,
-                judgements=judgements,
-                shown_order=shown_order,
-                time_spent_ms=time_spent,
-                listened_ms=listened,
-                origin=JudgementBase.Origin.BROWSER,
-            )
-        except ValidationError as exc:
-            return JsonResponse({"errors": _errors(exc)}, status=400)
-        except Http404:
-            return JsonResponse({"errors": ["This unit is not yours."]}, status=404)
+        binding, result = join_binding(request), None
+        if binding is not None:
+            try:
+                # A join session's unit found, checked as the session's (as `_own_pending` checks it) and
+                # locked by the submit's first statement, the next unit handed out in the same transaction
+                # unless the batch ends here; None: the two-step way below sorts it out (or refuses).
+                result = unit_submit_join(
+                    binding=binding, assignment_id=pk, answer=answer, time_spent_ms=time_spent, listened_ms=listened
+                )
+            except ValidationError as exc:
+                return JsonResponse({"errors": _errors(exc)}, status=400)
+        if result is not None:
+            assignment = result.assignment  # with its campaign (dataset, project), annotator and `codes_on`
+        else:
+            assignment = _own_pending(request, pk)
+            try:
+                judgements, shown_order = answer(assignment)
+                result = unit_submit(
+                    annotator=assignment.annotator,
+                    assignment_id=assignment.pk,
+                    campaign=assignment.campaign,
+                    judgements=judgements,
+                    shown_order=shown_order,
+                    time_spent_ms=time_spent,
+                    listened_ms=listened,
+                    origin=JudgementBase.Origin.BROWSER,
+                )
+            except ValidationError as exc:
+                return JsonResponse({"errors": _errors(exc)}, status=400)
+            except Http404:
+                return JsonResponse({"errors": ["This unit is not yours."]}, status=404)
     if result.retry:
         # A tutorial unit answered wrongly (annotations.quality): stay on it, with the explanation.
         return JsonResponse({"retry": True, "explanation": result.explanation, "problems": result.problems})
     code = None
-    if getattr(assignment, "codes_on", True):  # known for members (`unit_submit_own`); asked for join sessions
+    # A code is issued at a batch's end only (`completion_code_at_batch_end`) and a join visitor does
+    # one batch: while the submit's lock counted fewer units done (`unit_submit_join`), none to ask for.
+    mid_batch = result.n_done is not None and result.n_done < max(1, assignment.campaign.units_per_batch)
+    if getattr(assignment, "codes_on", True) and not mid_batch:  # known from the submit's lock; else asked
         code = completion_code_at_batch_end(campaign=assignment.campaign, annotator=assignment.annotator)
     if join_binding(request) is not None:
-        enrolment = selectors.enrolment_for(campaign=assignment.campaign, annotator=assignment.annotator)
-        if code is not None or _batch_done_for_join(request, assignment.campaign, enrolment):
+        # The units done as the submit's lock read them, else (the two-step way) as the database says now.
+        done = result.n_done
+        if done is None:
+            enrolment = selectors.enrolment_for(campaign=assignment.campaign, annotator=assignment.annotator)
+            done = enrolment.n_done if enrolment is not None else None
+        if code is not None or (done is not None and done >= max(1, assignment.campaign.units_per_batch)):
             return JsonResponse({"next": reverse("join-done")}, status=201)
     elif code is not None:
         return JsonResponse({"next": reverse("annotate-completion-code", args=[assignment.campaign_id])}, status=201)

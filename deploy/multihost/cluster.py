@@ -137,7 +137,12 @@ class Cluster:
     webs: int = 2
     workers: int = 2
     gunicorn_workers: int = 1
-    gunicorn_threads: int = 4
+    # As the production guide starts gunicorn (docs/how-to/scaling-out.md: `--threads 16`): a thread is
+    # held for a request's whole time in the server, which grows with the host's load, and 4 threads
+    # per worker queued requests at 400 crowd annotators (bench/README.md). Each thread keeps at most
+    # one PostgreSQL connection: webs x gunicorn_workers x 16 must stay under `max_connections`, else
+    # `pgbouncer=True`.
+    gunicorn_threads: int = 16
     queues: str = "cpu,gpu"
     # Where `collectstatic` writes the hashed, compressed files that WhiteNoise serves on every web host
     # (one release, the same files everywhere); kept between runs, so later runs only check them.
@@ -562,7 +567,7 @@ def main(argv: list[str] | None = None) -> int:
     up.add_argument("--webs", type=int, default=2)
     up.add_argument("--workers", type=int, default=2)
     up.add_argument("--gunicorn-workers", type=int, default=2)
-    up.add_argument("--threads", type=int, default=4)
+    up.add_argument("--threads", type=int, default=16, help="gunicorn threads per worker (the production guide's 16)")
     up.add_argument("--pgbouncer", action="store_true", help="PostgreSQL through PgBouncer in transaction mode")
     sub.add_parser("down", help="tear down what earlier runs left (namespaces, bridge, processes)")
     args = parser.parse_args(argv)
