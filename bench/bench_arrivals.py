@@ -12,7 +12,7 @@ a real session (join page, Start, unit page, one submit), no think time. Per req
 p50 / p95 and the time inside gunicorn (access log); and during the burst, what the database's backends
 wait on (`pg_stat_activity.wait_event`, sampled every 20 ms: the share of samples of active backends
 per event; `IO:WALSync` and `LWLock:WALWrite` are commits waiting for the WAL's fsync), and the
-ungranted locks (`pg_locks`).
+ungranted locks (`pg_locks`) and the statements that wait for one.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ class WaitSampler(threading.Thread):
         self.dbname, self.stop_event = dbname, threading.Event()
         self.events: collections.Counter = collections.Counter()
         self.locks: collections.Counter = collections.Counter()
+        self.waiting: collections.Counter = collections.Counter()  # the statements waiting for a lock
         self.samples = 0
 
     def run(self):
@@ -51,11 +52,14 @@ class WaitSampler(threading.Thread):
         with connections["default"].cursor() as cursor:
             while not self.stop_event.is_set():
                 cursor.execute(
-                    "SELECT coalesce(wait_event_type || ':' || wait_event, 'CPU') FROM pg_stat_activity "
-                    "WHERE datname = %s AND state = 'active' AND pid <> pg_backend_pid()",
+                    "SELECT coalesce(wait_event_type || ':' || wait_event, 'CPU'), left(query, 60) "
+                    "FROM pg_stat_activity WHERE datname = %s AND state = 'active' AND pid <> pg_backend_pid()",
                     [self.dbname],
                 )
-                self.events.update(row[0] for row in cursor.fetchall())
+                for event, query in cursor.fetchall():
+                    self.events[event] += 1
+                    if event.startswith("Lock:"):
+                        self.waiting[query] += 1
                 cursor.execute(
                     "SELECT l.locktype || ' ' || l.mode || coalesce(' ' || c.relname, '') FROM pg_locks l "
                     "LEFT JOIN pg_class c ON c.oid = l.relation WHERE NOT l.granted"
@@ -150,6 +154,7 @@ def main() -> None:
                 "waits": {k: v / active for k, v in sampler.events.most_common(8)},
                 "active_backends_mean": active / max(1, sampler.samples),
                 "ungranted_locks": dict(sampler.locks.most_common(5)),
+                "lock_waiters": dict(sampler.waiting.most_common(4)),
             }
             rows.append(row)
             print(f"round {r}: {args.burst} visitors within {args.spread:g} s, all done in {wall:.1f} s")
@@ -161,6 +166,7 @@ def main() -> None:
             waits = ", ".join(f"{k} {100 * v:.0f} %" for k, v in row["waits"].items())
             print(f"  active backends {row['active_backends_mean']:.1f} on average, waiting on: {waits}")
             print(f"  ungranted locks (samples): {row['ungranted_locks'] or 'none'}")
+            print(f"  statements waiting for a lock (samples): {row['lock_waiters'] or 'none'}")
     finally:
         server.close()
     if args.json:
