@@ -14,7 +14,7 @@ annotators per output, a fresh campaign.
 Two passes over fresh annotators: the first counts each request's statements (Django's
 `CaptureQueriesContext`, which slows what it watches, so it is not timed); the second times each
 request's CPU in this process (`time.process_time`: Django, the templates, the driver of the
-database) and the CPU its PostgreSQL backend used over the pass (/proc/<pid>/stat of
+database) and its wall time (CPU plus the waits for PostgreSQL: round trips, commits' WAL fsync) and the CPU its PostgreSQL backend used over the pass (/proc/<pid>/stat of
 `pg_backend_pid()`, summed and divided by the requests; the clock ticks are 10 ms, so only the sum
 over a pass means anything). `--profile N`: a third pass under cProfile, its top N functions by own
 time and by cumulative time.
@@ -237,11 +237,13 @@ def measure_once(args) -> dict:
         print("\n".join(shown[-len(shown) // args.count_sessions :]), file=sys.stderr)
 
     cpu: dict[str, list[float]] = defaultdict(list)
+    wall_ms: dict[str, list[float]] = defaultdict(list)
 
     def timed(kind, call):
-        start = time.process_time()
+        start, clock = time.process_time(), time.perf_counter()
         out = call()
         cpu[kind].append(time.process_time() - start)
+        wall_ms[kind].append(1000 * (time.perf_counter() - clock))
         return out
 
     with connection.cursor() as cursor:
@@ -280,6 +282,7 @@ def measure_once(args) -> dict:
         "statements_max": {k: max(statements[k]) for k in KINDS},
         "cpu_ms": {k: 1000 * statistics.mean(cpu[k]) for k in KINDS},
         "cpu_ms_median": {k: 1000 * statistics.median(cpu[k]) for k in KINDS},
+        "wall_ms_median": {k: statistics.median(wall_ms[k]) for k in KINDS},
         "python_ms_per_session": 1000 * sum(sum(v) for v in cpu.values()) / args.annotators,
         "postgres_ms_per_session": 1000 * pg_cpu / args.annotators,
         "postgres_ms_per_request": 1000 * pg_cpu / requests,
@@ -293,12 +296,13 @@ def report(result: dict) -> None:
     print(
         f"code: {result['tree']}; {result['annotators']} annotators x (join, Start, unit page, {result['units']} submits)"
     )
-    print("| request | statements (mean / max) | CPU ms in the web process (mean / median) |")
-    print("| --- | ---: | ---: |")
+    print("| request | statements (mean / max) | CPU ms in the web process (mean / median) | wall ms (median) |")
+    print("| --- | ---: | ---: | ---: |")
     for kind in KINDS:
         print(
             f"| {kind} | {result['statements'][kind]:.1f} / {result['statements_max'][kind]} | "
-            f"{result['cpu_ms'][kind]:.2f} / {result['cpu_ms_median'][kind]:.2f} |"
+            f"{result['cpu_ms'][kind]:.2f} / {result['cpu_ms_median'][kind]:.2f} | "
+            f"{result.get('wall_ms_median', {}).get(kind, float('nan')):.2f} |"
         )
     total = result["python_ms_per_session"] + result["postgres_ms_per_session"]
     print(
@@ -340,6 +344,8 @@ def compare(args, extra: list[str]) -> None:
         ("total CPU ms / session", session_ms),
         *[(f"{k} statements", lambda r, k=k: r["statements"][k]) for k in KINDS],
         *[(f"{k} web CPU ms", lambda r, k=k: r["cpu_ms"][k]) for k in KINDS],
+        # Wall time, one request at a time: CPU plus the waits for PostgreSQL (round trips, commits' fsync).
+        *[(f"{k} wall ms (median)", lambda r, k=k: r["wall_ms_median"][k]) for k in KINDS],
     ]
     print(f"\n{args.rounds} rounds, before and after alternately; median over rounds")
     print("| figure | before | after | after / before |")

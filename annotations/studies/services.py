@@ -13,6 +13,7 @@ from django.core.validators import URLValidator
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from annotations import rows
 from annotations.models import Annotator, Campaign
 from annotations.models.studies import JoinLink, JoinParticipant
 from annotations.quality.services import quality_settings_update
@@ -178,6 +179,10 @@ def join_participant_enter(*, link: JoinLink, visitor: Visitor) -> JoinParticipa
     for _ in range(3):
         try:
             with transaction.atomic():
+                # Its commit need not wait for the disk: the Start that enters a visitor hands out their
+                # first unit next, in a commit that does wait and so flushes this one's rows with its own;
+                # a crash between the two loses a participant who holds nothing yet (they re-enter).
+                rows.commit_without_flush_wait()
                 return _enter(link=link, visitor=visitor)
         except IntegrityError:
             continue  # the same id arriving twice at once: the other request created it, read it again

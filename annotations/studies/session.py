@@ -23,7 +23,13 @@ def join_bind(request: HttpRequest, *, participant: JoinParticipant, link_id: in
     if request.user.is_authenticated:
         logout(request)
     else:
-        request.session.cycle_key()
+        # A fresh key, so that a key planted in the browser (session fixation) never carries the binding.
+        # A visitor without a stored session (the cookie's key, if any, is unknown to the store, which
+        # drops it on loading) gets one anyway when the response saves it: made there once, not made
+        # empty now and written again then (an insert and an update, two commits, on every Start).
+        request.session.get(SESSION_KEY)  # loads the session (a key it does not hold becomes None)
+        if request.session.session_key is not None:
+            request.session.cycle_key()
     request.session[SESSION_KEY] = {
         "link": link_id or participant.link_id,
         "campaign": participant.campaign_id,

@@ -103,11 +103,18 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
     if visitor.preview or not visitor.platform_id:
         # MTurk's preview, or no participant id: the instructions (and a form asking for the id), nothing taken.
         return render(request, "studies/join.html", context, status=200 if request.method != "POST" else 400)
-    returning = selectors.participant_of(
-        campaign=campaign,
-        platform=visitor.platform,
-        platform_id=visitor.platform_id,
-        any_platform=link.one_per_browser,
+    # On Start, a returning participant matters only to the one-per-browser guard and the cap
+    # (join_participant_enter finds them again under its lock): a link without either skips the read.
+    guarded = link.one_per_browser or link.max_annotators is not None
+    returning = (
+        selectors.participant_of(
+            campaign=campaign,
+            platform=visitor.platform,
+            platform_id=visitor.platform_id,
+            any_platform=link.one_per_browser,
+        )
+        if request.method != "POST" or guarded
+        else None
     )
     if link.one_per_browser and _browser_is_another_participant(request, campaign, returning):
         return render(
