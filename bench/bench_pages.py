@@ -456,6 +456,10 @@ def child(database: str, repeat: int, only: str | None, cold: int = 1, fresh: bo
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)  # a database built by an older checkout
+    # What a gunicorn worker does at start (the URLconf, the reverse tables, the frame template:
+    # workbench.warmup), so the first load times a researcher's first request, not the process's.
+    import workbench.wsgi  # noqa: F401
+
     with own_worker(database):
         found = measure(repeat, only, cold)
         if fresh:
