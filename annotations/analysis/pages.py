@@ -6,6 +6,8 @@ run and quality decision).
 
 from __future__ import annotations
 
+import math
+from array import array
 from collections import defaultdict
 
 from django.db.models import Exists, OuterRef
@@ -444,6 +446,56 @@ def disagreement(
     return {**data, "items": _item_details(campaign, shown, data, systems, by_item)}
 
 
+class Ranked:
+    """The disagreement ranking: per item, in rank order, its id and its annotator and metric
+    disagreement (None: not measured), held as three typed arrays.
+
+    The figure a worker stores for a large campaign: the page shows 30 items of it and says how many
+    there are, the CSV lists them all. As a list of {"item", ...} dicts, 100,000 items were a 2.4 MB
+    pickle that took every view 0.3-0.7 s to fetch and unpickle (bench_pages at 1M, issue 45); arrays
+    unpickle as their bytes (milliseconds). Reads like that list: `len`, slices and iteration give
+    the same dicts, with the same float values (doubles, NaN standing for None)."""
+
+    __slots__ = ("item_ids", "annotator", "metric")
+
+    def __init__(self, rows: list[dict]):
+        self.item_ids = array("q", (row["item"] for row in rows))
+        self.annotator = array("d", (_nan(row["annotator_disagreement"]) for row in rows))
+        self.metric = array("d", (_nan(row["metric_disagreement"]) for row in rows))
+
+    def __len__(self) -> int:
+        return len(self.item_ids)
+
+    def _row(self, k: int) -> dict:
+        return {
+            "item": self.item_ids[k],
+            "annotator_disagreement": _none(self.annotator[k]),
+            "metric_disagreement": _none(self.metric[k]),
+        }
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self._row(k) for k in range(*index.indices(len(self)))]
+        return self._row(range(len(self))[index])
+
+    def __iter__(self):
+        return (self._row(k) for k in range(len(self)))
+
+    def __getstate__(self):
+        return (self.item_ids, self.annotator, self.metric)
+
+    def __setstate__(self, state):
+        self.item_ids, self.annotator, self.metric = state
+
+
+def _nan(value: float | None) -> float:
+    return math.nan if value is None else value
+
+
+def _none(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
 def disagreement_ranked(campaign: Campaign, params: dict) -> dict:
     """Every item's annotator (and metric) disagreement, ranked: `params` as `disagreement` passes them."""
     sort, run_id, criterion, annotators, systems = (params[k] for k in ("sort", "run", "c", "a", "s"))
@@ -473,10 +525,12 @@ def disagreement_ranked(campaign: Campaign, params: dict) -> dict:
     key = metric_score if sort == "metric" and metric_score else annotator_score
     external = {info["item"]: str(info["item_ext"]) for info in outputs.values()}
     order = sorted(key, key=lambda i: (-key[i], external.get(i, ""), i))  # ties in the data's order
-    ranked = [
-        {"item": i, "annotator_disagreement": annotator_score.get(i), "metric_disagreement": metric_score.get(i)}
-        for i in order
-    ]
+    ranked = Ranked(
+        [
+            {"item": i, "annotator_disagreement": annotator_score.get(i), "metric_disagreement": metric_score.get(i)}
+            for i in order
+        ]
+    )
     return {
         "criterion": crit,
         "annotators": annotators,

@@ -11,7 +11,16 @@ does not matter (`tests/annotations/models/test_imports_sorted.py`).
 
 from annotations.models.base import TimeStampedModel  # noqa: F401
 from annotations.models.campaigns import Annotator, Assignment, Campaign, Enrolment, Unit  # noqa: F401
-from annotations.models.datasets import Dataset, Item, Membership, Output, Project, Reference, System  # noqa: F401
+from annotations.models.datasets import (  # noqa: F401
+    Dataset,
+    DatasetCount,
+    Item,
+    Membership,
+    Output,
+    Project,
+    Reference,
+    System,
+)
 from annotations.models.exports import ExportJob  # noqa: F401
 from annotations.models.figures import FigureSnapshot, FigureState, UnitCount  # noqa: F401
 from annotations.models.imports import ImportJob  # noqa: F401

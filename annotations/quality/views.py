@@ -120,7 +120,6 @@ def quality_page(request: HttpRequest, pk: int) -> HttpResponse:
                 "figures": q.figures,
                 "quality": q,
                 "p": _p_text(q.figures.mann_whitney_p),
-                "form": DecisionForm(initial={"annotator": pk}),
             }
             for pk, q in quality.items()
         ),

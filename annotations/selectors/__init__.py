@@ -41,8 +41,6 @@ from annotations.selectors.roles import (  # noqa: F401
     staff_project_list,
 )
 from annotations.selectors.search import (  # noqa: F401
-    DATASET_COUNTS_CACHE_ABOVE,
-    DATASET_COUNTS_TTL,
     SEARCH_COUNT_CAP,
     SEARCH_DENSE_SAMPLE,
     SEARCH_DENSE_SHARE,
@@ -50,6 +48,7 @@ from annotations.selectors.search import (  # noqa: F401
     SEARCH_MIN_TEXT_CHARS,
     SEARCH_PROBE_ROWS,
     dataset_counts,
+    dataset_counts_of,
     dataset_item_search,
     item_api_list,
     output_api_list,

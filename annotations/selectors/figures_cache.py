@@ -119,11 +119,21 @@ class PageFigures:
     # Figures answered from a snapshot of the campaign's current state (an API says "ready" and their age).
     fresh: list = field(default_factory=list)
     _large: dict = field(default_factory=dict)
+    _stamps: dict = field(default_factory=dict)
 
     def large(self, campaign: Campaign) -> bool:
         if campaign.pk not in self._large:
             self._large[campaign.pk] = on_workers(campaign)
         return self._large[campaign.pk]
+
+    def stamp(self, campaign: Campaign) -> str:
+        """The campaign's `stamp`, read once per page request: a page asks the cache for several
+        figures (the quality page for three, through quality control's selectors), and each read
+        of the stamp is ten statements. A page view writes nothing, so its state cannot change
+        between its figures; one state for all of them is also the consistent answer."""
+        if campaign.pk not in self._stamps:
+            self._stamps[campaign.pk] = stamp(campaign)
+        return self._stamps[campaign.pk]
 
     def oldest(self) -> datetime | None:
         times = [f["computed_at"] for f in self.stale if f["computed_at"] is not None]
@@ -197,8 +207,8 @@ def _from_snapshot(page: PageFigures, campaign: Campaign, name: str, params: dic
 
 
 def cached(campaign: Campaign, name: str, params: dict, compute):
-    current = stamp(campaign)
     page = _page.get()
+    current = stamp(campaign) if page is None else page.stamp(campaign)
     if page is not None and name in page.names and page.large(campaign):
         selection = page.selections.get(name)
         if selection is not None and params.get(selection[0]):

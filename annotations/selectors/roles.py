@@ -163,7 +163,10 @@ def assignment_list(*, user: User, campaign_id: int | None = None, status: str |
         return qs
     staff = qs.filter(campaign__dataset__project__in=staff_project_list(user=user))
     own = qs.filter(annotator__user=user)
-    return (staff | own).distinct()
+    # No DISTINCT: both conditions follow to-one relations (campaign, dataset, annotator; the
+    # projects are an IN subquery), so no assignment comes twice. DISTINCT over these wide rows
+    # sorted the whole campaign for every page (2.9 s for the first 100 of a million, issue 45).
+    return staff | own
 
 
 def judgements_filtered(

@@ -3,11 +3,13 @@ indexes, counts that stop early. (Timings: bench/bench_search.py.)"""
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from annotations import selectors
-from annotations.models import Item, Membership
+from annotations.models import DatasetCount, Item, Membership, Output, Reference, System
 from annotations.selectors import search as search_selectors
+from annotations.services.imports import dataset_import
 from tests.annotations.factories import (
     DatasetFactory,
     ItemFactory,
@@ -133,14 +135,111 @@ def test_search_counts_stop_at_the_cap_on_the_page_and_in_the_api(dataset, monke
     assert api.get("/api/items/", {"dataset": dataset.pk}).json()["count"] == 30
 
 
-def test_large_datasets_counts_are_cached_until_an_import_changes_them(monkeypatch):
-    from annotations.services.imports import dataset_import
+def recount(dataset) -> dict[str, int]:
+    """The counts by counting the rows (what the counters must equal)."""
+    return {
+        "items": Item.objects.filter(dataset=dataset).count(),
+        "systems": System.objects.filter(dataset=dataset).count(),
+        "outputs": Output.objects.filter(item__dataset=dataset).count(),
+        "references": Reference.objects.filter(item__dataset=dataset).count(),
+    }
 
-    monkeypatch.setattr(search_selectors, "DATASET_COUNTS_CACHE_ABOVE", 1)
+
+def test_dataset_counts_are_the_database_counters_equal_to_a_recount_after_every_write(django_assert_num_queries):
+    """Issue 45: the project and dataset pages read a dataset's counts from counters the database
+    keeps (migration 0029), one query, never a count of its rows; any write path keeps them exact.
+    (Before: a count of every output, cached per import, so a write outside an import went unseen.)"""
     dataset = dataset_import(stream=b'{"item": "a", "outputs": {"A": "x"}}\n{"item": "b"}\n', dataset_name="c").dataset
-    assert selectors.dataset_counts(dataset=dataset) == {"items": 2, "systems": 1, "outputs": 1, "references": 0}
-    OutputFactory(item=Item.objects.get(external_id="b"), system=dataset.systems.get())  # not through an import
-    assert selectors.dataset_counts(dataset=dataset)["outputs"] == 1  # cached
+    other = dataset_import(
+        stream=b'{"item": "z", "outputs": {"A": "x", "B": "y"}, "references": ["r"]}\n', dataset_name="d"
+    ).dataset
+    with django_assert_num_queries(1):
+        assert selectors.dataset_counts(dataset=dataset) == {"items": 2, "systems": 1, "outputs": 1, "references": 0}
+    OutputFactory(item=Item.objects.get(dataset=dataset, external_id="b"), system=System.objects.get(dataset=dataset))
+    ReferenceFactory(item=Item.objects.get(dataset=dataset, external_id="b"))
+    assert selectors.dataset_counts(dataset=dataset) == {"items": 2, "systems": 1, "outputs": 2, "references": 1}
     dataset_import(stream=b'{"item": "c", "outputs": {"B": "y"}, "references": ["r"]}\n', dataset_name="c")
-    dataset.refresh_from_db()
-    assert selectors.dataset_counts(dataset=dataset) == {"items": 3, "systems": 2, "outputs": 3, "references": 1}
+    assert (
+        selectors.dataset_counts(dataset=dataset)
+        == recount(dataset)
+        == {
+            "items": 3,
+            "systems": 2,
+            "outputs": 3,
+            "references": 2,
+        }
+    )
+    # Deletes: one output; an item with its outputs and references (Django's cascade); a system.
+    Output.objects.filter(item__dataset=dataset, item__external_id="a").delete()
+    Item.objects.get(dataset=dataset, external_id="c").delete()
+    System.objects.filter(dataset=dataset, name="A").delete()
+    assert (
+        selectors.dataset_counts(dataset=dataset)
+        == recount(dataset)
+        == {
+            "items": 2,
+            "systems": 1,
+            "outputs": 0,
+            "references": 1,
+        }
+    )
+    Reference.objects.filter(item__dataset=dataset).delete()
+    assert selectors.dataset_counts(dataset=dataset) == recount(dataset)
+    # The other dataset was never touched; a new empty one counts nothing; all in one query.
+    empty = DatasetFactory(name="empty")
+    with django_assert_num_queries(1):
+        counts = selectors.dataset_counts_of(dataset_ids=[dataset.pk, other.pk, empty.pk])
+    assert counts[other.pk] == recount(other) == {"items": 1, "systems": 2, "outputs": 2, "references": 1}
+    assert counts[empty.pk] == recount(empty) == {"items": 0, "systems": 0, "outputs": 0, "references": 0}
+    # A dataset deleted with everything in it leaves no counter behind.
+    other.delete()
+    assert not DatasetCount.objects.filter(dataset_id=other.pk).exists()
+
+
+def test_the_project_page_reads_its_datasets_counts_in_one_query_however_many(client, django_assert_max_num_queries):
+    """The project page counted each dataset's rows (a query or four per dataset, seconds at 1M
+    outputs on a first load): now one read of the counters, the same number of queries for
+    one dataset as for five."""
+    dataset = DatasetFactory(name="one")
+    user = MembershipFactory(project=dataset.project, role=Membership.Role.OWNER).user
+    client.force_login(user)
+    for n in range(4):
+        system = SystemFactory(dataset=dataset, name=f"s{n}")
+        OutputFactory(item=ItemFactory(dataset=dataset), system=system)
+    with CaptureQueriesContext(connection) as one:
+        page = client.get(f"/projects/{dataset.project_id}/")
+    assert page.status_code == 200
+    for n in range(4):
+        more = DatasetFactory(name=f"more-{n}", project=dataset.project)
+        OutputFactory(item=ItemFactory(dataset=more), system=SystemFactory(dataset=more))
+    with django_assert_max_num_queries(len(one)):
+        page = client.get(f"/projects/{dataset.project_id}/")
+    assert page.status_code == 200
+    # No count of the outputs, items or references tables: the page reads the counters.
+    with CaptureQueriesContext(connection) as five:
+        client.get(f"/projects/{dataset.project_id}/")
+    counting = [q["sql"] for q in five if "COUNT(" in q["sql"].upper() and "annotations_output" in q["sql"]]
+    assert counting == []
+
+
+def test_the_items_api_builds_its_output_serializer_once_a_page(dataset, monkeypatch):
+    """A page of items built an output serializer, and deep-copied its fields, for each item (half of
+    the deep page's time at 1M, bench_pages): one a page now, with the same outputs in the answer."""
+    from annotations.apis.datasets import OutputOutputSerializer
+
+    built = []
+    get_fields = OutputOutputSerializer.get_fields
+    monkeypatch.setattr(OutputOutputSerializer, "get_fields", lambda self: built.append(1) or get_fields(self))
+    user = MembershipFactory(project=dataset.project, role=Membership.Role.OWNER).user
+    api = APIClient()
+    api.force_authenticate(user)
+    body = api.get("/api/items/", {"dataset": dataset.pk}).json()
+    assert len(body["results"]) == 30 and len(built) == 1
+    expected = {
+        item.pk: [
+            {"id": o.pk, "item": item.pk, "system": o.system_id, "system_name": o.system.name, "text": o.text}
+            for o in Output.objects.filter(item=item).select_related("system").order_by("system__name")
+        ]
+        for item in Item.objects.filter(dataset=dataset)
+    }
+    assert {row["id"]: row["outputs"] for row in body["results"]} == expected

@@ -3,8 +3,12 @@ other projects, and for annotators nothing of other annotators (and no staff
 list at all: they reach their units through the unit API only)."""
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from annotations.models import Assignment, Output
+from tests.annotations.factories import AnnotatorFactory
 
 
 def _ids(client, url):
@@ -98,3 +102,21 @@ def test_the_assignment_list_counts_no_further_than_its_cap(world, monkeypatch):
     monkeypatch.setattr(pagination, "LIST_COUNT_CAP", 2)
     body = world.client("researcher").get("/api/assignments/").json()
     assert body["count"] == 2 and body["count_capped"] is True
+
+
+def test_the_assignment_list_needs_no_distinct_and_repeats_no_assignment(world):
+    """Researcher and annotator at once: both of the list's conditions (staff of the project, own
+    annotator) hold for the same assignment, which still comes once. The list asked PostgreSQL for
+    DISTINCT rows, which sorted a campaign's million wide rows for every page (2.9-3.6 s at 1M,
+    bench_pages): its conditions follow to-one relations only, so it needs none."""
+    researcher = world.users["researcher"]
+    annotator = AnnotatorFactory(project=world.mine.project, name="researcher", user=researcher)
+    Assignment.objects.create(
+        campaign=world.mine.campaign, annotator=annotator, item=world.mine.items[0], active_since=timezone.now()
+    )
+    expected = _expected(world, "researcher", "assignments")
+    with CaptureQueriesContext(connection) as queries:
+        ids = [row["id"] for row in world.client("researcher").get("/api/assignments/").json()["results"]]
+    assert sorted(ids) == sorted(expected) and len(ids) == len(set(ids))
+    listing = [q["sql"] for q in queries.captured_queries if 'FROM "annotations_assignment"' in q["sql"]]
+    assert listing and not any("DISTINCT" in sql.split(" FROM ")[0] for sql in listing)
