@@ -188,7 +188,7 @@ class UnitNoteAdmin(admin.ModelAdmin):
 
 
 class WorkerKeptAdmin(admin.ModelAdmin):
-    """Read-only rows the database and the workers keep (issue 45): progress counters moved by triggers,
+    """Read-only rows the database and the workers keep (issue 45): progress and dataset counters moved by triggers,
     figures computed by workers. A row added or changed by hand would make them wrong."""
 
     def has_add_permission(self, request) -> bool:
@@ -202,6 +202,12 @@ class WorkerKeptAdmin(admin.ModelAdmin):
 class UnitCountAdmin(WorkerKeptAdmin):
     list_display = ["campaign", "slot", "n_done", "units"]
     list_select_related = ["campaign"]
+
+
+@admin.register(models.DatasetCount)
+class DatasetCountAdmin(WorkerKeptAdmin):
+    list_display = ["dataset", "n_items", "n_systems", "n_outputs", "n_references"]
+    list_select_related = ["dataset"]
 
 
 @admin.register(models.FigureSnapshot)

@@ -145,6 +145,7 @@ def test_admin_pages_load(admin_client, model):
     read_only = {
         "annotations.LoginLink",
         "annotations.UnitCount",
+        "annotations.DatasetCount",
         "annotations.FigureSnapshot",
         "annotations.FigureState",
     }
