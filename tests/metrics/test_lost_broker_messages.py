@@ -1,7 +1,7 @@
 """A broker that loses its messages mid-run: Redis SIGKILLed and restarted empty.
 
 A real redis-server of this test's own on a spare port (never the shared one), a real
-Celery worker with beat on it, a 20-chunk chrF run: the chunks whose messages were lost
+Celery worker with beat on it, a 10-chunk chrF run: the chunks whose messages were lost
 are sent again by the periodic check, and every output is scored exactly once."""
 
 import os
@@ -114,31 +114,41 @@ def worker_on(transactional_db, no_worker, tmp_path):
         worker_stop(proc)
 
 
+# Ten chunks of four outputs (it was twenty: each chunk costs the test its 0.5 s delay, one after
+# another on the solo worker). Redis is killed once three are scored: seven chunks' messages are
+# still queued and lost, as many as any run needs to show they are sent again, and the seven
+# chunks' delays (3.5 s) keep the run from finishing between the third chunk and the kill.
+ITEMS, SYSTEMS, CHUNK = 20, 2, 4
+OUTPUTS = ITEMS * SYSTEMS
+
+
 def test_run_survives_a_redis_sigkill_with_every_output_scored_once(own_redis, worker_on):
-    dataset = build_dataset(name="lost-messages", items=40, systems=2)
+    dataset = build_dataset(name="lost-messages", items=ITEMS, systems=SYSTEMS)
     worker = worker_on(
         own_redis.url,
         WORKBENCH_METRIC_CHUNK_DELAY="0.5",  # keeps the run going long enough to kill Redis mid-run
         WORKBENCH_METRIC_CHUNK_STALE_SECONDS="3",
         WORKBENCH_METRIC_REQUEUE_INTERVAL="1",
     )
-    run, _ = run_create(dataset=dataset, metric="chrf", chunk_size=4)
+    run, _ = run_create(dataset=dataset, metric="chrf", chunk_size=CHUNK)
     purge_queues()  # run_create's message went to the suite's broker: this run goes through our own
     Celery(broker=own_redis.url, set_as_current=False).send_task("metrics.run_prepare", args=[run.pk], queue="cpu")
-    wait_until(lambda: run.chunks.count() == 20, 60, "the run to be planned in 20 chunks")
-    wait_until(lambda: MetricRun.objects.get(pk=run.pk).done >= 12, 120, "three chunks scored")
+    wait_until(
+        lambda: run.chunks.count() == OUTPUTS // CHUNK, 60, f"the run to be planned in {OUTPUTS // CHUNK} chunks"
+    )
+    wait_until(lambda: MetricRun.objects.get(pk=run.pk).done >= 3 * CHUNK, 120, "three chunks scored")
 
     own_redis.kill_and_restart_empty()
     run.refresh_from_db()
-    assert run.status == RunStatus.RUNNING and run.done < run.total == 80  # killed mid-run
+    assert run.status == RunStatus.RUNNING and run.done < run.total == OUTPUTS  # killed mid-run
 
     done = wait_until(
         lambda: MetricRun.objects.filter(pk=run.pk, status=RunStatus.DONE).first(),
         300,
         f"the run to finish after the broker lost its messages (worker log {worker.log_path})",
     )
-    assert done.done == done.total == 80
-    assert OutputScore.objects.filter(run=done).count() == 80
-    assert OutputScore.objects.filter(run=done).values("output_id").distinct().count() == 80
+    assert done.done == done.total == OUTPUTS
+    assert OutputScore.objects.filter(run=done).count() == OUTPUTS
+    assert OutputScore.objects.filter(run=done).values("output_id").distinct().count() == OUTPUTS
     assert set(done.chunks.values_list("status", flat=True)) == {ChunkStatus.DONE}
     assert "sent again" in Path(worker.log_path).read_text()  # the periodic check did it
