@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+from tests.browser.login import session_log_in
 from tests.waiting import wait_until
 
 # Playwright's sync API runs an event loop in this thread; Django would
@@ -65,9 +66,12 @@ def unwrap(value):
 class _Navigations:
     """Notes main-frame navigations (Playwright's `framenavigated`) and waits for their `load`."""
 
-    def __init__(self, page):
+    def __init__(self, page, live_server_url: str | None = None):
         self.page = page
         self.pending = False
+        # Where `log_in` may hand the page a session made in this process (tests/browser/login.py):
+        # the live server's address when the page was opened on it, else None.
+        self.live_server_url = live_server_url
         page.on("framenavigated", self.noted)
 
     def noted(self, frame):
@@ -127,7 +131,7 @@ def new_page(browser, request):
         context.route("**/*", guard)
         page = context.new_page()
         page.set_default_timeout(10_000)
-        return Loaded(page, _Navigations(page))
+        return Loaded(page, _Navigations(page, base if base_url is None else None))
 
     yield open_page
     for context in contexts:
@@ -239,6 +243,11 @@ def browser_wait_until(page, predicate, timeout: float, what: str):
 
 
 def log_in(page, username: str, password: str) -> None:
+    """Log in as `username` and land where the login form sends a user. On the live server, with a
+    session made the way the form would make it (tests/browser/login.py), without driving the form;
+    on any other server (test_production's), through the form."""
+    if isinstance(page, Loaded) and page._state.live_server_url:
+        return session_log_in(page, page._state.live_server_url, username, password)
     page.goto("/accounts/login/")
     page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(password)

@@ -7,11 +7,14 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 import pytest
-import torch
 
 from metrics.scorers.encoder import TokenEmbedding, get_encoder
 from metrics.scorers.errors import ModelNotAvailable, OptionError
 from metrics.scorers.loading import resolve_model_path
+from tests.lazy_modules import lazy
+
+# Imported by the first test that uses it, not at collection (tests/lazy_modules.py).
+torch = lazy("torch")
 
 TEXTS = ["The cat sat on the mat.", "Ünïcode café, naïve 東京!", "", "The cat sat on the mat."]
 

@@ -3,10 +3,13 @@
 import json
 
 import pytest
-from rouge_score import rouge_scorer
 
 from metrics.scorers import InputError, OptionError, SegmentResult, get_metric
 from metrics.scorers.rouge import UnicodeTokenizer
+from tests.lazy_modules import lazy
+
+# rouge-score loads nltk: imported by the first test that uses it, not at collection (tests/lazy_modules.py).
+rouge_scorer = lazy("rouge_score.rouge_scorer")
 
 TYPES = ["rouge1", "rouge2", "rougeL"]
 

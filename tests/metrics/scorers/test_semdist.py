@@ -10,8 +10,10 @@ import pytest
 from metrics.scorers import get_metric, metric_class
 from metrics.scorers.errors import InputError, ModelNotAvailable
 from metrics.scorers.loading import resolve_model_path
+from tests.lazy_modules import lazy
 
-sentence_transformers = pytest.importorskip("sentence_transformers")
+# Imported by the first test that uses it, not at collection (tests/lazy_modules.py).
+sentence_transformers = lazy("sentence_transformers", skip_if_absent=True)
 
 
 @pytest.fixture(scope="session")

@@ -9,14 +9,16 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 from collections import defaultdict
 
 import pytest
-import torch
 
 from metrics.scorers import get_metric
 from metrics.scorers.encoder import get_encoder
 from metrics.scorers.errors import InputError, OptionError
 from metrics.scorers.loading import resolve_model_path
+from tests.lazy_modules import lazy
 
-bert_score = pytest.importorskip("bert_score")
+# Imported by the first test that uses them, not at collection (tests/lazy_modules.py).
+torch = lazy("torch")
+bert_score = lazy("bert_score", skip_if_absent=True)
 wordfreq = pytest.importorskip("wordfreq")
 
 # Every word here is a single MiniLM word piece, so a per-word weight is a per-token-id weight.
