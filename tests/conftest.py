@@ -24,6 +24,9 @@ SHARED_DATA = Path(os.environ.get("WORKBENCH_SHARED_DATA") or ROOT.parent / "sha
 # Transactional tests end with their tables emptied by DELETE, not TRUNCATE (tests/db_flush.py).
 db_flush.install()
 
+# The test database cloned from a migrated template (tests/db_template.py); one node id per test (tests/node_ids.py).
+pytest_plugins = ("tests.db_template", "tests.node_ids")
+
 
 WORKER_FIXTURES = {"celery_worker_process", "start_celery_worker", "shared_celery_worker"}
 
@@ -41,8 +44,8 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def django_db_setup(django_db_setup, django_db_blocker):
-    """pytest-django's test database, its commits not waiting for the WAL to reach the disk
+def django_db_setup(django_db_setup_from_template, django_db_blocker):
+    """The test database (cloned: tests/db_template.py), its commits not waiting for the WAL to reach the disk
     (`synchronous_commit = off`, on this database only: it is dropped at the end anyway). Every
     commit of a transactional test, of the live server and of a Celery worker otherwise waits for an
     fsync: 3-4 ms against 0.4-0.5 ms measured on the loaded 2-core machine. A crash of the server
