@@ -15,6 +15,7 @@ from tests.celery_workers import (
     worker_idle,
 )
 from tests.waiting import wait_until
+from tests.xdist_once import built_once
 from workbench.celery_spawn import worker_stop
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,29 +80,33 @@ def fresh_throttles():
 @pytest.fixture(scope="session")
 def collected_static(tmp_path_factory) -> Path:
     """`collectstatic` as production runs it (the base settings: hashed names, a manifest, every file
-    compressed), once per session into a STATIC_ROOT of its own; returns that folder. Compressing every
-    file takes a while, and the tests that serve production pages (tests/browser/test_production.py,
-    tests/workbench/test_worker_modules.py) only read what it wrote."""
-    root = tmp_path_factory.mktemp("collected") / "static"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "WORKBENCH_"))}
-    env.update(
-        DJANGO_SETTINGS_MODULE="workbench.settings.base",
-        DJANGO_READ_DOT_ENV_FILE="0",  # a production host has no `make run` .env
-        DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
-        DJANGO_ALLOWED_HOSTS="127.0.0.1",
-        WORKBENCH_STATIC_ROOT=str(root),
-    )
-    done = subprocess.run(
-        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr
-    assert (root / "staticfiles.json").is_file(), sorted(p.name for p in root.iterdir())
-    return root
+    compressed), once per run (one pytest-xdist process builds it for all: tests/xdist_once.py) into a
+    STATIC_ROOT of its own; returns that folder. Compressing every file takes a while, and the tests that
+    serve production pages (tests/browser/test_production.py, tests/workbench/test_worker_modules.py) only
+    read what it wrote."""
+
+    def collect(folder: Path) -> None:
+        root = folder / "static"
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "WORKBENCH_"))}
+        env.update(
+            DJANGO_SETTINGS_MODULE="workbench.settings.base",
+            DJANGO_READ_DOT_ENV_FILE="0",  # a production host has no `make run` .env
+            DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
+            DJANGO_ALLOWED_HOSTS="127.0.0.1",
+            WORKBENCH_STATIC_ROOT=str(root),
+        )
+        done = subprocess.run(
+            [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr
+        assert (root / "staticfiles.json").is_file(), sorted(p.name for p in root.iterdir())
+
+    return built_once(tmp_path_factory, "collected", collect) / "static"
 
 
 # --- Celery workers (tests/celery_workers.py) ----------------------------------------------------------------
