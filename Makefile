@@ -114,22 +114,29 @@ run: demo docs-site
 	  worker=$$!; trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	  $(PY) manage.py runserver $(HOST):$(PORT)
 
-# Parallel runs with pytest-xdist: WORKBENCH_TEST_WORKERS=N (or auto) runs the tests in N processes, each
-# with its own test database (_gwN) and Redis database (workbench/settings/test.py); 0, the default, runs
-# them in this one process as before (docs/how-to/testing.md says what was measured on 2 cores).
-# --dist loadfile: a module's tests stay in one process, so its module fixtures are built once.
-WORKBENCH_TEST_WORKERS ?= 0
-XDIST := $(if $(filter-out 0,$(WORKBENCH_TEST_WORKERS)),-n $(WORKBENCH_TEST_WORKERS) --dist loadfile,)
+# Parallel runs with pytest-xdist, the default of `make test`: WORKBENCH_TEST_WORKERS processes (default: one per
+# CPU, at most 4, none on a single CPU), each with its own test database (_gwN, cloned from one migrated template:
+# tests/db_template.py) and Redis database (workbench/settings/test.py); WORKBENCH_TEST_WORKERS=0 runs the suite
+# in this one process. `make test-fast` stays in one process (a narrowed run would wait for the workers to start)
+# unless WORKBENCH_TEST_WORKERS is given. --dist loadfile: a module's tests stay in one process, so its module
+# fixtures are built once. docs/how-to/testing.md ("Parallel runs") has the figures.
+ifeq ($(origin WORKBENCH_TEST_WORKERS),undefined)
+WORKBENCH_TEST_WORKERS := $(shell n=$$(nproc 2>/dev/null || echo 1); if [ $$n -ge 4 ]; then echo 4; elif [ $$n -ge 2 ]; then echo $$n; else echo 0; fi)
+FAST_WORKERS := 0
+else
+FAST_WORKERS := $(WORKBENCH_TEST_WORKERS)
+endif
+xdist = $(if $(filter-out 0,$(1)),-n $(1) --dist loadfile,)
 
 # The whole suite (what CI runs, through .ci/run), after the lint, the JS checks and the docs build.
 # Prints the 25 slowest tests (pytest.ini).
 test: lint venv-dev .env services browser haproxy speech axe js-test docs-site
-	DJANGO_SETTINGS_MODULE=workbench.settings.test $(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
+	DJANGO_SETTINGS_MODULE=workbench.settings.test $(PY) -m pytest $(call xdist,$(WORKBENCH_TEST_WORKERS)) $(PYTEST_ARGS)
 
 # The edit-test loop: no browser, no Celery worker, nothing marked slow (docs/how-to/testing.md).
 # Narrow it further with PYTEST_ARGS, e.g. `make test-fast PYTEST_ARGS=tests/metrics`.
 test-fast: venv-dev .env services
-	DJANGO_SETTINGS_MODULE=workbench.settings.test $(PY) -m pytest $(XDIST) -m "not browser and not worker and not slow" $(PYTEST_ARGS)
+	DJANGO_SETTINGS_MODULE=workbench.settings.test $(PY) -m pytest $(call xdist,$(FAST_WORKERS)) -m "not browser and not worker and not slow" $(PYTEST_ARGS)
 
 # Ruff (ruff.toml): lint, and the formatting checked, not changed (`.venv/bin/ruff format` changes it);
 # then the layers.

@@ -15,6 +15,7 @@ from tests.celery_workers import (
     worker_idle,
 )
 from tests.waiting import wait_until
+from tests.xdist_once import built_once
 from workbench.celery_spawn import worker_stop
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,6 +24,9 @@ SHARED_DATA = Path(os.environ.get("WORKBENCH_SHARED_DATA") or ROOT.parent / "sha
 
 # Transactional tests end with their tables emptied by DELETE, not TRUNCATE (tests/db_flush.py).
 db_flush.install()
+
+# The test database cloned from a migrated template (tests/db_template.py); one node id per test (tests/node_ids.py).
+pytest_plugins = ("tests.db_template", "tests.node_ids")
 
 
 WORKER_FIXTURES = {"celery_worker_process", "start_celery_worker", "shared_celery_worker"}
@@ -41,8 +45,8 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def django_db_setup(django_db_setup, django_db_blocker):
-    """pytest-django's test database, its commits not waiting for the WAL to reach the disk
+def django_db_setup(django_db_setup_from_template, django_db_blocker):
+    """The test database (cloned: tests/db_template.py), its commits not waiting for the WAL to reach the disk
     (`synchronous_commit = off`, on this database only: it is dropped at the end anyway). Every
     commit of a transactional test, of the live server and of a Celery worker otherwise waits for an
     fsync: 3-4 ms against 0.4-0.5 ms measured on the loaded 2-core machine. A crash of the server
@@ -76,29 +80,33 @@ def fresh_throttles():
 @pytest.fixture(scope="session")
 def collected_static(tmp_path_factory) -> Path:
     """`collectstatic` as production runs it (the base settings: hashed names, a manifest, every file
-    compressed), once per session into a STATIC_ROOT of its own; returns that folder. Compressing every
-    file takes a while, and the tests that serve production pages (tests/browser/test_production.py,
-    tests/workbench/test_worker_modules.py) only read what it wrote."""
-    root = tmp_path_factory.mktemp("collected") / "static"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "WORKBENCH_"))}
-    env.update(
-        DJANGO_SETTINGS_MODULE="workbench.settings.base",
-        DJANGO_READ_DOT_ENV_FILE="0",  # a production host has no `make run` .env
-        DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
-        DJANGO_ALLOWED_HOSTS="127.0.0.1",
-        WORKBENCH_STATIC_ROOT=str(root),
-    )
-    done = subprocess.run(
-        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr
-    assert (root / "staticfiles.json").is_file(), sorted(p.name for p in root.iterdir())
-    return root
+    compressed), once per run (one pytest-xdist process builds it for all: tests/xdist_once.py) into a
+    STATIC_ROOT of its own; returns that folder. Compressing every file takes a while, and the tests that
+    serve production pages (tests/browser/test_production.py, tests/workbench/test_worker_modules.py) only
+    read what it wrote."""
+
+    def collect(folder: Path) -> None:
+        root = folder / "static"
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "WORKBENCH_"))}
+        env.update(
+            DJANGO_SETTINGS_MODULE="workbench.settings.base",
+            DJANGO_READ_DOT_ENV_FILE="0",  # a production host has no `make run` .env
+            DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
+            DJANGO_ALLOWED_HOSTS="127.0.0.1",
+            WORKBENCH_STATIC_ROOT=str(root),
+        )
+        done = subprocess.run(
+            [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr
+        assert (root / "staticfiles.json").is_file(), sorted(p.name for p in root.iterdir())
+
+    return built_once(tmp_path_factory, "collected", collect) / "static"
 
 
 # --- Celery workers (tests/celery_workers.py) ----------------------------------------------------------------
