@@ -19,6 +19,7 @@ from tests.annotations.factories import (
     SystemFactory,
     UserFactory,
 )
+from tests.module_rows import kept_for_module, kept_rows
 
 ROLES = ("anonymous", "annotator", "researcher", "owner", "outsider")
 
@@ -114,8 +115,7 @@ class World:
         return client
 
 
-@pytest.fixture
-def world(db) -> World:
+def _build_world() -> World:
     users = {role: UserFactory(username=role) for role in ROLES if role != "anonymous"}
     other_annotator = UserFactory(username="annotator2")
     mine = _project_data(
@@ -135,3 +135,17 @@ def world(db) -> World:
     assert Membership.objects.filter(project=mine.project).count() == 4
     assert Campaign.objects.count() == 6
     return World(users=users, mine=mine, other=other, other_annotator=other_annotator)
+
+
+@pytest.fixture(scope="module")
+def _world_rows(django_db_setup, django_db_blocker):
+    """The world, built once per module (tests/module_rows.py): the permission matrix alone asks for it
+    114 times, and its ~60 rows cost more round trips than most of its tests' own requests."""
+    with kept_for_module(django_db_blocker):
+        yield _build_world()
+
+
+@pytest.fixture
+def world(request, db, _world_rows) -> World:
+    """Two projects with data and a user per role, as built, whatever the module's earlier tests wrote."""
+    return kept_rows(request, _world_rows)
