@@ -29,11 +29,13 @@ WRITES = ("INSERT", "UPDATE", "DELETE")
 
 
 def _row_counts() -> dict[str, int]:
-    return {
-        m._meta.db_table: m._default_manager.count()
-        for m in apps.get_models()
-        if m._meta.db_table not in NOT_DATA and m._meta.managed
-    }
+    """Every data table's row count, in one statement (one round trip, not one per table: the check runs
+    twice for each of some 170 reads)."""
+    tables = sorted(m._meta.db_table for m in apps.get_models() if m._meta.db_table not in NOT_DATA and m._meta.managed)
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT " + ", ".join(f"(SELECT count(*) FROM {quote(t)})" for t in tables))
+        return dict(zip(tables, cursor.fetchone()))
 
 
 def _writes(queries) -> list[str]:
