@@ -28,6 +28,12 @@ def run(*args) -> dict:
 
 @pytest.fixture
 def dataset(tmp_path):
+    return toy_dataset(tmp_path)
+
+
+def toy_dataset(tmp_path):
+    """The dataset "toy" (project "toy"): 12 items, a system per entry of SYSTEMS, worse ones further from the
+    reference; imported through `import_dataset`. Returns its rows."""
     rng = np.random.default_rng(0)
     words = "the cat sat on a mat with some red hats today".split()
     rows = []

@@ -9,8 +9,9 @@ from django.urls import reverse
 
 from annotations.models import Campaign, Membership
 from tests.annotations.analysis.metric_runs import score_dataset
-from tests.annotations.analysis.test_protocols import SYSTEMS, _likert, dataset  # noqa: F401
+from tests.annotations.analysis.test_protocols import SYSTEMS, _likert, toy_dataset
 from tests.annotations.factories import MembershipFactory, UserFactory
+from tests.module_rows import kept_for_module, kept_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -25,14 +26,25 @@ PAGES = [
 ]
 
 
+@pytest.fixture(scope="module")
+def _likert_rows(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The toy dataset, its Likert campaign with judgements and three done metric runs, built once for the
+    module (tests/module_rows.py): an import, a judgement import and three runs per test cost more than
+    the pages they serve."""
+    with kept_for_module(django_db_blocker):
+        folder = tmp_path_factory.mktemp("likert")
+        toy_dataset(folder)
+        _likert(folder)
+        score_dataset("toy", "bleu")
+        score_dataset("toy", "wer")
+        score_dataset("toy", "minwed", metric="wer", threshold="0.2")
+        yield Campaign.objects.get(name="likert")
+
+
 @pytest.fixture
-def likert(dataset, tmp_path):  # noqa: F811
-    cache.clear()
-    _likert(tmp_path)
-    score_dataset("toy", "bleu")
-    score_dataset("toy", "wer")
-    score_dataset("toy", "minwed", metric="wer", threshold="0.2")
-    return Campaign.objects.get(name="likert")
+def likert(request, db, _likert_rows):
+    cache.clear()  # the figures' cache lives outside the database: each test starts from none
+    return kept_rows(request, _likert_rows)
 
 
 def _client(client, campaign, role):
