@@ -188,8 +188,8 @@ class Snapshot:
                 # Whatever the flush left (content types and permissions, which it recreates) goes too:
                 # the snapshot's own rows are the ones its foreign keys point to. DELETE, not TRUNCATE:
                 # the tables are all but empty, and TRUNCATE would make new files for each of them.
-                for table in self.tables:
-                    cursor.execute(f'DELETE FROM "{table}"')
+                # One round trip for every table, as tests/db_flush.py does.
+                cursor.execute("".join(f'DELETE FROM "{table}";' for table in self.tables))
             for table, data in self.tables.items():
                 if len(data) > 19 + 2:  # more than the header and trailer of an empty binary COPY
                     with raw.cursor() as cursor, cursor.copy(f'COPY "{table}" FROM STDIN (FORMAT binary)') as copy:
@@ -201,6 +201,32 @@ class Snapshot:
                         f"SELECT setval(%s, GREATEST(%s, (SELECT last_value FROM {sequence})))", [sequence, value]
                     )
         ContentType.objects.clear_cache()
+
+
+@pytest.fixture(scope="session")
+def set_up_snapshots() -> dict:
+    """Set-ups that many tests share, built once per session (per pytest-xdist process): {key:
+    (its Snapshot, what it returned)}. See `built_once_per_session`."""
+    return {}
+
+
+def built_once_per_session(snapshots: dict, key: str, build):
+    """`build()` (rows written to the database, a value naming them) the first time `key` is asked
+    for in the session; afterwards its rows copied back (`Snapshot.restore`, the same ids) and the
+    value it returned the first time. The value must name rows by id only (read them again per
+    test): a model instance would carry one test's changes into the next."""
+    if key in snapshots:
+        snapshot, value = snapshots[key]
+        snapshot.restore()
+        # The cache (this process's: the live server runs here) holds what earlier tests computed from
+        # rows with these very ids (figures, progress tables): emptied, as if the rows were new.
+        from django.core.cache import cache
+
+        cache.clear()
+        return value
+    value = build()
+    snapshots[key] = (Snapshot(), value)
+    return value
 
 
 @pytest.fixture(scope="session")

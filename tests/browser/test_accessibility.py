@@ -49,7 +49,10 @@ def onward(page):
 
 def violations(page, axe_script) -> list[dict]:
     """axe.run() on the page as it is now: the serious and critical violations."""
-    page.add_script_tag(path=str(axe_script))
+    # Injected once per document: a page drawn again in place (errors shown, the next unit) still has
+    # the engine, and parsing its half megabyte again would only cost Chromium time.
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.add_script_tag(path=str(axe_script))
     found = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']})).violations")
     return [v for v in found if v["impact"] in BLOCKING]
 

@@ -12,7 +12,7 @@ from annotations.models import Campaign, Item, Membership
 from tests.annotations.analysis.metric_runs import score_dataset
 from tests.annotations.analysis.test_real_data_analysis import import_asset, import_hats
 from tests.annotations.factories import MembershipFactory, UserFactory
-from tests.browser.conftest import browser_wait_until, log_in
+from tests.browser.conftest import browser_wait_until, built_once_per_session, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -54,13 +54,19 @@ def _shots(page, screenshot_dir, name, anchor=None):
 
 
 @pytest.fixture
-def asset(live_server, shared_data, tmp_path):
-    import_asset(shared_data / "asset", tmp_path)
-    score_dataset("asset", "bleu")
-    score_dataset("asset", "minwed", metric="wer", threshold="0.3")
-    campaign = Campaign.objects.get(name="asset-ratings")
-    _researcher(campaign)
-    return campaign
+def asset(live_server, shared_data, tmp_path, set_up_snapshots):
+    """ASSET's ratings campaign with its BLEU and minWED runs and two members: imported and scored
+    by the first test of the session that asks, copied back (the same rows) for the others."""
+
+    def build() -> int:
+        import_asset(shared_data / "asset", tmp_path)
+        score_dataset("asset", "bleu")
+        score_dataset("asset", "minwed", metric="wer", threshold="0.3")
+        campaign = Campaign.objects.get(name="asset-ratings")
+        _researcher(campaign)
+        return campaign.pk
+
+    return Campaign.objects.get(pk=built_once_per_session(set_up_snapshots, "asset", build))
 
 
 def test_asset_views(page, asset, screenshot_dir):

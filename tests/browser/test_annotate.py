@@ -4,7 +4,7 @@ text, and no system name on an annotator's page."""
 
 import pytest
 
-from annotations.models import Assignment, JudgementBase, Membership
+from annotations.models import Assignment, Campaign, JudgementBase, Membership
 from annotations.services.campaigns import campaign_create
 from tests.annotations.factories import (
     DatasetFactory,
@@ -15,7 +15,7 @@ from tests.annotations.factories import (
     SystemFactory,
     UserFactory,
 )
-from tests.browser.conftest import browser_wait_until, log_in, next_screen, open_unit
+from tests.browser.conftest import browser_wait_until, built_once_per_session, log_in, next_screen, open_unit
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -24,7 +24,15 @@ SYSTEMS = ("SECRETSYS-alpha", "SECRETSYS-beta", "SECRETSYS-gamma")
 
 
 @pytest.fixture
-def world(live_server):
+def world(live_server, set_up_snapshots):
+    """Seven campaigns, one per protocol, on one dataset, and their annotator "ann". About 50 tests
+    in four modules ask for it: built once per session, then copied back (the same rows, ids
+    included) for each test, which reads its campaigns afresh."""
+    pks = built_once_per_session(set_up_snapshots, "world", _world)
+    return {protocol: Campaign.objects.get(pk=pk) for protocol, pk in pks.items()}
+
+
+def _world() -> dict[str, int]:
     dataset = DatasetFactory(name="browser-data")
     systems = [SystemFactory(dataset=dataset, name=name) for name in SYSTEMS]
     for i in range(4):
@@ -65,7 +73,7 @@ def world(live_server):
         ),
         "mqm": campaign_create(dataset=dataset, name="MQM", protocol="mqm", criteria=["mqm"], **common),
     }
-    return campaigns
+    return {protocol: campaign.pk for protocol, campaign in campaigns.items()}
 
 
 def _open(page, campaign):
@@ -375,15 +383,10 @@ def test_the_set_up_form_shows_each_protocols_own_fields(page, demo):
 
 
 @pytest.mark.parametrize("width", [1280, 390])
-def test_choosing_esa_on_the_set_up_form_gives_its_0_100_scale(new_page, live_server, width):
+def test_choosing_esa_on_the_set_up_form_gives_its_0_100_scale(new_page, demo, width):
     """Issue 38 item 6: the criterion row keeps the form's 1-5 only while the researcher typed no
     scale of their own; choosing ESA puts ESA's default 0-100 there (as the API and the command
     line give), so the unit has the 0-100 slider the keyboard help describes."""
-    from django.core.management import call_command
-
-    from annotations.models import Campaign
-
-    call_command("load_demo", "--without-finished", verbosity=0, stdout=open("/dev/null", "w"))
     page = new_page(viewport={"width": width, "height": 900})
     log_in(page, "demo", "demo")
     project = Membership.objects.filter(user__username="demo").first().project

@@ -18,6 +18,8 @@ from django.core.management import call_command
 from django.db import connection
 
 from annotations.models import Annotator, Dataset, Item, Output, RatingJudgement
+from annotations.services.imports.datasets import STREAM_BATCH_ITEMS
+from annotations.services.imports.judgements import STREAM_BATCH_LINES
 from tests.memory import MB, assert_peak_does_not_grow
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -56,12 +58,19 @@ sys.exit(code)
 """
 
 LINE_BYTES = 4096  # about; texts differ per item so nothing is shared between lines
+FILLER = "the quick brown fox jumps over the lazy dog " * 20  # 880 chars
+# The rollback tests need lines, not bytes: two batches written before the bad last line is read
+# (in a third). Short texts make those lines cheap to write; what is rolled back is the same.
+ROLLBACK_LINES = 2 * max(STREAM_BATCH_ITEMS, STREAM_BATCH_LINES) + 500
+SHORT_FILLER = "the quick brown fox"
 
 
-def write_dataset(path: Path, size_mb: int, *, bad_last_line: bool = False) -> int:
-    """A JSONL dataset of about `size_mb` MB (3 systems an item); returns its number of lines."""
-    filler = "the quick brown fox jumps over the lazy dog " * 20  # 880 chars
-    count = size_mb * MB // LINE_BYTES
+def write_dataset(
+    path: Path, size_mb: int, *, bad_last_line: bool = False, count: int | None = None, filler: str = FILLER
+) -> int:
+    """A JSONL dataset of about `size_mb` MB (3 systems an item), or of `count` items with
+    texts around `filler`; returns its number of lines."""
+    count = size_mb * MB // LINE_BYTES if count is None else count
     with path.open("w", encoding="utf-8") as file:
         for i in range(count):
             line = {
@@ -136,7 +145,7 @@ def test_import_memory_does_not_grow_with_the_file(tmp_path):
 def test_a_bad_last_line_rolls_back_every_written_batch(tmp_path):
     """The import writes batches as it reads; a bad line at the very end still leaves nothing."""
     path = tmp_path / "bad_end.jsonl"
-    lines = write_dataset(path, 20, bad_last_line=True)
+    lines = write_dataset(path, 0, count=ROLLBACK_LINES, filler=SHORT_FILLER, bad_last_line=True)
     done, _ = import_in_subprocess(path, "bad_end", tmp_path)
     assert done.returncode != 0 and done.stdout == ""
     assert done.stderr.splitlines()[0] == f"line {lines}: output of system 'A' must be a string, got int"
@@ -144,10 +153,18 @@ def test_a_bad_last_line_rolls_back_every_written_batch(tmp_path):
     assert Item.objects.count() == 0 and Output.objects.count() == 0
 
 
-def write_csv_dataset(path: Path, size_mb: int, *, delimiter: str = ",", bad_last_line: bool = False) -> int:
-    """A wide CSV (or TSV) dataset of about `size_mb` MB, 3 systems an item; returns its number of items."""
-    filler = "the quick brown fox jumps over the lazy dog " * 20
-    count = size_mb * MB // LINE_BYTES
+def write_csv_dataset(
+    path: Path,
+    size_mb: int,
+    *,
+    delimiter: str = ",",
+    bad_last_line: bool = False,
+    count: int | None = None,
+    filler: str = FILLER,
+) -> int:
+    """A wide CSV (or TSV) dataset of about `size_mb` MB (or `count` items around `filler`), 3
+    systems an item; returns its number of items."""
+    count = size_mb * MB // LINE_BYTES if count is None else count
     with path.open("w", encoding="utf-8", newline="") as file:
         writer = csv.writer(file, delimiter=delimiter, lineterminator="\n")
         writer.writerow(["item", "source", "reference", "output:A", "output:B", "output:C"])
@@ -187,7 +204,7 @@ def test_csv_and_tsv_import_memory_does_not_grow_with_the_file(tmp_path, suffix)
 @pytest.mark.django_db(transaction=True)
 def test_a_bad_last_csv_row_rolls_back_every_written_batch(tmp_path):
     path = tmp_path / "bad_end.csv"
-    items = write_csv_dataset(path, 5, bad_last_line=True)
+    items = write_csv_dataset(path, 0, count=ROLLBACK_LINES, filler=SHORT_FILLER, bad_last_line=True)
     done, _ = import_in_subprocess(path, "bad_end", tmp_path)
     assert done.returncode != 0 and done.stdout == ""
     assert done.stderr.splitlines()[0] == f"line {items + 2}: duplicate item id 'it-0' (first on line 2)"
@@ -215,10 +232,18 @@ def judged_campaign(tmp_path: Path) -> None:
     )  # fmt: skip
 
 
-def write_judgements(path: Path, size_mb: int, *, tag: str, bad_last_line: bool = False) -> int:
-    """About `size_mb` MB of likert judgements by annotators `tag`-N (each judges every output once)."""
-    filler = "the quick brown fox jumps over the lazy dog " * 40  # 1,760 chars
-    count = size_mb * MB // 2048
+def write_judgements(
+    path: Path,
+    size_mb: int,
+    *,
+    tag: str,
+    bad_last_line: bool = False,
+    count: int | None = None,
+    filler: str = FILLER * 2,  # 1,760 chars
+) -> int:
+    """About `size_mb` MB of likert judgements (or `count` of them, with `filler` as their provenance)
+    by annotators `tag`-N (each judges every output once)."""
+    count = size_mb * MB // 2048 if count is None else count
     with path.open("w", encoding="utf-8") as file:
         for n in range(count):
             annotator, rest = divmod(n, JUDGED_ITEMS * len(JUDGED_SYSTEMS))
@@ -269,7 +294,7 @@ def test_a_bad_last_judgement_line_rolls_back_every_written_batch(tmp_path):
     line at its very end leaves nothing."""
     judged_campaign(tmp_path)
     path = tmp_path / "bad_end.jsonl"
-    lines = write_judgements(path, 5, tag="bad", bad_last_line=True)
+    lines = write_judgements(path, 0, tag="bad", bad_last_line=True, count=ROLLBACK_LINES, filler=SHORT_FILLER)
     done, _ = command_in_subprocess(tmp_path / "bad.peak", "import_judgements", str(path), "--campaign", "judged")
     assert done.returncode != 0 and done.stdout == ""
     assert done.stderr.splitlines()[0] == f"line {lines}: missing field 'score' for a likert campaign"
