@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from annotations.models import Item, Membership
 from tests.annotations.analysis.test_protocols import SYSTEMS, dataset  # noqa: F401
-from tests.annotations.analysis.test_views import _client, likert  # noqa: F401
+from tests.annotations.analysis.test_views import _client, _likert_rows, likert  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
